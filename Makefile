@@ -1,0 +1,92 @@
+# vidtheque: one plain Makefile. Every dependency is a Debian package found with pkg-config.
+#   make                      build ./vidtheque
+#   make check                unit tests, then end-to-end tests
+#   make bench                speed and memory benchmarks (ratios against baselines)
+#   make SANITIZE=address,undefined check
+#   make install PREFIX=/usr/local
+#   make DEVELOPER=1          warnings are errors
+
+PREFIX ?= /usr/local
+CC ?= cc
+PKGS = libavformat libavcodec libavutil libswscale libswresample sqlite3 jansson tesseract lept libjpeg
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS := $(shell pkg-config --libs $(PKGS))
+
+CFLAGS ?= -O2 -g
+WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
+       -Wformat=2 -Wvla
+ifdef DEVELOPER
+WARN += -Werror
+endif
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Ilib $(PKG_CFLAGS) -pthread $(CFLAGS)
+ALL_LDFLAGS = -pthread $(LDFLAGS)
+LIBS = $(PKG_LIBS) -lm
+
+ifdef SANITIZE
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+ALL_LDFLAGS += -fsanitize=$(SANITIZE)
+BUILD = build/san
+else
+BUILD = build/rel
+endif
+
+LIB_SRC := $(sort $(wildcard lib/*.c))
+CLI_SRC := $(sort $(wildcard src/*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
+
+BIN = $(BUILD)/vidtheque
+UNIT = $(BUILD)/run-unit
+
+all: vidtheque
+
+vidtheque: $(BIN)
+	@ln -sf $(BIN) vidtheque
+
+$(BUILD)/libvidtheque.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BIN): $(CLI_OBJ) $(BUILD)/libvidtheque.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libvidtheque.a $(LIBS)
+
+$(UNIT): $(UNIT_OBJ) $(BUILD)/libvidtheque.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(BUILD)/libvidtheque.a $(LIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
+
+# Every header compiles on its own.
+check-headers:
+	@for h in include/*.h lib/*.h; do \
+	  echo "#include \"$$(basename $$h)\"" | $(CC) $(ALL_CFLAGS) -Iinclude -Ilib -x c -fsyntax-only - || exit 1; \
+	done
+
+unit: $(UNIT)
+	OMP_THREAD_LIMIT=1 $(UNIT)
+
+e2e: vidtheque
+	VIDTHEQUE=$(abspath $(BIN)) tests/e2e/run.sh
+
+check: check-headers vidtheque $(UNIT)
+	@VIDTHEQUE=$(abspath $(BIN)) UNIT=$(abspath $(UNIT)) tests/run-all.sh
+
+bench: vidtheque
+	VIDTHEQUE=$(abspath $(BIN)) bench/run.sh
+
+install: vidtheque
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/vidtheque
+	install -m 644 include/vidtheque.h $(DESTDIR)$(PREFIX)/include/vidtheque.h
+	install -m 644 $(BUILD)/libvidtheque.a $(DESTDIR)$(PREFIX)/lib/libvidtheque.a
+
+clean:
+	rm -rf build vidtheque
+
+.PHONY: all vidtheque check check-headers unit e2e bench install clean

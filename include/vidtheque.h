@@ -1,0 +1,103 @@
+/*
+ * vidtheque: a video library searchable by what is said and shown in videos.
+ *
+ * This is the one public header of libvidtheque. Front-ends (the command line,
+ * tests, later the web server) use the library only through it. The library never
+ * prints to stdout and never exits; it reports through return codes (0 or a
+ * negative VT_E* value), a per-library error message and optional callbacks.
+ *
+ * Threads: a struct vt_library is used by one thread at a time. Stages may run
+ * worker threads inside a call; callbacks are always invoked on the calling thread.
+ */
+#ifndef VIDTHEQUE_H
+#define VIDTHEQUE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VIDTHEQUE_VERSION "0.1.0"
+
+/* Error codes (negative). */
+enum {
+    VT_OK = 0,
+    VT_EIO = -1,       /* file system or database trouble */
+    VT_EINVAL = -2,    /* bad argument or hostile/unsupported input */
+    VT_ENOTFOUND = -3, /* no such video, stage or file */
+    VT_EMEDIA = -4,    /* media cannot be probed or decoded */
+    VT_EBUSY = -5,     /* the library is locked by another writer for too long */
+    VT_ESTATE = -6,    /* operation not possible in the current state */
+};
+
+enum vt_log_level { VT_LOG_ERROR, VT_LOG_WARN, VT_LOG_INFO, VT_LOG_DEBUG };
+
+struct vt_library;
+
+struct vt_callbacks {
+    /* A log line without trailing newline. */
+    void (*log)(void *user, int level, const char *msg);
+    /* Progress of one stage of one video: frac in 0..1, or -1 when it ends. */
+    void (*progress)(void *user, const char *video_id, const char *stage, double frac);
+    void *user;
+};
+
+/*
+ * The library directory: dir if non-NULL, else $VIDTHEQUE_LIBRARY, else
+ * $XDG_DATA_HOME/vidtheque, else ~/.local/share/vidtheque. Writes into buf.
+ */
+int vt_library_default_dir(const char *dir, char *buf, size_t n);
+
+/*
+ * Open the library in dir. With create, the directory and database are made if
+ * missing. On failure returns NULL and writes a message into err.
+ * The result is freed with vt_library_close.
+ */
+struct vt_library *vt_library_open(const char *dir, int create, char *err, size_t errlen);
+void vt_library_close(struct vt_library *lib);
+void vt_library_set_callbacks(struct vt_library *lib, const struct vt_callbacks *cb);
+/* Message for the last failing call on lib; borrowed until the next call. */
+const char *vt_errmsg(const struct vt_library *lib);
+/* Directory of the library; borrowed for the life of lib. */
+const char *vt_library_dir(const struct vt_library *lib);
+
+/*
+ * Register a local media file. On success id (at least VT_ID_MAX bytes) holds the
+ * video's id and *is_new says whether it was new. Registering does not run stages.
+ */
+#define VT_ID_MAX 65
+int vt_add_file(struct vt_library *lib, const char *path, char *id, int *is_new);
+
+/* Run every stage of the video that is not finished (done, skipped or failed). */
+int vt_process(struct vt_library *lib, const char *id);
+/* Re-run one stage and every stage that depends on it; keeps the rest. */
+int vt_redo(struct vt_library *lib, const char *id, const char *stage);
+/* Finish whatever interrupted runs left, for every video. *n_done gets the count. */
+int vt_resume(struct vt_library *lib, int *n_videos);
+/* Remove a video: database rows and files. */
+int vt_remove(struct vt_library *lib, const char *id);
+
+/* Stage names in pipeline order; NULL-terminated, static. */
+const char *const *vt_stage_names(void);
+
+struct vt_video_summary {
+    char id[VT_ID_MAX];
+    const char *title; /* borrowed for the callback's duration */
+    double duration_s;
+    const char *index_state, *data_status;
+};
+/* Call fn for every video, oldest first. Stops early when fn returns non-zero. */
+int vt_list(struct vt_library *lib, int (*fn)(void *user, const struct vt_video_summary *v),
+            void *user);
+
+/*
+ * The video's document as JSON (the export format; see docs/ARCHITECTURE.md).
+ * *out is caller-freed with free().
+ */
+int vt_export_json(struct vt_library *lib, const char *id, char **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

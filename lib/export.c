@@ -1,0 +1,229 @@
+/*
+ * The video document: everything the library knows about one video as JSON, the
+ * format of `export --format json`, of the web API and of what `show` renders.
+ * The field names are an interface other tools rely on (docs/ARCHITECTURE.md).
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "library.h"
+#include "util.h"
+
+/* Strings come from hostile files: invalid UTF-8 is repaired, never dropped. */
+static json_t *str_or_null(const char *s)
+{
+    json_t *j;
+    char *clean;
+
+    if (!s)
+        return json_null();
+    j = json_string(s);
+    if (j)
+        return j;
+    clean = vt_utf8_clean(s);
+    j = json_string(clean);
+    free(clean);
+    return j ? j : json_null();
+}
+
+/* Round to milliseconds: the export is read by people and diffed by tests. */
+static json_t *seconds(double s)
+{
+    return json_real(round(s * 1000.0) / 1000.0);
+}
+
+static json_t *iso_or_null(double epoch_s)
+{
+    char buf[32];
+
+    if (epoch_s <= 0)
+        return json_null();
+    vt_utc_iso(buf, sizeof(buf), epoch_s);
+    return json_string(buf);
+}
+
+static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, int *rc)
+{
+    struct vt_stage_rec *stages = NULL;
+    struct vt_kf_shot *shots = NULL;
+    struct vt_store_frame *frames = NULL;
+    struct vt_store_chapter *chapters = NULL;
+    size_t n_stages = 0, n_shots = 0, n_frames = 0, n_chapters = 0;
+    json_t *doc = json_object(), *a, *src;
+    size_t kept = 0, with_text = 0, lines = 0;
+    int64_t bytes = 0;
+
+    *rc = vt_store_stages(lib->store, v->id, &stages, &n_stages);
+    if (!*rc)
+        *rc = vt_store_shots(lib->store, v->id, &shots, &n_shots);
+    if (!*rc)
+        *rc = vt_store_frames(lib->store, v->id, &frames, &n_frames);
+    if (!*rc)
+        *rc = vt_store_chapters(lib->store, v->id, &chapters, &n_chapters);
+    if (*rc) {
+        json_decref(doc);
+        doc = NULL;
+        goto out;
+    }
+    json_object_set_new(doc, "id", json_string(v->id));
+    json_object_set_new(doc, "title", str_or_null(v->title));
+    json_object_set_new(doc, "duration_s", seconds(v->duration_s));
+    src = json_object();
+    json_object_set_new(src, "kind", json_string(v->source_kind ? v->source_kind : "file"));
+    json_object_set_new(src, "path", str_or_null(v->source_path));
+    json_object_set_new(doc, "source", src);
+    json_object_set_new(doc, "channel", str_or_null(v->channel));
+    json_object_set_new(doc, "published", str_or_null(v->published));
+    json_object_set_new(doc, "language", str_or_null(v->language));
+    json_object_set_new(doc, "index_state", json_string(v->index_state));
+    json_object_set_new(doc, "data_status", json_string(v->data_status));
+    json_object_set_new(doc, "added_at", iso_or_null(v->created_at));
+    json_object_set_new(doc, "indexed_at", iso_or_null(v->indexed_at));
+    {
+        json_t *m = json_object();
+
+        json_object_set_new(m, "container", str_or_null(v->container));
+        json_object_set_new(m, "width", json_integer(v->width));
+        json_object_set_new(m, "height", json_integer(v->height));
+        json_object_set_new(m, "rotation", json_integer(v->rotation));
+        json_object_set_new(m, "fps", json_real(round(v->fps * 1000.0) / 1000.0));
+        json_object_set_new(m, "has_video", json_boolean(v->has_video));
+        json_object_set_new(m, "has_audio", json_boolean(v->has_audio));
+        json_object_set_new(m, "size_bytes", json_integer(v->size_bytes));
+        json_object_set_new(doc, "media", m);
+    }
+
+    a = json_array();
+    for (size_t i = 0; i < n_stages; i++) {
+        json_t *s = json_object();
+
+        json_object_set_new(s, "name", json_string(stages[i].name));
+        json_object_set_new(s, "state", json_string(stages[i].state));
+        json_object_set_new(s, "model", str_or_null(stages[i].model));
+        json_object_set_new(s, "started_at", iso_or_null(stages[i].started_at));
+        json_object_set_new(s, "took_s", seconds(stages[i].took_s));
+        json_object_set_new(s, "error", str_or_null(stages[i].error));
+        json_object_set_new(s, "attempts", json_integer(stages[i].attempts));
+        json_array_append_new(a, s);
+    }
+    json_object_set_new(doc, "stages", a);
+
+    a = json_array();
+    for (size_t i = 0; i < n_shots; i++) {
+        json_t *s = json_object();
+
+        json_object_set_new(s, "index", json_integer((json_int_t)i));
+        json_object_set_new(s, "start_s", seconds(shots[i].start_s));
+        json_object_set_new(s, "end_s", seconds(shots[i].end_s));
+        json_object_set_new(s, "keyframes_captured", json_integer(shots[i].captured));
+        json_object_set_new(s, "keyframes_kept", json_integer(shots[i].kept));
+        json_array_append_new(a, s);
+    }
+    json_object_set_new(doc, "shots", a);
+
+    a = json_array();
+    for (size_t i = 0; i < n_frames; i++) {
+        const struct vt_store_frame *f = &frames[i];
+        json_t *o = json_object(), *ocr = json_array();
+
+        json_object_set_new(o, "index", json_integer(f->f.index));
+        json_object_set_new(o, "t_s", seconds(f->f.t_s));
+        json_object_set_new(o, "frame_no", json_integer(f->f.frame_no));
+        json_object_set_new(o, "shot", json_integer(f->f.shot));
+        json_object_set_new(o, "state", json_string(f->f.duplicate_of >= 0 ? "skipped" : "done"));
+        json_object_set_new(o, "duplicate_of",
+                            f->f.duplicate_of >= 0 ? json_integer(f->f.duplicate_of) : json_null());
+        json_object_set_new(o, "sharpness", json_real(round(f->f.sharpness * 10.0) / 10.0));
+        json_object_set_new(o, "bytes", json_integer(f->f.bytes));
+        json_object_set_new(o, "width", json_integer(f->f.width));
+        json_object_set_new(o, "height", json_integer(f->f.height));
+        json_object_set_new(o, "image", str_or_null(f->path));
+        for (size_t k = 0; k < f->ocr.n_lines; k++) {
+            const struct vt_ocr_line *l = &f->ocr.lines[k];
+            json_t *line = json_object();
+
+            json_object_set_new(line, "text", str_or_null(l->text));
+            json_object_set_new(line, "conf", json_real(round(l->conf * 100.0) / 100.0));
+            json_object_set_new(line, "box", json_pack("[iiii]", l->box[0], l->box[1], l->box[2],
+                                                       l->box[3]));
+            json_array_append_new(ocr, line);
+        }
+        json_object_set_new(o, "ocr", ocr);
+        json_array_append_new(a, o);
+        if (f->f.duplicate_of < 0) {
+            kept++;
+            bytes += f->f.bytes;
+        }
+        if (f->ocr.n_lines) {
+            with_text++;
+            lines += f->ocr.n_lines;
+        }
+    }
+    json_object_set_new(doc, "frames", a);
+
+    a = json_array();
+    for (size_t i = 0; i < n_chapters; i++) {
+        json_t *c = json_object();
+
+        json_object_set_new(c, "start_s", seconds(chapters[i].start_s));
+        json_object_set_new(c, "end_s", seconds(chapters[i].end_s));
+        json_object_set_new(c, "title", str_or_null(chapters[i].title));
+        json_object_set_new(c, "source", str_or_null(chapters[i].source));
+        json_array_append_new(a, c);
+    }
+    json_object_set_new(doc, "chapters", a);
+    json_object_set_new(doc, "cues", json_array());
+    json_object_set_new(doc, "chunks", json_array());
+    {
+        json_t *s = json_object();
+
+        json_object_set_new(s, "shots", json_integer((json_int_t)n_shots));
+        json_object_set_new(s, "keyframes_captured", json_integer((json_int_t)n_frames));
+        json_object_set_new(s, "keyframes_kept", json_integer((json_int_t)kept));
+        json_object_set_new(s, "keyframe_bytes", json_integer(bytes));
+        json_object_set_new(s, "frames_with_text", json_integer((json_int_t)with_text));
+        json_object_set_new(s, "ocr_lines", json_integer((json_int_t)lines));
+        json_object_set_new(s, "chapters", json_integer((json_int_t)n_chapters));
+        json_object_set_new(s, "cues", json_integer(0));
+        json_object_set_new(s, "chunks", json_integer(0));
+        json_object_set_new(doc, "stored", s);
+    }
+out:
+    vt_stage_recs_free(stages, n_stages);
+    free(shots);
+    vt_store_frames_free(frames, n_frames);
+    vt_store_chapters_free(chapters, n_chapters);
+    return doc;
+}
+
+int vt_export_json(struct vt_library *lib, const char *id, char **out)
+{
+    struct vt_video_rec v;
+    json_t *doc;
+    int rc;
+
+    *out = NULL;
+    if (!vt_id_valid(id))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
+    /* one read snapshot, so a concurrent writer cannot tear the document */
+    rc = vt_store_begin_read(lib->store);
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    rc = vt_store_video_get(lib->store, id, &v);
+    if (rc) {
+        vt_store_rollback(lib->store);
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    }
+    doc = video_doc(lib, &v, &rc);
+    vt_store_rollback(lib->store);
+    vt_video_rec_release(&v);
+    if (!doc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    *out = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    json_decref(doc);
+    if (!*out)
+        return vt_lib_fail(lib, VT_EIO, "cannot encode the document as JSON");
+    return 0;
+}

@@ -1,0 +1,211 @@
+/*
+ * Image helpers of the keyframe stage. They work on plain byte arrays so that the
+ * unit tests can feed them synthetic images; FFmpeg stays in keyframe.c. JPEG goes
+ * through libjpeg-turbo into memory and then to disk with vt_write_file_atomic, so a
+ * reader never sees half a file.
+ */
+#include "imgutil.h"
+
+/* clang-format off: jpeglib.h needs FILE from stdio.h first */
+#include <stdio.h>
+#include <jpeglib.h>
+/* clang-format on */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+void vt_img_resize_gray(const uint8_t *src, int sw, int sh, int sstride, uint8_t *dst, int dw,
+                        int dh)
+{
+    for (int y = 0; y < dh; y++) {
+        int y0 = (int)((int64_t)y * sh / dh), y1 = (int)((int64_t)(y + 1) * sh / dh);
+
+        if (y1 <= y0)
+            y1 = y0 + 1;
+        for (int x = 0; x < dw; x++) {
+            int x0 = (int)((int64_t)x * sw / dw), x1 = (int)((int64_t)(x + 1) * sw / dw);
+            uint32_t sum = 0;
+
+            if (x1 <= x0)
+                x1 = x0 + 1;
+            for (int yy = y0; yy < y1; yy++) {
+                const uint8_t *row = src + (size_t)yy * sstride;
+
+                for (int xx = x0; xx < x1; xx++)
+                    sum += row[xx];
+            }
+            dst[(size_t)y * dw + x] = (uint8_t)((sum + (uint32_t)((x1 - x0) * (y1 - y0)) / 2) /
+                                                (uint32_t)((x1 - x0) * (y1 - y0)));
+        }
+    }
+}
+
+double vt_img_laplacian_var(const uint8_t *g, int w, int h, int stride)
+{
+    /* integer sums: exact and fast; 64 bits hold any image we accept */
+    int64_t s = 0, s2 = 0, n = 0;
+
+    if (w < 3 || h < 3)
+        return 0;
+    for (int y = 1; y < h - 1; y++) {
+        const uint8_t *r = g + (size_t)y * stride;
+
+        for (int x = 1; x < w - 1; x++) {
+            int l = r[x - 1] + r[x + 1] + r[x - stride] + r[x + stride] - 4 * r[x];
+
+            s += l;
+            s2 += l * l;
+        }
+        n += w - 2;
+    }
+    return ((double)s2 - (double)s * s / n) / n;
+}
+
+static double cosines[8][32];
+static pthread_once_t cosines_once = PTHREAD_ONCE_INIT;
+
+static void cosines_init(void)
+{
+    for (int k = 0; k < 8; k++)
+        for (int n = 0; n < 32; n++)
+            cosines[k][n] = cos(M_PI / 32.0 * (n + 0.5) * k);
+}
+
+uint64_t vt_img_phash64(const uint8_t *g32)
+{
+    double rows[32][8], coef[64], sorted[64], med;
+    uint64_t h = 0;
+
+    pthread_once(&cosines_once, cosines_init);
+    for (int y = 0; y < 32; y++)
+        for (int k = 0; k < 8; k++) {
+            double a = 0;
+
+            for (int x = 0; x < 32; x++)
+                a += g32[y * 32 + x] * cosines[k][x];
+            rows[y][k] = a;
+        }
+    for (int ky = 0; ky < 8; ky++)
+        for (int kx = 0; kx < 8; kx++) {
+            double a = 0;
+
+            for (int y = 0; y < 32; y++)
+                a += rows[y][kx] * cosines[ky][y];
+            coef[ky * 8 + kx] = a;
+        }
+    /* the DC term says nothing about structure: take the median of the others */
+    memcpy(sorted, coef + 1, 63 * sizeof(double));
+    for (int i = 1; i < 63; i++)
+        for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+            double t = sorted[j];
+
+            sorted[j] = sorted[j - 1];
+            sorted[j - 1] = t;
+        }
+    med = sorted[31];
+    for (int i = 0; i < 64; i++)
+        if (coef[i] > med)
+            h |= 1ULL << i;
+    return h;
+}
+
+int vt_img_hamming64(uint64_t a, uint64_t b)
+{
+    return __builtin_popcountll(a ^ b);
+}
+
+void vt_img_diff(const uint8_t *a, const uint8_t *b, size_t n, int thresh, double *mad,
+                 double *changed)
+{
+    uint64_t sum = 0, ch = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        int d = a[i] > b[i] ? a[i] - b[i] : b[i] - a[i];
+
+        sum += (uint64_t)d;
+        ch += d > thresh;
+    }
+    *mad = n ? (double)sum / (double)n : 0;
+    *changed = n ? (double)ch / (double)n : 0;
+}
+
+uint8_t *vt_img_rotate_rgb(const uint8_t *src, int w, int h, int stride, int deg, int *ow, int *oh)
+{
+    int nw = (deg == 90 || deg == 270) ? h : w, nh = (deg == 90 || deg == 270) ? w : h;
+    uint8_t *dst = vt_xmalloc((size_t)nw * nh * 3);
+
+    for (int y = 0; y < h; y++) {
+        const uint8_t *r = src + (size_t)y * stride;
+
+        for (int x = 0; x < w; x++) {
+            int dx, dy;
+
+            switch (deg) {
+            case 90: /* the left column becomes the top row */
+                dx = h - 1 - y;
+                dy = x;
+                break;
+            case 180:
+                dx = w - 1 - x;
+                dy = h - 1 - y;
+                break;
+            case 270:
+                dx = y;
+                dy = w - 1 - x;
+                break;
+            default:
+                dx = x;
+                dy = y;
+                break;
+            }
+            memcpy(dst + ((size_t)dy * nw + dx) * 3, r + (size_t)x * 3, 3);
+        }
+    }
+    *ow = nw;
+    *oh = nh;
+    return dst;
+}
+
+int vt_img_write_jpeg(const char *path, const uint8_t *rgb, int w, int h, int stride, int quality,
+                      int64_t *bytes, char *err, size_t errlen)
+{
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr jerr;
+    unsigned char *mem = NULL;
+    unsigned long mem_n = 0;
+    int rc;
+
+    *bytes = 0;
+    /* the default error handler exits; with valid RGB input and a memory destination
+     * libjpeg has nothing left to fail on but allocation, which we treat like malloc */
+    c.err = jpeg_std_error(&jerr);
+    jpeg_create_compress(&c);
+    jpeg_mem_dest(&c, &mem, &mem_n);
+    c.image_width = (JDIMENSION)w;
+    c.image_height = (JDIMENSION)h;
+    c.input_components = 3;
+    c.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&c);
+    jpeg_set_quality(&c, quality, TRUE);
+    /* 4:4:4 chroma at high quality keeps coloured text edges clean for OCR */
+    if (quality >= 90)
+        for (int i = 0; i < c.num_components; i++)
+            c.comp_info[i].h_samp_factor = c.comp_info[i].v_samp_factor = 1;
+    c.optimize_coding = TRUE;
+    jpeg_start_compress(&c, TRUE);
+    while (c.next_scanline < c.image_height) {
+        JSAMPROW row = (JSAMPROW)(rgb + (size_t)c.next_scanline * stride);
+
+        jpeg_write_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    rc = vt_write_file_atomic(path, mem, mem_n, err, errlen);
+    if (!rc)
+        *bytes = (int64_t)mem_n;
+    free(mem);
+    return rc;
+}

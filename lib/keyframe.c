@@ -1,0 +1,526 @@
+/*
+ * The keyframe stage. Pass 1 decodes the video cheaply (non-reference frames and the
+ * loop filter skipped, one small grey image per frame) and measures features per
+ * frame; shotdetect.c turns them into shots and picks one frame per shot. Pass 2
+ * seeks to each chosen frame, decodes it at full quality, compares it with the frames
+ * kept before it (perceptual hash, then a thumbnail check fine enough to tell two
+ * slides on the same background apart) and writes the kept ones as upright JPEG
+ * files. Time and memory are bounded whatever the container claims: frames are
+ * counted and timed from their own timestamps, never from the declared duration.
+ */
+#include "keyframe.h"
+
+#include <libavutil/imgutils.h>
+#include <libswscale/swscale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "imgutil.h"
+#include "media.h"
+#include "shotdetect.h"
+#include "util.h"
+
+#define KF_MODEL "vidtheque-shots 1 (luma diff + fade + dissolve; laplacian; phash64)"
+
+#define ANA_MAX     640 /* analysis grey image fits in ANA_MAX x ANA_MAX */
+#define THUMB_W     160 /* thumbnail for frame differences and duplicate checks */
+#define THUMB_H     90
+#define THUMB_N     (THUMB_W * THUMB_H)
+#define RING_N      256 /* thumbnails kept for the long-range difference */
+#define CHANGE_THR  20  /* a pixel "changed" when it moves more than this */
+#define OUT_MAX_W   1920
+#define JPEG_Q      90
+#define MAX_FRAMES  ((size_t)(VT_MEDIA_MAX_DURATION_S * 120))
+#define PASS1_SHARE 0.85 /* share of the progress bar for pass 1 */
+
+/* Duplicate test: hash distance first, then the thumbnails must be nearly equal. */
+#define DUP_HAMMING 14
+#define DUP_MAD     2.5
+#define DUP_CHANGED 0.002
+
+struct decoder {
+    AVFormatContext *fmt;
+    AVCodecContext *dec;
+    AVStream *st;
+    int vidx;
+    AVPacket *pkt;
+    AVFrame *frame;
+    int eof_in, eof_out;
+    int64_t start_pts; /* the stream's own start, in its time base */
+    double tb;
+};
+
+/* Grey image at analysis size and its products, reused from frame to frame. */
+struct grey {
+    struct SwsContext *sws;
+    uint8_t *buf; /* ANA_MAX * ANA_MAX */
+    int w, h;
+    uint8_t thumb[THUMB_N];
+};
+
+static const char *averr(int e, char *buf, size_t n)
+{
+    av_strerror(e, buf, n);
+    return buf;
+}
+
+/*
+ * Next decoded frame into d->frame. 1 with a frame, 0 at the end of the stream,
+ * negative on a read error that is not the end.
+ */
+static int next_frame(struct decoder *d)
+{
+    for (;;) {
+        int e;
+
+        if (d->eof_out)
+            return 0;
+        e = avcodec_receive_frame(d->dec, d->frame);
+        if (e == 0)
+            return 1;
+        if (e == AVERROR_EOF) {
+            d->eof_out = 1;
+            return 0;
+        }
+        if (e != AVERROR(EAGAIN))
+            continue; /* a broken frame: go on with the next packet */
+        if (d->eof_in) {
+            d->eof_out = 1;
+            return 0;
+        }
+        e = av_read_frame(d->fmt, d->pkt);
+        if (e < 0) {
+            /* end of file, or a truncated file: decode what we have */
+            d->eof_in = 1;
+            avcodec_send_packet(d->dec, NULL);
+            continue;
+        }
+        if (d->pkt->stream_index == d->vidx)
+            avcodec_send_packet(d->dec, d->pkt); /* errors: corrupt packet, skip it */
+        av_packet_unref(d->pkt);
+    }
+}
+
+static double frame_time(const struct decoder *d, const AVFrame *fr, double prev_t, double fps)
+{
+    int64_t ts = fr->best_effort_timestamp;
+
+    if (ts == AV_NOPTS_VALUE)
+        return prev_t + (fps > 0 ? 1 / fps : 0.04);
+    return (double)(ts - d->start_pts) * d->tb;
+}
+
+static void grey_release(struct grey *g)
+{
+    sws_freeContext(g->sws);
+    g->sws = NULL;
+    av_freep(&g->buf);
+}
+
+/* Scale fr to the analysis grey image and its thumbnail. */
+static int grey_make(struct grey *g, const AVFrame *fr)
+{
+    double s = fmin(1.0, fmin((double)ANA_MAX / fr->width, (double)ANA_MAX / fr->height));
+    int w = (int)lround(fr->width * s), h = (int)lround(fr->height * s);
+    uint8_t *dst[4] = {0};
+    int dst_ls[4] = {0};
+
+    if (w < 1)
+        w = 1;
+    if (h < 1)
+        h = 1;
+    if (!g->buf)
+        g->buf = av_malloc((size_t)ANA_MAX * (ANA_MAX + 1));
+    if (!g->buf)
+        return -1;
+    g->sws = sws_getCachedContext(g->sws, fr->width, fr->height, fr->format, w, h, AV_PIX_FMT_GRAY8,
+                                  SWS_AREA, NULL, NULL, NULL);
+    if (!g->sws)
+        return -1;
+    dst[0] = g->buf;
+    dst_ls[0] = w;
+    sws_scale(g->sws, (const uint8_t *const *)fr->data, fr->linesize, 0, fr->height, dst, dst_ls);
+    g->w = w;
+    g->h = h;
+    vt_img_resize_gray(g->buf, w, h, w, g->thumb, THUMB_W, THUMB_H);
+    return 0;
+}
+
+static void thumb_stats(const uint8_t *t, float *mean, float *sd)
+{
+    uint64_t s = 0, s2 = 0;
+
+    for (int i = 0; i < THUMB_N; i++) {
+        s += t[i];
+        s2 += (uint64_t)t[i] * t[i];
+    }
+    *mean = (float)((double)s / THUMB_N);
+    *sd = (float)sqrt(fmax(0, (double)s2 / THUMB_N - (double)*mean * *mean));
+}
+
+static void set_progress(vt_progress_fn progress, void *user, double frac, double *last)
+{
+    if (!progress || (frac - *last < 0.005 && frac < 1))
+        return;
+    *last = frac;
+    progress(user, frac);
+}
+
+/* Pass 1: features of every analysed frame into *feats. */
+static int scan(struct decoder *d, double fps, double claim_s, struct vt_sd_feat **feats, size_t *nf,
+                vt_progress_fn progress, void *user, const char *path, char *err, size_t errlen)
+{
+    struct vt_sd_feat *f = NULL;
+    size_t n = 0, cap = 0;
+    uint8_t(*ring)[THUMB_N] = vt_xmalloc(sizeof(*ring) * RING_N);
+    double ring_t[RING_N], last_p = -1, prev_t = -1e9;
+    struct grey g = {0};
+    int rc = 0, e;
+
+    d->dec->skip_frame = AVDISCARD_NONREF;
+    d->dec->skip_loop_filter = AVDISCARD_ALL;
+    while ((e = next_frame(d)) > 0) {
+        struct vt_sd_feat *x;
+        double t = frame_time(d, d->frame, prev_t, fps), mad, ch;
+        const uint8_t *prev;
+
+        if (t <= prev_t + 1e-6) {
+            /* timestamps going back or repeated: not a new picture for us */
+            av_frame_unref(d->frame);
+            continue;
+        }
+        if (n >= MAX_FRAMES || t > VT_MEDIA_MAX_DURATION_S)
+            break;
+        if (grey_make(&g, d->frame) < 0) {
+            rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot convert a %dx%d video frame", path,
+                        d->frame->width, d->frame->height);
+            goto out;
+        }
+        vt_grow((void **)&f, &cap, n + 1, sizeof(*f));
+        x = &f[n];
+        memset(x, 0, sizeof(*x));
+        x->t_s = t;
+        x->key = d->frame->key_frame || d->frame->pict_type == AV_PICTURE_TYPE_I;
+        x->sharpness = (float)vt_img_laplacian_var(g.buf, g.w, g.h, g.w);
+        thumb_stats(g.thumb, &x->mean, &x->stddev);
+        if (n) {
+            size_t k = n - 1, steps = 0;
+
+            prev = ring[(n - 1) % RING_N];
+            vt_img_diff(g.thumb, prev, THUMB_N, CHANGE_THR, &mad, &ch);
+            x->d1 = (float)mad;
+            x->changed = (float)ch;
+            /* the newest thumbnail at least VT_SD_LAG_S old, or the oldest we have */
+            while (k > 0 && steps + 1 < RING_N && ring_t[k % RING_N] > t - VT_SD_LAG_S) {
+                k--;
+                steps++;
+            }
+            vt_img_diff(g.thumb, ring[k % RING_N], THUMB_N, CHANGE_THR, &mad, &ch);
+            x->dlong = (float)mad;
+        }
+        memcpy(ring[n % RING_N], g.thumb, THUMB_N);
+        ring_t[n % RING_N] = t;
+        prev_t = t;
+        n++;
+        av_frame_unref(d->frame);
+        if (claim_s > 0)
+            set_progress(progress, user, PASS1_SHARE * fmin(1, t / claim_s), &last_p);
+    }
+    if (e < 0)
+        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot decode: %s", path,
+                    averr(e, (char[128]){0}, 128));
+out:
+    if (rc) {
+        free(f);
+        f = NULL;
+        n = 0;
+    }
+    *feats = f;
+    *nf = n;
+    grey_release(&g);
+    free(ring);
+    return rc;
+}
+
+/* Seek so that the next frames decoded lead to time t_s; margin_s earlier for safety. */
+static void seek_to(struct decoder *d, double t_s, double margin_s)
+{
+    int64_t ts = d->start_pts + (int64_t)floor(fmax(0, t_s - margin_s) / d->tb);
+
+    av_seek_frame(d->fmt, d->vidx, ts, AVSEEK_FLAG_BACKWARD);
+    avcodec_flush_buffers(d->dec);
+    d->eof_in = d->eof_out = 0;
+}
+
+/* Convert fr to upright RGB at output size and write it as JPEG at path. */
+static int write_frame(const AVFrame *fr, int rotation, const char *path, int *ow, int *oh,
+                       int64_t *bytes, char *err, size_t errlen)
+{
+    AVRational sar = fr->sample_aspect_ratio;
+    int w = fr->width, h = fr->height, rw, rh, rc = 0;
+    struct SwsContext *sws = NULL;
+    uint8_t *rgb = NULL, *rot = NULL;
+    uint8_t *dst[4] = {0};
+    int dst_ls[4] = {0};
+    const int *coef;
+
+    /* square pixels, then at most OUT_MAX_W wide: readable slides, bounded files */
+    if (sar.num > 0 && sar.den > 0 && sar.num != sar.den)
+        w = (int)lround((double)w * sar.num / sar.den);
+    if (w > OUT_MAX_W) {
+        h = (int)lround((double)h * OUT_MAX_W / w);
+        w = OUT_MAX_W;
+    }
+    w = w < 2 ? 2 : w & ~1;
+    h = h < 2 ? 2 : h & ~1;
+    sws = sws_getContext(fr->width, fr->height, fr->format, w, h, AV_PIX_FMT_RGB24,
+                         SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, NULL, NULL, NULL);
+    if (!sws) {
+        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot convert a %dx%d frame to RGB", path,
+                    fr->width, fr->height);
+        goto out;
+    }
+    /* HD video without colour tags is BT.709 in practice, SD is BT.601 */
+    coef = sws_getCoefficients(fr->colorspace != AVCOL_SPC_UNSPECIFIED ? fr->colorspace
+                               : fr->height >= 720                     ? SWS_CS_ITU709
+                                                                       : SWS_CS_ITU601);
+    sws_setColorspaceDetails(sws, coef, fr->color_range == AVCOL_RANGE_JPEG, coef, 1, 0, 1 << 16,
+                             1 << 16);
+    rgb = vt_xmalloc((size_t)w * h * 3);
+    dst[0] = rgb;
+    dst_ls[0] = w * 3;
+    sws_scale(sws, (const uint8_t *const *)fr->data, fr->linesize, 0, fr->height, dst, dst_ls);
+    rw = w;
+    rh = h;
+    if (rotation) {
+        rot = vt_img_rotate_rgb(rgb, w, h, w * 3, rotation, &rw, &rh);
+        free(rgb);
+        rgb = rot;
+    }
+    rc = vt_img_write_jpeg(path, rgb, rw, rh, rw * 3, JPEG_Q, bytes, err, errlen);
+    *ow = rw;
+    *oh = rh;
+out:
+    sws_freeContext(sws);
+    free(rgb);
+    return rc;
+}
+
+/*
+ * Decode the frame at time t_s (an analysed frame of pass 1) at full quality into
+ * d->frame. *pos_t is the time of the last frame decoded. 0 or a negative code.
+ */
+static int fetch(struct decoder *d, const struct vt_sd_feat *f, size_t ci, double *pos_t,
+                 double half, double fps)
+{
+    static const double margins_s[] = {0, 2, 10, 1e9};
+    double t = f[ci].t_s, key_t = t;
+    size_t m = 0;
+    AVFrame *last = NULL;
+    int rc = -1, e, fresh = 0;
+
+    for (size_t k = ci; k > 0 && !f[k].key; k--)
+        key_t = f[k - 1].t_s;
+    /* keep decoding forward when no keyframe lies between here and the target */
+    if (!(*pos_t < t - half && key_t <= *pos_t + half)) {
+        seek_to(d, t, 0);
+        fresh = 1;
+    }
+    last = av_frame_alloc();
+    for (;;) {
+        double ft;
+
+        e = next_frame(d);
+        if (e <= 0) {
+            /* the end of the stream before the target: the last frame will do */
+            if (last->buf[0]) {
+                av_frame_move_ref(d->frame, last);
+                rc = 0;
+            }
+            goto out;
+        }
+        ft = frame_time(d, d->frame, *pos_t, fps);
+        if (fresh && ft > t + half && m + 1 < VT_ARRAY_LEN(margins_s)) {
+            /* the seek landed after the target: go back further */
+            av_frame_unref(d->frame);
+            seek_to(d, t, margins_s[++m]);
+            continue;
+        }
+        fresh = 0;
+        *pos_t = ft;
+        if (ft >= t - half) {
+            rc = 0;
+            goto out;
+        }
+        av_frame_unref(last);
+        av_frame_move_ref(last, d->frame);
+    }
+out:
+    av_frame_free(&last);
+    return rc;
+}
+
+int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_result *res,
+                    vt_progress_fn progress, void *user, char *err, size_t errlen)
+{
+    struct decoder d = {0};
+    struct vt_sd_feat *f = NULL;
+    struct vt_sd_shot *shots = NULL;
+    struct grey g = {0};
+    uint8_t(*kept_thumbs)[THUMB_N] = NULL;
+    size_t nf = 0, n_shots = 0;
+    AVRational fr;
+    double fps = 0, claim_s = 0, last_p = -1, half;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int rc, rotation;
+
+    memset(res, 0, sizeof(*res));
+    snprintf(res->model, sizeof(res->model), "%s", KF_MODEL);
+    rc = vt_media_open(media_path, &d.fmt, err, errlen);
+    if (rc)
+        goto out;
+    rc = vt_media_open_video(d.fmt, ncpu > 1 ? (int)(ncpu < 8 ? ncpu : 8) : 1, &d.vidx, &d.dec,
+                             err, errlen);
+    if (rc == VT_ENOTFOUND) {
+        rc = vt_err(err, errlen, VT_SKIP, "no video stream");
+        goto out;
+    }
+    if (rc)
+        goto out;
+    d.st = d.fmt->streams[d.vidx];
+    for (unsigned i = 0; i < d.fmt->nb_streams; i++)
+        if ((int)i != d.vidx)
+            d.fmt->streams[i]->discard = AVDISCARD_ALL;
+    d.tb = av_q2d(d.st->time_base);
+    d.start_pts = d.st->start_time != AV_NOPTS_VALUE ? d.st->start_time : 0;
+    rotation = vt_media_rotation(d.st);
+    fr = d.st->avg_frame_rate.num > 0 && d.st->avg_frame_rate.den > 0 ? d.st->avg_frame_rate
+                                                                        : d.st->r_frame_rate;
+    if (fr.num > 0 && fr.den > 0 && av_q2d(fr) <= 1000)
+        fps = av_q2d(fr);
+    if (d.fmt->duration > 0 && d.fmt->duration != AV_NOPTS_VALUE)
+        claim_s = fmin((double)d.fmt->duration / AV_TIME_BASE, VT_MEDIA_MAX_DURATION_S);
+    d.pkt = av_packet_alloc();
+    d.frame = av_frame_alloc();
+    if (!d.pkt || !d.frame) {
+        rc = vt_err(err, errlen, VT_EIO, "'%s': out of memory", media_path);
+        goto out;
+    }
+    rc = scan(&d, fps, claim_s, &f, &nf, progress, user, media_path, err, errlen);
+    if (rc)
+        goto out;
+    if (!nf) {
+        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': no video frame could be decoded", media_path);
+        goto out;
+    }
+    if (fps <= 0) {
+        /* no usable declared rate: the smallest step between frames we saw */
+        double step = 0;
+
+        for (size_t i = 1; i < nf; i++)
+            if (f[i].t_s - f[i - 1].t_s > 1e-4 && (!step || f[i].t_s - f[i - 1].t_s < step))
+                step = f[i].t_s - f[i - 1].t_s;
+        fps = step > 0 ? 1 / step : 25;
+    }
+    half = 0.5 / fps;
+    res->duration_s = f[nf - 1].t_s + 1 / fps;
+    n_shots = vt_sd_detect(f, nf, &shots);
+
+    /* pass 2 */
+    d.dec->skip_loop_filter = AVDISCARD_DEFAULT;
+    d.dec->skip_frame = AVDISCARD_NONREF; /* chosen frames were decoded in pass 1 */
+    res->shots = vt_xcalloc(n_shots, sizeof(*res->shots));
+    res->frames = vt_xcalloc(n_shots, sizeof(*res->frames));
+    kept_thumbs = vt_xmalloc(sizeof(*kept_thumbs) * n_shots);
+    {
+        double pos_t = -1e9;
+        size_t n_kept = 0;
+        int *kept_idx = vt_xmalloc(sizeof(int) * n_shots);
+
+        for (size_t k = 0; k < n_shots; k++) {
+            struct vt_kf_shot *s = &res->shots[k];
+            struct vt_kf_frame *x = &res->frames[k];
+            uint8_t g32[32 * 32];
+            char *path;
+
+            s->start_s = k ? f[shots[k].first].t_s : 0;
+            s->end_s = k + 1 < n_shots ? f[shots[k + 1].first].t_s : res->duration_s;
+            s->captured = 1;
+            x->index = (int)k;
+            x->shot = (int)k;
+            x->duplicate_of = -1;
+            x->t_s = f[shots[k].chosen].t_s;
+            x->frame_no = llround(x->t_s * fps);
+            res->n_shots = res->n_frames = k + 1;
+            if (fetch(&d, f, shots[k].chosen, &pos_t, half, fps) < 0) {
+                rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot decode the frame at %.3f s",
+                            media_path, x->t_s);
+                break;
+            }
+            if (grey_make(&g, d.frame) < 0) {
+                rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot convert a video frame",
+                            media_path);
+                break;
+            }
+            x->sharpness = vt_img_laplacian_var(g.buf, g.w, g.h, g.w);
+            vt_img_resize_gray(g.buf, g.w, g.h, g.w, g32, 32, 32);
+            x->phash = vt_img_phash64(g32);
+            for (size_t j = 0; j < n_kept && x->duplicate_of < 0; j++) {
+                const struct vt_kf_frame *y = &res->frames[kept_idx[j]];
+                double mad, ch;
+
+                if (vt_img_hamming64(x->phash, y->phash) > DUP_HAMMING)
+                    continue;
+                vt_img_diff(g.thumb, kept_thumbs[j], THUMB_N, CHANGE_THR, &mad, &ch);
+                if (mad <= DUP_MAD && ch <= DUP_CHANGED)
+                    x->duplicate_of = y->index;
+            }
+            path = vt_xasprintf("%s/%d.jpg", out_dir, x->index);
+            if (x->duplicate_of >= 0) {
+                unlink(path); /* a stale file of an earlier run */
+            } else {
+                rc = write_frame(d.frame, rotation, path, &x->width, &x->height, &x->bytes, err,
+                                 errlen);
+                if (!rc) {
+                    snprintf(x->file, sizeof(x->file), "%d.jpg", x->index);
+                    memcpy(kept_thumbs[n_kept], g.thumb, THUMB_N);
+                    kept_idx[n_kept++] = x->index;
+                    s->kept = 1;
+                }
+            }
+            free(path);
+            av_frame_unref(d.frame);
+            if (rc)
+                break;
+            set_progress(progress, user, PASS1_SHARE + (1 - PASS1_SHARE) * (k + 1) / n_shots,
+                         &last_p);
+        }
+        free(kept_idx);
+    }
+out:
+    if (rc < 0)
+        vt_kf_result_release(res);
+    grey_release(&g);
+    free(kept_thumbs);
+    free(shots);
+    free(f);
+    av_packet_free(&d.pkt);
+    av_frame_free(&d.frame);
+    avcodec_free_context(&d.dec);
+    avformat_close_input(&d.fmt);
+    return rc;
+}
+
+void vt_kf_result_release(struct vt_kf_result *res)
+{
+    if (!res)
+        return;
+    free(res->shots);
+    free(res->frames);
+    res->shots = NULL;
+    res->frames = NULL;
+    res->n_shots = res->n_frames = 0;
+}

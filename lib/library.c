@@ -1,0 +1,309 @@
+/*
+ * Opening a library directory, registering local files, listing and removing
+ * videos. The per-video work lives in pipeline.c and stages.c.
+ */
+#include "library.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "media.h"
+#include "ocr.h"
+#include "util.h"
+
+int vt_lib_fail(struct vt_library *lib, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(lib->err, sizeof(lib->err), fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+const char *vt_errmsg(const struct vt_library *lib)
+{
+    return lib->err;
+}
+
+const char *vt_library_dir(const struct vt_library *lib)
+{
+    return lib->dir;
+}
+
+void vt_library_set_callbacks(struct vt_library *lib, const struct vt_callbacks *cb)
+{
+    lib->cb = *cb;
+}
+
+void vt_log(struct vt_library *lib, int level, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+
+    if (!lib || !lib->cb.log)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    lib->cb.log(lib->cb.user, level, buf);
+}
+
+int vt_library_default_dir(const char *dir, char *buf, size_t n)
+{
+    const char *env = getenv("VIDTHEQUE_LIBRARY");
+    int w;
+
+    if (dir && *dir)
+        w = snprintf(buf, n, "%s", dir);
+    else if (env && *env)
+        w = snprintf(buf, n, "%s", env);
+    else if ((env = getenv("XDG_DATA_HOME")) && *env == '/')
+        w = snprintf(buf, n, "%s/vidtheque", env);
+    else if ((env = getenv("HOME")) && *env)
+        w = snprintf(buf, n, "%s/.local/share/vidtheque", env);
+    else
+        return VT_EINVAL;
+    return w < 0 || (size_t)w >= n ? VT_EINVAL : 0;
+}
+
+struct vt_library *vt_library_open(const char *dir, int create, char *err, size_t errlen)
+{
+    struct vt_library *lib = NULL;
+    struct stat st;
+    char host[64] = "localhost";
+    char *db = NULL;
+
+    if (!dir || !*dir) {
+        vt_err(err, errlen, VT_EINVAL, "no library directory");
+        return NULL;
+    }
+    if (stat(dir, &st)) {
+        if (!create) {
+            vt_err(err, errlen, VT_ENOTFOUND, "'%s': no library here (run 'vidtheque init')", dir);
+            return NULL;
+        }
+        if (vt_mkdir_p(dir, err, errlen))
+            return NULL;
+    } else if (!S_ISDIR(st.st_mode)) {
+        vt_err(err, errlen, VT_EINVAL, "'%s': not a directory", dir);
+        return NULL;
+    }
+    db = vt_xasprintf("%s/library.db", dir);
+    if (!create && access(db, F_OK)) {
+        vt_err(err, errlen, VT_ENOTFOUND, "'%s': no library here (run 'vidtheque init')", dir);
+        goto fail;
+    }
+    lib = vt_xcalloc(1, sizeof(*lib));
+    lib->dir = vt_xstrdup(dir);
+    if (vt_store_open(db, &lib->store, err, errlen))
+        goto fail;
+    {
+        char *frames = vt_xasprintf("%s/frames", dir);
+        int rc = vt_mkdir_p(frames, err, errlen);
+
+        free(frames);
+        if (rc)
+            goto fail;
+    }
+    gethostname(host, sizeof(host) - 1);
+    host[sizeof(host) - 1] = '\0';
+    snprintf(lib->owner, sizeof(lib->owner), "%s:%ld", host, (long)getpid());
+    free(db);
+    return lib;
+fail:
+    free(db);
+    vt_library_close(lib);
+    return NULL;
+}
+
+void vt_library_close(struct vt_library *lib)
+{
+    if (!lib)
+        return;
+    vt_ocr_free(lib->ocr);
+    vt_store_close(lib->store);
+    free(lib->dir);
+    free(lib);
+}
+
+/*
+ * A content key that recognises the same file added twice, even under another
+ * name: the size and three 1 MiB samples (start, middle, end). Hashing every
+ * byte of a multi-gigabyte file would cost more than probing it; the samples
+ * include the container header and index, which differ between any two encodes.
+ */
+static int content_key(const char *path, int64_t size, char **key, uint64_t *hash, char *err,
+                       size_t errlen)
+{
+    enum { SAMPLE = 1 << 20 };
+    unsigned char *buf = vt_xmalloc(SAMPLE);
+    int64_t offs[3] = {0, size / 2 - SAMPLE / 2, size - SAMPLE};
+    uint64_t h = VT_FNV64_INIT;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int rc = 0;
+
+    if (fd < 0) {
+        rc = vt_err(err, errlen, VT_EIO, "'%s': %s", path, strerror(errno));
+        goto out;
+    }
+    h = vt_fnv1a64(h, &size, sizeof(size));
+    for (int i = 0; i < 3; i++) {
+        int64_t off = offs[i] < 0 ? 0 : offs[i];
+        ssize_t got = pread(fd, buf, SAMPLE, off);
+
+        if (got < 0) {
+            rc = vt_err(err, errlen, VT_EIO, "'%s': %s", path, strerror(errno));
+            goto out;
+        }
+        h = vt_fnv1a64(h, buf, (size_t)got);
+    }
+    *hash = h;
+    *key = vt_xasprintf("fnv1a64s:%lld:%016llx", (long long)size, (unsigned long long)h);
+out:
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    return rc;
+}
+
+int vt_add_file(struct vt_library *lib, const char *path, char *id, int *is_new)
+{
+    char real[PATH_MAX], err[512];
+    struct vt_video_rec v = {0};
+    struct vt_probe probe = {0};
+    struct stat st;
+    char *key = NULL;
+    uint64_t hash;
+    int rc;
+
+    *is_new = 0;
+    if (!realpath(path, real))
+        return vt_lib_fail(lib, VT_ENOTFOUND, "'%s': %s", path, strerror(errno));
+    if (stat(real, &st))
+        return vt_lib_fail(lib, VT_ENOTFOUND, "'%s': %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a regular file", path);
+    if (st.st_size == 0)
+        return vt_lib_fail(lib, VT_EMEDIA, "'%s': empty file", path);
+    rc = content_key(real, st.st_size, &key, &hash, err, sizeof(err));
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", err);
+    rc = vt_store_video_find_key(lib->store, key, id);
+    if (rc == 0)
+        goto out; /* already registered: the caller resumes it if unfinished */
+    if (rc != VT_ENOTFOUND) {
+        rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+        goto out;
+    }
+    /* refuse what is not media before anything is registered */
+    rc = vt_media_probe(real, &probe, err, sizeof(err));
+    if (rc) {
+        rc = vt_lib_fail(lib, rc, "%s", err);
+        goto out;
+    }
+    if (!probe.has_video && !probe.has_audio) {
+        rc = vt_lib_fail(lib, VT_EMEDIA, "'%s': no audio or video stream", path);
+        goto out;
+    }
+    rc = vt_store_begin(lib->store);
+    if (rc) {
+        rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+        goto out;
+    }
+    vt_id_encode(hash, v.id);
+    /* a different file whose hash gives the same id: derive another (vanishingly rare) */
+    for (int i = 0; (rc = vt_store_video_id_taken(lib->store, v.id)) == 1 && i < 100; i++)
+        vt_id_encode(vt_fnv1a64(hash, &i, sizeof(i)), v.id);
+    if (rc) {
+        vt_store_rollback(lib->store);
+        rc = vt_lib_fail(lib, rc < 0 ? rc : VT_EIO, "cannot allocate an id for '%s'", path);
+        goto out;
+    }
+    v.content_key = key;
+    v.source_kind = "file";
+    v.source_path = real;
+    {
+        const char *base = strrchr(real, '/');
+
+        v.title = probe.title ? probe.title : (char *)(base ? base + 1 : real);
+    }
+    v.duration_s = probe.duration_s;
+    v.size_bytes = st.st_size;
+    v.created_at = vt_wall_s();
+    v.index_state = "queued";
+    v.data_status = "missing";
+    rc = vt_pipeline_register(lib, &v);
+    if (!rc)
+        rc = vt_store_commit(lib->store);
+    else
+        vt_store_rollback(lib->store);
+    if (rc) {
+        rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+        goto out;
+    }
+    snprintf(id, VT_ID_MAX, "%s", v.id);
+    *is_new = 1;
+out:
+    vt_probe_release(&probe);
+    free(key);
+    return rc;
+}
+
+int vt_remove(struct vt_library *lib, const char *id)
+{
+    char *frames;
+    int rc;
+
+    if (!vt_id_valid(id))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
+    rc = vt_store_begin(lib->store);
+    if (!rc)
+        rc = vt_store_video_delete(lib->store, id);
+    if (!rc)
+        rc = vt_store_commit(lib->store);
+    else
+        vt_store_rollback(lib->store);
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    /* files go after the rows: a crash in between leaves only unreferenced files */
+    frames = vt_xasprintf("%s/frames/%s", lib->dir, id);
+    vt_rm_rf(frames);
+    free(frames);
+    return 0;
+}
+
+struct list_ctx {
+    int (*fn)(void *user, const struct vt_video_summary *v);
+    void *user;
+};
+
+static int list_one(void *user, const struct vt_video_rec *v)
+{
+    struct list_ctx *c = user;
+    struct vt_video_summary s;
+
+    memset(&s, 0, sizeof(s));
+    snprintf(s.id, sizeof(s.id), "%s", v->id);
+    s.title = v->title ? v->title : "";
+    s.duration_s = v->duration_s;
+    s.index_state = v->index_state;
+    s.data_status = v->data_status;
+    return c->fn(c->user, &s);
+}
+
+int vt_list(struct vt_library *lib, int (*fn)(void *user, const struct vt_video_summary *v),
+            void *user)
+{
+    struct list_ctx c = {fn, user};
+    int rc = vt_store_video_each(lib->store, list_one, &c);
+
+    return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+}

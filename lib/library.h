@@ -1,0 +1,62 @@
+/*
+ * The library handle and the pipeline's internal interface. A library is a
+ * directory holding the database (library.db) and the keyframe images
+ * (frames/<video id>/<run>/<index>.jpg). The pipeline (pipeline.c) is the one
+ * place that knows the stages and how they connect; the stages (stages.c) know
+ * how to compute and store their own outputs and nothing of each other.
+ */
+#ifndef VT_LIBRARY_H
+#define VT_LIBRARY_H
+
+#include "stage.h"
+#include "store.h"
+#include "vidtheque.h"
+
+struct vt_ocr;
+
+struct vt_library {
+    char *dir;
+    struct vt_store *store;
+    struct vt_callbacks cb;
+    char owner[128];    /* "host:pid", marks stages this process runs */
+    struct vt_ocr *ocr; /* created on first use, reused for every video */
+    char err[1024];
+};
+
+/* Record a message for vt_errmsg and return code. */
+int vt_lib_fail(struct vt_library *lib, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* One run of one stage on one video. */
+struct vt_stage_ctx {
+    struct vt_library *lib;
+    struct vt_video_rec *video;
+    const char *stage;
+    char model[160];
+    char err[512];
+    void *result; /* the stage's output between run and save */
+};
+
+struct vt_stage_def {
+    const char *name;
+    const char *deps[3]; /* stages whose outputs this one reads */
+    /* Compute, outside any transaction: 0, VT_SKIP (reason in err) or < 0 (err). */
+    int (*run)(struct vt_stage_ctx *c);
+    /* Store the result; called inside the write transaction that marks it done. */
+    int (*save)(struct vt_stage_ctx *c);
+    /* Drop the stage's stored outputs; inside a write transaction. */
+    int (*clear)(struct vt_stage_ctx *c);
+    /* After the commit that stored the result (e.g. remove superseded files). */
+    void (*after_commit)(struct vt_stage_ctx *c);
+    void (*release)(struct vt_stage_ctx *c);
+};
+
+extern const struct vt_stage_def vt_stage_fetch, vt_stage_keyframe, vt_stage_ocr;
+
+/* Report progress of the running stage through the library's callback. */
+void vt_stage_progress(void *ctx, double frac);
+
+/* Insert a video row and its queued stages; inside a write transaction. */
+int vt_pipeline_register(struct vt_library *lib, const struct vt_video_rec *v);
+
+#endif

@@ -1,0 +1,440 @@
+/*
+ * The ocr stage: Tesseract (through its C API) over the kept keyframe images. vt_ocr_new
+ * creates one TessBaseAPI engine per worker thread, each initialised once with the language
+ * and reused for every frame; vt_ocr_run hands frames to the workers through a shared counter
+ * and reports progress from the calling thread only. Tesseract's output is treated as
+ * untrusted: every line is checked to be UTF-8 before it leaves this file.
+ *
+ * Threads: libtesseract links libgomp and its LSTM code opens OpenMP parallel regions inside
+ * every recognition. With one engine per core that only adds contention, so OpenMP must be
+ * limited to one thread. libgomp reads OMP_THREAD_LIMIT once, when the process loads it, so
+ * setting the variable from here would be too late: the command line re-executes itself with
+ * OMP_THREAD_LIMIT=1 instead. Without it this file still works, only more slowly, and says
+ * nothing about it.
+ */
+#include "ocr.h"
+
+#include "util.h"
+
+#include <leptonica/allheaders.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tesseract/capi.h>
+#include <unistd.h>
+
+/* More engines than this would only cost memory (tens of MB each). */
+#define OCR_MAX_THREADS 256
+/*
+ * Images larger than this are refused before decoding: keyframes are at most 4096x4096
+ * and a hostile header must not make us allocate gigabytes.
+ */
+#define OCR_MAX_SIDE   16384
+#define OCR_MAX_PIXELS (4096L * 4096L * 2L)
+
+struct vt_ocr {
+    TessBaseAPI **engines;
+    int n_engines;
+    char *model;
+};
+
+/* The state shared by the workers of one vt_ocr_run call, guarded by mu. */
+struct ocr_job {
+    const char *const *paths;
+    struct vt_ocr_page *pages;
+    size_t n;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t next;      /* next frame to claim */
+    size_t done;      /* frames finished, read or failed */
+    int n_running;    /* workers that have not yet exited */
+    int stop;         /* a frame failed: claim no more */
+    size_t err_index; /* lowest failing frame, n if none */
+    int err_code;
+    char err[512];
+};
+
+struct ocr_worker {
+    struct ocr_job *job;
+    TessBaseAPI *api;
+    pthread_t tid;
+};
+
+static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
+
+/*
+ * Leptonica writes its errors (e.g. for a corrupt JPEG) to stderr; we report through err
+ * instead. Its severity is a process-wide setting, so it is set once.
+ */
+static void quiet_leptonica(void)
+{
+    setMsgSeverity(L_SEVERITY_NONE);
+}
+
+/* Language names as Tesseract takes them: "eng", "chi_sim", "eng+fra". No paths. */
+static int lang_valid(const char *lang)
+{
+    size_t n = 0;
+
+    if (!lang)
+        return 0;
+    for (; lang[n]; n++) {
+        char c = lang[n];
+
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '+'))
+            return 0;
+        if (n >= 64)
+            return 0;
+    }
+    return n > 0;
+}
+
+struct vt_ocr *vt_ocr_new(int nthreads, const char *lang, char *err, size_t errlen)
+{
+    struct vt_ocr *ocr = NULL;
+    int ok = 0;
+
+    if (!lang_valid(lang)) {
+        vt_err(err, errlen, VT_EINVAL, "'%s': bad ocr language", lang ? lang : "(null)");
+        goto out;
+    }
+    if (nthreads < 0 || nthreads > OCR_MAX_THREADS) {
+        vt_err(err, errlen, VT_EINVAL, "'%d': bad ocr thread count", nthreads);
+        goto out;
+    }
+    if (nthreads == 0) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+        nthreads = ncpu < 1 ? 1 : ncpu > OCR_MAX_THREADS ? OCR_MAX_THREADS : (int)ncpu;
+    }
+    pthread_once(&quiet_once, quiet_leptonica);
+
+    ocr = vt_xcalloc(1, sizeof(*ocr));
+    ocr->engines = vt_xcalloc((size_t)nthreads, sizeof(*ocr->engines));
+    /* Engines are initialised one after the other: Init touches global parameters. */
+    for (int i = 0; i < nthreads; i++) {
+        TessBaseAPI *api = TessBaseAPICreate();
+
+        if (!api) {
+            vt_err(err, errlen, VT_EIO, "cannot create tesseract engine");
+            goto out;
+        }
+        ocr->engines[ocr->n_engines++] = api;
+        /*
+         * Tesseract's chatter ("Estimating resolution as ...", "Empty page!!", data file
+         * errors) goes through tprintf to this file. The variable is global to the
+         * process, and it is set before Init so that a failing Init is quiet too.
+         */
+        TessBaseAPISetVariable(api, "debug_file", "/dev/null");
+        /* NULL datapath: $TESSDATA_PREFIX if set, else the compiled-in tessdata. */
+        if (TessBaseAPIInit3(api, NULL, lang)) {
+            vt_err(err, errlen, VT_ENOTFOUND,
+                   "'%s': cannot load tesseract language data (install its tesseract-ocr-* "
+                   "package or set TESSDATA_PREFIX)",
+                   lang);
+            goto out;
+        }
+        /* The tesseract command's default: page layout analysis, no orientation detection. */
+        TessBaseAPISetPageSegMode(api, PSM_AUTO);
+    }
+    /*
+     * tprintf opens debug_file on its first call, with no lock: make that first call here,
+     * on one thread, rather than in two workers at once (a race and a leaked FILE). With no
+     * image set, Recognize only prints "Please call SetImage..." (into /dev/null) and fails.
+     */
+    TessBaseAPIRecognize(ocr->engines[0], NULL);
+    ocr->model = vt_xasprintf("tesseract %s %s", TessVersion(), lang);
+    ok = 1;
+out:
+    if (!ok) {
+        vt_ocr_free(ocr);
+        ocr = NULL;
+    }
+    return ocr;
+}
+
+const char *vt_ocr_model(const struct vt_ocr *ocr)
+{
+    return ocr->model;
+}
+
+void vt_ocr_free(struct vt_ocr *ocr)
+{
+    if (!ocr)
+        return;
+    for (int i = 0; i < ocr->n_engines; i++) {
+        TessBaseAPIEnd(ocr->engines[i]);
+        TessBaseAPIDelete(ocr->engines[i]);
+    }
+    free(ocr->engines);
+    free(ocr->model);
+    free(ocr);
+}
+
+void vt_ocr_page_release(struct vt_ocr_page *page)
+{
+    if (!page)
+        return;
+    for (size_t i = 0; i < page->n_lines; i++)
+        free(page->lines[i].text);
+    free(page->lines);
+    page->lines = NULL;
+    page->n_lines = 0;
+}
+
+/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, no surrogates), or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+    unsigned char c = s[0];
+    unsigned char lo = 0x80, hi = 0xbf;
+    size_t n;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4;
+    else
+        return 0;
+    if (c == 0xe0)
+        lo = 0xa0;
+    else if (c == 0xed)
+        hi = 0x9f;
+    else if (c == 0xf0)
+        lo = 0x90;
+    else if (c == 0xf4)
+        hi = 0x8f;
+    /* The NUL terminator fails the range test, so this never reads past the string. */
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++) {
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    }
+    return n;
+}
+
+/*
+ * A line as it may be stored: invalid UTF-8 bytes become '?', control characters become
+ * spaces (a line is one line), and leading and trailing white space is cut. NULL when
+ * nothing is left; otherwise caller frees.
+ */
+static char *clean_line(const char *text)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    struct vt_sb sb = {0};
+    size_t start = 0;
+    char *line = NULL;
+
+    while (*s) {
+        size_t n = utf8_len(s);
+
+        if (n == 0)
+            vt_sb_addc(&sb, '?');
+        else if (n == 1 && (*s < 0x20 || *s == 0x7f))
+            vt_sb_addc(&sb, ' ');
+        else
+            vt_sb_add(&sb, (const char *)s, n);
+        s += n ? n : 1;
+    }
+    while (sb.len > 0 && sb.buf[sb.len - 1] == ' ')
+        sb.buf[--sb.len] = '\0';
+    while (start < sb.len && sb.buf[start] == ' ')
+        start++;
+    if (start < sb.len)
+        line = vt_xstrdup(sb.buf + start);
+    vt_sb_release(&sb);
+    return line;
+}
+
+/* Read the image at path with api into page. Returns 0 or VT_EMEDIA with the message in err. */
+static int ocr_page(TessBaseAPI *api, const char *path, struct vt_ocr_page *page, char *err,
+                    size_t errlen)
+{
+    PIX *pix = NULL;
+    TessResultIterator *it = NULL;
+    struct vt_ocr_line *lines = NULL;
+    size_t n_lines = 0, cap = 0;
+    l_int32 format, w, h, bps, spp, iscmap;
+    int rc = 0;
+
+    if (pixReadHeader(path, &format, &w, &h, &bps, &spp, &iscmap) || w <= 0 || h <= 0) {
+        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
+        goto out;
+    }
+    if (w > OCR_MAX_SIDE || h > OCR_MAX_SIDE || (long)w * h > OCR_MAX_PIXELS) {
+        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': image too large (%dx%d)", path, w, h);
+        goto out;
+    }
+    pix = pixRead(path);
+    if (!pix) {
+        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
+        goto out;
+    }
+    TessBaseAPISetImage2(api, pix);
+    if (TessBaseAPIRecognize(api, NULL)) {
+        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': text recognition failed", path);
+        goto out;
+    }
+    /* No iterator means no text at all. */
+    it = TessBaseAPIGetIterator(api);
+    if (!it)
+        goto out;
+    do {
+        const TessPageIterator *pit = TessResultIteratorGetPageIteratorConst(it);
+        char *raw = TessResultIteratorGetUTF8Text(it, RIL_TEXTLINE);
+        char *text = raw ? clean_line(raw) : NULL;
+        int x0, y0, x1, y1;
+        double conf;
+
+        if (raw)
+            TessDeleteText(raw);
+        if (!text)
+            continue;
+        if (!TessPageIteratorBoundingBox(pit, RIL_TEXTLINE, &x0, &y0, &x1, &y1))
+            x0 = y0 = x1 = y1 = 0;
+        conf = TessResultIteratorConfidence(it, RIL_TEXTLINE) / 100.0;
+        vt_grow((void **)&lines, &cap, n_lines + 1, sizeof(*lines));
+        lines[n_lines].text = text;
+        lines[n_lines].conf = conf < 0 ? 0 : conf > 1 ? 1 : conf;
+        lines[n_lines].box[0] = x0;
+        lines[n_lines].box[1] = y0;
+        lines[n_lines].box[2] = x1 - x0;
+        lines[n_lines].box[3] = y1 - y0;
+        n_lines++;
+    } while (TessResultIteratorNext(it, RIL_TEXTLINE));
+out:
+    if (it)
+        TessResultIteratorDelete(it);
+    /* Drop the image and the results now, not when the engine reads its next frame. */
+    TessBaseAPIClear(api);
+    pixDestroy(&pix);
+    if (rc == 0) {
+        page->lines = lines;
+        page->n_lines = n_lines;
+    } else {
+        struct vt_ocr_page tmp = {lines, n_lines};
+
+        vt_ocr_page_release(&tmp);
+    }
+    return rc;
+}
+
+static void *ocr_worker_main(void *arg)
+{
+    struct ocr_worker *wk = arg;
+    struct ocr_job *job = wk->job;
+
+    for (;;) {
+        char err[sizeof(job->err)] = "";
+        size_t i;
+        int rc;
+
+        pthread_mutex_lock(&job->mu);
+        if (job->stop || job->next >= job->n) {
+            job->n_running--;
+            pthread_cond_signal(&job->cv);
+            pthread_mutex_unlock(&job->mu);
+            break;
+        }
+        i = job->next++;
+        pthread_mutex_unlock(&job->mu);
+
+        rc = ocr_page(wk->api, job->paths[i], &job->pages[i], err, sizeof(err));
+
+        pthread_mutex_lock(&job->mu);
+        job->done++;
+        /*
+         * Every frame below the first failure was already claimed and still finishes, so
+         * keeping the lowest failing index reports the same file whatever the timing.
+         */
+        if (rc < 0) {
+            job->stop = 1;
+            if (i < job->err_index) {
+                job->err_index = i;
+                job->err_code = rc;
+                memcpy(job->err, err, sizeof(job->err));
+            }
+        }
+        pthread_cond_signal(&job->cv);
+        pthread_mutex_unlock(&job->mu);
+    }
+    return NULL;
+}
+
+int vt_ocr_run(struct vt_ocr *ocr, const char *const *paths, size_t n, struct vt_ocr_page *pages,
+               vt_progress_fn progress, void *user, char *err, size_t errlen)
+{
+    struct ocr_job job = {.paths = paths, .pages = pages, .n = n, .err_index = n};
+    struct ocr_worker *workers = NULL;
+    size_t n_workers, started = 0, reported = 0;
+    int rc = 0;
+
+    if (n == 0)
+        return 0;
+    n_workers = (size_t)ocr->n_engines < n ? (size_t)ocr->n_engines : n;
+    workers = vt_xcalloc(n_workers, sizeof(*workers));
+    pthread_mutex_init(&job.mu, NULL);
+    pthread_cond_init(&job.cv, NULL);
+
+    for (size_t k = 0; k < n_workers; k++) {
+        workers[k].job = &job;
+        workers[k].api = ocr->engines[k];
+        pthread_mutex_lock(&job.mu);
+        job.n_running++;
+        pthread_mutex_unlock(&job.mu);
+        if (pthread_create(&workers[k].tid, NULL, ocr_worker_main, &workers[k])) {
+            pthread_mutex_lock(&job.mu);
+            job.n_running--;
+            pthread_mutex_unlock(&job.mu);
+            break;
+        }
+        started++;
+    }
+    /* Not even one thread: read every frame here, with engine 0. */
+    if (started == 0) {
+        pthread_mutex_lock(&job.mu);
+        job.n_running++;
+        pthread_mutex_unlock(&job.mu);
+        ocr_worker_main(&workers[0]);
+    }
+
+    /* The callback runs here, on the caller's thread, never on a worker. */
+    pthread_mutex_lock(&job.mu);
+    for (;;) {
+        size_t done;
+        int running;
+
+        while (job.done == reported && job.n_running > 0)
+            pthread_cond_wait(&job.cv, &job.mu);
+        done = job.done;
+        running = job.n_running;
+        if (done != reported && progress && !job.stop) {
+            pthread_mutex_unlock(&job.mu);
+            progress(user, (double)done / (double)n);
+            pthread_mutex_lock(&job.mu);
+        }
+        reported = done;
+        if (running == 0)
+            break;
+    }
+    pthread_mutex_unlock(&job.mu);
+
+    for (size_t k = 0; k < started; k++)
+        pthread_join(workers[k].tid, NULL);
+
+    if (job.err_index < n) {
+        rc = vt_err(err, errlen, job.err_code, "%s", job.err);
+        /* On failure the caller gets no partial result to free. */
+        for (size_t i = 0; i < n; i++)
+            vt_ocr_page_release(&pages[i]);
+    }
+    pthread_cond_destroy(&job.cv);
+    pthread_mutex_destroy(&job.mu);
+    free(workers);
+    return rc;
+}

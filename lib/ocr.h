@@ -1,0 +1,41 @@
+/*
+ * The ocr stage: Tesseract over the kept keyframe images, one engine per worker
+ * thread created once and reused, frames read on all cores in parallel.
+ */
+#ifndef VT_OCR_H
+#define VT_OCR_H
+
+#include <stddef.h>
+
+#include "stage.h"
+
+struct vt_ocr_line {
+    char *text;  /* UTF-8, owned, no trailing newline, never empty */
+    double conf; /* 0..1 */
+    int box[4];  /* x, y, w, h in image pixels */
+};
+
+struct vt_ocr_page {
+    struct vt_ocr_line *lines; /* owned */
+    size_t n_lines;
+};
+
+struct vt_ocr;
+
+/*
+ * Create nthreads engines (0 = number of cores) for language lang ("eng").
+ * NULL with a message in err when Tesseract or its data is missing.
+ */
+struct vt_ocr *vt_ocr_new(int nthreads, const char *lang, char *err, size_t errlen);
+/* "tesseract 5.3.0 eng"; borrowed for the life of ocr. */
+const char *vt_ocr_model(const struct vt_ocr *ocr);
+/*
+ * Read the n image files in paths into pages[0..n-1] (zeroed by the caller).
+ * Returns 0 or a negative VT_E* code with the message in err.
+ */
+int vt_ocr_run(struct vt_ocr *ocr, const char *const *paths, size_t n, struct vt_ocr_page *pages,
+               vt_progress_fn progress, void *user, char *err, size_t errlen);
+void vt_ocr_page_release(struct vt_ocr_page *page);
+void vt_ocr_free(struct vt_ocr *ocr);
+
+#endif

@@ -1,0 +1,433 @@
+/*
+ * The pipeline: the one place that knows which stages exist and how they
+ * connect. Each run of a stage on a video goes through the same steps:
+ *
+ *   claim   (write txn) state=running, owner=this process, started_at
+ *   run     (no txn)    the stage computes its result
+ *   save    (write txn) outputs + state done/skipped/failed + took_s, together
+ *
+ * so a process killed at any moment leaves either the previous outputs and a
+ * "running" stage whose owner is dead (which resume re-runs), or the new outputs
+ * committed with their state. A failed stage fails only itself and the stages
+ * that read its outputs; the others run.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "library.h"
+#include "util.h"
+
+/* In pipeline order; a stage's dependencies come before it. */
+static const struct vt_stage_def *const stages[] = {
+    &vt_stage_fetch,
+    &vt_stage_keyframe,
+    &vt_stage_ocr,
+};
+
+static const char *const stage_names[] = {"fetch", "keyframe", "ocr", NULL};
+
+const char *const *vt_stage_names(void)
+{
+    return stage_names;
+}
+
+static const struct vt_stage_def *find_stage(const char *name)
+{
+    for (size_t i = 0; i < VT_ARRAY_LEN(stages); i++)
+        if (!strcmp(stages[i]->name, name))
+            return stages[i];
+    return NULL;
+}
+
+static struct vt_stage_rec *find_rec(struct vt_stage_rec *r, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(r[i].name, name))
+            return &r[i];
+    return NULL;
+}
+
+static int depends_on(const struct vt_stage_def *d, const char *name)
+{
+    for (size_t i = 0; i < VT_ARRAY_LEN(d->deps) && d->deps[i]; i++) {
+        const struct vt_stage_def *dep = find_stage(d->deps[i]);
+
+        if (!strcmp(d->deps[i], name) || (dep && depends_on(dep, name)))
+            return 1;
+    }
+    return 0;
+}
+
+int vt_pipeline_register(struct vt_library *lib, const struct vt_video_rec *v)
+{
+    int rc = vt_store_video_insert(lib->store, v);
+
+    for (size_t i = 0; i < VT_ARRAY_LEN(stages) && !rc; i++) {
+        struct vt_stage_rec r;
+
+        memset(&r, 0, sizeof(r));
+        snprintf(r.name, sizeof(r.name), "%s", stages[i]->name);
+        snprintf(r.state, sizeof(r.state), "queued");
+        rc = vt_store_stage_put(lib->store, v->id, &r);
+    }
+    return rc;
+}
+
+/*
+ * Is the process that marked a stage running gone? Only decidable for owners on
+ * this host; a stage running elsewhere is left alone.
+ */
+static int owner_dead(const struct vt_library *lib, const char *owner)
+{
+    const char *colon;
+    size_t hl;
+    long pid;
+
+    if (!owner)
+        return 1;
+    colon = strrchr(owner, ':');
+    hl = strcspn(lib->owner, ":");
+    if (!colon || (size_t)(colon - owner) != hl || strncmp(owner, lib->owner, hl))
+        return 0;
+    if (vt_parse_long(colon + 1, 1, 1L << 30, &pid))
+        return 1;
+    if (!strcmp(owner, lib->owner))
+        return 0; /* ourselves */
+    return kill((pid_t)pid, 0) && errno == ESRCH;
+}
+
+static int terminal(const char *state)
+{
+    return !strcmp(state, "done") || !strcmp(state, "skipped") || !strcmp(state, "failed");
+}
+
+/* Recompute index_state and data_status from the stages; inside a write txn. */
+static int update_video_state(struct vt_library *lib, const char *id)
+{
+    struct vt_stage_rec *r;
+    size_t n;
+    int all_terminal = 1, any_failed = 0, any_started = 0, fetch_failed = 0;
+    const char *index_state, *data_status;
+    int rc = vt_store_stages(lib->store, id, &r, &n);
+
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        if (!terminal(r[i].state))
+            all_terminal = 0;
+        if (strcmp(r[i].state, "queued"))
+            any_started = 1;
+        if (!strcmp(r[i].state, "failed")) {
+            any_failed = 1;
+            if (!strcmp(r[i].name, "fetch"))
+                fetch_failed = 1;
+        }
+    }
+    vt_stage_recs_free(r, n);
+    if (fetch_failed) {
+        index_state = all_terminal ? "failed" : "processing";
+        data_status = "missing";
+    } else if (all_terminal) {
+        index_state = "ready";
+        data_status = any_failed ? "partial" : "ok";
+    } else {
+        index_state = any_started ? "processing" : "queued";
+        data_status = any_started ? "partial" : "missing";
+    }
+    return vt_store_video_set_state(lib->store, id, index_state, data_status,
+                                    all_terminal ? vt_wall_s() : 0);
+}
+
+void vt_stage_progress(void *ctx, double frac)
+{
+    struct vt_stage_ctx *c = ctx;
+
+    if (c->lib->cb.progress)
+        c->lib->cb.progress(c->lib->cb.user, c->video->id, c->stage, frac);
+}
+
+/* Claim stage d of video v for this process; 1 if claimed, 0 if not ours to run. */
+static int claim(struct vt_library *lib, const struct vt_video_rec *v,
+                 const struct vt_stage_def *d, struct vt_stage_rec *out, char *why, size_t whylen)
+{
+    struct vt_stage_rec *r = NULL, *me;
+    size_t n = 0;
+    int rc = vt_store_begin(lib->store);
+
+    why[0] = '\0';
+    if (rc)
+        return rc;
+    rc = vt_store_stages(lib->store, v->id, &r, &n);
+    if (rc)
+        goto out;
+    me = find_rec(r, n, d->name);
+    if (!me) {
+        rc = VT_ENOTFOUND;
+        goto out;
+    }
+    if (terminal(me->state) || (!strcmp(me->state, "running") && !owner_dead(lib, me->owner)))
+        goto out; /* rc 0: nothing to do here */
+    for (size_t i = 0; i < VT_ARRAY_LEN(d->deps) && d->deps[i]; i++) {
+        struct vt_stage_rec *dep = find_rec(r, n, d->deps[i]);
+
+        if (!dep || !terminal(dep->state))
+            goto out; /* not ready yet (another process may be running it) */
+        if (strcmp(dep->state, "done")) {
+            /* the dependency failed or was skipped: so is this stage, without running */
+            snprintf(why, whylen, "%s %s%s%s%s", d->deps[i], dep->state,
+                     dep->error ? " (" : "", dep->error ? dep->error : "", dep->error ? ")" : "");
+            snprintf(me->state, sizeof(me->state), "%s",
+                     !strcmp(dep->state, "failed") ? "failed" : "skipped");
+            free(me->error);
+            me->error = vt_xasprintf("not run: %s", why);
+            free(me->owner);
+            me->owner = NULL;
+            me->started_at = vt_wall_s();
+            me->took_s = 0;
+            rc = d->clear ? d->clear(&(struct vt_stage_ctx){.lib = lib, .video = (void *)v}) : 0;
+            if (!rc)
+                rc = vt_store_stage_put(lib->store, v->id, me);
+            if (!rc)
+                rc = update_video_state(lib, v->id);
+            if (!rc)
+                rc = vt_store_commit(lib->store);
+            if (!rc)
+                rc = 2; /* settled without running */
+            goto done;
+        }
+    }
+    snprintf(me->state, sizeof(me->state), "running");
+    free(me->owner);
+    me->owner = vt_xstrdup(lib->owner);
+    free(me->error);
+    me->error = NULL;
+    me->started_at = vt_wall_s();
+    me->took_s = 0;
+    me->attempts++;
+    rc = vt_store_stage_put(lib->store, v->id, me);
+    if (!rc)
+        rc = update_video_state(lib, v->id);
+    if (!rc)
+        rc = vt_store_commit(lib->store);
+    if (!rc) {
+        *out = *me;
+        out->model = out->error = out->owner = NULL;
+        rc = 1;
+    }
+    goto done;
+out:
+    vt_store_rollback(lib->store);
+    vt_stage_recs_free(r, n);
+    return rc;
+done:
+    if (rc < 0)
+        vt_store_rollback(lib->store);
+    vt_stage_recs_free(r, n);
+    return rc;
+}
+
+/* Store the outcome of a run; the stage's outputs and its state in one transaction. */
+static int finish(struct vt_library *lib, const struct vt_stage_def *d, struct vt_stage_ctx *c,
+                  struct vt_stage_rec *rec, int outcome, double took_s)
+{
+    struct vt_stage_rec *r = NULL, *cur;
+    size_t n = 0;
+    int rc = vt_store_begin(lib->store);
+
+    if (rc)
+        return rc;
+    rc = vt_store_stages(lib->store, c->video->id, &r, &n);
+    if (rc)
+        goto fail;
+    cur = find_rec(r, n, d->name);
+    if (!cur || strcmp(cur->state, "running") || !cur->owner || strcmp(cur->owner, lib->owner)) {
+        /* someone else took the stage over (we were presumed dead): drop our result */
+        vt_log(lib, VT_LOG_WARN, "%s: %s: result dropped, stage taken over", c->video->id,
+               d->name);
+        rc = 0;
+        goto fail;
+    }
+    if (outcome == 0 && d->save)
+        rc = d->save(c);
+    else if (d->clear)
+        rc = d->clear(c);
+    if (rc) {
+        /* cannot store the result: record the failure instead */
+        vt_store_rollback(lib->store);
+        snprintf(c->err, sizeof(c->err), "cannot store result: %s", vt_store_errmsg(lib->store));
+        vt_stage_recs_free(r, n);
+        r = NULL;
+        n = 0;
+        rc = vt_store_begin(lib->store);
+        if (rc)
+            return rc;
+        if (d->clear)
+            d->clear(c);
+        outcome = VT_EIO;
+    }
+    snprintf(rec->state, sizeof(rec->state), "%s",
+             outcome == 0 ? "done" : outcome == VT_SKIP ? "skipped" : "failed");
+    rec->model = c->model[0] ? c->model : NULL;
+    rec->error = outcome != 0 && c->err[0] ? c->err : NULL;
+    rec->owner = NULL;
+    rec->took_s = took_s;
+    rc = vt_store_stage_put(lib->store, c->video->id, rec);
+    rec->model = rec->error = NULL;
+    if (!rc)
+        rc = update_video_state(lib, c->video->id);
+    if (!rc)
+        rc = vt_store_commit(lib->store);
+    if (rc)
+        goto fail;
+    vt_stage_recs_free(r, n);
+    if (outcome == 0 && d->after_commit)
+        d->after_commit(c);
+    return 0;
+fail:
+    vt_store_rollback(lib->store);
+    vt_stage_recs_free(r, n);
+    return rc;
+}
+
+static int run_stage(struct vt_library *lib, struct vt_video_rec *v, const struct vt_stage_def *d)
+{
+    struct vt_stage_ctx c;
+    struct vt_stage_rec rec;
+    char why[600];
+    double t0;
+    int rc, outcome;
+
+    memset(&c, 0, sizeof(c));
+    memset(&rec, 0, sizeof(rec));
+    c.lib = lib;
+    c.video = v;
+    c.stage = d->name;
+    rc = claim(lib, v, d, &rec, why, sizeof(why));
+    if (rc == 2) {
+        vt_log(lib, VT_LOG_INFO, "%s: %s not run: %s", v->id, d->name, why);
+        return 0;
+    }
+    if (rc <= 0)
+        return rc < 0 ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+    vt_log(lib, VT_LOG_INFO, "%s: %s started", v->id, d->name);
+    vt_stage_progress(&c, 0);
+    t0 = vt_monotonic_s();
+    outcome = d->run(&c);
+    if (outcome < 0 && !c.err[0])
+        snprintf(c.err, sizeof(c.err), "failed (code %d)", outcome);
+    rc = finish(lib, d, &c, &rec, outcome, vt_monotonic_s() - t0);
+    vt_stage_progress(&c, -1);
+    if (d->release)
+        d->release(&c);
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    if (outcome == 0)
+        vt_log(lib, VT_LOG_INFO, "%s: %s done in %.1f s", v->id, d->name, vt_monotonic_s() - t0);
+    else if (outcome == VT_SKIP)
+        vt_log(lib, VT_LOG_INFO, "%s: %s skipped: %s", v->id, d->name, c.err);
+    else
+        vt_log(lib, VT_LOG_ERROR, "%s: %s failed: %s", v->id, d->name, c.err);
+    return 0;
+}
+
+int vt_process(struct vt_library *lib, const char *id)
+{
+    struct vt_video_rec v;
+    int rc;
+
+    if (!vt_id_valid(id))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
+    rc = vt_store_video_get(lib->store, id, &v);
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    for (size_t i = 0; i < VT_ARRAY_LEN(stages) && !rc; i++) {
+        rc = run_stage(lib, &v, stages[i]);
+        if (!rc && !strcmp(stages[i]->name, "fetch")) {
+            /* later stages see what fetch learnt (duration, streams) */
+            vt_video_rec_release(&v);
+            rc = vt_store_video_get(lib->store, id, &v);
+            if (rc)
+                rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+        }
+    }
+    vt_video_rec_release(&v);
+    return rc;
+}
+
+int vt_redo(struct vt_library *lib, const char *id, const char *stage)
+{
+    const struct vt_stage_def *target = find_stage(stage);
+    struct vt_video_rec v;
+    struct vt_stage_rec *r = NULL;
+    size_t n = 0;
+    int rc;
+
+    if (!target)
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': no such stage", stage);
+    if (!vt_id_valid(id))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
+    rc = vt_store_video_get(lib->store, id, &v);
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    rc = vt_store_begin(lib->store);
+    if (!rc)
+        rc = vt_store_stages(lib->store, id, &r, &n);
+    for (size_t i = 0; i < VT_ARRAY_LEN(stages) && !rc; i++) {
+        const struct vt_stage_def *d = stages[i];
+        struct vt_stage_rec *x = find_rec(r, n, d->name);
+
+        if (d != target && !depends_on(d, stage))
+            continue;
+        if (x && !strcmp(x->state, "running") && !owner_dead(lib, x->owner)) {
+            rc = VT_ESTATE;
+            snprintf(lib->err, sizeof(lib->err), "%s: stage '%s' is running in process %s", id,
+                     d->name, x->owner);
+            break;
+        }
+        if (!x)
+            continue;
+        snprintf(x->state, sizeof(x->state), "queued");
+        free(x->error);
+        free(x->owner);
+        x->error = x->owner = NULL;
+        rc = vt_store_stage_put(lib->store, id, x);
+        if (!rc && d->clear)
+            rc = d->clear(&(struct vt_stage_ctx){.lib = lib, .video = &v});
+    }
+    if (!rc)
+        rc = update_video_state(lib, id);
+    if (!rc)
+        rc = vt_store_commit(lib->store);
+    vt_stage_recs_free(r, n);
+    if (rc) {
+        vt_store_rollback(lib->store);
+        vt_video_rec_release(&v);
+        return rc == VT_ESTATE ? rc : vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    }
+    vt_video_rec_release(&v);
+    return vt_process(lib, id);
+}
+
+int vt_resume(struct vt_library *lib, int *n_videos)
+{
+    char **ids;
+    size_t n;
+    int rc = vt_store_unfinished(lib->store, &ids, &n);
+
+    *n_videos = 0;
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    for (size_t i = 0; i < n; i++) {
+        if (!rc) {
+            rc = vt_process(lib, ids[i]);
+            if (!rc)
+                (*n_videos)++;
+        }
+        free(ids[i]);
+    }
+    free(ids);
+    return rc;
+}

@@ -1,0 +1,267 @@
+/*
+ * Shot boundaries from per-frame features. Three detectors share one feature array:
+ *
+ *  - fades through black: a run of black frames inside the video is one boundary, in
+ *    the middle of the run (like PySceneDetect's ThresholdDetector), and the fade-out
+ *    and fade-in around it belong to no shot's stable part;
+ *  - dissolves: twin comparison (Zhang et al. 1993). A run of moderately raised frame
+ *    differences whose accumulated difference is large is a gradual transition when
+ *    the net change across it (the long-range difference) is most of the accumulated
+ *    one; noise and motion accumulate differences without a net change;
+ *  - hard cuts: a spike of the frame difference well above the local baseline on
+ *    both sides, or, for a slide change on the same background where few pixels
+ *    change, a spike of the fraction of strongly changed pixels over a quiet baseline.
+ *
+ * Thresholds are relative to local baselines so that noisy or moving shots do not
+ * produce cuts. Every pass is linear in the number of frames.
+ */
+#include "shotdetect.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define BASE_WIN     8    /* analysed frames on each side for local baselines */
+#define MIN_SHOT_S   0.25 /* boundaries closer than this are one boundary */
+#define MAX_FADE_S   3.0  /* a fade-out or fade-in longer than this is not followed */
+#define MAX_DISS_S   3.0  /* longest dissolve looked for */
+#define BLACK_MEAN   24.0
+#define BLACK_STDDEV 10.0
+
+struct bound {
+    size_t at;        /* first analysed frame of the new shot */
+    size_t span0, span1; /* transition frames [span0, span1] */
+    enum vt_sd_kind kind;
+};
+
+struct bounds {
+    struct bound *v;
+    size_t n, cap;
+};
+
+static void add_bound(struct bounds *b, size_t at, size_t s0, size_t s1, enum vt_sd_kind kind)
+{
+    vt_grow((void **)&b->v, &b->cap, b->n + 1, sizeof(*b->v));
+    b->v[b->n].at = at;
+    b->v[b->n].span0 = s0;
+    b->v[b->n].span1 = s1;
+    b->v[b->n].kind = kind;
+    b->n++;
+}
+
+int vt_sd_is_black(const struct vt_sd_feat *f)
+{
+    return f->mean < BLACK_MEAN && f->stddev < BLACK_STDDEV;
+}
+
+/* Mean of d1 (or changed) over [a, b), from prefix sums; 0 when empty. */
+static double win_mean(const double *pre, size_t a, size_t b)
+{
+    return b > a ? (pre[b] - pre[a]) / (double)(b - a) : 0;
+}
+
+static void find_fades(const struct vt_sd_feat *f, size_t n, uint8_t *mask, struct bounds *b)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        size_t s, e, s0, e1;
+
+        if (!vt_sd_is_black(&f[i])) {
+            i++;
+            continue;
+        }
+        s = i;
+        while (i + 1 < n && vt_sd_is_black(&f[i + 1]))
+            i++;
+        e = i;
+        i++;
+        /* follow the fade-out back and the fade-in forward while the luma moves */
+        s0 = s;
+        while (s0 > 0 && f[s0 - 1].mean > f[s0].mean + 0.2 && f[s].t_s - f[s0 - 1].t_s <= MAX_FADE_S)
+            s0--;
+        e1 = e;
+        while (e1 + 1 < n && f[e1 + 1].mean > f[e1].mean + 0.2 &&
+               f[e1 + 1].t_s - f[e].t_s <= MAX_FADE_S)
+            e1++;
+        for (size_t k = s0; k <= e1; k++)
+            mask[k] = 1;
+        /* black at the very start or end opens or closes the video: no boundary */
+        if (s == 0 || e == n - 1)
+            continue;
+        add_bound(b, s + (e - s + 1) / 2, s0, e1, VT_SD_FADE);
+    }
+}
+
+static void find_dissolves(const struct vt_sd_feat *f, size_t n, const double *pd1, uint8_t *mask,
+                           struct bounds *b)
+{
+    size_t i = 1;
+
+    while (i < n) {
+        double pre = win_mean(pd1, i > BASE_WIN ? i - BASE_WIN : 0, i);
+        double tl = fmax(0.35, 2.0 * pre + 0.2), acc = 0, net = 0;
+        size_t s = i, e = i, dips = 0;
+
+        if (mask[i] || f[i].d1 <= tl) {
+            i++;
+            continue;
+        }
+        while (e + 1 < n && !mask[e + 1] && f[e + 1].t_s - f[s].t_s <= MAX_DISS_S) {
+            if (f[e + 1].d1 > tl) {
+                dips = 0;
+            } else if (++dips > 1) {
+                break;
+            }
+            e++;
+        }
+        e -= dips;
+        for (size_t k = s; k <= e; k++)
+            acc += f[k].d1;
+        /* net change: frames after the run compared with frames before it */
+        for (size_t k = e; k < n && f[k].t_s <= f[s - 1].t_s + VT_SD_LAG_S + 1e-6; k++)
+            net = fmax(net, f[k].dlong);
+        if (e - s + 1 >= 3 && f[e].t_s - f[s].t_s <= MAX_DISS_S && acc >= 8 &&
+            net >= fmax(6, 0.45 * acc)) {
+            size_t at = s;
+            double mid = (f[s].t_s + f[e].t_s) / 2;
+
+            while (at < e && f[at].t_s < mid)
+                at++;
+            for (size_t k = s - 1; k <= e; k++)
+                mask[k] = 1;
+            add_bound(b, at, s - 1, e, VT_SD_DISSOLVE);
+        }
+        i = e + 1;
+    }
+}
+
+static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, const double *pch,
+                      const uint8_t *mask, struct bounds *b)
+{
+    for (size_t i = 1; i < n; i++) {
+        size_t a0 = i > BASE_WIN ? i - BASE_WIN : 0, b1 = i + 1 + BASE_WIN < n ? i + 1 + BASE_WIN : n;
+        double base = fmax(win_mean(pd1, a0, i), win_mean(pd1, i + 1, b1));
+        double cbase = fmax(win_mean(pch, a0, i), win_mean(pch, i + 1, b1));
+        double d = f[i].d1;
+        int peak = 1, hard, soft;
+
+        if (mask[i])
+            continue;
+        /* the strongest frame of a neighbourhood carries the cut */
+        for (size_t k = i > 2 ? i - 2 : 0; k <= i + 2 && k < n; k++)
+            if (k != i && (f[k].d1 > d || (f[k].d1 == d && k < i)))
+                peak = 0;
+        if (!peak)
+            continue;
+        hard = d >= 6 && d >= 2.0 * base + 3;
+        soft = f[i].changed >= 0.004 && f[i].changed >= 4 * cbase + 0.002 && d >= 2.0 * base + 0.25;
+        if (hard || soft)
+            add_bound(b, i, i - 1, i, VT_SD_CUT);
+    }
+}
+
+static int by_at(const void *a, const void *b)
+{
+    const struct bound *x = a, *y = b;
+
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static void choose_frame(const struct vt_sd_feat *f, struct vt_sd_shot *s, const size_t *last_key)
+{
+    size_t a = s->stable_first, z = s->stable_last, best = a;
+    double maxs = 0, minstab = INFINITY;
+
+    for (size_t j = a; j <= z; j++) {
+        double st = (j > s->first ? f[j].d1 : 0) + (j < s->last ? f[j + 1].d1 : 0);
+
+        maxs = fmax(maxs, f[j].sharpness);
+        minstab = fmin(minstab, st);
+    }
+    /* among the sharp and still frames, the one cheapest to decode again (closest
+     * after a keyframe): pass 2 seeks to the keyframe and decodes up to it */
+    for (size_t j = a, best_cost = SIZE_MAX; j <= z; j++) {
+        double st = (j > s->first ? f[j].d1 : 0) + (j < s->last ? f[j + 1].d1 : 0);
+        size_t cost = j - last_key[j];
+
+        if (f[j].sharpness < 0.9 * maxs || st > 2 * minstab + 1.0)
+            continue;
+        if (cost < best_cost || (cost == best_cost && f[j].sharpness > f[best].sharpness)) {
+            best_cost = cost;
+            best = j;
+        }
+    }
+    s->chosen = best;
+}
+
+size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **out)
+{
+    struct bounds b = {0};
+    uint8_t *mask = NULL;
+    double *pd1 = NULL, *pch = NULL;
+    size_t *last_key = NULL, n_shots = 0, kept = 0;
+    struct vt_sd_shot *shots = NULL;
+
+    *out = NULL;
+    if (n == 0)
+        goto out;
+    mask = vt_xcalloc(n, 1);
+    pd1 = vt_xmalloc((n + 1) * sizeof(*pd1));
+    pch = vt_xmalloc((n + 1) * sizeof(*pch));
+    last_key = vt_xmalloc(n * sizeof(*last_key));
+    pd1[0] = pch[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        pd1[i + 1] = pd1[i] + f[i].d1;
+        pch[i + 1] = pch[i] + f[i].changed;
+        last_key[i] = f[i].key || i == 0 ? i : last_key[i - 1];
+    }
+    find_fades(f, n, mask, &b);
+    find_dissolves(f, n, pd1, mask, &b);
+    find_cuts(f, n, pd1, pch, mask, &b);
+    qsort(b.v, b.n, sizeof(*b.v), by_at);
+    /* drop boundaries too close to the previous one (or to the start) */
+    for (size_t i = 0; i < b.n; i++) {
+        double prev_t = kept ? f[b.v[kept - 1].at].t_s : f[0].t_s;
+
+        if (b.v[i].at == 0 || f[b.v[i].at].t_s - prev_t < MIN_SHOT_S)
+            continue;
+        b.v[kept++] = b.v[i];
+    }
+    n_shots = kept + 1;
+    shots = vt_xcalloc(n_shots, sizeof(*shots));
+    for (size_t k = 0; k < n_shots; k++) {
+        struct vt_sd_shot *s = &shots[k];
+
+        s->first = k ? b.v[k - 1].at : 0;
+        s->last = k + 1 < n_shots ? b.v[k].at - 1 : n - 1;
+        s->kind = k ? b.v[k - 1].kind : VT_SD_START;
+        s->stable_first = s->first;
+        s->stable_last = s->last;
+        if (k && b.v[k - 1].span1 + 1 > s->stable_first)
+            s->stable_first = b.v[k - 1].span1 + 1;
+        if (k + 1 < n_shots && b.v[k].span0 > 0 && b.v[k].span0 - 1 < s->stable_last)
+            s->stable_last = b.v[k].span0 - 1;
+        /* frames in a fade at the very start or end are not stable either */
+        while (s->stable_first < s->stable_last && mask[s->stable_first] && k == 0)
+            s->stable_first++;
+        while (s->stable_last > s->stable_first && mask[s->stable_last] && k + 1 == n_shots)
+            s->stable_last--;
+        if (s->stable_first > s->stable_last || s->stable_first < s->first ||
+            s->stable_last > s->last) {
+            s->stable_first = s->first;
+            s->stable_last = s->last;
+        }
+        choose_frame(f, s, last_key);
+    }
+    *out = shots;
+out:
+    free(b.v);
+    free(mask);
+    free(pd1);
+    free(pch);
+    free(last_key);
+    return n_shots;
+}

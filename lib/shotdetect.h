@@ -1,0 +1,50 @@
+/*
+ * Shot boundary detection on a sequence of per-frame features, with no FFmpeg in
+ * sight: keyframe.c measures the features while decoding, this module decides where
+ * shots begin and which frame of each shot to keep. Pure functions on arrays, so the
+ * unit tests drive them with synthetic sequences (a cut, a fade, a dissolve, noise).
+ */
+#ifndef VT_SHOTDETECT_H
+#define VT_SHOTDETECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Features of one analysed frame; diffs are on a small grey thumbnail, 0..255 scale. */
+struct vt_sd_feat {
+    double t_s;      /* presentation time relative to the file's start */
+    float mean;      /* mean luma */
+    float stddev;    /* luma standard deviation */
+    float sharpness; /* variance of the Laplacian */
+    float d1;        /* mean abs difference with the previous analysed frame */
+    float changed;   /* fraction of pixels that changed a lot since the previous frame */
+    float dlong;     /* mean abs difference with the frame about VT_SD_LAG_S earlier */
+    uint8_t key;     /* a keyframe (random access point): cheap to seek to */
+};
+
+/* Lag of the long-range difference; gradual transitions up to this long are found. */
+#define VT_SD_LAG_S 1.0
+
+enum vt_sd_kind { VT_SD_START, VT_SD_CUT, VT_SD_FADE, VT_SD_DISSOLVE };
+
+/*
+ * A shot: analysed frames [first, last]. Transitions belong to no shot's stable part:
+ * [stable_first, stable_last] excludes them. kind says how the shot began.
+ */
+struct vt_sd_shot {
+    size_t first, last;
+    size_t stable_first, stable_last;
+    enum vt_sd_kind kind;
+    size_t chosen; /* the analysed frame to keep */
+};
+
+/*
+ * Split the n features into shots. Returns the number of shots (>= 1 when n >= 1)
+ * and a caller-freed array in *shots.
+ */
+size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **shots);
+
+/* True when a frame with these features is black (part of a fade through black). */
+int vt_sd_is_black(const struct vt_sd_feat *f);
+
+#endif

@@ -1,0 +1,270 @@
+/*
+ * The stages' glue: for each stage, how it gets its inputs from the library,
+ * runs the algorithm (media.c, keyframe.c, ocr.c) and stores its outputs.
+ * Which stage follows which is the pipeline's business (pipeline.c), not theirs.
+ */
+#include <dirent.h>
+#include <libavformat/avformat.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "keyframe.h"
+#include "library.h"
+#include "media.h"
+#include "ocr.h"
+#include "util.h"
+
+/* ---- fetch: register a local file, learn its metadata ---- */
+
+struct fetch_result {
+    struct vt_video_rec v; /* fields borrowed from probe / video */
+    struct vt_probe probe;
+};
+
+static int fetch_run(struct vt_stage_ctx *c)
+{
+    struct fetch_result *r = vt_xcalloc(1, sizeof(*r));
+    const struct vt_video_rec *v = c->video;
+    struct stat st;
+    double measured;
+    int rc;
+
+    c->result = r;
+    unsigned ver = avformat_version();
+
+    snprintf(c->model, sizeof(c->model), "local file, libavformat %u.%u.%u", ver >> 16,
+             (ver >> 8) & 0xff, ver & 0xff);
+    if (!v->source_path || stat(v->source_path, &st))
+        return vt_err(c->err, sizeof(c->err), VT_ENOTFOUND, "'%s': media file is gone",
+                      v->source_path ? v->source_path : "");
+    rc = vt_media_probe(v->source_path, &r->probe, c->err, sizeof(c->err));
+    if (rc)
+        return rc;
+    rc = vt_media_measure_duration(v->source_path, &measured, c->err, sizeof(c->err));
+    if (rc)
+        return rc;
+    r->v = *v;
+    if (r->probe.title)
+        r->v.title = r->probe.title;
+    r->v.language = r->probe.language;
+    r->v.container = r->probe.format;
+    r->v.duration_s = measured > 0 ? measured : r->probe.duration_s;
+    r->v.width = r->probe.width;
+    r->v.height = r->probe.height;
+    r->v.rotation = r->probe.rotation;
+    r->v.fps = r->probe.fps;
+    r->v.has_video = r->probe.has_video;
+    r->v.has_audio = r->probe.has_audio;
+    r->v.size_bytes = st.st_size;
+    return 0;
+}
+
+static int fetch_save(struct vt_stage_ctx *c)
+{
+    struct fetch_result *r = c->result;
+    int rc = vt_store_video_update_meta(c->lib->store, &r->v);
+
+    if (!rc)
+        rc = vt_store_chapters_replace(c->lib->store, c->video->id, r->probe.chapters,
+                                       r->probe.n_chapters, "container");
+    return rc;
+}
+
+static void fetch_release(struct vt_stage_ctx *c)
+{
+    struct fetch_result *r = c->result;
+
+    if (!r)
+        return;
+    vt_probe_release(&r->probe);
+    free(r);
+    c->result = NULL;
+}
+
+const struct vt_stage_def vt_stage_fetch = {
+    .name = "fetch",
+    .run = fetch_run,
+    .save = fetch_save,
+    .release = fetch_release,
+};
+
+/* ---- keyframe ---- */
+
+struct keyframe_result {
+    struct vt_kf_result kf;
+    char *rel_dir; /* frames/<id>/<run>, relative to the library */
+    char *abs_dir;
+    int saved;
+};
+
+static int keyframe_run(struct vt_stage_ctx *c)
+{
+    struct keyframe_result *r = vt_xcalloc(1, sizeof(*r));
+    char *video_dir;
+    int rc;
+
+    c->result = r;
+    snprintf(c->model, sizeof(c->model), "vidtheque-shots");
+    if (!c->video->has_video)
+        return vt_err(c->err, sizeof(c->err), VT_SKIP, "no video stream");
+    /* each run writes into its own folder: committed frames are never overwritten */
+    r->rel_dir = vt_xasprintf("frames/%s/r%lx%lx", c->video->id, (unsigned long)vt_wall_s(),
+                              (unsigned long)getpid());
+    r->abs_dir = vt_xasprintf("%s/%s", c->lib->dir, r->rel_dir);
+    video_dir = vt_xasprintf("%s/frames/%s", c->lib->dir, c->video->id);
+    rc = vt_mkdir_p(video_dir, c->err, sizeof(c->err));
+    free(video_dir);
+    if (!rc)
+        rc = vt_mkdir_p(r->abs_dir, c->err, sizeof(c->err));
+    if (rc)
+        return rc;
+    rc = vt_keyframe_run(c->video->source_path, r->abs_dir, &r->kf, vt_stage_progress, c, c->err,
+                         sizeof(c->err));
+    if (r->kf.model[0])
+        snprintf(c->model, sizeof(c->model), "%s", r->kf.model);
+    return rc;
+}
+
+static int keyframe_save(struct vt_stage_ctx *c)
+{
+    struct keyframe_result *r = c->result;
+    int rc = vt_store_keyframes_replace(c->lib->store, c->video->id, &r->kf, r->rel_dir);
+
+    r->saved = !rc;
+    return rc;
+}
+
+static int keyframe_clear(struct vt_stage_ctx *c)
+{
+    return vt_store_keyframes_clear(c->lib->store, c->video->id);
+}
+
+/* Remove the folders of earlier runs, now that this run's frames are committed. */
+static void keyframe_after_commit(struct vt_stage_ctx *c)
+{
+    struct keyframe_result *r = c->result;
+    char *video_dir = vt_xasprintf("%s/frames/%s", c->lib->dir, c->video->id);
+    const char *mine = strrchr(r->rel_dir, '/') + 1;
+    DIR *d = opendir(video_dir);
+    struct dirent *e;
+
+    while (d && (e = readdir(d))) {
+        char *p;
+
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, mine))
+            continue;
+        p = vt_xasprintf("%s/%s", video_dir, e->d_name);
+        vt_rm_rf(p);
+        free(p);
+    }
+    if (d)
+        closedir(d);
+    free(video_dir);
+}
+
+static void keyframe_release(struct vt_stage_ctx *c)
+{
+    struct keyframe_result *r = c->result;
+
+    if (!r)
+        return;
+    if (!r->saved && r->abs_dir)
+        vt_rm_rf(r->abs_dir);
+    vt_kf_result_release(&r->kf);
+    free(r->rel_dir);
+    free(r->abs_dir);
+    free(r);
+    c->result = NULL;
+}
+
+const struct vt_stage_def vt_stage_keyframe = {
+    .name = "keyframe",
+    .deps = {"fetch"},
+    .run = keyframe_run,
+    .save = keyframe_save,
+    .clear = keyframe_clear,
+    .after_commit = keyframe_after_commit,
+    .release = keyframe_release,
+};
+
+/* ---- ocr ---- */
+
+struct ocr_result {
+    int *frame_index;
+    struct vt_ocr_page *pages;
+    size_t n;
+};
+
+static int ocr_run(struct vt_stage_ctx *c)
+{
+    struct ocr_result *r = vt_xcalloc(1, sizeof(*r));
+    struct vt_store_frame *frames = NULL;
+    char **paths = NULL;
+    size_t n = 0;
+    int rc;
+
+    c->result = r;
+    snprintf(c->model, sizeof(c->model), "tesseract");
+    if (!c->lib->ocr) {
+        c->lib->ocr = vt_ocr_new(0, "eng", c->err, sizeof(c->err));
+        if (!c->lib->ocr)
+            return VT_ENOTFOUND;
+    }
+    snprintf(c->model, sizeof(c->model), "%s", vt_ocr_model(c->lib->ocr));
+    rc = vt_store_frames(c->lib->store, c->video->id, &frames, &n);
+    if (rc)
+        return vt_err(c->err, sizeof(c->err), rc, "%s", vt_store_errmsg(c->lib->store));
+    paths = vt_xcalloc(n, sizeof(*paths));
+    r->frame_index = vt_xcalloc(n, sizeof(*r->frame_index));
+    for (size_t i = 0; i < n; i++) {
+        if (!frames[i].path)
+            continue; /* skipped as a duplicate: no image, nothing to read */
+        paths[r->n] = vt_xasprintf("%s/%s", c->lib->dir, frames[i].path);
+        r->frame_index[r->n++] = frames[i].f.index;
+    }
+    r->pages = vt_xcalloc(r->n, sizeof(*r->pages));
+    rc = vt_ocr_run(c->lib->ocr, (const char *const *)paths, r->n, r->pages, vt_stage_progress, c,
+                    c->err, sizeof(c->err));
+    for (size_t i = 0; i < r->n; i++)
+        free(paths[i]);
+    free(paths);
+    vt_store_frames_free(frames, n);
+    return rc;
+}
+
+static int ocr_save(struct vt_stage_ctx *c)
+{
+    struct ocr_result *r = c->result;
+
+    return vt_store_ocr_replace(c->lib->store, c->video->id, r->frame_index, r->pages, r->n);
+}
+
+static int ocr_clear(struct vt_stage_ctx *c)
+{
+    return vt_store_ocr_clear(c->lib->store, c->video->id);
+}
+
+static void ocr_release(struct vt_stage_ctx *c)
+{
+    struct ocr_result *r = c->result;
+
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        vt_ocr_page_release(&r->pages[i]);
+    free(r->pages);
+    free(r->frame_index);
+    free(r);
+    c->result = NULL;
+}
+
+const struct vt_stage_def vt_stage_ocr = {
+    .name = "ocr",
+    .deps = {"keyframe"},
+    .run = ocr_run,
+    .save = ocr_save,
+    .clear = ocr_clear,
+    .release = ocr_release,
+};

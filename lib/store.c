@@ -1,0 +1,909 @@
+/*
+ * SQLite implementation of the store (see store.h): the only file that includes
+ * <sqlite3.h>. One database per library, in WAL mode, writers take the lock up
+ * front with BEGIN IMMEDIATE, and the schema moves forward through numbered
+ * migrations recorded in PRAGMA user_version.
+ */
+#include "store.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+struct vt_store {
+    sqlite3 *db;
+    char err[512];
+};
+
+/* Migration i takes the schema from version i to i+1. Never edit a shipped one. */
+static const char *const migrations[] = {
+    "CREATE TABLE videos ("
+    " id TEXT PRIMARY KEY,"
+    " content_key TEXT NOT NULL UNIQUE,"
+    " source_kind TEXT NOT NULL,"
+    " source_path TEXT,"
+    " title TEXT, channel TEXT, published TEXT, language TEXT, container TEXT,"
+    " duration_s REAL NOT NULL DEFAULT 0,"
+    " width INTEGER NOT NULL DEFAULT 0, height INTEGER NOT NULL DEFAULT 0,"
+    " rotation INTEGER NOT NULL DEFAULT 0, fps REAL NOT NULL DEFAULT 0,"
+    " has_video INTEGER NOT NULL DEFAULT 0, has_audio INTEGER NOT NULL DEFAULT 0,"
+    " size_bytes INTEGER NOT NULL DEFAULT 0,"
+    " index_state TEXT NOT NULL DEFAULT 'queued',"
+    " data_status TEXT NOT NULL DEFAULT 'missing',"
+    " created_at REAL NOT NULL, indexed_at REAL NOT NULL DEFAULT 0,"
+    " seq INTEGER NOT NULL"
+    ");"
+    "CREATE TABLE stages ("
+    " video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " name TEXT NOT NULL, ord INTEGER NOT NULL,"
+    " state TEXT NOT NULL, model TEXT, error TEXT, owner TEXT,"
+    " started_at REAL NOT NULL DEFAULT 0, took_s REAL NOT NULL DEFAULT 0,"
+    " attempts INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY (video_id, name)) WITHOUT ROWID;"
+    "CREATE TABLE chapters ("
+    " video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " idx INTEGER NOT NULL, start_s REAL NOT NULL, end_s REAL NOT NULL,"
+    " title TEXT, source TEXT NOT NULL,"
+    " PRIMARY KEY (video_id, idx)) WITHOUT ROWID;"
+    "CREATE TABLE shots ("
+    " video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " idx INTEGER NOT NULL, start_s REAL NOT NULL, end_s REAL NOT NULL,"
+    " captured INTEGER NOT NULL, kept INTEGER NOT NULL,"
+    " PRIMARY KEY (video_id, idx)) WITHOUT ROWID;"
+    "CREATE TABLE frames ("
+    " video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " idx INTEGER NOT NULL, t_s REAL NOT NULL, frame_no INTEGER NOT NULL,"
+    " shot INTEGER NOT NULL, duplicate_of INTEGER, sharpness REAL NOT NULL,"
+    " bytes INTEGER NOT NULL, path TEXT, width INTEGER NOT NULL, height INTEGER NOT NULL,"
+    " phash INTEGER NOT NULL,"
+    " PRIMARY KEY (video_id, idx)) WITHOUT ROWID;"
+    "CREATE TABLE ocr_lines ("
+    " video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " frame_idx INTEGER NOT NULL, line_no INTEGER NOT NULL,"
+    " text TEXT NOT NULL, conf REAL NOT NULL,"
+    " x INTEGER NOT NULL, y INTEGER NOT NULL, w INTEGER NOT NULL, h INTEGER NOT NULL,"
+    " PRIMARY KEY (video_id, frame_idx, line_no)) WITHOUT ROWID;",
+};
+
+const char *vt_store_errmsg(const struct vt_store *s)
+{
+    return s->err;
+}
+
+/* Record the database's message for what failed and return VT_EIO. */
+static int fail(struct vt_store *s, const char *what)
+{
+    int code = sqlite3_errcode(s->db);
+
+    snprintf(s->err, sizeof(s->err), "database: %s: %s", what, sqlite3_errmsg(s->db));
+    return code == SQLITE_BUSY || code == SQLITE_LOCKED ? VT_EBUSY : VT_EIO;
+}
+
+static int exec(struct vt_store *s, const char *sql)
+{
+    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return fail(s, sql);
+    return 0;
+}
+
+static int prepare(struct vt_store *s, const char *sql, sqlite3_stmt **st)
+{
+    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
+        *st = NULL;
+        return fail(s, "prepare");
+    }
+    return 0;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static char *col_dup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+
+    return t ? vt_xstrdup((const char *)t) : NULL;
+}
+
+/* Run a statement that returns no rows; finalizes it. */
+static int step_done(struct vt_store *s, sqlite3_stmt *st, const char *what)
+{
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, what);
+
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int migrate(struct vt_store *s)
+{
+    sqlite3_stmt *st;
+    int version = 0, rc;
+
+    rc = prepare(s, "PRAGMA user_version", &st);
+    if (rc)
+        return rc;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (version > (int)VT_ARRAY_LEN(migrations)) {
+        snprintf(s->err, sizeof(s->err),
+                 "database: schema version %d is newer than this program (%d)", version,
+                 (int)VT_ARRAY_LEN(migrations));
+        return VT_ESTATE;
+    }
+    if (version == (int)VT_ARRAY_LEN(migrations))
+        return 0;
+    rc = vt_store_begin(s);
+    if (rc)
+        return rc;
+    /* re-read under the write lock: another process may have migrated meanwhile */
+    rc = prepare(s, "PRAGMA user_version", &st);
+    if (rc)
+        goto fail;
+    version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    for (int v = version; v < (int)VT_ARRAY_LEN(migrations); v++) {
+        char pragma[64];
+
+        rc = exec(s, migrations[v]);
+        if (rc)
+            goto fail;
+        snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", v + 1);
+        rc = exec(s, pragma);
+        if (rc)
+            goto fail;
+    }
+    return vt_store_commit(s);
+fail:
+    vt_store_rollback(s);
+    return rc;
+}
+
+int vt_store_open(const char *db_path, struct vt_store **out, char *err, size_t errlen)
+{
+    struct vt_store *s = vt_xcalloc(1, sizeof(*s));
+    int rc;
+
+    *out = NULL;
+    if (sqlite3_open_v2(db_path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                           SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+                        NULL) != SQLITE_OK) {
+        rc = vt_err(err, errlen, VT_EIO, "'%s': cannot open database: %s", db_path,
+                    s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        goto fail;
+    }
+    sqlite3_busy_timeout(s->db, 10000);
+    sqlite3_extended_result_codes(s->db, 0);
+    rc = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+    if (!rc)
+        rc = migrate(s);
+    if (rc) {
+        vt_err(err, errlen, rc, "'%s': %s", db_path, s->err);
+        goto fail;
+    }
+    *out = s;
+    return 0;
+fail:
+    vt_store_close(s);
+    return rc;
+}
+
+void vt_store_close(struct vt_store *s)
+{
+    if (!s)
+        return;
+    sqlite3_close(s->db);
+    free(s);
+}
+
+int vt_store_begin(struct vt_store *s)
+{
+    return exec(s, "BEGIN IMMEDIATE");
+}
+
+int vt_store_begin_read(struct vt_store *s)
+{
+    return exec(s, "BEGIN");
+}
+
+int vt_store_commit(struct vt_store *s)
+{
+    int rc = exec(s, "COMMIT");
+
+    if (rc)
+        vt_store_rollback(s);
+    return rc;
+}
+
+void vt_store_rollback(struct vt_store *s)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int vt_store_check(struct vt_store *s)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s, "PRAGMA integrity_check", &st);
+
+    if (rc)
+        return rc;
+    rc = VT_EIO;
+    if (sqlite3_step(st) == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(st, 0), "ok"))
+        rc = 0;
+    else
+        snprintf(s->err, sizeof(s->err), "database: integrity check failed");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ---- videos ---- */
+
+#define VIDEO_COLS                                                                                 \
+    "id, content_key, source_kind, source_path, title, channel, published, language, container, "  \
+    "duration_s, width, height, rotation, fps, has_video, has_audio, size_bytes, index_state, "     \
+    "data_status, created_at, indexed_at"
+
+static void video_from_row(sqlite3_stmt *st, struct vt_video_rec *v)
+{
+    memset(v, 0, sizeof(*v));
+    snprintf(v->id, sizeof(v->id), "%s", (const char *)sqlite3_column_text(st, 0));
+    v->content_key = col_dup(st, 1);
+    v->source_kind = col_dup(st, 2);
+    v->source_path = col_dup(st, 3);
+    v->title = col_dup(st, 4);
+    v->channel = col_dup(st, 5);
+    v->published = col_dup(st, 6);
+    v->language = col_dup(st, 7);
+    v->container = col_dup(st, 8);
+    v->duration_s = sqlite3_column_double(st, 9);
+    v->width = sqlite3_column_int(st, 10);
+    v->height = sqlite3_column_int(st, 11);
+    v->rotation = sqlite3_column_int(st, 12);
+    v->fps = sqlite3_column_double(st, 13);
+    v->has_video = sqlite3_column_int(st, 14);
+    v->has_audio = sqlite3_column_int(st, 15);
+    v->size_bytes = sqlite3_column_int64(st, 16);
+    v->index_state = col_dup(st, 17);
+    v->data_status = col_dup(st, 18);
+    v->created_at = sqlite3_column_double(st, 19);
+    v->indexed_at = sqlite3_column_double(st, 20);
+}
+
+void vt_video_rec_release(struct vt_video_rec *v)
+{
+    if (!v)
+        return;
+    free(v->content_key);
+    free(v->source_kind);
+    free(v->source_path);
+    free(v->title);
+    free(v->channel);
+    free(v->published);
+    free(v->language);
+    free(v->container);
+    free(v->index_state);
+    free(v->data_status);
+    memset(v, 0, sizeof(*v));
+}
+
+int vt_store_video_get(struct vt_store *s, const char *id, struct vt_video_rec *v)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s, "SELECT " VIDEO_COLS " FROM videos WHERE id = ?", &st);
+
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        video_from_row(st, v);
+        rc = 0;
+    } else if (rc == SQLITE_DONE) {
+        snprintf(s->err, sizeof(s->err), "no video '%s'", id);
+        rc = VT_ENOTFOUND;
+    } else {
+        rc = fail(s, "read video");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int lookup_id(struct vt_store *s, const char *sql, const char *arg, char id[65])
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s, sql, &st);
+
+    if (rc)
+        return rc;
+    bind_text(st, 1, arg);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        if (id)
+            snprintf(id, 65, "%s", (const char *)sqlite3_column_text(st, 0));
+        rc = 0;
+    } else {
+        rc = rc == SQLITE_DONE ? VT_ENOTFOUND : fail(s, "look up video");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int vt_store_video_find_key(struct vt_store *s, const char *content_key, char id[65])
+{
+    return lookup_id(s, "SELECT id FROM videos WHERE content_key = ?", content_key, id);
+}
+
+int vt_store_video_id_taken(struct vt_store *s, const char *id)
+{
+    int rc = lookup_id(s, "SELECT id FROM videos WHERE id = ?", id, NULL);
+
+    return rc == 0 ? 1 : rc == VT_ENOTFOUND ? 0 : rc;
+}
+
+int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s,
+                     "INSERT INTO videos (" VIDEO_COLS ", seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                     "?,?,?,?,?,?,?, (SELECT coalesce(max(seq),0)+1 FROM videos))",
+                     &st);
+
+    if (rc)
+        return rc;
+    bind_text(st, 1, v->id);
+    bind_text(st, 2, v->content_key);
+    bind_text(st, 3, v->source_kind);
+    bind_text(st, 4, v->source_path);
+    bind_text(st, 5, v->title);
+    bind_text(st, 6, v->channel);
+    bind_text(st, 7, v->published);
+    bind_text(st, 8, v->language);
+    bind_text(st, 9, v->container);
+    sqlite3_bind_double(st, 10, v->duration_s);
+    sqlite3_bind_int(st, 11, v->width);
+    sqlite3_bind_int(st, 12, v->height);
+    sqlite3_bind_int(st, 13, v->rotation);
+    sqlite3_bind_double(st, 14, v->fps);
+    sqlite3_bind_int(st, 15, v->has_video);
+    sqlite3_bind_int(st, 16, v->has_audio);
+    sqlite3_bind_int64(st, 17, v->size_bytes);
+    bind_text(st, 18, v->index_state ? v->index_state : "queued");
+    bind_text(st, 19, v->data_status ? v->data_status : "missing");
+    sqlite3_bind_double(st, 20, v->created_at);
+    sqlite3_bind_double(st, 21, v->indexed_at);
+    return step_done(s, st, "insert video");
+}
+
+int vt_store_video_update_meta(struct vt_store *s, const struct vt_video_rec *v)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s,
+                     "UPDATE videos SET title=?, channel=?, published=?, language=?, container=?,"
+                     " duration_s=?, width=?, height=?, rotation=?, fps=?, has_video=?,"
+                     " has_audio=?, size_bytes=? WHERE id=?",
+                     &st);
+
+    if (rc)
+        return rc;
+    bind_text(st, 1, v->title);
+    bind_text(st, 2, v->channel);
+    bind_text(st, 3, v->published);
+    bind_text(st, 4, v->language);
+    bind_text(st, 5, v->container);
+    sqlite3_bind_double(st, 6, v->duration_s);
+    sqlite3_bind_int(st, 7, v->width);
+    sqlite3_bind_int(st, 8, v->height);
+    sqlite3_bind_int(st, 9, v->rotation);
+    sqlite3_bind_double(st, 10, v->fps);
+    sqlite3_bind_int(st, 11, v->has_video);
+    sqlite3_bind_int(st, 12, v->has_audio);
+    sqlite3_bind_int64(st, 13, v->size_bytes);
+    bind_text(st, 14, v->id);
+    return step_done(s, st, "update video");
+}
+
+int vt_store_video_set_state(struct vt_store *s, const char *id, const char *index_state,
+                             const char *data_status, double indexed_at)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s, "UPDATE videos SET index_state=?, data_status=?, indexed_at=? WHERE id=?",
+                     &st);
+
+    if (rc)
+        return rc;
+    bind_text(st, 1, index_state);
+    bind_text(st, 2, data_status);
+    sqlite3_bind_double(st, 3, indexed_at);
+    bind_text(st, 4, id);
+    return step_done(s, st, "update video state");
+}
+
+int vt_store_video_delete(struct vt_store *s, const char *id)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s, "DELETE FROM videos WHERE id = ?", &st);
+
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    rc = step_done(s, st, "delete video");
+    if (!rc && sqlite3_changes(s->db) == 0) {
+        snprintf(s->err, sizeof(s->err), "no video '%s'", id);
+        rc = VT_ENOTFOUND;
+    }
+    return rc;
+}
+
+int vt_store_video_each(struct vt_store *s, int (*fn)(void *user, const struct vt_video_rec *v),
+                        void *user)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s, "SELECT " VIDEO_COLS " FROM videos ORDER BY seq", &st);
+
+    if (rc)
+        return rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct vt_video_rec v;
+        int stop;
+
+        video_from_row(st, &v);
+        stop = fn(user, &v);
+        vt_video_rec_release(&v);
+        if (stop)
+            break;
+    }
+    rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : fail(s, "list videos");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ---- stages ---- */
+
+int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **recs, size_t *n)
+{
+    sqlite3_stmt *st;
+    struct vt_stage_rec *r = NULL;
+    size_t cap = 0, len = 0;
+    int rc = prepare(s,
+                     "SELECT name, state, model, error, owner, started_at, took_s, attempts"
+                     " FROM stages WHERE video_id = ? ORDER BY ord",
+                     &st);
+
+    *recs = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct vt_stage_rec *x;
+
+        vt_grow((void **)&r, &cap, len + 1, sizeof(*r));
+        x = &r[len++];
+        memset(x, 0, sizeof(*x));
+        snprintf(x->name, sizeof(x->name), "%s", (const char *)sqlite3_column_text(st, 0));
+        snprintf(x->state, sizeof(x->state), "%s", (const char *)sqlite3_column_text(st, 1));
+        x->model = col_dup(st, 2);
+        x->error = col_dup(st, 3);
+        x->owner = col_dup(st, 4);
+        x->started_at = sqlite3_column_double(st, 5);
+        x->took_s = sqlite3_column_double(st, 6);
+        x->attempts = sqlite3_column_int(st, 7);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        vt_stage_recs_free(r, len);
+        return fail(s, "read stages");
+    }
+    *recs = r;
+    *n = len;
+    return 0;
+}
+
+void vt_stage_recs_free(struct vt_stage_rec *recs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(recs[i].model);
+        free(recs[i].error);
+        free(recs[i].owner);
+    }
+    free(recs);
+}
+
+int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage_rec *r)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s,
+                     "INSERT INTO stages (video_id, name, ord, state, model, error, owner,"
+                     " started_at, took_s, attempts) VALUES (?1, ?2,"
+                     " (SELECT count(*) FROM stages WHERE video_id = ?1), ?3, ?4, ?5, ?6, ?7, ?8,"
+                     " ?9) ON CONFLICT (video_id, name) DO UPDATE SET state=?3, model=?4,"
+                     " error=?5, owner=?6, started_at=?7, took_s=?8, attempts=?9",
+                     &st);
+
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    bind_text(st, 2, r->name);
+    bind_text(st, 3, r->state);
+    bind_text(st, 4, r->model);
+    bind_text(st, 5, r->error);
+    bind_text(st, 6, r->owner);
+    sqlite3_bind_double(st, 7, r->started_at);
+    sqlite3_bind_double(st, 8, r->took_s);
+    sqlite3_bind_int(st, 9, r->attempts);
+    return step_done(s, st, "record stage");
+}
+
+int vt_store_unfinished(struct vt_store *s, char ***ids, size_t *n)
+{
+    sqlite3_stmt *st;
+    char **v = NULL;
+    size_t cap = 0, len = 0;
+    int rc = prepare(s,
+                     "SELECT id FROM videos WHERE id IN (SELECT video_id FROM stages WHERE state"
+                     " IN ('queued','running')) OR index_state IN ('queued','processing')"
+                     " ORDER BY seq",
+                     &st);
+
+    *ids = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
+        v[len++] = col_dup(st, 0);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        for (size_t i = 0; i < len; i++)
+            free(v[i]);
+        free(v);
+        return fail(s, "list unfinished videos");
+    }
+    *ids = v;
+    *n = len;
+    return 0;
+}
+
+/* ---- chapters ---- */
+
+static int delete_where_video(struct vt_store *s, const char *table, const char *id)
+{
+    sqlite3_stmt *st;
+    char sql[96];
+    int rc;
+
+    snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE video_id = ?", table);
+    rc = prepare(s, sql, &st);
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    return step_done(s, st, sql);
+}
+
+int vt_store_chapters_replace(struct vt_store *s, const char *id, const struct vt_chapter *c,
+                              size_t n, const char *source)
+{
+    sqlite3_stmt *st;
+    int rc = delete_where_video(s, "chapters", id);
+
+    if (rc)
+        return rc;
+    rc = prepare(s,
+                 "INSERT INTO chapters (video_id, idx, start_s, end_s, title, source)"
+                 " VALUES (?,?,?,?,?,?)",
+                 &st);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n && !rc; i++) {
+        bind_text(st, 1, id);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+        sqlite3_bind_double(st, 3, c[i].start_s);
+        sqlite3_bind_double(st, 4, c[i].end_s);
+        bind_text(st, 5, c[i].title);
+        bind_text(st, 6, source);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = fail(s, "insert chapter");
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int vt_store_chapters(struct vt_store *s, const char *id, struct vt_store_chapter **out, size_t *n)
+{
+    sqlite3_stmt *st;
+    struct vt_store_chapter *c = NULL;
+    size_t cap = 0, len = 0;
+    int rc = prepare(s,
+                     "SELECT start_s, end_s, title, source FROM chapters WHERE video_id = ?"
+                     " ORDER BY idx",
+                     &st);
+
+    *out = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        vt_grow((void **)&c, &cap, len + 1, sizeof(*c));
+        c[len].start_s = sqlite3_column_double(st, 0);
+        c[len].end_s = sqlite3_column_double(st, 1);
+        c[len].title = col_dup(st, 2);
+        c[len].source = col_dup(st, 3);
+        len++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        vt_store_chapters_free(c, len);
+        return fail(s, "read chapters");
+    }
+    *out = c;
+    *n = len;
+    return 0;
+}
+
+void vt_store_chapters_free(struct vt_store_chapter *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(c[i].title);
+        free(c[i].source);
+    }
+    free(c);
+}
+
+/* ---- shots, frames, OCR ---- */
+
+int vt_store_keyframes_clear(struct vt_store *s, const char *id)
+{
+    int rc = delete_where_video(s, "ocr_lines", id);
+
+    if (!rc)
+        rc = delete_where_video(s, "frames", id);
+    if (!rc)
+        rc = delete_where_video(s, "shots", id);
+    return rc;
+}
+
+int vt_store_keyframes_replace(struct vt_store *s, const char *id, const struct vt_kf_result *r,
+                               const char *frames_rel_dir)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = vt_store_keyframes_clear(s, id);
+
+    if (rc)
+        return rc;
+    rc = prepare(s,
+                 "INSERT INTO shots (video_id, idx, start_s, end_s, captured, kept)"
+                 " VALUES (?,?,?,?,?,?)",
+                 &st);
+    for (size_t i = 0; i < r->n_shots && !rc; i++) {
+        const struct vt_kf_shot *x = &r->shots[i];
+
+        bind_text(st, 1, id);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+        sqlite3_bind_double(st, 3, x->start_s);
+        sqlite3_bind_double(st, 4, x->end_s);
+        sqlite3_bind_int(st, 5, x->captured);
+        sqlite3_bind_int(st, 6, x->kept);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = fail(s, "insert shot");
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    if (rc)
+        return rc;
+    rc = prepare(s,
+                 "INSERT INTO frames (video_id, idx, t_s, frame_no, shot, duplicate_of, sharpness,"
+                 " bytes, path, width, height, phash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                 &st);
+    for (size_t i = 0; i < r->n_frames && !rc; i++) {
+        const struct vt_kf_frame *f = &r->frames[i];
+
+        bind_text(st, 1, id);
+        sqlite3_bind_int(st, 2, f->index);
+        sqlite3_bind_double(st, 3, f->t_s);
+        sqlite3_bind_int64(st, 4, f->frame_no);
+        sqlite3_bind_int(st, 5, f->shot);
+        if (f->duplicate_of >= 0)
+            sqlite3_bind_int(st, 6, f->duplicate_of);
+        else
+            sqlite3_bind_null(st, 6);
+        sqlite3_bind_double(st, 7, f->sharpness);
+        sqlite3_bind_int64(st, 8, f->bytes);
+        if (f->file[0]) {
+            char *p = vt_xasprintf("%s/%s", frames_rel_dir, f->file);
+
+            bind_text(st, 9, p);
+            free(p);
+        } else {
+            sqlite3_bind_null(st, 9);
+        }
+        sqlite3_bind_int(st, 10, f->width);
+        sqlite3_bind_int(st, 11, f->height);
+        sqlite3_bind_int64(st, 12, (sqlite3_int64)f->phash);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = fail(s, "insert frame");
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int vt_store_shots(struct vt_store *s, const char *id, struct vt_kf_shot **out, size_t *n)
+{
+    sqlite3_stmt *st;
+    struct vt_kf_shot *v = NULL;
+    size_t cap = 0, len = 0;
+    int rc = prepare(s,
+                     "SELECT start_s, end_s, captured, kept FROM shots WHERE video_id = ?"
+                     " ORDER BY idx",
+                     &st);
+
+    *out = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
+        v[len].start_s = sqlite3_column_double(st, 0);
+        v[len].end_s = sqlite3_column_double(st, 1);
+        v[len].captured = sqlite3_column_int(st, 2);
+        v[len].kept = sqlite3_column_int(st, 3);
+        len++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        free(v);
+        return fail(s, "read shots");
+    }
+    *out = v;
+    *n = len;
+    return 0;
+}
+
+int vt_store_frames(struct vt_store *s, const char *id, struct vt_store_frame **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    struct vt_store_frame *v = NULL;
+    size_t cap = 0, len = 0;
+    int rc = prepare(s,
+                     "SELECT idx, t_s, frame_no, shot, duplicate_of, sharpness, bytes, path, width,"
+                     " height, phash FROM frames WHERE video_id = ? ORDER BY idx",
+                     &st);
+
+    *out = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct vt_store_frame *x;
+
+        vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
+        x = &v[len++];
+        memset(x, 0, sizeof(*x));
+        x->f.index = sqlite3_column_int(st, 0);
+        x->f.t_s = sqlite3_column_double(st, 1);
+        x->f.frame_no = sqlite3_column_int64(st, 2);
+        x->f.shot = sqlite3_column_int(st, 3);
+        x->f.duplicate_of =
+            sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
+        x->f.sharpness = sqlite3_column_double(st, 5);
+        x->f.bytes = sqlite3_column_int64(st, 6);
+        x->path = col_dup(st, 7);
+        x->f.width = sqlite3_column_int(st, 8);
+        x->f.height = sqlite3_column_int(st, 9);
+        x->f.phash = (uint64_t)sqlite3_column_int64(st, 10);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc != SQLITE_DONE) {
+        rc = fail(s, "read frames");
+        goto fail;
+    }
+    rc = prepare(s,
+                 "SELECT frame_idx, text, conf, x, y, w, h FROM ocr_lines WHERE video_id = ?"
+                 " ORDER BY frame_idx, line_no",
+                 &st);
+    if (rc)
+        goto fail;
+    bind_text(st, 1, id);
+    {
+        size_t fi = 0, lcap = 0;
+
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            int idx = sqlite3_column_int(st, 0);
+            struct vt_ocr_page *pg;
+            struct vt_ocr_line *ln;
+
+            while (fi < len && v[fi].f.index < idx) {
+                fi++;
+                lcap = 0;
+            }
+            if (fi == len || v[fi].f.index != idx)
+                continue; /* lines of a frame that no longer exists */
+            pg = &v[fi].ocr;
+            if (pg->n_lines == 0)
+                lcap = 0;
+            vt_grow((void **)&pg->lines, &lcap, pg->n_lines + 1, sizeof(*pg->lines));
+            ln = &pg->lines[pg->n_lines++];
+            ln->text = col_dup(st, 1);
+            if (!ln->text)
+                ln->text = vt_xstrdup("");
+            ln->conf = sqlite3_column_double(st, 2);
+            for (int k = 0; k < 4; k++)
+                ln->box[k] = sqlite3_column_int(st, 3 + k);
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        rc = fail(s, "read OCR lines");
+        goto fail;
+    }
+    *out = v;
+    *n = len;
+    return 0;
+fail:
+    vt_store_frames_free(v, len);
+    return rc;
+}
+
+void vt_store_frames_free(struct vt_store_frame *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(f[i].path);
+        for (size_t k = 0; k < f[i].ocr.n_lines; k++)
+            free(f[i].ocr.lines[k].text);
+        free(f[i].ocr.lines);
+    }
+    free(f);
+}
+
+int vt_store_ocr_clear(struct vt_store *s, const char *id)
+{
+    return delete_where_video(s, "ocr_lines", id);
+}
+
+int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_index,
+                         const struct vt_ocr_page *pages, size_t n)
+{
+    sqlite3_stmt *st;
+    int rc = vt_store_ocr_clear(s, id);
+
+    if (rc)
+        return rc;
+    rc = prepare(s,
+                 "INSERT INTO ocr_lines (video_id, frame_idx, line_no, text, conf, x, y, w, h)"
+                 " VALUES (?,?,?,?,?,?,?,?,?)",
+                 &st);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n && !rc; i++) {
+        for (size_t k = 0; k < pages[i].n_lines && !rc; k++) {
+            const struct vt_ocr_line *l = &pages[i].lines[k];
+
+            bind_text(st, 1, id);
+            sqlite3_bind_int(st, 2, frame_index[i]);
+            sqlite3_bind_int64(st, 3, (sqlite3_int64)k);
+            bind_text(st, 4, l->text);
+            sqlite3_bind_double(st, 5, l->conf);
+            for (int j = 0; j < 4; j++)
+                sqlite3_bind_int(st, 6 + j, l->box[j]);
+            if (sqlite3_step(st) != SQLITE_DONE)
+                rc = fail(s, "insert OCR line");
+            sqlite3_reset(st);
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}

@@ -1,0 +1,120 @@
+/*
+ * The store: the only module that speaks SQL. Everything the library keeps about
+ * videos (rows, stage provenance, shots, frames, OCR lines, chapters) goes in and
+ * out through these functions, as plain C structs. No sqlite3 type crosses this
+ * boundary, so that another backend (PostgreSQL, for a shared catalog) can stand
+ * behind the same interface.
+ *
+ * Writes happen between vt_store_begin (BEGIN IMMEDIATE) and vt_store_commit;
+ * a caller that fails in between calls vt_store_rollback. Readers need no
+ * transaction (WAL gives them a consistent snapshot per statement; the export
+ * wraps its reads in one read transaction).
+ */
+#ifndef VT_STORE_H
+#define VT_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "keyframe.h"
+#include "media.h"
+#include "ocr.h"
+
+#define VT_STORE_SCHEMA_VERSION 1
+
+struct vt_store;
+
+struct vt_video_rec {
+    char id[65];
+    char *content_key;   /* identifies the media content, for "added twice" */
+    char *source_kind;   /* "file" */
+    char *source_path;   /* absolute path of the media file */
+    char *title, *channel, *published, *language, *container;
+    char *index_state;   /* queued, processing, ready, failed */
+    char *data_status;   /* ok, partial, missing */
+    double duration_s;
+    double created_at, indexed_at; /* epoch seconds; 0 when not yet */
+    int width, height, rotation, has_video, has_audio;
+    double fps;
+    int64_t size_bytes;
+};
+
+struct vt_stage_rec {
+    char name[32];
+    char state[16]; /* queued, running, done, failed, skipped */
+    char *model;    /* NULL until it ran */
+    char *error;    /* error or skip reason, NULL when none */
+    char *owner;    /* "host:pid" of the process running it, NULL when not running */
+    double started_at, took_s;
+    int attempts;
+};
+
+struct vt_store_chapter {
+    double start_s, end_s;
+    char *title;
+    char *source;
+};
+
+struct vt_store_frame {
+    struct vt_kf_frame f;
+    char *path;              /* relative to the library directory, NULL when skipped */
+    struct vt_ocr_page ocr;  /* lines in reading order */
+};
+
+int vt_store_open(const char *db_path, struct vt_store **out, char *err, size_t errlen);
+void vt_store_close(struct vt_store *s);
+/* Message of the last failure on s; borrowed until the next call. */
+const char *vt_store_errmsg(const struct vt_store *s);
+
+int vt_store_begin(struct vt_store *s);      /* write transaction */
+int vt_store_begin_read(struct vt_store *s); /* read snapshot */
+int vt_store_commit(struct vt_store *s);
+void vt_store_rollback(struct vt_store *s);
+
+/* PRAGMA integrity_check: 0 when "ok". */
+int vt_store_check(struct vt_store *s);
+
+/* Videos. Strings in records are owned by the record (vt_video_rec_release). */
+int vt_store_video_get(struct vt_store *s, const char *id, struct vt_video_rec *v);
+int vt_store_video_find_key(struct vt_store *s, const char *content_key, char id[65]);
+int vt_store_video_id_taken(struct vt_store *s, const char *id);
+int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v);
+/* Update the metadata fields that the fetch stage learns (title, duration, ...). */
+int vt_store_video_update_meta(struct vt_store *s, const struct vt_video_rec *v);
+int vt_store_video_set_state(struct vt_store *s, const char *id, const char *index_state,
+                             const char *data_status, double indexed_at);
+int vt_store_video_delete(struct vt_store *s, const char *id);
+/* All videos, oldest first. fn returns non-zero to stop. */
+int vt_store_video_each(struct vt_store *s, int (*fn)(void *user, const struct vt_video_rec *v),
+                        void *user);
+void vt_video_rec_release(struct vt_video_rec *v);
+
+/* Stages of a video, in pipeline order of insertion. *recs is caller-freed with
+ * vt_stage_recs_free. */
+int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **recs, size_t *n);
+int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage_rec *r);
+void vt_stage_recs_free(struct vt_stage_rec *recs, size_t n);
+/* Ids of videos with a stage that is queued or running, oldest first. */
+int vt_store_unfinished(struct vt_store *s, char ***ids, size_t *n);
+
+/* Outputs. The *_replace functions delete what the stage wrote before. */
+int vt_store_chapters_replace(struct vt_store *s, const char *id, const struct vt_chapter *c,
+                              size_t n, const char *source);
+int vt_store_chapters(struct vt_store *s, const char *id, struct vt_store_chapter **out, size_t *n);
+void vt_store_chapters_free(struct vt_store_chapter *c, size_t n);
+
+/* Shots and frames of the keyframe stage; frame paths are relative to the library. */
+int vt_store_keyframes_replace(struct vt_store *s, const char *id, const struct vt_kf_result *r,
+                               const char *frames_rel_dir);
+int vt_store_keyframes_clear(struct vt_store *s, const char *id);
+int vt_store_shots(struct vt_store *s, const char *id, struct vt_kf_shot **out, size_t *n);
+/* Frames with their OCR lines. */
+int vt_store_frames(struct vt_store *s, const char *id, struct vt_store_frame **out, size_t *n);
+void vt_store_frames_free(struct vt_store_frame *f, size_t n);
+
+/* OCR lines for frames: pages[i] belongs to frame frame_index[i]. */
+int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_index,
+                         const struct vt_ocr_page *pages, size_t n);
+int vt_store_ocr_clear(struct vt_store *s, const char *id);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * Small helpers every module of the library uses: aborting allocation wrappers,
+ * a growable string buffer, bounded formatting, wall and monotonic clocks and the
+ * error-message convention (the innermost function that knows the cause writes
+ * the message into a caller-supplied buffer and returns a negative VT_E* code).
+ */
+#ifndef VT_UTIL_H
+#define VT_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vidtheque.h"
+
+#define VT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Allocation wrappers: abort with a message on out-of-memory, never return NULL. */
+void *vt_xmalloc(size_t n);
+void *vt_xcalloc(size_t nmemb, size_t size);
+void *vt_xrealloc(void *p, size_t n);
+char *vt_xstrdup(const char *s);
+char *vt_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Grow *p (holding *cap elements of size elem) so that it holds at least need. */
+void vt_grow(void **p, size_t *cap, size_t need, size_t elem);
+
+/* Growable NUL-terminated string. Zero-initialise, then append; vt_sb_release frees. */
+struct vt_sb {
+    char *buf;
+    size_t len, cap;
+};
+void vt_sb_add(struct vt_sb *sb, const char *s, size_t n);
+void vt_sb_adds(struct vt_sb *sb, const char *s);
+void vt_sb_addf(struct vt_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vt_sb_addc(struct vt_sb *sb, char c);
+char *vt_sb_detach(struct vt_sb *sb); /* caller frees; sb is reset */
+void vt_sb_release(struct vt_sb *sb);
+
+/* snprintf into err (if non-NULL) and return code. For `return vt_err(...)`. */
+int vt_err(char *err, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+double vt_monotonic_s(void);
+/* UTC time as "YYYY-MM-DDTHH:MM:SSZ" into buf (at least 21 bytes). */
+void vt_utc_iso(char *buf, size_t n, double epoch_s);
+double vt_wall_s(void);
+
+/* Strict number parsing: whole string must be a number in range; 0 on success. */
+int vt_parse_long(const char *s, long min, long max, long *out);
+
+/* Directory helpers. mkdir -p with mode 0755; remove a directory tree (no symlink following). */
+int vt_mkdir_p(const char *path, char *err, size_t errlen);
+int vt_rm_rf(const char *path);
+
+/* Write a file atomically: tmp file in the same directory, then rename. */
+int vt_write_file_atomic(const char *path, const void *data, size_t n, char *err, size_t errlen);
+
+/* 64-bit FNV-1a, used for content keys. */
+uint64_t vt_fnv1a64(uint64_t h, const void *data, size_t n);
+#define VT_FNV64_INIT 0xcbf29ce484222325ULL
+
+/* Encode 64 bits as 11 URL-safe base64 characters (+NUL). */
+void vt_id_encode(uint64_t v, char out[12]);
+/* True if s is a valid video id: 1..64 chars of [A-Za-z0-9_-]. */
+int vt_id_valid(const char *s);
+
+/* Log through the library's callback (never stdout). */
+void vt_log(struct vt_library *lib, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+
+/* Copy of s with every invalid UTF-8 sequence and control character other than
+ * tab and newline replaced by U+FFFD. Caller frees. */
+char *vt_utf8_clean(const char *s);
+#endif

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Install the Debian 12 packages vidtheque builds, runs and tests with. Run as root.
+set -euo pipefail
+pkgs=(
+  build-essential pkg-config clang libclang-rt-14-dev
+  ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
+  libtesseract-dev libleptonica-dev tesseract-ocr tesseract-ocr-eng
+  libsqlite3-dev sqlite3 libjansson-dev libjpeg62-turbo-dev
+  fonts-dejavu-core fonts-liberation python3 time
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,47 @@
+/*
+ * Shared pieces of the command-line tool: the command table's entry type, option
+ * parsing helpers and opening the library with terminal-aware reporting.
+ *
+ * To add a command: write src/cmd_NAME.c with `int cmd_NAME(int argc, char **argv)`,
+ * declare it below and add a line to the table in src/vidtheque.c.
+ */
+#ifndef VT_CLI_H
+#define VT_CLI_H
+
+#include <stdio.h>
+
+#include "vidtheque.h"
+
+/* Exit codes. */
+enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2 };
+
+struct cli_opts {
+    const char *library; /* -L DIR */
+    int quiet;
+};
+extern struct cli_opts cli_opts;
+
+/* One error line on stderr: "vidtheque: <msg>". Returns EXIT_ERR. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error: message, then "usage: ..." of the command. Returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print the command's usage to f. */
+void cli_print_usage(FILE *f, const char *cmd);
+
+/* Open (or with create, make) the library; NULL after printing the error. */
+struct vt_library *cli_open_library(int create);
+
+/* "1:02:03" or "2:03" */
+void cli_fmt_duration(char *buf, size_t n, double s);
+
+int cmd_init(int argc, char **argv);
+int cmd_add(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_redo(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+
+#endif

@@ -1,0 +1,206 @@
+/*
+ * `show ID`: a text rendering of everything the video page shows, in the same
+ * order (metadata and state, scene timeline, what was stored, provenance, frames
+ * with what the machine read). It renders the export document, so the page, the
+ * export and this text can never disagree about the facts.
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Print s with control characters (which could drive the terminal) replaced. */
+static void put_safe(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+    for (; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            fputc(' ', stdout);
+        else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) /* C1 controls */
+            fputc(' ', stdout), p++;
+        else
+            fputc(*p, stdout);
+    }
+}
+
+static const char *jstr(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+static double jnum(const json_t *o, const char *key)
+{
+    return json_number_value(json_object_get(o, key));
+}
+
+static void fmt_t(char *buf, size_t n, double s)
+{
+    cli_fmt_duration(buf, n, s);
+}
+
+/* "2026-08-11T11:04:05Z" -> "2026-08-11 11:04" */
+static void put_when(const char *iso)
+{
+    if (!iso || strlen(iso) < 16) {
+        fputs("-", stdout);
+        return;
+    }
+    printf("%.10s %.5s", iso, iso + 11);
+}
+
+static void put_took(double s)
+{
+    if (s >= 60)
+        printf("%dm %02ds", (int)(s / 60), (int)fmod(s, 60));
+    else if (s >= 10)
+        printf("%.0fs", s);
+    else
+        printf("%.1fs", s);
+}
+
+static void put_bytes(double b)
+{
+    if (b >= 1e9)
+        printf("%.1f GB", b / 1e9);
+    else if (b >= 1e6)
+        printf("%.1f MB", b / 1e6);
+    else if (b >= 1e3)
+        printf("%.1f kB", b / 1e3);
+    else
+        printf("%.0f B", b);
+}
+
+static void render(const json_t *doc)
+{
+    const json_t *v, *stored = json_object_get(doc, "stored");
+    size_t i;
+    char a[32], b[32];
+
+    put_safe(jstr(doc, "title"));
+    printf("\n%s  index_state %s  data_status %s\n", jstr(doc, "id"), jstr(doc, "index_state"),
+           jstr(doc, "data_status"));
+    put_safe(jstr(doc, "channel") ? jstr(doc, "channel") : "-");
+    fmt_t(a, sizeof(a), jnum(doc, "duration_s"));
+    printf(" · published %s · %s · ", jstr(doc, "published") ? jstr(doc, "published") : "-", a);
+    put_safe(jstr(doc, "language") ? jstr(doc, "language") : "-");
+    fputs(" · indexed ", stdout);
+    put_when(jstr(doc, "indexed_at"));
+    fputs("\nsource: ", stdout);
+    put_safe(jstr(json_object_get(doc, "source"), "kind"));
+    fputc(' ', stdout);
+    put_safe(jstr(json_object_get(doc, "source"), "path"));
+    fputs("\n\nScene timeline\n", stdout);
+    json_array_foreach(json_object_get(doc, "shots"), i, v)
+    {
+        fmt_t(a, sizeof(a), jnum(v, "start_s"));
+        fmt_t(b, sizeof(b), jnum(v, "end_s"));
+        printf("  Shot %zu, %s to %s, %lld of %lld keyframes kept\n", i, a, b,
+               json_integer_value(json_object_get(v, "keyframes_kept")),
+               json_integer_value(json_object_get(v, "keyframes_captured")));
+    }
+    printf("%zu shot(s).\n", json_array_size(json_object_get(doc, "shots")));
+
+    fputs("\nWhat was stored\n", stdout);
+    printf("  cues            %lld\n", json_integer_value(json_object_get(stored, "cues")));
+    printf("  chunks          %lld from %lld cues\n",
+           json_integer_value(json_object_get(stored, "chunks")),
+           json_integer_value(json_object_get(stored, "cues")));
+    printf("  keyframes       %lld kept of %lld captured\n",
+           json_integer_value(json_object_get(stored, "keyframes_kept")),
+           json_integer_value(json_object_get(stored, "keyframes_captured")));
+    printf("  frames with text %lld, %lld lines read\n",
+           json_integer_value(json_object_get(stored, "frames_with_text")),
+           json_integer_value(json_object_get(stored, "ocr_lines")));
+    printf("  chapters        %lld from the container metadata\n",
+           json_integer_value(json_object_get(stored, "chapters")));
+    fputs("  keyframe bytes  ", stdout);
+    put_bytes(jnum(stored, "keyframe_bytes"));
+    fputs("\n", stdout);
+
+    fputs("\nProvenance\n", stdout);
+    printf("  %-10s %-8s %-44s %-17s %s\n", "stage", "state", "model", "started", "took");
+    json_array_foreach(json_object_get(doc, "stages"), i, v)
+    {
+        printf("  %-10s %-8s ", jstr(v, "name"), jstr(v, "state"));
+        put_safe(jstr(v, "model") ? jstr(v, "model") : "-");
+        printf("%*s ", (int)(jstr(v, "model") ? 44 - fmin(44, strlen(jstr(v, "model"))) : 43), "");
+        put_when(jstr(v, "started_at"));
+        fputs(jstr(v, "started_at") ? " " : "                ", stdout);
+        if (strcmp(jstr(v, "state"), "queued"))
+            put_took(jnum(v, "took_s"));
+        fputc('\n', stdout);
+        if (jstr(v, "error")) {
+            fputs("             ", stdout);
+            put_safe(jstr(v, "error"));
+            fputc('\n', stdout);
+        }
+    }
+
+    fputs("\nFrames, and what the machine read\n", stdout);
+    json_array_foreach(json_object_get(doc, "frames"), i, v)
+    {
+        const json_t *ocr = json_object_get(v, "ocr"), *line;
+        size_t k;
+
+        fmt_t(a, sizeof(a), jnum(v, "t_s"));
+        if (!strcmp(jstr(v, "state"), "skipped")) {
+            printf("  %s #%lld skipped (frame %lld)\n    shot %lld · duplicate of #%lld\n", a,
+                   json_integer_value(json_object_get(v, "index")),
+                   json_integer_value(json_object_get(v, "frame_no")),
+                   json_integer_value(json_object_get(v, "shot")),
+                   json_integer_value(json_object_get(v, "duplicate_of")));
+            continue;
+        }
+        printf("  %s #%lld done %zu line(s) (frame %lld)\n    shot %lld · sharpness %.1f\n", a,
+               json_integer_value(json_object_get(v, "index")), json_array_size(ocr),
+               json_integer_value(json_object_get(v, "frame_no")),
+               json_integer_value(json_object_get(v, "shot")), jnum(v, "sharpness"));
+        json_array_foreach(ocr, k, line)
+        {
+            printf("    %zu. ", k + 1);
+            put_safe(jstr(line, "text"));
+            printf("  %.2f\n", jnum(line, "conf"));
+        }
+    }
+}
+
+int cmd_show(int argc, char **argv)
+{
+    static const struct option longs[] = {{"library", required_argument, NULL, 'L'},
+                                          {NULL, 0, NULL, 0}};
+    struct vt_library *lib;
+    json_error_t jerr;
+    json_t *doc;
+    char *text;
+    int c, rc;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+L:", longs, NULL)) != -1) {
+        if (c != 'L')
+            return cli_usage_error("show", "bad option '%s'", argv[optind - 1]);
+        cli_opts.library = optarg;
+    }
+    if (optind != argc - 1)
+        return cli_usage_error("show", "which video?");
+    lib = cli_open_library(0);
+    if (!lib)
+        return EXIT_ERR;
+    if (vt_export_json(lib, argv[optind], &text)) {
+        rc = cli_error("%s", vt_errmsg(lib));
+        vt_library_close(lib);
+        return rc;
+    }
+    vt_library_close(lib);
+    doc = json_loads(text, 0, &jerr);
+    free(text);
+    if (!doc)
+        return cli_error("cannot read the video's document: %s", jerr.text);
+    render(doc);
+    json_decref(doc);
+    return fflush(stdout) ? cli_error("cannot write") : EXIT_OK;
+}

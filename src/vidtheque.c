@@ -1,0 +1,174 @@
+/*
+ * vidtheque: the command-line tool. main() handles the global options, then
+ * dispatches to one function per subcommand from the table below (git style).
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+struct cmd {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *args;
+    const char *summary;
+};
+
+static const struct cmd commands[] = {
+    {"init", cmd_init, "", "create an empty library"},
+    {"add", cmd_add, "FILE...", "register media files and index them; prints their ids"},
+    {"ls", cmd_ls, "", "list videos: id, title, duration, index_state, data_status"},
+    {"show", cmd_show, "ID", "everything known about a video, as text"},
+    {"export", cmd_export, "ID [--format json]", "a video's document, for other tools"},
+    {"rm", cmd_rm, "ID...", "remove videos: database rows and files"},
+    {"redo", cmd_redo, "ID --stage NAME", "re-run a stage and the stages that depend on it"},
+    {"resume", cmd_resume, "", "finish whatever interrupted runs left"},
+    {"help", cmd_help, "[COMMAND]", "show help"},
+};
+
+struct cli_opts cli_opts;
+
+static const struct cmd *find_cmd(const char *name)
+{
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    return NULL;
+}
+
+int cli_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("vidtheque: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return EXIT_ERR;
+}
+
+void cli_print_usage(FILE *f, const char *name)
+{
+    const struct cmd *c = find_cmd(name);
+
+    if (c)
+        fprintf(f, "usage: vidtheque [-L DIR] %s %s\n", c->name, c->args);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("vidtheque: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    cli_print_usage(stderr, cmd);
+    return EXIT_USAGE;
+}
+
+static void print_help(FILE *f)
+{
+    fputs("usage: vidtheque [-L DIR] COMMAND [ARGS]\n\n"
+          "A video library searchable by what is said and shown in videos.\n\n"
+          "commands:\n",
+          f);
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fputs("\noptions:\n"
+          "  -L DIR     library directory (default $VIDTHEQUE_LIBRARY, else\n"
+          "             $XDG_DATA_HOME/vidtheque, else ~/.local/share/vidtheque)\n"
+          "  -q         no progress or log lines on stderr\n"
+          "  --version  print the version\n\n"
+          "'vidtheque COMMAND --help' tells more about a command.\n",
+          f);
+}
+
+int cmd_help(int argc, char **argv)
+{
+    if (argc > 1) {
+        const struct cmd *c = find_cmd(argv[1]);
+
+        if (!c)
+            return cli_usage_error("help", "'%s' is not a command", argv[1]);
+        cli_print_usage(stdout, c->name);
+        printf("\n%s\n", c->summary);
+        return EXIT_OK;
+    }
+    print_help(stdout);
+    return EXIT_OK;
+}
+
+/*
+ * libtesseract links libgomp, which reads OMP_THREAD_LIMIT once when it is
+ * loaded, before main. Tesseract's OpenMP threads only slow small machines
+ * (we run one engine per core instead), so make sure the limit is set by
+ * re-executing ourselves once with it.
+ */
+static void limit_openmp(char **argv)
+{
+    if (getenv("OMP_THREAD_LIMIT"))
+        return;
+    setenv("OMP_THREAD_LIMIT", "1", 1);
+    execv("/proc/self/exe", argv);
+    /* could not re-exec: carry on, only slower */
+}
+
+int main(int argc, char **argv)
+{
+    const struct cmd *c;
+    int i = 1;
+
+    limit_openmp(argv);
+    while (i < argc && argv[i][0] == '-') {
+        const char *a = argv[i];
+
+        if (!strcmp(a, "-L") || !strcmp(a, "--library")) {
+            if (i + 1 >= argc)
+                return fputs("vidtheque: -L needs a directory\n", stderr), EXIT_USAGE;
+            cli_opts.library = argv[i + 1];
+            i += 2;
+        } else if (!strncmp(a, "-L", 2)) {
+            cli_opts.library = a + 2;
+            i++;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            cli_opts.quiet = 1;
+            i++;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            print_help(stdout);
+            return EXIT_OK;
+        } else if (!strcmp(a, "--version")) {
+            printf("vidtheque %s\n", VIDTHEQUE_VERSION);
+            return EXIT_OK;
+        } else {
+            fprintf(stderr, "vidtheque: unknown option '%s'\n", a);
+            print_help(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (i >= argc) {
+        print_help(stderr);
+        return EXIT_USAGE;
+    }
+    c = find_cmd(argv[i]);
+    if (!c) {
+        fprintf(stderr, "vidtheque: '%s' is not a command (see 'vidtheque help')\n", argv[i]);
+        return EXIT_USAGE;
+    }
+    for (int k = i + 1; k < argc; k++) {
+        if (!strcmp(argv[k], "--"))
+            break;
+        if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+            char *args[] = {"help", (char *)c->name, NULL};
+
+            return cmd_help(2, args);
+        }
+    }
+    return c->fn(argc - i, argv + i);
+}

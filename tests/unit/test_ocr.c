@@ -1,0 +1,358 @@
+/*
+ * Tests of the ocr stage against slides drawn at test time with ffmpeg's drawtext in
+ * DejaVu Sans: the words come back with their boxes, blank slides give no lines, corrupt
+ * files fail with VT_EMEDIA naming the file, and two threads read what one thread reads.
+ */
+#include "harness.h"
+#include "ocr.h"
+#include "util.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tesseract/capi.h>
+
+#define FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+
+/* A fresh directory under /tmp; caller removes it with vt_rm_rf and frees. */
+static char *make_dir(void)
+{
+    char tmpl[] = "/tmp/vt-ocr-test-XXXXXX";
+
+    if (!mkdtemp(tmpl))
+        return NULL;
+    return vt_xstrdup(tmpl);
+}
+
+/*
+ * Draw a w x h white slide with lines[0..n-1] in black, 48 px, one every 120 px from
+ * (100, 100), into dir/name as JPEG. Returns the path (caller frees) or NULL.
+ */
+static char *make_slide(const char *dir, const char *name, int w, int h, const char *const *lines,
+                        size_t n)
+{
+    struct vt_sb cmd = {0};
+    char *path = vt_xasprintf("%s/%s", dir, name);
+
+    vt_sb_addf(&cmd, "ffmpeg -nostdin -v error -y -f lavfi -i color=white:s=%dx%d:d=1", w, h);
+    if (n > 0) {
+        vt_sb_adds(&cmd, " -vf \"");
+        for (size_t i = 0; i < n; i++)
+            vt_sb_addf(&cmd,
+                       "%sdrawtext=fontfile=" FONT
+                       ":text='%s':fontsize=48:fontcolor=black:x=100:y=%zu",
+                       i ? "," : "", lines[i], 100 + 120 * i);
+        vt_sb_adds(&cmd, "\"");
+    }
+    vt_sb_addf(&cmd, " -frames:v 1 -q:v 2 '%s'", path);
+    if (system(cmd.buf) != 0) {
+        free(path);
+        path = NULL;
+    }
+    vt_sb_release(&cmd);
+    return path;
+}
+
+static char *write_file(const char *dir, const char *name, const void *data, size_t n)
+{
+    char *path = vt_xasprintf("%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+
+    if (!f || fwrite(data, 1, n, f) != n) {
+        free(path);
+        path = NULL;
+    }
+    if (f)
+        fclose(f);
+    return path;
+}
+
+static void release_pages(struct vt_ocr_page *pages, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        vt_ocr_page_release(&pages[i]);
+}
+
+VT_TEST(ocr_model)
+{
+    char err[256] = "";
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    char *want;
+
+    CHECK(ocr != NULL);
+    if (!ocr) {
+        fprintf(stderr, "  %s\n", err);
+        return;
+    }
+    want = vt_xasprintf("tesseract %s eng", TessVersion());
+    CHECK_STR(vt_ocr_model(ocr), want);
+    free(want);
+    vt_ocr_free(ocr);
+    vt_ocr_free(NULL);
+}
+
+VT_TEST(ocr_bad_language)
+{
+    char err[256] = "";
+
+    CHECK(vt_ocr_new(1, "zzq", err, sizeof(err)) == NULL);
+    CHECK(strstr(err, "'zzq'") != NULL);
+    err[0] = '\0';
+    CHECK(vt_ocr_new(1, "../eng", err, sizeof(err)) == NULL);
+    CHECK(strstr(err, "'../eng'") != NULL);
+    CHECK(vt_ocr_new(1, "", err, sizeof(err)) == NULL);
+    CHECK(vt_ocr_new(-1, "eng", err, sizeof(err)) == NULL);
+}
+
+VT_TEST(ocr_two_lines)
+{
+    static const char *const text[] = {"Quarterly revenue grew", "Costs fell by twelve percent"};
+    char err[256] = "";
+    char *dir = make_dir();
+    char *path = dir ? make_slide(dir, "a.jpg", 1280, 720, text, 2) : NULL;
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_ocr_page page = {0};
+    const char *paths[1] = {path};
+
+    CHECK(path != NULL);
+    CHECK(ocr != NULL);
+    if (!path || !ocr)
+        goto out;
+    CHECK_INT(vt_ocr_run(ocr, paths, 1, &page, NULL, NULL, err, sizeof(err)), 0);
+    CHECK_INT(page.n_lines, 2);
+    if (page.n_lines != 2)
+        goto out;
+    CHECK_STR(page.lines[0].text, "Quarterly revenue grew");
+    CHECK_STR(page.lines[1].text, "Costs fell by twelve percent");
+    for (size_t i = 0; i < page.n_lines; i++) {
+        const struct vt_ocr_line *l = &page.lines[i];
+
+        CHECK(l->conf >= 0.8 && l->conf <= 1.0);
+        CHECK(l->box[0] >= 0 && l->box[1] >= 0 && l->box[2] > 0 && l->box[3] > 0);
+        CHECK(l->box[0] + l->box[2] <= 1280 && l->box[1] + l->box[3] <= 720);
+        /* drawtext puts the text's top-left corner near (100, 100 + 120 i). */
+        CHECK(abs(l->box[0] - 100) < 15);
+        CHECK(abs(l->box[1] - (100 + 120 * (int)i)) < 20);
+        CHECK(l->box[3] > 25 && l->box[3] < 70);
+    }
+    CHECK(page.lines[0].box[1] + page.lines[0].box[3] < page.lines[1].box[1]);
+out:
+    vt_ocr_page_release(&page);
+    vt_ocr_page_release(&page);
+    CHECK(page.lines == NULL && page.n_lines == 0);
+    vt_ocr_free(ocr);
+    free(path);
+    if (dir)
+        vt_rm_rf(dir);
+    free(dir);
+}
+
+VT_TEST(ocr_blank)
+{
+    char err[256] = "";
+    char *dir = make_dir();
+    char *path = dir ? make_slide(dir, "blank.jpg", 640, 360, NULL, 0) : NULL;
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_ocr_page page = {0};
+    const char *paths[1] = {path};
+
+    CHECK(path != NULL);
+    CHECK(ocr != NULL);
+    if (!path || !ocr)
+        goto out;
+    CHECK_INT(vt_ocr_run(ocr, paths, 1, &page, NULL, NULL, err, sizeof(err)), 0);
+    CHECK_INT(page.n_lines, 0);
+    CHECK(page.lines == NULL);
+    CHECK_INT(vt_ocr_run(ocr, paths, 0, &page, NULL, NULL, err, sizeof(err)), 0);
+out:
+    vt_ocr_page_release(&page);
+    vt_ocr_free(ocr);
+    free(path);
+    if (dir)
+        vt_rm_rf(dir);
+    free(dir);
+}
+
+VT_TEST(ocr_corrupt)
+{
+    static const char *const text[] = {"Good slide"};
+    unsigned char noise[3000];
+    char err[512] = "";
+    char *dir = make_dir();
+    struct vt_ocr *ocr = vt_ocr_new(2, "eng", err, sizeof(err));
+    char *good = NULL, *bad[5] = {NULL};
+    FILE *f = NULL;
+    unsigned char *jpeg = NULL;
+    long jpeg_len = 0;
+
+    CHECK(dir != NULL);
+    CHECK(ocr != NULL);
+    if (!dir || !ocr)
+        goto out;
+    good = make_slide(dir, "good.jpg", 640, 360, text, 1);
+    CHECK(good != NULL);
+    if (!good)
+        goto out;
+    /* Noise, an empty file, a JPEG cut in half, a JPEG header on noise, a missing file. */
+    srand(7);
+    for (size_t i = 0; i < sizeof(noise); i++)
+        noise[i] = (unsigned char)rand();
+    bad[0] = write_file(dir, "noise.jpg", noise, sizeof(noise));
+    bad[1] = write_file(dir, "empty.jpg", "", 0);
+    f = fopen(good, "rb");
+    if (f && fseek(f, 0, SEEK_END) == 0)
+        jpeg_len = ftell(f);
+    if (f && jpeg_len > 0 && fseek(f, 0, SEEK_SET) == 0) {
+        jpeg = vt_xmalloc((size_t)jpeg_len);
+        if (fread(jpeg, 1, (size_t)jpeg_len, f) != (size_t)jpeg_len)
+            jpeg_len = 0;
+    }
+    CHECK(jpeg_len > 1000);
+    if (jpeg_len <= 1000)
+        goto out;
+    bad[2] = write_file(dir, "half.jpg", jpeg, (size_t)jpeg_len / 2);
+    memcpy(noise, jpeg, 600);
+    bad[3] = write_file(dir, "header.jpg", noise, sizeof(noise));
+    bad[4] = vt_xasprintf("%s/missing.jpg", dir);
+
+    for (size_t i = 0; i < VT_ARRAY_LEN(bad); i++) {
+        struct vt_ocr_page page = {0};
+        const char *paths[1] = {bad[i]};
+
+        CHECK(bad[i] != NULL);
+        if (!bad[i])
+            continue;
+        err[0] = '\0';
+        CHECK_INT(vt_ocr_run(ocr, paths, 1, &page, NULL, NULL, err, sizeof(err)), VT_EMEDIA);
+        CHECK(strstr(err, bad[i]) != NULL);
+        CHECK(page.lines == NULL && page.n_lines == 0);
+    }
+
+    /* Among good frames, the lowest failing one is named and nothing is left to free. */
+    {
+        const char *paths[6] = {good, good, bad[0], good, bad[1], good};
+        struct vt_ocr_page pages[6] = {{0}};
+
+        err[0] = '\0';
+        CHECK_INT(vt_ocr_run(ocr, paths, 6, pages, NULL, NULL, err, sizeof(err)), VT_EMEDIA);
+        CHECK(strstr(err, "noise.jpg") != NULL);
+        for (size_t i = 0; i < 6; i++)
+            CHECK(pages[i].lines == NULL && pages[i].n_lines == 0);
+    }
+
+    /* The engines are still good after failures. */
+    {
+        const char *paths[1] = {good};
+        struct vt_ocr_page page = {0};
+
+        CHECK_INT(vt_ocr_run(ocr, paths, 1, &page, NULL, NULL, err, sizeof(err)), 0);
+        CHECK_INT(page.n_lines, 1);
+        if (page.n_lines == 1)
+            CHECK_STR(page.lines[0].text, "Good slide");
+        vt_ocr_page_release(&page);
+    }
+out:
+    if (f)
+        fclose(f);
+    free(jpeg);
+    for (size_t i = 0; i < VT_ARRAY_LEN(bad); i++)
+        free(bad[i]);
+    free(good);
+    vt_ocr_free(ocr);
+    if (dir)
+        vt_rm_rf(dir);
+    free(dir);
+}
+
+struct progress_log {
+    pthread_t caller;
+    int calls, off_thread, backwards;
+    double last;
+};
+
+static void on_progress(void *user, double frac)
+{
+    struct progress_log *log = user;
+
+    log->calls++;
+    if (!pthread_equal(pthread_self(), log->caller))
+        log->off_thread++;
+    if (frac < log->last || frac < 0 || frac > 1)
+        log->backwards++;
+    log->last = frac;
+}
+
+VT_TEST(ocr_threads_match)
+{
+    static const char *const text[][2] = {
+        {"Agenda for today", "Review of the roadmap"}, {"Sales by region", "North grew fastest"},
+        {"Hiring plan", "Four engineers in spring"},   {"Questions", "Thank you for listening"},
+        {"Budget summary", "Travel costs are down"},
+    };
+    enum { N = VT_ARRAY_LEN(text) };
+    char err[256] = "";
+    char *dir = make_dir();
+    char *paths[N] = {NULL};
+    struct vt_ocr_page one[N] = {{0}}, two[N] = {{0}};
+    struct vt_ocr *ocr1 = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_ocr *ocr2 = vt_ocr_new(2, "eng", err, sizeof(err));
+    struct vt_ocr *ocr0 = vt_ocr_new(0, "eng", err, sizeof(err));
+    struct progress_log log = {.caller = pthread_self()};
+    int ok = dir && ocr1 && ocr2 && ocr0;
+
+    CHECK(ok);
+    for (size_t i = 0; ok && i < N; i++) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "s%zu.jpg", i);
+        paths[i] = make_slide(dir, name, 960, 540, text[i], 2);
+        CHECK(paths[i] != NULL);
+        ok = paths[i] != NULL;
+    }
+    if (!ok)
+        goto out;
+    CHECK_INT(vt_ocr_run(ocr1, (const char *const *)paths, N, one, NULL, NULL, err, sizeof(err)),
+              0);
+    CHECK_INT(
+        vt_ocr_run(ocr2, (const char *const *)paths, N, two, on_progress, &log, err, sizeof(err)),
+        0);
+    CHECK(log.calls >= 1 && log.calls <= N);
+    CHECK_INT(log.off_thread, 0);
+    CHECK_INT(log.backwards, 0);
+    CHECK_NEAR(log.last, 1.0, 1e-9);
+    for (size_t i = 0; i < N; i++) {
+        CHECK_INT(one[i].n_lines, 2);
+        CHECK_INT(two[i].n_lines, one[i].n_lines);
+        if (one[i].n_lines != 2 || two[i].n_lines != 2)
+            continue;
+        CHECK_STR(one[i].lines[0].text, text[i][0]);
+        CHECK_STR(one[i].lines[1].text, text[i][1]);
+        for (size_t j = 0; j < 2; j++) {
+            CHECK_STR(two[i].lines[j].text, one[i].lines[j].text);
+            CHECK(two[i].lines[j].conf == one[i].lines[j].conf);
+            CHECK(memcmp(two[i].lines[j].box, one[i].lines[j].box, sizeof(one[i].lines[j].box)) ==
+                  0);
+        }
+    }
+    /* Engines are reused: a second run on the same engines reads the same. */
+    release_pages(two, N);
+    CHECK_INT(vt_ocr_run(ocr0, (const char *const *)paths, N, two, NULL, NULL, err, sizeof(err)),
+              0);
+    for (size_t i = 0; i < N; i++) {
+        CHECK_INT(two[i].n_lines, one[i].n_lines);
+        for (size_t j = 0; j < one[i].n_lines && j < two[i].n_lines; j++)
+            CHECK_STR(two[i].lines[j].text, one[i].lines[j].text);
+    }
+out:
+    release_pages(one, N);
+    release_pages(two, N);
+    for (size_t i = 0; i < N; i++)
+        free(paths[i]);
+    vt_ocr_free(ocr0);
+    vt_ocr_free(ocr1);
+    vt_ocr_free(ocr2);
+    if (dir)
+        vt_rm_rf(dir);
+    free(dir);
+}
