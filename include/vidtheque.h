@@ -78,6 +78,12 @@ int vt_resume(struct vt_library *lib, int *n_videos);
 /* Remove a video: database rows and files. */
 int vt_remove(struct vt_library *lib, const char *id);
 
+/*
+ * Check the library: the database's integrity and that every kept frame's image
+ * file exists. Problems are logged; *problems gets their count.
+ */
+int vt_check(struct vt_library *lib, int *problems);
+
 /* Stage names in pipeline order; NULL-terminated, static. */
 const char *const *vt_stage_names(void);
 

@@ -181,7 +181,7 @@ int vt_add_file(struct vt_library *lib, const char *path, char *id, int *is_new)
     struct vt_probe probe = {0};
     struct stat st;
     char *key = NULL;
-    uint64_t hash;
+    uint64_t hash = 0;
     int rc;
 
     *is_new = 0;
@@ -306,4 +306,57 @@ int vt_list(struct vt_library *lib, int (*fn)(void *user, const struct vt_video_
     int rc = vt_store_video_each(lib->store, list_one, &c);
 
     return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+}
+
+struct check_ctx {
+    struct vt_library *lib;
+    int problems;
+    int rc;
+};
+
+static int check_video(void *user, const struct vt_video_rec *v)
+{
+    struct check_ctx *c = user;
+    struct vt_store_frame *f;
+    size_t n;
+
+    c->rc = vt_store_frames(c->lib->store, v->id, &f, &n);
+    if (c->rc)
+        return 1;
+    for (size_t i = 0; i < n; i++) {
+        char *p;
+
+        if (!f[i].path)
+            continue;
+        p = vt_xasprintf("%s/%s", c->lib->dir, f[i].path);
+        if (access(p, R_OK)) {
+            vt_log(c->lib, VT_LOG_ERROR, "%s: frame #%d: image '%s' is missing", v->id,
+                   f[i].f.index, f[i].path);
+            c->problems++;
+        }
+        free(p);
+    }
+    vt_store_frames_free(f, n);
+    return 0;
+}
+
+int vt_check(struct vt_library *lib, int *problems)
+{
+    struct check_ctx c = {lib, 0, 0};
+    int rc = vt_store_check(lib->store);
+
+    *problems = 0;
+    if (rc == VT_EIO && !strcmp(vt_store_errmsg(lib->store), "database: integrity check failed")) {
+        vt_log(lib, VT_LOG_ERROR, "%s", vt_store_errmsg(lib->store));
+        c.problems++;
+    } else if (rc) {
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    }
+    rc = vt_store_video_each(lib->store, check_video, &c);
+    if (!rc)
+        rc = c.rc;
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    *problems = c.problems;
+    return 0;
 }

@@ -77,7 +77,7 @@ static int fail(struct vt_store *s, const char *what)
 {
     int code = sqlite3_errcode(s->db);
 
-    snprintf(s->err, sizeof(s->err), "database: %s: %s", what, sqlite3_errmsg(s->db));
+    snprintf(s->err, sizeof(s->err), "database: %.60s: %.400s", what, sqlite3_errmsg(s->db));
     return code == SQLITE_BUSY || code == SQLITE_LOCKED ? VT_EBUSY : VT_EIO;
 }
 

@@ -42,6 +42,7 @@ int cmd_export(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_redo(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
 #endif

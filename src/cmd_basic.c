@@ -35,7 +35,7 @@ static const struct option no_long[] = {{"library", required_argument, NULL, 'L'
 int cmd_init(int argc, char **argv)
 {
     struct vt_library *lib;
-    int rc = parse("init", argc, argv, "+L:q", no_long, NULL, NULL);
+    int rc = parse("init", argc, argv, "L:q", no_long, NULL, NULL);
 
     if (rc)
         return rc;
@@ -52,7 +52,7 @@ int cmd_init(int argc, char **argv)
 int cmd_add(int argc, char **argv)
 {
     struct vt_library *lib;
-    int rc = parse("add", argc, argv, "+L:q", no_long, NULL, NULL);
+    int rc = parse("add", argc, argv, "L:q", no_long, NULL, NULL);
     int status = EXIT_OK;
 
     if (rc)
@@ -94,7 +94,7 @@ static int print_row(void *user, const struct vt_video_summary *v)
 int cmd_ls(int argc, char **argv)
 {
     struct vt_library *lib;
-    int rc = parse("ls", argc, argv, "+L:q", no_long, NULL, NULL);
+    int rc = parse("ls", argc, argv, "L:q", no_long, NULL, NULL);
 
     if (rc)
         return rc;
@@ -111,7 +111,7 @@ int cmd_ls(int argc, char **argv)
 int cmd_rm(int argc, char **argv)
 {
     struct vt_library *lib;
-    int rc = parse("rm", argc, argv, "+L:q", no_long, NULL, NULL);
+    int rc = parse("rm", argc, argv, "L:q", no_long, NULL, NULL);
     int status = EXIT_OK;
 
     if (rc)
@@ -144,7 +144,7 @@ int cmd_redo(int argc, char **argv)
                                           {NULL, 0, NULL, 0}};
     const char *stage = NULL;
     struct vt_library *lib;
-    int rc = parse("redo", argc, argv, "+L:qs:", longs, redo_opt, &stage);
+    int rc = parse("redo", argc, argv, "L:qs:", longs, redo_opt, &stage);
 
     if (rc)
         return rc;
@@ -172,7 +172,7 @@ int cmd_redo(int argc, char **argv)
 int cmd_resume(int argc, char **argv)
 {
     struct vt_library *lib;
-    int n = 0, rc = parse("resume", argc, argv, "+L:q", no_long, NULL, NULL);
+    int n = 0, rc = parse("resume", argc, argv, "L:q", no_long, NULL, NULL);
 
     if (rc)
         return rc;
@@ -205,7 +205,7 @@ int cmd_export(int argc, char **argv)
     const char *format = "json";
     struct vt_library *lib;
     char *doc;
-    int rc = parse("export", argc, argv, "+L:qf:", longs, export_opt, &format);
+    int rc = parse("export", argc, argv, "L:qf:", longs, export_opt, &format);
 
     if (rc)
         return rc;
@@ -224,6 +224,28 @@ int cmd_export(int argc, char **argv)
         free(doc);
         rc = fflush(stdout) ? cli_error("cannot write the export") : EXIT_OK;
     }
+    vt_library_close(lib);
+    return rc;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    struct vt_library *lib;
+    int problems = 0, rc = parse("check", argc, argv, "L:q", no_long, NULL, NULL);
+
+    if (rc)
+        return rc;
+    if (optind != argc)
+        return cli_usage_error("check", "unexpected argument '%s'", argv[optind]);
+    lib = cli_open_library(0);
+    if (!lib)
+        return EXIT_ERR;
+    if (vt_check(lib, &problems))
+        rc = cli_error("%s", vt_errmsg(lib));
+    else if (problems)
+        rc = cli_error("%d problem(s) found", problems);
+    else
+        printf("ok\n");
     vt_library_close(lib);
     return rc;
 }

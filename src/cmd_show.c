@@ -180,7 +180,7 @@ int cmd_show(int argc, char **argv)
 
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+L:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "L:", longs, NULL)) != -1) {
         if (c != 'L')
             return cli_usage_error("show", "bad option '%s'", argv[optind - 1]);
         cli_opts.library = optarg;

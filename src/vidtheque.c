@@ -27,6 +27,7 @@ static const struct cmd commands[] = {
     {"rm", cmd_rm, "ID...", "remove videos: database rows and files"},
     {"redo", cmd_redo, "ID --stage NAME", "re-run a stage and the stages that depend on it"},
     {"resume", cmd_resume, "", "finish whatever interrupted runs left"},
+    {"check", cmd_check, "", "check the database's integrity and the frame files"},
     {"help", cmd_help, "[COMMAND]", "show help"},
 };
 

@@ -1,0 +1,31 @@
+# Sourced by every end-to-end test: a scratch directory, the binary, assertions.
+set -euo pipefail
+: "${VIDTHEQUE:?set VIDTHEQUE to the vidtheque binary}"
+export OMP_THREAD_LIMIT=1
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SHARED=$ROOT/../shared
+T=$(mktemp -d "${TMPDIR:-/tmp}/vt-e2e.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+LIB=$T/lib
+vt() { "$VIDTHEQUE" -q -L "$LIB" "$@"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+note() { echo "# $*"; }
+# expect_exit CODE CMD...: run CMD, check its exit code, keep its stderr in $T/err
+expect_exit() {
+  local want=$1; shift
+  local got=0
+  "$@" > "$T/out" 2> "$T/err" || got=$?
+  [[ $got == "$want" ]] || fail "'$*' exited $got, expected $want; stderr: $(head -c 500 "$T/err")"
+}
+# The error is one line.
+one_line_err() {
+  local n; n=$(wc -l < "$T/err")
+  [[ $n == 1 ]] || fail "expected one error line, got $n: $(cat "$T/err")"
+}
+# json FILE PYEXPR: evaluate a Python expression with d = the parsed JSON
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+# A short talk-like clip with text: gen_clip OUT SECONDS TEXT [SIZE]
+gen_clip() {
+  ffmpeg -v error -y -f lavfi -i "color=white:s=${4:-640x360}:d=$2,drawtext=fontfile=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:text='$3':fontsize=36:x=40:y=60" \
+    -f lavfi -i "sine=f=440:d=$2" -c:v libx264 -preset veryfast -pix_fmt yuv420p -c:a aac -shortest "$1"
+}

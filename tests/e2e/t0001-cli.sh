@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The command line: help, usage errors, init, add (twice), ls, show, export, redo, rm, check.
+. "$(dirname "$0")/lib.sh"
+
+expect_exit 0 "$VIDTHEQUE" help
+grep -q 'usage: vidtheque' "$T/out" || fail "help has no usage"
+expect_exit 0 "$VIDTHEQUE" add --help
+grep -q 'usage: vidtheque \[-L DIR\] add' "$T/out" || fail "add --help"
+expect_exit 2 "$VIDTHEQUE" frobnicate; one_line_err
+expect_exit 2 "$VIDTHEQUE"
+expect_exit 2 "$VIDTHEQUE" -L "$LIB" add
+expect_exit 2 "$VIDTHEQUE" -L "$LIB" redo x
+expect_exit 2 "$VIDTHEQUE" -L "$LIB" redo x --stage nosuch
+expect_exit 2 "$VIDTHEQUE" -L "$LIB" export x --format yaml
+expect_exit 1 "$VIDTHEQUE" -L "$LIB" ls; one_line_err   # no library yet
+expect_exit 0 vt init
+expect_exit 0 vt ls
+[[ ! -s $T/out ]] || fail "ls of an empty library printed something"
+
+gen_clip "$T/a.mp4" 3 'Hello World'
+expect_exit 0 vt add "$T/a.mp4"
+id=$(cat "$T/out")
+[[ $id =~ ^[A-Za-z0-9_-]{11}$ ]] || fail "bad id '$id'"
+[[ $(wc -l < "$T/out") == 1 ]] || fail "add printed more than the id"
+# the same content under another name is recognised, not indexed twice
+cp "$T/a.mp4" "$T/copy.mp4"
+expect_exit 0 "$VIDTHEQUE" -L "$LIB" add "$T/copy.mp4"
+[[ $(cat "$T/out") == "$id" ]] || fail "same file got another id"
+grep -q "already in the library as $id" "$T/err" || fail "no 'already' note"
+expect_exit 0 vt ls
+[[ $(wc -l < "$T/out") == 1 ]] || fail "ls shows $(wc -l < "$T/out") videos"
+IFS=$'\t' read -r lid ltitle ldur lstate lstatus < "$T/out"
+[[ $lid == "$id" && $ltitle == a.mp4 && $ldur == 0:03 && $lstate == ready && $lstatus == ok ]] ||
+  fail "ls row: $(cat "$T/out")"
+
+expect_exit 0 vt export "$id" --format json
+cp "$T/out" "$T/doc.json"
+for k in id title duration_s source language index_state data_status indexed_at stages shots \
+         frames chapters cues chunks; do
+  [[ $(json "$T/doc.json" "'$k' in d") == True ]] || fail "export lacks '$k'"
+done
+[[ $(json "$T/doc.json" "d['source']['kind']") == file ]] || fail "source.kind"
+[[ $(json "$T/doc.json" "[s['name'] for s in d['stages']]") == "['fetch', 'keyframe', 'ocr']" ]] ||
+  fail "stages: $(json "$T/doc.json" "d['stages']")"
+[[ $(json "$T/doc.json" "all(s['state']=='done' and s['model'] and s['started_at'] and s['took_s']>=0 for s in d['stages'])") == True ]] ||
+  fail "stage provenance incomplete"
+[[ $(json "$T/doc.json" "abs(d['duration_s']-3.0) < 0.1") == True ]] || fail "duration"
+[[ $(json "$T/doc.json" "sorted(set(d['shots'][0]) >= {'index','start_s','end_s','keyframes_captured','keyframes_kept'} for _ in [0])") == "[True]" ]] ||
+  fail "shot fields"
+[[ $(json "$T/doc.json" "set(d['frames'][0]) >= {'index','t_s','shot','state','duplicate_of','sharpness','bytes','ocr'}") == True ]] ||
+  fail "frame fields"
+[[ $(json "$T/doc.json" "' '.join(l['text'] for f in d['frames'] for l in f['ocr'])") == *Hello*World* ]] ||
+  fail "OCR did not read the text: $(json "$T/doc.json" "[f['ocr'] for f in d['frames']]")"
+[[ $(json "$T/doc.json" "all(0<=l['conf']<=1 and len(l['box'])==4 for f in d['frames'] for l in f['ocr'])") == True ]] ||
+  fail "OCR line fields"
+
+expect_exit 0 vt show "$id"
+for h in 'Scene timeline' 'What was stored' 'Provenance' 'Frames, and what the machine read' \
+         'Shot 0, 0:00 to 0:03' 'index_state ready' 'tesseract 5.3.0 eng' 'Hello World'; do
+  grep -q "$h" "$T/out" || fail "show lacks '$h'"
+done
+expect_exit 1 vt show nosuchvideo; one_line_err
+expect_exit 1 vt show '../../etc/passwd'; one_line_err
+
+# redo ocr keeps keyframe's run, re-runs ocr
+kf_started=$(json "$T/doc.json" "d['stages'][1]['started_at'] + str(d['stages'][1]['took_s'])")
+sleep 1
+expect_exit 0 vt redo "$id" --stage ocr
+vt export "$id" > "$T/doc2.json"
+[[ $(json "$T/doc2.json" "d['stages'][1]['started_at'] + str(d['stages'][1]['took_s'])") == "$kf_started" ]] ||
+  fail "redo ocr re-ran keyframe"
+[[ $(json "$T/doc2.json" "d['stages'][2]['attempts']") == 2 ]] || fail "ocr not re-run"
+[[ $(json "$T/doc2.json" "[f['ocr'] for f in d['frames']]") == "$(json "$T/doc.json" "[f['ocr'] for f in d['frames']]")" ]] ||
+  fail "redo ocr changed the text"
+expect_exit 0 vt redo "$id" --stage keyframe
+vt export "$id" > "$T/doc3.json"
+[[ $(json "$T/doc3.json" "[s['attempts'] for s in d['stages']]") == "[1, 2, 3]" ]] || fail "redo keyframe attempts"
+# the previous run's frame folder is gone, the new one holds the frames
+[[ $(ls "$LIB/frames/$id" | wc -l) == 1 ]] || fail "stale frame folders: $(ls "$LIB/frames/$id")"
+expect_exit 0 vt check
+
+expect_exit 0 vt resume
+expect_exit 0 vt rm "$id"
+expect_exit 0 vt ls
+[[ ! -s $T/out ]] || fail "rm left the video listed"
+[[ ! -e $LIB/frames/$id ]] || fail "rm left the frames"
+expect_exit 1 vt rm "$id"; one_line_err
+expect_exit 0 vt check
+echo "all good"

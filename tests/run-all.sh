@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The whole suite: unit tests, then every end-to-end script tests/e2e/t*.sh.
+# Ends with one line "N passed, N failed" counting unit tests and e2e scripts.
+set -u
+cd "$(dirname "$0")/.."
+: "${VIDTHEQUE:?set VIDTHEQUE to the binary}" "${UNIT:?set UNIT to the unit runner}"
+export VIDTHEQUE OMP_THREAD_LIMIT=1
+out=tests/out
+rm -rf "$out"; mkdir -p "$out"
+passed=0 failed=0 failures=()
+
+echo "== unit tests"
+"$UNIT" > "$out/unit.log" 2>&1
+grep -E '^(ok|FAIL) ' "$out/unit.log" | grep '^FAIL' || true
+line=$(tail -n 1 "$out/unit.log")
+if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+  passed=$((passed + BASH_REMATCH[1])); failed=$((failed + BASH_REMATCH[2]))
+  echo "unit: $line"
+  ((BASH_REMATCH[2] == 0)) || failures+=("unit (see $out/unit.log)")
+else
+  echo "unit runner did not finish:"; tail -n 20 "$out/unit.log"
+  failed=$((failed + 1)); failures+=("unit runner")
+fi
+
+echo "== end-to-end tests"
+for t in tests/e2e/t[0-9]*.sh; do
+  name=$(basename "$t" .sh)
+  start=$(date +%s)
+  if bash "$t" > "$out/$name.log" 2>&1; then
+    passed=$((passed + 1)); echo "ok   $name ($(( $(date +%s) - start ))s)"
+  else
+    failed=$((failed + 1)); failures+=("$name"); echo "FAIL $name ($(( $(date +%s) - start ))s)"
+    tail -n 25 "$out/$name.log" | sed 's/^/    /'
+  fi
+done
+((${#failures[@]})) && echo "failed: ${failures[*]}"
+echo "$passed passed, $failed failed"
+((failed == 0))
