@@ -69,6 +69,9 @@ const char *vt_library_dir(const struct vt_library *lib);
 #define VT_ID_MAX 65
 int vt_add_file(struct vt_library *lib, const char *path, char *id, int *is_new);
 
+/* The video's index_state and data_status (each buffer at least 16 bytes). */
+int vt_video_state(struct vt_library *lib, const char *id, char *index_state, char *data_status);
+
 /* Run every stage of the video that is not finished (done, skipped or failed). */
 int vt_process(struct vt_library *lib, const char *id);
 /* Re-run one stage and every stage that depends on it; keeps the rest. */

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <libavutil/log.h>
+
 #include "media.h"
 #include "ocr.h"
 #include "util.h"
@@ -101,6 +103,11 @@ struct vt_library *vt_library_open(const char *dir, int create, char *err, size_
         vt_err(err, errlen, VT_ENOTFOUND, "'%s': no library here (run 'vidtheque init')", dir);
         goto fail;
     }
+    /*
+     * FFmpeg logs to stderr by default; the library never prints, and every
+     * failure that matters comes back as our own one-line message.
+     */
+    av_log_set_level(getenv("VIDTHEQUE_FFMPEG_LOG") ? AV_LOG_INFO : AV_LOG_QUIET);
     lib = vt_xcalloc(1, sizeof(*lib));
     lib->dir = vt_xstrdup(dir);
     if (vt_store_open(db, &lib->store, err, errlen))
@@ -358,5 +365,21 @@ int vt_check(struct vt_library *lib, int *problems)
     if (rc)
         return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
     *problems = c.problems;
+    return 0;
+}
+
+int vt_video_state(struct vt_library *lib, const char *id, char *index_state, char *data_status)
+{
+    struct vt_video_rec v;
+    int rc;
+
+    if (!vt_id_valid(id))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
+    rc = vt_store_video_get(lib->store, id, &v);
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    snprintf(index_state, 16, "%s", v.index_state);
+    snprintf(data_status, 16, "%s", v.data_status);
+    vt_video_rec_release(&v);
     return 0;
 }

@@ -194,6 +194,55 @@ fail:
                   averr(e, eb, sizeof(eb)));
 }
 
+/*
+ * Decode the first frame of the video stream: a header can lie about the frame
+ * size (the decoder's pixel cap catches it) or describe a stream that does not
+ * decode at all. Reads a bounded number of packets.
+ */
+static int first_frame_ok(AVFormatContext *fmt, const char *path, int *w, int *h, char *err,
+                          size_t errlen)
+{
+    AVCodecContext *dec = NULL;
+    AVPacket *pkt = av_packet_alloc();
+    AVFrame *frame = av_frame_alloc();
+    int idx, rc, got = 0, e = 0;
+
+    if (!pkt || !frame) {
+        rc = vt_err(err, errlen, VT_EIO, "out of memory");
+        goto out;
+    }
+    rc = vt_media_open_video(fmt, 1, &idx, &dec, err, errlen);
+    if (rc)
+        goto out;
+    for (int n = 0; n < 2000 && !got; n++) {
+        e = av_read_frame(fmt, pkt);
+        if (e < 0)
+            break;
+        if (pkt->stream_index == idx) {
+            e = avcodec_send_packet(dec, pkt);
+            if (e >= 0 || e == AVERROR(EAGAIN))
+                got = avcodec_receive_frame(dec, frame) >= 0;
+        }
+        av_packet_unref(pkt);
+    }
+    if (!got && avcodec_send_packet(dec, NULL) >= 0)
+        got = avcodec_receive_frame(dec, frame) >= 0;
+    if (!got) {
+        rc = vt_err(err, errlen, VT_EMEDIA,
+                    "'%s': the video stream does not decode (corrupt, or frames over the %d "
+                    "pixel cap)",
+                    path, VT_MEDIA_MAX_PIXELS);
+        goto out;
+    }
+    *w = frame->width;
+    *h = frame->height;
+out:
+    av_frame_free(&frame);
+    av_packet_free(&pkt);
+    avcodec_free_context(&dec);
+    return rc;
+}
+
 static char *dict_dup(AVDictionary *d, const char *key)
 {
     AVDictionaryEntry *e = av_dict_get(d, key, NULL, 0);
@@ -238,6 +287,20 @@ int vt_media_probe(const char *path, struct vt_probe *p, char *err, size_t errle
     for (unsigned i = 0; i < fmt->nb_streams; i++)
         if (fmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_SUBTITLE)
             p->has_subtitle = 1;
+    if (p->has_video) {
+        int w = 0, h = 0;
+
+        rc = first_frame_ok(fmt, path, &w, &h, err, errlen);
+        if (rc) {
+            avformat_close_input(&fmt);
+            vt_probe_release(p);
+            return rc;
+        }
+        if (p->width <= 0 || p->height <= 0) {
+            p->width = w;
+            p->height = h;
+        }
+    }
     p->title = dict_dup(fmt->metadata, "title");
     if (!p->language)
         p->language = dict_dup(fmt->metadata, "language");

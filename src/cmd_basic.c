@@ -44,7 +44,8 @@ int cmd_init(int argc, char **argv)
     lib = cli_open_library(1);
     if (!lib)
         return EXIT_ERR;
-    fprintf(stderr, "library ready in %s\n", vt_library_dir(lib));
+    if (!cli_opts.quiet)
+        fprintf(stderr, "library ready in %s\n", vt_library_dir(lib));
     vt_library_close(lib);
     return EXIT_OK;
 }
@@ -75,8 +76,15 @@ int cmd_add(int argc, char **argv)
         printf("%s\n", id);
         fflush(stdout);
         /* an unfinished earlier run of the same file continues here */
-        if (vt_process(lib, id))
+        if (vt_process(lib, id)) {
             status = cli_error("%s", vt_errmsg(lib));
+        } else {
+            char state[16], data[16];
+
+            /* a failed stage was reported by the log as it happened */
+            if (vt_video_state(lib, id, state, data) || strcmp(data, "ok"))
+                status = EXIT_ERR;
+        }
     }
     vt_library_close(lib);
     return status;
