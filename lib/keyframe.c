@@ -29,6 +29,9 @@
 #define THUMB_W     160 /* thumbnail for frame differences and duplicate checks */
 #define THUMB_H     90
 #define THUMB_N     (THUMB_W * THUMB_H)
+#define CHROMA_W    40 /* chroma thumbnails: a cut may change colour, not luma */
+#define CHROMA_H    24
+#define CHROMA_N    (CHROMA_W * CHROMA_H)
 #define RING_N      256 /* thumbnails kept for the long-range difference */
 #define CHANGE_THR  20  /* a pixel "changed" when it moves more than this */
 #define OUT_MAX_W   1920
@@ -53,12 +56,17 @@ struct decoder {
     double tb;
 };
 
-/* Grey image at analysis size and its products, reused from frame to frame. */
+struct thumb {
+    uint8_t y[THUMB_N];
+    uint8_t u[CHROMA_N], v[CHROMA_N];
+};
+
+/* Analysis image (YUV 4:2:0, the luma is our grey image) and its thumbnails. */
 struct grey {
     struct SwsContext *sws;
-    uint8_t *buf; /* ANA_MAX * ANA_MAX */
+    uint8_t *buf; /* luma ANA_MAX * ANA_MAX, then the two chroma planes */
     int w, h;
-    uint8_t thumb[THUMB_N];
+    struct thumb th;
 };
 
 static const char *averr(int e, char *buf, size_t n)
@@ -132,20 +140,27 @@ static int grey_make(struct grey *g, const AVFrame *fr)
         w = 1;
     if (h < 1)
         h = 1;
+    int cw = (w + 1) / 2, ch = (h + 1) / 2;
+
     if (!g->buf)
-        g->buf = av_malloc((size_t)ANA_MAX * (ANA_MAX + 1));
+        g->buf = av_malloc((size_t)ANA_MAX * ANA_MAX * 3 / 2 + 2 * ANA_MAX + 64);
     if (!g->buf)
         return -1;
-    g->sws = sws_getCachedContext(g->sws, fr->width, fr->height, fr->format, w, h, AV_PIX_FMT_GRAY8,
-                                  SWS_AREA, NULL, NULL, NULL);
+    g->sws = sws_getCachedContext(g->sws, fr->width, fr->height, fr->format, w, h,
+                                  AV_PIX_FMT_YUV420P, SWS_AREA, NULL, NULL, NULL);
     if (!g->sws)
         return -1;
     dst[0] = g->buf;
+    dst[1] = g->buf + (size_t)w * h;
+    dst[2] = dst[1] + (size_t)cw * ch;
     dst_ls[0] = w;
+    dst_ls[1] = dst_ls[2] = cw;
     sws_scale(g->sws, (const uint8_t *const *)fr->data, fr->linesize, 0, fr->height, dst, dst_ls);
     g->w = w;
     g->h = h;
-    vt_img_resize_gray(g->buf, w, h, w, g->thumb, THUMB_W, THUMB_H);
+    vt_img_resize_gray(dst[0], w, h, w, g->th.y, THUMB_W, THUMB_H);
+    vt_img_resize_gray(dst[1], cw, ch, cw, g->th.u, CHROMA_W, CHROMA_H);
+    vt_img_resize_gray(dst[2], cw, ch, cw, g->th.v, CHROMA_W, CHROMA_H);
     return 0;
 }
 
@@ -159,6 +174,18 @@ static void thumb_stats(const uint8_t *t, float *mean, float *sd)
     }
     *mean = (float)((double)s / THUMB_N);
     *sd = (float)sqrt(fmax(0, (double)s2 / THUMB_N - (double)*mean * *mean));
+}
+
+/* Frame difference: luma mean abs difference plus that of the chroma, and the
+ * fraction of luma pixels that changed by more than CHANGE_THR. */
+static void thumb_diff(const struct thumb *a, const struct thumb *b, double *d, double *changed)
+{
+    double mu, mv, c;
+
+    vt_img_diff(a->y, b->y, THUMB_N, CHANGE_THR, d, changed);
+    vt_img_diff(a->u, b->u, CHROMA_N, CHANGE_THR, &mu, &c);
+    vt_img_diff(a->v, b->v, CHROMA_N, CHANGE_THR, &mv, &c);
+    *d += (mu + mv) / 2;
 }
 
 static void set_progress(vt_progress_fn progress, void *user, double frac, double *last)
@@ -175,7 +202,7 @@ static int scan(struct decoder *d, double fps, double claim_s, struct vt_sd_feat
 {
     struct vt_sd_feat *f = NULL;
     size_t n = 0, cap = 0;
-    uint8_t(*ring)[THUMB_N] = vt_xmalloc(sizeof(*ring) * RING_N);
+    struct thumb *ring = vt_xmalloc(sizeof(*ring) * RING_N);
     double ring_t[RING_N], last_p = -1, prev_t = -1e9;
     struct grey g = {0};
     int rc = 0, e;
@@ -185,7 +212,6 @@ static int scan(struct decoder *d, double fps, double claim_s, struct vt_sd_feat
     while ((e = next_frame(d)) > 0) {
         struct vt_sd_feat *x;
         double t = frame_time(d, d->frame, prev_t, fps), mad, ch;
-        const uint8_t *prev;
 
         if (t <= prev_t + 1e-6) {
             /* timestamps going back or repeated: not a new picture for us */
@@ -205,12 +231,11 @@ static int scan(struct decoder *d, double fps, double claim_s, struct vt_sd_feat
         x->t_s = t;
         x->key = d->frame->key_frame || d->frame->pict_type == AV_PICTURE_TYPE_I;
         x->sharpness = (float)vt_img_laplacian_var(g.buf, g.w, g.h, g.w);
-        thumb_stats(g.thumb, &x->mean, &x->stddev);
+        thumb_stats(g.th.y, &x->mean, &x->stddev);
         if (n) {
             size_t k = n - 1, steps = 0;
 
-            prev = ring[(n - 1) % RING_N];
-            vt_img_diff(g.thumb, prev, THUMB_N, CHANGE_THR, &mad, &ch);
+            thumb_diff(&g.th, &ring[(n - 1) % RING_N], &mad, &ch);
             x->d1 = (float)mad;
             x->changed = (float)ch;
             /* the newest thumbnail at least VT_SD_LAG_S old, or the oldest we have */
@@ -218,10 +243,10 @@ static int scan(struct decoder *d, double fps, double claim_s, struct vt_sd_feat
                 k--;
                 steps++;
             }
-            vt_img_diff(g.thumb, ring[k % RING_N], THUMB_N, CHANGE_THR, &mad, &ch);
+            thumb_diff(&g.th, &ring[k % RING_N], &mad, &ch);
             x->dlong = (float)mad;
         }
-        memcpy(ring[n % RING_N], g.thumb, THUMB_N);
+        ring[n % RING_N] = g.th;
         ring_t[n % RING_N] = t;
         prev_t = t;
         n++;
@@ -474,7 +499,7 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
 
                 if (vt_img_hamming64(x->phash, y->phash) > DUP_HAMMING)
                     continue;
-                vt_img_diff(g.thumb, kept_thumbs[j], THUMB_N, CHANGE_THR, &mad, &ch);
+                vt_img_diff(g.th.y, kept_thumbs[j], THUMB_N, CHANGE_THR, &mad, &ch);
                 if (mad <= DUP_MAD && ch <= DUP_CHANGED)
                     x->duplicate_of = y->index;
             }
@@ -486,7 +511,7 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
                                  errlen);
                 if (!rc) {
                     snprintf(x->file, sizeof(x->file), "%d.jpg", x->index);
-                    memcpy(kept_thumbs[n_kept], g.thumb, THUMB_N);
+                    memcpy(kept_thumbs[n_kept], g.th.y, THUMB_N);
                     kept_idx[n_kept++] = x->index;
                     s->kept = 1;
                 }

@@ -103,21 +103,19 @@ static void find_dissolves(const struct vt_sd_feat *f, size_t n, const double *p
     while (i < n) {
         double pre = win_mean(pd1, i > BASE_WIN ? i - BASE_WIN : 0, i);
         double tl = fmax(0.35, 2.0 * pre + 0.2), acc = 0, net = 0;
-        size_t s = i, e = i, dips = 0;
+        size_t s = i, e = i;
 
         if (mask[i] || f[i].d1 <= tl) {
             i++;
             continue;
         }
-        while (e + 1 < n && !mask[e + 1] && f[e + 1].t_s - f[s].t_s <= MAX_DISS_S) {
-            if (f[e + 1].d1 > tl) {
-                dips = 0;
-            } else if (++dips > 1) {
+        /* the run goes on through single frames below the low threshold */
+        for (size_t k = s + 1; k < n && !mask[k] && f[k].t_s - f[s].t_s <= MAX_DISS_S; k++) {
+            if (f[k].d1 > tl)
+                e = k;
+            else if (k - e > 1)
                 break;
-            }
-            e++;
         }
-        e -= dips;
         for (size_t k = s; k <= e; k++)
             acc += f[k].d1;
         /* net change: frames after the run compared with frames before it */
