@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# make bench: every speed and memory target as a ratio against a baseline measured in the
+# same run, printed as tables. Never part of make check (timings are noisy here).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export VIDTHEQUE=${VIDTHEQUE:-$PWD/vidtheque} OMP_THREAD_LIMIT=1
+echo "== keyframe stage vs ffmpeg decode (720p H.264 with B-frames)"
+bash bench/keyframe_bench.sh
+echo
+echo "== OCR per kept frame vs the tesseract command"
+env -u OMP_THREAD_LIMIT bash bench/ocr_bench.sh
+echo
+echo "== whole add: peak memory and realtime factors"
+bash bench/add_bench.sh
