@@ -3,13 +3,13 @@
  * format of `export --format json`, of the web API and of what `show` renders.
  * The field names are an interface other tools rely on (docs/ARCHITECTURE.md).
  */
+#include "library.h"
+#include "util.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "library.h"
-#include "util.h"
 
 /* Strings come from hostile files: invalid UTF-8 is repaired, never dropped. */
 static json_t *str_or_null(const char *s)
@@ -146,8 +146,8 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, i
 
             json_object_set_new(line, "text", str_or_null(l->text));
             json_object_set_new(line, "conf", json_real(round(l->conf * 100.0) / 100.0));
-            json_object_set_new(line, "box", json_pack("[iiii]", l->box[0], l->box[1], l->box[2],
-                                                       l->box[3]));
+            json_object_set_new(line, "box",
+                                json_pack("[iiii]", l->box[0], l->box[1], l->box[2], l->box[3]));
             json_array_append_new(ocr, line);
         }
         json_object_set_new(o, "ocr", ocr);

@@ -5,10 +5,10 @@
 #ifndef VT_KEYFRAME_H
 #define VT_KEYFRAME_H
 
+#include "stage.h"
+
 #include <stddef.h>
 #include <stdint.h>
-
-#include "stage.h"
 
 struct vt_kf_shot {
     double start_s, end_s; /* relative to the file's own start */
@@ -25,7 +25,7 @@ struct vt_kf_frame {
     int64_t bytes;    /* size of the image file, 0 when skipped */
     char file[64];    /* file name inside out_dir, "" when skipped */
     int width, height;
-    uint64_t phash;   /* perceptual hash */
+    uint64_t phash; /* perceptual hash */
 };
 
 struct vt_kf_result {

@@ -4,8 +4,13 @@
  */
 #include "library.h"
 
+#include "media.h"
+#include "ocr.h"
+#include "util.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <libavutil/log.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,12 +18,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <libavutil/log.h>
-
-#include "media.h"
-#include "ocr.h"
-#include "util.h"
 
 int vt_lib_fail(struct vt_library *lib, int code, const char *fmt, ...)
 {

@@ -7,11 +7,11 @@
  */
 #include "media.h"
 
+#include "util.h"
+
 #include <libavutil/display.h>
 #include <math.h>
 #include <string.h>
-
-#include "util.h"
 
 /*
  * Containers a video library meets in practice. Anything else, in particular
@@ -361,7 +361,8 @@ int vt_media_measure_duration(const char *path, double *duration_s, char *err, s
         if (ts != AV_NOPTS_VALUE && (st->codecpar->codec_type == AVMEDIA_TYPE_VIDEO ||
                                      st->codecpar->codec_type == AVMEDIA_TYPE_AUDIO)) {
             double tb = av_q2d(st->time_base);
-            double t0 = (double)ts * tb, t1 = t0 + (double)(pkt->duration > 0 ? pkt->duration : 0) * tb;
+            double t0 = (double)ts * tb,
+                   t1 = t0 + (double)(pkt->duration > 0 ? pkt->duration : 0) * tb;
 
             if (t0 < first)
                 first = t0;

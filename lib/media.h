@@ -11,8 +11,8 @@
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 
-#define VT_MEDIA_MAX_PIXELS  (4096 * 4096) /* 16.7 Mpx: 4K UHD and DCI 4K fit */
-#define VT_MEDIA_MAX_STREAMS 16
+#define VT_MEDIA_MAX_PIXELS     (4096 * 4096) /* 16.7 Mpx: 4K UHD and DCI 4K fit */
+#define VT_MEDIA_MAX_STREAMS    16
 #define VT_MEDIA_MAX_DURATION_S (24.0 * 3600.0)
 
 struct vt_chapter {
@@ -21,15 +21,15 @@ struct vt_chapter {
 };
 
 struct vt_probe {
-    char format[32];    /* demuxer name, e.g. "mov,mp4,m4a,3gp,3g2,mj2" */
-    double duration_s;  /* container's claim, clamped to 0..VT_MEDIA_MAX_DURATION_S; 0 unknown */
-    double start_s;     /* container start time (timestamps are reported relative to it) */
+    char format[32];   /* demuxer name, e.g. "mov,mp4,m4a,3gp,3g2,mj2" */
+    double duration_s; /* container's claim, clamped to 0..VT_MEDIA_MAX_DURATION_S; 0 unknown */
+    double start_s;    /* container start time (timestamps are reported relative to it) */
     int has_video, has_audio, has_subtitle;
-    int width, height;  /* coded size of the main video stream */
-    int rotation;       /* clockwise degrees to show it upright: 0, 90, 180, 270 */
-    double fps;         /* average frame rate, 0 when unknown */
+    int width, height; /* coded size of the main video stream */
+    int rotation;      /* clockwise degrees to show it upright: 0, 90, 180, 270 */
+    double fps;        /* average frame rate, 0 when unknown */
     char vcodec[32], acodec[32];
-    char *title, *language; /* owned; NULL when absent */
+    char *title, *language;      /* owned; NULL when absent */
     struct vt_chapter *chapters; /* owned */
     size_t n_chapters;
 };
@@ -55,8 +55,6 @@ int vt_media_open_video(AVFormatContext *fmt, int threads, int *stream_index, AV
 
 /* Clockwise rotation in degrees (0, 90, 180, 270) that shows stream st upright. */
 int vt_media_rotation(const AVStream *st);
-
-
 
 /*
  * Measure the duration by reading every packet's timestamps (no decoding):

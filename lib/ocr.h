@@ -5,9 +5,9 @@
 #ifndef VT_OCR_H
 #define VT_OCR_H
 
-#include <stddef.h>
-
 #include "stage.h"
+
+#include <stddef.h>
 
 struct vt_ocr_line {
     char *text;  /* UTF-8, owned, no trailing newline, never empty */

@@ -11,14 +11,14 @@
  * committed with their state. A failed stage fails only itself and the stages
  * that read its outputs; the others run.
  */
+#include "library.h"
+#include "util.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "library.h"
-#include "util.h"
 
 /* In pipeline order; a stage's dependencies come before it. */
 static const struct vt_stage_def *const stages[] = {
@@ -150,8 +150,8 @@ void vt_stage_progress(void *ctx, double frac)
 }
 
 /* Claim stage d of video v for this process; 1 if claimed, 0 if not ours to run. */
-static int claim(struct vt_library *lib, const struct vt_video_rec *v,
-                 const struct vt_stage_def *d, struct vt_stage_rec *out, char *why, size_t whylen)
+static int claim(struct vt_library *lib, const struct vt_video_rec *v, const struct vt_stage_def *d,
+                 struct vt_stage_rec *out, char *why, size_t whylen)
 {
     struct vt_stage_rec *r = NULL, *me;
     size_t n = 0;
@@ -177,8 +177,8 @@ static int claim(struct vt_library *lib, const struct vt_video_rec *v,
             goto out; /* not ready yet (another process may be running it) */
         if (strcmp(dep->state, "done")) {
             /* the dependency failed or was skipped: so is this stage, without running */
-            snprintf(why, whylen, "%s %s%s%s%s", d->deps[i], dep->state,
-                     dep->error ? " (" : "", dep->error ? dep->error : "", dep->error ? ")" : "");
+            snprintf(why, whylen, "%s %s%s%s%s", d->deps[i], dep->state, dep->error ? " (" : "",
+                     dep->error ? dep->error : "", dep->error ? ")" : "");
             snprintf(me->state, sizeof(me->state), "%s",
                      !strcmp(dep->state, "failed") ? "failed" : "skipped");
             free(me->error);
@@ -245,8 +245,7 @@ static int finish(struct vt_library *lib, const struct vt_stage_def *d, struct v
     cur = find_rec(r, n, d->name);
     if (!cur || strcmp(cur->state, "running") || !cur->owner || strcmp(cur->owner, lib->owner)) {
         /* someone else took the stage over (we were presumed dead): drop our result */
-        vt_log(lib, VT_LOG_WARN, "%s: %s: result dropped, stage taken over", c->video->id,
-               d->name);
+        vt_log(lib, VT_LOG_WARN, "%s: %s: result dropped, stage taken over", c->video->id, d->name);
         rc = 0;
         goto fail;
     }
@@ -269,7 +268,9 @@ static int finish(struct vt_library *lib, const struct vt_stage_def *d, struct v
         outcome = VT_EIO;
     }
     snprintf(rec->state, sizeof(rec->state), "%s",
-             outcome == 0 ? "done" : outcome == VT_SKIP ? "skipped" : "failed");
+             outcome == 0         ? "done"
+             : outcome == VT_SKIP ? "skipped"
+                                  : "failed");
     rec->model = c->model[0] ? c->model : NULL;
     rec->error = outcome != 0 && c->err[0] ? c->err : NULL;
     rec->owner = NULL;

@@ -3,18 +3,18 @@
  * runs the algorithm (media.c, keyframe.c, ocr.c) and stores its outputs.
  * Which stage follows which is the pipeline's business (pipeline.c), not theirs.
  */
+#include "keyframe.h"
+#include "library.h"
+#include "media.h"
+#include "ocr.h"
+#include "util.h"
+
 #include <dirent.h>
 #include <libavformat/avformat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "keyframe.h"
-#include "library.h"
-#include "media.h"
-#include "ocr.h"
-#include "util.h"
 
 /* ---- fetch: register a local file, learn its metadata ---- */
 

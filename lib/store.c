@@ -6,11 +6,11 @@
  */
 #include "store.h"
 
+#include "util.h"
+
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "util.h"
 
 struct vt_store {
     sqlite3 *db;
@@ -172,8 +172,9 @@ int vt_store_open(const char *db_path, struct vt_store **out, char *err, size_t 
     int rc;
 
     *out = NULL;
-    if (sqlite3_open_v2(db_path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                           SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+    if (sqlite3_open_v2(db_path, &s->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+                            SQLITE_OPEN_NOFOLLOW,
                         NULL) != SQLITE_OK) {
         rc = vt_err(err, errlen, VT_EIO, "'%s': cannot open database: %s", db_path,
                     s->db ? sqlite3_errmsg(s->db) : "out of memory");
@@ -248,7 +249,7 @@ int vt_store_check(struct vt_store *s)
 
 #define VIDEO_COLS                                                                                 \
     "id, content_key, source_kind, source_path, title, channel, published, language, container, "  \
-    "duration_s, width, height, rotation, fps, has_video, has_audio, size_bytes, index_state, "     \
+    "duration_s, width, height, rotation, fps, has_video, has_audio, size_bytes, index_state, "    \
     "data_status, created_at, indexed_at"
 
 static void video_from_row(sqlite3_stmt *st, struct vt_video_rec *v)
@@ -414,8 +415,8 @@ int vt_store_video_set_state(struct vt_store *s, const char *id, const char *ind
                              const char *data_status, double indexed_at)
 {
     sqlite3_stmt *st;
-    int rc = prepare(s, "UPDATE videos SET index_state=?, data_status=?, indexed_at=? WHERE id=?",
-                     &st);
+    int rc =
+        prepare(s, "UPDATE videos SET index_state=?, data_status=?, indexed_at=? WHERE id=?", &st);
 
     if (rc)
         return rc;

@@ -13,12 +13,12 @@
 #ifndef VT_STORE_H
 #define VT_STORE_H
 
-#include <stddef.h>
-#include <stdint.h>
-
 #include "keyframe.h"
 #include "media.h"
 #include "ocr.h"
+
+#include <stddef.h>
+#include <stdint.h>
 
 #define VT_STORE_SCHEMA_VERSION 1
 
@@ -26,12 +26,12 @@ struct vt_store;
 
 struct vt_video_rec {
     char id[65];
-    char *content_key;   /* identifies the media content, for "added twice" */
-    char *source_kind;   /* "file" */
-    char *source_path;   /* absolute path of the media file */
+    char *content_key; /* identifies the media content, for "added twice" */
+    char *source_kind; /* "file" */
+    char *source_path; /* absolute path of the media file */
     char *title, *channel, *published, *language, *container;
-    char *index_state;   /* queued, processing, ready, failed */
-    char *data_status;   /* ok, partial, missing */
+    char *index_state; /* queued, processing, ready, failed */
+    char *data_status; /* ok, partial, missing */
     double duration_s;
     double created_at, indexed_at; /* epoch seconds; 0 when not yet */
     int width, height, rotation, has_video, has_audio;
@@ -57,8 +57,8 @@ struct vt_store_chapter {
 
 struct vt_store_frame {
     struct vt_kf_frame f;
-    char *path;              /* relative to the library directory, NULL when skipped */
-    struct vt_ocr_page ocr;  /* lines in reading order */
+    char *path;             /* relative to the library directory, NULL when skipped */
+    struct vt_ocr_page ocr; /* lines in reading order */
 };
 
 int vt_store_open(const char *db_path, struct vt_store **out, char *err, size_t errlen);

@@ -7,11 +7,11 @@
 #ifndef VT_UTIL_H
 #define VT_UTIL_H
 
+#include "vidtheque.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include "vidtheque.h"
 
 #define VT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -68,7 +68,6 @@ int vt_id_valid(const char *s);
 /* Log through the library's callback (never stdout). */
 void vt_log(struct vt_library *lib, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-
 
 /* Copy of s with every invalid UTF-8 sequence and control character other than
  * tab and newline replaced by U+FFFD. Caller frees. */

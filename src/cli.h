@@ -8,9 +8,9 @@
 #ifndef VT_CLI_H
 #define VT_CLI_H
 
-#include <stdio.h>
-
 #include "vidtheque.h"
+
+#include <stdio.h>
 
 /* Exit codes. */
 enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2 };

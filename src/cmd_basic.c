@@ -2,11 +2,11 @@
  * The small commands: init, add, ls, rm, redo, resume, export.
  * Each parses its own options and calls the library; show lives in cmd_show.c.
  */
+#include "cli.h"
+
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "cli.h"
 
 /* Parse options common to every command (-L, -q) plus the command's own. */
 static int parse(const char *cmd, int argc, char **argv, const char *shortopts,

@@ -4,13 +4,13 @@
  * with what the machine read). It renders the export document, so the page, the
  * export and this text can never disagree about the facts.
  */
+#include "cli.h"
+
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "cli.h"
 
 /* Print s with control characters (which could drive the terminal) replaced. */
 static void put_safe(const char *s)

@@ -2,14 +2,14 @@
  * Helpers shared by the commands: opening the library and reporting what the
  * library does, as progress bars on a terminal and plain log lines otherwise.
  */
+#include "cli.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#include "cli.h"
 
 struct report {
     int tty;
@@ -34,7 +34,10 @@ static void on_log(void *user, int level, const char *msg)
     if (report.tty && level >= VT_LOG_INFO)
         return; /* the bars say it */
     end_bar();
-    fprintf(stderr, "%s%s\n", level == VT_LOG_ERROR ? "error: " : level == VT_LOG_WARN ? "warning: " : "",
+    fprintf(stderr, "%s%s\n",
+            level == VT_LOG_ERROR  ? "error: "
+            : level == VT_LOG_WARN ? "warning: "
+                                   : "",
             msg);
 }
 

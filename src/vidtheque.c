@@ -2,14 +2,14 @@
  * vidtheque: the command-line tool. main() handles the global options, then
  * dispatches to one function per subcommand from the table below (git style).
  */
+#include "cli.h"
+
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "cli.h"
 
 struct cmd {
     const char *name;

@@ -1,7 +1,7 @@
 /* Runner for the unit tests registered with VT_TEST. */
-#include <stdlib.h>
-
 #include "harness.h"
+
+#include <stdlib.h>
 
 struct test {
     const char *name;

@@ -1,10 +1,10 @@
 /* Unit tests of lib/store.c on a scratch database: migrations, rows, round trips. */
-#include <stdlib.h>
-#include <unistd.h>
-
 #include "harness.h"
 #include "store.h"
 #include "util.h"
+
+#include <stdlib.h>
+#include <unistd.h>
 
 static struct vt_store *scratch(char *dir, size_t n)
 {
@@ -83,8 +83,13 @@ VT_TEST(store_frames_cascade)
     if (!s)
         return;
     memset(frames, 0, sizeof(frames));
-    frames[0] = (struct vt_kf_frame){.index = 0, .t_s = 1.5, .shot = 0, .duplicate_of = -1,
-                                     .sharpness = 12.5, .bytes = 100, .file = "0.jpg"};
+    frames[0] = (struct vt_kf_frame){.index = 0,
+                                     .t_s = 1.5,
+                                     .shot = 0,
+                                     .duplicate_of = -1,
+                                     .sharpness = 12.5,
+                                     .bytes = 100,
+                                     .file = "0.jpg"};
     frames[1] = (struct vt_kf_frame){.index = 1, .t_s = 6, .shot = 1, .duplicate_of = 0};
     memset(&r, 0, sizeof(r));
     r.shots = shots;
@@ -161,8 +166,7 @@ VT_TEST(store_refuses_garbage_file)
         return;
     db = vt_xasprintf("%s/library.db", dir);
     f = fopen(db, "w");
-    fputs("this is not a database, just text that is long enough to have a header........",
-          f);
+    fputs("this is not a database, just text that is long enough to have a header........", f);
     fclose(f);
     CHECK(vt_store_open(db, &s, err, sizeof(err)) != 0);
     CHECK(s == NULL);

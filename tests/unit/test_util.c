@@ -1,8 +1,8 @@
 /* Unit tests of lib/util.c: ids, UTF-8 repair, strict parsing, the string buffer. */
-#include <stdlib.h>
-
 #include "harness.h"
 #include "util.h"
+
+#include <stdlib.h>
 
 VT_TEST(util_id_encode)
 {
