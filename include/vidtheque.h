@@ -106,6 +106,39 @@ int vt_list(struct vt_library *lib, int (*fn)(void *user, const struct vt_video_
  */
 int vt_export_json(struct vt_library *lib, const char *id, char **out);
 
+/* ---- search ---- */
+
+/* Marks around matched terms in vt_hit.text (never found in indexed text). */
+#define VT_MARK_OPEN  "\x01"
+#define VT_MARK_CLOSE "\x02"
+
+struct vt_hit {
+    char video_id[VT_ID_MAX];
+    char *title; /* owned */
+    double start_s, end_s;
+    char source[8]; /* "speech", "screen" or "title" */
+    char *text;     /* owned; matched terms between VT_MARK_OPEN and VT_MARK_CLOSE */
+    double score;   /* higher is better; hits come sorted by it */
+    int approx;     /* matched only through sound-alike or one-character-off terms */
+    int ref;        /* cue, frame or chapter index (-1: the video's title) */
+    char also[24];  /* other sources merged into this moment, comma-separated, or "" */
+};
+
+struct vt_search_opts {
+    int limit;          /* at most this many hits (default 20, at most 1000) */
+    const char *video;  /* only this video, or NULL */
+    const char *source; /* only "speech", "screen" or "title", or NULL */
+};
+
+/*
+ * Search the library. Any string is a valid query (see docs/ARCHITECTURE.md for the
+ * syntax); one with nothing searchable gives 0 hits. *hits is freed with
+ * vt_hits_free; *took_ms (may be NULL) gets the time spent.
+ */
+int vt_search(struct vt_library *lib, const char *query, size_t query_len,
+              const struct vt_search_opts *opts, struct vt_hit **hits, size_t *n, double *took_ms);
+void vt_hits_free(struct vt_hit *hits, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

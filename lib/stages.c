@@ -69,6 +69,8 @@ static int fetch_save(struct vt_stage_ctx *c)
     if (!rc)
         rc = vt_store_chapters_replace(c->lib->store, c->video->id, r->probe.chapters,
                                        r->probe.n_chapters, "container");
+    if (!rc)
+        rc = vt_store_title_docs_refresh(c->lib->store, c->video->id);
     return rc;
 }
 

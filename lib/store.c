@@ -6,6 +6,7 @@
  */
 #include "store.h"
 
+#include "query.h"
 #include "util.h"
 
 #include <sqlite3.h>
@@ -65,7 +66,60 @@ static const char *const migrations[] = {
     " text TEXT NOT NULL, conf REAL NOT NULL,"
     " x INTEGER NOT NULL, y INTEGER NOT NULL, w INTEGER NOT NULL, h INTEGER NOT NULL,"
     " PRIMARY KEY (video_id, frame_idx, line_no)) WITHOUT ROWID;",
+
+    /* 2: transcripts, chunks and the full-text index */
+    "CREATE TABLE cues ("
+    " video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " idx INTEGER NOT NULL, start_s REAL NOT NULL, end_s REAL NOT NULL, text TEXT NOT NULL,"
+    " PRIMARY KEY (video_id, idx)) WITHOUT ROWID;"
+    "CREATE TABLE words ("
+    " video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " cue_idx INTEGER NOT NULL, idx INTEGER NOT NULL, text TEXT NOT NULL,"
+    " start_s REAL NOT NULL, end_s REAL NOT NULL, conf REAL NOT NULL,"
+    " PRIMARY KEY (video_id, cue_idx, idx)) WITHOUT ROWID;"
+    "CREATE TABLE chunks ("
+    " video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " idx INTEGER NOT NULL, start_s REAL NOT NULL, end_s REAL NOT NULL, text TEXT NOT NULL,"
+    " first_cue INTEGER NOT NULL, last_cue INTEGER NOT NULL,"
+    " PRIMARY KEY (video_id, idx)) WITHOUT ROWID;"
+    /* one row per searchable moment: a cue, a frame's text, a title or chapter title */
+    "CREATE TABLE docs ("
+    " id INTEGER PRIMARY KEY,"
+    " video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " source TEXT NOT NULL, ref INTEGER NOT NULL,"
+    " start_s REAL NOT NULL, end_s REAL NOT NULL, text TEXT NOT NULL, meta TEXT NOT NULL);"
+    "CREATE INDEX docs_by_video ON docs (video_id, source);"
+    /* meta holds filter tokens (source, video) so filters are index intersections */
+    "CREATE VIRTUAL TABLE docs_fts USING fts5 (text, meta, content='docs', content_rowid='id',"
+    " tokenize='unicode61 remove_diacritics 2');"
+    "CREATE TRIGGER docs_ai AFTER INSERT ON docs BEGIN"
+    " INSERT INTO docs_fts (rowid, text, meta) VALUES (new.id, new.text, new.meta); END;"
+    "CREATE TRIGGER docs_ad AFTER DELETE ON docs BEGIN"
+    " INSERT INTO docs_fts (docs_fts, rowid, text, meta)"
+    " VALUES ('delete', old.id, old.text, old.meta); END;"
+    "INSERT INTO docs_fts (docs_fts, rank) VALUES ('rank', 'bm25(1.0, 0.0)');"
+    "CREATE VIRTUAL TABLE docs_vocab USING fts5vocab (docs_fts, 'row');"
+    /* the phonetic key of every word ever indexed from speech */
+    "CREATE TABLE phonetic (term TEXT PRIMARY KEY, key TEXT NOT NULL) WITHOUT ROWID;"
+    "CREATE INDEX phonetic_by_key ON phonetic (key);"
+    /* index what version 1 libraries already hold: titles, chapters, frame text */
+    "INSERT INTO docs (video_id, source, ref, start_s, end_s, text, meta)"
+    " SELECT id, 'title', -1, 0, duration_s, title, 'stitle v' || lower(hex(id)) FROM videos"
+    "  WHERE title IS NOT NULL;"
+    "INSERT INTO docs (video_id, source, ref, start_s, end_s, text, meta)"
+    " SELECT video_id, 'title', idx, start_s, end_s, title, 'stitle v' || lower(hex(video_id))"
+    "  FROM chapters WHERE title IS NOT NULL;"
+    "INSERT INTO docs (video_id, source, ref, start_s, end_s, text, meta)"
+    " SELECT f.video_id, 'screen', f.idx, sh.start_s, sh.end_s,"
+    "  (SELECT group_concat(text, char(10)) FROM (SELECT l.text FROM ocr_lines l"
+    "    WHERE l.video_id = f.video_id AND l.frame_idx = coalesce(f.duplicate_of, f.idx)"
+    "    ORDER BY l.line_no)), 'sscreen v' || lower(hex(f.video_id))"
+    " FROM frames f JOIN shots sh ON sh.video_id = f.video_id AND sh.idx = f.shot"
+    " WHERE EXISTS (SELECT 1 FROM ocr_lines l WHERE l.video_id = f.video_id"
+    "  AND l.frame_idx = coalesce(f.duplicate_of, f.idx));",
 };
+
+_Static_assert(VT_ARRAY_LEN(migrations) == VT_STORE_SCHEMA_VERSION, "one migration per version");
 
 const char *vt_store_errmsg(const struct vt_store *s)
 {
@@ -665,7 +719,7 @@ void vt_store_chapters_free(struct vt_store_chapter *c, size_t n)
 
 int vt_store_keyframes_clear(struct vt_store *s, const char *id)
 {
-    int rc = delete_where_video(s, "ocr_lines", id);
+    int rc = vt_store_ocr_clear(s, id);
 
     if (!rc)
         rc = delete_where_video(s, "frames", id);
@@ -870,9 +924,63 @@ void vt_store_frames_free(struct vt_store_frame *f, size_t n)
     free(f);
 }
 
+static int delete_docs(struct vt_store *s, const char *id, const char *source)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s, "DELETE FROM docs WHERE video_id = ? AND source = ?", &st);
+
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    bind_text(st, 2, source);
+    return step_done(s, st, "delete index rows");
+}
+
+/* The filter tokens of a row: its source and its video (hex, so one token). */
+static char *meta_tokens(const char *source, const char *id)
+{
+    struct vt_sb sb = {0};
+
+    vt_sb_addf(&sb, "s%s v", source);
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        vt_sb_addf(&sb, "%02x", *p);
+    return vt_sb_detach(&sb);
+}
+
 int vt_store_ocr_clear(struct vt_store *s, const char *id)
 {
-    return delete_where_video(s, "ocr_lines", id);
+    int rc = delete_docs(s, id, "screen");
+
+    return rc ? rc : delete_where_video(s, "ocr_lines", id);
+}
+
+/* One index row per frame (kept or duplicate) with text: all its lines, in order. */
+static int screen_docs_refresh(struct vt_store *s, const char *id)
+{
+    sqlite3_stmt *st;
+    char *meta;
+    int rc = delete_docs(s, id, "screen");
+
+    if (rc)
+        return rc;
+    rc = prepare(s,
+                 "INSERT INTO docs (video_id, source, ref, start_s, end_s, text, meta)"
+                 " SELECT f.video_id, 'screen', f.idx, sh.start_s, sh.end_s,"
+                 "  (SELECT group_concat(text, char(10)) FROM (SELECT l.text FROM ocr_lines l"
+                 "    WHERE l.video_id = f.video_id AND l.frame_idx = coalesce(f.duplicate_of,"
+                 "    f.idx) ORDER BY l.line_no)), ?2"
+                 " FROM frames f JOIN shots sh ON sh.video_id = f.video_id AND sh.idx = f.shot"
+                 " WHERE f.video_id = ?1 AND EXISTS (SELECT 1 FROM ocr_lines l"
+                 "  WHERE l.video_id = f.video_id AND l.frame_idx = coalesce(f.duplicate_of,"
+                 "  f.idx)) ORDER BY f.idx",
+                 &st);
+    if (rc)
+        return rc;
+    meta = meta_tokens("screen", id);
+    bind_text(st, 1, id);
+    bind_text(st, 2, meta);
+    free(meta);
+    return step_done(s, st, "index frame text");
 }
 
 int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_index,
@@ -904,6 +1012,430 @@ int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_in
                 rc = fail(s, "insert OCR line");
             sqlite3_reset(st);
         }
+    }
+    sqlite3_finalize(st);
+    return rc ? rc : screen_docs_refresh(s, id);
+}
+
+/* ---- transcripts ---- */
+
+static int insert_doc(struct vt_store *s, sqlite3_stmt *st, const char *id, int ref, double start_s,
+                      double end_s, const char *text, const char *meta)
+{
+    int rc = 0;
+
+    bind_text(st, 1, id);
+    sqlite3_bind_int(st, 2, ref);
+    sqlite3_bind_double(st, 3, start_s);
+    sqlite3_bind_double(st, 4, end_s);
+    bind_text(st, 5, text);
+    bind_text(st, 6, meta);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = fail(s, "index row");
+    sqlite3_reset(st);
+    return rc;
+}
+
+struct phon_ctx {
+    struct vt_store *s;
+    sqlite3_stmt *st;
+    int rc;
+};
+
+static void add_phonetic(void *user, const char *tok, size_t n)
+{
+    struct phon_ctx *c = user;
+    char key[16];
+
+    if (c->rc || n < 2)
+        return;
+    vt_metaphone(tok, key, sizeof(key));
+    if (!key[0])
+        return;
+    sqlite3_bind_text(c->st, 1, tok, (int)n, SQLITE_TRANSIENT);
+    sqlite3_bind_text(c->st, 2, key, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(c->st) != SQLITE_DONE)
+        c->rc = fail(c->s, "index phonetic key");
+    sqlite3_reset(c->st);
+}
+
+int vt_store_transcript_clear(struct vt_store *s, const char *id)
+{
+    int rc = delete_docs(s, id, "speech");
+
+    if (!rc)
+        rc = delete_where_video(s, "words", id);
+    if (!rc)
+        rc = delete_where_video(s, "cues", id);
+    return rc;
+}
+
+int vt_store_transcript_replace(struct vt_store *s, const char *id, const struct vt_transcript *t)
+{
+    sqlite3_stmt *cue = NULL, *word = NULL, *doc = NULL;
+    struct phon_ctx pc = {s, NULL, 0};
+    char *meta = meta_tokens("speech", id);
+    int rc = vt_store_transcript_clear(s, id);
+
+    if (!rc)
+        rc = prepare(s, "INSERT INTO cues (video_id, idx, start_s, end_s, text) VALUES (?,?,?,?,?)",
+                     &cue);
+    if (!rc)
+        rc = prepare(s,
+                     "INSERT INTO words (video_id, cue_idx, idx, text, start_s, end_s, conf)"
+                     " VALUES (?,?,?,?,?,?,?)",
+                     &word);
+    if (!rc)
+        rc = prepare(s,
+                     "INSERT INTO docs (video_id, source, ref, start_s, end_s, text, meta)"
+                     " VALUES (?1, 'speech', ?2, ?3, ?4, ?5, ?6)",
+                     &doc);
+    if (!rc)
+        rc = prepare(s, "INSERT OR IGNORE INTO phonetic (term, key) VALUES (?, ?)", &pc.st);
+    for (size_t i = 0; i < t->n_cues && !rc; i++) {
+        const struct vt_cue *c = &t->cues[i];
+
+        bind_text(cue, 1, id);
+        sqlite3_bind_int64(cue, 2, (sqlite3_int64)i);
+        sqlite3_bind_double(cue, 3, c->start_s);
+        sqlite3_bind_double(cue, 4, c->end_s);
+        bind_text(cue, 5, c->text);
+        if (sqlite3_step(cue) != SQLITE_DONE)
+            rc = fail(s, "insert cue");
+        sqlite3_reset(cue);
+        for (size_t k = 0; k < c->n_words && !rc; k++) {
+            const struct vt_word *w = &c->words[k];
+
+            bind_text(word, 1, id);
+            sqlite3_bind_int64(word, 2, (sqlite3_int64)i);
+            sqlite3_bind_int64(word, 3, (sqlite3_int64)k);
+            bind_text(word, 4, w->text);
+            sqlite3_bind_double(word, 5, w->start_s);
+            sqlite3_bind_double(word, 6, w->end_s);
+            sqlite3_bind_double(word, 7, w->conf);
+            if (sqlite3_step(word) != SQLITE_DONE)
+                rc = fail(s, "insert word");
+            sqlite3_reset(word);
+        }
+        if (!rc)
+            rc = insert_doc(s, doc, id, (int)i, c->start_s, c->end_s, c->text, meta);
+        if (!rc) {
+            vt_tokenize(c->text, strlen(c->text), add_phonetic, &pc);
+            rc = pc.rc;
+        }
+    }
+    sqlite3_finalize(cue);
+    sqlite3_finalize(word);
+    sqlite3_finalize(doc);
+    sqlite3_finalize(pc.st);
+    free(meta);
+    return rc;
+}
+
+int vt_store_transcript(struct vt_store *s, const char *id, struct vt_transcript *out)
+{
+    sqlite3_stmt *st = NULL;
+    size_t cap = 0;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = prepare(s, "SELECT start_s, end_s, text FROM cues WHERE video_id = ? ORDER BY idx", &st);
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct vt_cue *c;
+
+        vt_grow((void **)&out->cues, &cap, out->n_cues + 1, sizeof(*out->cues));
+        c = &out->cues[out->n_cues++];
+        memset(c, 0, sizeof(*c));
+        c->start_s = sqlite3_column_double(st, 0);
+        c->end_s = sqlite3_column_double(st, 1);
+        c->text = col_dup(st, 2);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        rc = fail(s, "read cues");
+        goto fail;
+    }
+    rc = prepare(s,
+                 "SELECT cue_idx, text, start_s, end_s, conf FROM words WHERE video_id = ?"
+                 " ORDER BY cue_idx, idx",
+                 &st);
+    if (rc)
+        goto fail;
+    bind_text(st, 1, id);
+    {
+        size_t wcap = 0, last = (size_t)-1;
+
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            size_t ci = (size_t)sqlite3_column_int64(st, 0);
+            struct vt_cue *c;
+            struct vt_word *w;
+
+            if (ci >= out->n_cues)
+                continue;
+            if (ci != last) {
+                wcap = 0;
+                last = ci;
+            }
+            c = &out->cues[ci];
+            vt_grow((void **)&c->words, &wcap, c->n_words + 1, sizeof(*c->words));
+            w = &c->words[c->n_words++];
+            w->text = col_dup(st, 1);
+            if (!w->text)
+                w->text = vt_xstrdup("");
+            w->start_s = sqlite3_column_double(st, 2);
+            w->end_s = sqlite3_column_double(st, 3);
+            w->conf = sqlite3_column_double(st, 4);
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        rc = fail(s, "read words");
+        goto fail;
+    }
+    return 0;
+fail:
+    vt_transcript_release(out);
+    return rc;
+}
+
+/* ---- chunks ---- */
+
+int vt_store_chunks_clear(struct vt_store *s, const char *id)
+{
+    return delete_where_video(s, "chunks", id);
+}
+
+int vt_store_chunks_replace(struct vt_store *s, const char *id, const struct vt_chunk *c, size_t n)
+{
+    sqlite3_stmt *st;
+    int rc = vt_store_chunks_clear(s, id);
+
+    if (!rc)
+        rc = prepare(s,
+                     "INSERT INTO chunks (video_id, idx, start_s, end_s, text, first_cue, last_cue)"
+                     " VALUES (?,?,?,?,?,?,?)",
+                     &st);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n && !rc; i++) {
+        bind_text(st, 1, id);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+        sqlite3_bind_double(st, 3, c[i].start_s);
+        sqlite3_bind_double(st, 4, c[i].end_s);
+        bind_text(st, 5, c[i].text);
+        sqlite3_bind_int(st, 6, c[i].first_cue);
+        sqlite3_bind_int(st, 7, c[i].last_cue);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = fail(s, "insert chunk");
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int vt_store_chunks(struct vt_store *s, const char *id, struct vt_chunk **out, size_t *n)
+{
+    sqlite3_stmt *st;
+    struct vt_chunk *v = NULL;
+    size_t cap = 0, len = 0;
+    int rc = prepare(s,
+                     "SELECT start_s, end_s, text, first_cue, last_cue FROM chunks"
+                     " WHERE video_id = ? ORDER BY idx",
+                     &st);
+
+    *out = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
+        v[len].start_s = sqlite3_column_double(st, 0);
+        v[len].end_s = sqlite3_column_double(st, 1);
+        v[len].text = col_dup(st, 2);
+        v[len].first_cue = sqlite3_column_int(st, 3);
+        v[len].last_cue = sqlite3_column_int(st, 4);
+        len++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        vt_chunks_free(v, len);
+        return fail(s, "read chunks");
+    }
+    *out = v;
+    *n = len;
+    return 0;
+}
+
+void vt_chunks_free(struct vt_chunk *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(c[i].text);
+    free(c);
+}
+
+/* ---- titles ---- */
+
+int vt_store_title_docs_refresh(struct vt_store *s, const char *id)
+{
+    sqlite3_stmt *st;
+    char *meta = meta_tokens("title", id);
+    int rc = delete_docs(s, id, "title");
+
+    if (!rc)
+        rc = prepare(s,
+                     "INSERT INTO docs (video_id, source, ref, start_s, end_s, text, meta)"
+                     " SELECT id, 'title', -1, 0, duration_s, title, ?2 FROM videos"
+                     "  WHERE id = ?1 AND title IS NOT NULL"
+                     " UNION ALL"
+                     " SELECT video_id, 'title', idx, start_s, end_s, title, ?2 FROM chapters"
+                     "  WHERE video_id = ?1 AND title IS NOT NULL",
+                     &st);
+    if (!rc) {
+        bind_text(st, 1, id);
+        bind_text(st, 2, meta);
+        rc = step_done(s, st, "index titles");
+    }
+    free(meta);
+    return rc;
+}
+
+/* ---- search primitives ---- */
+
+int vt_store_fts(struct vt_store *s, const char *match, const char *source, const char *video,
+                 int limit, int exact, int (*fn)(void *user, const struct vt_fts_row *r),
+                 void *user)
+{
+    struct vt_sb m = {0};
+    sqlite3_stmt *st;
+    char sql[640];
+    int rc;
+
+    vt_sb_addf(&m, "(%s)", match);
+    if (source && *source)
+        vt_sb_addf(&m, " AND meta : \"s%s\"", source);
+    if (video && *video) {
+        char *meta = meta_tokens("x", video);
+
+        /* meta is "sx v<hex>": the video token is the part after the space */
+        vt_sb_addf(&m, " AND meta : \"%s\"", strchr(meta, ' ') + 1);
+        free(meta);
+    }
+    snprintf(sql, sizeof(sql),
+             "SELECT d.id, d.video_id, v.title, d.source, d.ref, d.start_s, d.end_s, d.text,"
+             " -m.rank FROM (SELECT rowid, rank FROM docs_fts WHERE docs_fts MATCH ?1"
+             " ORDER BY %s LIMIT ?2) m JOIN docs d ON d.id = m.rowid"
+             " JOIN videos v ON v.id = d.video_id",
+             exact ? "rank" : "rowid DESC");
+    rc = prepare(s, sql, &st);
+    if (rc) {
+        vt_sb_release(&m);
+        return rc;
+    }
+    bind_text(st, 1, m.buf);
+    sqlite3_bind_int(st, 2, limit);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct vt_fts_row r;
+
+        r.rowid = sqlite3_column_int64(st, 0);
+        r.video_id = (const char *)sqlite3_column_text(st, 1);
+        r.title = (const char *)sqlite3_column_text(st, 2);
+        r.source = (const char *)sqlite3_column_text(st, 3);
+        r.ref = sqlite3_column_int(st, 4);
+        r.start_s = sqlite3_column_double(st, 5);
+        r.end_s = sqlite3_column_double(st, 6);
+        r.text = (const char *)sqlite3_column_text(st, 7);
+        r.score = sqlite3_column_double(st, 8);
+        if (!r.title)
+            r.title = "";
+        if (fn(user, &r))
+            break;
+    }
+    rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : fail(s, "search");
+    sqlite3_finalize(st);
+    vt_sb_release(&m);
+    return rc;
+}
+
+int vt_store_fts_highlight(struct vt_store *s, const char *match, long long rowid, const char *open,
+                           const char *close, char **out)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s,
+                     "SELECT highlight(docs_fts, 0, ?3, ?4) FROM docs_fts"
+                     " WHERE docs_fts MATCH ?1 AND rowid = ?2",
+                     &st);
+
+    *out = NULL;
+    if (rc)
+        return rc;
+    bind_text(st, 1, match);
+    sqlite3_bind_int64(st, 2, rowid);
+    bind_text(st, 3, open);
+    bind_text(st, 4, close);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *out = col_dup(st, 0);
+        rc = 0;
+    } else {
+        rc = rc == SQLITE_DONE ? VT_ENOTFOUND : fail(s, "highlight");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int vt_store_term_rows(struct vt_store *s, const char *term, long long *n)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s, "SELECT doc FROM docs_vocab WHERE term = ?", &st);
+
+    *n = 0;
+    if (rc)
+        return rc;
+    bind_text(st, 1, term);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *n = sqlite3_column_int64(st, 0);
+    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "term count");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int vt_store_phonetic_terms(struct vt_store *s, const char *key, int max,
+                            void (*fn)(void *user, const char *term), void *user)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s, "SELECT term FROM phonetic WHERE key = ? LIMIT ?", &st);
+
+    if (rc)
+        return rc;
+    bind_text(st, 1, key);
+    sqlite3_bind_int(st, 2, max);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        fn(user, (const char *)sqlite3_column_text(st, 0));
+    rc = rc == SQLITE_DONE ? 0 : fail(s, "phonetic lookup");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int vt_store_terms_indexed(struct vt_store *s, char *const *terms, size_t n,
+                           void (*fn)(void *user, const char *term), void *user)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s, "SELECT 1 FROM docs_vocab WHERE term = ?", &st);
+
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n && !rc; i++) {
+        bind_text(st, 1, terms[i]);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+            fn(user, terms[i]);
+        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "term lookup");
+        sqlite3_reset(st);
     }
     sqlite3_finalize(st);
     return rc;

@@ -16,11 +16,12 @@
 #include "keyframe.h"
 #include "media.h"
 #include "ocr.h"
+#include "transcript.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define VT_STORE_SCHEMA_VERSION 1
+#define VT_STORE_SCHEMA_VERSION 2
 
 struct vt_store;
 
@@ -116,5 +117,55 @@ void vt_store_frames_free(struct vt_store_frame *f, size_t n);
 int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_index,
                          const struct vt_ocr_page *pages, size_t n);
 int vt_store_ocr_clear(struct vt_store *s, const char *id);
+
+/* Transcripts (cues with their words), indexed for search as source "speech". */
+int vt_store_transcript_replace(struct vt_store *s, const char *id, const struct vt_transcript *t);
+int vt_store_transcript_clear(struct vt_store *s, const char *id);
+/* Read back; out->model is left empty (it is the stt stage's provenance). */
+int vt_store_transcript(struct vt_store *s, const char *id, struct vt_transcript *out);
+
+struct vt_chunk {
+    double start_s, end_s;
+    char *text; /* owned */
+    int first_cue, last_cue;
+};
+int vt_store_chunks_replace(struct vt_store *s, const char *id, const struct vt_chunk *c, size_t n);
+int vt_store_chunks_clear(struct vt_store *s, const char *id);
+int vt_store_chunks(struct vt_store *s, const char *id, struct vt_chunk **out, size_t *n);
+void vt_chunks_free(struct vt_chunk *c, size_t n);
+
+/* Re-index the video's title and chapter titles (source "title"). */
+int vt_store_title_docs_refresh(struct vt_store *s, const char *id);
+
+/* ---- search primitives (the ranking and merging live in search.c) ---- */
+
+struct vt_fts_row {
+    long long rowid;
+    const char *video_id, *title, *source, *text; /* borrowed for the callback */
+    int ref;                                      /* cue, frame or chapter index; -1 title */
+    double start_s, end_s;
+    double score; /* higher is better (negated BM25) */
+};
+
+/*
+ * Rows matching the FTS5 expression match (built by vt_query_fts), restricted to
+ * source and video when non-empty. With exact, rows come best first (ORDER BY rank);
+ * otherwise the first `limit` matches in index order, newest first, are scored and
+ * returned unsorted (bounded cost for terms present everywhere).
+ */
+int vt_store_fts(struct vt_store *s, const char *match, const char *source, const char *video,
+                 int limit, int exact, int (*fn)(void *user, const struct vt_fts_row *r),
+                 void *user);
+/* The row's text with the matched terms between open and close (caller frees). */
+int vt_store_fts_highlight(struct vt_store *s, const char *match, long long rowid, const char *open,
+                           const char *close, char **out);
+/* In how many rows does the indexed term occur (0 when never). */
+int vt_store_term_rows(struct vt_store *s, const char *term, long long *n);
+/* Indexed speech terms with the phonetic key (at most max); fn gets each. */
+int vt_store_phonetic_terms(struct vt_store *s, const char *key, int max,
+                            void (*fn)(void *user, const char *term), void *user);
+/* Which of the n candidate terms are indexed; fn gets each that is. */
+int vt_store_terms_indexed(struct vt_store *s, char *const *terms, size_t n,
+                           void (*fn)(void *user, const char *term), void *user);
 
 #endif

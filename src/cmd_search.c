@@ -1,0 +1,165 @@
+/*
+ * `search [--json] [--limit N] [--video ID] [--source speech|screen|title] QUERY`:
+ * every hit is a moment (video, start, end, source) with the matched terms marked.
+ */
+#include "cli.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The hit text with the library's marks turned into open/close strings. */
+static char *marked(const char *text, const char *open, const char *close)
+{
+    size_t n = 0, cap = strlen(text) * 4 + 1;
+    char *out = malloc(cap + 1);
+
+    if (!out)
+        abort();
+    for (const char *p = text; *p; p++) {
+        const char *put = NULL;
+        char one[2] = {*p, 0};
+
+        if (*p == VT_MARK_OPEN[0])
+            put = open;
+        else if (*p == VT_MARK_CLOSE[0])
+            put = close;
+        else if ((unsigned char)*p < 0x20)
+            put = " "; /* newlines between OCR lines, and no terminal control */
+        else
+            put = one;
+        for (; *put; put++) {
+            if (n + 1 >= cap) {
+                cap *= 2;
+                out = realloc(out, cap + 1);
+                if (!out)
+                    abort();
+            }
+            out[n++] = *put;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
+static json_t *jstr(const char *s)
+{
+    json_t *j = json_string(s);
+
+    return j ? j : json_string("\xef\xbf\xbd");
+}
+
+static void print_json(const char *query, double took_ms, const struct vt_hit *h, size_t n)
+{
+    json_t *doc = json_object(), *arr = json_array();
+    char *s;
+
+    json_object_set_new(doc, "query", jstr(query));
+    json_object_set_new(doc, "took_ms", json_real(round(took_ms * 1000) / 1000));
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_object();
+        char *text = marked(h[i].text, "\xc2\xab", "\xc2\xbb");
+
+        json_object_set_new(o, "video_id", jstr(h[i].video_id));
+        json_object_set_new(o, "title", jstr(h[i].title));
+        json_object_set_new(o, "start_s", json_real(round(h[i].start_s * 1000) / 1000));
+        json_object_set_new(o, "end_s", json_real(round(h[i].end_s * 1000) / 1000));
+        json_object_set_new(o, "source", jstr(h[i].source));
+        json_object_set_new(o, "text", jstr(text));
+        json_object_set_new(o, "score", json_real(round(h[i].score * 1000) / 1000));
+        json_object_set_new(o, "approximate", json_boolean(h[i].approx));
+        json_object_set_new(o, "ref", json_integer(h[i].ref));
+        if (h[i].also[0])
+            json_object_set_new(o, "also", jstr(h[i].also));
+        json_array_append_new(arr, o);
+        free(text);
+    }
+    json_object_set_new(doc, "hits", arr);
+    s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    if (s)
+        puts(s);
+    free(s);
+    json_decref(doc);
+}
+
+static void print_text(const struct vt_hit *h, size_t n)
+{
+    int tty = isatty(STDOUT_FILENO);
+
+    for (size_t i = 0; i < n; i++) {
+        char a[32], b[32];
+        char *text = marked(h[i].text, tty ? "\033[1m" : "[", tty ? "\033[0m" : "]");
+        char *title = marked(h[i].title, "", "");
+
+        cli_fmt_duration(a, sizeof(a), h[i].start_s);
+        cli_fmt_duration(b, sizeof(b), h[i].end_s);
+        printf("%s %s-%s %-6s%s %s\n    %s\n", h[i].video_id, a, b, h[i].source,
+               h[i].approx ? " ~" : "", title, text);
+        free(text);
+        free(title);
+    }
+}
+
+int cmd_search(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"json", no_argument, NULL, 'j'},          {"limit", required_argument, NULL, 'n'},
+        {"video", required_argument, NULL, 'v'},   {"source", required_argument, NULL, 's'},
+        {"library", required_argument, NULL, 'L'}, {NULL, 0, NULL, 0}};
+    struct vt_search_opts opts = {0};
+    struct vt_library *lib;
+    struct vt_hit *hits;
+    size_t n;
+    double took_ms;
+    int json = 0, c, rc;
+    char *end;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "L:jn:v:s:", longs, NULL)) != -1) {
+        switch (c) {
+        case 'L':
+            cli_opts.library = optarg;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'n':
+            opts.limit = (int)strtol(optarg, &end, 10);
+            if (*end || opts.limit < 1 || opts.limit > 1000)
+                return cli_usage_error("search", "--limit wants 1..1000");
+            break;
+        case 'v':
+            opts.video = optarg;
+            break;
+        case 's':
+            if (strcmp(optarg, "speech") && strcmp(optarg, "screen") && strcmp(optarg, "title"))
+                return cli_usage_error("search", "--source is speech, screen or title");
+            opts.source = optarg;
+            break;
+        default:
+            return cli_usage_error("search", "bad option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return cli_usage_error("search", "one QUERY, quoted if it has spaces");
+    lib = cli_open_library(0);
+    if (!lib)
+        return EXIT_ERR;
+    rc = vt_search(lib, argv[optind], strlen(argv[optind]), &opts, &hits, &n, &took_ms);
+    if (rc) {
+        rc = cli_error("%s", vt_errmsg(lib));
+    } else {
+        if (json)
+            print_json(argv[optind], took_ms, hits, n);
+        else
+            print_text(hits, n);
+        vt_hits_free(hits, n);
+        rc = fflush(stdout) ? cli_error("cannot write") : EXIT_OK;
+    }
+    vt_library_close(lib);
+    return rc;
+}
