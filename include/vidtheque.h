@@ -67,7 +67,13 @@ const char *vt_library_dir(const struct vt_library *lib);
  * video's id and *is_new says whether it was new. Registering does not run stages.
  */
 #define VT_ID_MAX 65
-int vt_add_file(struct vt_library *lib, const char *path, char *id, int *is_new);
+struct vt_add_opts {
+    /* Where the transcript comes from: "auto" (captions when the file has them, else
+     * speech recognition), "captions" (only captions) or "recognize". NULL: auto. */
+    const char *stt;
+};
+int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_opts *opts,
+                char *id, int *is_new);
 
 /* The video's index_state and data_status (each buffer at least 16 bytes). */
 int vt_video_state(struct vt_library *lib, const char *id, char *index_state, char *data_status);
@@ -105,6 +111,8 @@ int vt_list(struct vt_library *lib, int (*fn)(void *user, const struct vt_video_
  * *out is caller-freed with free().
  */
 int vt_export_json(struct vt_library *lib, const char *id, char **out);
+/* The transcript as "vtt" (WebVTT), "srt" (SubRip) or "txt"; *out caller-freed. */
+int vt_export_subtitles(struct vt_library *lib, const char *id, const char *format, char **out);
 
 /* ---- search ---- */
 

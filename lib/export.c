@@ -3,6 +3,7 @@
  * format of `export --format json`, of the web API and of what `show` renders.
  * The field names are an interface other tools rely on (docs/ARCHITECTURE.md).
  */
+#include "captions.h"
 #include "library.h"
 #include "util.h"
 
@@ -50,7 +51,11 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, i
     struct vt_kf_shot *shots = NULL;
     struct vt_store_frame *frames = NULL;
     struct vt_store_chapter *chapters = NULL;
-    size_t n_stages = 0, n_shots = 0, n_frames = 0, n_chapters = 0;
+    struct vt_transcript tr = {0};
+    struct vt_chunk *chunks = NULL;
+    size_t n_stages = 0, n_shots = 0, n_frames = 0, n_chapters = 0, n_chunks = 0;
+    size_t timed = 0;
+    const char *cue_source = NULL;
     json_t *doc = json_object(), *a, *src;
     size_t kept = 0, with_text = 0, lines = 0;
     int64_t bytes = 0;
@@ -62,6 +67,10 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, i
         *rc = vt_store_frames(lib->store, v->id, &frames, &n_frames);
     if (!*rc)
         *rc = vt_store_chapters(lib->store, v->id, &chapters, &n_chapters);
+    if (!*rc)
+        *rc = vt_store_transcript(lib->store, v->id, &tr);
+    if (!*rc)
+        *rc = vt_store_chunks(lib->store, v->id, &chunks, &n_chunks);
     if (*rc) {
         json_decref(doc);
         doc = NULL;
@@ -174,8 +183,46 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, i
         json_array_append_new(a, c);
     }
     json_object_set_new(doc, "chapters", a);
-    json_object_set_new(doc, "cues", json_array());
-    json_object_set_new(doc, "chunks", json_array());
+
+    a = json_array();
+    for (size_t i = 0; i < tr.n_cues; i++) {
+        const struct vt_cue *cue = &tr.cues[i];
+        json_t *o = json_object(), *w = json_array();
+
+        json_object_set_new(o, "index", json_integer((json_int_t)i));
+        json_object_set_new(o, "start_s", seconds(cue->start_s));
+        json_object_set_new(o, "end_s", seconds(cue->end_s));
+        json_object_set_new(o, "text", str_or_null(cue->text));
+        for (size_t k = 0; k < cue->n_words; k++) {
+            json_t *x = json_object();
+
+            json_object_set_new(x, "text", str_or_null(cue->words[k].text));
+            json_object_set_new(x, "start_s", seconds(cue->words[k].start_s));
+            json_object_set_new(x, "end_s", seconds(cue->words[k].end_s));
+            json_object_set_new(x, "conf", json_real(round(cue->words[k].conf * 1000.0) / 1000.0));
+            json_array_append_new(w, x);
+        }
+        timed += cue->n_words > 0;
+        json_object_set_new(o, "words", w);
+        json_array_append_new(a, o);
+    }
+    json_object_set_new(doc, "cues", a);
+    a = json_array();
+    for (size_t i = 0; i < n_chunks; i++) {
+        json_t *o = json_object();
+
+        json_object_set_new(o, "index", json_integer((json_int_t)i));
+        json_object_set_new(o, "start_s", seconds(chunks[i].start_s));
+        json_object_set_new(o, "end_s", seconds(chunks[i].end_s));
+        json_object_set_new(o, "text", str_or_null(chunks[i].text));
+        json_object_set_new(o, "first_cue", json_integer(chunks[i].first_cue));
+        json_object_set_new(o, "last_cue", json_integer(chunks[i].last_cue));
+        json_array_append_new(a, o);
+    }
+    json_object_set_new(doc, "chunks", a);
+    for (size_t i = 0; i < n_stages; i++)
+        if (!strcmp(stages[i].name, "stt") && !strcmp(stages[i].state, "done"))
+            cue_source = stages[i].model;
     {
         json_t *s = json_object();
 
@@ -186,8 +233,11 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, i
         json_object_set_new(s, "frames_with_text", json_integer((json_int_t)with_text));
         json_object_set_new(s, "ocr_lines", json_integer((json_int_t)lines));
         json_object_set_new(s, "chapters", json_integer((json_int_t)n_chapters));
-        json_object_set_new(s, "cues", json_integer(0));
-        json_object_set_new(s, "chunks", json_integer(0));
+        json_object_set_new(s, "cues", json_integer((json_int_t)tr.n_cues));
+        json_object_set_new(s, "cues_source", str_or_null(cue_source));
+        json_object_set_new(s, "chunks", json_integer((json_int_t)n_chunks));
+        json_object_set_new(s, "word_timed_cues", json_integer((json_int_t)timed));
+        json_object_set_new(s, "chapters_source", json_string("container"));
         json_object_set_new(doc, "stored", s);
     }
 out:
@@ -195,7 +245,40 @@ out:
     free(shots);
     vt_store_frames_free(frames, n_frames);
     vt_store_chapters_free(chapters, n_chapters);
+    vt_transcript_release(&tr);
+    vt_chunks_free(chunks, n_chunks);
     return doc;
+}
+
+int vt_export_subtitles(struct vt_library *lib, const char *id, const char *format, char **out)
+{
+    struct vt_transcript t;
+    struct vt_sb sb = {0};
+    int rc;
+
+    *out = NULL;
+    if (!vt_id_valid(id))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
+    if (strcmp(format, "vtt") && strcmp(format, "srt") && strcmp(format, "txt"))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a subtitle format", format);
+    rc = vt_store_begin_read(lib->store);
+    if (!rc)
+        rc = vt_store_video_id_taken(lib->store, id) == 1 ? 0 : VT_ENOTFOUND;
+    if (!rc)
+        rc = vt_store_transcript(lib->store, id, &t);
+    vt_store_rollback(lib->store);
+    if (rc == VT_ENOTFOUND)
+        return vt_lib_fail(lib, rc, "no video '%s'", id);
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    rc = vt_captions_write(&t, format, &sb);
+    vt_transcript_release(&t);
+    if (rc) {
+        vt_sb_release(&sb);
+        return vt_lib_fail(lib, rc, "cannot write the transcript as %s", format);
+    }
+    *out = vt_sb_detach(&sb);
+    return 0;
 }
 
 int vt_export_json(struct vt_library *lib, const char *id, char **out)

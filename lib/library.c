@@ -6,6 +6,7 @@
 
 #include "media.h"
 #include "ocr.h"
+#include "stt.h"
 #include "util.h"
 
 #include <errno.h>
@@ -135,6 +136,7 @@ void vt_library_close(struct vt_library *lib)
     if (!lib)
         return;
     vt_ocr_free(lib->ocr);
+    vt_stt_free(lib->stt);
     vt_store_close(lib->store);
     free(lib->dir);
     free(lib);
@@ -180,8 +182,10 @@ out:
     return rc;
 }
 
-int vt_add_file(struct vt_library *lib, const char *path, char *id, int *is_new)
+int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_opts *opts,
+                char *id, int *is_new)
 {
+    const char *stt = opts && opts->stt ? opts->stt : "auto";
     char real[PATH_MAX], err[512];
     struct vt_video_rec v = {0};
     struct vt_probe probe = {0};
@@ -191,6 +195,9 @@ int vt_add_file(struct vt_library *lib, const char *path, char *id, int *is_new)
     int rc;
 
     *is_new = 0;
+    if (strcmp(stt, "auto") && strcmp(stt, "captions") && strcmp(stt, "recognize"))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not an stt mode (auto, captions, recognize)",
+                           stt);
     if (!realpath(path, real))
         return vt_lib_fail(lib, VT_ENOTFOUND, "'%s': %s", path, strerror(errno));
     if (stat(real, &st))
@@ -246,6 +253,7 @@ int vt_add_file(struct vt_library *lib, const char *path, char *id, int *is_new)
     v.created_at = vt_wall_s();
     v.index_state = "queued";
     v.data_status = "missing";
+    v.stt_mode = (char *)stt;
     rc = vt_pipeline_register(lib, &v);
     if (!rc)
         rc = vt_store_commit(lib->store);

@@ -13,13 +13,15 @@
 #include "vidtheque.h"
 
 struct vt_ocr;
+struct vt_stt;
 
 struct vt_library {
     char *dir;
     struct vt_store *store;
     struct vt_callbacks cb;
     char owner[128];    /* "host:pid", marks stages this process runs */
-    struct vt_ocr *ocr; /* created on first use, reused for every video */
+    struct vt_ocr *ocr; /* engines created on first use, reused for every video */
+    struct vt_stt *stt;
     char err[1024];
 };
 
@@ -39,7 +41,8 @@ struct vt_stage_ctx {
 
 struct vt_stage_def {
     const char *name;
-    const char *deps[3]; /* stages whose outputs this one reads */
+    const char *deps[3];  /* stages whose outputs this one needs: their failure is its own */
+    const char *after[3]; /* stages whose outputs it uses when there: they finish first */
     /* Compute, outside any transaction: 0, VT_SKIP (reason in err) or < 0 (err). */
     int (*run)(struct vt_stage_ctx *c);
     /* Store the result; called inside the write transaction that marks it done. */
@@ -51,7 +54,8 @@ struct vt_stage_def {
     void (*release)(struct vt_stage_ctx *c);
 };
 
-extern const struct vt_stage_def vt_stage_fetch, vt_stage_keyframe, vt_stage_ocr;
+extern const struct vt_stage_def vt_stage_fetch, vt_stage_stt, vt_stage_chunk, vt_stage_text_embed,
+    vt_stage_keyframe, vt_stage_ocr, vt_stage_frame_embed;
 
 /* Report progress of the running stage through the library's callback. */
 void vt_stage_progress(void *ctx, double frac);

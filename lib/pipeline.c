@@ -20,14 +20,18 @@
 #include <string.h>
 #include <unistd.h>
 
-/* In pipeline order; a stage's dependencies come before it. */
+/*
+ * The stages, in the order they are shown (the seed page's). They run as soon as
+ * what they need has finished: one pass over the table after another until a pass
+ * runs nothing, so chunk (which waits for keyframe's shots) runs after keyframe.
+ */
 static const struct vt_stage_def *const stages[] = {
-    &vt_stage_fetch,
-    &vt_stage_keyframe,
-    &vt_stage_ocr,
+    &vt_stage_fetch, &vt_stage_stt,      &vt_stage_chunk,       &vt_stage_text_embed,
+    &vt_stage_keyframe, &vt_stage_ocr, &vt_stage_frame_embed,
 };
 
-static const char *const stage_names[] = {"fetch", "keyframe", "ocr", NULL};
+static const char *const stage_names[] = {"fetch",    "stt", "chunk",       "text_embed",
+                                          "keyframe", "ocr", "frame_embed", NULL};
 
 const char *const *vt_stage_names(void)
 {
@@ -50,12 +54,19 @@ static struct vt_stage_rec *find_rec(struct vt_stage_rec *r, size_t n, const cha
     return NULL;
 }
 
+/* Does d read what stage name produces, directly or through other stages? */
 static int depends_on(const struct vt_stage_def *d, const char *name)
 {
     for (size_t i = 0; i < VT_ARRAY_LEN(d->deps) && d->deps[i]; i++) {
         const struct vt_stage_def *dep = find_stage(d->deps[i]);
 
         if (!strcmp(d->deps[i], name) || (dep && depends_on(dep, name)))
+            return 1;
+    }
+    for (size_t i = 0; i < VT_ARRAY_LEN(d->after) && d->after[i]; i++) {
+        const struct vt_stage_def *dep = find_stage(d->after[i]);
+
+        if (!strcmp(d->after[i], name) || (dep && depends_on(dep, name)))
             return 1;
     }
     return 0;
@@ -170,6 +181,12 @@ static int claim(struct vt_library *lib, const struct vt_video_rec *v, const str
     }
     if (terminal(me->state) || (!strcmp(me->state, "running") && !owner_dead(lib, me->owner)))
         goto out; /* rc 0: nothing to do here */
+    for (size_t i = 0; i < VT_ARRAY_LEN(d->after) && d->after[i]; i++) {
+        struct vt_stage_rec *dep = find_rec(r, n, d->after[i]);
+
+        if (dep && !terminal(dep->state))
+            goto out; /* wait for it */
+    }
     for (size_t i = 0; i < VT_ARRAY_LEN(d->deps) && d->deps[i]; i++) {
         struct vt_stage_rec *dep = find_rec(r, n, d->deps[i]);
 
@@ -309,7 +326,7 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, const struc
     rc = claim(lib, v, d, &rec, why, sizeof(why));
     if (rc == 2) {
         vt_log(lib, VT_LOG_INFO, "%s: %s not run: %s", v->id, d->name, why);
-        return 0;
+        return 1;
     }
     if (rc <= 0)
         return rc < 0 ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
@@ -331,7 +348,7 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, const struc
         vt_log(lib, VT_LOG_INFO, "%s: %s skipped: %s", v->id, d->name, c.err);
     else
         vt_log(lib, VT_LOG_ERROR, "%s: %s failed: %s", v->id, d->name, c.err);
-    return 0;
+    return 1;
 }
 
 int vt_process(struct vt_library *lib, const char *id)
@@ -344,14 +361,21 @@ int vt_process(struct vt_library *lib, const char *id)
     rc = vt_store_video_get(lib->store, id, &v);
     if (rc)
         return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
-    for (size_t i = 0; i < VT_ARRAY_LEN(stages) && !rc; i++) {
-        rc = run_stage(lib, &v, stages[i]);
-        if (!rc && !strcmp(stages[i]->name, "fetch")) {
-            /* later stages see what fetch learnt (duration, streams) */
-            vt_video_rec_release(&v);
-            rc = vt_store_video_get(lib->store, id, &v);
-            if (rc)
-                rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    for (int progress = 1; progress && !rc;) {
+        progress = 0;
+        for (size_t i = 0; i < VT_ARRAY_LEN(stages) && rc >= 0; i++) {
+            rc = run_stage(lib, &v, stages[i]);
+            if (rc > 0) {
+                progress = 1;
+                rc = 0;
+            }
+            if (!rc && progress && !strcmp(stages[i]->name, "fetch")) {
+                /* later stages see what fetch learnt (duration, streams) */
+                vt_video_rec_release(&v);
+                rc = vt_store_video_get(lib->store, id, &v);
+                if (rc)
+                    rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+            }
         }
     }
     vt_video_rec_release(&v);

@@ -3,10 +3,14 @@
  * runs the algorithm (media.c, keyframe.c, ocr.c) and stores its outputs.
  * Which stage follows which is the pipeline's business (pipeline.c), not theirs.
  */
+#include "audio.h"
+#include "captions.h"
+#include "chunk.h"
 #include "keyframe.h"
 #include "library.h"
 #include "media.h"
 #include "ocr.h"
+#include "stt.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -269,4 +273,185 @@ const struct vt_stage_def vt_stage_ocr = {
     .save = ocr_save,
     .clear = ocr_clear,
     .release = ocr_release,
+};
+
+/* ---- stt: captions when the file has them (and the mode allows), else recognition ---- */
+
+struct stt_result {
+    struct vt_transcript t;
+};
+
+static int stt_run(struct vt_stage_ctx *c)
+{
+    struct stt_result *r = vt_xcalloc(1, sizeof(*r));
+    const char *mode = c->video->stt_mode ? c->video->stt_mode : "auto";
+    char why[512] = "";
+    int16_t *pcm = NULL;
+    size_t n = 0;
+    int rc;
+
+    c->result = r;
+    snprintf(c->model, sizeof(c->model), "captions");
+    if (strcmp(mode, "recognize")) {
+        rc = vt_captions_import(c->video->source_path, &r->t, why, sizeof(why));
+        if (rc == 0) {
+            snprintf(c->model, sizeof(c->model), "%s", r->t.model);
+            return 0;
+        }
+        if (rc < 0 || !strcmp(mode, "captions"))
+            return vt_err(c->err, sizeof(c->err), rc, "%s", why);
+        vt_transcript_release(&r->t);
+    }
+    snprintf(c->model, sizeof(c->model), "pocketsphinx");
+    if (!c->video->has_audio)
+        return vt_err(c->err, sizeof(c->err), VT_SKIP, "no audio track");
+    if (!c->lib->stt) {
+        c->lib->stt = vt_stt_new(0, c->err, sizeof(c->err));
+        if (!c->lib->stt)
+            return VT_ENOTFOUND;
+    }
+    snprintf(c->model, sizeof(c->model), "%s", vt_stt_model(c->lib->stt));
+    rc = vt_audio_load(c->video->source_path, &pcm, &n, c->err, sizeof(c->err));
+    if (!rc)
+        rc = vt_stt_run(c->lib->stt, pcm, n, &r->t, vt_stage_progress, c, c->err, sizeof(c->err));
+    free(pcm);
+    return rc;
+}
+
+static int stt_save(struct vt_stage_ctx *c)
+{
+    struct stt_result *r = c->result;
+
+    return vt_store_transcript_replace(c->lib->store, c->video->id, &r->t);
+}
+
+static int stt_clear(struct vt_stage_ctx *c)
+{
+    return vt_store_transcript_clear(c->lib->store, c->video->id);
+}
+
+static void stt_release(struct vt_stage_ctx *c)
+{
+    struct stt_result *r = c->result;
+
+    if (!r)
+        return;
+    vt_transcript_release(&r->t);
+    free(r);
+    c->result = NULL;
+}
+
+const struct vt_stage_def vt_stage_stt = {
+    .name = "stt",
+    .deps = {"fetch"},
+    .run = stt_run,
+    .save = stt_save,
+    .clear = stt_clear,
+    .release = stt_release,
+};
+
+/* ---- chunk: cues grouped into passages for retrieval ---- */
+
+struct chunk_result {
+    struct vt_chunk *chunks;
+    size_t n;
+};
+
+static int chunk_run(struct vt_stage_ctx *c)
+{
+    struct chunk_result *r = vt_xcalloc(1, sizeof(*r));
+    struct vt_transcript t;
+    struct vt_kf_shot *shots = NULL;
+    struct vt_store_chapter *chapters = NULL;
+    size_t n_shots = 0, n_chapters = 0;
+    double *ends = NULL;
+    int rc;
+
+    c->result = r;
+    snprintf(c->model, sizeof(c->model), "vidtheque-chunk 1 (20-60 s, ends at shot/chapter)");
+    rc = vt_store_transcript(c->lib->store, c->video->id, &t);
+    if (!rc)
+        rc = vt_store_shots(c->lib->store, c->video->id, &shots, &n_shots);
+    if (!rc)
+        rc = vt_store_chapters(c->lib->store, c->video->id, &chapters, &n_chapters);
+    if (rc) {
+        rc = vt_err(c->err, sizeof(c->err), rc, "%s", vt_store_errmsg(c->lib->store));
+        goto out;
+    }
+    if (!t.n_cues) {
+        rc = vt_err(c->err, sizeof(c->err), VT_SKIP, "no cues");
+        goto out;
+    }
+    /* where a passage would rather end: the ends of shots and chapters */
+    ends = vt_xcalloc(n_shots + n_chapters + 1, sizeof(*ends));
+    for (size_t i = 0; i < n_shots; i++)
+        ends[i] = shots[i].end_s;
+    for (size_t i = 0; i < n_chapters; i++)
+        ends[n_shots + i] = chapters[i].end_s;
+    vt_chunk_cues(&t, ends, n_shots + n_chapters, &r->chunks, &r->n);
+out:
+    free(ends);
+    free(shots);
+    vt_store_chapters_free(chapters, n_chapters);
+    vt_transcript_release(&t);
+    return rc;
+}
+
+static int chunk_save(struct vt_stage_ctx *c)
+{
+    struct chunk_result *r = c->result;
+
+    return vt_store_chunks_replace(c->lib->store, c->video->id, r->chunks, r->n);
+}
+
+static int chunk_clear(struct vt_stage_ctx *c)
+{
+    return vt_store_chunks_clear(c->lib->store, c->video->id);
+}
+
+static void chunk_release(struct vt_stage_ctx *c)
+{
+    struct chunk_result *r = c->result;
+
+    if (!r)
+        return;
+    vt_chunks_free(r->chunks, r->n);
+    free(r);
+    c->result = NULL;
+}
+
+const struct vt_stage_def vt_stage_chunk = {
+    .name = "chunk",
+    .deps = {"stt"},
+    .after = {"keyframe"},
+    .run = chunk_run,
+    .save = chunk_save,
+    .clear = chunk_clear,
+    .release = chunk_release,
+};
+
+/* ---- embeddings: recorded, and skipped until a model is configured ---- */
+
+static int text_embed_run(struct vt_stage_ctx *c)
+{
+    snprintf(c->model, sizeof(c->model), "none");
+    return vt_err(c->err, sizeof(c->err), VT_SKIP, "no text embedding model configured");
+}
+
+const struct vt_stage_def vt_stage_text_embed = {
+    .name = "text_embed",
+    .after = {"chunk"},
+    .run = text_embed_run,
+};
+
+static int frame_embed_run(struct vt_stage_ctx *c)
+{
+    snprintf(c->model, sizeof(c->model), "none");
+    return vt_err(c->err, sizeof(c->err), VT_SKIP, "no frame embedding model configured");
+}
+
+const struct vt_stage_def vt_stage_frame_embed = {
+    .name = "frame_embed",
+    .after = {"keyframe"},
+    .run = frame_embed_run,
 };

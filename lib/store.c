@@ -68,6 +68,7 @@ static const char *const migrations[] = {
     " PRIMARY KEY (video_id, frame_idx, line_no)) WITHOUT ROWID;",
 
     /* 2: transcripts, chunks and the full-text index */
+    "ALTER TABLE videos ADD COLUMN stt_mode TEXT NOT NULL DEFAULT 'auto';"
     "CREATE TABLE cues ("
     " video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
     " idx INTEGER NOT NULL, start_s REAL NOT NULL, end_s REAL NOT NULL, text TEXT NOT NULL,"
@@ -304,7 +305,7 @@ int vt_store_check(struct vt_store *s)
 #define VIDEO_COLS                                                                                 \
     "id, content_key, source_kind, source_path, title, channel, published, language, container, "  \
     "duration_s, width, height, rotation, fps, has_video, has_audio, size_bytes, index_state, "    \
-    "data_status, created_at, indexed_at"
+    "data_status, created_at, indexed_at, stt_mode"
 
 static void video_from_row(sqlite3_stmt *st, struct vt_video_rec *v)
 {
@@ -330,6 +331,7 @@ static void video_from_row(sqlite3_stmt *st, struct vt_video_rec *v)
     v->data_status = col_dup(st, 18);
     v->created_at = sqlite3_column_double(st, 19);
     v->indexed_at = sqlite3_column_double(st, 20);
+    v->stt_mode = col_dup(st, 21);
 }
 
 void vt_video_rec_release(struct vt_video_rec *v)
@@ -346,6 +348,7 @@ void vt_video_rec_release(struct vt_video_rec *v)
     free(v->container);
     free(v->index_state);
     free(v->data_status);
+    free(v->stt_mode);
     memset(v, 0, sizeof(*v));
 }
 
@@ -408,7 +411,7 @@ int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v)
     sqlite3_stmt *st;
     int rc = prepare(s,
                      "INSERT INTO videos (" VIDEO_COLS ", seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-                     "?,?,?,?,?,?,?, (SELECT coalesce(max(seq),0)+1 FROM videos))",
+                     "?,?,?,?,?,?,?,?, (SELECT coalesce(max(seq),0)+1 FROM videos))",
                      &st);
 
     if (rc)
@@ -434,6 +437,7 @@ int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v)
     bind_text(st, 19, v->data_status ? v->data_status : "missing");
     sqlite3_bind_double(st, 20, v->created_at);
     sqlite3_bind_double(st, 21, v->indexed_at);
+    bind_text(st, 22, v->stt_mode ? v->stt_mode : "auto");
     return step_done(s, st, "insert video");
 }
 

@@ -33,6 +33,7 @@ struct vt_video_rec {
     char *title, *channel, *published, *language, *container;
     char *index_state; /* queued, processing, ready, failed */
     char *data_status; /* ok, partial, missing */
+    char *stt_mode;    /* auto, captions, recognize */
     double duration_s;
     double created_at, indexed_at; /* epoch seconds; 0 when not yet */
     int width, height, rotation, has_video, has_audio;

@@ -50,10 +50,27 @@ int cmd_init(int argc, char **argv)
     return EXIT_OK;
 }
 
+static int add_opt(int c, const char *arg, void *u)
+{
+    struct vt_add_opts *o = u;
+
+    if (c != 'S')
+        return -1;
+    if (strcmp(arg, "auto") && strcmp(arg, "captions") && strcmp(arg, "recognize"))
+        return -1;
+    o->stt = arg;
+    return 0;
+}
+
 int cmd_add(int argc, char **argv)
 {
+    static const struct option longs[] = {{"stt", required_argument, NULL, 'S'},
+                                          {"library", required_argument, NULL, 'L'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {NULL, 0, NULL, 0}};
+    struct vt_add_opts opts = {0};
     struct vt_library *lib;
-    int rc = parse("add", argc, argv, "L:q", no_long, NULL, NULL);
+    int rc = parse("add", argc, argv, "L:q", longs, add_opt, &opts);
     int status = EXIT_OK;
 
     if (rc)
@@ -67,7 +84,7 @@ int cmd_add(int argc, char **argv)
         char id[VT_ID_MAX];
         int is_new;
 
-        if (vt_add_file(lib, argv[i], id, &is_new)) {
+        if (vt_add_file(lib, argv[i], &opts, id, &is_new)) {
             status = cli_error("%s", vt_errmsg(lib));
             continue;
         }
@@ -219,16 +236,19 @@ int cmd_export(int argc, char **argv)
         return rc;
     if (optind != argc - 1)
         return cli_usage_error("export", "which video?");
-    if (strcmp(format, "json"))
-        return cli_usage_error("export", "'%s' is not a format (json)", format);
+    if (strcmp(format, "json") && strcmp(format, "vtt") && strcmp(format, "srt") &&
+        strcmp(format, "txt"))
+        return cli_usage_error("export", "'%s' is not a format (json, vtt, srt, txt)", format);
     lib = cli_open_library(0);
     if (!lib)
         return EXIT_ERR;
-    if (vt_export_json(lib, argv[optind], &doc)) {
+    if (strcmp(format, "json") ? vt_export_subtitles(lib, argv[optind], format, &doc)
+                               : vt_export_json(lib, argv[optind], &doc)) {
         rc = cli_error("%s", vt_errmsg(lib));
     } else {
         fputs(doc, stdout);
-        fputc('\n', stdout);
+        if (!strcmp(format, "json"))
+            fputc('\n', stdout);
         free(doc);
         rc = fflush(stdout) ? cli_error("cannot write the export") : EXIT_OK;
     }

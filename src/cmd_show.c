@@ -74,6 +74,39 @@ static void put_bytes(double b)
         printf("%.0f B", b);
 }
 
+static void render_transcript(const json_t *doc)
+{
+    const json_t *cues = json_object_get(doc, "cues"), *v;
+    size_t i, words = 0, chars = 0;
+    char a[32];
+
+    json_array_foreach(cues, i, v)
+    {
+        const char *t = jstr(v, "text");
+        int in_word = 0;
+
+        for (const char *p = t ? t : ""; *p; p++) {
+            if ((*p & 0xc0) != 0x80)
+                chars++;
+            if (*p == ' ' || *p == '\n')
+                in_word = 0;
+            else if (!in_word) {
+                in_word = 1;
+                words++;
+            }
+        }
+    }
+    printf("\nTranscript\n  %zu cues, %zu words, %zu characters\n", json_array_size(cues), words,
+           chars);
+    json_array_foreach(cues, i, v)
+    {
+        fmt_t(a, sizeof(a), jnum(v, "start_s"));
+        printf("  [%s] ", a);
+        put_safe(jstr(v, "text"));
+        fputc('\n', stdout);
+    }
+}
+
 static void render(const json_t *doc)
 {
     const json_t *v, *stored = json_object_get(doc, "stored");
@@ -105,7 +138,12 @@ static void render(const json_t *doc)
     printf("%zu shot(s).\n", json_array_size(json_object_get(doc, "shots")));
 
     fputs("\nWhat was stored\n", stdout);
-    printf("  cues            %lld\n", json_integer_value(json_object_get(stored, "cues")));
+    printf("  cues            %lld", json_integer_value(json_object_get(stored, "cues")));
+    if (jstr(stored, "cues_source")) {
+        fputs(" from ", stdout);
+        put_safe(jstr(stored, "cues_source"));
+    }
+    fputc('\n', stdout);
     printf("  chunks          %lld from %lld cues\n",
            json_integer_value(json_object_get(stored, "chunks")),
            json_integer_value(json_object_get(stored, "cues")));
@@ -119,7 +157,8 @@ static void render(const json_t *doc)
            json_integer_value(json_object_get(stored, "chapters")));
     fputs("  keyframe bytes  ", stdout);
     put_bytes(jnum(stored, "keyframe_bytes"));
-    fputs("\n", stdout);
+    printf("\n  word timings on %lld cues\n",
+           json_integer_value(json_object_get(stored, "word_timed_cues")));
 
     fputs("\nProvenance\n", stdout);
     printf("  %-10s %-8s %-44s %-17s %s\n", "stage", "state", "model", "started", "took");
@@ -201,6 +240,7 @@ int cmd_show(int argc, char **argv)
     if (!doc)
         return cli_error("cannot read the video's document: %s", jerr.text);
     render(doc);
+    render_transcript(doc);
     json_decref(doc);
     return fflush(stdout) ? cli_error("cannot write") : EXIT_OK;
 }

@@ -20,12 +20,12 @@ struct cmd {
 
 static const struct cmd commands[] = {
     {"init", cmd_init, "", "create an empty library"},
-    {"add", cmd_add, "FILE...", "register media files and index them; prints their ids"},
+    {"add", cmd_add, "[--stt=auto|captions|recognize] FILE...", "register media files and index them; prints their ids"},
     {"ls", cmd_ls, "", "list videos: id, title, duration, index_state, data_status"},
     {"show", cmd_show, "ID", "everything known about a video, as text"},
     {"search", cmd_search, "[--json] [--limit N] [--video ID] [--source S] QUERY",
      "find moments: words said or shown; \"phrases\", -not, prefix*, video:ID, source:screen"},
-    {"export", cmd_export, "ID [--format json]", "a video's document, for other tools"},
+    {"export", cmd_export, "ID [--format json|vtt|srt|txt]", "a video's document, for other tools"},
     {"rm", cmd_rm, "ID...", "remove videos: database rows and files"},
     {"redo", cmd_redo, "ID --stage NAME", "re-run a stage and the stages that depend on it"},
     {"resume", cmd_resume, "", "finish whatever interrupted runs left"},
