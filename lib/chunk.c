@@ -8,11 +8,11 @@
  */
 #include "chunk.h"
 
+#include "util.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "util.h"
 
 /* 1 when t is within 1.5 s of a preferred end, fading to 0 at 4 s. */
 static double near_end(double t, const double *ends, size_t n)
@@ -85,9 +85,8 @@ void vt_chunk_cues(const struct vt_transcript *t, const double *ends, size_t n_e
                 best++;
         }
         /* a short tail joins the passage before it when that stays reasonable */
-        if (best + 1 == t->n_cues && *n > 0 &&
-                   t->cues[best].end_s - start < VT_CHUNK_MIN_S / 2 &&
-                   t->cues[best].end_s - (*out)[*n - 1].start_s <= VT_CHUNK_MAX_S * 1.2) {
+        if (best + 1 == t->n_cues && *n > 0 && t->cues[best].end_s - start < VT_CHUNK_MIN_S / 2 &&
+            t->cues[best].end_s - (*out)[*n - 1].start_s <= VT_CHUNK_MAX_S * 1.2) {
             struct vt_chunk *prev = &(*out)[--(*n)];
 
             first = (size_t)prev->first_cue;

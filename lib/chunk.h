@@ -5,10 +5,10 @@
 #ifndef VT_CHUNK_H
 #define VT_CHUNK_H
 
-#include <stddef.h>
-
 #include "store.h"
 #include "transcript.h"
+
+#include <stddef.h>
 
 #define VT_CHUNK_MIN_S    20.0
 #define VT_CHUNK_MAX_S    60.0

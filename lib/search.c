@@ -5,12 +5,14 @@
  *   0  the plain words as an exact phrase
  *   1  all the terms, anywhere in one cue, frame text or title
  *   2  approximate: terms widened to indexed words that sound alike (speech) or
- *      are one character off (screen), for recognition and OCR errors
+ *      are one edit off (screen), for recognition and OCR errors; only when the
+ *      exact tiers do not fill the page, since these hits rank below theirs
  *
- * Within a tier rows are ranked by BM25. For a term present in most of the
- * library, ranking every row would cost the full hit count, so when even the
- * rarest term is that common, only the newest VT_SCAN_CAP matching rows are
- * ranked. Hits at the same moment of the same video are merged.
+ * Within a tier, rows are ranked by BM25 in C over at most VT_SCAN_CAP matching
+ * rows (the newest): when fewer rows match that is exact ranking, and a word
+ * present in every video costs no more than VT_SCAN_CAP rows. Hits at the same
+ * moment of the same video are merged. Matched words are marked in C from the
+ * query's own words, so marking costs nothing per index size.
  */
 #include "library.h"
 #include "query.h"
@@ -21,91 +23,71 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VT_EXACT_MAX_ROWS 20000 /* rank exactly when the rarest term is in fewer rows */
-#define VT_SCAN_CAP       3000
-#define VT_MAX_ALTS       24
+#define VT_SCAN_CAP 1500
+#define VT_MAX_ALTS 24
 
 struct cand {
     struct vt_hit h;
     long long rowid;
     int tier;
-    const char *match; /* the tier's expression, for highlighting */
 };
 
 struct collect {
     struct cand *v;
     size_t n, cap;
-    int tier;
-    const char *match;
 };
 
-static int collect_row(void *user, const struct vt_fts_row *r)
-{
-    struct collect *c = user;
-    struct cand *x;
-
-    for (size_t i = 0; i < c->n; i++)
-        if (c->v[i].rowid == r->rowid)
-            return 0; /* found by a better tier already */
-    vt_grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*c->v));
-    x = &c->v[c->n++];
-    memset(x, 0, sizeof(*x));
-    x->rowid = r->rowid;
-    x->tier = c->tier;
-    x->match = c->match;
-    snprintf(x->h.video_id, sizeof(x->h.video_id), "%s", r->video_id);
-    x->h.title = vt_xstrdup(r->title);
-    x->h.start_s = r->start_s;
-    x->h.end_s = r->end_s;
-    snprintf(x->h.source, sizeof(x->h.source), "%s", r->source);
-    x->h.ref = r->ref;
-    x->h.approx = c->tier == 2;
-    /* tiers dominate, BM25 orders within a tier */
-    x->h.score = (2 - c->tier) * 1000.0 + r->score;
-    return 0;
-}
-
-/* Is the query selective enough to rank every matching row? */
-static int rank_exactly(struct vt_library *lib, const struct vt_query *q)
-{
-    long long rarest = -1;
-
-    for (size_t i = 0; i < q->n_terms; i++) {
-        const struct vt_qterm *t = &q->terms[i];
-
-        if (t->exclude || (t->prefix && t->n_words == 1))
-            continue;
-        for (size_t k = 0; k < t->n_words; k++) {
-            long long n;
-
-            if (vt_store_term_rows(lib->store, t->words[k], &n))
-                return 1;
-            if (rarest < 0 || n < rarest)
-                rarest = n;
-        }
-    }
-    return rarest < 0 ? 0 : rarest <= VT_EXACT_MAX_ROWS;
-}
-
-static int run_tier(struct vt_library *lib, struct collect *c, int tier, const char *match,
-                    const char *source, const char *video, int limit, int exact)
-{
-    c->tier = tier;
-    c->match = match;
-    return vt_store_fts(lib->store, match, source, video, exact ? limit : VT_SCAN_CAP, exact,
-                        collect_row, c);
-}
-
 struct alts {
-    char **v;
+    char **v; /* NULL-terminated */
     size_t n, cap;
     const char *self;
 };
 
-static void add_alt(void *user, const char *term)
+static int by_id_score(const void *a, const void *b)
 {
-    struct alts *a = user;
+    const struct vt_fts_id *x = a, *y = b;
 
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    return x->rowid < y->rowid ? 1 : x->rowid > y->rowid ? -1 : 0;
+}
+
+/* Run one tier; keep its best `keep` rows that no better tier found. */
+static int run_tier(struct vt_library *lib, struct collect *c, int tier, const char *match,
+                    const char *source, const char *video, size_t keep)
+{
+    struct vt_fts_id *ids;
+    size_t n, kept = 0;
+    int rc = vt_store_fts(lib->store, match, source, video, VT_SCAN_CAP, &ids, &n);
+
+    if (rc)
+        return rc;
+    qsort(ids, n, sizeof(*ids), by_id_score);
+    for (size_t i = 0; i < n && kept < keep; i++) {
+        struct cand *x;
+        size_t k;
+
+        for (k = 0; k < c->n; k++)
+            if (c->v[k].rowid == ids[i].rowid)
+                break;
+        if (k < c->n)
+            continue; /* found by a better tier already */
+        vt_grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*c->v));
+        x = &c->v[c->n++];
+        memset(x, 0, sizeof(*x));
+        x->rowid = ids[i].rowid;
+        x->tier = tier;
+        /* tiers dominate, BM25 orders within a tier */
+        x->h.score = (2 - tier) * 1000.0 + ids[i].score;
+        x->h.approx = tier == 2;
+        kept++;
+    }
+    free(ids);
+    return 0;
+}
+
+static void add_alt(struct alts *a, const char *term)
+{
     if (a->n >= VT_MAX_ALTS || !strcmp(term, a->self))
         return;
     for (size_t i = 0; i < a->n; i++)
@@ -116,56 +98,44 @@ static void add_alt(void *user, const char *term)
     a->v[a->n] = NULL;
 }
 
-/* Words one edit (delete, transpose, replace, insert) away from w, ASCII only. */
-static char **edits1(const char *w, size_t *count)
+static void add_phonetic(void *user, const char *term)
 {
-    static const char letters[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-    size_t n = strlen(w), cap = 0, len = 0;
-    char **v = NULL;
-    char buf[80];
-
-    if (n < 4 || n > 40) {
-        *count = 0;
-        return NULL;
-    }
-#define PUSH()                                                                                     \
-    do {                                                                                           \
-        vt_grow((void **)&v, &cap, len + 1, sizeof(*v));                                           \
-        v[len++] = vt_xstrdup(buf);                                                                \
-    } while (0)
-    for (size_t i = 0; i < n; i++) { /* deletes */
-        snprintf(buf, sizeof(buf), "%.*s%s", (int)i, w, w + i + 1);
-        PUSH();
-    }
-    for (size_t i = 0; i + 1 < n; i++) { /* transposes */
-        snprintf(buf, sizeof(buf), "%s", w);
-        buf[i] = w[i + 1];
-        buf[i + 1] = w[i];
-        PUSH();
-    }
-    for (size_t i = 0; i < n; i++) /* replaces */
-        for (const char *l = letters; *l; l++) {
-            if (*l == w[i])
-                continue;
-            snprintf(buf, sizeof(buf), "%s", w);
-            buf[i] = *l;
-            PUSH();
-        }
-    for (size_t i = 0; i <= n; i++) /* inserts */
-        for (const char *l = letters; *l; l++) {
-            snprintf(buf, sizeof(buf), "%.*s%c%s", (int)i, w, *l, w + i);
-            PUSH();
-        }
-#undef PUSH
-    *count = len;
-    return v;
+    add_alt(user, term);
 }
 
-static void free_strv(char **v, size_t n)
+/* Damerau-Levenshtein distance of a and b is at most 1 (one insert, delete, replace or swap). */
+static int within_one_edit(const char *a, const char *b)
 {
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
+    size_t n = strlen(a), m = strlen(b), i = 0;
+
+    if (n > m + 1 || m > n + 1)
+        return 0;
+    while (i < n && i < m && a[i] == b[i])
+        i++;
+    if (i == n && i == m)
+        return 1;
+    if (n == m)
+        return !strcmp(a + i + 1, b + i + 1) ||
+               (i + 1 < n && a[i] == b[i + 1] && a[i + 1] == b[i] && !strcmp(a + i + 2, b + i + 2));
+    return n > m ? !strcmp(a + i + 1, b + i) : !strcmp(a + i, b + i + 1);
+}
+
+static void add_near(void *user, const char *term)
+{
+    struct alts *a = user;
+
+    if (within_one_edit(a->self, term))
+        add_alt(a, term);
+}
+
+static void free_alts(struct alts *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < a[i].n; k++)
+            free(a[i].v[k]);
+        free(a[i].v);
+        memset(&a[i], 0, sizeof(a[i]));
+    }
 }
 
 /* Alternatives per positive term for the approximate tier; 1 if any term has some. */
@@ -182,7 +152,6 @@ static int build_alts(struct vt_library *lib, const struct vt_query *q, int phon
         if (t->exclude)
             continue;
         a = &out[pos++];
-        memset(a, 0, sizeof(*a));
         if (t->n_words != 1 || t->prefix)
             continue;
         a->self = t->words[0];
@@ -191,17 +160,31 @@ static int build_alts(struct vt_library *lib, const struct vt_query *q, int phon
 
             vt_metaphone(t->words[0], key, sizeof(key));
             if (key[0] && strlen(t->words[0]) >= 3)
-                vt_store_phonetic_terms(lib->store, key, VT_MAX_ALTS, add_alt, a);
+                vt_store_phonetic_terms(lib->store, key, VT_MAX_ALTS, add_phonetic, a);
         } else {
-            size_t n;
-            char **cands = edits1(t->words[0], &n);
-
-            vt_store_terms_indexed(lib->store, cands, n, add_alt, a);
-            free_strv(cands, n);
+            vt_store_fuzzy_terms(lib->store, t->words[0], add_near, a);
         }
         any |= a->n > 0;
     }
     return any;
+}
+
+static int approx_tier(struct vt_library *lib, struct collect *c, const struct vt_query *q,
+                       int phonetic, const char *source, const char *video, size_t keep,
+                       struct alts *alts)
+{
+    char **av[VT_QUERY_MAX_TERMS];
+    char *m;
+    int rc;
+
+    if (!build_alts(lib, q, phonetic, alts))
+        return 0;
+    for (size_t i = 0; i < VT_QUERY_MAX_TERMS; i++)
+        av[i] = alts[i].v;
+    m = vt_query_fts(q, 0, av);
+    rc = m ? run_tier(lib, c, 2, m, source, video, keep) : 0;
+    free(m);
+    return rc;
 }
 
 static int by_score(const void *a, const void *b)
@@ -210,9 +193,7 @@ static int by_score(const void *a, const void *b)
 
     if (x->h.score != y->h.score)
         return x->h.score < y->h.score ? 1 : -1;
-    if (strcmp(x->h.video_id, y->h.video_id))
-        return strcmp(x->h.video_id, y->h.video_id);
-    return x->h.start_s < y->h.start_s ? -1 : x->h.start_s > y->h.start_s;
+    return x->rowid < y->rowid ? 1 : x->rowid > y->rowid ? -1 : 0;
 }
 
 /* Same video and the same moment: overlapping spans of one source, or starts within 1 s. */
@@ -234,26 +215,109 @@ static void add_also(struct vt_hit *h, const char *source)
     snprintf(h->also + len, sizeof(h->also) - len, "%s%s", len ? "," : "", source);
 }
 
+/* The words to mark in hit texts: the query's and the alternatives it used. */
+struct marks {
+    const char *w[VT_QUERY_MAX_TERMS * (VT_MAX_ALTS + 8)];
+    int prefix[VT_QUERY_MAX_TERMS * (VT_MAX_ALTS + 8)];
+    size_t n;
+};
+
+static void marks_add(struct marks *m, const char *w, int prefix)
+{
+    if (m->n < VT_ARRAY_LEN(m->w)) {
+        m->w[m->n] = w;
+        m->prefix[m->n++] = prefix;
+    }
+}
+
+static int is_marked(const struct marks *m, const char *tok, size_t n)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        size_t wl = strlen(m->w[i]);
+
+        if (m->prefix[i] ? wl <= n && !strncmp(tok, m->w[i], wl)
+                         : wl == n && !strncmp(tok, m->w[i], n))
+            return 1;
+    }
+    return 0;
+}
+
+/* Copy of text with the marked words between VT_MARK_OPEN and VT_MARK_CLOSE. */
+static char *mark_text(const char *text, const struct marks *m)
+{
+    struct vt_sb sb = {0};
+    size_t i = 0, len = strlen(text);
+    char low[128];
+
+    vt_sb_add(&sb, "", 0);
+    while (i < len) {
+        unsigned char c = (unsigned char)text[i];
+        size_t j = i, n = 0;
+
+        if (!(isalnum(c) || c >= 0x80)) {
+            vt_sb_addc(&sb, (char)c);
+            i++;
+            continue;
+        }
+        while (j < len && (isalnum((unsigned char)text[j]) || (unsigned char)text[j] >= 0x80)) {
+            if (n < sizeof(low) - 1)
+                low[n++] = (char)tolower((unsigned char)text[j]);
+            j++;
+        }
+        low[n] = '\0';
+        if (is_marked(m, low, n)) {
+            vt_sb_adds(&sb, VT_MARK_OPEN);
+            vt_sb_add(&sb, text + i, j - i);
+            vt_sb_adds(&sb, VT_MARK_CLOSE);
+        } else {
+            vt_sb_add(&sb, text + i, j - i);
+        }
+        i = j;
+    }
+    return vt_sb_detach(&sb);
+}
+
+struct fill {
+    struct vt_hit *h;
+    const struct marks *m;
+};
+
+static void fill_hit(void *user, const struct vt_doc *d)
+{
+    struct fill *f = user;
+
+    snprintf(f->h->video_id, sizeof(f->h->video_id), "%s", d->video_id);
+    f->h->title = vt_xstrdup(d->title);
+    f->h->start_s = d->start_s;
+    f->h->end_s = d->end_s;
+    snprintf(f->h->source, sizeof(f->h->source), "%s", d->source);
+    f->h->ref = d->ref;
+    f->h->text = mark_text(d->text, f->m);
+}
+
 int vt_search(struct vt_library *lib, const char *query, size_t query_len,
               const struct vt_search_opts *opts, struct vt_hit **hits, size_t *n, double *took_ms)
 {
     double t0 = vt_monotonic_s();
     struct vt_query q;
     struct collect c = {0};
-    struct alts alts[VT_QUERY_MAX_TERMS];
-    char *m0 = NULL, *m1 = NULL, *m2s = NULL, *m2o = NULL;
+    struct alts phon[VT_QUERY_MAX_TERMS], near[VT_QUERY_MAX_TERMS];
+    struct marks marks = {{0}, {0}, 0};
+    char *m0 = NULL, *m1 = NULL;
     const char *video, *source;
-    int limit = opts && opts->limit > 0 ? opts->limit : 20, exact, rc = 0;
-    size_t kept = 0;
+    int limit = opts && opts->limit > 0 ? opts->limit : 20, rc = 0;
+    size_t kept = 0, keep;
 
     *hits = NULL;
     *n = 0;
     if (limit > 1000)
         limit = 1000;
+    keep = (size_t)limit * 3;
     vt_query_parse(query ? query : "", query ? query_len : 0, &q);
     video = opts && opts->video ? opts->video : q.video;
     source = opts && opts->source ? opts->source : q.source;
-    memset(alts, 0, sizeof(alts));
+    memset(phon, 0, sizeof(phon));
+    memset(near, 0, sizeof(near));
     if (source[0] && strcmp(source, "speech") && strcmp(source, "screen") &&
         strcmp(source, "title"))
         goto out; /* a source that does not exist matches nothing */
@@ -261,79 +325,77 @@ int vt_search(struct vt_library *lib, const char *query, size_t query_len,
     if (!m1)
         goto out;
     m0 = vt_query_fts(&q, 1, NULL);
-    exact = rank_exactly(lib, &q);
     rc = vt_store_begin_read(lib->store);
     if (!rc && m0)
-        rc = run_tier(lib, &c, 0, m0, source, video, limit * 3, exact);
+        rc = run_tier(lib, &c, 0, m0, source, video, keep);
     if (!rc)
-        rc = run_tier(lib, &c, 1, m1, source, video, limit * 3, exact);
-    if (!rc && (!source[0] || !strcmp(source, "speech")) && build_alts(lib, &q, 1, alts)) {
-        char **av[VT_QUERY_MAX_TERMS];
-
-        for (size_t i = 0; i < VT_QUERY_MAX_TERMS; i++)
-            av[i] = alts[i].v;
-        m2s = vt_query_fts(&q, 0, av);
-        rc = run_tier(lib, &c, 2, m2s, "speech", video, limit * 2, 1);
-    }
-    for (size_t i = 0; i < VT_QUERY_MAX_TERMS; i++) {
-        free_strv(alts[i].v, alts[i].n);
-        memset(&alts[i], 0, sizeof(alts[i]));
-    }
-    if (!rc && (!source[0] || !strcmp(source, "screen")) && build_alts(lib, &q, 0, alts)) {
-        char **av[VT_QUERY_MAX_TERMS];
-
-        for (size_t i = 0; i < VT_QUERY_MAX_TERMS; i++)
-            av[i] = alts[i].v;
-        m2o = vt_query_fts(&q, 0, av);
-        rc = run_tier(lib, &c, 2, m2o, "screen", video, limit * 2, 1);
+        rc = run_tier(lib, &c, 1, m1, source, video, keep);
+    if (!rc && c.n < (size_t)limit * 2) {
+        if (!source[0] || !strcmp(source, "speech"))
+            rc = approx_tier(lib, &c, &q, 1, "speech", video, keep, phon);
+        if (!rc && (!source[0] || !strcmp(source, "screen")))
+            rc = approx_tier(lib, &c, &q, 0, "screen", video, keep, near);
     }
     if (rc) {
         rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
         goto done;
     }
+    for (size_t i = 0, pos = 0; i < q.n_terms; i++) {
+        const struct vt_qterm *t = &q.terms[i];
+
+        if (t->exclude)
+            continue;
+        for (size_t k = 0; k < t->n_words; k++)
+            marks_add(&marks, t->words[k], t->prefix && k + 1 == t->n_words);
+        for (size_t k = 0; k < phon[pos].n; k++)
+            marks_add(&marks, phon[pos].v[k], 0);
+        for (size_t k = 0; k < near[pos].n; k++)
+            marks_add(&marks, near[pos].v[k], 0);
+        pos++;
+    }
     qsort(c.v, c.n, sizeof(*c.v), by_score);
-    /* merge hits at the same moment into the better one */
-    for (size_t i = 0; i < c.n; i++) {
+    /* read the rows, best first, merging hits at the same moment into the better one */
+    for (size_t i = 0; i < c.n && kept < (size_t)limit; i++) {
+        struct fill f = {&c.v[i].h, &marks};
         size_t k;
 
+        rc = vt_store_doc(lib->store, c.v[i].rowid, fill_hit, &f);
+        if (rc == VT_ENOTFOUND) {
+            rc = 0;
+            continue;
+        }
+        if (rc) {
+            rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+            goto done;
+        }
         for (k = 0; k < kept; k++)
             if (same_moment(&c.v[k].h, &c.v[i].h))
                 break;
         if (k < kept) {
             add_also(&c.v[k].h, c.v[i].h.source);
             free(c.v[i].h.title);
-            continue;
-        }
-        if (kept == (size_t)limit) {
-            free(c.v[i].h.title);
+            free(c.v[i].h.text);
             continue;
         }
         c.v[kept++] = c.v[i];
     }
     *hits = vt_xcalloc(kept, sizeof(**hits));
-    for (size_t i = 0; i < kept; i++) {
-        char *text = NULL;
-
-        if (vt_store_fts_highlight(lib->store, c.v[i].match, c.v[i].rowid, VT_MARK_OPEN,
-                                   VT_MARK_CLOSE, &text))
-            text = NULL;
+    for (size_t i = 0; i < kept; i++)
         (*hits)[i] = c.v[i].h;
-        (*hits)[i].text = text ? text : vt_xstrdup("");
-    }
     *n = kept;
-    c.n = 0;
+    kept = 0;
 done:
     vt_store_rollback(lib->store);
-out:
-    for (size_t i = 0; i < c.n; i++)
+    for (size_t i = 0; i < kept; i++) {
         free(c.v[i].h.title);
+        free(c.v[i].h.text);
+    }
+out:
     free(c.v);
-    for (size_t i = 0; i < VT_QUERY_MAX_TERMS; i++)
-        free_strv(alts[i].v, alts[i].n);
+    free_alts(phon, VT_QUERY_MAX_TERMS);
+    free_alts(near, VT_QUERY_MAX_TERMS);
     free(m0);
     free(m1);
-    free(m2s);
-    free(m2o);
     vt_query_release(&q);
     if (took_ms)
         *took_ms = (vt_monotonic_s() - t0) * 1000.0;

@@ -103,6 +103,10 @@ static const char *const migrations[] = {
     /* the phonetic key of every word ever indexed from speech */
     "CREATE TABLE phonetic (term TEXT PRIMARY KEY, key TEXT NOT NULL) WITHOUT ROWID;"
     "CREATE INDEX phonetic_by_key ON phonetic (key);"
+    /* every word read on screen under itself and each of its one-letter deletions:
+     * words one edit apart share a key (symmetric delete), found by a few lookups */
+    "CREATE TABLE fuzzy (del TEXT NOT NULL, term TEXT NOT NULL,"
+    " PRIMARY KEY (del, term)) WITHOUT ROWID;"
     /* index what version 1 libraries already hold: titles, chapters, frame text */
     "INSERT INTO docs (video_id, source, ref, start_s, end_s, text, meta)"
     " SELECT id, 'title', -1, 0, duration_s, title, 'stitle v' || lower(hex(id)) FROM videos"
@@ -987,10 +991,73 @@ static int screen_docs_refresh(struct vt_store *s, const char *id)
     return step_done(s, st, "index frame text");
 }
 
+struct fuzzy_ctx {
+    struct vt_store *s;
+    sqlite3_stmt *st;
+    int rc;
+};
+
+static void fuzzy_put(struct fuzzy_ctx *c, const char *del, size_t dn, const char *term, size_t tn)
+{
+    if (c->rc)
+        return;
+    sqlite3_bind_text(c->st, 1, del, (int)dn, SQLITE_TRANSIENT);
+    sqlite3_bind_text(c->st, 2, term, (int)tn, SQLITE_TRANSIENT);
+    if (sqlite3_step(c->st) != SQLITE_DONE)
+        c->rc = fail(c->s, "index fuzzy key");
+    sqlite3_reset(c->st);
+}
+
+static void add_fuzzy(void *user, const char *tok, size_t n)
+{
+    struct fuzzy_ctx *c = user;
+    char del[VT_FUZZY_MAX_LEN];
+
+    if (n < VT_FUZZY_MIN_LEN || n >= VT_FUZZY_MAX_LEN)
+        return;
+    fuzzy_put(c, tok, n, tok, n);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(del, tok, i);
+        memcpy(del + i, tok + i + 1, n - i - 1);
+        fuzzy_put(c, del, n - 1, tok, n);
+    }
+}
+
+int vt_store_fuzzy_terms(struct vt_store *s, const char *word, void (*fn)(void *u, const char *t),
+                         void *user)
+{
+    sqlite3_stmt *st;
+    size_t n = strlen(word);
+    char del[VT_FUZZY_MAX_LEN];
+    int rc;
+
+    if (n < VT_FUZZY_MIN_LEN || n >= VT_FUZZY_MAX_LEN)
+        return 0;
+    rc = prepare(s, "SELECT term FROM fuzzy WHERE del = ?", &st);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i <= n && !rc; i++) {
+        /* i == n: the word itself (finds words one letter longer) */
+        size_t dn = i == n ? n : n - 1;
+
+        memcpy(del, word, i == n ? n : i);
+        if (i < n)
+            memcpy(del + i, word + i + 1, n - i - 1);
+        sqlite3_bind_text(st, 1, del, (int)dn, SQLITE_TRANSIENT);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+            fn(user, (const char *)sqlite3_column_text(st, 0));
+        rc = rc == SQLITE_DONE ? 0 : fail(s, "fuzzy lookup");
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_index,
                          const struct vt_ocr_page *pages, size_t n)
 {
     sqlite3_stmt *st;
+    struct fuzzy_ctx fc = {s, NULL, 0};
     int rc = vt_store_ocr_clear(s, id);
 
     if (rc)
@@ -1018,6 +1085,14 @@ int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_in
         }
     }
     sqlite3_finalize(st);
+    if (!rc)
+        rc = prepare(s, "INSERT OR IGNORE INTO fuzzy (del, term) VALUES (?, ?)", &fc.st);
+    for (size_t i = 0; i < n && !rc; i++)
+        for (size_t k = 0; k < pages[i].n_lines && !rc; k++) {
+            vt_tokenize(pages[i].lines[k].text, strlen(pages[i].lines[k].text), add_fuzzy, &fc);
+            rc = fc.rc;
+        }
+    sqlite3_finalize(fc.st);
     return rc ? rc : screen_docs_refresh(s, id);
 }
 
@@ -1310,14 +1385,16 @@ int vt_store_title_docs_refresh(struct vt_store *s, const char *id)
 /* ---- search primitives ---- */
 
 int vt_store_fts(struct vt_store *s, const char *match, const char *source, const char *video,
-                 int limit, int exact, int (*fn)(void *user, const struct vt_fts_row *r),
-                 void *user)
+                 int cap, struct vt_fts_id **out, size_t *n)
 {
     struct vt_sb m = {0};
+    struct vt_fts_id *v = NULL;
+    size_t vcap = 0, len = 0;
     sqlite3_stmt *st;
-    char sql[640];
     int rc;
 
+    *out = NULL;
+    *n = 0;
     vt_sb_addf(&m, "(%s)", match);
     if (source && *source)
         vt_sb_addf(&m, " AND meta : \"s%s\"", source);
@@ -1328,82 +1405,67 @@ int vt_store_fts(struct vt_store *s, const char *match, const char *source, cons
         vt_sb_addf(&m, " AND meta : \"%s\"", strchr(meta, ' ') + 1);
         free(meta);
     }
-    snprintf(sql, sizeof(sql),
-             "SELECT d.id, d.video_id, v.title, d.source, d.ref, d.start_s, d.end_s, d.text,"
-             " -m.rank FROM (SELECT rowid, rank FROM docs_fts WHERE docs_fts MATCH ?1"
-             " ORDER BY %s LIMIT ?2) m JOIN docs d ON d.id = m.rowid"
-             " JOIN videos v ON v.id = d.video_id",
-             exact ? "rank" : "rowid DESC");
-    rc = prepare(s, sql, &st);
+    rc = prepare(s,
+                 "SELECT rowid, -rank FROM docs_fts WHERE docs_fts MATCH ?1"
+                 " ORDER BY rowid DESC LIMIT ?2",
+                 &st);
     if (rc) {
         vt_sb_release(&m);
         return rc;
     }
     bind_text(st, 1, m.buf);
-    sqlite3_bind_int(st, 2, limit);
+    sqlite3_bind_int(st, 2, cap);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct vt_fts_row r;
-
-        r.rowid = sqlite3_column_int64(st, 0);
-        r.video_id = (const char *)sqlite3_column_text(st, 1);
-        r.title = (const char *)sqlite3_column_text(st, 2);
-        r.source = (const char *)sqlite3_column_text(st, 3);
-        r.ref = sqlite3_column_int(st, 4);
-        r.start_s = sqlite3_column_double(st, 5);
-        r.end_s = sqlite3_column_double(st, 6);
-        r.text = (const char *)sqlite3_column_text(st, 7);
-        r.score = sqlite3_column_double(st, 8);
-        if (!r.title)
-            r.title = "";
-        if (fn(user, &r))
-            break;
+        vt_grow((void **)&v, &vcap, len + 1, sizeof(*v));
+        v[len].rowid = sqlite3_column_int64(st, 0);
+        v[len].score = sqlite3_column_double(st, 1);
+        len++;
     }
-    rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : fail(s, "search");
+    rc = rc == SQLITE_DONE ? 0 : fail(s, "search");
     sqlite3_finalize(st);
     vt_sb_release(&m);
-    return rc;
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = len;
+    return 0;
 }
 
-int vt_store_fts_highlight(struct vt_store *s, const char *match, long long rowid, const char *open,
-                           const char *close, char **out)
+int vt_store_doc(struct vt_store *s, long long rowid,
+                 void (*fn)(void *user, const struct vt_doc *d), void *user)
 {
     sqlite3_stmt *st;
     int rc = prepare(s,
-                     "SELECT highlight(docs_fts, 0, ?3, ?4) FROM docs_fts"
-                     " WHERE docs_fts MATCH ?1 AND rowid = ?2",
+                     "SELECT d.video_id, v.title, d.source, d.ref, d.start_s, d.end_s, d.text"
+                     " FROM docs d JOIN videos v ON v.id = d.video_id WHERE d.id = ?",
                      &st);
 
-    *out = NULL;
     if (rc)
         return rc;
-    bind_text(st, 1, match);
-    sqlite3_bind_int64(st, 2, rowid);
-    bind_text(st, 3, open);
-    bind_text(st, 4, close);
+    sqlite3_bind_int64(st, 1, rowid);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        *out = col_dup(st, 0);
+        struct vt_doc d;
+
+        d.rowid = rowid;
+        d.video_id = (const char *)sqlite3_column_text(st, 0);
+        d.title = (const char *)sqlite3_column_text(st, 1);
+        d.source = (const char *)sqlite3_column_text(st, 2);
+        d.ref = sqlite3_column_int(st, 3);
+        d.start_s = sqlite3_column_double(st, 4);
+        d.end_s = sqlite3_column_double(st, 5);
+        d.text = (const char *)sqlite3_column_text(st, 6);
+        if (!d.title)
+            d.title = "";
+        if (!d.text)
+            d.text = "";
+        fn(user, &d);
         rc = 0;
     } else {
-        rc = rc == SQLITE_DONE ? VT_ENOTFOUND : fail(s, "highlight");
+        rc = rc == SQLITE_DONE ? VT_ENOTFOUND : fail(s, "read index row");
     }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-int vt_store_term_rows(struct vt_store *s, const char *term, long long *n)
-{
-    sqlite3_stmt *st;
-    int rc = prepare(s, "SELECT doc FROM docs_vocab WHERE term = ?", &st);
-
-    *n = 0;
-    if (rc)
-        return rc;
-    bind_text(st, 1, term);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *n = sqlite3_column_int64(st, 0);
-    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "term count");
     sqlite3_finalize(st);
     return rc;
 }
@@ -1421,26 +1483,6 @@ int vt_store_phonetic_terms(struct vt_store *s, const char *key, int max,
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         fn(user, (const char *)sqlite3_column_text(st, 0));
     rc = rc == SQLITE_DONE ? 0 : fail(s, "phonetic lookup");
-    sqlite3_finalize(st);
-    return rc;
-}
-
-int vt_store_terms_indexed(struct vt_store *s, char *const *terms, size_t n,
-                           void (*fn)(void *user, const char *term), void *user)
-{
-    sqlite3_stmt *st;
-    int rc = prepare(s, "SELECT 1 FROM docs_vocab WHERE term = ?", &st);
-
-    if (rc)
-        return rc;
-    for (size_t i = 0; i < n && !rc; i++) {
-        bind_text(st, 1, terms[i]);
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW)
-            fn(user, terms[i]);
-        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "term lookup");
-        sqlite3_reset(st);
-    }
     sqlite3_finalize(st);
     return rc;
 }

@@ -140,33 +140,41 @@ int vt_store_title_docs_refresh(struct vt_store *s, const char *id);
 
 /* ---- search primitives (the ranking and merging live in search.c) ---- */
 
-struct vt_fts_row {
+struct vt_fts_id {
     long long rowid;
-    const char *video_id, *title, *source, *text; /* borrowed for the callback */
-    int ref;                                      /* cue, frame or chapter index; -1 title */
-    double start_s, end_s;
     double score; /* higher is better (negated BM25) */
 };
 
 /*
  * Rows matching the FTS5 expression match (built by vt_query_fts), restricted to
- * source and video when non-empty. With exact, rows come best first (ORDER BY rank);
- * otherwise the first `limit` matches in index order, newest first, are scored and
- * returned unsorted (bounded cost for terms present everywhere).
+ * source and video when non-empty: the newest `cap` matches in index order, each
+ * with its BM25 score, unsorted. When fewer than cap rows match this is all of them;
+ * when more match, ranking only these bounds the cost of a word found everywhere.
+ * *out is caller-freed.
  */
 int vt_store_fts(struct vt_store *s, const char *match, const char *source, const char *video,
-                 int limit, int exact, int (*fn)(void *user, const struct vt_fts_row *r),
-                 void *user);
-/* The row's text with the matched terms between open and close (caller frees). */
-int vt_store_fts_highlight(struct vt_store *s, const char *match, long long rowid, const char *open,
-                           const char *close, char **out);
-/* In how many rows does the indexed term occur (0 when never). */
-int vt_store_term_rows(struct vt_store *s, const char *term, long long *n);
+                 int cap, struct vt_fts_id **out, size_t *n);
+
+struct vt_doc {
+    long long rowid;
+    const char *video_id, *title, *source, *text; /* borrowed for the callback */
+    int ref; /* cue, frame or chapter index; -1 for the video's title */
+    double start_s, end_s;
+};
+/* The indexed row rowid: 0 and fn called once, or VT_ENOTFOUND. */
+int vt_store_doc(struct vt_store *s, long long rowid,
+                 void (*fn)(void *user, const struct vt_doc *d), void *user);
+
 /* Indexed speech terms with the phonetic key (at most max); fn gets each. */
 int vt_store_phonetic_terms(struct vt_store *s, const char *key, int max,
                             void (*fn)(void *user, const char *term), void *user);
-/* Which of the n candidate terms are indexed; fn gets each that is. */
-int vt_store_terms_indexed(struct vt_store *s, char *const *terms, size_t n,
-                           void (*fn)(void *user, const char *term), void *user);
+/*
+ * Words read on screen that may be one edit from word (they share a deletion key);
+ * the caller checks the distance. Only words of VT_FUZZY_MIN_LEN..MAX_LEN-1 letters.
+ */
+#define VT_FUZZY_MIN_LEN 4
+#define VT_FUZZY_MAX_LEN 41
+int vt_store_fuzzy_terms(struct vt_store *s, const char *word,
+                         void (*fn)(void *user, const char *term), void *user);
 
 #endif

@@ -3,31 +3,25 @@
  * expressions and run against a small real index. SQLite must never report an
  * error (a syntax error would mean user input reached FTS5 unescaped).
  */
+#include "query.h"
+#include "store.h"
+#include "util.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "query.h"
-#include "store.h"
-#include "util.h"
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct vt_store *store;
 
-static int ignore(void *user, const struct vt_fts_row *r)
-{
-    (void)user;
-    (void)r;
-    return 0;
-}
-
 static void setup(void)
 {
     static const char *texts[] = {"the quick brown fox", "jumps over the lazy dog",
-                                  "near and not or", "caf\xc3\xa9 na\xc3\xafve r\xc3\xa9sum\xc3\xa9"};
+                                  "near and not or",
+                                  "caf\xc3\xa9 na\xc3\xafve r\xc3\xa9sum\xc3\xa9"};
     char dir[] = "/tmp/vt-fuzz-query.XXXXXX", err[256], *db;
     struct vt_video_rec v;
     struct vt_transcript t;
@@ -56,8 +50,8 @@ static void setup(void)
     t.cues = cues;
     t.n_cues = 4;
     if (vt_store_begin(store) || vt_store_video_insert(store, &v) ||
-        vt_store_transcript_replace(store, v.id, &t) ||
-        vt_store_title_docs_refresh(store, v.id) || vt_store_commit(store)) {
+        vt_store_transcript_replace(store, v.id, &t) || vt_store_title_docs_refresh(store, v.id) ||
+        vt_store_commit(store)) {
         fprintf(stderr, "%s\n", vt_store_errmsg(store));
         abort();
     }
@@ -77,11 +71,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         if (!m)
             continue;
-        if (vt_store_fts(store, m, q.source, q.video, 10, mode != 1, ignore, NULL) ||
-            vt_store_fts(store, m, "", "", 10, 0, ignore, NULL)) {
+        struct vt_fts_id *ids = NULL;
+        size_t n = 0;
+
+        if (vt_store_fts(store, m, q.source, q.video, 10, &ids, &n)) {
             fprintf(stderr, "query %s: %s\n", m, vt_store_errmsg(store));
             abort();
         }
+        free(ids);
         free(m);
     }
     vt_query_release(&q);

@@ -1,9 +1,9 @@
 /* Unit tests of chunking (lib/chunk.c) on synthetic transcripts. */
-#include <stdlib.h>
-
 #include "chunk.h"
 #include "harness.h"
 #include "util.h"
+
+#include <stdlib.h>
 
 /* n cues of len_s seconds with gap_s between them */
 static void make(struct vt_transcript *t, size_t n, double len_s, double gap_s)
