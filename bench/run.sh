@@ -10,5 +10,11 @@ echo
 echo "== OCR per kept frame vs the tesseract command"
 env -u OMP_THREAD_LIMIT bash bench/ocr_bench.sh
 echo
+echo "== speech recognition vs pocketsphinx_continuous"
+bash bench/stt_bench.sh
+echo
+echo "== search: 10,000 videos, 1,000,000 cues vs plain FTS5 MATCH ORDER BY rank"
+bash bench/search_bench.sh
+echo
 echo "== whole add: peak memory and realtime factors"
 bash bench/add_bench.sh
