@@ -52,13 +52,77 @@ static int by_id_score(const void *a, const void *b)
     return x->rowid < y->rowid ? 1 : x->rowid > y->rowid ? -1 : 0;
 }
 
+#define VT_MAX_PHRASES (VT_QUERY_MAX_TERMS * (VT_MAX_ALTS + 1))
+
+static double word_docs(struct vt_library *lib, const char *w)
+{
+    long long d = 0;
+
+    vt_store_term_docs(lib->store, w, &d);
+    return (double)d;
+}
+
+/* A term's document frequency: its rarest word's (a phrase is at most that common). */
+static double term_docs(struct vt_library *lib, const struct vt_qterm *t)
+{
+    double best = -1;
+
+    for (size_t k = 0; k < t->n_words; k++) {
+        double d = word_docs(lib, t->words[k]);
+
+        if (best < 0 || d < best)
+            best = d;
+    }
+    return best < 0 ? 0 : best;
+}
+
+/*
+ * Document frequencies of the phrases of vt_query_fts(q, mode, alts), in the order
+ * that function writes them: each positive term (then its alternatives), then the
+ * excluded terms, which are not scored.
+ */
+static size_t phrase_docs(struct vt_library *lib, const struct vt_query *q, int mode,
+                          const struct alts *alts, double *df)
+{
+    size_t n = 0, pos = 0;
+
+    if (mode == 1) {
+        double best = -1;
+
+        for (size_t i = 0; i < q->n_terms; i++) {
+            double d;
+
+            if (q->terms[i].exclude)
+                continue;
+            d = term_docs(lib, &q->terms[i]);
+            if (best < 0 || d < best)
+                best = d;
+        }
+        df[n++] = best;
+    } else {
+        for (size_t i = 0; i < q->n_terms && n < VT_MAX_PHRASES; i++) {
+            if (q->terms[i].exclude)
+                continue;
+            df[n++] = term_docs(lib, &q->terms[i]);
+            for (size_t k = 0; alts && k < alts[pos].n && n < VT_MAX_PHRASES; k++)
+                df[n++] = word_docs(lib, alts[pos].v[k]);
+            pos++;
+        }
+    }
+    for (size_t i = 0; i < q->n_terms && n < VT_MAX_PHRASES; i++)
+        if (q->terms[i].exclude)
+            df[n++] = -1;
+    return n;
+}
+
 /* Run one tier; keep its best `keep` rows that no better tier found. */
 static int run_tier(struct vt_library *lib, struct collect *c, int tier, const char *match,
-                    const char *source, const char *video, size_t keep)
+                    const double *df, size_t n_df, const char *source, const char *video,
+                    size_t keep)
 {
     struct vt_fts_id *ids;
     size_t n, kept = 0;
-    int rc = vt_store_fts(lib->store, match, source, video, VT_SCAN_CAP, &ids, &n);
+    int rc = vt_store_fts(lib->store, match, source, video, df, n_df, VT_SCAN_CAP, &ids, &n);
 
     if (rc)
         return rc;
@@ -138,12 +202,13 @@ static void free_alts(struct alts *a, size_t n)
     }
 }
 
-/* Alternatives per positive term for the approximate tier; 1 if any term has some. */
+/* Alternatives per positive term for the approximate tier: 1 if any term has some,
+ * 0 if none, or a negative error code. */
 static int build_alts(struct vt_library *lib, const struct vt_query *q, int phonetic,
                       struct alts *out)
 {
     size_t pos = 0;
-    int any = 0;
+    int any = 0, rc = 0;
 
     for (size_t i = 0; i < q->n_terms; i++) {
         const struct vt_qterm *t = &q->terms[i];
@@ -160,10 +225,12 @@ static int build_alts(struct vt_library *lib, const struct vt_query *q, int phon
 
             vt_metaphone(t->words[0], key, sizeof(key));
             if (key[0] && strlen(t->words[0]) >= 3)
-                vt_store_phonetic_terms(lib->store, key, VT_MAX_ALTS, add_phonetic, a);
+                rc = vt_store_phonetic_terms(lib->store, key, VT_MAX_ALTS, add_phonetic, a);
         } else {
-            vt_store_fuzzy_terms(lib->store, t->words[0], add_near, a);
+            rc = vt_store_fuzzy_terms(lib->store, t->words[0], add_near, a);
         }
+        if (rc)
+            return rc;
         any |= a->n > 0;
     }
     return any;
@@ -174,15 +241,19 @@ static int approx_tier(struct vt_library *lib, struct collect *c, const struct v
                        struct alts *alts)
 {
     char **av[VT_QUERY_MAX_TERMS];
+    double df[VT_MAX_PHRASES];
+    size_t n_df;
     char *m;
     int rc;
 
-    if (!build_alts(lib, q, phonetic, alts))
-        return 0;
+    rc = build_alts(lib, q, phonetic, alts);
+    if (rc <= 0)
+        return rc;
     for (size_t i = 0; i < VT_QUERY_MAX_TERMS; i++)
         av[i] = alts[i].v;
     m = vt_query_fts(q, 0, av);
-    rc = m ? run_tier(lib, c, 2, m, source, video, keep) : 0;
+    n_df = phrase_docs(lib, q, 0, alts, df);
+    rc = m ? run_tier(lib, c, 2, m, df, n_df, source, video, keep) : 0;
     free(m);
     return rc;
 }
@@ -306,7 +377,8 @@ int vt_search(struct vt_library *lib, const char *query, size_t query_len,
     char *m0 = NULL, *m1 = NULL;
     const char *video, *source;
     int limit = opts && opts->limit > 0 ? opts->limit : 20, rc = 0;
-    size_t kept = 0, keep;
+    size_t kept = 0, keep, n_df;
+    double df[VT_MAX_PHRASES];
 
     *hits = NULL;
     *n = 0;
@@ -326,10 +398,14 @@ int vt_search(struct vt_library *lib, const char *query, size_t query_len,
         goto out;
     m0 = vt_query_fts(&q, 1, NULL);
     rc = vt_store_begin_read(lib->store);
-    if (!rc && m0)
-        rc = run_tier(lib, &c, 0, m0, source, video, keep);
-    if (!rc)
-        rc = run_tier(lib, &c, 1, m1, source, video, keep);
+    if (!rc && m0) {
+        n_df = phrase_docs(lib, &q, 1, NULL, df);
+        rc = run_tier(lib, &c, 0, m0, df, n_df, source, video, keep);
+    }
+    if (!rc) {
+        n_df = phrase_docs(lib, &q, 0, NULL, df);
+        rc = run_tier(lib, &c, 1, m1, df, n_df, source, video, keep);
+    }
     if (!rc && c.n < (size_t)limit * 2) {
         if (!source[0] || !strcmp(source, "speech"))
             rc = approx_tier(lib, &c, &q, 1, "speech", video, keep, phon);

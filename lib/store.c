@@ -9,13 +9,24 @@
 #include "query.h"
 #include "util.h"
 
+#include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define DF_CACHE 4096 /* entries of the document-frequency cache (a power of two) */
+
+struct df_entry {
+    char *term;
+    long long docs;
+};
+
 struct vt_store {
     sqlite3 *db;
     char err[512];
+    /* document frequencies of indexed terms, counted once per handle (see term_docs) */
+    struct df_entry df[DF_CACHE];
+    size_t df_used;
 };
 
 /* Migration i takes the schema from version i to i+1. Never edit a shipped one. */
@@ -225,6 +236,71 @@ fail:
     return rc;
 }
 
+/*
+ * vtrank(docs_fts, df): BM25 over the text column where the document frequency of
+ * each phrase comes from the caller (a blob of doubles, one per phrase in query
+ * order; negative: not scored). FTS5's own bm25() counts them by reading every
+ * phrase's whole posting list on each query, which for a word in every video costs
+ * more than the search; the row count and average length are kept by FTS5.
+ */
+static void vtrank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
+                   sqlite3_value **val)
+{
+    const double k1 = 1.2, b = 0.75;
+    const double *df = NULL;
+    sqlite3_int64 rows = 0, total = 0;
+    int ndf = 0, len = 0, nphrase = api->xPhraseCount(fts);
+    double avg, score = 0;
+
+    if (nval == 1 && sqlite3_value_type(val[0]) == SQLITE_BLOB) {
+        df = sqlite3_value_blob(val[0]);
+        ndf = sqlite3_value_bytes(val[0]) / (int)sizeof(double);
+    }
+    if (api->xRowCount(fts, &rows) || api->xColumnTotalSize(fts, 0, &total) ||
+        api->xColumnSize(fts, 0, &len)) {
+        sqlite3_result_error(ctx, "vtrank: cannot read index statistics", -1);
+        return;
+    }
+    avg = rows > 0 && total > 0 ? (double)total / (double)rows : 1;
+    for (int i = 0; i < nphrase && i < ndf; i++) {
+        Fts5PhraseIter it;
+        int col, off, tf = 0;
+        double idf, d = df[i];
+
+        if (d < 0)
+            continue;
+        for (api->xPhraseFirst(fts, i, &it, &col, &off); col >= 0;
+             api->xPhraseNext(fts, &it, &col, &off))
+            tf += col == 0;
+        if (!tf)
+            continue;
+        if (d > (double)rows)
+            d = (double)rows;
+        idf = log(((double)rows - d + 0.5) / (d + 0.5) + 1.0);
+        score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg));
+    }
+    sqlite3_result_double(ctx, score);
+}
+
+static int register_rank(struct vt_store *s)
+{
+    fts5_api *api = NULL;
+    sqlite3_stmt *st;
+    int rc = prepare(s, "SELECT fts5(?1)", &st);
+
+    if (rc)
+        return rc;
+    sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (!api || api->iVersion < 2 ||
+        api->xCreateFunction(api, "vtrank", NULL, vtrank, NULL) != SQLITE_OK) {
+        snprintf(s->err, sizeof(s->err), "database: SQLite has no usable FTS5");
+        return VT_EIO;
+    }
+    return 0;
+}
+
 int vt_store_open(const char *db_path, struct vt_store **out, char *err, size_t errlen)
 {
     struct vt_store *s = vt_xcalloc(1, sizeof(*s));
@@ -244,6 +320,8 @@ int vt_store_open(const char *db_path, struct vt_store **out, char *err, size_t 
     rc = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
     if (!rc)
         rc = migrate(s);
+    if (!rc)
+        rc = register_rank(s);
     if (rc) {
         vt_err(err, errlen, rc, "'%s': %s", db_path, s->err);
         goto fail;
@@ -259,6 +337,8 @@ void vt_store_close(struct vt_store *s)
 {
     if (!s)
         return;
+    for (size_t i = 0; i < DF_CACHE; i++)
+        free(s->df[i].term);
     sqlite3_close(s->db);
     free(s);
 }
@@ -1385,7 +1465,7 @@ int vt_store_title_docs_refresh(struct vt_store *s, const char *id)
 /* ---- search primitives ---- */
 
 int vt_store_fts(struct vt_store *s, const char *match, const char *source, const char *video,
-                 int cap, struct vt_fts_id **out, size_t *n)
+                 const double *df, size_t n_df, int cap, struct vt_fts_id **out, size_t *n)
 {
     struct vt_sb m = {0};
     struct vt_fts_id *v = NULL;
@@ -1406,7 +1486,7 @@ int vt_store_fts(struct vt_store *s, const char *match, const char *source, cons
         free(meta);
     }
     rc = prepare(s,
-                 "SELECT rowid, -rank FROM docs_fts WHERE docs_fts MATCH ?1"
+                 "SELECT rowid, vtrank(docs_fts, ?3) FROM docs_fts WHERE docs_fts MATCH ?1"
                  " ORDER BY rowid DESC LIMIT ?2",
                  &st);
     if (rc) {
@@ -1415,6 +1495,7 @@ int vt_store_fts(struct vt_store *s, const char *match, const char *source, cons
     }
     bind_text(st, 1, m.buf);
     sqlite3_bind_int(st, 2, cap);
+    sqlite3_bind_blob(st, 3, df, (int)(n_df * sizeof(*df)), SQLITE_TRANSIENT);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         vt_grow((void **)&v, &vcap, len + 1, sizeof(*v));
         v[len].rowid = sqlite3_column_int64(st, 0);
@@ -1468,6 +1549,52 @@ int vt_store_doc(struct vt_store *s, long long rowid,
     }
     sqlite3_finalize(st);
     return rc;
+}
+
+/* FNV-1a of a term, for the cache slot. */
+static size_t df_slot(const char *term)
+{
+    return (size_t)vt_fnv1a64(VT_FNV64_INIT, term, strlen(term)) & (DF_CACHE - 1);
+}
+
+int vt_store_term_docs(struct vt_store *s, const char *term, long long *docs)
+{
+    size_t i = df_slot(term);
+    sqlite3_stmt *st;
+    int rc;
+
+    for (size_t k = 0; k < 8; k++) {
+        struct df_entry *e = &s->df[(i + k) & (DF_CACHE - 1)];
+
+        if (e->term && !strcmp(e->term, term)) {
+            *docs = e->docs;
+            return 0;
+        }
+    }
+    rc = prepare(s, "SELECT doc FROM docs_vocab WHERE term = ?", &st);
+    if (rc)
+        return rc;
+    bind_text(st, 1, term);
+    rc = sqlite3_step(st);
+    *docs = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "term statistics");
+    sqlite3_finalize(st);
+    if (rc)
+        return rc;
+    /* a frequency counted once is good enough for ranking: cache it in a free slot of
+     * the probe window, or evict the slot the term hashes to */
+    for (size_t k = 0; k < 8; k++) {
+        struct df_entry *e = &s->df[(i + k) & (DF_CACHE - 1)];
+
+        if (!e->term || k == 7) {
+            e = e->term ? &s->df[i] : e;
+            free(e->term);
+            e->term = vt_xstrdup(term);
+            e->docs = *docs;
+            break;
+        }
+    }
+    return 0;
 }
 
 int vt_store_phonetic_terms(struct vt_store *s, const char *key, int max,

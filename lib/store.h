@@ -148,12 +148,15 @@ struct vt_fts_id {
 /*
  * Rows matching the FTS5 expression match (built by vt_query_fts), restricted to
  * source and video when non-empty: the newest `cap` matches in index order, each
- * with its BM25 score, unsorted. When fewer than cap rows match this is all of them;
- * when more match, ranking only these bounds the cost of a word found everywhere.
- * *out is caller-freed.
+ * with its BM25 score, unsorted. df[i] is the document frequency of the i-th phrase
+ * of match, in order (negative: not scored), as vt_store_term_docs counts it. When fewer than cap
+ * rows match this is all of them; when more match, ranking only these bounds the cost of a word
+ * found everywhere. *out is caller-freed.
  */
 int vt_store_fts(struct vt_store *s, const char *match, const char *source, const char *video,
-                 int cap, struct vt_fts_id **out, size_t *n);
+                 const double *df, size_t n_df, int cap, struct vt_fts_id **out, size_t *n);
+/* In how many indexed rows the term occurs; counted once per store handle, cached. */
+int vt_store_term_docs(struct vt_store *s, const char *term, long long *docs);
 
 struct vt_doc {
     long long rowid;
