@@ -1,0 +1,1428 @@
+/*
+ * Reading captions (SubRip and WebVTT files, text subtitle streams) into transcripts,
+ * and writing transcripts back out as WebVTT, SubRip or plain text. Caption files come
+ * from anywhere, so the reader is a forgiving line-by-line state machine rather than a
+ * strict grammar: it copes with BOMs, CR line ends, missing blank lines, stray markup
+ * and bad timestamps by dropping what it cannot read, and it bounds everything (input
+ * size, cue and word counts, timestamp range) so that no file costs more than a few
+ * times its size in memory or more than linear time. The writers sanitise text so that
+ * whatever a transcript holds, the output is a valid file that this reader (and
+ * FFmpeg) reads back.
+ */
+#include "captions.h"
+
+#include "media.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Timestamps beyond this many hours are refused by the reader and clamped by the writers. */
+#define MAX_HOURS   99999
+#define MAX_TIME_MS ((int64_t)(MAX_HOURS + 1) * 3600000 - 1)
+/* A subtitle stream's cue without a duration lasts until the next cue, at most this. */
+#define STREAM_CUE_DEFAULT_MS 5000
+
+/* ---------------------------------------------------------------------------------- */
+/* Lexical helpers shared by the reader and the writers                                */
+
+static int is_digit(int c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static int is_alpha(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int is_blank(int c)
+{
+    return c == ' ' || c == '\t';
+}
+
+static char *xstrndup(const char *s, size_t n)
+{
+    char *p = vt_xmalloc(n + 1);
+
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+/*
+ * Length of the markup tag at s (n bytes to the end of the line): "<i>", "</c>",
+ * "<v Joe>", "<c.colorE5E5E5>", "<00:01.000>". 0 when the '<' is literal text, e.g.
+ * "a < b" or a '<' never closed on its line. Stopping at the next '<' keeps the scan
+ * linear over a line full of unclosed '<'.
+ */
+static size_t tag_len(const char *s, size_t n)
+{
+    if (n < 3 || s[0] != '<' || !(is_alpha(s[1]) || is_digit(s[1]) || s[1] == '/'))
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if (s[i] == '>')
+            return i + 1;
+        if (s[i] == '<')
+            return 0;
+    }
+    return 0;
+}
+
+/* Length of an ASS override block "{\an8}" at s (n bytes to the end of the line), or 0. */
+static size_t override_len(const char *s, size_t n)
+{
+    if (n < 3 || s[0] != '{' || s[1] != '\\')
+        return 0;
+    for (size_t i = 2; i < n; i++) {
+        if (s[i] == '}')
+            return i + 1;
+        if (s[i] == '{')
+            return 0;
+    }
+    return 0;
+}
+
+/* UTF-8 encoding of cp into buf; its length. */
+static size_t utf8_put(uint32_t cp, char *buf)
+{
+    if (cp < 0x80) {
+        buf[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        buf[0] = (char)(0xc0 | (cp >> 6));
+        buf[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        buf[0] = (char)(0xe0 | (cp >> 12));
+        buf[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        buf[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    buf[0] = (char)(0xf0 | (cp >> 18));
+    buf[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    buf[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    buf[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+/*
+ * The character reference at s (n bytes to the end of the line): its length, with its
+ * UTF-8 in buf[0..*blen). 0 when s is a literal '&'. &nbsp; becomes a plain space (it
+ * separates words for search) and the invisible direction marks &lrm; &rlm; nothing.
+ * Numeric references to control characters, surrogates or NUL stay literal text.
+ */
+static size_t entity_len(const char *s, size_t n, char buf[4], size_t *blen)
+{
+    static const struct {
+        const char *name, *text;
+    } named[] = {
+        {"&amp;", "&"},  {"&lt;", "<"},   {"&gt;", ">"}, {"&quot;", "\""},
+        {"&apos;", "'"}, {"&nbsp;", " "}, {"&lrm;", ""}, {"&rlm;", ""},
+    };
+    uint32_t cp = 0;
+    size_t i;
+
+    if (n < 3 || s[0] != '&')
+        return 0;
+    for (i = 0; i < VT_ARRAY_LEN(named); i++) {
+        size_t k = strlen(named[i].name);
+
+        if (k <= n && !memcmp(s, named[i].name, k)) {
+            *blen = strlen(named[i].text);
+            memcpy(buf, named[i].text, *blen);
+            return k;
+        }
+    }
+    if (s[1] != '#')
+        return 0;
+    i = 2;
+    if (i < n && (s[i] == 'x' || s[i] == 'X')) {
+        size_t first = ++i;
+
+        for (; i < n && i - first < 7; i++) {
+            int c = s[i], d = is_digit(c)            ? c - '0'
+                              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                     : -1;
+
+            if (d < 0)
+                break;
+            cp = cp * 16 + (uint32_t)d;
+        }
+        if (i == first)
+            return 0;
+    } else {
+        size_t first = i;
+
+        for (; i < n && i - first < 8 && is_digit(s[i]); i++)
+            cp = cp * 10 + (uint32_t)(s[i] - '0');
+        if (i == first)
+            return 0;
+    }
+    if (i >= n || s[i] != ';')
+        return 0;
+    if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+        return 0;
+    *blen = utf8_put(cp, buf);
+    return i + 1;
+}
+
+/* Digits at *p (1 to max_digits of them) as a number, *p moved past them; -1 when not so. */
+static int64_t read_num(const char **p, const char *end, int max_digits)
+{
+    const char *s = *p;
+    int64_t v = 0;
+    int n = 0;
+
+    while (s < end && is_digit(*s)) {
+        if (n == max_digits)
+            return -1;
+        v = v * 10 + (*s++ - '0');
+        n++;
+    }
+    if (n == 0)
+        return -1;
+    *p = s;
+    return v;
+}
+
+/*
+ * The timestamp "[HHHHH:]MM:SS[.mmm]" at *p (SubRip's ',' accepted for '.', 1 to 9
+ * fraction digits, of which the first three count): its value in ms, *p moved past it.
+ * -1 when malformed: minutes or seconds above 59, hours above MAX_HOURS, a sign.
+ */
+static int64_t parse_ts(const char **p, const char *end)
+{
+    const char *s = *p;
+    int64_t g[3], frac_ms = 0, h, m, sec;
+    int n = 0;
+
+    for (;;) {
+        int64_t v = read_num(&s, end, n == 0 ? 5 : 2);
+
+        if (v < 0)
+            return -1;
+        g[n++] = v;
+        if (n == 3 || s >= end || *s != ':')
+            break;
+        s++;
+    }
+    if (n < 2)
+        return -1;
+    if (s < end && (*s == '.' || *s == ',')) {
+        int64_t scale = 100;
+        int k = 0;
+
+        for (s++; s < end && is_digit(*s); s++, k++) {
+            if (k == 9)
+                return -1;
+            frac_ms += (*s - '0') * scale;
+            scale /= 10;
+        }
+        if (k == 0)
+            return -1;
+    }
+    h = n == 3 ? g[0] : 0;
+    m = g[n - 2];
+    sec = g[n - 1];
+    if (h > MAX_HOURS || m > 59 || sec > 59)
+        return -1;
+    *p = s;
+    return ((h * 60 + m) * 60 + sec) * 1000 + frac_ms;
+}
+
+/* A cue timing line "START --> END [settings]": 0, 1 when end < start, -1 when malformed. */
+static int parse_timing(const char *s, const char *end, int64_t *start_ms, int64_t *end_ms)
+{
+    while (s < end && is_blank(*s))
+        s++;
+    *start_ms = parse_ts(&s, end);
+    if (*start_ms < 0)
+        return -1;
+    while (s < end && is_blank(*s))
+        s++;
+    if (end - s < 3 || memcmp(s, "-->", 3))
+        return -1;
+    s += 3;
+    while (s < end && is_blank(*s))
+        s++;
+    *end_ms = parse_ts(&s, end);
+    if (*end_ms < 0 || (s < end && !is_blank(*s)))
+        return -1;
+    return *end_ms < *start_ms ? 1 : 0;
+}
+
+/*
+ * Text made fit for a cue: valid UTF-8, each line's spaces and tabs collapsed and
+ * trimmed, empty lines dropped, lines joined with '\n'. Caller frees.
+ */
+static char *tidy_text(const char *s)
+{
+    char *clean = vt_utf8_clean(s);
+    struct vt_sb sb = {0};
+    int pending_sp = 0, pending_nl = 0;
+
+    vt_sb_add(&sb, "", 0);
+    for (const char *p = clean; *p; p++) {
+        if (*p == '\n') {
+            pending_nl = 1;
+            pending_sp = 0;
+        } else if (is_blank(*p)) {
+            pending_sp = 1;
+        } else {
+            if (sb.len && (pending_nl || pending_sp))
+                vt_sb_addc(&sb, pending_nl ? '\n' : ' ');
+            pending_nl = pending_sp = 0;
+            vt_sb_addc(&sb, *p);
+        }
+    }
+    free(clean);
+    return vt_sb_detach(&sb);
+}
+
+/* Sort cues by start, then end, keeping the file's order among equals. */
+struct cue_key {
+    double start_s, end_s;
+    size_t index;
+};
+
+static int cmp_cue_key(const void *a, const void *b)
+{
+    const struct cue_key *x = a, *y = b;
+
+    if (x->start_s != y->start_s)
+        return x->start_s < y->start_s ? -1 : 1;
+    if (x->end_s != y->end_s)
+        return x->end_s < y->end_s ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void sort_cues(struct vt_transcript *t)
+{
+    struct cue_key *keys;
+    struct vt_cue *sorted;
+    size_t i;
+
+    for (i = 1; i < t->n_cues; i++)
+        if (cmp_cue_key(&(struct cue_key){t->cues[i - 1].start_s, t->cues[i - 1].end_s, 0},
+                        &(struct cue_key){t->cues[i].start_s, t->cues[i].end_s, 1}) > 0)
+            break;
+    if (i >= t->n_cues)
+        return;
+    keys = vt_xcalloc(t->n_cues, sizeof(*keys));
+    sorted = vt_xcalloc(t->n_cues, sizeof(*sorted));
+    for (i = 0; i < t->n_cues; i++)
+        keys[i] = (struct cue_key){t->cues[i].start_s, t->cues[i].end_s, i};
+    qsort(keys, t->n_cues, sizeof(*keys), cmp_cue_key);
+    for (i = 0; i < t->n_cues; i++)
+        sorted[i] = t->cues[keys[i].index];
+    free(t->cues);
+    t->cues = sorted;
+    free(keys);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Reading SubRip and WebVTT                                                            */
+
+/*
+ * The input as one NUL-terminated string of valid UTF-8 with '\n' line ends: UTF-16 with
+ * a BOM converted, NUL bytes dropped, CRLF and lone CR made '\n', invalid sequences and
+ * control characters replaced by U+FFFD, a leading BOM removed. Caller frees.
+ */
+static char *normalize_input(const char *data, size_t len)
+{
+    const unsigned char *d = (const unsigned char *)data;
+    /* every 2 input bytes give at most 3 output bytes, every other byte at most 1 */
+    char *buf = vt_xmalloc(len / 2 * 3 + len % 2 + 1), *clean;
+    size_t o = 0;
+    int prev_cr = 0;
+
+    if (len >= 2 && ((d[0] == 0xff && d[1] == 0xfe) || (d[0] == 0xfe && d[1] == 0xff))) {
+        int be = d[0] == 0xfe;
+        uint32_t hi = 0;
+
+        for (size_t i = 2; i + 1 < len; i += 2) {
+            uint32_t u = be ? (uint32_t)d[i] << 8 | d[i + 1] : (uint32_t)d[i + 1] << 8 | d[i];
+            char tmp[4];
+            size_t k;
+
+            if (u >= 0xd800 && u <= 0xdbff) {
+                hi = u;
+                continue;
+            }
+            if (u >= 0xdc00 && u <= 0xdfff && hi) {
+                u = 0x10000 + ((hi - 0xd800) << 10) + (u - 0xdc00);
+            } else if (u >= 0xdc00 && u <= 0xdfff) {
+                u = 0xfffd;
+            }
+            if (hi && u < 0x10000)
+                o += utf8_put(0xfffd, buf + o); /* a lone high surrogate */
+            hi = 0;
+            if (u == 0)
+                continue;
+            if (u == '\r') {
+                buf[o++] = '\n';
+                prev_cr = 1;
+                continue;
+            }
+            if (u == '\n' && prev_cr) {
+                prev_cr = 0;
+                continue;
+            }
+            prev_cr = 0;
+            k = utf8_put(u, tmp);
+            memcpy(buf + o, tmp, k);
+            o += k;
+        }
+    } else {
+        for (size_t i = 0; i < len; i++) {
+            if (d[i] == 0)
+                continue;
+            if (d[i] == '\r') {
+                buf[o++] = '\n';
+                prev_cr = 1;
+                continue;
+            }
+            if (d[i] == '\n' && prev_cr) {
+                prev_cr = 0;
+                continue;
+            }
+            prev_cr = 0;
+            buf[o++] = (char)d[i];
+        }
+    }
+    buf[o] = '\0';
+    clean = vt_utf8_clean(buf);
+    free(buf);
+    if (!strncmp(clean, "\xef\xbb\xbf", 3))
+        memmove(clean, clean + 3, strlen(clean + 3) + 1);
+    return clean;
+}
+
+/* Building one cue's text and words from its raw lines. */
+struct cue_builder {
+    struct vt_sb text;
+    size_t *word_seg; /* for each word of text, the timing segment it starts in */
+    size_t n_word_seg, cap_word_seg;
+    int64_t *seg_ms; /* segment k starts at seg_ms[k]; segment 0 at the cue's start */
+    size_t n_seg, cap_seg;
+    int pending_sp, pending_nl;
+};
+
+static void cb_emit(struct cue_builder *b, const char *s, size_t n)
+{
+    int starts_word = b->text.len == 0 || b->pending_sp || b->pending_nl;
+
+    if (b->text.len && (b->pending_nl || b->pending_sp))
+        vt_sb_addc(&b->text, b->pending_nl ? '\n' : ' ');
+    b->pending_sp = b->pending_nl = 0;
+    if (starts_word) {
+        vt_grow((void **)&b->word_seg, &b->cap_word_seg, b->n_word_seg + 1, sizeof(size_t));
+        b->word_seg[b->n_word_seg++] = b->n_seg - 1;
+    }
+    vt_sb_add(&b->text, s, n);
+}
+
+/* A timestamp tag: a new segment, kept within the cue and never before the previous one. */
+static void cb_segment(struct cue_builder *b, int64_t t_ms, int64_t end_ms)
+{
+    if (t_ms > end_ms)
+        t_ms = end_ms;
+    if (t_ms < b->seg_ms[b->n_seg - 1])
+        t_ms = b->seg_ms[b->n_seg - 1];
+    vt_grow((void **)&b->seg_ms, &b->cap_seg, b->n_seg + 1, sizeof(int64_t));
+    b->seg_ms[b->n_seg++] = t_ms;
+}
+
+static void cb_line(struct cue_builder *b, const char *s, const char *le, int64_t end_ms)
+{
+    b->pending_nl = 1;
+    while (s < le) {
+        size_t n = (size_t)(le - s), blen = 0;
+        char ub[4];
+        size_t tag = *s == '<' ? tag_len(s, n) : 0;
+        size_t override = *s == '{' ? override_len(s, n) : 0;
+        size_t entity = *s == '&' ? entity_len(s, n, ub, &blen) : 0;
+
+        if (tag) {
+            const char *q = s + 1;
+            int64_t t_ms = parse_ts(&q, s + tag - 1);
+
+            if (t_ms >= 0 && q == s + tag - 1)
+                cb_segment(b, t_ms, end_ms);
+            s += tag;
+        } else if (override) {
+            s += override;
+        } else if (entity) {
+            if (blen == 1 && ub[0] == ' ')
+                b->pending_sp = 1;
+            else if (blen)
+                cb_emit(b, ub, blen);
+            s += entity;
+        } else if (is_blank(*s)) {
+            b->pending_sp = 1;
+            s++;
+        } else {
+            cb_emit(b, s, 1);
+            s++;
+        }
+    }
+}
+
+/*
+ * Words of b's text with times. A segment's span (from its tag to the next tag, or the
+ * cue's end) is shared evenly among the words that start in it; each word then lasts until
+ * the next word starts (the last until the cue's end), so that a tag in mid-word or two
+ * tags in a row still give words that follow each other without gaps, which is also what
+ * the WebVTT writer can express.
+ */
+static void cb_words(struct cue_builder *b, int64_t end_ms, struct vt_cue *c)
+{
+    const char *p = b->text.buf;
+    size_t i = 0;
+
+    c->n_words = b->n_word_seg;
+    c->words = vt_xcalloc(c->n_words, sizeof(*c->words));
+    for (size_t w = 0; w < c->n_words; w++) {
+        size_t len = strcspn(p, " \n");
+
+        c->words[w].text = xstrndup(p, len);
+        c->words[w].conf = 1;
+        p += len;
+        if (*p)
+            p++;
+    }
+    while (i < c->n_words) {
+        size_t seg = b->word_seg[i], j = i, n;
+        int64_t a_ms = b->seg_ms[seg], z_ms = seg + 1 < b->n_seg ? b->seg_ms[seg + 1] : end_ms;
+
+        while (j < c->n_words && b->word_seg[j] == seg)
+            j++;
+        n = j - i;
+        for (size_t k = 0; k < n; k++)
+            c->words[i + k].start_s =
+                (double)(a_ms + (z_ms - a_ms) * (int64_t)k / (int64_t)n) / 1000;
+        i = j;
+    }
+    for (i = 0; i < c->n_words; i++)
+        c->words[i].end_s = i + 1 < c->n_words ? c->words[i + 1].start_s : (double)end_ms / 1000;
+}
+
+struct cap_parser {
+    struct vt_transcript *out;
+    size_t cap_cues, n_words;
+    struct vt_sb raw;     /* the current cue's lines, '\n'-separated */
+    size_t last_line_off; /* where the last of them starts */
+    int in_cue;
+    int64_t start_ms, end_ms;
+    long bad_line; /* first line with an unreadable timing, 0 if none */
+    char bad_msg[128];
+    int full; /* 1: too many cues, 2: too many words */
+};
+
+/* Turn the collected lines into a cue; cues left empty by markup removal are dropped. */
+static void finish_cue(struct cap_parser *p)
+{
+    struct cue_builder b = {0};
+    struct vt_cue c = {0};
+    const char *s = p->raw.buf;
+
+    if (!p->in_cue)
+        return;
+    p->in_cue = 0;
+    if (!p->raw.len)
+        goto out;
+    vt_grow((void **)&b.seg_ms, &b.cap_seg, 1, sizeof(int64_t));
+    b.seg_ms[b.n_seg++] = p->start_ms;
+    for (;;) {
+        const char *nl = strchr(s, '\n'), *le = nl ? nl : s + strlen(s);
+
+        cb_line(&b, s, le, p->end_ms);
+        if (!nl)
+            break;
+        s = nl + 1;
+    }
+    if (!b.text.len)
+        goto out;
+    if (p->out->n_cues >= VT_CAPTIONS_MAX_CUES) {
+        p->full = 1;
+        goto out;
+    }
+    if (b.n_seg > 1) {
+        if (p->n_words + b.n_word_seg > VT_CAPTIONS_MAX_WORDS) {
+            p->full = 2;
+            goto out;
+        }
+        p->n_words += b.n_word_seg;
+        cb_words(&b, p->end_ms, &c);
+    }
+    c.start_s = (double)p->start_ms / 1000;
+    c.end_s = (double)p->end_ms / 1000;
+    c.text = vt_sb_detach(&b.text);
+    vt_grow((void **)&p->out->cues, &p->cap_cues, p->out->n_cues + 1, sizeof(c));
+    p->out->cues[p->out->n_cues++] = c;
+out:
+    p->raw.len = 0;
+    if (p->raw.buf)
+        p->raw.buf[0] = '\0';
+    p->last_line_off = 0;
+    vt_sb_release(&b.text);
+    free(b.word_seg);
+    free(b.seg_ms);
+}
+
+static void add_raw_line(struct cap_parser *p, const char *s, const char *le)
+{
+    if (p->raw.len)
+        vt_sb_addc(&p->raw, '\n');
+    p->last_line_off = p->raw.len;
+    vt_sb_add(&p->raw, s, (size_t)(le - s));
+}
+
+/*
+ * A timing line right after text, without the blank line between: the cue number of
+ * SubRip (or a numeric WebVTT identifier) was read as the text's last line. Drop it.
+ */
+static void drop_number_line(struct cap_parser *p)
+{
+    const char *s;
+
+    if (!p->raw.len)
+        return;
+    s = p->raw.buf + p->last_line_off;
+    while (is_blank(*s))
+        s++;
+    if (!is_digit(*s))
+        return;
+    while (is_digit(*s))
+        s++;
+    while (is_blank(*s))
+        s++;
+    if (*s)
+        return;
+    p->raw.len = p->last_line_off ? p->last_line_off - 1 : 0;
+    p->raw.buf[p->raw.len] = '\0';
+}
+
+static void note_bad_line(struct cap_parser *p, long lineno, const char *what, const char *s,
+                          const char *le)
+{
+    size_t n = (size_t)(le - s);
+
+    if (p->bad_line)
+        return;
+    /* quote at most 40 bytes, cut at a character boundary */
+    if (n > 40) {
+        n = 40;
+        while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+            n--;
+    }
+    p->bad_line = lineno;
+    snprintf(p->bad_msg, sizeof(p->bad_msg), "%s '%.*s%s'", what, (int)n, s,
+             n < (size_t)(le - s) ? "..." : "");
+}
+
+/* A WebVTT block that is not a cue: NOTE, STYLE or REGION followed by a blank or the end. */
+static int vtt_block_keyword(const char *s, const char *le)
+{
+    static const char *const kw[] = {"NOTE", "STYLE", "REGION"};
+
+    for (size_t i = 0; i < VT_ARRAY_LEN(kw); i++) {
+        size_t k = strlen(kw[i]);
+
+        if ((size_t)(le - s) >= k && !memcmp(s, kw[i], k) && (s + k == le || is_blank(s[k])))
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * vt_captions_parse with name as the message prefix (NULL: the format's name) and the
+ * format found in *is_vtt.
+ */
+static int parse_captions(const char *data, size_t len, const char *format, const char *name,
+                          struct vt_transcript *out, int *is_vtt, char *err, size_t errlen)
+{
+    enum { IDLE, CUE, SKIP } state = IDLE;
+    struct cap_parser p = {0};
+    char *buf = NULL;
+    const char *s, *end;
+    long lineno = 0, first_content = 0;
+    int any_timing = 0, rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    *is_vtt = 0;
+    if (format && strcmp(format, "srt") && strcmp(format, "vtt"))
+        return vt_err(err, errlen, VT_EINVAL, "'%s': unknown captions format", format);
+    if (len > VT_CAPTIONS_MAX_BYTES)
+        return vt_err(err, errlen, VT_EINVAL, "%s%scaptions too large (%zu bytes, limit %u MiB)",
+                      name ? name : "", name ? ": " : "", len, VT_CAPTIONS_MAX_BYTES >> 20);
+    buf = normalize_input(data ? data : "", data ? len : 0);
+    if (!strncmp(buf, "WEBVTT", 6) && (!buf[6] || is_blank(buf[6]) || buf[6] == '\n'))
+        *is_vtt = 1;
+    else if (format && !strcmp(format, "vtt"))
+        *is_vtt = 1; /* a header-less WebVTT file reads like SubRip */
+    if (!name)
+        name = *is_vtt ? "vtt" : "srt";
+    p.out = out;
+    s = buf;
+    end = buf + strlen(buf);
+    while (s <= end && !p.full) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s)), *le = nl ? nl : end, *t = s;
+        int64_t a_ms, b_ms;
+        int r;
+
+        lineno++;
+        while (t < le && is_blank(*t))
+            t++;
+        if (lineno == 1 && !strncmp(s, "WEBVTT", 6) && *is_vtt) {
+            state = SKIP; /* the header block */
+        } else if (t == le) {
+            finish_cue(&p);
+            state = IDLE;
+        } else if (memmem(t, (size_t)(le - t), "-->", 3)) {
+            r = parse_timing(t, le, &a_ms, &b_ms);
+            if (r == 0) {
+                any_timing = 1;
+                drop_number_line(&p);
+                finish_cue(&p);
+                p.in_cue = 1;
+                p.start_ms = a_ms;
+                p.end_ms = b_ms;
+                state = CUE;
+            } else if (r < 0 && state == CUE) {
+                add_raw_line(&p, s, le); /* text that happens to hold "-->" */
+            } else {
+                drop_number_line(&p);
+                finish_cue(&p);
+                note_bad_line(&p, lineno, r > 0 ? "cue ends before it starts" : "bad cue timing", t,
+                              le);
+                state = SKIP;
+            }
+        } else if (state == CUE) {
+            add_raw_line(&p, s, le);
+        } else if (state == IDLE) {
+            if (*is_vtt && vtt_block_keyword(t, le))
+                state = SKIP;
+            else if (!first_content)
+                first_content = lineno; /* a cue number or identifier, or junk */
+        }
+        if (!nl)
+            break;
+        s = nl + 1;
+    }
+    finish_cue(&p);
+    if (p.full) {
+        rc = p.full == 1 ? vt_err(err, errlen, VT_EINVAL, "%s: more than %d cues", name,
+                                  VT_CAPTIONS_MAX_CUES)
+                         : vt_err(err, errlen, VT_EINVAL, "%s: more than %d timed words", name,
+                                  VT_CAPTIONS_MAX_WORDS);
+        goto out;
+    }
+    if (!out->n_cues) {
+        if (p.bad_line)
+            rc = vt_err(err, errlen, VT_EINVAL, "%s: line %ld: %s", name, p.bad_line, p.bad_msg);
+        else if (!any_timing && first_content)
+            rc = vt_err(err, errlen, VT_EINVAL,
+                        "%s: line %ld: no cue timing found (not SubRip or WebVTT)", name,
+                        first_content);
+        else
+            rc = vt_err(err, errlen, VT_SKIP, "%s%sno cues in captions", *name == '\'' ? name : "",
+                        *name == '\'' ? ": " : "");
+        goto out;
+    }
+    sort_cues(out);
+    snprintf(out->model, sizeof(out->model), "captions:%s", *is_vtt ? "vtt" : "srt");
+out:
+    if (rc)
+        vt_transcript_release(out);
+    vt_sb_release(&p.raw);
+    free(buf);
+    return rc;
+}
+
+int vt_captions_parse(const char *data, size_t len, const char *format, struct vt_transcript *out,
+                      char *err, size_t errlen)
+{
+    int is_vtt;
+
+    return parse_captions(data, len, format, NULL, out, &is_vtt, err, errlen);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Sidecar files                                                                       */
+
+static int ext_is(const char *s, const char *ext)
+{
+    return !strcasecmp(s, ext);
+}
+
+/* A language tag of a file name: "en", "eng", "en-US", "pt_BR", "zh-Hans". */
+static int lang_valid(const char *s, size_t n)
+{
+    size_t i = 0, k;
+
+    while (i < n && is_alpha(s[i]))
+        i++;
+    if (i < 2 || i > 3)
+        return 0;
+    if (i == n)
+        return 1;
+    if (s[i] != '-' && s[i] != '_')
+        return 0;
+    for (k = ++i; k < n && (is_alpha(s[k]) || is_digit(s[k])); k++)
+        ;
+    return k == n && n - i >= 2 && n - i <= 8;
+}
+
+static int lang_is_english(const char *s, size_t n)
+{
+    return (n >= 2 && !strncasecmp(s, "en", 2) && (n == 2 || s[2] == '-' || s[2] == '_')) ||
+           (n == 3 && !strncasecmp(s, "eng", 3));
+}
+
+/*
+ * Preference of a sidecar whose name is NAME.rest: 0 NAME.vtt, 1 NAME.srt, 2-3 English
+ * NAME.<lang>.vtt/.srt, 4-5 other languages; -1 when rest is not a caption file name.
+ */
+static int sidecar_rank(const char *rest)
+{
+    const char *dot = strrchr(rest, '.');
+    int srt;
+
+    if (!dot)
+        return ext_is(rest, "vtt") ? 0 : ext_is(rest, "srt") ? 1 : -1;
+    if (!ext_is(dot + 1, "vtt") && !ext_is(dot + 1, "srt"))
+        return -1;
+    srt = ext_is(dot + 1, "srt");
+    if (!lang_valid(rest, (size_t)(dot - rest)))
+        return -1;
+    return (lang_is_english(rest, (size_t)(dot - rest)) ? 2 : 4) + srt;
+}
+
+int vt_captions_find_sidecar(const char *media_path, char **sidecar_path)
+{
+    const char *slash = strrchr(media_path, '/'), *base = slash ? slash + 1 : media_path;
+    const char *dot = strrchr(base, '.');
+    size_t stem_len = dot && dot > base ? (size_t)(dot - base) : strlen(base);
+    char *dir = slash ? xstrndup(media_path, slash == media_path ? 1 : (size_t)(slash - media_path))
+                      : vt_xstrdup(".");
+    char *best = NULL;
+    int best_rank = INT_MAX, dfd;
+    DIR *d = NULL;
+    struct dirent *e;
+
+    *sidecar_path = NULL;
+    if (!stem_len)
+        goto out;
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        goto out;
+    d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        goto out;
+    }
+    while ((e = readdir(d))) {
+        struct stat st;
+        int rank;
+
+        /* the media file itself never counts, whatever its name */
+        if (strncmp(e->d_name, base, stem_len) || e->d_name[stem_len] != '.' ||
+            !strcmp(e->d_name, base))
+            continue;
+        rank = sidecar_rank(e->d_name + stem_len + 1);
+        if (rank < 0 || rank > best_rank || (rank == best_rank && strcmp(e->d_name, best) > 0))
+            continue;
+        /* only regular files: a symlink could lead anywhere, a fifo would block */
+        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+            continue;
+        free(best);
+        best = vt_xstrdup(e->d_name);
+        best_rank = rank;
+    }
+    if (best)
+        *sidecar_path =
+            slash ? vt_xasprintf("%s%s%s", dir, slash == media_path ? "" : "/", best) : best;
+    if (best && !slash)
+        best = NULL;
+out:
+    if (d)
+        closedir(d);
+    free(best);
+    free(dir);
+    return *sidecar_path != NULL;
+}
+
+/* Read at most max bytes of the regular file path (not following a symlink). */
+static int read_capped(const char *path, size_t max, char **data, size_t *len, char *err,
+                       size_t errlen)
+{
+    struct stat st;
+    size_t cap = 0, n = 0;
+    char *buf = NULL;
+    int fd, rc = 0;
+
+    *data = NULL;
+    *len = 0;
+    fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        rc = vt_err(err, errlen,
+                    errno == ENOENT  ? VT_ENOTFOUND
+                    : errno == ELOOP ? VT_EINVAL
+                                     : VT_EIO,
+                    "'%s': %s", path,
+                    errno == ELOOP ? "is a symbolic link (not followed)" : strerror(errno));
+        goto out;
+    }
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        rc = vt_err(err, errlen, VT_EINVAL, "'%s': not a regular file", path);
+        goto out;
+    }
+    if ((uintmax_t)st.st_size > max) {
+        rc = vt_err(err, errlen, VT_EINVAL,
+                    "'%s': captions file too large (%jd bytes, limit %zu MiB)", path,
+                    (intmax_t)st.st_size, max >> 20);
+        goto out;
+    }
+    for (;;) {
+        ssize_t r;
+
+        vt_grow((void **)&buf, &cap, n + 65536, 1);
+        r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = vt_err(err, errlen, VT_EIO, "'%s': %s", path, strerror(errno));
+            goto out;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+        /* the file grew while we read it */
+        if (n > max) {
+            rc = vt_err(err, errlen, VT_EINVAL, "'%s': captions file too large (limit %zu MiB)",
+                        path, max >> 20);
+            goto out;
+        }
+    }
+    *data = buf;
+    *len = n;
+    buf = NULL;
+out:
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    return rc;
+}
+
+int vt_captions_load_file(const char *path, struct vt_transcript *out, char *err, size_t errlen)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    const char *ext = strrchr(base, '.'), *format = NULL, *lang = NULL;
+    char *data = NULL, *name = vt_xasprintf("'%s'", path);
+    size_t len, lang_len = 0;
+    int rc, is_vtt;
+
+    memset(out, 0, sizeof(*out));
+    if (ext && ext_is(ext + 1, "srt"))
+        format = "srt";
+    else if (ext && ext_is(ext + 1, "vtt"))
+        format = "vtt";
+    /* NAME.<lang>.ext: the part between the last two dots */
+    if (ext && ext > base) {
+        const char *p = ext;
+
+        while (p > base && p[-1] != '.')
+            p--;
+        if (p > base && lang_valid(p, (size_t)(ext - p))) {
+            lang = p;
+            lang_len = (size_t)(ext - p);
+        }
+    }
+    rc = read_capped(path, VT_CAPTIONS_MAX_BYTES, &data, &len, err, errlen);
+    if (rc)
+        goto out;
+    rc = parse_captions(data, len, format, name, out, &is_vtt, err, errlen);
+    if (rc)
+        goto out;
+    if (lang)
+        snprintf(out->model, sizeof(out->model), "captions:sidecar %s (%.*s)",
+                 is_vtt ? "vtt" : "srt", (int)lang_len, lang);
+    else
+        snprintf(out->model, sizeof(out->model), "captions:sidecar %s", is_vtt ? "vtt" : "srt");
+out:
+    free(data);
+    free(name);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Embedded subtitle streams                                                           */
+
+/*
+ * The text of an ASS event as FFmpeg's decoders give it: "ReadOrder,Layer,Style,Name,
+ * MarginL,MarginR,MarginV,Effect,Text" (or a full "Dialogue: Layer,Start,End,...,Text"
+ * line from older code), with override blocks {...} removed, \N and \n made line breaks
+ * and \h a space.
+ */
+static void add_ass_text(struct vt_sb *sb, const char *ass)
+{
+    const char *s = ass;
+    int fields = 8, no_close = 0;
+
+    if (!strncmp(s, "Dialogue:", 9)) {
+        s += 9;
+        fields = 9;
+    }
+    for (int i = 0; i < fields; i++) {
+        s = strchr(s, ',');
+        if (!s)
+            return;
+        s++;
+    }
+    while (*s) {
+        if (*s == '{' && !no_close) {
+            const char *e = strchr(s, '}');
+
+            if (e) {
+                s = e + 1;
+                continue;
+            }
+            no_close = 1; /* no '}' anywhere after: every later '{' is literal too */
+        }
+        if (s[0] == '\\' && (s[1] == 'N' || s[1] == 'n')) {
+            vt_sb_addc(sb, '\n');
+            s += 2;
+        } else if (s[0] == '\\' && s[1] == 'h') {
+            vt_sb_addc(sb, ' ');
+            s += 2;
+        } else {
+            vt_sb_addc(sb, *s++);
+        }
+    }
+}
+
+/*
+ * s with character references decoded: FFmpeg's subrip and mov_text decoders pass "&amp;"
+ * through as it was in the SubRip file. Caller frees.
+ */
+static char *decode_entities(const char *s)
+{
+    struct vt_sb sb = {0};
+    size_t n = strlen(s);
+
+    vt_sb_add(&sb, "", 0);
+    for (size_t i = 0; i < n;) {
+        char ub[4];
+        size_t blen = 0, k = s[i] == '&' ? entity_len(s + i, n - i, ub, &blen) : 0;
+
+        if (k) {
+            vt_sb_add(&sb, ub, blen);
+            i += k;
+        } else {
+            vt_sb_addc(&sb, s[i++]);
+        }
+    }
+    return vt_sb_detach(&sb);
+}
+
+/* The first text subtitle stream's index, or -1 with the first bitmap one's codec name. */
+static int find_text_stream(AVFormatContext *fmt, const char **bitmap_codec)
+{
+    *bitmap_codec = NULL;
+    for (unsigned i = 0; i < fmt->nb_streams; i++) {
+        const AVCodecParameters *par = fmt->streams[i]->codecpar;
+        const AVCodecDescriptor *desc = avcodec_descriptor_get(par->codec_id);
+
+        if (par->codec_type != AVMEDIA_TYPE_SUBTITLE)
+            continue;
+        if (desc && (desc->props & AV_CODEC_PROP_TEXT_SUB))
+            return (int)i;
+        if (!*bitmap_codec)
+            *bitmap_codec = avcodec_get_name(par->codec_id);
+    }
+    return -1;
+}
+
+/* The stream's language tag, made safe for the model string; "" when absent or "und". */
+static void stream_lang(const AVStream *st, char *buf, size_t n)
+{
+    const AVDictionaryEntry *e = av_dict_get(st->metadata, "language", NULL, 0);
+    size_t k = 0;
+
+    buf[0] = '\0';
+    if (!e || !strcmp(e->value, "und"))
+        return;
+    for (const char *p = e->value; *p && k + 1 < n && k < 15; p++)
+        if (is_alpha(*p) || is_digit(*p) || *p == '-' || *p == '_')
+            buf[k++] = *p;
+    buf[k] = '\0';
+}
+
+/* Give cues that had no duration an end: the next later cue's start, at most 5 s on. */
+static void fix_open_ends(struct vt_transcript *t)
+{
+    for (size_t i = 0; i < t->n_cues; i++) {
+        struct vt_cue *c = &t->cues[i];
+        double end_s = c->start_s + STREAM_CUE_DEFAULT_MS / 1000.0;
+
+        if (c->end_s >= c->start_s)
+            continue;
+        for (size_t j = i + 1; j < t->n_cues; j++) {
+            if (t->cues[j].start_s > c->start_s) {
+                end_s = fmin(end_s, t->cues[j].start_s);
+                break;
+            }
+        }
+        c->end_s = end_s;
+    }
+}
+
+/*
+ * Append the cue of one decoded subtitle (raw: its rects' text) to out unless it is empty;
+ * dur_ms < 0 when unknown. Returns 1 when a cap is reached (nothing appended), else 0.
+ */
+static int add_stream_cue(struct vt_transcript *out, size_t *cap_cues, const char *raw,
+                          int64_t start_ms, int64_t dur_ms, size_t *text_bytes)
+{
+    char *decoded = decode_entities(raw), *text = tidy_text(decoded);
+    struct vt_cue *c;
+    int rc = 0;
+
+    if (!*text)
+        goto out;
+    *text_bytes += strlen(text);
+    if (out->n_cues >= VT_CAPTIONS_MAX_CUES || *text_bytes > VT_CAPTIONS_MAX_BYTES) {
+        rc = 1;
+        goto out;
+    }
+    vt_grow((void **)&out->cues, cap_cues, out->n_cues + 1, sizeof(*out->cues));
+    c = &out->cues[out->n_cues++];
+    memset(c, 0, sizeof(*c));
+    c->text = text;
+    text = NULL;
+    c->start_s = (double)start_ms / 1000;
+    /* no duration: -1 marks the cue for fix_open_ends */
+    c->end_s = dur_ms >= 0 ? (double)(start_ms + (dur_ms < MAX_TIME_MS ? dur_ms : 0)) / 1000 : -1;
+out:
+    free(decoded);
+    free(text);
+    return rc;
+}
+
+/* A timestamp in ms clamped far enough inside int64 that sums and differences stay exact. */
+static int64_t clamp_ms(int64_t t_ms)
+{
+    return t_ms < -4 * MAX_TIME_MS  ? -4 * MAX_TIME_MS
+           : t_ms > 4 * MAX_TIME_MS ? 4 * MAX_TIME_MS
+                                    : t_ms;
+}
+
+int vt_captions_from_stream(const char *media_path, struct vt_transcript *out, char *err,
+                            size_t errlen)
+{
+    AVFormatContext *fmt = NULL;
+    AVCodecContext *dec = NULL;
+    AVPacket *pkt = NULL;
+    const AVCodec *codec;
+    const char *bitmap;
+    AVStream *st;
+    struct vt_sb sb = {0};
+    size_t cap_cues = 0, text_bytes = 0;
+    int64_t origin_ms = 0;
+    char lang[16], eb[128];
+    int rc, idx, e;
+
+    memset(out, 0, sizeof(*out));
+    rc = vt_media_open(media_path, &fmt, err, errlen);
+    if (rc)
+        goto out;
+    idx = find_text_stream(fmt, &bitmap);
+    if (idx < 0) {
+        if (bitmap)
+            rc = vt_err(err, errlen, VT_SKIP, "no text subtitle stream (only bitmap subtitles: %s)",
+                        bitmap);
+        else
+            rc = vt_err(err, errlen, VT_SKIP, "no text subtitle stream");
+        goto out;
+    }
+    st = fmt->streams[idx];
+    codec = avcodec_find_decoder(st->codecpar->codec_id);
+    if (!codec) {
+        rc = vt_err(err, errlen, VT_SKIP, "no decoder for the %s subtitle stream",
+                    avcodec_get_name(st->codecpar->codec_id));
+        goto out;
+    }
+    dec = avcodec_alloc_context3(codec);
+    pkt = av_packet_alloc();
+    if (!dec || !pkt) {
+        rc = vt_err(err, errlen, VT_EIO, "'%s': out of memory", media_path);
+        goto out;
+    }
+    e = avcodec_parameters_to_context(dec, st->codecpar);
+    if (e >= 0) {
+        dec->pkt_timebase = st->time_base;
+        e = avcodec_open2(dec, codec, NULL);
+    }
+    if (e < 0) {
+        av_strerror(e, eb, sizeof(eb));
+        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot open the %s subtitle decoder: %s",
+                    media_path, codec->name, eb);
+        goto out;
+    }
+    for (unsigned i = 0; i < fmt->nb_streams; i++)
+        fmt->streams[i]->discard = (int)i == idx ? AVDISCARD_DEFAULT : AVDISCARD_ALL;
+    if (fmt->start_time != AV_NOPTS_VALUE)
+        origin_ms = clamp_ms(av_rescale_q(fmt->start_time, AV_TIME_BASE_Q, (AVRational){1, 1000}));
+    /* read errors after the first packet end the stream: keep what was read */
+    while (av_read_frame(fmt, pkt) >= 0) {
+        int64_t ts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts, start_ms, dur_ms = -1;
+        AVSubtitle sub;
+        int got = 0;
+
+        if (pkt->stream_index != idx || ts == AV_NOPTS_VALUE) {
+            av_packet_unref(pkt);
+            continue;
+        }
+        start_ms = clamp_ms(av_rescale_q(ts, st->time_base, (AVRational){1, 1000})) - origin_ms;
+        if (pkt->duration > 0)
+            dur_ms = clamp_ms(av_rescale_q(pkt->duration, st->time_base, (AVRational){1, 1000}));
+        e = avcodec_decode_subtitle2(dec, &sub, &got, pkt);
+        av_packet_unref(pkt);
+        if (e < 0 || !got)
+            continue; /* one undecodable cue is not worth failing the import */
+        sb.len = 0;
+        vt_sb_add(&sb, "", 0);
+        for (unsigned r = 0; r < sub.num_rects; r++) {
+            const AVSubtitleRect *rect = sub.rects[r];
+
+            if (sb.len)
+                vt_sb_addc(&sb, '\n');
+            if (rect->ass)
+                add_ass_text(&sb, rect->ass);
+            else if (rect->text)
+                vt_sb_adds(&sb, rect->text);
+        }
+        start_ms += sub.start_display_time;
+        if (dur_ms < 0 && sub.end_display_time > sub.start_display_time &&
+            sub.end_display_time != UINT32_MAX)
+            dur_ms = sub.end_display_time - sub.start_display_time;
+        avsubtitle_free(&sub);
+        if (start_ms < 0)
+            start_ms = 0;
+        if (start_ms > MAX_TIME_MS)
+            continue;
+        if (add_stream_cue(out, &cap_cues, sb.buf, start_ms, dur_ms, &text_bytes)) {
+            rc =
+                vt_err(err, errlen, VT_EINVAL, "'%s': subtitle stream has more than %s", media_path,
+                       text_bytes > VT_CAPTIONS_MAX_BYTES ? "16 MiB of text" : "200000 cues");
+            goto out;
+        }
+    }
+    if (!out->n_cues) {
+        rc = vt_err(err, errlen, VT_SKIP, "no cues in captions");
+        goto out;
+    }
+    sort_cues(out);
+    fix_open_ends(out);
+    stream_lang(st, lang, sizeof(lang));
+    snprintf(out->model, sizeof(out->model), "captions:embedded %s%s%s%s",
+             avcodec_get_name(st->codecpar->codec_id), *lang ? " (" : "", lang, *lang ? ")" : "");
+out:
+    if (rc)
+        vt_transcript_release(out);
+    vt_sb_release(&sb);
+    av_packet_free(&pkt);
+    avcodec_free_context(&dec);
+    avformat_close_input(&fmt);
+    return rc;
+}
+
+int vt_captions_import(const char *media_path, struct vt_transcript *out, char *err, size_t errlen)
+{
+    char *sidecar = NULL;
+    char side_err[512] = "", stream_err[512] = "";
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (vt_captions_find_sidecar(media_path, &sidecar)) {
+        rc = vt_captions_load_file(sidecar, out, side_err, sizeof(side_err));
+        if (!rc)
+            goto out;
+    }
+    rc = vt_captions_from_stream(media_path, out, stream_err, sizeof(stream_err));
+    if (!rc)
+        goto out;
+    if (rc < 0 && rc != VT_EINVAL) {
+        /* the media itself is unreadable: recognition would fail the same way */
+        rc = vt_err(err, errlen, rc, "%s", stream_err);
+        goto out;
+    }
+    rc = vt_err(err, errlen, VT_SKIP, "no captions: %s%s%s", side_err, *side_err ? "; " : "",
+                stream_err);
+out:
+    free(sidecar);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Writers                                                                             */
+
+static int64_t time_ms(double t_s)
+{
+    if (!(t_s > 0)) /* negative and NaN */
+        return 0;
+    if (t_s * 1000 >= (double)MAX_TIME_MS)
+        return MAX_TIME_MS;
+    return llround(t_s * 1000);
+}
+
+static void add_time(struct vt_sb *out, int64_t ms, char sep)
+{
+    vt_sb_addf(out, "%02" PRId64 ":%02d:%02d%c%03d", ms / 3600000, (int)(ms / 60000 % 60),
+               (int)(ms / 1000 % 60), sep, (int)(ms % 1000));
+}
+
+/* Whether the words of c are exactly the space- and line-separated tokens of text. */
+static int words_match(const char *text, const struct vt_cue *c)
+{
+    const char *p = text;
+    size_t i = 0;
+
+    if (!c->words || !c->n_words)
+        return 0;
+    while (*p) {
+        size_t len = strcspn(p, " \n");
+
+        if (i >= c->n_words || !c->words[i].text || strlen(c->words[i].text) != len ||
+            memcmp(c->words[i].text, p, len))
+            return 0;
+        i++;
+        p += len;
+        if (*p)
+            p++;
+    }
+    return i == c->n_words;
+}
+
+/*
+ * One character of text (tidy: no blank line, no control character) for the format.
+ * WebVTT escapes every & < >; SubRip has no escapes, so only what this reader could take
+ * for markup is written as an entity: every '<' that could open a tag (whether or not a
+ * '>' follows: escaping a later '<' may otherwise close it), every '&' that starts an
+ * entity, and the '>' of a "-->" so that no text line reads as a timing line. "{\" would
+ * read as an ASS override in both.
+ */
+static void add_text_char(struct vt_sb *out, const char *line, size_t i, size_t n, int vtt)
+{
+    char c = line[i], ub[4];
+    size_t blen;
+
+    if (c == '\\' && i > 0 && line[i - 1] == '{')
+        vt_sb_adds(out, "&#92;");
+    else if (vtt && c == '&')
+        vt_sb_adds(out, "&amp;");
+    else if (vtt && c == '<')
+        vt_sb_adds(out, "&lt;");
+    else if (vtt && c == '>')
+        vt_sb_adds(out, "&gt;");
+    else if (!vtt && c == '&' && entity_len(line + i, n - i, ub, &blen))
+        vt_sb_adds(out, "&amp;");
+    else if (!vtt && c == '<' && i + 1 < n &&
+             (is_alpha(line[i + 1]) || is_digit(line[i + 1]) || line[i + 1] == '/'))
+        vt_sb_adds(out, "&lt;");
+    else if (!vtt && c == '>' && i >= 2 && line[i - 1] == '-' && line[i - 2] == '-')
+        vt_sb_adds(out, "&gt;");
+    else
+        vt_sb_addc(out, c);
+}
+
+/* The cue's lines; in WebVTT with a timestamp tag before each word when words match. */
+static void add_cue_text(struct vt_sb *out, const char *text, const struct vt_cue *c, int vtt,
+                         int64_t start_ms, int64_t end_ms)
+{
+    int tagged = vtt && words_match(text, c);
+    int64_t prev_ms = start_ms;
+    size_t w = 0;
+    const char *line = text;
+
+    while (*line) {
+        size_t n = strcspn(line, "\n");
+
+        for (size_t i = 0; i < n; i++) {
+            if (tagged && (i == 0 || line[i - 1] == ' ')) {
+                int64_t t_ms = time_ms(c->words[w++].start_s);
+
+                t_ms = t_ms < prev_ms ? prev_ms : t_ms > end_ms ? end_ms : t_ms;
+                prev_ms = t_ms;
+                vt_sb_addc(out, '<');
+                add_time(out, t_ms, '.');
+                vt_sb_addc(out, '>');
+            }
+            add_text_char(out, line, i, n, vtt);
+        }
+        vt_sb_addc(out, '\n');
+        line += n;
+        if (*line)
+            line++;
+    }
+}
+
+int vt_captions_write(const struct vt_transcript *t, const char *format, struct vt_sb *out)
+{
+    int vtt, srt, txt, number = 0;
+
+    vtt = format && !strcmp(format, "vtt");
+    srt = format && !strcmp(format, "srt");
+    txt = format && !strcmp(format, "txt");
+    if (!vtt && !srt && !txt)
+        return VT_EINVAL;
+    vt_sb_add(out, "", 0);
+    if (vtt)
+        vt_sb_adds(out, "WEBVTT\n\n");
+    for (size_t i = 0; i < t->n_cues; i++) {
+        const struct vt_cue *c = &t->cues[i];
+        char *text = tidy_text(c->text ? c->text : "");
+        int64_t start_ms = time_ms(c->start_s), end_ms = time_ms(c->end_s);
+
+        if (end_ms < start_ms)
+            end_ms = start_ms;
+        if (!*text) {
+            free(text);
+            continue;
+        }
+        if (txt) {
+            for (char *p = text; *p; p++)
+                if (*p == '\n')
+                    *p = ' ';
+            vt_sb_adds(out, text);
+            vt_sb_addc(out, '\n');
+            free(text);
+            continue;
+        }
+        if (srt)
+            vt_sb_addf(out, "%d\n", ++number);
+        add_time(out, start_ms, vtt ? '.' : ',');
+        vt_sb_adds(out, " --> ");
+        add_time(out, end_ms, vtt ? '.' : ',');
+        vt_sb_addc(out, '\n');
+        add_cue_text(out, text, c, vtt, start_ms, end_ms);
+        vt_sb_addc(out, '\n');
+        free(text);
+    }
+    return 0;
+}

@@ -1,0 +1,100 @@
+/*
+ * Captions: transcripts that come with the video instead of from speech recognition.
+ * A sidecar file beside the media (NAME.vtt, NAME.srt, NAME.<lang>.vtt, NAME.<lang>.srt)
+ * or a text subtitle stream inside it is read into a struct vt_transcript, with word
+ * timings when the format carries them (WebVTT timestamp tags); and a transcript is
+ * written back out as WebVTT, SubRip or plain text. Caption files are untrusted input:
+ * sizes and cue counts are capped, text is repaired to valid UTF-8 and cleaned of markup.
+ */
+#ifndef VT_CAPTIONS_H
+#define VT_CAPTIONS_H
+
+#include "stage.h"
+#include "transcript.h"
+
+#include <stddef.h>
+
+struct vt_sb;
+
+/* Larger caption files are refused: real ones are well under 1 MiB per hour. */
+#define VT_CAPTIONS_MAX_BYTES (16u << 20)
+/* More cues than this is refused: a 24 h video subtitled every second has 86400. */
+#define VT_CAPTIONS_MAX_CUES 200000
+/* More words (from timestamp tags) than this in one file is refused. */
+#define VT_CAPTIONS_MAX_WORDS 2000000
+
+/*
+ * Parse len bytes of SubRip or WebVTT (data need not be NUL-terminated and may hold NUL
+ * bytes, a BOM, CRLF or lone CR line ends, UTF-16 with a BOM, invalid UTF-8). format is
+ * "srt", "vtt" or NULL to detect; a "WEBVTT" header always means WebVTT.
+ *
+ * *out is overwritten (its previous contents are not freed) and on success holds the cues
+ * sorted by start, none empty, each end_s >= start_s; model is "captions:srt" or
+ * "captions:vtt". Cue text has its markup removed (tags such as <i>, <c.x>, <v Name> and
+ * ASS overrides {\an8}), the entities &amp; &lt; &gt; &quot; &apos; &nbsp; and numeric
+ * ones decoded (&lrm; and &rlm; dropped), spaces collapsed, and its non-empty lines joined
+ * with '\n'. When a cue holds WebVTT timestamp tags (<00:00:01.234>) its words[] get
+ * times: the time from one tag to the next is spread evenly over the words that start in
+ * between, text before the first tag starts at the cue's start, and each word lasts until
+ * the next one starts (the last until the cue's end). Otherwise
+ * words is NULL and n_words 0. Cues with unreadable timings or end before start are
+ * dropped.
+ *
+ * Returns 0 (the caller releases *out with vt_transcript_release); VT_SKIP with "no cues
+ * in captions" when the file holds no cue; VT_EINVAL with "<format>: line N: ..." when
+ * nothing is readable, or when the input is larger than VT_CAPTIONS_MAX_BYTES or holds
+ * more than VT_CAPTIONS_MAX_CUES cues. On every non-zero return *out is empty.
+ */
+int vt_captions_parse(const char *data, size_t len, const char *format, struct vt_transcript *out,
+                      char *err, size_t errlen);
+
+/*
+ * Read and parse the caption file at path (a regular file, not followed if a symlink, at
+ * most VT_CAPTIONS_MAX_BYTES). The format comes from the extension (.srt, .vtt) or, when
+ * the content says WEBVTT or the extension is neither, from the content. model becomes
+ * "captions:sidecar srt" or "captions:sidecar vtt", with " (<lang>)" when the file name
+ * is NAME.<lang>.ext. Returns like vt_captions_parse, messages start with the quoted path.
+ */
+int vt_captions_load_file(const char *path, struct vt_transcript *out, char *err, size_t errlen);
+
+/*
+ * Look for a caption file beside media_path: NAME.vtt, then NAME.srt, then
+ * NAME.<lang>.vtt / .srt with English ("en", "en-US", "eng" ...) first, then other
+ * languages in name order; lang is 2-3 letters with an optional "-XX" or "_XX" region.
+ * Only regular files count (symlinks, directories and devices are ignored). Returns 1 and
+ * sets *sidecar_path (caller frees), or 0 with *sidecar_path NULL when there is none.
+ */
+int vt_captions_find_sidecar(const char *media_path, char **sidecar_path);
+
+/*
+ * Read the first text subtitle stream of media_path (subrip, mov_text, webvtt, ass, ssa,
+ * text ...) through vt_media_open and FFmpeg's subtitle decoders. Times are relative to
+ * the file's start; cues without a duration end at the next cue (at most 5 s later).
+ * model is "captions:embedded <codec>" plus " (<lang>)" when the stream has a language.
+ * Returns 0 (caller releases *out), VT_SKIP with "no text subtitle stream" (bitmap
+ * subtitles are named in the reason) or "no cues in captions", or a negative VT_E* code.
+ */
+int vt_captions_from_stream(const char *media_path, struct vt_transcript *out, char *err,
+                            size_t errlen);
+
+/*
+ * What the stt stage calls before recognition: a sidecar file if one is found and
+ * readable, else the embedded text subtitle stream. Returns 0 with *out filled (caller
+ * releases), or VT_SKIP with the reasons in err ("no captions: ..."), e.g. when the
+ * sidecar is malformed and there is no subtitle stream; recognition then runs. Returns a
+ * negative code only when the media file cannot be opened at all.
+ */
+int vt_captions_import(const char *media_path, struct vt_transcript *out, char *err, size_t errlen);
+
+/*
+ * Append t to *out as format "vtt" (WebVTT: "WEBVTT" header, HH:MM:SS.mmm timings, & < >
+ * escaped, a timestamp tag before every word when the cue's words match its text, so that
+ * vt_captions_parse reads the words back), "srt" (SubRip: numbered cues, HH:MM:SS,mmm, no
+ * markup) or "txt" (each cue's text on one line, its line break turned into a space, no
+ * times). Text is sanitised so that no cue can break the format: no blank line, no "-->"
+ * in SubRip, no control characters. Empty cues are left out. Returns 0, or VT_EINVAL for
+ * an unknown format (nothing appended).
+ */
+int vt_captions_write(const struct vt_transcript *t, const char *format, struct vt_sb *out);
+
+#endif

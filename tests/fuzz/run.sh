@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Build every libFuzzer target and run it briefly on its seed corpus.
+#   tests/fuzz/run.sh [NAME...]        all targets, or only the named ones
+# A target is tests/fuzz/fuzz_<name>.c defining LLVMFuzzerTestOneInput; its seeds are in
+# tests/fuzz/corpus_<name>/ (copied to a scratch directory, so the run never changes the
+# tree) and an optional dictionary in tests/fuzz/<name>.dict. The library sources and
+# pkg-config packages it needs are listed in its opening comment:
+#    * fuzz-sources: lib/captions.c lib/util.c ...
+#    * fuzz-pkgs: libavformat libavcodec ...
+# (default: every lib/*.c and the Makefile's PKGS). Everything is compiled with clang and
+# -fsanitize=fuzzer,address,undefined, undefined behaviour being fatal.
+# Environment: FUZZ_TIME seconds per target (20), FUZZ_RSS_MB (512), FUZZ_MAX_LEN (65536),
+# FUZZ_KEEP=1 keeps the scratch corpus (the path is printed). Prints "fuzz <name>: N runs,
+# no crash" per target; exits non-zero when a target fails to build or crashes (the crash
+# input is saved as build/fuzz/<name>-crash-...).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+time_s=${FUZZ_TIME:-20}
+rss_mb=${FUZZ_RSS_MB:-512}
+max_len=${FUZZ_MAX_LEN:-65536}
+out=build/fuzz
+mkdir -p "$out"
+all_pkgs=$(sed -n 's/^PKGS = //p' Makefile)
+status=0 n=0
+for src in tests/fuzz/fuzz_*.c; do
+  [[ -e $src ]] || continue
+  name=$(basename "$src" .c); name=${name#fuzz_}
+  if (($#)) && [[ " $* " != *" $name "* ]]; then continue; fi
+  n=$((n + 1))
+  sources=$(sed -n 's/^ *\* fuzz-sources: *//p' "$src" | head -n 1)
+  pkgs=$(sed -n 's/^ *\* fuzz-pkgs: *//p' "$src" | head -n 1)
+  [[ -n $sources ]] || sources=$(ls lib/*.c)
+  [[ -n $pkgs ]] || pkgs=$all_pkgs
+  bin=$out/fuzz_$name
+  # shellcheck disable=SC2086
+  if ! clang -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
+      -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+      -Iinclude -Ilib $(pkg-config --cflags $pkgs) \
+      "$src" $sources $(pkg-config --libs $pkgs) -lm -pthread -o "$bin" 2> "$out/$name.build.log"; then
+    echo "fuzz $name: build failed"; sed 's/^/    /' "$out/$name.build.log" | head -n 30
+    status=1; continue
+  fi
+  work=$(mktemp -d "${TMPDIR:-/tmp}/vt-fuzz-$name.XXXXXX")
+  mkdir -p "$work/corpus"
+  if [[ -d tests/fuzz/corpus_$name ]]; then cp -R "tests/fuzz/corpus_$name/." "$work/corpus/"; fi
+  dict=()
+  [[ -f tests/fuzz/$name.dict ]] && dict=(-dict="tests/fuzz/$name.dict")
+  log=$out/$name.log
+  "$bin" -max_total_time="$time_s" -rss_limit_mb="$rss_mb" -max_len="$max_len" -timeout=10 \
+    -print_final_stats=1 -artifact_prefix="$out/$name-" "${dict[@]}" "$work/corpus" > "$log" 2>&1
+  rc=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  if ((rc != 0)); then
+    echo "fuzz $name: CRASH after ${runs:-?} runs (exit $rc), log $log"
+    grep -E '^(==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written|fuzz_)' "$log" | head -n 10 | sed 's/^/    /'
+    status=1
+  else
+    echo "fuzz $name: ${runs:-?} runs, no crash ($(ls "$work/corpus" | wc -l) corpus files)"
+  fi
+  if [[ ${FUZZ_KEEP:-} == 1 ]]; then echo "    corpus kept in $work/corpus"; else rm -rf "$work"; fi
+done
+((n > 0)) || { echo "no fuzz targets"; exit 1; }
+exit $status

@@ -1,0 +1,499 @@
+/*
+ * Tests of the captions reader and writers: SubRip and WebVTT as real tools write them and
+ * as hostile files do (BOMs, CRLF, missing blank lines, unsorted cues, absurd timestamps,
+ * markup, NUL bytes, invalid UTF-8, oversized input, millions of cues); word timings from
+ * WebVTT timestamp tags; writers whose output reads back identically; sidecar discovery
+ * and loading in a scratch directory; and one embedded subtitle stream made with ffmpeg.
+ */
+#include "captions.h"
+#include "harness.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int parse(const char *s, const char *format, struct vt_transcript *t, char *err,
+                 size_t errlen)
+{
+    return vt_captions_parse(s, strlen(s), format, t, err, errlen);
+}
+
+static void check_cue(const struct vt_transcript *t, size_t i, double start_s, double end_s,
+                      const char *text)
+{
+    CHECK(i < t->n_cues);
+    if (i >= t->n_cues)
+        return;
+    CHECK_NEAR(t->cues[i].start_s, start_s, 1e-9);
+    CHECK_NEAR(t->cues[i].end_s, end_s, 1e-9);
+    CHECK_STR(t->cues[i].text, text);
+}
+
+static void check_word(const struct vt_cue *c, size_t i, const char *text, double start_s,
+                       double end_s)
+{
+    CHECK(i < c->n_words);
+    if (i >= c->n_words)
+        return;
+    CHECK_STR(c->words[i].text, text);
+    CHECK_NEAR(c->words[i].start_s, start_s, 1e-9);
+    CHECK_NEAR(c->words[i].end_s, end_s, 1e-9);
+}
+
+VT_TEST(captions_srt_basic)
+{
+    const char *srt = "1\n00:00:01,000 --> 00:00:02,500\nHello there.\nSecond line\n\n"
+                      "2\n00:00:03,000 --> 00:00:04,000 X1:10 X2:20 Y1:1 Y2:2\nBye\n";
+    struct vt_transcript t;
+    char err[256] = "";
+
+    CHECK_INT(parse(srt, NULL, &t, err, sizeof(err)), 0);
+    CHECK_INT(t.n_cues, 2);
+    check_cue(&t, 0, 1.0, 2.5, "Hello there.\nSecond line");
+    check_cue(&t, 1, 3.0, 4.0, "Bye");
+    CHECK(t.cues[0].words == NULL && t.cues[0].n_words == 0);
+    CHECK_STR(t.model, "captions:srt");
+    vt_transcript_release(&t);
+}
+
+VT_TEST(captions_srt_hostile)
+{
+    /* BOM, CRLF and lone CR, no blank line between cues 1-2, unsorted and overlapping
+     * cues, markup and entities, a NUL byte and invalid UTF-8 in text */
+    static const char srt[] =
+        "\xef\xbb\xbf"
+        "1\r\n00:00:05,000 --> 00:00:06,000\r\n<i>Italic</i> and <b>bold</b>\r\n"
+        "2\r\n00:00:01,000 --> 00:00:09,000\r\n<font color=\"#ff0000\">Red</font> "
+        "{\\an8}top\r\n\r\n"
+        "3\r00:00:02,000 --> 00:00:03,000\rTom &amp; Jerry &lt;3 &gt; a&nbsp;b&lrm;c\r\r"
+        "4\n00:00:02,000 --> 00:00:02,500\nnul\0byte \xff\xfe bad\n\n"
+        "5\n99:99:99,999 --> 100:00:00,000\ndropped: minutes 99\n\n"
+        "6\n-00:00:01,000 --> 00:00:02,000\ndropped: negative\n\n"
+        "7\n99999999999:00:00,000 --> 99999999999:00:01,000\ndropped: huge\n\n"
+        "8\n00:00:07,000 --> 00:00:06,000\ndropped: ends before start\n\n"
+        "9\n100:00:00,000 --> 100:00:01,5\nthree-digit hours\n\n"
+        "10\n00:00:08,000 --> 00:00:08,000\n<i></i>\n\n"
+        "11\n00:00:04,000 --> 00:00:04,100\na < b and c > d, x --> y\n";
+    struct vt_transcript t;
+    char err[256] = "";
+
+    CHECK_INT(vt_captions_parse(srt, sizeof(srt) - 1, "srt", &t, err, sizeof(err)), 0);
+    CHECK_INT(t.n_cues, 6);
+    check_cue(&t, 0, 1.0, 9.0, "Red top");
+    check_cue(&t, 1, 2.0, 2.5, "nulbyte \xef\xbf\xbd\xef\xbf\xbd bad");
+    check_cue(&t, 2, 2.0, 3.0, "Tom & Jerry <3 > a bc");
+    check_cue(&t, 3, 4.0, 4.1, "a < b and c > d, x --> y");
+    check_cue(&t, 4, 5.0, 6.0, "Italic and bold");
+    check_cue(&t, 5, 360000.0, 360001.5, "three-digit hours");
+    vt_transcript_release(&t);
+}
+
+VT_TEST(captions_vtt_basic)
+{
+    const char *vtt = "WEBVTT - some title\nKind: captions\n\n"
+                      "STYLE\n::cue { color: red }\n\n"
+                      "NOTE this is a comment\nover two lines\n\n"
+                      "intro\n00:01.000 --> 00:02.000 align:start position:10%\n"
+                      "<v Roger Bingham>We are in New York City\n\n"
+                      "00:00:03.000 --> 00:00:04.000\n"
+                      "<c.colorE5E5E5>grey</c> <lang en>text</lang> <ruby>kan<rt>ji</rt></ruby>\n";
+    struct vt_transcript t;
+    char err[256] = "";
+
+    CHECK_INT(parse(vtt, NULL, &t, err, sizeof(err)), 0);
+    CHECK_INT(t.n_cues, 2);
+    check_cue(&t, 0, 1.0, 2.0, "We are in New York City");
+    check_cue(&t, 1, 3.0, 4.0, "grey text kanji");
+    CHECK_STR(t.model, "captions:vtt");
+    vt_transcript_release(&t);
+}
+
+VT_TEST(captions_vtt_word_timings)
+{
+    /* karaoke style (tag before each word), YouTube style (tag after the word, words in
+     * <c>), text before the first tag, a tag outside the cue's span, two words in one
+     * segment */
+    const char *vtt = "WEBVTT\n\n"
+                      "00:00:01.000 --> 00:00:03.000\n"
+                      "<00:00:01.000>Hello <00:00:01.500>big\n<00:00:02.000>world\n\n"
+                      "00:00:10.000 --> 00:00:12.000\n"
+                      "so<00:00:10.400><c> we</c><00:00:11.000><c> went</c>\n\n"
+                      "00:00:20.000 --> 00:00:21.000\n"
+                      "one two<00:00:25.000> late\n";
+    struct vt_transcript t;
+    char err[256] = "";
+
+    CHECK_INT(parse(vtt, NULL, &t, err, sizeof(err)), 0);
+    CHECK_INT(t.n_cues, 3);
+    check_cue(&t, 0, 1.0, 3.0, "Hello big\nworld");
+    CHECK_INT(t.cues[0].n_words, 3);
+    check_word(&t.cues[0], 0, "Hello", 1.0, 1.5);
+    check_word(&t.cues[0], 1, "big", 1.5, 2.0);
+    check_word(&t.cues[0], 2, "world", 2.0, 3.0);
+    check_cue(&t, 1, 10.0, 12.0, "so we went");
+    CHECK_INT(t.cues[1].n_words, 3);
+    check_word(&t.cues[1], 0, "so", 10.0, 10.4);
+    check_word(&t.cues[1], 1, "we", 10.4, 11.0);
+    check_word(&t.cues[1], 2, "went", 11.0, 12.0);
+    CHECK_INT(t.cues[2].n_words, 3);
+    check_word(&t.cues[2], 0, "one", 20.0, 20.5);
+    check_word(&t.cues[2], 1, "two", 20.5, 21.0);
+    check_word(&t.cues[2], 2, "late", 21.0, 21.0);
+    vt_transcript_release(&t);
+}
+
+VT_TEST(captions_missing_blank_lines)
+{
+    const char *srt = "1\n00:00:01,000 --> 00:00:02,000\nfirst\n"
+                      "2\n00:00:02,000 --> 00:00:03,000\nsecond\n"
+                      "00:00:03,000 --> 00:00:04,000\nthird\n";
+    const char *vtt = "WEBVTT\n00:00:01.000 --> 00:00:02.000\nno blank after header\n";
+    struct vt_transcript t;
+    char err[256] = "";
+
+    CHECK_INT(parse(srt, NULL, &t, err, sizeof(err)), 0);
+    CHECK_INT(t.n_cues, 3);
+    check_cue(&t, 0, 1.0, 2.0, "first");
+    check_cue(&t, 1, 2.0, 3.0, "second");
+    check_cue(&t, 2, 3.0, 4.0, "third");
+    vt_transcript_release(&t);
+    CHECK_INT(parse(vtt, NULL, &t, err, sizeof(err)), 0);
+    CHECK_INT(t.n_cues, 1);
+    check_cue(&t, 0, 1.0, 2.0, "no blank after header");
+    vt_transcript_release(&t);
+}
+
+VT_TEST(captions_errors)
+{
+    struct vt_transcript t;
+    char err[256] = "";
+
+    CHECK_INT(parse("", NULL, &t, err, sizeof(err)), VT_SKIP);
+    CHECK_STR(err, "no cues in captions");
+    CHECK(t.n_cues == 0 && t.cues == NULL);
+    CHECK_INT(parse("WEBVTT\n\nNOTE nothing here\n", NULL, &t, err, sizeof(err)), VT_SKIP);
+    CHECK_INT(parse("1\n00:00:01,000 --> 00:00:02,000\n<i> </i>\n", NULL, &t, err, sizeof(err)),
+              VT_SKIP);
+    CHECK_INT(parse("just some prose\nwithout timings\n", NULL, &t, err, sizeof(err)), VT_EINVAL);
+    CHECK_STR(err, "srt: line 1: no cue timing found (not SubRip or WebVTT)");
+    CHECK_INT(parse("\n\n1\n00:00:01,000 -> 00:00:02,000\nx\n", "srt", &t, err, sizeof(err)),
+              VT_EINVAL);
+    CHECK_STR(err, "srt: line 3: no cue timing found (not SubRip or WebVTT)");
+    CHECK_INT(parse("WEBVTT\n\n00:00:61.000 --> 00:00:62.000\nx\n", NULL, &t, err, sizeof(err)),
+              VT_EINVAL);
+    CHECK_STR(err, "vtt: line 3: bad cue timing '00:00:61.000 --> 00:00:62.000'");
+    CHECK_INT(parse("x", "ass", &t, err, sizeof(err)), VT_EINVAL);
+    CHECK_STR(err, "'ass': unknown captions format");
+    CHECK(t.n_cues == 0 && t.cues == NULL);
+}
+
+VT_TEST(captions_caps)
+{
+    size_t big = 50u << 20, n = 0;
+    char *data = vt_xmalloc(big), err[256] = "";
+    struct vt_transcript t;
+    struct vt_sb sb = {0};
+
+    /* 50 MB: refused before any work */
+    memset(data, 'a', big);
+    CHECK_INT(vt_captions_parse(data, big, NULL, &t, err, sizeof(err)), VT_EINVAL);
+    CHECK_STR(err, "captions too large (52428800 bytes, limit 16 MiB)");
+    free(data);
+    /* more than VT_CAPTIONS_MAX_CUES tiny cues */
+    for (n = 0; n <= VT_CAPTIONS_MAX_CUES; n++)
+        vt_sb_addf(&sb, "0:01.000 --> 0:02.000\na\n\n");
+    CHECK(sb.len < VT_CAPTIONS_MAX_BYTES);
+    CHECK_INT(vt_captions_parse(sb.buf, sb.len, "vtt", &t, err, sizeof(err)), VT_EINVAL);
+    CHECK_STR(err, "vtt: more than 200000 cues");
+    CHECK(t.n_cues == 0 && t.cues == NULL);
+    vt_sb_release(&sb);
+}
+
+VT_TEST(captions_utf16)
+{
+    /* "1\n00:00:01,000 --> 00:00:02,000\nCafé 😀\n" in UTF-16LE with a BOM */
+    const char *text = "1\r\n00:00:01,000 --> 00:00:02,000\r\nCaf\xc3\xa9 \xf0\x9f\x98\x80\r\n";
+    struct vt_sb sb = {0};
+    struct vt_transcript t;
+    char err[256] = "";
+
+    vt_sb_add(&sb, "\xff\xfe", 2);
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        if (*p == 0xc3) {
+            vt_sb_add(&sb, "\xe9\0", 2);
+            p++;
+        } else if (*p == 0xf0) {
+            vt_sb_add(&sb, "\x3d\xd8\x00\xde", 4);
+            p += 3;
+        } else {
+            vt_sb_addc(&sb, (char)*p);
+            vt_sb_addc(&sb, '\0');
+        }
+    }
+    CHECK_INT(vt_captions_parse(sb.buf, sb.len, NULL, &t, err, sizeof(err)), 0);
+    CHECK_INT(t.n_cues, 1);
+    check_cue(&t, 0, 1.0, 2.0, "Caf\xc3\xa9 \xf0\x9f\x98\x80");
+    vt_transcript_release(&t);
+    vt_sb_release(&sb);
+}
+
+static void compare_transcripts(const struct vt_transcript *a, const struct vt_transcript *b,
+                                int with_words)
+{
+    CHECK_INT(a->n_cues, b->n_cues);
+    for (size_t i = 0; i < a->n_cues && i < b->n_cues; i++) {
+        const struct vt_cue *x = &a->cues[i], *y = &b->cues[i];
+
+        CHECK_NEAR(x->start_s, y->start_s, 1e-9);
+        CHECK_NEAR(x->end_s, y->end_s, 1e-9);
+        CHECK_STR(x->text, y->text);
+        if (!with_words)
+            continue;
+        CHECK_INT(x->n_words, y->n_words);
+        for (size_t k = 0; k < x->n_words && k < y->n_words; k++)
+            check_word(y, k, x->words[k].text, x->words[k].start_s, x->words[k].end_s);
+    }
+}
+
+static struct vt_word word(const char *text, double start_s, double end_s)
+{
+    return (struct vt_word){(char *)text, start_s, end_s, 1};
+}
+
+VT_TEST(captions_round_trip)
+{
+    struct vt_word w0[] = {word("Hello", 1.0, 1.25), word("&", 1.25, 1.5), word("<you>", 1.5, 2),
+                           word("-->", 2, 2.5), word("there", 2.5, 3.0)};
+    struct vt_word w1[] = {word("Caf\xc3\xa9", 3600.001, 3600.5), word("{\\an8}", 3600.5, 3601)};
+    struct vt_cue cues[] = {
+        {1.0, 3.0, "Hello & <you>\n--> there", w0, VT_ARRAY_LEN(w0)},
+        {0.5, 0.75, "a&amp;b &lt;i&gt; x-->y 12", NULL, 0},
+        {3600.001, 3601, "Caf\xc3\xa9 {\\an8}", w1, VT_ARRAY_LEN(w1)},
+        {360000.0, 360001.999, "long\n42", NULL, 0},
+    };
+    struct vt_transcript t = {cues, VT_ARRAY_LEN(cues), "test"};
+    static const char *const formats[] = {"vtt", "srt"};
+
+    for (size_t f = 0; f < VT_ARRAY_LEN(formats); f++) {
+        struct vt_sb sb = {0};
+        struct vt_transcript back;
+        char err[256] = "";
+        int with_words = !strcmp(formats[f], "vtt");
+
+        CHECK_INT(vt_captions_write(&t, formats[f], &sb), 0);
+        CHECK_INT(vt_captions_parse(sb.buf, sb.len, formats[f], &back, err, sizeof(err)), 0);
+        /* the parser sorts: the second cue comes first */
+        CHECK_INT(back.n_cues, 4);
+        if (back.n_cues == 4) {
+            struct vt_cue sorted[] = {cues[1], cues[0], cues[2], cues[3]};
+            struct vt_transcript want = {sorted, 4, ""};
+
+            compare_transcripts(&want, &back, with_words);
+        }
+        if (!with_words)
+            CHECK(back.cues[1].n_words == 0);
+        vt_transcript_release(&back);
+        vt_sb_release(&sb);
+    }
+}
+
+VT_TEST(captions_write_formats)
+{
+    struct vt_cue cues[] = {
+        {1.5, 2.0, "first\n\n  second   line  ", NULL, 0},
+        {-3, NAN, "neg and nan", NULL, 0},
+        {4, 3, "ends early --> oops", NULL, 0},
+        {5, 6, " \n\t\n", NULL, 0},
+        {7, 8, "ctl\x01\x7f\xff", NULL, 0},
+    };
+    struct vt_transcript t = {cues, VT_ARRAY_LEN(cues), "test"};
+    struct vt_sb sb = {0};
+
+    CHECK_INT(vt_captions_write(&t, "srt", &sb), 0);
+    CHECK_STR(sb.buf,
+              "1\n00:00:01,500 --> 00:00:02,000\nfirst\nsecond line\n\n"
+              "2\n00:00:00,000 --> 00:00:00,000\nneg and nan\n\n"
+              "3\n00:00:04,000 --> 00:00:04,000\nends early --&gt; oops\n\n"
+              "4\n00:00:07,000 --> 00:00:08,000\nctl\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\n\n");
+    vt_sb_release(&sb);
+    CHECK_INT(vt_captions_write(&t, "vtt", &sb), 0);
+    CHECK(!strncmp(sb.buf, "WEBVTT\n\n00:00:01.500 --> 00:00:02.000\nfirst\nsecond line\n\n", 57));
+    CHECK(strstr(sb.buf, "\nends early --&gt; oops\n") != NULL);
+    vt_sb_release(&sb);
+    CHECK_INT(vt_captions_write(&t, "txt", &sb), 0);
+    CHECK_STR(sb.buf, "first second line\nneg and nan\nends early --> oops\n"
+                      "ctl\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\n");
+    vt_sb_release(&sb);
+    CHECK_INT(vt_captions_write(&t, "ass", &sb), VT_EINVAL);
+    CHECK(sb.len == 0);
+    vt_sb_release(&sb);
+}
+
+/* A fresh directory under /tmp; caller removes it with vt_rm_rf and frees. */
+static char *make_dir(void)
+{
+    char tmpl[] = "/tmp/vt-captions-test-XXXXXX";
+
+    if (!mkdtemp(tmpl))
+        return NULL;
+    return vt_xstrdup(tmpl);
+}
+
+static void put_file(const char *dir, const char *name, const char *text)
+{
+    char *path = vt_xasprintf("%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    free(path);
+}
+
+static void check_sidecar(const char *dir, const char *media, const char *want)
+{
+    char *media_path = vt_xasprintf("%s/%s", dir, media), *got = NULL;
+    char *want_path = want ? vt_xasprintf("%s/%s", dir, want) : NULL;
+    int found = vt_captions_find_sidecar(media_path, &got);
+
+    CHECK_INT(found, want != NULL);
+    if (want)
+        CHECK_STR(got, want_path);
+    else
+        CHECK(got == NULL);
+    free(got);
+    free(want_path);
+    free(media_path);
+}
+
+VT_TEST(captions_sidecar)
+{
+    const char *srt = "1\n00:00:01,000 --> 00:00:02,000\nhi\n";
+    char *dir = make_dir(), *path, err[512] = "";
+    struct vt_transcript t;
+
+    CHECK(dir != NULL);
+    if (!dir)
+        return;
+    put_file(dir, "talk.mp4", "");
+    check_sidecar(dir, "talk.mp4", NULL);
+    check_sidecar(dir, "", NULL);
+    put_file(dir, "clip.srt", srt);
+    check_sidecar(dir, "clip.srt", NULL);
+    put_file(dir, "talk.de.srt", srt);
+    check_sidecar(dir, "talk.mp4", "talk.de.srt");
+    put_file(dir, "talk.fr.vtt", "WEBVTT\n\n00:01.000 --> 00:02.000\nsalut\n");
+    check_sidecar(dir, "talk.mp4", "talk.fr.vtt");
+    put_file(dir, "talk.en-US.srt", srt);
+    check_sidecar(dir, "talk.mp4", "talk.en-US.srt");
+    put_file(dir, "talk.notalang.vtt", srt);
+    put_file(dir, "talkative.srt", srt);
+    check_sidecar(dir, "talk.mp4", "talk.en-US.srt");
+    put_file(dir, "talk.srt", srt);
+    check_sidecar(dir, "talk.mp4", "talk.srt");
+    /* a symlink and a directory named like the best sidecar are ignored */
+    path = vt_xasprintf("%s/talk.vtt", dir);
+    CHECK(symlink("/etc/passwd", path) == 0);
+    check_sidecar(dir, "talk.mp4", "talk.srt");
+    CHECK_INT(vt_captions_load_file(path, &t, err, sizeof(err)), VT_EINVAL);
+    CHECK(strstr(err, "symbolic link") != NULL);
+    unlink(path);
+    CHECK(mkdir(path, 0755) == 0);
+    check_sidecar(dir, "talk.mp4", "talk.srt");
+    CHECK_INT(vt_captions_load_file(path, &t, err, sizeof(err)), VT_EINVAL);
+    CHECK(strstr(err, "not a regular file") != NULL);
+    rmdir(path);
+    free(path);
+    /* a fifo is refused without blocking */
+    path = vt_xasprintf("%s/pipe.srt", dir);
+    CHECK(mkfifo(path, 0644) == 0);
+    CHECK_INT(vt_captions_load_file(path, &t, err, sizeof(err)), VT_EINVAL);
+    free(path);
+    /* loading: model names the format and the language */
+    path = vt_xasprintf("%s/talk.fr.vtt", dir);
+    CHECK_INT(vt_captions_load_file(path, &t, err, sizeof(err)), 0);
+    CHECK_STR(t.model, "captions:sidecar vtt (fr)");
+    check_cue(&t, 0, 1.0, 2.0, "salut");
+    vt_transcript_release(&t);
+    free(path);
+    path = vt_xasprintf("%s/talk.srt", dir);
+    CHECK_INT(vt_captions_load_file(path, &t, err, sizeof(err)), 0);
+    CHECK_STR(t.model, "captions:sidecar srt");
+    vt_transcript_release(&t);
+    free(path);
+    /* a WebVTT file named .srt is read as WebVTT */
+    put_file(dir, "x.srt", "WEBVTT\n\n00:01.000 --> 00:02.000\n<00:01.500>word\n");
+    path = vt_xasprintf("%s/x.srt", dir);
+    CHECK_INT(vt_captions_load_file(path, &t, err, sizeof(err)), 0);
+    CHECK_STR(t.model, "captions:sidecar vtt");
+    CHECK_INT(t.n_cues ? t.cues[0].n_words : 0, 1);
+    vt_transcript_release(&t);
+    free(path);
+    /* errors name the file */
+    put_file(dir, "bad.srt", "1\n00:00:01,000 --> 00:00:xx,000\nx\n");
+    path = vt_xasprintf("%s/bad.srt", dir);
+    CHECK_INT(vt_captions_load_file(path, &t, err, sizeof(err)), VT_EINVAL);
+    CHECK(strstr(err, "bad.srt': line 2: bad cue timing '00:00:01,000 --> 00:00:xx,000'") != NULL);
+    CHECK(truncate(path, 50 << 20) == 0);
+    CHECK_INT(vt_captions_load_file(path, &t, err, sizeof(err)), VT_EINVAL);
+    CHECK(strstr(err, "bad.srt': captions file too large (52428800 bytes, limit 16 MiB)") != NULL);
+    free(path);
+    vt_rm_rf(dir);
+    free(dir);
+}
+
+VT_TEST(captions_stream)
+{
+    char *dir = make_dir(), *cmd, *media, err[512] = "";
+    struct vt_transcript t;
+
+    CHECK(dir != NULL);
+    if (!dir)
+        return;
+    put_file(dir, "in.srt",
+             "1\n00:00:00,500 --> 00:00:01,500\n<i>Hello</i> world\n\n"
+             "2\n00:00:02,000 --> 00:00:03,000\nSecond\nline\n");
+    cmd = vt_xasprintf(
+        "ffmpeg -nostdin -v error -y -f lavfi -i color=black:s=64x64:d=4 -i '%s/in.srt' "
+        "-c:v mpeg4 -c:s srt -metadata:s:s:0 language=fra '%s/a.mkv' && "
+        "ffmpeg -nostdin -v error -y -f lavfi -i color=black:s=64x64:d=1 -c:v mpeg4 "
+        "'%s/b.mkv'",
+        dir, dir, dir);
+    CHECK(system(cmd) == 0);
+    free(cmd);
+    media = vt_xasprintf("%s/a.mkv", dir);
+    CHECK_INT(vt_captions_from_stream(media, &t, err, sizeof(err)), 0);
+    CHECK_STR(t.model, "captions:embedded subrip (fra)");
+    CHECK_INT(t.n_cues, 2);
+    check_cue(&t, 0, 0.5, 1.5, "Hello world");
+    check_cue(&t, 1, 2.0, 3.0, "Second\nline");
+    vt_transcript_release(&t);
+    /* the import prefers the sidecar */
+    put_file(dir, "a.srt", "1\n00:00:05,000 --> 00:00:06,000\nfrom the side\n");
+    CHECK_INT(vt_captions_import(media, &t, err, sizeof(err)), 0);
+    CHECK_STR(t.model, "captions:sidecar srt");
+    vt_transcript_release(&t);
+    /* a broken sidecar falls back to the stream */
+    put_file(dir, "a.srt", "garbage\n");
+    CHECK_INT(vt_captions_import(media, &t, err, sizeof(err)), 0);
+    CHECK_STR(t.model, "captions:embedded subrip (fra)");
+    vt_transcript_release(&t);
+    free(media);
+    media = vt_xasprintf("%s/b.mkv", dir);
+    CHECK_INT(vt_captions_from_stream(media, &t, err, sizeof(err)), VT_SKIP);
+    CHECK_STR(err, "no text subtitle stream");
+    CHECK_INT(vt_captions_import(media, &t, err, sizeof(err)), VT_SKIP);
+    CHECK_STR(err, "no captions: no text subtitle stream");
+    put_file(dir, "b.vtt", "WEBVTT\n\n00:61.000 --> 00:62.000\nx\n");
+    CHECK_INT(vt_captions_import(media, &t, err, sizeof(err)), VT_SKIP);
+    CHECK(strstr(err, "b.vtt': line 3: bad cue timing") != NULL);
+    CHECK(strstr(err, "; no text subtitle stream") != NULL);
+    free(media);
+    vt_rm_rf(dir);
+    free(dir);
+}
