@@ -17,6 +17,12 @@
 void vt_img_resize_gray(const uint8_t *src, int sw, int sh, int sstride, uint8_t *dst, int dw,
                         int dh);
 
+/*
+ * Box-average src (row stride sstride) by fx x fy pixels into dst (dw x dh, packed):
+ * the fast path of vt_img_resize_gray for integer factors.
+ */
+void vt_img_box_down(const uint8_t *src, int sstride, int fx, int fy, uint8_t *dst, int dw, int dh);
+
 /* Variance of the 4-neighbour Laplacian over the interior of a grey image; 0 if too small. */
 double vt_img_laplacian_var(const uint8_t *g, int w, int h, int stride);
 
@@ -35,8 +41,7 @@ void vt_img_diff(const uint8_t *a, const uint8_t *b, size_t n, int thresh, doubl
  * Rotate a packed RGB24 image clockwise by deg (0, 90, 180, 270). Returns a new
  * buffer (caller frees) and sets *ow, *oh.
  */
-uint8_t *vt_img_rotate_rgb(const uint8_t *src, int w, int h, int stride, int deg, int *ow,
-                           int *oh);
+uint8_t *vt_img_rotate_rgb(const uint8_t *src, int w, int h, int stride, int deg, int *ow, int *oh);
 
 /*
  * Write RGB24 pixels as a baseline JPEG of the given quality to path, atomically

@@ -10,6 +10,11 @@
  */
 #include "keyframe.h"
 
+#include "imgutil.h"
+#include "media.h"
+#include "shotdetect.h"
+#include "util.h"
+
 #include <libavutil/imgutils.h>
 #include <libswscale/swscale.h>
 #include <math.h>
@@ -18,19 +23,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "imgutil.h"
-#include "media.h"
-#include "shotdetect.h"
-#include "util.h"
-
 #define KF_MODEL "vidtheque-shots 1 (luma diff + fade + dissolve; laplacian; phash64)"
 
-#define ANA_MAX     640 /* analysis grey image fits in ANA_MAX x ANA_MAX */
+/* Every frame is analysed at one fixed size whatever its shape, so that thumbnails
+ * are exact box averages of it (2x2 luma, 4x5 chroma) and sizes never change. Small,
+ * because scaling every frame costs: the Laplacian still ranks a shot's frames. */
+#define ANA_W       320
+#define ANA_H       180
 #define THUMB_W     160 /* thumbnail for frame differences and duplicate checks */
 #define THUMB_H     90
 #define THUMB_N     (THUMB_W * THUMB_H)
 #define CHROMA_W    40 /* chroma thumbnails: a cut may change colour, not luma */
-#define CHROMA_H    24
+#define CHROMA_H    18
+#define SHARP_EVERY 2 /* sharpness of every other analysed frame is enough to choose */
 #define CHROMA_N    (CHROMA_W * CHROMA_H)
 #define RING_N      256 /* thumbnails kept for the long-range difference */
 #define CHANGE_THR  20  /* a pixel "changed" when it moves more than this */
@@ -64,7 +69,7 @@ struct thumb {
 /* Analysis image (YUV 4:2:0, the luma is our grey image) and its thumbnails. */
 struct grey {
     struct SwsContext *sws;
-    uint8_t *buf; /* luma ANA_MAX * ANA_MAX, then the two chroma planes */
+    uint8_t *buf; /* luma ANA_W x ANA_H, then the two chroma planes */
     int w, h;
     struct thumb th;
 };
@@ -131,23 +136,17 @@ static void grey_release(struct grey *g)
 /* Scale fr to the analysis grey image and its thumbnail. */
 static int grey_make(struct grey *g, const AVFrame *fr)
 {
-    double s = fmin(1.0, fmin((double)ANA_MAX / fr->width, (double)ANA_MAX / fr->height));
-    int w = (int)lround(fr->width * s), h = (int)lround(fr->height * s);
+    int w = ANA_W, h = ANA_H, cw = ANA_W / 2, ch = ANA_H / 2;
     uint8_t *dst[4] = {0};
     int dst_ls[4] = {0};
 
-    if (w < 1)
-        w = 1;
-    if (h < 1)
-        h = 1;
-    int cw = (w + 1) / 2, ch = (h + 1) / 2;
-
     if (!g->buf)
-        g->buf = av_malloc((size_t)ANA_MAX * ANA_MAX * 3 / 2 + 2 * ANA_MAX + 64);
+        g->buf = av_malloc((size_t)ANA_W * ANA_H * 3 / 2);
     if (!g->buf)
         return -1;
+    /* fast bilinear: aliasing matters little for differences of box averages */
     g->sws = sws_getCachedContext(g->sws, fr->width, fr->height, fr->format, w, h,
-                                  AV_PIX_FMT_YUV420P, SWS_AREA, NULL, NULL, NULL);
+                                  AV_PIX_FMT_YUV420P, SWS_FAST_BILINEAR, NULL, NULL, NULL);
     if (!g->sws)
         return -1;
     dst[0] = g->buf;
@@ -158,9 +157,9 @@ static int grey_make(struct grey *g, const AVFrame *fr)
     sws_scale(g->sws, (const uint8_t *const *)fr->data, fr->linesize, 0, fr->height, dst, dst_ls);
     g->w = w;
     g->h = h;
-    vt_img_resize_gray(dst[0], w, h, w, g->th.y, THUMB_W, THUMB_H);
-    vt_img_resize_gray(dst[1], cw, ch, cw, g->th.u, CHROMA_W, CHROMA_H);
-    vt_img_resize_gray(dst[2], cw, ch, cw, g->th.v, CHROMA_W, CHROMA_H);
+    vt_img_box_down(dst[0], w, w / THUMB_W, h / THUMB_H, g->th.y, THUMB_W, THUMB_H);
+    vt_img_box_down(dst[1], cw, cw / CHROMA_W, ch / CHROMA_H, g->th.u, CHROMA_W, CHROMA_H);
+    vt_img_box_down(dst[2], cw, cw / CHROMA_W, ch / CHROMA_H, g->th.v, CHROMA_W, CHROMA_H);
     return 0;
 }
 
@@ -197,8 +196,9 @@ static void set_progress(vt_progress_fn progress, void *user, double frac, doubl
 }
 
 /* Pass 1: features of every analysed frame into *feats. */
-static int scan(struct decoder *d, double fps, double claim_s, struct vt_sd_feat **feats, size_t *nf,
-                vt_progress_fn progress, void *user, const char *path, char *err, size_t errlen)
+static int scan(struct decoder *d, double fps, double claim_s, struct vt_sd_feat **feats,
+                size_t *nf, vt_progress_fn progress, void *user, const char *path, char *err,
+                size_t errlen)
 {
     struct vt_sd_feat *f = NULL;
     size_t n = 0, cap = 0;
@@ -230,7 +230,9 @@ static int scan(struct decoder *d, double fps, double claim_s, struct vt_sd_feat
         memset(x, 0, sizeof(*x));
         x->t_s = t;
         x->key = d->frame->key_frame || d->frame->pict_type == AV_PICTURE_TYPE_I;
-        x->sharpness = (float)vt_img_laplacian_var(g.buf, g.w, g.h, g.w);
+        /* keyframes always: they are the cheapest to fetch again in pass 2 */
+        if (x->key || n % SHARP_EVERY == 0)
+            x->sharpness = (float)vt_img_laplacian_var(g.buf, g.w, g.h, g.w);
         thumb_stats(g.th.y, &x->mean, &x->stddev);
         if (n) {
             size_t k = n - 1, steps = 0;
@@ -407,8 +409,8 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
     rc = vt_media_open(media_path, &d.fmt, err, errlen);
     if (rc)
         goto out;
-    rc = vt_media_open_video(d.fmt, ncpu > 1 ? (int)(ncpu < 8 ? ncpu : 8) : 1, &d.vidx, &d.dec,
-                             err, errlen);
+    rc = vt_media_open_video(d.fmt, ncpu > 1 ? (int)(ncpu < 8 ? ncpu : 8) : 1, &d.vidx, &d.dec, err,
+                             errlen);
     if (rc == VT_ENOTFOUND) {
         rc = vt_err(err, errlen, VT_SKIP, "no video stream");
         goto out;
@@ -423,7 +425,7 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
     d.start_pts = d.st->start_time != AV_NOPTS_VALUE ? d.st->start_time : 0;
     rotation = vt_media_rotation(d.st);
     fr = d.st->avg_frame_rate.num > 0 && d.st->avg_frame_rate.den > 0 ? d.st->avg_frame_rate
-                                                                        : d.st->r_frame_rate;
+                                                                      : d.st->r_frame_rate;
     if (fr.num > 0 && fr.den > 0 && av_q2d(fr) <= 1000)
         fps = av_q2d(fr);
     if (d.fmt->duration > 0 && d.fmt->duration != AV_NOPTS_VALUE)

@@ -17,11 +17,11 @@
  */
 #include "shotdetect.h"
 
+#include "util.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "util.h"
 
 #define BASE_WIN     8    /* analysed frames on each side for local baselines */
 #define MIN_SHOT_S   0.25 /* boundaries closer than this are one boundary */
@@ -31,7 +31,7 @@
 #define BLACK_STDDEV 10.0
 
 struct bound {
-    size_t at;        /* first analysed frame of the new shot */
+    size_t at;           /* first analysed frame of the new shot */
     size_t span0, span1; /* transition frames [span0, span1] */
     enum vt_sd_kind kind;
 };
@@ -80,7 +80,8 @@ static void find_fades(const struct vt_sd_feat *f, size_t n, uint8_t *mask, stru
         i++;
         /* follow the fade-out back and the fade-in forward while the luma moves */
         s0 = s;
-        while (s0 > 0 && f[s0 - 1].mean > f[s0].mean + 0.2 && f[s].t_s - f[s0 - 1].t_s <= MAX_FADE_S)
+        while (s0 > 0 && f[s0 - 1].mean > f[s0].mean + 0.2 &&
+               f[s].t_s - f[s0 - 1].t_s <= MAX_FADE_S)
             s0--;
         e1 = e;
         while (e1 + 1 < n && f[e1 + 1].mean > f[e1].mean + 0.2 &&
@@ -140,8 +141,10 @@ static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, c
                       const uint8_t *mask, struct bounds *b)
 {
     for (size_t i = 1; i < n; i++) {
-        size_t a0 = i > BASE_WIN ? i - BASE_WIN : 0, b1 = i + 1 + BASE_WIN < n ? i + 1 + BASE_WIN : n;
-        double base = fmax(win_mean(pd1, a0, i), win_mean(pd1, i + 1, b1));
+        size_t a0 = i > BASE_WIN ? i - BASE_WIN : 0,
+               b1 = i + 1 + BASE_WIN < n ? i + 1 + BASE_WIN : n;
+        double bb = win_mean(pd1, a0, i), ba = win_mean(pd1, i + 1, b1);
+        double base = fmax(bb, ba), low = fmin(bb, ba);
         double cbase = fmax(win_mean(pch, a0, i), win_mean(pch, i + 1, b1));
         double d = f[i].d1;
         int peak = 1, hard, soft;
@@ -154,7 +157,9 @@ static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, c
                 peak = 0;
         if (!peak)
             continue;
-        hard = d >= 6 && d >= 2.0 * base + 3;
+        /* well above both sides, or (between a still and a moving shot) well above
+         * the quiet side and clearly above the busy one */
+        hard = (d >= 6 && d >= 2.0 * base + 3) || (d >= 10 && d >= 3 * low + 5 && d >= 1.3 * base);
         soft = f[i].changed >= 0.004 && f[i].changed >= 4 * cbase + 0.002 && d >= 2.0 * base + 0.25;
         if (hard || soft)
             add_bound(b, i, i - 1, i, VT_SD_CUT);
@@ -219,7 +224,8 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
     find_fades(f, n, mask, &b);
     find_dissolves(f, n, pd1, mask, &b);
     find_cuts(f, n, pd1, pch, mask, &b);
-    qsort(b.v, b.n, sizeof(*b.v), by_at);
+    if (b.n)
+        qsort(b.v, b.n, sizeof(*b.v), by_at);
     /* drop boundaries too close to the previous one (or to the start) */
     for (size_t i = 0; i < b.n; i++) {
         double prev_t = kept ? f[b.v[kept - 1].at].t_s : f[0].t_s;

@@ -4,12 +4,12 @@
  * reads both. Peak memory and wall time go to stderr for the benchmark.
  *   kfdump FILE OUTDIR
  */
+#include "keyframe.h"
+#include "util.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
-
-#include "keyframe.h"
-#include "util.h"
 
 static void json_str(const char *s)
 {
@@ -66,8 +66,8 @@ int main(int argc, char **argv)
         printf(", \"sharpness\": %.2f, \"bytes\": %lld, \"file\": ", x->sharpness,
                (long long)x->bytes);
         json_str(x->file);
-        printf(", \"width\": %d, \"height\": %d, \"phash\": \"%016llx\"}%s\n", x->width,
-               x->height, (unsigned long long)x->phash, i + 1 < res.n_frames ? "," : "");
+        printf(", \"width\": %d, \"height\": %d, \"phash\": \"%016llx\"}%s\n", x->width, x->height,
+               (unsigned long long)x->phash, i + 1 < res.n_frames ? "," : "");
     }
     printf(" ]}\n");
     getrusage(RUSAGE_SELF, &ru);

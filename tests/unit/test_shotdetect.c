@@ -1,0 +1,267 @@
+/*
+ * Unit tests of the keyframe stage's pure parts: shot detection on synthetic feature
+ * sequences (a cut, a fade through black, a dissolve, a noisy shot without cuts, a
+ * slide change on the same background) and the image helpers (Laplacian variance,
+ * perceptual hash, rotation, JPEG writing).
+ */
+#include "harness.h"
+#include "imgutil.h"
+#include "shotdetect.h"
+#include "util.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define FPS 15.0
+
+/* n quiet frames of a static picture: tiny compression noise only. */
+static struct vt_sd_feat *quiet(size_t n)
+{
+    struct vt_sd_feat *f = vt_xcalloc(n, sizeof(*f));
+
+    for (size_t i = 0; i < n; i++) {
+        f[i].t_s = i / FPS;
+        f[i].mean = 120;
+        f[i].stddev = 40;
+        f[i].sharpness = 500 + (i % 7);
+        f[i].d1 = i ? 0.05f + 0.02f * (i % 3) : 0;
+        f[i].dlong = 0.1f;
+        f[i].key = i % 60 == 0;
+    }
+    return f;
+}
+
+static size_t detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **s)
+{
+    return vt_sd_detect(f, n, s);
+}
+
+VT_TEST(shotdetect_cut)
+{
+    struct vt_sd_feat *f = quiet(120);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    f[50].d1 = 40;
+    f[50].changed = 0.6f;
+    for (size_t i = 50; i < 65; i++)
+        f[i].dlong = 40;
+    n = detect(f, 120, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_INT(s[1].first, 50);
+        CHECK_INT(s[1].kind, VT_SD_CUT);
+        CHECK(s[0].chosen <= 49 && s[1].chosen >= 50);
+    }
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_noise_no_cut)
+{
+    struct vt_sd_feat *f = quiet(300);
+    struct vt_sd_shot *s = NULL;
+    unsigned r = 7;
+
+    /* a moving noisy shot: large differences, but no spike above its own level */
+    for (size_t i = 1; i < 300; i++) {
+        r = r * 1103515245u + 12345u;
+        f[i].d1 = 14 + (float)(r >> 16 & 1023) / 256.0f;
+        f[i].changed = 0.3f + (float)(r >> 8 & 255) / 2560.0f;
+        f[i].dlong = 18;
+        f[i].sharpness = 3000 + (float)(r & 255);
+    }
+    CHECK_INT(detect(f, 300, &s), 1);
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_slide_change)
+{
+    struct vt_sd_feat *f = quiet(120);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* same background, new text: few pixels change, over a near-zero baseline */
+    f[70].d1 = 1.2f;
+    f[70].changed = 0.03f;
+    n = detect(f, 120, &s);
+    CHECK_INT(n, 2);
+    if (n == 2)
+        CHECK_INT(s[1].first, 70);
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_fade)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* fade out over 10 frames, 4 black, fade in over 10 */
+    for (size_t i = 60; i < 84; i++) {
+        double m = i < 70 ? 120 - (i - 59) * 10.5 : i < 74 ? 16 : 16 + (i - 73) * 10.4;
+
+        f[i].mean = (float)m;
+        f[i].stddev = (float)(i >= 70 && i < 74 ? 1 : m / 3);
+        f[i].d1 = 10;
+        f[i].sharpness = (float)m;
+    }
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK(s[1].first >= 70 && s[1].first <= 73);
+        CHECK_INT(s[1].kind, VT_SD_FADE);
+        CHECK(s[0].chosen < 60 && s[1].chosen >= 84);
+    }
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_fade_at_start_is_no_boundary)
+{
+    struct vt_sd_feat *f = quiet(100);
+    struct vt_sd_shot *s = NULL;
+
+    for (size_t i = 0; i < 5; i++) {
+        f[i].mean = 16;
+        f[i].stddev = 1;
+    }
+    CHECK_INT(detect(f, 100, &s), 1);
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_dissolve)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* 12 frames of steady moderate change, net change over them large */
+    for (size_t i = 60; i < 72; i++)
+        f[i].d1 = 3.5f;
+    for (size_t i = 60; i < 90; i++)
+        f[i].dlong = (float)(i < 72 ? (i - 59) * 3.5 : 42);
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK(s[1].first >= 60 && s[1].first <= 72);
+        CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
+        CHECK(s[1].chosen > 72);
+    }
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_empty)
+{
+    struct vt_sd_shot *s = NULL;
+
+    CHECK_INT(vt_sd_detect(NULL, 0, &s), 0);
+    CHECK(s == NULL);
+}
+
+VT_TEST(shotdetect_laplacian)
+{
+    uint8_t img[64 * 64];
+
+    memset(img, 128, sizeof(img));
+    CHECK_NEAR(vt_img_laplacian_var(img, 64, 64, 64), 0, 1e-9);
+    for (int y = 0; y < 64; y++)
+        for (int x = 0; x < 64; x++)
+            img[y * 64 + x] = ((x + y) & 1) ? 255 : 0;
+    CHECK(vt_img_laplacian_var(img, 64, 64, 64) > 1e5);
+}
+
+static void slide(uint8_t *img, int w, int h, int text_seed)
+{
+    unsigned r = (unsigned)text_seed;
+
+    memset(img, 230, (size_t)w * h);
+    /* "lines of text": dark blocks whose positions depend on the seed */
+    for (int line = 0; line < 5; line++)
+        for (int word = 0; word < 6; word++) {
+            int x0, len;
+
+            r = r * 1103515245u + 12345u;
+            x0 = 10 + word * 25 + (int)(r >> 16) % 6;
+            len = 8 + (int)(r >> 8) % 12;
+            for (int y = 20 + line * 14; y < 28 + line * 14; y++)
+                for (int x = x0; x < x0 + len && x < w; x++)
+                    img[y * w + x] = 20;
+        }
+}
+
+VT_TEST(shotdetect_phash_duplicates)
+{
+    enum { W = 160, H = 90 };
+    uint8_t a[W * H], b[W * H], c[W * H], a32[1024], b32[1024], c32[1024];
+    double mad, ch;
+
+    slide(a, W, H, 1);
+    memcpy(b, a, sizeof(a));
+    for (int i = 0; i < W * H; i += 7)
+        b[i] = (uint8_t)(b[i] + 2); /* re-encoding noise */
+    slide(c, W, H, 2);              /* same background, other text */
+    vt_img_resize_gray(a, W, H, W, a32, 32, 32);
+    vt_img_resize_gray(b, W, H, W, b32, 32, 32);
+    vt_img_resize_gray(c, W, H, W, c32, 32, 32);
+    CHECK(vt_img_hamming64(vt_img_phash64(a32), vt_img_phash64(b32)) <= 4);
+    vt_img_diff(a, b, W * H, 20, &mad, &ch);
+    CHECK(mad < 1 && ch == 0);
+    /* the hash may call them close; the thumbnail check must not */
+    vt_img_diff(a, c, W * H, 20, &mad, &ch);
+    CHECK(ch > 0.01);
+}
+
+VT_TEST(shotdetect_rotate)
+{
+    /* 3x2 image, pixel value = index; 90 degrees clockwise puts the bottom-left on top */
+    uint8_t src[3 * 2 * 3], *r;
+    int w, h;
+
+    for (int i = 0; i < 6; i++)
+        src[i * 3] = src[i * 3 + 1] = src[i * 3 + 2] = (uint8_t)i;
+    r = vt_img_rotate_rgb(src, 3, 2, 9, 90, &w, &h);
+    CHECK_INT(w, 2);
+    CHECK_INT(h, 3);
+    CHECK_INT(r[0], 3); /* top-left of the result: old bottom-left */
+    CHECK_INT(r[3], 0);
+    free(r);
+    r = vt_img_rotate_rgb(src, 3, 2, 9, 180, &w, &h);
+    CHECK_INT(r[0], 5);
+    free(r);
+}
+
+VT_TEST(shotdetect_jpeg_write)
+{
+    char dir[] = "/tmp/vt-jpeg-XXXXXX", err[256] = "";
+    uint8_t rgb[64 * 32 * 3];
+    int64_t bytes = 0;
+    char *path;
+    FILE *fp;
+    unsigned char head[3] = {0};
+
+    CHECK(mkdtemp(dir) != NULL);
+    for (size_t i = 0; i < sizeof(rgb); i++)
+        rgb[i] = (uint8_t)(i * 7);
+    path = vt_xasprintf("%s/0.jpg", dir);
+    CHECK_INT(vt_img_write_jpeg(path, rgb, 64, 32, 64 * 3, 90, &bytes, err, sizeof(err)), 0);
+    CHECK(bytes > 100);
+    fp = fopen(path, "rb");
+    CHECK(fp != NULL);
+    if (fp) {
+        CHECK_INT(fread(head, 1, 3, fp), 3);
+        fseek(fp, 0, SEEK_END);
+        CHECK_INT(ftell(fp), bytes);
+        fclose(fp);
+    }
+    CHECK(head[0] == 0xff && head[1] == 0xd8 && head[2] == 0xff);
+    unlink(path);
+    rmdir(dir);
+    free(path);
+}
