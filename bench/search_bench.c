@@ -125,6 +125,9 @@ static int generate(const char *dir, int videos, int per_video)
     }
     if (!rc)
         rc = vt_store_commit(s);
+    /* what a library gets from the merge step after each video, all at once */
+    if (!rc && !(rc = vt_store_begin(s)) && !(rc = vt_store_index_merge(s, 0)))
+        rc = vt_store_commit(s);
     fprintf(stderr, "\rgenerated %d videos, %d cues\n", videos, videos * per_video);
     free(t.cues);
     vt_store_close(s);
@@ -155,7 +158,7 @@ int main(int argc, char **argv)
     sqlite3_stmt *st;
     double *ours = vt_xcalloc((size_t)nq, sizeof(double)), *base = vt_xcalloc((size_t)nq, 8);
     char **queries = vt_xcalloc((size_t)nq, sizeof(char *));
-    long hits_total = 0;
+    long hits_total = 0, partial = 0;
 
     make_vocab();
     if (access(db, F_OK) && generate(dir, videos, per))
@@ -183,12 +186,15 @@ int main(int argc, char **argv)
         size_t n;
         double t0 = vt_monotonic_s();
 
-        if (vt_search(lib, queries[i], strlen(queries[i]), &o, &h, &n, NULL)) {
+        struct vt_search_info info;
+
+        if (vt_search(lib, queries[i], strlen(queries[i]), &o, &h, &n, &info)) {
             fprintf(stderr, "search: %s\n", vt_errmsg(lib));
             return 1;
         }
         ours[i] = (vt_monotonic_s() - t0) * 1000;
         hits_total += (long)n;
+        partial += info.partial;
         vt_hits_free(h, n);
     }
     sqlite3_open_v2(db, &raw, SQLITE_OPEN_READONLY, NULL);
@@ -221,7 +227,9 @@ int main(int argc, char **argv)
            pct(ours, nq, 0.99));
     printf("  %-44s %8.2f %8.2f\n", "plain MATCH ... ORDER BY rank LIMIT 10", pct(base, nq, 0.5),
            pct(base, nq, 0.99));
-    printf("  target: p50 < 5 ms, p99 < 50 ms; %ld hits returned in all\n", hits_total);
+    printf("  target: p50 < 5 ms, p99 < 50 ms; %ld hits returned in all; %ld of %d queries cut "
+           "short by the time budget\n",
+           hits_total, partial, nq);
     vt_library_close(lib);
     return 0;
 }

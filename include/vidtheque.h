@@ -72,8 +72,8 @@ struct vt_add_opts {
      * speech recognition), "captions" (only captions) or "recognize". NULL: auto. */
     const char *stt;
 };
-int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_opts *opts,
-                char *id, int *is_new);
+int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_opts *opts, char *id,
+                int *is_new);
 
 /* The video's index_state and data_status (each buffer at least 16 bytes). */
 int vt_video_state(struct vt_library *lib, const char *id, char *index_state, char *data_status);
@@ -138,13 +138,19 @@ struct vt_search_opts {
     const char *source; /* only "speech", "screen" or "title", or NULL */
 };
 
+struct vt_search_info {
+    double took_ms;
+    int partial; /* the time budget ran out: older matches may be missing */
+};
+
 /*
  * Search the library. Any string is a valid query (see docs/ARCHITECTURE.md for the
  * syntax); one with nothing searchable gives 0 hits. *hits is freed with
- * vt_hits_free; *took_ms (may be NULL) gets the time spent.
+ * vt_hits_free; info (may be NULL) gets the time spent and whether it was cut short.
  */
 int vt_search(struct vt_library *lib, const char *query, size_t query_len,
-              const struct vt_search_opts *opts, struct vt_hit **hits, size_t *n, double *took_ms);
+              const struct vt_search_opts *opts, struct vt_hit **hits, size_t *n,
+              struct vt_search_info *info);
 void vt_hits_free(struct vt_hit *hits, size_t n);
 
 #ifdef __cplusplus

@@ -26,7 +26,7 @@
  * runs nothing, so chunk (which waits for keyframe's shots) runs after keyframe.
  */
 static const struct vt_stage_def *const stages[] = {
-    &vt_stage_fetch, &vt_stage_stt,      &vt_stage_chunk,       &vt_stage_text_embed,
+    &vt_stage_fetch,    &vt_stage_stt, &vt_stage_chunk,       &vt_stage_text_embed,
     &vt_stage_keyframe, &vt_stage_ocr, &vt_stage_frame_embed,
 };
 
@@ -147,6 +147,13 @@ static int update_video_state(struct vt_library *lib, const char *id)
     } else {
         index_state = any_started ? "processing" : "queued";
         data_status = any_started ? "partial" : "missing";
+    }
+    if (all_terminal) {
+        /* the video is indexed: a bounded step of merging the full-text index keeps
+         * searches fast as the library grows */
+        rc = vt_store_index_merge(lib->store, 64);
+        if (rc)
+            return rc;
     }
     return vt_store_video_set_state(lib->store, id, index_state, data_status,
                                     all_terminal ? vt_wall_s() : 0);

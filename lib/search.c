@@ -2,7 +2,8 @@
  * Search: every hit is a moment of a video. Three tiers, each a query on the
  * full-text index (store.c), best first:
  *
- *   0  the plain words as an exact phrase
+ *   0  the plain words as an exact phrase (found by the tier-1 query itself: the
+ *      ranking function sees the words' positions)
  *   1  all the terms, anywhere in one cue, frame text or title
  *   2  approximate: terms widened to indexed words that sound alike (speech) or
  *      are one edit off (screen), for recognition and OCR errors; only when the
@@ -23,8 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VT_SCAN_CAP 1500
-#define VT_MAX_ALTS 24
+#define VT_SCAN_CAP        600
+#define VT_SEARCH_BUDGET_S 0.025 /* past this, rarely-together common words stop early */
+#define VT_MAX_ALTS        24
 
 struct cand {
     struct vt_hit h;
@@ -35,6 +37,8 @@ struct cand {
 struct collect {
     struct cand *v;
     size_t n, cap;
+    double deadline_s; /* stop reading more rows after this (vt_monotonic_s) */
+    int partial;       /* some tier stopped at the deadline */
 };
 
 struct alts {
@@ -117,12 +121,14 @@ static size_t phrase_docs(struct vt_library *lib, const struct vt_query *q, int 
 
 /* Run one tier; keep its best `keep` rows that no better tier found. */
 static int run_tier(struct vt_library *lib, struct collect *c, int tier, const char *match,
-                    const double *df, size_t n_df, const char *source, const char *video,
-                    size_t keep)
+                    const double *df, size_t n_df, int phrase_n, const char *source,
+                    const char *video, size_t keep)
 {
     struct vt_fts_id *ids;
     size_t n, kept = 0;
-    int rc = vt_store_fts(lib->store, match, source, video, df, n_df, VT_SCAN_CAP, &ids, &n);
+    int partial = 0;
+    int rc = vt_store_fts(lib->store, match, source, video, df, n_df, phrase_n, VT_SCAN_CAP,
+                          c->deadline_s, &partial, &ids, &n);
 
     if (rc)
         return rc;
@@ -140,13 +146,14 @@ static int run_tier(struct vt_library *lib, struct collect *c, int tier, const c
         x = &c->v[c->n++];
         memset(x, 0, sizeof(*x));
         x->rowid = ids[i].rowid;
-        x->tier = tier;
+        x->tier = ids[i].score >= VT_PHRASE_BONUS ? 0 : tier;
         /* tiers dominate, BM25 orders within a tier */
-        x->h.score = (2 - tier) * 1000.0 + ids[i].score;
-        x->h.approx = tier == 2;
+        x->h.score = (2 - x->tier) * 1000.0 + fmod(ids[i].score, VT_PHRASE_BONUS);
+        x->h.approx = x->tier == 2;
         kept++;
     }
     free(ids);
+    c->partial |= partial;
     return 0;
 }
 
@@ -253,7 +260,7 @@ static int approx_tier(struct vt_library *lib, struct collect *c, const struct v
         av[i] = alts[i].v;
     m = vt_query_fts(q, 0, av);
     n_df = phrase_docs(lib, q, 0, alts, df);
-    rc = m ? run_tier(lib, c, 2, m, df, n_df, source, video, keep) : 0;
+    rc = m ? run_tier(lib, c, 2, m, df, n_df, 0, source, video, keep) : 0;
     free(m);
     return rc;
 }
@@ -367,7 +374,8 @@ static void fill_hit(void *user, const struct vt_doc *d)
 }
 
 int vt_search(struct vt_library *lib, const char *query, size_t query_len,
-              const struct vt_search_opts *opts, struct vt_hit **hits, size_t *n, double *took_ms)
+              const struct vt_search_opts *opts, struct vt_hit **hits, size_t *n,
+              struct vt_search_info *info)
 {
     double t0 = vt_monotonic_s();
     struct vt_query q;
@@ -385,6 +393,7 @@ int vt_search(struct vt_library *lib, const char *query, size_t query_len,
     if (limit > 1000)
         limit = 1000;
     keep = (size_t)limit * 3;
+    c.deadline_s = t0 + VT_SEARCH_BUDGET_S;
     vt_query_parse(query ? query : "", query ? query_len : 0, &q);
     video = opts && opts->video ? opts->video : q.video;
     source = opts && opts->source ? opts->source : q.source;
@@ -398,13 +407,11 @@ int vt_search(struct vt_library *lib, const char *query, size_t query_len,
         goto out;
     m0 = vt_query_fts(&q, 1, NULL);
     rc = vt_store_begin_read(lib->store);
-    if (!rc && m0) {
-        n_df = phrase_docs(lib, &q, 1, NULL, df);
-        rc = run_tier(lib, &c, 0, m0, df, n_df, source, video, keep);
-    }
     if (!rc) {
+        /* when every term is a plain word, their sequence is the exact phrase */
         n_df = phrase_docs(lib, &q, 0, NULL, df);
-        rc = run_tier(lib, &c, 1, m1, df, n_df, source, video, keep);
+        rc = run_tier(lib, &c, 1, m1, df, n_df, m0 ? (int)vt_query_positive(&q) : 0, source, video,
+                      keep);
     }
     if (!rc && c.n < (size_t)limit * 2) {
         if (!source[0] || !strcmp(source, "speech"))
@@ -473,8 +480,10 @@ out:
     free(m0);
     free(m1);
     vt_query_release(&q);
-    if (took_ms)
-        *took_ms = (vt_monotonic_s() - t0) * 1000.0;
+    if (info) {
+        info->took_ms = (vt_monotonic_s() - t0) * 1000.0;
+        info->partial = c.partial;
+    }
     return rc;
 }
 

@@ -9,6 +9,7 @@
 #include "query.h"
 #include "util.h"
 
+#include <assert.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -21,9 +22,16 @@ struct df_entry {
     long long docs;
 };
 
+#define STMT_CACHE 16
+
 struct vt_store {
     sqlite3 *db;
     char err[512];
+    /* statements of the search path, prepared once (keyed by their SQL literal) */
+    struct {
+        const char *sql;
+        sqlite3_stmt *st;
+    } cache[STMT_CACHE];
     /* document frequencies of indexed terms, counted once per handle (see term_docs) */
     struct df_entry df[DF_CACHE];
     size_t df_used;
@@ -167,6 +175,36 @@ static int prepare(struct vt_store *s, const char *sql, sqlite3_stmt **st)
     return 0;
 }
 
+/*
+ * A statement prepared once for the life of the handle, for the hot search path.
+ * sql must be a string literal (its address is the key). The caller resets it
+ * with done() instead of finalizing it.
+ */
+static int prepare_cached(struct vt_store *s, const char *sql, sqlite3_stmt **st)
+{
+    size_t i;
+
+    for (i = 0; i < STMT_CACHE && s->cache[i].sql; i++)
+        if (s->cache[i].sql == sql) {
+            *st = s->cache[i].st;
+            return 0;
+        }
+    assert(i < STMT_CACHE); /* a programmer error: raise STMT_CACHE */
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK) {
+        *st = NULL;
+        return fail(s, "prepare");
+    }
+    s->cache[i].sql = sql;
+    s->cache[i].st = *st;
+    return 0;
+}
+
+static void done(sqlite3_stmt *st)
+{
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
 static void bind_text(sqlite3_stmt *st, int i, const char *v)
 {
     if (v)
@@ -237,12 +275,44 @@ fail:
 }
 
 /*
- * vtrank(docs_fts, df): BM25 over the text column where the document frequency of
+ * vtrank(docs_fts, df, phrase_n): BM25 over the text column where the frequency of
  * each phrase comes from the caller (a blob of doubles, one per phrase in query
  * order; negative: not scored). FTS5's own bm25() counts them by reading every
  * phrase's whole posting list on each query, which for a word in every video costs
  * more than the search; the row count and average length are kept by FTS5.
+ * With phrase_n > 1, a row where the first phrase_n phrases stand in sequence (the
+ * words typed, as a phrase) gets VT_PHRASE_BONUS on top.
  */
+/* Do phrases 0..n-1 occur one after another somewhere in the text column? */
+static int in_sequence(const Fts5ExtensionApi *api, Fts5Context *fts, int n)
+{
+    int count = 0;
+
+    if (api->xInstCount(fts, &count))
+        return 0;
+    for (int i = 0; i < count; i++) {
+        int phrase, col, off, k;
+
+        if (api->xInst(fts, i, &phrase, &col, &off) || phrase != 0 || col != 0)
+            continue;
+        for (k = 1; k < n; k++) {
+            int found = 0;
+
+            for (int j = 0; j < count && !found; j++) {
+                int p2, c2, o2;
+
+                if (!api->xInst(fts, j, &p2, &c2, &o2))
+                    found = p2 == k && c2 == 0 && o2 == off + k;
+            }
+            if (!found)
+                break;
+        }
+        if (k == n)
+            return 1;
+    }
+    return 0;
+}
+
 static void vtrank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
                    sqlite3_value **val)
 {
@@ -252,10 +322,13 @@ static void vtrank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_contex
     int ndf = 0, len = 0, nphrase = api->xPhraseCount(fts);
     double avg, score = 0;
 
-    if (nval == 1 && sqlite3_value_type(val[0]) == SQLITE_BLOB) {
+    if (nval >= 1 && sqlite3_value_type(val[0]) == SQLITE_BLOB) {
         df = sqlite3_value_blob(val[0]);
         ndf = sqlite3_value_bytes(val[0]) / (int)sizeof(double);
     }
+    if (nval >= 2 && sqlite3_value_int(val[1]) > 1 &&
+        in_sequence(api, fts, sqlite3_value_int(val[1])))
+        score = VT_PHRASE_BONUS;
     if (api->xRowCount(fts, &rows) || api->xColumnTotalSize(fts, 0, &total) ||
         api->xColumnSize(fts, 0, &len)) {
         sqlite3_result_error(ctx, "vtrank: cannot read index statistics", -1);
@@ -339,6 +412,8 @@ void vt_store_close(struct vt_store *s)
         return;
     for (size_t i = 0; i < DF_CACHE; i++)
         free(s->df[i].term);
+    for (size_t i = 0; i < STMT_CACHE; i++)
+        sqlite3_finalize(s->cache[i].st);
     sqlite3_close(s->db);
     free(s);
 }
@@ -1465,16 +1540,19 @@ int vt_store_title_docs_refresh(struct vt_store *s, const char *id)
 /* ---- search primitives ---- */
 
 int vt_store_fts(struct vt_store *s, const char *match, const char *source, const char *video,
-                 const double *df, size_t n_df, int cap, struct vt_fts_id **out, size_t *n)
+                 const double *df, size_t n_df, int phrase_n, int cap, double deadline_s,
+                 int *partial, struct vt_fts_id **out, size_t *n)
 {
     struct vt_sb m = {0};
     struct vt_fts_id *v = NULL;
     size_t vcap = 0, len = 0;
-    sqlite3_stmt *st;
+    sqlite3_stmt *st = NULL;
+    long long hi = 0, window = 20000;
     int rc;
 
     *out = NULL;
     *n = 0;
+    *partial = 0;
     vt_sb_addf(&m, "(%s)", match);
     if (source && *source)
         vt_sb_addf(&m, " AND meta : \"s%s\"", source);
@@ -1485,25 +1563,49 @@ int vt_store_fts(struct vt_store *s, const char *match, const char *source, cons
         vt_sb_addf(&m, " AND meta : \"%s\"", strchr(meta, ' ') + 1);
         free(meta);
     }
-    rc = prepare(s,
-                 "SELECT rowid, vtrank(docs_fts, ?3) FROM docs_fts WHERE docs_fts MATCH ?1"
-                 " ORDER BY rowid DESC LIMIT ?2",
-                 &st);
-    if (rc) {
-        vt_sb_release(&m);
-        return rc;
+    rc = prepare_cached(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
+    if (!rc && sqlite3_step(st) == SQLITE_ROW)
+        hi = sqlite3_column_int64(st, 0);
+    if (st)
+        done(st);
+    st = NULL;
+    if (!rc)
+        rc = prepare_cached(
+            s,
+            "SELECT rowid, vtrank(docs_fts, ?3, ?6) FROM docs_fts WHERE docs_fts MATCH ?1"
+            " AND rowid > ?4 AND rowid <= ?5 ORDER BY rowid DESC LIMIT ?2",
+            &st);
+    /*
+     * Newest rows first, in growing windows: a query whose matches are many is served
+     * from the first window; one whose terms are common but rarely together would
+     * read their whole posting lists, so past the deadline it stops with what it has.
+     */
+    while (!rc && hi > 0 && (int)len < cap) {
+        long long lo = hi > window ? hi - window : 0;
+
+        bind_text(st, 1, m.buf);
+        sqlite3_bind_int(st, 2, cap - (int)len);
+        sqlite3_bind_blob(st, 3, df, (int)(n_df * sizeof(*df)), SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 4, lo);
+        sqlite3_bind_int64(st, 5, hi);
+        sqlite3_bind_int(st, 6, phrase_n);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            vt_grow((void **)&v, &vcap, len + 1, sizeof(*v));
+            v[len].rowid = sqlite3_column_int64(st, 0);
+            v[len].score = sqlite3_column_double(st, 1);
+            len++;
+        }
+        rc = rc == SQLITE_DONE ? 0 : fail(s, "search");
+        sqlite3_reset(st);
+        hi = lo;
+        window *= 4;
+        if (hi > 0 && deadline_s > 0 && vt_monotonic_s() > deadline_s) {
+            *partial = 1;
+            break;
+        }
     }
-    bind_text(st, 1, m.buf);
-    sqlite3_bind_int(st, 2, cap);
-    sqlite3_bind_blob(st, 3, df, (int)(n_df * sizeof(*df)), SQLITE_TRANSIENT);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        vt_grow((void **)&v, &vcap, len + 1, sizeof(*v));
-        v[len].rowid = sqlite3_column_int64(st, 0);
-        v[len].score = sqlite3_column_double(st, 1);
-        len++;
-    }
-    rc = rc == SQLITE_DONE ? 0 : fail(s, "search");
-    sqlite3_finalize(st);
+    if (st)
+        done(st);
     vt_sb_release(&m);
     if (rc) {
         free(v);
@@ -1518,10 +1620,11 @@ int vt_store_doc(struct vt_store *s, long long rowid,
                  void (*fn)(void *user, const struct vt_doc *d), void *user)
 {
     sqlite3_stmt *st;
-    int rc = prepare(s,
-                     "SELECT d.video_id, v.title, d.source, d.ref, d.start_s, d.end_s, d.text"
-                     " FROM docs d JOIN videos v ON v.id = d.video_id WHERE d.id = ?",
-                     &st);
+    int rc =
+        prepare_cached(s,
+                       "SELECT d.video_id, v.title, d.source, d.ref, d.start_s, d.end_s, d.text"
+                       " FROM docs d JOIN videos v ON v.id = d.video_id WHERE d.id = ?",
+                       &st);
 
     if (rc)
         return rc;
@@ -1547,7 +1650,7 @@ int vt_store_doc(struct vt_store *s, long long rowid,
     } else {
         rc = rc == SQLITE_DONE ? VT_ENOTFOUND : fail(s, "read index row");
     }
-    sqlite3_finalize(st);
+    done(st);
     return rc;
 }
 
@@ -1557,10 +1660,59 @@ static size_t df_slot(const char *term)
     return (size_t)vt_fnv1a64(VT_FNV64_INIT, term, strlen(term)) & (DF_CACHE - 1);
 }
 
+/*
+ * Count the rows holding term. FTS5 keeps no document frequencies: counting means
+ * reading the term's posting list, which for a word in every video is the whole
+ * index. So count it in the newest DF_WINDOW rows first (a bounded read) and scale
+ * that up when it is common there; only terms rare in the window are counted exactly,
+ * which is cheap for them.
+ */
+#define DF_WINDOW 20000
+
+static int count_term_docs(struct vt_store *s, const char *term, long long *docs)
+{
+    sqlite3_stmt *st;
+    long long top = 0, in_window = 0;
+    char *match;
+    int rc = prepare_cached(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
+
+    if (rc)
+        return rc;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        top = sqlite3_column_int64(st, 0);
+    done(st);
+    match = vt_xasprintf("text : \"%s\"", term); /* tokens hold no quotes */
+    rc = prepare_cached(s, "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?1 AND rowid > ?2",
+                        &st);
+    if (!rc) {
+        bind_text(st, 1, match);
+        sqlite3_bind_int64(st, 2, top - DF_WINDOW);
+        rc = sqlite3_step(st);
+        in_window = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "term statistics");
+        done(st);
+    }
+    free(match);
+    if (rc)
+        return rc;
+    if (top > DF_WINDOW && in_window >= 100) {
+        *docs = in_window * top / DF_WINDOW;
+        return 0;
+    }
+    rc = prepare_cached(s, "SELECT doc FROM docs_vocab WHERE term = ?", &st);
+    if (rc)
+        return rc;
+    bind_text(st, 1, term);
+    rc = sqlite3_step(st);
+    *docs = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "term statistics");
+    done(st);
+    return rc;
+}
+
 int vt_store_term_docs(struct vt_store *s, const char *term, long long *docs)
 {
     size_t i = df_slot(term);
-    sqlite3_stmt *st;
     int rc;
 
     for (size_t k = 0; k < 8; k++) {
@@ -1571,14 +1723,7 @@ int vt_store_term_docs(struct vt_store *s, const char *term, long long *docs)
             return 0;
         }
     }
-    rc = prepare(s, "SELECT doc FROM docs_vocab WHERE term = ?", &st);
-    if (rc)
-        return rc;
-    bind_text(st, 1, term);
-    rc = sqlite3_step(st);
-    *docs = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "term statistics");
-    sqlite3_finalize(st);
+    rc = count_term_docs(s, term, docs);
     if (rc)
         return rc;
     /* a frequency counted once is good enough for ranking: cache it in a free slot of
@@ -1612,4 +1757,18 @@ int vt_store_phonetic_terms(struct vt_store *s, const char *key, int max,
     rc = rc == SQLITE_DONE ? 0 : fail(s, "phonetic lookup");
     sqlite3_finalize(st);
     return rc;
+}
+
+int vt_store_index_merge(struct vt_store *s, int pages)
+{
+    char sql[96];
+
+    /* FTS5 answers faster from fewer, larger segments: 'merge' does a bounded amount
+     * of that work (pages > 0), 'optimize' all of it */
+    if (pages > 0)
+        snprintf(sql, sizeof(sql), "INSERT INTO docs_fts (docs_fts, rank) VALUES ('merge', %d)",
+                 pages);
+    else
+        snprintf(sql, sizeof(sql), "INSERT INTO docs_fts (docs_fts) VALUES ('optimize')");
+    return exec(s, sql);
 }

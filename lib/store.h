@@ -149,12 +149,17 @@ struct vt_fts_id {
  * Rows matching the FTS5 expression match (built by vt_query_fts), restricted to
  * source and video when non-empty: the newest `cap` matches in index order, each
  * with its BM25 score, unsorted. df[i] is the document frequency of the i-th phrase
- * of match, in order (negative: not scored), as vt_store_term_docs counts it. When fewer than cap
+ * of match, in order (negative: not scored), as vt_store_term_docs counts it.
+ * With phrase_n > 1, rows where the first phrase_n phrases stand in sequence score
+ * VT_PHRASE_BONUS more. Rows are read newest first; past deadline_s (vt_monotonic_s;
+ * 0: none) the read stops with what it found and sets *partial. When fewer than cap
  * rows match this is all of them; when more match, ranking only these bounds the cost of a word
  * found everywhere. *out is caller-freed.
  */
+#define VT_PHRASE_BONUS 1000.0
 int vt_store_fts(struct vt_store *s, const char *match, const char *source, const char *video,
-                 const double *df, size_t n_df, int cap, struct vt_fts_id **out, size_t *n);
+                 const double *df, size_t n_df, int phrase_n, int cap, double deadline_s,
+                 int *partial, struct vt_fts_id **out, size_t *n);
 /* In how many indexed rows the term occurs; counted once per store handle, cached. */
 int vt_store_term_docs(struct vt_store *s, const char *term, long long *docs);
 
@@ -167,6 +172,10 @@ struct vt_doc {
 /* The indexed row rowid: 0 and fn called once, or VT_ENOTFOUND. */
 int vt_store_doc(struct vt_store *s, long long rowid,
                  void (*fn)(void *user, const struct vt_doc *d), void *user);
+
+/* Merge the full-text index's segments: a bounded step (pages > 0) or all (0).
+ * Inside a write transaction. */
+int vt_store_index_merge(struct vt_store *s, int pages);
 
 /* Indexed speech terms with the phonetic key (at most max); fn gets each. */
 int vt_store_phonetic_terms(struct vt_store *s, const char *key, int max,

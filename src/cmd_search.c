@@ -52,13 +52,15 @@ static json_t *jstr(const char *s)
     return j ? j : json_string("\xef\xbf\xbd");
 }
 
-static void print_json(const char *query, double took_ms, const struct vt_hit *h, size_t n)
+static void print_json(const char *query, const struct vt_search_info *info, const struct vt_hit *h,
+                       size_t n)
 {
     json_t *doc = json_object(), *arr = json_array();
     char *s;
 
     json_object_set_new(doc, "query", jstr(query));
-    json_object_set_new(doc, "took_ms", json_real(round(took_ms * 1000) / 1000));
+    json_object_set_new(doc, "took_ms", json_real(round(info->took_ms * 1000) / 1000));
+    json_object_set_new(doc, "partial", json_boolean(info->partial));
     for (size_t i = 0; i < n; i++) {
         json_t *o = json_object();
         char *text = marked(h[i].text, "\xc2\xab", "\xc2\xbb");
@@ -113,7 +115,7 @@ int cmd_search(int argc, char **argv)
     struct vt_library *lib;
     struct vt_hit *hits;
     size_t n;
-    double took_ms;
+    struct vt_search_info info;
     int json = 0, c, rc;
     char *end;
 
@@ -149,12 +151,12 @@ int cmd_search(int argc, char **argv)
     lib = cli_open_library(0);
     if (!lib)
         return EXIT_ERR;
-    rc = vt_search(lib, argv[optind], strlen(argv[optind]), &opts, &hits, &n, &took_ms);
+    rc = vt_search(lib, argv[optind], strlen(argv[optind]), &opts, &hits, &n, &info);
     if (rc) {
         rc = cli_error("%s", vt_errmsg(lib));
     } else {
         if (json)
-            print_json(argv[optind], took_ms, hits, n);
+            print_json(argv[optind], &info, hits, n);
         else
             print_text(hits, n);
         vt_hits_free(hits, n);

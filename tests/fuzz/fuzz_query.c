@@ -76,8 +76,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         double df[64] = {1, 2, 3, 4, 5, 6, 7, 8};
 
-        if (vt_store_fts(store, m, q.source, q.video, df, mode == 2 ? 64 : size % 8, 10, &ids,
-                         &n)) {
+        int partial;
+
+        if (vt_store_fts(store, m, q.source, q.video, df, mode == 2 ? 64 : size % 8,
+                         (int)(size % 4), 10, 0, &partial, &ids, &n)) {
             fprintf(stderr, "query %s: %s\n", m, vt_store_errmsg(store));
             abort();
         }
