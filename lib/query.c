@@ -187,7 +187,49 @@ char *vt_query_fts(const struct vt_query *q, int mode, char **const *alts)
 
     if (!vt_query_positive(q))
         return NULL;
-    if (mode == 1) {
+    if (mode == 2) {
+        const struct vt_qterm *plain[VT_QUERY_MAX_TERMS];
+        char **alt[VT_QUERY_MAX_TERMS];
+        size_t np = 0;
+
+        for (size_t i = 0; i < q->n_terms; i++) {
+            const struct vt_qterm *t = &q->terms[i];
+
+            if (t->exclude)
+                continue;
+            if (t->n_words != 1 || t->prefix)
+                return NULL;
+            alt[np] = alts ? alts[np] : NULL;
+            plain[np++] = t;
+        }
+        if (np < 3)
+            return NULL;
+        vt_sb_adds(&sb, "text : (");
+        for (size_t skip = 0; skip < np; skip++) {
+            size_t k = 0;
+
+            vt_sb_adds(&sb, skip ? " OR (" : "(");
+            for (size_t i = 0; i < np; i++) {
+                if (i == skip)
+                    continue;
+                if (k++)
+                    vt_sb_adds(&sb, " AND ");
+                if (alt[i] && alt[i][0]) {
+                    vt_sb_addc(&sb, '(');
+                    add_literal(&sb, plain[i]->words, 1, 0);
+                    for (size_t a = 0; alt[i][a]; a++) {
+                        vt_sb_adds(&sb, " OR ");
+                        add_literal(&sb, &alt[i][a], 1, 0);
+                    }
+                    vt_sb_addc(&sb, ')');
+                } else {
+                    add_literal(&sb, plain[i]->words, 1, 0);
+                }
+            }
+            vt_sb_addc(&sb, ')');
+        }
+        vt_sb_addc(&sb, ')');
+    } else if (mode == 1) {
         /* the plain single words, in order, as one phrase */
         char *words[VT_QUERY_MAX_TERMS];
 

@@ -37,6 +37,10 @@ size_t vt_query_positive(const struct vt_query *q);
  * FTS5 MATCH expressions for q; each caller-freed, NULL when q has no positive term.
  *  mode 0: every positive term (AND), excluded ones NOT'ed
  *  mode 1: the positive plain words as one phrase (for "exact phrase first")
+ *  mode 2: all but one of the positive terms, for at least three plain words: an OR
+ *          of ANDs, each leaving one term out (the terms appear in that order,
+ *          term k skipped in the k-th group, each with its alternatives), excluded
+ *          ones NOT'ed
  * alts, when non-NULL, gives per positive term index extra alternatives (OR'ed with
  * the term) for approximate matching: alts[i] is a NULL-terminated list or NULL.
  */

@@ -6,8 +6,9 @@
  *      ranking function sees the words' positions)
  *   1  all the terms, anywhere in one cue, frame text or title
  *   2  approximate: terms widened to indexed words that sound alike (speech) or
- *      are one edit off (screen), for recognition and OCR errors; only when the
- *      exact tiers do not fill the page, since these hits rank below theirs
+ *      are one edit off (screen), for recognition and OCR errors; and, for three
+ *      words or more, speech where all but one of them were recognised; only when
+ *      the exact tiers do not fill the page, since these hits rank below theirs
  *
  * Within a tier, rows are ranked by BM25 in C over at most VT_SCAN_CAP matching
  * rows (the newest): when fewer rows match that is exact ranking, and a word
@@ -174,6 +175,25 @@ static void add_phonetic(void *user, const char *term)
     add_alt(user, term);
 }
 
+/*
+ * Words a recogniser writes one way and people type another (the PocketSphinx
+ * dictionary spells titles as abbreviations). Each pair is searched both ways.
+ */
+static const char *const spellings[][2] = {
+    {"mister", "mr"},      {"missus", "mrs"}, {"doctor", "dr"}, {"okay", "ok"},
+    {"professor", "prof"}, {"versus", "vs"},  {"saint", "st"},  {"mount", "mt"},
+};
+
+static void add_spellings(struct alts *a, const char *w)
+{
+    for (size_t i = 0; i < VT_ARRAY_LEN(spellings); i++) {
+        if (!strcmp(w, spellings[i][0]))
+            add_alt(a, spellings[i][1]);
+        else if (!strcmp(w, spellings[i][1]))
+            add_alt(a, spellings[i][0]);
+    }
+}
+
 /* Damerau-Levenshtein distance of a and b is at most 1 (one insert, delete, replace or swap). */
 static int within_one_edit(const char *a, const char *b)
 {
@@ -230,6 +250,7 @@ static int build_alts(struct vt_library *lib, const struct vt_query *q, int phon
         if (phonetic) {
             char key[16];
 
+            add_spellings(a, t->words[0]);
             vt_metaphone(t->words[0], key, sizeof(key));
             if (key[0] && strlen(t->words[0]) >= 3)
                 rc = vt_store_phonetic_terms(lib->store, key, VT_MAX_ALTS, add_phonetic, a);
@@ -261,6 +282,42 @@ static int approx_tier(struct vt_library *lib, struct collect *c, const struct v
     m = vt_query_fts(q, 0, av);
     n_df = phrase_docs(lib, q, 0, alts, df);
     rc = m ? run_tier(lib, c, 2, m, df, n_df, 0, source, video, keep) : 0;
+    free(m);
+    return rc;
+}
+
+/* Speech missing one of three or more words: recognisers drop or garble a word. */
+static int all_but_one_tier(struct vt_library *lib, struct collect *c, const struct vt_query *q,
+                            const char *video, size_t keep, const struct alts *alts)
+{
+    char **av[VT_QUERY_MAX_TERMS];
+    char *m;
+    double df[VT_MAX_PHRASES], word[VT_QUERY_MAX_TERMS];
+    size_t n_df = 0, np = 0;
+    int rc;
+
+    for (size_t i = 0; i < VT_QUERY_MAX_TERMS; i++)
+        av[i] = alts[i].v;
+    m = vt_query_fts(q, 2, av);
+    if (!m)
+        return 0;
+    /* phrases in the order vt_query_fts(mode 2) writes them: group k skips term k,
+     * each term followed by its alternatives */
+    for (size_t i = 0; i < q->n_terms; i++)
+        if (!q->terms[i].exclude)
+            word[np++] = term_docs(lib, &q->terms[i]);
+    for (size_t skip = 0; skip < np; skip++)
+        for (size_t i = 0; i < np && n_df < VT_MAX_PHRASES; i++) {
+            if (i == skip)
+                continue;
+            df[n_df++] = word[i];
+            for (size_t k = 0; k < alts[i].n && n_df < VT_MAX_PHRASES; k++)
+                df[n_df++] = word_docs(lib, alts[i].v[k]);
+        }
+    for (size_t i = 0; i < q->n_terms && n_df < VT_MAX_PHRASES; i++)
+        if (q->terms[i].exclude)
+            df[n_df++] = -1;
+    rc = run_tier(lib, c, 2, m, df, n_df, 0, "speech", video, keep);
     free(m);
     return rc;
 }
@@ -418,6 +475,8 @@ int vt_search(struct vt_library *lib, const char *query, size_t query_len,
             rc = approx_tier(lib, &c, &q, 1, "speech", video, keep, phon);
         if (!rc && (!source[0] || !strcmp(source, "screen")))
             rc = approx_tier(lib, &c, &q, 0, "screen", video, keep, near);
+        if (!rc && c.n < (size_t)limit * 2 && (!source[0] || !strcmp(source, "speech")))
+            rc = all_but_one_tier(lib, &c, &q, video, keep, phon);
     }
     if (rc) {
         rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));

@@ -63,7 +63,8 @@ for off, wav in zip(offsets, wavs):
     for k in range(len(words) - 2):
         q = " ".join(words[k:k + 3])
         hits = search(q)
-        good = any(h["source"] == "speech" and off - 2 <= h["start_s"] <= off + dur + 2 for h in hits)
+        good = any("speech" in (h["source"], *h.get("also", "").split(","))
+                   and off - 2 <= h["start_s"] <= off + dur + 2 for h in hits)
         ok += good; total += 1
         if not good:
             print("speech miss:", q, [(h["source"], h["start_s"], h["text"][:40]) for h in hits])

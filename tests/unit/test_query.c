@@ -1,8 +1,8 @@
 /* Unit tests of the query language (lib/query.c): parsing, safe FTS5, Metaphone. */
-#include <stdlib.h>
-
 #include "harness.h"
 #include "query.h"
+
+#include <stdlib.h>
 
 static char *fts(const char *s, int mode)
 {
@@ -48,8 +48,9 @@ VT_TEST(query_operators)
 
 VT_TEST(query_nothing_searchable)
 {
-    const char *nothing[] = {"", "   ", "\"\"", "\"", "-", "-x", "***", "()", "^:", "-\"a b\"",
-                             "\" \" \"", "video:x", "source:speech", "-- - -"};
+    const char *nothing[] = {
+        "",         "   ",     "\"\"",          "\"",    "-", "-x", "***", "()", "^:", "-\"a b\"",
+        "\" \" \"", "video:x", "source:speech", "-- - -"};
 
     for (size_t i = 0; i < sizeof(nothing) / sizeof(nothing[0]); i++) {
         char *r = fts(nothing[i], 0);
@@ -140,4 +141,19 @@ VT_TEST(query_tokenize)
 
     vt_tokenize("Don't stop: 3.14, café!", 23, count_tok, &n);
     CHECK_INT(n, 6); /* don t stop 3 14 café */
+}
+
+VT_TEST(query_all_but_one)
+{
+    char *r = fts("a b c -d", 2);
+
+    CHECK_STR(r, "text : ((\"b\" AND \"c\") OR (\"a\" AND \"c\") OR (\"a\" AND \"b\")) NOT "
+                 "text : \"d\"");
+    free(r);
+    r = fts("a b", 2);
+    CHECK(r == NULL);
+    free(r);
+    r = fts("a b c*", 2);
+    CHECK(r == NULL);
+    free(r);
 }
