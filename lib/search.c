@@ -417,6 +417,31 @@ struct fill {
     const struct marks *m;
 };
 
+struct first_word {
+    const struct marks *m;
+    double start_s;
+    int found;
+};
+
+static int find_marked_word(void *user, const char *text, double start_s, double end_s)
+{
+    struct first_word *f = user;
+    char low[128];
+    size_t n = 0;
+
+    (void)end_s;
+    for (const char *p = text; *p && n < sizeof(low) - 1; p++)
+        if (isalnum((unsigned char)*p) || (unsigned char)*p >= 0x80)
+            low[n++] = (char)tolower((unsigned char)*p);
+    low[n] = '\0';
+    if (n && is_marked(f->m, low, n)) {
+        f->start_s = start_s;
+        f->found = 1;
+        return 1;
+    }
+    return 0;
+}
+
 static void fill_hit(void *user, const struct vt_doc *d)
 {
     struct fill *f = user;
@@ -509,6 +534,21 @@ int vt_search(struct vt_library *lib, const char *query, size_t query_len,
         if (rc) {
             rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
             goto done;
+        }
+        if (!strcmp(c.v[i].h.source, "speech") && c.v[i].h.ref >= 0) {
+            /* the moment is when the first matched word was said, not when the cue began */
+            struct first_word fw = {&marks, 0, 0};
+
+            rc = vt_store_cue_words(lib->store, c.v[i].h.video_id, c.v[i].h.ref, find_marked_word,
+                                    &fw);
+            if (rc) {
+                rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+                free(c.v[i].h.title);
+                free(c.v[i].h.text);
+                goto done;
+            }
+            if (fw.found && fw.start_s >= c.v[i].h.start_s && fw.start_s < c.v[i].h.end_s)
+                c.v[i].h.start_s = fw.start_s;
         }
         for (k = 0; k < kept; k++)
             if (same_moment(&c.v[k].h, &c.v[i].h))

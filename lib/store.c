@@ -1772,3 +1772,28 @@ int vt_store_index_merge(struct vt_store *s, int pages)
         snprintf(sql, sizeof(sql), "INSERT INTO docs_fts (docs_fts) VALUES ('optimize')");
     return exec(s, sql);
 }
+
+int vt_store_cue_words(struct vt_store *s, const char *id, int cue,
+                       int (*fn)(void *user, const char *text, double start_s, double end_s),
+                       void *user)
+{
+    sqlite3_stmt *st;
+    int rc = prepare_cached(s,
+                            "SELECT text, start_s, end_s FROM words WHERE video_id = ? AND"
+                            " cue_idx = ? ORDER BY idx",
+                            &st);
+
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    sqlite3_bind_int(st, 2, cue);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(st, 0);
+
+        if (fn(user, t ? t : "", sqlite3_column_double(st, 1), sqlite3_column_double(st, 2)))
+            break;
+    }
+    rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : fail(s, "read words");
+    done(st);
+    return rc;
+}

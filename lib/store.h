@@ -173,6 +173,11 @@ struct vt_doc {
 int vt_store_doc(struct vt_store *s, long long rowid,
                  void (*fn)(void *user, const struct vt_doc *d), void *user);
 
+/* The words of one cue with their timings, in order; fn returns non-zero to stop. */
+int vt_store_cue_words(struct vt_store *s, const char *id, int cue,
+                       int (*fn)(void *user, const char *text, double start_s, double end_s),
+                       void *user);
+
 /* Merge the full-text index's segments: a bounded step (pages > 0) or all (0).
  * Inside a write transaction. */
 int vt_store_index_merge(struct vt_store *s, int pages);
