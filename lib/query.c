@@ -180,6 +180,22 @@ static void add_literal(struct vt_sb *sb, char *const *words, size_t n, int pref
         vt_sb_adds(sb, " *");
 }
 
+/* The term's literal, or (literal OR alternative ...) when it has alternatives. */
+static void add_with_alts(struct vt_sb *sb, const struct vt_qterm *t, char *const *alt)
+{
+    if (!alt || !alt[0]) {
+        add_literal(sb, t->words, t->n_words, t->prefix);
+        return;
+    }
+    vt_sb_addc(sb, '(');
+    add_literal(sb, t->words, t->n_words, t->prefix);
+    for (size_t k = 0; alt[k]; k++) {
+        vt_sb_adds(sb, " OR ");
+        add_literal(sb, &alt[k], 1, 0);
+    }
+    vt_sb_addc(sb, ')');
+}
+
 char *vt_query_fts(const struct vt_query *q, int mode, char **const *alts)
 {
     struct vt_sb sb = {0};
@@ -214,17 +230,7 @@ char *vt_query_fts(const struct vt_query *q, int mode, char **const *alts)
                     continue;
                 if (k++)
                     vt_sb_adds(&sb, " AND ");
-                if (alt[i] && alt[i][0]) {
-                    vt_sb_addc(&sb, '(');
-                    add_literal(&sb, plain[i]->words, 1, 0);
-                    for (size_t a = 0; alt[i][a]; a++) {
-                        vt_sb_adds(&sb, " OR ");
-                        add_literal(&sb, &alt[i][a], 1, 0);
-                    }
-                    vt_sb_addc(&sb, ')');
-                } else {
-                    add_literal(&sb, plain[i]->words, 1, 0);
-                }
+                add_with_alts(&sb, plain[i], alt[i]);
             }
             vt_sb_addc(&sb, ')');
         }
@@ -256,17 +262,7 @@ char *vt_query_fts(const struct vt_query *q, int mode, char **const *alts)
                 continue;
             if (pos++)
                 vt_sb_adds(&sb, " AND ");
-            if (alt && alt[0]) {
-                vt_sb_addc(&sb, '(');
-                add_literal(&sb, t->words, t->n_words, t->prefix);
-                for (size_t k = 0; alt[k]; k++) {
-                    vt_sb_adds(&sb, " OR ");
-                    add_literal(&sb, &alt[k], 1, 0);
-                }
-                vt_sb_addc(&sb, ')');
-            } else {
-                add_literal(&sb, t->words, t->n_words, t->prefix);
-            }
+            add_with_alts(&sb, t, alt);
         }
         vt_sb_addc(&sb, ')');
     }
