@@ -27,10 +27,11 @@ for f in d['frames']:
     assert abs(f['t_s'] * fps - round(f['t_s'] * fps)) < 1e-3, f
     assert f['frame_no'] == round(f['t_s'] * fps), f
 # PySceneDetect's AdaptiveDetector and HistogramDetector: one cut, at frame 20. We must
-# find it exactly (frame-accurate). We may also find frame 10: grey to red is as real a
-# change of the picture as red to green, PySceneDetect's detectors just weigh it below
-# their threshold (its ContentDetector finds neither). A change of the digits alone is
-# not a shot boundary.
+# find it exactly (frame-accurate). We also find frame 10, and say why we disagree: grey
+# to red is as real a change of the picture as red to green, and PySceneDetect drops it
+# because its default minimum scene length is 15 frames (frame 10 is 10 frames after the
+# start); its ContentDetector finds neither, both being mostly hue changes at equal luma.
+# A change of the digits alone is not a shot boundary.
 assert 20 in starts, starts
 assert set(starts) <= {0, 10, 20}, starts
 assert abs(d['duration_s'] - 3.0) < 0.01, d['duration_s']
@@ -51,7 +52,8 @@ for s in d['shots']:
 print("duration", dur, "shots", [(s['start_s'], s['end_s']) for s in d['shots']])
 PY
 
-# issue-134-rotate.mp4: 1280x544 coded, a display matrix turning it to portrait.
+# issue-134-rotate.mp4: 1280x544 coded, a display matrix turning it to portrait. We obey
+# the matrix as players (and ffmpeg's autorotate) do: the kept images equal ffmpeg's.
 add_export issue-134-rotate.mp4
 python3 - "$T/issue-134-rotate.mp4.json" <<'PY' || fail "issue-134-rotate.mp4"
 import json, sys
