@@ -133,7 +133,8 @@ static int run_tier(struct vt_library *lib, struct collect *c, int tier, const c
 
     if (rc)
         return rc;
-    qsort(ids, n, sizeof(*ids), by_id_score);
+    if (n)
+        qsort(ids, n, sizeof(*ids), by_id_score);
     for (size_t i = 0; i < n && kept < keep; i++) {
         struct cand *x;
         size_t k;
@@ -520,7 +521,8 @@ int vt_search(struct vt_library *lib, const char *query, size_t query_len,
             marks_add(&marks, near[pos].v[k], 0);
         pos++;
     }
-    qsort(c.v, c.n, sizeof(*c.v), by_score);
+    if (c.n)
+        qsort(c.v, c.n, sizeof(*c.v), by_score);
     /* read the rows, best first, merging hits at the same moment into the better one */
     for (size_t i = 0; i < c.n && kept < (size_t)limit; i++) {
         struct fill f = {&c.v[i].h, &marks};

@@ -44,6 +44,7 @@ int cmd_redo(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_search(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
 #endif

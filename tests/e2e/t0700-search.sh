@@ -97,6 +97,19 @@ for q in '"' '""' '"unterminated' '(' ')' 'NEAR(a b)' 'a AND' 'NOT' 'OR OR' '*' 
 done
 printf 'abc\0def' > "$T/nul"
 vt search --json "$(tr -d '\0' < "$T/nul")" > /dev/null
+# the transcript as subtitles, read back by ffmpeg's own parsers
+ncues=$(json "$T/doc.json" "len(d['cues'])")
+(( ncues > 0 )) || fail "no cues"
+for fmt in vtt srt; do
+  vt export "$id" --format $fmt > "$T/subs.$fmt"
+  got=$(ffprobe -v error -select_streams s:0 -count_packets -show_entries stream=nb_read_packets \
+        -of csv=p=0 "$T/subs.$fmt") || fail "ffmpeg cannot read the $fmt export"
+  [[ $got == "$ncues" ]] || fail "$fmt export: ffmpeg reads $got cues, the library has $ncues"
+done
+head -n 1 "$T/subs.vtt" | grep -qx WEBVTT || fail "vtt header"
+vt export "$id" --format txt > "$T/subs.txt"
+[[ $(wc -l < "$T/subs.txt") -ge 1 ]] || fail "txt export empty"
+grep -q "$(json "$T/doc.json" "d['cues'][0]['words'][0]['text']")" "$T/subs.txt" || fail "txt export lacks the words"
 # text output
 vt search "$w" > "$T/plain"
 grep -q "$id" "$T/plain" || fail "text output lacks the video id"

@@ -1,0 +1,1059 @@
+/*
+ * The web server: libmicrohttpd with a small pool of threads, each with its own
+ * library handle (a struct vt_library is single-threaded; SQLite in WAL mode keeps
+ * each read consistent while `add` writes from another process). This file owns
+ * the routes, the JSON API, media and frame files (with single HTTP ranges), the
+ * write endpoint and its worker thread, and the hardening that applies to every
+ * response: security headers, the Host check on loopback, bounded requests, and
+ * file paths that never come from the client. The HTML is in web_pages.c.
+ */
+#include "web.h"
+
+#include "web_assets.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum {
+    POOL_THREADS = 4,
+    MAX_HANDLES = 64,
+    MAX_BODY = 16 * 1024,
+    MAX_QUEUE = 256,
+};
+
+struct server {
+    const struct web_opts *opts;
+    struct web_ctx ctx;
+    int loopback; /* bound to a loopback address: check Host */
+
+    /* one library handle per request thread, closed when the daemon stops */
+    pthread_mutex_t lock;
+    struct vt_library *handles[MAX_HANDLES];
+    size_t n_handles;
+
+    /* POST /api/videos registers the file; this worker indexes it */
+    pthread_t worker;
+    int worker_started;
+    pthread_cond_t wake;
+    char queue[MAX_QUEUE][VT_ID_MAX];
+    size_t q_head, q_len;
+    int stopping;
+};
+
+static struct server srv;
+static __thread struct vt_library *tl_lib;
+
+/* One request: its body, gathered over several calls of the handler. */
+struct req {
+    struct web_buf body;
+};
+
+int web_id_valid(const char *s)
+{
+    size_t n = 0;
+
+    if (!s)
+        return 0;
+    for (; s[n]; n++) {
+        char c = s[n];
+
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_'))
+            return 0;
+        if (n >= 64)
+            return 0;
+    }
+    return n > 0;
+}
+
+static void on_log(void *user, int level, const char *msg)
+{
+    if (level <= VT_LOG_WARN)
+        fprintf(stderr, "vidtheque: %s\n", msg);
+}
+
+/* This thread's library handle, opened on first use. NULL after logging why. */
+static struct vt_library *thread_lib(void)
+{
+    char err[1024];
+    struct vt_callbacks cb = {on_log, NULL, NULL};
+
+    if (tl_lib)
+        return tl_lib;
+    pthread_mutex_lock(&srv.lock);
+    if (srv.n_handles < MAX_HANDLES) {
+        tl_lib = vt_library_open(srv.opts->library_dir, 0, err, sizeof(err));
+        if (tl_lib) {
+            vt_library_set_callbacks(tl_lib, &cb);
+            srv.handles[srv.n_handles++] = tl_lib;
+        } else {
+            fprintf(stderr, "vidtheque: %s\n", err);
+        }
+    }
+    pthread_mutex_unlock(&srv.lock);
+    return tl_lib;
+}
+
+/* ---- responses ---- */
+
+static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
+{
+    enum MHD_Result ret;
+
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Security-Policy",
+                            "default-src 'self'; img-src 'self'; media-src 'self'; "
+                            "script-src 'self'; style-src 'self'; object-src 'none'; "
+                            "frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(r, "X-Frame-Options", "DENY");
+    ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* Takes b's memory. */
+static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, const char *type,
+                                struct web_buf *b)
+{
+    struct MHD_Response *r;
+
+    if (!b->p)
+        web_buf_add(b, "", 0);
+    r = MHD_create_response_from_buffer(b->n, b->p, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        web_buf_release(b);
+        return MHD_NO;
+    }
+    b->p = NULL;
+    b->n = b->cap = 0;
+    MHD_add_response_header(r, "Content-Type", type);
+    if (status >= 400 || strncmp(type, "text/html", 9) == 0 ||
+        strncmp(type, "application/json", 16) == 0)
+        MHD_add_response_header(r, "Cache-Control", "no-store");
+    return queue(c, status, r);
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json_t *doc)
+{
+    struct web_buf b = {0};
+    char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+
+    json_decref(doc);
+    if (!s)
+        return MHD_NO;
+    web_buf_puts(&b, s);
+    web_buf_puts(&b, "\n");
+    free(s);
+    return send_buf(c, status, "application/json; charset=utf-8", &b);
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, int api, unsigned status,
+                                  const char *code, const char *msg)
+{
+    struct web_buf b = {0};
+
+    if (api) {
+        json_t *e = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
+
+        if (!e)
+            e = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", "bad request");
+        return send_json(c, status, e);
+    }
+    web_page_error(&srv.ctx, (int)status, msg, &b);
+    return send_buf(c, status, "text/html; charset=utf-8", &b);
+}
+
+static enum MHD_Result send_405(struct MHD_Connection *c, int api)
+{
+    struct web_buf b = {0};
+    struct MHD_Response *r;
+    const char *msg =
+        srv.opts->read_only ? "read-only demo: only GET and HEAD" : "method not allowed here";
+
+    if (api) {
+        char *s;
+        json_t *e =
+            json_pack("{s:{s:s, s:s}}", "error", "code",
+                      srv.opts->read_only ? "read_only" : "method_not_allowed", "message", msg);
+
+        s = json_dumps(e, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        json_decref(e);
+        web_buf_puts(&b, s ? s : "{}");
+        web_buf_puts(&b, "\n");
+        free(s);
+    } else {
+        web_page_error(&srv.ctx, 405, msg, &b);
+    }
+    r = MHD_create_response_from_buffer(b.n, b.p, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        web_buf_release(&b);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type",
+                            api ? "application/json; charset=utf-8" : "text/html; charset=utf-8");
+    MHD_add_response_header(r, "Allow", "GET, HEAD");
+    return queue(c, 405, r);
+}
+
+/* ---- files: media and frames ---- */
+
+/* A decimal uint64 of at most 20 digits; *over set when it does not fit. */
+static const char *parse_u64(const char *p, uint64_t *v, int *over)
+{
+    const char *start = p;
+
+    *v = 0;
+    *over = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        unsigned d = (unsigned)(*p - '0');
+
+        if (*v > (UINT64_MAX - d) / 10)
+            *over = 1;
+        else
+            *v = *v * 10 + d;
+    }
+    return p == start ? NULL : p;
+}
+
+enum { RANGE_NONE, RANGE_ONE, RANGE_BAD };
+
+/*
+ * The Range header against a file of size bytes. RANGE_NONE: serve the whole file
+ * (no header, another unit, or several ranges: we answer those with 200 and the
+ * whole file rather than multipart/byteranges). RANGE_ONE: *start and *len.
+ * RANGE_BAD: 416 (malformed, first byte past the end, empty suffix).
+ */
+static int parse_range(const char *h, uint64_t size, uint64_t *start, uint64_t *len)
+{
+    uint64_t a, b;
+    int over_a = 0, over_b = 0;
+    const char *p;
+
+    if (!h)
+        return RANGE_NONE;
+    while (*h == ' ' || *h == '\t')
+        h++;
+    if (strncmp(h, "bytes=", 6))
+        return RANGE_NONE;
+    h += 6;
+    if (strchr(h, ','))
+        return RANGE_NONE;
+    while (*h == ' ' || *h == '\t')
+        h++;
+    if (*h == '-') {
+        /* suffix: the last b bytes */
+        p = parse_u64(h + 1, &b, &over_b);
+        if (!p)
+            return RANGE_BAD;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p || b == 0 || size == 0)
+            return RANGE_BAD;
+        if (over_b || b > size)
+            b = size;
+        *start = size - b;
+        *len = b;
+        return RANGE_ONE;
+    }
+    p = parse_u64(h, &a, &over_a);
+    if (!p || *p != '-')
+        return RANGE_BAD;
+    p++;
+    if (*p >= '0' && *p <= '9') {
+        p = parse_u64(p, &b, &over_b);
+        if (over_b)
+            b = UINT64_MAX;
+    } else {
+        b = UINT64_MAX;
+    }
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p || over_a || a > b || a >= size)
+        return RANGE_BAD;
+    if (b >= size)
+        b = size - 1;
+    *start = a;
+    *len = b - a + 1;
+    return RANGE_ONE;
+}
+
+static const char *media_type(const char *path)
+{
+    static const struct {
+        const char *ext, *type;
+    } types[] = {
+        {".mp4", "video/mp4"},       {".m4v", "video/mp4"},        {".mov", "video/quicktime"},
+        {".webm", "video/webm"},     {".mkv", "video/x-matroska"}, {".ogv", "video/ogg"},
+        {".ogg", "audio/ogg"},       {".mp3", "audio/mpeg"},       {".m4a", "audio/mp4"},
+        {".wav", "audio/wav"},       {".flac", "audio/flac"},      {".ts", "video/mp2t"},
+        {".avi", "video/x-msvideo"},
+    };
+    const char *dot = strrchr(path, '.');
+
+    for (size_t i = 0; dot && i < sizeof(types) / sizeof(types[0]); i++)
+        if (!strcasecmp(dot, types[i].ext))
+            return types[i].type;
+    return "application/octet-stream";
+}
+
+/*
+ * Serve the regular file at path: ETag and Last-Modified, If-None-Match (304),
+ * a single Range (206 / 416; If-Range with another tag serves the whole file).
+ * HEAD gets the same headers without the body (libmicrohttpd drops it).
+ */
+static enum MHD_Result send_file(struct MHD_Connection *c, const char *path, const char *type,
+                                 int immutable)
+{
+    struct MHD_Response *r;
+    struct stat st;
+    char etag[64], lm[64], cr[96];
+    const char *range, *if_range, *inm;
+    uint64_t start = 0, len, size;
+    struct tm tm;
+    int fd, kind;
+
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return send_error(c, 1, 404, "not_found", "the file is missing");
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 0) {
+        close(fd);
+        return send_error(c, 1, 404, "not_found", "the file is missing");
+    }
+    size = (uint64_t)st.st_size;
+    len = size;
+    snprintf(etag, sizeof(etag), "\"%" PRIx64 "-%" PRIx64 "-%lx\"", size,
+             (uint64_t)st.st_mtim.tv_sec, (unsigned long)st.st_mtim.tv_nsec);
+    gmtime_r(&st.st_mtim.tv_sec, &tm);
+    strftime(lm, sizeof(lm), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+
+    inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
+    range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Range");
+    if_range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-Range");
+    if (inm && (!strcmp(inm, etag) || !strcmp(inm, "*"))) {
+        close(fd);
+        r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+        if (!r)
+            return MHD_NO;
+        MHD_add_response_header(r, "ETag", etag);
+        return queue(c, 304, r);
+    }
+    if (if_range && strcmp(if_range, etag) && strcmp(if_range, lm))
+        range = NULL;
+    kind = parse_range(range, size, &start, &len);
+    if (kind == RANGE_BAD) {
+        struct web_buf b = {0};
+
+        close(fd);
+        web_buf_puts(&b, "{\"error\": {\"code\": \"range_not_satisfiable\", \"message\": "
+                         "\"the range is not within the file\"}}\n");
+        r = MHD_create_response_from_buffer(b.n, b.p, MHD_RESPMEM_MUST_FREE);
+        if (!r) {
+            web_buf_release(&b);
+            return MHD_NO;
+        }
+        snprintf(cr, sizeof(cr), "bytes */%" PRIu64, size);
+        MHD_add_response_header(r, "Content-Range", cr);
+        MHD_add_response_header(r, "Content-Type", "application/json; charset=utf-8");
+        MHD_add_response_header(r, "Accept-Ranges", "bytes");
+        return queue(c, MHD_HTTP_RANGE_NOT_SATISFIABLE, r);
+    }
+    /* takes fd, closes it when done */
+    r = MHD_create_response_from_fd_at_offset64(len, fd, start);
+    if (!r) {
+        close(fd);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "Accept-Ranges", "bytes");
+    MHD_add_response_header(r, "ETag", etag);
+    MHD_add_response_header(r, "Last-Modified", lm);
+    MHD_add_response_header(r, "Cache-Control", immutable ? "public, max-age=86400" : "no-cache");
+    if (kind == RANGE_ONE) {
+        snprintf(cr, sizeof(cr), "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, start, start + len - 1,
+                 size);
+        MHD_add_response_header(r, "Content-Range", cr);
+        return queue(c, MHD_HTTP_PARTIAL_CONTENT, r);
+    }
+    return queue(c, MHD_HTTP_OK, r);
+}
+
+/* The document of a video the client named, or an error response already queued. */
+static json_t *doc_or_error(struct MHD_Connection *c, struct vt_library *lib, const char *id,
+                            int api, enum MHD_Result *ret)
+{
+    json_t *doc;
+    int rc;
+
+    if (!web_id_valid(id)) {
+        *ret = send_error(c, api, 404, "not_found", "no such video");
+        return NULL;
+    }
+    doc = web_video_doc(lib, id, &rc);
+    if (!doc) {
+        if (rc == VT_ENOTFOUND || rc == VT_EINVAL) {
+            *ret = send_error(c, api, 404, "not_found", "no such video");
+        } else {
+            fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+            *ret = send_error(c, api, 500, "internal", "the video cannot be read");
+        }
+    }
+    return doc;
+}
+
+static enum MHD_Result route_media(struct MHD_Connection *c, struct vt_library *lib, const char *id)
+{
+    enum MHD_Result ret = MHD_NO;
+    json_t *doc = doc_or_error(c, lib, id, 1, &ret);
+    const char *path;
+
+    if (!doc)
+        return ret;
+    path = json_string_value(json_object_get(json_object_get(doc, "source"), "path"));
+    if (!path || path[0] != '/')
+        ret = send_error(c, 1, 404, "not_found", "this video has no local file");
+    else
+        ret = send_file(c, path, media_type(path), 0);
+    json_decref(doc);
+    return ret;
+}
+
+/* A library-relative image path as the document has it: no "..", not absolute. */
+static int rel_path_ok(const char *p)
+{
+    if (!p || !*p || p[0] == '/' || strlen(p) > 512)
+        return 0;
+    for (const char *s = p; *s; s++)
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+              *s == '-' || *s == '_' || *s == '.' || *s == '/'))
+            return 0;
+    return !strstr(p, "..") && !strstr(p, "//");
+}
+
+static enum MHD_Result route_frame(struct MHD_Connection *c, struct vt_library *lib, const char *id,
+                                   const char *file)
+{
+    enum MHD_Result ret = MHD_NO;
+    json_t *doc, *f;
+    const char *img = NULL;
+    char path[PATH_MAX];
+    long n = 0;
+    size_t i, digits = 0;
+
+    /* N.jpg, N a small decimal integer without sign or leading zeros */
+    for (; file[digits] >= '0' && file[digits] <= '9'; digits++)
+        n = n * 10 + (file[digits] - '0');
+    if (!digits || digits > 6 || (digits > 1 && file[0] == '0') || strcmp(file + digits, ".jpg"))
+        return send_error(c, 1, 404, "not_found", "no such frame");
+    doc = doc_or_error(c, lib, id, 1, &ret);
+    if (!doc)
+        return ret;
+    json_array_foreach(json_object_get(doc, "frames"), i, f)
+    {
+        if (json_integer_value(json_object_get(f, "index")) == n) {
+            img = json_string_value(json_object_get(f, "image"));
+            break;
+        }
+    }
+    if (!rel_path_ok(img) ||
+        (size_t)snprintf(path, sizeof(path), "%s/%s", vt_library_dir(lib), img) >= sizeof(path))
+        ret = send_error(c, 1, 404, "not_found", "no such frame");
+    else
+        ret = send_file(c, path, "image/jpeg", 1);
+    json_decref(doc);
+    return ret;
+}
+
+/* ---- JSON API ---- */
+
+static json_t *jstr(const char *s)
+{
+    json_t *j = json_string(s ? s : "");
+
+    return j ? j : json_string("\xef\xbf\xbd");
+}
+
+static json_t *jsec(double s)
+{
+    return json_real(round(s * 1000) / 1000);
+}
+
+static int list_one(void *user, const struct vt_video_summary *v)
+{
+    json_t *o = json_object();
+
+    json_object_set_new(o, "id", json_string(v->id));
+    json_object_set_new(o, "title", jstr(v->title));
+    json_object_set_new(o, "duration_s", jsec(v->duration_s));
+    json_object_set_new(o, "index_state", jstr(v->index_state));
+    json_object_set_new(o, "data_status", jstr(v->data_status));
+    json_array_append_new(user, o);
+    return 0;
+}
+
+static enum MHD_Result api_videos(struct MHD_Connection *c, struct vt_library *lib)
+{
+    json_t *a = json_array();
+
+    if (vt_list(lib, list_one, a)) {
+        json_decref(a);
+        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+        return send_error(c, 1, 500, "internal", "the library cannot be read");
+    }
+    return send_json(c, 200, json_pack("{s:o}", "videos", a));
+}
+
+static enum MHD_Result api_video(struct MHD_Connection *c, struct vt_library *lib, const char *id)
+{
+    struct web_buf b = {0};
+    char *s = NULL;
+    int rc;
+
+    if (!web_id_valid(id))
+        return send_error(c, 1, 404, "not_found", "no such video");
+    if (srv.opts->read_only) {
+        /* the same document without the server's path */
+        enum MHD_Result ret = MHD_NO;
+        json_t *doc = doc_or_error(c, lib, id, 1, &ret);
+
+        if (!doc)
+            return ret;
+        json_object_del(json_object_get(doc, "source"), "path");
+        return send_json(c, 200, doc);
+    }
+    rc = vt_export_json(lib, id, &s);
+    if (rc == VT_ENOTFOUND || rc == VT_EINVAL)
+        return send_error(c, 1, 404, "not_found", "no such video");
+    if (rc) {
+        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+        return send_error(c, 1, 500, "internal", "the video cannot be read");
+    }
+    web_buf_puts(&b, s);
+    free(s);
+    if (b.n && b.p[b.n - 1] != '\n')
+        web_buf_puts(&b, "\n");
+    return send_buf(c, 200, "application/json; charset=utf-8", &b);
+}
+
+/* The hit text with the library's marks as « », as `search --json` writes it. */
+static char *guillemets(const char *text)
+{
+    struct web_buf b = {0};
+
+    for (const char *p = text; *p; p++) {
+        if (*p == VT_MARK_OPEN[0])
+            web_buf_puts(&b, "\xc2\xab");
+        else if (*p == VT_MARK_CLOSE[0])
+            web_buf_puts(&b, "\xc2\xbb");
+        else if ((unsigned char)*p < 0x20)
+            web_buf_puts(&b, " ");
+        else
+            web_buf_add(&b, p, 1);
+    }
+    if (!b.p)
+        web_buf_add(&b, "", 0);
+    return b.p;
+}
+
+static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *lib)
+{
+    const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q");
+    const char *limit = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+    const char *video = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "video");
+    const char *source = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "source");
+    struct vt_search_opts opts = {0};
+    struct vt_search_info info = {0};
+    struct vt_hit *h = NULL;
+    size_t n = 0;
+    json_t *doc, *arr;
+
+    if (!q)
+        return send_error(c, 1, 400, "bad_request", "'q' is missing");
+    if (strlen(q) > 1000)
+        return send_error(c, 1, 400, "bad_request", "'q' is longer than 1000 bytes");
+    if (limit) {
+        char *end;
+        long v = strtol(limit, &end, 10);
+
+        if (*end || end == limit || v < 1 || v > 1000)
+            return send_error(c, 1, 400, "bad_request", "'limit' wants 1..1000");
+        opts.limit = (int)v;
+    }
+    if (video) {
+        if (!web_id_valid(video))
+            return send_error(c, 1, 400, "bad_request", "'video' is not a video id");
+        opts.video = video;
+    }
+    if (source) {
+        if (strcmp(source, "speech") && strcmp(source, "screen") && strcmp(source, "title"))
+            return send_error(c, 1, 400, "bad_request", "'source' is speech, screen or title");
+        opts.source = source;
+    }
+    if (vt_search(lib, q, strlen(q), &opts, &h, &n, &info)) {
+        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+        return send_error(c, 1, 500, "internal", "the search could not run");
+    }
+    doc = json_object();
+    arr = json_array();
+    json_object_set_new(doc, "query", jstr(q));
+    json_object_set_new(doc, "took_ms", json_real(round(info.took_ms * 1000) / 1000));
+    json_object_set_new(doc, "partial", json_boolean(info.partial));
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_object();
+        char *text = guillemets(h[i].text);
+
+        json_object_set_new(o, "video_id", jstr(h[i].video_id));
+        json_object_set_new(o, "title", jstr(h[i].title));
+        json_object_set_new(o, "start_s", jsec(h[i].start_s));
+        json_object_set_new(o, "end_s", jsec(h[i].end_s));
+        json_object_set_new(o, "source", jstr(h[i].source));
+        json_object_set_new(o, "text", jstr(text));
+        json_object_set_new(o, "score", jsec(h[i].score));
+        json_object_set_new(o, "approximate", json_boolean(h[i].approx));
+        json_object_set_new(o, "ref", json_integer(h[i].ref));
+        if (h[i].also[0])
+            json_object_set_new(o, "also", jstr(h[i].also));
+        json_array_append_new(arr, o);
+        free(text);
+    }
+    json_object_set_new(doc, "hits", arr);
+    vt_hits_free(h, n);
+    return send_json(c, 200, doc);
+}
+
+/* Constant-time comparison: the token's length is not secret, its bytes are. */
+static int token_ok(struct MHD_Connection *c)
+{
+    const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    const char *tok = srv.opts->token;
+    size_t n, m;
+    unsigned char diff = 0;
+
+    if (!auth || !tok || strncmp(auth, "Bearer ", 7))
+        return 0;
+    auth += 7;
+    n = strlen(auth);
+    m = strlen(tok);
+    if (n != m)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        diff |= (unsigned char)(auth[i] ^ tok[i]);
+    return diff == 0;
+}
+
+static int enqueue(const char *id)
+{
+    int ok = 0;
+
+    pthread_mutex_lock(&srv.lock);
+    if (srv.q_len < MAX_QUEUE) {
+        snprintf(srv.queue[(srv.q_head + srv.q_len) % MAX_QUEUE], VT_ID_MAX, "%s", id);
+        srv.q_len++;
+        ok = 1;
+        pthread_cond_signal(&srv.wake);
+    }
+    pthread_mutex_unlock(&srv.lock);
+    return ok;
+}
+
+static enum MHD_Result api_add(struct MHD_Connection *c, struct vt_library *lib, struct req *rq)
+{
+    struct MHD_Response *r;
+    json_error_t jerr;
+    json_t *body, *out;
+    const char *path;
+    char id[VT_ID_MAX], loc[96];
+    int is_new, rc;
+    enum MHD_Result ret;
+
+    if (!token_ok(c)) {
+        struct web_buf b = {0};
+
+        web_buf_puts(&b, "{\"error\": {\"code\": \"unauthorized\", \"message\": "
+                         "\"'Authorization: Bearer TOKEN' is missing or wrong\"}}\n");
+        r = MHD_create_response_from_buffer(b.n, b.p, MHD_RESPMEM_MUST_FREE);
+        if (!r) {
+            web_buf_release(&b);
+            return MHD_NO;
+        }
+        MHD_add_response_header(r, "Content-Type", "application/json; charset=utf-8");
+        MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
+        return queue(c, 401, r);
+    }
+    body = json_loadb(rq->body.p ? rq->body.p : "", rq->body.n, 0, &jerr);
+    path = json_string_value(json_object_get(body, "path"));
+    if (!path || !*path || strlen(path) >= PATH_MAX) {
+        json_decref(body);
+        return send_error(c, 1, 400, "bad_request", "the body is not {\"path\": \"FILE\"}");
+    }
+    rc = vt_add_file(lib, path, NULL, id, &is_new);
+    if (rc) {
+        unsigned st = rc == VT_ENOTFOUND ? 404 : rc == VT_EINVAL || rc == VT_EMEDIA ? 422 : 500;
+
+        ret = send_error(c, 1, st, st == 500 ? "internal" : "cannot_add", vt_errmsg(lib));
+        json_decref(body);
+        return ret;
+    }
+    json_decref(body);
+    if (!enqueue(id))
+        return send_error(c, 1, 503, "busy", "too many videos waiting to be indexed");
+    out = json_pack("{s:s, s:b, s:s}", "id", id, "new", is_new, "status", "queued");
+    snprintf(loc, sizeof(loc), "/api/videos/%s", id);
+    {
+        struct web_buf b = {0};
+        char *s = json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+        json_decref(out);
+        web_buf_puts(&b, s ? s : "{}");
+        web_buf_puts(&b, "\n");
+        free(s);
+        r = MHD_create_response_from_buffer(b.n, b.p, MHD_RESPMEM_MUST_FREE);
+        if (!r) {
+            web_buf_release(&b);
+            return MHD_NO;
+        }
+    }
+    MHD_add_response_header(r, "Content-Type", "application/json; charset=utf-8");
+    MHD_add_response_header(r, "Location", loc);
+    return queue(c, 202, r);
+}
+
+/* Indexes what POST /api/videos registered, one video at a time, with its own handle. */
+static void *worker_main(void *arg)
+{
+    struct vt_library *lib = arg;
+
+    for (;;) {
+        char id[VT_ID_MAX];
+
+        pthread_mutex_lock(&srv.lock);
+        while (!srv.q_len && !srv.stopping)
+            pthread_cond_wait(&srv.wake, &srv.lock);
+        if (srv.stopping) {
+            pthread_mutex_unlock(&srv.lock);
+            break;
+        }
+        memcpy(id, srv.queue[srv.q_head], VT_ID_MAX);
+        srv.q_head = (srv.q_head + 1) % MAX_QUEUE;
+        srv.q_len--;
+        pthread_mutex_unlock(&srv.lock);
+        if (vt_process(lib, id))
+            fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+    }
+    vt_library_close(lib);
+    return NULL;
+}
+
+/* ---- routing ---- */
+
+/* Host is 127.0.0.1, localhost or [::1], with an optional :port. */
+static int host_ok(const char *h)
+{
+    static const char *const names[] = {"127.0.0.1", "localhost", "[::1]"};
+
+    if (!h)
+        return 0;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        size_t n = strlen(names[i]);
+        const char *p = h + n;
+
+        if (strncasecmp(h, names[i], n))
+            continue;
+        if (!*p)
+            return 1;
+        if (*p++ != ':' || !*p || strlen(p) > 5)
+            return 0;
+        for (; *p; p++)
+            if (*p < '0' || *p > '9')
+                return 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* "/v/ID" style: the rest of url after prefix when it has no further '/'. */
+static const char *after(const char *url, const char *prefix)
+{
+    size_t n = strlen(prefix);
+
+    if (strncmp(url, prefix, n) || strchr(url + n, '/'))
+        return NULL;
+    return url + n;
+}
+
+static enum MHD_Result send_asset(struct MHD_Connection *c, const char *body, const char *type)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
+
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "Cache-Control", "no-cache");
+    return queue(c, 200, r);
+}
+
+static enum MHD_Result route(struct MHD_Connection *c, const char *url, const char *method,
+                             struct req *rq)
+{
+    int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+    int api = !strncmp(url, "/api/", 5) || !strcmp(url, "/api");
+    struct vt_library *lib;
+    struct web_buf b = {0};
+    const char *rest;
+    char id[VT_ID_MAX];
+    int status;
+
+    if (srv.loopback &&
+        !host_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)))
+        return send_error(c, api, MHD_HTTP_MISDIRECTED_REQUEST, "misdirected",
+                          "this server answers to 127.0.0.1, localhost or [::1] only");
+    if (!strcmp(url, "/api/videos") && !strcmp(method, "POST") && !srv.opts->read_only) {
+        lib = thread_lib();
+        if (!lib)
+            return send_error(c, 1, 500, "internal", "the library cannot be opened");
+        return api_add(c, lib, rq);
+    }
+    if (!get)
+        return send_405(c, api);
+    if (!strcmp(url, "/static/app.css"))
+        return send_asset(c, web_css, "text/css; charset=utf-8");
+    if (!strcmp(url, "/static/app.js"))
+        return send_asset(c, web_js, "text/javascript; charset=utf-8");
+    lib = thread_lib();
+    if (!lib)
+        return send_error(c, api, 500, "internal", "the library cannot be opened");
+    if (!strcmp(url, "/")) {
+        status = web_page_library(
+            lib, &srv.ctx, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "sort"),
+            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state"), &b);
+        return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
+    }
+    if ((rest = after(url, "/v/"))) {
+        status = web_page_video(lib, &srv.ctx, rest,
+                                MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "t"), &b);
+        return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
+    }
+    if (!strcmp(url, "/search")) {
+        status = web_page_search(lib, &srv.ctx,
+                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q"), &b);
+        return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
+    }
+    if ((rest = after(url, "/media/")))
+        return route_media(c, lib, rest);
+    if (!strcmp(url, "/api/videos"))
+        return api_videos(c, lib);
+    if (!strcmp(url, "/api/search"))
+        return api_search(c, lib);
+    if ((rest = after(url, "/api/videos/")))
+        return api_video(c, lib, rest);
+    if (!strncmp(url, "/api/videos/", 12)) {
+        /* /api/videos/ID/frames/N.jpg */
+        const char *p = url + 12, *slash = strchr(p, '/');
+        size_t n = slash ? (size_t)(slash - p) : 0;
+
+        if (n && n < sizeof(id) && !strncmp(slash, "/frames/", 8) && !strchr(slash + 8, '/')) {
+            memcpy(id, p, n);
+            id[n] = '\0';
+            if (web_id_valid(id))
+                return route_frame(c, lib, id, slash + 8);
+        }
+    }
+    return send_error(c, api, 404, "not_found", "nothing here");
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
+                               const char *method, const char *version, const char *upload_data,
+                               size_t *upload_data_size, void **con_cls)
+{
+    struct req *rq = *con_cls;
+
+    if (!rq) {
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+
+        rq = calloc(1, sizeof(*rq));
+        if (!rq)
+            abort();
+        *con_cls = rq;
+        if (cl && strtoull(cl, NULL, 10) > MAX_BODY)
+            return send_error(c, 1, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+                              "the request body is too large");
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        if (rq->body.n + *upload_data_size > MAX_BODY)
+            return send_error(c, 1, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+                              "the request body is too large");
+        web_buf_add(&rq->body, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    return route(c, url, method, rq);
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode toe)
+{
+    struct req *rq = *con_cls;
+
+    if (rq) {
+        web_buf_release(&rq->body);
+        free(rq);
+        *con_cls = NULL;
+    }
+}
+
+/*
+ * %XX decoding, except %00: it stays as it is so a NUL never shortens a path or a
+ * value (the route then matches nothing). MHD has already turned '+' into ' ' in
+ * query values.
+ */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    char *w = s;
+
+    for (const char *r = s; *r;) {
+        int hi, lo;
+
+        if (r[0] == '%' && r[1] && r[2]) {
+            hi = r[1] >= '0' && r[1] <= '9'   ? r[1] - '0'
+                 : r[1] >= 'a' && r[1] <= 'f' ? r[1] - 'a' + 10
+                 : r[1] >= 'A' && r[1] <= 'F' ? r[1] - 'A' + 10
+                                              : -1;
+            lo = r[2] >= '0' && r[2] <= '9'   ? r[2] - '0'
+                 : r[2] >= 'a' && r[2] <= 'f' ? r[2] - 'a' + 10
+                 : r[2] >= 'A' && r[2] <= 'F' ? r[2] - 'A' + 10
+                                              : -1;
+            if (hi >= 0 && lo >= 0 && (hi || lo)) {
+                *w++ = (char)(hi * 16 + lo);
+                r += 3;
+                continue;
+            }
+        }
+        *w++ = *r++;
+    }
+    *w = '\0';
+    return (size_t)(w - s);
+}
+
+int web_serve(const struct web_opts *opts)
+{
+    struct sockaddr_in sa4;
+    struct sockaddr_in6 sa6;
+    struct sockaddr *sa;
+    struct MHD_Daemon *d;
+    const union MHD_DaemonInfo *info;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+    sigset_t set;
+    int sig = 0, ipv6 = strchr(opts->bind, ':') != NULL;
+    struct timespec until;
+
+    memset(&srv, 0, sizeof(srv));
+    srv.opts = opts;
+    srv.ctx.read_only = opts->read_only;
+    pthread_mutex_init(&srv.lock, NULL);
+    pthread_cond_init(&srv.wake, NULL);
+    memset(&sa4, 0, sizeof(sa4));
+    memset(&sa6, 0, sizeof(sa6));
+    if (ipv6) {
+        sa6.sin6_family = AF_INET6;
+        sa6.sin6_port = htons((uint16_t)opts->port);
+        if (inet_pton(AF_INET6, opts->bind, &sa6.sin6_addr) != 1) {
+            fprintf(stderr, "vidtheque: '%s': not an IP address\n", opts->bind);
+            return -1;
+        }
+        srv.loopback = IN6_IS_ADDR_LOOPBACK(&sa6.sin6_addr);
+        sa = (struct sockaddr *)&sa6;
+        flags |= MHD_USE_IPv6;
+    } else {
+        sa4.sin_family = AF_INET;
+        sa4.sin_port = htons((uint16_t)opts->port);
+        if (inet_pton(AF_INET, opts->bind, &sa4.sin_addr) != 1) {
+            fprintf(stderr, "vidtheque: '%s': not an IP address\n", opts->bind);
+            return -1;
+        }
+        srv.loopback = (ntohl(sa4.sin_addr.s_addr) >> 24) == 127;
+        sa = (struct sockaddr *)&sa4;
+    }
+
+    /* every thread started from here on inherits this mask: only sigwait sees them */
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (!opts->read_only) {
+        char err[1024];
+        struct vt_callbacks cb = {on_log, NULL, NULL};
+        struct vt_library *wl = vt_library_open(opts->library_dir, 0, err, sizeof(err));
+
+        if (!wl) {
+            fprintf(stderr, "vidtheque: %s\n", err);
+            return -1;
+        }
+        vt_library_set_callbacks(wl, &cb);
+        if (pthread_create(&srv.worker, NULL, worker_main, wl)) {
+            vt_library_close(wl);
+            fprintf(stderr, "vidtheque: cannot start the indexing thread\n");
+            return -1;
+        }
+        srv.worker_started = 1;
+    }
+
+    d = MHD_start_daemon(flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, sa,
+                         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)POOL_THREADS,
+                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_LIMIT,
+                         (unsigned)256, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)32,
+                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+                         MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_UNESCAPE_CALLBACK,
+                         unescape, NULL, MHD_OPTION_END);
+    if (!d) {
+        fprintf(stderr, "vidtheque: '%s' port %u: cannot listen (%s)\n", opts->bind, opts->port,
+                strerror(errno));
+        goto stop_worker;
+    }
+    info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    fprintf(stderr, "listening on http://%s%s%s:%u\n", ipv6 ? "[" : "", opts->bind, ipv6 ? "]" : "",
+            info ? (unsigned)info->port : opts->port);
+    fflush(stderr);
+
+    while (sigwait(&set, &sig))
+        ;
+    fprintf(stderr, "vidtheque: %s: stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    MHD_stop_daemon(d);
+    for (size_t i = 0; i < srv.n_handles; i++)
+        vt_library_close(srv.handles[i]);
+    srv.n_handles = 0;
+
+stop_worker:
+    if (srv.worker_started) {
+        pthread_mutex_lock(&srv.lock);
+        srv.stopping = 1;
+        pthread_cond_signal(&srv.wake);
+        pthread_mutex_unlock(&srv.lock);
+        /* a video being indexed may take minutes; an interrupted run is resumable */
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 10;
+        if (pthread_timedjoin_np(srv.worker, NULL, &until))
+            fprintf(stderr, "vidtheque: indexing interrupted ('vidtheque resume' finishes it)\n");
+    }
+    return d ? 0 : -1;
+}

@@ -1,0 +1,70 @@
+/*
+ * The web front-end: an HTTP server (web.c, on libmicrohttpd) that serves the
+ * library's pages (web_pages.c), a JSON API and the media files, using only the
+ * public header. This header is shared by those two files and cmd_serve.c.
+ */
+#ifndef VT_WEB_H
+#define VT_WEB_H
+
+#include "vidtheque.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct web_opts {
+    const char *library_dir; /* an existing library */
+    const char *bind;        /* numeric IPv4 or IPv6 address */
+    unsigned port;           /* 0: an ephemeral port */
+    int read_only;
+    const char *token; /* bearer token for writes; NULL in read-only mode */
+};
+
+/*
+ * Serve until SIGINT or SIGTERM. Prints "listening on http://HOST:PORT" on stderr
+ * once the socket is bound. Returns 0, or -1 after printing why it could not start.
+ */
+int web_serve(const struct web_opts *opts);
+
+/* Whether s is a video id as the library makes them: [A-Za-z0-9_-]{1,64}. */
+int web_id_valid(const char *s);
+
+/* A growing string; aborts when memory runs out. p is caller-freed (web_buf_release). */
+struct web_buf {
+    char *p;
+    size_t n, cap;
+};
+void web_buf_add(struct web_buf *b, const char *s, size_t n);
+void web_buf_puts(struct web_buf *b, const char *s);
+void web_buf_printf(struct web_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s escaped for HTML text and double- or single-quoted attribute values; invalid UTF-8 and
+ * control characters are replaced. With marks, VT_MARK_OPEN/CLOSE become <mark></mark>. */
+void web_buf_html(struct web_buf *b, const char *s);
+void web_buf_html_marked(struct web_buf *b, const char *s);
+/* s percent-encoded for a URL query component. */
+void web_buf_url(struct web_buf *b, const char *s);
+void web_buf_release(struct web_buf *b);
+
+/*
+ * The video's document (vt_export_json parsed); NULL with *rc set (VT_ENOTFOUND for an
+ * unknown video). Caller owns the reference (json_decref).
+ */
+json_t *web_video_doc(struct vt_library *lib, const char *id, int *rc);
+
+/* What every page needs to know about the server. */
+struct web_ctx {
+    int read_only;
+};
+
+/*
+ * HTML pages. Each appends a whole document to out and returns the HTTP status.
+ * Query values are as received (NULL when absent); they are validated here.
+ */
+int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const char *sort,
+                     const char *state, struct web_buf *out);
+int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char *id, const char *t,
+                   struct web_buf *out);
+int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const char *q,
+                    struct web_buf *out);
+int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struct web_buf *out);
+
+#endif

@@ -1,0 +1,877 @@
+/*
+ * The web front-end's HTML: the library page, a video's page (in the order of the
+ * demo page: metadata, player, scene timeline, what was stored, provenance, frames
+ * and what the machine read, transcript) and search results. Pages are rendered on
+ * the server from the video document and read without JavaScript; /static/app.js
+ * only adds seeking and the current cue. Every string that comes from a video is
+ * escaped for where it goes; URLs are built only from validated ids and numbers,
+ * or percent-encoded.
+ */
+#include "cli.h"
+#include "web.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- buffer and escaping ---- */
+
+void web_buf_add(struct web_buf *b, const char *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+
+        while (b->n + n + 1 > cap)
+            cap *= 2;
+        b->p = realloc(b->p, cap);
+        if (!b->p)
+            abort();
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+void web_buf_puts(struct web_buf *b, const char *s)
+{
+    web_buf_add(b, s, strlen(s));
+}
+
+void web_buf_printf(struct web_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    char small[512];
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(small, sizeof(small), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof(small)) {
+        web_buf_add(b, small, (size_t)n);
+        return;
+    }
+    {
+        char *big = malloc((size_t)n + 1);
+
+        if (!big)
+            abort();
+        va_start(ap, fmt);
+        vsnprintf(big, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        web_buf_add(b, big, (size_t)n);
+        free(big);
+    }
+}
+
+void web_buf_release(struct web_buf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->n = b->cap = 0;
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+    size_t n;
+    unsigned cp;
+
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+        n = 2;
+        cp = s[0] & 0x1f;
+    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        n = 3;
+        cp = s[0] & 0x0f;
+    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        n = 4;
+        cp = s[0] & 0x07;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+static void html(struct web_buf *b, const char *s, int marks)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+    while (*p) {
+        size_t n;
+
+        switch (*p) {
+        case '&':
+            web_buf_puts(b, "&amp;");
+            break;
+        case '<':
+            web_buf_puts(b, "&lt;");
+            break;
+        case '>':
+            web_buf_puts(b, "&gt;");
+            break;
+        case '"':
+            web_buf_puts(b, "&quot;");
+            break;
+        case '\'':
+            web_buf_puts(b, "&#39;");
+            break;
+        default:
+            if (marks && *p == (unsigned char)VT_MARK_OPEN[0]) {
+                web_buf_puts(b, "<mark>");
+            } else if (marks && *p == (unsigned char)VT_MARK_CLOSE[0]) {
+                web_buf_puts(b, "</mark>");
+            } else if (*p < 0x20 || *p == 0x7f) {
+                web_buf_puts(b, " "); /* line breaks of OCR text, and no control bytes */
+            } else {
+                n = utf8_len(p);
+                if (!n) {
+                    web_buf_puts(b, "\xef\xbf\xbd");
+                    break;
+                }
+                web_buf_add(b, (const char *)p, n);
+                p += n;
+                continue;
+            }
+        }
+        p++;
+    }
+}
+
+void web_buf_html(struct web_buf *b, const char *s)
+{
+    html(b, s, 0);
+}
+
+void web_buf_html_marked(struct web_buf *b, const char *s)
+{
+    html(b, s, 1);
+}
+
+void web_buf_url(struct web_buf *b, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+            *p == '-' || *p == '_' || *p == '.' || *p == '~') {
+            web_buf_add(b, (const char *)p, 1);
+        } else {
+            char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+
+            web_buf_add(b, e, 3);
+        }
+    }
+}
+
+/* ---- the document ---- */
+
+json_t *web_video_doc(struct vt_library *lib, const char *id, int *rc)
+{
+    char *s = NULL;
+    json_t *doc;
+
+    *rc = vt_export_json(lib, id, &s);
+    if (*rc)
+        return NULL;
+    doc = json_loads(s, 0, NULL);
+    free(s);
+    if (!doc)
+        *rc = VT_EIO;
+    return doc;
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+static double jnum(const json_t *o, const char *k)
+{
+    return json_number_value(json_object_get(o, k));
+}
+
+static long long jint(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+
+    return json_is_integer(v) ? (long long)json_integer_value(v) : (long long)json_number_value(v);
+}
+
+/* ---- small formats ---- */
+
+static void put_time(struct web_buf *b, double s)
+{
+    char buf[32];
+
+    cli_fmt_duration(buf, sizeof(buf), s);
+    web_buf_puts(b, buf);
+}
+
+/* Whole seconds for ?t= links: floor, so the moment is not skipped. */
+static long secs(double s)
+{
+    return s > 0 && s < 1e9 ? (long)floor(s) : 0;
+}
+
+/* "1,234" */
+static void put_count(struct web_buf *b, long long v)
+{
+    char d[32], out[48];
+    int n = snprintf(d, sizeof(d), "%lld", v < 0 ? 0 : v), k = 0;
+
+    for (int i = 0; i < n; i++) {
+        if (i && (n - i) % 3 == 0)
+            out[k++] = ',';
+        out[k++] = d[i];
+    }
+    out[k] = '\0';
+    web_buf_puts(b, out);
+}
+
+/* "2026-08-11T11:04:05Z" as "2026-08-11 11:04"; anything else escaped as it is. */
+static void put_date(struct web_buf *b, const char *iso)
+{
+    if (!iso) {
+        web_buf_puts(b, "—");
+    } else if (strlen(iso) >= 16 && iso[10] == 'T') {
+        char d[17];
+
+        memcpy(d, iso, 16);
+        d[10] = ' ';
+        d[16] = '\0';
+        web_buf_html(b, d);
+    } else {
+        web_buf_html(b, iso);
+    }
+}
+
+static void put_took(struct web_buf *b, double s)
+{
+    long t = s > 0 && s < 1e9 ? lround(s) : 0;
+
+    if (t >= 60)
+        web_buf_printf(b, "%ldm %02lds", t / 60, t % 60);
+    else
+        web_buf_printf(b, "%lds", t);
+}
+
+static void put_bytes(struct web_buf *b, long long v)
+{
+    if (v >= 1000000)
+        web_buf_printf(b, "%.1f MB", v / 1e6);
+    else if (v >= 1000)
+        web_buf_printf(b, "%.1f kB", v / 1e3);
+    else
+        web_buf_printf(b, "%lld bytes", v < 0 ? 0 : v);
+}
+
+/* A time link: reads without JS (?t= reloads the page there), seeks with it. */
+static void put_time_link(struct web_buf *b, const char *id, double t, const char *cls)
+{
+    web_buf_puts(b, "<a class=\"");
+    web_buf_puts(b, cls);
+    web_buf_puts(b, "\" href=\"");
+    if (id)
+        web_buf_printf(b, "/v/%s", id);
+    web_buf_printf(b, "?t=%ld\" data-t=\"%.3f\">", secs(t), t);
+    put_time(b, t);
+    web_buf_puts(b, "</a>");
+}
+
+/* The frame image's URL, when the frame has an image. */
+static int put_frame_img(struct web_buf *b, const char *id, const json_t *frame, const char *cls)
+{
+    if (!jstr(frame, "image") || strcmp(jstr(frame, "state") ? jstr(frame, "state") : "", "done"))
+        return 0;
+    web_buf_printf(b,
+                   "<img class=\"%s\" src=\"/api/videos/%s/frames/%lld.jpg\" alt=\"frame %lld at ",
+                   cls, id, jint(frame, "index"), jint(frame, "index"));
+    put_time(b, jnum(frame, "t_s"));
+    web_buf_puts(b, "\" loading=\"lazy\">");
+    return 1;
+}
+
+/* The kept frame nearest t (the last one at or before it, else the first after). */
+static const json_t *frame_near(const json_t *doc, double t)
+{
+    const json_t *best = NULL, *f;
+    size_t i;
+
+    json_array_foreach(json_object_get(doc, "frames"), i, f)
+    {
+        const char *st = jstr(f, "state");
+
+        if (!st || strcmp(st, "done") || !jstr(f, "image"))
+            continue;
+        if (!best || jnum(f, "t_s") <= t + 0.001)
+            best = f;
+        if (jnum(f, "t_s") > t)
+            break;
+    }
+    return best;
+}
+
+static void head(struct web_buf *b, const struct web_ctx *ctx, const char *title, const char *q)
+{
+    web_buf_puts(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+                    "<title>");
+    if (title) {
+        web_buf_html(b, title);
+        web_buf_puts(b, " — ");
+    }
+    web_buf_puts(b, "vidtheque</title><link rel=\"stylesheet\" href=\"/static/app.css\">"
+                    "<script src=\"/static/app.js\" defer></script></head>\n<body><header>"
+                    "<a class=\"brand\" href=\"/\">vidtheque.</a>"
+                    "<form class=\"search\" action=\"/search\" method=\"get\" role=\"search\">"
+                    "<input type=\"search\" name=\"q\" maxlength=\"1000\" "
+                    "placeholder=\"words said or shown\" aria-label=\"search\" value=\"");
+    web_buf_html(b, q ? q : "");
+    web_buf_puts(b, "\"><button>Search</button></form>");
+    if (ctx->read_only)
+        web_buf_puts(b, "<p class=\"ro\">read-only demo</p>");
+    web_buf_puts(b, "</header>\n<main>\n");
+}
+
+static void foot(struct web_buf *b)
+{
+    web_buf_puts(b, "</main></body></html>\n");
+}
+
+int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struct web_buf *out)
+{
+    char t[16];
+
+    snprintf(t, sizeof(t), "%d", status);
+    head(out, ctx, t, NULL);
+    web_buf_printf(out, "<h1>%d</h1><p class=\"error\">", status);
+    web_buf_html(out, msg);
+    web_buf_puts(out, "</p><p><a href=\"/\">Back to the videos</a></p>\n");
+    foot(out);
+    return status;
+}
+
+/* ---- the library page ---- */
+
+struct row {
+    char id[VT_ID_MAX];
+    char *title;
+    double duration_s;
+    char index_state[16], data_status[16];
+    size_t order;
+};
+
+struct rows {
+    struct row *v;
+    size_t n, cap;
+};
+
+static int collect(void *user, const struct vt_video_summary *s)
+{
+    struct rows *r = user;
+    struct row *x;
+
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 32;
+        r->v = realloc(r->v, r->cap * sizeof(*r->v));
+        if (!r->v)
+            abort();
+    }
+    x = &r->v[r->n];
+    memset(x, 0, sizeof(*x));
+    snprintf(x->id, sizeof(x->id), "%s", s->id);
+    x->title = strdup(s->title ? s->title : "");
+    if (!x->title)
+        abort();
+    x->duration_s = s->duration_s;
+    snprintf(x->index_state, sizeof(x->index_state), "%s", s->index_state);
+    snprintf(x->data_status, sizeof(x->data_status), "%s", s->data_status);
+    x->order = r->n++;
+    return 0;
+}
+
+static int by_title(const void *a, const void *b)
+{
+    const struct row *x = a, *y = b;
+    int c = strcasecmp(x->title, y->title);
+
+    return c ? c : (x->order > y->order) - (x->order < y->order);
+}
+
+static int by_duration(const void *a, const void *b)
+{
+    const struct row *x = a, *y = b;
+
+    if (x->duration_s != y->duration_s)
+        return x->duration_s < y->duration_s ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+static int by_newest(const void *a, const void *b)
+{
+    const struct row *x = a, *y = b;
+
+    return (x->order < y->order) - (x->order > y->order);
+}
+
+static const char *const sorts[] = {"added", "newest", "title", "duration", NULL};
+static const char *const states[] = {"queued", "processing", "ready", "failed", NULL};
+
+static int in_list(const char *s, const char *const *list)
+{
+    for (size_t i = 0; s && list[i]; i++)
+        if (!strcmp(s, list[i]))
+            return 1;
+    return 0;
+}
+
+static void put_option(struct web_buf *b, const char *v, const char *label, const char *cur)
+{
+    web_buf_printf(b, "<option value=\"%s\"%s>%s</option>", v,
+                   cur && !strcmp(cur, v) ? " selected" : "", label);
+}
+
+int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const char *sort,
+                     const char *state, struct web_buf *out)
+{
+    struct rows r = {0};
+    size_t shown = 0;
+
+    if (sort && *sort && !in_list(sort, sorts))
+        return web_page_error(ctx, 400, "sort is added, newest, title or duration", out);
+    if (state && *state && !in_list(state, states))
+        return web_page_error(ctx, 400, "state is queued, processing, ready or failed", out);
+    if (vt_list(lib, collect, &r)) {
+        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+        free(r.v);
+        return web_page_error(ctx, 500, "the library cannot be read", out);
+    }
+    if (sort && !strcmp(sort, "title"))
+        qsort(r.v, r.n, sizeof(*r.v), by_title);
+    else if (sort && !strcmp(sort, "duration"))
+        qsort(r.v, r.n, sizeof(*r.v), by_duration);
+    else if (sort && !strcmp(sort, "newest"))
+        qsort(r.v, r.n, sizeof(*r.v), by_newest);
+
+    head(out, ctx, "Videos", NULL);
+    web_buf_puts(out, "<h1>Videos</h1>\n<form class=\"filter\" action=\"/\" method=\"get\">"
+                      "<label>state <select name=\"state\"><option value=\"\">any</option>");
+    for (size_t i = 0; states[i]; i++)
+        put_option(out, states[i], states[i], state);
+    web_buf_puts(out, "</select></label> <label>sort <select name=\"sort\">");
+    put_option(out, "added", "oldest first", sort);
+    put_option(out, "newest", "newest first", sort);
+    put_option(out, "title", "title", sort);
+    put_option(out, "duration", "duration", sort);
+    web_buf_puts(out, "</select></label> <button>Show</button></form>\n<ul class=\"videos\">\n");
+    for (size_t i = 0; i < r.n; i++) {
+        const struct row *x = &r.v[i];
+        json_t *doc;
+        int rc;
+
+        if (state && *state && strcmp(state, x->index_state))
+            continue;
+        shown++;
+        doc = web_video_doc(lib, x->id, &rc);
+        web_buf_printf(out, "<li class=\"video\"><a class=\"thumb\" href=\"/v/%s\">", x->id);
+        if (!doc || !put_frame_img(out, x->id, frame_near(doc, 0), "thumb"))
+            web_buf_puts(out, "<span class=\"nothumb\">no frame</span>");
+        web_buf_printf(out, "</a><div><a class=\"title\" href=\"/v/%s\">", x->id);
+        web_buf_html(out, x->title);
+        web_buf_puts(out, "</a><p class=\"meta\">");
+        if (doc && jstr(doc, "channel")) {
+            web_buf_html(out, jstr(doc, "channel"));
+            web_buf_puts(out, " · ");
+        }
+        put_time(out, x->duration_s);
+        web_buf_printf(out,
+                       " · <span class=\"badge state-%s\">index_state %s</span> "
+                       "<span class=\"badge data-%s\">data_status %s</span></p></div></li>\n",
+                       x->index_state, x->index_state, x->data_status, x->data_status);
+        json_decref(doc);
+    }
+    web_buf_puts(out, "</ul>\n");
+    if (!shown)
+        web_buf_puts(out, r.n ? "<p class=\"empty\">No video in that state.</p>\n"
+                              : "<p class=\"empty\">The library is empty.</p>\n");
+    else
+        web_buf_printf(out, "<p class=\"count\">%zu video(s).</p>\n", shown);
+    foot(out);
+    for (size_t i = 0; i < r.n; i++)
+        free(r.v[i].title);
+    free(r.v);
+    return 200;
+}
+
+/* ---- a video's page ---- */
+
+static void video_meta(struct web_buf *b, const struct web_ctx *ctx, const char *id,
+                       const json_t *doc)
+{
+    const json_t *src = json_object_get(doc, "source");
+    const char *s;
+
+    web_buf_puts(b, "<p class=\"state\"><span class=\"badge state-");
+    web_buf_html(b, jstr(doc, "index_state"));
+    web_buf_puts(b, "\">index_state ");
+    web_buf_html(b, jstr(doc, "index_state"));
+    web_buf_puts(b, "</span> <span class=\"badge\">data_status ");
+    web_buf_html(b, jstr(doc, "data_status"));
+    web_buf_puts(b, "</span></p>\n<p class=\"meta\">");
+    s = jstr(doc, "channel");
+    web_buf_html(b, s ? s : "unknown channel");
+    web_buf_puts(b, " · published ");
+    s = jstr(doc, "published");
+    web_buf_html(b, s ? s : "—");
+    web_buf_puts(b, " · ");
+    put_time(b, jnum(doc, "duration_s"));
+    web_buf_puts(b, " · ");
+    s = jstr(doc, "language");
+    web_buf_html(b, s ? s : "language unknown");
+    web_buf_puts(b, " · indexed ");
+    put_date(b, jstr(doc, "indexed_at"));
+    web_buf_printf(b, "</p>\n<p class=\"source\"><a href=\"/media/%s\">Open the file</a>", id);
+    s = jstr(src, "path");
+    if (!ctx->read_only && s) {
+        web_buf_puts(b, " <code>");
+        web_buf_html(b, s);
+        web_buf_puts(b, "</code>");
+    }
+    web_buf_puts(b, "</p>\n");
+}
+
+static void timeline(struct web_buf *b, const char *id, const json_t *doc)
+{
+    const json_t *shots = json_object_get(doc, "shots"), *s, *f;
+    size_t i;
+
+    web_buf_puts(b, "<section id=\"timeline\"><h2>Scene timeline</h2>\n<ol class=\"shots\">\n");
+    json_array_foreach(shots, i, s)
+    {
+        web_buf_printf(b, "<li><a class=\"seek\" href=\"?t=%ld\" data-t=\"%.3f\">Shot %lld, ",
+                       secs(jnum(s, "start_s")), jnum(s, "start_s"), jint(s, "index"));
+        put_time(b, jnum(s, "start_s"));
+        web_buf_puts(b, " to ");
+        put_time(b, jnum(s, "end_s"));
+        web_buf_printf(b, ", %lld of %lld keyframes kept</a></li>\n", jint(s, "keyframes_kept"),
+                       jint(s, "keyframes_captured"));
+    }
+    web_buf_printf(b, "</ol>\n<p>%zu shot(s).</p>\n<div class=\"strip\" data-duration=\"%.3f\">",
+                   json_array_size(shots), jnum(doc, "duration_s"));
+    json_array_foreach(json_object_get(doc, "frames"), i, f)
+    {
+        if (!jstr(f, "image") || strcmp(jstr(f, "state") ? jstr(f, "state") : "", "done"))
+            continue;
+        web_buf_printf(b, "<a class=\"kf seek\" href=\"?t=%ld\" data-t=\"%.3f\">",
+                       secs(jnum(f, "t_s")), jnum(f, "t_s"));
+        put_frame_img(b, id, f, "kf");
+        web_buf_puts(b, "<span>");
+        put_time(b, jnum(f, "t_s"));
+        web_buf_puts(b, "</span></a>");
+    }
+    web_buf_puts(b, "</div></section>\n");
+}
+
+static void stored_item(struct web_buf *b, const char *name, long long v)
+{
+    web_buf_printf(b, "<div><dt>%s</dt><dd class=\"n\">", name);
+    put_count(b, v);
+    web_buf_puts(b, "</dd><dd>");
+}
+
+static void stored(struct web_buf *b, const json_t *doc)
+{
+    const json_t *s = json_object_get(doc, "stored");
+    const char *src = jstr(s, "cues_source");
+
+    web_buf_puts(b, "<section id=\"stored\"><h2>What was stored</h2>\n<dl class=\"stored\">");
+    stored_item(b, "cues", jint(s, "cues"));
+    web_buf_html(b, src ? src : "no transcript");
+    web_buf_puts(b, "</dd></div>");
+    stored_item(b, "chunks", jint(s, "chunks"));
+    web_buf_puts(b, "from ");
+    put_count(b, jint(s, "cues"));
+    web_buf_puts(b, " cues</dd></div>");
+    stored_item(b, "keyframes", jint(s, "keyframes_kept"));
+    web_buf_puts(b, "kept of ");
+    put_count(b, jint(s, "keyframes_captured"));
+    web_buf_puts(b, " captured</dd></div>");
+    stored_item(b, "frames with text", jint(s, "frames_with_text"));
+    put_count(b, jint(s, "ocr_lines"));
+    web_buf_puts(b, " lines read</dd></div>");
+    stored_item(b, "chapters", jint(s, "chapters"));
+    web_buf_puts(b, "from the source metadata</dd></div>");
+    web_buf_puts(b, "<div><dt>keyframe bytes</dt><dd class=\"n\">");
+    put_bytes(b, jint(s, "keyframe_bytes"));
+    web_buf_puts(b, "</dd><dd>word timings on ");
+    put_count(b, jint(s, "word_timed_cues"));
+    web_buf_puts(b, " cues</dd></div></dl></section>\n");
+}
+
+static void provenance(struct web_buf *b, const json_t *doc)
+{
+    const json_t *s;
+    size_t i;
+
+    web_buf_puts(b, "<section id=\"provenance\"><h2>Provenance</h2>\n<table class=\"prov\">"
+                    "<caption>Each pipeline stage, its state and the model that produced it"
+                    "</caption><thead><tr><th>stage</th><th>state</th><th>model</th>"
+                    "<th>started</th><th>took</th><th>error</th></tr></thead><tbody>\n");
+    json_array_foreach(json_object_get(doc, "stages"), i, s)
+    {
+        web_buf_puts(b, "<tr><td>");
+        web_buf_html(b, jstr(s, "name"));
+        web_buf_puts(b, "</td><td class=\"st\">");
+        web_buf_html(b, jstr(s, "state"));
+        web_buf_puts(b, "</td><td>");
+        web_buf_html(b, jstr(s, "model") ? jstr(s, "model") : "—");
+        web_buf_puts(b, "</td><td>");
+        put_date(b, jstr(s, "started_at"));
+        web_buf_puts(b, "</td><td>");
+        put_took(b, jnum(s, "took_s"));
+        web_buf_puts(b, "</td><td>");
+        web_buf_html(b, jstr(s, "error") ? jstr(s, "error") : "");
+        web_buf_puts(b, "</td></tr>\n");
+    }
+    web_buf_puts(b, "</tbody></table></section>\n");
+}
+
+static void frames(struct web_buf *b, const char *id, const json_t *doc)
+{
+    const json_t *f, *l;
+    size_t i, k;
+
+    web_buf_puts(b, "<section id=\"frames\"><h2>Frames, and what the machine read</h2>\n"
+                    "<ul class=\"frames\">\n");
+    json_array_foreach(json_object_get(doc, "frames"), i, f)
+    {
+        const json_t *ocr = json_object_get(f, "ocr");
+        const char *st = jstr(f, "state") ? jstr(f, "state") : "";
+        int done = !strcmp(st, "done");
+
+        web_buf_printf(b, "<li class=\"frame\" id=\"frame-%lld\"><p class=\"fh\">",
+                       jint(f, "index"));
+        put_time_link(b, NULL, jnum(f, "t_s"), "seek");
+        web_buf_printf(b, " <b>#%lld</b> <span class=\"st\">", jint(f, "index"));
+        web_buf_html(b, st);
+        web_buf_puts(b, "</span>");
+        if (done)
+            web_buf_printf(b, " <span>%zu line(s)</span>", json_array_size(ocr));
+        web_buf_printf(b, "</p><p class=\"fm\">shot %lld · frame %lld", jint(f, "shot"),
+                       jint(f, "frame_no"));
+        if (json_is_integer(json_object_get(f, "duplicate_of")))
+            web_buf_printf(b, " · duplicate of <a href=\"#frame-%lld\">#%lld</a>",
+                           jint(f, "duplicate_of"), jint(f, "duplicate_of"));
+        else
+            web_buf_printf(b, " · sharpness %.1f", jnum(f, "sharpness"));
+        web_buf_puts(b, "</p>");
+        if (done)
+            put_frame_img(b, id, f, "frame");
+        if (json_array_size(ocr)) {
+            web_buf_puts(b, "<ol class=\"ocr\">");
+            json_array_foreach(ocr, k, l)
+            {
+                web_buf_puts(b, "<li>");
+                web_buf_html(b, jstr(l, "text"));
+                web_buf_printf(b, " <span class=\"conf\">%.2f</span></li>", jnum(l, "conf"));
+            }
+            web_buf_puts(b, "</ol>");
+        }
+        web_buf_puts(b, "</li>\n");
+    }
+    web_buf_puts(b, "</ul></section>\n");
+}
+
+/* Words and characters (code points) of the transcript, as the page counts them. */
+static void count_text(const char *s, long long *words, long long *chars)
+{
+    int in_word = 0;
+
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if ((*p & 0xc0) != 0x80)
+            (*chars)++;
+        if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') {
+            in_word = 0;
+        } else if (!in_word) {
+            in_word = 1;
+            (*words)++;
+        }
+    }
+}
+
+static void transcript(struct web_buf *b, const json_t *doc)
+{
+    const json_t *cues = json_object_get(doc, "cues"), *c;
+    long long words = 0, chars = 0;
+    size_t i;
+
+    json_array_foreach(cues, i, c) count_text(jstr(c, "text"), &words, &chars);
+    web_buf_puts(b, "<section id=\"transcript\"><h2>Transcript</h2>\n<p>");
+    put_count(b, (long long)json_array_size(cues));
+    web_buf_puts(b, " cues · ");
+    put_count(b, words);
+    web_buf_puts(b, " words · ");
+    put_count(b, chars);
+    web_buf_puts(b, " chars</p>\n<ol class=\"cues\">\n");
+    json_array_foreach(cues, i, c)
+    {
+        web_buf_printf(b, "<li class=\"cue\" data-t=\"%.3f\" data-end=\"%.3f\">",
+                       jnum(c, "start_s"), jnum(c, "end_s"));
+        put_time_link(b, NULL, jnum(c, "start_s"), "seek");
+        web_buf_puts(b, " ");
+        web_buf_html(b, jstr(c, "text"));
+        web_buf_puts(b, "</li>\n");
+    }
+    web_buf_puts(b, "</ol></section>\n");
+}
+
+/* ?t=SECONDS: whole or decimal seconds within the video, else 0. */
+static double parse_t(const char *t, double duration)
+{
+    char *end;
+    double v;
+
+    if (!t || !*t || strlen(t) > 16)
+        return 0;
+    v = strtod(t, &end);
+    if (*end || !isfinite(v) || v < 0)
+        return 0;
+    return duration > 0 && v > duration ? duration : v;
+}
+
+int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char *id, const char *t,
+                   struct web_buf *out)
+{
+    json_t *doc;
+    double t0;
+    int rc;
+
+    if (!web_id_valid(id))
+        return web_page_error(ctx, 404, "no such video", out);
+    doc = web_video_doc(lib, id, &rc);
+    if (!doc) {
+        if (rc == VT_ENOTFOUND || rc == VT_EINVAL)
+            return web_page_error(ctx, 404, "no such video", out);
+        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+        return web_page_error(ctx, 500, "the video cannot be read", out);
+    }
+    t0 = parse_t(t, jnum(doc, "duration_s"));
+    head(out, ctx, jstr(doc, "title"), NULL);
+    web_buf_printf(out, "<nav class=\"crumbs\"><a href=\"/\">Videos</a> <span>%s</span></nav>\n",
+                   id);
+    web_buf_puts(out, "<h1>");
+    web_buf_html(out, jstr(doc, "title") ? jstr(doc, "title") : id);
+    web_buf_puts(out, "</h1>\n");
+    video_meta(out, ctx, id, doc);
+    web_buf_printf(out,
+                   "<video id=\"player\" controls preload=\"metadata\" src=\"/media/%s#t=%.3f\" "
+                   "data-t0=\"%.3f\"></video>\n",
+                   id, t0, t0);
+    timeline(out, id, doc);
+    stored(out, doc);
+    provenance(out, doc);
+    frames(out, id, doc);
+    transcript(out, doc);
+    web_buf_printf(out, "<p><a id=\"open-at\" href=\"/v/%s?t=%ld\">Open at this second</a></p>\n",
+                   id, secs(t0));
+    foot(out);
+    json_decref(doc);
+    return 200;
+}
+
+/* ---- search ---- */
+
+int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const char *q,
+                    struct web_buf *out)
+{
+    struct vt_search_opts opts = {.limit = 50};
+    struct vt_search_info info = {0};
+    struct vt_hit *hits = NULL;
+    size_t n = 0, qlen = q ? strlen(q) : 0;
+    char *done = NULL;
+
+    head(out, ctx, q && *q ? q : "Search", q);
+    web_buf_puts(out, "<h1>Search</h1>\n");
+    if (!qlen) {
+        web_buf_puts(out, "<p class=\"empty\">Type words said or shown in a video: "
+                          "<code>\"a phrase\"</code>, <code>-not</code>, <code>prefix*</code>, "
+                          "<code>source:screen</code>.</p>\n");
+        goto out;
+    }
+    if (qlen > 1000) {
+        web_buf_puts(out, "<p class=\"empty\">That query is too long: at most 1000 bytes.</p>\n");
+        goto out;
+    }
+    if (vt_search(lib, q, qlen, &opts, &hits, &n, &info)) {
+        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+        web_buf_puts(out, "<p class=\"empty\">The search could not run; try other words.</p>\n");
+        goto out;
+    }
+    if (!n) {
+        web_buf_puts(out, "<p class=\"empty\">Nothing found for “");
+        web_buf_html(out, q);
+        web_buf_puts(out, "”.</p>\n");
+        goto out;
+    }
+    web_buf_printf(out, "<p class=\"count\">%zu moment(s)%s, %.0f ms.</p>\n", n,
+                   info.partial ? " (cut short: older matches may be missing)" : "", info.took_ms);
+    /* grouped by video, videos in the order of their best hit */
+    done = calloc(n, 1);
+    if (!done)
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        json_t *doc;
+        int rc;
+
+        if (done[i])
+            continue;
+        doc = web_video_doc(lib, hits[i].video_id, &rc);
+        web_buf_printf(out, "<section class=\"group\"><h2><a href=\"/v/%s\">", hits[i].video_id);
+        web_buf_html_marked(out, hits[i].title);
+        web_buf_puts(out, "</a></h2>\n<ol class=\"hits\">\n");
+        for (size_t k = i; k < n; k++) {
+            const struct vt_hit *h = &hits[k];
+
+            if (done[k] || strcmp(h->video_id, hits[i].video_id))
+                continue;
+            done[k] = 1;
+            web_buf_printf(out, "<li class=\"hit\"><a class=\"thumb\" href=\"/v/%s?t=%ld\">",
+                           h->video_id, secs(h->start_s));
+            if (!doc || !put_frame_img(out, h->video_id, frame_near(doc, h->start_s), "thumb"))
+                web_buf_puts(out, "<span class=\"nothumb\">no frame</span>");
+            web_buf_puts(out, "</a><div><p>");
+            put_time_link(out, h->video_id, h->start_s, "ts");
+            web_buf_puts(out, " <span class=\"badge src-");
+            web_buf_html(out, h->source);
+            web_buf_puts(out, "\">");
+            web_buf_html(out, h->source);
+            web_buf_puts(out, "</span>");
+            if (h->approx)
+                web_buf_puts(out, " <span class=\"badge approx\">approximate</span>");
+            web_buf_puts(out, "</p><p class=\"text\">");
+            web_buf_html_marked(out, h->text);
+            web_buf_puts(out, "</p></div></li>\n");
+        }
+        web_buf_puts(out, "</ol></section>\n");
+        json_decref(doc);
+    }
+out:
+    foot(out);
+    free(done);
+    vt_hits_free(hits, n);
+    return 200;
+}
