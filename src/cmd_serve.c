@@ -82,6 +82,7 @@ int cmd_serve(int argc, char **argv)
                                           {"port", required_argument, NULL, 'p'},
                                           {"read-only", no_argument, NULL, 'r'},
                                           {"token-file", required_argument, NULL, 't'},
+                                          {"max-per-ip", required_argument, NULL, 'm'},
                                           {"library", required_argument, NULL, 'L'},
                                           {"quiet", no_argument, NULL, 'q'},
                                           {NULL, 0, NULL, 0}};
@@ -116,6 +117,12 @@ int cmd_serve(int argc, char **argv)
             break;
         case 't':
             token_file = optarg;
+            break;
+        case 'm':
+            port = strtol(optarg, &end, 10);
+            if (*end || end == optarg || port < 1 || port > 1000)
+                return cli_usage_error("serve", "--max-per-ip wants 1..1000");
+            o.max_per_ip = (unsigned)port;
             break;
         default:
             return cli_usage_error("serve", "bad option '%s'", argv[optind - 1]);

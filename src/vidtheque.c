@@ -20,7 +20,8 @@ struct cmd {
 
 static const struct cmd commands[] = {
     {"init", cmd_init, "", "create an empty library"},
-    {"add", cmd_add, "[--stt=auto|captions|recognize] FILE...", "register media files and index them; prints their ids"},
+    {"add", cmd_add, "[--stt=auto|captions|recognize] FILE...",
+     "register media files and index them; prints their ids"},
     {"ls", cmd_ls, "", "list videos: id, title, duration, index_state, data_status"},
     {"show", cmd_show, "ID", "everything known about a video, as text"},
     {"search", cmd_search, "[--json] [--limit N] [--video ID] [--source S] QUERY",
@@ -30,7 +31,7 @@ static const struct cmd commands[] = {
     {"redo", cmd_redo, "ID --stage NAME", "re-run a stage and the stages that depend on it"},
     {"resume", cmd_resume, "", "finish whatever interrupted runs left"},
     {"check", cmd_check, "", "check the database's integrity and the frame files"},
-    {"serve", cmd_serve, "[--bind ADDR] [--port N] [--read-only] [--token-file F]",
+    {"serve", cmd_serve, "[--bind ADDR] [--port N] [--read-only] [--token-file F] [--max-per-ip N]",
      "the web application: pages, JSON API and media over HTTP (docs/API.md)"},
     {"help", cmd_help, "[COMMAND]", "show help"},
 };

@@ -34,6 +34,11 @@ enum {
     MAX_HANDLES = 64,
     MAX_BODY = 16 * 1024,
     MAX_QUEUE = 256,
+    /* a connection idle this long is closed: slow clients cannot hold one open by
+     * trickling a byte now and then more slowly than this */
+    IDLE_TIMEOUT_S = 10,
+    MAX_CONNECTIONS = 800, /* below the usual 1024 file descriptors */
+    MAX_PER_IP = 64,       /* --max-per-ip; loopback benchmarks raise it */
 };
 
 struct server {
@@ -1018,13 +1023,13 @@ int web_serve(const struct web_opts *opts)
         srv.worker_started = 1;
     }
 
-    d = MHD_start_daemon(flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, sa,
-                         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)POOL_THREADS,
-                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_LIMIT,
-                         (unsigned)256, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)32,
-                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-                         MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_UNESCAPE_CALLBACK,
-                         unescape, NULL, MHD_OPTION_END);
+    d = MHD_start_daemon(
+        flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned)POOL_THREADS, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        opts->max_per_ip ? opts->max_per_ip : (unsigned)MAX_PER_IP,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
+        completed, NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "vidtheque: '%s' port %u: cannot listen (%s)\n", opts->bind, opts->port,
                 strerror(errno));

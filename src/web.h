@@ -16,7 +16,8 @@ struct web_opts {
     const char *bind;        /* numeric IPv4 or IPv6 address */
     unsigned port;           /* 0: an ephemeral port */
     int read_only;
-    const char *token; /* bearer token for writes; NULL in read-only mode */
+    const char *token;   /* bearer token for writes; NULL in read-only mode */
+    unsigned max_per_ip; /* simultaneous connections from one address (0: default) */
 };
 
 /*
