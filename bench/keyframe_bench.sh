@@ -9,7 +9,7 @@ set -euo pipefail
 root=$(pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-PKGS="libavformat libavcodec libavutil libswscale libswresample sqlite3 jansson tesseract lept libjpeg"
+PKGS=$(sed -n "s/^PKGS = //p" Makefile)
 
 make -s build/rel/libvidtheque.a
 cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -o "$tmp/kfdump" tests/tools/kfdump.c \
