@@ -16,7 +16,9 @@ build_capdump() { # build_capdump LIBDIR OUT [CFLAGS...]
   cc -std=c11 -D_GNU_SOURCE "$@" -I"$ROOT/include" -I"$ROOT/lib" "$ROOT/tests/tools/capdump.c" \
     "$dir/libvidtheque.a" $(pkg-config --cflags --libs $PKGS) -lm -pthread -o "$out"
 }
-build_capdump "$BUILD" "$T/capdump" || fail "cannot build capdump against $BUILD"
+main_flags=()
+[[ $BUILD == */san ]] && main_flags=(-fsanitize=address,undefined -fno-sanitize-recover=all)
+build_capdump "$BUILD" "$T/capdump" "${main_flags[@]}" || fail "cannot build capdump against $BUILD"
 CAP=$T/capdump
 # The ASan/UBSan build, if present and current, runs the hostile inputs.
 SAN=$ROOT/build/san
