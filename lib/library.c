@@ -182,8 +182,8 @@ out:
     return rc;
 }
 
-int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_opts *opts,
-                char *id, int *is_new)
+int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_opts *opts, char *id,
+                int *is_new)
 {
     const char *stt = opts && opts->stt ? opts->stt : "auto";
     char real[PATH_MAX], err[512];
