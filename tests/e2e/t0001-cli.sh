@@ -83,6 +83,28 @@ vt export "$id" > "$T/doc3.json"
 [[ $(ls "$LIB/frames/$id" | wc -l) == 1 ]] || fail "stale frame folders: $(ls "$LIB/frames/$id")"
 expect_exit 0 vt check
 
+# A failed stage fails only itself and what depends on it: OCR without its language data.
+gen_clip "$T/b.mp4" 3 'Second Clip'
+rc=0
+TESSDATA_PREFIX=$T/nonexistent "$VIDTHEQUE" -q -L "$LIB" add "$T/b.mp4" > "$T/out" 2> "$T/err" || rc=$?
+[[ $rc == 1 ]] || fail "add with a failing stage exited $rc"
+one_line_err
+grep -q "ocr failed" "$T/err" || fail "the error line does not say ocr failed: $(cat "$T/err")"
+bid=$(cat "$T/out")
+vt export "$bid" > "$T/b.json"
+[[ $(json "$T/b.json" "{s['name']: s['state'] for s in d['stages']}") == "{'fetch': 'done', 'stt': 'skipped', 'chunk': 'skipped', 'text_embed': 'skipped', 'keyframe': 'done', 'ocr': 'failed', 'frame_embed': 'skipped'}" ]] ||
+  fail "stages after an ocr failure: $(json "$T/b.json" "{s['name']: s['state'] for s in d['stages']}")"
+[[ $(json "$T/b.json" "(d['index_state'], d['data_status'])") == "('ready', 'partial')" ]] || fail "state after a failure"
+[[ -n $(json "$T/b.json" "[s['error'] for s in d['stages'] if s['name']=='ocr'][0]") ]] || fail "no error recorded"
+vt show "$bid" > "$T/show"
+grep -q "ocr        failed" "$T/show" || fail "show does not say ocr failed"
+[[ $(json "$T/b.json" "len([f for f in d['frames'] if f['state']=='done'])") -ge 1 ]] || fail "keyframes lost"
+expect_exit 0 vt redo "$bid" --stage ocr
+vt export "$bid" > "$T/b2.json"
+[[ $(json "$T/b2.json" "(d['index_state'], d['data_status'])") == "('ready', 'ok')" ]] || fail "redo did not mend it"
+[[ $(json "$T/b2.json" "' '.join(l['text'] for f in d['frames'] for l in f['ocr'])") == *Second* ]] || fail "redo ocr read nothing"
+expect_exit 0 vt rm "$bid"
+
 expect_exit 0 vt resume
 expect_exit 0 vt rm "$id"
 expect_exit 0 vt ls
