@@ -18,3 +18,6 @@ bash bench/search_bench.sh
 echo
 echo "== whole add: peak memory and realtime factors"
 bash bench/add_bench.sh
+echo
+echo "== web server: wrk on loopback vs the same bodies from python3 -m http.server"
+bash bench/web_bench.sh

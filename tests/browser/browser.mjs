@@ -1,0 +1,178 @@
+// End to end in a real browser (Debian's Chromium, driven by playwright-core):
+//   node tests/browser/browser.mjs BASE_URL VIDEO_ID OUTDIR [SLIDE_WORD]
+// BASE_URL is the vidtheque server (http://127.0.0.1:PORT). Checks that clicking a
+// transcript cue seeks the player there, that /v/ID?t=S starts the player at S, that a
+// search from the search page leads to /v/ID?t=S with the player at S; saves screenshots
+// of the library, video and search pages in OUTDIR. Exits 1 with "FAIL: ..." on any
+// failure. Chromium only ever talks to 127.0.0.1: no background networking, no updates,
+// no QUIC, no sync, a fresh profile, and every request to another host is aborted and
+// counted as a failure.
+import { mkdtempSync, mkdirSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const [base, id, outdir, word = 'harbor'] = process.argv.slice(2);
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const TOL = 0.5;
+
+function fail(msg) {
+  console.error(`FAIL: ${msg}`);
+  process.exitCode = 1;
+  throw new Error(msg);
+}
+function note(msg) { console.log(`# ${msg}`); }
+
+if (!base || !id || !outdir) {
+  console.error('usage: browser.mjs BASE_URL VIDEO_ID OUTDIR [SLIDE_WORD]');
+  process.exit(2);
+}
+if (!existsSync(CHROMIUM)) {
+  console.error(`FAIL: ${CHROMIUM} is missing: install Debian's chromium (scripts/install-deps.sh)`);
+  process.exit(1);
+}
+let chromium;
+try {
+  ({ chromium } = await import('playwright-core'));
+} catch (e) {
+  console.error('FAIL: playwright-core is not installed: run (cd tests/browser && npm ci)');
+  process.exit(1);
+}
+const origin = new URL(base).origin;
+if (new URL(base).hostname !== '127.0.0.1') {
+  console.error(`FAIL: ${base} is not on 127.0.0.1`);
+  process.exit(2);
+}
+mkdirSync(outdir, { recursive: true });
+
+const profile = mkdtempSync(join(tmpdir(), 'vt-chromium-'));
+let context;
+const foreign = [];
+const pageErrors = [];
+
+// The player's state, read in the page.
+async function playerState(page) {
+  return page.evaluate(() => {
+    const p = document.getElementById('player');
+    return p ? { t: p.currentTime, ready: p.readyState, seeking: p.seeking,
+                 err: p.error ? p.error.code : null, dur: p.duration } : null;
+  });
+}
+
+// Wait until the player has metadata and is not seeking, with currentTime near want.
+// play() after a click keeps the time moving, so accept [want - TOL, want + TOL] at the
+// first settled reading after the seek.
+async function expectPlayerNear(page, want, what) {
+  const deadline = Date.now() + 15000;
+  let s = null;
+  while (Date.now() < deadline) {
+    s = await playerState(page);
+    if (!s) fail(`${what}: no #player on ${page.url()}`);
+    if (s.err) fail(`${what}: the player failed to load the media (MediaError ${s.err})`);
+    if (s.ready >= 1 && !s.seeking && Math.abs(s.t - want) <= TOL) {
+      note(`${what}: currentTime ${s.t.toFixed(3)} (want ${want.toFixed(3)} ± ${TOL})`);
+      return s;
+    }
+    await page.waitForTimeout(50);
+  }
+  fail(`${what}: currentTime ${s && s.t}, readyState ${s && s.ready}, want ${want} ± ${TOL}`);
+}
+
+try {
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+           '--disable-component-update', '--no-first-run', '--disable-quic', '--disable-sync',
+           '--disable-default-apps', '--disable-extensions', '--no-default-browser-check',
+           '--autoplay-policy=no-user-gesture-required', '--mute-audio'],
+    viewport: { width: 1280, height: 900 },
+    timeout: 30000,
+  });
+  // Nothing but the server under test.
+  await context.route('**/*', (route) => {
+    const u = route.request().url();
+    if (u.startsWith(origin + '/') || u === origin || u.startsWith('data:') || u.startsWith('blob:')) {
+      return route.continue();
+    }
+    foreign.push(u);
+    return route.abort();
+  });
+  const page = context.pages()[0] || (await context.newPage());
+  page.setDefaultTimeout(15000);
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(`console: ${m.text()}`); });
+
+  // ---- the library page ----
+  let r = await page.goto(`${base}/`);
+  if (!r || r.status() !== 200) fail(`GET / gave ${r && r.status()}`);
+  if (!(await page.locator(`a[href="/v/${id}"]`).count())) fail('the library page does not link the video');
+  const thumbOk = await page.evaluate(() => {
+    const img = document.querySelector('img');
+    return img ? img.complete && img.naturalWidth > 0 : false;
+  });
+  if (!thumbOk) fail('the library page thumbnail did not load');
+  await page.screenshot({ path: join(outdir, 'library.png'), fullPage: true });
+  note('library page ok');
+
+  // ---- the video page: click a transcript cue ----
+  r = await page.goto(`${base}/v/${id}`);
+  if (!r || r.status() !== 200) fail(`GET /v/${id} gave ${r && r.status()}`);
+  await page.waitForFunction(() => {
+    const p = document.getElementById('player');
+    return (p && p.readyState >= 1) || (p && p.error);
+  }, null, { timeout: 15000 }).catch(() => {});
+  let s = await playerState(page);
+  if (!s || s.err || s.ready < 1) fail(`the player did not load /media/${id}: ${JSON.stringify(s)}`);
+  if (!(s.dur > 1)) fail(`the player's duration is ${s.dur}`);
+  note(`player loaded, duration ${s.dur.toFixed(2)} s`);
+  const cues = page.locator('li.cue a.seek[data-t]');
+  const n = await cues.count();
+  if (n < 1) fail('the video page has no transcript cue link');
+  // the last cue: furthest from the start, so a seek that did nothing is caught
+  const cue = cues.nth(n - 1);
+  const cueT = parseFloat(await cue.getAttribute('data-t'));
+  if (!(cueT > 1)) fail(`the cue time ${cueT} is too close to 0 to prove a seek`);
+  const urlBefore = page.url();
+  await cue.click();
+  await expectPlayerNear(page, cueT, `click on the cue at ${cueT}`);
+  if (page.url() !== urlBefore) fail(`the cue click navigated to ${page.url()} instead of seeking`);
+  await page.evaluate(() => document.getElementById('player').pause());
+  await page.screenshot({ path: join(outdir, 'video.png'), fullPage: true });
+
+  // ---- /v/ID?t=SECONDS ----
+  const tq = Math.max(1, Math.floor(s.dur / 2));
+  r = await page.goto(`${base}/v/${id}?t=${tq}`);
+  if (!r || r.status() !== 200) fail(`GET /v/${id}?t=${tq} gave ${r && r.status()}`);
+  await expectPlayerNear(page, tq, `/v/${id}?t=${tq}`);
+
+  // ---- search from the search page, follow the first hit ----
+  r = await page.goto(`${base}/search`);
+  if (!r || r.status() !== 200) fail(`GET /search gave ${r && r.status()}`);
+  await page.fill('form.search input[name="q"]', word);
+  await Promise.all([page.waitForURL(/\/search\?q=/), page.press('form.search input[name="q"]', 'Enter')]);
+  if (!(await page.locator('li.hit').count())) fail(`searching '${word}' found nothing on ${page.url()}`);
+  await page.screenshot({ path: join(outdir, 'search.png'), fullPage: true });
+  const first = page.locator('li.hit a.ts').first();
+  const href = await first.getAttribute('href');
+  const m = /^\/v\/([A-Za-z0-9_-]+)\?t=([0-9]+)$/.exec(href || '');
+  if (!m || m[1] !== id) fail(`the first hit links '${href}', expected /v/${id}?t=N`);
+  const hitT = Number(m[2]);
+  await Promise.all([page.waitForURL(/\/v\/[^?]+\?t=/), first.click()]);
+  const u = new URL(page.url());
+  if (u.origin !== origin || u.pathname !== `/v/${id}` || u.searchParams.get('t') !== String(hitT)) {
+    fail(`following the hit went to ${page.url()}, expected /v/${id}?t=${hitT}`);
+  }
+  await expectPlayerNear(page, hitT, `search hit '${word}' -> ${u.pathname}${u.search}`);
+
+  if (pageErrors.length) fail(`errors in the page: ${pageErrors.join(' | ')}`);
+  if (foreign.length) fail(`the browser tried to reach other hosts: ${foreign.join(', ')}`);
+  console.log('browser: all good');
+} catch (e) {
+  if (!process.exitCode) {
+    console.error(`FAIL: ${e && e.message ? e.message : e}`);
+    process.exitCode = 1;
+  }
+} finally {
+  if (context) await context.close().catch(() => {});
+  rmSync(profile, { recursive: true, force: true });
+}
