@@ -9,8 +9,8 @@
 #include "query.h"
 #include "util.h"
 
-#include <assert.h>
 #include <math.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,14 +22,14 @@ struct df_entry {
     long long docs;
 };
 
-#define STMT_CACHE 16
+#define STMT_CACHE 64
 
 struct vt_store {
     sqlite3 *db;
     char err[512];
-    /* statements of the search path, prepared once (keyed by their SQL literal) */
+    /* statements prepared once and reused (parsing SQL cost more than running it) */
     struct {
-        const char *sql;
+        char *sql;
         sqlite3_stmt *st;
     } cache[STMT_CACHE];
     /* document frequencies of indexed terms, counted once per handle (see term_docs) */
@@ -166,43 +166,51 @@ static int exec(struct vt_store *s, const char *sql)
     return 0;
 }
 
-static int prepare(struct vt_store *s, const char *sql, sqlite3_stmt **st)
-{
-    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
-        *st = NULL;
-        return fail(s, "prepare");
-    }
-    return 0;
-}
-
 /*
- * A statement prepared once for the life of the handle, for the hot search path.
- * sql must be a string literal (its address is the key). The caller resets it
- * with done() instead of finalizing it.
+ * Prepare sql, or reuse the statement prepared for the same text before: a handle
+ * serves the same few dozen statements over and over (the web server's threads each
+ * keep one). Statements are given back with finish(), never finalized directly. A
+ * cached statement still in use (a nested read of the same SQL) gets a fresh one.
  */
-static int prepare_cached(struct vt_store *s, const char *sql, sqlite3_stmt **st)
+static int prepare(struct vt_store *s, const char *sql, sqlite3_stmt **st)
 {
     size_t i;
 
-    for (i = 0; i < STMT_CACHE && s->cache[i].sql; i++)
-        if (s->cache[i].sql == sql) {
-            *st = s->cache[i].st;
-            return 0;
-        }
-    assert(i < STMT_CACHE); /* a programmer error: raise STMT_CACHE */
+    for (i = 0; i < STMT_CACHE && s->cache[i].sql; i++) {
+        if (strcmp(s->cache[i].sql, sql))
+            continue;
+        if (sqlite3_stmt_busy(s->cache[i].st))
+            break;
+        *st = s->cache[i].st;
+        return 0;
+    }
     if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK) {
         *st = NULL;
         return fail(s, "prepare");
     }
-    s->cache[i].sql = sql;
-    s->cache[i].st = *st;
+    for (i = 0; i < STMT_CACHE; i++) {
+        if (!s->cache[i].sql) {
+            s->cache[i].sql = vt_xstrdup(sql);
+            s->cache[i].st = *st;
+            break;
+        }
+    }
     return 0;
 }
 
-static void done(sqlite3_stmt *st)
+/* Give back a statement from prepare(): reset if cached, finalized otherwise. */
+static void finish(struct vt_store *s, sqlite3_stmt *st)
 {
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
+    if (!st)
+        return;
+    for (size_t i = 0; i < STMT_CACHE && s->cache[i].sql; i++) {
+        if (s->cache[i].st == st) {
+            sqlite3_reset(st);
+            sqlite3_clear_bindings(st);
+            return;
+        }
+    }
+    finish(s, st);
 }
 
 static void bind_text(sqlite3_stmt *st, int i, const char *v)
@@ -225,7 +233,7 @@ static int step_done(struct vt_store *s, sqlite3_stmt *st, const char *what)
 {
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, what);
 
-    sqlite3_finalize(st);
+    finish(s, st);
     return rc;
 }
 
@@ -239,7 +247,7 @@ static int migrate(struct vt_store *s)
         return rc;
     if (sqlite3_step(st) == SQLITE_ROW)
         version = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
+    finish(s, st);
     if (version > (int)VT_ARRAY_LEN(migrations)) {
         snprintf(s->err, sizeof(s->err),
                  "database: schema version %d is newer than this program (%d)", version,
@@ -256,7 +264,7 @@ static int migrate(struct vt_store *s)
     if (rc)
         goto fail;
     version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-    sqlite3_finalize(st);
+    finish(s, st);
     for (int v = version; v < (int)VT_ARRAY_LEN(migrations); v++) {
         char pragma[64];
 
@@ -365,7 +373,7 @@ static int register_rank(struct vt_store *s)
         return rc;
     sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
     sqlite3_step(st);
-    sqlite3_finalize(st);
+    finish(s, st);
     if (!api || api->iVersion < 2 ||
         api->xCreateFunction(api, "vtrank", NULL, vtrank, NULL) != SQLITE_OK) {
         snprintf(s->err, sizeof(s->err), "database: SQLite has no usable FTS5");
@@ -374,11 +382,26 @@ static int register_rank(struct vt_store *s)
     return 0;
 }
 
+/*
+ * SQLite's memory statistics take a global mutex on every allocation, which threads
+ * each with their own connection (the web server) then fight over. We never read
+ * them. This must run before SQLite initialises, hence once, before the first open.
+ */
+static void sqlite_setup(void)
+{
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    sqlite3_initialize();
+}
+
 int vt_store_open(const char *db_path, struct vt_store **out, char *err, size_t errlen)
 {
-    struct vt_store *s = vt_xcalloc(1, sizeof(*s));
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+    struct vt_store *s;
     int rc;
 
+    pthread_once(&once, sqlite_setup);
+    s = vt_xcalloc(1, sizeof(*s));
     *out = NULL;
     if (sqlite3_open_v2(db_path, &s->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
@@ -455,7 +478,7 @@ int vt_store_check(struct vt_store *s)
         rc = 0;
     else
         snprintf(s->err, sizeof(s->err), "database: integrity check failed");
-    sqlite3_finalize(st);
+    finish(s, st);
     return rc;
 }
 
@@ -529,7 +552,7 @@ int vt_store_video_get(struct vt_store *s, const char *id, struct vt_video_rec *
     } else {
         rc = fail(s, "read video");
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     return rc;
 }
 
@@ -549,7 +572,7 @@ static int lookup_id(struct vt_store *s, const char *sql, const char *arg, char 
     } else {
         rc = rc == SQLITE_DONE ? VT_ENOTFOUND : fail(s, "look up video");
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     return rc;
 }
 
@@ -679,7 +702,7 @@ int vt_store_video_each(struct vt_store *s, int (*fn)(void *user, const struct v
             break;
     }
     rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : fail(s, "list videos");
-    sqlite3_finalize(st);
+    finish(s, st);
     return rc;
 }
 
@@ -715,7 +738,7 @@ int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **re
         x->took_s = sqlite3_column_double(st, 6);
         x->attempts = sqlite3_column_int(st, 7);
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     if (rc != SQLITE_DONE) {
         vt_stage_recs_free(r, len);
         return fail(s, "read stages");
@@ -779,7 +802,7 @@ int vt_store_unfinished(struct vt_store *s, char ***ids, size_t *n)
         vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
         v[len++] = col_dup(st, 0);
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     if (rc != SQLITE_DONE) {
         for (size_t i = 0; i < len; i++)
             free(v[i]);
@@ -832,7 +855,7 @@ int vt_store_chapters_replace(struct vt_store *s, const char *id, const struct v
             rc = fail(s, "insert chapter");
         sqlite3_reset(st);
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     return rc;
 }
 
@@ -859,7 +882,7 @@ int vt_store_chapters(struct vt_store *s, const char *id, struct vt_store_chapte
         c[len].source = col_dup(st, 3);
         len++;
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     if (rc != SQLITE_DONE) {
         vt_store_chapters_free(c, len);
         return fail(s, "read chapters");
@@ -916,7 +939,7 @@ int vt_store_keyframes_replace(struct vt_store *s, const char *id, const struct 
             rc = fail(s, "insert shot");
         sqlite3_reset(st);
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     if (rc)
         return rc;
     rc = prepare(s,
@@ -952,7 +975,7 @@ int vt_store_keyframes_replace(struct vt_store *s, const char *id, const struct 
             rc = fail(s, "insert frame");
         sqlite3_reset(st);
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     return rc;
 }
 
@@ -979,7 +1002,7 @@ int vt_store_shots(struct vt_store *s, const char *id, struct vt_kf_shot **out, 
         v[len].kept = sqlite3_column_int(st, 3);
         len++;
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     if (rc != SQLITE_DONE) {
         free(v);
         return fail(s, "read shots");
@@ -1023,7 +1046,7 @@ int vt_store_frames(struct vt_store *s, const char *id, struct vt_store_frame **
         x->f.height = sqlite3_column_int(st, 9);
         x->f.phash = (uint64_t)sqlite3_column_int64(st, 10);
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     st = NULL;
     if (rc != SQLITE_DONE) {
         rc = fail(s, "read frames");
@@ -1063,7 +1086,7 @@ int vt_store_frames(struct vt_store *s, const char *id, struct vt_store_frame **
                 ln->box[k] = sqlite3_column_int(st, 3 + k);
         }
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     if (rc != SQLITE_DONE) {
         rc = fail(s, "read OCR lines");
         goto fail;
@@ -1204,7 +1227,7 @@ int vt_store_fuzzy_terms(struct vt_store *s, const char *word, void (*fn)(void *
         rc = rc == SQLITE_DONE ? 0 : fail(s, "fuzzy lookup");
         sqlite3_reset(st);
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     return rc;
 }
 
@@ -1239,7 +1262,7 @@ int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_in
             sqlite3_reset(st);
         }
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     if (!rc)
         rc = prepare(s, "INSERT OR IGNORE INTO fuzzy (del, term) VALUES (?, ?)", &fc.st);
     for (size_t i = 0; i < n && !rc; i++)
@@ -1247,7 +1270,7 @@ int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_in
             vt_tokenize(pages[i].lines[k].text, strlen(pages[i].lines[k].text), add_fuzzy, &fc);
             rc = fc.rc;
         }
-    sqlite3_finalize(fc.st);
+    finish(s, fc.st);
     return rc ? rc : screen_docs_refresh(s, id);
 }
 
@@ -1358,10 +1381,10 @@ int vt_store_transcript_replace(struct vt_store *s, const char *id, const struct
             rc = pc.rc;
         }
     }
-    sqlite3_finalize(cue);
-    sqlite3_finalize(word);
-    sqlite3_finalize(doc);
-    sqlite3_finalize(pc.st);
+    finish(s, cue);
+    finish(s, word);
+    finish(s, doc);
+    finish(s, pc.st);
     free(meta);
     return rc;
 }
@@ -1387,7 +1410,7 @@ int vt_store_transcript(struct vt_store *s, const char *id, struct vt_transcript
         c->end_s = sqlite3_column_double(st, 1);
         c->text = col_dup(st, 2);
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     if (rc != SQLITE_DONE) {
         rc = fail(s, "read cues");
         goto fail;
@@ -1424,7 +1447,7 @@ int vt_store_transcript(struct vt_store *s, const char *id, struct vt_transcript
             w->conf = sqlite3_column_double(st, 4);
         }
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     if (rc != SQLITE_DONE) {
         rc = fail(s, "read words");
         goto fail;
@@ -1466,7 +1489,7 @@ int vt_store_chunks_replace(struct vt_store *s, const char *id, const struct vt_
             rc = fail(s, "insert chunk");
         sqlite3_reset(st);
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     return rc;
 }
 
@@ -1494,7 +1517,7 @@ int vt_store_chunks(struct vt_store *s, const char *id, struct vt_chunk **out, s
         v[len].last_cue = sqlite3_column_int(st, 4);
         len++;
     }
-    sqlite3_finalize(st);
+    finish(s, st);
     if (rc != SQLITE_DONE) {
         vt_chunks_free(v, len);
         return fail(s, "read chunks");
@@ -1563,18 +1586,17 @@ int vt_store_fts(struct vt_store *s, const char *match, const char *source, cons
         vt_sb_addf(&m, " AND meta : \"%s\"", strchr(meta, ' ') + 1);
         free(meta);
     }
-    rc = prepare_cached(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
+    rc = prepare(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
     if (!rc && sqlite3_step(st) == SQLITE_ROW)
         hi = sqlite3_column_int64(st, 0);
     if (st)
-        done(st);
+        finish(s, st);
     st = NULL;
     if (!rc)
-        rc = prepare_cached(
-            s,
-            "SELECT rowid, vtrank(docs_fts, ?3, ?6) FROM docs_fts WHERE docs_fts MATCH ?1"
-            " AND rowid > ?4 AND rowid <= ?5 ORDER BY rowid DESC LIMIT ?2",
-            &st);
+        rc = prepare(s,
+                     "SELECT rowid, vtrank(docs_fts, ?3, ?6) FROM docs_fts WHERE docs_fts MATCH ?1"
+                     " AND rowid > ?4 AND rowid <= ?5 ORDER BY rowid DESC LIMIT ?2",
+                     &st);
     /*
      * Newest rows first, in growing windows: a query whose matches are many is served
      * from the first window; one whose terms are common but rarely together would
@@ -1605,7 +1627,7 @@ int vt_store_fts(struct vt_store *s, const char *match, const char *source, cons
         }
     }
     if (st)
-        done(st);
+        finish(s, st);
     vt_sb_release(&m);
     if (rc) {
         free(v);
@@ -1620,11 +1642,10 @@ int vt_store_doc(struct vt_store *s, long long rowid,
                  void (*fn)(void *user, const struct vt_doc *d), void *user)
 {
     sqlite3_stmt *st;
-    int rc =
-        prepare_cached(s,
-                       "SELECT d.video_id, v.title, d.source, d.ref, d.start_s, d.end_s, d.text"
-                       " FROM docs d JOIN videos v ON v.id = d.video_id WHERE d.id = ?",
-                       &st);
+    int rc = prepare(s,
+                     "SELECT d.video_id, v.title, d.source, d.ref, d.start_s, d.end_s, d.text"
+                     " FROM docs d JOIN videos v ON v.id = d.video_id WHERE d.id = ?",
+                     &st);
 
     if (rc)
         return rc;
@@ -1650,7 +1671,7 @@ int vt_store_doc(struct vt_store *s, long long rowid,
     } else {
         rc = rc == SQLITE_DONE ? VT_ENOTFOUND : fail(s, "read index row");
     }
-    done(st);
+    finish(s, st);
     return rc;
 }
 
@@ -1674,23 +1695,22 @@ static int count_term_docs(struct vt_store *s, const char *term, long long *docs
     sqlite3_stmt *st;
     long long top = 0, in_window = 0;
     char *match;
-    int rc = prepare_cached(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
+    int rc = prepare(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
 
     if (rc)
         return rc;
     if (sqlite3_step(st) == SQLITE_ROW)
         top = sqlite3_column_int64(st, 0);
-    done(st);
+    finish(s, st);
     match = vt_xasprintf("text : \"%s\"", term); /* tokens hold no quotes */
-    rc = prepare_cached(s, "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?1 AND rowid > ?2",
-                        &st);
+    rc = prepare(s, "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?1 AND rowid > ?2", &st);
     if (!rc) {
         bind_text(st, 1, match);
         sqlite3_bind_int64(st, 2, top - DF_WINDOW);
         rc = sqlite3_step(st);
         in_window = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
         rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "term statistics");
-        done(st);
+        finish(s, st);
     }
     free(match);
     if (rc)
@@ -1699,14 +1719,14 @@ static int count_term_docs(struct vt_store *s, const char *term, long long *docs
         *docs = in_window * top / DF_WINDOW;
         return 0;
     }
-    rc = prepare_cached(s, "SELECT doc FROM docs_vocab WHERE term = ?", &st);
+    rc = prepare(s, "SELECT doc FROM docs_vocab WHERE term = ?", &st);
     if (rc)
         return rc;
     bind_text(st, 1, term);
     rc = sqlite3_step(st);
     *docs = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "term statistics");
-    done(st);
+    finish(s, st);
     return rc;
 }
 
@@ -1755,7 +1775,7 @@ int vt_store_phonetic_terms(struct vt_store *s, const char *key, int max,
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         fn(user, (const char *)sqlite3_column_text(st, 0));
     rc = rc == SQLITE_DONE ? 0 : fail(s, "phonetic lookup");
-    sqlite3_finalize(st);
+    finish(s, st);
     return rc;
 }
 
@@ -1778,10 +1798,10 @@ int vt_store_cue_words(struct vt_store *s, const char *id, int cue,
                        void *user)
 {
     sqlite3_stmt *st;
-    int rc = prepare_cached(s,
-                            "SELECT text, start_s, end_s FROM words WHERE video_id = ? AND"
-                            " cue_idx = ? ORDER BY idx",
-                            &st);
+    int rc = prepare(s,
+                     "SELECT text, start_s, end_s FROM words WHERE video_id = ? AND"
+                     " cue_idx = ? ORDER BY idx",
+                     &st);
 
     if (rc)
         return rc;
@@ -1794,6 +1814,6 @@ int vt_store_cue_words(struct vt_store *s, const char *id, int cue,
             break;
     }
     rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : fail(s, "read words");
-    done(st);
+    finish(s, st);
     return rc;
 }
