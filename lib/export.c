@@ -284,6 +284,7 @@ int vt_export_subtitles(struct vt_library *lib, const char *id, const char *form
 int vt_export_json(struct vt_library *lib, const char *id, char **out)
 {
     struct vt_video_rec v;
+    long long version;
     json_t *doc;
     int rc;
 
@@ -292,6 +293,14 @@ int vt_export_json(struct vt_library *lib, const char *id, char **out)
         return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
     /* one read snapshot, so a concurrent writer cannot tear the document */
     rc = vt_store_begin_read(lib->store);
+    version = rc ? -1 : vt_store_version(lib->store);
+    for (size_t i = 0; version >= 0 && i < VT_ARRAY_LEN(lib->docs); i++) {
+        if (lib->docs[i].json && lib->docs[i].version == version && !strcmp(lib->docs[i].id, id)) {
+            vt_store_rollback(lib->store);
+            *out = vt_xstrdup(lib->docs[i].json);
+            return 0;
+        }
+    }
     if (rc)
         return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
     rc = vt_store_video_get(lib->store, id, &v);
@@ -308,5 +317,13 @@ int vt_export_json(struct vt_library *lib, const char *id, char **out)
     json_decref(doc);
     if (!*out)
         return vt_lib_fail(lib, VT_EIO, "cannot encode the document as JSON");
+    if (version >= 0) {
+        unsigned slot = lib->docs_next++ % VT_ARRAY_LEN(lib->docs);
+
+        free(lib->docs[slot].json);
+        snprintf(lib->docs[slot].id, sizeof(lib->docs[slot].id), "%s", id);
+        lib->docs[slot].version = version;
+        lib->docs[slot].json = vt_xstrdup(*out);
+    }
     return 0;
 }

@@ -135,6 +135,8 @@ void vt_library_close(struct vt_library *lib)
 {
     if (!lib)
         return;
+    for (size_t i = 0; i < VT_ARRAY_LEN(lib->docs); i++)
+        free(lib->docs[i].json);
     vt_ocr_free(lib->ocr);
     vt_stt_free(lib->stt);
     vt_store_close(lib->store);

@@ -22,6 +22,14 @@ struct vt_library {
     char owner[128];    /* "host:pid", marks stages this process runs */
     struct vt_ocr *ocr; /* engines created on first use, reused for every video */
     struct vt_stt *stt;
+    /* the last exported documents, valid while the database version is unchanged:
+     * a web server thread answers the same few pages over and over */
+    struct {
+        char id[VT_ID_MAX];
+        long long version;
+        char *json;
+    } docs[16];
+    unsigned docs_next;
     char err[1024];
 };
 

@@ -35,6 +35,7 @@ struct vt_store {
     /* document frequencies of indexed terms, counted once per handle (see term_docs) */
     struct df_entry df[DF_CACHE];
     size_t df_used;
+    unsigned long commits; /* write transactions committed through this handle */
 };
 
 /* Migration i takes the schema from version i to i+1. Never edit a shipped one. */
@@ -451,10 +452,25 @@ int vt_store_begin_read(struct vt_store *s)
     return exec(s, "BEGIN");
 }
 
+long long vt_store_version(struct vt_store *s)
+{
+    sqlite3_stmt *st;
+    long long v = -1;
+
+    /* data_version moves when another connection commits; commits counts ours */
+    if (prepare(s, "PRAGMA data_version", &st))
+        return -1;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    finish(s, st);
+    return v < 0 ? -1 : (v << 24) + (long long)(s->commits & 0xffffff);
+}
+
 int vt_store_commit(struct vt_store *s)
 {
     int rc = exec(s, "COMMIT");
 
+    s->commits++;
     if (rc)
         vt_store_rollback(s);
     return rc;

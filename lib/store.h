@@ -73,6 +73,10 @@ int vt_store_begin_read(struct vt_store *s); /* read snapshot */
 int vt_store_commit(struct vt_store *s);
 void vt_store_rollback(struct vt_store *s);
 
+/* A number that changes whenever anything in the database may have changed (a commit
+ * by this handle or any other connection); -1 on error. */
+long long vt_store_version(struct vt_store *s);
+
 /* PRAGMA integrity_check: 0 when "ok". */
 int vt_store_check(struct vt_store *s);
 

@@ -128,6 +128,14 @@ req 200 "$B/api/videos/$id"
 vt export "$id" > "$T/export.json"
 python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); sys.exit(a!=b)' \
   "$T/body" "$T/export.json" || fail "/api/videos/ID is not the export document"
+# documents are cached per server thread: a change made by another process shows at once
+for _ in 1 2 3 4 5 6; do req 200 "$B/api/videos/$id"; done
+vt redo "$id" --stage ocr
+for _ in 1 2 3 4 5 6; do
+  req 200 "$B/api/videos/$id"
+  [[ $(json "$T/body" "[s['attempts'] for s in d['stages'] if s['name']=='ocr'][0]") == 2 ]] ||
+    fail "the server shows a stale document after another process changed it"
+done
 req 404 "$B/api/videos/nosuchvideo"
 cp "$T/body" "$T/err.json"
 [[ $(json "$T/err.json" "d['error']['code']") == not_found && $(json "$T/err.json" "bool(d['error']['message'])") == True ]] ||
