@@ -306,21 +306,34 @@ static int put_frame_img(struct web_buf *b, const char *id, const json_t *frame,
 }
 
 /* The kept frame nearest t (the last one at or before it, else the first after). */
+/*
+ * The kept keyframe that shows the moment t: the one of the shot containing t (a
+ * duplicate stands for the frame it repeats), else the nearest in time.
+ */
 static const json_t *frame_near(const json_t *doc, double t)
 {
+    const json_t *frames = json_object_get(doc, "frames"), *shots = json_object_get(doc, "shots");
     const json_t *best = NULL, *f;
+    double best_d = INFINITY;
     size_t i;
 
-    json_array_foreach(json_object_get(doc, "frames"), i, f)
+    json_array_foreach(frames, i, f)
     {
-        const char *st = jstr(f, "state");
+        const json_t *img = f, *shot = json_array_get(
+                                   shots, (size_t)json_integer_value(json_object_get(f, "shot")));
+        const json_t *dup = json_object_get(f, "duplicate_of");
+        double d = fabs(jnum(f, "t_s") - t);
 
-        if (!st || strcmp(st, "done") || !jstr(f, "image"))
+        if (json_is_integer(dup))
+            img = json_array_get(frames, (size_t)json_integer_value(dup));
+        if (!img || !jstr(img, "image"))
             continue;
-        if (!best || jnum(f, "t_s") <= t + 0.001)
-            best = f;
-        if (jnum(f, "t_s") > t)
-            break;
+        if (shot && t >= jnum(shot, "start_s") && t < jnum(shot, "end_s"))
+            d = 0;
+        if (d < best_d) {
+            best = img;
+            best_d = d;
+        }
     }
     return best;
 }
