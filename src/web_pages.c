@@ -338,11 +338,15 @@ static const json_t *frame_near(const json_t *doc, double t)
     return best;
 }
 
-static void head(struct web_buf *b, const struct web_ctx *ctx, const char *title, const char *q)
+/* refresh_s > 0: the page reloads itself (videos still being indexed), without JS. */
+static void head(struct web_buf *b, const struct web_ctx *ctx, const char *title, const char *q,
+                 int refresh_s)
 {
     web_buf_puts(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-                    "<title>");
+                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+    if (refresh_s > 0)
+        web_buf_printf(b, "<meta http-equiv=\"refresh\" content=\"%d\">", refresh_s);
+    web_buf_puts(b, "<title>");
     if (title) {
         web_buf_html(b, title);
         web_buf_puts(b, " — ");
@@ -370,7 +374,7 @@ int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struc
     char t[16];
 
     snprintf(t, sizeof(t), "%d", status);
-    head(out, ctx, t, NULL);
+    head(out, ctx, t, NULL, 0);
     web_buf_printf(out, "<h1>%d</h1><p class=\"error\">", status);
     web_buf_html(out, msg);
     web_buf_puts(out, "</p><p><a href=\"/\">Back to the videos</a></p>\n");
@@ -480,7 +484,15 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const ch
     else if (sort && !strcmp(sort, "newest"))
         qsort(r.v, r.n, sizeof(*r.v), by_newest);
 
-    head(out, ctx, "Videos", NULL);
+    {
+        int live = 0;
+
+        for (size_t i = 0; i < r.n; i++)
+            live |=
+                !strcmp(r.v[i].index_state, "queued") || !strcmp(r.v[i].index_state, "processing");
+        /* live progress: while anything is being indexed the page refreshes itself */
+        head(out, ctx, "Videos", NULL, live ? 5 : 0);
+    }
     web_buf_puts(out, "<h1>Videos</h1>\n<form class=\"filter\" action=\"/\" method=\"get\">"
                       "<label>state <select name=\"state\"><option value=\"\">any</option>");
     for (size_t i = 0; states[i]; i++)
@@ -513,8 +525,33 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const ch
         put_time(out, x->duration_s);
         web_buf_printf(out,
                        " · <span class=\"badge state-%s\">index_state %s</span> "
-                       "<span class=\"badge data-%s\">data_status %s</span></p></div></li>\n",
+                       "<span class=\"badge data-%s\">data_status %s</span></p></div>",
                        x->index_state, x->index_state, x->data_status, x->data_status);
+        if (doc && (!strcmp(x->index_state, "queued") || !strcmp(x->index_state, "processing"))) {
+            const json_t *st;
+            size_t k, finished = 0, n = json_array_size(json_object_get(doc, "stages"));
+
+            /* stage by stage: which are finished and which one runs */
+            web_buf_puts(out, "<p class=\"stages\">");
+            json_array_foreach(json_object_get(doc, "stages"), k, st)
+            {
+                const char *name = jstr(st, "name"), *sts = jstr(st, "state");
+
+                if (!name || !sts)
+                    continue;
+                finished +=
+                    !strcmp(sts, "done") || !strcmp(sts, "skipped") || !strcmp(sts, "failed");
+                web_buf_printf(out, "%s<span class=\"stage st-", k ? " · " : "");
+                web_buf_html(out, sts);
+                web_buf_puts(out, "\">");
+                web_buf_html(out, name);
+                web_buf_puts(out, " ");
+                web_buf_html(out, sts);
+                web_buf_puts(out, "</span>");
+            }
+            web_buf_printf(out, " — %zu of %zu stages finished</p>", finished, n);
+        }
+        web_buf_puts(out, "</li>\n");
         json_decref(doc);
     }
     web_buf_puts(out, "</ul>\n");
@@ -783,7 +820,11 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
         return web_page_error(ctx, 500, "the video cannot be read", out);
     }
     t0 = parse_t(t, jnum(doc, "duration_s"));
-    head(out, ctx, jstr(doc, "title"), NULL);
+    head(out, ctx, jstr(doc, "title"), NULL,
+         strcmp(jstr(doc, "index_state") ? jstr(doc, "index_state") : "", "ready") &&
+                 strcmp(jstr(doc, "index_state") ? jstr(doc, "index_state") : "", "failed")
+             ? 5
+             : 0);
     web_buf_printf(out, "<nav class=\"crumbs\"><a href=\"/\">Videos</a> <span>%s</span></nav>\n",
                    id);
     web_buf_puts(out, "<h1>");
@@ -817,7 +858,7 @@ int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const cha
     size_t n = 0, qlen = q ? strlen(q) : 0;
     char *done = NULL;
 
-    head(out, ctx, q && *q ? q : "Search", q);
+    head(out, ctx, q && *q ? q : "Search", q, 0);
     web_buf_puts(out, "<h1>Search</h1>\n");
     if (!qlen) {
         web_buf_puts(out, "<p class=\"empty\">Type words said or shown in a video: "

@@ -78,6 +78,27 @@ req 200 "$B/"
 grep -q "/v/$id" "$T/body" || fail "library page does not link the video"
 grep -q "frames/0.jpg" "$T/body" || fail "library page has no thumbnail"
 grep -q 'index_state ready' "$T/body" || fail "library page lacks index_state"
+grep -q 'http-equiv="refresh"' "$T/body" && fail "a finished library should not refresh itself"
+# live progress: a video whose indexing was interrupted shows its stages, and the page
+# refreshes itself while anything is unfinished
+ffmpeg -v error -f lavfi -i "testsrc2=s=320x240:d=20" -f lavfi -i "sine=d=20" -c:v libx264 \
+  -preset veryfast -c:a aac -shortest "$T/long.mp4"
+"$VIDTHEQUE" -q -L "$LIB" add "$T/long.mp4" > "$T/long.id" 2> /dev/null &
+lpid=$!
+for _ in $(seq 1 100); do
+  [[ -s $T/long.id ]] && break
+  sleep 0.05
+done
+sleep 0.3
+kill -9 "$lpid" 2> /dev/null || true
+wait "$lpid" 2> /dev/null || true
+if [[ -s $T/long.id ]] && [[ $(vt ls | grep "$(cat "$T/long.id")" | cut -f4) != ready ]]; then
+  req 200 "$B/"
+  grep -q 'stages finished' "$T/body" || fail "library page shows no stage progress"
+  grep -q 'http-equiv="refresh"' "$T/body" || fail "library page does not refresh while indexing"
+  note "library page while a video is unfinished: stage progress shown, refreshing"
+fi
+[[ -s $T/long.id ]] && vt rm "$(cat "$T/long.id")"
 grep -q '&lt;img src=x onerror=alert(1)&gt;' "$T/body" || fail "title not escaped on /"
 [[ $(hdr Content-Security-Policy) == *"default-src 'self'"*"frame-ancestors 'none'"* ]] ||
   fail "CSP: $(hdr Content-Security-Policy)"
