@@ -39,6 +39,9 @@ enum {
     IDLE_TIMEOUT_S = 10,
     MAX_CONNECTIONS = 800, /* below the usual 1024 file descriptors */
     MAX_PER_IP = 64,       /* --max-per-ip; loopback benchmarks raise it */
+    /* from accepting the connection to having the whole request: a client trickling
+     * its headers or body below the idle timeout still cannot take longer */
+    REQUEST_DEADLINE_S = 30,
 };
 
 struct server {
@@ -884,12 +887,47 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
     return send_error(c, api, 404, "not_found", "nothing here");
 }
 
+/* Note when each connection was accepted, for the total request deadline. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct timespec *t;
+
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        t = malloc(sizeof(*t));
+        if (!t)
+            abort();
+        clock_gettime(CLOCK_MONOTONIC, t);
+        *socket_context = t;
+    } else {
+        free(*socket_context);
+        *socket_context = NULL;
+    }
+}
+
+/* Seconds since the connection carrying c was accepted. */
+static double connection_age_s(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    const struct timespec *t0 = ci ? ci->socket_context : NULL;
+    struct timespec now;
+
+    if (!t0)
+        return 0;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
                                const char *method, const char *version, const char *upload_data,
                                size_t *upload_data_size, void **con_cls)
 {
     struct req *rq = *con_cls;
 
+    if (connection_age_s(c) > REQUEST_DEADLINE_S)
+        return send_error(c, 1, MHD_HTTP_REQUEST_TIMEOUT, "timeout",
+                          "the request took too long to arrive");
     if (!rq) {
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
 
@@ -1028,8 +1066,9 @@ int web_serve(const struct web_opts *opts)
         (unsigned)POOL_THREADS, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         opts->max_per_ip ? opts->max_per_ip : (unsigned)MAX_PER_IP,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
-        completed, NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_NOTIFY_CONNECTION,
+        on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "vidtheque: '%s' port %u: cannot listen (%s)\n", opts->bind, opts->port,
                 strerror(errno));
