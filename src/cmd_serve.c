@@ -83,6 +83,7 @@ int cmd_serve(int argc, char **argv)
                                           {"read-only", no_argument, NULL, 'r'},
                                           {"token-file", required_argument, NULL, 't'},
                                           {"max-per-ip", required_argument, NULL, 'm'},
+                                          {"deadline", required_argument, NULL, 'd'},
                                           {"library", required_argument, NULL, 'L'},
                                           {"quiet", no_argument, NULL, 'q'},
                                           {NULL, 0, NULL, 0}};
@@ -123,6 +124,12 @@ int cmd_serve(int argc, char **argv)
             if (*end || end == optarg || port < 1 || port > 1000)
                 return cli_usage_error("serve", "--max-per-ip wants 1..1000");
             o.max_per_ip = (unsigned)port;
+            break;
+        case 'd':
+            port = strtol(optarg, &end, 10);
+            if (*end || end == optarg || port < 1 || port > 3600)
+                return cli_usage_error("serve", "--deadline wants 1..3600 seconds");
+            o.deadline_s = (unsigned)port;
             break;
         default:
             return cli_usage_error("serve", "bad option '%s'", argv[optind - 1]);

@@ -31,7 +31,8 @@ static const struct cmd commands[] = {
     {"redo", cmd_redo, "ID --stage NAME", "re-run a stage and the stages that depend on it"},
     {"resume", cmd_resume, "", "finish whatever interrupted runs left"},
     {"check", cmd_check, "", "check the database's integrity and the frame files"},
-    {"serve", cmd_serve, "[--bind ADDR] [--port N] [--read-only] [--token-file F] [--max-per-ip N]",
+    {"serve", cmd_serve,
+     "[--bind ADDR] [--port N] [--read-only] [--token-file F] [--max-per-ip N] [--deadline S]",
      "the web application: pages, JSON API and media over HTTP (docs/API.md)"},
     {"help", cmd_help, "[COMMAND]", "show help"},
 };

@@ -925,7 +925,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 {
     struct req *rq = *con_cls;
 
-    if (connection_age_s(c) > REQUEST_DEADLINE_S)
+    if (connection_age_s(c) > (srv.opts->deadline_s ? srv.opts->deadline_s : REQUEST_DEADLINE_S))
         return send_error(c, 1, MHD_HTTP_REQUEST_TIMEOUT, "timeout",
                           "the request took too long to arrive");
     if (!rq) {

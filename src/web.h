@@ -18,6 +18,7 @@ struct web_opts {
     int read_only;
     const char *token;   /* bearer token for writes; NULL in read-only mode */
     unsigned max_per_ip; /* simultaneous connections from one address (0: default) */
+    unsigned deadline_s; /* from accept to the whole request received (0: default) */
 };
 
 /*

@@ -26,7 +26,7 @@ trap 'stop_all; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
 gen_clip "$T/clip.mp4" 2 'Slow Client'
 expect_exit 0 vt add "$T/clip.mp4"
 
-"$VIDTHEQUE" -L "$LIB" serve --port 0 --read-only 2> "$T/srv.err" &
+"$VIDTHEQUE" -L "$LIB" serve --port 0 --read-only --deadline 4 2> "$T/srv.err" &
 SRV_PID=$!
 for _ in $(seq 100); do
   grep -q '^listening on ' "$T/srv.err" && break
@@ -37,6 +37,19 @@ PORT=$(sed -n 's|^listening on http://127\.0\.0\.1:\([0-9][0-9]*\)$|\1|p' "$T/sr
 [[ -n $PORT ]] || fail "no 'listening on' line: $(cat "$T/srv.err")"
 B=http://127.0.0.1:$PORT
 probe() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@" "$B/api/videos" || true; }
+
+# the total deadline (--deadline 4): headers trickled in under the idle timeout but over
+# 6 s are answered 408, not served
+python3 - "$PORT" <<'PY' || fail "a request trickled over the deadline was served"
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+for part in (b"GET /api/videos HTTP/1.1\r\n", b"Host: 127.0.0.1\r\n", b"X-A: 1\r\n", b"X-B: 2\r\n", b"\r\n"):
+    s.sendall(part)
+    time.sleep(1.5)
+reply = s.recv(200).decode("latin-1")
+print("# trickled request:", reply.splitlines()[0] if reply else "(closed)")
+sys.exit(0 if reply.startswith("HTTP/1.1 408") else 1)
+PY
 [[ $(probe) == 200 && $(probe --interface 127.0.0.2) == 200 ]] ||
   fail "the server does not answer before the attack (127.0.0.2 usable as a source address?)"
 
