@@ -78,6 +78,9 @@ int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_op
 /* The video's index_state and data_status (each buffer at least 16 bytes). */
 int vt_video_state(struct vt_library *lib, const char *id, char *index_state, char *data_status);
 
+/* Whether s has the shape of a video id: 1..64 characters of [A-Za-z0-9_-]. */
+int vt_id_valid(const char *s);
+
 /* Run every stage of the video that is not finished (done, skipped or failed). */
 int vt_process(struct vt_library *lib, const char *id);
 /* Re-run one stage and every stage that depends on it; keeps the rest. */

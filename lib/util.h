@@ -62,8 +62,6 @@ uint64_t vt_fnv1a64(uint64_t h, const void *data, size_t n);
 
 /* Encode 64 bits as 11 URL-safe base64 characters (+NUL). */
 void vt_id_encode(uint64_t v, char out[12]);
-/* True if s is a valid video id: 1..64 chars of [A-Za-z0-9_-]. */
-int vt_id_valid(const char *s);
 
 /* Log through the library's callback (never stdout). */
 void vt_log(struct vt_library *lib, int level, const char *fmt, ...)

@@ -71,24 +71,6 @@ struct req {
     struct web_buf body;
 };
 
-int web_id_valid(const char *s)
-{
-    size_t n = 0;
-
-    if (!s)
-        return 0;
-    for (; s[n]; n++) {
-        char c = s[n];
-
-        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_'))
-            return 0;
-        if (n >= 64)
-            return 0;
-    }
-    return n > 0;
-}
-
 static void on_log(void *user, int level, const char *msg)
 {
     if (level <= VT_LOG_WARN)
@@ -410,7 +392,7 @@ static json_t *doc_or_error(struct MHD_Connection *c, struct vt_library *lib, co
     json_t *doc;
     int rc;
 
-    if (!web_id_valid(id)) {
+    if (!vt_id_valid(id)) {
         *ret = send_error(c, api, 404, "not_found", "no such video");
         return NULL;
     }
@@ -534,7 +516,7 @@ static enum MHD_Result api_video(struct MHD_Connection *c, struct vt_library *li
     char *s = NULL;
     int rc;
 
-    if (!web_id_valid(id))
+    if (!vt_id_valid(id))
         return send_error(c, 1, 404, "not_found", "no such video");
     if (srv.opts->read_only) {
         /* the same document without the server's path */
@@ -605,7 +587,7 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
         opts.limit = (int)v;
     }
     if (video) {
-        if (!web_id_valid(video))
+        if (!vt_id_valid(video))
             return send_error(c, 1, 400, "bad_request", "'video' is not a video id");
         opts.video = video;
     }
@@ -880,7 +862,7 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
         if (n && n < sizeof(id) && !strncmp(slash, "/frames/", 8) && !strchr(slash + 8, '/')) {
             memcpy(id, p, n);
             id[n] = '\0';
-            if (web_id_valid(id))
+            if (vt_id_valid(id))
                 return route_frame(c, lib, id, slash + 8);
         }
     }

@@ -27,9 +27,6 @@ struct web_opts {
  */
 int web_serve(const struct web_opts *opts);
 
-/* Whether s is a video id as the library makes them: [A-Za-z0-9_-]{1,64}. */
-int web_id_valid(const char *s);
-
 /* A growing string; aborts when memory runs out. p is caller-freed (web_buf_release). */
 struct web_buf {
     char *p;

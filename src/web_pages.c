@@ -810,7 +810,7 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
     double t0;
     int rc;
 
-    if (!web_id_valid(id))
+    if (!vt_id_valid(id))
         return web_page_error(ctx, 404, "no such video", out);
     doc = web_video_doc(lib, id, &rc);
     if (!doc) {
