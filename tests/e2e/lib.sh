@@ -5,7 +5,7 @@ export OMP_THREAD_LIMIT=1
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SHARED=$ROOT/../shared
 T=$(mktemp -d "${TMPDIR:-/tmp}/vt-e2e.XXXXXX")
-trap 'rm -rf "$T"' EXIT
+trap 'stop_server; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
 LIB=$T/lib
 vt() { "$VIDTHEQUE" -q -L "$LIB" "$@"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -28,4 +28,36 @@ json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval
 gen_clip() {
   ffmpeg -v error -y -f lavfi -i "color=white:s=${4:-640x360}:d=$2,drawtext=fontfile=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:text='$3':fontsize=36:x=40:y=60" \
     -f lavfi -i "sine=f=440:d=$2" -c:v libx264 -preset veryfast -pix_fmt yuv420p -c:a aac -shortest "$1"
+}
+
+# ---- a `vidtheque serve` of $LIB on an ephemeral loopback port ----
+SRV_PID=
+# start_server ARGS...: sets SRV_PID, PORT and B (the base URL); stderr in $T/srv.err
+start_server() {
+  : > "$T/srv.err"
+  "$VIDTHEQUE" -L "$LIB" serve --port 0 "$@" 2> "$T/srv.err" &
+  SRV_PID=$!
+  for _ in $(seq 100); do
+    grep -q '^listening on ' "$T/srv.err" && break
+    kill -0 "$SRV_PID" 2> /dev/null || fail "server exited: $(cat "$T/srv.err")"
+    sleep 0.1
+  done
+  PORT=$(sed -n 's|^listening on http://127\.0\.0\.1:\([0-9][0-9]*\)$|\1|p' "$T/srv.err")
+  [[ -n $PORT ]] || fail "no 'listening on' line: $(cat "$T/srv.err")"
+  B=http://127.0.0.1:$PORT
+}
+stop_server() {
+  if [[ -n $SRV_PID ]]; then
+    kill "$SRV_PID" 2> /dev/null || true
+    wait "$SRV_PID" 2> /dev/null || true
+    SRV_PID=
+  fi
+}
+# stop it with SIGTERM and check it exits 0
+stop_cleanly() {
+  local rc=0
+  kill -TERM "$SRV_PID"
+  wait "$SRV_PID" || rc=$?
+  SRV_PID=
+  [[ $rc == 0 ]] || fail "server exited $rc on SIGTERM: $(tail -c 500 "$T/srv.err")"
 }

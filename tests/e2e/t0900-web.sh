@@ -5,38 +5,6 @@
 . "$(dirname "$0")/lib.sh"
 command -v curl > /dev/null || fail "curl is needed"
 
-SRV_PID=
-stop_server() {
-  if [[ -n $SRV_PID ]]; then
-    kill "$SRV_PID" 2> /dev/null || true
-    wait "$SRV_PID" 2> /dev/null || true
-    SRV_PID=
-  fi
-}
-trap 'stop_server; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
-
-# start_server ARGS...: serve on an ephemeral port; sets B (base URL)
-start_server() {
-  : > "$T/srv.err"
-  "$VIDTHEQUE" -L "$LIB" serve --port 0 "$@" 2> "$T/srv.err" &
-  SRV_PID=$!
-  for _ in $(seq 100); do
-    grep -q '^listening on ' "$T/srv.err" && break
-    kill -0 "$SRV_PID" 2> /dev/null || fail "server exited: $(cat "$T/srv.err")"
-    sleep 0.1
-  done
-  PORT=$(sed -n 's|^listening on http://127\.0\.0\.1:\([0-9][0-9]*\)$|\1|p' "$T/srv.err")
-  [[ -n $PORT ]] || fail "no 'listening on' line: $(cat "$T/srv.err")"
-  B=http://127.0.0.1:$PORT
-}
-# stop it with SIGTERM and check it exits 0
-stop_cleanly() {
-  local rc=0
-  kill -TERM "$SRV_PID"
-  wait "$SRV_PID" || rc=$?
-  SRV_PID=
-  [[ $rc == 0 ]] || fail "server exited $rc on SIGTERM: $(cat "$T/srv.err")"
-}
 # req WANT_STATUS CURL_ARGS... (URL included): body in $T/body, headers in $T/hdr
 req() {
   local want=$1; shift

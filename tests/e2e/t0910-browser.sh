@@ -14,15 +14,6 @@ command -v node > /dev/null || fail "node is missing: install nodejs (scripts/in
 lv=/usr/share/pocketsphinx/test/data/librivox
 [[ -f $lv/sense_and_sensibility_01_austen_64kb-0870.wav ]] || fail "pocketsphinx-testdata is missing"
 
-SRV_PID=
-stop_server() {
-  if [[ -n $SRV_PID ]]; then
-    kill "$SRV_PID" 2> /dev/null || true
-    wait "$SRV_PID" 2> /dev/null || true
-    SRV_PID=
-  fi
-}
-trap 'stop_server; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
 
 # 10 s: "Welcome Overview" until 4 s, then "Quarterly Harbor Results" (a cut at 4 s);
 # speech from 2 s to about 9 s
@@ -42,16 +33,7 @@ vt export "$id" > "$T/doc.json"
   fail "'harbor' is not found by the CLI: $(cat "$T/hits.json")"
 note "hit for 'harbor' at $(json "$T/hits.json" "d['hits'][0]['start_s']") s"
 
-: > "$T/srv.err"
-"$VIDTHEQUE" -L "$LIB" serve --port 0 --read-only 2> "$T/srv.err" &
-SRV_PID=$!
-for _ in $(seq 100); do
-  grep -q '^listening on ' "$T/srv.err" && break
-  kill -0 "$SRV_PID" 2> /dev/null || fail "server exited: $(cat "$T/srv.err")"
-  sleep 0.1
-done
-PORT=$(sed -n 's|^listening on http://127\.0\.0\.1:\([0-9][0-9]*\)$|\1|p' "$T/srv.err")
-[[ -n $PORT ]] || fail "no 'listening on' line: $(cat "$T/srv.err")"
+start_server --read-only
 note "server on http://127.0.0.1:$PORT"
 
 shots=$ROOT/tests/out/screenshots

@@ -11,31 +11,18 @@
 command -v curl > /dev/null || fail "curl is needed"
 command -v slowhttptest > /dev/null || fail "slowhttptest is missing: install it (scripts/install-deps.sh)"
 
-SRV_PID='' ATK_PID=''
+ATK_PID=''
 stop_all() {
   [[ -z $ATK_PID ]] || { kill "$ATK_PID" 2> /dev/null || true; wait "$ATK_PID" 2> /dev/null || true; }
   ATK_PID=
-  if [[ -n $SRV_PID ]]; then
-    kill "$SRV_PID" 2> /dev/null || true
-    wait "$SRV_PID" 2> /dev/null || true
-    SRV_PID=
-  fi
+  stop_server
 }
 trap 'stop_all; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
 
 gen_clip "$T/clip.mp4" 2 'Slow Client'
 expect_exit 0 vt add "$T/clip.mp4"
 
-"$VIDTHEQUE" -L "$LIB" serve --port 0 --read-only --deadline 4 2> "$T/srv.err" &
-SRV_PID=$!
-for _ in $(seq 100); do
-  grep -q '^listening on ' "$T/srv.err" && break
-  kill -0 "$SRV_PID" 2> /dev/null || fail "server exited: $(cat "$T/srv.err")"
-  sleep 0.1
-done
-PORT=$(sed -n 's|^listening on http://127\.0\.0\.1:\([0-9][0-9]*\)$|\1|p' "$T/srv.err")
-[[ -n $PORT ]] || fail "no 'listening on' line: $(cat "$T/srv.err")"
-B=http://127.0.0.1:$PORT
+start_server --read-only --deadline 4
 probe() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@" "$B/api/videos" || true; }
 
 # the total deadline (--deadline 4): headers trickled in under the idle timeout but over
@@ -81,9 +68,5 @@ for _ in $(seq 50); do [[ $(probe) == 200 ]] && break; sleep 0.2; done
 [[ $(probe) == 200 ]] || fail "the server does not answer 127.0.0.1 after the attack"
 [[ $(probe --interface 127.0.0.2) == 200 ]] || fail "the server does not answer 127.0.0.2 after the attack"
 [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$B/") == 200 ]] || fail "GET / after the attack"
-rc=0
-kill -TERM "$SRV_PID"
-wait "$SRV_PID" || rc=$?
-SRV_PID=
-[[ $rc == 0 ]] || fail "server exited $rc on SIGTERM after the attack: $(tail -c 500 "$T/srv.err")"
+stop_cleanly
 echo "all good"
