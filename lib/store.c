@@ -436,8 +436,10 @@ void vt_store_close(struct vt_store *s)
         return;
     for (size_t i = 0; i < DF_CACHE; i++)
         free(s->df[i].term);
-    for (size_t i = 0; i < STMT_CACHE; i++)
+    for (size_t i = 0; i < STMT_CACHE; i++) {
         sqlite3_finalize(s->cache[i].st);
+        free(s->cache[i].sql);
+    }
     sqlite3_close(s->db);
     free(s);
 }
