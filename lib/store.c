@@ -698,6 +698,10 @@ int vt_store_video_delete(struct vt_store *s, const char *id)
         snprintf(s->err, sizeof(s->err), "no video '%s'", id);
         rc = VT_ENOTFOUND;
     }
+    /* words said or shown only in this video leave the lookup tables with it */
+    if (!rc)
+        rc = exec(s, "DELETE FROM phonetic WHERE term NOT IN (SELECT term FROM docs_vocab);"
+                     "DELETE FROM fuzzy WHERE term NOT IN (SELECT term FROM docs_vocab);");
     return rc;
 }
 
