@@ -82,37 +82,22 @@ static double term_docs(struct vt_library *lib, const struct vt_qterm *t)
 }
 
 /*
- * Document frequencies of the phrases of vt_query_fts(q, mode, alts), in the order
- * that function writes them: each positive term (then its alternatives), then the
- * excluded terms, which are not scored.
+ * Document frequencies of the phrases of vt_query_fts(q, 0, alts), in the order that
+ * function writes them: each positive term (then its alternatives), then the excluded
+ * terms, which are not scored.
  */
-static size_t phrase_docs(struct vt_library *lib, const struct vt_query *q, int mode,
-                          const struct alts *alts, double *df)
+static size_t phrase_docs(struct vt_library *lib, const struct vt_query *q, const struct alts *alts,
+                          double *df)
 {
     size_t n = 0, pos = 0;
 
-    if (mode == 1) {
-        double best = -1;
-
-        for (size_t i = 0; i < q->n_terms; i++) {
-            double d;
-
-            if (q->terms[i].exclude)
-                continue;
-            d = term_docs(lib, &q->terms[i]);
-            if (best < 0 || d < best)
-                best = d;
-        }
-        df[n++] = best;
-    } else {
-        for (size_t i = 0; i < q->n_terms && n < VT_MAX_PHRASES; i++) {
-            if (q->terms[i].exclude)
-                continue;
-            df[n++] = term_docs(lib, &q->terms[i]);
-            for (size_t k = 0; alts && k < alts[pos].n && n < VT_MAX_PHRASES; k++)
-                df[n++] = word_docs(lib, alts[pos].v[k]);
-            pos++;
-        }
+    for (size_t i = 0; i < q->n_terms && n < VT_MAX_PHRASES; i++) {
+        if (q->terms[i].exclude)
+            continue;
+        df[n++] = term_docs(lib, &q->terms[i]);
+        for (size_t k = 0; alts && k < alts[pos].n && n < VT_MAX_PHRASES; k++)
+            df[n++] = word_docs(lib, alts[pos].v[k]);
+        pos++;
     }
     for (size_t i = 0; i < q->n_terms && n < VT_MAX_PHRASES; i++)
         if (q->terms[i].exclude)
@@ -281,7 +266,7 @@ static int approx_tier(struct vt_library *lib, struct collect *c, const struct v
     for (size_t i = 0; i < VT_QUERY_MAX_TERMS; i++)
         av[i] = alts[i].v;
     m = vt_query_fts(q, 0, av);
-    n_df = phrase_docs(lib, q, 0, alts, df);
+    n_df = phrase_docs(lib, q, alts, df);
     rc = m ? run_tier(lib, c, 2, m, df, n_df, 0, source, video, keep) : 0;
     free(m);
     return rc;
@@ -492,7 +477,7 @@ int vt_search(struct vt_library *lib, const char *query, size_t query_len,
     rc = vt_store_begin_read(lib->store);
     if (!rc) {
         /* when every term is a plain word, their sequence is the exact phrase */
-        n_df = phrase_docs(lib, &q, 0, NULL, df);
+        n_df = phrase_docs(lib, &q, NULL, df);
         rc = run_tier(lib, &c, 1, m1, df, n_df, m0 ? (int)vt_query_positive(&q) : 0, source, video,
                       keep);
     }
