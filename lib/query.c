@@ -180,6 +180,24 @@ static void add_literal(struct vt_sb *sb, char *const *words, size_t n, int pref
         vt_sb_adds(sb, " *");
 }
 
+size_t vt_query_plain_words(const struct vt_query *q, const struct vt_qterm **out)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < q->n_terms; i++) {
+        const struct vt_qterm *t = &q->terms[i];
+
+        if (t->exclude)
+            continue;
+        if (t->n_words != 1 || t->prefix)
+            return 0;
+        if (out)
+            out[n] = t;
+        n++;
+    }
+    return n;
+}
+
 /* The term's literal, or (literal OR alternative ...) when it has alternatives. */
 static void add_with_alts(struct vt_sb *sb, const struct vt_qterm *t, char *const *alt)
 {
@@ -205,19 +223,8 @@ char *vt_query_fts(const struct vt_query *q, int mode, char **const *alts)
         return NULL;
     if (mode == 2) {
         const struct vt_qterm *plain[VT_QUERY_MAX_TERMS];
-        char **alt[VT_QUERY_MAX_TERMS];
-        size_t np = 0;
+        size_t np = vt_query_plain_words(q, plain);
 
-        for (size_t i = 0; i < q->n_terms; i++) {
-            const struct vt_qterm *t = &q->terms[i];
-
-            if (t->exclude)
-                continue;
-            if (t->n_words != 1 || t->prefix)
-                return NULL;
-            alt[np] = alts ? alts[np] : NULL;
-            plain[np++] = t;
-        }
         if (np < 3)
             return NULL;
         vt_sb_adds(&sb, "text : (");
@@ -230,24 +237,19 @@ char *vt_query_fts(const struct vt_query *q, int mode, char **const *alts)
                     continue;
                 if (k++)
                     vt_sb_adds(&sb, " AND ");
-                add_with_alts(&sb, plain[i], alt[i]);
+                add_with_alts(&sb, plain[i], alts ? alts[i] : NULL);
             }
             vt_sb_addc(&sb, ')');
         }
         vt_sb_addc(&sb, ')');
     } else if (mode == 1) {
         /* the plain single words, in order, as one phrase */
+        const struct vt_qterm *plain[VT_QUERY_MAX_TERMS];
         char *words[VT_QUERY_MAX_TERMS];
 
-        for (size_t i = 0; i < q->n_terms; i++) {
-            const struct vt_qterm *t = &q->terms[i];
-
-            if (t->exclude)
-                continue;
-            if (t->n_words != 1 || t->prefix)
-                return NULL;
-            words[n_plain++] = t->words[0];
-        }
+        n_plain = vt_query_plain_words(q, plain);
+        for (size_t i = 0; i < n_plain; i++)
+            words[i] = plain[i]->words[0];
         if (n_plain < 2)
             return NULL;
         vt_sb_adds(&sb, "text : ");

@@ -30,6 +30,9 @@ struct vt_query {
 /* Parse any byte string (len bytes, need not be NUL-terminated). Never fails. */
 void vt_query_parse(const char *s, size_t len, struct vt_query *q);
 void vt_query_release(struct vt_query *q);
+/* When every positive term is one plain word (no phrase, no prefix): their number, and
+ * the terms in order in out (may be NULL; VT_QUERY_MAX_TERMS entries); else 0. */
+size_t vt_query_plain_words(const struct vt_query *q, const struct vt_qterm **out);
 /* Number of terms that must match (not excluded). */
 size_t vt_query_positive(const struct vt_query *q);
 

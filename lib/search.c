@@ -450,7 +450,7 @@ int vt_search(struct vt_library *lib, const char *query, size_t query_len,
     struct collect c = {0};
     struct alts phon[VT_QUERY_MAX_TERMS], near[VT_QUERY_MAX_TERMS];
     struct marks marks = {{0}, {0}, 0};
-    char *m0 = NULL, *m1 = NULL;
+    char *m1 = NULL;
     const char *video, *source;
     int limit = opts && opts->limit > 0 ? opts->limit : 20, rc = 0;
     size_t kept = 0, keep, n_df;
@@ -473,13 +473,13 @@ int vt_search(struct vt_library *lib, const char *query, size_t query_len,
     m1 = vt_query_fts(&q, 0, NULL);
     if (!m1)
         goto out;
-    m0 = vt_query_fts(&q, 1, NULL);
     rc = vt_store_begin_read(lib->store);
     if (!rc) {
         /* when every term is a plain word, their sequence is the exact phrase */
+        size_t plain = vt_query_plain_words(&q, NULL);
+
         n_df = phrase_docs(lib, &q, NULL, df);
-        rc = run_tier(lib, &c, 1, m1, df, n_df, m0 ? (int)vt_query_positive(&q) : 0, source, video,
-                      keep);
+        rc = run_tier(lib, &c, 1, m1, df, n_df, plain >= 2 ? (int)plain : 0, source, video, keep);
     }
     if (!rc && c.n < (size_t)limit * 2) {
         if (!source[0] || !strcmp(source, "speech"))
@@ -563,7 +563,6 @@ out:
     free(c.v);
     free_alts(phon, VT_QUERY_MAX_TERMS);
     free_alts(near, VT_QUERY_MAX_TERMS);
-    free(m0);
     free(m1);
     vt_query_release(&q);
     if (info) {
