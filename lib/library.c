@@ -377,16 +377,23 @@ int vt_check(struct vt_library *lib, int *problems)
     return 0;
 }
 
-int vt_video_state(struct vt_library *lib, const char *id, char *index_state, char *data_status)
+int vt_lib_video(struct vt_library *lib, const char *id, struct vt_video_rec *v)
 {
-    struct vt_video_rec v;
     int rc;
 
     if (!vt_id_valid(id))
         return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
-    rc = vt_store_video_get(lib->store, id, &v);
+    rc = vt_store_video_get(lib->store, id, v);
+    return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+}
+
+int vt_video_state(struct vt_library *lib, const char *id, char *index_state, char *data_status)
+{
+    struct vt_video_rec v;
+    int rc = vt_lib_video(lib, id, &v);
+
     if (rc)
-        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+        return rc;
     snprintf(index_state, 16, "%s", v.index_state);
     snprintf(data_status, 16, "%s", v.data_status);
     vt_video_rec_release(&v);

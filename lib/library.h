@@ -33,6 +33,10 @@ struct vt_library {
     char err[1024];
 };
 
+/* Read video id into *v (released with vt_video_rec_release), or record why not
+ * (not an id, no such video, database trouble) and return the code. */
+int vt_lib_video(struct vt_library *lib, const char *id, struct vt_video_rec *v);
+
 /* Record a message for vt_errmsg and return code. */
 int vt_lib_fail(struct vt_library *lib, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -363,11 +363,9 @@ int vt_process(struct vt_library *lib, const char *id)
     struct vt_video_rec v;
     int rc;
 
-    if (!vt_id_valid(id))
-        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
-    rc = vt_store_video_get(lib->store, id, &v);
+    rc = vt_lib_video(lib, id, &v);
     if (rc)
-        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+        return rc;
     for (int progress = 1; progress && !rc;) {
         progress = 0;
         for (size_t i = 0; i < VT_ARRAY_LEN(stages) && rc >= 0; i++) {
@@ -399,11 +397,9 @@ int vt_redo(struct vt_library *lib, const char *id, const char *stage)
 
     if (!target)
         return vt_lib_fail(lib, VT_EINVAL, "'%s': no such stage", stage);
-    if (!vt_id_valid(id))
-        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
-    rc = vt_store_video_get(lib->store, id, &v);
+    rc = vt_lib_video(lib, id, &v);
     if (rc)
-        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+        return rc;
     rc = vt_store_begin(lib->store);
     if (!rc)
         rc = vt_store_stages(lib->store, id, &r, &n);
