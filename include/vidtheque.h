@@ -71,9 +71,46 @@ struct vt_add_opts {
     /* Where the transcript comes from: "auto" (captions when the file has them, else
      * speech recognition), "captions" (only captions) or "recognize". NULL: auto. */
     const char *stt;
+    int no_keep_media; /* URLs: delete the downloaded media once the video is indexed */
+    int limit;         /* lists: only the first (newest) N entries; 0 for all */
 };
 int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_opts *opts, char *id,
                 int *is_new);
+
+/* Whether s has the shape "scheme://..." (vt_add_url then takes it, or refuses it). */
+int vt_is_url(const char *s);
+
+/* Called for each video an add or update registered (is_new 1) or found already
+ * there (0); non-zero stops. */
+typedef int (*vt_added_fn)(void *user, const char *id, int is_new);
+
+/*
+ * Register what an http(s) URL points at, through the yt-dlp program: one video,
+ * or every entry of a playlist or channel (opts->limit). Registering asks yt-dlp
+ * for the metadata only; the fetch stage (vt_process) downloads. A URL yt-dlp
+ * cannot read now is still registered, with that failure as its fetch stage's
+ * first attempt (vt_resume retries with backoff), and VT_EIO is returned. Other
+ * schemes, and anything not a URL, are refused (VT_EINVAL) before yt-dlp runs.
+ */
+int vt_add_url(struct vt_library *lib, const char *url, const struct vt_add_opts *opts,
+               vt_added_fn fn, void *user);
+/* The same from an info JSON file that yt-dlp wrote (or any tool in its format):
+ * its formats and captions are downloaded, its URL is never asked again. */
+int vt_add_info_json(struct vt_library *lib, const char *path, const struct vt_add_opts *opts,
+                     vt_added_fn fn, void *user);
+/* Re-check every list that was added and register its new entries. */
+int vt_update(struct vt_library *lib, vt_added_fn fn, void *user);
+
+struct vt_fetch_opts {
+    const char *ytdlp;   /* the yt-dlp program; NULL: $VIDTHEQUE_YTDLP, else yt-dlp on PATH */
+    double max_time_s;   /* per download (0: 4 hours) */
+    long long max_bytes; /* per download (0: 8 GiB) */
+};
+void vt_library_set_fetch(struct vt_library *lib, const struct vt_fetch_opts *opts);
+
+/* The source's page opened at second t (YouTube's &t=Ns, a media fragment #t=N for
+ * a plain media URL, the page itself for sites with no known way). */
+int vt_source_url_at(const char *page_url, const char *extractor, double t, char *buf, size_t n);
 
 /* The video's index_state and data_status (each buffer at least 16 bytes). */
 int vt_video_state(struct vt_library *lib, const char *id, char *index_state, char *data_status);

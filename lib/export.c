@@ -82,10 +82,20 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, i
     src = json_object();
     json_object_set_new(src, "kind", json_string(v->source_kind ? v->source_kind : "file"));
     json_object_set_new(src, "path", str_or_null(v->source_path));
+    if (v->source_kind && strcmp(v->source_kind, "file")) {
+        json_object_set_new(src, "url", str_or_null(v->source_url));
+        json_object_set_new(src, "page_url", str_or_null(v->page_url));
+        json_object_set_new(src, "platform_id", str_or_null(v->platform_id));
+        json_object_set_new(src, "extractor", str_or_null(v->extractor));
+        json_object_set_new(src, "keep_media", json_boolean(v->keep_media));
+        json_object_set_new(src, "captions", str_or_null(v->captions_model));
+    }
     json_object_set_new(doc, "source", src);
     json_object_set_new(doc, "channel", str_or_null(v->channel));
     json_object_set_new(doc, "published", str_or_null(v->published));
     json_object_set_new(doc, "language", str_or_null(v->language));
+    json_object_set_new(doc, "description", str_or_null(v->description));
+    json_object_set_new(doc, "thumbnail", str_or_null(v->thumbnail));
     json_object_set_new(doc, "index_state", json_string(v->index_state));
     json_object_set_new(doc, "data_status", json_string(v->data_status));
     json_object_set_new(doc, "added_at", iso_or_null(v->created_at));
@@ -237,7 +247,11 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, i
         json_object_set_new(s, "cues_source", str_or_null(cue_source));
         json_object_set_new(s, "chunks", json_integer((json_int_t)n_chunks));
         json_object_set_new(s, "word_timed_cues", json_integer((json_int_t)timed));
-        json_object_set_new(s, "chapters_source", json_string("container"));
+        json_object_set_new(s, "chapters_source",
+                            json_string(n_chapters && chapters[0].source ? chapters[0].source
+                                        : v->source_kind && strcmp(v->source_kind, "file")
+                                            ? "source metadata"
+                                            : "container"));
         json_object_set_new(doc, "stored", s);
     }
 out:
@@ -303,10 +317,10 @@ int vt_export_json(struct vt_library *lib, const char *id, char **out)
     }
     if (rc)
         return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
-    rc = vt_store_video_get(lib->store, id, &v);
+    rc = vt_lib_video(lib, id, &v);
     if (rc) {
         vt_store_rollback(lib->store);
-        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+        return rc;
     }
     doc = video_doc(lib, &v, &rc);
     vt_store_rollback(lib->store);

@@ -139,6 +139,7 @@ void vt_library_close(struct vt_library *lib)
         free(lib->docs[i].json);
     vt_ocr_free(lib->ocr);
     vt_stt_free(lib->stt);
+    free(lib->ytdlp);
     vt_store_close(lib->store);
     free(lib->dir);
     free(lib);
@@ -256,6 +257,7 @@ int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_op
     v.index_state = "queued";
     v.data_status = "missing";
     v.stt_mode = (char *)stt;
+    v.keep_media = 1; /* never deleted: it is the user's file */
     rc = vt_pipeline_register(lib, &v);
     if (!rc)
         rc = vt_store_commit(lib->store);
@@ -291,6 +293,9 @@ int vt_remove(struct vt_library *lib, const char *id)
         return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
     /* files go after the rows: a crash in between leaves only unreferenced files */
     frames = vt_xasprintf("%s/frames/%s", lib->dir, id);
+    vt_rm_rf(frames);
+    free(frames);
+    frames = vt_xasprintf("%s/media/%s", lib->dir, id);
     vt_rm_rf(frames);
     free(frames);
     return 0;
@@ -384,7 +389,16 @@ int vt_lib_video(struct vt_library *lib, const char *id, struct vt_video_rec *v)
     if (!vt_id_valid(id))
         return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
     rc = vt_store_video_get(lib->store, id, v);
-    return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    /* downloaded media lives in the library and is named relative to it */
+    if (v->source_path && v->source_path[0] != '/') {
+        char *abs = vt_xasprintf("%s/%s", lib->dir, v->source_path);
+
+        free(v->source_path);
+        v->source_path = abs;
+    }
+    return 0;
 }
 
 int vt_video_state(struct vt_library *lib, const char *id, char *index_state, char *data_status)

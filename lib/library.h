@@ -12,6 +12,7 @@
 #include "store.h"
 #include "vidtheque.h"
 
+struct vt_chapter;
 struct vt_ocr;
 struct vt_stt;
 
@@ -22,6 +23,11 @@ struct vt_library {
     char owner[128];    /* "host:pid", marks stages this process runs */
     struct vt_ocr *ocr; /* engines created on first use, reused for every video */
     struct vt_stt *stt;
+    /* fetching URLs: the yt-dlp program, its version (asked once), caps per download */
+    char *ytdlp;
+    char ytdlp_version[64];
+    double fetch_max_time_s;
+    int64_t fetch_max_bytes;
     /* the last exported documents, valid while the database version is unchanged:
      * a web server thread answers the same few pages over and over */
     struct {
@@ -55,6 +61,7 @@ struct vt_stage_def {
     const char *name;
     const char *deps[3];  /* stages whose outputs this one needs: their failure is its own */
     const char *after[3]; /* stages whose outputs it uses when there: they finish first */
+    int retries;          /* attempts before a failure that may pass (VT_EIO) is final */
     /* Compute, outside any transaction: 0, VT_SKIP (reason in err) or < 0 (err). */
     int (*run)(struct vt_stage_ctx *c);
     /* Store the result; called inside the write transaction that marks it done. */
@@ -66,6 +73,13 @@ struct vt_stage_def {
     void (*release)(struct vt_stage_ctx *c);
 };
 
+/* fetch.c: the fetch stage's work for a video from a URL (run: download, learn
+ * the metadata; save: store it), and what follows indexing (drop media not kept). */
+struct vt_stage_ctx;
+int vt_fetch_url_run(struct vt_stage_ctx *c, struct vt_video_rec *meta,
+                     struct vt_chapter **chapters, size_t *n_chapters);
+void vt_fetch_after_index(struct vt_library *lib, const struct vt_video_rec *v);
+
 extern const struct vt_stage_def vt_stage_fetch, vt_stage_stt, vt_stage_chunk, vt_stage_text_embed,
     vt_stage_keyframe, vt_stage_ocr, vt_stage_frame_embed;
 
@@ -74,5 +88,10 @@ void vt_stage_progress(void *ctx, double frac);
 
 /* Insert a video row and its queued stages; inside a write transaction. */
 int vt_pipeline_register(struct vt_library *lib, const struct vt_video_rec *v);
+/* Record a failed attempt of a stage that ran outside the pipeline (fetch's first
+ * look at a URL, before the video had a row); inside a write transaction. */
+int vt_pipeline_record_failure(struct vt_library *lib, const char *id, const char *stage,
+                               const char *model, int code, const char *error, double started_at,
+                               double took_s);
 
 #endif

@@ -159,6 +159,64 @@ static int update_video_state(struct vt_library *lib, const char *id)
                                     all_terminal ? vt_wall_s() : 0);
 }
 
+/* Seconds before attempt n+1 of a retried stage: 1, 4, 16 ... times the base
+ * (VIDTHEQUE_RETRY_BASE seconds, 60 by default; tests make it short). */
+static double retry_delay(int attempts)
+{
+    const char *env = getenv("VIDTHEQUE_RETRY_BASE");
+    double base = env && *env ? strtod(env, NULL) : 60.0;
+
+    if (!(base >= 0) || base > 86400)
+        base = 60.0;
+    for (int i = 1; i < attempts && i < 8; i++)
+        base *= 4;
+    return base;
+}
+
+/*
+ * A run that failed with code: final (state failed), or, for a stage that is
+ * retried and a failure that may pass (network, disk), queued again for a later
+ * attempt. The error is kept either way.
+ */
+static void settle_failure(const struct vt_stage_def *d, struct vt_stage_rec *rec, int code)
+{
+    if (code == VT_EIO && rec->attempts < d->retries) {
+        snprintf(rec->state, sizeof(rec->state), "queued");
+        rec->retry_at = vt_wall_s() + retry_delay(rec->attempts);
+    } else {
+        snprintf(rec->state, sizeof(rec->state), "failed");
+        rec->retry_at = 0;
+    }
+}
+
+int vt_pipeline_record_failure(struct vt_library *lib, const char *id, const char *stage,
+                               const char *model, int code, const char *error, double started_at,
+                               double took_s)
+{
+    const struct vt_stage_def *d = find_stage(stage);
+    struct vt_stage_rec *r = NULL, *me;
+    size_t n = 0;
+    int rc = d ? vt_store_stages(lib->store, id, &r, &n) : VT_ENOTFOUND;
+
+    if (!rc && !(me = find_rec(r, n, stage)))
+        rc = VT_ENOTFOUND;
+    if (!rc) {
+        me->attempts++;
+        settle_failure(d, me, code);
+        free(me->model);
+        free(me->error);
+        me->model = vt_xstrdup(model);
+        me->error = vt_xstrdup(error);
+        me->started_at = started_at;
+        me->took_s = took_s;
+        rc = vt_store_stage_put(lib->store, id, me);
+    }
+    if (!rc)
+        rc = update_video_state(lib, id);
+    vt_stage_recs_free(r, n);
+    return rc;
+}
+
 void vt_stage_progress(void *ctx, double frac)
 {
     struct vt_stage_ctx *c = ctx;
@@ -188,6 +246,15 @@ static int claim(struct vt_library *lib, const struct vt_video_rec *v, const str
     }
     if (terminal(me->state) || (!strcmp(me->state, "running") && !owner_dead(lib, me->owner)))
         goto out; /* rc 0: nothing to do here */
+    if (!strcmp(me->state, "queued") && me->retry_at > vt_wall_s()) {
+        char when[32];
+
+        vt_utc_iso(when, sizeof(when), me->retry_at);
+        snprintf(why, whylen, "attempt %d of %d not before %s (last error: %s)", me->attempts + 1,
+                 d->retries, when, me->error ? me->error : "none");
+        rc = 3; /* waiting for its next attempt */
+        goto out;
+    }
     for (size_t i = 0; i < VT_ARRAY_LEN(d->after) && d->after[i]; i++) {
         struct vt_stage_rec *dep = find_rec(r, n, d->after[i]);
 
@@ -230,6 +297,7 @@ static int claim(struct vt_library *lib, const struct vt_video_rec *v, const str
     me->error = NULL;
     me->started_at = vt_wall_s();
     me->took_s = 0;
+    me->retry_at = 0;
     me->attempts++;
     rc = vt_store_stage_put(lib->store, v->id, me);
     if (!rc)
@@ -291,10 +359,10 @@ static int finish(struct vt_library *lib, const struct vt_stage_def *d, struct v
             d->clear(c);
         outcome = VT_EIO;
     }
-    snprintf(rec->state, sizeof(rec->state), "%s",
-             outcome == 0         ? "done"
-             : outcome == VT_SKIP ? "skipped"
-                                  : "failed");
+    if (outcome < 0)
+        settle_failure(d, rec, outcome);
+    else
+        snprintf(rec->state, sizeof(rec->state), "%s", outcome == 0 ? "done" : "skipped");
     rec->model = c->model[0] ? c->model : NULL;
     rec->error = outcome != 0 && c->err[0] ? c->err : NULL;
     rec->owner = NULL;
@@ -335,6 +403,10 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, const struc
         vt_log(lib, VT_LOG_INFO, "%s: %s not run: %s", v->id, d->name, why);
         return 1;
     }
+    if (rc == 3) {
+        vt_log(lib, VT_LOG_INFO, "%s: %s: %s", v->id, d->name, why);
+        return 0;
+    }
     if (rc <= 0)
         return rc < 0 ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
     vt_log(lib, VT_LOG_INFO, "%s: %s started", v->id, d->name);
@@ -353,6 +425,10 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, const struc
         vt_log(lib, VT_LOG_INFO, "%s: %s done in %.1f s", v->id, d->name, vt_monotonic_s() - t0);
     else if (outcome == VT_SKIP)
         vt_log(lib, VT_LOG_INFO, "%s: %s skipped: %s", v->id, d->name, c.err);
+    else if (!strcmp(rec.state, "queued"))
+        vt_log(lib, VT_LOG_ERROR,
+               "%s: %s failed (attempt %d of %d; 'vidtheque resume' tries again in %.0f s): %s",
+               v->id, d->name, rec.attempts, d->retries, rec.retry_at - vt_wall_s(), c.err);
     else
         vt_log(lib, VT_LOG_ERROR, "%s: %s failed: %s", v->id, d->name, c.err);
     return 1;
@@ -377,11 +453,16 @@ int vt_process(struct vt_library *lib, const char *id)
             if (!rc && progress && !strcmp(stages[i]->name, "fetch")) {
                 /* later stages see what fetch learnt (duration, streams) */
                 vt_video_rec_release(&v);
-                rc = vt_store_video_get(lib->store, id, &v);
-                if (rc)
-                    rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+                rc = vt_lib_video(lib, id, &v);
             }
         }
+    }
+    if (!rc) {
+        /* the video as the last pass left it: media not kept goes once it is indexed */
+        vt_video_rec_release(&v);
+        rc = vt_lib_video(lib, id, &v);
+        if (!rc)
+            vt_fetch_after_index(lib, &v);
     }
     vt_video_rec_release(&v);
     return rc;
@@ -418,6 +499,8 @@ int vt_redo(struct vt_library *lib, const char *id, const char *stage)
         if (!x)
             continue;
         snprintf(x->state, sizeof(x->state), "queued");
+        x->attempts = 0;
+        x->retry_at = 0;
         free(x->error);
         free(x->owner);
         x->error = x->owner = NULL;

@@ -20,40 +20,60 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ---- fetch: register a local file, learn its metadata ---- */
+/* ---- fetch: a local file is registered, a URL downloaded (fetch.c); both probed ---- */
 
 struct fetch_result {
-    struct vt_video_rec v; /* fields borrowed from probe / video */
+    struct vt_video_rec v; /* owned: what fetch learnt */
     struct vt_probe probe;
+    struct vt_chapter *chapters; /* the source's own chapters (URLs), owned */
+    size_t n_chapters;
 };
+
+static char *dup_or_null(const char *s)
+{
+    return s ? vt_xstrdup(s) : NULL;
+}
 
 static int fetch_run(struct vt_stage_ctx *c)
 {
     struct fetch_result *r = vt_xcalloc(1, sizeof(*r));
     const struct vt_video_rec *v = c->video;
+    int remote = v->source_kind && strcmp(v->source_kind, "file");
     struct stat st;
+    char *path = NULL;
     double measured;
     int rc;
 
     c->result = r;
-    unsigned ver = avformat_version();
+    if (remote) {
+        rc = vt_fetch_url_run(c, &r->v, &r->chapters, &r->n_chapters);
+        if (rc)
+            return rc;
+        path = vt_xasprintf("%s/%s", c->lib->dir, r->v.source_path);
+    } else {
+        unsigned ver = avformat_version();
 
-    snprintf(c->model, sizeof(c->model), "local file, libavformat %u.%u.%u", ver >> 16,
-             (ver >> 8) & 0xff, ver & 0xff);
-    if (!v->source_path || stat(v->source_path, &st))
-        return vt_err(c->err, sizeof(c->err), VT_ENOTFOUND, "'%s': media file is gone",
-                      v->source_path ? v->source_path : "");
-    rc = vt_media_probe(v->source_path, &r->probe, c->err, sizeof(c->err));
+        snprintf(c->model, sizeof(c->model), "local file, libavformat %u.%u.%u", ver >> 16,
+                 (ver >> 8) & 0xff, ver & 0xff);
+        path = dup_or_null(v->source_path);
+    }
+    if (!path || stat(path, &st)) {
+        rc = vt_err(c->err, sizeof(c->err), VT_ENOTFOUND, "'%s': media file is gone",
+                    path ? path : "");
+        goto out;
+    }
+    rc = vt_media_probe(path, &r->probe, c->err, sizeof(c->err));
+    if (!rc)
+        rc = vt_media_measure_duration(path, &measured, c->err, sizeof(c->err));
     if (rc)
-        return rc;
-    rc = vt_media_measure_duration(v->source_path, &measured, c->err, sizeof(c->err));
-    if (rc)
-        return rc;
-    r->v = *v;
-    if (r->probe.title)
-        r->v.title = r->probe.title;
-    r->v.language = r->probe.language;
-    r->v.container = r->probe.format;
+        goto out;
+    snprintf(r->v.id, sizeof(r->v.id), "%s", v->id);
+    if (!r->v.title)
+        r->v.title = dup_or_null(r->probe.title ? r->probe.title : v->title);
+    if (!r->v.language)
+        r->v.language = dup_or_null(r->probe.language);
+    r->v.container = dup_or_null(r->probe.format);
+    /* the decoded length beats what a container or a site claims */
     r->v.duration_s = measured > 0 ? measured : r->probe.duration_s;
     r->v.width = r->probe.width;
     r->v.height = r->probe.height;
@@ -62,7 +82,13 @@ static int fetch_run(struct vt_stage_ctx *c)
     r->v.has_video = r->probe.has_video;
     r->v.has_audio = r->probe.has_audio;
     r->v.size_bytes = st.st_size;
-    return 0;
+    if (!remote) {
+        r->v.channel = dup_or_null(v->channel);
+        r->v.published = dup_or_null(v->published);
+    }
+out:
+    free(path);
+    return rc;
 }
 
 static int fetch_save(struct vt_stage_ctx *c)
@@ -70,7 +96,13 @@ static int fetch_save(struct vt_stage_ctx *c)
     struct fetch_result *r = c->result;
     int rc = vt_store_video_update_meta(c->lib->store, &r->v);
 
-    if (!rc)
+    if (!rc && c->video->source_kind && strcmp(c->video->source_kind, "file"))
+        rc = vt_store_video_update_source(c->lib->store, &r->v);
+    /* the source's chapter list, else the container's */
+    if (!rc && r->n_chapters)
+        rc = vt_store_chapters_replace(c->lib->store, c->video->id, r->chapters, r->n_chapters,
+                                       "source metadata");
+    else if (!rc)
         rc = vt_store_chapters_replace(c->lib->store, c->video->id, r->probe.chapters,
                                        r->probe.n_chapters, "container");
     if (!rc)
@@ -85,18 +117,32 @@ static void fetch_release(struct vt_stage_ctx *c)
     if (!r)
         return;
     vt_probe_release(&r->probe);
+    for (size_t i = 0; i < r->n_chapters; i++)
+        free(r->chapters[i].title);
+    free(r->chapters);
+    vt_video_rec_release(&r->v);
     free(r);
     c->result = NULL;
 }
 
 const struct vt_stage_def vt_stage_fetch = {
     .name = "fetch",
+    .retries = 4, /* a download may fail for a while (network, site, disk) */
     .run = fetch_run,
     .save = fetch_save,
     .release = fetch_release,
 };
 
 /* ---- keyframe ---- */
+
+/* Stages that decode the media need it; media not kept after indexing is gone. */
+static int need_media(struct vt_stage_ctx *c)
+{
+    if (c->video->source_path)
+        return 0;
+    return vt_err(c->err, sizeof(c->err), VT_ENOTFOUND,
+                  "the media file was not kept (--no-keep-media): redo --stage fetch first");
+}
 
 struct keyframe_result {
     struct vt_kf_result kf;
@@ -115,6 +161,8 @@ static int keyframe_run(struct vt_stage_ctx *c)
     snprintf(c->model, sizeof(c->model), "vidtheque-shots");
     if (!c->video->has_video)
         return vt_err(c->err, sizeof(c->err), VT_SKIP, "no video stream");
+    if (need_media(c))
+        return VT_ENOTFOUND;
     /* each run writes into its own folder: committed frames are never overwritten */
     r->rel_dir = vt_xasprintf("frames/%s/r%lx%lx", c->video->id, (unsigned long)vt_wall_s(),
                               (unsigned long)getpid());
@@ -292,7 +340,21 @@ static int stt_run(struct vt_stage_ctx *c)
 
     c->result = r;
     snprintf(c->model, sizeof(c->model), "captions");
-    if (strcmp(mode, "recognize")) {
+    if (strcmp(mode, "recognize") && c->video->captions_path) {
+        /* the source's own captions, fetched with the video */
+        char *p = vt_xasprintf("%s/%s", c->lib->dir, c->video->captions_path);
+
+        rc = vt_captions_load_file(p, &r->t, why, sizeof(why));
+        free(p);
+        if (rc == 0) {
+            snprintf(c->model, sizeof(c->model), "%s",
+                     c->video->captions_model ? c->video->captions_model : r->t.model);
+            return 0;
+        }
+        vt_transcript_release(&r->t);
+        vt_log(c->lib, VT_LOG_WARN, "%s: the source's captions: %s", c->video->id, why);
+    }
+    if (strcmp(mode, "recognize") && c->video->source_path) {
         rc = vt_captions_import(c->video->source_path, &r->t, why, sizeof(why));
         if (rc == 0) {
             snprintf(c->model, sizeof(c->model), "%s", r->t.model);
@@ -305,6 +367,8 @@ static int stt_run(struct vt_stage_ctx *c)
     snprintf(c->model, sizeof(c->model), "pocketsphinx");
     if (!c->video->has_audio)
         return vt_err(c->err, sizeof(c->err), VT_SKIP, "no audio track");
+    if (need_media(c))
+        return VT_ENOTFOUND;
     if (!c->lib->stt) {
         c->lib->stt = vt_stt_new(0, c->err, sizeof(c->err));
         if (!c->lib->stt)

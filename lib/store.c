@@ -142,6 +142,24 @@ static const char *const migrations[] = {
     " FROM frames f JOIN shots sh ON sh.video_id = f.video_id AND sh.idx = f.shot"
     " WHERE EXISTS (SELECT 1 FROM ocr_lines l WHERE l.video_id = f.video_id"
     "  AND l.frame_idx = coalesce(f.duplicate_of, f.idx));",
+
+    /* 3: videos from URLs (yt-dlp), the lists they came from, retries with backoff */
+    "ALTER TABLE videos ADD COLUMN source_url TEXT;"
+    "ALTER TABLE videos ADD COLUMN page_url TEXT;"
+    "ALTER TABLE videos ADD COLUMN platform_id TEXT;"
+    "ALTER TABLE videos ADD COLUMN extractor TEXT;"
+    "ALTER TABLE videos ADD COLUMN description TEXT;"
+    "ALTER TABLE videos ADD COLUMN thumbnail TEXT;"
+    "ALTER TABLE videos ADD COLUMN captions_path TEXT;"
+    "ALTER TABLE videos ADD COLUMN captions_model TEXT;"
+    "ALTER TABLE videos ADD COLUMN keep_media INTEGER NOT NULL DEFAULT 1;"
+    "ALTER TABLE videos ADD COLUMN list_id INTEGER;"
+    "ALTER TABLE stages ADD COLUMN retry_at REAL NOT NULL DEFAULT 0;"
+    "CREATE TABLE lists ("
+    " id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, title TEXT,"
+    " max_entries INTEGER NOT NULL DEFAULT 0, stt_mode TEXT NOT NULL DEFAULT 'auto',"
+    " keep_media INTEGER NOT NULL DEFAULT 1, added_at REAL NOT NULL,"
+    " checked_at REAL NOT NULL DEFAULT 0);",
 };
 
 _Static_assert(VT_ARRAY_LEN(migrations) == VT_STORE_SCHEMA_VERSION, "one migration per version");
@@ -505,7 +523,9 @@ int vt_store_check(struct vt_store *s)
 #define VIDEO_COLS                                                                                 \
     "id, content_key, source_kind, source_path, title, channel, published, language, container, "  \
     "duration_s, width, height, rotation, fps, has_video, has_audio, size_bytes, index_state, "    \
-    "data_status, created_at, indexed_at, stt_mode"
+    "data_status, created_at, indexed_at, stt_mode, source_url, page_url, platform_id, "           \
+    "extractor, "                                                                                  \
+    "description, thumbnail, captions_path, captions_model, keep_media, list_id"
 
 static void video_from_row(sqlite3_stmt *st, struct vt_video_rec *v)
 {
@@ -532,6 +552,16 @@ static void video_from_row(sqlite3_stmt *st, struct vt_video_rec *v)
     v->created_at = sqlite3_column_double(st, 19);
     v->indexed_at = sqlite3_column_double(st, 20);
     v->stt_mode = col_dup(st, 21);
+    v->source_url = col_dup(st, 22);
+    v->page_url = col_dup(st, 23);
+    v->platform_id = col_dup(st, 24);
+    v->extractor = col_dup(st, 25);
+    v->description = col_dup(st, 26);
+    v->thumbnail = col_dup(st, 27);
+    v->captions_path = col_dup(st, 28);
+    v->captions_model = col_dup(st, 29);
+    v->keep_media = sqlite3_column_int(st, 30);
+    v->list_id = sqlite3_column_int64(st, 31);
 }
 
 void vt_video_rec_release(struct vt_video_rec *v)
@@ -549,6 +579,14 @@ void vt_video_rec_release(struct vt_video_rec *v)
     free(v->index_state);
     free(v->data_status);
     free(v->stt_mode);
+    free(v->source_url);
+    free(v->page_url);
+    free(v->platform_id);
+    free(v->extractor);
+    free(v->description);
+    free(v->thumbnail);
+    free(v->captions_path);
+    free(v->captions_model);
     memset(v, 0, sizeof(*v));
 }
 
@@ -611,7 +649,8 @@ int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v)
     sqlite3_stmt *st;
     int rc = prepare(s,
                      "INSERT INTO videos (" VIDEO_COLS ", seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-                     "?,?,?,?,?,?,?,?, (SELECT coalesce(max(seq),0)+1 FROM videos))",
+                     "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                     " (SELECT coalesce(max(seq),0)+1 FROM videos))",
                      &st);
 
     if (rc)
@@ -638,6 +677,19 @@ int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v)
     sqlite3_bind_double(st, 20, v->created_at);
     sqlite3_bind_double(st, 21, v->indexed_at);
     bind_text(st, 22, v->stt_mode ? v->stt_mode : "auto");
+    bind_text(st, 23, v->source_url);
+    bind_text(st, 24, v->page_url);
+    bind_text(st, 25, v->platform_id);
+    bind_text(st, 26, v->extractor);
+    bind_text(st, 27, v->description);
+    bind_text(st, 28, v->thumbnail);
+    bind_text(st, 29, v->captions_path);
+    bind_text(st, 30, v->captions_model);
+    sqlite3_bind_int(st, 31, v->keep_media);
+    if (v->list_id)
+        sqlite3_bind_int64(st, 32, v->list_id);
+    else
+        sqlite3_bind_null(st, 32);
     return step_done(s, st, "insert video");
 }
 
@@ -667,6 +719,28 @@ int vt_store_video_update_meta(struct vt_store *s, const struct vt_video_rec *v)
     sqlite3_bind_int64(st, 13, v->size_bytes);
     bind_text(st, 14, v->id);
     return step_done(s, st, "update video");
+}
+
+int vt_store_video_update_source(struct vt_store *s, const struct vt_video_rec *v)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s,
+                     "UPDATE videos SET source_path=?, page_url=?, platform_id=?, extractor=?,"
+                     " description=?, thumbnail=?, captions_path=?, captions_model=? WHERE id=?",
+                     &st);
+
+    if (rc)
+        return rc;
+    bind_text(st, 1, v->source_path);
+    bind_text(st, 2, v->page_url);
+    bind_text(st, 3, v->platform_id);
+    bind_text(st, 4, v->extractor);
+    bind_text(st, 5, v->description);
+    bind_text(st, 6, v->thumbnail);
+    bind_text(st, 7, v->captions_path);
+    bind_text(st, 8, v->captions_model);
+    bind_text(st, 9, v->id);
+    return step_done(s, st, "update video source");
 }
 
 int vt_store_video_set_state(struct vt_store *s, const char *id, const char *index_state,
@@ -736,8 +810,8 @@ int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **re
     struct vt_stage_rec *r = NULL;
     size_t cap = 0, len = 0;
     int rc = prepare(s,
-                     "SELECT name, state, model, error, owner, started_at, took_s, attempts"
-                     " FROM stages WHERE video_id = ? ORDER BY ord",
+                     "SELECT name, state, model, error, owner, started_at, took_s, attempts,"
+                     " retry_at FROM stages WHERE video_id = ? ORDER BY ord",
                      &st);
 
     *recs = NULL;
@@ -759,6 +833,7 @@ int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **re
         x->started_at = sqlite3_column_double(st, 5);
         x->took_s = sqlite3_column_double(st, 6);
         x->attempts = sqlite3_column_int(st, 7);
+        x->retry_at = sqlite3_column_double(st, 8);
     }
     finish(s, st);
     if (rc != SQLITE_DONE) {
@@ -785,10 +860,10 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
     sqlite3_stmt *st;
     int rc = prepare(s,
                      "INSERT INTO stages (video_id, name, ord, state, model, error, owner,"
-                     " started_at, took_s, attempts) VALUES (?1, ?2,"
+                     " started_at, took_s, attempts, retry_at) VALUES (?1, ?2,"
                      " (SELECT count(*) FROM stages WHERE video_id = ?1), ?3, ?4, ?5, ?6, ?7, ?8,"
-                     " ?9) ON CONFLICT (video_id, name) DO UPDATE SET state=?3, model=?4,"
-                     " error=?5, owner=?6, started_at=?7, took_s=?8, attempts=?9",
+                     " ?9, ?10) ON CONFLICT (video_id, name) DO UPDATE SET state=?3, model=?4,"
+                     " error=?5, owner=?6, started_at=?7, took_s=?8, attempts=?9, retry_at=?10",
                      &st);
 
     if (rc)
@@ -802,6 +877,7 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
     sqlite3_bind_double(st, 7, r->started_at);
     sqlite3_bind_double(st, 8, r->took_s);
     sqlite3_bind_int(st, 9, r->attempts);
+    sqlite3_bind_double(st, 10, r->retry_at);
     return step_done(s, st, "record stage");
 }
 
@@ -1838,4 +1914,87 @@ int vt_store_cue_words(struct vt_store *s, const char *id, int cue,
     rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : fail(s, "read words");
     finish(s, st);
     return rc;
+}
+
+/* ---- lists (playlists, channels) that videos were added from ---- */
+
+int vt_store_list_put(struct vt_store *s, struct vt_list_rec *l)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s,
+                     "INSERT INTO lists (url, kind, title, max_entries, stt_mode, keep_media,"
+                     " added_at, checked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+                     " ON CONFLICT (url) DO UPDATE SET title=coalesce(?3, title), max_entries=?4,"
+                     " stt_mode=?5, keep_media=?6, checked_at=?8 RETURNING id",
+                     &st);
+
+    if (rc)
+        return rc;
+    bind_text(st, 1, l->url);
+    bind_text(st, 2, l->kind);
+    bind_text(st, 3, l->title);
+    sqlite3_bind_int(st, 4, l->max_entries);
+    bind_text(st, 5, l->stt_mode ? l->stt_mode : "auto");
+    sqlite3_bind_int(st, 6, l->keep_media);
+    sqlite3_bind_double(st, 7, l->added_at);
+    sqlite3_bind_double(st, 8, l->checked_at);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        l->id = sqlite3_column_int64(st, 0);
+        rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, "record list");
+    } else {
+        rc = fail(s, "record list");
+    }
+    finish(s, st);
+    return rc;
+}
+
+int vt_store_lists(struct vt_store *s, struct vt_list_rec **out, size_t *n)
+{
+    sqlite3_stmt *st;
+    struct vt_list_rec *l = NULL;
+    size_t cap = 0, len = 0;
+    int rc = prepare(s,
+                     "SELECT id, url, kind, title, max_entries, stt_mode, keep_media, added_at,"
+                     " checked_at FROM lists ORDER BY id",
+                     &st);
+
+    *out = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct vt_list_rec *x;
+
+        vt_grow((void **)&l, &cap, len + 1, sizeof(*l));
+        x = &l[len++];
+        x->id = sqlite3_column_int64(st, 0);
+        x->url = col_dup(st, 1);
+        x->kind = col_dup(st, 2);
+        x->title = col_dup(st, 3);
+        x->max_entries = sqlite3_column_int(st, 4);
+        x->stt_mode = col_dup(st, 5);
+        x->keep_media = sqlite3_column_int(st, 6);
+        x->added_at = sqlite3_column_double(st, 7);
+        x->checked_at = sqlite3_column_double(st, 8);
+    }
+    finish(s, st);
+    if (rc != SQLITE_DONE) {
+        vt_list_recs_free(l, len);
+        return fail(s, "read lists");
+    }
+    *out = l;
+    *n = len;
+    return 0;
+}
+
+void vt_list_recs_free(struct vt_list_rec *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(l[i].url);
+        free(l[i].kind);
+        free(l[i].title);
+        free(l[i].stt_mode);
+    }
+    free(l);
 }

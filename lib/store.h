@@ -21,15 +21,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VT_STORE_SCHEMA_VERSION 2
+#define VT_STORE_SCHEMA_VERSION 3
 
 struct vt_store;
 
 struct vt_video_rec {
     char id[65];
     char *content_key; /* identifies the media content, for "added twice" */
-    char *source_kind; /* "file" */
-    char *source_path; /* absolute path of the media file */
+    char *source_kind; /* "file" (a local file) or "url" (fetched with yt-dlp) */
+    char *source_path; /* the media file: absolute, or relative to the library for
+                        * downloaded media; NULL when not (or no longer) kept */
+    char *source_url;  /* the URL given to add (or a list's entry URL) */
+    char *page_url;    /* the source's page for this video (links open it at a second) */
+    char *platform_id, *extractor, *description, *thumbnail;
+    char *captions_path;  /* the source's own captions file, relative to the library */
+    char *captions_model; /* e.g. "captions:youtube-manual" */
+    int keep_media;       /* 0: the downloaded media is deleted once indexed */
+    int64_t list_id;      /* the list it was added from, 0 when none */
     char *title, *channel, *published, *language, *container;
     char *index_state; /* queued, processing, ready, failed */
     char *data_status; /* ok, partial, missing */
@@ -49,6 +57,7 @@ struct vt_stage_rec {
     char *owner;    /* "host:pid" of the process running it, NULL when not running */
     double started_at, took_s;
     int attempts;
+    double retry_at; /* a failed attempt of a retried stage: not before this time */
 };
 
 struct vt_store_chapter {
@@ -87,6 +96,8 @@ int vt_store_video_id_taken(struct vt_store *s, const char *id);
 int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v);
 /* Update the metadata fields that the fetch stage learns (title, duration, ...). */
 int vt_store_video_update_meta(struct vt_store *s, const struct vt_video_rec *v);
+/* Update where the media and the source's captions are and what the source said. */
+int vt_store_video_update_source(struct vt_store *s, const struct vt_video_rec *v);
 int vt_store_video_set_state(struct vt_store *s, const char *id, const char *index_state,
                              const char *data_status, double indexed_at);
 int vt_store_video_delete(struct vt_store *s, const char *id);
@@ -197,5 +208,20 @@ int vt_store_phonetic_terms(struct vt_store *s, const char *key, int max,
 #define VT_FUZZY_MAX_LEN 41
 int vt_store_fuzzy_terms(struct vt_store *s, const char *word,
                          void (*fn)(void *user, const char *term), void *user);
+
+/* Lists (playlists, channels) videos were added from, re-checked by update. */
+struct vt_list_rec {
+    int64_t id;
+    char *url;  /* the list's URL, or the path of the info JSON it was read from */
+    char *kind; /* "url" or "info-json" */
+    char *title, *stt_mode;
+    int max_entries; /* at most this many newest entries (0: all) */
+    int keep_media;
+    double added_at, checked_at;
+};
+/* Insert l, or update the list with the same url; sets l->id. */
+int vt_store_list_put(struct vt_store *s, struct vt_list_rec *l);
+int vt_store_lists(struct vt_store *s, struct vt_list_rec **out, size_t *n);
+void vt_list_recs_free(struct vt_list_rec *l, size_t n);
 
 #endif

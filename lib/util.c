@@ -280,6 +280,62 @@ out:
     return rc;
 }
 
+int vt_read_file_capped(const char *path, size_t max, char **data, size_t *len, char *err,
+                        size_t errlen)
+{
+    struct stat st;
+    size_t cap = 0, n = 0;
+    char *buf = NULL;
+    int fd, rc = 0;
+
+    *data = NULL;
+    *len = 0;
+    fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        rc = vt_err(err, errlen,
+                    errno == ENOENT  ? VT_ENOTFOUND
+                    : errno == ELOOP ? VT_EINVAL
+                                     : VT_EIO,
+                    "'%s': %s", path,
+                    errno == ELOOP ? "is a symbolic link (not followed)" : strerror(errno));
+        goto out;
+    }
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        rc = vt_err(err, errlen, VT_EINVAL, "'%s': not a regular file", path);
+        goto out;
+    }
+    for (;;) {
+        ssize_t r;
+
+        /* st_size is checked as we go: the file may grow while we read it */
+        if (n > max || (uintmax_t)st.st_size > max) {
+            rc = vt_err(err, errlen, VT_EINVAL, "'%s': file too large (limit %zu MiB)", path,
+                        max >> 20);
+            goto out;
+        }
+        vt_grow((void **)&buf, &cap, n + 65536, 1);
+        r = read(fd, buf + n, cap - n - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = vt_err(err, errlen, VT_EIO, "'%s': %s", path, strerror(errno));
+            goto out;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    buf[n] = '\0';
+    *data = buf;
+    *len = n;
+    buf = NULL;
+out:
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    return rc;
+}
+
 uint64_t vt_fnv1a64(uint64_t h, const void *data, size_t n)
 {
     const unsigned char *p = data;

@@ -56,6 +56,11 @@ int vt_rm_rf(const char *path);
 /* Write a file atomically: tmp file in the same directory, then rename. */
 int vt_write_file_atomic(const char *path, const void *data, size_t n, char *err, size_t errlen);
 
+/* Read the regular file path (a symlink is refused) if it holds at most max bytes;
+ * *data is NUL-terminated after *len bytes and caller-freed. */
+int vt_read_file_capped(const char *path, size_t max, char **data, size_t *len, char *err,
+                        size_t errlen);
+
 /* 64-bit FNV-1a, used for content keys. */
 uint64_t vt_fnv1a64(uint64_t h, const void *data, size_t n);
 #define VT_FNV64_INIT 0xcbf29ce484222325ULL

@@ -8,7 +8,7 @@ pkgs=(
   libsqlite3-dev sqlite3 libjansson-dev libjpeg62-turbo-dev libmicrohttpd-dev
   libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us pocketsphinx-testdata pocketsphinx
   fonts-dejavu-core fonts-liberation python3 time
-  chromium slowhttptest wrk nodejs curl
+  chromium slowhttptest wrk nodejs curl yt-dlp
 )
 # Debian's npm conflicts with a nodejs that bundles its own npm (NodeSource's)
 command -v npm > /dev/null || pkgs+=(npm)

@@ -18,6 +18,7 @@ enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2 };
 struct cli_opts {
     const char *library; /* -L DIR */
     int quiet;
+    struct vt_fetch_opts fetch; /* --yt-dlp, --max-time, --max-size */
 };
 extern struct cli_opts cli_opts;
 
@@ -31,11 +32,15 @@ void cli_print_usage(FILE *f, const char *cmd);
 /* Open (or with create, make) the library; NULL after printing the error. */
 struct vt_library *cli_open_library(int create);
 
+/* A whole number in min..max (nothing else in s): 0, else -1. */
+int cli_parse_long(const char *s, long min, long max, long *out);
+
 /* "1:02:03" or "2:03" */
 void cli_fmt_duration(char *buf, size_t n, double s);
 
 int cmd_init(int argc, char **argv);
 int cmd_add(int argc, char **argv);
+int cmd_update(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_export(int argc, char **argv);

@@ -1,5 +1,5 @@
 /*
- * The small commands: init, add, ls, rm, redo, resume, export.
+ * The small commands: init, add, update, ls, rm, redo, resume, export.
  * Each parses its own options and calls the library; show lives in cmd_show.c.
  */
 #include "cli.h"
@@ -18,10 +18,18 @@ static int parse(const char *cmd, int argc, char **argv, const char *shortopts,
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        long n;
+
         if (c == 'L')
             cli_opts.library = optarg;
         else if (c == 'q')
             cli_opts.quiet = 1;
+        else if (c == 'Y')
+            cli_opts.fetch.ytdlp = optarg;
+        else if (c == 'T' && !cli_parse_long(optarg, 1, 7 * 86400, &n))
+            cli_opts.fetch.max_time_s = (double)n;
+        else if (c == 'Z' && !cli_parse_long(optarg, 1, 1L << 30, &n))
+            cli_opts.fetch.max_bytes = (long long)n << 20;
         else if (c == '?' || c == ':' || !own || own(c, optarg, user))
             return cli_usage_error(cmd, "bad option '%s'", argv[optind - 1]);
     }
@@ -50,60 +58,176 @@ int cmd_init(int argc, char **argv)
     return EXIT_OK;
 }
 
+/* Options of the commands that may fetch from URLs. */
+#define FETCH_LONGS                                                                                \
+    {"yt-dlp", required_argument, NULL, 'Y'}, {"max-time", required_argument, NULL, 'T'},          \
+    {                                                                                              \
+        "max-size", required_argument, NULL, 'Z'                                                   \
+    }
+
+struct add_args {
+    struct vt_add_opts opts;
+    const char **info_json; /* --info-json FILE, in order */
+    int n_info_json;
+};
+
 static int add_opt(int c, const char *arg, void *u)
 {
-    struct vt_add_opts *o = u;
+    struct add_args *a = u;
+    long n;
 
-    if (c != 'S')
-        return -1;
-    if (strcmp(arg, "auto") && strcmp(arg, "captions") && strcmp(arg, "recognize"))
-        return -1;
-    o->stt = arg;
+    switch (c) {
+    case 'S':
+        if (strcmp(arg, "auto") && strcmp(arg, "captions") && strcmp(arg, "recognize"))
+            return -1;
+        a->opts.stt = arg;
+        return 0;
+    case 'K':
+        a->opts.no_keep_media = 1;
+        return 0;
+    case 'N':
+        if (cli_parse_long(arg, 1, 1000000, &n))
+            return -1;
+        a->opts.limit = (int)n;
+        return 0;
+    case 'I':
+        a->info_json[a->n_info_json++] = arg;
+        return 0;
+    }
+    return -1;
+}
+
+/* The ids an add or update registered, processed once all are registered (a
+ * list's entries all get rows first: an interrupted run resumes every one). */
+struct added {
+    char (*ids)[VT_ID_MAX];
+    size_t n, cap;
+    const char *source;
+};
+
+static int on_added(void *user, const char *id, int is_new)
+{
+    struct added *a = user;
+
+    if (a->n == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 16;
+        a->ids = realloc(a->ids, a->cap * sizeof(*a->ids));
+        if (!a->ids) {
+            cli_error("out of memory");
+            abort();
+        }
+    }
+    snprintf(a->ids[a->n++], VT_ID_MAX, "%s", id);
+    if (!is_new && a->source)
+        fprintf(stderr, "'%s' is already in the library as %s\n", a->source, id);
+    printf("%s\n", id);
+    fflush(stdout);
     return 0;
+}
+
+/* Run the pipeline of every id in a; EXIT_ERR when any stage failed. */
+static int process_added(struct vt_library *lib, struct added *a)
+{
+    int status = EXIT_OK;
+
+    for (size_t i = 0; i < a->n; i++) {
+        char state[16], data[16];
+
+        /* an unfinished earlier run of the same video continues here */
+        if (vt_process(lib, a->ids[i])) {
+            status = cli_error("%s", vt_errmsg(lib));
+            continue;
+        }
+        /* a failed stage was reported by the log as it happened */
+        if (vt_video_state(lib, a->ids[i], state, data) || strcmp(data, "ok"))
+            status = EXIT_ERR;
+    }
+    a->n = 0;
+    return status;
 }
 
 int cmd_add(int argc, char **argv)
 {
     static const struct option longs[] = {{"stt", required_argument, NULL, 'S'},
+                                          {"no-keep-media", no_argument, NULL, 'K'},
+                                          {"limit", required_argument, NULL, 'N'},
+                                          {"info-json", required_argument, NULL, 'I'},
+                                          FETCH_LONGS,
                                           {"library", required_argument, NULL, 'L'},
                                           {"quiet", no_argument, NULL, 'q'},
                                           {NULL, 0, NULL, 0}};
-    struct vt_add_opts opts = {0};
-    struct vt_library *lib;
-    int rc = parse("add", argc, argv, "L:q", longs, add_opt, &opts);
+    struct add_args a = {.info_json = calloc((size_t)argc + 1, sizeof(char *))};
+    struct added done = {0};
+    struct vt_library *lib = NULL;
+    int rc = a.info_json ? parse("add", argc, argv, "L:q", longs, add_opt, &a) : EXIT_ERR;
     int status = EXIT_OK;
 
     if (rc)
-        return rc;
-    if (optind == argc)
-        return cli_usage_error("add", "nothing to add");
+        goto out;
+    if (optind == argc && !a.n_info_json) {
+        rc = cli_usage_error("add", "nothing to add");
+        goto out;
+    }
     lib = cli_open_library(1);
+    if (!lib) {
+        rc = EXIT_ERR;
+        goto out;
+    }
+    for (int i = 0; i < a.n_info_json; i++) {
+        done.source = a.info_json[i];
+        if (vt_add_info_json(lib, a.info_json[i], &a.opts, on_added, &done))
+            status = cli_error("%s", vt_errmsg(lib));
+        if (process_added(lib, &done))
+            status = EXIT_ERR;
+    }
+    for (int i = optind; i < argc; i++) {
+        done.source = argv[i];
+        if (vt_is_url(argv[i])) {
+            if (vt_add_url(lib, argv[i], &a.opts, on_added, &done))
+                status = cli_error("%s", vt_errmsg(lib));
+        } else {
+            char id[VT_ID_MAX];
+            int is_new;
+
+            if (vt_add_file(lib, argv[i], &a.opts, id, &is_new))
+                status = cli_error("%s", vt_errmsg(lib));
+            else
+                on_added(&done, id, is_new);
+        }
+        if (process_added(lib, &done))
+            status = EXIT_ERR;
+    }
+    rc = status;
+out:
+    vt_library_close(lib);
+    free(done.ids);
+    free(a.info_json);
+    return rc;
+}
+
+int cmd_update(int argc, char **argv)
+{
+    static const struct option longs[] = {FETCH_LONGS,
+                                          {"library", required_argument, NULL, 'L'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {NULL, 0, NULL, 0}};
+    struct added done = {0};
+    struct vt_library *lib;
+    int rc = parse("update", argc, argv, "L:q", longs, NULL, NULL), status = EXIT_OK;
+
+    if (rc)
+        return rc;
+    if (optind != argc)
+        return cli_usage_error("update", "unexpected argument '%s'", argv[optind]);
+    lib = cli_open_library(0);
     if (!lib)
         return EXIT_ERR;
-    for (int i = optind; i < argc; i++) {
-        char id[VT_ID_MAX];
-        int is_new;
-
-        if (vt_add_file(lib, argv[i], &opts, id, &is_new)) {
-            status = cli_error("%s", vt_errmsg(lib));
-            continue;
-        }
-        if (!is_new)
-            fprintf(stderr, "'%s' is already in the library as %s\n", argv[i], id);
-        printf("%s\n", id);
-        fflush(stdout);
-        /* an unfinished earlier run of the same file continues here */
-        if (vt_process(lib, id)) {
-            status = cli_error("%s", vt_errmsg(lib));
-        } else {
-            char state[16], data[16];
-
-            /* a failed stage was reported by the log as it happened */
-            if (vt_video_state(lib, id, state, data) || strcmp(data, "ok"))
-                status = EXIT_ERR;
-        }
-    }
+    if (vt_update(lib, on_added, &done))
+        status = cli_error("%s", vt_errmsg(lib));
+    if (process_added(lib, &done))
+        status = EXIT_ERR;
     vt_library_close(lib);
+    free(done.ids);
     return status;
 }
 
@@ -164,6 +288,7 @@ static int redo_opt(int c, const char *arg, void *u)
 int cmd_redo(int argc, char **argv)
 {
     static const struct option longs[] = {{"stage", required_argument, NULL, 's'},
+                                          FETCH_LONGS,
                                           {"library", required_argument, NULL, 'L'},
                                           {"quiet", no_argument, NULL, 'q'},
                                           {NULL, 0, NULL, 0}};
@@ -196,8 +321,12 @@ int cmd_redo(int argc, char **argv)
 
 int cmd_resume(int argc, char **argv)
 {
+    static const struct option longs[] = {FETCH_LONGS,
+                                          {"library", required_argument, NULL, 'L'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {NULL, 0, NULL, 0}};
     struct vt_library *lib;
-    int n = 0, rc = parse("resume", argc, argv, "L:q", no_long, NULL, NULL);
+    int n = 0, rc = parse("resume", argc, argv, "L:q", longs, NULL, NULL);
 
     if (rc)
         return rc;

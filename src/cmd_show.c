@@ -74,6 +74,16 @@ static void put_bytes(double b)
         printf("%.0f B", b);
 }
 
+/* The source's page at second t, when the video came from a URL ("" otherwise). */
+static void source_at(const json_t *doc, double t, char *buf, size_t n)
+{
+    const json_t *src = json_object_get(doc, "source");
+
+    buf[0] = '\0';
+    if (vt_source_url_at(jstr(src, "page_url"), jstr(src, "extractor"), t, buf, n))
+        buf[0] = '\0';
+}
+
 static void render_transcript(const json_t *doc)
 {
     const json_t *cues = json_object_get(doc, "cues"), *v;
@@ -100,9 +110,16 @@ static void render_transcript(const json_t *doc)
            chars);
     json_array_foreach(cues, i, v)
     {
+        char link[4200];
+
         fmt_t(a, sizeof(a), jnum(v, "start_s"));
         printf("  [%s] ", a);
         put_safe(jstr(v, "text"));
+        source_at(doc, jnum(v, "start_s"), link, sizeof(link));
+        if (link[0]) {
+            fputs("  ", stdout);
+            put_safe(link);
+        }
         fputc('\n', stdout);
     }
 }
@@ -125,7 +142,24 @@ static void render(const json_t *doc)
     fputs("\nsource: ", stdout);
     put_safe(jstr(json_object_get(doc, "source"), "kind"));
     fputc(' ', stdout);
-    put_safe(jstr(json_object_get(doc, "source"), "path"));
+    if (jstr(json_object_get(doc, "source"), "url")) {
+        char link[4200];
+
+        put_safe(jstr(json_object_get(doc, "source"), "url"));
+        fputs("\nmedia: ", stdout);
+        put_safe(jstr(json_object_get(doc, "source"), "path")
+                     ? jstr(json_object_get(doc, "source"), "path")
+                 : json_is_true(json_object_get(json_object_get(doc, "source"), "keep_media"))
+                     ? "not downloaded yet"
+                     : "not kept (--no-keep-media)");
+        source_at(doc, 0, link, sizeof(link));
+        if (link[0]) {
+            fputs("\nopen on the source: ", stdout);
+            put_safe(jstr(json_object_get(doc, "source"), "page_url"));
+        }
+    } else {
+        put_safe(jstr(json_object_get(doc, "source"), "path"));
+    }
     fputs("\n\nScene timeline\n", stdout);
     json_array_foreach(json_object_get(doc, "shots"), i, v)
     {
@@ -153,8 +187,13 @@ static void render(const json_t *doc)
     printf("  frames with text %lld, %lld lines read\n",
            json_integer_value(json_object_get(stored, "frames_with_text")),
            json_integer_value(json_object_get(stored, "ocr_lines")));
-    printf("  chapters        %lld from the container metadata\n",
+    printf("  chapters        %lld from the ",
            json_integer_value(json_object_get(stored, "chapters")));
+    put_safe(jstr(stored, "chapters_source") ? jstr(stored, "chapters_source") : "container");
+    fputs(jstr(stored, "chapters_source") && strstr(jstr(stored, "chapters_source"), "metadata")
+              ? "\n"
+              : " metadata\n",
+          stdout);
     fputs("  keyframe bytes  ", stdout);
     put_bytes(jnum(stored, "keyframe_bytes"));
     printf("\n  word timings on %lld cues\n",

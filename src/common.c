@@ -4,9 +4,11 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,7 +92,21 @@ struct vt_library *cli_open_library(int create)
     }
     report.tty = isatty(STDERR_FILENO);
     vt_library_set_callbacks(lib, &cb);
+    vt_library_set_fetch(lib, &cli_opts.fetch);
     return lib;
+}
+
+int cli_parse_long(const char *s, long min, long max, long *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
 }
 
 void cli_fmt_duration(char *buf, size_t n, double s)

@@ -20,8 +20,12 @@ struct cmd {
 
 static const struct cmd commands[] = {
     {"init", cmd_init, "", "create an empty library"},
-    {"add", cmd_add, "[--stt=auto|captions|recognize] FILE...",
-     "register media files and index them; prints their ids"},
+    {"add", cmd_add,
+     "[--stt=auto|captions|recognize] [--no-keep-media] [--limit N] [--info-json F] "
+     "[--yt-dlp PATH] [--max-time S] [--max-size MIB] FILE|URL...",
+     "register media files or URLs (videos, playlists, channels) and index them; prints ids"},
+    {"update", cmd_update, "[--yt-dlp PATH]",
+     "re-check every playlist or channel that was added and add what is new"},
     {"ls", cmd_ls, "", "list videos: id, title, duration, index_state, data_status"},
     {"show", cmd_show, "ID", "everything known about a video, as text"},
     {"search", cmd_search, "[--json] [--limit N] [--video ID] [--source S] QUERY",
@@ -29,7 +33,8 @@ static const struct cmd commands[] = {
     {"export", cmd_export, "ID [--format json|vtt|srt|txt]", "a video's document, for other tools"},
     {"rm", cmd_rm, "ID...", "remove videos: database rows and files"},
     {"redo", cmd_redo, "ID --stage NAME", "re-run a stage and the stages that depend on it"},
-    {"resume", cmd_resume, "", "finish whatever interrupted runs left"},
+    {"resume", cmd_resume, "[--yt-dlp PATH]",
+     "finish whatever interrupted runs left; retry failed downloads when due"},
     {"check", cmd_check, "", "check the database's integrity and the frame files"},
     {"serve", cmd_serve,
      "[--bind ADDR] [--port N] [--read-only] [--token-file F] [--max-per-ip N] [--deadline S]",

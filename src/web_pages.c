@@ -569,6 +569,28 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const ch
 
 /* ---- a video's page ---- */
 
+/*
+ * The video's page on its source (YouTube, another site, a plain media URL) at
+ * second t, into buf; 0 when there is one. Only http(s) addresses are ever made
+ * links: the page URL came from a site and is data, not markup.
+ */
+static int source_link(const json_t *doc, double t, char *buf, size_t n)
+{
+    const json_t *src = json_object_get(doc, "source");
+    const char *page = jstr(src, "page_url");
+
+    if (!page || (strncmp(page, "https://", 8) && strncmp(page, "http://", 7)))
+        return -1;
+    return vt_source_url_at(page, jstr(src, "extractor"), t, buf, n) ? -1 : 0;
+}
+
+static const char *source_name(const json_t *doc)
+{
+    const char *x = jstr(json_object_get(doc, "source"), "extractor");
+
+    return x && !strcmp(x, "youtube") ? "YouTube" : "the source";
+}
+
 static void video_meta(struct web_buf *b, const struct web_ctx *ctx, const char *id,
                        const json_t *doc)
 {
@@ -594,8 +616,21 @@ static void video_meta(struct web_buf *b, const struct web_ctx *ctx, const char 
     web_buf_html(b, s ? s : "language unknown");
     web_buf_puts(b, " · indexed ");
     put_date(b, jstr(doc, "indexed_at"));
-    web_buf_printf(b, "</p>\n<p class=\"source\"><a href=\"/media/%s\">Open the file</a>", id);
+    web_buf_puts(b, "</p>\n<p class=\"source\">");
+    {
+        char link[4200];
+
+        if (!source_link(doc, 0, link, sizeof(link))) {
+            web_buf_puts(b, "<a id=\"open-source\" rel=\"noopener noreferrer nofollow\" href=\"");
+            web_buf_html(b, link);
+            web_buf_printf(b, "\">Open on %s</a> ", source_name(doc));
+        }
+    }
     s = jstr(src, "path");
+    if (s)
+        web_buf_printf(b, "<a href=\"/media/%s\">Open the file</a>", id);
+    else
+        web_buf_puts(b, "<span class=\"note\">The media file was not kept.</span>");
     if (!ctx->read_only && s) {
         web_buf_puts(b, " <code>");
         web_buf_html(b, s);
@@ -831,17 +866,29 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
     web_buf_html(out, jstr(doc, "title") ? jstr(doc, "title") : id);
     web_buf_puts(out, "</h1>\n");
     video_meta(out, ctx, id, doc);
-    web_buf_printf(out,
-                   "<video id=\"player\" controls preload=\"metadata\" src=\"/media/%s#t=%.3f\" "
-                   "data-t0=\"%.3f\"></video>\n",
-                   id, t0, t0);
+    if (jstr(json_object_get(doc, "source"), "path"))
+        web_buf_printf(out,
+                       "<video id=\"player\" controls preload=\"metadata\" "
+                       "src=\"/media/%s#t=%.3f\" data-t0=\"%.3f\"></video>\n",
+                       id, t0, t0);
     timeline(out, id, doc);
     stored(out, doc);
     provenance(out, doc);
     frames(out, id, doc);
     transcript(out, doc);
-    web_buf_printf(out, "<p><a id=\"open-at\" href=\"/v/%s?t=%ld\">Open at this second</a></p>\n",
-                   id, secs(t0));
+    web_buf_printf(out, "<p><a id=\"open-at\" href=\"/v/%s?t=%ld\">Open at this second</a>", id,
+                   secs(t0));
+    {
+        char link[4200];
+
+        if (!source_link(doc, t0, link, sizeof(link))) {
+            web_buf_puts(out,
+                         " · <a id=\"source-at\" rel=\"noopener noreferrer nofollow\" href=\"");
+            web_buf_html(out, link);
+            web_buf_printf(out, "\">on %s at this second</a>", source_name(doc));
+        }
+    }
+    web_buf_puts(out, "</p>\n");
     foot(out);
     json_decref(doc);
     return 200;
