@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -649,34 +650,234 @@ static int vtt_block_keyword(const char *s, const char *le)
     return 0;
 }
 
+/* ---------------------------------------------------------------------------------- */
+/* Reading YouTube's json3                                                              */
+
+/* An event of a json3 file that holds text. */
+struct j3_event {
+    int64_t start_ms, dur_ms; /* dur_ms -1: not given */
+    size_t index;
+    const json_t *segs;
+};
+
+static int cmp_j3_event(const void *a, const void *b)
+{
+    const struct j3_event *x = a, *y = b;
+
+    if (x->start_ms != y->start_ms)
+        return x->start_ms < y->start_ms ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* A json3 time field in ms: 0 when it is a number in 0..MAX_TIME_MS, else -1. */
+static int j3_ms(const json_t *v, int64_t *ms)
+{
+    double d;
+
+    if (!json_is_number(v))
+        return -1;
+    d = json_number_value(v);
+    if (!(d >= 0 && d <= (double)MAX_TIME_MS))
+        return -1;
+    *ms = llround(d);
+    return 0;
+}
+
+/* Whether the segs of an event hold something other than spaces and line breaks. */
+static int j3_has_text(const json_t *segs)
+{
+    size_t i;
+    json_t *seg;
+
+    json_array_foreach(segs, i, seg)
+    {
+        const json_t *u = json_object_get(seg, "utf8");
+        const char *s = json_string_value(u);
+        size_t n = json_string_length(u);
+
+        for (size_t k = 0; s && k < n; k++)
+            if ((unsigned char)s[k] > 0x20 && s[k] != 0x7f)
+                return 1;
+    }
+    return 0;
+}
+
+/*
+ * The text of an event's segs into b: segs concatenated, '\n' a line break, spaces
+ * collapsed, control characters dropped. A seg with tOffsetMs starts a timing segment at
+ * the event's start plus the offset (kept within the cue by cb_segment).
+ */
+static void j3_text(struct cue_builder *b, const json_t *segs, int64_t start_ms, int64_t end_ms)
+{
+    size_t i;
+    json_t *seg;
+
+    b->pending_nl = 1;
+    json_array_foreach(segs, i, seg)
+    {
+        const json_t *u = json_object_get(seg, "utf8");
+        const char *s = json_string_value(u);
+        size_t n = json_string_length(u);
+        int64_t off_ms;
+
+        if (!j3_ms(json_object_get(seg, "tOffsetMs"), &off_ms))
+            cb_segment(b, start_ms + off_ms, end_ms);
+        for (size_t k = 0; s && k < n; k++) {
+            unsigned char c = (unsigned char)s[k];
+
+            if (c == '\n')
+                b->pending_nl = 1;
+            else if (c == ' ' || c == '\t')
+                b->pending_sp = 1;
+            else if (c >= 0x20 && c != 0x7f)
+                cb_emit(b, s + k, 1);
+        }
+    }
+}
+
+/*
+ * Parse buf (normalized input) as json3. Each event with text is one cue from tStartMs for
+ * dDurationMs (without one, until the next event, at most STREAM_CUE_DEFAULT_MS), clipped
+ * to end where the next later event starts: automatic captions keep a line on screen while
+ * the next one is being spoken, and search wants each word in one cue.
+ */
+static int parse_json3(const char *buf, const char *name, struct vt_transcript *out, char *err,
+                       size_t errlen)
+{
+    struct j3_event *ev = NULL;
+    int64_t *next_ms = NULL;
+    size_t n_ev = 0, cap_ev = 0, cap_cues = 0, n_words = 0, i;
+    json_error_t jerr;
+    json_t *root, *events, *e;
+    char *fixed;
+    size_t fixed_len;
+    int rc = 0;
+
+    fixed = vt_json_repair(buf, strlen(buf), &fixed_len);
+    root = json_loadb(fixed, fixed_len, JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL, &jerr);
+    free(fixed);
+    if (!root) {
+        char *msg = vt_utf8_clean(jerr.text); /* it may quote the input */
+
+        rc = vt_err(err, errlen, VT_EINVAL, "%s: line %d: not JSON: %s", name, jerr.line, msg);
+        free(msg);
+        return rc;
+    }
+    events = json_object_get(root, "events");
+    if (!json_is_array(events)) {
+        rc = vt_err(err, errlen, VT_EINVAL, "%s: no \"events\" array (not json3 captions)", name);
+        goto out;
+    }
+    json_array_foreach(events, i, e)
+    {
+        const json_t *segs = json_object_get(e, "segs");
+        int64_t start_ms, dur_ms = -1;
+
+        if (!json_is_array(segs) || !j3_has_text(segs) ||
+            j3_ms(json_object_get(e, "tStartMs"), &start_ms))
+            continue;
+        if (json_object_get(e, "dDurationMs") && j3_ms(json_object_get(e, "dDurationMs"), &dur_ms))
+            continue; /* a negative or absurd duration: like a cue that ends before it starts */
+        if (n_ev == VT_CAPTIONS_MAX_CUES) {
+            rc =
+                vt_err(err, errlen, VT_EINVAL, "%s: more than %d cues", name, VT_CAPTIONS_MAX_CUES);
+            goto out;
+        }
+        vt_grow((void **)&ev, &cap_ev, n_ev + 1, sizeof(*ev));
+        ev[n_ev++] = (struct j3_event){start_ms, dur_ms, i, segs};
+    }
+    if (n_ev)
+        qsort(ev, n_ev, sizeof(*ev), cmp_j3_event);
+    /* next_ms[i]: the start of the first event starting after event i, or -1 */
+    next_ms = vt_xcalloc(n_ev + 1, sizeof(*next_ms));
+    next_ms[n_ev] = -1;
+    for (i = n_ev; i-- > 0;)
+        next_ms[i] = i + 1 < n_ev && ev[i + 1].start_ms > ev[i].start_ms ? ev[i + 1].start_ms
+                                                                         : next_ms[i + 1];
+    for (i = 0; i < n_ev; i++) {
+        struct cue_builder b = {0};
+        struct vt_cue c = {0};
+        int64_t start_ms = ev[i].start_ms;
+        int64_t end_ms = start_ms + (ev[i].dur_ms >= 0 ? ev[i].dur_ms : STREAM_CUE_DEFAULT_MS);
+
+        if (next_ms[i] >= 0 && next_ms[i] < end_ms)
+            end_ms = next_ms[i];
+        vt_grow((void **)&b.seg_ms, &b.cap_seg, 1, sizeof(int64_t));
+        b.seg_ms[b.n_seg++] = start_ms;
+        j3_text(&b, ev[i].segs, start_ms, end_ms);
+        if (b.text.len && b.n_seg > 1 && n_words + b.n_word_seg > VT_CAPTIONS_MAX_WORDS) {
+            rc = vt_err(err, errlen, VT_EINVAL, "%s: more than %d timed words", name,
+                        VT_CAPTIONS_MAX_WORDS);
+        } else if (b.text.len) {
+            if (b.n_seg > 1) {
+                n_words += b.n_word_seg;
+                cb_words(&b, end_ms, &c);
+            }
+            c.start_s = (double)start_ms / 1000;
+            c.end_s = (double)end_ms / 1000;
+            c.text = vt_sb_detach(&b.text);
+            vt_grow((void **)&out->cues, &cap_cues, out->n_cues + 1, sizeof(c));
+            out->cues[out->n_cues++] = c;
+        }
+        vt_sb_release(&b.text);
+        free(b.word_seg);
+        free(b.seg_ms);
+        if (rc)
+            goto out;
+    }
+    if (!out->n_cues) {
+        rc = vt_err(err, errlen, VT_SKIP, "%s%sno cues in captions", *name == '\'' ? name : "",
+                    *name == '\'' ? ": " : "");
+        goto out;
+    }
+    sort_cues(out);
+    snprintf(out->model, sizeof(out->model), "captions:json3");
+out:
+    if (rc)
+        vt_transcript_release(out);
+    free(next_ms);
+    free(ev);
+    json_decref(root);
+    return rc;
+}
+
 /*
  * vt_captions_parse with name as the message prefix (NULL: the format's name) and the
- * format found in *is_vtt.
+ * format found ("srt", "vtt" or "json3") in *kind.
  */
 static int parse_captions(const char *data, size_t len, const char *format, const char *name,
-                          struct vt_transcript *out, int *is_vtt, char *err, size_t errlen)
+                          struct vt_transcript *out, const char **kind, char *err, size_t errlen)
 {
     enum { IDLE, CUE, SKIP } state = IDLE;
     struct cap_parser p = {0};
     char *buf = NULL;
     const char *s, *end;
     long lineno = 0, first_content = 0;
-    int any_timing = 0, rc = 0;
+    int any_timing = 0, rc = 0, is_vtt = 0;
 
     memset(out, 0, sizeof(*out));
-    *is_vtt = 0;
-    if (format && strcmp(format, "srt") && strcmp(format, "vtt"))
+    *kind = "srt";
+    if (format && strcmp(format, "srt") && strcmp(format, "vtt") && strcmp(format, "json3"))
         return vt_err(err, errlen, VT_EINVAL, "'%s': unknown captions format", format);
     if (len > VT_CAPTIONS_MAX_BYTES)
         return vt_err(err, errlen, VT_EINVAL, "%s%scaptions too large (%zu bytes, limit %u MiB)",
                       name ? name : "", name ? ": " : "", len, VT_CAPTIONS_MAX_BYTES >> 20);
     buf = normalize_input(data ? data : "", data ? len : 0);
+    s = buf + strspn(buf, " \t\n");
+    /* neither SubRip nor WebVTT can start with '{' (an ASS override is within a cue) */
+    if ((format && !strcmp(format, "json3")) || (!format && *s == '{')) {
+        *kind = "json3";
+        rc = parse_json3(buf, name ? name : "json3", out, err, errlen);
+        free(buf);
+        return rc;
+    }
     if (!strncmp(buf, "WEBVTT", 6) && (!buf[6] || is_blank(buf[6]) || buf[6] == '\n'))
-        *is_vtt = 1;
+        is_vtt = 1;
     else if (format && !strcmp(format, "vtt"))
-        *is_vtt = 1; /* a header-less WebVTT file reads like SubRip */
+        is_vtt = 1; /* a header-less WebVTT file reads like SubRip */
+    *kind = is_vtt ? "vtt" : "srt";
     if (!name)
-        name = *is_vtt ? "vtt" : "srt";
+        name = is_vtt ? "vtt" : "srt";
     p.out = out;
     s = buf;
     end = buf + strlen(buf);
@@ -688,7 +889,7 @@ static int parse_captions(const char *data, size_t len, const char *format, cons
         lineno++;
         while (t < le && is_blank(*t))
             t++;
-        if (lineno == 1 && !strncmp(s, "WEBVTT", 6) && *is_vtt) {
+        if (lineno == 1 && !strncmp(s, "WEBVTT", 6) && is_vtt) {
             state = SKIP; /* the header block */
         } else if (t == le) {
             finish_cue(&p);
@@ -715,7 +916,7 @@ static int parse_captions(const char *data, size_t len, const char *format, cons
         } else if (state == CUE) {
             add_raw_line(&p, s, le);
         } else if (state == IDLE) {
-            if (*is_vtt && vtt_block_keyword(t, le))
+            if (is_vtt && vtt_block_keyword(t, le))
                 state = SKIP;
             else if (!first_content)
                 first_content = lineno; /* a cue number or identifier, or junk */
@@ -745,7 +946,7 @@ static int parse_captions(const char *data, size_t len, const char *format, cons
         goto out;
     }
     sort_cues(out);
-    snprintf(out->model, sizeof(out->model), "captions:%s", *is_vtt ? "vtt" : "srt");
+    snprintf(out->model, sizeof(out->model), "captions:%s", is_vtt ? "vtt" : "srt");
 out:
     if (rc)
         vt_transcript_release(out);
@@ -757,9 +958,9 @@ out:
 int vt_captions_parse(const char *data, size_t len, const char *format, struct vt_transcript *out,
                       char *err, size_t errlen)
 {
-    int is_vtt;
+    const char *kind;
 
-    return parse_captions(data, len, format, NULL, out, &is_vtt, err, errlen);
+    return parse_captions(data, len, format, NULL, out, &kind, err, errlen);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -794,23 +995,29 @@ static int lang_is_english(const char *s, size_t n)
            (n == 3 && !strncasecmp(s, "eng", 3));
 }
 
+/* Preference among caption file extensions: 0 vtt, 1 srt, 2 json3, -1 none of them. */
+static int ext_rank(const char *ext)
+{
+    return ext_is(ext, "vtt") ? 0 : ext_is(ext, "srt") ? 1 : ext_is(ext, "json3") ? 2 : -1;
+}
+
 /*
- * Preference of a sidecar whose name is NAME.rest: 0 NAME.vtt, 1 NAME.srt, 2-3 English
- * NAME.<lang>.vtt/.srt, 4-5 other languages; -1 when rest is not a caption file name.
+ * Preference of a sidecar whose name is NAME.rest: 0-2 NAME.vtt/.srt/.json3, 3-5 English
+ * NAME.<lang>.vtt/.srt/.json3, 6-8 other languages; -1 when rest is not a caption file
+ * name. json3 comes last in each group only so that a directory that already had a
+ * .vtt or .srt sidecar keeps reading the same one.
  */
 static int sidecar_rank(const char *rest)
 {
     const char *dot = strrchr(rest, '.');
-    int srt;
+    int r;
 
     if (!dot)
-        return ext_is(rest, "vtt") ? 0 : ext_is(rest, "srt") ? 1 : -1;
-    if (!ext_is(dot + 1, "vtt") && !ext_is(dot + 1, "srt"))
+        return ext_rank(rest);
+    r = ext_rank(dot + 1);
+    if (r < 0 || !lang_valid(rest, (size_t)(dot - rest)))
         return -1;
-    srt = ext_is(dot + 1, "srt");
-    if (!lang_valid(rest, (size_t)(dot - rest)))
-        return -1;
-    return (lang_is_english(rest, (size_t)(dot - rest)) ? 2 : 4) + srt;
+    return (lang_is_english(rest, (size_t)(dot - rest)) ? 3 : 6) + r;
 }
 
 int vt_captions_find_sidecar(const char *media_path, char **sidecar_path)
@@ -935,13 +1142,16 @@ int vt_captions_load_file(const char *path, struct vt_transcript *out, char *err
     const char *ext = strrchr(base, '.'), *format = NULL, *lang = NULL;
     char *data = NULL, *name = vt_xasprintf("'%s'", path);
     size_t len, lang_len = 0;
-    int rc, is_vtt;
+    const char *kind;
+    int rc;
 
     memset(out, 0, sizeof(*out));
     if (ext && ext_is(ext + 1, "srt"))
         format = "srt";
     else if (ext && ext_is(ext + 1, "vtt"))
         format = "vtt";
+    else if (ext && ext_is(ext + 1, "json3"))
+        format = "json3";
     /* NAME.<lang>.ext: the part between the last two dots */
     if (ext && ext > base) {
         const char *p = ext;
@@ -956,14 +1166,14 @@ int vt_captions_load_file(const char *path, struct vt_transcript *out, char *err
     rc = read_capped(path, VT_CAPTIONS_MAX_BYTES, &data, &len, err, errlen);
     if (rc)
         goto out;
-    rc = parse_captions(data, len, format, name, out, &is_vtt, err, errlen);
+    rc = parse_captions(data, len, format, name, out, &kind, err, errlen);
     if (rc)
         goto out;
     if (lang)
-        snprintf(out->model, sizeof(out->model), "captions:sidecar %s (%.*s)",
-                 is_vtt ? "vtt" : "srt", (int)lang_len, lang);
+        snprintf(out->model, sizeof(out->model), "captions:sidecar %s (%.*s)", kind, (int)lang_len,
+                 lang);
     else
-        snprintf(out->model, sizeof(out->model), "captions:sidecar %s", is_vtt ? "vtt" : "srt");
+        snprintf(out->model, sizeof(out->model), "captions:sidecar %s", kind);
 out:
     free(data);
     free(name);

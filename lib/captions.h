@@ -1,8 +1,9 @@
 /*
  * Captions: transcripts that come with the video instead of from speech recognition.
- * A sidecar file beside the media (NAME.vtt, NAME.srt, NAME.<lang>.vtt, NAME.<lang>.srt)
+ * A sidecar file beside the media (NAME.vtt, NAME.srt, NAME.json3, NAME.<lang>.vtt ...)
  * or a text subtitle stream inside it is read into a struct vt_transcript, with word
- * timings when the format carries them (WebVTT timestamp tags); and a transcript is
+ * timings when the format carries them (WebVTT timestamp tags, YouTube json3 offsets); and
+ * a transcript is
  * written back out as WebVTT, SubRip or plain text. Caption files are untrusted input:
  * sizes and cue counts are capped, text is repaired to valid UTF-8 and cleaned of markup.
  */
@@ -24,9 +25,10 @@ struct vt_sb;
 #define VT_CAPTIONS_MAX_WORDS 2000000
 
 /*
- * Parse len bytes of SubRip or WebVTT (data need not be NUL-terminated and may hold NUL
- * bytes, a BOM, CRLF or lone CR line ends, UTF-16 with a BOM, invalid UTF-8). format is
- * "srt", "vtt" or NULL to detect; a "WEBVTT" header always means WebVTT.
+ * Parse len bytes of SubRip, WebVTT or YouTube's json3 (data need not be NUL-terminated and
+ * may hold NUL bytes, a BOM, CRLF or lone CR line ends, UTF-16 with a BOM, invalid UTF-8).
+ * format is "srt", "vtt", "json3" or NULL to detect: content starting with '{' (after a BOM
+ * and white space) is json3; a "WEBVTT" header always means WebVTT.
  *
  * *out is overwritten (its previous contents are not freed) and on success holds the cues
  * sorted by start, none empty, each end_s >= start_s; model is "captions:srt" or
@@ -40,6 +42,15 @@ struct vt_sb;
  * words is NULL and n_words 0. Cues with unreadable timings or end before start are
  * dropped.
  *
+ * json3 ({"events":[{"tStartMs":1000,"dDurationMs":2500,"segs":[{"utf8":"hi"},
+ * {"utf8":" you","tOffsetMs":480}]}, ...]}): one cue per event with text, its segs joined
+ * ('\n' a line break, spaces collapsed, no markup to remove), from tStartMs for dDurationMs
+ * (without one, until the next event and at most 5 s) and clipped to end where the next
+ * later event starts, so that cues do not overlap (events with the same start may). When
+ * segs carry tOffsetMs, each starts at tStartMs + tOffsetMs and its words share the time
+ * until the next seg evenly, as between WebVTT tags; otherwise words is NULL. model is
+ * "captions:json3". Messages start with "json3:"; JSON that is not json3 is VT_EINVAL.
+ *
  * Returns 0 (the caller releases *out with vt_transcript_release); VT_SKIP with "no cues
  * in captions" when the file holds no cue; VT_EINVAL with "<format>: line N: ..." when
  * nothing is readable, or when the input is larger than VT_CAPTIONS_MAX_BYTES or holds
@@ -50,16 +61,16 @@ int vt_captions_parse(const char *data, size_t len, const char *format, struct v
 
 /*
  * Read and parse the caption file at path (a regular file, not followed if a symlink, at
- * most VT_CAPTIONS_MAX_BYTES). The format comes from the extension (.srt, .vtt) or, when
- * the content says WEBVTT or the extension is neither, from the content. model becomes
- * "captions:sidecar srt" or "captions:sidecar vtt", with " (<lang>)" when the file name
- * is NAME.<lang>.ext. Returns like vt_captions_parse, messages start with the quoted path.
+ * most VT_CAPTIONS_MAX_BYTES). The format comes from the extension (.srt, .vtt, .json3) or,
+ * when the content says WEBVTT or the extension is none of them, from the content. model
+ * becomes "captions:sidecar srt", "... vtt" or "... json3", with " (<lang>)" when the file
+ * name is NAME.<lang>.ext. Returns like vt_captions_parse, messages start with the quoted path.
  */
 int vt_captions_load_file(const char *path, struct vt_transcript *out, char *err, size_t errlen);
 
 /*
- * Look for a caption file beside media_path: NAME.vtt, then NAME.srt, then
- * NAME.<lang>.vtt / .srt with English ("en", "en-US", "eng" ...) first, then other
+ * Look for a caption file beside media_path: NAME.vtt, then NAME.srt, then NAME.json3, then
+ * NAME.<lang>.vtt / .srt / .json3 with English ("en", "en-US", "eng" ...) first, then other
  * languages in name order; lang is 2-3 letters with an optional "-XX" or "_XX" region.
  * Only regular files count (symlinks, directories and devices are ignored). Returns 1 and
  * sets *sidecar_path (caller frees), or 0 with *sidecar_path NULL when there is none.

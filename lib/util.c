@@ -431,3 +431,75 @@ char *vt_utf8_clean(const char *s)
     }
     return vt_sb_detach(&sb);
 }
+
+static int hex4(const char *s, size_t n, uint32_t *v)
+{
+    *v = 0;
+    if (n < 4)
+        return 0;
+    for (int i = 0; i < 4; i++) {
+        char c = s[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+
+        if (d < 0)
+            return 0;
+        *v = *v << 4 | (uint32_t)d;
+    }
+    return 1;
+}
+
+char *vt_json_repair(const char *data, size_t len, size_t *out_len)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    /* an invalid byte grows to 3, everything else is copied or replaced at equal length */
+    char *out = vt_xmalloc(len * 3 + 1);
+    size_t i = 0, o = 0;
+    int in_string = 0;
+
+    while (i < len) {
+        size_t k;
+        uint32_t u, lo;
+
+        if (p[i] >= 0x80) {
+            k = utf8_seq(p + i, len - i);
+            if (!k) {
+                memcpy(out + o, "\xef\xbf\xbd", 3);
+                o += 3;
+                i++;
+            } else {
+                memcpy(out + o, p + i, k);
+                o += k;
+                i += k;
+            }
+            continue;
+        }
+        if (p[i] == '"') {
+            in_string = !in_string;
+        } else if (in_string && p[i] == '\\' && i + 1 < len) {
+            if (p[i + 1] == 'u' && hex4(data + i + 2, len - i - 2, &u) && u >= 0xd800 &&
+                u <= 0xdfff) {
+                /* a high surrogate escape followed by a low one is a valid pair */
+                if (u <= 0xdbff && i + 12 <= len && p[i + 6] == '\\' && p[i + 7] == 'u' &&
+                    hex4(data + i + 8, 4, &lo) && lo >= 0xdc00 && lo <= 0xdfff) {
+                    memcpy(out + o, p + i, 12);
+                    o += 12;
+                    i += 12;
+                } else {
+                    memcpy(out + o, "\\ufffd", 6);
+                    o += 6;
+                    i += 6;
+                }
+                continue;
+            }
+            /* any other escape: copy both bytes so that \" does not end the string */
+            out[o++] = (char)p[i++];
+        }
+        out[o++] = (char)p[i++];
+    }
+    out[o] = '\0';
+    *out_len = o;
+    return out;
+}

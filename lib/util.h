@@ -75,4 +75,13 @@ void vt_log(struct vt_library *lib, int level, const char *fmt, ...)
 /* Copy of s with every invalid UTF-8 sequence and control character other than
  * tab and newline replaced by U+FFFD. Caller frees. */
 char *vt_utf8_clean(const char *s);
+
+/*
+ * Copy of the len bytes of JSON text at data, repaired so that a strict parser (jansson)
+ * does not refuse a whole document for one broken string: invalid UTF-8 sequences become
+ * U+FFFD and \u escapes of unpaired surrogates (which Python's json module writes) become
+ * \ufffd. Everything else, NUL bytes included, is copied as it is. Caller frees; *out_len
+ * gets the copy's length (a NUL follows it).
+ */
+char *vt_json_repair(const char *data, size_t len, size_t *out_len);
 #endif

@@ -497,3 +497,191 @@ VT_TEST(captions_stream)
     vt_rm_rf(dir);
     free(dir);
 }
+
+VT_TEST(captions_json3_words)
+{
+    /* automatic captions as YouTube sends them: a window definition, word offsets, an
+     * "aAppend" line break, and events that overlap the next one */
+    const char *j3 = "{\"wireMagic\":\"pb3\",\"pens\":[{}],\"events\":["
+                     "{\"tStartMs\":0,\"dDurationMs\":5000,\"id\":1,\"wpWinPosId\":1},"
+                     "{\"tStartMs\":1000,\"dDurationMs\":3000,\"wWinId\":1,\"segs\":["
+                     "{\"utf8\":\"hello\",\"acAsrConf\":0},"
+                     "{\"utf8\":\" big world\",\"tOffsetMs\":480,\"acAsrConf\":0},"
+                     "{\"utf8\":\" again\",\"tOffsetMs\":1200}]},"
+                     "{\"tStartMs\":2500,\"wWinId\":1,\"aAppend\":1,\"segs\":[{\"utf8\":\"\\n\"}]},"
+                     "{\"tStartMs\":2500,\"dDurationMs\":2000,\"wWinId\":1,\"segs\":["
+                     "{\"utf8\":\"next\"},{\"utf8\":\" line\",\"tOffsetMs\":500}]}]}";
+    struct vt_transcript t;
+    char err[256] = "";
+
+    CHECK_INT(parse(j3, NULL, &t, err, sizeof(err)), 0);
+    CHECK_STR(t.model, "captions:json3");
+    CHECK_INT(t.n_cues, 2);
+    check_cue(&t, 0, 1.0, 2.5, "hello big world again");
+    check_cue(&t, 1, 2.5, 4.5, "next line");
+    if (t.n_cues == 2) {
+        CHECK_INT(t.cues[0].n_words, 4);
+        check_word(&t.cues[0], 0, "hello", 1.0, 1.48);
+        check_word(&t.cues[0], 1, "big", 1.48, 1.84);
+        check_word(&t.cues[0], 2, "world", 1.84, 2.2);
+        check_word(&t.cues[0], 3, "again", 2.2, 2.5);
+        CHECK_INT(t.cues[1].n_words, 2);
+        check_word(&t.cues[1], 0, "next", 2.5, 3.0);
+        check_word(&t.cues[1], 1, "line", 3.0, 4.5);
+    }
+    vt_transcript_release(&t);
+}
+
+VT_TEST(captions_json3_manual)
+{
+    /* manual captions: one seg per event, no offsets; a BOM and white space before '{'; the
+     * text is literal (no markup), lines kept, spaces collapsed */
+    const char *j3 = "\xef\xbb\xbf \n{\"events\":["
+                     "{\"tStartMs\":4000,\"dDurationMs\":1000,\"segs\":[{\"utf8\":\"second\"}]},"
+                     "{\"tStartMs\":500,\"dDurationMs\":1500,\"segs\":"
+                     "[{\"utf8\":\"  Hello\\n\\nworld   &amp; <i>x</i>\"},{\"utf8\":\"!\"}]},"
+                     "{\"tStartMs\":9000,\"segs\":[{\"utf8\":\"no duration\"}]},"
+                     "{\"tStartMs\":9500,\"dDurationMs\":100,\"segs\":[{\"utf8\":\"x\"}]},"
+                     "{\"tStartMs\":20000,\"segs\":[{\"utf8\":\"last, open\"}]}]}";
+    struct vt_transcript t;
+    char err[256] = "";
+
+    CHECK_INT(parse(j3, NULL, &t, err, sizeof(err)), 0);
+    CHECK_INT(t.n_cues, 5);
+    check_cue(&t, 0, 0.5, 2.0, "Hello\nworld &amp; <i>x</i>!");
+    check_cue(&t, 1, 4.0, 5.0, "second");
+    check_cue(&t, 2, 9.0, 9.5, "no duration");
+    check_cue(&t, 3, 9.5, 9.6, "x");
+    check_cue(&t, 4, 20.0, 25.0, "last, open");
+    for (size_t i = 0; i < t.n_cues; i++)
+        CHECK(t.cues[i].words == NULL && t.cues[i].n_words == 0);
+    vt_transcript_release(&t);
+    /* the hint works too, and a WebVTT file is never taken for json3 */
+    CHECK_INT(parse("{\"events\":[{\"tStartMs\":1,\"dDurationMs\":1,\"segs\":[{\"utf8\":\"a\"}]}]}",
+                    "json3", &t, err, sizeof(err)),
+              0);
+    CHECK_INT(t.n_cues, 1);
+    vt_transcript_release(&t);
+    CHECK_INT(parse("WEBVTT\n\n00:01.000 --> 00:02.000\n{x}\n", NULL, &t, err, sizeof(err)), 0);
+    CHECK_STR(t.model, "captions:vtt");
+    vt_transcript_release(&t);
+}
+
+VT_TEST(captions_json3_overlap)
+{
+    /* unsorted, overlapping, one inside another; cues are clipped to the next later start,
+     * words clipped with them; events with the same start keep their own ends */
+    const char *j3 = "{\"events\":["
+                     "{\"tStartMs\":3000,\"dDurationMs\":4000,\"segs\":[{\"utf8\":\"c\"}]},"
+                     "{\"tStartMs\":1000,\"dDurationMs\":9000,\"segs\":[{\"utf8\":\"a\"},"
+                     "{\"utf8\":\" late\",\"tOffsetMs\":5000}]},"
+                     "{\"tStartMs\":3000,\"dDurationMs\":500,\"segs\":[{\"utf8\":\"b\"}]},"
+                     "{\"tStartMs\":6000,\"dDurationMs\":100,\"segs\":[{\"utf8\":\"d\"}]}]}";
+    struct vt_transcript t;
+    char err[256] = "";
+
+    CHECK_INT(parse(j3, NULL, &t, err, sizeof(err)), 0);
+    CHECK_INT(t.n_cues, 4);
+    check_cue(&t, 0, 1.0, 3.0, "a late");
+    check_cue(&t, 1, 3.0, 3.5, "b");
+    check_cue(&t, 2, 3.0, 6.0, "c");
+    check_cue(&t, 3, 6.0, 6.1, "d");
+    if (t.n_cues == 4) {
+        check_word(&t.cues[0], 0, "a", 1.0, 3.0);
+        check_word(&t.cues[0], 1, "late", 3.0, 3.0);
+    }
+    for (size_t i = 0; i + 1 < t.n_cues; i++)
+        CHECK(t.cues[i].end_s <= t.cues[i + 1].start_s ||
+              t.cues[i].start_s == t.cues[i + 1].start_s);
+    vt_transcript_release(&t);
+}
+
+VT_TEST(captions_json3_hostile)
+{
+    static const char bad_utf8[] =
+        "{\"events\":[{\"tStartMs\":0,\"dDurationMs\":10,\"segs\":[{\"utf8\":\"caf\xc3 \xff\\u0000"
+        "\\u0007x\\ud800\\r\"},{\"utf8\":5},{\"x\":1},7,{\"utf8\":\" w\",\"tOffsetMs\":20},"
+        "{\"utf8\":\" z\",\"tOffsetMs\":-5},{\"utf8\":\"!\",\"tOffsetMs\":1e300}]},"
+        "{\"tStartMs\":-1,\"dDurationMs\":10,\"segs\":[{\"utf8\":\"negative\"}]},"
+        "{\"tStartMs\":1e300,\"segs\":[{\"utf8\":\"huge\"}]},"
+        "{\"tStartMs\":\"5\",\"segs\":[{\"utf8\":\"string time\"}]},"
+        "{\"tStartMs\":50,\"dDurationMs\":-10,\"segs\":[{\"utf8\":\"negative duration\"}]},"
+        "{\"tStartMs\":60,\"dDurationMs\":10,\"segs\":{\"utf8\":\"segs not an array\"}},"
+        "{\"tStartMs\":70,\"dDurationMs\":10,\"segs\":[{\"utf8\":\" \\n \\t\"}]}, null, 3]}";
+    struct vt_transcript t;
+    struct vt_sb sb = {0};
+    char err[256] = "";
+
+    CHECK_INT(vt_captions_parse(bad_utf8, sizeof(bad_utf8) - 1, NULL, &t, err, sizeof(err)), 0);
+    CHECK_INT(t.n_cues, 1);
+    check_cue(&t, 0, 0, 0.01, "caf\xef\xbf\xbd \xef\xbf\xbdx\xef\xbf\xbd w z!");
+    if (t.n_cues == 1) {
+        /* an offset past the end is clamped to it; negative or absurd ones are no offset */
+        CHECK_INT(t.cues[0].n_words, 4);
+        check_word(&t.cues[0], 0, "caf\xef\xbf\xbd", 0, 0.005);
+        check_word(&t.cues[0], 1, "\xef\xbf\xbdx\xef\xbf\xbd", 0.005, 0.01);
+        check_word(&t.cues[0], 2, "w", 0.01, 0.01);
+        check_word(&t.cues[0], 3, "z!", 0.01, 0.01);
+    }
+    vt_transcript_release(&t);
+    CHECK_INT(parse("{not json", NULL, &t, err, sizeof(err)), VT_EINVAL);
+    CHECK(!strncmp(err, "json3: line 1: not JSON: ", 25));
+    CHECK_INT(parse("{\"events\":{}}", NULL, &t, err, sizeof(err)), VT_EINVAL);
+    CHECK_STR(err, "json3: no \"events\" array (not json3 captions)");
+    CHECK_INT(parse("[]", "json3", &t, err, sizeof(err)), VT_EINVAL);
+    CHECK_INT(parse("{\"events\":[{\"tStartMs\":0,\"dDurationMs\":5000,\"id\":1}]}", NULL, &t, err,
+                    sizeof(err)),
+              VT_SKIP);
+    CHECK_STR(err, "no cues in captions");
+    CHECK(t.n_cues == 0 && t.cues == NULL);
+    /* deep nesting: jansson's depth limit */
+    vt_sb_adds(&sb, "{\"events\":");
+    for (int i = 0; i < 100000; i++)
+        vt_sb_addc(&sb, '[');
+    CHECK_INT(vt_captions_parse(sb.buf, sb.len, NULL, &t, err, sizeof(err)), VT_EINVAL);
+    CHECK(strstr(err, "depth") != NULL);
+    vt_sb_release(&sb);
+    /* more than VT_CAPTIONS_MAX_CUES events */
+    vt_sb_adds(&sb, "{\"events\":[");
+    for (int i = 0; i <= VT_CAPTIONS_MAX_CUES; i++)
+        vt_sb_addf(&sb, "%s{\"tStartMs\":%d,\"segs\":[{\"utf8\":\"a\"}]}", i ? "," : "", i);
+    vt_sb_adds(&sb, "]}");
+    CHECK(sb.len < VT_CAPTIONS_MAX_BYTES);
+    CHECK_INT(vt_captions_parse(sb.buf, sb.len, NULL, &t, err, sizeof(err)), VT_EINVAL);
+    CHECK_STR(err, "json3: more than 200000 cues");
+    CHECK(t.n_cues == 0 && t.cues == NULL);
+    vt_sb_release(&sb);
+}
+
+VT_TEST(captions_json3_sidecar)
+{
+    const char *j3 = "{\"events\":[{\"tStartMs\":1000,\"dDurationMs\":1000,\"segs\":["
+                     "{\"utf8\":\"hi\"},{\"utf8\":\" there\",\"tOffsetMs\":500}]}]}";
+    char *dir = make_dir(), *path, err[512] = "";
+    struct vt_transcript t;
+
+    CHECK(dir != NULL);
+    if (!dir)
+        return;
+    put_file(dir, "talk.mp4", "");
+    put_file(dir, "talk.de.vtt", "WEBVTT\n\n00:01.000 --> 00:02.000\nhallo\n");
+    put_file(dir, "talk.en.json3", j3);
+    check_sidecar(dir, "talk.mp4", "talk.en.json3");
+    put_file(dir, "talk.en.vtt", "WEBVTT\n\n00:01.000 --> 00:02.000\nhi\n");
+    check_sidecar(dir, "talk.mp4", "talk.en.vtt");
+    path = vt_xasprintf("%s/talk.en.json3", dir);
+    CHECK_INT(vt_captions_load_file(path, &t, err, sizeof(err)), 0);
+    CHECK_STR(t.model, "captions:sidecar json3 (en)");
+    check_cue(&t, 0, 1.0, 2.0, "hi there");
+    CHECK_INT(t.n_cues ? t.cues[0].n_words : 0, 2);
+    vt_transcript_release(&t);
+    free(path);
+    /* errors name the file */
+    put_file(dir, "bad.json3", "{\"events\":");
+    path = vt_xasprintf("%s/bad.json3", dir);
+    CHECK_INT(vt_captions_load_file(path, &t, err, sizeof(err)), VT_EINVAL);
+    CHECK(strstr(err, "bad.json3': line 1: not JSON") != NULL);
+    free(path);
+    vt_rm_rf(dir);
+    free(dir);
+}
