@@ -1074,68 +1074,6 @@ out:
     return *sidecar_path != NULL;
 }
 
-/* Read at most max bytes of the regular file path (not following a symlink). */
-static int read_capped(const char *path, size_t max, char **data, size_t *len, char *err,
-                       size_t errlen)
-{
-    struct stat st;
-    size_t cap = 0, n = 0;
-    char *buf = NULL;
-    int fd, rc = 0;
-
-    *data = NULL;
-    *len = 0;
-    fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        rc = vt_err(err, errlen,
-                    errno == ENOENT  ? VT_ENOTFOUND
-                    : errno == ELOOP ? VT_EINVAL
-                                     : VT_EIO,
-                    "'%s': %s", path,
-                    errno == ELOOP ? "is a symbolic link (not followed)" : strerror(errno));
-        goto out;
-    }
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        rc = vt_err(err, errlen, VT_EINVAL, "'%s': not a regular file", path);
-        goto out;
-    }
-    if ((uintmax_t)st.st_size > max) {
-        rc = vt_err(err, errlen, VT_EINVAL,
-                    "'%s': captions file too large (%jd bytes, limit %zu MiB)", path,
-                    (intmax_t)st.st_size, max >> 20);
-        goto out;
-    }
-    for (;;) {
-        ssize_t r;
-
-        vt_grow((void **)&buf, &cap, n + 65536, 1);
-        r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            rc = vt_err(err, errlen, VT_EIO, "'%s': %s", path, strerror(errno));
-            goto out;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-        /* the file grew while we read it */
-        if (n > max) {
-            rc = vt_err(err, errlen, VT_EINVAL, "'%s': captions file too large (limit %zu MiB)",
-                        path, max >> 20);
-            goto out;
-        }
-    }
-    *data = buf;
-    *len = n;
-    buf = NULL;
-out:
-    if (fd >= 0)
-        close(fd);
-    free(buf);
-    return rc;
-}
-
 int vt_captions_load_file(const char *path, struct vt_transcript *out, char *err, size_t errlen)
 {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
@@ -1163,7 +1101,8 @@ int vt_captions_load_file(const char *path, struct vt_transcript *out, char *err
             lang_len = (size_t)(ext - p);
         }
     }
-    rc = read_capped(path, VT_CAPTIONS_MAX_BYTES, &data, &len, err, errlen);
+    rc =
+        vt_read_file_capped(path, "captions file", VT_CAPTIONS_MAX_BYTES, &data, &len, err, errlen);
     if (rc)
         goto out;
     rc = parse_captions(data, len, format, name, out, &kind, err, errlen);

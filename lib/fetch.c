@@ -385,7 +385,7 @@ int vt_add_info_json(struct vt_library *lib, const char *path, const struct vt_a
         return rc;
     if (!realpath(path, real))
         return vt_lib_fail(lib, VT_ENOTFOUND, "'%s': %s", path, strerror(errno));
-    rc = vt_read_file_capped(real, INFO_MAX_BYTES, &data, &len, err, sizeof(err));
+    rc = vt_read_file_capped(real, "info JSON", INFO_MAX_BYTES, &data, &len, err, sizeof(err));
     if (!rc)
         rc = ytdlp_model(lib, err, sizeof(err));
     if (rc) {
@@ -413,7 +413,8 @@ int vt_update(struct vt_library *lib, vt_added_fn fn, void *user)
         int r;
 
         if (!strcmp(l[i].kind, "info-json")) {
-            r = vt_read_file_capped(l[i].url, INFO_MAX_BYTES, &data, &len, err, sizeof(err));
+            r = vt_read_file_capped(l[i].url, "info JSON", INFO_MAX_BYTES, &data, &len, err,
+                                    sizeof(err));
         } else {
             char *cwd = vt_xasprintf("%s/media/.update-%ld", lib->dir, (long)getpid());
 
@@ -652,7 +653,8 @@ int vt_fetch_url_run(struct vt_stage_ctx *c, struct vt_video_rec *meta,
     /* the metadata: kept from add while fresh (format URLs expire), else asked again;
      * a video added from an info file has only that file */
     if (!strcmp(v->source_kind, "info-json") || file_age_ok(info_path, INFO_FRESH_S)) {
-        rc = vt_read_file_capped(info_path, INFO_MAX_BYTES, &data, &len, c->err, sizeof(c->err));
+        rc = vt_read_file_capped(info_path, "info JSON", INFO_MAX_BYTES, &data, &len, c->err,
+                                 sizeof(c->err));
     } else {
         if (!v->source_url) {
             rc = vt_err(c->err, sizeof(c->err), VT_EINVAL, "no URL to fetch");

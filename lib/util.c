@@ -280,8 +280,8 @@ out:
     return rc;
 }
 
-int vt_read_file_capped(const char *path, size_t max, char **data, size_t *len, char *err,
-                        size_t errlen)
+int vt_read_file_capped(const char *path, const char *what, size_t max, char **data, size_t *len,
+                        char *err, size_t errlen)
 {
     struct stat st;
     size_t cap = 0, n = 0;
@@ -304,12 +304,17 @@ int vt_read_file_capped(const char *path, size_t max, char **data, size_t *len, 
         rc = vt_err(err, errlen, VT_EINVAL, "'%s': not a regular file", path);
         goto out;
     }
+    if ((uintmax_t)st.st_size > max) {
+        rc = vt_err(err, errlen, VT_EINVAL, "'%s': %s too large (%jd bytes, limit %zu MiB)", path,
+                    what, (intmax_t)st.st_size, max >> 20);
+        goto out;
+    }
     for (;;) {
         ssize_t r;
 
-        /* st_size is checked as we go: the file may grow while we read it */
-        if (n > max || (uintmax_t)st.st_size > max) {
-            rc = vt_err(err, errlen, VT_EINVAL, "'%s': file too large (limit %zu MiB)", path,
+        /* the file may grow while we read it */
+        if (n > max) {
+            rc = vt_err(err, errlen, VT_EINVAL, "'%s': %s too large (limit %zu MiB)", path, what,
                         max >> 20);
             goto out;
         }

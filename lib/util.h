@@ -57,9 +57,10 @@ int vt_rm_rf(const char *path);
 int vt_write_file_atomic(const char *path, const void *data, size_t n, char *err, size_t errlen);
 
 /* Read the regular file path (a symlink is refused) if it holds at most max bytes;
- * *data is NUL-terminated after *len bytes and caller-freed. */
-int vt_read_file_capped(const char *path, size_t max, char **data, size_t *len, char *err,
-                        size_t errlen);
+ * *data is NUL-terminated after *len bytes and caller-freed. what names the file in
+ * the message when it is too large ("'PATH': WHAT too large (N bytes, limit M MiB)"). */
+int vt_read_file_capped(const char *path, const char *what, size_t max, char **data, size_t *len,
+                        char *err, size_t errlen);
 
 /* 64-bit FNV-1a, used for content keys. */
 uint64_t vt_fnv1a64(uint64_t h, const void *data, size_t n);
