@@ -757,8 +757,11 @@ static int parse_json3(const char *buf, const char *name, struct vt_transcript *
     root = json_loadb(fixed, fixed_len, JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL, &jerr);
     free(fixed);
     if (!root) {
-        char *msg = vt_utf8_clean(jerr.text); /* it may quote the input */
+        char *msg = vt_utf8_clean(jerr.text); /* it may quote the input: one line */
 
+        for (char *q = msg; *q; q++)
+            if (*q == '\n' || *q == '\t')
+                *q = ' ';
         rc = vt_err(err, errlen, VT_EINVAL, "%s: line %d: not JSON: %s", name, jerr.line, msg);
         free(msg);
         return rc;

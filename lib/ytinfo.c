@@ -261,8 +261,11 @@ static json_t *load_object(const char *data, size_t len, char *err, size_t errle
     root = json_loadb(buf, n, JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL, &jerr);
     free(buf);
     if (!root) {
-        /* jansson quotes the input near the error: clean it */
+        /* jansson quotes the input near the error: clean it and keep it on one line */
         msg = vt_utf8_clean(jerr.text);
+        for (char *q = msg; *q; q++)
+            if (*q == '\n' || *q == '\t')
+                *q = ' ';
         vt_err(err, errlen, VT_EINVAL, "info JSON: line %d: %s", jerr.line, msg);
         free(msg);
         return NULL;

@@ -626,6 +626,8 @@ VT_TEST(captions_json3_hostile)
     vt_transcript_release(&t);
     CHECK_INT(parse("{not json", NULL, &t, err, sizeof(err)), VT_EINVAL);
     CHECK(!strncmp(err, "json3: line 1: not JSON: ", 25));
+    CHECK_INT(parse("{\"events\":\"a\\\n\tb\"}", NULL, &t, err, sizeof(err)), VT_EINVAL);
+    CHECK(strchr(err, '\n') == NULL && strchr(err, '\t') == NULL);
     CHECK_INT(parse("{\"events\":{}}", NULL, &t, err, sizeof(err)), VT_EINVAL);
     CHECK_STR(err, "json3: no \"events\" array (not json3 captions)");
     CHECK_INT(parse("[]", "json3", &t, err, sizeof(err)), VT_EINVAL);

@@ -556,8 +556,17 @@ VT_TEST(ytinfo_fields)
 VT_TEST(ytinfo_hostile)
 {
     static const char *const bad[] = {
-        "",        "not json",    "[1,2,3]",          "\"a string\"",  "42",
-        "{\"a\":", "{\"a\":NaN}", "{\"a\":Infinity}", "{\"a\":1e999}",
+        "",
+        "not json",
+        "[1,2,3]",
+        "\"a string\"",
+        "42",
+        "{\"a\":",
+        "{\"a\":NaN}",
+        "{\"a\":Infinity}",
+        "{\"a\":1e999}",
+        /* jansson quotes the text near the error, here a line break: still one line */
+        "{\"title\":\"a\\\n\tb\"}",
     };
     struct vt_ytinfo info;
     struct vt_sb sb = {0};
