@@ -499,8 +499,7 @@ int vt_redo(struct vt_library *lib, const char *id, const char *stage)
         if (!x)
             continue;
         snprintf(x->state, sizeof(x->state), "queued");
-        x->attempts = 0;
-        x->retry_at = 0;
+        x->retry_at = 0; /* attempts keep counting: they are the stage's history */
         free(x->error);
         free(x->owner);
         x->error = x->owner = NULL;

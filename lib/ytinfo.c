@@ -927,7 +927,8 @@ int vt_ytinfo_clean_json(const char *data, size_t len, const struct vt_yt_sub *k
         json_object_set_new(out, "extractor_key", json_string("Generic"));
     }
     free(s);
-    copy_url(out, root, "webpage_url");
+    /* no webpage_url: after a failed download yt-dlp would extract that page afresh,
+     * past this allowlist (and, for an info file, to a site the file only names) */
     if (get_num(json_object_get(root, "duration"), &d) && d > 0 && d <= MAX_DURATION_S)
         json_object_set_new(out, "duration", num_json(d));
     json_object_set_new(out, "_type", json_string("video"));

@@ -692,8 +692,8 @@ static const char *str_at(const json_t *obj, const char *key)
 VT_TEST(ytinfo_clean_json)
 {
     static const char *const allowed_top[] = {
-        "id",       "title", "extractor", "extractor_key", "webpage_url",
-        "duration", "_type", "formats",   "subtitles",     "automatic_captions"};
+        "id",    "title",   "extractor", "extractor_key",     "duration",
+        "_type", "formats", "subtitles", "automatic_captions"};
     struct vt_ytinfo info;
     const struct vt_yt_sub *sub;
     char err[256] = "";
