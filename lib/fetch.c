@@ -674,6 +674,12 @@ int vt_fetch_url_run(struct vt_stage_ctx *c, struct vt_video_rec *meta,
         rc = vt_err(c->err, sizeof(c->err), VT_EINVAL, "the URL is a list, not a video");
         goto out;
     }
+    if (info.is_live) {
+        /* no whole file until it ends: a later attempt may find one */
+        unlink(info_path);
+        rc = vt_err(c->err, sizeof(c->err), VT_EIO, "a live or upcoming stream: not yet a video");
+        goto out;
+    }
     meta->page_url = dup_or_null(info.webpage_url ? info.webpage_url : v->source_url);
     meta->platform_id = dup_or_null(info.id);
     meta->extractor = dup_or_null(info.extractor);

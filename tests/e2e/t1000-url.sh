@@ -143,6 +143,19 @@ vt export recog01 --format json > "$T/rec.json"
 json "$T/rec.json" '[s for s in d["stages"] if s["name"]=="stt"][0]["model"]' | grep -q pocketsphinx ||
   fail "--stt=recognize did not recognise"
 
+note "a live stream waits for a later attempt; an info JSON with no usable format fails"
+yt_info live01 Youtube '{}' '{}' | python3 -c 'import json,sys; d=json.load(sys.stdin); d["is_live"]=True; print(json.dumps(d))' > "$T/live.info.json"
+expect_exit 1 vt add --info-json "$T/live.info.json"
+vt export live01 --format json > "$T/live.json"
+[[ $(json "$T/live.json" '[(s["state"], "live" in s["error"]) for s in d["stages"] if s["name"]=="fetch"][0]') == "('queued', True)" ]] ||
+  fail "live stream: $(json "$T/live.json" 'd["stages"][0]')"
+yt_info nofmt01 Youtube '{}' '{}' | python3 -c 'import json,sys; d=json.load(sys.stdin); d["formats"]=d["formats"][1:]; print(json.dumps(d))' > "$T/nofmt.info.json"
+expect_exit 1 vt add --info-json "$T/nofmt.info.json"
+vt export nofmt01 --format json > "$T/nofmt.json"
+[[ $(json "$T/nofmt.json" '[s["state"] for s in d["stages"] if s["name"]=="fetch"][0]') == failed ]] ||
+  fail "no usable format: $(json "$T/nofmt.json" 'd["stages"][0]')"
+vt rm live01 nofmt01
+
 note "a playlist adds each entry once; update adds what is new"
 cat > "$W/list.json" << EOF
 {"_type": "playlist", "id": "PLtalks", "title": "Talks", "webpage_url": "$U/list",
