@@ -157,15 +157,17 @@ static int register_video(struct vt_library *lib, const struct reg *g, const str
     int rc;
 
     *is_new = 0;
-    rc = vt_store_video_find_key(lib->store, key, id);
-    if (rc != VT_ENOTFOUND) {
-        if (rc)
-            rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
-        goto out;
-    }
     rc = vt_store_begin(lib->store);
     if (rc) {
         rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+        goto out;
+    }
+    /* looked up inside the write transaction: two adds of one URL make one row */
+    rc = vt_store_video_find_key(lib->store, key, id);
+    if (rc != VT_ENOTFOUND) {
+        vt_store_rollback(lib->store);
+        if (rc)
+            rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
         goto out;
     }
     /* the platform's id when it is a usable id and free, else one from the URL */

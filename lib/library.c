@@ -341,6 +341,17 @@ static int check_video(void *user, const struct vt_video_rec *v)
     struct vt_store_frame *f;
     size_t n;
 
+    if (v->source_path && v->source_kind && strcmp(v->source_kind, "file")) {
+        char *p = v->source_path[0] == '/' ? vt_xstrdup(v->source_path)
+                                           : vt_xasprintf("%s/%s", c->lib->dir, v->source_path);
+
+        if (access(p, R_OK)) {
+            vt_log(c->lib, VT_LOG_ERROR, "%s: the downloaded media '%s' is missing", v->id,
+                   v->source_path);
+            c->problems++;
+        }
+        free(p);
+    }
     c->rc = vt_store_frames(c->lib->store, v->id, &f, &n);
     if (c->rc)
         return 1;
