@@ -18,6 +18,7 @@
 #include <libavutil/imgutils.h>
 #include <libswscale/swscale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,8 @@
 #define JPEG_Q      90
 #define MAX_FRAMES  ((size_t)(VT_MEDIA_MAX_DURATION_S * 120))
 #define PASS1_SHARE 0.85 /* share of the progress bar for pass 1 */
+#define MAX_PARTS   4    /* pass 1 in parallel parts: one per core, at most this many */
+#define MIN_PART_S  20.0 /* shorter parts gain less than their own open and seek cost */
 
 /* Duplicate test: hash distance first, then the thumbnails must be nearly equal. */
 #define DUP_HAMMING 14
@@ -59,6 +62,11 @@ struct decoder {
     int eof_in, eof_out;
     int64_t start_pts; /* the stream's own start, in its time base */
     double tb;
+    /* A part of the file (see scan): after the seek, packets before the keyframe
+     * whose pts is skip_to_pts are dropped; the keyframe whose pts is stop_pts ends
+     * the input. AV_NOPTS_VALUE when unused. */
+    int64_t skip_to_pts, stop_pts;
+    int seam_lost; /* the keyframe skip_to_pts was not where the seek led */
 };
 
 struct thumb {
@@ -78,6 +86,30 @@ static const char *averr(int e, char *buf, size_t n)
 {
     av_strerror(e, buf, n);
     return buf;
+}
+
+/* Whether the video packet pkt goes to the decoder, given the part's bounds. */
+static int packet_wanted(struct decoder *d, const AVPacket *pkt)
+{
+    int key = (pkt->flags & AV_PKT_FLAG_KEY) != 0;
+
+    if (d->stop_pts != AV_NOPTS_VALUE && key && pkt->pts == d->stop_pts) {
+        d->eof_in = 1;
+        avcodec_send_packet(d->dec, NULL);
+        return 0;
+    }
+    if (d->skip_to_pts == AV_NOPTS_VALUE)
+        return 1;
+    if (key && pkt->pts == d->skip_to_pts) {
+        d->skip_to_pts = AV_NOPTS_VALUE;
+        return 1;
+    }
+    if (key && pkt->pts != AV_NOPTS_VALUE && pkt->pts > d->skip_to_pts) {
+        d->seam_lost = 1;
+        d->eof_in = 1;
+        avcodec_send_packet(d->dec, NULL);
+    }
+    return 0;
 }
 
 /*
@@ -107,11 +139,13 @@ static int next_frame(struct decoder *d)
         e = av_read_frame(d->fmt, d->pkt);
         if (e < 0) {
             /* end of file, or a truncated file: decode what we have */
+            if (d->skip_to_pts != AV_NOPTS_VALUE)
+                d->seam_lost = 1;
             d->eof_in = 1;
             avcodec_send_packet(d->dec, NULL);
             continue;
         }
-        if (d->pkt->stream_index == d->vidx)
+        if (d->pkt->stream_index == d->vidx && packet_wanted(d, d->pkt))
             avcodec_send_packet(d->dec, d->pkt); /* errors: corrupt packet, skip it */
         av_packet_unref(d->pkt);
     }
@@ -195,49 +229,140 @@ static void set_progress(vt_progress_fn progress, void *user, double frac, doubl
     progress(user, frac);
 }
 
-/* Pass 1: features of every analysed frame into *feats. */
-static int scan(struct decoder *d, double fps, double claim_s, struct vt_sd_feat **feats,
-                size_t *nf, vt_progress_fn progress, void *user, const char *path, char *err,
-                size_t errlen)
+/* Open path's best video stream for decoding into d (zeroed) with threads threads. */
+static int decoder_open(struct decoder *d, const char *path, int threads, char *err, size_t errlen)
 {
-    struct vt_sd_feat *f = NULL;
-    size_t n = 0, cap = 0;
-    struct thumb *ring = vt_xmalloc(sizeof(*ring) * RING_N);
-    double ring_t[RING_N], last_p = -1, prev_t = -1e9;
+    int rc;
+
+    d->skip_to_pts = d->stop_pts = AV_NOPTS_VALUE;
+    rc = vt_media_open(path, &d->fmt, err, errlen);
+    if (rc)
+        return rc;
+    rc = vt_media_open_video(d->fmt, threads, &d->vidx, &d->dec, err, errlen);
+    if (rc)
+        return rc;
+    d->st = d->fmt->streams[d->vidx];
+    for (unsigned i = 0; i < d->fmt->nb_streams; i++)
+        if ((int)i != d->vidx)
+            d->fmt->streams[i]->discard = AVDISCARD_ALL;
+    d->tb = av_q2d(d->st->time_base);
+    d->start_pts = d->st->start_time != AV_NOPTS_VALUE ? d->st->start_time : 0;
+    d->pkt = av_packet_alloc();
+    d->frame = av_frame_alloc();
+    if (!d->pkt || !d->frame)
+        return vt_err(err, errlen, VT_EIO, "'%s': out of memory", path);
+    return 0;
+}
+
+static void decoder_close(struct decoder *d)
+{
+    av_packet_free(&d->pkt);
+    av_frame_free(&d->frame);
+    avcodec_free_context(&d->dec);
+    avformat_close_input(&d->fmt);
+}
+
+/*
+ * Pass 1 runs in parts, each from one keyframe to the next part's with its own
+ * demuxer and single-threaded decoder. Frame threads gain little here: with the
+ * non-reference frames skipped, every decoded frame waits for the one before it,
+ * and every skipped one holds a thread slot; independent parts keep each core busy.
+ * Decoding from a keyframe gives the very same pictures, so the features are those
+ * of one pass, once the first frames of each part are compared with the frames
+ * before it (scan does that when all parts are done).
+ */
+struct scan_job {
+    pthread_mutex_t mu;
+    struct part *parts;
+    size_t n_parts;
+    double claim_s, last_p;
+    vt_progress_fn progress;
+    void *user;
+};
+
+struct part {
+    struct scan_job *job;
+    const char *path;
+    int vidx, threads;
+    double fps;
+    int64_t from_pts, to_pts; /* keyframes starting this part and the next; AV_NOPTS_VALUE: none */
+    struct vt_sd_feat *f;     /* results: features, caller frees */
+    size_t n;
+    struct thumb *head, *ring; /* the first and the last RING_N thumbnails */
+    double done_s;             /* seconds scanned, under job->mu */
+    int rc, seam_lost, started;
+    char err[256];
+    pthread_t tid;
+};
+
+/* Pass 1 over one part: features of every analysed frame into p->f. */
+static void scan_part(struct part *p, int report)
+{
+    struct scan_job *job = p->job;
+    struct decoder d = {0};
     struct grey g = {0};
-    int rc = 0, e;
+    size_t cap = 0;
+    double ring_t[RING_N], prev_t = -1e9, from_t = -INFINITY, to_t = INFINITY;
+    size_t since_key = 0;
+    int e;
 
-    d->dec->skip_frame = AVDISCARD_NONREF;
-    d->dec->skip_loop_filter = AVDISCARD_ALL;
-    while ((e = next_frame(d)) > 0) {
+    p->ring = vt_xmalloc(sizeof(*p->ring) * RING_N);
+    p->head = vt_xmalloc(sizeof(*p->head) * RING_N);
+    p->rc = decoder_open(&d, p->path, p->threads, p->err, sizeof(p->err));
+    if (p->rc)
+        goto out;
+    if (d.vidx != p->vidx) {
+        p->rc = vt_err(p->err, sizeof(p->err), VT_EMEDIA, "'%s': video stream changed", p->path);
+        goto out;
+    }
+    if (p->from_pts != AV_NOPTS_VALUE) {
+        from_t = (double)(p->from_pts - d.start_pts) * d.tb;
+        d.skip_to_pts = p->from_pts;
+        if (av_seek_frame(d.fmt, d.vidx, p->from_pts, AVSEEK_FLAG_BACKWARD) < 0) {
+            p->seam_lost = 1;
+            goto out;
+        }
+    }
+    if (p->to_pts != AV_NOPTS_VALUE) {
+        to_t = (double)(p->to_pts - d.start_pts) * d.tb;
+        d.stop_pts = p->to_pts;
+    }
+    d.dec->skip_frame = AVDISCARD_NONREF;
+    d.dec->skip_loop_filter = AVDISCARD_ALL;
+    while ((e = next_frame(&d)) > 0) {
         struct vt_sd_feat *x;
-        double t = frame_time(d, d->frame, prev_t, fps), mad, ch;
+        double t = frame_time(&d, d.frame, prev_t, p->fps), mad, ch;
+        size_t n = p->n;
 
-        if (t <= prev_t + 1e-6) {
-            /* timestamps going back or repeated: not a new picture for us */
-            av_frame_unref(d->frame);
+        /* before the seam: pictures that lean on the previous part's frames */
+        if (t < from_t || t >= to_t || t <= prev_t + 1e-6) {
+            /* or timestamps going back or repeated: not a new picture for us */
+            av_frame_unref(d.frame);
             continue;
         }
         if (n >= MAX_FRAMES || t > VT_MEDIA_MAX_DURATION_S)
             break;
-        if (grey_make(&g, d->frame) < 0) {
-            rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot convert a %dx%d video frame", path,
-                        d->frame->width, d->frame->height);
+        if (grey_make(&g, d.frame) < 0) {
+            p->rc = vt_err(p->err, sizeof(p->err), VT_EMEDIA,
+                           "'%s': cannot convert a %dx%d video frame", p->path, d.frame->width,
+                           d.frame->height);
             goto out;
         }
-        vt_grow((void **)&f, &cap, n + 1, sizeof(*f));
-        x = &f[n];
+        vt_grow((void **)&p->f, &cap, n + 1, sizeof(*p->f));
+        x = &p->f[n];
         memset(x, 0, sizeof(*x));
         x->t_s = t;
-        x->key = d->frame->key_frame || d->frame->pict_type == AV_PICTURE_TYPE_I;
-        /* keyframes always: they are the cheapest to fetch again in pass 2 */
-        if (x->key || n % SHARP_EVERY == 0)
+        x->key = d.frame->key_frame || d.frame->pict_type == AV_PICTURE_TYPE_I;
+        /* keyframes always: they are the cheapest to fetch again in pass 2; counted
+         * from the keyframe, so that parts agree with one pass */
+        since_key = x->key ? 0 : since_key + 1;
+        if (since_key % SHARP_EVERY == 0)
             x->sharpness = (float)vt_img_laplacian_var(g.buf, g.w, g.h, g.w);
         thumb_stats(g.th.y, &x->mean, &x->stddev);
         if (n) {
             size_t k = n - 1, steps = 0;
 
-            thumb_diff(&g.th, &ring[(n - 1) % RING_N], &mad, &ch);
+            thumb_diff(&g.th, &p->ring[(n - 1) % RING_N], &mad, &ch);
             x->d1 = (float)mad;
             x->changed = (float)ch;
             /* the newest thumbnail at least VT_SD_LAG_S old, or the oldest we have */
@@ -245,21 +370,178 @@ static int scan(struct decoder *d, double fps, double claim_s, struct vt_sd_feat
                 k--;
                 steps++;
             }
-            thumb_diff(&g.th, &ring[k % RING_N], &mad, &ch);
+            thumb_diff(&g.th, &p->ring[k % RING_N], &mad, &ch);
             x->dlong = (float)mad;
         }
-        ring[n % RING_N] = g.th;
+        p->ring[n % RING_N] = g.th;
         ring_t[n % RING_N] = t;
+        if (n < RING_N)
+            p->head[n] = g.th;
         prev_t = t;
-        n++;
-        av_frame_unref(d->frame);
-        if (claim_s > 0)
-            set_progress(progress, user, PASS1_SHARE * fmin(1, t / claim_s), &last_p);
+        p->n++;
+        av_frame_unref(d.frame);
+        if (job->claim_s > 0) {
+            double done = 0;
+
+            pthread_mutex_lock(&job->mu);
+            p->done_s = t - fmax(0, from_t);
+            for (size_t i = 0; i < job->n_parts; i++)
+                done += job->parts[i].done_s;
+            pthread_mutex_unlock(&job->mu);
+            if (report)
+                set_progress(job->progress, job->user, PASS1_SHARE * fmin(1, done / job->claim_s),
+                             &job->last_p);
+        }
     }
-    if (e < 0)
-        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot decode: %s", path,
-                    averr(e, (char[128]){0}, 128));
+    if (d.seam_lost)
+        p->seam_lost = 1;
+    else if (e < 0)
+        p->rc = vt_err(p->err, sizeof(p->err), VT_EMEDIA, "'%s': cannot decode: %s", p->path,
+                       averr(e, (char[128]){0}, 128));
 out:
+    grey_release(&g);
+    decoder_close(&d);
+}
+
+static void *part_main(void *arg)
+{
+    scan_part(arg, 0);
+    return NULL;
+}
+
+/*
+ * Keyframes (their pts) where parts 2..n_parts start, at even shares of the claimed
+ * duration; fewer when keyframes are too sparse. Moves d's read position.
+ */
+static size_t plan_seams(struct decoder *d, double claim_s, size_t n_parts, int64_t *seams)
+{
+    size_t k = 0;
+
+    for (size_t i = 1; i < n_parts; i++) {
+        int64_t ts = d->start_pts + (int64_t)(claim_s * (double)i / (double)n_parts / d->tb);
+        int64_t pts = AV_NOPTS_VALUE;
+
+        if (av_seek_frame(d->fmt, d->vidx, ts, AVSEEK_FLAG_BACKWARD) < 0)
+            break;
+        for (int m = 0; m < 10000 && av_read_frame(d->fmt, d->pkt) >= 0; m++) {
+            int found = d->pkt->stream_index == d->vidx && (d->pkt->flags & AV_PKT_FLAG_KEY);
+
+            if (found)
+                pts = d->pkt->pts;
+            av_packet_unref(d->pkt);
+            if (found)
+                break;
+        }
+        if (pts == AV_NOPTS_VALUE || pts <= d->start_pts || (k && pts <= seams[k - 1]))
+            continue;
+        seams[k++] = pts;
+    }
+    return k;
+}
+
+/* The first frames of part p (at f[off..]) against the frames before it, as one pass
+ * would have compared them; hist holds the RING_N frames before off by index. */
+static void fix_seam(struct vt_sd_feat *f, size_t off, const struct part *p,
+                     const struct thumb *hist)
+{
+    for (size_t k = 0; k < p->n && k + 1 < RING_N; k++) {
+        size_t at = off + k, j = at - 1, steps = 0;
+        double mad, ch, t = f[at].t_s;
+
+        if (k == 0) {
+            thumb_diff(&p->head[0], &hist[j % RING_N], &mad, &ch);
+            f[at].d1 = (float)mad;
+            f[at].changed = (float)ch;
+        }
+        while (j > 0 && steps + 1 < RING_N && f[j].t_s > t - VT_SD_LAG_S) {
+            j--;
+            steps++;
+        }
+        thumb_diff(&p->head[k], j >= off ? &p->head[j - off] : &hist[j % RING_N], &mad, &ch);
+        f[at].dlong = (float)mad;
+    }
+}
+
+/* Pass 1: features of every analysed frame into *feats (caller frees). */
+static int scan(struct decoder *d, const char *path, int ncpu, size_t max_parts, double fps,
+                double claim_s, struct vt_sd_feat **feats, size_t *nf, vt_progress_fn progress,
+                void *user, char *err, size_t errlen)
+{
+    struct scan_job job = {.claim_s = claim_s, .last_p = -1, .progress = progress, .user = user};
+    struct thumb *hist = NULL;
+    struct vt_sd_feat *f = NULL;
+    int64_t seams[MAX_PARTS - 1];
+    size_t want = 1, n = 0;
+    int rc = 0, lost = 0;
+
+    if (claim_s >= 2 * MIN_PART_S)
+        want = (size_t)fmin(fmin(ncpu, max_parts), claim_s / MIN_PART_S);
+    job.n_parts = 1 + plan_seams(d, claim_s, want, seams);
+    job.parts = vt_xcalloc(job.n_parts, sizeof(*job.parts));
+    pthread_mutex_init(&job.mu, NULL);
+    for (size_t i = 0; i < job.n_parts; i++) {
+        struct part *p = &job.parts[i];
+
+        p->job = &job;
+        p->path = path;
+        p->vidx = d->vidx;
+        p->fps = fps;
+        p->threads = job.n_parts > 1 ? (int)fmax(1, ncpu / (int)job.n_parts) : ncpu;
+        p->from_pts = i ? seams[i - 1] : AV_NOPTS_VALUE;
+        p->to_pts = i + 1 < job.n_parts ? seams[i] : AV_NOPTS_VALUE;
+    }
+    for (size_t i = 1; i < job.n_parts; i++)
+        job.parts[i].started = !pthread_create(&job.parts[i].tid, NULL, part_main, &job.parts[i]);
+    scan_part(&job.parts[0], 1);
+    for (size_t i = 1; i < job.n_parts; i++) {
+        if (job.parts[i].started)
+            pthread_join(job.parts[i].tid, NULL);
+        else
+            scan_part(&job.parts[i], 1); /* no thread to be had: here then */
+    }
+    for (size_t i = 0; i < job.n_parts; i++) {
+        const struct part *p = &job.parts[i];
+
+        lost |= p->seam_lost;
+        if (p->rc && !rc)
+            rc = vt_err(err, errlen, p->rc, "%s", p->err);
+        n += p->n;
+    }
+    if (rc || lost)
+        goto out;
+    /* one array in time order; the first frames of each part see the frames before */
+    f = vt_xmalloc((n ? n : 1) * sizeof(*f));
+    hist = vt_xmalloc(sizeof(*hist) * RING_N);
+    n = 0;
+    for (size_t i = 0; i < job.n_parts; i++) {
+        const struct part *p = &job.parts[i];
+        size_t keep = p->n < RING_N ? p->n : RING_N;
+
+        if (!p->n)
+            continue;
+        memcpy(f + n, p->f, p->n * sizeof(*f));
+        if (n)
+            fix_seam(f, n, p, hist);
+        for (size_t j = n + p->n - keep; j < n + p->n; j++)
+            hist[j % RING_N] = p->ring[(j - n) % RING_N];
+        n += p->n;
+    }
+    if (n > MAX_FRAMES)
+        n = MAX_FRAMES;
+out:
+    for (size_t i = 0; i < job.n_parts; i++) {
+        free(job.parts[i].f);
+        free(job.parts[i].head);
+        free(job.parts[i].ring);
+    }
+    free(job.parts);
+    free(hist);
+    pthread_mutex_destroy(&job.mu);
+    if (lost && !rc) {
+        /* a part could not find its keyframe again (an odd index): one part then */
+        free(f);
+        return scan(d, path, ncpu, 1, fps, claim_s, feats, nf, progress, user, err, errlen);
+    }
     if (rc) {
         free(f);
         f = NULL;
@@ -267,8 +549,6 @@ out:
     }
     *feats = f;
     *nf = n;
-    grey_release(&g);
-    free(ring);
     return rc;
 }
 
@@ -406,23 +686,17 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
 
     memset(res, 0, sizeof(*res));
     snprintf(res->model, sizeof(res->model), "%s", KF_MODEL);
-    rc = vt_media_open(media_path, &d.fmt, err, errlen);
-    if (rc)
-        goto out;
-    rc = vt_media_open_video(d.fmt, ncpu > 1 ? (int)(ncpu < 8 ? ncpu : 8) : 1, &d.vidx, &d.dec, err,
-                             errlen);
+    if (ncpu > 8)
+        ncpu = 8;
+    else if (ncpu < 1)
+        ncpu = 1;
+    rc = decoder_open(&d, media_path, (int)ncpu, err, errlen);
     if (rc == VT_ENOTFOUND) {
         rc = vt_err(err, errlen, VT_SKIP, "no video stream");
         goto out;
     }
     if (rc)
         goto out;
-    d.st = d.fmt->streams[d.vidx];
-    for (unsigned i = 0; i < d.fmt->nb_streams; i++)
-        if ((int)i != d.vidx)
-            d.fmt->streams[i]->discard = AVDISCARD_ALL;
-    d.tb = av_q2d(d.st->time_base);
-    d.start_pts = d.st->start_time != AV_NOPTS_VALUE ? d.st->start_time : 0;
     rotation = vt_media_rotation(d.st);
     fr = d.st->avg_frame_rate.num > 0 && d.st->avg_frame_rate.den > 0 ? d.st->avg_frame_rate
                                                                       : d.st->r_frame_rate;
@@ -430,13 +704,8 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
         fps = av_q2d(fr);
     if (d.fmt->duration > 0 && d.fmt->duration != AV_NOPTS_VALUE)
         claim_s = fmin((double)d.fmt->duration / AV_TIME_BASE, VT_MEDIA_MAX_DURATION_S);
-    d.pkt = av_packet_alloc();
-    d.frame = av_frame_alloc();
-    if (!d.pkt || !d.frame) {
-        rc = vt_err(err, errlen, VT_EIO, "'%s': out of memory", media_path);
-        goto out;
-    }
-    rc = scan(&d, fps, claim_s, &f, &nf, progress, user, media_path, err, errlen);
+    rc = scan(&d, media_path, (int)ncpu, MAX_PARTS, fps, claim_s, &f, &nf, progress, user, err,
+              errlen);
     if (rc)
         goto out;
     if (!nf) {
@@ -534,10 +803,7 @@ out:
     free(kept_thumbs);
     free(shots);
     free(f);
-    av_packet_free(&d.pkt);
-    av_frame_free(&d.frame);
-    avcodec_free_context(&d.dec);
-    avformat_close_input(&d.fmt);
+    decoder_close(&d);
     return rc;
 }
 
