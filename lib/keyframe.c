@@ -617,6 +617,39 @@ out:
 }
 
 /*
+ * Decode the keyframe at t_s alone into d->frame: its packet and nothing more, where
+ * decoding on would hold it back until the frames after it are decoded (reordering,
+ * frame threads). 0, or -1 when the seek does not lead to it. Leaves the decoder
+ * flushed: the next frame needs a seek.
+ */
+static int fetch_key(struct decoder *d, double t_s, double half)
+{
+    int e;
+
+    seek_to(d, t_s, 0);
+    do {
+        e = av_read_frame(d->fmt, d->pkt);
+        if (e < 0)
+            return -1;
+        if (d->pkt->stream_index != d->vidx)
+            av_packet_unref(d->pkt);
+    } while (!d->pkt->data);
+    if (!(d->pkt->flags & AV_PKT_FLAG_KEY) || d->pkt->pts == AV_NOPTS_VALUE ||
+        fabs((double)(d->pkt->pts - d->start_pts) * d->tb - t_s) > half) {
+        av_packet_unref(d->pkt);
+        return -1;
+    }
+    e = avcodec_send_packet(d->dec, d->pkt);
+    av_packet_unref(d->pkt);
+    if (e >= 0)
+        e = avcodec_send_packet(d->dec, NULL);
+    if (e >= 0)
+        e = avcodec_receive_frame(d->dec, d->frame);
+    avcodec_flush_buffers(d->dec);
+    return e < 0 ? -1 : 0;
+}
+
+/*
  * Decode the frame at time t_s (an analysed frame of pass 1) at full quality into
  * d->frame. *pos_t is the time of the last frame decoded. 0 or a negative code.
  */
@@ -633,6 +666,10 @@ static int fetch(struct decoder *d, const struct vt_sd_feat *f, size_t ci, doubl
         key_t = f[k - 1].t_s;
     /* keep decoding forward when no keyframe lies between here and the target */
     if (!(*pos_t < t - half && key_t <= *pos_t + half)) {
+        if (f[ci].key && !fetch_key(d, t, half)) {
+            *pos_t = -1e9;
+            return 0;
+        }
         seek_to(d, t, 0);
         fresh = 1;
     }
@@ -670,19 +707,188 @@ out:
     return rc;
 }
 
+/*
+ * Pass 2 runs on one worker per core, each with its own decoder, taking the chosen
+ * frames in turn: fetching a frame costs a seek and the frames from its keyframe,
+ * and encoding it as JPEG costs as much again. Every frame is written; the check for
+ * duplicates, which needs the frames kept before, comes after and removes the files
+ * of the duplicates (few, so writing them costs less than waiting for it).
+ */
+struct extract_job {
+    pthread_mutex_t mu;
+    const char *path, *out_dir;
+    const struct vt_sd_feat *f;
+    const struct vt_sd_shot *shots;
+    struct vt_kf_frame *frames;
+    uint8_t (*thumbs)[THUMB_N]; /* per frame, for the duplicate check */
+    size_t n, next, done;       /* frames; next to take and done, under mu */
+    double fps, last_p;
+    int vidx, rotation, threads;
+    int rc; /* the first error, under mu */
+    char err[256];
+    vt_progress_fn progress;
+    void *user;
+};
+
+struct extractor {
+    struct extract_job *job;
+    pthread_t tid;
+    int started;
+};
+
+/* Fetch frame k at full quality, measure it and write it as k.jpg. */
+static int extract_one(struct extract_job *job, struct decoder *d, struct grey *g, size_t k,
+                       double *pos_t, char *err, size_t errlen)
+{
+    struct vt_kf_frame *x = &job->frames[k];
+    uint8_t g32[32 * 32];
+    char *path;
+    int rc;
+
+    if (fetch(d, job->f, job->shots[k].chosen, pos_t, 0.5 / job->fps, job->fps) < 0)
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot decode the frame at %.3f s", job->path,
+                      x->t_s);
+    if (grey_make(g, d->frame) < 0) {
+        av_frame_unref(d->frame);
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot convert a video frame", job->path);
+    }
+    x->sharpness = vt_img_laplacian_var(g->buf, g->w, g->h, g->w);
+    vt_img_resize_gray(g->buf, g->w, g->h, g->w, g32, 32, 32);
+    x->phash = vt_img_phash64(g32);
+    memcpy(job->thumbs[k], g->th.y, THUMB_N);
+    path = vt_xasprintf("%s/%d.jpg", job->out_dir, x->index);
+    rc = write_frame(d->frame, job->rotation, path, &x->width, &x->height, &x->bytes, err, errlen);
+    free(path);
+    av_frame_unref(d->frame);
+    if (!rc)
+        snprintf(x->file, sizeof(x->file), "%d.jpg", x->index);
+    return rc;
+}
+
+static void extract_run(struct extractor *w, int report)
+{
+    struct extract_job *job = w->job;
+    struct decoder d = {0};
+    struct grey g = {0};
+    double pos_t = -1e9;
+    char err[256] = "";
+    int rc, busy = 0;
+
+    rc = decoder_open(&d, job->path, job->threads, err, sizeof(err));
+    if (!rc && d.vidx != job->vidx)
+        rc = vt_err(err, sizeof(err), VT_EMEDIA, "'%s': video stream changed", job->path);
+    if (!rc) {
+        d.dec->skip_frame = AVDISCARD_NONREF; /* chosen frames were decoded in pass 1 */
+        d.dec->skip_loop_filter = AVDISCARD_DEFAULT;
+    }
+    for (;;) {
+        size_t k, done;
+
+        pthread_mutex_lock(&job->mu);
+        if (rc && !job->rc) {
+            job->rc = rc;
+            snprintf(job->err, sizeof(job->err), "%s", err);
+        }
+        if (busy && !rc)
+            job->done++;
+        k = job->next < job->n && !job->rc ? job->next++ : job->n;
+        done = job->done;
+        pthread_mutex_unlock(&job->mu);
+        if (report && job->n)
+            set_progress(job->progress, job->user,
+                         PASS1_SHARE + (1 - PASS1_SHARE) * (double)done / (double)job->n,
+                         &job->last_p);
+        if (k >= job->n)
+            break;
+        busy = 1;
+        rc = extract_one(job, &d, &g, k, &pos_t, err, sizeof(err));
+    }
+    grey_release(&g);
+    decoder_close(&d);
+}
+
+static void *extract_main(void *arg)
+{
+    extract_run(arg, 0);
+    return NULL;
+}
+
+/* Pass 2: every chosen frame of res->frames measured and written, then duplicates
+ * marked and their files removed. */
+static int extract(struct extract_job *job, int ncpu, struct vt_kf_result *res, char *err,
+                   size_t errlen)
+{
+    size_t n_workers = job->n < (size_t)ncpu ? job->n : (size_t)ncpu, n_kept = 0;
+    struct extractor *w = vt_xcalloc(n_workers ? n_workers : 1, sizeof(*w));
+    size_t *kept = vt_xmalloc((job->n ? job->n : 1) * sizeof(*kept));
+    int rc;
+
+    if (n_workers > MAX_PARTS)
+        n_workers = MAX_PARTS;
+    job->threads = n_workers > 1 ? 1 : ncpu;
+    pthread_mutex_init(&job->mu, NULL);
+    for (size_t i = 0; i < n_workers; i++)
+        w[i].job = job;
+    for (size_t i = 1; i < n_workers; i++)
+        w[i].started = !pthread_create(&w[i].tid, NULL, extract_main, &w[i]);
+    if (n_workers)
+        extract_run(&w[0], 1);
+    for (size_t i = 1; i < n_workers; i++) {
+        if (w[i].started)
+            pthread_join(w[i].tid, NULL);
+        else
+            extract_run(&w[i], 1); /* no thread to be had: here then (finds nothing left) */
+    }
+    rc = job->rc;
+    if (rc) {
+        vt_err(err, errlen, rc, "%s", job->err);
+        goto out;
+    }
+    for (size_t k = 0; k < job->n; k++) {
+        struct vt_kf_frame *x = &res->frames[k];
+
+        for (size_t j = 0; j < n_kept && x->duplicate_of < 0; j++) {
+            const struct vt_kf_frame *y = &res->frames[kept[j]];
+            double mad, ch;
+
+            if (vt_img_hamming64(x->phash, y->phash) > DUP_HAMMING)
+                continue;
+            vt_img_diff(job->thumbs[k], job->thumbs[kept[j]], THUMB_N, CHANGE_THR, &mad, &ch);
+            if (mad <= DUP_MAD && ch <= DUP_CHANGED)
+                x->duplicate_of = y->index;
+        }
+        if (x->duplicate_of >= 0) {
+            char *path = vt_xasprintf("%s/%s", job->out_dir, x->file);
+
+            unlink(path);
+            free(path);
+            x->file[0] = '\0';
+            x->width = x->height = 0;
+            x->bytes = 0;
+        } else {
+            kept[n_kept++] = k;
+            res->shots[k].kept = 1;
+        }
+    }
+out:
+    pthread_mutex_destroy(&job->mu);
+    free(kept);
+    free(w);
+    return rc;
+}
+
 int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_result *res,
                     vt_progress_fn progress, void *user, char *err, size_t errlen)
 {
     struct decoder d = {0};
     struct vt_sd_feat *f = NULL;
     struct vt_sd_shot *shots = NULL;
-    struct grey g = {0};
-    uint8_t(*kept_thumbs)[THUMB_N] = NULL;
+    struct extract_job job = {0};
     size_t nf = 0, n_shots = 0;
     AVRational fr;
-    double fps = 0, claim_s = 0, last_p = -1, half;
+    double fps = 0, claim_s = 0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int rc, rotation;
+    int rc;
 
     memset(res, 0, sizeof(*res));
     snprintf(res->model, sizeof(res->model), "%s", KF_MODEL);
@@ -690,14 +896,14 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
         ncpu = 8;
     else if (ncpu < 1)
         ncpu = 1;
-    rc = decoder_open(&d, media_path, (int)ncpu, err, errlen);
+    /* for the container's facts and the plan: the passes decode with their own */
+    rc = decoder_open(&d, media_path, 1, err, errlen);
     if (rc == VT_ENOTFOUND) {
         rc = vt_err(err, errlen, VT_SKIP, "no video stream");
         goto out;
     }
     if (rc)
         goto out;
-    rotation = vt_media_rotation(d.st);
     fr = d.st->avg_frame_rate.num > 0 && d.st->avg_frame_rate.den > 0 ? d.st->avg_frame_rate
                                                                       : d.st->r_frame_rate;
     if (fr.num > 0 && fr.den > 0 && av_q2d(fr) <= 1000)
@@ -721,86 +927,45 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
                 step = f[i].t_s - f[i - 1].t_s;
         fps = step > 0 ? 1 / step : 25;
     }
-    half = 0.5 / fps;
     res->duration_s = f[nf - 1].t_s + 1 / fps;
     n_shots = vt_sd_detect(f, nf, &shots);
 
-    /* pass 2 */
-    d.dec->skip_loop_filter = AVDISCARD_DEFAULT;
-    d.dec->skip_frame = AVDISCARD_NONREF; /* chosen frames were decoded in pass 1 */
     res->shots = vt_xcalloc(n_shots, sizeof(*res->shots));
     res->frames = vt_xcalloc(n_shots, sizeof(*res->frames));
-    kept_thumbs = vt_xmalloc(sizeof(*kept_thumbs) * n_shots);
-    {
-        double pos_t = -1e9;
-        size_t n_kept = 0;
-        int *kept_idx = vt_xmalloc(sizeof(int) * n_shots);
+    res->n_shots = res->n_frames = n_shots;
+    for (size_t k = 0; k < n_shots; k++) {
+        struct vt_kf_shot *s = &res->shots[k];
+        struct vt_kf_frame *x = &res->frames[k];
 
-        for (size_t k = 0; k < n_shots; k++) {
-            struct vt_kf_shot *s = &res->shots[k];
-            struct vt_kf_frame *x = &res->frames[k];
-            uint8_t g32[32 * 32];
-            char *path;
-
-            s->start_s = k ? f[shots[k].first].t_s : 0;
-            s->end_s = k + 1 < n_shots ? f[shots[k + 1].first].t_s : res->duration_s;
-            s->captured = 1;
-            x->index = (int)k;
-            x->shot = (int)k;
-            x->duplicate_of = -1;
-            x->t_s = f[shots[k].chosen].t_s;
-            x->frame_no = llround(x->t_s * fps);
-            res->n_shots = res->n_frames = k + 1;
-            if (fetch(&d, f, shots[k].chosen, &pos_t, half, fps) < 0) {
-                rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot decode the frame at %.3f s",
-                            media_path, x->t_s);
-                break;
-            }
-            if (grey_make(&g, d.frame) < 0) {
-                rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot convert a video frame",
-                            media_path);
-                break;
-            }
-            x->sharpness = vt_img_laplacian_var(g.buf, g.w, g.h, g.w);
-            vt_img_resize_gray(g.buf, g.w, g.h, g.w, g32, 32, 32);
-            x->phash = vt_img_phash64(g32);
-            for (size_t j = 0; j < n_kept && x->duplicate_of < 0; j++) {
-                const struct vt_kf_frame *y = &res->frames[kept_idx[j]];
-                double mad, ch;
-
-                if (vt_img_hamming64(x->phash, y->phash) > DUP_HAMMING)
-                    continue;
-                vt_img_diff(g.th.y, kept_thumbs[j], THUMB_N, CHANGE_THR, &mad, &ch);
-                if (mad <= DUP_MAD && ch <= DUP_CHANGED)
-                    x->duplicate_of = y->index;
-            }
-            path = vt_xasprintf("%s/%d.jpg", out_dir, x->index);
-            if (x->duplicate_of >= 0) {
-                unlink(path); /* a stale file of an earlier run */
-            } else {
-                rc = write_frame(d.frame, rotation, path, &x->width, &x->height, &x->bytes, err,
-                                 errlen);
-                if (!rc) {
-                    snprintf(x->file, sizeof(x->file), "%d.jpg", x->index);
-                    memcpy(kept_thumbs[n_kept], g.th.y, THUMB_N);
-                    kept_idx[n_kept++] = x->index;
-                    s->kept = 1;
-                }
-            }
-            free(path);
-            av_frame_unref(d.frame);
-            if (rc)
-                break;
-            set_progress(progress, user, PASS1_SHARE + (1 - PASS1_SHARE) * (k + 1) / n_shots,
-                         &last_p);
-        }
-        free(kept_idx);
+        s->start_s = k ? f[shots[k].first].t_s : 0;
+        s->end_s = k + 1 < n_shots ? f[shots[k + 1].first].t_s : res->duration_s;
+        s->captured = 1;
+        x->index = (int)k;
+        x->shot = (int)k;
+        x->duplicate_of = -1;
+        x->t_s = f[shots[k].chosen].t_s;
+        x->frame_no = llround(x->t_s * fps);
     }
+    job.path = media_path;
+    job.out_dir = out_dir;
+    job.f = f;
+    job.shots = shots;
+    job.frames = res->frames;
+    job.thumbs = vt_xmalloc(sizeof(*job.thumbs) * (n_shots ? n_shots : 1));
+    job.n = n_shots;
+    job.fps = fps;
+    job.last_p = -1;
+    job.vidx = d.vidx;
+    job.rotation = vt_media_rotation(d.st);
+    job.progress = progress;
+    job.user = user;
+    rc = extract(&job, (int)ncpu, res, err, errlen);
+    if (!rc)
+        set_progress(progress, user, 1, &job.last_p);
 out:
     if (rc < 0)
         vt_kf_result_release(res);
-    grey_release(&g);
-    free(kept_thumbs);
+    free(job.thumbs);
     free(shots);
     free(f);
     decoder_close(&d);
