@@ -64,8 +64,10 @@ struct decoder {
     double tb;
     /* A part of the file (see scan): after the seek, packets before the keyframe
      * whose pts is skip_to_pts are dropped; the keyframe whose pts is stop_pts ends
-     * the input. AV_NOPTS_VALUE when unused. */
+     * the input, with the packets after it shown before it. AV_NOPTS_VALUE when
+     * unused. */
     int64_t skip_to_pts, stop_pts;
+    int stopping;  /* the keyframe stop_pts was read */
     int seam_lost; /* the keyframe skip_to_pts was not where the seek led */
 };
 
@@ -94,6 +96,11 @@ static int packet_wanted(struct decoder *d, const AVPacket *pkt)
     int key = (pkt->flags & AV_PKT_FLAG_KEY) != 0;
 
     if (d->stop_pts != AV_NOPTS_VALUE && key && pkt->pts == d->stop_pts) {
+        /* decoded too, for the pictures shown before it that follow it (open GOP) */
+        d->stopping = 1;
+        return 1;
+    }
+    if (d->stopping && (pkt->pts == AV_NOPTS_VALUE || pkt->pts >= d->stop_pts)) {
         d->eof_in = 1;
         avcodec_send_packet(d->dec, NULL);
         return 0;
@@ -286,6 +293,7 @@ struct part {
     int vidx, threads;
     double fps;
     int64_t from_pts, to_pts; /* keyframes starting this part and the next; AV_NOPTS_VALUE: none */
+    int64_t seek_ts;          /* the seek that led to from_pts when the parts were planned */
     struct vt_sd_feat *f;     /* results: features, caller frees */
     size_t n;
     struct thumb *head, *ring; /* the first and the last RING_N thumbnails */
@@ -318,7 +326,9 @@ static void scan_part(struct part *p, int report)
     if (p->from_pts != AV_NOPTS_VALUE) {
         from_t = (double)(p->from_pts - d.start_pts) * d.tb;
         d.skip_to_pts = p->from_pts;
-        if (av_seek_frame(d.fmt, d.vidx, p->from_pts, AVSEEK_FLAG_BACKWARD) < 0) {
+        /* the planner's very seek: seeking to the keyframe itself can land after it
+         * where the demuxer searches by decoding timestamps (MPEG-TS) */
+        if (av_seek_frame(d.fmt, d.vidx, p->seek_ts, AVSEEK_FLAG_BACKWARD) < 0) {
             p->seam_lost = 1;
             goto out;
         }
@@ -409,11 +419,16 @@ static void *part_main(void *arg)
     return NULL;
 }
 
+/* Where a part starts: the first keyframe read after a seek to seek_ts. */
+struct seam {
+    int64_t seek_ts, pts;
+};
+
 /*
- * Keyframes (their pts) where parts 2..n_parts start, at even shares of the claimed
- * duration; fewer when keyframes are too sparse. Moves d's read position.
+ * Keyframes where parts 2..n_parts start, at even shares of the claimed duration;
+ * fewer when keyframes are too sparse. Moves d's read position.
  */
-static size_t plan_seams(struct decoder *d, double claim_s, size_t n_parts, int64_t *seams)
+static size_t plan_seams(struct decoder *d, double claim_s, size_t n_parts, struct seam *seams)
 {
     size_t k = 0;
 
@@ -432,9 +447,10 @@ static size_t plan_seams(struct decoder *d, double claim_s, size_t n_parts, int6
             if (found)
                 break;
         }
-        if (pts == AV_NOPTS_VALUE || pts <= d->start_pts || (k && pts <= seams[k - 1]))
+        if (pts == AV_NOPTS_VALUE || pts <= d->start_pts || (k && pts <= seams[k - 1].pts))
             continue;
-        seams[k++] = pts;
+        seams[k].seek_ts = ts;
+        seams[k++].pts = pts;
     }
     return k;
 }
@@ -470,7 +486,7 @@ static int scan(struct decoder *d, const char *path, int ncpu, size_t max_parts,
     struct scan_job job = {.claim_s = claim_s, .last_p = -1, .progress = progress, .user = user};
     struct thumb *hist = NULL;
     struct vt_sd_feat *f = NULL;
-    int64_t seams[MAX_PARTS - 1];
+    struct seam seams[MAX_PARTS - 1];
     size_t want = 1, n = 0;
     int rc = 0, lost = 0;
 
@@ -487,8 +503,9 @@ static int scan(struct decoder *d, const char *path, int ncpu, size_t max_parts,
         p->vidx = d->vidx;
         p->fps = fps;
         p->threads = job.n_parts > 1 ? (int)fmax(1, ncpu / (int)job.n_parts) : ncpu;
-        p->from_pts = i ? seams[i - 1] : AV_NOPTS_VALUE;
-        p->to_pts = i + 1 < job.n_parts ? seams[i] : AV_NOPTS_VALUE;
+        p->from_pts = i ? seams[i - 1].pts : AV_NOPTS_VALUE;
+        p->seek_ts = i ? seams[i - 1].seek_ts : AV_NOPTS_VALUE;
+        p->to_pts = i + 1 < job.n_parts ? seams[i].pts : AV_NOPTS_VALUE;
     }
     for (size_t i = 1; i < job.n_parts; i++)
         job.parts[i].started = !pthread_create(&job.parts[i].tid, NULL, part_main, &job.parts[i]);
