@@ -1,12 +1,14 @@
 /*
  * The keyframe stage. Pass 1 decodes the video cheaply (non-reference frames and the
  * loop filter skipped, one small grey image per frame) and measures features per
- * frame; shotdetect.c turns them into shots and picks one frame per shot. Pass 2
- * seeks to each chosen frame, decodes it at full quality, compares it with the frames
- * kept before it (perceptual hash, then a thumbnail check fine enough to tell two
- * slides on the same background apart) and writes the kept ones as upright JPEG
- * files. Time and memory are bounded whatever the container claims: frames are
- * counted and timed from their own timestamps, never from the declared duration.
+ * frame, in parts between keyframes that run in parallel; shotdetect.c turns them
+ * into shots and picks one frame per shot. Pass 2 seeks to each chosen frame (several
+ * workers), decodes it at full quality and writes it as an upright JPEG file; then
+ * each is compared with the frames kept before it (perceptual hash, then a thumbnail
+ * check fine enough to tell two slides on the same background apart) and the files of
+ * duplicates removed. Time and memory are bounded whatever the container claims:
+ * frames are counted and timed from their own timestamps, never from the declared
+ * duration, which only plans the parts.
  */
 #include "keyframe.h"
 
