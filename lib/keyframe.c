@@ -1,12 +1,14 @@
 /*
  * The keyframe stage. Pass 1 decodes the video cheaply (non-reference frames and the
  * loop filter skipped, one small grey image per frame) and measures features per
- * frame; shotdetect.c turns them into shots and picks one frame per shot. Pass 2
- * seeks to each chosen frame, decodes it at full quality, compares it with the frames
- * kept before it (perceptual hash, then a thumbnail check fine enough to tell two
- * slides on the same background apart) and writes the kept ones as upright JPEG
- * files. Time and memory are bounded whatever the container claims: frames are
- * counted and timed from their own timestamps, never from the declared duration.
+ * frame, in parts between keyframes that run in parallel; shotdetect.c turns them
+ * into shots and picks one frame per shot. Pass 2 seeks to each chosen frame (several
+ * workers), decodes it at full quality and writes it as an upright JPEG file; then
+ * each is compared with the frames kept before it (perceptual hash, then a thumbnail
+ * check fine enough to tell two slides on the same background apart) and the files of
+ * duplicates removed. Time and memory are bounded whatever the container claims:
+ * frames are counted and timed from their own timestamps, never from the declared
+ * duration, which only plans the parts.
  */
 #include "keyframe.h"
 
@@ -18,6 +20,7 @@
 #include <libavutil/imgutils.h>
 #include <libswscale/swscale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +46,8 @@
 #define JPEG_Q      90
 #define MAX_FRAMES  ((size_t)(VT_MEDIA_MAX_DURATION_S * 120))
 #define PASS1_SHARE 0.85 /* share of the progress bar for pass 1 */
+#define MAX_PARTS   4    /* pass 1 in parallel parts: one per core, at most this many */
+#define MIN_PART_S  20.0 /* shorter parts gain less than their own open and seek cost */
 
 /* Duplicate test: hash distance first, then the thumbnails must be nearly equal. */
 #define DUP_HAMMING 14
@@ -59,6 +64,13 @@ struct decoder {
     int eof_in, eof_out;
     int64_t start_pts; /* the stream's own start, in its time base */
     double tb;
+    /* A part of the file (see scan): after the seek, packets before the keyframe
+     * whose pts is skip_to_pts are dropped; the keyframe whose pts is stop_pts ends
+     * the input, with the packets after it shown before it. AV_NOPTS_VALUE when
+     * unused. */
+    int64_t skip_to_pts, stop_pts;
+    int stopping;  /* the keyframe stop_pts was read */
+    int seam_lost; /* the keyframe skip_to_pts was not where the seek led */
 };
 
 struct thumb {
@@ -78,6 +90,35 @@ static const char *averr(int e, char *buf, size_t n)
 {
     av_strerror(e, buf, n);
     return buf;
+}
+
+/* Whether the video packet pkt goes to the decoder, given the part's bounds. */
+static int packet_wanted(struct decoder *d, const AVPacket *pkt)
+{
+    int key = (pkt->flags & AV_PKT_FLAG_KEY) != 0;
+
+    if (d->stop_pts != AV_NOPTS_VALUE && key && pkt->pts == d->stop_pts) {
+        /* decoded too, for the pictures shown before it that follow it (open GOP) */
+        d->stopping = 1;
+        return 1;
+    }
+    if (d->stopping && (pkt->pts == AV_NOPTS_VALUE || pkt->pts >= d->stop_pts)) {
+        d->eof_in = 1;
+        avcodec_send_packet(d->dec, NULL);
+        return 0;
+    }
+    if (d->skip_to_pts == AV_NOPTS_VALUE)
+        return 1;
+    if (key && pkt->pts == d->skip_to_pts) {
+        d->skip_to_pts = AV_NOPTS_VALUE;
+        return 1;
+    }
+    if (key && pkt->pts != AV_NOPTS_VALUE && pkt->pts > d->skip_to_pts) {
+        d->seam_lost = 1;
+        d->eof_in = 1;
+        avcodec_send_packet(d->dec, NULL);
+    }
+    return 0;
 }
 
 /*
@@ -107,11 +148,13 @@ static int next_frame(struct decoder *d)
         e = av_read_frame(d->fmt, d->pkt);
         if (e < 0) {
             /* end of file, or a truncated file: decode what we have */
+            if (d->skip_to_pts != AV_NOPTS_VALUE)
+                d->seam_lost = 1;
             d->eof_in = 1;
             avcodec_send_packet(d->dec, NULL);
             continue;
         }
-        if (d->pkt->stream_index == d->vidx)
+        if (d->pkt->stream_index == d->vidx && packet_wanted(d, d->pkt))
             avcodec_send_packet(d->dec, d->pkt); /* errors: corrupt packet, skip it */
         av_packet_unref(d->pkt);
     }
@@ -195,49 +238,143 @@ static void set_progress(vt_progress_fn progress, void *user, double frac, doubl
     progress(user, frac);
 }
 
-/* Pass 1: features of every analysed frame into *feats. */
-static int scan(struct decoder *d, double fps, double claim_s, struct vt_sd_feat **feats,
-                size_t *nf, vt_progress_fn progress, void *user, const char *path, char *err,
-                size_t errlen)
+/* Open path's best video stream for decoding into d (zeroed) with threads threads. */
+static int decoder_open(struct decoder *d, const char *path, int threads, char *err, size_t errlen)
 {
-    struct vt_sd_feat *f = NULL;
-    size_t n = 0, cap = 0;
-    struct thumb *ring = vt_xmalloc(sizeof(*ring) * RING_N);
-    double ring_t[RING_N], last_p = -1, prev_t = -1e9;
+    int rc;
+
+    d->skip_to_pts = d->stop_pts = AV_NOPTS_VALUE;
+    rc = vt_media_open(path, &d->fmt, err, errlen);
+    if (rc)
+        return rc;
+    rc = vt_media_open_video(d->fmt, threads, &d->vidx, &d->dec, err, errlen);
+    if (rc)
+        return rc;
+    d->st = d->fmt->streams[d->vidx];
+    for (unsigned i = 0; i < d->fmt->nb_streams; i++)
+        if ((int)i != d->vidx)
+            d->fmt->streams[i]->discard = AVDISCARD_ALL;
+    d->tb = av_q2d(d->st->time_base);
+    d->start_pts = d->st->start_time != AV_NOPTS_VALUE ? d->st->start_time : 0;
+    d->pkt = av_packet_alloc();
+    d->frame = av_frame_alloc();
+    if (!d->pkt || !d->frame)
+        return vt_err(err, errlen, VT_EIO, "'%s': out of memory", path);
+    return 0;
+}
+
+static void decoder_close(struct decoder *d)
+{
+    av_packet_free(&d->pkt);
+    av_frame_free(&d->frame);
+    avcodec_free_context(&d->dec);
+    avformat_close_input(&d->fmt);
+}
+
+/*
+ * Pass 1 runs in parts, each from one keyframe to the next part's with its own
+ * demuxer and single-threaded decoder. Frame threads gain little here: with the
+ * non-reference frames skipped, every decoded frame waits for the one before it,
+ * and every skipped one holds a thread slot; independent parts keep each core busy.
+ * Decoding from a keyframe gives the very same pictures, so the features are those
+ * of one pass, once the first frames of each part are compared with the frames
+ * before it (scan does that when all parts are done).
+ */
+struct scan_job {
+    pthread_mutex_t mu;
+    struct part *parts;
+    size_t n_parts;
+    double claim_s, last_p;
+    vt_progress_fn progress;
+    void *user;
+};
+
+struct part {
+    struct scan_job *job;
+    const char *path;
+    int vidx, threads;
+    double fps;
+    int64_t from_pts, to_pts; /* keyframes starting this part and the next; AV_NOPTS_VALUE: none */
+    int64_t seek_ts;          /* the seek that led to from_pts when the parts were planned */
+    struct vt_sd_feat *f;     /* results: features, caller frees */
+    size_t n;
+    struct thumb *head, *ring; /* the first and the last RING_N thumbnails */
+    double done_s;             /* seconds scanned, under job->mu */
+    int rc, seam_lost, started;
+    char err[256];
+    pthread_t tid;
+};
+
+/* Pass 1 over one part: features of every analysed frame into p->f. */
+static void scan_part(struct part *p, int report)
+{
+    struct scan_job *job = p->job;
+    struct decoder d = {0};
     struct grey g = {0};
-    int rc = 0, e;
+    size_t cap = 0;
+    double ring_t[RING_N], prev_t = -1e9, from_t = -INFINITY, to_t = INFINITY;
+    size_t since_key = 0;
+    int e;
 
-    d->dec->skip_frame = AVDISCARD_NONREF;
-    d->dec->skip_loop_filter = AVDISCARD_ALL;
-    while ((e = next_frame(d)) > 0) {
+    p->ring = vt_xmalloc(sizeof(*p->ring) * RING_N);
+    p->head = vt_xmalloc(sizeof(*p->head) * RING_N);
+    p->rc = decoder_open(&d, p->path, p->threads, p->err, sizeof(p->err));
+    if (p->rc)
+        goto out;
+    if (d.vidx != p->vidx) {
+        p->rc = vt_err(p->err, sizeof(p->err), VT_EMEDIA, "'%s': video stream changed", p->path);
+        goto out;
+    }
+    if (p->from_pts != AV_NOPTS_VALUE) {
+        from_t = (double)(p->from_pts - d.start_pts) * d.tb;
+        d.skip_to_pts = p->from_pts;
+        /* the planner's very seek: seeking to the keyframe itself can land after it
+         * where the demuxer searches by decoding timestamps (MPEG-TS) */
+        if (av_seek_frame(d.fmt, d.vidx, p->seek_ts, AVSEEK_FLAG_BACKWARD) < 0) {
+            p->seam_lost = 1;
+            goto out;
+        }
+    }
+    if (p->to_pts != AV_NOPTS_VALUE) {
+        to_t = (double)(p->to_pts - d.start_pts) * d.tb;
+        d.stop_pts = p->to_pts;
+    }
+    d.dec->skip_frame = AVDISCARD_NONREF;
+    d.dec->skip_loop_filter = AVDISCARD_ALL;
+    while ((e = next_frame(&d)) > 0) {
         struct vt_sd_feat *x;
-        double t = frame_time(d, d->frame, prev_t, fps), mad, ch;
+        double t = frame_time(&d, d.frame, prev_t, p->fps), mad, ch;
+        size_t n = p->n;
 
-        if (t <= prev_t + 1e-6) {
-            /* timestamps going back or repeated: not a new picture for us */
-            av_frame_unref(d->frame);
+        /* before the seam: pictures that lean on the previous part's frames */
+        if (t < from_t || t >= to_t || t <= prev_t + 1e-6) {
+            /* or timestamps going back or repeated: not a new picture for us */
+            av_frame_unref(d.frame);
             continue;
         }
         if (n >= MAX_FRAMES || t > VT_MEDIA_MAX_DURATION_S)
             break;
-        if (grey_make(&g, d->frame) < 0) {
-            rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot convert a %dx%d video frame", path,
-                        d->frame->width, d->frame->height);
+        if (grey_make(&g, d.frame) < 0) {
+            p->rc = vt_err(p->err, sizeof(p->err), VT_EMEDIA,
+                           "'%s': cannot convert a %dx%d video frame", p->path, d.frame->width,
+                           d.frame->height);
             goto out;
         }
-        vt_grow((void **)&f, &cap, n + 1, sizeof(*f));
-        x = &f[n];
+        vt_grow((void **)&p->f, &cap, n + 1, sizeof(*p->f));
+        x = &p->f[n];
         memset(x, 0, sizeof(*x));
         x->t_s = t;
-        x->key = d->frame->key_frame || d->frame->pict_type == AV_PICTURE_TYPE_I;
-        /* keyframes always: they are the cheapest to fetch again in pass 2 */
-        if (x->key || n % SHARP_EVERY == 0)
+        x->key = d.frame->key_frame || d.frame->pict_type == AV_PICTURE_TYPE_I;
+        /* keyframes always: they are the cheapest to fetch again in pass 2; counted
+         * from the keyframe, so that parts agree with one pass */
+        since_key = x->key ? 0 : since_key + 1;
+        if (since_key % SHARP_EVERY == 0)
             x->sharpness = (float)vt_img_laplacian_var(g.buf, g.w, g.h, g.w);
         thumb_stats(g.th.y, &x->mean, &x->stddev);
         if (n) {
             size_t k = n - 1, steps = 0;
 
-            thumb_diff(&g.th, &ring[(n - 1) % RING_N], &mad, &ch);
+            thumb_diff(&g.th, &p->ring[(n - 1) % RING_N], &mad, &ch);
             x->d1 = (float)mad;
             x->changed = (float)ch;
             /* the newest thumbnail at least VT_SD_LAG_S old, or the oldest we have */
@@ -245,21 +382,185 @@ static int scan(struct decoder *d, double fps, double claim_s, struct vt_sd_feat
                 k--;
                 steps++;
             }
-            thumb_diff(&g.th, &ring[k % RING_N], &mad, &ch);
+            thumb_diff(&g.th, &p->ring[k % RING_N], &mad, &ch);
             x->dlong = (float)mad;
         }
-        ring[n % RING_N] = g.th;
+        p->ring[n % RING_N] = g.th;
         ring_t[n % RING_N] = t;
+        if (n < RING_N)
+            p->head[n] = g.th;
         prev_t = t;
-        n++;
-        av_frame_unref(d->frame);
-        if (claim_s > 0)
-            set_progress(progress, user, PASS1_SHARE * fmin(1, t / claim_s), &last_p);
+        p->n++;
+        av_frame_unref(d.frame);
+        if (job->claim_s > 0) {
+            double done = 0;
+
+            pthread_mutex_lock(&job->mu);
+            p->done_s = t - fmax(0, from_t);
+            for (size_t i = 0; i < job->n_parts; i++)
+                done += job->parts[i].done_s;
+            pthread_mutex_unlock(&job->mu);
+            if (report)
+                set_progress(job->progress, job->user, PASS1_SHARE * fmin(1, done / job->claim_s),
+                             &job->last_p);
+        }
     }
-    if (e < 0)
-        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot decode: %s", path,
-                    averr(e, (char[128]){0}, 128));
+    if (d.seam_lost)
+        p->seam_lost = 1;
+    else if (e < 0)
+        p->rc = vt_err(p->err, sizeof(p->err), VT_EMEDIA, "'%s': cannot decode: %s", p->path,
+                       averr(e, (char[128]){0}, 128));
 out:
+    grey_release(&g);
+    decoder_close(&d);
+}
+
+static void *part_main(void *arg)
+{
+    scan_part(arg, 0);
+    return NULL;
+}
+
+/* Where a part starts: the first keyframe read after a seek to seek_ts. */
+struct seam {
+    int64_t seek_ts, pts;
+};
+
+/*
+ * Keyframes where parts 2..n_parts start, at even shares of the claimed duration;
+ * fewer when keyframes are too sparse. Moves d's read position.
+ */
+static size_t plan_seams(struct decoder *d, double claim_s, size_t n_parts, struct seam *seams)
+{
+    size_t k = 0;
+
+    for (size_t i = 1; i < n_parts; i++) {
+        int64_t ts = d->start_pts + (int64_t)(claim_s * (double)i / (double)n_parts / d->tb);
+        int64_t pts = AV_NOPTS_VALUE;
+
+        if (av_seek_frame(d->fmt, d->vidx, ts, AVSEEK_FLAG_BACKWARD) < 0)
+            break;
+        for (int m = 0; m < 10000 && av_read_frame(d->fmt, d->pkt) >= 0; m++) {
+            int found = d->pkt->stream_index == d->vidx && (d->pkt->flags & AV_PKT_FLAG_KEY);
+
+            if (found)
+                pts = d->pkt->pts;
+            av_packet_unref(d->pkt);
+            if (found)
+                break;
+        }
+        if (pts == AV_NOPTS_VALUE || pts <= d->start_pts || (k && pts <= seams[k - 1].pts))
+            continue;
+        seams[k].seek_ts = ts;
+        seams[k++].pts = pts;
+    }
+    return k;
+}
+
+/* The first frames of part p (at f[off..]) against the frames before it, as one pass
+ * would have compared them; hist holds the RING_N frames before off by index. */
+static void fix_seam(struct vt_sd_feat *f, size_t off, const struct part *p,
+                     const struct thumb *hist)
+{
+    for (size_t k = 0; k < p->n && k + 1 < RING_N; k++) {
+        size_t at = off + k, j = at - 1, steps = 0;
+        double mad, ch, t = f[at].t_s;
+
+        if (k == 0) {
+            thumb_diff(&p->head[0], &hist[j % RING_N], &mad, &ch);
+            f[at].d1 = (float)mad;
+            f[at].changed = (float)ch;
+        }
+        while (j > 0 && steps + 1 < RING_N && f[j].t_s > t - VT_SD_LAG_S) {
+            j--;
+            steps++;
+        }
+        thumb_diff(&p->head[k], j >= off ? &p->head[j - off] : &hist[j % RING_N], &mad, &ch);
+        f[at].dlong = (float)mad;
+    }
+}
+
+/* Pass 1: features of every analysed frame into *feats (caller frees). */
+static int scan(struct decoder *d, const char *path, int ncpu, size_t max_parts, double fps,
+                double claim_s, struct vt_sd_feat **feats, size_t *nf, vt_progress_fn progress,
+                void *user, char *err, size_t errlen)
+{
+    struct scan_job job = {.claim_s = claim_s, .last_p = -1, .progress = progress, .user = user};
+    struct thumb *hist = NULL;
+    struct vt_sd_feat *f = NULL;
+    struct seam seams[MAX_PARTS - 1];
+    size_t want = 1, n = 0;
+    int rc = 0, lost = 0;
+
+    if (claim_s >= 2 * MIN_PART_S)
+        want = (size_t)fmin(fmin(ncpu, max_parts), claim_s / MIN_PART_S);
+    job.n_parts = 1 + plan_seams(d, claim_s, want, seams);
+    job.parts = vt_xcalloc(job.n_parts, sizeof(*job.parts));
+    pthread_mutex_init(&job.mu, NULL);
+    for (size_t i = 0; i < job.n_parts; i++) {
+        struct part *p = &job.parts[i];
+
+        p->job = &job;
+        p->path = path;
+        p->vidx = d->vidx;
+        p->fps = fps;
+        p->threads = job.n_parts > 1 ? (int)fmax(1, ncpu / (int)job.n_parts) : ncpu;
+        p->from_pts = i ? seams[i - 1].pts : AV_NOPTS_VALUE;
+        p->seek_ts = i ? seams[i - 1].seek_ts : AV_NOPTS_VALUE;
+        p->to_pts = i + 1 < job.n_parts ? seams[i].pts : AV_NOPTS_VALUE;
+    }
+    for (size_t i = 1; i < job.n_parts; i++)
+        job.parts[i].started = !pthread_create(&job.parts[i].tid, NULL, part_main, &job.parts[i]);
+    scan_part(&job.parts[0], 1);
+    for (size_t i = 1; i < job.n_parts; i++) {
+        if (job.parts[i].started)
+            pthread_join(job.parts[i].tid, NULL);
+        else
+            scan_part(&job.parts[i], 1); /* no thread to be had: here then */
+    }
+    for (size_t i = 0; i < job.n_parts; i++) {
+        const struct part *p = &job.parts[i];
+
+        lost |= p->seam_lost;
+        if (p->rc && !rc)
+            rc = vt_err(err, errlen, p->rc, "%s", p->err);
+        n += p->n;
+    }
+    if (rc || lost)
+        goto out;
+    /* one array in time order; the first frames of each part see the frames before */
+    f = vt_xmalloc((n ? n : 1) * sizeof(*f));
+    hist = vt_xmalloc(sizeof(*hist) * RING_N);
+    n = 0;
+    for (size_t i = 0; i < job.n_parts; i++) {
+        const struct part *p = &job.parts[i];
+        size_t keep = p->n < RING_N ? p->n : RING_N;
+
+        if (!p->n)
+            continue;
+        memcpy(f + n, p->f, p->n * sizeof(*f));
+        if (n)
+            fix_seam(f, n, p, hist);
+        for (size_t j = n + p->n - keep; j < n + p->n; j++)
+            hist[j % RING_N] = p->ring[(j - n) % RING_N];
+        n += p->n;
+    }
+    if (n > MAX_FRAMES)
+        n = MAX_FRAMES;
+out:
+    for (size_t i = 0; i < job.n_parts; i++) {
+        free(job.parts[i].f);
+        free(job.parts[i].head);
+        free(job.parts[i].ring);
+    }
+    free(job.parts);
+    free(hist);
+    pthread_mutex_destroy(&job.mu);
+    if (lost && !rc) {
+        /* a part could not find its keyframe again (an odd index): one part then */
+        free(f);
+        return scan(d, path, ncpu, 1, fps, claim_s, feats, nf, progress, user, err, errlen);
+    }
     if (rc) {
         free(f);
         f = NULL;
@@ -267,8 +568,6 @@ out:
     }
     *feats = f;
     *nf = n;
-    grey_release(&g);
-    free(ring);
     return rc;
 }
 
@@ -337,6 +636,39 @@ out:
 }
 
 /*
+ * Decode the keyframe at t_s alone into d->frame: its packet and nothing more, where
+ * decoding on would hold it back until the frames after it are decoded (reordering,
+ * frame threads). 0, or -1 when the seek does not lead to it. Leaves the decoder
+ * flushed: the next frame needs a seek.
+ */
+static int fetch_key(struct decoder *d, double t_s, double half)
+{
+    int e;
+
+    seek_to(d, t_s, 0);
+    do {
+        e = av_read_frame(d->fmt, d->pkt);
+        if (e < 0)
+            return -1;
+        if (d->pkt->stream_index != d->vidx)
+            av_packet_unref(d->pkt);
+    } while (!d->pkt->data);
+    if (!(d->pkt->flags & AV_PKT_FLAG_KEY) || d->pkt->pts == AV_NOPTS_VALUE ||
+        fabs((double)(d->pkt->pts - d->start_pts) * d->tb - t_s) > half) {
+        av_packet_unref(d->pkt);
+        return -1;
+    }
+    e = avcodec_send_packet(d->dec, d->pkt);
+    av_packet_unref(d->pkt);
+    if (e >= 0)
+        e = avcodec_send_packet(d->dec, NULL);
+    if (e >= 0)
+        e = avcodec_receive_frame(d->dec, d->frame);
+    avcodec_flush_buffers(d->dec);
+    return e < 0 ? -1 : 0;
+}
+
+/*
  * Decode the frame at time t_s (an analysed frame of pass 1) at full quality into
  * d->frame. *pos_t is the time of the last frame decoded. 0 or a negative code.
  */
@@ -353,6 +685,10 @@ static int fetch(struct decoder *d, const struct vt_sd_feat *f, size_t ci, doubl
         key_t = f[k - 1].t_s;
     /* keep decoding forward when no keyframe lies between here and the target */
     if (!(*pos_t < t - half && key_t <= *pos_t + half)) {
+        if (f[ci].key && !fetch_key(d, t, half)) {
+            *pos_t = -1e9;
+            return 0;
+        }
         seek_to(d, t, 0);
         fresh = 1;
     }
@@ -390,53 +726,211 @@ out:
     return rc;
 }
 
+/*
+ * Pass 2 runs on one worker per core, each with its own decoder, taking the chosen
+ * frames in turn: fetching a frame costs a seek and the frames from its keyframe,
+ * and encoding it as JPEG costs as much again. Every frame is written; the check for
+ * duplicates, which needs the frames kept before, comes after and removes the files
+ * of the duplicates (few, so writing them costs less than waiting for it).
+ */
+struct extract_job {
+    pthread_mutex_t mu;
+    const char *path, *out_dir;
+    const struct vt_sd_feat *f;
+    const struct vt_sd_shot *shots;
+    struct vt_kf_frame *frames;
+    uint8_t (*thumbs)[THUMB_N]; /* per frame, for the duplicate check */
+    size_t n, next, done;       /* frames; next to take and done, under mu */
+    double fps, last_p;
+    int vidx, rotation, threads;
+    int rc; /* the first error, under mu */
+    char err[256];
+    vt_progress_fn progress;
+    void *user;
+};
+
+struct extractor {
+    struct extract_job *job;
+    pthread_t tid;
+    int started;
+};
+
+/* Fetch frame k at full quality, measure it and write it as k.jpg. */
+static int extract_one(struct extract_job *job, struct decoder *d, struct grey *g, size_t k,
+                       double *pos_t, char *err, size_t errlen)
+{
+    struct vt_kf_frame *x = &job->frames[k];
+    uint8_t g32[32 * 32];
+    char *path;
+    int rc;
+
+    if (fetch(d, job->f, job->shots[k].chosen, pos_t, 0.5 / job->fps, job->fps) < 0)
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot decode the frame at %.3f s", job->path,
+                      x->t_s);
+    if (grey_make(g, d->frame) < 0) {
+        av_frame_unref(d->frame);
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot convert a video frame", job->path);
+    }
+    x->sharpness = vt_img_laplacian_var(g->buf, g->w, g->h, g->w);
+    vt_img_resize_gray(g->buf, g->w, g->h, g->w, g32, 32, 32);
+    x->phash = vt_img_phash64(g32);
+    memcpy(job->thumbs[k], g->th.y, THUMB_N);
+    path = vt_xasprintf("%s/%d.jpg", job->out_dir, x->index);
+    rc = write_frame(d->frame, job->rotation, path, &x->width, &x->height, &x->bytes, err, errlen);
+    free(path);
+    av_frame_unref(d->frame);
+    if (!rc)
+        snprintf(x->file, sizeof(x->file), "%d.jpg", x->index);
+    return rc;
+}
+
+static void extract_run(struct extractor *w, int report)
+{
+    struct extract_job *job = w->job;
+    struct decoder d = {0};
+    struct grey g = {0};
+    double pos_t = -1e9;
+    char err[256] = "";
+    int rc, busy = 0;
+
+    rc = decoder_open(&d, job->path, job->threads, err, sizeof(err));
+    if (!rc && d.vidx != job->vidx)
+        rc = vt_err(err, sizeof(err), VT_EMEDIA, "'%s': video stream changed", job->path);
+    if (!rc) {
+        d.dec->skip_frame = AVDISCARD_NONREF; /* chosen frames were decoded in pass 1 */
+        d.dec->skip_loop_filter = AVDISCARD_DEFAULT;
+    }
+    for (;;) {
+        size_t k, done;
+
+        pthread_mutex_lock(&job->mu);
+        if (rc && !job->rc) {
+            job->rc = rc;
+            snprintf(job->err, sizeof(job->err), "%s", err);
+        }
+        if (busy && !rc)
+            job->done++;
+        k = job->next < job->n && !job->rc ? job->next++ : job->n;
+        done = job->done;
+        pthread_mutex_unlock(&job->mu);
+        if (report && job->n)
+            set_progress(job->progress, job->user,
+                         PASS1_SHARE + (1 - PASS1_SHARE) * (double)done / (double)job->n,
+                         &job->last_p);
+        if (k >= job->n)
+            break;
+        busy = 1;
+        rc = extract_one(job, &d, &g, k, &pos_t, err, sizeof(err));
+    }
+    grey_release(&g);
+    decoder_close(&d);
+}
+
+static void *extract_main(void *arg)
+{
+    extract_run(arg, 0);
+    return NULL;
+}
+
+/* Pass 2: every chosen frame of res->frames measured and written, then duplicates
+ * marked and their files removed. */
+static int extract(struct extract_job *job, int ncpu, struct vt_kf_result *res, char *err,
+                   size_t errlen)
+{
+    size_t n_workers = job->n < (size_t)ncpu ? job->n : (size_t)ncpu, n_kept = 0;
+    struct extractor *w = vt_xcalloc(n_workers ? n_workers : 1, sizeof(*w));
+    size_t *kept = vt_xmalloc((job->n ? job->n : 1) * sizeof(*kept));
+    int rc;
+
+    if (n_workers > MAX_PARTS)
+        n_workers = MAX_PARTS;
+    job->threads = n_workers > 1 ? 1 : ncpu;
+    pthread_mutex_init(&job->mu, NULL);
+    for (size_t i = 0; i < n_workers; i++)
+        w[i].job = job;
+    for (size_t i = 1; i < n_workers; i++)
+        w[i].started = !pthread_create(&w[i].tid, NULL, extract_main, &w[i]);
+    if (n_workers)
+        extract_run(&w[0], 1);
+    for (size_t i = 1; i < n_workers; i++) {
+        if (w[i].started)
+            pthread_join(w[i].tid, NULL);
+        else
+            extract_run(&w[i], 1); /* no thread to be had: here then (finds nothing left) */
+    }
+    rc = job->rc;
+    if (rc) {
+        vt_err(err, errlen, rc, "%s", job->err);
+        goto out;
+    }
+    for (size_t k = 0; k < job->n; k++) {
+        struct vt_kf_frame *x = &res->frames[k];
+
+        for (size_t j = 0; j < n_kept && x->duplicate_of < 0; j++) {
+            const struct vt_kf_frame *y = &res->frames[kept[j]];
+            double mad, ch;
+
+            if (vt_img_hamming64(x->phash, y->phash) > DUP_HAMMING)
+                continue;
+            vt_img_diff(job->thumbs[k], job->thumbs[kept[j]], THUMB_N, CHANGE_THR, &mad, &ch);
+            if (mad <= DUP_MAD && ch <= DUP_CHANGED)
+                x->duplicate_of = y->index;
+        }
+        if (x->duplicate_of >= 0) {
+            char *path = vt_xasprintf("%s/%s", job->out_dir, x->file);
+
+            unlink(path);
+            free(path);
+            x->file[0] = '\0';
+            x->width = x->height = 0;
+            x->bytes = 0;
+        } else {
+            kept[n_kept++] = k;
+            res->shots[k].kept = 1;
+        }
+    }
+out:
+    pthread_mutex_destroy(&job->mu);
+    free(kept);
+    free(w);
+    return rc;
+}
+
 int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_result *res,
                     vt_progress_fn progress, void *user, char *err, size_t errlen)
 {
     struct decoder d = {0};
     struct vt_sd_feat *f = NULL;
     struct vt_sd_shot *shots = NULL;
-    struct grey g = {0};
-    uint8_t(*kept_thumbs)[THUMB_N] = NULL;
+    struct extract_job job = {0};
     size_t nf = 0, n_shots = 0;
     AVRational fr;
-    double fps = 0, claim_s = 0, last_p = -1, half;
+    double fps = 0, claim_s = 0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int rc, rotation;
+    int rc;
 
     memset(res, 0, sizeof(*res));
     snprintf(res->model, sizeof(res->model), "%s", KF_MODEL);
-    rc = vt_media_open(media_path, &d.fmt, err, errlen);
-    if (rc)
-        goto out;
-    rc = vt_media_open_video(d.fmt, ncpu > 1 ? (int)(ncpu < 8 ? ncpu : 8) : 1, &d.vidx, &d.dec, err,
-                             errlen);
+    if (ncpu > 8)
+        ncpu = 8;
+    else if (ncpu < 1)
+        ncpu = 1;
+    /* for the container's facts and the plan: the passes decode with their own */
+    rc = decoder_open(&d, media_path, 1, err, errlen);
     if (rc == VT_ENOTFOUND) {
         rc = vt_err(err, errlen, VT_SKIP, "no video stream");
         goto out;
     }
     if (rc)
         goto out;
-    d.st = d.fmt->streams[d.vidx];
-    for (unsigned i = 0; i < d.fmt->nb_streams; i++)
-        if ((int)i != d.vidx)
-            d.fmt->streams[i]->discard = AVDISCARD_ALL;
-    d.tb = av_q2d(d.st->time_base);
-    d.start_pts = d.st->start_time != AV_NOPTS_VALUE ? d.st->start_time : 0;
-    rotation = vt_media_rotation(d.st);
     fr = d.st->avg_frame_rate.num > 0 && d.st->avg_frame_rate.den > 0 ? d.st->avg_frame_rate
                                                                       : d.st->r_frame_rate;
     if (fr.num > 0 && fr.den > 0 && av_q2d(fr) <= 1000)
         fps = av_q2d(fr);
     if (d.fmt->duration > 0 && d.fmt->duration != AV_NOPTS_VALUE)
         claim_s = fmin((double)d.fmt->duration / AV_TIME_BASE, VT_MEDIA_MAX_DURATION_S);
-    d.pkt = av_packet_alloc();
-    d.frame = av_frame_alloc();
-    if (!d.pkt || !d.frame) {
-        rc = vt_err(err, errlen, VT_EIO, "'%s': out of memory", media_path);
-        goto out;
-    }
-    rc = scan(&d, fps, claim_s, &f, &nf, progress, user, media_path, err, errlen);
+    rc = scan(&d, media_path, (int)ncpu, MAX_PARTS, fps, claim_s, &f, &nf, progress, user, err,
+              errlen);
     if (rc)
         goto out;
     if (!nf) {
@@ -452,92 +946,48 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
                 step = f[i].t_s - f[i - 1].t_s;
         fps = step > 0 ? 1 / step : 25;
     }
-    half = 0.5 / fps;
     res->duration_s = f[nf - 1].t_s + 1 / fps;
     n_shots = vt_sd_detect(f, nf, &shots);
 
-    /* pass 2 */
-    d.dec->skip_loop_filter = AVDISCARD_DEFAULT;
-    d.dec->skip_frame = AVDISCARD_NONREF; /* chosen frames were decoded in pass 1 */
     res->shots = vt_xcalloc(n_shots, sizeof(*res->shots));
     res->frames = vt_xcalloc(n_shots, sizeof(*res->frames));
-    kept_thumbs = vt_xmalloc(sizeof(*kept_thumbs) * n_shots);
-    {
-        double pos_t = -1e9;
-        size_t n_kept = 0;
-        int *kept_idx = vt_xmalloc(sizeof(int) * n_shots);
+    res->n_shots = res->n_frames = n_shots;
+    for (size_t k = 0; k < n_shots; k++) {
+        struct vt_kf_shot *s = &res->shots[k];
+        struct vt_kf_frame *x = &res->frames[k];
 
-        for (size_t k = 0; k < n_shots; k++) {
-            struct vt_kf_shot *s = &res->shots[k];
-            struct vt_kf_frame *x = &res->frames[k];
-            uint8_t g32[32 * 32];
-            char *path;
-
-            s->start_s = k ? f[shots[k].first].t_s : 0;
-            s->end_s = k + 1 < n_shots ? f[shots[k + 1].first].t_s : res->duration_s;
-            s->captured = 1;
-            x->index = (int)k;
-            x->shot = (int)k;
-            x->duplicate_of = -1;
-            x->t_s = f[shots[k].chosen].t_s;
-            x->frame_no = llround(x->t_s * fps);
-            res->n_shots = res->n_frames = k + 1;
-            if (fetch(&d, f, shots[k].chosen, &pos_t, half, fps) < 0) {
-                rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot decode the frame at %.3f s",
-                            media_path, x->t_s);
-                break;
-            }
-            if (grey_make(&g, d.frame) < 0) {
-                rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot convert a video frame",
-                            media_path);
-                break;
-            }
-            x->sharpness = vt_img_laplacian_var(g.buf, g.w, g.h, g.w);
-            vt_img_resize_gray(g.buf, g.w, g.h, g.w, g32, 32, 32);
-            x->phash = vt_img_phash64(g32);
-            for (size_t j = 0; j < n_kept && x->duplicate_of < 0; j++) {
-                const struct vt_kf_frame *y = &res->frames[kept_idx[j]];
-                double mad, ch;
-
-                if (vt_img_hamming64(x->phash, y->phash) > DUP_HAMMING)
-                    continue;
-                vt_img_diff(g.th.y, kept_thumbs[j], THUMB_N, CHANGE_THR, &mad, &ch);
-                if (mad <= DUP_MAD && ch <= DUP_CHANGED)
-                    x->duplicate_of = y->index;
-            }
-            path = vt_xasprintf("%s/%d.jpg", out_dir, x->index);
-            if (x->duplicate_of >= 0) {
-                unlink(path); /* a stale file of an earlier run */
-            } else {
-                rc = write_frame(d.frame, rotation, path, &x->width, &x->height, &x->bytes, err,
-                                 errlen);
-                if (!rc) {
-                    snprintf(x->file, sizeof(x->file), "%d.jpg", x->index);
-                    memcpy(kept_thumbs[n_kept], g.th.y, THUMB_N);
-                    kept_idx[n_kept++] = x->index;
-                    s->kept = 1;
-                }
-            }
-            free(path);
-            av_frame_unref(d.frame);
-            if (rc)
-                break;
-            set_progress(progress, user, PASS1_SHARE + (1 - PASS1_SHARE) * (k + 1) / n_shots,
-                         &last_p);
-        }
-        free(kept_idx);
+        s->start_s = k ? f[shots[k].first].t_s : 0;
+        s->end_s = k + 1 < n_shots ? f[shots[k + 1].first].t_s : res->duration_s;
+        s->captured = 1;
+        x->index = (int)k;
+        x->shot = (int)k;
+        x->duplicate_of = -1;
+        x->t_s = f[shots[k].chosen].t_s;
+        x->frame_no = llround(x->t_s * fps);
     }
+    job.path = media_path;
+    job.out_dir = out_dir;
+    job.f = f;
+    job.shots = shots;
+    job.frames = res->frames;
+    job.thumbs = vt_xmalloc(sizeof(*job.thumbs) * (n_shots ? n_shots : 1));
+    job.n = n_shots;
+    job.fps = fps;
+    job.last_p = -1;
+    job.vidx = d.vidx;
+    job.rotation = vt_media_rotation(d.st);
+    job.progress = progress;
+    job.user = user;
+    rc = extract(&job, (int)ncpu, res, err, errlen);
+    if (!rc)
+        set_progress(progress, user, 1, &job.last_p);
 out:
     if (rc < 0)
         vt_kf_result_release(res);
-    grey_release(&g);
-    free(kept_thumbs);
+    free(job.thumbs);
     free(shots);
     free(f);
-    av_packet_free(&d.pkt);
-    av_frame_free(&d.frame);
-    avcodec_free_context(&d.dec);
-    avformat_close_input(&d.fmt);
+    decoder_close(&d);
     return rc;
 }
 
