@@ -576,6 +576,13 @@ static void seek_to(struct decoder *d, double t_s, double margin_s)
 {
     int64_t ts = d->start_pts + (int64_t)floor(fmax(0, t_s - margin_s) / d->tb);
 
+    /* from the very start: MPEG-TS seeks by timestamp land on any packet, even before
+     * the first one, so the bytes' start it is where the container allows it */
+    if (margin_s >= t_s + 1e6 && av_seek_frame(d->fmt, -1, 0, AVSEEK_FLAG_BYTE) >= 0) {
+        avcodec_flush_buffers(d->dec);
+        d->eof_in = d->eof_out = 0;
+        return;
+    }
     av_seek_frame(d->fmt, d->vidx, ts, AVSEEK_FLAG_BACKWARD);
     avcodec_flush_buffers(d->dec);
     d->eof_in = d->eof_out = 0;
@@ -697,6 +704,12 @@ static int fetch(struct decoder *d, const struct vt_sd_feat *f, size_t ci, doubl
         double ft;
 
         e = next_frame(d);
+        if (e <= 0 && fresh && m + 1 < VT_ARRAY_LEN(margins_s)) {
+            /* nothing decodable after the seek: it landed past the last keyframe before
+             * the target (MPEG-TS seeks by timestamp, not to keyframes); go back further */
+            seek_to(d, t, margins_s[++m]);
+            continue;
+        }
         if (e <= 0) {
             /* the end of the stream before the target: the last frame will do */
             if (last->buf[0]) {
