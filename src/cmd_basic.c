@@ -226,6 +226,13 @@ int cmd_update(int argc, char **argv)
         status = cli_error("%s", vt_errmsg(lib));
     if (process_added(lib, &done))
         status = EXIT_ERR;
+    /* what cron runs: also finish what is unfinished, retrying downloads that are due */
+    {
+        int n = 0;
+
+        if (vt_resume(lib, &n))
+            status = cli_error("%s", vt_errmsg(lib));
+    }
     vt_library_close(lib);
     free(done.ids);
     return status;

@@ -25,7 +25,7 @@ static const struct cmd commands[] = {
      "[--yt-dlp PATH] [--max-time S] [--max-size MIB] FILE|URL...",
      "register media files or URLs (videos, playlists, channels) and index them; prints ids"},
     {"update", cmd_update, "[--yt-dlp PATH]",
-     "re-check every playlist or channel that was added and add what is new"},
+     "re-check every playlist or channel that was added, add what is new, then resume"},
     {"ls", cmd_ls, "", "list videos: id, title, duration, index_state, data_status"},
     {"show", cmd_show, "ID", "everything known about a video, as text"},
     {"search", cmd_search, "[--json] [--limit N] [--video ID] [--source S] QUERY",

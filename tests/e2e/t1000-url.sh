@@ -233,7 +233,12 @@ grep -q "fetch" "$T/err" || fail "no fetch error: $(cat "$T/err")"
 vt export "$uid" --format json > "$T/u.json"
 [[ $(json "$T/u.json" '[(s["state"], s["attempts"]) for s in d["stages"] if s["name"]=="fetch"][0]') == "('queued', 1)" ]] ||
   fail "first failure not queued for a retry: $(json "$T/u.json" 'd["stages"][0]')"
-for _ in $(seq 60); do # attempts 2, 3, 4 are due after 0.3, 1.2 and 4.8 s
+sleep 0.5 # update (what cron runs) retries a download that is due
+vt update 2> /dev/null || true
+vt export "$uid" --format json > "$T/u.json"
+[[ $(json "$T/u.json" '[s["attempts"] for s in d["stages"] if s["name"]=="fetch"][0]') == 2 ]] ||
+  fail "update did not retry the due download: $(json "$T/u.json" 'd["stages"][0]')"
+for _ in $(seq 60); do # attempts 3 and 4 are due 1.2 and 4.8 s after the one before
   sleep 0.5
   vt resume 2> /dev/null || true
   vt export "$uid" --format json > "$T/u.json"
