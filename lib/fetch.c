@@ -171,18 +171,10 @@ static int register_video(struct vt_library *lib, const struct reg *g, const str
         goto out;
     }
     /* the platform's id when it is a usable id and free, else one from the URL */
-    rc = 1;
-    if (g->platform_id && vt_id_valid(g->platform_id)) {
-        snprintf(v.id, sizeof(v.id), "%s", g->platform_id);
-        rc = vt_store_video_id_taken(lib->store, v.id);
-    }
-    for (int i = 0; rc == 1 && i < 100; i++) {
-        vt_id_encode(i ? vt_fnv1a64(hash, &i, sizeof(i)) : hash, v.id);
-        rc = vt_store_video_id_taken(lib->store, v.id);
-    }
+    rc = vt_lib_alloc_id(lib, g->platform_id, hash, v.id);
     if (rc) {
         vt_store_rollback(lib->store);
-        rc = vt_lib_fail(lib, rc < 0 ? rc : VT_EIO, "cannot allocate an id for '%s'", g->url);
+        rc = vt_lib_fail(lib, rc, "cannot allocate an id for '%s'", g->url);
         goto out;
     }
     v.content_key = key;
@@ -480,6 +472,21 @@ static int file_age_ok(const char *path, double max_age)
     return !stat(path, &st) && vt_wall_s() - (double)st.st_mtime < max_age;
 }
 
+/* Record captions file name (captions.<manual|auto>.<lang>.<ext> in the video's media
+ * folder) as the transcript's source, with its provenance: captions:youtube-manual,
+ * captions:youtube-auto, or captions:<site>. */
+static void keep_captions(struct vt_stage_ctx *c, struct vt_video_rec *meta, const char *name)
+{
+    const char *site = meta->extractor ? meta->extractor : "site";
+
+    meta->captions_path = vt_xasprintf("media/%s/%s", c->video->id, name);
+    if (!strcmp(site, "youtube"))
+        meta->captions_model = vt_xasprintf(
+            "captions:youtube-%s", !strncmp(name, "captions.auto.", 14) ? "auto" : "manual");
+    else
+        meta->captions_model = vt_xasprintf("captions:%s", site);
+}
+
 /* The source's captions for the picked track into media/<id>/captions.*; a failure
  * here is not the stage's: recognition can still run. */
 static void fetch_captions(struct vt_stage_ctx *c, const char *dir, const struct vt_yt_sub *sub,
@@ -525,14 +532,7 @@ static void fetch_captions(struct vt_stage_ctx *c, const char *dir, const struct
         vt_log(lib, VT_LOG_WARN, "%s: the source's captions (%s) not used: %s", c->video->id,
                sub->lang, err);
     } else {
-        const char *site = meta->extractor ? meta->extractor : "site";
-
-        meta->captions_path = vt_xasprintf("media/%s/%s", c->video->id, name);
-        if (!strcmp(site, "youtube"))
-            meta->captions_model =
-                vt_xasprintf("captions:youtube-%s", sub->automatic ? "auto" : "manual");
-        else
-            meta->captions_model = vt_xasprintf("captions:%s", site);
+        keep_captions(c, meta, name);
     }
     vt_rm_rf(dl);
     vt_rm_rf(cwd);
@@ -610,25 +610,13 @@ static void existing_captions(struct vt_stage_ctx *c, const char *dir, struct vt
     struct dirent *e;
 
     while (d && (e = readdir(d))) {
-        int automatic;
-
-        if (strncmp(e->d_name, "captions.", 9))
-            continue;
-        automatic = !strncmp(e->d_name + 9, "auto.", 5);
-        meta->captions_path = vt_xasprintf("media/%s/%s", c->video->id, e->d_name);
-        meta->captions_model =
-            meta->extractor && !strcmp(meta->extractor, "youtube")
-                ? vt_xasprintf("captions:youtube-%s", automatic ? "auto" : "manual")
-                : vt_xasprintf("captions:%s", meta->extractor ? meta->extractor : "site");
-        break;
+        if (!strncmp(e->d_name, "captions.", 9)) {
+            keep_captions(c, meta, e->d_name);
+            break;
+        }
     }
     if (d)
         closedir(d);
-}
-
-static char *dup_or_null(const char *s)
-{
-    return s ? vt_xstrdup(s) : NULL;
 }
 
 int vt_fetch_url_run(struct vt_stage_ctx *c, struct vt_video_rec *meta,
@@ -682,15 +670,15 @@ int vt_fetch_url_run(struct vt_stage_ctx *c, struct vt_video_rec *meta,
         rc = vt_err(c->err, sizeof(c->err), VT_EIO, "a live or upcoming stream: not yet a video");
         goto out;
     }
-    meta->page_url = dup_or_null(info.webpage_url ? info.webpage_url : v->source_url);
-    meta->platform_id = dup_or_null(info.id);
-    meta->extractor = dup_or_null(info.extractor);
-    meta->title = dup_or_null(info.title);
-    meta->channel = dup_or_null(info.channel);
-    meta->published = dup_or_null(info.published);
-    meta->language = dup_or_null(info.language);
-    meta->description = dup_or_null(info.description);
-    meta->thumbnail = dup_or_null(info.thumbnail);
+    meta->page_url = vt_xstrdup_or_null(info.webpage_url ? info.webpage_url : v->source_url);
+    meta->platform_id = vt_xstrdup_or_null(info.id);
+    meta->extractor = vt_xstrdup_or_null(info.extractor);
+    meta->title = vt_xstrdup_or_null(info.title);
+    meta->channel = vt_xstrdup_or_null(info.channel);
+    meta->published = vt_xstrdup_or_null(info.published);
+    meta->language = vt_xstrdup_or_null(info.language);
+    meta->description = vt_xstrdup_or_null(info.description);
+    meta->thumbnail = vt_xstrdup_or_null(info.thumbnail);
     meta->duration_s = info.duration_s;
     *chapters = info.chapters;
     *n_chapters = info.n_chapters;
@@ -733,7 +721,6 @@ out:
 void vt_fetch_after_index(struct vt_library *lib, const struct vt_video_rec *v)
 {
     struct vt_video_rec upd;
-    char *path;
     int rc;
 
     if (v->keep_media || !v->source_kind || !strcmp(v->source_kind, "file") || !v->source_path)
@@ -754,9 +741,6 @@ void vt_fetch_after_index(struct vt_library *lib, const struct vt_video_rec *v)
         vt_log(lib, VT_LOG_WARN, "%s: media kept: %s", v->id, vt_store_errmsg(lib->store));
         return;
     }
-    path = v->source_path[0] == '/' ? vt_xstrdup(v->source_path)
-                                    : vt_xasprintf("%s/%s", lib->dir, v->source_path);
-    unlink(path);
+    unlink(v->source_path); /* absolute: v was read by vt_lib_video */
     vt_log(lib, VT_LOG_INFO, "%s: media deleted after indexing (--no-keep-media)", v->id);
-    free(path);
 }

@@ -185,6 +185,28 @@ out:
     return rc;
 }
 
+char *vt_lib_path(const struct vt_library *lib, const char *path)
+{
+    return path[0] == '/' ? vt_xstrdup(path) : vt_xasprintf("%s/%s", lib->dir, path);
+}
+
+int vt_lib_alloc_id(struct vt_library *lib, const char *preferred, uint64_t hash, char *id)
+{
+    int rc = 1;
+
+    if (preferred && vt_id_valid(preferred)) {
+        snprintf(id, VT_ID_MAX, "%s", preferred);
+        rc = vt_store_video_id_taken(lib->store, id);
+        if (rc != 1)
+            return rc;
+    }
+    vt_id_encode(hash, id);
+    /* a different video whose hash gives the same id: derive another (vanishingly rare) */
+    for (int i = 0; (rc = vt_store_video_id_taken(lib->store, id)) == 1 && i < 100; i++)
+        vt_id_encode(vt_fnv1a64(hash, &i, sizeof(i)), id);
+    return rc ? (rc < 0 ? rc : VT_EIO) : 0;
+}
+
 int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_opts *opts, char *id,
                 int *is_new)
 {
@@ -234,13 +256,10 @@ int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_op
         rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
         goto out;
     }
-    vt_id_encode(hash, v.id);
-    /* a different file whose hash gives the same id: derive another (vanishingly rare) */
-    for (int i = 0; (rc = vt_store_video_id_taken(lib->store, v.id)) == 1 && i < 100; i++)
-        vt_id_encode(vt_fnv1a64(hash, &i, sizeof(i)), v.id);
+    rc = vt_lib_alloc_id(lib, NULL, hash, v.id);
     if (rc) {
         vt_store_rollback(lib->store);
-        rc = vt_lib_fail(lib, rc < 0 ? rc : VT_EIO, "cannot allocate an id for '%s'", path);
+        rc = vt_lib_fail(lib, rc, "cannot allocate an id for '%s'", path);
         goto out;
     }
     v.content_key = key;
@@ -342,8 +361,7 @@ static int check_video(void *user, const struct vt_video_rec *v)
     size_t n;
 
     if (v->source_path && v->source_kind && strcmp(v->source_kind, "file")) {
-        char *p = v->source_path[0] == '/' ? vt_xstrdup(v->source_path)
-                                           : vt_xasprintf("%s/%s", c->lib->dir, v->source_path);
+        char *p = vt_lib_path(c->lib, v->source_path);
 
         if (access(p, R_OK)) {
             vt_log(c->lib, VT_LOG_ERROR, "%s: the downloaded media '%s' is missing", v->id,
@@ -404,7 +422,7 @@ int vt_lib_video(struct vt_library *lib, const char *id, struct vt_video_rec *v)
         return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
     /* downloaded media lives in the library and is named relative to it */
     if (v->source_path && v->source_path[0] != '/') {
-        char *abs = vt_xasprintf("%s/%s", lib->dir, v->source_path);
+        char *abs = vt_lib_path(lib, v->source_path);
 
         free(v->source_path);
         v->source_path = abs;

@@ -43,6 +43,12 @@ struct vt_library {
  * (not an id, no such video, database trouble) and return the code. */
 int vt_lib_video(struct vt_library *lib, const char *id, struct vt_video_rec *v);
 
+/* path itself when absolute, else the library's file at that relative path; caller frees. */
+char *vt_lib_path(const struct vt_library *lib, const char *path);
+/* A free id for a new video, inside a write transaction: preferred when it is a
+ * usable id and free, else one from hash (another derived on a collision). */
+int vt_lib_alloc_id(struct vt_library *lib, const char *preferred, uint64_t hash, char *id);
+
 /* Record a message for vt_errmsg and return code. */
 int vt_lib_fail(struct vt_library *lib, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -29,11 +29,6 @@ struct fetch_result {
     size_t n_chapters;
 };
 
-static char *dup_or_null(const char *s)
-{
-    return s ? vt_xstrdup(s) : NULL;
-}
-
 static int fetch_run(struct vt_stage_ctx *c)
 {
     struct fetch_result *r = vt_xcalloc(1, sizeof(*r));
@@ -55,7 +50,7 @@ static int fetch_run(struct vt_stage_ctx *c)
 
         snprintf(c->model, sizeof(c->model), "local file, libavformat %u.%u.%u", ver >> 16,
                  (ver >> 8) & 0xff, ver & 0xff);
-        path = dup_or_null(v->source_path);
+        path = vt_xstrdup_or_null(v->source_path);
     }
     if (!path || stat(path, &st)) {
         rc = vt_err(c->err, sizeof(c->err), VT_ENOTFOUND, "'%s': media file is gone",
@@ -69,10 +64,10 @@ static int fetch_run(struct vt_stage_ctx *c)
         goto out;
     snprintf(r->v.id, sizeof(r->v.id), "%s", v->id);
     if (!r->v.title)
-        r->v.title = dup_or_null(r->probe.title ? r->probe.title : v->title);
+        r->v.title = vt_xstrdup_or_null(r->probe.title ? r->probe.title : v->title);
     if (!r->v.language)
-        r->v.language = dup_or_null(r->probe.language);
-    r->v.container = dup_or_null(r->probe.format);
+        r->v.language = vt_xstrdup_or_null(r->probe.language);
+    r->v.container = vt_xstrdup_or_null(r->probe.format);
     /* the decoded length beats what a container or a site claims */
     r->v.duration_s = measured > 0 ? measured : r->probe.duration_s;
     r->v.width = r->probe.width;
@@ -83,8 +78,8 @@ static int fetch_run(struct vt_stage_ctx *c)
     r->v.has_audio = r->probe.has_audio;
     r->v.size_bytes = st.st_size;
     if (!remote) {
-        r->v.channel = dup_or_null(v->channel);
-        r->v.published = dup_or_null(v->published);
+        r->v.channel = vt_xstrdup_or_null(v->channel);
+        r->v.published = vt_xstrdup_or_null(v->published);
     }
 out:
     free(path);

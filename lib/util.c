@@ -48,6 +48,11 @@ void *vt_xrealloc(void *p, size_t n)
     return q;
 }
 
+char *vt_xstrdup_or_null(const char *s)
+{
+    return s ? vt_xstrdup(s) : NULL;
+}
+
 char *vt_xstrdup(const char *s)
 {
     size_t n = strlen(s) + 1;

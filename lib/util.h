@@ -20,6 +20,7 @@ void *vt_xmalloc(size_t n);
 void *vt_xcalloc(size_t nmemb, size_t size);
 void *vt_xrealloc(void *p, size_t n);
 char *vt_xstrdup(const char *s);
+char *vt_xstrdup_or_null(const char *s); /* NULL stays NULL */
 char *vt_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Grow *p (holding *cap elements of size elem) so that it holds at least need. */
