@@ -11,7 +11,6 @@
  */
 #include "captions.h"
 
-#include "html_entities.inc"
 #include "media.h"
 #include "util.h"
 
@@ -122,6 +121,9 @@ static size_t utf8_put(uint32_t cp, char *buf)
     buf[3] = (char)(0x80 | (cp & 0x3f));
     return 4;
 }
+
+/* The table of HTML named character references: html_ent_names, html_ents[] */
+#include "html_entities.inc"
 
 /*
  * The HTML named character reference whose name is the n bytes at s (with its ';' when it
