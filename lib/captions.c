@@ -423,10 +423,31 @@ static const char *sniff_utf16(const unsigned char *d, size_t len)
 }
 
 /*
+ * Whether Latin text that uchardet calls ISO-8859-1 or Windows-1252 is rather ISO-8859-15,
+ * which uchardet does not tell apart: no byte in 0x80-0x9F (Windows-1252's letters and
+ * punctuation there), and one of the bytes where ISO-8859-15 has a letter or the euro sign
+ * and the others a symbol that subtitles hardly use (0xA4 currency sign, 0xBD one half
+ * ...). 0xB4, the acute accent, often typed for an apostrophe, is no evidence.
+ */
+static int latin9_likely(const unsigned char *d, size_t len)
+{
+    int seen = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        if (d[i] >= 0x80 && d[i] <= 0x9f)
+            return 0;
+        seen |= d[i] == 0xa4 || d[i] == 0xa6 || d[i] == 0xa8 || d[i] == 0xb8 || d[i] == 0xbc ||
+                d[i] == 0xbd || d[i] == 0xbe;
+    }
+    return seen;
+}
+
+/*
  * The encoding of a caption file: a BOM says it (UTF-8, UTF-16LE, UTF-16BE), then UTF-16
  * sniffed from its 0 bytes, then UTF-8 if it is valid UTF-8 (or almost: a few bad bytes
  * among many good multi-byte sequences are damage, not another encoding), else what
- * uchardet finds (windows-1252, ISO-8859-15, GB18030, SHIFT_JIS ...). NULL when it must be
+ * uchardet finds (WINDOWS-1252, ISO-8859-1, GB18030, SHIFT_JIS ...; ISO-8859-15 by
+ * latin9_likely). NULL when it must be
  * read as UTF-8 with the bad bytes replaced. *bom is the BOM's length.
  */
 static const char *detect_encoding(const unsigned char *d, size_t len, size_t *bom, char *buf,
@@ -475,6 +496,9 @@ static const char *detect_encoding(const unsigned char *d, size_t len, size_t *b
     /* pure ASCII or UTF-8 cannot hold the bad bytes just counted */
     if (cs && (!strcasecmp(cs, "ASCII") || !strcasecmp(cs, "UTF-8")))
         cs = NULL;
+    if (cs && (!strcasecmp(cs, "ISO-8859-1") || !strcasecmp(cs, "WINDOWS-1252")) &&
+        latin9_likely(d, len))
+        cs = "ISO-8859-15";
     return cs;
 }
 
