@@ -64,17 +64,38 @@ static char *xstrndup(const char *s, size_t n)
     return p;
 }
 
+static int64_t parse_ts(const char **p, const char *end);
+
 /*
- * Length of the markup tag at s (n bytes to the end of the line): "<i>", "</c>",
- * "<v Joe>", "<c.colorE5E5E5>", "<00:01.000>". 0 when the '<' is literal text, e.g.
- * "a < b" or a '<' never closed on its line. Stopping at the next '<' keeps the scan
- * linear over a line full of unclosed '<'.
+ * Length of the SubRip markup tag at s (n bytes to the end of the line): "<i>", "</i>",
+ * "<font color=red>", "<c.colorE5E5E5>", "<v Joe>", "<00:01.000>". 0 when the '<' is
+ * literal text: "a < b", "<3", "1 <2 and 3> 0", a '<' never closed on its line. A tag is a
+ * name (letters and digits, starting with a letter) then the end or white space, '.' or
+ * '=' and more up to '>', or a timestamp. Stopping at the next '<' keeps the scan linear
+ * over a line full of unclosed '<'.
  */
 static size_t tag_len(const char *s, size_t n)
 {
-    if (n < 3 || s[0] != '<' || !(is_alpha(s[1]) || is_digit(s[1]) || s[1] == '/'))
+    size_t i = 1;
+
+    if (n < 3 || s[0] != '<')
         return 0;
-    for (size_t i = 1; i < n; i++) {
+    if (is_digit(s[1])) {
+        const char *q = s + 1;
+
+        return parse_ts(&q, s + n) >= 0 && q < s + n && *q == '>' ? (size_t)(q - s) + 1 : 0;
+    }
+    if (s[1] == '/')
+        i++;
+    if (i >= n || !is_alpha(s[i]))
+        return 0;
+    while (i < n && (is_alpha(s[i]) || is_digit(s[i])))
+        i++;
+    if (i < n && s[i] == '>')
+        return i + 1;
+    if (i >= n || !(is_blank(s[i]) || s[i] == '.' || s[i] == '='))
+        return 0;
+    for (; i < n; i++) {
         if (s[i] == '>')
             return i + 1;
         if (s[i] == '<')
@@ -2052,8 +2073,7 @@ static void add_cue_text(struct vt_sb *out, const char *text, const struct vt_cu
 
     while (*line) {
         size_t n = strcspn(line, "\n");
-        int64_t a_ms, b_ms;
-        int timing_line = !vtt && parse_timing(line, line + n, &a_ms, &b_ms) >= 0;
+        int timing_line = !vtt && timing_like(line, line + n);
 
         for (size_t i = 0; i < n; i++) {
             if (tagged && (i == 0 || line[i - 1] == ' ')) {
