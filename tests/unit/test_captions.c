@@ -781,7 +781,6 @@ VT_TEST(captions_encodings)
         char *data = encode(text, cases[k].enc, cases[k].bom, cases[k].bom_len, &len), err[256];
         struct vt_transcript t;
 
-        printf("  %s%s\n", cases[k].enc, cases[k].bom_len ? " with a BOM" : "");
         CHECK_INT(vt_captions_parse(data, len, cases[k].format, &t, err, sizeof(err)), 0);
         CHECK_INT(t.n_cues, 3);
         check_cue(&t, 0, 1.0, 3.0, cases[k].lines[0]);
