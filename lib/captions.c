@@ -539,10 +539,17 @@ static int convert_to_utf8(const char *enc, const char *data, size_t len, char *
         return -1;
     buf = vt_xmalloc(cap);
     while (in_left) {
-        char *op = buf + o;
-        size_t o_left = cap - o - 4;
-        size_t r = iconv(cd, &in, &in_left, &op, &o_left);
+        char *op;
+        size_t o_left, r;
 
+        /* room for iconv's output and for a U+FFFD after it */
+        if (cap - o < 64) {
+            cap *= 2;
+            buf = vt_xrealloc(buf, cap);
+        }
+        op = buf + o;
+        o_left = cap - o - 4;
+        r = iconv(cd, &in, &in_left, &op, &o_left);
         o = (size_t)(op - buf);
         if (r != (size_t)-1)
             break;
