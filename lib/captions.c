@@ -72,9 +72,11 @@ static int64_t parse_ts(const char **p, const char *end);
  * literal text: "a < b", "<3", "1 <2 and 3> 0", a '<' never closed on its line. A tag is a
  * name (letters and digits, starting with a letter) then the end or white space, '.' or
  * '=' and more up to '>', or a timestamp. Stopping at the next '<' keeps the scan linear
- * over a line full of unclosed '<'.
+ * over a line full of unclosed '<'. With gt_later (a '>' follows somewhere on the line),
+ * non-zero when the '<' would open a tag once every later '<' is escaped: the writer's
+ * question, answered without a scan.
  */
-static size_t tag_len(const char *s, size_t n)
+static size_t tag_scan(const char *s, size_t n, int gt_later)
 {
     size_t i = 1;
 
@@ -95,6 +97,8 @@ static size_t tag_len(const char *s, size_t n)
         return i + 1;
     if (i >= n || !(is_blank(s[i]) || s[i] == '.' || s[i] == '='))
         return 0;
+    if (gt_later)
+        return 1;
     for (; i < n; i++) {
         if (s[i] == '>')
             return i + 1;
@@ -102,6 +106,12 @@ static size_t tag_len(const char *s, size_t n)
             return 0;
     }
     return 0;
+}
+
+/* tag_len: the SubRip tag at s, if any */
+static size_t tag_len(const char *s, size_t n)
+{
+    return tag_scan(s, n, 0);
 }
 
 /* Length of an ASS override block "{\an8}" at s (n bytes to the end of the line), or 0. */
@@ -2038,12 +2048,13 @@ static int words_match(const char *text, const struct vt_cue *c)
  * One character of text (tidy: no blank line, no control character) for the format.
  * WebVTT escapes every & < >. SubRip has no escapes that its readers agree on (most show
  * "&lt;" as it is), so text is written as it is, except what this reader would take for
- * something else: a '<' that opens a tag, an '&' that starts a character reference, the
- * '\' of an ASS override "{\" and, in a line that would read as a timing line
- * (timing_line), the '>' of its "-->".
+ * something else: a '<' that opens a tag (gt_later: a '>' follows on the line; whether or
+ * not another '<' comes first, since that one may be escaped), an '&' that starts a
+ * character reference, the '\' of an ASS override "{\" and, in a line that would read as
+ * a timing line (timing_line), the '>' of its "-->".
  */
 static void add_text_char(struct vt_sb *out, const char *line, size_t i, size_t n, int vtt,
-                          int timing_line)
+                          int timing_line, int gt_later)
 {
     char c = line[i];
     uint32_t cp[2];
@@ -2061,7 +2072,7 @@ static void add_text_char(struct vt_sb *out, const char *line, size_t i, size_t 
         vt_sb_adds(out, "&#92;");
     else if (c == '&' && html_charref(line + i, n - i, cp, &ncp, 1))
         vt_sb_adds(out, "&amp;");
-    else if (c == '<' && tag_len(line + i, n - i))
+    else if (c == '<' && gt_later && tag_scan(line + i, n - i, 1))
         vt_sb_adds(out, "&lt;");
     else if (c == '>' && timing_line && i >= 2 && line[i - 1] == '-' && line[i - 2] == '-')
         vt_sb_adds(out, "&gt;");
@@ -2081,6 +2092,7 @@ static void add_cue_text(struct vt_sb *out, const char *text, const struct vt_cu
     while (*line) {
         size_t n = strcspn(line, "\n");
         int timing_line = !vtt && timing_like(line, line + n);
+        const char *last_gt = memrchr(line, '>', n);
 
         for (size_t i = 0; i < n; i++) {
             if (tagged && (i == 0 || line[i - 1] == ' ')) {
@@ -2092,7 +2104,7 @@ static void add_cue_text(struct vt_sb *out, const char *text, const struct vt_cu
                 add_time(out, t_ms, '.');
                 vt_sb_addc(out, '>');
             }
-            add_text_char(out, line, i, n, vtt, timing_line);
+            add_text_char(out, line, i, n, vtt, timing_line, last_gt && last_gt > line + i);
         }
         vt_sb_addc(out, '\n');
         line += n;
