@@ -114,6 +114,25 @@ printf 'garbage\n' > "$T/talk.srt"
 [[ $(json "$T/imp.json" "d['model']") == "captions:embedded mov_text (eng)" ]] || fail "fallback model"
 rm "$T/talk.srt"
 
+# Sidecars in legacy encodings are detected and converted, the encoding kept in the model;
+# SubRip text goes on after a blank line
+fr='L’été à Noël : où êtes-vous ? Ça coûte 5 €.'
+printf '1\r\n00:00:01,000 --> 00:00:02,000\r\n%s\r\n\r\nsuite après une ligne vide\r\n' "$fr" |
+  iconv -f UTF-8 -t WINDOWS-1252 > "$T/talk.fr.srt"
+"$CAP" import "$T/talk.mp4" > "$T/imp.json" || fail "import a windows-1252 sidecar"
+[[ $(json "$T/imp.json" "d['model']") == "captions:sidecar srt (fr, windows-1252)" ]] ||
+  fail "windows-1252 model: $(json "$T/imp.json" "d['model']")"
+near "$T/imp.json" 0 1.0 2.0 "$fr"$'\n'"suite après une ligne vide"
+rm "$T/talk.fr.srt"
+zh='我们今天去公园散步，天气很好。你好吗？我很好，谢谢你的关心。这部电影的字幕是中文的。'
+printf '1\n00:00:01,000 --> 00:00:02,000\n%s\n' "$zh" | iconv -f UTF-8 -t GB2312 > "$T/talk.zh.srt"
+"$CAP" import "$T/talk.mp4" > "$T/imp.json" || fail "import a gb2312 sidecar"
+[[ $(json "$T/imp.json" "d['model']") == "captions:sidecar srt (zh, gb18030)" ]] ||
+  fail "gb2312 model: $(json "$T/imp.json" "d['model']")"
+near "$T/imp.json" 0 1.0 2.0 "$zh"
+rm "$T/talk.zh.srt"
+note "windows-1252 and gb2312 sidecars read"
+
 # NAME.en.vtt with word timing tags, next to a video without subtitles
 cp "$T/v.mp4" "$T/words.mp4"
 cat > "$T/words.fr.vtt" << 'EOF'
