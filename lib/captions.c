@@ -1,13 +1,14 @@
 /*
  * Reading captions (SubRip and WebVTT files, text subtitle streams) into transcripts,
  * and writing transcripts back out as WebVTT, SubRip or plain text. Caption files come
- * from anywhere, so the reader is a forgiving line-by-line state machine rather than a
- * strict grammar: it copes with BOMs, CR line ends, missing blank lines, stray markup
- * and bad timestamps by dropping what it cannot read, and it bounds everything (input
- * size, cue and word counts, timestamp range) so that no file costs more than a few
- * times its size in memory or more than linear time. The writers sanitise text so that
- * whatever a transcript holds, the output is a valid file that this reader (and
- * FFmpeg) reads back.
+ * from anywhere, in any encoding: the bytes are first decoded (BOM, UTF-16 sniffing, UTF-8,
+ * else libuchardet's guess converted with iconv) and preprocessed as WebVTT prescribes
+ * (NUL to U+FFFD, CR and CRLF to LF). WebVTT is then read by the W3C specification's
+ * parser, step by step; SubRip, which has no specification, as FFmpeg and pysrt read it.
+ * Both drop what they cannot read, and everything is bounded (input size, cue and word
+ * counts, timestamp range) so that no file costs more than a few times its size in memory
+ * or more than linear time. The writers sanitise text so that whatever a transcript holds,
+ * the output is a valid file that this reader (and FFmpeg) reads back.
  */
 #include "captions.h"
 
