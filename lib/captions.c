@@ -625,8 +625,15 @@ static char *normalize_input(const char *data, size_t len, int unicode_only, cha
         d += 3;
         n -= 3;
     }
-    /* every byte gives at most 3 (U+FFFD) */
-    buf = vt_xmalloc(n * 3 + 1);
+    /* a first pass sizes the output: a NUL or bad byte gives 3 (U+FFFD) */
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_len(d + i, n - i);
+
+        o += d[i] == 0 || !k ? 3 : k;
+        i += d[i] == 0 || !k ? 1 : k;
+    }
+    buf = vt_xmalloc(o + 1);
+    o = 0;
     for (size_t i = 0; i < n;) {
         size_t k = utf8_len(d + i, n - i);
 
