@@ -488,6 +488,7 @@ static const char *detect_encoding(const unsigned char *d, size_t len, size_t *b
     size_t mb = 0, bad = 0;
     const char *cs;
     uchardet_t ud;
+    int failed = 0;
 
     *bom = 0;
     if (len >= 3 && d[0] == 0xef && d[1] == 0xbb && d[2] == 0xbf) {
@@ -517,7 +518,20 @@ static const char *detect_encoding(const unsigned char *d, size_t len, size_t *b
     if (!ud)
         return NULL;
     cs = NULL;
-    if (!uchardet_handle_data(ud, (const char *)d, len)) {
+    /* only the lines that hold non-ASCII bytes tell anything, and 1 MiB of them is plenty */
+    for (size_t i = 0, fed = 0; i < len && fed < (1u << 20) && !failed;) {
+        const unsigned char *nl = memchr(d + i, '\n', len - i);
+        size_t k = nl ? (size_t)(nl - (d + i)) + 1 : len - i, j = 0;
+
+        while (j < k && d[i + j] < 0x80)
+            j++;
+        if (j < k) {
+            failed = uchardet_handle_data(ud, (const char *)d + i, k) != 0;
+            fed += k;
+        }
+        i += k;
+    }
+    if (!failed) {
         uchardet_data_end(ud);
         if (*uchardet_get_charset(ud)) {
             snprintf(buf, bufsz, "%s", uchardet_get_charset(ud));
