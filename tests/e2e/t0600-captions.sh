@@ -133,6 +133,29 @@ near "$T/imp.json" 0 1.0 2.0 "$zh"
 rm "$T/talk.zh.srt"
 note "windows-1252 and gb2312 sidecars read"
 
+# SubRip as FFmpeg reads it: text after blank lines, numbers in text, "-->" in text, a
+# missing blank line, '.' before the ms, coordinates, trailing text; same cues and text
+printf '\xef\xbb\xbf1\r\n00:00:01,000 --> 00:00:02,000\r\nfirst\r\n\r\nafter a blank line\r\n\r\n\r\n42\r\n\r\n2\r\n00:00:03,000 --> 00:00:04,000 X1:10 X2:20 Y1:1 Y2:2\r\nsecond x --> y\r\n3\r\n00:00:05.000 --> 00:00:06.500\r\nno blank before, dot separator\r\n\r\n4\r\n00:00:07,000 --> 00:00:08,000\r\n<i>tags</i> <font color="red">kept</font> a < b\r\n\r\n\r\n\r\n5\r\n00:00:09,000 --> 00:00:10,000\r\nlast\r\n\r\ntrailing text\r\n' > "$T/edge.srt"
+"$CAP" load "$T/edge.srt" > "$T/edge.json" || fail "load edge.srt"
+ffmpeg -v error -y -i "$T/edge.srt" -f webvtt "$T/edge-ff.vtt" || fail "ffmpeg cannot read edge.srt"
+python3 - "$T/edge.json" "$T/edge-ff.vtt" <<'PY' || fail "edge.srt: not as ffmpeg reads it: $(cat "$T/edge.json")"
+import json, re, sys
+ours = [(c["start_s"], c["end_s"], c["text"]) for c in json.load(open(sys.argv[1]))["cues"]]
+def secs(t):
+    p = t.split(":")
+    return round(sum(float(x) * 60 ** i for i, x in enumerate(reversed(p))), 3)
+ff = []
+for block in open(sys.argv[2]).read().split("\n\n")[1:]:
+    lines = block.strip("\n").split("\n")
+    if not lines or " --> " not in lines[0]:
+        continue
+    a, b = lines[0].split(" --> ")
+    text = "\n".join(re.sub(r"<[^>]*>", "", l) for l in lines[1:])
+    ff.append((secs(a), secs(b.split()[0]), text))
+print(ours, ff, file=sys.stderr) if ours != ff else None
+sys.exit(0 if ours == ff and len(ours) == 5 else 1)
+PY
+
 # NAME.en.vtt with word timing tags, next to a video without subtitles
 cp "$T/v.mp4" "$T/words.mp4"
 cat > "$T/words.fr.vtt" << 'EOF'
