@@ -72,7 +72,7 @@ unit: $(UNIT)
 	OMP_THREAD_LIMIT=1 $(UNIT)
 
 e2e: vidtheque
-	VIDTHEQUE=$(abspath $(BIN)) tests/e2e/run.sh
+	VIDTHEQUE=$(abspath $(BIN)) tests/run-all.sh --e2e
 
 check: check-headers vidtheque $(UNIT)
 	@VIDTHEQUE=$(abspath $(BIN)) UNIT=$(abspath $(UNIT)) tests/run-all.sh
