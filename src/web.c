@@ -1123,7 +1123,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 
     if (conn_busy(c, &elapsed_s))
         return MHD_NO;
-    if (elapsed_s > (rq ? srv.deadline_s : srv.head_timeout_s))
+    /* MHD cannot answer in the middle of a body: a late one is the reaper's (408) */
+    if ((!rq || !*upload_data_size) && elapsed_s > (rq ? srv.deadline_s : srv.head_timeout_s))
         return send_error(c, 1, MHD_HTTP_REQUEST_TIMEOUT, "timeout",
                           "the request took too long to arrive");
     if (!rq) {

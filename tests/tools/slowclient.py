@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Slow, many and long-lived HTTP clients for t0920-slowclient.sh, on loopback only.
+"""Slow, many and long-lived HTTP clients for tests/e2e/t0920-slowclient.sh, on loopback only.
 
-  slowclient.py trickle PORT --every S --within L [--src ADDR] [--pause P]
+  slowclient.py trickle PORT --every S --within L [--src ADDR] [--pause P] [--body]
       a request whose head comes one header line every S seconds: the server must end
       the connection (408, or closed) within L seconds of the first byte; with --pause,
-      on a keep-alive connection that first made a quick request, then was idle P s
+      on a keep-alive connection that first made a quick request, then was idle P s;
+      with --body, a POST whose head is whole but whose body comes a byte every S s
   slowclient.py keepalive PORT --for D --every S
       one keep-alive connection asking GET /api/videos every S seconds for D seconds:
       every answer must be 200, on the same connection
@@ -64,8 +65,12 @@ def read_response(s, buf=b""):
 
 
 def cmd_trickle(a):
-    lines = [b"GET /api/videos HTTP/1.1\r\n", b"Host: 127.0.0.1\r\n"]
-    lines += [b"X-Slow-%d: %d\r\n" % (i, i) for i in range(1000)]
+    if a.body:
+        lines = [b"POST /api/videos HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 9000\r\n"
+                 b"Content-Type: application/json\r\n\r\n"] + [b" "] * 9000
+    else:
+        lines = [b"GET /api/videos HTTP/1.1\r\n", b"Host: 127.0.0.1\r\n"]
+        lines += [b"X-Slow-%d: %d\r\n" % (i, i) for i in range(1000)]
     s = connect(a.port, a.src)
     if a.pause is not None:
         s.sendall(b"GET /api/videos HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -109,8 +114,8 @@ def cmd_trickle(a):
         pass
     took = time.monotonic() - t0
     status = got.split(b"\r\n", 1)[0].decode("latin-1") if got else "(no answer)"
-    note("trickled head, a line every %gs%s: %s after %.1fs, %s"
-         % (a.every, "" if a.pause is None else " (after a request and %gs idle)" % a.pause,
+    note("trickled %s every %gs%s: %s after %.1fs, %s"
+         % ("body, a byte" if a.body else "head, a line", a.every, "" if a.pause is None else " (after a request and %gs idle)" % a.pause,
             ended, took, status))
     if ended is None:
         note("the server never ended the connection")
@@ -270,6 +275,7 @@ def main():
     t.add_argument("--within", type=float, required=True)
     t.add_argument("--src")
     t.add_argument("--pause", type=float)
+    t.add_argument("--body", action="store_true")
     k = sub.add_parser("keepalive")
     k.add_argument("port", type=int)
     k.add_argument("--for", dest="duration", type=float, required=True)
