@@ -41,10 +41,11 @@ enum {
     IDLE_TIMEOUT_S = 10,
     MAX_CONNECTIONS = 800, /* --max-connections; below the usual 1024 file descriptors */
     MAX_PER_IP = 64,       /* --max-per-ip; loopback benchmarks raise it */
-    /* each request's clock starts when the connection is accepted or the previous
-     * response was sent: its head must be in within HEAD_TIMEOUT_S (--head-timeout) and
-     * the whole request, body included, within REQUEST_DEADLINE_S (--deadline). A client
-     * trickling a header line now and then, more often than the idle timeout, is cut. */
+    /* each request's clock starts when the connection is accepted or, on keep-alive, at
+     * the first byte after the previous response: its head must be in within
+     * HEAD_TIMEOUT_S (--head-timeout) and the whole request, body included, within
+     * REQUEST_DEADLINE_S (--deadline). A client trickling a header line now and then,
+     * more often than the idle timeout, is cut all the same. */
     HEAD_TIMEOUT_S = 10,
     REQUEST_DEADLINE_S = 30,
     REAPER_TICK_MS = 250,
@@ -914,7 +915,7 @@ static void canned_init(struct canned *r, const char *status, const char *code, 
 
 /*
  * Shut k's socket down (MHD then reads the end of the stream and closes it), after
- * telling the client why when it has sent part of a request. Under conns_lock: the fd
+ * telling the client why unless it is idle between requests. Under conns_lock: the fd
  * stays open until MHD's "closed" notification, which takes the lock.
  */
 static void conn_cut_locked(struct conn *k, const struct canned *reply)
@@ -994,6 +995,7 @@ static void *reaper_main(void *arg)
     while (!srv.reaper_stop) {
         struct timespec until;
         double now = now_s();
+
         for (struct conn *k = srv.conns; k; k = k->next) {
             double limit_s = k->state == CONN_BODY ? srv.deadline_s : srv.head_timeout_s;
 
