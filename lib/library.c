@@ -106,8 +106,7 @@ static char *owner_lock_path(const struct vt_library *lib, const char *owner)
     return vt_xasprintf("%s/locks/%ld-%s.lock", lib->dir, v, nonce + 1);
 }
 
-/* Remove lock files nobody holds: owners killed between two stages leave them. */
-static void owner_locks_sweep(struct vt_library *lib)
+void vt_lib_owner_locks_sweep(struct vt_library *lib)
 {
     char *dir = vt_xasprintf("%s/locks", lib->dir);
     DIR *d = opendir(dir);
@@ -171,7 +170,7 @@ int vt_lib_owner_lock(struct vt_library *lib)
         goto out;
     }
     lib->owner_fd = fd;
-    owner_locks_sweep(lib);
+    vt_lib_owner_locks_sweep(lib);
 out:
     free(tmp);
     free(path);

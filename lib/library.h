@@ -64,6 +64,9 @@ int vt_lib_owner_lock(struct vt_library *lib);
  * missing or unlocked (or owner is NULL or not of our form), 0 when it holds it or
  * that cannot be told (the stage is then left alone). */
 int vt_lib_owner_dead(struct vt_library *lib, const char *owner);
+/* Remove lock files nobody holds (owners killed between two stages leave them);
+ * best effort, in passing. */
+void vt_lib_owner_locks_sweep(struct vt_library *lib);
 
 /* Record a message for vt_errmsg and return code. */
 int vt_lib_fail(struct vt_library *lib, int code, const char *fmt, ...)

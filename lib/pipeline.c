@@ -413,7 +413,9 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, const struc
         return 0;
     }
     if (rc <= 0)
-        return rc < 0 ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+        return rc < 0
+                   ? vt_lib_fail(lib, rc, "%s: %s: %s", v->id, d->name, vt_store_errmsg(lib->store))
+                   : 0;
     test_stop_at(d->name, "claimed");
     vt_log(lib, VT_LOG_INFO, "%s: %s started", v->id, d->name);
     vt_stage_progress(&c, 0);
@@ -428,7 +430,7 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, const struc
     if (d->release)
         d->release(&c);
     if (rc)
-        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+        return vt_lib_fail(lib, rc, "%s: %s: %s", v->id, d->name, vt_store_errmsg(lib->store));
     if (outcome == 0)
         vt_log(lib, VT_LOG_INFO, "%s: %s done in %.1f s", v->id, d->name, vt_monotonic_s() - t0);
     else if (outcome == VT_SKIP)
@@ -605,6 +607,7 @@ int vt_resume(struct vt_library *lib, int *n_videos)
     *n_videos = 0;
     if (rc)
         return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    vt_lib_owner_locks_sweep(lib);
     /* every video gets its turn, whatever happens to the others */
     for (size_t i = 0; i < n; i++) {
         char data[16];
