@@ -468,9 +468,8 @@ static int unfinished_why(struct vt_library *lib, const char *id, const int *ran
         unfinished = 1;
         while (k < VT_ARRAY_LEN(stages) && strcmp(stages[k]->name, r[i].name))
             k++;
-        if (!strcmp(r[i].state, "running")) {
-            snprintf(why, n, "%s: stage '%s' is running in process %s", id, r[i].name,
-                     r[i].owner ? r[i].owner : "unknown");
+        if (!strcmp(r[i].state, "running") && !vt_lib_owner_dead(lib, r[i].owner)) {
+            snprintf(why, n, "%s: stage '%s' is running in process %s", id, r[i].name, r[i].owner);
             break;
         }
         if (r[i].retry_at > 0 && !why[0] && k < VT_ARRAY_LEN(stages) && !(ran && ran[k])) {
@@ -594,7 +593,9 @@ static int settled(struct vt_library *lib, const char *id, char *data)
     rc = unfinished_why(lib, id, NULL, why, sizeof(why));
     if (rc < 0)
         return rc;
-    return vt_lib_fail(lib, VT_ESTATE, "%s", why[0] ? why : "not finished");
+    if (why[0])
+        return vt_lib_fail(lib, VT_ESTATE, "%s", why);
+    return vt_lib_fail(lib, VT_ESTATE, "%s: not finished (its stages wait for one another)", id);
 }
 
 int vt_resume(struct vt_library *lib, int *n_videos)

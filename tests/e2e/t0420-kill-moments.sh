@@ -125,11 +125,12 @@ cleanup_parents() {
 }
 trap 'cleanup_parents; stop_server; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
 
+# each stage's two moments, one reaped and one a zombie, alternating from stage to stage
 i=0
 for stage in fetch stt keyframe ocr chunk text_embed frame_embed; do
   for point in claimed saved; do
     i=$((i + 1))
-    kill_at "$i" "$stage" "$point" "$([[ $((i % 2)) == 0 ]] && echo reap || echo zombie)"
+    kill_at "$i" "$stage" "$point" "$([[ $((((i - 1) / 2 + (i - 1) % 2) % 2)) == 0 ]] && echo zombie || echo reap)"
   done
 done
 
