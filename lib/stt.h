@@ -38,5 +38,12 @@ void vt_stt_free(struct vt_stt *stt);
  */
 int vt_stt_run(struct vt_stt *stt, const int16_t *pcm, size_t n, struct vt_transcript *out,
                vt_progress_fn progress, void *user, char *err, size_t errlen);
+/*
+ * The same for the audio of the file at path (audio.h), decoded, cut and recognised as it
+ * is read: memory stays bounded whatever the duration (about 11 MB of audio look-ahead and
+ * two 30 s segments per decoder, besides the words). Also VT_SKIP with "no audio stream".
+ */
+int vt_stt_run_file(struct vt_stt *stt, const char *path, struct vt_transcript *out,
+                    vt_progress_fn progress, void *user, char *err, size_t errlen);
 
 #endif
