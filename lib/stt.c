@@ -1,10 +1,14 @@
 /*
  * The stt stage: PocketSphinx (the 0.8+5prealpha API Debian ships) in process. vt_stt_new
- * loads one decoder per worker thread once; vt_stt_run finds the pauses with an energy
- * detector on 10 ms frames and cuts the audio into segments, which the workers take from a
- * shared counter, each recognised as one utterance. Word timings come back as decoder frames
- * (10 ms) from the segment's start and are mapped onto the audio's time line; fillers are
- * dropped and the words grouped into cues (transcript.c).
+ * loads one decoder per worker thread once. vt_stt_run_file streams: the calling thread
+ * reads the audio (audio.c) in blocks, finds the pauses with an energy detector on 10 ms
+ * frames and cuts segments as soon as what follows them is known, each copied into a
+ * bounded queue that the workers take from, recognised as one utterance, and collected in
+ * order by the calling thread, which waits when the queue is full. Memory is thus the
+ * decoders, the look-ahead (NOISE_WINDOW_S of audio, for the noise floor), the queue and
+ * the words, whatever the duration. Word timings come back as decoder frames (10 ms) from
+ * the segment's start and are mapped onto the audio's time line; fillers are dropped and
+ * the words grouped into cues (transcript.c). vt_stt_run does the same from a buffer.
  *
  * Segments: a pause of LONG_PAUSE_S (0.6 s) or more always ends one, cut in its middle with
  * at most PAD_S of silence kept on either side, so long silences are never decoded. That is
@@ -685,14 +689,16 @@ static int read_more(struct stt_stream *st, char *err, size_t errlen)
     keep_db = keep_db > half ? keep_db - half : 0;
     if (st->open && st->os < keep_db)
         keep_db = st->os;
-    if (keep_f * FRAME_SAMPLES > st->pcm_base) {
+    /* Compacted only once more is dropped than kept, so each sample moves at most once. */
+    if (keep_f * FRAME_SAMPLES > st->pcm_base &&
+        keep_f * FRAME_SAMPLES - st->pcm_base >= st->pcm_n / 2) {
         size_t drop = keep_f * FRAME_SAMPLES - st->pcm_base;
 
         st->pcm_n -= drop;
         memmove(st->pcm, st->pcm + drop, st->pcm_n * sizeof(*st->pcm));
         st->pcm_base += drop;
     }
-    if (keep_db > st->db_base) {
+    if (keep_db > st->db_base && keep_db - st->db_base >= st->db_n / 2) {
         size_t drop = keep_db - st->db_base;
 
         st->db_n -= drop;
@@ -776,17 +782,27 @@ static void stop_workers(struct stt_stream *st)
     pthread_mutex_destroy(&job->mu);
 }
 
+static int stopped(struct stt_job *job)
+{
+    int stop;
+
+    pthread_mutex_lock(&job->mu);
+    stop = job->stop;
+    pthread_mutex_unlock(&job->mu);
+    return stop;
+}
+
 /* Decode, cut and recognise the audio of read/src, collecting the words in order. */
 static int stream_run(struct stt_stream *st, char *err, size_t errlen)
 {
     size_t block = (size_t)(NOISE_BLOCK_S / FRAME_S);
-    int rc = 0;
+    int rc;
 
     st->thr_block = SIZE_MAX;
     for (;;) {
         size_t had = st->n_speech;
 
-        while (st->pos < n_levels(st) && !st->job.stop) {
+        while (st->pos < n_levels(st)) {
             size_t b = st->pos / block;
 
             if (b != st->thr_block && !block_threshold(st, b))
@@ -795,12 +811,12 @@ static int stream_run(struct stt_stream *st, char *err, size_t errlen)
             if (st->n_runs && (st->n_speech != had || !st->open)) {
                 rc = make_segments(st, st->open ? st->os : st->pos, 0);
                 if (rc)
-                    goto out;
+                    return rc;
                 had = st->n_speech;
             }
         }
-        if (st->job.stop)
-            goto out;
+        if (stopped(&st->job))
+            return VT_EIO;
         if (st->eof && st->pos == n_levels(st))
             break;
         rc = read_more(st, err, errlen);
@@ -813,12 +829,9 @@ static int stream_run(struct stt_stream *st, char *err, size_t errlen)
     }
     rc = make_segments(st, st->pos, 1);
     if (rc)
-        goto out;
+        return rc;
     collect(st, 2);
-out:
-    if (st->job.err_index != SIZE_MAX)
-        return vt_err(err, errlen, st->job.err_code, "%s", st->job.err);
-    return rc;
+    return 0;
 }
 
 static int stt_run_source(struct vt_stt *stt, stt_read_fn read, void *src, double duration_s,
@@ -837,6 +850,9 @@ static int stt_run_source(struct vt_stt *stt, stt_read_fn read, void *src, doubl
     start_workers(&st);
     rc = stream_run(&st, err, errlen);
     stop_workers(&st);
+    /* A failed segment explains a stop (the lowest one, once every worker has finished). */
+    if (st.job.err_index != SIZE_MAX)
+        rc = vt_err(err, errlen, st.job.err_code, "%s", st.job.err);
     if (rc)
         goto out;
     /* Less than a frame cannot hold a word. */
