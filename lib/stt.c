@@ -763,12 +763,15 @@ static void start_workers(struct stt_stream *st)
         st->inline_mode = 1;
 }
 
-static void stop_workers(struct stt_stream *st)
+/* Wait for the workers to finish (abandon: the segments not yet claimed are dropped). */
+static void stop_workers(struct stt_stream *st, int abandon)
 {
     struct stt_job *job = &st->job;
 
     pthread_mutex_lock(&job->mu);
     job->closed = 1;
+    if (abandon)
+        job->stop = 1;
     pthread_cond_broadcast(&job->work);
     pthread_mutex_unlock(&job->mu);
     for (size_t k = 0; k < st->n_workers; k++)
@@ -849,7 +852,7 @@ static int stt_run_source(struct vt_stt *stt, stt_read_fn read, void *src, doubl
     snprintf(out->model, sizeof(out->model), "%s", stt->model);
     start_workers(&st);
     rc = stream_run(&st, err, errlen);
-    stop_workers(&st);
+    stop_workers(&st, rc != 0);
     /* A failed segment explains a stop (the lowest one, once every worker has finished). */
     if (st.job.err_index != SIZE_MAX)
         rc = vt_err(err, errlen, st.job.err_code, "%s", st.job.err);
