@@ -1,8 +1,8 @@
 /*
  * The stt stage: speech recognition with PocketSphinx, in process. The audio is cut at
- * pauses into segments that are recognised on all cores in parallel, one decoder per
- * worker thread created once and reused; the words come back with timings on the audio's
- * time line and a confidence, grouped into cues (transcript.h).
+ * pauses, as it is decoded, into segments that are recognised on all cores in parallel, one
+ * decoder per worker thread created once and reused; the words come back with timings on
+ * the audio's time line and a confidence, grouped into cues (transcript.h).
  */
 #ifndef VT_STT_H
 #define VT_STT_H

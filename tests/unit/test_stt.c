@@ -2,7 +2,8 @@
  * Tests of the stt stage and its audio loading: one LibriVox clip of Debian's
  * pocketsphinx-testdata recognised in process (word error rate, timings inside the clip),
  * the same multi-segment audio giving the same transcript twice, silence and tiny inputs
- * skipped, and vt_audio_load resampling a WAV written here and skipping a file without audio.
+ * skipped, vt_audio_load resampling a WAV written here and skipping a file without audio, and
+ * two hours of audio recognised from the file in bounded memory.
  * The full word error rate comparison is tests/e2e/t0500-stt.sh.
  */
 #include "audio.h"
