@@ -131,6 +131,15 @@ const struct vt_stage_def vt_stage_fetch = {
 /* ---- keyframe ---- */
 
 /* Stages that decode the media need it; media not kept after indexing is gone. */
+/* The engines a library keeps between videos; vt_library_close calls this. */
+static void free_engines(struct vt_library *lib)
+{
+    vt_ocr_free(lib->ocr);
+    vt_stt_free(lib->stt);
+    lib->ocr = NULL;
+    lib->stt = NULL;
+}
+
 static int need_media(struct vt_stage_ctx *c)
 {
     if (c->video->source_path)
@@ -256,6 +265,7 @@ static int ocr_run(struct vt_stage_ctx *c)
 
     c->result = r;
     snprintf(c->model, sizeof(c->model), "tesseract");
+    c->lib->free_engines = free_engines;
     if (!c->lib->ocr) {
         c->lib->ocr = vt_ocr_new(0, "eng", c->err, sizeof(c->err));
         if (!c->lib->ocr)
@@ -353,15 +363,21 @@ static int stt_run(struct vt_stage_ctx *c)
             snprintf(c->model, sizeof(c->model), "%s", r->t.model);
             return 0;
         }
-        if (rc < 0 || !strcmp(mode, "captions"))
+        if (rc < 0)
             return vt_err(c->err, sizeof(c->err), rc, "%s", why);
         vt_transcript_release(&r->t);
     }
+    /* a mode the user asked for that cannot be followed is a failure, not a skip */
+    if (!strcmp(mode, "captions"))
+        return vt_err(c->err, sizeof(c->err), VT_ENOTFOUND, "--stt=captions: %s",
+                      why[0] ? why : "no captions");
     snprintf(c->model, sizeof(c->model), "pocketsphinx");
     if (!c->video->has_audio)
-        return vt_err(c->err, sizeof(c->err), VT_SKIP, "no audio track");
+        return vt_err(c->err, sizeof(c->err), !strcmp(mode, "recognize") ? VT_EMEDIA : VT_SKIP,
+                      "%sno audio track", !strcmp(mode, "recognize") ? "--stt=recognize: " : "");
     if (need_media(c))
         return VT_ENOTFOUND;
+    c->lib->free_engines = free_engines;
     if (!c->lib->stt) {
         c->lib->stt = vt_stt_new(0, c->err, sizeof(c->err));
         if (!c->lib->stt)
