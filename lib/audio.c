@@ -1,10 +1,12 @@
 /*
  * Audio for the stt stage: one pass over the file's best audio stream, every frame
- * downmixed and resampled by libswresample to 16 kHz mono int16 and appended to one
- * buffer. Word timings are only as good as the sample positions, so the buffer follows
- * the stream's timestamps rather than counting samples: silence before a stream that
- * starts late and in gaps, overlapping samples dropped, all relative to the file's start
- * (the container's start time), the time line every stage reports on.
+ * downmixed and resampled by libswresample to 16 kHz mono int16 and handed to the reader
+ * in order, one decoded frame at a time, so that hours of audio take no more memory than a
+ * frame. Word timings are only as good as the sample positions, so the output follows the
+ * stream's timestamps rather than counting samples: silence before a stream that starts
+ * late and in gaps (a count of zeros, produced as it is read), overlapping samples dropped,
+ * all relative to the file's start (the container's start time), the time line every stage
+ * reports on.
  */
 #include "audio.h"
 
@@ -31,30 +33,50 @@
 /* Refuse absurd parameters from a hostile header before handing them to swresample. */
 #define AUDIO_MAX_RATE_HZ  768000
 #define AUDIO_MAX_CHANNELS 64
+/* vt_audio_load reads in blocks of this many samples (4 s). */
+#define AUDIO_LOAD_BLOCK (4 * VT_AUDIO_RATE_HZ)
 
-struct audio_dec {
-    const char *path;
+struct vt_audio {
+    char *path;
+    AVFormatContext *fmt;
+    AVPacket *pkt;
+    AVFrame *frame;
+    int idx;
     AVCodecContext *dec;
     SwrContext *swr;
     AVChannelLayout in_layout;
     int in_rate, in_format;
     double tb, start_s; /* stream time base; file start on the stream's time line (s) */
     double pos_s;       /* time of the next input sample fed to swr, from the file start */
-    int16_t *out;
-    size_t n_out, cap_out, max_out;
-    size_t n_frames;
+    double duration_s;  /* the container's claim, 0 when unknown */
+    /*
+     * What one decoded frame gave, in the order it plays: q[0] (samples swr held back, or
+     * the whole frame), then `silence` samples of a gap, then q[1] (the frame after the gap).
+     * The next frame is decoded only once all three are read, so memory is one frame's.
+     */
+    int16_t *q[2];
+    size_t q_n[2], q_cap[2], q_off[2];
+    size_t silence;
+    int piece;          /* the queue convert appends to: 1 once a gap is queued */
+    size_t n_out;       /* samples produced so far, queued ones included */
+    size_t max_out;     /* VT_MEDIA_MAX_DURATION_S of samples */
+    size_t n_frames;    /* decoded frames */
+    size_t bad_packets; /* packets the decoder refused as invalid */
+    int flushed, eof;
 };
 
-/* Make room for n more output samples (never past max_out). */
-static void out_reserve(struct audio_dec *a, size_t n)
+/* Make room for n more samples in the current queue. */
+static void out_reserve(struct vt_audio *a, size_t n)
 {
-    vt_grow((void **)&a->out, &a->cap_out, a->n_out + n, sizeof(*a->out));
+    int p = a->piece;
+
+    vt_grow((void **)&a->q[p], &a->q_cap[p], a->q_n[p] + n, sizeof(*a->q[p]));
 }
 
-/* Convert nb input samples (NULL in: drain what swr holds) and append them. */
-static int convert(struct audio_dec *a, const uint8_t **in, int nb, char *err, size_t errlen)
+/* Convert nb input samples (NULL in: drain what swr holds) and queue them. */
+static int convert(struct vt_audio *a, const uint8_t **in, int nb, char *err, size_t errlen)
 {
-    int room = swr_get_out_samples(a->swr, nb), got;
+    int room = swr_get_out_samples(a->swr, nb), got, p = a->piece;
     uint8_t *dst;
 
     if (room < 0)
@@ -62,18 +84,23 @@ static int convert(struct audio_dec *a, const uint8_t **in, int nb, char *err, s
     if (room == 0)
         return 0;
     out_reserve(a, (size_t)room);
-    dst = (uint8_t *)(a->out + a->n_out);
+    dst = (uint8_t *)(a->q[p] + a->q_n[p]);
     got = swr_convert(a->swr, &dst, room, in, in ? nb : 0);
     if (got < 0)
         return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot resample the audio", a->path);
+    /* Past the cap the samples are dropped. */
+    if ((size_t)got > a->max_out - a->n_out)
+        got = (int)(a->max_out - a->n_out);
+    a->q_n[p] += (size_t)got;
     a->n_out += (size_t)got;
-    if (a->n_out > a->max_out)
-        a->n_out = a->max_out;
     return 0;
 }
 
-/* Append silence up to output sample `until` (first draining swr, so the order holds). */
-static int pad_to(struct audio_dec *a, size_t until, char *err, size_t errlen)
+/*
+ * Queue silence up to output sample `until` (first draining swr, so the order holds). The
+ * silence is a count, not a buffer: a gap of minutes costs nothing until it is read.
+ */
+static int pad_to(struct vt_audio *a, size_t until, char *err, size_t errlen)
 {
     int rc = 0;
 
@@ -84,15 +111,15 @@ static int pad_to(struct audio_dec *a, size_t until, char *err, size_t errlen)
     if (until > a->max_out)
         until = a->max_out;
     if (until > a->n_out) {
-        out_reserve(a, until - a->n_out);
-        memset(a->out + a->n_out, 0, (until - a->n_out) * sizeof(*a->out));
+        a->silence += until - a->n_out;
         a->n_out = until;
+        a->piece = 1;
     }
     return 0;
 }
 
 /* (Re)create the resampler when the stream's format, rate or channel layout changes. */
-static int swr_setup(struct audio_dec *a, const AVFrame *f, char *err, size_t errlen)
+static int swr_setup(struct vt_audio *a, const AVFrame *f, char *err, size_t errlen)
 {
     AVChannelLayout mono = AV_CHANNEL_LAYOUT_MONO, in = {0};
     int rc = 0;
@@ -139,7 +166,7 @@ out:
 }
 
 /* Place one decoded frame on the time line and append it. */
-static int add_frame(struct audio_dec *a, const AVFrame *f, char *err, size_t errlen)
+static int add_frame(struct vt_audio *a, const AVFrame *f, char *err, size_t errlen)
 {
     int64_t pts = f->best_effort_timestamp;
     double t_s, gap_s;
@@ -174,27 +201,7 @@ static int add_frame(struct audio_dec *a, const AVFrame *f, char *err, size_t er
     return convert(a, (const uint8_t **)f->extended_data, f->nb_samples, err, errlen);
 }
 
-/* Receive every frame the decoder has ready. */
-static int drain(struct audio_dec *a, AVFrame *frame, char *err, size_t errlen)
-{
-    for (;;) {
-        int e = avcodec_receive_frame(a->dec, frame), rc;
-
-        if (e == AVERROR(EAGAIN) || e == AVERROR_EOF)
-            return 0;
-        /* A corrupt frame costs its few milliseconds of audio, not the transcript. */
-        if (e == AVERROR_INVALIDDATA)
-            continue;
-        if (e < 0)
-            return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot decode the audio", a->path);
-        rc = add_frame(a, frame, err, errlen);
-        av_frame_unref(frame);
-        if (rc)
-            return rc;
-    }
-}
-
-static int open_decoder(struct audio_dec *a, AVFormatContext *fmt, int *idx, char *err,
+static int open_decoder(struct vt_audio *a, AVFormatContext *fmt, int *idx, char *err,
                         size_t errlen)
 {
     const AVCodec *codec = NULL;
@@ -227,77 +234,172 @@ static int open_decoder(struct audio_dec *a, AVFormatContext *fmt, int *idx, cha
     return 0;
 }
 
-int vt_audio_load(const char *path, int16_t **pcm, size_t *n_samples, char *err, size_t errlen)
+void vt_audio_close(struct vt_audio *a)
 {
-    struct audio_dec a = {.path = path};
-    AVFormatContext *fmt = NULL;
-    AVPacket *pkt = NULL;
-    AVFrame *frame = NULL;
-    size_t bad_packets = 0;
-    int rc, idx, e;
+    if (!a)
+        return;
+    free(a->q[0]);
+    free(a->q[1]);
+    swr_free(&a->swr);
+    av_channel_layout_uninit(&a->in_layout);
+    avcodec_free_context(&a->dec);
+    av_frame_free(&a->frame);
+    av_packet_free(&a->pkt);
+    avformat_close_input(&a->fmt);
+    free(a->path);
+    free(a);
+}
 
-    *pcm = NULL;
-    *n_samples = 0;
-    a.max_out = (size_t)(VT_MEDIA_MAX_DURATION_S * VT_AUDIO_RATE_HZ);
-    rc = vt_media_open(path, &fmt, err, errlen);
+int vt_audio_open(const char *path, struct vt_audio **out, char *err, size_t errlen)
+{
+    struct vt_audio *a = vt_xcalloc(1, sizeof(*a));
+    int rc;
+
+    *out = NULL;
+    a->path = vt_xstrdup(path);
+    a->max_out = (size_t)(VT_MEDIA_MAX_DURATION_S * VT_AUDIO_RATE_HZ);
+    rc = vt_media_open(path, &a->fmt, err, errlen);
     if (rc)
         goto out;
-    rc = open_decoder(&a, fmt, &idx, err, errlen);
+    rc = open_decoder(a, a->fmt, &a->idx, err, errlen);
     if (rc)
         goto out;
-    pkt = av_packet_alloc();
-    frame = av_frame_alloc();
-    if (!pkt || !frame) {
+    a->pkt = av_packet_alloc();
+    a->frame = av_frame_alloc();
+    if (!a->pkt || !a->frame) {
         rc = vt_err(err, errlen, VT_EIO, "'%s': out of memory", path);
         goto out;
     }
-    /* A read error ends the stream like EOF: the audio decoded so far is still good. */
-    while (a.n_out < a.max_out) {
-        if (av_read_frame(fmt, pkt) < 0)
-            break;
-        if (pkt->stream_index == idx) {
-            e = avcodec_send_packet(a.dec, pkt);
-            if (e == AVERROR_INVALIDDATA)
-                bad_packets++;
-            else if (e < 0) {
-                rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot decode the audio", path);
-                goto out;
-            }
-            rc = drain(&a, frame, err, errlen);
-            if (rc)
-                goto out;
-        }
-        av_packet_unref(pkt);
-    }
-    if (a.n_out < a.max_out) {
-        avcodec_send_packet(a.dec, NULL);
-        rc = drain(&a, frame, err, errlen);
-        if (rc)
-            goto out;
-    }
-    if (a.swr) {
-        rc = convert(&a, NULL, 0, err, errlen);
-        if (rc)
-            goto out;
-    }
-    if (!a.n_frames && bad_packets) {
-        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': the audio stream cannot be decoded", path);
-        goto out;
-    }
-    /* The buffer grew by doubling: give back the unused tail (it may be large). */
-    if (a.n_out)
-        *pcm = vt_xrealloc(a.out, a.n_out * sizeof(*a.out));
-    else
-        free(a.out);
-    a.out = NULL;
-    *n_samples = a.n_out;
+    if (a->fmt->duration != AV_NOPTS_VALUE && a->fmt->duration > 0)
+        a->duration_s = fmin((double)a->fmt->duration / AV_TIME_BASE, VT_MEDIA_MAX_DURATION_S);
 out:
-    free(a.out);
-    swr_free(&a.swr);
-    av_channel_layout_uninit(&a.in_layout);
-    avcodec_free_context(&a.dec);
-    av_frame_free(&frame);
-    av_packet_free(&pkt);
-    avformat_close_input(&fmt);
+    if (rc)
+        vt_audio_close(a);
+    else
+        *out = a;
+    return rc;
+}
+
+double vt_audio_duration_s(const struct vt_audio *a)
+{
+    return a->duration_s;
+}
+
+/* Decode until one frame is queued or the stream ends (a->eof). */
+static int fill(struct vt_audio *a, char *err, size_t errlen)
+{
+    int rc, e;
+
+    for (;;) {
+        if (a->n_out >= a->max_out) {
+            a->eof = 1;
+            return 0;
+        }
+        e = avcodec_receive_frame(a->dec, a->frame);
+        if (e == 0) {
+            rc = add_frame(a, a->frame, err, errlen);
+            av_frame_unref(a->frame);
+            return rc;
+        }
+        /* A corrupt frame costs its few milliseconds of audio, not the transcript. */
+        if (e == AVERROR_INVALIDDATA)
+            continue;
+        if (e == AVERROR_EOF) {
+            a->eof = 1;
+            if (a->swr) {
+                rc = convert(a, NULL, 0, err, errlen);
+                if (rc)
+                    return rc;
+            }
+            if (!a->n_frames && a->bad_packets)
+                return vt_err(err, errlen, VT_EMEDIA, "'%s': the audio stream cannot be decoded",
+                              a->path);
+            return 0;
+        }
+        if (e != AVERROR(EAGAIN) || a->flushed)
+            return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot decode the audio", a->path);
+        /* A read error ends the stream like EOF: the audio decoded so far is still good. */
+        if (av_read_frame(a->fmt, a->pkt) < 0) {
+            avcodec_send_packet(a->dec, NULL);
+            a->flushed = 1;
+            continue;
+        }
+        if (a->pkt->stream_index == a->idx) {
+            e = avcodec_send_packet(a->dec, a->pkt);
+            if (e == AVERROR_INVALIDDATA)
+                a->bad_packets++;
+            else if (e < 0) {
+                av_packet_unref(a->pkt);
+                return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot decode the audio", a->path);
+            }
+        }
+        av_packet_unref(a->pkt);
+    }
+}
+
+int vt_audio_read(struct vt_audio *a, int16_t *buf, size_t max, size_t *n, char *err, size_t errlen)
+{
+    *n = 0;
+    while (*n < max) {
+        size_t k;
+        int rc;
+
+        if (a->q_off[0] < a->q_n[0]) {
+            k = a->q_n[0] - a->q_off[0];
+            k = k < max - *n ? k : max - *n;
+            memcpy(buf + *n, a->q[0] + a->q_off[0], k * sizeof(*buf));
+            a->q_off[0] += k;
+        } else if (a->silence) {
+            k = a->silence < max - *n ? a->silence : max - *n;
+            memset(buf + *n, 0, k * sizeof(*buf));
+            a->silence -= k;
+        } else if (a->q_off[1] < a->q_n[1]) {
+            k = a->q_n[1] - a->q_off[1];
+            k = k < max - *n ? k : max - *n;
+            memcpy(buf + *n, a->q[1] + a->q_off[1], k * sizeof(*buf));
+            a->q_off[1] += k;
+        } else {
+            a->q_n[0] = a->q_n[1] = a->q_off[0] = a->q_off[1] = 0;
+            a->piece = 0;
+            if (a->eof)
+                break;
+            rc = fill(a, err, errlen);
+            if (rc)
+                return rc;
+            continue;
+        }
+        *n += k;
+    }
+    return 0;
+}
+
+int vt_audio_load(const char *path, int16_t **pcm, size_t *n_samples, char *err, size_t errlen)
+{
+    struct vt_audio *a = NULL;
+    int16_t *out = NULL;
+    size_t n_out = 0, cap = 0, got = 0;
+    int rc;
+
+    *pcm = NULL;
+    *n_samples = 0;
+    rc = vt_audio_open(path, &a, err, errlen);
+    if (rc)
+        goto out;
+    do {
+        vt_grow((void **)&out, &cap, n_out + AUDIO_LOAD_BLOCK, sizeof(*out));
+        rc = vt_audio_read(a, out + n_out, AUDIO_LOAD_BLOCK, &got, err, errlen);
+        if (rc)
+            goto out;
+        n_out += got;
+    } while (got == AUDIO_LOAD_BLOCK);
+    /* The buffer grew by doubling: give back the unused tail (it may be large). */
+    if (n_out) {
+        *pcm = vt_xrealloc(out, n_out * sizeof(*out));
+        out = NULL;
+    }
+    *n_samples = n_out;
+out:
+    free(out);
+    vt_audio_close(a);
     return rc;
 }

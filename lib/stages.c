@@ -339,8 +339,6 @@ static int stt_run(struct vt_stage_ctx *c)
     struct stt_result *r = vt_xcalloc(1, sizeof(*r));
     const char *mode = c->video->stt_mode ? c->video->stt_mode : "auto";
     char why[512] = "";
-    int16_t *pcm = NULL;
-    size_t n = 0;
     int rc;
 
     c->result = r;
@@ -386,11 +384,8 @@ static int stt_run(struct vt_stage_ctx *c)
             return VT_ENOTFOUND;
     }
     snprintf(c->model, sizeof(c->model), "%s", vt_stt_model(c->lib->stt));
-    rc = vt_audio_load(c->video->source_path, &pcm, &n, c->err, sizeof(c->err));
-    if (!rc)
-        rc = vt_stt_run(c->lib->stt, pcm, n, &r->t, vt_stage_progress, c, c->err, sizeof(c->err));
-    free(pcm);
-    return rc;
+    return vt_stt_run_file(c->lib->stt, c->video->source_path, &r->t, vt_stage_progress, c, c->err,
+                           sizeof(c->err));
 }
 
 static int stt_save(struct vt_stage_ctx *c)

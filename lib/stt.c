@@ -1,10 +1,14 @@
 /*
  * The stt stage: PocketSphinx (the 0.8+5prealpha API Debian ships) in process. vt_stt_new
- * loads one decoder per worker thread once; vt_stt_run finds the pauses with an energy
- * detector on 10 ms frames and cuts the audio into segments, which the workers take from a
- * shared counter, each recognised as one utterance. Word timings come back as decoder frames
- * (10 ms) from the segment's start and are mapped onto the audio's time line; fillers are
- * dropped and the words grouped into cues (transcript.c).
+ * loads one decoder per worker thread once. vt_stt_run_file streams: the calling thread
+ * reads the audio (audio.c) in blocks, finds the pauses with an energy detector on 10 ms
+ * frames and cuts segments as soon as what follows them is known, each copied into a
+ * bounded queue that the workers take from, recognised as one utterance, and collected in
+ * order by the calling thread, which waits when the queue is full. Memory is thus the
+ * decoders, the look-ahead (NOISE_WINDOW_S of audio, for the noise floor), the queue and
+ * the words, whatever the duration. Word timings come back as decoder frames (10 ms) from
+ * the segment's start and are mapped onto the audio's time line; fillers are dropped and
+ * the words grouped into cues (transcript.c). vt_stt_run does the same from a buffer.
  *
  * Segments: a pause of LONG_PAUSE_S (0.6 s) or more always ends one, cut in its middle with
  * at most PAD_S of silence kept on either side, so long silences are never decoded. That is
@@ -49,19 +53,28 @@
 #define FRAME_SAMPLES (VT_AUDIO_RATE_HZ / 100)
 #define FRAME_S       0.01
 /*
- * Pause detector. A frame is speech when its level is well above the noise floor (the
- * 10th percentile of all frames) and above an absolute floor. Pauses shorter than
- * GAP_MERGE_S belong to speech (between words); bursts shorter than MIN_BURST_S are clicks.
+ * Pause detector. A frame is speech when its level is well above the noise floor and above
+ * an absolute floor. The noise floor is the 10th percentile of the frames within
+ * NOISE_WINDOW_S before and after the frame's block of NOISE_BLOCK_S (all frames of a
+ * recording up to NOISE_WINDOW_S long), so that it follows a room that changes over hours
+ * and needs only that much look-ahead. Pauses shorter than GAP_MERGE_S belong to speech
+ * (between words); bursts shorter than MIN_BURST_S are clicks.
  */
 #define FLOOR_DB       -55.0
 #define ABOVE_NOISE_DB 9.0
 #define GAP_MERGE_S    0.3
 #define MIN_BURST_S    0.05
+#define NOISE_WINDOW_S 300.0
+#define NOISE_BLOCK_S  10.0
 /* Segments: see the top of the file. */
 #define SEG_MIN_S    10.0
 #define SEG_MAX_S    30.0
 #define LONG_PAUSE_S 0.6
 #define PAD_S        0.3
+/* Audio is read in blocks of this many samples (4 s). */
+#define READ_SAMPLES (4 * VT_AUDIO_RATE_HZ)
+/* Segments decoded or waiting, per worker: what bounds the memory besides the look-ahead. */
+#define QUEUE_PER_WORKER 2
 
 struct vt_stt {
     ps_decoder_t **decoders;
@@ -69,30 +82,38 @@ struct vt_stt {
     char model[160];
 };
 
-/* A run of frames [start, end) of speech, or of one segment (in frames, then samples). */
+/* A run of frames [start, end) of speech. */
 struct span {
     size_t start, end;
 };
 
+/* One segment: its own copy of the audio until it is recognised, then its words. */
 struct stt_seg {
     size_t start, n; /* samples */
+    int16_t *pcm;
     struct vt_word *words;
     size_t n_words, cap_words;
+    int done;
 };
 
-/* The state shared by the workers of one vt_stt_run call, guarded by mu. */
+/*
+ * The segments in flight, shared by the producer (the calling thread, which decodes the
+ * audio, cuts it and collects the words in order) and the workers, guarded by mu. Segment
+ * number i lives in slot i % cap; the producer waits before reusing a slot until the
+ * segment in it has been collected, so at most cap segments exist at any time.
+ */
 struct stt_job {
-    const int16_t *pcm;
-    struct stt_seg *segs;
-    size_t n_segs;
+    struct stt_seg *slots;
+    size_t cap;
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t work; /* a segment to claim, or the end */
+    pthread_cond_t done; /* a segment recognised */
+    size_t n_emitted;    /* segments handed over */
     size_t next;         /* next segment to claim */
-    size_t done_samples; /* samples of finished segments, for progress */
-    size_t n_done;
-    int n_running;
-    int stop;
-    size_t err_index; /* lowest failing segment, n_segs if none */
+    size_t collected;    /* segments whose words were taken, in order */
+    int closed;          /* no more segments will come */
+    int stop;            /* a segment failed: stop claiming */
+    size_t err_index;    /* lowest failing segment, SIZE_MAX if none */
     int err_code;
     char err[256];
 };
@@ -102,6 +123,10 @@ struct stt_worker {
     ps_decoder_t *ps;
     pthread_t tid;
 };
+
+/* Where the audio comes from: a file being decoded or a buffer. */
+typedef int (*stt_read_fn)(void *src, int16_t *buf, size_t max, size_t *n, char *err,
+                           size_t errlen);
 
 static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
 
@@ -213,149 +238,6 @@ void vt_stt_free(struct vt_stt *stt)
     free(stt);
 }
 
-/* ---- pause detection and segmentation ---- */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-/* Level of every 10 ms frame in dB below full scale (digital silence is -100). */
-static double *frame_levels(const int16_t *pcm, size_t n, size_t n_frames)
-{
-    double *db = vt_xmalloc(n_frames * sizeof(*db));
-
-    for (size_t f = 0; f < n_frames; f++) {
-        size_t s0 = f * FRAME_SAMPLES, s1 = s0 + FRAME_SAMPLES < n ? s0 + FRAME_SAMPLES : n;
-        double sum = 0;
-
-        for (size_t s = s0; s < s1; s++)
-            sum += (double)pcm[s] * pcm[s];
-        sum /= (double)(s1 - s0) * 32768.0 * 32768.0;
-        db[f] = sum > 1e-10 ? 10 * log10(sum) : -100;
-    }
-    return db;
-}
-
-/*
- * Speech runs (in frames) of the audio. Runs longer than SEG_MAX_S (talk over music, no
- * pause at all) are split at their quietest frame, so that no segment has to be longer.
- */
-static size_t find_speech(const double *db, size_t n_frames, struct span **out)
-{
-    struct span *runs = NULL;
-    size_t n_runs = 0, cap = 0, f = 0;
-    size_t merge = (size_t)(GAP_MERGE_S / FRAME_S), min_burst = (size_t)(MIN_BURST_S / FRAME_S);
-    size_t seg_min = (size_t)(SEG_MIN_S / FRAME_S), seg_max = (size_t)(SEG_MAX_S / FRAME_S);
-    double *sorted = vt_xmalloc(n_frames * sizeof(*sorted)), thr;
-
-    memcpy(sorted, db, n_frames * sizeof(*sorted));
-    qsort(sorted, n_frames, sizeof(*sorted), cmp_double);
-    thr = sorted[n_frames / 10] + ABOVE_NOISE_DB;
-    if (thr < FLOOR_DB)
-        thr = FLOOR_DB;
-    free(sorted);
-
-    while (f < n_frames) {
-        size_t start;
-
-        if (db[f] < thr) {
-            f++;
-            continue;
-        }
-        start = f;
-        while (f < n_frames && db[f] >= thr)
-            f++;
-        if (n_runs && start - runs[n_runs - 1].end < merge) {
-            runs[n_runs - 1].end = f;
-            continue;
-        }
-        vt_grow((void **)&runs, &cap, n_runs + 1, sizeof(*runs));
-        runs[n_runs].start = start;
-        runs[n_runs].end = f;
-        n_runs++;
-    }
-    /* Drop clicks; split the over-long runs at their quietest frame. */
-    {
-        struct span *kept = NULL;
-        size_t n_kept = 0, cap_kept = 0;
-
-        for (size_t i = 0; i < n_runs; i++) {
-            struct span r = runs[i];
-
-            if (r.end - r.start < min_burst)
-                continue;
-            while (r.end - r.start > seg_max) {
-                size_t cut = r.start + seg_min;
-
-                for (size_t k = r.start + seg_min; k < r.start + seg_max; k++)
-                    if (db[k] < db[cut])
-                        cut = k;
-                vt_grow((void **)&kept, &cap_kept, n_kept + 1, sizeof(*kept));
-                kept[n_kept].start = r.start;
-                kept[n_kept].end = cut;
-                n_kept++;
-                r.start = cut;
-            }
-            vt_grow((void **)&kept, &cap_kept, n_kept + 1, sizeof(*kept));
-            kept[n_kept++] = r;
-        }
-        free(runs);
-        runs = kept;
-        n_runs = n_kept;
-    }
-    *out = runs;
-    return n_runs;
-}
-
-/* Group speech runs into segments (in samples, padded into the pauses around them). */
-static size_t make_segments(const struct span *runs, size_t n_runs, size_t n_frames, size_t n,
-                            struct stt_seg **out)
-{
-    struct stt_seg *segs = NULL;
-    size_t n_segs = 0, cap = 0, i = 0;
-    size_t seg_min = (size_t)(SEG_MIN_S / FRAME_S), seg_max = (size_t)(SEG_MAX_S / FRAME_S);
-    size_t long_pause = (size_t)(LONG_PAUSE_S / FRAME_S), pad = (size_t)(PAD_S / FRAME_S);
-
-    while (i < n_runs) {
-        size_t k = i, before, after, start_f, end_f;
-
-        /* Take runs while the pause before the next is short and the segment not too long. */
-        while (k + 1 < n_runs && runs[k + 1].start - runs[k].end < long_pause &&
-               runs[k + 1].end - runs[i].start <= seg_max)
-            k++;
-        /* Stopped by the length limit: end at the longest pause past the minimum length. */
-        if (k + 1 < n_runs && runs[k + 1].start - runs[k].end < long_pause) {
-            size_t best = k, best_gap = 0;
-
-            for (size_t m = i; m < k; m++) {
-                size_t gap = runs[m + 1].start - runs[m].end;
-
-                if (runs[m].end - runs[i].start >= seg_min && gap >= best_gap) {
-                    best = m;
-                    best_gap = gap;
-                }
-            }
-            k = best;
-        }
-        before = i ? (runs[i].start - runs[i - 1].end) / 2 : runs[i].start;
-        after = k + 1 < n_runs ? (runs[k + 1].start - runs[k].end + 1) / 2 : n_frames - runs[k].end;
-        start_f = runs[i].start - (before < pad ? before : pad);
-        end_f = runs[k].end + (after < pad ? after : pad);
-        vt_grow((void **)&segs, &cap, n_segs + 1, sizeof(*segs));
-        memset(&segs[n_segs], 0, sizeof(*segs));
-        segs[n_segs].start = start_f * FRAME_SAMPLES;
-        segs[n_segs].n =
-            (end_f * FRAME_SAMPLES < n ? end_f * FRAME_SAMPLES : n) - segs[n_segs].start;
-        n_segs++;
-        i = k + 1;
-    }
-    *out = segs;
-    return n_segs;
-}
-
 /* ---- recognition ---- */
 
 /* Fillers and markers: <s>, </s>, <sil>, [NOISE], [SPEECH], ++NOISE++ and the like. */
@@ -378,8 +260,7 @@ static size_t word_stem_len(const char *w)
 }
 
 /* Recognise one segment as one utterance; its words go into seg. 0 or VT_EIO. */
-static int decode_segment(ps_decoder_t *ps, const int16_t *pcm, struct stt_seg *seg, char *err,
-                          size_t errlen)
+static int decode_segment(ps_decoder_t *ps, struct stt_seg *seg, char *err, size_t errlen)
 {
     logmath_t *lmath = ps_get_logmath(ps);
     double seg_start_s = (double)seg->start / VT_AUDIO_RATE_HZ;
@@ -388,7 +269,7 @@ static int decode_segment(ps_decoder_t *ps, const int16_t *pcm, struct stt_seg *
     /* A new stream resets the noise estimate that would otherwise carry over. */
     if (ps_start_stream(ps) < 0 || ps_start_utt(ps) < 0)
         return vt_err(err, errlen, VT_EIO, "pocketsphinx: cannot start an utterance");
-    if (ps_process_raw(ps, pcm + seg->start, seg->n, FALSE, TRUE) < 0) {
+    if (ps_process_raw(ps, seg->pcm, seg->n, FALSE, TRUE) < 0) {
         ps_end_utt(ps);
         return vt_err(err, errlen, VT_EIO, "pocketsphinx: cannot decode the segment at %.2f s",
                       seg_start_s);
@@ -427,8 +308,21 @@ static void seg_release(struct stt_seg *seg)
     for (size_t i = 0; i < seg->n_words; i++)
         free(seg->words[i].text);
     free(seg->words);
-    seg->words = NULL;
-    seg->n_words = seg->cap_words = 0;
+    free(seg->pcm);
+    memset(seg, 0, sizeof(*seg));
+}
+
+/* ---- workers ---- */
+
+/* Record the failure of segment i; the lowest failing segment is reported, whatever the timing. */
+static void job_fail(struct stt_job *job, size_t i, int rc, const char *err)
+{
+    job->stop = 1;
+    if (i < job->err_index) {
+        job->err_index = i;
+        job->err_code = rc;
+        snprintf(job->err, sizeof(job->err), "%s", err);
+    }
 }
 
 static void *stt_worker_main(void *arg)
@@ -436,160 +330,600 @@ static void *stt_worker_main(void *arg)
     struct stt_worker *wk = arg;
     struct stt_job *job = wk->job;
 
+    pthread_mutex_lock(&job->mu);
     for (;;) {
         char err[sizeof(job->err)] = "";
+        struct stt_seg *seg;
         size_t i;
         int rc;
 
-        pthread_mutex_lock(&job->mu);
-        if (job->stop || job->next >= job->n_segs) {
-            job->n_running--;
-            pthread_cond_signal(&job->cv);
-            pthread_mutex_unlock(&job->mu);
+        while (!job->stop && !job->closed && job->next == job->n_emitted)
+            pthread_cond_wait(&job->work, &job->mu);
+        if (job->stop || job->next == job->n_emitted)
             break;
-        }
         i = job->next++;
+        seg = &job->slots[i % job->cap];
         pthread_mutex_unlock(&job->mu);
 
-        rc = decode_segment(wk->ps, job->pcm, &job->segs[i], err, sizeof(err));
+        rc = decode_segment(wk->ps, seg, err, sizeof(err));
 
         pthread_mutex_lock(&job->mu);
-        job->n_done++;
-        job->done_samples += job->segs[i].n;
-        /* The lowest failing segment is reported, whatever the timing. */
-        if (rc < 0) {
-            job->stop = 1;
-            if (i < job->err_index) {
-                job->err_index = i;
-                job->err_code = rc;
-                memcpy(job->err, err, sizeof(job->err));
-            }
-        }
-        pthread_cond_signal(&job->cv);
-        pthread_mutex_unlock(&job->mu);
+        /* The audio is no longer needed: free it before the words wait to be collected. */
+        free(seg->pcm);
+        seg->pcm = NULL;
+        seg->done = 1;
+        if (rc < 0)
+            job_fail(job, i, rc, err);
+        pthread_cond_broadcast(&job->done);
     }
+    pthread_mutex_unlock(&job->mu);
     return NULL;
 }
 
-/* Recognise every segment on the decoders' threads; progress from this thread only. */
-static int run_workers(struct vt_stt *stt, struct stt_job *job, size_t total_samples,
-                       vt_progress_fn progress, void *user, char *err, size_t errlen)
-{
-    struct stt_worker *workers;
-    size_t n_workers, started = 0, reported = 0;
-    int rc = 0;
+/* ---- the stream: decoding, pause detection and segmentation with bounded look-ahead ---- */
 
-    n_workers = (size_t)stt->n_decoders < job->n_segs ? (size_t)stt->n_decoders : job->n_segs;
-    workers = vt_xcalloc(n_workers, sizeof(*workers));
-    for (size_t k = 0; k < n_workers; k++) {
-        workers[k].job = job;
-        workers[k].ps = stt->decoders[k];
-        pthread_mutex_lock(&job->mu);
-        job->n_running++;
-        pthread_mutex_unlock(&job->mu);
-        if (pthread_create(&workers[k].tid, NULL, stt_worker_main, &workers[k])) {
-            pthread_mutex_lock(&job->mu);
-            job->n_running--;
-            pthread_mutex_unlock(&job->mu);
-            break;
-        }
-        started++;
+/*
+ * Everything is counted in absolute frames (FRAME_SAMPLES samples) or samples from the start
+ * of the audio; the buffers keep only a window of it, from *_base on. Frames flow through
+ * three steps, each behind the previous one:
+ *   levels:    the dB level of every whole frame read (n_levels of them);
+ *   runs:      frames up to pos classified as speech or not with their block's threshold
+ *              (which needs NOISE_WINDOW_S of levels ahead), speech runs merged over short
+ *              gaps, clicks dropped, over-long runs cut at their quietest frame;
+ *   segments:  finished runs (runs[], from the first not yet in a segment) grouped into
+ *              segments as soon as what follows them is known, copied out to the workers.
+ * The result is that of the same rules applied to the whole recording at once, with a noise
+ * floor over a sliding window rather than over everything.
+ */
+struct stt_stream {
+    struct vt_stt *stt;
+    stt_read_fn read;
+    void *src;
+    double duration_s; /* expected, for progress; 0 unknown */
+    vt_progress_fn progress;
+    void *user;
+    double reported;
+
+    int16_t *pcm; /* samples from pcm_base on */
+    size_t pcm_base, pcm_n, pcm_cap;
+    double *db; /* levels of frames from db_base on */
+    size_t db_base, db_n, db_cap;
+    int eof; /* everything read: n_levels is the number of frames */
+
+    double *scratch; /* for the noise floor's selection */
+    size_t scratch_cap;
+    size_t thr_block; /* block whose threshold thr is, SIZE_MAX before the first */
+    double thr;
+
+    size_t pos;     /* frames classified */
+    int open, raw;  /* a run not finished; inside speech frames */
+    int open_split; /* the open run was cut (too long): never a click */
+    size_t os, oe;  /* the open run */
+
+    struct span *runs; /* finished runs not yet in a segment */
+    size_t n_runs, cap_runs;
+    int have_prev;
+    size_t prev_end; /* end of the run before runs[0] */
+    size_t n_speech; /* runs ever finished */
+
+    struct stt_job job;
+    struct stt_worker *workers;
+    size_t n_workers; /* threads running */
+    int inline_mode;  /* no thread could start: recognise on this thread */
+
+    struct vt_word *words; /* collected, in order */
+    size_t n_words, cap_words;
+};
+
+static size_t n_levels(const struct stt_stream *st)
+{
+    return st->db_base + st->db_n;
+}
+
+static double level(const struct stt_stream *st, size_t f)
+{
+    return st->db[f - st->db_base];
+}
+
+/* The k-th smallest of v[0..n), k < n (Wirth's selection; v is reordered). */
+static double select_kth(double *v, size_t n, size_t k)
+{
+    long lo = 0, hi = (long)n - 1, kk = (long)k;
+
+    while (lo < hi) {
+        double pivot = v[kk];
+        long i = lo, j = hi;
+
+        do {
+            while (v[i] < pivot)
+                i++;
+            while (pivot < v[j])
+                j--;
+            if (i <= j) {
+                double t = v[i];
+
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                j--;
+            }
+        } while (i <= j);
+        if (j < kk)
+            lo = i;
+        if (kk < i)
+            hi = j;
     }
-    /* Not even one thread: recognise everything here, with decoder 0. */
-    if (started == 0) {
-        pthread_mutex_lock(&job->mu);
-        job->n_running++;
-        pthread_mutex_unlock(&job->mu);
-        stt_worker_main(&workers[0]);
+    return v[kk];
+}
+
+/* Threshold of block b, if its window of levels is all there; 1 if set, 0 to read more. */
+static int block_threshold(struct stt_stream *st, size_t b)
+{
+    size_t block = (size_t)(NOISE_BLOCK_S / FRAME_S), half = (size_t)(NOISE_WINDOW_S / FRAME_S);
+    size_t lo = b * block > half ? b * block - half : 0, hi = (b + 1) * block + half, n;
+
+    if (hi > n_levels(st)) {
+        if (!st->eof)
+            return 0;
+        hi = n_levels(st);
     }
+    n = hi - lo;
+    vt_grow((void **)&st->scratch, &st->scratch_cap, n, sizeof(*st->scratch));
+    memcpy(st->scratch, st->db + (lo - st->db_base), n * sizeof(*st->scratch));
+    st->thr = select_kth(st->scratch, n, n / 10) + ABOVE_NOISE_DB;
+    if (st->thr < FLOOR_DB)
+        st->thr = FLOOR_DB;
+    st->thr_block = b;
+    return 1;
+}
+
+/*
+ * Recognised segments, in order, into st->words: those ready (wait 0), waiting for at least
+ * one (1) or for all (2), unless a segment failed.
+ */
+static void collect(struct stt_stream *st, int wait)
+{
+    struct stt_job *job = &st->job;
 
     pthread_mutex_lock(&job->mu);
-    for (;;) {
-        size_t done;
-        int running;
+    while (job->collected < job->n_emitted) {
+        struct stt_seg *seg = &job->slots[job->collected % job->cap];
+        double frac;
 
-        while (job->n_done == reported && job->n_running > 0)
-            pthread_cond_wait(&job->cv, &job->mu);
-        done = job->done_samples;
-        running = job->n_running;
-        if (job->n_done != reported && progress && !job->stop) {
-            reported = job->n_done;
+        if (!seg->done) {
+            if (!wait || job->stop)
+                break;
+            pthread_cond_wait(&job->done, &job->mu);
+            continue;
+        }
+        vt_grow((void **)&st->words, &st->cap_words, st->n_words + seg->n_words,
+                sizeof(*st->words));
+        if (seg->n_words)
+            memcpy(st->words + st->n_words, seg->words, seg->n_words * sizeof(*seg->words));
+        st->n_words += seg->n_words;
+        /* The texts now belong to st->words. */
+        seg->n_words = 0;
+        frac = st->duration_s > 0
+                   ? (double)(seg->start + seg->n) / VT_AUDIO_RATE_HZ / st->duration_s
+                   : 0;
+        seg_release(seg);
+        job->collected++;
+        if (wait == 1)
+            wait = 0;
+        if (st->progress && !job->stop) {
             pthread_mutex_unlock(&job->mu);
-            progress(user, (double)done / (double)total_samples);
+            st->reported = frac > 1 ? 1 : frac;
+            st->progress(st->user, st->reported);
             pthread_mutex_lock(&job->mu);
         }
-        reported = job->n_done;
-        if (running == 0)
-            break;
     }
     pthread_mutex_unlock(&job->mu);
-    for (size_t k = 0; k < started; k++)
-        pthread_join(workers[k].tid, NULL);
-    if (job->err_index < job->n_segs)
-        rc = vt_err(err, errlen, job->err_code, "%s", job->err);
-    free(workers);
+}
+
+/* Hand frames [start_f, end_f) to the workers (waiting for a free slot). 0 or an error. */
+static int emit_segment(struct stt_stream *st, size_t start_f, size_t end_f)
+{
+    struct stt_job *job = &st->job;
+    struct stt_seg *seg;
+    size_t i;
+
+    pthread_mutex_lock(&job->mu);
+    while (!job->stop && job->n_emitted - job->collected >= job->cap) {
+        pthread_mutex_unlock(&job->mu);
+        collect(st, 1);
+        pthread_mutex_lock(&job->mu);
+    }
+    if (job->stop) {
+        pthread_mutex_unlock(&job->mu);
+        return VT_EIO;
+    }
+    i = job->n_emitted;
+    seg = &job->slots[i % job->cap];
+    pthread_mutex_unlock(&job->mu);
+
+    memset(seg, 0, sizeof(*seg));
+    seg->start = start_f * FRAME_SAMPLES;
+    seg->n = (end_f - start_f) * FRAME_SAMPLES;
+    seg->pcm = vt_xmalloc(seg->n * sizeof(*seg->pcm));
+    memcpy(seg->pcm, st->pcm + (seg->start - st->pcm_base), seg->n * sizeof(*seg->pcm));
+    if (st->inline_mode) {
+        char err[sizeof(job->err)] = "";
+        int rc = decode_segment(st->stt->decoders[0], seg, err, sizeof(err));
+
+        free(seg->pcm);
+        seg->pcm = NULL;
+        seg->done = 1;
+        if (rc < 0)
+            job_fail(job, i, rc, err);
+        job->n_emitted++;
+    } else {
+        pthread_mutex_lock(&job->mu);
+        job->n_emitted++;
+        pthread_cond_signal(&job->work);
+        pthread_mutex_unlock(&job->mu);
+    }
+    collect(st, 0);
+    return 0;
+}
+
+/*
+ * Group the finished runs into segments while what follows them is known: the next run, or
+ * a pause of LONG_PAUSE_S (frontier: no run can start before it), or the end.
+ */
+static int make_segments(struct stt_stream *st, size_t frontier, int at_end)
+{
+    size_t seg_min = (size_t)(SEG_MIN_S / FRAME_S), seg_max = (size_t)(SEG_MAX_S / FRAME_S);
+    size_t long_pause = (size_t)(LONG_PAUSE_S / FRAME_S), pad = (size_t)(PAD_S / FRAME_S);
+
+    while (st->n_runs) {
+        const struct span *runs = st->runs;
+        size_t k = 0, after, before, start_f, end_f;
+        int rc;
+
+        /* Take runs while the pause before the next is short and the segment not too long. */
+        while (k + 1 < st->n_runs && runs[k + 1].start - runs[k].end < long_pause &&
+               runs[k + 1].end - runs[0].start <= seg_max)
+            k++;
+        if (k + 1 < st->n_runs) {
+            size_t gap = runs[k + 1].start - runs[k].end;
+
+            /* Stopped by the length limit: end at the longest pause past the minimum length. */
+            if (gap < long_pause) {
+                size_t best = k, best_gap = 0;
+
+                for (size_t m = 0; m < k; m++) {
+                    size_t g = runs[m + 1].start - runs[m].end;
+
+                    if (runs[m].end - runs[0].start >= seg_min && g >= best_gap) {
+                        best = m;
+                        best_gap = g;
+                    }
+                }
+                k = best;
+            }
+            after = (runs[k + 1].start - runs[k].end + 1) / 2;
+        } else if (at_end) {
+            after = n_levels(st) - runs[k].end;
+        } else if (frontier - runs[k].end >= long_pause) {
+            /* The next run is at least that far: half of it is more than the pad. */
+            after = pad;
+        } else {
+            return 0;
+        }
+        before = st->have_prev ? (runs[0].start - st->prev_end) / 2 : runs[0].start;
+        start_f = runs[0].start - (before < pad ? before : pad);
+        end_f = runs[k].end + (after < pad ? after : pad);
+        st->have_prev = 1;
+        st->prev_end = runs[k].end;
+        st->n_runs -= k + 1;
+        memmove(st->runs, st->runs + k + 1, st->n_runs * sizeof(*st->runs));
+        rc = emit_segment(st, start_f, end_f);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* A speech run is finished: keep it unless it is a click. */
+static void run_finished(struct stt_stream *st, size_t start, size_t end, int split)
+{
+    if (!split && end - start < (size_t)(MIN_BURST_S / FRAME_S))
+        return;
+    vt_grow((void **)&st->runs, &st->cap_runs, st->n_runs + 1, sizeof(*st->runs));
+    st->runs[st->n_runs].start = start;
+    st->runs[st->n_runs].end = end;
+    st->n_runs++;
+    st->n_speech++;
+}
+
+/* Classify frame st->pos (its threshold known) and advance the runs. */
+static void classify(struct stt_stream *st)
+{
+    size_t merge = (size_t)(GAP_MERGE_S / FRAME_S), f = st->pos++;
+    size_t seg_min = (size_t)(SEG_MIN_S / FRAME_S), seg_max = (size_t)(SEG_MAX_S / FRAME_S);
+
+    if (level(st, f) >= st->thr) {
+        if (!st->raw) {
+            st->raw = 1;
+            /* Speech after a short gap continues the open run. */
+            if (!st->open || f - st->oe >= merge) {
+                if (st->open)
+                    run_finished(st, st->os, st->oe, st->open_split);
+                st->open = 1;
+                st->open_split = 0;
+                st->os = f;
+            }
+        }
+        st->oe = f + 1;
+        /* Speech without a pause (talk over music) is cut at its quietest frame. */
+        while (st->oe - st->os > seg_max) {
+            size_t cut = st->os + seg_min;
+
+            for (size_t k = st->os + seg_min; k < st->os + seg_max; k++)
+                if (level(st, k) < level(st, cut))
+                    cut = k;
+            run_finished(st, st->os, cut, 1);
+            st->os = cut;
+            st->open_split = 1;
+        }
+    } else {
+        st->raw = 0;
+        if (st->open && f + 1 - st->oe >= merge) {
+            run_finished(st, st->os, st->oe, st->open_split);
+            st->open = 0;
+        }
+    }
+}
+
+/* Read the next block of audio and measure its whole frames. 0 or an error. */
+static int read_more(struct stt_stream *st, char *err, size_t errlen)
+{
+    size_t pad = (size_t)(PAD_S / FRAME_S), half = (size_t)(NOISE_WINDOW_S / FRAME_S);
+    size_t block = (size_t)(NOISE_BLOCK_S / FRAME_S), keep_f, keep_db, got = 0, f0, f1;
+    int rc;
+
+    /* Audio from where the next segment can start; levels for the noise window and a cut. */
+    keep_f = st->n_runs ? st->runs[0].start : st->open ? st->os : st->pos;
+    keep_f = keep_f > pad ? keep_f - pad : 0;
+    keep_db = st->pos / block * block;
+    keep_db = keep_db > half ? keep_db - half : 0;
+    if (st->open && st->os < keep_db)
+        keep_db = st->os;
+    /* Compacted only once more is dropped than kept, so each sample moves at most once. */
+    if (keep_f * FRAME_SAMPLES > st->pcm_base &&
+        keep_f * FRAME_SAMPLES - st->pcm_base >= st->pcm_n / 2) {
+        size_t drop = keep_f * FRAME_SAMPLES - st->pcm_base;
+
+        st->pcm_n -= drop;
+        memmove(st->pcm, st->pcm + drop, st->pcm_n * sizeof(*st->pcm));
+        st->pcm_base += drop;
+    }
+    if (keep_db > st->db_base && keep_db - st->db_base >= st->db_n / 2) {
+        size_t drop = keep_db - st->db_base;
+
+        st->db_n -= drop;
+        memmove(st->db, st->db + drop, st->db_n * sizeof(*st->db));
+        st->db_base += drop;
+    }
+
+    vt_grow((void **)&st->pcm, &st->pcm_cap, st->pcm_n + READ_SAMPLES, sizeof(*st->pcm));
+    rc = st->read(st->src, st->pcm + st->pcm_n, READ_SAMPLES, &got, err, errlen);
+    if (rc)
+        return rc;
+    st->pcm_n += got;
+    if (got < READ_SAMPLES)
+        st->eof = 1;
+
+    /* Level of every new whole frame in dB below full scale (digital silence is -100). */
+    f0 = n_levels(st);
+    f1 = (st->pcm_base + st->pcm_n) / FRAME_SAMPLES;
+    vt_grow((void **)&st->db, &st->db_cap, st->db_n + (f1 - f0), sizeof(*st->db));
+    for (size_t f = f0; f < f1; f++) {
+        const int16_t *x = st->pcm + (f * FRAME_SAMPLES - st->pcm_base);
+        double sum = 0;
+
+        for (size_t s = 0; s < FRAME_SAMPLES; s++)
+            sum += (double)x[s] * x[s];
+        sum /= (double)FRAME_SAMPLES * 32768.0 * 32768.0;
+        st->db[st->db_n++] = sum > 1e-10 ? 10 * log10(sum) : -100;
+    }
+    /* Progress through silence, where no segment reports it. */
+    if (st->progress && st->duration_s > 0) {
+        double frac = (double)st->pos * FRAME_S / st->duration_s;
+
+        if (st->job.collected == st->job.n_emitted && frac > st->reported + 0.01) {
+            st->reported = frac > 1 ? 1 : frac;
+            st->progress(st->user, st->reported);
+        }
+    }
+    return 0;
+}
+
+static void start_workers(struct stt_stream *st)
+{
+    struct stt_job *job = &st->job;
+    size_t n = (size_t)st->stt->n_decoders;
+
+    job->cap = n * QUEUE_PER_WORKER;
+    job->slots = vt_xcalloc(job->cap, sizeof(*job->slots));
+    job->err_index = SIZE_MAX;
+    pthread_mutex_init(&job->mu, NULL);
+    pthread_cond_init(&job->work, NULL);
+    pthread_cond_init(&job->done, NULL);
+    st->workers = vt_xcalloc(n, sizeof(*st->workers));
+    for (size_t k = 0; k < n; k++) {
+        st->workers[k].job = job;
+        st->workers[k].ps = st->stt->decoders[k];
+        if (pthread_create(&st->workers[k].tid, NULL, stt_worker_main, &st->workers[k]))
+            break;
+        st->n_workers++;
+    }
+    /* Not even one thread: recognise everything here, with decoder 0. */
+    if (st->n_workers == 0)
+        st->inline_mode = 1;
+}
+
+/* Wait for the workers to finish (abandon: the segments not yet claimed are dropped). */
+static void stop_workers(struct stt_stream *st, int abandon)
+{
+    struct stt_job *job = &st->job;
+
+    pthread_mutex_lock(&job->mu);
+    job->closed = 1;
+    if (abandon)
+        job->stop = 1;
+    pthread_cond_broadcast(&job->work);
+    pthread_mutex_unlock(&job->mu);
+    for (size_t k = 0; k < st->n_workers; k++)
+        pthread_join(st->workers[k].tid, NULL);
+    for (size_t i = 0; i < job->cap; i++)
+        seg_release(&job->slots[i]);
+    free(job->slots);
+    free(st->workers);
+    pthread_cond_destroy(&job->done);
+    pthread_cond_destroy(&job->work);
+    pthread_mutex_destroy(&job->mu);
+}
+
+static int stopped(struct stt_job *job)
+{
+    int stop;
+
+    pthread_mutex_lock(&job->mu);
+    stop = job->stop;
+    pthread_mutex_unlock(&job->mu);
+    return stop;
+}
+
+/* Decode, cut and recognise the audio of read/src, collecting the words in order. */
+static int stream_run(struct stt_stream *st, char *err, size_t errlen)
+{
+    size_t block = (size_t)(NOISE_BLOCK_S / FRAME_S);
+    int rc;
+
+    st->thr_block = SIZE_MAX;
+    for (;;) {
+        size_t had = st->n_speech;
+
+        while (st->pos < n_levels(st)) {
+            size_t b = st->pos / block;
+
+            if (b != st->thr_block && !block_threshold(st, b))
+                break;
+            classify(st);
+            if (st->n_runs && (st->n_speech != had || !st->open)) {
+                rc = make_segments(st, st->open ? st->os : st->pos, 0);
+                if (rc)
+                    return rc;
+                had = st->n_speech;
+            }
+        }
+        if (stopped(&st->job))
+            return VT_EIO;
+        if (st->eof && st->pos == n_levels(st))
+            break;
+        rc = read_more(st, err, errlen);
+        if (rc)
+            return rc;
+    }
+    if (st->open) {
+        run_finished(st, st->os, st->oe, st->open_split);
+        st->open = 0;
+    }
+    rc = make_segments(st, st->pos, 1);
+    if (rc)
+        return rc;
+    collect(st, 2);
+    return 0;
+}
+
+static int stt_run_source(struct vt_stt *stt, stt_read_fn read, void *src, double duration_s,
+                          struct vt_transcript *out, vt_progress_fn progress, void *user, char *err,
+                          size_t errlen)
+{
+    struct stt_stream st = {.stt = stt,
+                            .read = read,
+                            .src = src,
+                            .duration_s = duration_s,
+                            .progress = progress,
+                            .user = user};
+    int rc;
+
+    snprintf(out->model, sizeof(out->model), "%s", stt->model);
+    start_workers(&st);
+    rc = stream_run(&st, err, errlen);
+    stop_workers(&st, rc != 0);
+    /* A failed segment explains a stop (the lowest one, once every worker has finished). */
+    if (st.job.err_index != SIZE_MAX)
+        rc = vt_err(err, errlen, st.job.err_code, "%s", st.job.err);
+    if (rc)
+        goto out;
+    /* Less than a frame cannot hold a word. */
+    if (st.n_speech == 0) {
+        rc = vt_err(err, errlen, VT_SKIP, "silence only");
+        goto out;
+    }
+    if (st.n_words == 0) {
+        rc = vt_err(err, errlen, VT_SKIP, "silence only (no words recognised)");
+        goto out;
+    }
+    vt_cues_from_words(st.words, st.n_words, out);
+out:
+    for (size_t i = 0; i < st.n_words; i++)
+        free(st.words[i].text);
+    free(st.words);
+    free(st.runs);
+    free(st.scratch);
+    free(st.db);
+    free(st.pcm);
     return rc;
+}
+
+/* A buffer as a source. */
+struct mem_src {
+    const int16_t *pcm;
+    size_t n, off;
+};
+
+static int mem_read(void *src, int16_t *buf, size_t max, size_t *n, char *err, size_t errlen)
+{
+    struct mem_src *m = src;
+
+    (void)err;
+    (void)errlen;
+    *n = m->n - m->off < max ? m->n - m->off : max;
+    if (*n)
+        memcpy(buf, m->pcm + m->off, *n * sizeof(*buf));
+    m->off += *n;
+    return 0;
 }
 
 int vt_stt_run(struct vt_stt *stt, const int16_t *pcm, size_t n, struct vt_transcript *out,
                vt_progress_fn progress, void *user, char *err, size_t errlen)
 {
-    struct stt_job job = {.pcm = pcm};
-    struct span *runs = NULL;
-    struct vt_word *words = NULL;
-    double *db = NULL;
-    size_t n_frames = n / FRAME_SAMPLES, n_runs = 0, n_words = 0, cap_words = 0, total_samples = 0;
-    int rc = 0;
+    struct mem_src m = {.pcm = pcm, .n = pcm ? n : 0};
+
+    return stt_run_source(stt, mem_read, &m, (double)m.n / VT_AUDIO_RATE_HZ, out, progress, user,
+                          err, errlen);
+}
+
+static int file_read(void *src, int16_t *buf, size_t max, size_t *n, char *err, size_t errlen)
+{
+    return vt_audio_read(src, buf, max, n, err, errlen);
+}
+
+int vt_stt_run_file(struct vt_stt *stt, const char *path, struct vt_transcript *out,
+                    vt_progress_fn progress, void *user, char *err, size_t errlen)
+{
+    struct vt_audio *a = NULL;
+    int rc;
 
     snprintf(out->model, sizeof(out->model), "%s", stt->model);
-    /* Less than a frame cannot hold a word. */
-    if (n_frames == 0) {
-        rc = vt_err(err, errlen, VT_SKIP, "silence only");
-        goto out;
-    }
-    db = frame_levels(pcm, n, n_frames);
-    n_runs = find_speech(db, n_frames, &runs);
-    if (n_runs == 0) {
-        rc = vt_err(err, errlen, VT_SKIP, "silence only");
-        goto out;
-    }
-    job.n_segs = make_segments(runs, n_runs, n_frames, n, &job.segs);
-    job.err_index = job.n_segs;
-    for (size_t i = 0; i < job.n_segs; i++)
-        total_samples += job.segs[i].n;
-    pthread_mutex_init(&job.mu, NULL);
-    pthread_cond_init(&job.cv, NULL);
-    rc = run_workers(stt, &job, total_samples, progress, user, err, errlen);
-    pthread_cond_destroy(&job.cv);
-    pthread_mutex_destroy(&job.mu);
+    rc = vt_audio_open(path, &a, err, errlen);
     if (rc)
-        goto out;
-
-    /* Segment order, so the transcript never depends on which worker was faster. */
-    for (size_t i = 0; i < job.n_segs; i++) {
-        struct stt_seg *s = &job.segs[i];
-
-        vt_grow((void **)&words, &cap_words, n_words + s->n_words, sizeof(*words));
-        memcpy(words + n_words, s->words, s->n_words * sizeof(*words));
-        n_words += s->n_words;
-        /* The texts now belong to words. */
-        free(s->words);
-        s->words = NULL;
-        s->n_words = s->cap_words = 0;
-    }
-    if (n_words == 0) {
-        rc = vt_err(err, errlen, VT_SKIP, "silence only (no words recognised)");
-        goto out;
-    }
-    vt_cues_from_words(words, n_words, out);
-out:
-    for (size_t i = 0; i < n_words; i++)
-        free(words[i].text);
-    free(words);
-    for (size_t i = 0; i < job.n_segs; i++)
-        seg_release(&job.segs[i]);
-    free(job.segs);
-    free(runs);
-    free(db);
+        return rc;
+    rc =
+        stt_run_source(stt, file_read, a, vt_audio_duration_s(a), out, progress, user, err, errlen);
+    vt_audio_close(a);
     return rc;
 }

@@ -1,8 +1,8 @@
 /*
  * The stt stage: speech recognition with PocketSphinx, in process. The audio is cut at
- * pauses into segments that are recognised on all cores in parallel, one decoder per
- * worker thread created once and reused; the words come back with timings on the audio's
- * time line and a confidence, grouped into cues (transcript.h).
+ * pauses, as it is decoded, into segments that are recognised on all cores in parallel, one
+ * decoder per worker thread created once and reused; the words come back with timings on
+ * the audio's time line and a confidence, grouped into cues (transcript.h).
  */
 #ifndef VT_STT_H
 #define VT_STT_H
@@ -38,5 +38,12 @@ void vt_stt_free(struct vt_stt *stt);
  */
 int vt_stt_run(struct vt_stt *stt, const int16_t *pcm, size_t n, struct vt_transcript *out,
                vt_progress_fn progress, void *user, char *err, size_t errlen);
+/*
+ * The same for the audio of the file at path (audio.h), decoded, cut and recognised as it
+ * is read: memory stays bounded whatever the duration (about 11 MB of audio look-ahead and
+ * two 30 s segments per decoder, besides the words). Also VT_SKIP with "no audio stream".
+ */
+int vt_stt_run_file(struct vt_stt *stt, const char *path, struct vt_transcript *out,
+                    vt_progress_fn progress, void *user, char *err, size_t errlen);
 
 #endif

@@ -2,7 +2,8 @@
  * Tests of the stt stage and its audio loading: one LibriVox clip of Debian's
  * pocketsphinx-testdata recognised in process (word error rate, timings inside the clip),
  * the same multi-segment audio giving the same transcript twice, silence and tiny inputs
- * skipped, and vt_audio_load resampling a WAV written here and skipping a file without audio.
+ * skipped, vt_audio_load resampling a WAV written here and skipping a file without audio, and
+ * two hours of audio recognised from the file in bounded memory.
  * The full word error rate comparison is tests/e2e/t0500-stt.sh.
  */
 #include "audio.h"
@@ -323,6 +324,134 @@ VT_TEST(audio_load_no_audio)
     CHECK(pcm == NULL && n == 0);
     CHECK(vt_audio_load(dir, &pcm, &n, err, sizeof(err)) < 0);
     free(cmd);
+    free(path);
+    vt_rm_rf(dir);
+}
+
+/* VmRSS or VmHWM of this process in kB, -1 when /proc does not say. */
+static long proc_kb(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    size_t len = strlen(field);
+
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof(line), f))
+        if (!strncmp(line, field, len) && line[len] == ':')
+            kb = strtol(line + len + 1, NULL, 10);
+    fclose(f);
+    return kb;
+}
+
+/* Make VmHWM the current RSS (Linux 4.0+); 0 if it could. */
+static int reset_peak_rss(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+
+    if (!f)
+        return -1;
+    fputs("5", f);
+    return fclose(f) ? -1 : 0;
+}
+
+/*
+ * Whether peak RSS says what this code holds: under AddressSanitizer freed memory waits in a
+ * quarantine (256 MB by default), unless ASAN_OPTIONS turns it off.
+ */
+static int rss_meaningful(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    const char *o = getenv("ASAN_OPTIONS");
+
+    return o && strstr(o, "quarantine_size_mb=0");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    const char *o = getenv("ASAN_OPTIONS");
+
+    return o && strstr(o, "quarantine_size_mb=0");
+#else
+    return 1;
+#endif
+#else
+    return 1;
+#endif
+}
+
+/*
+ * Two hours of 16 kHz mono audio, silent but for one LibriVox clip at 1:00:00, recognised
+ * from the file in bounded memory: the whole track (what vt_audio_load holds, and what the
+ * stage held before it streamed) is 230 MB. The WAV is sparse, so it costs no disk and
+ * decodes in a blink; the words land at the clip's place on the time line.
+ */
+VT_TEST(stt_file_streams_in_bounded_memory)
+{
+    const size_t hours = 2, at_s = 3600;
+    const uint32_t bytes = (uint32_t)(hours * 3600 * VT_AUDIO_RATE_HZ * 2);
+    struct vt_stt *stt = shared_stt();
+    struct vt_transcript t = {0};
+    char dir[] = "/tmp/vt-audio-test-XXXXXX", *path, err[256] = "", *text;
+    int16_t *clip = NULL;
+    size_t n_clip = 0, n_words = 0;
+    long rss0_kb, hwm_kb;
+    FILE *f;
+    int peak_ok;
+
+    if (!stt)
+        return;
+    CHECK(mkdtemp(dir) != NULL);
+    path = vt_xasprintf("%s/long.wav", dir);
+    CHECK_INT(vt_audio_load(CLIP, &clip, &n_clip, err, sizeof(err)), 0);
+    f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f)
+        goto out;
+    fputs("RIFF", f);
+    put_le(f, 36 + bytes, 4);
+    fputs("WAVEfmt ", f);
+    put_le(f, 16, 4);
+    put_le(f, 1, 2); /* PCM */
+    put_le(f, 1, 2);
+    put_le(f, VT_AUDIO_RATE_HZ, 4);
+    put_le(f, VT_AUDIO_RATE_HZ * 2, 4);
+    put_le(f, 2, 2);
+    put_le(f, 16, 2);
+    fputs("data", f);
+    put_le(f, bytes, 4);
+    CHECK_INT(fseek(f, (long)(44 + at_s * VT_AUDIO_RATE_HZ * 2), SEEK_SET), 0);
+    for (size_t i = 0; i < n_clip; i++)
+        put_le(f, (uint16_t)clip[i], 2);
+    CHECK_INT(ftruncate(fileno(f), 44 + (off_t)bytes), 0);
+    CHECK_INT(fclose(f), 0);
+
+    peak_ok = reset_peak_rss() == 0;
+    rss0_kb = proc_kb("VmRSS");
+    CHECK_INT(vt_stt_run_file(stt, path, &t, NULL, NULL, err, sizeof(err)), 0);
+    hwm_kb = proc_kb("VmHWM");
+    if (!rss_meaningful()) {
+        fprintf(stderr, "  AddressSanitizer's quarantine holds freed memory: memory not checked "
+                        "(ASAN_OPTIONS=quarantine_size_mb=0 to check it)\n");
+    } else if (peak_ok && rss0_kb > 0 && hwm_kb > 0) {
+        fprintf(stderr, "  peak rss growth %ld kB for %zu h of audio\n", hwm_kb - rss0_kb, hours);
+        CHECK(hwm_kb - rss0_kb < 64 * 1024);
+    } else {
+        fprintf(stderr, "  cannot reset the peak rss here: memory not checked\n");
+    }
+    for (size_t i = 0; i < t.n_cues; i++)
+        for (size_t k = 0; k < t.cues[i].n_words; k++) {
+            const struct vt_word *w = &t.cues[i].words[k];
+
+            CHECK(w->start_s >= at_s && w->end_s <= at_s + (double)n_clip / VT_AUDIO_RATE_HZ);
+            n_words++;
+        }
+    CHECK(n_words >= 15);
+    text = transcript_text(&t);
+    CHECK(wer(CLIP_REF, text) <= 0.45);
+    free(text);
+out:
+    vt_transcript_release(&t);
+    free(clip);
     free(path);
     vt_rm_rf(dir);
 }
