@@ -324,7 +324,7 @@ struct stt_result {
     struct vt_transcript t;
 };
 
-static int stt_run(struct vt_stage_ctx *c)
+static int stt_read(struct vt_stage_ctx *c)
 {
     struct stt_result *r = vt_xcalloc(1, sizeof(*r));
     const char *mode = c->video->stt_mode ? c->video->stt_mode : "auto";
@@ -375,6 +375,39 @@ static int stt_run(struct vt_stage_ctx *c)
         rc = vt_stt_run(c->lib->stt, pcm, n, &r->t, vt_stage_progress, c, c->err, sizeof(c->err));
     free(pcm);
     return rc;
+}
+
+/*
+ * The transcript, whatever its source, bounded by the media: captions are files anyone
+ * can write, and a 5 s video may come with 150,000 cues or cues 99,999 hours in. What was
+ * dropped is said in the stage's model (its provenance) and logged.
+ */
+static int stt_run(struct vt_stage_ctx *c)
+{
+    struct stt_result *r;
+    struct vt_bound_report rep;
+    size_t len;
+    int rc = stt_read(c);
+
+    r = c->result;
+    if (rc || !r)
+        return rc;
+    vt_transcript_bound(&r->t, c->video->duration_s, &rep);
+    if (!rep.past_end && !rep.over_rate && !rep.cut)
+        return 0;
+    len = strlen(c->model);
+    snprintf(c->model + len, sizeof(c->model) - len,
+             "; dropped %zu cue(s) past the end, %zu over %d a minute; %zu cut", rep.past_end,
+             rep.over_rate, VT_CUES_PER_MINUTE, rep.cut);
+    vt_log(c->lib, VT_LOG_WARN,
+           "%s: stt: %zu cue(s) start past the media's end and %zu exceed %d a minute: dropped; "
+           "%zu cue(s) longer than %d bytes or %d words: cut",
+           c->video->id, rep.past_end, rep.over_rate, VT_CUES_PER_MINUTE, rep.cut, VT_CUE_MAX_BYTES,
+           VT_CUE_MAX_WORDS);
+    if (!r->t.n_cues)
+        return vt_err(c->err, sizeof(c->err), VT_SKIP, "no cues within the media's %.1f s",
+                      c->video->duration_s);
+    return 0;
 }
 
 static int stt_save(struct vt_stage_ctx *c)
