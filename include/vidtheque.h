@@ -151,6 +151,24 @@ int vt_list(struct vt_library *lib, int (*fn)(void *user, const struct vt_video_
  * *out is caller-freed with free().
  */
 int vt_export_json(struct vt_library *lib, const char *id, char **out);
+
+/* Items [offset, offset + limit) of one of the document's lists; limit < 0: to the end. */
+struct vt_doc_page {
+    long long offset, limit;
+};
+struct vt_doc_pages {
+    struct vt_doc_page shots, frames, cues, chunks;
+};
+/*
+ * The document with only the given page of its long lists (shots, frames, cues, chunks),
+ * read from the database page by page: what a reader that must stay small (the web server)
+ * asks for. Each list that holds less than all its items is named in
+ * "pages": {"cues": {"offset", "count", "total"}, ...}; when none is, the document is
+ * exactly vt_export_json's. The "stored" counts are always the whole video's.
+ * pages NULL: everything. *out is caller-freed with free().
+ */
+int vt_export_json_pages(struct vt_library *lib, const char *id, const struct vt_doc_pages *pages,
+                         char **out);
 /* The transcript as "vtt" (WebVTT), "srt" (SubRip) or "txt"; *out caller-freed. */
 int vt_export_subtitles(struct vt_library *lib, const char *id, const char *format, char **out);
 
