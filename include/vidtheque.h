@@ -169,6 +169,24 @@ struct vt_doc_pages {
  */
 int vt_export_json_pages(struct vt_library *lib, const char *id, const struct vt_doc_pages *pages,
                          char **out);
+/* What a list of videos shows of one, read without its outputs (cues, frames ...). */
+#define VT_CARD_STAGES 16
+struct vt_video_card {
+    char *channel;   /* owned, NULL when unknown */
+    int thumb_frame; /* the kept frame that shows the start (its index), -1 when none */
+    size_t n_stages; /* the video's stages in pipeline order, at most VT_CARD_STAGES */
+    struct {
+        char name[32], state[16];
+    } stages[VT_CARD_STAGES];
+};
+/* Fill *card (released with vt_video_card_release, also after a failure). */
+int vt_video_card(struct vt_library *lib, const char *id, struct vt_video_card *card);
+void vt_video_card_release(struct vt_video_card *card);
+/* The kept frame that shows moment t_s of the video (the first of the shot containing it,
+ * a duplicate standing for the frame it repeats, else the nearest): *frame gets its index,
+ * -1 when the video has none. */
+int vt_frame_at(struct vt_library *lib, const char *id, double t_s, int *frame);
+
 /* The transcript as "vtt" (WebVTT), "srt" (SubRip) or "txt"; *out caller-freed. */
 int vt_export_subtitles(struct vt_library *lib, const char *id, const char *format, char **out);
 

@@ -376,3 +376,53 @@ int vt_export_json_pages(struct vt_library *lib, const char *id, const struct vt
     }
     return 0;
 }
+
+void vt_video_card_release(struct vt_video_card *card)
+{
+    if (!card)
+        return;
+    free(card->channel);
+    memset(card, 0, sizeof(*card));
+    card->thumb_frame = -1;
+}
+
+int vt_video_card(struct vt_library *lib, const char *id, struct vt_video_card *card)
+{
+    struct vt_video_rec v;
+    struct vt_stage_rec *st = NULL;
+    size_t n = 0;
+    int rc;
+
+    memset(card, 0, sizeof(*card));
+    card->thumb_frame = -1;
+    rc = vt_lib_video(lib, id, &v);
+    if (rc)
+        return rc;
+    card->channel = vt_xstrdup_or_null(v.channel);
+    vt_video_rec_release(&v);
+    rc = vt_store_stages(lib->store, id, &st, &n);
+    if (!rc)
+        rc = vt_store_frame_at(lib->store, id, 0, &card->thumb_frame);
+    if (rc) {
+        vt_stage_recs_free(st, n);
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    }
+    for (size_t i = 0; i < n && i < VT_CARD_STAGES; i++) {
+        snprintf(card->stages[i].name, sizeof(card->stages[i].name), "%s", st[i].name);
+        snprintf(card->stages[i].state, sizeof(card->stages[i].state), "%s", st[i].state);
+        card->n_stages++;
+    }
+    vt_stage_recs_free(st, n);
+    return 0;
+}
+
+int vt_frame_at(struct vt_library *lib, const char *id, double t_s, int *frame)
+{
+    int rc;
+
+    *frame = -1;
+    if (!vt_id_valid(id))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
+    rc = vt_store_frame_at(lib->store, id, t_s, frame);
+    return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+}

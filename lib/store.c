@@ -1677,18 +1677,18 @@ void vt_chunks_free(struct vt_chunk *c, size_t n)
 int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *c)
 {
     sqlite3_stmt *st;
-    int rc = prepare(
-        s,
-        "SELECT (SELECT count(*) FROM shots WHERE video_id = ?1),"
-        " (SELECT count(*) FROM frames WHERE video_id = ?1),"
-        " (SELECT count(*) FROM frames WHERE video_id = ?1 AND duplicate_of IS NULL),"
-        " (SELECT total(bytes) FROM frames WHERE video_id = ?1 AND duplicate_of IS NULL),"
-        " (SELECT count(DISTINCT frame_idx) FROM ocr_lines WHERE video_id = ?1),"
-        " (SELECT count(*) FROM ocr_lines WHERE video_id = ?1),"
-        " (SELECT count(*) FROM cues WHERE video_id = ?1),"
-        " (SELECT count(DISTINCT cue_idx) FROM words WHERE video_id = ?1),"
-        " (SELECT count(*) FROM chunks WHERE video_id = ?1)",
-        &st);
+    int rc =
+        prepare(s,
+                "SELECT (SELECT count(*) FROM shots WHERE video_id = ?1),"
+                " (SELECT count(*) FROM frames WHERE video_id = ?1),"
+                " (SELECT count(*) FROM frames WHERE video_id = ?1 AND duplicate_of IS NULL),"
+                " (SELECT total(bytes) FROM frames WHERE video_id = ?1 AND duplicate_of IS NULL),"
+                " (SELECT count(DISTINCT frame_idx) FROM ocr_lines WHERE video_id = ?1),"
+                " (SELECT count(*) FROM ocr_lines WHERE video_id = ?1),"
+                " (SELECT count(*) FROM cues WHERE video_id = ?1),"
+                " (SELECT count(DISTINCT cue_idx) FROM words WHERE video_id = ?1),"
+                " (SELECT count(*) FROM chunks WHERE video_id = ?1)",
+                &st);
 
     memset(c, 0, sizeof(*c));
     if (rc)

@@ -161,8 +161,8 @@ int vt_store_chunks_range(struct vt_store *s, const char *id, int64_t from, int6
 
 /* How much of each output a video has, without reading the outputs. */
 struct vt_store_counts {
-    int64_t shots, frames, kept, keyframe_bytes, frames_with_text, ocr_lines, cues,
-        word_timed_cues, chunks;
+    int64_t shots, frames, kept, keyframe_bytes, frames_with_text, ocr_lines, cues, word_timed_cues,
+        chunks;
 };
 int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *c);
 
