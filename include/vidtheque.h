@@ -186,6 +186,9 @@ void vt_video_card_release(struct vt_video_card *card);
  * a duplicate standing for the frame it repeats, else the nearest): *frame gets its index,
  * -1 when the video has none. */
 int vt_frame_at(struct vt_library *lib, const char *id, double t_s, int *frame);
+/* The cue said at t_s (the last that starts at or before it): *cue gets its index, -1 when
+ * none does. */
+int vt_cue_at(struct vt_library *lib, const char *id, double t_s, long long *cue);
 
 /* The transcript as "vtt" (WebVTT), "srt" (SubRip) or "txt"; *out caller-freed. */
 int vt_export_subtitles(struct vt_library *lib, const char *id, const char *format, char **out);

@@ -416,6 +416,21 @@ int vt_video_card(struct vt_library *lib, const char *id, struct vt_video_card *
     return 0;
 }
 
+int vt_cue_at(struct vt_library *lib, const char *id, double t_s, long long *cue)
+{
+    int64_t c;
+    int rc;
+
+    *cue = -1;
+    if (!vt_id_valid(id))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
+    rc = vt_store_cue_at(lib->store, id, t_s, &c);
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    *cue = c;
+    return 0;
+}
+
 int vt_frame_at(struct vt_library *lib, const char *id, double t_s, int *frame)
 {
     int rc;

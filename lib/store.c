@@ -1748,6 +1748,24 @@ int vt_store_frame_at(struct vt_store *s, const char *id, double t_s, int *frame
     return rc;
 }
 
+int vt_store_cue_at(struct vt_store *s, const char *id, double t_s, int64_t *cue)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s, "SELECT max(idx) FROM cues WHERE video_id = ? AND start_s <= ?", &st);
+
+    *cue = -1;
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    sqlite3_bind_double(st, 2, t_s);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        *cue = sqlite3_column_int64(st, 0);
+    rc = rc == SQLITE_ROW ? 0 : fail(s, "find a cue");
+    finish(s, st);
+    return rc;
+}
+
 /* ---- titles ---- */
 
 int vt_store_title_docs_refresh(struct vt_store *s, const char *id)

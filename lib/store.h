@@ -170,6 +170,8 @@ int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *
  * contains it (a duplicate stands for the frame it repeats), else the nearest in time.
  * *frame gets its index, or -1 when the video has none. */
 int vt_store_frame_at(struct vt_store *s, const char *id, double t_s, int *frame);
+/* The index of the last cue that starts at or before t_s, -1 when none does. */
+int vt_store_cue_at(struct vt_store *s, const char *id, double t_s, int64_t *cue);
 void vt_chunks_free(struct vt_chunk *c, size_t n);
 
 /* Re-index the video's title and chapter titles (source "title"). */

@@ -931,6 +931,17 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
         return web_page_error(ctx, 404, "no such video", out);
     if (parse_page(frames_page, &pg.frames) || parse_page(cues_page, &pg.cues))
         return web_page_error(ctx, 400, "frames and cues are page numbers (1, 2, ...)", out);
+    t0 = parse_t(t, 0);
+    if (t0 > 0) {
+        /* opened at a moment (a search hit): the pages that hold it, unless others are asked */
+        long long cue;
+        int frame;
+
+        if ((!cues_page || !*cues_page) && !vt_cue_at(lib, id, t0, &cue) && cue >= 0)
+            pg.cues = cue / PAGE_CUES + 1;
+        if ((!frames_page || !*frames_page) && !vt_frame_at(lib, id, t0, &frame) && frame >= 0)
+            pg.frames = frame / PAGE_FRAMES + 1;
+    }
     pages.shots.offset = pages.frames.offset = (pg.frames - 1) * PAGE_FRAMES;
     pages.shots.limit = pages.frames.limit = PAGE_FRAMES;
     pages.cues.offset = (pg.cues - 1) * PAGE_CUES;

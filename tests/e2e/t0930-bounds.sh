@@ -118,6 +118,10 @@ for h in 'cues 149,751–150,000' 'legacy cue 149999 of many' 'page 600 of 600' 
   grep -qF "$h" "$T/body" || fail "/v/ID?cues=600&frames=5 lacks '$h'"
 done
 grep -qF 'rel="next"' "$T/body" && fail "the last page links to a next one"
+# opened at a moment (a search hit's link): the transcript page that holds it
+read -r code bytes secs < <(get "$B/v/$burst?t=2.4999")
+grep -qF 'page 313 of 600' "$T/body" || fail "/v/ID?t=2.4999 is not on the page of cue 78121"
+grep -qF 'legacy cue 78121 of many' "$T/body" || fail "/v/ID?t=2.4999 lacks its cue"
 for bad in 0 -1 01 x 99999999 1.5; do
   [[ $(get "$B/v/$burst?cues=$bad" | cut -d' ' -f1) == 400 ]] || fail "cues=$bad is not 400"
 done

@@ -288,6 +288,16 @@ VT_TEST(store_pages_counts_frame_at)
     CHECK_INT(at, 4);
     CHECK_INT(vt_store_frame_at(s, "none", 0, &at), 0);
     CHECK_INT(at, -1);
+    {
+        int64_t cue;
+
+        CHECK_INT(vt_store_cue_at(s, "vid", 3.5, &cue), 0);
+        CHECK_INT(cue, 3);
+        CHECK_INT(vt_store_cue_at(s, "vid", 100, &cue), 0);
+        CHECK_INT(cue, 9);
+        CHECK_INT(vt_store_cue_at(s, "vid", -1, &cue), 0);
+        CHECK_INT(cue, -1);
+    }
     vt_store_close(s);
     vt_rm_rf(dir);
 }
