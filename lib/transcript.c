@@ -4,7 +4,8 @@
  * the two lines broken at the word boundary that balances them best, and never a word cut
  * in two. The input is whatever the recogniser or a caption file gave, so nothing about it
  * is trusted: times may be equal, reversed or NaN, and a single word may be longer than a
- * line (it then gets a cue, or a line, of its own).
+ * line (it then gets a cue, or a line, of its own). And bounding any transcript by the
+ * media it belongs to (vt_transcript_bound), so a caption file cannot make it unbounded.
  */
 #include "transcript.h"
 
