@@ -627,26 +627,6 @@ static enum MHD_Result api_video_list(struct MHD_Connection *c, struct vt_librar
     return send_json(c, 200, o);
 }
 
-/* The hit text with the library's marks as « », as `search --json` writes it. */
-static char *guillemets(const char *text)
-{
-    struct web_buf b = {0};
-
-    for (const char *p = text; *p; p++) {
-        if (*p == VT_MARK_OPEN[0])
-            web_buf_puts(&b, "\xc2\xab");
-        else if (*p == VT_MARK_CLOSE[0])
-            web_buf_puts(&b, "\xc2\xbb");
-        else if ((unsigned char)*p < 0x20)
-            web_buf_puts(&b, " ");
-        else
-            web_buf_add(&b, p, 1);
-    }
-    if (!b.p)
-        web_buf_add(&b, "", 0);
-    return b.p;
-}
-
 static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *lib)
 {
     const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q");
@@ -656,8 +636,9 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
     struct vt_search_opts opts = {0};
     struct vt_search_info info = {0};
     struct vt_hit *h = NULL;
+    struct web_buf b = {0};
     size_t n = 0;
-    json_t *doc, *arr;
+    char *s;
 
     if (!q)
         return send_error(c, 1, 400, "bad_request", "'q' is missing");
@@ -685,32 +666,14 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
         fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
         return send_error(c, 1, 500, "internal", "the search could not run");
     }
-    doc = json_object();
-    arr = json_array();
-    json_object_set_new(doc, "query", jstr(q));
-    json_object_set_new(doc, "took_ms", json_real(round(info.took_ms * 1000) / 1000));
-    json_object_set_new(doc, "partial", json_boolean(info.partial));
-    for (size_t i = 0; i < n; i++) {
-        json_t *o = json_object();
-        char *text = guillemets(h[i].text);
-
-        json_object_set_new(o, "video_id", jstr(h[i].video_id));
-        json_object_set_new(o, "title", jstr(h[i].title));
-        json_object_set_new(o, "start_s", jsec(h[i].start_s));
-        json_object_set_new(o, "end_s", jsec(h[i].end_s));
-        json_object_set_new(o, "source", jstr(h[i].source));
-        json_object_set_new(o, "text", jstr(text));
-        json_object_set_new(o, "score", jsec(h[i].score));
-        json_object_set_new(o, "approximate", json_boolean(h[i].approx));
-        json_object_set_new(o, "ref", json_integer(h[i].ref));
-        if (h[i].also[0])
-            json_object_set_new(o, "also", jstr(h[i].also));
-        json_array_append_new(arr, o);
-        free(text);
-    }
-    json_object_set_new(doc, "hits", arr);
+    s = vt_hits_json(q, &info, h, n);
     vt_hits_free(h, n);
-    return send_json(c, 200, doc);
+    if (!s)
+        return MHD_NO;
+    web_buf_puts(&b, s);
+    web_buf_puts(&b, "\n");
+    free(s);
+    return send_buf(c, 200, "application/json; charset=utf-8", &b);
 }
 
 /* Constant-time comparison: the token's length is not secret, its bytes are. */
