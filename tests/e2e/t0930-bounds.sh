@@ -65,6 +65,23 @@ grep -q "149999 cue(s) start past the media's end" "$T/redo.err" ||
   fail "no warning about dropped cues: $(cat "$T/redo.err")"
 note "embedded: 120 of 150,000 cues kept; sidecar: 3 of 150,002"
 
+# captions with no cue inside the media are no captions: auto recognises the speech,
+# --stt=captions says why there is no transcript
+gen_clip "$T/none.mp4" 5 'Nothing inside'
+printf '1\n10:00:00,000 --> 10:00:02,000\nlong after\n\n2\n99999:00:00,000 --> 99999:00:01,000\nlater still\n' > "$T/none.srt"
+"$VIDTHEQUE" -L "$LIB" add "$T/none.mp4" > "$T/none.id" 2> "$T/none.err" || fail "add none.mp4: $(tail -3 "$T/none.err")"
+grep -q "no caption cue starts within the media's 5.0 s (2 past its end): recognising the speech" "$T/none.err" ||
+  fail "no warning before recognising: $(grep -i stt "$T/none.err")"
+vt export "$(cat "$T/none.id")" > "$T/none.json"
+[[ $(stt_model "$T/none.json") == pocketsphinx* ]] || fail "auto with captions all outside: stt model '$(stt_model "$T/none.json")'"
+gen_clip "$T/none2.mp4" 5 'Nothing inside either'
+cp "$T/none.srt" "$T/none2.srt"
+vt add --stt=captions "$T/none2.mp4" > "$T/none2.id" 2> /dev/null || true
+vt export "$(cat "$T/none2.id")" > "$T/none2.json"
+[[ $(json "$T/none2.json" "[s['state'] in ('skipped', 'failed') and s['error'] == 'no cues within the media\\'s 5.0 s' for s in d['stages'] if s['name'] == 'stt'][0]") == True ]] ||
+  fail "--stt=captions with captions all outside: $(json "$T/none2.json" "[s for s in d['stages'] if s['name'] == 'stt']")"
+note "captions all outside the media: auto recognises, --stt=captions says why"
+
 # ---- a library indexed before the bounds: 150,000 cues with words, 450 frames ----
 python3 - "$LIB/library.db" "$burst" << 'EOF'
 import sqlite3, sys
