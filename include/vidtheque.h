@@ -118,11 +118,15 @@ int vt_video_state(struct vt_library *lib, const char *id, char *index_state, ch
 /* Whether s has the shape of a video id: 1..64 characters of [A-Za-z0-9_-]. */
 int vt_id_valid(const char *s);
 
-/* Run every stage of the video that is not finished (done, skipped or failed). */
+/* Run every stage of the video that is not finished (done, skipped or failed). A video
+ * left unfinished for a reason not yet reported through the log (a stage held by another
+ * live process, a retry not yet due) gives VT_ESTATE with that reason. */
 int vt_process(struct vt_library *lib, const char *id);
 /* Re-run one stage and every stage that depends on it; keeps the rest. */
 int vt_redo(struct vt_library *lib, const char *id, const char *stage);
-/* Finish whatever interrupted runs left, for every video. *n_done gets the count. */
+/* Finish whatever interrupted runs left, for every video; *n_videos gets how many are
+ * now ready. VT_ESTATE (the first reason in the message) when some video could not be
+ * finished (a stage held by a live process, a retry not yet due) or a stage failed. */
 int vt_resume(struct vt_library *lib, int *n_videos);
 /* Remove a video: database rows and files. */
 int vt_remove(struct vt_library *lib, const char *id);

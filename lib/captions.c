@@ -1,22 +1,25 @@
 /*
  * Reading captions (SubRip and WebVTT files, text subtitle streams) into transcripts,
  * and writing transcripts back out as WebVTT, SubRip or plain text. Caption files come
- * from anywhere, so the reader is a forgiving line-by-line state machine rather than a
- * strict grammar: it copes with BOMs, CR line ends, missing blank lines, stray markup
- * and bad timestamps by dropping what it cannot read, and it bounds everything (input
- * size, cue and word counts, timestamp range) so that no file costs more than a few
- * times its size in memory or more than linear time. The writers sanitise text so that
- * whatever a transcript holds, the output is a valid file that this reader (and
- * FFmpeg) reads back.
+ * from anywhere, in any encoding: the bytes are first decoded (BOM, UTF-16 sniffing, UTF-8,
+ * else libuchardet's guess converted with iconv) and preprocessed as WebVTT prescribes
+ * (NUL to U+FFFD, CR and CRLF to LF). WebVTT is then read by the W3C specification's
+ * parser, step by step; SubRip, which has no specification, as FFmpeg and pysrt read it.
+ * Both drop what they cannot read, and everything is bounded (input size, cue and word
+ * counts, timestamp range) so that no file costs more than a few times its size in memory
+ * or more than linear time. The writers sanitise text so that whatever a transcript holds,
+ * the output is a valid file that this reader (and FFmpeg) reads back.
  */
 #include "captions.h"
 
 #include "media.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <iconv.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
@@ -26,6 +29,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <uchardet.h>
 #include <unistd.h>
 
 /* Timestamps beyond this many hours are refused by the reader and clamped by the writers. */
@@ -61,23 +65,54 @@ static char *xstrndup(const char *s, size_t n)
     return p;
 }
 
+static int64_t parse_ts(const char **p, const char *end);
+
 /*
- * Length of the markup tag at s (n bytes to the end of the line): "<i>", "</c>",
- * "<v Joe>", "<c.colorE5E5E5>", "<00:01.000>". 0 when the '<' is literal text, e.g.
- * "a < b" or a '<' never closed on its line. Stopping at the next '<' keeps the scan
- * linear over a line full of unclosed '<'.
+ * Length of the SubRip markup tag at s (n bytes to the end of the line): "<i>", "</i>",
+ * "<font color=red>", "<c.colorE5E5E5>", "<v Joe>", "<00:01.000>". 0 when the '<' is
+ * literal text: "a < b", "<3", "1 <2 and 3> 0", a '<' never closed on its line. A tag is a
+ * name (letters and digits, starting with a letter) then the end or white space, '.' or
+ * '=' and more up to '>', or a timestamp. Stopping at the next '<' keeps the scan linear
+ * over a line full of unclosed '<'. With gt_later (a '>' follows somewhere on the line),
+ * non-zero when the '<' would open a tag once every later '<' is escaped: the writer's
+ * question, answered without a scan.
  */
-static size_t tag_len(const char *s, size_t n)
+static size_t tag_scan(const char *s, size_t n, int gt_later)
 {
-    if (n < 3 || s[0] != '<' || !(is_alpha(s[1]) || is_digit(s[1]) || s[1] == '/'))
+    size_t i = 1;
+
+    if (n < 3 || s[0] != '<')
         return 0;
-    for (size_t i = 1; i < n; i++) {
+    if (is_digit(s[1])) {
+        const char *q = s + 1;
+
+        return parse_ts(&q, s + n) >= 0 && q < s + n && *q == '>' ? (size_t)(q - s) + 1 : 0;
+    }
+    if (s[1] == '/')
+        i++;
+    if (i >= n || !is_alpha(s[i]))
+        return 0;
+    while (i < n && (is_alpha(s[i]) || is_digit(s[i])))
+        i++;
+    if (i < n && s[i] == '>')
+        return i + 1;
+    if (i >= n || !(is_blank(s[i]) || s[i] == '.' || s[i] == '='))
+        return 0;
+    if (gt_later)
+        return 1;
+    for (; i < n; i++) {
         if (s[i] == '>')
             return i + 1;
         if (s[i] == '<')
             return 0;
     }
     return 0;
+}
+
+/* tag_len: the SubRip tag at s, if any */
+static size_t tag_len(const char *s, size_t n)
+{
+    return tag_scan(s, n, 0);
 }
 
 /* Length of an ASS override block "{\an8}" at s (n bytes to the end of the line), or 0. */
@@ -119,66 +154,103 @@ static size_t utf8_put(uint32_t cp, char *buf)
     return 4;
 }
 
+/* The table of HTML named character references: html_ent_names, html_ents[] */
+#include "html_entities.inc"
+
 /*
- * The character reference at s (n bytes to the end of the line): its length, with its
- * UTF-8 in buf[0..*blen). 0 when s is a literal '&'. &nbsp; becomes a plain space (it
- * separates words for search) and the invisible direction marks &lrm; &rlm; nothing.
- * Numeric references to control characters, surrogates or NUL stay literal text.
+ * The HTML named character reference whose name is the n bytes at s (with its ';' when it
+ * has one), or NULL. The table is lib/html_entities.inc, sorted bytewise.
  */
-static size_t entity_len(const char *s, size_t n, char buf[4], size_t *blen)
+static const struct html_ent *ent_find(const char *s, size_t n)
 {
-    static const struct {
-        const char *name, *text;
-    } named[] = {
-        {"&amp;", "&"},  {"&lt;", "<"},   {"&gt;", ">"}, {"&quot;", "\""},
-        {"&apos;", "'"}, {"&nbsp;", " "}, {"&lrm;", ""}, {"&rlm;", ""},
-    };
-    uint32_t cp = 0;
-    size_t i;
+    size_t lo = 0, hi = HTML_ENT_COUNT;
 
-    if (n < 3 || s[0] != '&')
-        return 0;
-    for (i = 0; i < VT_ARRAY_LEN(named); i++) {
-        size_t k = strlen(named[i].name);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct html_ent *e = &html_ents[mid];
+        size_t k = e->len < n ? e->len : n;
+        int c = memcmp(html_ent_names + e->off, s, k);
 
-        if (k <= n && !memcmp(s, named[i].name, k)) {
-            *blen = strlen(named[i].text);
-            memcpy(buf, named[i].text, *blen);
-            return k;
-        }
+        if (!c)
+            c = e->len < n ? -1 : e->len > n;
+        if (!c)
+            return e;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    if (s[1] != '#')
-        return 0;
-    i = 2;
-    if (i < n && (s[i] == 'x' || s[i] == 'X')) {
-        size_t first = ++i;
+    return NULL;
+}
 
-        for (; i < n && i - first < 7; i++) {
-            int c = s[i], d = is_digit(c)            ? c - '0'
-                              : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                              : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                                     : -1;
+/*
+ * The character reference at s ('&', n bytes to the end of the text) as HTML's tokenizer
+ * consumes one in text: its length, with its code points in cp[0..*ncp). 0 when the '&' is
+ * literal. Named references take the longest name of the WHATWG list, the legacy ones
+ * (&amp &copy &eacute ...) also without their ';'; numeric ones need a digit and take an
+ * optional ';'; 0, surrogates and values beyond U+10FFFF give U+FFFD and 0x80-0x9F the
+ * Windows-1252 character, as in HTML. need_semicolon (SubRip, which has no references of
+ * its own) takes only references that end with ';'.
+ */
+static size_t html_charref(const char *s, size_t n, uint32_t cp[2], int *ncp, int need_semicolon)
+{
+    static const uint16_t c1[32] = {
+        0x20ac, 0x81,   0x201a, 0x192,  0x201e, 0x2026, 0x2020, 0x2021, 0x2c6,  0x2030, 0x160,
+        0x2039, 0x152,  0x8d,   0x17d,  0x8f,   0x90,   0x2018, 0x2019, 0x201c, 0x201d, 0x2022,
+        0x2013, 0x2014, 0x2dc,  0x2122, 0x161,  0x203a, 0x153,  0x9d,   0x17e,  0x178,
+    };
+    const struct html_ent *e;
+    size_t i = 1, run;
+
+    if (n < 2 || s[0] != '&')
+        return 0;
+    if (s[1] == '#') {
+        int hex = n > 2 && (s[2] == 'x' || s[2] == 'X');
+        size_t first = i = hex ? 3 : 2;
+        uint32_t v = 0;
+
+        for (; i < n; i++) {
+            int c = s[i], d = is_digit(c)                   ? c - '0'
+                              : hex && c >= 'a' && c <= 'f' ? c - 'a' + 10
+                              : hex && c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                            : -1;
 
             if (d < 0)
                 break;
-            cp = cp * 16 + (uint32_t)d;
+            v = v > 0x10ffff ? v : v * (hex ? 16 : 10) + (uint32_t)d;
         }
         if (i == first)
             return 0;
-    } else {
-        size_t first = i;
-
-        for (; i < n && i - first < 8 && is_digit(s[i]); i++)
-            cp = cp * 10 + (uint32_t)(s[i] - '0');
-        if (i == first)
+        if (i < n && s[i] == ';')
+            i++;
+        else if (need_semicolon)
             return 0;
+        if (v == 0 || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+            v = 0xfffd;
+        else if (v >= 0x80 && v <= 0x9f)
+            v = c1[v - 0x80];
+        cp[0] = v;
+        *ncp = 1;
+        return i;
     }
-    if (i >= n || s[i] != ';')
+    while (i < n && i - 1 < HTML_ENT_MAX_NAME && (is_alpha(s[i]) || is_digit(s[i])))
+        i++;
+    run = i - 1;
+    if (!run)
         return 0;
-    if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+    e = i < n && s[i] == ';' ? ent_find(s + 1, run + 1) : NULL;
+    /* the legacy names without ';' are at most 6 letters: the longest one that is a prefix */
+    for (size_t k = run < 6 ? run : 6; !e && !need_semicolon && k >= 2; k--) {
+        e = ent_find(s + 1, k);
+        if (e)
+            run = k - 1; /* so that 1 + run + 1 below is the length */
+    }
+    if (!e)
         return 0;
-    *blen = utf8_put(cp, buf);
-    return i + 1;
+    cp[0] = e->cp;
+    cp[1] = e->cp2;
+    *ncp = e->cp2 ? 2 : 1;
+    return 1 + run + 1;
 }
 
 /* Digits at *p (1 to max_digits of them) as a number, *p moved past them; -1 when not so. */
@@ -339,78 +411,263 @@ static void sort_cues(struct vt_transcript *t)
 /* Reading SubRip and WebVTT                                                            */
 
 /*
- * The input as one NUL-terminated string of valid UTF-8 with '\n' line ends: UTF-16 with
- * a BOM converted, NUL bytes dropped, CRLF and lone CR made '\n', invalid sequences and
- * control characters replaced by U+FFFD, a leading BOM removed. Caller frees.
+ * Length of the UTF-8 sequence at p (n > 0 bytes left): 1-4, or 0 when it is not valid
+ * UTF-8 (overlong, a surrogate, beyond U+10FFFF, cut short).
  */
-static char *normalize_input(const char *data, size_t len)
+static size_t utf8_len(const unsigned char *p, size_t n)
 {
-    const unsigned char *d = (const unsigned char *)data;
-    /* every 2 input bytes give at most 3 output bytes, every other byte at most 1 */
-    char *buf = vt_xmalloc(len / 2 * 3 + len % 2 + 1), *clean;
-    size_t o = 0;
-    int prev_cr = 0;
+    size_t k = p[0] < 0x80                    ? 1
+               : p[0] >= 0xc2 && p[0] <= 0xdf ? 2
+               : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+               : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+                                              : 0;
 
-    if (len >= 2 && ((d[0] == 0xff && d[1] == 0xfe) || (d[0] == 0xfe && d[1] == 0xff))) {
-        int be = d[0] == 0xfe;
-        uint32_t hi = 0;
+    if (!k || k > n)
+        return 0;
+    for (size_t i = 1; i < k; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
+        (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+        return 0;
+    return k;
+}
 
-        for (size_t i = 2; i + 1 < len; i += 2) {
-            uint32_t u = be ? (uint32_t)d[i] << 8 | d[i + 1] : (uint32_t)d[i + 1] << 8 | d[i];
-            char tmp[4];
-            size_t k;
+/*
+ * UTF-16 without a BOM: most subtitle text is ASCII (timings, numbers), so every other
+ * byte is 0. "UTF-16LE", "UTF-16BE" or NULL.
+ */
+static const char *sniff_utf16(const unsigned char *d, size_t len)
+{
+    size_t n = len < 8192 ? len : 8192, pairs = n / 2, z_even = 0, z_odd = 0;
 
-            if (u >= 0xd800 && u <= 0xdbff) {
-                hi = u;
-                continue;
-            }
-            if (u >= 0xdc00 && u <= 0xdfff && hi) {
-                u = 0x10000 + ((hi - 0xd800) << 10) + (u - 0xdc00);
-            } else if (u >= 0xdc00 && u <= 0xdfff) {
-                u = 0xfffd;
-            }
-            if (hi && u < 0x10000)
-                o += utf8_put(0xfffd, buf + o); /* a lone high surrogate */
-            hi = 0;
-            if (u == 0)
-                continue;
-            if (u == '\r') {
-                buf[o++] = '\n';
-                prev_cr = 1;
-                continue;
-            }
-            if (u == '\n' && prev_cr) {
-                prev_cr = 0;
-                continue;
-            }
-            prev_cr = 0;
-            k = utf8_put(u, tmp);
-            memcpy(buf + o, tmp, k);
-            o += k;
+    if (pairs < 4)
+        return NULL;
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        z_even += d[i] == 0;
+        z_odd += d[i + 1] == 0;
+    }
+    if (z_odd >= pairs / 4 && z_even <= pairs / 50)
+        return "UTF-16LE";
+    if (z_even >= pairs / 4 && z_odd <= pairs / 50)
+        return "UTF-16BE";
+    return NULL;
+}
+
+/*
+ * Whether Latin text that uchardet calls ISO-8859-1 or Windows-1252 is rather ISO-8859-15,
+ * which uchardet does not tell apart: no byte in 0x80-0x9F (Windows-1252's letters and
+ * punctuation there), and one of the bytes where ISO-8859-15 has a letter or the euro sign
+ * and the others a symbol that subtitles hardly use (0xA4 currency sign, 0xBD one half
+ * ...). 0xB4, the acute accent, often typed for an apostrophe, is no evidence.
+ */
+static int latin9_likely(const unsigned char *d, size_t len)
+{
+    int seen = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        if (d[i] >= 0x80 && d[i] <= 0x9f)
+            return 0;
+        seen |= d[i] == 0xa4 || d[i] == 0xa6 || d[i] == 0xa8 || d[i] == 0xb8 || d[i] == 0xbc ||
+                d[i] == 0xbd || d[i] == 0xbe;
+    }
+    return seen;
+}
+
+/*
+ * The encoding of a caption file: a BOM says it (UTF-8, UTF-16LE, UTF-16BE), then UTF-16
+ * sniffed from its 0 bytes, then UTF-8 if it is valid UTF-8 (or almost: a few bad bytes
+ * among many good multi-byte sequences are damage, not another encoding), else what
+ * uchardet finds (WINDOWS-1252, ISO-8859-1, GB18030, SHIFT_JIS ...; ISO-8859-15 by
+ * latin9_likely). NULL when it must be
+ * read as UTF-8 with the bad bytes replaced. *bom is the BOM's length.
+ */
+static const char *detect_encoding(const unsigned char *d, size_t len, size_t *bom, char *buf,
+                                   size_t bufsz)
+{
+    size_t mb = 0, bad = 0;
+    const char *cs;
+    uchardet_t ud;
+    int failed = 0;
+
+    *bom = 0;
+    if (len >= 3 && d[0] == 0xef && d[1] == 0xbb && d[2] == 0xbf) {
+        *bom = 3;
+        return "UTF-8";
+    }
+    if (len >= 2 && d[0] == 0xff && d[1] == 0xfe) {
+        *bom = 2;
+        return "UTF-16LE";
+    }
+    if (len >= 2 && d[0] == 0xfe && d[1] == 0xff) {
+        *bom = 2;
+        return "UTF-16BE";
+    }
+    if ((cs = sniff_utf16(d, len)))
+        return cs;
+    for (size_t i = 0; i < len;) {
+        size_t k = utf8_len(d + i, len - i);
+
+        mb += k > 1;
+        bad += k == 0;
+        i += k ? k : 1;
+    }
+    if (!bad || (mb && mb >= 4 * bad))
+        return "UTF-8";
+    ud = uchardet_new();
+    if (!ud)
+        return NULL;
+    cs = NULL;
+    /* only the lines that hold non-ASCII bytes tell anything, and 1 MiB of them is plenty */
+    for (size_t i = 0, fed = 0; i < len && fed < (1u << 20) && !failed;) {
+        const unsigned char *nl = memchr(d + i, '\n', len - i);
+        size_t k = nl ? (size_t)(nl - (d + i)) + 1 : len - i, j = 0;
+
+        while (j < k && d[i + j] < 0x80)
+            j++;
+        if (j < k) {
+            failed = uchardet_handle_data(ud, (const char *)d + i, k) != 0;
+            fed += k;
         }
-    } else {
-        for (size_t i = 0; i < len; i++) {
-            if (d[i] == 0)
-                continue;
-            if (d[i] == '\r') {
-                buf[o++] = '\n';
-                prev_cr = 1;
-                continue;
-            }
-            if (d[i] == '\n' && prev_cr) {
-                prev_cr = 0;
-                continue;
-            }
-            prev_cr = 0;
-            buf[o++] = (char)d[i];
+        i += k;
+    }
+    if (!failed) {
+        uchardet_data_end(ud);
+        if (*uchardet_get_charset(ud)) {
+            snprintf(buf, bufsz, "%s", uchardet_get_charset(ud));
+            cs = buf;
+        }
+    }
+    uchardet_delete(ud);
+    /* pure ASCII or UTF-8 cannot hold the bad bytes just counted */
+    if (cs && (!strcasecmp(cs, "ASCII") || !strcasecmp(cs, "UTF-8")))
+        cs = NULL;
+    if (cs && (!strcasecmp(cs, "ISO-8859-1") || !strcasecmp(cs, "WINDOWS-1252")) &&
+        latin9_likely(d, len))
+        cs = "ISO-8859-15";
+    return cs;
+}
+
+/*
+ * len bytes in encoding enc converted to UTF-8 (NUL bytes kept): *out and *out_len, 0; or
+ * -1 when iconv does not know enc. Bytes that are invalid in enc become U+FFFD.
+ */
+static int convert_to_utf8(const char *enc, const char *data, size_t len, char **out,
+                           size_t *out_len)
+{
+    iconv_t cd = iconv_open("UTF-8", enc);
+    size_t cap = len * 2 + 16, o = 0, unit = !strncasecmp(enc, "UTF-16", 6) ? 2 : 1;
+    char *buf, *in = (char *)data;
+    size_t in_left = len;
+
+    if (cd == (iconv_t)-1)
+        return -1;
+    buf = vt_xmalloc(cap);
+    while (in_left) {
+        char *op;
+        size_t o_left, r;
+
+        /* room for iconv's output and for a U+FFFD after it */
+        if (cap - o < 64) {
+            cap *= 2;
+            buf = vt_xrealloc(buf, cap);
+        }
+        op = buf + o;
+        o_left = cap - o - 4;
+        r = iconv(cd, &in, &in_left, &op, &o_left);
+        o = (size_t)(op - buf);
+        if (r != (size_t)-1)
+            break;
+        if (errno == E2BIG) {
+            cap *= 2;
+            buf = vt_xrealloc(buf, cap);
+            continue;
+        }
+        /* EILSEQ, or EINVAL for a sequence cut short at the end */
+        memcpy(buf + o, "\xef\xbf\xbd", 3);
+        o += 3;
+        if (in_left < unit)
+            break;
+        in += unit;
+        in_left -= unit;
+        iconv(cd, NULL, NULL, NULL, NULL);
+    }
+    iconv_close(cd);
+    *out = buf;
+    *out_len = o;
+    return 0;
+}
+
+/*
+ * The input as one NUL-terminated string of UTF-8 with '\n' line ends, in the steps of
+ * WebVTT's decoding and preprocessing: converted from its encoding (see detect_encoding;
+ * *enc is its lowercase name, "" for UTF-8), a BOM removed, NUL bytes and invalid
+ * sequences made U+FFFD, CRLF and lone CR made '\n'. Other control characters are kept
+ * (a form feed is white space in a timing line); the cue text builders replace them.
+ * unicode_only (JSON, which is always Unicode) reads invalid UTF-8 as damage, not as a
+ * legacy encoding.
+ * *out_len is the length. Caller frees.
+ */
+static char *normalize_input(const char *data, size_t len, int unicode_only, char *enc,
+                             size_t enc_len, size_t *out_len)
+{
+    char namebuf[64];
+    size_t bom = 0, o = 0, n = len;
+    const char *cs =
+        detect_encoding((const unsigned char *)data, len, &bom, namebuf, sizeof(namebuf));
+
+    if (unicode_only && cs && strncmp(cs, "UTF-", 4))
+        cs = NULL;
+    char *conv = NULL, *buf;
+    const unsigned char *d = (const unsigned char *)data + bom;
+
+    enc[0] = '\0';
+    n -= bom;
+    if (cs && strcmp(cs, "UTF-8")) {
+        size_t conv_len;
+
+        if (!convert_to_utf8(cs, (const char *)d, n, &conv, &conv_len)) {
+            d = (const unsigned char *)conv;
+            n = conv_len;
+            snprintf(enc, enc_len, "%s", cs);
+            for (char *p = enc; *p; p++)
+                *p = (char)tolower((unsigned char)*p);
+        }
+    }
+    /* a BOM that survived conversion (UTF-16 sniffed without one has none) */
+    if (n >= 3 && d[0] == 0xef && d[1] == 0xbb && d[2] == 0xbf && !bom) {
+        d += 3;
+        n -= 3;
+    }
+    /* a first pass sizes the output: a NUL or bad byte gives 3 (U+FFFD) */
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_len(d + i, n - i);
+
+        o += d[i] == 0 || !k ? 3 : k;
+        i += d[i] == 0 || !k ? 1 : k;
+    }
+    buf = vt_xmalloc(o + 1);
+    o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_len(d + i, n - i);
+
+        if (d[i] == 0 || !k) {
+            memcpy(buf + o, "\xef\xbf\xbd", 3);
+            o += 3;
+            i++;
+        } else if (d[i] == '\r') {
+            buf[o++] = '\n';
+            i += i + 1 < n && d[i + 1] == '\n' ? 2 : 1;
+        } else {
+            memcpy(buf + o, d + i, k);
+            o += k;
+            i += k;
         }
     }
     buf[o] = '\0';
-    clean = vt_utf8_clean(buf);
-    free(buf);
-    if (!strncmp(clean, "\xef\xbb\xbf", 3))
-        memmove(clean, clean + 3, strlen(clean + 3) + 1);
-    return clean;
+    free(conv);
+    *out_len = o;
+    return buf;
 }
 
 /* Building one cue's text and words from its raw lines. */
@@ -448,15 +705,59 @@ static void cb_segment(struct cue_builder *b, int64_t t_ms, int64_t end_ms)
     b->seg_ms[b->n_seg++] = t_ms;
 }
 
+/*
+ * One byte of raw cue text: a line break, white space (form feed and the like included),
+ * a control character (U+FFFD) or text.
+ */
+static void cb_byte(struct cue_builder *b, const char *s)
+{
+    unsigned char c = (unsigned char)*s;
+
+    if (c == '\n')
+        b->pending_nl = 1;
+    else if (c == ' ' || c == '\t' || c == '\f' || c == '\v' || c == '\r')
+        b->pending_sp = 1;
+    else if (c < 0x20 || c == 0x7f)
+        cb_emit(b, "\xef\xbf\xbd", 3);
+    else
+        cb_emit(b, s, 1);
+}
+
+/*
+ * A character from a character reference: U+00A0 (&nbsp;) becomes a plain space, since it
+ * separates words for search, the invisible direction marks U+200E and U+200F (&lrm;
+ * &rlm;) nothing, control characters as in cb_byte.
+ */
+static void cb_codepoint(struct cue_builder *b, uint32_t cp)
+{
+    char ub[4];
+
+    if (cp == 0xa0)
+        b->pending_sp = 1;
+    else if (cp == 0x200e || cp == 0x200f)
+        return;
+    else if (cp < 0x80)
+        cb_byte(b, &(char){(char)cp});
+    else if (cp < 0xa0)
+        cb_emit(b, "\xef\xbf\xbd", 3);
+    else
+        cb_emit(b, ub, utf8_put(cp, ub));
+}
+
+/*
+ * One line of SubRip cue text: markup tags (<i>, <font ...>, <00:00:01.000>) and ASS
+ * overrides ({\an8}) removed, character references that end with ';' decoded.
+ */
 static void cb_line(struct cue_builder *b, const char *s, const char *le, int64_t end_ms)
 {
     b->pending_nl = 1;
     while (s < le) {
-        size_t n = (size_t)(le - s), blen = 0;
-        char ub[4];
+        size_t n = (size_t)(le - s);
+        uint32_t cp[2];
+        int ncp = 0;
         size_t tag = *s == '<' ? tag_len(s, n) : 0;
         size_t override = *s == '{' ? override_len(s, n) : 0;
-        size_t entity = *s == '&' ? entity_len(s, n, ub, &blen) : 0;
+        size_t entity = *s == '&' ? html_charref(s, n, cp, &ncp, 1) : 0;
 
         if (tag) {
             const char *q = s + 1;
@@ -468,17 +769,11 @@ static void cb_line(struct cue_builder *b, const char *s, const char *le, int64_
         } else if (override) {
             s += override;
         } else if (entity) {
-            if (blen == 1 && ub[0] == ' ')
-                b->pending_sp = 1;
-            else if (blen)
-                cb_emit(b, ub, blen);
+            for (int i = 0; i < ncp; i++)
+                cb_codepoint(b, cp[i]);
             s += entity;
-        } else if (is_blank(*s)) {
-            b->pending_sp = 1;
-            s++;
         } else {
-            cb_emit(b, s, 1);
-            s++;
+            cb_byte(b, s++);
         }
     }
 }
@@ -532,7 +827,10 @@ struct cap_parser {
     long bad_line; /* first line with an unreadable timing, 0 if none */
     char bad_msg[128];
     int full; /* 1: too many cues, 2: too many words */
+    int vtt;  /* WebVTT: the cue text tokenizer; else SubRip's markup rules */
 };
+
+static void vtt_cue_text(struct cue_builder *b, const char *s, const char *end, int64_t end_ms);
 
 /* Turn the collected lines into a cue; cues left empty by markup removal are dropped. */
 static void finish_cue(struct cap_parser *p)
@@ -548,13 +846,17 @@ static void finish_cue(struct cap_parser *p)
         goto out;
     vt_grow((void **)&b.seg_ms, &b.cap_seg, 1, sizeof(int64_t));
     b.seg_ms[b.n_seg++] = p->start_ms;
-    for (;;) {
-        const char *nl = strchr(s, '\n'), *le = nl ? nl : s + strlen(s);
+    if (p->vtt) {
+        vtt_cue_text(&b, s, s + p->raw.len, p->end_ms);
+    } else {
+        for (;;) {
+            const char *nl = strchr(s, '\n'), *le = nl ? nl : s + strlen(s);
 
-        cb_line(&b, s, le, p->end_ms);
-        if (!nl)
-            break;
-        s = nl + 1;
+            cb_line(&b, s, le, p->end_ms);
+            if (!nl)
+                break;
+            s = nl + 1;
+        }
     }
     if (!b.text.len)
         goto out;
@@ -636,18 +938,231 @@ static void note_bad_line(struct cap_parser *p, long lineno, const char *what, c
              n < (size_t)(le - s) ? "..." : "");
 }
 
-/* A WebVTT block that is not a cue: NOTE, STYLE or REGION followed by a blank or the end. */
-static int vtt_block_keyword(const char *s, const char *le)
+/* ---------------------------------------------------------------------------------- */
+/* WebVTT, following the parser of the W3C specification (https://w3c.github.io/webvtt/, */
+/* "WebVTT parser algorithm", "collect a WebVTT block", "collect WebVTT cue timings and  */
+/* settings", "collect a WebVTT timestamp" and the cue text tokenizer) step by step.    */
+
+/* WebVTT's white space in timing lines: space, tab, line feed, form feed, carriage return */
+static int vtt_space(int c)
 {
-    static const char *const kw[] = {"NOTE", "STYLE", "REGION"};
+    return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+}
 
-    for (size_t i = 0; i < VT_ARRAY_LEN(kw); i++) {
-        size_t k = strlen(kw[i]);
+/* The ASCII digits at *s: their count, *s moved on; the value saturates past 10 digits. */
+static size_t vtt_digits(const char **s, const char *end, int64_t *v)
+{
+    const char *p = *s;
+    size_t n;
 
-        if ((size_t)(le - s) >= k && !memcmp(s, kw[i], k) && (s + k == le || is_blank(s[k])))
-            return 1;
+    *v = 0;
+    for (; p < end && is_digit(*p); p++)
+        if (p - *s < 10)
+            *v = *v * 10 + (*p - '0');
+    n = (size_t)(p - *s);
+    if (n > 10)
+        *v = INT64_MAX;
+    *s = p;
+    return n;
+}
+
+/*
+ * "Collect a WebVTT timestamp" at *p: [hours:]MM:SS.mmm where hours are 2 or more digits
+ * (a first field of 2 digits at most 59 is minutes), minutes and seconds exactly 2 digits
+ * up to 59 and exactly 3 fraction digits after a '.'. Its value in ms with *p moved past
+ * it, or -1. Hours above MAX_HOURS are refused too, so that times stay bounded.
+ */
+static int64_t vtt_timestamp(const char **p, const char *end)
+{
+    const char *s = *p, *q;
+    int64_t v1, v2, v3, v4;
+    int hours = 0;
+
+    if (s >= end || !is_digit(*s))
+        return -1;
+    q = s;
+    vtt_digits(&s, end, &v1);
+    if (s - q != 2 || v1 > 59)
+        hours = 1;
+    if (s >= end || *s != ':')
+        return -1;
+    q = ++s;
+    vtt_digits(&s, end, &v2);
+    if (s - q != 2)
+        return -1;
+    if (hours || (s < end && *s == ':')) {
+        if (s >= end || *s != ':')
+            return -1;
+        q = ++s;
+        vtt_digits(&s, end, &v3);
+        if (s - q != 2)
+            return -1;
+    } else {
+        v3 = v2;
+        v2 = v1;
+        v1 = 0;
     }
-    return 0;
+    if (s >= end || *s != '.')
+        return -1;
+    q = ++s;
+    vtt_digits(&s, end, &v4);
+    if (s - q != 3 || v2 > 59 || v3 > 59 || v1 > MAX_HOURS)
+        return -1;
+    *p = s;
+    return ((v1 * 60 + v2) * 60 + v3) * 1000 + v4;
+}
+
+/*
+ * "Collect WebVTT cue timings and settings" from the line s..end: 0 with the times, -1
+ * when the line is no timing line. What follows the end time is cue settings (position,
+ * alignment, region), which never make a cue invalid and are not kept, so it is not read:
+ * "00:01.000 --> 00:02.000line:40%" is a cue.
+ */
+static int vtt_timing(const char *s, const char *end, int64_t *start_ms, int64_t *end_ms)
+{
+    while (s < end && vtt_space(*s))
+        s++;
+    *start_ms = vtt_timestamp(&s, end);
+    if (*start_ms < 0)
+        return -1;
+    while (s < end && vtt_space(*s))
+        s++;
+    if (end - s < 3 || memcmp(s, "-->", 3))
+        return -1;
+    s += 3;
+    while (s < end && vtt_space(*s))
+        s++;
+    *end_ms = vtt_timestamp(&s, end);
+    return *end_ms < 0 ? -1 : 0;
+}
+
+/*
+ * The cue text s..end through the WebVTT cue text tokenizer into b: text as it is, a
+ * character reference decoded (the HTML list), and every tag ('<' up to the next '>' or the
+ * end of the text, whether known, unknown, broken or never closed) removed; a timestamp tag
+ * that holds a valid timestamp starts a timing segment. The tree the tags build only
+ * styles the text, so the text in document order is the text of the cue.
+ */
+static void vtt_cue_text(struct cue_builder *b, const char *s, const char *end, int64_t end_ms)
+{
+    b->pending_nl = 1;
+    while (s < end) {
+        if (*s == '<') {
+            const char *q = s + 1, *gt = memchr(q, '>', (size_t)(end - q)), *te = gt ? gt : end;
+
+            if (q < te && is_digit(*q)) {
+                int64_t t_ms = vtt_timestamp(&q, te);
+
+                if (t_ms >= 0 && q == te)
+                    cb_segment(b, t_ms, end_ms);
+            }
+            s = gt ? gt + 1 : end;
+        } else if (*s == '&') {
+            uint32_t cp[2];
+            int ncp = 0;
+            size_t k = html_charref(s, (size_t)(end - s), cp, &ncp, 0);
+
+            if (k) {
+                for (int i = 0; i < ncp; i++)
+                    cb_codepoint(b, cp[i]);
+                s += k;
+            } else {
+                cb_byte(b, s++);
+            }
+        } else {
+            cb_byte(b, s++);
+        }
+    }
+}
+
+/*
+ * "Collect a WebVTT block" from *pos (its line number *lineno), both moved past it. A block
+ * is a cue when its first line, or its second after an identifier, is a valid timing line;
+ * a line holding "-->" later in the block ends the block and starts the next one. Its text
+ * is the lines after the timing line up to a blank line. The header (in_header) holds no
+ * cue and also ends at a "-->" line. Blocks that are no cue (NOTE, STYLE, REGION, junk) are
+ * skipped; a timing line that does not parse is remembered for the error message.
+ */
+static void vtt_block(struct cap_parser *p, const char **posp, long *lineno, const char *end,
+                      int in_header)
+{
+    const char *pos = *posp, *prev = pos;
+    long line = *lineno, prev_line = line;
+    int count = 0, seen_arrow = 0, is_cue = 0;
+    int64_t a_ms = 0, b_ms = 0;
+
+    p->raw.len = 0;
+    vt_sb_add(&p->raw, "", 0);
+    for (;;) {
+        const char *s = pos, *nl = memchr(pos, '\n', (size_t)(end - pos)), *le = nl ? nl : end;
+
+        count++;
+        pos = nl ? nl + 1 : end;
+        line++;
+        if (memmem(s, (size_t)(le - s), "-->", 3)) {
+            if (in_header || !(count == 1 || (count == 2 && !seen_arrow))) {
+                pos = prev;
+                line = prev_line;
+                break;
+            }
+            seen_arrow = 1;
+            prev = pos;
+            prev_line = line;
+            is_cue = !vtt_timing(s, le, &a_ms, &b_ms);
+            if (is_cue)
+                p->raw.len = 0; /* the identifier */
+            else
+                note_bad_line(p, line - 1, "bad cue timing", s, le);
+        } else if (s == le) {
+            break;
+        } else {
+            add_raw_line(p, s, le);
+            prev = pos;
+            prev_line = line;
+        }
+        if (!nl)
+            break;
+    }
+    *posp = pos;
+    *lineno = line;
+    if (!is_cue)
+        return;
+    p->in_cue = 1;
+    p->start_ms = a_ms;
+    /* the specification keeps a cue that ends before it starts; a transcript cue cannot */
+    p->end_ms = b_ms < a_ms ? a_ms : b_ms;
+    finish_cue(p);
+}
+
+/* Parse the normalized input buf (len bytes) as WebVTT: the "WebVTT parser algorithm". */
+static void parse_vtt(struct cap_parser *p, const char *buf, size_t len)
+{
+    const char *pos = buf, *end = buf + len, *nl;
+    long line = 1;
+
+    /* the signature line was checked by the caller: skip it */
+    nl = memchr(pos, '\n', len);
+    if (!nl || nl + 1 >= end)
+        return;
+    pos = nl + 1;
+    line++;
+    if (*pos != '\n') {
+        vtt_block(p, &pos, &line, end, 1);
+    } else {
+        pos++;
+        line++;
+    }
+    while (pos < end && *pos == '\n') {
+        pos++;
+        line++;
+    }
+    while (pos < end && !p->full) {
+        vtt_block(p, &pos, &line, end, 0);
+        while (pos < end && *pos == '\n') {
+            pos++;
+            line++;
+        }
+    }
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -844,47 +1359,57 @@ out:
     return rc;
 }
 
+/* The length of the run of bytes of accept at s (n bytes, which may hold NUL). */
+static size_t strspn_n(const char *s, size_t n, const char *accept)
+{
+    size_t i = 0;
+
+    while (i < n && s[i] && strchr(accept, s[i]))
+        i++;
+    return i;
+}
+
+/* Whether buf (len bytes) starts with a WebVTT signature: "WEBVTT" then the end, a space, a tab
+ * or a line break. */
+static int vtt_signature(const char *buf, size_t len)
+{
+    return len >= 6 && !memcmp(buf, "WEBVTT", 6) &&
+           (len == 6 || buf[6] == ' ' || buf[6] == '\t' || buf[6] == '\n');
+}
+
 /*
- * vt_captions_parse with name as the message prefix (NULL: the format's name) and the
- * format found ("srt", "vtt" or "json3") in *kind.
+ * Whether the line s..le (holding "-->") was meant as a timing line: a time, possibly
+ * negative or out of range, before its "-->"; "x --> y" is text.
  */
-static int parse_captions(const char *data, size_t len, const char *format, const char *name,
-                          struct vt_transcript *out, const char **kind, char *err, size_t errlen)
+static int timing_like(const char *s, const char *le)
+{
+    if (s < le && *s == '-')
+        s++;
+    if (s >= le || !is_digit(*s))
+        return 0;
+    while (s < le && (is_digit(*s) || *s == ':' || *s == ',' || *s == '.'))
+        s++;
+    while (s < le && is_blank(*s))
+        s++;
+    return le - s >= 3 && !memcmp(s, "-->", 3);
+}
+
+/*
+ * SubRip as the common readers (FFmpeg, pysrt, srt) take it: a cue is an optional number
+ * line, a timing line "START --> END" (',' or '.' before the ms, anything after the end
+ * time) and the text after it up to the next timing line, blank lines included; the number
+ * line just before a timing line belongs to the next cue. A line that holds "-->" but is
+ * no timing is text within a cue unless it starts with a time (then it ends the cue and
+ * starts a block that is skipped, as it does outside a cue).
+ */
+static void parse_srt(struct cap_parser *p, const char *buf, size_t len, int *any_timing,
+                      long *first_content)
 {
     enum { IDLE, CUE, SKIP } state = IDLE;
-    struct cap_parser p = {0};
-    char *buf = NULL;
-    const char *s, *end;
-    long lineno = 0, first_content = 0;
-    int any_timing = 0, rc = 0, is_vtt = 0;
+    const char *s = buf, *end = buf + len;
+    long lineno = 0;
 
-    memset(out, 0, sizeof(*out));
-    *kind = "srt";
-    if (format && strcmp(format, "srt") && strcmp(format, "vtt") && strcmp(format, "json3"))
-        return vt_err(err, errlen, VT_EINVAL, "'%s': unknown captions format", format);
-    if (len > VT_CAPTIONS_MAX_BYTES)
-        return vt_err(err, errlen, VT_EINVAL, "%s%scaptions too large (%zu bytes, limit %u MiB)",
-                      name ? name : "", name ? ": " : "", len, VT_CAPTIONS_MAX_BYTES >> 20);
-    buf = normalize_input(data ? data : "", data ? len : 0);
-    s = buf + strspn(buf, " \t\n");
-    /* neither SubRip nor WebVTT can start with '{' (an ASS override is within a cue) */
-    if ((format && !strcmp(format, "json3")) || (!format && *s == '{')) {
-        *kind = "json3";
-        rc = parse_json3(buf, name ? name : "json3", out, err, errlen);
-        free(buf);
-        return rc;
-    }
-    if (!strncmp(buf, "WEBVTT", 6) && (!buf[6] || is_blank(buf[6]) || buf[6] == '\n'))
-        is_vtt = 1;
-    else if (format && !strcmp(format, "vtt"))
-        is_vtt = 1; /* a header-less WebVTT file reads like SubRip */
-    *kind = is_vtt ? "vtt" : "srt";
-    if (!name)
-        name = is_vtt ? "vtt" : "srt";
-    p.out = out;
-    s = buf;
-    end = buf + strlen(buf);
-    while (s <= end && !p.full) {
+    while (s <= end && !p->full) {
         const char *nl = memchr(s, '\n', (size_t)(end - s)), *le = nl ? nl : end, *t = s;
         int64_t a_ms, b_ms;
         int r;
@@ -892,43 +1417,96 @@ static int parse_captions(const char *data, size_t len, const char *format, cons
         lineno++;
         while (t < le && is_blank(*t))
             t++;
-        if (lineno == 1 && !strncmp(s, "WEBVTT", 6) && is_vtt) {
-            state = SKIP; /* the header block */
-        } else if (t == le) {
-            finish_cue(&p);
-            state = IDLE;
+        if (t == le) {
+            if (state == CUE)
+                add_raw_line(p, s, le); /* the cue goes on after a blank line */
+            else
+                state = IDLE;
         } else if (memmem(t, (size_t)(le - t), "-->", 3)) {
             r = parse_timing(t, le, &a_ms, &b_ms);
             if (r == 0) {
-                any_timing = 1;
-                drop_number_line(&p);
-                finish_cue(&p);
-                p.in_cue = 1;
-                p.start_ms = a_ms;
-                p.end_ms = b_ms;
+                *any_timing = 1;
+                drop_number_line(p);
+                finish_cue(p);
+                p->in_cue = 1;
+                p->start_ms = a_ms;
+                p->end_ms = b_ms;
                 state = CUE;
-            } else if (r < 0 && state == CUE) {
-                add_raw_line(&p, s, le); /* text that happens to hold "-->" */
+            } else if (r < 0 && state == CUE && !timing_like(t, le)) {
+                add_raw_line(p, s, le); /* text that happens to hold "-->" */
             } else {
-                drop_number_line(&p);
-                finish_cue(&p);
-                note_bad_line(&p, lineno, r > 0 ? "cue ends before it starts" : "bad cue timing", t,
+                drop_number_line(p);
+                finish_cue(p);
+                note_bad_line(p, lineno, r > 0 ? "cue ends before it starts" : "bad cue timing", t,
                               le);
                 state = SKIP;
             }
         } else if (state == CUE) {
-            add_raw_line(&p, s, le);
-        } else if (state == IDLE) {
-            if (is_vtt && vtt_block_keyword(t, le))
-                state = SKIP;
-            else if (!first_content)
-                first_content = lineno; /* a cue number or identifier, or junk */
+            add_raw_line(p, s, le);
+        } else if (state == IDLE && !*first_content) {
+            *first_content = lineno; /* a cue number, or junk */
         }
         if (!nl)
             break;
         s = nl + 1;
     }
-    finish_cue(&p);
+    finish_cue(p);
+}
+
+/*
+ * vt_captions_parse with name as the message prefix (NULL: the format's name), the format
+ * found ("srt", "vtt" or "json3") in *kind and the encoding converted from in enc ("" for
+ * UTF-8).
+ */
+static int parse_captions(const char *data, size_t len, const char *format, const char *name,
+                          struct vt_transcript *out, const char **kind, char *enc, size_t enc_len,
+                          char *err, size_t errlen)
+{
+    struct cap_parser p = {0};
+    char *buf = NULL;
+    const char *s;
+    size_t n;
+    long first_content = 0;
+    int any_timing = 0, rc = 0, is_vtt = 0;
+
+    memset(out, 0, sizeof(*out));
+    *kind = "srt";
+    enc[0] = '\0';
+    if (format && strcmp(format, "srt") && strcmp(format, "vtt") && strcmp(format, "json3"))
+        return vt_err(err, errlen, VT_EINVAL, "'%s': unknown captions format", format);
+    if (len > VT_CAPTIONS_MAX_BYTES)
+        return vt_err(err, errlen, VT_EINVAL, "%s%scaptions too large (%zu bytes, limit %u MiB)",
+                      name ? name : "", name ? ": " : "", len, VT_CAPTIONS_MAX_BYTES >> 20);
+    if (!data)
+        data = "", len = 0;
+    /* JSON is Unicode: content that starts with '{' (after a BOM and white space) is json3 */
+    n = len >= 3 && !memcmp(data, "\xef\xbb\xbf", 3) ? 3 : 0;
+    n += strspn_n(data + n, len - n, " \t\r\n");
+    buf = normalize_input(
+        data, len, (format && !strcmp(format, "json3")) || (!format && n < len && data[n] == '{'),
+        enc, enc_len, &n);
+    s = buf + strspn(buf, " \t\n");
+    /* neither SubRip nor WebVTT can start with '{' (an ASS override is within a cue) */
+    if ((format && !strcmp(format, "json3")) || (!format && *s == '{')) {
+        *kind = "json3";
+        rc = parse_json3(buf, name ? name : "json3", out, err, errlen);
+        goto model;
+    }
+    /* a WEBVTT signature always means WebVTT; without one a .vtt file is no WebVTT */
+    is_vtt = vtt_signature(buf, n) || (format && !strcmp(format, "vtt"));
+    *kind = is_vtt ? "vtt" : "srt";
+    if (!name)
+        name = *kind;
+    if (is_vtt && !vtt_signature(buf, n)) {
+        rc = vt_err(err, errlen, VT_EINVAL, "%s: line 1: no WEBVTT signature (not WebVTT)", name);
+        goto out;
+    }
+    p.out = out;
+    p.vtt = is_vtt;
+    if (is_vtt)
+        parse_vtt(&p, buf, n);
+    else
+        parse_srt(&p, buf, n, &any_timing, &first_content);
     if (p.full) {
         rc = p.full == 1 ? vt_err(err, errlen, VT_EINVAL, "%s: more than %d cues", name,
                                   VT_CAPTIONS_MAX_CUES)
@@ -939,7 +1517,7 @@ static int parse_captions(const char *data, size_t len, const char *format, cons
     if (!out->n_cues) {
         if (p.bad_line)
             rc = vt_err(err, errlen, VT_EINVAL, "%s: line %ld: %s", name, p.bad_line, p.bad_msg);
-        else if (!any_timing && first_content)
+        else if (!is_vtt && !any_timing && first_content)
             rc = vt_err(err, errlen, VT_EINVAL,
                         "%s: line %ld: no cue timing found (not SubRip or WebVTT)", name,
                         first_content);
@@ -949,7 +1527,13 @@ static int parse_captions(const char *data, size_t len, const char *format, cons
         goto out;
     }
     sort_cues(out);
-    snprintf(out->model, sizeof(out->model), "captions:%s", is_vtt ? "vtt" : "srt");
+    snprintf(out->model, sizeof(out->model), "captions:%s", *kind);
+model:
+    if (!rc && *enc) {
+        size_t k = strlen(out->model);
+
+        snprintf(out->model + k, sizeof(out->model) - k, " (%s)", enc);
+    }
 out:
     if (rc)
         vt_transcript_release(out);
@@ -962,8 +1546,9 @@ int vt_captions_parse(const char *data, size_t len, const char *format, struct v
                       char *err, size_t errlen)
 {
     const char *kind;
+    char enc[64];
 
-    return parse_captions(data, len, format, NULL, out, &kind, err, errlen);
+    return parse_captions(data, len, format, NULL, out, &kind, enc, sizeof(enc), err, errlen);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -1084,6 +1669,7 @@ int vt_captions_load_file(const char *path, struct vt_transcript *out, char *err
     char *data = NULL, *name = vt_xasprintf("'%s'", path);
     size_t len, lang_len = 0;
     const char *kind;
+    char enc[64];
     int rc;
 
     memset(out, 0, sizeof(*out));
@@ -1108,12 +1694,12 @@ int vt_captions_load_file(const char *path, struct vt_transcript *out, char *err
         vt_read_file_capped(path, "captions file", VT_CAPTIONS_MAX_BYTES, &data, &len, err, errlen);
     if (rc)
         goto out;
-    rc = parse_captions(data, len, format, name, out, &kind, err, errlen);
+    rc = parse_captions(data, len, format, name, out, &kind, enc, sizeof(enc), err, errlen);
     if (rc)
         goto out;
-    if (lang)
-        snprintf(out->model, sizeof(out->model), "captions:sidecar %s (%.*s)", kind, (int)lang_len,
-                 lang);
+    if (lang || *enc)
+        snprintf(out->model, sizeof(out->model), "captions:sidecar %s (%.*s%s%s)", kind,
+                 (int)lang_len, lang ? lang : "", lang && *enc ? ", " : "", enc);
     else
         snprintf(out->model, sizeof(out->model), "captions:sidecar %s", kind);
 out:
@@ -1179,11 +1765,20 @@ static char *decode_entities(const char *s)
 
     vt_sb_add(&sb, "", 0);
     for (size_t i = 0; i < n;) {
-        char ub[4];
-        size_t blen = 0, k = s[i] == '&' ? entity_len(s + i, n - i, ub, &blen) : 0;
+        uint32_t cp[2];
+        int ncp = 0;
+        size_t k = s[i] == '&' ? html_charref(s + i, n - i, cp, &ncp, 1) : 0;
 
         if (k) {
-            vt_sb_add(&sb, ub, blen);
+            for (int j = 0; j < ncp; j++) {
+                char ub[4];
+
+                /* as in cue text: &nbsp; a space, &lrm; and &rlm; nothing */
+                if (cp[j] == 0xa0)
+                    vt_sb_addc(&sb, ' ');
+                else if (cp[j] != 0x200e && cp[j] != 0x200f)
+                    vt_sb_add(&sb, ub, utf8_put(cp[j], ub));
+            }
             i += k;
         } else {
             vt_sb_addc(&sb, s[i++]);
@@ -1473,31 +2068,35 @@ static int words_match(const char *text, const struct vt_cue *c)
 
 /*
  * One character of text (tidy: no blank line, no control character) for the format.
- * WebVTT escapes every & < >; SubRip has no escapes, so only what this reader could take
- * for markup is written as an entity: every '<' that could open a tag (whether or not a
- * '>' follows: escaping a later '<' may otherwise close it), every '&' that starts an
- * entity, and the '>' of a "-->" so that no text line reads as a timing line. "{\" would
- * read as an ASS override in both.
+ * WebVTT escapes every & < >. SubRip has no escapes that its readers agree on (most show
+ * "&lt;" as it is), so text is written as it is, except what this reader would take for
+ * something else: a '<' that opens a tag (gt_later: a '>' follows on the line; whether or
+ * not another '<' comes first, since that one may be escaped), an '&' that starts a
+ * character reference, the '\' of an ASS override "{\" and, in a line that would read as
+ * a timing line (timing_line), the '>' of its "-->".
  */
-static void add_text_char(struct vt_sb *out, const char *line, size_t i, size_t n, int vtt)
+static void add_text_char(struct vt_sb *out, const char *line, size_t i, size_t n, int vtt,
+                          int timing_line, int gt_later)
 {
-    char c = line[i], ub[4];
-    size_t blen;
+    char c = line[i];
+    uint32_t cp[2];
+    int ncp;
 
-    if (c == '\\' && i > 0 && line[i - 1] == '{')
-        vt_sb_adds(out, "&#92;");
-    else if (vtt && c == '&')
+    if (vtt && c == '&')
         vt_sb_adds(out, "&amp;");
     else if (vtt && c == '<')
         vt_sb_adds(out, "&lt;");
     else if (vtt && c == '>')
         vt_sb_adds(out, "&gt;");
-    else if (!vtt && c == '&' && entity_len(line + i, n - i, ub, &blen))
+    else if (vtt)
+        vt_sb_addc(out, c);
+    else if (c == '\\' && i > 0 && line[i - 1] == '{')
+        vt_sb_adds(out, "&#92;");
+    else if (c == '&' && html_charref(line + i, n - i, cp, &ncp, 1))
         vt_sb_adds(out, "&amp;");
-    else if (!vtt && c == '<' && i + 1 < n &&
-             (is_alpha(line[i + 1]) || is_digit(line[i + 1]) || line[i + 1] == '/'))
+    else if (c == '<' && gt_later && tag_scan(line + i, n - i, 1))
         vt_sb_adds(out, "&lt;");
-    else if (!vtt && c == '>' && i >= 2 && line[i - 1] == '-' && line[i - 2] == '-')
+    else if (c == '>' && timing_line && i >= 2 && line[i - 1] == '-' && line[i - 2] == '-')
         vt_sb_adds(out, "&gt;");
     else
         vt_sb_addc(out, c);
@@ -1514,6 +2113,8 @@ static void add_cue_text(struct vt_sb *out, const char *text, const struct vt_cu
 
     while (*line) {
         size_t n = strcspn(line, "\n");
+        int timing_line = !vtt && timing_like(line, line + n);
+        const char *last_gt = memrchr(line, '>', n);
 
         for (size_t i = 0; i < n; i++) {
             if (tagged && (i == 0 || line[i - 1] == ' ')) {
@@ -1525,7 +2126,7 @@ static void add_cue_text(struct vt_sb *out, const char *text, const struct vt_cu
                 add_time(out, t_ms, '.');
                 vt_sb_addc(out, '>');
             }
-            add_text_char(out, line, i, n, vtt);
+            add_text_char(out, line, i, n, vtt, timing_line, last_gt && last_gt > line + i);
         }
         vt_sb_addc(out, '\n');
         line += n;

@@ -5,7 +5,8 @@
  * timings when the format carries them (WebVTT timestamp tags, YouTube json3 offsets); and
  * a transcript is
  * written back out as WebVTT, SubRip or plain text. Caption files are untrusted input:
- * sizes and cue counts are capped, text is repaired to valid UTF-8 and cleaned of markup.
+ * sizes and cue counts are capped, legacy encodings are detected and converted, text is
+ * repaired to valid UTF-8 and cleaned of markup.
  */
 #ifndef VT_CAPTIONS_H
 #define VT_CAPTIONS_H
@@ -26,21 +27,44 @@ struct vt_sb;
 
 /*
  * Parse len bytes of SubRip, WebVTT or YouTube's json3 (data need not be NUL-terminated and
- * may hold NUL bytes, a BOM, CRLF or lone CR line ends, UTF-16 with a BOM, invalid UTF-8).
+ * may hold NUL bytes, a BOM, CRLF or lone CR line ends, invalid UTF-8).
  * format is "srt", "vtt", "json3" or NULL to detect: content starting with '{' (after a BOM
- * and white space) is json3; a "WEBVTT" header always means WebVTT.
+ * and white space) is json3; a "WEBVTT" signature always means WebVTT.
+ *
+ * The encoding: a BOM (UTF-8, UTF-16LE/BE), else UTF-16 without a BOM (told by its 0
+ * bytes), else UTF-8 when the data is valid UTF-8 (a few bad bytes among many multi-byte
+ * sequences are U+FFFD), else what libuchardet finds (Windows-1252, ISO-8859-1/-15,
+ * GB18030 for GB2312/GBK, Shift-JIS, Big5 ...), converted with iconv. json3 is always
+ * Unicode. NUL bytes become U+FFFD.
  *
  * *out is overwritten (its previous contents are not freed) and on success holds the cues
  * sorted by start, none empty, each end_s >= start_s; model is "captions:srt" or
- * "captions:vtt". Cue text has its markup removed (tags such as <i>, <c.x>, <v Name> and
- * ASS overrides {\an8}), the entities &amp; &lt; &gt; &quot; &apos; &nbsp; and numeric
- * ones decoded (&lrm; and &rlm; dropped), spaces collapsed, and its non-empty lines joined
- * with '\n'. When a cue holds WebVTT timestamp tags (<00:00:01.234>) its words[] get
+ * "captions:vtt", followed by " (<encoding>)" when the file was not UTF-8, e.g.
+ * "captions:srt (windows-1252)", "captions:vtt (utf-16le)". Cue text has its markup
+ * removed, character references decoded (&nbsp; becomes a space, &lrm; and &rlm; nothing),
+ * spaces collapsed, and its non-empty lines joined with '\n'.
+ *
+ * WebVTT is read by the W3C parser algorithm (https://w3c.github.io/webvtt/): the file must
+ * start with a WEBVTT signature (VT_EINVAL "vtt: line 1: no WEBVTT signature" otherwise);
+ * timestamps are [hh:]mm:ss.ttt exactly (two-digit minutes and seconds, three-digit
+ * fraction, '.' only); white space in timing lines includes form feeds; cue settings are
+ * not read and never invalidate a cue ("00:01.000 --> 00:02.000line:40%" is a cue); a cue
+ * that ends before it starts is kept, ending where it starts; a line holding "-->" ends a
+ * cue's text; every tag ('<' to the next '>' or the end of the cue, known or not, closed or
+ * not) is removed; character references are HTML's full named list (&copy;, &notin;, the
+ * legacy ones such as &eacute without ';') and numeric ones.
+ *
+ * SubRip is read as FFmpeg and pysrt read it: an optional number line, a timing line
+ * ("HH:MM:SS,mmm --> HH:MM:SS,mmm", '.' accepted, up to 5-digit hours, anything after the
+ * end time) and text up to the next timing line, blank lines within it kept; tags such as
+ * <i>, <font ...>, <c.x>, <v Name> and ASS overrides ({\an8}) removed; character references
+ * ending with ';' decoded. Cues with unreadable timings or end before start are dropped.
+ *
+ * When a cue holds WebVTT timestamp tags (<00:00:01.234>) its words[] get
  * times: the time from one tag to the next is spread evenly over the words that start in
  * between, text before the first tag starts at the cue's start, and each word lasts until
  * the next one starts (the last until the cue's end). Otherwise
- * words is NULL and n_words 0. Cues with unreadable timings or end before start are
- * dropped.
+ * words is NULL and n_words 0.
  *
  * json3 ({"events":[{"tStartMs":1000,"dDurationMs":2500,"segs":[{"utf8":"hi"},
  * {"utf8":" you","tOffsetMs":480}]}, ...]}): one cue per event with text, its segs joined
@@ -64,7 +88,9 @@ int vt_captions_parse(const char *data, size_t len, const char *format, struct v
  * most VT_CAPTIONS_MAX_BYTES). The format comes from the extension (.srt, .vtt, .json3) or,
  * when the content says WEBVTT or the extension is none of them, from the content. model
  * becomes "captions:sidecar srt", "... vtt" or "... json3", with " (<lang>)" when the file
- * name is NAME.<lang>.ext. Returns like vt_captions_parse, messages start with the quoted path.
+ * name is NAME.<lang>.ext and the encoding when it is not UTF-8: "captions:sidecar srt (fr,
+ * windows-1252)", "captions:sidecar srt (gb18030)". Returns like vt_captions_parse, messages
+ * start with the quoted path.
  */
 int vt_captions_load_file(const char *path, struct vt_transcript *out, char *err, size_t errlen);
 
@@ -101,10 +127,12 @@ int vt_captions_import(const char *media_path, struct vt_transcript *out, char *
  * Append t to *out as format "vtt" (WebVTT: "WEBVTT" header, HH:MM:SS.mmm timings, & < >
  * escaped, a timestamp tag before every word when the cue's words match its text, so that
  * vt_captions_parse reads the words back), "srt" (SubRip: numbered cues, HH:MM:SS,mmm, no
- * markup) or "txt" (each cue's text on one line, its line break turned into a space, no
- * times). Text is sanitised so that no cue can break the format: no blank line, no "-->"
- * in SubRip, no control characters. Empty cues are left out. Returns 0, or VT_EINVAL for
- * an unknown format (nothing appended).
+ * markup, text as it is: "a < b & c" stays so; only a '<' that would read as a tag, an '&'
+ * that would read as a character reference, "{\" and the "-->" of a line that would read
+ * as a timing line are written as references) or "txt" (each cue's text on one line, its
+ * line break turned into a space, no times). Text is sanitised so that no cue can break the
+ * format: no blank line, no control characters. Empty cues are left out. Returns 0, or
+ * VT_EINVAL for an unknown format (nothing appended).
  */
 int vt_captions_write(const struct vt_transcript *t, const char *format, struct vt_sb *out);
 

@@ -9,6 +9,7 @@
 #include "stt.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int vt_lib_fail(struct vt_library *lib, int code, const char *fmt, ...)
@@ -75,6 +79,131 @@ int vt_library_default_dir(const char *dir, char *buf, size_t n)
     return w < 0 || (size_t)w >= n ? VT_EINVAL : 0;
 }
 
+/*
+ * Stage ownership. A stage marked running names its owner, "host:pid:nonce"; the
+ * owner holds an exclusive flock on LIBRARY/locks/<pid>-<nonce>.lock for as long as
+ * it lives. The kernel drops the lock when the process dies, however it dies: a
+ * zombie, a reused pid or a reboot cannot keep a dead owner's stage running. The file
+ * gets its final name only once locked, so a lock file under that name that is not
+ * locked always means its owner is gone.
+ */
+static char *owner_lock_path(const struct vt_library *lib, const char *owner)
+{
+    const char *nonce = strrchr(owner, ':'), *pid;
+    long v;
+    char digits[24];
+
+    if (!nonce || strlen(nonce + 1) != 16 || strspn(nonce + 1, "0123456789abcdef") != 16)
+        return NULL;
+    for (pid = nonce; pid > owner && pid[-1] != ':'; pid--)
+        ;
+    if (pid == owner || (size_t)(nonce - pid) >= sizeof(digits))
+        return NULL;
+    memcpy(digits, pid, (size_t)(nonce - pid));
+    digits[nonce - pid] = '\0';
+    if (vt_parse_long(digits, 1, 1L << 30, &v))
+        return NULL;
+    return vt_xasprintf("%s/locks/%ld-%s.lock", lib->dir, v, nonce + 1);
+}
+
+void vt_lib_owner_locks_sweep(struct vt_library *lib)
+{
+    char *dir = vt_xasprintf("%s/locks", lib->dir);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    while (d && (e = readdir(d)) && n < 1000) {
+        size_t len = strlen(e->d_name);
+        int is_lock = len > 5 && !strcmp(e->d_name + len - 5, ".lock");
+        int is_tmp = len > 4 && !strcmp(e->d_name + len - 4, ".tmp");
+        struct stat st;
+        char *p;
+        int fd;
+
+        if (!is_lock && !is_tmp)
+            continue;
+        n++;
+        p = vt_xasprintf("%s/%s", dir, e->d_name);
+        fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        /* a .tmp is locked a moment after it is made: only old ones are leftovers */
+        if (fd >= 0 && !fstat(fd, &st) && (is_lock || st.st_mtime < time(NULL) - 60) &&
+            !flock(fd, LOCK_SH | LOCK_NB))
+            unlink(p);
+        if (fd >= 0)
+            close(fd);
+        free(p);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+}
+
+int vt_lib_owner_lock(struct vt_library *lib)
+{
+    char err[512];
+    char *dir, *path, *tmp = NULL;
+    int fd = -1, rc = 0;
+
+    if (lib->owner_fd >= 0)
+        return 0;
+    dir = vt_xasprintf("%s/locks", lib->dir);
+    path = owner_lock_path(lib, lib->owner);
+    if (!path) {
+        rc = vt_lib_fail(lib, VT_EINVAL, "'%s': not an owner name", lib->owner);
+        goto out;
+    }
+    if (vt_mkdir_p(dir, err, sizeof(err))) {
+        rc = vt_lib_fail(lib, VT_EIO, "%s", err);
+        goto out;
+    }
+    tmp = vt_xasprintf("%.*s.tmp", (int)(strlen(path) - 5), path);
+    fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+        rc = vt_lib_fail(lib, VT_EIO, "cannot create '%s': %s", tmp, strerror(errno));
+        goto out;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) || rename(tmp, path)) {
+        rc = vt_lib_fail(lib, VT_EIO, "cannot lock '%s': %s", tmp, strerror(errno));
+        unlink(tmp);
+        close(fd);
+        goto out;
+    }
+    lib->owner_fd = fd;
+    vt_lib_owner_locks_sweep(lib);
+out:
+    free(tmp);
+    free(path);
+    free(dir);
+    return rc;
+}
+
+int vt_lib_owner_dead(struct vt_library *lib, const char *owner)
+{
+    char *path;
+    int fd, dead = 0;
+
+    if (!owner)
+        return 1;
+    if (!strcmp(owner, lib->owner))
+        return 0; /* ourselves */
+    path = owner_lock_path(lib, owner);
+    if (!path)
+        return 1; /* not an owner this version writes: no process can hold it */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+        dead = errno == ENOENT;
+    } else if (!flock(fd, LOCK_SH | LOCK_NB)) {
+        dead = 1;
+        unlink(path);
+    }
+    /* else EWOULDBLOCK: alive; anything else cannot be told and leaves the stage alone */
+    if (fd >= 0)
+        close(fd);
+    free(path);
+    return dead;
+}
+
 struct vt_library *vt_library_open(const char *dir, int create, char *err, size_t errlen)
 {
     struct vt_library *lib = NULL;
@@ -104,6 +233,7 @@ struct vt_library *vt_library_open(const char *dir, int create, char *err, size_
     }
     lib = vt_xcalloc(1, sizeof(*lib));
     lib->dir = vt_xstrdup(dir);
+    lib->owner_fd = -1;
     if (vt_store_open(db, &lib->store, err, errlen))
         goto fail;
     {
@@ -116,7 +246,19 @@ struct vt_library *vt_library_open(const char *dir, int create, char *err, size_
     }
     gethostname(host, sizeof(host) - 1);
     host[sizeof(host) - 1] = '\0';
-    snprintf(lib->owner, sizeof(lib->owner), "%s:%ld", host, (long)getpid());
+    {
+        /* the nonce tells this handle from a dead process whose pid came back */
+        uint64_t nonce;
+        struct timespec ts;
+
+        if (getrandom(&nonce, sizeof(nonce), GRND_NONBLOCK) != (ssize_t)sizeof(nonce)) {
+            clock_gettime(CLOCK_REALTIME, &ts);
+            nonce = vt_fnv1a64(VT_FNV64_INIT, &ts, sizeof(ts));
+            nonce = vt_fnv1a64(nonce, &lib, sizeof(lib));
+        }
+        snprintf(lib->owner, sizeof(lib->owner), "%s:%ld:%016llx", host, (long)getpid(),
+                 (unsigned long long)nonce);
+    }
     free(db);
     return lib;
 fail:
@@ -129,6 +271,15 @@ void vt_library_close(struct vt_library *lib)
 {
     if (!lib)
         return;
+    if (lib->owner_fd >= 0) {
+        char *p = owner_lock_path(lib, lib->owner);
+
+        /* removed while still held: a checker that opened it sees it unlocked after */
+        if (p)
+            unlink(p);
+        free(p);
+        close(lib->owner_fd);
+    }
     for (size_t i = 0; i < VT_ARRAY_LEN(lib->docs); i++)
         free(lib->docs[i].json);
     if (lib->free_engines)

@@ -20,7 +20,10 @@ struct vt_library {
     char *dir;
     struct vt_store *store;
     struct vt_callbacks cb;
-    char owner[128];    /* "host:pid", marks stages this process runs */
+    /* "host:pid:nonce", marks stages this handle runs; alive while owner_fd holds the
+     * lock on locks/<pid>-<nonce>.lock (taken before the first claim, -1 until then) */
+    char owner[128];
+    int owner_fd;
     struct vt_ocr *ocr; /* engines created on first use, reused for every video */
     struct vt_stt *stt;
     /*
@@ -55,6 +58,16 @@ char *vt_lib_path(const struct vt_library *lib, const char *path);
 /* A free id for a new video, inside a write transaction: preferred when it is a
  * usable id and free, else one from hash (another derived on a collision). */
 int vt_lib_alloc_id(struct vt_library *lib, const char *preferred, uint64_t hash, char *id);
+
+/* Take the lock that says this handle's owner is alive (once, before a first claim). */
+int vt_lib_owner_lock(struct vt_library *lib);
+/* Whether the process that wrote owner into a stage is gone: 1 when its lock file is
+ * missing or unlocked (or owner is NULL or not of our form), 0 when it holds it or
+ * that cannot be told (the stage is then left alone). */
+int vt_lib_owner_dead(struct vt_library *lib, const char *owner);
+/* Remove lock files nobody holds (owners killed between two stages leave them);
+ * best effort, in passing. */
+void vt_lib_owner_locks_sweep(struct vt_library *lib);
 
 /* Record a message for vt_errmsg and return code. */
 int vt_lib_fail(struct vt_library *lib, int code, const char *fmt, ...)

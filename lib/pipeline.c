@@ -8,13 +8,14 @@
  *
  * so a process killed at any moment leaves either the previous outputs and a
  * "running" stage whose owner is dead (which resume re-runs), or the new outputs
- * committed with their state. A failed stage fails only itself and the stages
- * that read its outputs; the others run.
+ * committed with their state. The owner is alive while it holds its lock file
+ * (vt_lib_owner_lock), which the kernel releases whatever way the process ends. A
+ * failed stage fails only itself and the stages that read its outputs; the others
+ * run. A failure that may pass (VT_EIO: file system, database, network) is retried.
  */
 #include "library.h"
 #include "util.h"
 
-#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,29 +88,6 @@ int vt_pipeline_register(struct vt_library *lib, const struct vt_video_rec *v)
     return rc;
 }
 
-/*
- * Is the process that marked a stage running gone? Only decidable for owners on
- * this host; a stage running elsewhere is left alone.
- */
-static int owner_dead(const struct vt_library *lib, const char *owner)
-{
-    const char *colon;
-    size_t hl;
-    long pid;
-
-    if (!owner)
-        return 1;
-    colon = strrchr(owner, ':');
-    hl = strcspn(lib->owner, ":");
-    if (!colon || (size_t)(colon - owner) != hl || strncmp(owner, lib->owner, hl))
-        return 0;
-    if (vt_parse_long(colon + 1, 1, 1L << 30, &pid))
-        return 1;
-    if (!strcmp(owner, lib->owner))
-        return 0; /* ourselves */
-    return kill((pid_t)pid, 0) && errno == ESRCH;
-}
-
 static int terminal(const char *state)
 {
     return !strcmp(state, "done") || !strcmp(state, "skipped") || !strcmp(state, "failed");
@@ -173,14 +151,21 @@ static double retry_delay(int attempts)
     return base;
 }
 
+/* Attempts of a stage before a failure that may pass is final: a full disk, an I/O
+ * error or a database that cannot be written may be over by the next attempt. */
+static int stage_retries(const struct vt_stage_def *d)
+{
+    return d->retries ? d->retries : 4;
+}
+
 /*
- * A run that failed with code: final (state failed), or, for a stage that is
- * retried and a failure that may pass (network, disk), queued again for a later
- * attempt. The error is kept either way.
+ * A run that failed with code: final (state failed), or, for a failure that may
+ * pass (VT_EIO: network, disk full, I/O error), queued again for a later attempt
+ * while attempts remain. The error is kept either way.
  */
 static void settle_failure(const struct vt_stage_def *d, struct vt_stage_rec *rec, int code)
 {
-    if (code == VT_EIO && rec->attempts < d->retries) {
+    if (code == VT_EIO && rec->attempts < stage_retries(d)) {
         snprintf(rec->state, sizeof(rec->state), "queued");
         rec->retry_at = vt_wall_s() + retry_delay(rec->attempts);
     } else {
@@ -225,15 +210,30 @@ void vt_stage_progress(void *ctx, double frac)
         c->lib->cb.progress(c->lib->cb.user, c->video->id, c->stage, frac);
 }
 
+/*
+ * For the kill tests: VIDTHEQUE_TEST_STOP_AT=STAGE:claimed (or :saved) stops the
+ * process (SIGSTOP) right after that commit, so a test can SIGKILL it at exactly that
+ * moment. Nothing is faked: the process stops, and what follows is a real kill.
+ */
+static void test_stop_at(const char *stage, const char *point)
+{
+    const char *env = getenv("VIDTHEQUE_TEST_STOP_AT");
+    size_t n = strlen(stage);
+
+    if (env && !strncmp(env, stage, n) && env[n] == ':' && !strcmp(env + n + 1, point))
+        raise(SIGSTOP);
+}
+
 /* Claim stage d of video v for this process; 1 if claimed, 0 if not ours to run. */
 static int claim(struct vt_library *lib, const struct vt_video_rec *v, const struct vt_stage_def *d,
                  struct vt_stage_rec *out, char *why, size_t whylen)
 {
     struct vt_stage_rec *r = NULL, *me;
     size_t n = 0;
-    int rc = vt_store_begin(lib->store);
+    int rc;
 
     why[0] = '\0';
+    rc = vt_store_begin(lib->store);
     if (rc)
         return rc;
     rc = vt_store_stages(lib->store, v->id, &r, &n);
@@ -244,14 +244,15 @@ static int claim(struct vt_library *lib, const struct vt_video_rec *v, const str
         rc = VT_ENOTFOUND;
         goto out;
     }
-    if (terminal(me->state) || (!strcmp(me->state, "running") && !owner_dead(lib, me->owner)))
+    if (terminal(me->state) ||
+        (!strcmp(me->state, "running") && !vt_lib_owner_dead(lib, me->owner)))
         goto out; /* rc 0: nothing to do here */
     if (!strcmp(me->state, "queued") && me->retry_at > vt_wall_s()) {
         char when[32];
 
         vt_utc_iso(when, sizeof(when), me->retry_at);
         snprintf(why, whylen, "attempt %d of %d not before %s (last error: %s)", me->attempts + 1,
-                 d->retries, when, me->error ? me->error : "none");
+                 stage_retries(d), when, me->error ? me->error : "none");
         rc = 3; /* waiting for its next attempt */
         goto out;
     }
@@ -398,6 +399,10 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, const struc
     c.lib = lib;
     c.video = v;
     c.stage = d->name;
+    /* alive in the lock before our name is on any stage */
+    rc = vt_lib_owner_lock(lib);
+    if (rc)
+        return rc;
     rc = claim(lib, v, d, &rec, why, sizeof(why));
     if (rc == 2) {
         vt_log(lib, VT_LOG_INFO, "%s: %s not run: %s", v->id, d->name, why);
@@ -408,7 +413,10 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, const struc
         return 0;
     }
     if (rc <= 0)
-        return rc < 0 ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+        return rc < 0
+                   ? vt_lib_fail(lib, rc, "%s: %s: %s", v->id, d->name, vt_store_errmsg(lib->store))
+                   : 0;
+    test_stop_at(d->name, "claimed");
     vt_log(lib, VT_LOG_INFO, "%s: %s started", v->id, d->name);
     vt_stage_progress(&c, 0);
     t0 = vt_monotonic_s();
@@ -416,11 +424,13 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, const struc
     if (outcome < 0 && !c.err[0])
         snprintf(c.err, sizeof(c.err), "failed (code %d)", outcome);
     rc = finish(lib, d, &c, &rec, outcome, vt_monotonic_s() - t0);
+    if (!rc)
+        test_stop_at(d->name, "saved");
     vt_stage_progress(&c, -1);
     if (d->release)
         d->release(&c);
     if (rc)
-        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+        return vt_lib_fail(lib, rc, "%s: %s: %s", v->id, d->name, vt_store_errmsg(lib->store));
     if (outcome == 0)
         vt_log(lib, VT_LOG_INFO, "%s: %s done in %.1f s", v->id, d->name, vt_monotonic_s() - t0);
     else if (outcome == VT_SKIP)
@@ -428,15 +438,57 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, const struc
     else if (!strcmp(rec.state, "queued"))
         vt_log(lib, VT_LOG_ERROR,
                "%s: %s failed (attempt %d of %d; 'vidtheque resume' tries again in %.0f s): %s",
-               v->id, d->name, rec.attempts, d->retries, rec.retry_at - vt_wall_s(), c.err);
+               v->id, d->name, rec.attempts, stage_retries(d), rec.retry_at - vt_wall_s(), c.err);
     else
         vt_log(lib, VT_LOG_ERROR, "%s: %s failed: %s", v->id, d->name, c.err);
     return 1;
 }
 
+/*
+ * Whether video id is left unfinished (1) or not (0), and why into why: a stage
+ * running in another process that is alive, or a stage waiting for its next
+ * attempt. ran (may be NULL) marks the stages that ran in this call: a retry they
+ * wait for was reported when they failed, so why stays "" for it.
+ */
+static int unfinished_why(struct vt_library *lib, const char *id, const int *ran, char *why,
+                          size_t n)
+{
+    struct vt_stage_rec *r;
+    size_t nr;
+    int rc = vt_store_stages(lib->store, id, &r, &nr), unfinished = 0;
+
+    why[0] = '\0';
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    for (size_t i = 0; i < nr; i++) {
+        size_t k = 0;
+
+        if (terminal(r[i].state))
+            continue;
+        unfinished = 1;
+        while (k < VT_ARRAY_LEN(stages) && strcmp(stages[k]->name, r[i].name))
+            k++;
+        if (!strcmp(r[i].state, "running") && !vt_lib_owner_dead(lib, r[i].owner)) {
+            snprintf(why, n, "%s: stage '%s' is running in process %s", id, r[i].name, r[i].owner);
+            break;
+        }
+        if (r[i].retry_at > 0 && !why[0] && k < VT_ARRAY_LEN(stages) && !(ran && ran[k])) {
+            char when[32];
+
+            vt_utc_iso(when, sizeof(when), r[i].retry_at);
+            snprintf(why, n, "%s: stage '%s' waits for attempt %d of %d, not before %s (%s)", id,
+                     r[i].name, r[i].attempts + 1, stage_retries(stages[k]), when,
+                     r[i].error ? r[i].error : "no error kept");
+        }
+    }
+    vt_stage_recs_free(r, nr);
+    return unfinished;
+}
+
 int vt_process(struct vt_library *lib, const char *id)
 {
     struct vt_video_rec v;
+    int ran[VT_ARRAY_LEN(stages)] = {0};
     int rc;
 
     rc = vt_lib_video(lib, id, &v);
@@ -447,7 +499,7 @@ int vt_process(struct vt_library *lib, const char *id)
         for (size_t i = 0; i < VT_ARRAY_LEN(stages) && rc >= 0; i++) {
             rc = run_stage(lib, &v, stages[i]);
             if (rc > 0) {
-                progress = 1;
+                progress = ran[i] = 1;
                 rc = 0;
             }
             if (!rc && progress && !strcmp(stages[i]->name, "fetch")) {
@@ -465,6 +517,14 @@ int vt_process(struct vt_library *lib, const char *id)
             vt_fetch_after_index(lib, &v);
     }
     vt_video_rec_release(&v);
+    if (!rc) {
+        /* left unfinished for a reason nobody was told yet: say it */
+        char why[sizeof(lib->err)];
+
+        rc = unfinished_why(lib, id, ran, why, sizeof(why));
+        if (rc > 0)
+            rc = why[0] ? vt_lib_fail(lib, VT_ESTATE, "%s", why) : 0;
+    }
     return rc;
 }
 
@@ -490,7 +550,7 @@ int vt_redo(struct vt_library *lib, const char *id, const char *stage)
 
         if (d != target && !depends_on(d, stage))
             continue;
-        if (x && !strcmp(x->state, "running") && !owner_dead(lib, x->owner)) {
+        if (x && !strcmp(x->state, "running") && !vt_lib_owner_dead(lib, x->owner)) {
             rc = VT_ESTATE;
             snprintf(lib->err, sizeof(lib->err), "%s: stage '%s' is running in process %s", id,
                      d->name, x->owner);
@@ -521,23 +581,64 @@ int vt_redo(struct vt_library *lib, const char *id, const char *stage)
     return vt_process(lib, id);
 }
 
+/* The state of video id after a run: 0 (ready), VT_ESTATE with why when unfinished,
+ * or another error code; data (16 bytes) gets its data_status. */
+static int settled(struct vt_library *lib, const char *id, char *data)
+{
+    char state[16], why[sizeof(lib->err)];
+    int rc = vt_video_state(lib, id, state, data);
+
+    if (rc || !strcmp(state, "ready"))
+        return rc;
+    rc = unfinished_why(lib, id, NULL, why, sizeof(why));
+    if (rc < 0)
+        return rc;
+    if (why[0])
+        return vt_lib_fail(lib, VT_ESTATE, "%s", why);
+    return vt_lib_fail(lib, VT_ESTATE, "%s: not finished (its stages wait for one another)", id);
+}
+
 int vt_resume(struct vt_library *lib, int *n_videos)
 {
     char **ids;
+    char first_err[sizeof(lib->err)] = "", first_wait[sizeof(lib->err)] = "";
     size_t n;
-    int rc = vt_store_unfinished(lib->store, &ids, &n);
+    int rc = vt_store_unfinished(lib->store, &ids, &n), err_rc = 0, unfinished = 0, partial = 0;
 
     *n_videos = 0;
     if (rc)
         return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    vt_lib_owner_locks_sweep(lib);
+    /* every video gets its turn, whatever happens to the others */
     for (size_t i = 0; i < n; i++) {
-        if (!rc) {
-            rc = vt_process(lib, ids[i]);
-            if (!rc)
-                (*n_videos)++;
+        char data[16];
+
+        rc = vt_process(lib, ids[i]);
+        if (!rc || rc == VT_ESTATE)
+            rc = settled(lib, ids[i], data);
+        if (rc == VT_ESTATE) {
+            if (!unfinished++)
+                snprintf(first_wait, sizeof(first_wait), "%s", lib->err);
+        } else if (rc) {
+            if (!err_rc)
+                snprintf(first_err, sizeof(first_err), "%s", lib->err);
+            err_rc = err_rc ? err_rc : rc;
+        } else {
+            (*n_videos)++;
+            partial += strcmp(data, "ok") != 0;
         }
         free(ids[i]);
     }
     free(ids);
-    return rc;
+    if (err_rc)
+        return vt_lib_fail(lib, err_rc, "%s", first_err);
+    if (unfinished)
+        return vt_lib_fail(lib, VT_ESTATE, "%d video(s) not finished: %s%s", unfinished, first_wait,
+                           unfinished > 1 ? " (and more)" : "");
+    if (partial)
+        return vt_lib_fail(lib, VT_ESTATE,
+                           "%d video(s) resumed, %d with a failed stage ('vidtheque show ID' says "
+                           "why)",
+                           *n_videos, partial);
+    return 0;
 }

@@ -367,13 +367,18 @@ static int stt_read(struct vt_stage_ctx *c, int captions)
             snprintf(c->model, sizeof(c->model), "%s", r->t.model);
             return 0;
         }
-        if (rc < 0 || !strcmp(mode, "captions"))
+        if (rc < 0)
             return vt_err(c->err, sizeof(c->err), rc, "%s", why);
         vt_transcript_release(&r->t);
     }
+    /* a mode the user asked for that cannot be followed is a failure, not a skip */
+    if (!strcmp(mode, "captions"))
+        return vt_err(c->err, sizeof(c->err), VT_ENOTFOUND, "--stt=captions: %s",
+                      why[0] ? why : "no captions");
     snprintf(c->model, sizeof(c->model), "pocketsphinx");
     if (!c->video->has_audio)
-        return vt_err(c->err, sizeof(c->err), VT_SKIP, "no audio track");
+        return vt_err(c->err, sizeof(c->err), !strcmp(mode, "recognize") ? VT_EMEDIA : VT_SKIP,
+                      "%sno audio track", !strcmp(mode, "recognize") ? "--stt=recognize: " : "");
     if (need_media(c))
         return VT_ENOTFOUND;
     c->lib->free_engines = free_engines;

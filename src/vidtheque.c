@@ -52,7 +52,8 @@ static const struct cmd commands[] = {
      "finish whatever interrupted runs left; retry failed downloads when due"},
     {"check", cmd_check, "", "check the database's integrity and the frame files"},
     {"serve", FULL(cmd_serve),
-     "[--bind ADDR] [--port N] [--read-only] [--token-file F] [--max-per-ip N] [--deadline S]",
+     "[--bind ADDR] [--port N] [--read-only] [--token-file F] [--max-per-ip N] "
+     "[--max-connections N] [--head-timeout S] [--deadline S] [--idle-timeout S]",
      "the web application: pages, JSON API and media over HTTP (docs/API.md)"},
     {"help", cmd_help, "[COMMAND]", "show help"},
 };

@@ -6,7 +6,7 @@
  * The first byte picks the format hint: none, "srt" or "vtt".
  *
  * fuzz-sources: lib/captions.c lib/transcript.c lib/util.c lib/media.c
- * fuzz-pkgs: libavformat libavcodec libavutil jansson
+ * fuzz-pkgs: libavformat libavcodec libavutil jansson uchardet
  */
 #include "captions.h"
 #include "util.h"

@@ -9,6 +9,7 @@
 #include "harness.h"
 #include "util.h"
 
+#include <iconv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +84,9 @@ VT_TEST(captions_srt_hostile)
     CHECK_INT(vt_captions_parse(srt, sizeof(srt) - 1, "srt", &t, err, sizeof(err)), 0);
     CHECK_INT(t.n_cues, 6);
     check_cue(&t, 0, 1.0, 9.0, "Red top");
-    check_cue(&t, 1, 2.0, 2.5, "nulbyte \xef\xbf\xbd\xef\xbf\xbd bad");
+    check_cue(&t, 1, 2.0, 2.5,
+              "nul\xef\xbf\xbd"
+              "byte \xef\xbf\xbd\xef\xbf\xbd bad");
     check_cue(&t, 2, 2.0, 3.0, "Tom & Jerry <3 > a bc");
     check_cue(&t, 3, 4.0, 4.1, "a < b and c > d, x --> y");
     check_cue(&t, 4, 5.0, 6.0, "Italic and bold");
@@ -203,8 +206,9 @@ VT_TEST(captions_caps)
     CHECK_STR(err, "captions too large (52428800 bytes, limit 16 MiB)");
     free(data);
     /* more than VT_CAPTIONS_MAX_CUES tiny cues */
+    vt_sb_adds(&sb, "WEBVTT\n\n");
     for (n = 0; n <= VT_CAPTIONS_MAX_CUES; n++)
-        vt_sb_addf(&sb, "0:01.000 --> 0:02.000\na\n\n");
+        vt_sb_addf(&sb, "00:01.000 --> 00:02.000\na\n\n");
     CHECK(sb.len < VT_CAPTIONS_MAX_BYTES);
     CHECK_INT(vt_captions_parse(sb.buf, sb.len, "vtt", &t, err, sizeof(err)), VT_EINVAL);
     CHECK_STR(err, "vtt: more than 200000 cues");
@@ -316,7 +320,7 @@ VT_TEST(captions_write_formats)
     CHECK_STR(sb.buf,
               "1\n00:00:01,500 --> 00:00:02,000\nfirst\nsecond line\n\n"
               "2\n00:00:00,000 --> 00:00:00,000\nneg and nan\n\n"
-              "3\n00:00:04,000 --> 00:00:04,000\nends early --&gt; oops\n\n"
+              "3\n00:00:04,000 --> 00:00:04,000\nends early --> oops\n\n"
               "4\n00:00:07,000 --> 00:00:08,000\nctl\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\n\n");
     vt_sb_release(&sb);
     CHECK_INT(vt_captions_write(&t, "vtt", &sb), 0);
@@ -686,4 +690,235 @@ VT_TEST(captions_json3_sidecar)
     free(path);
     vt_rm_rf(dir);
     free(dir);
+}
+
+/* utf8 converted to enc with iconv (a BOM first when bom is given); caller frees. */
+static char *encode(const char *utf8, const char *enc, const char *bom, size_t bom_len, size_t *len)
+{
+    iconv_t cd = iconv_open(enc, "UTF-8");
+    size_t in_left = strlen(utf8), cap = in_left * 4 + 16, out_left;
+    char *out = vt_xmalloc(cap), *in = (char *)utf8, *op;
+
+    CHECK(cd != (iconv_t)-1);
+    memcpy(out, bom, bom_len);
+    op = out + bom_len;
+    out_left = cap - bom_len;
+    CHECK(cd != (iconv_t)-1 && iconv(cd, &in, &in_left, &op, &out_left) != (size_t)-1);
+    if (cd != (iconv_t)-1)
+        iconv_close(cd);
+    *len = (size_t)(op - out);
+    return out;
+}
+
+VT_TEST(captions_encodings)
+{
+    static const char *const fr[] = {
+        "\xc3\x87"
+        "a a \xc3\xa9t\xc3\xa9 l'\xc3\xa9t\xc3\xa9 le plus chaud : o\xc3\xb9 \xc3\xaates-vous ?",
+        "D\xc3\xa9j\xc3\xa0 pr\xc3\xaat, na\xc3\xaf"
+        "f gar\xc3\xa7on, No\xc3\xabl \xc3\xa0 F\xc3\xa9"
+        "camp.",
+        "\xc2\xab B\xc5\x93uf \xc3\xa0 la fran\xc3\xa7"
+        "aise \xc2\xbb pour 12 \xe2\x82\xac.",
+    };
+    static const char *const zh[] = {
+        "\xe6\x88\x91\xe4\xbb\xac\xe4\xbb\x8a\xe5\xa4\xa9\xe5\x8e\xbb\xe5\x85\xac\xe5\x9b\xad\xe6"
+        "\x95\xa3\xe6\xad\xa5\xef\xbc\x8c\xe5\xa4\xa9\xe6\xb0\x94\xe5\xbe\x88\xe5\xa5\xbd\xe3\x80"
+        "\x82",
+        "\xe4\xbd\xa0\xe5\xa5\xbd\xe5\x90\x97\xef\xbc\x9f\xe6\x88\x91\xe5\xbe\x88\xe5\xa5\xbd\xef"
+        "\xbc\x8c\xe8\xb0\xa2\xe8\xb0\xa2\xe4\xbd\xa0\xe7\x9a\x84\xe5\x85\xb3\xe5\xbf\x83\xe3\x80"
+        "\x82",
+        "\xe8\xbf\x99\xe9\x83\xa8\xe7\x94\xb5\xe5\xbd\xb1\xe7\x9a\x84\xe5\xad\x97\xe5\xb9\x95\xe6"
+        "\x98\xaf\xe4\xb8\xad\xe6\x96\x87\xe7\x9a\x84\xe3\x80\x82",
+    };
+    static const char *const ja[] = {
+        "\xe3\x81\x93\xe3\x82\x93\xe3\x81\xab\xe3\x81\xa1\xe3\x81\xaf\xe3\x80\x81\xe5\x85\x83\xe6"
+        "\xb0\x97\xe3\x81\xa7\xe3\x81\x99\xe3\x81\x8b\xef\xbc\x9f\xe4\xbb\x8a\xe6\x97\xa5\xe3\x81"
+        "\xaf\xe3\x81\x84\xe3\x81\x84\xe5\xa4\xa9\xe6\xb0\x97\xe3\x81\xa7\xe3\x81\x99\xe3\x81\xad"
+        "\xe3\x80\x82",
+        "\xe3\x81\x93\xe3\x81\xae\xe6\x98\xa0\xe7\x94\xbb\xe3\x81\xae\xe5\xad\x97\xe5\xb9\x95\xe3"
+        "\x81\xaf\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x81\xa7\xe3\x81\x99\xe3\x80\x82\xe3\x81"
+        "\x82\xe3\x82\x8a\xe3\x81\x8c\xe3\x81\xa8\xe3\x81\x86\xe3\x80\x82",
+        "\xe6\x98\x8e\xe6\x97\xa5\xe3\x81\xbe\xe3\x81\x9f\xe4\xbc\x9a\xe3\x81\x84\xe3\x81\xbe\xe3"
+        "\x81\x97\xe3\x82\x87\xe3\x81\x86\xe3\x80\x82",
+    };
+    /* GBK beyond GB2312: U+9555 (the "rong" of Zhu Rongji) and U+7881 */
+    static const char *const gbk[] = {
+        "\xe6\x9c\xb1\xe9\x95\x95\xe5\x9f\xba\xe6\x80\xbb\xe7\x90\x86\xe4\xbb\x8a\xe5\xa4\xa9\xe8"
+        "\xae\xb2\xe8\xaf\x9d\xe3\x80\x82",
+        zh[1],
+        zh[2],
+    };
+    static const struct {
+        const char *enc, *bom, *format;
+        size_t bom_len;
+        const char *const *lines;
+        const char *model;
+    } cases[] = {
+        {"WINDOWS-1252", "", NULL, 0, fr, "captions:srt (windows-1252)"},
+        {"ISO-8859-15", "", NULL, 0, fr, "captions:srt (iso-8859-15)"},
+        {"GB2312", "", NULL, 0, zh, "captions:srt (gb18030)"},
+        {"GBK", "", NULL, 0, gbk, "captions:srt (gb18030)"},
+        {"SHIFT_JIS", "", NULL, 0, ja, "captions:srt (shift_jis)"},
+        {"UTF-16LE", "\xff\xfe", NULL, 2, zh, "captions:srt (utf-16le)"},
+        {"UTF-16BE", "\xfe\xff", NULL, 2, fr, "captions:srt (utf-16be)"},
+        {"UTF-16LE", "", NULL, 0, ja, "captions:srt (utf-16le)"},
+        {"UTF-16BE", "", NULL, 0, zh, "captions:srt (utf-16be)"},
+        {"UTF-16LE", "", "vtt", 0, fr, "captions:vtt (utf-16le)"},
+        {"UTF-8", "\xef\xbb\xbf", NULL, 3, ja, "captions:srt"},
+        {"UTF-8", "", NULL, 0, zh, "captions:srt"},
+    };
+
+    for (size_t k = 0; k < VT_ARRAY_LEN(cases); k++) {
+        int vtt = cases[k].format != NULL;
+        char *text = vt_xasprintf(
+            "%s1\r\n00:00:01%c000 --> 00:00:03%c000\r\n%s\r\n\r\n2\r\n00:00:03%c500 --> "
+            "00:00:05%c000\r\n%s\r\n\r\n3\r\n00:00:06%c000 --> 00:00:08%c000\r\n%s\r\n",
+            vtt ? "WEBVTT\r\n\r\n" : "", vtt ? '.' : ',', vtt ? '.' : ',', cases[k].lines[0],
+            vtt ? '.' : ',', vtt ? '.' : ',', cases[k].lines[1], vtt ? '.' : ',', vtt ? '.' : ',',
+            cases[k].lines[2]);
+        size_t len;
+        char *data = encode(text, cases[k].enc, cases[k].bom, cases[k].bom_len, &len), err[256];
+        struct vt_transcript t;
+
+        CHECK_INT(vt_captions_parse(data, len, cases[k].format, &t, err, sizeof(err)), 0);
+        CHECK_INT(t.n_cues, 3);
+        check_cue(&t, 0, 1.0, 3.0, cases[k].lines[0]);
+        check_cue(&t, 1, 3.5, 5.0, cases[k].lines[1]);
+        check_cue(&t, 2, 6.0, 8.0, cases[k].lines[2]);
+        CHECK_STR(t.model, cases[k].model);
+        vt_transcript_release(&t);
+        free(data);
+        free(text);
+    }
+}
+
+VT_TEST(captions_encoding_sidecar)
+{
+    /* U+2019 and U+20AC are Windows-1252 only: 0x92 and 0x80 */
+    const char *line =
+        "L\xe2\x80\x99\xc3\xa9t\xc3\xa9 \xc3\xa0 No\xc3\xabl, o\xc3\xb9 \xc3\xaates-vous ? "
+        "\xc3\x87"
+        "a va tr\xc3\xa8s bien, merci. Voil\xc3\xa0 le caf\xc3\xa9 \xc3\xa0 2 \xe2\x82\xac.";
+    char *text = vt_xasprintf("1\n00:00:01,000 --> 00:00:02,000\n%s\n", line);
+    char *dir = make_dir(), *path, *old, err[512] = "", *data;
+    struct vt_transcript t;
+    size_t len;
+    FILE *f;
+
+    CHECK(dir != NULL);
+    if (!dir)
+        return;
+    data = encode(text, "WINDOWS-1252", "", 0, &len);
+    path = vt_xasprintf("%s/talk.fr.srt", dir);
+    f = fopen(path, "wb");
+    CHECK(f && fwrite(data, 1, len, f) == len);
+    if (f)
+        fclose(f);
+    CHECK_INT(vt_captions_load_file(path, &t, err, sizeof(err)), 0);
+    CHECK_STR(t.model, "captions:sidecar srt (fr, windows-1252)");
+    check_cue(&t, 0, 1.0, 2.0, line);
+    vt_transcript_release(&t);
+    old = path;
+    path = vt_xasprintf("%s/talk.srt", dir);
+    CHECK(rename(old, path) == 0);
+    free(old);
+    CHECK_INT(vt_captions_load_file(path, &t, err, sizeof(err)), 0);
+    CHECK_STR(t.model, "captions:sidecar srt (windows-1252)");
+    vt_transcript_release(&t);
+    free(path);
+    free(data);
+    free(text);
+    vt_rm_rf(dir);
+    free(dir);
+}
+
+VT_TEST(captions_vtt_spec)
+{
+    /* what the W3C parser keeps and drops, each a difference from the old line reader */
+    static const char vtt[] =
+        "WEBVTT\n\n"
+        "00:00:02.000 --> 00:00:01.000\nends before it starts\n\n"
+        "\f00:00:03.000\f-->\f00:00:04.000\f\nform feeds\n\n"
+        "00:00:05.000 --> 00:00:06.000line:40%\nsettings without a space\n\n"
+        "00:00:07.000 --> 00:00:08.000\0align:end\nNUL before a setting\n\n"
+        "00:00:09.000 --> 00:00:10.000\nfirst cue\n00:00:11.000 --> 00:00:12.000\nnext cue\n\n"
+        "00:00:13.000 --> 00:00:14.000\ntext\nfoo --> bar\nnot text\n\n"
+        "00:00:00 --> 00:00:01.000\nno fraction\n\n"
+        "00:0:00.000 --> 00:00:01.000\none-digit minutes\n\n"
+        "00:00:00.00 --> 00:00:01.000\ntwo-digit fraction\n\n"
+        "000:00.000 --> 00:01.000\nthree digits, no hours\n\n"
+        "00:00:00,000 --> 00:00:01,000\ncomma\n\n"
+        "00:00:15.000 --> 00:00:16.000\nnul\0byte <b>broken <i unclosed\n\n"
+        "00:00:17.000 --> 00:00:18.000\n&copy; &notin; &eacute &amp;amp; &#x263A; a < b\n";
+    struct vt_transcript t;
+    char err[256] = "";
+
+    CHECK_INT(vt_captions_parse(vtt, sizeof(vtt) - 1, NULL, &t, err, sizeof(err)), 0);
+    CHECK_INT(t.n_cues, 9);
+    check_cue(&t, 0, 2.0, 2.0, "ends before it starts");
+    check_cue(&t, 1, 3.0, 4.0, "form feeds");
+    check_cue(&t, 2, 5.0, 6.0, "settings without a space");
+    check_cue(&t, 3, 7.0, 8.0, "NUL before a setting");
+    check_cue(&t, 4, 9.0, 10.0, "first cue");
+    check_cue(&t, 5, 11.0, 12.0, "next cue");
+    check_cue(&t, 6, 13.0, 14.0, "text");
+    check_cue(&t, 7, 15.0, 16.0,
+              "nul\xef\xbf\xbd"
+              "byte broken");
+    check_cue(&t, 8, 17.0, 18.0, "\xc2\xa9 \xe2\x88\x89 \xc3\xa9 &amp; \xe2\x98\xba a");
+    vt_transcript_release(&t);
+    /* no valid signature: not WebVTT */
+    CHECK_INT(parse("WEBVTTX\n\n00:01.000 --> 00:02.000\nx\n", "vtt", &t, err, sizeof(err)),
+              VT_EINVAL);
+    CHECK_STR(err, "vtt: line 1: no WEBVTT signature (not WebVTT)");
+    CHECK_INT(parse("00:01.000 --> 00:02.000\nx\n", "vtt", &t, err, sizeof(err)), VT_EINVAL);
+    CHECK_INT(parse("\xef\xbb\xbfWEBVTT\tfile\n\n00:01.000 --> 00:02.000\nx\n", NULL, &t, err,
+                    sizeof(err)),
+              0);
+    CHECK_STR(t.model, "captions:vtt");
+    vt_transcript_release(&t);
+}
+
+VT_TEST(captions_srt_common)
+{
+    /* SubRip as FFmpeg and pysrt read it: text goes on after a blank line up to the next
+     * number and timing line; numbers within the text stay */
+    const char *srt = "1\n00:00:01,000 --> 00:00:02,000\nfirst\n\nafter a blank line\n\n\n42\n\n"
+                      "2\n00:00:03,000 --> 00:00:04,000\nsecond\n\n\n"
+                      "3\n00:00:05.000 --> 00:00:06.000\nthird &copy; &eacute &lt;3\n";
+    struct vt_transcript t;
+    char err[256] = "";
+
+    CHECK_INT(parse(srt, NULL, &t, err, sizeof(err)), 0);
+    CHECK_INT(t.n_cues, 3);
+    check_cue(&t, 0, 1.0, 2.0, "first\nafter a blank line\n42");
+    check_cue(&t, 1, 3.0, 4.0, "second");
+    check_cue(&t, 2, 5.0, 6.0, "third \xc2\xa9 &eacute <3");
+    vt_transcript_release(&t);
+}
+
+VT_TEST(captions_srt_export_raw)
+{
+    /* SubRip has no entities that players agree on: < > & stay as they are, except where
+     * this reader would take them for markup */
+    struct vt_cue cues[] = {
+        {1, 2, "a < b > c, <3, 1 > 0 & x --> y", NULL, 0},
+        {3, 4, "<i>literal tag</i> &amp;\n00:00:01,000 --> 00:00:02,000\n99:00 --> 5", NULL, 0},
+    };
+    struct vt_transcript t = {cues, VT_ARRAY_LEN(cues), "test"}, back;
+    struct vt_sb sb = {0};
+    char err[256] = "";
+
+    CHECK_INT(vt_captions_write(&t, "srt", &sb), 0);
+    CHECK_STR(sb.buf, "1\n00:00:01,000 --> 00:00:02,000\na < b > c, <3, 1 > 0 & x --> y\n\n"
+                      "2\n00:00:03,000 --> 00:00:04,000\n"
+                      "&lt;i>literal tag&lt;/i> &amp;amp;\n00:00:01,000 --&gt; 00:00:02,000\n"
+                      "99:00 --&gt; 5\n\n");
+    CHECK_INT(vt_captions_parse(sb.buf, sb.len, "srt", &back, err, sizeof(err)), 0);
+    CHECK_INT(back.n_cues, 2);
+    check_cue(&back, 0, 1, 2, cues[0].text);
+    check_cue(&back, 1, 3, 4, cues[1].text);
+    vt_transcript_release(&back);
+    vt_sb_release(&sb);
 }
