@@ -155,6 +155,45 @@ int vt_list(struct vt_library *lib, int (*fn)(void *user, const struct vt_video_
  * *out is caller-freed with free().
  */
 int vt_export_json(struct vt_library *lib, const char *id, char **out);
+
+/* Items [offset, offset + limit) of one of the document's lists; limit < 0: to the end. */
+struct vt_doc_page {
+    long long offset, limit;
+};
+struct vt_doc_pages {
+    struct vt_doc_page shots, frames, cues, chunks;
+};
+/*
+ * The document with only the given page of its long lists (shots, frames, cues, chunks),
+ * read from the database page by page: what a reader that must stay small (the web server)
+ * asks for. Each list that holds less than all its items is named in
+ * "pages": {"cues": {"offset", "count", "total"}, ...}; when none is, the document is
+ * exactly vt_export_json's. The "stored" counts are always the whole video's.
+ * pages NULL: everything. *out is caller-freed with free().
+ */
+int vt_export_json_pages(struct vt_library *lib, const char *id, const struct vt_doc_pages *pages,
+                         char **out);
+/* What a list of videos shows of one, read without its outputs (cues, frames ...). */
+#define VT_CARD_STAGES 16
+struct vt_video_card {
+    char *channel;   /* owned, NULL when unknown */
+    int thumb_frame; /* the kept frame that shows the start (its index), -1 when none */
+    size_t n_stages; /* the video's stages in pipeline order, at most VT_CARD_STAGES */
+    struct {
+        char name[32], state[16];
+    } stages[VT_CARD_STAGES];
+};
+/* Fill *card (released with vt_video_card_release, also after a failure). */
+int vt_video_card(struct vt_library *lib, const char *id, struct vt_video_card *card);
+void vt_video_card_release(struct vt_video_card *card);
+/* The kept frame that shows moment t_s of the video (the first of the shot containing it,
+ * a duplicate standing for the frame it repeats, else the nearest): *frame gets its index,
+ * -1 when the video has none. */
+int vt_frame_at(struct vt_library *lib, const char *id, double t_s, int *frame);
+/* The cue said at t_s (the last that starts at or before it): *cue gets its index, -1 when
+ * none does. */
+int vt_cue_at(struct vt_library *lib, const char *id, double t_s, long long *cue);
+
 /* The transcript as "vtt" (WebVTT), "srt" (SubRip) or "txt"; *out caller-freed. */
 int vt_export_subtitles(struct vt_library *lib, const char *id, const char *format, char **out);
 

@@ -45,7 +45,25 @@ static json_t *iso_or_null(double epoch_s)
     return json_string(buf);
 }
 
-static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, int *rc)
+/* [from, to) of a page; everything when pg is NULL. */
+static void page_range(const struct vt_doc_page *pg, int64_t *from, int64_t *to)
+{
+    *from = pg && pg->offset > 0 ? pg->offset : 0;
+    *to = !pg || pg->limit < 0 || pg->limit > INT64_MAX - *from ? INT64_MAX : *from + pg->limit;
+}
+
+/* Name the list in "pages" when the document holds less than all of it. */
+static void note_page(json_t *pages, const char *name, int64_t from, size_t n, int64_t total)
+{
+    if (from == 0 && (int64_t)n >= total)
+        return;
+    json_object_set_new(pages, name,
+                        json_pack("{s:I,s:I,s:I}", "offset", (json_int_t)from, "count",
+                                  (json_int_t)n, "total", (json_int_t)total));
+}
+
+static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
+                         const struct vt_doc_pages *pg, int *rc)
 {
     struct vt_stage_rec *stages = NULL;
     struct vt_kf_shot *shots = NULL;
@@ -54,25 +72,31 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, i
     struct vt_transcript tr = {0};
     struct vt_chunk *chunks = NULL;
     size_t n_stages = 0, n_shots = 0, n_frames = 0, n_chapters = 0, n_chunks = 0;
-    size_t timed = 0;
     const char *cue_source = NULL;
-    json_t *doc = json_object(), *a, *src;
-    size_t kept = 0, with_text = 0, lines = 0;
-    int64_t bytes = 0;
+    json_t *doc = json_object(), *a, *src, *pages = json_object();
+    struct vt_store_counts cnt;
+    int64_t shot0, shot1, frame0, frame1, cue0, cue1, chunk0, chunk1;
 
+    page_range(pg ? &pg->shots : NULL, &shot0, &shot1);
+    page_range(pg ? &pg->frames : NULL, &frame0, &frame1);
+    page_range(pg ? &pg->cues : NULL, &cue0, &cue1);
+    page_range(pg ? &pg->chunks : NULL, &chunk0, &chunk1);
     *rc = vt_store_stages(lib->store, v->id, &stages, &n_stages);
     if (!*rc)
-        *rc = vt_store_shots(lib->store, v->id, &shots, &n_shots);
+        *rc = vt_store_counts(lib->store, v->id, &cnt);
     if (!*rc)
-        *rc = vt_store_frames(lib->store, v->id, &frames, &n_frames);
+        *rc = vt_store_shots_range(lib->store, v->id, shot0, shot1, &shots, &n_shots);
+    if (!*rc)
+        *rc = vt_store_frames_range(lib->store, v->id, frame0, frame1, &frames, &n_frames);
     if (!*rc)
         *rc = vt_store_chapters(lib->store, v->id, &chapters, &n_chapters);
     if (!*rc)
-        *rc = vt_store_transcript(lib->store, v->id, &tr);
+        *rc = vt_store_transcript_range(lib->store, v->id, cue0, cue1, &tr);
     if (!*rc)
-        *rc = vt_store_chunks(lib->store, v->id, &chunks, &n_chunks);
+        *rc = vt_store_chunks_range(lib->store, v->id, chunk0, chunk1, &chunks, &n_chunks);
     if (*rc) {
         json_decref(doc);
+        json_decref(pages);
         doc = NULL;
         goto out;
     }
@@ -133,7 +157,7 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, i
     for (size_t i = 0; i < n_shots; i++) {
         json_t *s = json_object();
 
-        json_object_set_new(s, "index", json_integer((json_int_t)i));
+        json_object_set_new(s, "index", json_integer((json_int_t)(shot0 + (int64_t)i)));
         json_object_set_new(s, "start_s", seconds(shots[i].start_s));
         json_object_set_new(s, "end_s", seconds(shots[i].end_s));
         json_object_set_new(s, "keyframes_captured", json_integer(shots[i].captured));
@@ -171,14 +195,6 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, i
         }
         json_object_set_new(o, "ocr", ocr);
         json_array_append_new(a, o);
-        if (f->f.duplicate_of < 0) {
-            kept++;
-            bytes += f->f.bytes;
-        }
-        if (f->ocr.n_lines) {
-            with_text++;
-            lines += f->ocr.n_lines;
-        }
     }
     json_object_set_new(doc, "frames", a);
 
@@ -199,7 +215,7 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, i
         const struct vt_cue *cue = &tr.cues[i];
         json_t *o = json_object(), *w = json_array();
 
-        json_object_set_new(o, "index", json_integer((json_int_t)i));
+        json_object_set_new(o, "index", json_integer((json_int_t)(cue0 + (int64_t)i)));
         json_object_set_new(o, "start_s", seconds(cue->start_s));
         json_object_set_new(o, "end_s", seconds(cue->end_s));
         json_object_set_new(o, "text", str_or_null(cue->text));
@@ -212,7 +228,6 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, i
             json_object_set_new(x, "conf", json_real(round(cue->words[k].conf * 1000.0) / 1000.0));
             json_array_append_new(w, x);
         }
-        timed += cue->n_words > 0;
         json_object_set_new(o, "words", w);
         json_array_append_new(a, o);
     }
@@ -221,7 +236,7 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, i
     for (size_t i = 0; i < n_chunks; i++) {
         json_t *o = json_object();
 
-        json_object_set_new(o, "index", json_integer((json_int_t)i));
+        json_object_set_new(o, "index", json_integer((json_int_t)(chunk0 + (int64_t)i)));
         json_object_set_new(o, "start_s", seconds(chunks[i].start_s));
         json_object_set_new(o, "end_s", seconds(chunks[i].end_s));
         json_object_set_new(o, "text", str_or_null(chunks[i].text));
@@ -236,17 +251,17 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, i
     {
         json_t *s = json_object();
 
-        json_object_set_new(s, "shots", json_integer((json_int_t)n_shots));
-        json_object_set_new(s, "keyframes_captured", json_integer((json_int_t)n_frames));
-        json_object_set_new(s, "keyframes_kept", json_integer((json_int_t)kept));
-        json_object_set_new(s, "keyframe_bytes", json_integer(bytes));
-        json_object_set_new(s, "frames_with_text", json_integer((json_int_t)with_text));
-        json_object_set_new(s, "ocr_lines", json_integer((json_int_t)lines));
+        json_object_set_new(s, "shots", json_integer(cnt.shots));
+        json_object_set_new(s, "keyframes_captured", json_integer(cnt.frames));
+        json_object_set_new(s, "keyframes_kept", json_integer(cnt.kept));
+        json_object_set_new(s, "keyframe_bytes", json_integer(cnt.keyframe_bytes));
+        json_object_set_new(s, "frames_with_text", json_integer(cnt.frames_with_text));
+        json_object_set_new(s, "ocr_lines", json_integer(cnt.ocr_lines));
         json_object_set_new(s, "chapters", json_integer((json_int_t)n_chapters));
-        json_object_set_new(s, "cues", json_integer((json_int_t)tr.n_cues));
+        json_object_set_new(s, "cues", json_integer(cnt.cues));
         json_object_set_new(s, "cues_source", str_or_null(cue_source));
-        json_object_set_new(s, "chunks", json_integer((json_int_t)n_chunks));
-        json_object_set_new(s, "word_timed_cues", json_integer((json_int_t)timed));
+        json_object_set_new(s, "chunks", json_integer(cnt.chunks));
+        json_object_set_new(s, "word_timed_cues", json_integer(cnt.word_timed_cues));
         json_object_set_new(s, "chapters_source",
                             json_string(n_chapters && chapters[0].source ? chapters[0].source
                                         : v->source_kind && strcmp(v->source_kind, "file")
@@ -254,6 +269,14 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v, i
                                             : "container"));
         json_object_set_new(doc, "stored", s);
     }
+    note_page(pages, "shots", shot0, n_shots, cnt.shots);
+    note_page(pages, "frames", frame0, n_frames, cnt.frames);
+    note_page(pages, "cues", cue0, tr.n_cues, cnt.cues);
+    note_page(pages, "chunks", chunk0, n_chunks, cnt.chunks);
+    if (json_object_size(pages))
+        json_object_set_new(doc, "pages", pages);
+    else
+        json_decref(pages);
 out:
     vt_stage_recs_free(stages, n_stages);
     free(shots);
@@ -297,19 +320,30 @@ int vt_export_subtitles(struct vt_library *lib, const char *id, const char *form
 
 int vt_export_json(struct vt_library *lib, const char *id, char **out)
 {
+    return vt_export_json_pages(lib, id, NULL, out);
+}
+
+int vt_export_json_pages(struct vt_library *lib, const char *id, const struct vt_doc_pages *pages,
+                         char **out)
+{
+    static const struct vt_doc_page all = {0, -1};
+    const struct vt_doc_pages everything = {all, all, all, all};
     struct vt_video_rec v;
     long long version;
     json_t *doc;
     int rc;
 
     *out = NULL;
+    if (!pages)
+        pages = &everything;
     if (!vt_id_valid(id))
         return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
     /* one read snapshot, so a concurrent writer cannot tear the document */
     rc = vt_store_begin_read(lib->store);
     version = rc ? -1 : vt_store_version(lib->store);
     for (size_t i = 0; version >= 0 && i < VT_ARRAY_LEN(lib->docs); i++) {
-        if (lib->docs[i].json && lib->docs[i].version == version && !strcmp(lib->docs[i].id, id)) {
+        if (lib->docs[i].json && lib->docs[i].version == version && !strcmp(lib->docs[i].id, id) &&
+            !memcmp(&lib->docs[i].pages, pages, sizeof(*pages))) {
             vt_store_rollback(lib->store);
             *out = vt_xstrdup(lib->docs[i].json);
             return 0;
@@ -322,7 +356,7 @@ int vt_export_json(struct vt_library *lib, const char *id, char **out)
         vt_store_rollback(lib->store);
         return rc;
     }
-    doc = video_doc(lib, &v, &rc);
+    doc = video_doc(lib, &v, pages, &rc);
     vt_store_rollback(lib->store);
     vt_video_rec_release(&v);
     if (!doc)
@@ -337,9 +371,75 @@ int vt_export_json(struct vt_library *lib, const char *id, char **out)
         free(lib->docs[slot].json);
         snprintf(lib->docs[slot].id, sizeof(lib->docs[slot].id), "%s", id);
         lib->docs[slot].version = version;
+        lib->docs[slot].pages = *pages;
         lib->docs[slot].json = vt_xstrdup(*out);
     }
     return 0;
+}
+
+void vt_video_card_release(struct vt_video_card *card)
+{
+    if (!card)
+        return;
+    free(card->channel);
+    memset(card, 0, sizeof(*card));
+    card->thumb_frame = -1;
+}
+
+int vt_video_card(struct vt_library *lib, const char *id, struct vt_video_card *card)
+{
+    struct vt_video_rec v;
+    struct vt_stage_rec *st = NULL;
+    size_t n = 0;
+    int rc;
+
+    memset(card, 0, sizeof(*card));
+    card->thumb_frame = -1;
+    rc = vt_lib_video(lib, id, &v);
+    if (rc)
+        return rc;
+    card->channel = vt_xstrdup_or_null(v.channel);
+    vt_video_rec_release(&v);
+    rc = vt_store_stages(lib->store, id, &st, &n);
+    if (!rc)
+        rc = vt_store_frame_at(lib->store, id, 0, &card->thumb_frame);
+    if (rc) {
+        vt_stage_recs_free(st, n);
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    }
+    for (size_t i = 0; i < n && i < VT_CARD_STAGES; i++) {
+        snprintf(card->stages[i].name, sizeof(card->stages[i].name), "%s", st[i].name);
+        snprintf(card->stages[i].state, sizeof(card->stages[i].state), "%s", st[i].state);
+        card->n_stages++;
+    }
+    vt_stage_recs_free(st, n);
+    return 0;
+}
+
+int vt_cue_at(struct vt_library *lib, const char *id, double t_s, long long *cue)
+{
+    int64_t c;
+    int rc;
+
+    *cue = -1;
+    if (!vt_id_valid(id))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
+    rc = vt_store_cue_at(lib->store, id, t_s, &c);
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    *cue = c;
+    return 0;
+}
+
+int vt_frame_at(struct vt_library *lib, const char *id, double t_s, int *frame)
+{
+    int rc;
+
+    *frame = -1;
+    if (!vt_id_valid(id))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
+    rc = vt_store_frame_at(lib->store, id, t_s, frame);
+    return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
 }
 
 /* A hit's text for JSON: the library's marks become « », control bytes spaces. */

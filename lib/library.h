@@ -42,6 +42,7 @@ struct vt_library {
     struct {
         char id[VT_ID_MAX];
         long long version;
+        struct vt_doc_pages pages;
         char *json;
     } docs[16];
     unsigned docs_next;

@@ -334,7 +334,9 @@ struct stt_result {
     struct vt_transcript t;
 };
 
-static int stt_run(struct vt_stage_ctx *c)
+/* The transcript from captions (unless the mode says recognize, or !captions), else from
+ * speech recognition. */
+static int stt_read(struct vt_stage_ctx *c, int captions)
 {
     struct stt_result *r = vt_xcalloc(1, sizeof(*r));
     const char *mode = c->video->stt_mode ? c->video->stt_mode : "auto";
@@ -343,7 +345,7 @@ static int stt_run(struct vt_stage_ctx *c)
 
     c->result = r;
     snprintf(c->model, sizeof(c->model), "captions");
-    if (strcmp(mode, "recognize") && c->video->captions_path) {
+    if (captions && strcmp(mode, "recognize") && c->video->captions_path) {
         /* the source's own captions, fetched with the video */
         char *p = vt_xasprintf("%s/%s", c->lib->dir, c->video->captions_path);
 
@@ -357,7 +359,7 @@ static int stt_run(struct vt_stage_ctx *c)
         vt_transcript_release(&r->t);
         vt_log(c->lib, VT_LOG_WARN, "%s: the source's captions: %s", c->video->id, why);
     }
-    if (strcmp(mode, "recognize") && c->video->source_path) {
+    if (captions && strcmp(mode, "recognize") && c->video->source_path) {
         rc = vt_captions_import(c->video->source_path, &r->t, why, sizeof(why));
         if (rc == 0) {
             snprintf(c->model, sizeof(c->model), "%s", r->t.model);
@@ -386,6 +388,57 @@ static int stt_run(struct vt_stage_ctx *c)
     snprintf(c->model, sizeof(c->model), "%s", vt_stt_model(c->lib->stt));
     return vt_stt_run_file(c->lib->stt, c->video->source_path, &r->t, vt_stage_progress, c, c->err,
                            sizeof(c->err));
+}
+
+static void stt_release(struct vt_stage_ctx *c);
+
+/*
+ * The transcript, whatever its source, bounded by the media: captions are files anyone
+ * can write, and a 5 s video may come with 150,000 cues or cues 99,999 hours in. What was
+ * dropped is said in the stage's model (its provenance) and logged. Captions with no cue
+ * inside the media are no captions: unless the mode is "captions", speech is recognised.
+ */
+static int stt_run(struct vt_stage_ctx *c)
+{
+    const char *mode = c->video->stt_mode ? c->video->stt_mode : "auto";
+    struct stt_result *r;
+    struct vt_bound_report rep;
+    size_t len;
+    int rc = stt_read(c, 1);
+
+    r = c->result;
+    if (rc || !r)
+        return rc;
+    vt_transcript_bound(&r->t, c->video->duration_s, &rep);
+    if (!r->t.n_cues && strcmp(mode, "captions") && strncmp(c->model, "pocketsphinx", 12)) {
+        /* captions with nothing inside the media are no captions: recognise the speech */
+        vt_log(c->lib, VT_LOG_WARN,
+               "%s: stt: no caption cue starts within the media's %.1f s (%zu past its end): "
+               "recognising the speech instead",
+               c->video->id, c->video->duration_s, rep.past_end);
+        stt_release(c);
+        memset(c->model, 0, sizeof(c->model));
+        rc = stt_read(c, 0);
+        r = c->result;
+        if (rc || !r)
+            return rc;
+        vt_transcript_bound(&r->t, c->video->duration_s, &rep);
+    }
+    if (!rep.past_end && !rep.over_rate && !rep.cut)
+        return 0;
+    len = strlen(c->model);
+    snprintf(c->model + len, sizeof(c->model) - len,
+             "; dropped %zu cue(s) past the end, %zu over %d a minute; %zu cut", rep.past_end,
+             rep.over_rate, VT_CUES_PER_MINUTE, rep.cut);
+    vt_log(c->lib, VT_LOG_WARN,
+           "%s: stt: %zu cue(s) start past the media's end and %zu exceed %d a minute: dropped; "
+           "%zu cue(s) longer than %d bytes or %d words: cut",
+           c->video->id, rep.past_end, rep.over_rate, VT_CUES_PER_MINUTE, rep.cut, VT_CUE_MAX_BYTES,
+           VT_CUE_MAX_WORDS);
+    if (!r->t.n_cues)
+        return vt_err(c->err, sizeof(c->err), VT_SKIP, "no cues within the media's %.1f s",
+                      c->video->duration_s);
+    return 0;
 }
 
 static int stt_save(struct vt_stage_ctx *c)

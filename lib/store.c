@@ -1088,12 +1088,18 @@ int vt_store_keyframes_replace(struct vt_store *s, const char *id, const struct 
 
 int vt_store_shots(struct vt_store *s, const char *id, struct vt_kf_shot **out, size_t *n)
 {
+    return vt_store_shots_range(s, id, 0, INT64_MAX, out, n);
+}
+
+int vt_store_shots_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
+                         struct vt_kf_shot **out, size_t *n)
+{
     sqlite3_stmt *st;
     struct vt_kf_shot *v = NULL;
     size_t cap = 0, len = 0;
     int rc = prepare(s,
                      "SELECT start_s, end_s, captured, kept FROM shots WHERE video_id = ?"
-                     " ORDER BY idx",
+                     " AND idx >= ? AND idx < ? ORDER BY idx",
                      &st);
 
     *out = NULL;
@@ -1101,6 +1107,8 @@ int vt_store_shots(struct vt_store *s, const char *id, struct vt_kf_shot **out, 
     if (rc)
         return rc;
     bind_text(st, 1, id);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
         v[len].start_s = sqlite3_column_double(st, 0);
@@ -1121,12 +1129,19 @@ int vt_store_shots(struct vt_store *s, const char *id, struct vt_kf_shot **out, 
 
 int vt_store_frames(struct vt_store *s, const char *id, struct vt_store_frame **out, size_t *n)
 {
+    return vt_store_frames_range(s, id, 0, INT64_MAX, out, n);
+}
+
+int vt_store_frames_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
+                          struct vt_store_frame **out, size_t *n)
+{
     sqlite3_stmt *st = NULL;
     struct vt_store_frame *v = NULL;
     size_t cap = 0, len = 0;
     int rc = prepare(s,
                      "SELECT idx, t_s, frame_no, shot, duplicate_of, sharpness, bytes, path, width,"
-                     " height, phash FROM frames WHERE video_id = ? ORDER BY idx",
+                     " height, phash FROM frames WHERE video_id = ? AND idx >= ? AND idx < ?"
+                     " ORDER BY idx",
                      &st);
 
     *out = NULL;
@@ -1134,6 +1149,8 @@ int vt_store_frames(struct vt_store *s, const char *id, struct vt_store_frame **
     if (rc)
         return rc;
     bind_text(st, 1, id);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct vt_store_frame *x;
 
@@ -1161,11 +1178,13 @@ int vt_store_frames(struct vt_store *s, const char *id, struct vt_store_frame **
     }
     rc = prepare(s,
                  "SELECT frame_idx, text, conf, x, y, w, h FROM ocr_lines WHERE video_id = ?"
-                 " ORDER BY frame_idx, line_no",
+                 " AND frame_idx >= ? AND frame_idx < ? ORDER BY frame_idx, line_no",
                  &st);
     if (rc)
         goto fail;
     bind_text(st, 1, id);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
     {
         size_t fi = 0, lcap = 0;
 
@@ -1498,15 +1517,26 @@ int vt_store_transcript_replace(struct vt_store *s, const char *id, const struct
 
 int vt_store_transcript(struct vt_store *s, const char *id, struct vt_transcript *out)
 {
+    return vt_store_transcript_range(s, id, 0, INT64_MAX, out);
+}
+
+int vt_store_transcript_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
+                              struct vt_transcript *out)
+{
     sqlite3_stmt *st = NULL;
     size_t cap = 0;
     int rc;
 
     memset(out, 0, sizeof(*out));
-    rc = prepare(s, "SELECT start_s, end_s, text FROM cues WHERE video_id = ? ORDER BY idx", &st);
+    rc = prepare(s,
+                 "SELECT start_s, end_s, text FROM cues WHERE video_id = ? AND idx >= ?"
+                 " AND idx < ? ORDER BY idx",
+                 &st);
     if (rc)
         return rc;
     bind_text(st, 1, id);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct vt_cue *c;
 
@@ -1524,16 +1554,18 @@ int vt_store_transcript(struct vt_store *s, const char *id, struct vt_transcript
     }
     rc = prepare(s,
                  "SELECT cue_idx, text, start_s, end_s, conf FROM words WHERE video_id = ?"
-                 " ORDER BY cue_idx, idx",
+                 " AND cue_idx >= ? AND cue_idx < ? ORDER BY cue_idx, idx",
                  &st);
     if (rc)
         goto fail;
     bind_text(st, 1, id);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
     {
         size_t wcap = 0, last = (size_t)-1;
 
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            size_t ci = (size_t)sqlite3_column_int64(st, 0);
+            size_t ci = (size_t)(sqlite3_column_int64(st, 0) - from);
             struct vt_cue *c;
             struct vt_word *w;
 
@@ -1602,12 +1634,18 @@ int vt_store_chunks_replace(struct vt_store *s, const char *id, const struct vt_
 
 int vt_store_chunks(struct vt_store *s, const char *id, struct vt_chunk **out, size_t *n)
 {
+    return vt_store_chunks_range(s, id, 0, INT64_MAX, out, n);
+}
+
+int vt_store_chunks_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
+                          struct vt_chunk **out, size_t *n)
+{
     sqlite3_stmt *st;
     struct vt_chunk *v = NULL;
     size_t cap = 0, len = 0;
     int rc = prepare(s,
                      "SELECT start_s, end_s, text, first_cue, last_cue FROM chunks"
-                     " WHERE video_id = ? ORDER BY idx",
+                     " WHERE video_id = ? AND idx >= ? AND idx < ? ORDER BY idx",
                      &st);
 
     *out = NULL;
@@ -1615,6 +1653,8 @@ int vt_store_chunks(struct vt_store *s, const char *id, struct vt_chunk **out, s
     if (rc)
         return rc;
     bind_text(st, 1, id);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
         v[len].start_s = sqlite3_column_double(st, 0);
@@ -1639,6 +1679,100 @@ void vt_chunks_free(struct vt_chunk *c, size_t n)
     for (size_t i = 0; i < n; i++)
         free(c[i].text);
     free(c);
+}
+
+/* ---- counts and lookups for readers of a page of a video ---- */
+
+int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *c)
+{
+    sqlite3_stmt *st;
+    int rc =
+        prepare(s,
+                "SELECT (SELECT count(*) FROM shots WHERE video_id = ?1),"
+                " (SELECT count(*) FROM frames WHERE video_id = ?1),"
+                " (SELECT count(*) FROM frames WHERE video_id = ?1 AND duplicate_of IS NULL),"
+                " (SELECT total(bytes) FROM frames WHERE video_id = ?1 AND duplicate_of IS NULL),"
+                " (SELECT count(DISTINCT frame_idx) FROM ocr_lines WHERE video_id = ?1),"
+                " (SELECT count(*) FROM ocr_lines WHERE video_id = ?1),"
+                " (SELECT count(*) FROM cues WHERE video_id = ?1),"
+                " (SELECT count(DISTINCT cue_idx) FROM words WHERE video_id = ?1),"
+                " (SELECT count(*) FROM chunks WHERE video_id = ?1)",
+                &st);
+
+    memset(c, 0, sizeof(*c));
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        c->shots = sqlite3_column_int64(st, 0);
+        c->frames = sqlite3_column_int64(st, 1);
+        c->kept = sqlite3_column_int64(st, 2);
+        c->keyframe_bytes = (int64_t)sqlite3_column_double(st, 3);
+        c->frames_with_text = sqlite3_column_int64(st, 4);
+        c->ocr_lines = sqlite3_column_int64(st, 5);
+        c->cues = sqlite3_column_int64(st, 6);
+        c->word_timed_cues = sqlite3_column_int64(st, 7);
+        c->chunks = sqlite3_column_int64(st, 8);
+        rc = 0;
+    } else {
+        rc = fail(s, "count a video's outputs");
+    }
+    finish(s, st);
+    return rc;
+}
+
+int vt_store_frame_at(struct vt_store *s, const char *id, double t_s, int *frame)
+{
+    /* the shot containing t first: its frames come early in index order, so the scan
+     * stops soon; the nearest frame in time only when no shot contains t */
+    static const char *const sql[2] = {
+        "SELECT coalesce(f.duplicate_of, f.idx) FROM frames f"
+        " JOIN shots sh ON sh.video_id = f.video_id AND sh.idx = f.shot"
+        " JOIN frames g ON g.video_id = f.video_id AND g.idx = coalesce(f.duplicate_of, f.idx)"
+        " WHERE f.video_id = ?1 AND sh.start_s <= ?2 AND ?2 < sh.end_s AND g.path IS NOT NULL"
+        " AND g.duplicate_of IS NULL ORDER BY f.idx LIMIT 1",
+        "SELECT coalesce(f.duplicate_of, f.idx) FROM frames f"
+        " JOIN frames g ON g.video_id = f.video_id AND g.idx = coalesce(f.duplicate_of, f.idx)"
+        " WHERE f.video_id = ?1 AND g.path IS NOT NULL AND g.duplicate_of IS NULL"
+        " ORDER BY abs(f.t_s - ?2), f.idx LIMIT 1",
+    };
+    int rc = 0;
+
+    *frame = -1;
+    for (int i = 0; i < 2 && *frame < 0 && !rc; i++) {
+        sqlite3_stmt *st;
+
+        rc = prepare(s, sql[i], &st);
+        if (rc)
+            return rc;
+        bind_text(st, 1, id);
+        sqlite3_bind_double(st, 2, t_s);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+            *frame = sqlite3_column_int(st, 0);
+        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "find a frame");
+        finish(s, st);
+    }
+    return rc;
+}
+
+int vt_store_cue_at(struct vt_store *s, const char *id, double t_s, int64_t *cue)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(s, "SELECT max(idx) FROM cues WHERE video_id = ? AND start_s <= ?", &st);
+
+    *cue = -1;
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    sqlite3_bind_double(st, 2, t_s);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        *cue = sqlite3_column_int64(st, 0);
+    rc = rc == SQLITE_ROW ? 0 : fail(s, "find a cue");
+    finish(s, st);
+    return rc;
 }
 
 /* ---- titles ---- */

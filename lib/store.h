@@ -127,6 +127,12 @@ int vt_store_keyframes_clear(struct vt_store *s, const char *id);
 int vt_store_shots(struct vt_store *s, const char *id, struct vt_kf_shot **out, size_t *n);
 /* Frames with their OCR lines. */
 int vt_store_frames(struct vt_store *s, const char *id, struct vt_store_frame **out, size_t *n);
+/* The *_range readers read only the items whose index is in [from, to), so a reader of
+ * one page of a long list does not load the rest. */
+int vt_store_shots_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
+                         struct vt_kf_shot **out, size_t *n);
+int vt_store_frames_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
+                          struct vt_store_frame **out, size_t *n);
 void vt_store_frames_free(struct vt_store_frame *f, size_t n);
 
 /* OCR lines for frames: pages[i] belongs to frame frame_index[i]. */
@@ -139,6 +145,8 @@ int vt_store_transcript_replace(struct vt_store *s, const char *id, const struct
 int vt_store_transcript_clear(struct vt_store *s, const char *id);
 /* Read back; out->model is left empty (it is the stt stage's provenance). */
 int vt_store_transcript(struct vt_store *s, const char *id, struct vt_transcript *out);
+int vt_store_transcript_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
+                              struct vt_transcript *out);
 
 struct vt_chunk {
     double start_s, end_s;
@@ -148,6 +156,22 @@ struct vt_chunk {
 int vt_store_chunks_replace(struct vt_store *s, const char *id, const struct vt_chunk *c, size_t n);
 int vt_store_chunks_clear(struct vt_store *s, const char *id);
 int vt_store_chunks(struct vt_store *s, const char *id, struct vt_chunk **out, size_t *n);
+int vt_store_chunks_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
+                          struct vt_chunk **out, size_t *n);
+
+/* How much of each output a video has, without reading the outputs. */
+struct vt_store_counts {
+    int64_t shots, frames, kept, keyframe_bytes, frames_with_text, ocr_lines, cues, word_timed_cues,
+        chunks;
+};
+int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *c);
+
+/* The kept frame (with an image) that shows the moment t_s: the first of the shot that
+ * contains it (a duplicate stands for the frame it repeats), else the nearest in time.
+ * *frame gets its index, or -1 when the video has none. */
+int vt_store_frame_at(struct vt_store *s, const char *id, double t_s, int *frame);
+/* The index of the last cue that starts at or before t_s, -1 when none does. */
+int vt_store_cue_at(struct vt_store *s, const char *id, double t_s, int64_t *cue);
 void vt_chunks_free(struct vt_chunk *c, size_t n);
 
 /* Re-index the video's title and chapter titles (source "title"). */

@@ -4,7 +4,8 @@
  * the two lines broken at the word boundary that balances them best, and never a word cut
  * in two. The input is whatever the recogniser or a caption file gave, so nothing about it
  * is trusted: times may be equal, reversed or NaN, and a single word may be longer than a
- * line (it then gets a cue, or a line, of its own).
+ * line (it then gets a cue, or a line, of its own). And bounding any transcript by the
+ * media it belongs to (vt_transcript_bound), so a caption file cannot make it unbounded.
  */
 #include "transcript.h"
 
@@ -151,4 +152,135 @@ void vt_cues_from_words(const struct vt_word *words, size_t n, struct vt_transcr
         add_cue(t, &cap, words, first, last, split);
         first = last + 1;
     }
+}
+
+/* ---- bounding a transcript by its media ---- */
+
+struct cue_order {
+    double start_s;
+    size_t i;
+};
+
+static int by_start(const void *a, const void *b)
+{
+    const struct cue_order *x = a, *y = b;
+
+    if (x->start_s != y->start_s)
+        return x->start_s < y->start_s ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Time order, keeping the order of cues that start together. */
+static void sort_cues(struct vt_transcript *t)
+{
+    struct cue_order *o;
+    struct vt_cue *sorted;
+    size_t i;
+
+    for (i = 1; i < t->n_cues && t->cues[i - 1].start_s <= t->cues[i].start_s; i++)
+        ;
+    if (i >= t->n_cues)
+        return;
+    o = vt_xcalloc(t->n_cues, sizeof(*o));
+    for (i = 0; i < t->n_cues; i++) {
+        o[i].start_s = isfinite(t->cues[i].start_s) ? t->cues[i].start_s : 0;
+        o[i].i = i;
+    }
+    qsort(o, t->n_cues, sizeof(*o), by_start);
+    sorted = vt_xcalloc(t->n_cues, sizeof(*sorted));
+    for (i = 0; i < t->n_cues; i++)
+        sorted[i] = t->cues[o[i].i];
+    free(t->cues);
+    t->cues = sorted;
+    free(o);
+}
+
+/* Cut c's text to VT_CUE_MAX_BYTES and its words to those inside it; 1 when cut. */
+static int cut_cue(struct vt_cue *c)
+{
+    size_t len = c->text ? strlen(c->text) : 0, keep = c->n_words, at = 0;
+    int cut = 0;
+
+    if (len > VT_CUE_MAX_BYTES) {
+        len = VT_CUE_MAX_BYTES;
+        while (len && ((unsigned char)c->text[len] & 0xc0) == 0x80)
+            len--; /* not inside a character */
+        c->text[len] = '\0';
+        cut = 1;
+        /* the words still in the text, in order */
+        for (keep = 0; keep < c->n_words; keep++) {
+            const char *w = c->words[keep].text ? c->words[keep].text : "";
+            const char *hit = strstr(c->text + at, w);
+
+            if (!hit)
+                break;
+            at = (size_t)(hit - c->text) + strlen(w);
+        }
+    }
+    if (keep > VT_CUE_MAX_WORDS)
+        keep = VT_CUE_MAX_WORDS;
+    if (keep < c->n_words) {
+        for (size_t k = keep; k < c->n_words; k++)
+            free(c->words[k].text);
+        c->n_words = keep;
+        cut = 1;
+    }
+    return cut;
+}
+
+/* Drop c's words that start at or after end_s, end the others there. */
+static void clip_words(struct vt_cue *c, double end_s)
+{
+    size_t keep = 0;
+
+    for (size_t k = 0; k < c->n_words; k++) {
+        if (!(c->words[k].start_s < end_s)) {
+            free(c->words[k].text);
+            continue;
+        }
+        c->words[keep] = c->words[k];
+        if (c->words[keep].end_s > end_s)
+            c->words[keep].end_s = end_s;
+        keep++;
+    }
+    c->n_words = keep;
+}
+
+void vt_transcript_bound(struct vt_transcript *t, double duration_s, struct vt_bound_report *rep)
+{
+    struct vt_bound_report r = {0};
+    int known = duration_s > 0 && isfinite(duration_s);
+    size_t keep = 0, window = 0;
+
+    sort_cues(t);
+    for (size_t i = 0; i < t->n_cues; i++) {
+        struct vt_cue *c = &t->cues[i];
+
+        if (known && !(c->start_s < duration_s)) {
+            r.past_end++;
+            vt_cue_release(c);
+            continue;
+        }
+        /* kept cues t->cues[window..keep) start within the 60 s before this one */
+        while (window < keep && !(t->cues[window].start_s > c->start_s - 60.0))
+            window++;
+        if (keep - window >= VT_CUES_PER_MINUTE) {
+            r.over_rate++;
+            vt_cue_release(c);
+            continue;
+        }
+        if (known && c->end_s > duration_s) {
+            c->end_s = duration_s;
+            clip_words(c, duration_s);
+        }
+        r.cut += cut_cue(c);
+        t->cues[keep++] = *c;
+    }
+    t->n_cues = keep;
+    if (!keep) {
+        free(t->cues);
+        t->cues = NULL;
+    }
+    if (rep)
+        *rep = r;
 }

@@ -424,9 +424,10 @@ static enum MHD_Result send_file(struct MHD_Connection *c, const char *path, con
     return queue(c, MHD_HTTP_OK, r);
 }
 
-/* The document of a video the client named, or an error response already queued. */
+/* The document of a video the client named (with those pages of its lists), or an error
+ * response already queued. */
 static json_t *doc_or_error(struct MHD_Connection *c, struct vt_library *lib, const char *id,
-                            int api, enum MHD_Result *ret)
+                            const struct vt_doc_pages *pages, int api, enum MHD_Result *ret)
 {
     json_t *doc;
     int rc;
@@ -435,7 +436,7 @@ static json_t *doc_or_error(struct MHD_Connection *c, struct vt_library *lib, co
         *ret = send_error(c, api, 404, "not_found", "no such video");
         return NULL;
     }
-    doc = web_video_doc(lib, id, &rc);
+    doc = web_video_doc(lib, id, pages, &rc);
     if (!doc) {
         if (rc == VT_ENOTFOUND || rc == VT_EINVAL) {
             *ret = send_error(c, api, 404, "not_found", "no such video");
@@ -447,10 +448,13 @@ static json_t *doc_or_error(struct MHD_Connection *c, struct vt_library *lib, co
     return doc;
 }
 
+/* The document without its long lists: what a route that needs the source or state reads. */
+static const struct vt_doc_pages no_lists = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+
 static enum MHD_Result route_media(struct MHD_Connection *c, struct vt_library *lib, const char *id)
 {
     enum MHD_Result ret = MHD_NO;
-    json_t *doc = doc_or_error(c, lib, id, 1, &ret);
+    json_t *doc = doc_or_error(c, lib, id, &no_lists, 1, &ret);
     const char *path;
 
     if (!doc)
@@ -480,6 +484,7 @@ static enum MHD_Result route_frame(struct MHD_Connection *c, struct vt_library *
                                    const char *file)
 {
     enum MHD_Result ret = MHD_NO;
+    struct vt_doc_pages one = no_lists;
     json_t *doc, *f;
     const char *img = NULL;
     char path[PATH_MAX];
@@ -491,7 +496,9 @@ static enum MHD_Result route_frame(struct MHD_Connection *c, struct vt_library *
         n = n * 10 + (file[digits] - '0');
     if (!digits || digits > 6 || (digits > 1 && file[0] == '0') || strcmp(file + digits, ".jpg"))
         return send_error(c, 1, 404, "not_found", "no such frame");
-    doc = doc_or_error(c, lib, id, 1, &ret);
+    one.frames.offset = n; /* that frame alone */
+    one.frames.limit = 1;
+    doc = doc_or_error(c, lib, id, &one, 1, &ret);
     if (!doc)
         return ret;
     json_array_foreach(json_object_get(doc, "frames"), i, f)
@@ -549,25 +556,45 @@ static enum MHD_Result api_videos(struct MHD_Connection *c, struct vt_library *l
     return send_json(c, 200, json_pack("{s:o}", "videos", a));
 }
 
+/*
+ * The longest page of each list an answer holds (the document's first page, or one page of
+ * /api/videos/ID/LIST): a video with 150,000 cues is answered in pieces, never at once.
+ */
+static const struct {
+    const char *name;
+    long long max;
+} api_lists[] = {{"shots", 1000}, {"frames", 200}, {"cues", 500}, {"chunks", 200}};
+
+/* The page of list i in a vt_doc_pages (the four lists in api_lists' order). */
+static struct vt_doc_page *page_of(struct vt_doc_pages *p, size_t i)
+{
+    struct vt_doc_page *all[] = {&p->shots, &p->frames, &p->cues, &p->chunks};
+
+    return all[i];
+}
+
 static enum MHD_Result api_video(struct MHD_Connection *c, struct vt_library *lib, const char *id)
 {
+    struct vt_doc_pages first = no_lists;
     struct web_buf b = {0};
     char *s = NULL;
     int rc;
 
     if (!vt_id_valid(id))
         return send_error(c, 1, 404, "not_found", "no such video");
+    for (size_t i = 0; i < (sizeof(api_lists) / sizeof(api_lists[0])); i++)
+        page_of(&first, i)->limit = api_lists[i].max;
     if (srv.opts->read_only) {
         /* the same document without the server's path */
         enum MHD_Result ret = MHD_NO;
-        json_t *doc = doc_or_error(c, lib, id, 1, &ret);
+        json_t *doc = doc_or_error(c, lib, id, &first, 1, &ret);
 
         if (!doc)
             return ret;
         json_object_del(json_object_get(doc, "source"), "path");
         return send_json(c, 200, doc);
     }
-    rc = vt_export_json(lib, id, &s);
+    rc = vt_export_json_pages(lib, id, &first, &s);
     if (rc == VT_ENOTFOUND || rc == VT_EINVAL)
         return send_error(c, 1, 404, "not_found", "no such video");
     if (rc) {
@@ -579,6 +606,64 @@ static enum MHD_Result api_video(struct MHD_Connection *c, struct vt_library *li
     if (b.n && b.p[b.n - 1] != '\n')
         web_buf_puts(&b, "\n");
     return send_buf(c, 200, "application/json; charset=utf-8", &b);
+}
+
+/* A query number: absent is dflt, else decimal digits only, at most max. */
+static int query_num(struct MHD_Connection *c, const char *key, long long dflt, long long max,
+                     long long *v)
+{
+    const char *s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+    size_t n = s ? strlen(s) : 0;
+
+    *v = dflt;
+    if (!s)
+        return 0;
+    if (!n || n > 12 || strspn(s, "0123456789") != n)
+        return -1;
+    *v = strtoll(s, NULL, 10);
+    return *v > max ? -1 : 0;
+}
+
+/* GET /api/videos/ID/LIST?offset=O&limit=L: one page of a long list of the document. */
+static enum MHD_Result api_video_list(struct MHD_Connection *c, struct vt_library *lib,
+                                      const char *id, size_t li)
+{
+    struct vt_doc_pages pages = no_lists;
+    enum MHD_Result ret = MHD_NO;
+    long long offset, limit, total;
+    const char *name = api_lists[li].name;
+    json_t *doc, *list, *page, *o;
+
+    if (query_num(c, "offset", 0, 999999999999LL, &offset) ||
+        query_num(c, "limit", api_lists[li].max, api_lists[li].max, &limit) || limit < 1) {
+        char msg[96];
+
+        snprintf(msg, sizeof(msg), "offset is a whole number and limit one from 1 to %lld",
+                 api_lists[li].max);
+        return send_error(c, 1, 400, "bad_request", msg);
+    }
+    page_of(&pages, li)->offset = offset;
+    page_of(&pages, li)->limit = limit;
+    doc = doc_or_error(c, lib, id, &pages, 1, &ret);
+    if (!doc)
+        return ret;
+    list = json_incref(json_object_get(doc, name));
+    page = json_object_get(json_object_get(doc, "pages"), name);
+    total = page ? (long long)json_integer_value(json_object_get(page, "total"))
+                 : offset + (long long)json_array_size(list);
+    json_decref(doc);
+    o = json_pack("{s:s,s:I,s:I,s:I,s:o}", "video_id", id, "offset", (json_int_t)offset, "limit",
+                  (json_int_t)limit, "total", (json_int_t)total, name, list ? list : json_array());
+    if (offset + limit < total) {
+        char next[VT_ID_MAX + 96];
+
+        snprintf(next, sizeof(next), "/api/videos/%s/%s?offset=%lld&limit=%lld", id, name,
+                 offset + limit, limit);
+        json_object_set_new(o, "next", json_string(next));
+    } else {
+        json_object_set_new(o, "next", json_null());
+    }
+    return send_json(c, 200, o);
 }
 
 static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *lib)
@@ -840,7 +925,9 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
     }
     if ((rest = after(url, "/v/"))) {
         status = web_page_video(lib, &srv.ctx, rest,
-                                MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "t"), &b);
+                                MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "t"),
+                                MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "frames"),
+                                MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cues"), &b);
         return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
     }
     if (!strcmp(url, "/search")) {
@@ -866,6 +953,16 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
             id[n] = '\0';
             if (vt_id_valid(id))
                 return route_frame(c, lib, id, slash + 8);
+        }
+        /* /api/videos/ID/cues (shots, frames, chunks): one page of that list */
+        for (size_t i = 0; n && n < sizeof(id) && i < (sizeof(api_lists) / sizeof(api_lists[0]));
+             i++) {
+            if (strcmp(slash + 1, api_lists[i].name))
+                continue;
+            memcpy(id, p, n);
+            id[n] = '\0';
+            if (vt_id_valid(id))
+                return api_video_list(c, lib, id, i);
         }
     }
     return send_error(c, api, 404, "not_found", "nothing here");

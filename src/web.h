@@ -48,10 +48,12 @@ void web_buf_url(struct web_buf *b, const char *s);
 void web_buf_release(struct web_buf *b);
 
 /*
- * The video's document (vt_export_json parsed); NULL with *rc set (VT_ENOTFOUND for an
- * unknown video). Caller owns the reference (json_decref).
+ * The video's document with the given page of each long list (vt_export_json_pages
+ * parsed); NULL with *rc set (VT_ENOTFOUND for an unknown video). Caller owns the
+ * reference (json_decref).
  */
-json_t *web_video_doc(struct vt_library *lib, const char *id, int *rc);
+json_t *web_video_doc(struct vt_library *lib, const char *id, const struct vt_doc_pages *pages,
+                      int *rc);
 
 /* What every page needs to know about the server. */
 struct web_ctx {
@@ -65,7 +67,7 @@ struct web_ctx {
 int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const char *sort,
                      const char *state, struct web_buf *out);
 int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char *id, const char *t,
-                   struct web_buf *out);
+                   const char *frames_page, const char *cues_page, struct web_buf *out);
 int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const char *q,
                     struct web_buf *out);
 int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struct web_buf *out);

@@ -179,12 +179,13 @@ void web_buf_url(struct web_buf *b, const char *s)
 
 /* ---- the document ---- */
 
-json_t *web_video_doc(struct vt_library *lib, const char *id, int *rc)
+json_t *web_video_doc(struct vt_library *lib, const char *id, const struct vt_doc_pages *pages,
+                      int *rc)
 {
     char *s = NULL;
     json_t *doc;
 
-    *rc = vt_export_json(lib, id, &s);
+    *rc = vt_export_json_pages(lib, id, pages, &s);
     if (*rc)
         return NULL;
     doc = json_loads(s, 0, NULL);
@@ -305,37 +306,21 @@ static int put_frame_img(struct web_buf *b, const char *id, const json_t *frame,
     return 1;
 }
 
-/* The kept frame nearest t (the last one at or before it, else the first after). */
 /*
- * The kept keyframe that shows the moment t: the one of the shot containing t (a
- * duplicate stands for the frame it repeats), else the nearest in time.
+ * The thumbnail of the video at moment t: the kept keyframe that shows it (vt_frame_at, a
+ * lookup that reads no more than it needs, not the video's document). 0 when none.
  */
-static const json_t *frame_near(const json_t *doc, double t)
+static int put_thumb(struct web_buf *b, struct vt_library *lib, const char *id, double t)
 {
-    const json_t *frames = json_object_get(doc, "frames"), *shots = json_object_get(doc, "shots");
-    const json_t *best = NULL, *f;
-    double best_d = INFINITY;
-    size_t i;
+    int n;
 
-    json_array_foreach(frames, i, f)
-    {
-        const json_t *img = f, *shot = json_array_get(
-                                   shots, (size_t)json_integer_value(json_object_get(f, "shot")));
-        const json_t *dup = json_object_get(f, "duplicate_of");
-        double d = fabs(jnum(f, "t_s") - t);
-
-        if (json_is_integer(dup))
-            img = json_array_get(frames, (size_t)json_integer_value(dup));
-        if (!img || !jstr(img, "image"))
-            continue;
-        if (shot && t >= jnum(shot, "start_s") && t < jnum(shot, "end_s"))
-            d = 0;
-        if (d < best_d) {
-            best = img;
-            best_d = d;
-        }
-    }
-    return best;
+    if (vt_frame_at(lib, id, t, &n) || n < 0)
+        return 0;
+    web_buf_printf(b,
+                   "<img class=\"thumb\" src=\"/api/videos/%s/frames/%d.jpg\" alt=\"frame %d\" "
+                   "loading=\"lazy\">",
+                   id, n, n);
+    return 1;
 }
 
 /* refresh_s > 0: the page reloads itself (videos still being indexed), without JS. */
@@ -505,21 +490,27 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const ch
     web_buf_puts(out, "</select></label> <button>Show</button></form>\n<ul class=\"videos\">\n");
     for (size_t i = 0; i < r.n; i++) {
         const struct row *x = &r.v[i];
-        json_t *doc;
-        int rc;
+        struct vt_video_card card;
+        int have;
 
         if (state && *state && strcmp(state, x->index_state))
             continue;
         shown++;
-        doc = web_video_doc(lib, x->id, &rc);
+        /* what the row shows, read on its own: never the video's whole document */
+        have = !vt_video_card(lib, x->id, &card);
         web_buf_printf(out, "<li class=\"video\"><a class=\"thumb\" href=\"/v/%s\">", x->id);
-        if (!doc || !put_frame_img(out, x->id, frame_near(doc, 0), "thumb"))
+        if (have && card.thumb_frame >= 0)
+            web_buf_printf(out,
+                           "<img class=\"thumb\" src=\"/api/videos/%s/frames/%d.jpg\" "
+                           "alt=\"frame %d\" loading=\"lazy\">",
+                           x->id, card.thumb_frame, card.thumb_frame);
+        else
             web_buf_puts(out, "<span class=\"nothumb\">no frame</span>");
         web_buf_printf(out, "</a><div><a class=\"title\" href=\"/v/%s\">", x->id);
         web_buf_html(out, x->title);
         web_buf_puts(out, "</a><p class=\"meta\">");
-        if (doc && jstr(doc, "channel")) {
-            web_buf_html(out, jstr(doc, "channel"));
+        if (have && card.channel) {
+            web_buf_html(out, card.channel);
             web_buf_puts(out, " · ");
         }
         put_time(out, x->duration_s);
@@ -527,18 +518,14 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const ch
                        " · <span class=\"badge state-%s\">index_state %s</span> "
                        "<span class=\"badge data-%s\">data_status %s</span></p></div>",
                        x->index_state, x->index_state, x->data_status, x->data_status);
-        if (doc && (!strcmp(x->index_state, "queued") || !strcmp(x->index_state, "processing"))) {
-            const json_t *st;
-            size_t k, finished = 0, n = json_array_size(json_object_get(doc, "stages"));
+        if (have && (!strcmp(x->index_state, "queued") || !strcmp(x->index_state, "processing"))) {
+            size_t finished = 0, n = card.n_stages;
 
             /* stage by stage: which are finished and which one runs */
             web_buf_puts(out, "<p class=\"stages\">");
-            json_array_foreach(json_object_get(doc, "stages"), k, st)
-            {
-                const char *name = jstr(st, "name"), *sts = jstr(st, "state");
+            for (size_t k = 0; k < n; k++) {
+                const char *name = card.stages[k].name, *sts = card.stages[k].state;
 
-                if (!name || !sts)
-                    continue;
                 finished +=
                     !strcmp(sts, "done") || !strcmp(sts, "skipped") || !strcmp(sts, "failed");
                 web_buf_printf(out, "%s<span class=\"stage st-", k ? " · " : "");
@@ -552,7 +539,7 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const ch
             web_buf_printf(out, " — %zu of %zu stages finished</p>", finished, n);
         }
         web_buf_puts(out, "</li>\n");
-        json_decref(doc);
+        vt_video_card_release(&card);
     }
     web_buf_puts(out, "</ul>\n");
     if (!shown)
@@ -639,7 +626,53 @@ static void video_meta(struct web_buf *b, const struct web_ctx *ctx, const char 
     web_buf_puts(b, "</p>\n");
 }
 
-static void timeline(struct web_buf *b, const char *id, const json_t *doc)
+/*
+ * The video page shows its long lists a page at a time, whatever the video holds:
+ * ?frames=N (from 1) picks the page of frames and of shots, ?cues=N that of the transcript.
+ * A page of cues is at most PAGE_CUES cues of at most VT_CUE_MAX_BYTES each (the stt stage
+ * cuts longer ones; older libraries may hold more, the page still holds PAGE_CUES).
+ */
+#define PAGE_FRAMES    100 /* frames, and as many shots, per page */
+#define PAGE_CUES      250
+#define PAGE_OCR_LINES 50 /* lines shown per frame; the API has them all */
+
+struct vpage {
+    const char *id;
+    long long frames, cues; /* page numbers, from 1 */
+    long long n_shots, n_frames, n_cues;
+};
+
+/* A link to the video page with other page numbers, at anchor. */
+static void put_page_link(struct web_buf *b, const struct vpage *p, long long frames,
+                          long long cues, const char *anchor, const char *rel, const char *label)
+{
+    web_buf_printf(b, "<a rel=\"%s\" href=\"/v/%s?frames=%lld&amp;cues=%lld#%s\">%s</a>", rel,
+                   p->id, frames, cues, anchor, label);
+}
+
+/* "page 2 of 7" with previous and next links, for the list named what. */
+static void pager(struct web_buf *b, const struct vpage *p, int cues)
+{
+    long long page = cues ? p->cues : p->frames, per = cues ? PAGE_CUES : PAGE_FRAMES;
+    long long total = cues ? p->n_cues : p->n_frames > p->n_shots ? p->n_frames : p->n_shots;
+    long long pages = total > 0 ? (total + per - 1) / per : 1;
+    const char *anchor = cues ? "transcript" : "frames";
+
+    if (pages <= 1 && page <= 1)
+        return;
+    web_buf_printf(b, "<nav class=\"pager\" aria-label=\"%s pages\">",
+                   cues ? "transcript" : "frame");
+    if (page > 1)
+        put_page_link(b, p, cues ? p->frames : page - 1, cues ? page - 1 : p->cues, anchor, "prev",
+                      "previous");
+    web_buf_printf(b, " page %lld of %lld ", page, pages);
+    if (page < pages)
+        put_page_link(b, p, cues ? p->frames : page + 1, cues ? page + 1 : p->cues, anchor, "next",
+                      cues ? "next cues" : "next frames");
+    web_buf_puts(b, "</nav>\n");
+}
+
+static void timeline(struct web_buf *b, const char *id, const json_t *doc, const struct vpage *p)
 {
     const json_t *shots = json_object_get(doc, "shots"), *s, *f;
     size_t i;
@@ -655,8 +688,10 @@ static void timeline(struct web_buf *b, const char *id, const json_t *doc)
         web_buf_printf(b, ", %lld of %lld keyframes kept</a></li>\n", jint(s, "keyframes_kept"),
                        jint(s, "keyframes_captured"));
     }
-    web_buf_printf(b, "</ol>\n<p>%zu shot(s).</p>\n<div class=\"strip\" data-duration=\"%.3f\">",
-                   json_array_size(shots), jnum(doc, "duration_s"));
+    web_buf_puts(b, "</ol>\n<p>");
+    put_count(b, p->n_shots);
+    web_buf_printf(b, " shot(s).</p>\n<div class=\"strip\" data-duration=\"%.3f\">",
+                   jnum(doc, "duration_s"));
     json_array_foreach(json_object_get(doc, "frames"), i, f)
     {
         if (!jstr(f, "image") || strcmp(jstr(f, "state") ? jstr(f, "state") : "", "done"))
@@ -668,7 +703,9 @@ static void timeline(struct web_buf *b, const char *id, const json_t *doc)
         put_time(b, jnum(f, "t_s"));
         web_buf_puts(b, "</span></a>");
     }
-    web_buf_puts(b, "</div></section>\n");
+    web_buf_puts(b, "</div>");
+    pager(b, p, 0);
+    web_buf_puts(b, "</section>\n");
 }
 
 static void stored_item(struct web_buf *b, const char *name, long long v)
@@ -735,13 +772,14 @@ static void provenance(struct web_buf *b, const json_t *doc)
     web_buf_puts(b, "</tbody></table></section>\n");
 }
 
-static void frames(struct web_buf *b, const char *id, const json_t *doc)
+static void frames(struct web_buf *b, const char *id, const json_t *doc, const struct vpage *p)
 {
     const json_t *f, *l;
     size_t i, k;
 
-    web_buf_puts(b, "<section id=\"frames\"><h2>Frames, and what the machine read</h2>\n"
-                    "<ul class=\"frames\">\n");
+    web_buf_puts(b, "<section id=\"frames\"><h2>Frames, and what the machine read</h2>\n");
+    pager(b, p, 0);
+    web_buf_puts(b, "<ul class=\"frames\">\n");
     json_array_foreach(json_object_get(doc, "frames"), i, f)
     {
         const json_t *ocr = json_object_get(f, "ocr");
@@ -758,11 +796,17 @@ static void frames(struct web_buf *b, const char *id, const json_t *doc)
             web_buf_printf(b, " <span>%zu line(s)</span>", json_array_size(ocr));
         web_buf_printf(b, "</p><p class=\"fm\">shot %lld · frame %lld", jint(f, "shot"),
                        jint(f, "frame_no"));
-        if (json_is_integer(json_object_get(f, "duplicate_of")))
-            web_buf_printf(b, " · duplicate of <a href=\"#frame-%lld\">#%lld</a>",
-                           jint(f, "duplicate_of"), jint(f, "duplicate_of"));
-        else
+        if (json_is_integer(json_object_get(f, "duplicate_of"))) {
+            long long d = jint(f, "duplicate_of");
+
+            /* the frame it repeats may be on another page */
+            web_buf_printf(b,
+                           " · duplicate of <a href=\"/v/%s?frames=%lld&amp;cues=%lld#frame-%lld\">"
+                           "#%lld</a>",
+                           id, d >= 0 ? d / PAGE_FRAMES + 1 : 1, p->cues, d, d);
+        } else {
             web_buf_printf(b, " · sharpness %.1f", jnum(f, "sharpness"));
+        }
         web_buf_puts(b, "</p>");
         if (done)
             put_frame_img(b, id, f, "frame");
@@ -770,6 +814,10 @@ static void frames(struct web_buf *b, const char *id, const json_t *doc)
             web_buf_puts(b, "<ol class=\"ocr\">");
             json_array_foreach(ocr, k, l)
             {
+                if (k == PAGE_OCR_LINES) {
+                    web_buf_printf(b, "<li>… %zu more line(s)</li>", json_array_size(ocr) - k);
+                    break;
+                }
                 web_buf_puts(b, "<li>");
                 web_buf_html(b, jstr(l, "text"));
                 web_buf_printf(b, " <span class=\"conf\">%.2f</span></li>", jnum(l, "conf"));
@@ -778,7 +826,9 @@ static void frames(struct web_buf *b, const char *id, const json_t *doc)
         }
         web_buf_puts(b, "</li>\n");
     }
-    web_buf_puts(b, "</ul></section>\n");
+    web_buf_puts(b, "</ul>");
+    pager(b, p, 0);
+    web_buf_puts(b, "</section>\n");
 }
 
 /* Words and characters (code points) of the transcript, as the page counts them. */
@@ -798,20 +848,33 @@ static void count_text(const char *s, long long *words, long long *chars)
     }
 }
 
-static void transcript(struct web_buf *b, const json_t *doc)
+static void transcript(struct web_buf *b, const json_t *doc, const struct vpage *p)
 {
     const json_t *cues = json_object_get(doc, "cues"), *c;
-    long long words = 0, chars = 0;
+    long long words = 0, chars = 0, first = (p->cues - 1) * PAGE_CUES;
     size_t i;
 
     json_array_foreach(cues, i, c) count_text(jstr(c, "text"), &words, &chars);
     web_buf_puts(b, "<section id=\"transcript\"><h2>Transcript</h2>\n<p>");
-    put_count(b, (long long)json_array_size(cues));
+    put_count(b, p->n_cues);
     web_buf_puts(b, " cues · ");
+    if ((long long)json_array_size(cues) < p->n_cues) {
+        /* one page of them: its own counts */
+        web_buf_puts(b, "this page: ");
+        if (json_array_size(cues)) {
+            web_buf_puts(b, "cues ");
+            put_count(b, first + 1);
+            web_buf_puts(b, "–");
+            put_count(b, first + (long long)json_array_size(cues));
+            web_buf_puts(b, ", ");
+        }
+    }
     put_count(b, words);
     web_buf_puts(b, " words · ");
     put_count(b, chars);
-    web_buf_puts(b, " chars</p>\n<ol class=\"cues\">\n");
+    web_buf_puts(b, " chars</p>\n");
+    pager(b, p, 1);
+    web_buf_printf(b, "<ol class=\"cues\" start=\"%lld\">\n", first + 1);
     json_array_foreach(cues, i, c)
     {
         web_buf_printf(b, "<li class=\"cue\" data-t=\"%.3f\" data-end=\"%.3f\">",
@@ -821,7 +884,23 @@ static void transcript(struct web_buf *b, const json_t *doc)
         web_buf_html(b, jstr(c, "text"));
         web_buf_puts(b, "</li>\n");
     }
-    web_buf_puts(b, "</ol></section>\n");
+    web_buf_puts(b, "</ol>");
+    pager(b, p, 1);
+    web_buf_puts(b, "</section>\n");
+}
+
+/* A page number from the query: absent is 1, else 1..9999999 without sign or leading zero. */
+static int parse_page(const char *s, long long *page)
+{
+    size_t n = s ? strlen(s) : 0;
+
+    *page = 1;
+    if (!s || !*s)
+        return 0;
+    if (n > 7 || s[0] == '0' || strspn(s, "0123456789") != n)
+        return -1;
+    *page = strtoll(s, NULL, 10);
+    return 0;
 }
 
 /* ?t=SECONDS: whole or decimal seconds within the video, else 0. */
@@ -839,21 +918,46 @@ static double parse_t(const char *t, double duration)
 }
 
 int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char *id, const char *t,
-                   struct web_buf *out)
+                   const char *frames_page, const char *cues_page, struct web_buf *out)
 {
+    struct vt_doc_pages pages;
+    struct vpage pg = {id, 1, 1, 0, 0, 0};
+    const json_t *counts;
     json_t *doc;
     double t0;
     int rc;
 
     if (!vt_id_valid(id))
         return web_page_error(ctx, 404, "no such video", out);
-    doc = web_video_doc(lib, id, &rc);
+    if (parse_page(frames_page, &pg.frames) || parse_page(cues_page, &pg.cues))
+        return web_page_error(ctx, 400, "frames and cues are page numbers (1, 2, ...)", out);
+    t0 = parse_t(t, 0);
+    if (t0 > 0) {
+        /* opened at a moment (a search hit): the pages that hold it, unless others are asked */
+        long long cue;
+        int frame;
+
+        if ((!cues_page || !*cues_page) && !vt_cue_at(lib, id, t0, &cue) && cue >= 0)
+            pg.cues = cue / PAGE_CUES + 1;
+        if ((!frames_page || !*frames_page) && !vt_frame_at(lib, id, t0, &frame) && frame >= 0)
+            pg.frames = frame / PAGE_FRAMES + 1;
+    }
+    pages.shots.offset = pages.frames.offset = (pg.frames - 1) * PAGE_FRAMES;
+    pages.shots.limit = pages.frames.limit = PAGE_FRAMES;
+    pages.cues.offset = (pg.cues - 1) * PAGE_CUES;
+    pages.cues.limit = PAGE_CUES;
+    pages.chunks.offset = pages.chunks.limit = 0; /* not shown */
+    doc = web_video_doc(lib, id, &pages, &rc);
     if (!doc) {
         if (rc == VT_ENOTFOUND || rc == VT_EINVAL)
             return web_page_error(ctx, 404, "no such video", out);
         fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
         return web_page_error(ctx, 500, "the video cannot be read", out);
     }
+    counts = json_object_get(doc, "stored");
+    pg.n_shots = jint(counts, "shots");
+    pg.n_frames = jint(counts, "keyframes_captured");
+    pg.n_cues = jint(counts, "cues");
     t0 = parse_t(t, jnum(doc, "duration_s"));
     head(out, ctx, jstr(doc, "title"), NULL,
          strcmp(jstr(doc, "index_state") ? jstr(doc, "index_state") : "", "ready") &&
@@ -871,11 +975,11 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
                        "<video id=\"player\" controls preload=\"metadata\" "
                        "src=\"/media/%s#t=%.3f\" data-t0=\"%.3f\"></video>\n",
                        id, t0, t0);
-    timeline(out, id, doc);
+    timeline(out, id, doc, &pg);
     stored(out, doc);
     provenance(out, doc);
-    frames(out, id, doc);
-    transcript(out, doc);
+    frames(out, id, doc, &pg);
+    transcript(out, doc, &pg);
     web_buf_printf(out, "<p><a id=\"open-at\" href=\"/v/%s?t=%ld\">Open at this second</a>", id,
                    secs(t0));
     {
@@ -935,12 +1039,8 @@ int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const cha
     if (!done)
         abort();
     for (size_t i = 0; i < n; i++) {
-        json_t *doc;
-        int rc;
-
         if (done[i])
             continue;
-        doc = web_video_doc(lib, hits[i].video_id, &rc);
         web_buf_printf(out, "<section class=\"group\"><h2><a href=\"/v/%s\">", hits[i].video_id);
         web_buf_html_marked(out, hits[i].title);
         web_buf_puts(out, "</a></h2>\n<ol class=\"hits\">\n");
@@ -952,7 +1052,7 @@ int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const cha
             done[k] = 1;
             web_buf_printf(out, "<li class=\"hit\"><a class=\"thumb\" href=\"/v/%s?t=%ld\">",
                            h->video_id, secs(h->start_s));
-            if (!doc || !put_frame_img(out, h->video_id, frame_near(doc, h->start_s), "thumb"))
+            if (!put_thumb(out, lib, h->video_id, h->start_s))
                 web_buf_puts(out, "<span class=\"nothumb\">no frame</span>");
             web_buf_puts(out, "</a><div><p>");
             put_time_link(out, h->video_id, h->start_s, "ts");
@@ -968,7 +1068,6 @@ int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const cha
             web_buf_puts(out, "</p></div></li>\n");
         }
         web_buf_puts(out, "</ol></section>\n");
-        json_decref(doc);
     }
 out:
     foot(out);

@@ -213,3 +213,115 @@ VT_TEST(cues_bad_times_and_empty_words)
     vt_transcript_release(&t);
     free(w);
 }
+
+/* n cues, one every step_s from t0_s, each 1 s long, text "cue I". */
+static void make_cues(struct vt_transcript *t, size_t n, double t0_s, double step_s)
+{
+    memset(t, 0, sizeof(*t));
+    t->cues = vt_xcalloc(n, sizeof(*t->cues));
+    t->n_cues = n;
+    for (size_t i = 0; i < n; i++) {
+        t->cues[i].start_s = t0_s + (double)i * step_s;
+        t->cues[i].end_s = t->cues[i].start_s + 1;
+        t->cues[i].text = vt_xasprintf("cue %zu", i);
+    }
+}
+
+VT_TEST(bound_drops_cues_past_the_media)
+{
+    struct vt_transcript t;
+    struct vt_bound_report rep;
+
+    /* cues at 0, 1, 2 ... 9 s, then one 99,999 hours in, for a 4.5 s video */
+    make_cues(&t, 10, 0, 1);
+    t.cues[9].start_s = 99999.0 * 3600;
+    t.cues[9].end_s = t.cues[9].start_s + 2;
+    t.cues[4].words = vt_xcalloc(2, sizeof(*t.cues[4].words));
+    t.cues[4].n_words = 2;
+    t.cues[4].words[0] = (struct vt_word){vt_xstrdup("cue"), 4.0, 4.4, 1};
+    t.cues[4].words[1] = (struct vt_word){vt_xstrdup("4"), 4.6, 5.0, 1};
+    vt_transcript_bound(&t, 4.5, &rep);
+    CHECK_INT(t.n_cues, 5);
+    CHECK_INT(rep.past_end, 5);
+    CHECK_INT(rep.over_rate, 0);
+    CHECK_NEAR(t.cues[4].end_s, 4.5, 1e-9); /* runs past the end: ends there */
+    CHECK_INT(t.cues[4].n_words, 1);        /* its word after the end is gone */
+    CHECK_NEAR(t.cues[4].words[0].end_s, 4.4, 1e-9);
+    CHECK_STR(t.cues[3].text, "cue 3");
+    vt_transcript_release(&t);
+
+    /* an unknown duration cuts nothing by time */
+    make_cues(&t, 3, 1e6, 1);
+    vt_transcript_bound(&t, 0, &rep);
+    CHECK_INT(t.n_cues, 3);
+    CHECK_INT(rep.past_end, 0);
+    vt_transcript_release(&t);
+}
+
+VT_TEST(bound_caps_cues_per_minute)
+{
+    struct vt_transcript t;
+    struct vt_bound_report rep;
+
+    /* 150,000 cues in the first 5 s: the first 120 stay */
+    make_cues(&t, 150000, 0, 5.0 / 150000);
+    vt_transcript_bound(&t, 5, &rep);
+    CHECK_INT(t.n_cues, VT_CUES_PER_MINUTE);
+    CHECK_INT(rep.over_rate, 150000 - VT_CUES_PER_MINUTE);
+    CHECK_STR(t.cues[VT_CUES_PER_MINUTE - 1].text, "cue 119");
+    vt_transcript_release(&t);
+
+    /* one cue a second for 10 minutes is well under the rate: all kept */
+    make_cues(&t, 600, 0, 1);
+    vt_transcript_bound(&t, 600, &rep);
+    CHECK_INT(t.n_cues, 600);
+    CHECK_INT(rep.over_rate, 0);
+    vt_transcript_release(&t);
+
+    /* 4 a second for 10 minutes: 120 in every minute, spread over the whole video */
+    make_cues(&t, 2400, 0, 0.25);
+    vt_transcript_bound(&t, 600, &rep);
+    CHECK_INT(rep.over_rate, 2400 - t.n_cues);
+    CHECK(t.n_cues >= 10 * VT_CUES_PER_MINUTE - 1 && t.n_cues <= 10 * VT_CUES_PER_MINUTE);
+    for (size_t i = VT_CUES_PER_MINUTE; i < t.n_cues; i++)
+        CHECK(t.cues[i].start_s - t.cues[i - VT_CUES_PER_MINUTE].start_s >= 60.0);
+    CHECK(t.cues[t.n_cues - 1].start_s > 540);
+    vt_transcript_release(&t);
+}
+
+VT_TEST(bound_sorts_and_cuts_long_cues)
+{
+    struct vt_transcript t;
+    struct vt_bound_report rep;
+    char *big = vt_xcalloc(1, 3 * VT_CUE_MAX_BYTES + 1);
+
+    make_cues(&t, 3, 0, 1);
+    t.cues[0].start_s = 2.5; /* out of order */
+    /* "é" (2 bytes) repeated: the cut must not split one */
+    for (size_t i = 0; i + 2 <= 3 * VT_CUE_MAX_BYTES - 1; i += 2)
+        memcpy(big + i, "\xc3\xa9", 2);
+    big[0] = 'x'; /* odd offset: the cut at VT_CUE_MAX_BYTES falls inside a character */
+    memmove(big + 1, big + 2, strlen(big + 2) + 1);
+    free(t.cues[1].text);
+    t.cues[1].text = big;
+    t.cues[1].words = vt_xcalloc(VT_CUE_MAX_WORDS + 50, sizeof(*t.cues[1].words));
+    t.cues[1].n_words = VT_CUE_MAX_WORDS + 50;
+    for (size_t k = 0; k < t.cues[1].n_words; k++)
+        t.cues[1].words[k] = (struct vt_word){vt_xstrdup(k ? "\xc3\xa9" : "x"), 1, 1.5, 1};
+    vt_transcript_bound(&t, 60, &rep);
+    CHECK_INT(t.n_cues, 3);
+    CHECK_INT(rep.cut, 1);
+    CHECK_STR(t.cues[1].text, "cue 2");
+    CHECK_STR(t.cues[2].text, "cue 0");
+    CHECK(strlen(t.cues[0].text) <= VT_CUE_MAX_BYTES);
+    CHECK(strlen(t.cues[0].text) >= VT_CUE_MAX_BYTES - 3);
+    {
+        char *clean = vt_utf8_clean(t.cues[0].text);
+
+        CHECK_STR(clean, t.cues[0].text); /* no character cut in two */
+        free(clean);
+    }
+    CHECK(t.cues[0].n_words <= VT_CUE_MAX_WORDS);
+    CHECK(t.cues[0].n_words > 0);
+    vt_transcript_release(&t);
+}

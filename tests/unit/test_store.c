@@ -212,3 +212,130 @@ VT_TEST(store_nested_reads_beyond_cache)
     vt_store_close(s);
     vt_rm_rf(dir);
 }
+
+/* A page of a video's lists reads that page alone; counts and the frame at a moment come
+ * from queries of their own, so a reader of one page never loads the rest. */
+VT_TEST(store_pages_counts_frame_at)
+{
+    char dir[64];
+    struct vt_store *s = scratch(dir, sizeof(dir));
+    struct vt_video_rec v;
+    struct vt_kf_shot shots[3] = {{0, 5, 1, 1}, {5, 9, 2, 1}, {9, 12, 2, 1}};
+    struct vt_kf_frame frames[5];
+    struct vt_kf_result r;
+    struct vt_ocr_line lines[3] = {
+        {"a", 0.9, {0, 0, 1, 1}}, {"b", 0.9, {0, 0, 1, 1}}, {"c", 0.9, {0, 0, 1, 1}}};
+    struct vt_ocr_page pages[2] = {{lines, 2}, {lines + 2, 1}};
+    int page_frames[2] = {1, 4};
+    struct vt_transcript t = {0}, got;
+    struct vt_word words[2] = {{"hi", 1, 2, 1}, {"you", 2, 3, 1}};
+    struct vt_chunk chunks[4] = {
+        {0, 1, "x", 0, 1}, {1, 2, "y", 2, 3}, {2, 3, "z", 4, 6}, {3, 4, "w", 7, 9}};
+    struct vt_store_frame *fr;
+    struct vt_chunk *ch;
+    struct vt_store_counts cnt;
+    size_t n;
+    int at;
+
+    if (!s)
+        return;
+    memset(frames, 0, sizeof(frames));
+    frames[0] = (struct vt_kf_frame){
+        .index = 0, .t_s = 1, .shot = 0, .duplicate_of = -1, .bytes = 10, .file = "0.jpg"};
+    frames[1] = (struct vt_kf_frame){
+        .index = 1, .t_s = 6, .shot = 1, .duplicate_of = -1, .bytes = 20, .file = "1.jpg"};
+    frames[2] = (struct vt_kf_frame){.index = 2, .t_s = 7, .shot = 1, .duplicate_of = 0};
+    frames[3] = (struct vt_kf_frame){.index = 3, .t_s = 10, .shot = 2, .duplicate_of = 1};
+    frames[4] = (struct vt_kf_frame){
+        .index = 4, .t_s = 11, .shot = 2, .duplicate_of = -1, .bytes = 40, .file = "4.jpg"};
+    memset(&r, 0, sizeof(r));
+    r.shots = shots;
+    r.n_shots = 3;
+    r.frames = frames;
+    r.n_frames = 5;
+    t.cues = vt_xcalloc(10, sizeof(*t.cues));
+    t.n_cues = 10;
+    for (size_t i = 0; i < 10; i++) {
+        t.cues[i].start_s = (double)i;
+        t.cues[i].end_s = (double)i + 1;
+        t.cues[i].text = vt_xasprintf("cue %zu", i);
+    }
+    t.cues[3].words = words;
+    t.cues[3].n_words = 2;
+    t.cues[7].words = words;
+    t.cues[7].n_words = 1;
+    video(&v, "vid", "k");
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_video_insert(s, &v), 0);
+    CHECK_INT(vt_store_keyframes_replace(s, "vid", &r, "frames/vid/r1"), 0);
+    CHECK_INT(vt_store_ocr_replace(s, "vid", page_frames, pages, 2), 0);
+    CHECK_INT(vt_store_transcript_replace(s, "vid", &t), 0);
+    CHECK_INT(vt_store_chunks_replace(s, "vid", chunks, 4), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    t.cues[3].words = t.cues[7].words = NULL;
+    t.cues[3].n_words = t.cues[7].n_words = 0;
+    vt_transcript_release(&t);
+
+    CHECK_INT(vt_store_transcript_range(s, "vid", 3, 8, &got), 0);
+    CHECK_INT(got.n_cues, 5);
+    if (got.n_cues == 5) {
+        CHECK_STR(got.cues[0].text, "cue 3");
+        CHECK_INT(got.cues[0].n_words, 2);
+        CHECK_INT(got.cues[1].n_words, 0);
+        CHECK_INT(got.cues[4].n_words, 1);
+        CHECK_STR(got.cues[4].words[0].text, "hi");
+    }
+    vt_transcript_release(&got);
+    CHECK_INT(vt_store_transcript_range(s, "vid", 20, 30, &got), 0);
+    CHECK_INT(got.n_cues, 0);
+    vt_transcript_release(&got);
+    CHECK_INT(vt_store_frames_range(s, "vid", 1, 3, &fr, &n), 0);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_INT(fr[0].f.index, 1);
+        CHECK_INT(fr[0].ocr.n_lines, 2);
+        CHECK_INT(fr[1].f.duplicate_of, 0);
+    }
+    vt_store_frames_free(fr, n);
+    CHECK_INT(vt_store_chunks_range(s, "vid", 3, INT64_MAX, &ch, &n), 0);
+    CHECK_INT(n, 1);
+    if (n == 1)
+        CHECK_STR(ch[0].text, "w");
+    vt_chunks_free(ch, n);
+
+    CHECK_INT(vt_store_counts(s, "vid", &cnt), 0);
+    CHECK_INT(cnt.shots, 3);
+    CHECK_INT(cnt.frames, 5);
+    CHECK_INT(cnt.kept, 3);
+    CHECK_INT(cnt.keyframe_bytes, 70);
+    CHECK_INT(cnt.frames_with_text, 2);
+    CHECK_INT(cnt.ocr_lines, 3);
+    CHECK_INT(cnt.cues, 10);
+    CHECK_INT(cnt.word_timed_cues, 2);
+    CHECK_INT(cnt.chunks, 4);
+
+    /* the first frame of the shot containing t, a duplicate standing for its original */
+    CHECK_INT(vt_store_frame_at(s, "vid", 0, &at), 0);
+    CHECK_INT(at, 0);
+    CHECK_INT(vt_store_frame_at(s, "vid", 8.9, &at), 0);
+    CHECK_INT(at, 1);
+    CHECK_INT(vt_store_frame_at(s, "vid", 9.5, &at), 0);
+    CHECK_INT(at, 1);
+    /* past every shot: the nearest frame in time */
+    CHECK_INT(vt_store_frame_at(s, "vid", 30, &at), 0);
+    CHECK_INT(at, 4);
+    CHECK_INT(vt_store_frame_at(s, "none", 0, &at), 0);
+    CHECK_INT(at, -1);
+    {
+        int64_t cue;
+
+        CHECK_INT(vt_store_cue_at(s, "vid", 3.5, &cue), 0);
+        CHECK_INT(cue, 3);
+        CHECK_INT(vt_store_cue_at(s, "vid", 100, &cue), 0);
+        CHECK_INT(cue, 9);
+        CHECK_INT(vt_store_cue_at(s, "vid", -1, &cue), 0);
+        CHECK_INT(cue, -1);
+    }
+    vt_store_close(s);
+    vt_rm_rf(dir);
+}
