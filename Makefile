@@ -32,6 +32,9 @@ LIBS = $(PKG_LIBS) -lm
 ifdef SANITIZE
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
+# the sanitizers' metadata keeps sections alive that --gc-sections would drop: the
+# release build is the one that checks the front needs no media library
+FRONT_LIBS = $(LIBS)
 BUILD = build/san
 else
 BUILD = build/rel
