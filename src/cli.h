@@ -29,8 +29,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Print the command's usage to f. */
 void cli_print_usage(FILE *f, const char *cmd);
 
-/* Open (or with create, make) the library; NULL after printing the error. */
-struct vt_library *cli_open_library(int create);
+/* Open the library with vt_library_open's flags (VT_OPEN_CREATE: make it; VT_OPEN_READ:
+ * the command only reads, so a read-only library opens); NULL after printing the error. */
+struct vt_library *cli_open_library(int flags);
 
 /* A whole number in min..max (nothing else in s): 0, else -1. */
 int cli_parse_long(const char *s, long min, long max, long *out);

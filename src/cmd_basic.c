@@ -49,7 +49,7 @@ int cmd_init(int argc, char **argv)
         return rc;
     if (optind != argc)
         return cli_usage_error("init", "unexpected argument '%s'", argv[optind]);
-    lib = cli_open_library(1);
+    lib = cli_open_library(VT_OPEN_CREATE);
     if (!lib)
         return EXIT_ERR;
     if (!cli_opts.quiet)
@@ -168,7 +168,7 @@ int cmd_add(int argc, char **argv)
         rc = cli_usage_error("add", "nothing to add");
         goto out;
     }
-    lib = cli_open_library(1);
+    lib = cli_open_library(VT_OPEN_CREATE);
     if (!lib) {
         rc = EXIT_ERR;
         goto out;
@@ -256,7 +256,7 @@ int cmd_ls(int argc, char **argv)
         return rc;
     if (optind != argc)
         return cli_usage_error("ls", "unexpected argument '%s'", argv[optind]);
-    lib = cli_open_library(0);
+    lib = cli_open_library(VT_OPEN_READ);
     if (!lib)
         return EXIT_ERR;
     rc = vt_list(lib, print_row, NULL) ? cli_error("%s", vt_errmsg(lib)) : EXIT_OK;
@@ -375,7 +375,7 @@ int cmd_export(int argc, char **argv)
     if (strcmp(format, "json") && strcmp(format, "vtt") && strcmp(format, "srt") &&
         strcmp(format, "txt"))
         return cli_usage_error("export", "'%s' is not a format (json, vtt, srt, txt)", format);
-    lib = cli_open_library(0);
+    lib = cli_open_library(VT_OPEN_READ);
     if (!lib)
         return EXIT_ERR;
     if (strcmp(format, "json") ? vt_export_subtitles(lib, argv[optind], format, &doc)
@@ -401,7 +401,7 @@ int cmd_check(int argc, char **argv)
         return rc;
     if (optind != argc)
         return cli_usage_error("check", "unexpected argument '%s'", argv[optind]);
-    lib = cli_open_library(0);
+    lib = cli_open_library(VT_OPEN_READ);
     if (!lib)
         return EXIT_ERR;
     if (vt_check(lib, &problems))

@@ -148,7 +148,7 @@ int cmd_search(int argc, char **argv)
     }
     if (optind != argc - 1)
         return cli_usage_error("search", "one QUERY, quoted if it has spaces");
-    lib = cli_open_library(0);
+    lib = cli_open_library(VT_OPEN_READ);
     if (!lib)
         return EXIT_ERR;
     rc = vt_search(lib, argv[optind], strlen(argv[optind]), &opts, &hits, &n, &info);

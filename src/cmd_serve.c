@@ -147,7 +147,7 @@ int cmd_serve(int argc, char **argv)
     }
 
     /* open once here so a missing library is one clear error before listening */
-    lib = cli_open_library(0);
+    lib = cli_open_library(o.read_only ? VT_OPEN_READ : 0);
     if (!lib)
         return EXIT_ERR;
     snprintf(dir, sizeof(dir), "%s", vt_library_dir(lib));

@@ -265,7 +265,7 @@ int cmd_show(int argc, char **argv)
     }
     if (optind != argc - 1)
         return cli_usage_error("show", "which video?");
-    lib = cli_open_library(0);
+    lib = cli_open_library(VT_OPEN_READ);
     if (!lib)
         return EXIT_ERR;
     if (vt_export_json(lib, argv[optind], &text)) {

@@ -75,7 +75,7 @@ static void on_progress(void *user, const char *id, const char *stage, double fr
     report.bar_open = 1;
 }
 
-struct vt_library *cli_open_library(int create)
+struct vt_library *cli_open_library(int flags)
 {
     char dir[PATH_MAX], err[1024];
     struct vt_library *lib;
@@ -85,7 +85,7 @@ struct vt_library *cli_open_library(int create)
         cli_error("cannot tell where the library is: use -L DIR or set VIDTHEQUE_LIBRARY");
         return NULL;
     }
-    lib = vt_library_open(dir, create, err, sizeof(err));
+    lib = vt_library_open(dir, flags, err, sizeof(err));
     if (!lib) {
         cli_error("%s", err);
         return NULL;

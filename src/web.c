@@ -87,7 +87,8 @@ static struct vt_library *thread_lib(void)
         return tl_lib;
     pthread_mutex_lock(&srv.lock);
     if (srv.n_handles < MAX_HANDLES) {
-        tl_lib = vt_library_open(srv.opts->library_dir, 0, err, sizeof(err));
+        tl_lib = vt_library_open(srv.opts->library_dir, srv.opts->read_only ? VT_OPEN_READ : 0, err,
+                                 sizeof(err));
         if (tl_lib) {
             vt_library_set_callbacks(tl_lib, &cb);
             srv.handles[srv.n_handles++] = tl_lib;
