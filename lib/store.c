@@ -448,18 +448,24 @@ static int db_writable(const char *db_path, const char *dir)
 /* The "file:" URI of path with query (SQLite URIs are percent-encoded). Caller frees. */
 static char *file_uri(const char *path, const char *query)
 {
-    size_t n = strlen(path);
-    char *uri = vt_xcalloc(1, 5 + 3 * n + 1 + strlen(query) + 1), *o = uri;
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = strlen(path), q = strlen(query), k = 0;
+    char *uri = vt_xcalloc(1, 5 + 3 * n + 1 + q + 1);
 
-    o += sprintf(o, "file:");
+    memcpy(uri, "file:", 5);
+    k = 5;
     for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
         if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-            strchr("/-._~", *p))
-            *o++ = (char)*p;
-        else
-            o += sprintf(o, "%%%02X", *p);
+            strchr("/-._~", *p)) {
+            uri[k++] = (char)*p;
+        } else {
+            uri[k++] = '%';
+            uri[k++] = hex[*p >> 4];
+            uri[k++] = hex[*p & 15];
+        }
     }
-    sprintf(o, "?%s", query);
+    uri[k++] = '?';
+    memcpy(uri + k, query, q + 1);
     return uri;
 }
 

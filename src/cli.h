@@ -10,6 +10,7 @@
 
 #include "vidtheque.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 
 /* Exit codes. */
@@ -22,7 +23,8 @@ struct cli_opts {
 };
 extern struct cli_opts cli_opts;
 
-/* One error line on stderr: "vidtheque: <msg>". Returns EXIT_ERR. */
+/* One error line on stderr: "vidtheque: <msg>", made safe as by cli_put_safe (the
+ * message may quote titles, URLs, paths). Returns EXIT_ERR. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error: message, then "usage: ..." of the command. Returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -38,6 +40,27 @@ int cli_parse_long(const char *s, long min, long max, long *out);
 
 /* "1:02:03" or "2:03" */
 void cli_fmt_duration(char *buf, size_t n, double s);
+
+/*
+ * Text a video controls (titles, captions, OCR, URLs, paths, tools' messages) reaches a
+ * terminal only through these: a control character (C0, DEL, C1), a bidirectional
+ * override or a line separator becomes a space and invalid UTF-8 becomes U+FFFD, so it
+ * cannot move the cursor, retitle the window, clear the screen or break a line.
+ */
+/* What to print for the character at *s (itself, " " or U+FFFD; buf may hold it);
+ * advances *s past it. */
+const char *cli_safe_char(const char **s, char buf[8]);
+/* Print s made safe. NULL prints nothing. */
+void cli_put_safe(FILE *f, const char *s);
+/* Print s as one field of tab-separated output: backslash, tab, newline and carriage
+ * return written \\, \t, \n and \r, the rest made safe as by cli_put_safe. */
+void cli_put_field(FILE *f, const char *s);
+/* Print text of several lines made safe: newlines and tabs kept, the rest as above. */
+void cli_put_text(FILE *f, const char *s);
+/* prefix, then the formatted message made safe, then a newline. */
+void cli_vput_line(FILE *f, const char *prefix, const char *fmt, va_list ap);
+/* An informational line on stderr, made safe. */
+void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 int cmd_init(int argc, char **argv);
 int cmd_add(int argc, char **argv);

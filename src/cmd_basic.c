@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Parse options common to every command (-L, -q) plus the command's own. */
 static int parse(const char *cmd, int argc, char **argv, const char *shortopts,
@@ -53,7 +54,7 @@ int cmd_init(int argc, char **argv)
     if (!lib)
         return EXIT_ERR;
     if (!cli_opts.quiet)
-        fprintf(stderr, "library ready in %s\n", vt_library_dir(lib));
+        cli_info("library ready in %s", vt_library_dir(lib));
     vt_library_close(lib);
     return EXIT_OK;
 }
@@ -119,7 +120,7 @@ static int on_added(void *user, const char *id, int is_new)
     }
     snprintf(a->ids[a->n++], VT_ID_MAX, "%s", id);
     if (!is_new && a->source)
-        fprintf(stderr, "'%s' is already in the library as %s\n", a->source, id);
+        cli_info("'%s' is already in the library as %s", a->source, id);
     printf("%s\n", id);
     fflush(stdout);
     return 0;
@@ -241,9 +242,16 @@ int cmd_update(int argc, char **argv)
 static int print_row(void *user, const struct vt_video_summary *v)
 {
     char dur[32];
+    /* one row per video whatever its title holds: fields escaped, see 'help ls' */
+    const char *field[] = {v->id, v->title, dur, v->index_state, v->data_status};
 
     cli_fmt_duration(dur, sizeof(dur), v->duration_s);
-    printf("%s\t%s\t%s\t%s\t%s\n", v->id, v->title, dur, v->index_state, v->data_status);
+    for (size_t i = 0; i < sizeof(field) / sizeof(field[0]); i++) {
+        if (i)
+            fputc('\t', stdout);
+        cli_put_field(stdout, field[i]);
+    }
+    fputc('\n', stdout);
     return 0;
 }
 
@@ -382,7 +390,12 @@ int cmd_export(int argc, char **argv)
                                : vt_export_json(lib, argv[optind], &doc)) {
         rc = cli_error("%s", vt_errmsg(lib));
     } else {
-        fputs(doc, stdout);
+        /* a document is data for other tools, written as it is; on a terminal a person
+         * reads it, and what the video controls must not drive the terminal */
+        if (isatty(STDOUT_FILENO))
+            cli_put_text(stdout, doc);
+        else
+            fputs(doc, stdout);
         if (!strcmp(format, "json"))
             fputc('\n', stdout);
         free(doc);

@@ -19,18 +19,16 @@ static char *marked(const char *text, const char *open, const char *close)
 
     if (!out)
         abort();
-    for (const char *p = text; *p; p++) {
+    for (const char *p = text; *p;) {
         const char *put = NULL;
-        char one[2] = {*p, 0};
+        char one[8];
 
         if (*p == VT_MARK_OPEN[0])
-            put = open;
+            put = open, p++;
         else if (*p == VT_MARK_CLOSE[0])
-            put = close;
-        else if ((unsigned char)*p < 0x20)
-            put = " "; /* newlines between OCR lines, and no terminal control */
+            put = close, p++;
         else
-            put = one;
+            put = cli_safe_char(&p, one); /* newlines between OCR lines, no terminal control */
         for (; *put; put++) {
             if (n + 1 >= cap) {
                 cap *= 2;

@@ -1,12 +1,14 @@
 /*
- * Helpers shared by the commands: opening the library and reporting what the
- * library does, as progress bars on a terminal and plain log lines otherwise.
+ * Helpers shared by the commands: opening the library, reporting what the library
+ * does (progress bars on a terminal, plain log lines otherwise), and making text that
+ * videos control safe to print on a terminal.
  */
 #include "cli.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,12 +37,12 @@ static void on_log(void *user, int level, const char *msg)
         return;
     if (report.tty && level >= VT_LOG_INFO)
         return; /* the bars say it */
-    end_bar();
-    fprintf(stderr, "%s%s\n",
-            level == VT_LOG_ERROR  ? "error: "
-            : level == VT_LOG_WARN ? "warning: "
-                                   : "",
-            msg);
+    /* log lines quote titles, URLs, paths and what tools said: one line, no control */
+    cli_info("%s%s",
+             level == VT_LOG_ERROR  ? "error: "
+             : level == VT_LOG_WARN ? "warning: "
+                                    : "",
+             msg);
 }
 
 /* One bar per running stage: stages of a video run one after another. */
@@ -117,4 +119,130 @@ void cli_fmt_duration(char *buf, size_t n, double s)
         snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
     else
         snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
+}
+
+/* Length of the UTF-8 sequence at p and its code point, or 0 when it is not valid
+ * (overlong forms, surrogates and code points past U+10FFFF included). */
+static int utf8_decode(const unsigned char *p, unsigned *cp)
+{
+    int n;
+    unsigned c = p[0], lo = 0x80, hi = 0xbf;
+
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, c &= 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, c &= 0x0f, lo = p[0] == 0xe0 ? 0xa0 : 0x80, hi = p[0] == 0xed ? 0x9f : 0xbf;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, c &= 0x07, lo = p[0] == 0xf0 ? 0x90 : 0x80, hi = p[0] == 0xf4 ? 0x8f : 0xbf;
+    else
+        return 0;
+    for (int i = 1; i < n; i++) {
+        if (p[i] < (i == 1 ? lo : 0x80) || p[i] > (i == 1 ? hi : 0xbf))
+            return 0;
+        c = c << 6 | (p[i] & 0x3f);
+    }
+    *cp = c;
+    return n;
+}
+
+const char *cli_safe_char(const char **s, char buf[8])
+{
+    const unsigned char *p = (const unsigned char *)*s;
+    unsigned cp = 0;
+    int n = utf8_decode(p, &cp);
+
+    if (!n) {
+        *s += 1;
+        return "\xef\xbf\xbd"; /* U+FFFD: a lone byte 0x9b is CSI to some terminals */
+    }
+    *s += n;
+    if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || /* C0, DEL, C1: escapes and controls */
+        (cp >= 0x202a && cp <= 0x202e) ||          /* bidirectional embeddings, overrides */
+        (cp >= 0x2066 && cp <= 0x2069) ||          /* bidirectional isolates */
+        cp == 0x2028 || cp == 0x2029)              /* line and paragraph separators */
+        return " ";
+    memcpy(buf, p, (size_t)n);
+    buf[n] = '\0';
+    return buf;
+}
+
+void cli_put_safe(FILE *f, const char *s)
+{
+    char buf[8];
+
+    for (const char *p = s ? s : ""; *p;)
+        fputs(cli_safe_char(&p, buf), f);
+}
+
+void cli_put_field(FILE *f, const char *s)
+{
+    char buf[8];
+
+    for (const char *p = s ? s : ""; *p;) {
+        const char *esc = *p == '\\'   ? "\\\\"
+                          : *p == '\t' ? "\\t"
+                          : *p == '\n' ? "\\n"
+                          : *p == '\r' ? "\\r"
+                                       : NULL;
+
+        if (esc) {
+            fputs(esc, f);
+            p++;
+        } else {
+            fputs(cli_safe_char(&p, buf), f);
+        }
+    }
+}
+
+void cli_put_text(FILE *f, const char *s)
+{
+    char buf[8];
+
+    for (const char *p = s ? s : ""; *p;) {
+        if (*p == '\n' || *p == '\t')
+            fputc(*p++, f);
+        else
+            fputs(cli_safe_char(&p, buf), f);
+    }
+}
+
+void cli_vput_line(FILE *f, const char *prefix, const char *fmt, va_list ap)
+{
+    char *msg = NULL, *line, buf[8];
+    size_t n, cap;
+
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    /* at most 3 bytes (U+FFFD) for each byte of the message */
+    cap = strlen(prefix) + 3 * (msg ? strlen(msg) : 0) + 24;
+    line = malloc(cap);
+    if (!line)
+        abort();
+    n = (size_t)snprintf(line, cap, "%s", prefix);
+    for (const char *p = msg ? msg : "(out of memory)"; *p;) {
+        const char *c = cli_safe_char(&p, buf);
+        size_t k = strlen(c);
+
+        memcpy(line + n, c, k);
+        n += k;
+    }
+    line[n++] = '\n';
+    line[n] = '\0';
+    end_bar();
+    fputs(line, f); /* one call: the server's threads do not mix their lines */
+    free(line);
+    free(msg);
+}
+
+void cli_info(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    cli_vput_line(stderr, "", fmt, ap);
+    va_end(ap);
 }

@@ -9,6 +9,7 @@
  */
 #include "web.h"
 
+#include "cli.h"
 #include "web_assets.h"
 
 #include <arpa/inet.h>
@@ -74,7 +75,7 @@ struct req {
 static void on_log(void *user, int level, const char *msg)
 {
     if (level <= VT_LOG_WARN)
-        fprintf(stderr, "vidtheque: %s\n", msg);
+        cli_error("%s", msg);
 }
 
 /* This thread's library handle, opened on first use. NULL after logging why. */
@@ -93,7 +94,7 @@ static struct vt_library *thread_lib(void)
             vt_library_set_callbacks(tl_lib, &cb);
             srv.handles[srv.n_handles++] = tl_lib;
         } else {
-            fprintf(stderr, "vidtheque: %s\n", err);
+            cli_error("%s", err);
         }
     }
     pthread_mutex_unlock(&srv.lock);
@@ -402,7 +403,7 @@ static json_t *doc_or_error(struct MHD_Connection *c, struct vt_library *lib, co
         if (rc == VT_ENOTFOUND || rc == VT_EINVAL) {
             *ret = send_error(c, api, 404, "not_found", "no such video");
         } else {
-            fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+            cli_error("%s", vt_errmsg(lib));
             *ret = send_error(c, api, 500, "internal", "the video cannot be read");
         }
     }
@@ -505,7 +506,7 @@ static enum MHD_Result api_videos(struct MHD_Connection *c, struct vt_library *l
 
     if (vt_list(lib, list_one, a)) {
         json_decref(a);
-        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+        cli_error("%s", vt_errmsg(lib));
         return send_error(c, 1, 500, "internal", "the library cannot be read");
     }
     return send_json(c, 200, json_pack("{s:o}", "videos", a));
@@ -533,7 +534,7 @@ static enum MHD_Result api_video(struct MHD_Connection *c, struct vt_library *li
     if (rc == VT_ENOTFOUND || rc == VT_EINVAL)
         return send_error(c, 1, 404, "not_found", "no such video");
     if (rc) {
-        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+        cli_error("%s", vt_errmsg(lib));
         return send_error(c, 1, 500, "internal", "the video cannot be read");
     }
     web_buf_puts(&b, s);
@@ -598,7 +599,7 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
         opts.source = source;
     }
     if (vt_search(lib, q, strlen(q), &opts, &h, &n, &info)) {
-        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+        cli_error("%s", vt_errmsg(lib));
         return send_error(c, 1, 500, "internal", "the search could not run");
     }
     doc = json_object();
@@ -746,7 +747,7 @@ static void *worker_main(void *arg)
         srv.q_len--;
         pthread_mutex_unlock(&srv.lock);
         if (vt_process(lib, id))
-            fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+            cli_error("%s", vt_errmsg(lib));
     }
     vt_library_close(lib);
     return NULL;
@@ -1032,7 +1033,7 @@ int web_serve(const struct web_opts *opts)
         struct vt_library *wl = vt_library_open(opts->library_dir, 0, err, sizeof(err));
 
         if (!wl) {
-            fprintf(stderr, "vidtheque: %s\n", err);
+            cli_error("%s", err);
             return -1;
         }
         vt_library_set_callbacks(wl, &cb);
