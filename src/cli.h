@@ -35,6 +35,38 @@ void cli_print_usage(FILE *f, const char *cmd);
  * the command only reads, so a read-only library opens); NULL after printing the error. */
 struct vt_library *cli_open_library(int flags);
 
+/*
+ * Reading a command's options (getopt_long underneath): options and arguments in any
+ * order; an unknown option or a missing value is a usage error that names the
+ * argument as it was typed ("add: unknown option '-rf.mp4' (a file? write
+ * './-rf.mp4', or '--' before it)").
+ *
+ *     struct cli_opt g;
+ *     cli_opt_init(&g, "add", argc, argv, "L:q", longs);
+ *     while ((c = cli_opt_next(&g)) != -1)
+ *         if (c == '?') return EXIT_USAGE; ...
+ *     the arguments are then argv[optind..argc), in the order given
+ */
+struct option;
+struct cli_opt {
+    const char *cmd;
+    int argc;
+    char **argv;
+    char spec[64];
+    const struct option *longs;
+    int npos;      /* arguments read so far */
+    int elem;      /* argv index of the element the last option came from */
+    int longindex; /* the last option's index in longs, -1 for a short one */
+};
+void cli_opt_init(struct cli_opt *g, const char *cmd, int argc, char **argv, const char *shortopts,
+                  const struct option *longs);
+/* The next option (its value in optarg); '?' after printing a usage error (return
+ * EXIT_USAGE); -1 when all are read, argv reordered as said above. */
+int cli_opt_next(struct cli_opt *g);
+/* Usage error for the value of option c just read (optarg); want says what is expected
+ * or is NULL. Returns EXIT_USAGE. */
+int cli_opt_bad_value(struct cli_opt *g, int c, const char *want);
+
 /* A whole number in min..max (nothing else in s): 0, else -1. */
 int cli_parse_long(const char *s, long min, long max, long *out);
 

@@ -9,18 +9,21 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Parse options common to every command (-L, -q) plus the command's own. */
+/* Parse options common to every command (-L, -q) plus the command's own; the other
+ * arguments end at argv[optind..argc). */
 static int parse(const char *cmd, int argc, char **argv, const char *shortopts,
                  const struct option *longopts, int (*own)(int c, const char *arg, void *u),
                  void *user)
 {
+    struct cli_opt g;
     int c;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+    cli_opt_init(&g, cmd, argc, argv, shortopts, longopts);
+    while ((c = cli_opt_next(&g)) != -1) {
         long n;
 
+        if (c == '?')
+            return EXIT_USAGE;
         if (c == 'L')
             cli_opts.library = optarg;
         else if (c == 'q')
@@ -31,8 +34,15 @@ static int parse(const char *cmd, int argc, char **argv, const char *shortopts,
             cli_opts.fetch.max_time_s = (double)n;
         else if (c == 'Z' && !cli_parse_long(optarg, 1, 1L << 30, &n))
             cli_opts.fetch.max_bytes = (long long)n << 20;
-        else if (c == '?' || c == ':' || !own || own(c, optarg, user))
-            return cli_usage_error(cmd, "bad option '%s'", argv[optind - 1]);
+        else if (c == 'T')
+            return cli_opt_bad_value(&g, c, "seconds, 1 to 604800");
+        else if (c == 'Z')
+            return cli_opt_bad_value(&g, c, "MiB, 1 to 1073741824");
+        else if (!own || own(c, optarg, user))
+            return cli_opt_bad_value(&g, c,
+                                     c == 'S'   ? "auto, captions or recognize"
+                                     : c == 'N' ? "a number, 1 to 1000000"
+                                                : NULL);
     }
     return 0;
 }

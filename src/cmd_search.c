@@ -117,9 +117,10 @@ int cmd_search(int argc, char **argv)
     int json = 0, c, rc;
     char *end;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "L:jn:v:s:", longs, NULL)) != -1) {
+    struct cli_opt g;
+
+    cli_opt_init(&g, "search", argc, argv, "L:jn:v:s:", longs);
+    while ((c = cli_opt_next(&g)) != -1) {
         switch (c) {
         case 'L':
             cli_opts.library = optarg;
@@ -141,7 +142,7 @@ int cmd_search(int argc, char **argv)
             opts.source = optarg;
             break;
         default:
-            return cli_usage_error("search", "bad option '%s'", argv[optind - 1]);
+            return EXIT_USAGE; /* cli_opt_next said why */
         }
     }
     if (optind != argc - 1)

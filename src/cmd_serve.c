@@ -94,9 +94,10 @@ int cmd_serve(int argc, char **argv)
     long port;
     int c, rc;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "L:q", longs, NULL)) != -1) {
+    struct cli_opt g;
+
+    cli_opt_init(&g, "serve", argc, argv, "L:q", longs);
+    while ((c = cli_opt_next(&g)) != -1) {
         switch (c) {
         case 'L':
             cli_opts.library = optarg;
@@ -132,7 +133,7 @@ int cmd_serve(int argc, char **argv)
             o.deadline_s = (unsigned)port;
             break;
         default:
-            return cli_usage_error("serve", "bad option '%s'", argv[optind - 1]);
+            return EXIT_USAGE; /* cli_opt_next said why */
         }
     }
     if (optind != argc)

@@ -252,11 +252,12 @@ int cmd_show(int argc, char **argv)
     char *text;
     int c, rc;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "L:", longs, NULL)) != -1) {
+    struct cli_opt g;
+
+    cli_opt_init(&g, "show", argc, argv, "L:", longs);
+    while ((c = cli_opt_next(&g)) != -1) {
         if (c != 'L')
-            return cli_usage_error("show", "bad option '%s'", argv[optind - 1]);
+            return EXIT_USAGE;
         cli_opts.library = optarg;
     }
     if (optind != argc - 1)

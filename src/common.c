@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -245,4 +246,91 @@ void cli_info(const char *fmt, ...)
     va_start(ap, fmt);
     cli_vput_line(stderr, "", fmt, ap);
     va_end(ap);
+}
+
+void cli_opt_init(struct cli_opt *g, const char *cmd, int argc, char **argv, const char *shortopts,
+                  const struct option *longs)
+{
+    memset(g, 0, sizeof(*g));
+    g->cmd = cmd;
+    g->argc = argc;
+    g->argv = argv;
+    /* '-': options and other arguments in the order given (no permutation), so the
+     * element an option came from is known; the others are gathered by cli_opt_next */
+    snprintf(g->spec, sizeof(g->spec), "-%s", shortopts);
+    g->longs = longs;
+    g->longindex = -1;
+    optind = 0; /* glibc: start over, reading the '-' above */
+    opterr = 0;
+}
+
+/* Whether short option c exists (':' never does). */
+static int short_known(const struct cli_opt *g, int c)
+{
+    return c && c != ':' && c != '-' && strchr(g->spec, c);
+}
+
+/* The usage error for the option getopt_long refused in argv[g->elem]. */
+static int refused(struct cli_opt *g)
+{
+    const char *e = g->argv[g->elem];
+    int is_long = !strncmp(e, "--", 2);
+    int n = is_long ? (int)strcspn(e, "=") : 2;
+    int known = is_long ? optopt != 0 : short_known(g, optopt);
+
+    if (known && !is_long)
+        return cli_usage_error(g->cmd, "%s: option '-%c' needs a value", g->cmd, optopt);
+    if (known)
+        return cli_usage_error(g->cmd, "%s: option '%.*s' needs a value", g->cmd, n, e);
+    if (is_long && !strpbrk(e, "./"))
+        return cli_usage_error(g->cmd, "%s: unknown option '%.*s'", g->cmd, n, e);
+    if (!is_long && strlen(e) > 2 && !strpbrk(e, "./"))
+        return cli_usage_error(g->cmd, "%s: unknown option '-%c' in '%s'", g->cmd, optopt, e);
+    if (strpbrk(e, "./"))
+        /* more likely a file named like an option: say how to give it */
+        return cli_usage_error(g->cmd,
+                               "%s: unknown option '%s' (a file? write './%s', or '--' before it)",
+                               g->cmd, e, e);
+    return cli_usage_error(g->cmd, "%s: unknown option '%s'", g->cmd, e);
+}
+
+int cli_opt_next(struct cli_opt *g)
+{
+    for (;;) {
+        int at = optind ? optind : 1, c;
+
+        g->longindex = -1;
+        c = getopt_long(g->argc, g->argv, g->spec, g->longs, &g->longindex);
+        g->elem = at; /* in order: the element being read when the call started */
+        if (c == 1) {
+            /* an argument: moved to the front, behind those before it (slots read) */
+            g->argv[1 + g->npos++] = optarg;
+            continue;
+        }
+        if (c == -1) {
+            /* after "--", the rest are arguments too; then all go to the end */
+            while (optind < g->argc)
+                g->argv[1 + g->npos++] = g->argv[optind++];
+            memmove(&g->argv[g->argc - g->npos], &g->argv[1], (size_t)g->npos * sizeof(char *));
+            optind = g->argc - g->npos;
+            return -1;
+        }
+        if (c == '?' || c == ':') {
+            refused(g);
+            return '?';
+        }
+        return c;
+    }
+}
+
+int cli_opt_bad_value(struct cli_opt *g, int c, const char *want)
+{
+    char name[64];
+
+    if (g->longindex >= 0)
+        snprintf(name, sizeof(name), "--%s", g->longs[g->longindex].name);
+    else
+        snprintf(name, sizeof(name), "-%c", c);
+    return cli_usage_error(g->cmd, "%s: bad value '%s' for %s%s%s", g->cmd, optarg ? optarg : "",
+                           name, want ? ": " : "", want ? want : "");
 }
