@@ -82,6 +82,13 @@ if [[ $(id -u) == 0 ]]; then
     writes_refused "$T/ro" "read-only mount"
     [[ ! -e $T/ro/library.db-shm && ! -e $T/ro/library.db-wal ]] || fail "a -wal or -shm appeared"
     umount "$T/ro"
+    # a path SQLite would misread in a URI unless encoded
+    odd="$T/r o?#%25&x"
+    mkdir "$odd"
+    mount --bind "$LIB" "$odd" && mount -o remount,bind,ro "$odd"
+    "$VIDTHEQUE" -q -L "$odd" ls > "$T/ls.odd" 2> "$T/err" || fail "odd path: ls: $(cat "$T/err")"
+    cmp -s "$T/ls.rw" "$T/ls.odd" || fail "odd path: ls differs: $(cat "$T/ls.odd")"
+    umount "$odd"
     # 1b. a copy taken while a writer had changes in its WAL (and its -shm): read with
     # them; without the -shm it cannot be read safely, and says so
     mkdir "$T/walcopy" "$T/ro2"
