@@ -167,8 +167,7 @@ int main(int argc, char **argv)
             printf("vidtheque %s\n", VIDTHEQUE_VERSION);
             return EXIT_OK;
         } else {
-            cli_error("unknown option '%s'", a);
-            print_help(stderr);
+            cli_error("unknown option '%s' (see 'vidtheque help')", a);
             return EXIT_USAGE;
         }
     }
