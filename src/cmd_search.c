@@ -79,8 +79,13 @@ static void print_json(const char *query, const struct vt_search_info *info, con
     }
     json_object_set_new(doc, "hits", arr);
     s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-    if (s)
+    if (s && isatty(STDOUT_FILENO)) {
+        /* as export: JSON for tools as it is, made safe when a person reads it */
+        cli_put_text(stdout, s);
+        fputc('\n', stdout);
+    } else if (s) {
         puts(s);
+    }
     free(s);
     json_decref(doc);
 }

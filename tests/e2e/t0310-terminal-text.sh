@@ -51,6 +51,12 @@ if command -v script > /dev/null; then
   tr -d '\r' < "$T/tty.json" > "$T/tty2.json"
   [[ $(controls "$T/tty2.json") == 0 ]] || fail "export on a terminal: control characters"
   [[ $(controls "$T/doc.json") != 0 ]] || fail "export through a pipe changed the document"
+  script -qec "'$VIDTHEQUE' -q -L '$LIB' search --json screen" /dev/null > "$T/tty.hits" < /dev/null
+  grep -q PWNED "$T/tty.hits" || fail "search --json on a terminal: $(head -c 300 "$T/tty.hits")"
+  tr -d '\r' < "$T/tty.hits" > "$T/tty2.hits"
+  [[ $(controls "$T/tty2.hits") == 0 ]] || fail "search --json on a terminal: control characters"
+  vt search --json screen > "$T/hits.json"
+  [[ $(json "$T/hits.json" "d['hits'][0]['title']") == "$title" ]] || fail "search --json changed the title"
 else
   note "no script(1): export on a terminal not checked"
 fi
