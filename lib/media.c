@@ -92,6 +92,8 @@ int vt_media_open(const char *path, AVFormatContext **out, char *err, size_t err
         if (e == AVERROR_INVALIDDATA || e == AVERROR(EINVAL) || e == AVERROR_DEMUXER_NOT_FOUND)
             rc = vt_err(err, errlen, VT_EMEDIA,
                         "'%s': not a supported media file (unknown or refused container)", path);
+        else if (e == AVERROR_EOF)
+            rc = vt_err(err, errlen, VT_EMEDIA, "'%s': ends too early (truncated?)", path);
         else if (e == AVERROR(ENOMEM))
             rc = vt_err(err, errlen, VT_EMEDIA,
                         "'%s': cannot open: too many streams (more than %d, at most %d), "

@@ -84,7 +84,10 @@ for frac in 1 3 7 15 30 50 70 90 99; do
   rc=0
   timeout 60 "$VIDTHEQUE" -q -L "$LIB" add "$T/trunc-$frac.mp4" > "$T/out" 2> "$T/err" || rc=$?
   (( rc <= 1 )) || fail "truncated at $frac%: exit $rc: $(cat "$T/err")"
-  if [[ $rc == 1 && ! -s $T/out ]]; then one_line_err; fi
+  if [[ $rc == 1 && ! -s $T/out ]]; then
+    one_line_err
+    ! grep -q "End of file" "$T/err" || fail "truncated at $frac%: FFmpeg's words: $(cat "$T/err")"
+  fi
   note "truncated at $frac%: exit $rc $(head -c 200 "$T/err")"
   [[ -s $T/out ]] && vt rm "$(cat "$T/out")"
 done
