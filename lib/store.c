@@ -9,7 +9,6 @@
 #include "query.h"
 #include "util.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
@@ -493,7 +492,8 @@ static int open_read_only(struct vt_store *s, const char *db_path)
     int ok;
 
     s->read_only = 1;
-    if (sqlite3_open_v2(db_path, &s->db, flags, NULL) == SQLITE_OK && schema_readable(s))
+    if (sqlite3_open_v2(db_path, &s->db, flags, NULL) == SQLITE_OK &&
+        !sqlite3_busy_timeout(s->db, 10000) && schema_readable(s))
         return 0;
     sqlite3_close(s->db);
     s->db = NULL;
@@ -510,7 +510,7 @@ static int open_read_only(struct vt_store *s, const char *db_path)
          schema_readable(s);
     free(uri);
     if (!ok) {
-        snprintf(s->err, sizeof(s->err), "database: cannot open read-only: %.400s",
+        snprintf(s->err, sizeof(s->err), "'%.300s': cannot open read-only: %.150s", db_path,
                  s->db ? sqlite3_errmsg(s->db) : "out of memory");
         return VT_EIO;
     }
