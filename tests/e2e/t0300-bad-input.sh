@@ -139,12 +139,12 @@ vt add "$T/good.mp4" "$T/second.mp4" --stt=auto -q > "$T/two.out" 2> /dev/null |
 vt rm "$(tail -n 1 "$T/two.out")"
 
 # 'rm' while 'add' indexes: add stops with one line saying so (it used to end with an
-# empty 'vidtheque: ' line). The rm lands once a stage has started.
+# empty 'vidtheque: ' line). The rm lands once a long stage has started.
 ffmpeg -v error -y -f lavfi -i "testsrc2=s=640x360:d=40" -f lavfi -i "sine=d=40" -c:v libx264 \
   -preset veryfast -c:a aac -shortest "$T/long.mp4"
 "$VIDTHEQUE" -L "$LIB" add "$T/long.mp4" > "$T/long.out" 2> "$T/long.err" &
 add_pid=$!
-for _ in $(seq 600); do grep -q ' started$' "$T/long.err" && break; sleep 0.05; done
+for _ in $(seq 600); do grep -qE ' (stt|keyframe|ocr) started$' "$T/long.err" && break; sleep 0.05; done
 [[ -s $T/long.out ]] || fail "add printed no id: $(cat "$T/long.err")"
 vt rm "$(cat "$T/long.out")"
 rc=0; wait "$add_pid" || rc=$?
