@@ -12,6 +12,9 @@ PKGS = libavformat libavcodec libavutil libswscale libswresample sqlite3 jansson
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS := $(shell pkg-config --libs $(PKGS))
+# The front binary links only these: were it to reach any other library's code, its
+# link fails (the sections that need the rest are dropped by --gc-sections).
+FRONT_LIBS := $(shell pkg-config --libs sqlite3 jansson) -lm
 
 CFLAGS ?= -O2 -g
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
@@ -19,8 +22,11 @@ WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unus
 ifdef DEVELOPER
 WARN += -Werror
 endif
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Ilib $(PKG_CFLAGS) -pthread $(CFLAGS)
-ALL_LDFLAGS = -pthread $(LDFLAGS)
+# Sections per function and --gc-sections: the front binary (below) keeps only the code
+# its commands reach, and so needs none of the media libraries.
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Ilib $(PKG_CFLAGS) -pthread \
+             -ffunction-sections -fdata-sections $(CFLAGS)
+ALL_LDFLAGS = -pthread -Wl,--gc-sections -Wl,--as-needed $(LDFLAGS)
 LIBS = $(PKG_LIBS) -lm
 
 ifdef SANITIZE
@@ -38,20 +44,32 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 
+# Two binaries from the same sources: vidtheque (the front: reading commands, linked
+# without FFmpeg, Tesseract and PocketSphinx, so it starts in a few milliseconds) runs
+# the commands that index or serve by executing vidtheque-full beside it (src/vidtheque.c).
 BIN = $(BUILD)/vidtheque
+FULL = $(BUILD)/vidtheque-full
+FRONT_OBJ := $(filter-out $(BUILD)/src/vidtheque.o,$(CLI_OBJ)) $(BUILD)/src/vidtheque-front.o
 UNIT = $(BUILD)/run-unit
 
 all: vidtheque
 
-vidtheque: $(BIN)
+vidtheque: $(BIN) $(FULL)
 	@ln -sf $(BIN) vidtheque
 
 $(BUILD)/libvidtheque.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 
-$(BIN): $(CLI_OBJ) $(BUILD)/libvidtheque.a
+$(FULL): $(CLI_OBJ) $(BUILD)/libvidtheque.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libvidtheque.a $(LIBS)
+
+$(BIN): $(FRONT_OBJ) $(BUILD)/libvidtheque.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(FRONT_OBJ) $(BUILD)/libvidtheque.a $(FRONT_LIBS)
+
+$(BUILD)/src/vidtheque-front.o: src/vidtheque.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DVT_FRONT -MMD -MP -c -o $@ $<
 
 $(UNIT): $(UNIT_OBJ) $(BUILD)/libvidtheque.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(BUILD)/libvidtheque.a $(LIBS)
@@ -60,7 +78,7 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(FRONT_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
 
 # Every header compiles on its own.
 check-headers:
@@ -72,7 +90,7 @@ unit: $(UNIT)
 	OMP_THREAD_LIMIT=1 $(UNIT)
 
 e2e: vidtheque
-	VIDTHEQUE=$(abspath $(BIN)) tests/e2e/run.sh
+	VIDTHEQUE=$(abspath $(BIN)) tests/run-all.sh --e2e
 
 check: check-headers vidtheque $(UNIT)
 	@VIDTHEQUE=$(abspath $(BIN)) UNIT=$(abspath $(UNIT)) tests/run-all.sh
@@ -83,6 +101,7 @@ bench: vidtheque
 install: vidtheque
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/vidtheque
+	install -m 755 $(FULL) $(DESTDIR)$(PREFIX)/bin/vidtheque-full
 	install -m 644 include/vidtheque.h $(DESTDIR)$(PREFIX)/include/vidtheque.h
 	install -m 644 $(BUILD)/libvidtheque.a $(DESTDIR)$(PREFIX)/lib/libvidtheque.a
 

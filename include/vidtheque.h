@@ -199,6 +199,14 @@ int vt_search(struct vt_library *lib, const char *query, size_t query_len,
               struct vt_search_info *info);
 void vt_hits_free(struct vt_hit *hits, size_t n);
 
+/*
+ * The hits as the JSON document that `search --json` prints and GET /api/search answers
+ * (docs/API.md): query, took_ms, partial, hits[] with times and scores rounded to
+ * milliseconds and matched terms between « ». Caller frees; NULL if out of memory.
+ */
+char *vt_hits_json(const char *query, const struct vt_search_info *info, const struct vt_hit *hits,
+                   size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -341,3 +341,54 @@ int vt_export_json(struct vt_library *lib, const char *id, char **out)
     }
     return 0;
 }
+
+/* A hit's text for JSON: the library's marks become « », control bytes spaces. */
+static char *hit_text(const char *text)
+{
+    struct vt_sb sb = {0};
+
+    for (const char *p = text ? text : ""; *p; p++) {
+        if (*p == VT_MARK_OPEN[0])
+            vt_sb_adds(&sb, "\xc2\xab");
+        else if (*p == VT_MARK_CLOSE[0])
+            vt_sb_adds(&sb, "\xc2\xbb");
+        else if ((unsigned char)*p < 0x20)
+            vt_sb_addc(&sb, ' ');
+        else
+            vt_sb_addc(&sb, *p);
+    }
+    return vt_sb_detach(&sb);
+}
+
+char *vt_hits_json(const char *query, const struct vt_search_info *info, const struct vt_hit *hits,
+                   size_t n)
+{
+    json_t *doc = json_object(), *arr = json_array();
+    char *s;
+
+    json_object_set_new(doc, "query", str_or_null(query ? query : ""));
+    json_object_set_new(doc, "took_ms", seconds(info ? info->took_ms : 0));
+    json_object_set_new(doc, "partial", json_boolean(info && info->partial));
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_object();
+        char *text = hit_text(hits[i].text);
+
+        json_object_set_new(o, "video_id", str_or_null(hits[i].video_id));
+        json_object_set_new(o, "title", str_or_null(hits[i].title ? hits[i].title : ""));
+        json_object_set_new(o, "start_s", seconds(hits[i].start_s));
+        json_object_set_new(o, "end_s", seconds(hits[i].end_s));
+        json_object_set_new(o, "source", str_or_null(hits[i].source));
+        json_object_set_new(o, "text", str_or_null(text));
+        json_object_set_new(o, "score", seconds(hits[i].score));
+        json_object_set_new(o, "approximate", json_boolean(hits[i].approx));
+        json_object_set_new(o, "ref", json_integer(hits[i].ref));
+        if (hits[i].also[0])
+            json_object_set_new(o, "also", str_or_null(hits[i].also));
+        json_array_append_new(arr, o);
+        free(text);
+    }
+    json_object_set_new(doc, "hits", arr);
+    s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    json_decref(doc);
+    return s;
+}

@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libavutil/log.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -109,11 +108,6 @@ struct vt_library *vt_library_open(const char *dir, int flags, char *err, size_t
         vt_err(err, errlen, VT_ENOTFOUND, "'%s': no library here (run 'vidtheque init')", dir);
         goto fail;
     }
-    /*
-     * FFmpeg logs to stderr by default; the library never prints, and every
-     * failure that matters comes back as our own one-line message.
-     */
-    av_log_set_level(getenv("VIDTHEQUE_FFMPEG_LOG") ? AV_LOG_INFO : AV_LOG_QUIET);
     lib = vt_xcalloc(1, sizeof(*lib));
     lib->dir = vt_xstrdup(dir);
     if (vt_store_open_flags(db, flags & VT_OPEN_READ ? VT_STORE_READ : 0, &lib->store, err, errlen))
@@ -143,8 +137,8 @@ void vt_library_close(struct vt_library *lib)
         return;
     for (size_t i = 0; i < VT_ARRAY_LEN(lib->docs); i++)
         free(lib->docs[i].json);
-    vt_ocr_free(lib->ocr);
-    vt_stt_free(lib->stt);
+    if (lib->free_engines)
+        lib->free_engines(lib);
     free(lib->ytdlp);
     vt_store_close(lib->store);
     free(lib->dir);

@@ -23,6 +23,12 @@ struct vt_library {
     char owner[128];    /* "host:pid", marks stages this process runs */
     struct vt_ocr *ocr; /* engines created on first use, reused for every video */
     struct vt_stt *stt;
+    /*
+     * Frees ocr and stt; set by the stages that create them, so that a command that runs
+     * no stage links (and loads) neither Tesseract nor PocketSphinx (see src/Makefile's
+     * front binary).
+     */
+    void (*free_engines)(struct vt_library *lib);
     /* fetching URLs: the yt-dlp program, its version (asked once), caps per download */
     char *ytdlp;
     char ytdlp_version[64];

@@ -11,6 +11,8 @@
 
 #include <libavutil/display.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 /*
@@ -55,13 +57,25 @@ static const char *averr(int e, char *buf, size_t n)
     return buf;
 }
 
+/*
+ * FFmpeg logs to stderr by default; the library never prints, and every failure that
+ * matters comes back as our own one-line message. Set once, before the first file is
+ * opened (every FFmpeg use starts here), so commands that never touch media never load it.
+ */
+static void quiet_ffmpeg(void)
+{
+    av_log_set_level(getenv("VIDTHEQUE_FFMPEG_LOG") ? AV_LOG_INFO : AV_LOG_QUIET);
+}
+
 int vt_media_open(const char *path, AVFormatContext **out, char *err, size_t errlen)
 {
+    static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
     AVFormatContext *fmt = NULL;
     AVDictionary *opts = NULL;
     char eb[128];
     int rc = 0, e;
 
+    pthread_once(&quiet_once, quiet_ffmpeg);
     *out = NULL;
     if (!path || !*path)
         return vt_err(err, errlen, VT_EINVAL, "empty media path");

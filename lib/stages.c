@@ -131,6 +131,15 @@ const struct vt_stage_def vt_stage_fetch = {
 /* ---- keyframe ---- */
 
 /* Stages that decode the media need it; media not kept after indexing is gone. */
+/* The engines a library keeps between videos; vt_library_close calls this. */
+static void free_engines(struct vt_library *lib)
+{
+    vt_ocr_free(lib->ocr);
+    vt_stt_free(lib->stt);
+    lib->ocr = NULL;
+    lib->stt = NULL;
+}
+
 static int need_media(struct vt_stage_ctx *c)
 {
     if (c->video->source_path)
@@ -256,6 +265,7 @@ static int ocr_run(struct vt_stage_ctx *c)
 
     c->result = r;
     snprintf(c->model, sizeof(c->model), "tesseract");
+    c->lib->free_engines = free_engines;
     if (!c->lib->ocr) {
         c->lib->ocr = vt_ocr_new(0, "eng", c->err, sizeof(c->err));
         if (!c->lib->ocr)
@@ -364,6 +374,7 @@ static int stt_run(struct vt_stage_ctx *c)
         return vt_err(c->err, sizeof(c->err), VT_SKIP, "no audio track");
     if (need_media(c))
         return VT_ENOTFOUND;
+    c->lib->free_engines = free_engines;
     if (!c->lib->stt) {
         c->lib->stt = vt_stt_new(0, c->err, sizeof(c->err));
         if (!c->lib->stt)

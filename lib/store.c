@@ -200,20 +200,29 @@ static int exec(struct vt_store *s, const char *sql, const char *what)
 static int prepare(struct vt_store *s, const char *sql, sqlite3_stmt **st)
 {
     size_t i;
+    int cached = 0;
 
     for (i = 0; i < STMT_CACHE && s->cache[i].sql; i++) {
         if (strcmp(s->cache[i].sql, sql))
             continue;
+        cached = 1;
         if (sqlite3_stmt_busy(s->cache[i].st))
             break;
         *st = s->cache[i].st;
         return 0;
     }
-    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v3(s->db, sql, -1, cached ? 0 : SQLITE_PREPARE_PERSISTENT, st, NULL) !=
+        SQLITE_OK) {
         *st = NULL;
         return fail(s, "prepare a query");
     }
-    for (i = 0; i < STMT_CACHE; i++) {
+    /*
+     * One cached copy per SQL text: the copy for a nested read is finalized by finish(),
+     * so the cache never fills with copies of a statement that was busy once.
+     */
+    if (cached)
+        return 0;
+    for (; i < STMT_CACHE; i++) {
         if (!s->cache[i].sql) {
             s->cache[i].sql = vt_xstrdup(sql);
             s->cache[i].st = *st;
@@ -235,7 +244,7 @@ static void finish(struct vt_store *s, sqlite3_stmt *st)
             return;
         }
     }
-    finish(s, st);
+    sqlite3_finalize(st);
 }
 
 static void bind_text(sqlite3_stmt *st, int i, const char *v)

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Set everything up on a fresh Debian 12 machine (as root) and run the main job on a
 # sample: install the Debian packages, build, generate a talk-like sample video, index
-# it into ./sample/library and print what was found.
+# it into ./sample/library and print what was found. It also installs what the test suite's
+# browser test drives Chromium with (tests/browser/node_modules, from the npm registry), so
+# that `make check` needs nothing more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+if [[ ! -d tests/browser/node_modules/playwright-core ]]; then
+  (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
+fi
 make -j"$(nproc)"
 mkdir -p sample
 if [[ ! -f sample/talk.mp4 ]]; then

@@ -5,8 +5,6 @@
 #include "cli.h"
 
 #include <getopt.h>
-#include <jansson.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,51 +41,21 @@ static char *marked(const char *text, const char *open, const char *close)
     return out;
 }
 
-static json_t *jstr(const char *s)
-{
-    json_t *j = json_string(s);
-
-    return j ? j : json_string("\xef\xbf\xbd");
-}
-
 static void print_json(const char *query, const struct vt_search_info *info, const struct vt_hit *h,
                        size_t n)
 {
-    json_t *doc = json_object(), *arr = json_array();
-    char *s;
+    char *s = vt_hits_json(query, info, h, n);
 
-    json_object_set_new(doc, "query", jstr(query));
-    json_object_set_new(doc, "took_ms", json_real(round(info->took_ms * 1000) / 1000));
-    json_object_set_new(doc, "partial", json_boolean(info->partial));
-    for (size_t i = 0; i < n; i++) {
-        json_t *o = json_object();
-        char *text = marked(h[i].text, "\xc2\xab", "\xc2\xbb");
-
-        json_object_set_new(o, "video_id", jstr(h[i].video_id));
-        json_object_set_new(o, "title", jstr(h[i].title));
-        json_object_set_new(o, "start_s", json_real(round(h[i].start_s * 1000) / 1000));
-        json_object_set_new(o, "end_s", json_real(round(h[i].end_s * 1000) / 1000));
-        json_object_set_new(o, "source", jstr(h[i].source));
-        json_object_set_new(o, "text", jstr(text));
-        json_object_set_new(o, "score", json_real(round(h[i].score * 1000) / 1000));
-        json_object_set_new(o, "approximate", json_boolean(h[i].approx));
-        json_object_set_new(o, "ref", json_integer(h[i].ref));
-        if (h[i].also[0])
-            json_object_set_new(o, "also", jstr(h[i].also));
-        json_array_append_new(arr, o);
-        free(text);
-    }
-    json_object_set_new(doc, "hits", arr);
-    s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-    if (s && isatty(STDOUT_FILENO)) {
+    if (!s)
+        abort();
+    if (isatty(STDOUT_FILENO)) {
         /* as export: JSON for tools as it is, made safe when a person reads it */
         cli_put_text(stdout, s);
         fputc('\n', stdout);
-    } else if (s) {
+    } else {
         puts(s);
     }
     free(s);
-    json_decref(doc);
 }
 
 static void print_text(const struct vt_hit *h, size_t n)

@@ -1,8 +1,9 @@
 /*
- * `serve [--bind ADDR] [--port N] [--read-only] [--token-file F]`: the web front-end
- * (src/web.c). This file parses the options and settles the write token: read from
- * --token-file, or made from /dev/urandom and printed once on stderr. In read-only
- * mode there is no token and every write is refused.
+ * `serve [--bind ADDR] [--port N] [--read-only] [--token-file F] [LIMITS]`: the web
+ * front-end (src/web.c). This file parses the options and settles the write token: read
+ * from --token-file, or made from /dev/urandom and printed once on stderr. In read-only
+ * mode there is no token and every write is refused. The LIMITS (--max-per-ip,
+ * --max-connections, --head-timeout, --deadline, --idle-timeout) are in docs/API.md.
  */
 #include "cli.h"
 #include "web.h"
@@ -84,6 +85,9 @@ int cmd_serve(int argc, char **argv)
                                           {"token-file", required_argument, NULL, 't'},
                                           {"max-per-ip", required_argument, NULL, 'm'},
                                           {"deadline", required_argument, NULL, 'd'},
+                                          {"head-timeout", required_argument, NULL, 'H'},
+                                          {"idle-timeout", required_argument, NULL, 'I'},
+                                          {"max-connections", required_argument, NULL, 'C'},
                                           {"library", required_argument, NULL, 'L'},
                                           {"quiet", no_argument, NULL, 'q'},
                                           {NULL, 0, NULL, 0}};
@@ -131,6 +135,23 @@ int cmd_serve(int argc, char **argv)
             if (*end || end == optarg || port < 1 || port > 3600)
                 return cli_usage_error("serve", "--deadline wants 1..3600 seconds");
             o.deadline_s = (unsigned)port;
+            break;
+        case 'H':
+        case 'I':
+            port = strtol(optarg, &end, 10);
+            if (*end || end == optarg || port < 1 || port > 3600)
+                return cli_usage_error("serve", "--%s wants 1..3600 seconds",
+                                       c == 'H' ? "head-timeout" : "idle-timeout");
+            if (c == 'H')
+                o.head_timeout_s = (unsigned)port;
+            else
+                o.idle_timeout_s = (unsigned)port;
+            break;
+        case 'C':
+            port = strtol(optarg, &end, 10);
+            if (*end || end == optarg || port < 8 || port > 65536)
+                return cli_usage_error("serve", "--max-connections wants 8..65536");
+            o.max_connections = (unsigned)port;
             break;
         default:
             return EXIT_USAGE; /* cli_opt_next said why */

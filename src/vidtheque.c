@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -18,13 +19,27 @@ struct cmd {
     const char *summary;
 };
 
+#ifdef VT_FRONT
+/*
+ * The front binary (`vidtheque`) links only what reading a library needs: SQLite and
+ * jansson, about a dozen shared objects where FFmpeg, Tesseract and PocketSphinx bring
+ * ~150 (most bound at load), which would cost listing ten videos ten times the time of
+ * sqlite3 itself. The commands that run stages or serve are the same code linked with
+ * everything, `vidtheque-full` beside it, which the front executes in its place.
+ */
+static int run_full(int argc, char **argv);
+#define FULL(fn) run_full
+#else
+#define FULL(fn) fn
+#endif
+
 static const struct cmd commands[] = {
     {"init", cmd_init, "", "create an empty library"},
-    {"add", cmd_add,
+    {"add", FULL(cmd_add),
      "[--stt=auto|captions|recognize] [--no-keep-media] [--limit N] [--info-json F] "
      "[--yt-dlp PATH] [--max-time S] [--max-size MIB] FILE|URL...",
      "register media files or URLs (videos, playlists, channels) and index them; prints ids"},
-    {"update", cmd_update, "[--yt-dlp PATH]",
+    {"update", FULL(cmd_update), "[--yt-dlp PATH]",
      "re-check every playlist or channel that was added, add what is new, then resume"},
     {"ls", cmd_ls, "", "list videos: id, title, duration, index_state, data_status"},
     {"show", cmd_show, "ID", "everything known about a video, as text"},
@@ -32,12 +47,13 @@ static const struct cmd commands[] = {
      "find moments: words said or shown; \"phrases\", -not, prefix*, video:ID, source:screen"},
     {"export", cmd_export, "ID [--format json|vtt|srt|txt]", "a video's document, for other tools"},
     {"rm", cmd_rm, "ID...", "remove videos: database rows and files"},
-    {"redo", cmd_redo, "ID --stage NAME", "re-run a stage and the stages that depend on it"},
-    {"resume", cmd_resume, "[--yt-dlp PATH]",
+    {"redo", FULL(cmd_redo), "ID --stage NAME", "re-run a stage and the stages that depend on it"},
+    {"resume", FULL(cmd_resume), "[--yt-dlp PATH]",
      "finish whatever interrupted runs left; retry failed downloads when due"},
     {"check", cmd_check, "", "check the database's integrity and the frame files"},
-    {"serve", cmd_serve,
-     "[--bind ADDR] [--port N] [--read-only] [--token-file F] [--max-per-ip N] [--deadline S]",
+    {"serve", FULL(cmd_serve),
+     "[--bind ADDR] [--port N] [--read-only] [--token-file F] [--max-per-ip N] "
+     "[--max-connections N] [--head-timeout S] [--deadline S] [--idle-timeout S]",
      "the web application: pages, JSON API and media over HTTP (docs/API.md)"},
     {"help", cmd_help, "[COMMAND]", "show help"},
 };
@@ -125,12 +141,37 @@ int cmd_help(int argc, char **argv)
     return EXIT_OK;
 }
 
+static char **main_argv; /* the whole command line, for run_full */
+
+#ifdef VT_FRONT
 /*
- * libtesseract links libgomp, which reads OMP_THREAD_LIMIT once when it is
- * loaded, before main. Tesseract's OpenMP threads only slow small machines
- * (we run one engine per core instead), so make sure the limit is set by
- * re-executing ourselves once with it.
+ * Run the command in vidtheque-full, found beside this binary (symlinks resolved). The
+ * process stays the same (exec, no fork): signals, exit status and the pid are the
+ * command's own. libtesseract links libgomp, which reads OMP_THREAD_LIMIT once when it is
+ * loaded; Tesseract's OpenMP threads only slow small machines (we run one engine per
+ * core instead), so the limit is set here, before the load.
  */
+static int run_full(int argc, char **argv)
+{
+    char self[PATH_MAX], full[PATH_MAX + 16], *slash;
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+    (void)argc;
+    (void)argv;
+    if (n <= 0)
+        return cli_error("cannot find where vidtheque is installed: %s", strerror(errno));
+    self[n] = '\0';
+    slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(full, sizeof(full), "%s/vidtheque-full", self);
+    if (!getenv("OMP_THREAD_LIMIT"))
+        setenv("OMP_THREAD_LIMIT", "1", 1);
+    execv(full, main_argv);
+    return cli_error("cannot run '%s': %s", full, strerror(errno));
+}
+#else
+/* As run_full does for the front, when vidtheque-full is run by hand. */
 static void limit_openmp(char **argv)
 {
     if (getenv("OMP_THREAD_LIMIT"))
@@ -139,13 +180,17 @@ static void limit_openmp(char **argv)
     execv("/proc/self/exe", argv);
     /* could not re-exec: carry on, only slower */
 }
+#endif
 
 int main(int argc, char **argv)
 {
     const struct cmd *c;
     int i = 1;
 
+    main_argv = argv;
+#ifndef VT_FRONT
     limit_openmp(argv);
+#endif
     while (i < argc && argv[i][0] == '-') {
         const char *a = argv[i];
 

@@ -17,15 +17,18 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/tcp.h> /* struct tcp_info with tcpi_bytes_received */
 #include <math.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,20 +38,47 @@ enum {
     MAX_HANDLES = 64,
     MAX_BODY = 16 * 1024,
     MAX_QUEUE = 256,
-    /* a connection idle this long is closed: slow clients cannot hold one open by
-     * trickling a byte now and then more slowly than this */
+    /* a connection with no traffic this long is closed (--idle-timeout) */
     IDLE_TIMEOUT_S = 10,
-    MAX_CONNECTIONS = 800, /* below the usual 1024 file descriptors */
+    MAX_CONNECTIONS = 800, /* --max-connections; below the usual 1024 file descriptors */
     MAX_PER_IP = 64,       /* --max-per-ip; loopback benchmarks raise it */
-    /* from accepting the connection to having the whole request: a client trickling
-     * its headers or body below the idle timeout still cannot take longer */
+    /* each request's clock starts when the connection is accepted or, on keep-alive, at
+     * the first byte after the previous response: its head must be in within
+     * HEAD_TIMEOUT_S (--head-timeout) and the whole request, body included, within
+     * REQUEST_DEADLINE_S (--deadline). A client trickling a header line now and then,
+     * more often than the idle timeout, is cut all the same. */
+    HEAD_TIMEOUT_S = 10,
     REQUEST_DEADLINE_S = 30,
+    REAPER_TICK_MS = 250,
+};
+
+/*
+ * Where a connection is, as the reaper sees it. IDLE: keep-alive between requests, no
+ * byte of the next one yet (MHD's idle timeout applies); WAIT: a request has begun (the
+ * connection is new, or bytes came after the last response) but its line is not in;
+ * HEAD: the request line is in, the headers are coming; BODY: the head is in, the body
+ * is coming; BUSY: the handler runs or the response is being sent (never cut by the
+ * reaper: MHD's idle timeout covers a reader that stalls).
+ */
+enum conn_state { CONN_IDLE, CONN_WAIT, CONN_HEAD, CONN_BODY, CONN_BUSY };
+
+/* One open connection, in srv.conns from MHD's "started" to its "closed" notification. */
+struct conn {
+    int fd;
+    enum conn_state state;
+    int cut;                /* shut down by us; MHD will notice and close it */
+    uint64_t idle_rx_bytes; /* IDLE: bytes the kernel had received when it went idle */
+    /* monotonic: when the current request's clock started (IDLE: the last response) */
+    double t_ready_s;
+    struct conn *prev, *next;
 };
 
 struct server {
     const struct web_opts *opts;
     struct web_ctx ctx;
     int loopback; /* bound to a loopback address: check Host */
+    double head_timeout_s, deadline_s;
+    unsigned max_connections;
 
     /* one library handle per request thread, closed when the daemon stops */
     pthread_mutex_t lock;
@@ -62,6 +92,15 @@ struct server {
     char queue[MAX_QUEUE][VT_ID_MAX];
     size_t q_head, q_len;
     int stopping;
+
+    /* every open connection, for the reaper (under conns_lock) */
+    pthread_mutex_t conns_lock;
+    pthread_cond_t reaper_wake;
+    pthread_t reaper;
+    int reaper_started, reaper_stop;
+    struct conn *conns;
+    size_t n_conns, n_cut;
+    unsigned long n_timed_out, n_shed; /* for the log line at exit */
 };
 
 static struct server srv;
@@ -544,26 +583,6 @@ static enum MHD_Result api_video(struct MHD_Connection *c, struct vt_library *li
     return send_buf(c, 200, "application/json; charset=utf-8", &b);
 }
 
-/* The hit text with the library's marks as « », as `search --json` writes it. */
-static char *guillemets(const char *text)
-{
-    struct web_buf b = {0};
-
-    for (const char *p = text; *p; p++) {
-        if (*p == VT_MARK_OPEN[0])
-            web_buf_puts(&b, "\xc2\xab");
-        else if (*p == VT_MARK_CLOSE[0])
-            web_buf_puts(&b, "\xc2\xbb");
-        else if ((unsigned char)*p < 0x20)
-            web_buf_puts(&b, " ");
-        else
-            web_buf_add(&b, p, 1);
-    }
-    if (!b.p)
-        web_buf_add(&b, "", 0);
-    return b.p;
-}
-
 static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *lib)
 {
     const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q");
@@ -573,8 +592,9 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
     struct vt_search_opts opts = {0};
     struct vt_search_info info = {0};
     struct vt_hit *h = NULL;
+    struct web_buf b = {0};
     size_t n = 0;
-    json_t *doc, *arr;
+    char *s;
 
     if (!q)
         return send_error(c, 1, 400, "bad_request", "'q' is missing");
@@ -602,32 +622,14 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
         cli_error("%s", vt_errmsg(lib));
         return send_error(c, 1, 500, "internal", "the search could not run");
     }
-    doc = json_object();
-    arr = json_array();
-    json_object_set_new(doc, "query", jstr(q));
-    json_object_set_new(doc, "took_ms", json_real(round(info.took_ms * 1000) / 1000));
-    json_object_set_new(doc, "partial", json_boolean(info.partial));
-    for (size_t i = 0; i < n; i++) {
-        json_t *o = json_object();
-        char *text = guillemets(h[i].text);
-
-        json_object_set_new(o, "video_id", jstr(h[i].video_id));
-        json_object_set_new(o, "title", jstr(h[i].title));
-        json_object_set_new(o, "start_s", jsec(h[i].start_s));
-        json_object_set_new(o, "end_s", jsec(h[i].end_s));
-        json_object_set_new(o, "source", jstr(h[i].source));
-        json_object_set_new(o, "text", jstr(text));
-        json_object_set_new(o, "score", jsec(h[i].score));
-        json_object_set_new(o, "approximate", json_boolean(h[i].approx));
-        json_object_set_new(o, "ref", json_integer(h[i].ref));
-        if (h[i].also[0])
-            json_object_set_new(o, "also", jstr(h[i].also));
-        json_array_append_new(arr, o);
-        free(text);
-    }
-    json_object_set_new(doc, "hits", arr);
+    s = vt_hits_json(q, &info, h, n);
     vt_hits_free(h, n);
-    return send_json(c, 200, doc);
+    if (!s)
+        return MHD_NO;
+    web_buf_puts(&b, s);
+    web_buf_puts(&b, "\n");
+    free(s);
+    return send_buf(c, 200, "application/json; charset=utf-8", &b);
 }
 
 /* Constant-time comparison: the token's length is not secret, its bytes are. */
@@ -871,36 +873,249 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
     return send_error(c, api, 404, "not_found", "nothing here");
 }
 
-/* Note when each connection was accepted, for the total request deadline. */
+/* ---- connections: per-request deadlines and the connection budget ---- */
+
+static double now_s(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return ci ? ci->socket_context : NULL;
+}
+
+/*
+ * Written by the reaper itself, on a connection that is only being read (its handler
+ * has not run), so it never mixes with a response of MHD's. Made once by web_serve.
+ */
+struct canned {
+    char text[512];
+    size_t len;
+};
+static struct canned reply_408, reply_503;
+
+static void canned_init(struct canned *r, const char *status, const char *code, const char *msg)
+{
+    char body[256];
+    int n = snprintf(body, sizeof(body), "{\"error\": {\"code\": \"%s\", \"message\": \"%s\"}}\n",
+                     code, msg);
+
+    n = snprintf(r->text, sizeof(r->text),
+                 "HTTP/1.1 %s\r\nConnection: close\r\nContent-Type: application/json; "
+                 "charset=utf-8\r\nCache-Control: no-store\r\nX-Content-Type-Options: "
+                 "nosniff\r\nContent-Length: %d\r\n\r\n%s",
+                 status, n, body);
+    r->len = n > 0 && (size_t)n < sizeof(r->text) ? (size_t)n : 0;
+}
+
+/*
+ * Shut k's socket down (MHD then reads the end of the stream and closes it), after
+ * telling the client why unless it is idle between requests. Under conns_lock: the fd
+ * stays open until MHD's "closed" notification, which takes the lock.
+ */
+static void conn_cut_locked(struct conn *k, const struct canned *reply)
+{
+    if (k->state != CONN_IDLE)
+        (void)send(k->fd, reply->text, reply->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    shutdown(k->fd, SHUT_RDWR);
+    k->cut = 1;
+    srv.n_cut++;
+}
+
+/*
+ * Near the budget, shed the connections that wait longest for a request (idle keep-alive,
+ * slow heads and bodies), oldest first, so a new client always finds room: above 90%
+ * of --max-connections, down to 80%. Connections being answered are never shed.
+ */
+static void conn_shed_locked(void)
+{
+    size_t reserve = srv.max_connections / 10 ? srv.max_connections / 10 : 1;
+    size_t high = srv.max_connections - reserve, low = high > reserve ? high - reserve : 0;
+    size_t live = srv.n_conns - srv.n_cut;
+
+    if (live < high)
+        return;
+    while (live > low) {
+        struct conn *oldest = NULL;
+
+        for (struct conn *k = srv.conns; k; k = k->next)
+            if (!k->cut && k->state != CONN_BUSY && (!oldest || k->t_ready_s < oldest->t_ready_s))
+                oldest = k;
+        if (!oldest)
+            break;
+        conn_cut_locked(oldest, &reply_503);
+        srv.n_shed++;
+        live--;
+    }
+}
+
+/*
+ * The bytes received on fd and the seconds since the last of them (the kernel's
+ * counters); -1 when the kernel does not say (before Linux 4.1).
+ */
+static int conn_rx(int fd, uint64_t *bytes, double *quiet_s)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof(ti);
+
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) ||
+        len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(ti.tcpi_bytes_received))
+        return -1;
+    *bytes = ti.tcpi_bytes_received;
+    *quiet_s = ti.tcpi_last_data_recv / 1000.0;
+    return 0;
+}
+
+/*
+ * An idle keep-alive connection that has received bytes since the last response has
+ * begun a request: its clock starts at the first of them, which came after the
+ * previous look, a tick ago at most.
+ */
+static void conn_check_idle_locked(struct conn *k, double now)
+{
+    uint64_t bytes;
+    double quiet_s;
+
+    if (conn_rx(k->fd, &bytes, &quiet_s) || bytes == k->idle_rx_bytes)
+        return;
+    k->state = CONN_WAIT;
+    if (now - quiet_s > k->t_ready_s)
+        k->t_ready_s = now - quiet_s;
+}
+
+/* Cuts the connections whose request is late, then sheds if near the budget. */
+static void *reaper_main(void *arg)
+{
+    pthread_mutex_lock(&srv.conns_lock);
+    while (!srv.reaper_stop) {
+        struct timespec until;
+        double now = now_s();
+
+        for (struct conn *k = srv.conns; k; k = k->next) {
+            double limit_s = k->state == CONN_BODY ? srv.deadline_s : srv.head_timeout_s;
+
+            if (!k->cut && k->state == CONN_IDLE)
+                conn_check_idle_locked(k, now);
+            if (!k->cut && k->state != CONN_BUSY && k->state != CONN_IDLE &&
+                now - k->t_ready_s > limit_s) {
+                conn_cut_locked(k, &reply_408);
+                srv.n_timed_out++;
+            }
+        }
+        conn_shed_locked();
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += REAPER_TICK_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&srv.reaper_wake, &srv.conns_lock, &until);
+    }
+    pthread_mutex_unlock(&srv.conns_lock);
+    return arg;
+}
+
+/* Keeps the table of open connections. */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
-    struct timespec *t;
+    struct conn *k = *socket_context;
 
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        t = malloc(sizeof(*t));
-        if (!t)
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+        if (!ci)
+            return; /* untracked: MHD's idle timeout alone applies */
+        k = calloc(1, sizeof(*k));
+        if (!k)
             abort();
-        clock_gettime(CLOCK_MONOTONIC, t);
-        *socket_context = t;
-    } else {
-        free(*socket_context);
+        k->fd = ci->connect_fd;
+        k->state = CONN_WAIT;
+        k->t_ready_s = now_s();
+        pthread_mutex_lock(&srv.conns_lock);
+        k->next = srv.conns;
+        if (srv.conns)
+            srv.conns->prev = k;
+        srv.conns = k;
+        srv.n_conns++;
+        conn_shed_locked();
+        pthread_mutex_unlock(&srv.conns_lock);
+        *socket_context = k;
+    } else if (k) {
+        pthread_mutex_lock(&srv.conns_lock);
+        if (k->prev)
+            k->prev->next = k->next;
+        else
+            srv.conns = k->next;
+        if (k->next)
+            k->next->prev = k->prev;
+        srv.n_conns--;
+        if (k->cut)
+            srv.n_cut--;
+        pthread_mutex_unlock(&srv.conns_lock);
+        free(k);
         *socket_context = NULL;
     }
 }
 
-/* Seconds since the connection carrying c was accepted. */
-static double connection_age_s(struct MHD_Connection *c)
+/* MHD calls this when a request line is in: the headers are coming. */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *c)
 {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    const struct timespec *t0 = ci ? ci->socket_context : NULL;
-    struct timespec now;
+    struct conn *k = conn_of(c);
 
-    if (!t0)
+    if (k) {
+        pthread_mutex_lock(&srv.conns_lock);
+        if (k->state == CONN_IDLE)
+            k->t_ready_s = now_s(); /* it came whole since the reaper last looked */
+        if (k->state == CONN_IDLE || k->state == CONN_WAIT)
+            k->state = CONN_HEAD;
+        pthread_mutex_unlock(&srv.conns_lock);
+    }
+    return NULL; /* the handler's *con_cls starts NULL */
+}
+
+/*
+ * The handler runs: the reaper keeps off the connection. Returns -1 when the reaper has
+ * already cut it, else 0 with the seconds since the request's clock started.
+ */
+static int conn_busy(struct MHD_Connection *c, double *elapsed_s)
+{
+    struct conn *k = conn_of(c);
+    int rc = 0;
+
+    *elapsed_s = 0;
+    if (!k)
         return 0;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+    pthread_mutex_lock(&srv.conns_lock);
+    if (k->cut) {
+        rc = -1;
+    } else {
+        k->state = CONN_BUSY;
+        *elapsed_s = now_s() - k->t_ready_s;
+    }
+    pthread_mutex_unlock(&srv.conns_lock);
+    return rc;
+}
+
+/* The handler wants more of the body: the reaper holds it to the request deadline. */
+static enum MHD_Result conn_wants_body(struct MHD_Connection *c)
+{
+    struct conn *k = conn_of(c);
+
+    if (k) {
+        pthread_mutex_lock(&srv.conns_lock);
+        k->state = CONN_BODY;
+        pthread_mutex_unlock(&srv.conns_lock);
+    }
+    return MHD_YES;
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
@@ -908,8 +1123,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                                size_t *upload_data_size, void **con_cls)
 {
     struct req *rq = *con_cls;
+    double elapsed_s;
 
-    if (connection_age_s(c) > (srv.opts->deadline_s ? srv.opts->deadline_s : REQUEST_DEADLINE_S))
+    if (conn_busy(c, &elapsed_s))
+        return MHD_NO;
+    /* MHD cannot answer in the middle of a body: a late one is the reaper's (408) */
+    if ((!rq || !*upload_data_size) && elapsed_s > (rq ? srv.deadline_s : srv.head_timeout_s))
         return send_error(c, 1, MHD_HTTP_REQUEST_TIMEOUT, "timeout",
                           "the request took too long to arrive");
     if (!rq) {
@@ -922,7 +1141,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         if (cl && strtoull(cl, NULL, 10) > MAX_BODY)
             return send_error(c, 1, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
                               "the request body is too large");
-        return MHD_YES;
+        return conn_wants_body(c);
     }
     if (*upload_data_size) {
         if (rq->body.n + *upload_data_size > MAX_BODY)
@@ -930,20 +1149,33 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                               "the request body is too large");
         web_buf_add(&rq->body, upload_data, *upload_data_size);
         *upload_data_size = 0;
-        return MHD_YES;
+        return conn_wants_body(c);
     }
     return route(c, url, method, rq);
 }
 
+/* The response is sent (or the request abandoned): idle until the next request's first byte. */
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
     struct req *rq = *con_cls;
+    struct conn *k = conn_of(c);
 
     if (rq) {
         web_buf_release(&rq->body);
         free(rq);
         *con_cls = NULL;
+    }
+    if (k) {
+        uint64_t bytes = 0;
+        double quiet_s;
+
+        conn_rx(k->fd, &bytes, &quiet_s);
+        pthread_mutex_lock(&srv.conns_lock);
+        k->state = CONN_IDLE;
+        k->idle_rx_bytes = bytes;
+        k->t_ready_s = now_s();
+        pthread_mutex_unlock(&srv.conns_lock);
     }
 }
 
@@ -995,8 +1227,18 @@ int web_serve(const struct web_opts *opts)
     memset(&srv, 0, sizeof(srv));
     srv.opts = opts;
     srv.ctx.read_only = opts->read_only;
+    srv.deadline_s = opts->deadline_s ? opts->deadline_s : REQUEST_DEADLINE_S;
+    srv.head_timeout_s = opts->head_timeout_s ? opts->head_timeout_s : HEAD_TIMEOUT_S;
+    if (srv.head_timeout_s > srv.deadline_s)
+        srv.head_timeout_s = srv.deadline_s;
+    srv.max_connections = opts->max_connections ? opts->max_connections : MAX_CONNECTIONS;
+    canned_init(&reply_408, "408 Request Timeout", "timeout",
+                "the request took too long to arrive");
+    canned_init(&reply_503, "503 Service Unavailable", "busy", "too many connections, try again");
     pthread_mutex_init(&srv.lock, NULL);
     pthread_cond_init(&srv.wake, NULL);
+    pthread_mutex_init(&srv.conns_lock, NULL);
+    pthread_cond_init(&srv.reaper_wake, NULL);
     memset(&sa4, 0, sizeof(sa4));
     memset(&sa6, 0, sizeof(sa6));
     if (ipv6) {
@@ -1044,15 +1286,23 @@ int web_serve(const struct web_opts *opts)
         }
         srv.worker_started = 1;
     }
+    if (pthread_create(&srv.reaper, NULL, reaper_main, NULL)) {
+        fprintf(stderr, "vidtheque: cannot start the connection reaper thread\n");
+        d = NULL;
+        goto stop_worker;
+    }
+    srv.reaper_started = 1;
 
     d = MHD_start_daemon(
         flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned)POOL_THREADS, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)POOL_THREADS, MHD_OPTION_CONNECTION_TIMEOUT,
+        opts->idle_timeout_s ? opts->idle_timeout_s : (unsigned)IDLE_TIMEOUT_S,
+        MHD_OPTION_CONNECTION_LIMIT, srv.max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         opts->max_per_ip ? opts->max_per_ip : (unsigned)MAX_PER_IP,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_NOTIFY_CONNECTION,
-        on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
+        on_connection, NULL, MHD_OPTION_URI_LOG_CALLBACK, on_request_line, NULL,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+        MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "vidtheque: '%s' port %u: cannot listen (%s)\n", opts->bind, opts->port,
                 strerror(errno));
@@ -1072,6 +1322,16 @@ int web_serve(const struct web_opts *opts)
     srv.n_handles = 0;
 
 stop_worker:
+    if (srv.reaper_started) {
+        pthread_mutex_lock(&srv.conns_lock);
+        srv.reaper_stop = 1;
+        pthread_cond_signal(&srv.reaper_wake);
+        pthread_mutex_unlock(&srv.conns_lock);
+        pthread_join(srv.reaper, NULL);
+        if (srv.n_timed_out || srv.n_shed)
+            fprintf(stderr, "vidtheque: %lu request(s) timed out, %lu connection(s) shed\n",
+                    srv.n_timed_out, srv.n_shed);
+    }
     if (srv.worker_started) {
         pthread_mutex_lock(&srv.lock);
         srv.stopping = 1;

@@ -18,7 +18,11 @@ struct web_opts {
     int read_only;
     const char *token;   /* bearer token for writes; NULL in read-only mode */
     unsigned max_per_ip; /* simultaneous connections from one address (0: default) */
-    unsigned deadline_s; /* from accept to the whole request received (0: default) */
+    /* Each request's clock starts at accept or when the previous response was sent. */
+    unsigned head_timeout_s;  /* to the request's head received (0: default) */
+    unsigned deadline_s;      /* to the whole request received, body included (0: default) */
+    unsigned idle_timeout_s;  /* a connection with no traffic this long is closed (0: default) */
+    unsigned max_connections; /* open at once; the oldest waiting ones are shed (0: default) */
 };
 
 /*

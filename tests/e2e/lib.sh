@@ -3,7 +3,7 @@ set -euo pipefail
 : "${VIDTHEQUE:?set VIDTHEQUE to the vidtheque binary}"
 export OMP_THREAD_LIMIT=1
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-SHARED=$ROOT/../shared
+DATA=$ROOT/tests/data
 T=$(mktemp -d "${TMPDIR:-/tmp}/vt-e2e.XXXXXX")
 trap 'stop_server; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
 LIB=$T/lib

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The outside clips from PySceneDetect's test suite (../shared/testdata/pyscenedetect):
+# The outside clips from PySceneDetect's test suite (tests/data/pyscenedetect, copied with its licence):
 # frame-accurate timestamps, a non-zero start, rotation and fades, cross-checked with
 # PySceneDetect's expected output where we agree and explained where we do not.
 . "$(dirname "$0")/lib.sh"
-D=$SHARED/testdata/pyscenedetect
+D=$DATA/pyscenedetect
 [[ -d $D ]] || fail "no $D"
 vt init
 

@@ -5,12 +5,12 @@
 # ephemeral port serves it; the browser clicks a transcript cue, opens /v/ID?t=S and
 # follows a search hit, checking the player's currentTime each time, and saves
 # screenshots in tests/out/screenshots/. Chromium talks to 127.0.0.1 only.
-# Chromium and node_modules are required (CI installs them): missing is a failure.
+# Chromium and node_modules are required (scripts/setup.sh installs them): missing is a failure.
 . "$(dirname "$0")/lib.sh"
 command -v node > /dev/null || fail "node is missing: install nodejs (scripts/install-deps.sh)"
 [[ -x /usr/bin/chromium ]] || fail "/usr/bin/chromium is missing: install Debian's chromium (scripts/install-deps.sh)"
 [[ -d $ROOT/tests/browser/node_modules/playwright-core ]] ||
-  fail "tests/browser/node_modules is missing: run (cd tests/browser && npm ci --no-audit --no-fund)"
+  fail "tests/browser/node_modules is missing: run bash scripts/setup.sh"
 lv=/usr/share/pocketsphinx/test/data/librivox
 [[ -f $lv/sense_and_sensibility_01_austen_64kb-0870.wav ]] || fail "pocketsphinx-testdata is missing"
 

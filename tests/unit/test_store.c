@@ -174,3 +174,41 @@ VT_TEST(store_refuses_garbage_file)
     free(db);
     vt_rm_rf(dir);
 }
+
+/* A nested read of the same SQL, deeper than the statement cache has slots. */
+static int nest_depth;
+
+static int nest_each(void *user, const struct vt_video_rec *v)
+{
+    struct vt_store *s = user;
+
+    (void)v;
+    if (++nest_depth >= 500)
+        return 1; /* stop: deep enough */
+    return vt_store_video_each(s, nest_each, s);
+}
+
+VT_TEST(store_nested_reads_beyond_cache)
+{
+    char dir[64];
+    struct vt_store *s = scratch(dir, sizeof(dir));
+    struct vt_video_rec v;
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    video(&v, "abc", "k1");
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_video_insert(s, &v), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    /* twice: the second round must reuse the cache, not fill it with busy copies */
+    for (int round = 0; round < 2; round++) {
+        nest_depth = 0;
+        vt_store_video_each(s, nest_each, s);
+        CHECK_INT(nest_depth, 500);
+    }
+    /* and the handle still answers afterwards */
+    CHECK_INT(vt_store_video_id_taken(s, "abc"), 1);
+    vt_store_close(s);
+    vt_rm_rf(dir);
+}

@@ -384,9 +384,12 @@ VT_TEST(ytinfo_counts)
     struct vt_sb sb = {0};
     struct vt_ytinfo info;
     char err[256] = "";
-    double t0;
 
-    /* 10^5 chapters, subtitle languages and entries: capped, in linear time */
+    /*
+     * 10^5 chapters, subtitle languages and entries: capped. No clock here (the suite
+     * runs on shared, noisy machines): a quadratic reader would take minutes, not
+     * milliseconds, and that shows as a stalled suite.
+     */
     vt_sb_adds(&sb, "{\"_type\":\"playlist\",\"chapters\":[");
     for (int i = 0; i < 100000; i++)
         vt_sb_addf(&sb, "%s{\"start_time\":%d,\"title\":\"c%d\"}", i ? "," : "", 100000 - i, i);
@@ -398,9 +401,7 @@ VT_TEST(ytinfo_counts)
     for (int i = 0; i < 100005; i++)
         vt_sb_addf(&sb, "%s{\"url\":\"https://x.example/%d\"}", i ? "," : "", i);
     vt_sb_adds(&sb, "]}");
-    t0 = vt_monotonic_s();
     CHECK_INT(vt_ytinfo_parse(sb.buf, sb.len, &info, err, sizeof(err)), 0);
-    CHECK(vt_monotonic_s() - t0 < 5);
     CHECK_INT(info.n_chapters, VT_YTINFO_MAX_CHAPTERS);
     /* the first 2000 given, sorted */
     if (info.n_chapters == VT_YTINFO_MAX_CHAPTERS) {
