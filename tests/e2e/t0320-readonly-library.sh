@@ -74,16 +74,17 @@ writes_refused() {
 
 if [[ $(id -u) == 0 ]]; then
   # 1. a read-only bind mount: even root cannot write it
+  odd="$T/r o?#%25&x"
+  unmount_all() { for m in "$T/ro" "$T/ro2" "$odd"; do umount "$m" 2> /dev/null || true; done; }
+  trap 'unmount_all; stop_server; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
   mkdir "$T/ro"
   if mount --bind "$LIB" "$T/ro" 2> /dev/null && mount -o remount,bind,ro "$T/ro" 2> /dev/null; then
-    trap 'umount "$T/ro" 2> /dev/null; stop_server; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
     touch "$T/ro/x" 2> /dev/null && fail "the read-only mount can be written"
     reads_ok "$T/ro" "read-only mount"
     writes_refused "$T/ro" "read-only mount"
     [[ ! -e $T/ro/library.db-shm && ! -e $T/ro/library.db-wal ]] || fail "a -wal or -shm appeared"
     umount "$T/ro"
     # a path SQLite would misread in a URI unless encoded
-    odd="$T/r o?#%25&x"
     mkdir "$odd"
     mount --bind "$LIB" "$odd" && mount -o remount,bind,ro "$odd"
     "$VIDTHEQUE" -q -L "$odd" ls > "$T/ls.odd" 2> "$T/err" || fail "odd path: ls: $(cat "$T/err")"
@@ -106,7 +107,6 @@ PY
     [[ -s $T/walcopy/library.db-wal ]] || fail "the copy has no WAL content"
     cp -r "$LIB/frames" "$T/walcopy/"
     mount --bind "$T/walcopy" "$T/ro2" && mount -o remount,bind,ro "$T/ro2"
-    trap 'umount "$T/ro2" 2> /dev/null; stop_server; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
     "$VIDTHEQUE" -q -L "$T/ro2" ls > "$T/ls.wal" 2> "$T/err" || fail "WAL copy: ls: $(cat "$T/err")"
     [[ $(cut -f 2 "$T/ls.wal") == "Changed In The WAL" ]] || fail "WAL copy: changes not read: $(cat "$T/ls.wal")"
     umount "$T/ro2"
@@ -144,7 +144,7 @@ PY
 else
   cp -r "$LIB" "$T/nw"
   chmod -R a-w "$T/nw"
-  trap 'chmod -R u+w "$T/nw"; stop_server; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
+  trap 'chmod -R u+w "$T/nw" || true; stop_server; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
   reads_ok "$T/nw" "without write permission"
   writes_refused "$T/nw" "without write permission"
 fi
