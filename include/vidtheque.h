@@ -50,17 +50,23 @@ struct vt_callbacks {
 int vt_library_default_dir(const char *dir, char *buf, size_t n);
 
 /*
- * Open the library in dir. With create, the directory and database are made if
- * missing. On failure returns NULL and writes a message into err.
- * The result is freed with vt_library_close.
+ * Open the library in dir. flags: VT_OPEN_CREATE makes the directory and database
+ * if missing; VT_OPEN_READ says the caller only reads, so a library that cannot be
+ * written (a read-only mount or directory, database files without write permission)
+ * opens read-only and every write on it fails with VT_ESTATE. Without VT_OPEN_READ
+ * such a library fails to open ("library 'DIR' is read-only"). On failure returns
+ * NULL and writes a message into err. The result is freed with vt_library_close.
  */
-struct vt_library *vt_library_open(const char *dir, int create, char *err, size_t errlen);
+enum { VT_OPEN_CREATE = 1, VT_OPEN_READ = 2 };
+struct vt_library *vt_library_open(const char *dir, int flags, char *err, size_t errlen);
 void vt_library_close(struct vt_library *lib);
 void vt_library_set_callbacks(struct vt_library *lib, const struct vt_callbacks *cb);
 /* Message for the last failing call on lib; borrowed until the next call. */
 const char *vt_errmsg(const struct vt_library *lib);
 /* Directory of the library; borrowed for the life of lib. */
 const char *vt_library_dir(const struct vt_library *lib);
+/* Whether lib was opened read-only (VT_OPEN_READ on a library that cannot be written). */
+int vt_library_read_only(const struct vt_library *lib);
 
 /*
  * Register a local media file. On success id (at least VT_ID_MAX bytes) holds the

@@ -336,7 +336,7 @@ int vt_add_url(struct vt_library *lib, const char *url, const struct vt_add_opts
     if (rc)
         return rc;
     if (vt_url_check(url, err, sizeof(err)))
-        return vt_lib_fail(lib, VT_EINVAL, "%s", err);
+        return vt_lib_fail(lib, VT_EINVAL, "'%.300s': %s", url, err);
     if (ytdlp_model(lib, err, sizeof(err)))
         return vt_lib_fail(lib, VT_ENOTFOUND, "%s", err);
     cwd = vt_xasprintf("%s/media/.add-%ld", lib->dir, (long)getpid());

@@ -43,6 +43,11 @@ const char *vt_library_dir(const struct vt_library *lib)
     return lib->dir;
 }
 
+int vt_library_read_only(const struct vt_library *lib)
+{
+    return vt_store_read_only(lib->store);
+}
+
 void vt_library_set_callbacks(struct vt_library *lib, const struct vt_callbacks *cb)
 {
     lib->cb = *cb;
@@ -204,8 +209,9 @@ int vt_lib_owner_dead(struct vt_library *lib, const char *owner)
     return dead;
 }
 
-struct vt_library *vt_library_open(const char *dir, int create, char *err, size_t errlen)
+struct vt_library *vt_library_open(const char *dir, int flags, char *err, size_t errlen)
 {
+    const int create = flags & VT_OPEN_CREATE;
     struct vt_library *lib = NULL;
     struct stat st;
     char host[64] = "localhost";
@@ -234,9 +240,9 @@ struct vt_library *vt_library_open(const char *dir, int create, char *err, size_
     lib = vt_xcalloc(1, sizeof(*lib));
     lib->dir = vt_xstrdup(dir);
     lib->owner_fd = -1;
-    if (vt_store_open(db, &lib->store, err, errlen))
+    if (vt_store_open_flags(db, flags & VT_OPEN_READ ? VT_STORE_READ : 0, &lib->store, err, errlen))
         goto fail;
-    {
+    if (!vt_store_read_only(lib->store)) {
         char *frames = vt_xasprintf("%s/frames", dir);
         int rc = vt_mkdir_p(frames, err, errlen);
 

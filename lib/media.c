@@ -82,7 +82,9 @@ int vt_media_open(const char *path, AVFormatContext **out, char *err, size_t err
     fmt = avformat_alloc_context();
     if (!fmt)
         return vt_err(err, errlen, VT_EIO, "'%s': out of memory", path);
-    fmt->max_streams = VT_MEDIA_MAX_STREAMS;
+    /* the demuxer fails with ENOMEM past max_streams; with FFmpeg's own default cap
+     * a file over ours is opened, and refused below with its count */
+    fmt->max_streams = VT_MEDIA_OPEN_STREAMS;
     fmt->probesize = 8 << 20;
     fmt->max_analyze_duration = 10 * AV_TIME_BASE;
     fmt->format_probesize = 1 << 20;
@@ -104,6 +106,13 @@ int vt_media_open(const char *path, AVFormatContext **out, char *err, size_t err
         if (e == AVERROR_INVALIDDATA || e == AVERROR(EINVAL) || e == AVERROR_DEMUXER_NOT_FOUND)
             rc = vt_err(err, errlen, VT_EMEDIA,
                         "'%s': not a supported media file (unknown or refused container)", path);
+        else if (e == AVERROR_EOF)
+            rc = vt_err(err, errlen, VT_EMEDIA, "'%s': ends too early (truncated?)", path);
+        else if (e == AVERROR(ENOMEM))
+            rc = vt_err(err, errlen, VT_EMEDIA,
+                        "'%s': cannot open: too many streams (more than %d, at most %d), "
+                        "or out of memory",
+                        path, VT_MEDIA_OPEN_STREAMS, VT_MEDIA_MAX_STREAMS);
         else
             rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot open: %s", path,
                         averr(e, eb, sizeof(eb)));
@@ -115,7 +124,8 @@ int vt_media_open(const char *path, AVFormatContext **out, char *err, size_t err
         goto out;
     }
     if (fmt->nb_streams > VT_MEDIA_MAX_STREAMS) {
-        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': too many streams (%u)", path, fmt->nb_streams);
+        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': too many streams (%u, at most %d)", path,
+                    fmt->nb_streams, VT_MEDIA_MAX_STREAMS);
         goto out;
     }
     for (unsigned i = 0; i < fmt->nb_streams; i++) {
@@ -129,7 +139,14 @@ int vt_media_open(const char *path, AVFormatContext **out, char *err, size_t err
     }
     if (rc)
         goto out;
+    /* streams found while probing (MPEG-TS) count against our own cap */
+    fmt->max_streams = VT_MEDIA_MAX_STREAMS;
     e = avformat_find_stream_info(fmt, NULL);
+    if (e == AVERROR(ENOMEM) && fmt->nb_streams >= VT_MEDIA_MAX_STREAMS) {
+        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': too many streams (more than %d)", path,
+                    VT_MEDIA_MAX_STREAMS);
+        goto out;
+    }
     if (e < 0) {
         rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read stream info: %s", path,
                     averr(e, eb, sizeof(eb)));

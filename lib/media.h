@@ -13,6 +13,7 @@
 
 #define VT_MEDIA_MAX_PIXELS     (4096 * 4096) /* 16.7 Mpx: 4K UHD and DCI 4K fit */
 #define VT_MEDIA_MAX_STREAMS    16
+#define VT_MEDIA_OPEN_STREAMS   1000 /* streams a demuxer may create before we count them */
 #define VT_MEDIA_MAX_DURATION_S (24.0 * 3600.0)
 
 struct vt_chapter {

@@ -336,7 +336,11 @@ static int finish(struct vt_library *lib, const struct vt_stage_def *d, struct v
     if (rc)
         goto fail;
     cur = find_rec(r, n, d->name);
-    if (!cur || strcmp(cur->state, "running") || !cur->owner || strcmp(cur->owner, lib->owner)) {
+    if (!cur) {
+        rc = VT_ENOTFOUND; /* the video was removed meanwhile */
+        goto fail;
+    }
+    if (strcmp(cur->state, "running") || !cur->owner || strcmp(cur->owner, lib->owner)) {
         /* someone else took the stage over (we were presumed dead): drop our result */
         vt_log(lib, VT_LOG_WARN, "%s: %s: result dropped, stage taken over", c->video->id, d->name);
         rc = 0;
@@ -412,6 +416,8 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, const struc
         vt_log(lib, VT_LOG_INFO, "%s: %s: %s", v->id, d->name, why);
         return 0;
     }
+    if (rc == VT_ENOTFOUND) /* no stage rows: the video is gone */
+        return vt_lib_fail(lib, rc, "%s: removed from the library while being indexed", v->id);
     if (rc <= 0)
         return rc < 0
                    ? vt_lib_fail(lib, rc, "%s: %s: %s", v->id, d->name, vt_store_errmsg(lib->store))
@@ -429,6 +435,8 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, const struc
     vt_stage_progress(&c, -1);
     if (d->release)
         d->release(&c);
+    if (rc == VT_ENOTFOUND)
+        return vt_lib_fail(lib, rc, "%s: removed from the library while being indexed", v->id);
     if (rc)
         return vt_lib_fail(lib, rc, "%s: %s: %s", v->id, d->name, vt_store_errmsg(lib->store));
     if (outcome == 0)

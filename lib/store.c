@@ -9,11 +9,14 @@
 #include "query.h"
 #include "util.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define DF_CACHE 4096 /* entries of the document-frequency cache (a power of two) */
 
@@ -36,6 +39,8 @@ struct vt_store {
     struct df_entry df[DF_CACHE];
     size_t df_used;
     unsigned long commits; /* write transactions committed through this handle */
+    int read_only;         /* opened by vt_store_open_flags(VT_STORE_READ) on a read-only db */
+    char *dir;             /* the database's directory, for messages */
 };
 
 /* Migration i takes the schema from version i to i+1. Never edit a shipped one. */
@@ -178,10 +183,11 @@ static int fail(struct vt_store *s, const char *what)
     return code == SQLITE_BUSY || code == SQLITE_LOCKED ? VT_EBUSY : VT_EIO;
 }
 
-static int exec(struct vt_store *s, const char *sql)
+/* Run sql; a failure says what it was doing ("database: WHAT: why"), never the SQL. */
+static int exec(struct vt_store *s, const char *sql, const char *what)
 {
     if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-        return fail(s, sql);
+        return fail(s, what);
     return 0;
 }
 
@@ -208,7 +214,7 @@ static int prepare(struct vt_store *s, const char *sql, sqlite3_stmt **st)
     if (sqlite3_prepare_v3(s->db, sql, -1, cached ? 0 : SQLITE_PREPARE_PERSISTENT, st, NULL) !=
         SQLITE_OK) {
         *st = NULL;
-        return fail(s, "prepare");
+        return fail(s, "prepare a query");
     }
     /*
      * One cached copy per SQL text: the copy for a nested read is finalized by finish(),
@@ -284,6 +290,13 @@ static int migrate(struct vt_store *s)
     }
     if (version == (int)VT_ARRAY_LEN(migrations))
         return 0;
+    if (s->read_only) {
+        snprintf(s->err, sizeof(s->err),
+                 "library '%.300s' is read-only and its database needs an upgrade (schema "
+                 "version %d, this program %d): open it once where it can be written",
+                 s->dir, version, (int)VT_ARRAY_LEN(migrations));
+        return VT_ESTATE;
+    }
     rc = vt_store_begin(s);
     if (rc)
         return rc;
@@ -296,11 +309,11 @@ static int migrate(struct vt_store *s)
     for (int v = version; v < (int)VT_ARRAY_LEN(migrations); v++) {
         char pragma[64];
 
-        rc = exec(s, migrations[v]);
+        rc = exec(s, migrations[v], "upgrade the schema");
         if (rc)
             goto fail;
         snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", v + 1);
-        rc = exec(s, pragma);
+        rc = exec(s, pragma, "upgrade the schema");
         if (rc)
             goto fail;
     }
@@ -421,27 +434,156 @@ static void sqlite_setup(void)
     sqlite3_initialize();
 }
 
+/*
+ * Whether we may write the database: its directory (SQLite creates -wal, -shm and
+ * journals there), the file itself, and its -wal and -shm when present. access()
+ * also says EROFS for root on a read-only mount, where permissions do not stop root.
+ */
+static int db_writable(const char *db_path, const char *dir)
+{
+    char side[4200];
+    int ok =
+        !faccessat(AT_FDCWD, dir, W_OK, AT_EACCESS) &&
+        (faccessat(AT_FDCWD, db_path, F_OK, 0) || !faccessat(AT_FDCWD, db_path, W_OK, AT_EACCESS));
+
+    for (int i = 0; ok && i < 2; i++) {
+        snprintf(side, sizeof(side), "%s%s", db_path, i ? "-shm" : "-wal");
+        ok = faccessat(AT_FDCWD, side, F_OK, 0) || !faccessat(AT_FDCWD, side, W_OK, AT_EACCESS);
+    }
+    return ok;
+}
+
+/* The "file:" URI of path with query (SQLite URIs are percent-encoded). Caller frees. */
+static char *file_uri(const char *path, const char *query)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = strlen(path), q = strlen(query), k = 0;
+    char *uri = vt_xcalloc(1, 5 + 3 * n + 1 + q + 1);
+
+    memcpy(uri, "file:", 5);
+    k = 5;
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("/-._~", *p)) {
+            uri[k++] = (char)*p;
+        } else {
+            uri[k++] = '%';
+            uri[k++] = hex[*p >> 4];
+            uri[k++] = hex[*p & 15];
+        }
+    }
+    uri[k++] = '?';
+    memcpy(uri + k, query, q + 1);
+    return uri;
+}
+
+/* The schema is readable on s->db (opening is lazy: this is where a WAL database
+ * without its -shm fails). */
+static int schema_readable(struct vt_store *s)
+{
+    return sqlite3_exec(s->db, "SELECT count(*) FROM sqlite_schema", NULL, NULL, NULL) == SQLITE_OK;
+}
+
+/*
+ * Open a database we may not write. SQLite reads a WAL database read-only when its
+ * -shm can be read (another process has it open, or it was left behind); a closed
+ * WAL database on a read-only mount has none, and only opens as immutable (no locks,
+ * no -shm: nobody can be writing a file that cannot be written). Immutable ignores a
+ * -wal file, so one with content (changes not yet copied into the database, maybe a
+ * half-done copy) is refused rather than read wrong.
+ */
+static int open_read_only(struct vt_store *s, const char *db_path)
+{
+    const int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW;
+    char wal[4200];
+    struct stat st;
+    char *uri;
+    int ok;
+
+    s->read_only = 1;
+    if (sqlite3_open_v2(db_path, &s->db, flags, NULL) == SQLITE_OK &&
+        !sqlite3_busy_timeout(s->db, 10000) && schema_readable(s))
+        return 0;
+    sqlite3_close(s->db);
+    s->db = NULL;
+    snprintf(wal, sizeof(wal), "%s-wal", db_path);
+    if (!stat(wal, &st) && st.st_size > 0) {
+        snprintf(s->err, sizeof(s->err),
+                 "library '%s' is read-only and its last changes are still in library.db-wal "
+                 "(open it once where it can be written)",
+                 s->dir);
+        return VT_ESTATE;
+    }
+    uri = file_uri(db_path, "immutable=1");
+    ok = sqlite3_open_v2(uri, &s->db, flags | SQLITE_OPEN_URI, NULL) == SQLITE_OK &&
+         schema_readable(s);
+    free(uri);
+    if (!ok) {
+        snprintf(s->err, sizeof(s->err), "'%.300s': cannot open read-only: %.150s", db_path,
+                 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        return VT_EIO;
+    }
+    return 0;
+}
+
 int vt_store_open(const char *db_path, struct vt_store **out, char *err, size_t errlen)
+{
+    return vt_store_open_flags(db_path, 0, out, err, errlen);
+}
+
+int vt_store_open_flags(const char *db_path, int flags, struct vt_store **out, char *err,
+                        size_t errlen)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
 
     struct vt_store *s;
-    int rc;
+    const char *slash = strrchr(db_path, '/');
+    int rc, writable;
 
     pthread_once(&once, sqlite_setup);
     s = vt_xcalloc(1, sizeof(*s));
     *out = NULL;
-    if (sqlite3_open_v2(db_path, &s->db,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
-                            SQLITE_OPEN_NOFOLLOW,
-                        NULL) != SQLITE_OK) {
+    s->dir = vt_xstrdup(slash ? db_path : ".");
+    if (slash)
+        s->dir[slash == db_path ? 1 : slash - db_path] = '\0';
+    writable = db_writable(db_path, s->dir);
+    if (!writable && (flags & VT_STORE_READ)) {
+        rc = open_read_only(s, db_path);
+        if (rc) {
+            vt_err(err, errlen, rc, "%s", s->err);
+            goto fail;
+        }
+    } else if (!writable) {
+        rc = vt_err(err, errlen, VT_ESTATE, "library '%s' is read-only", s->dir);
+        goto fail;
+    } else if (sqlite3_open_v2(db_path, &s->db,
+                               SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+                                   SQLITE_OPEN_NOFOLLOW,
+                               NULL) != SQLITE_OK) {
         rc = vt_err(err, errlen, VT_EIO, "'%s': cannot open database: %s", db_path,
                     s->db ? sqlite3_errmsg(s->db) : "out of memory");
         goto fail;
+    } else if (sqlite3_db_readonly(s->db, "main") == 1) {
+        /* SQLite fell back to reading: the file could not be opened for writing after all */
+        sqlite3_close(s->db);
+        s->db = NULL;
+        if (!(flags & VT_STORE_READ)) {
+            rc = vt_err(err, errlen, VT_ESTATE, "library '%s' is read-only", s->dir);
+            goto fail;
+        }
+        rc = open_read_only(s, db_path);
+        if (rc) {
+            vt_err(err, errlen, rc, "%s", s->err);
+            goto fail;
+        }
     }
     sqlite3_busy_timeout(s->db, 10000);
     sqlite3_extended_result_codes(s->db, 0);
-    rc = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+    rc = s->read_only ? exec(s, "PRAGMA foreign_keys=ON", "set up the connection")
+                      : exec(s,
+                             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                             " PRAGMA foreign_keys=ON;",
+                             "set up the connection");
     if (!rc)
         rc = migrate(s);
     if (!rc)
@@ -457,6 +599,11 @@ fail:
     return rc;
 }
 
+int vt_store_read_only(const struct vt_store *s)
+{
+    return s->read_only;
+}
+
 void vt_store_close(struct vt_store *s)
 {
     if (!s)
@@ -468,17 +615,22 @@ void vt_store_close(struct vt_store *s)
         free(s->cache[i].sql);
     }
     sqlite3_close(s->db);
+    free(s->dir);
     free(s);
 }
 
 int vt_store_begin(struct vt_store *s)
 {
-    return exec(s, "BEGIN IMMEDIATE");
+    if (s->read_only) {
+        snprintf(s->err, sizeof(s->err), "library '%.400s' is read-only", s->dir);
+        return VT_ESTATE;
+    }
+    return exec(s, "BEGIN IMMEDIATE", "start a write");
 }
 
 int vt_store_begin_read(struct vt_store *s)
 {
-    return exec(s, "BEGIN");
+    return exec(s, "BEGIN", "start a read");
 }
 
 long long vt_store_version(struct vt_store *s)
@@ -497,7 +649,7 @@ long long vt_store_version(struct vt_store *s)
 
 int vt_store_commit(struct vt_store *s)
 {
-    int rc = exec(s, "COMMIT");
+    int rc = exec(s, "COMMIT", "commit");
 
     s->commits++;
     if (rc)
@@ -783,8 +935,10 @@ int vt_store_video_delete(struct vt_store *s, const char *id)
     }
     /* words said or shown only in this video leave the lookup tables with it */
     if (!rc)
-        rc = exec(s, "DELETE FROM phonetic WHERE term NOT IN (SELECT term FROM docs_vocab);"
-                     "DELETE FROM fuzzy WHERE term NOT IN (SELECT term FROM docs_vocab);");
+        rc = exec(s,
+                  "DELETE FROM phonetic WHERE term NOT IN (SELECT term FROM docs_vocab);"
+                  "DELETE FROM fuzzy WHERE term NOT IN (SELECT term FROM docs_vocab);",
+                  "forget the removed video's words");
     return rc;
 }
 
@@ -934,7 +1088,7 @@ static int delete_where_video(struct vt_store *s, const char *table, const char 
     if (rc)
         return rc;
     bind_text(st, 1, id);
-    return step_done(s, st, sql);
+    return step_done(s, st, "delete old rows");
 }
 
 int vt_store_chapters_replace(struct vt_store *s, const char *id, const struct vt_chapter *c,
@@ -2031,7 +2185,7 @@ int vt_store_index_merge(struct vt_store *s, int pages)
                  pages);
     else
         snprintf(sql, sizeof(sql), "INSERT INTO docs_fts (docs_fts) VALUES ('optimize')");
-    return exec(s, sql);
+    return exec(s, sql, "merge the search index");
 }
 
 int vt_store_cue_words(struct vt_store *s, const char *id, int cue,

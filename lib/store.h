@@ -73,6 +73,18 @@ struct vt_store_frame {
 };
 
 int vt_store_open(const char *db_path, struct vt_store **out, char *err, size_t errlen);
+/*
+ * vt_store_open with flags. VT_STORE_READ: the caller only reads, so a database that
+ * cannot be written (a read-only mount, files or a directory without write permission)
+ * is opened read-only, as immutable when its WAL index cannot be shared; writes then
+ * fail with VT_ESTATE. Without it such a database fails to open with VT_ESTATE
+ * ("library 'DIR' is read-only"). A writable database opens read-write either way.
+ */
+enum { VT_STORE_READ = 1 };
+int vt_store_open_flags(const char *db_path, int flags, struct vt_store **out, char *err,
+                        size_t errlen);
+/* Whether s was opened read-only (VT_STORE_READ on a database that cannot be written). */
+int vt_store_read_only(const struct vt_store *s);
 void vt_store_close(struct vt_store *s);
 /* Message of the last failure on s; borrowed until the next call. */
 const char *vt_store_errmsg(const struct vt_store *s);

@@ -7,19 +7,23 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-/* Parse options common to every command (-L, -q) plus the command's own. */
+/* Parse options common to every command (-L, -q) plus the command's own; the other
+ * arguments end at argv[optind..argc). */
 static int parse(const char *cmd, int argc, char **argv, const char *shortopts,
                  const struct option *longopts, int (*own)(int c, const char *arg, void *u),
                  void *user)
 {
+    struct cli_opt g;
     int c;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+    cli_opt_init(&g, cmd, argc, argv, shortopts, longopts);
+    while ((c = cli_opt_next(&g)) != -1) {
         long n;
 
+        if (c == '?')
+            return EXIT_USAGE;
         if (c == 'L')
             cli_opts.library = optarg;
         else if (c == 'q')
@@ -30,8 +34,15 @@ static int parse(const char *cmd, int argc, char **argv, const char *shortopts,
             cli_opts.fetch.max_time_s = (double)n;
         else if (c == 'Z' && !cli_parse_long(optarg, 1, 1L << 30, &n))
             cli_opts.fetch.max_bytes = (long long)n << 20;
-        else if (c == '?' || c == ':' || !own || own(c, optarg, user))
-            return cli_usage_error(cmd, "bad option '%s'", argv[optind - 1]);
+        else if (c == 'T')
+            return cli_opt_bad_value(&g, c, "seconds, 1 to 604800");
+        else if (c == 'Z')
+            return cli_opt_bad_value(&g, c, "MiB, 1 to 1073741824");
+        else if (!own || own(c, optarg, user))
+            return cli_opt_bad_value(&g, c,
+                                     c == 'S'   ? "auto, captions or recognize"
+                                     : c == 'N' ? "a number, 1 to 1000000"
+                                                : NULL);
     }
     return 0;
 }
@@ -49,11 +60,11 @@ int cmd_init(int argc, char **argv)
         return rc;
     if (optind != argc)
         return cli_usage_error("init", "unexpected argument '%s'", argv[optind]);
-    lib = cli_open_library(1);
+    lib = cli_open_library(VT_OPEN_CREATE);
     if (!lib)
         return EXIT_ERR;
     if (!cli_opts.quiet)
-        fprintf(stderr, "library ready in %s\n", vt_library_dir(lib));
+        cli_info("library ready in %s", vt_library_dir(lib));
     vt_library_close(lib);
     return EXIT_OK;
 }
@@ -119,7 +130,7 @@ static int on_added(void *user, const char *id, int is_new)
     }
     snprintf(a->ids[a->n++], VT_ID_MAX, "%s", id);
     if (!is_new && a->source)
-        fprintf(stderr, "'%s' is already in the library as %s\n", a->source, id);
+        cli_info("'%s' is already in the library as %s", a->source, id);
     printf("%s\n", id);
     fflush(stdout);
     return 0;
@@ -168,7 +179,7 @@ int cmd_add(int argc, char **argv)
         rc = cli_usage_error("add", "nothing to add");
         goto out;
     }
-    lib = cli_open_library(1);
+    lib = cli_open_library(VT_OPEN_CREATE);
     if (!lib) {
         rc = EXIT_ERR;
         goto out;
@@ -241,9 +252,16 @@ int cmd_update(int argc, char **argv)
 static int print_row(void *user, const struct vt_video_summary *v)
 {
     char dur[32];
+    /* one row per video whatever its title holds: fields escaped, see 'help ls' */
+    const char *field[] = {v->id, v->title, dur, v->index_state, v->data_status};
 
     cli_fmt_duration(dur, sizeof(dur), v->duration_s);
-    printf("%s\t%s\t%s\t%s\t%s\n", v->id, v->title, dur, v->index_state, v->data_status);
+    for (size_t i = 0; i < sizeof(field) / sizeof(field[0]); i++) {
+        if (i)
+            fputc('\t', stdout);
+        cli_put_field(stdout, field[i]);
+    }
+    fputc('\n', stdout);
     return 0;
 }
 
@@ -256,7 +274,7 @@ int cmd_ls(int argc, char **argv)
         return rc;
     if (optind != argc)
         return cli_usage_error("ls", "unexpected argument '%s'", argv[optind]);
-    lib = cli_open_library(0);
+    lib = cli_open_library(VT_OPEN_READ);
     if (!lib)
         return EXIT_ERR;
     rc = vt_list(lib, print_row, NULL) ? cli_error("%s", vt_errmsg(lib)) : EXIT_OK;
@@ -375,14 +393,19 @@ int cmd_export(int argc, char **argv)
     if (strcmp(format, "json") && strcmp(format, "vtt") && strcmp(format, "srt") &&
         strcmp(format, "txt"))
         return cli_usage_error("export", "'%s' is not a format (json, vtt, srt, txt)", format);
-    lib = cli_open_library(0);
+    lib = cli_open_library(VT_OPEN_READ);
     if (!lib)
         return EXIT_ERR;
     if (strcmp(format, "json") ? vt_export_subtitles(lib, argv[optind], format, &doc)
                                : vt_export_json(lib, argv[optind], &doc)) {
         rc = cli_error("%s", vt_errmsg(lib));
     } else {
-        fputs(doc, stdout);
+        /* a document is data for other tools, written as it is; on a terminal a person
+         * reads it, and what the video controls must not drive the terminal */
+        if (isatty(STDOUT_FILENO))
+            cli_put_text(stdout, doc);
+        else
+            fputs(doc, stdout);
         if (!strcmp(format, "json"))
             fputc('\n', stdout);
         free(doc);
@@ -401,7 +424,7 @@ int cmd_check(int argc, char **argv)
         return rc;
     if (optind != argc)
         return cli_usage_error("check", "unexpected argument '%s'", argv[optind]);
-    lib = cli_open_library(0);
+    lib = cli_open_library(VT_OPEN_READ);
     if (!lib)
         return EXIT_ERR;
     if (vt_check(lib, &problems))

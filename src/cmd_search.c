@@ -17,18 +17,16 @@ static char *marked(const char *text, const char *open, const char *close)
 
     if (!out)
         abort();
-    for (const char *p = text; *p; p++) {
+    for (const char *p = text; *p;) {
         const char *put = NULL;
-        char one[2] = {*p, 0};
+        char one[8];
 
         if (*p == VT_MARK_OPEN[0])
-            put = open;
+            put = open, p++;
         else if (*p == VT_MARK_CLOSE[0])
-            put = close;
-        else if ((unsigned char)*p < 0x20)
-            put = " "; /* newlines between OCR lines, and no terminal control */
+            put = close, p++;
         else
-            put = one;
+            put = cli_safe_char(&p, one); /* newlines between OCR lines, no terminal control */
         for (; *put; put++) {
             if (n + 1 >= cap) {
                 cap *= 2;
@@ -50,7 +48,13 @@ static void print_json(const char *query, const struct vt_search_info *info, con
 
     if (!s)
         abort();
-    puts(s);
+    if (isatty(STDOUT_FILENO)) {
+        /* as export: JSON for tools as it is, made safe when a person reads it */
+        cli_put_text(stdout, s);
+        fputc('\n', stdout);
+    } else {
+        puts(s);
+    }
     free(s);
 }
 
@@ -86,9 +90,10 @@ int cmd_search(int argc, char **argv)
     int json = 0, c, rc;
     char *end;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "L:jn:v:s:", longs, NULL)) != -1) {
+    struct cli_opt g;
+
+    cli_opt_init(&g, "search", argc, argv, "L:jn:v:s:", longs);
+    while ((c = cli_opt_next(&g)) != -1) {
         switch (c) {
         case 'L':
             cli_opts.library = optarg;
@@ -110,12 +115,12 @@ int cmd_search(int argc, char **argv)
             opts.source = optarg;
             break;
         default:
-            return cli_usage_error("search", "bad option '%s'", argv[optind - 1]);
+            return EXIT_USAGE; /* cli_opt_next said why */
         }
     }
     if (optind != argc - 1)
         return cli_usage_error("search", "one QUERY, quoted if it has spaces");
-    lib = cli_open_library(0);
+    lib = cli_open_library(VT_OPEN_READ);
     if (!lib)
         return EXIT_ERR;
     rc = vt_search(lib, argv[optind], strlen(argv[optind]), &opts, &hits, &n, &info);

@@ -98,9 +98,10 @@ int cmd_serve(int argc, char **argv)
     long port;
     int c, rc;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "L:q", longs, NULL)) != -1) {
+    struct cli_opt g;
+
+    cli_opt_init(&g, "serve", argc, argv, "L:q", longs);
+    while ((c = cli_opt_next(&g)) != -1) {
         switch (c) {
         case 'L':
             cli_opts.library = optarg;
@@ -153,7 +154,7 @@ int cmd_serve(int argc, char **argv)
             o.max_connections = (unsigned)port;
             break;
         default:
-            return cli_usage_error("serve", "bad option '%s'", argv[optind - 1]);
+            return EXIT_USAGE; /* cli_opt_next said why */
         }
     }
     if (optind != argc)
@@ -168,7 +169,7 @@ int cmd_serve(int argc, char **argv)
     }
 
     /* open once here so a missing library is one clear error before listening */
-    lib = cli_open_library(0);
+    lib = cli_open_library(o.read_only ? VT_OPEN_READ : 0);
     if (!lib)
         return EXIT_ERR;
     snprintf(dir, sizeof(dir), "%s", vt_library_dir(lib));

@@ -12,19 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Print s with control characters (which could drive the terminal) replaced. */
+/* Print text the video controls, made safe for the terminal. */
 static void put_safe(const char *s)
 {
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-    for (; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f)
-            fputc(' ', stdout);
-        else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) /* C1 controls */
-            fputc(' ', stdout), p++;
-        else
-            fputc(*p, stdout);
-    }
+    cli_put_safe(stdout, s);
 }
 
 static const char *jstr(const json_t *o, const char *key)
@@ -45,11 +36,14 @@ static void fmt_t(char *buf, size_t n, double s)
 /* "2026-08-11T11:04:05Z" -> "2026-08-11 11:04" */
 static void put_when(const char *iso)
 {
+    char when[32];
+
     if (!iso || strlen(iso) < 16) {
         fputs("-", stdout);
         return;
     }
-    printf("%.10s %.5s", iso, iso + 11);
+    snprintf(when, sizeof(when), "%.10s %.5s", iso, iso + 11);
+    put_safe(when);
 }
 
 static void put_took(double s)
@@ -135,7 +129,9 @@ static void render(const json_t *doc)
            jstr(doc, "data_status"));
     put_safe(jstr(doc, "channel") ? jstr(doc, "channel") : "-");
     fmt_t(a, sizeof(a), jnum(doc, "duration_s"));
-    printf(" · published %s · %s · ", jstr(doc, "published") ? jstr(doc, "published") : "-", a);
+    fputs(" · published ", stdout);
+    put_safe(jstr(doc, "published") ? jstr(doc, "published") : "-");
+    printf(" · %s · ", a);
     put_safe(jstr(doc, "language") ? jstr(doc, "language") : "-");
     fputs(" · indexed ", stdout);
     put_when(jstr(doc, "indexed_at"));
@@ -256,16 +252,17 @@ int cmd_show(int argc, char **argv)
     char *text;
     int c, rc;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "L:", longs, NULL)) != -1) {
+    struct cli_opt g;
+
+    cli_opt_init(&g, "show", argc, argv, "L:", longs);
+    while ((c = cli_opt_next(&g)) != -1) {
         if (c != 'L')
-            return cli_usage_error("show", "bad option '%s'", argv[optind - 1]);
+            return EXIT_USAGE;
         cli_opts.library = optarg;
     }
     if (optind != argc - 1)
         return cli_usage_error("show", "which video?");
-    lib = cli_open_library(0);
+    lib = cli_open_library(VT_OPEN_READ);
     if (!lib)
         return EXIT_ERR;
     if (vt_export_json(lib, argv[optind], &text)) {

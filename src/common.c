@@ -1,12 +1,15 @@
 /*
- * Helpers shared by the commands: opening the library and reporting what the
- * library does, as progress bars on a terminal and plain log lines otherwise.
+ * Helpers shared by the commands: opening the library, reporting what the library
+ * does (progress bars on a terminal, plain log lines otherwise), and making text that
+ * videos control safe to print on a terminal.
  */
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,12 +38,12 @@ static void on_log(void *user, int level, const char *msg)
         return;
     if (report.tty && level >= VT_LOG_INFO)
         return; /* the bars say it */
-    end_bar();
-    fprintf(stderr, "%s%s\n",
-            level == VT_LOG_ERROR  ? "error: "
-            : level == VT_LOG_WARN ? "warning: "
-                                   : "",
-            msg);
+    /* log lines quote titles, URLs, paths and what tools said: one line, no control */
+    cli_info("%s%s",
+             level == VT_LOG_ERROR  ? "error: "
+             : level == VT_LOG_WARN ? "warning: "
+                                    : "",
+             msg);
 }
 
 /* One bar per running stage: stages of a video run one after another. */
@@ -75,7 +78,7 @@ static void on_progress(void *user, const char *id, const char *stage, double fr
     report.bar_open = 1;
 }
 
-struct vt_library *cli_open_library(int create)
+struct vt_library *cli_open_library(int flags)
 {
     char dir[PATH_MAX], err[1024];
     struct vt_library *lib;
@@ -85,7 +88,7 @@ struct vt_library *cli_open_library(int create)
         cli_error("cannot tell where the library is: use -L DIR or set VIDTHEQUE_LIBRARY");
         return NULL;
     }
-    lib = vt_library_open(dir, create, err, sizeof(err));
+    lib = vt_library_open(dir, flags, err, sizeof(err));
     if (!lib) {
         cli_error("%s", err);
         return NULL;
@@ -117,4 +120,217 @@ void cli_fmt_duration(char *buf, size_t n, double s)
         snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
     else
         snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
+}
+
+/* Length of the UTF-8 sequence at p and its code point, or 0 when it is not valid
+ * (overlong forms, surrogates and code points past U+10FFFF included). */
+static int utf8_decode(const unsigned char *p, unsigned *cp)
+{
+    int n;
+    unsigned c = p[0], lo = 0x80, hi = 0xbf;
+
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, c &= 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, c &= 0x0f, lo = p[0] == 0xe0 ? 0xa0 : 0x80, hi = p[0] == 0xed ? 0x9f : 0xbf;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, c &= 0x07, lo = p[0] == 0xf0 ? 0x90 : 0x80, hi = p[0] == 0xf4 ? 0x8f : 0xbf;
+    else
+        return 0;
+    for (int i = 1; i < n; i++) {
+        if (p[i] < (i == 1 ? lo : 0x80) || p[i] > (i == 1 ? hi : 0xbf))
+            return 0;
+        c = c << 6 | (p[i] & 0x3f);
+    }
+    *cp = c;
+    return n;
+}
+
+const char *cli_safe_char(const char **s, char buf[8])
+{
+    const unsigned char *p = (const unsigned char *)*s;
+    unsigned cp = 0;
+    int n = utf8_decode(p, &cp);
+
+    if (!n) {
+        *s += 1;
+        return "\xef\xbf\xbd"; /* U+FFFD: a lone byte 0x9b is CSI to some terminals */
+    }
+    *s += n;
+    if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || /* C0, DEL, C1: escapes and controls */
+        (cp >= 0x202a && cp <= 0x202e) ||          /* bidirectional embeddings, overrides */
+        (cp >= 0x2066 && cp <= 0x2069) ||          /* bidirectional isolates */
+        cp == 0x2028 || cp == 0x2029)              /* line and paragraph separators */
+        return " ";
+    memcpy(buf, p, (size_t)n);
+    buf[n] = '\0';
+    return buf;
+}
+
+void cli_put_safe(FILE *f, const char *s)
+{
+    char buf[8];
+
+    for (const char *p = s ? s : ""; *p;)
+        fputs(cli_safe_char(&p, buf), f);
+}
+
+void cli_put_field(FILE *f, const char *s)
+{
+    char buf[8];
+
+    for (const char *p = s ? s : ""; *p;) {
+        const char *esc = *p == '\\'   ? "\\\\"
+                          : *p == '\t' ? "\\t"
+                          : *p == '\n' ? "\\n"
+                          : *p == '\r' ? "\\r"
+                                       : NULL;
+
+        if (esc) {
+            fputs(esc, f);
+            p++;
+        } else {
+            fputs(cli_safe_char(&p, buf), f);
+        }
+    }
+}
+
+void cli_put_text(FILE *f, const char *s)
+{
+    char buf[8];
+
+    for (const char *p = s ? s : ""; *p;) {
+        if (*p == '\n' || *p == '\t')
+            fputc(*p++, f);
+        else
+            fputs(cli_safe_char(&p, buf), f);
+    }
+}
+
+void cli_vput_line(FILE *f, const char *prefix, const char *fmt, va_list ap)
+{
+    char *msg = NULL, *line, buf[8];
+    size_t n, cap;
+
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    /* at most 3 bytes (U+FFFD) for each byte of the message */
+    cap = strlen(prefix) + 3 * (msg ? strlen(msg) : 0) + 24;
+    line = malloc(cap);
+    if (!line)
+        abort();
+    n = (size_t)snprintf(line, cap, "%s", prefix);
+    for (const char *p = msg ? msg : "(out of memory)"; *p;) {
+        const char *c = cli_safe_char(&p, buf);
+        size_t k = strlen(c);
+
+        memcpy(line + n, c, k);
+        n += k;
+    }
+    line[n++] = '\n';
+    line[n] = '\0';
+    end_bar();
+    fputs(line, f); /* one call: the server's threads do not mix their lines */
+    free(line);
+    free(msg);
+}
+
+void cli_info(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    cli_vput_line(stderr, "", fmt, ap);
+    va_end(ap);
+}
+
+void cli_opt_init(struct cli_opt *g, const char *cmd, int argc, char **argv, const char *shortopts,
+                  const struct option *longs)
+{
+    memset(g, 0, sizeof(*g));
+    g->cmd = cmd;
+    g->argc = argc;
+    g->argv = argv;
+    /* '-': options and other arguments in the order given (no permutation), so the
+     * element an option came from is known; the others are gathered by cli_opt_next */
+    snprintf(g->spec, sizeof(g->spec), "-%s", shortopts);
+    g->longs = longs;
+    g->longindex = -1;
+    optind = 0; /* glibc: start over, reading the '-' above */
+    opterr = 0;
+}
+
+/* Whether short option c exists (':' never does). */
+static int short_known(const struct cli_opt *g, int c)
+{
+    return c && c != ':' && c != '-' && strchr(g->spec, c);
+}
+
+/* The usage error for the option getopt_long refused in argv[g->elem]. */
+static int refused(struct cli_opt *g)
+{
+    const char *e = g->argv[g->elem];
+    int is_long = !strncmp(e, "--", 2);
+    int n = is_long ? (int)strcspn(e, "=") : 2;
+    int known = is_long ? optopt != 0 : short_known(g, optopt);
+
+    if (known && !is_long)
+        return cli_usage_error(g->cmd, "%s: option '-%c' needs a value", g->cmd, optopt);
+    if (known)
+        return cli_usage_error(g->cmd, "%s: option '%.*s' needs a value", g->cmd, n, e);
+    if (is_long && !strpbrk(e, "./"))
+        return cli_usage_error(g->cmd, "%s: unknown option '%.*s'", g->cmd, n, e);
+    if (!is_long && strlen(e) > 2 && !strpbrk(e, "./"))
+        return cli_usage_error(g->cmd, "%s: unknown option '-%c' in '%s'", g->cmd, optopt, e);
+    if (strpbrk(e, "./"))
+        /* more likely a file named like an option: say how to give it */
+        return cli_usage_error(g->cmd,
+                               "%s: unknown option '%s' (a file? write './%s', or '--' before it)",
+                               g->cmd, e, e);
+    return cli_usage_error(g->cmd, "%s: unknown option '%s'", g->cmd, e);
+}
+
+int cli_opt_next(struct cli_opt *g)
+{
+    for (;;) {
+        int at = optind ? optind : 1, c;
+
+        g->longindex = -1;
+        c = getopt_long(g->argc, g->argv, g->spec, g->longs, &g->longindex);
+        g->elem = at; /* in order: the element being read when the call started */
+        if (c == 1) {
+            /* an argument: moved to the front, behind those before it (slots read) */
+            g->argv[1 + g->npos++] = optarg;
+            continue;
+        }
+        if (c == -1) {
+            /* after "--", the rest are arguments too; then all go to the end */
+            while (optind < g->argc)
+                g->argv[1 + g->npos++] = g->argv[optind++];
+            memmove(&g->argv[g->argc - g->npos], &g->argv[1], (size_t)g->npos * sizeof(char *));
+            optind = g->argc - g->npos;
+            return -1;
+        }
+        if (c == '?' || c == ':') {
+            refused(g);
+            return '?';
+        }
+        return c;
+    }
+}
+
+int cli_opt_bad_value(struct cli_opt *g, int c, const char *want)
+{
+    char name[64];
+
+    if (g->longindex >= 0)
+        snprintf(name, sizeof(name), "--%s", g->longs[g->longindex].name);
+    else
+        snprintf(name, sizeof(name), "-%c", c);
+    return cli_usage_error(g->cmd, "%s: bad value '%s' for %s%s%s", g->cmd, optarg ? optarg : "",
+                           name, want ? ": " : "", want ? want : "");
 }

@@ -58,6 +58,15 @@ static const struct cmd commands[] = {
     {"help", cmd_help, "[COMMAND]", "show help"},
 };
 
+/* What 'help COMMAND' says after the summary. */
+static const struct {
+    const char *name, *text;
+} more_help[] = {
+    {"ls", "One row per video, fields separated by tabs. A backslash, tab, newline or carriage\n"
+           "return inside a field is written \\\\, \\t, \\n or \\r; other control characters\n"
+           "(which could drive the terminal) become spaces.\n"},
+};
+
 struct cli_opts cli_opts;
 
 static const struct cmd *find_cmd(const char *name)
@@ -72,11 +81,9 @@ int cli_error(const char *fmt, ...)
 {
     va_list ap;
 
-    fputs("vidtheque: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    cli_vput_line(stderr, "vidtheque: ", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return EXIT_ERR;
 }
 
@@ -92,11 +99,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
 
-    fputs("vidtheque: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    cli_vput_line(stderr, "vidtheque: ", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     cli_print_usage(stderr, cmd);
     return EXIT_USAGE;
 }
@@ -127,6 +132,9 @@ int cmd_help(int argc, char **argv)
             return cli_usage_error("help", "'%s' is not a command", argv[1]);
         cli_print_usage(stdout, c->name);
         printf("\n%s\n", c->summary);
+        for (size_t i = 0; i < sizeof(more_help) / sizeof(more_help[0]); i++)
+            if (!strcmp(more_help[i].name, c->name))
+                printf("\n%s", more_help[i].text);
         return EXIT_OK;
     }
     print_help(stdout);
@@ -204,8 +212,7 @@ int main(int argc, char **argv)
             printf("vidtheque %s\n", VIDTHEQUE_VERSION);
             return EXIT_OK;
         } else {
-            fprintf(stderr, "vidtheque: unknown option '%s'\n", a);
-            print_help(stderr);
+            cli_error("unknown option '%s' (see 'vidtheque help')", a);
             return EXIT_USAGE;
         }
     }
@@ -215,7 +222,7 @@ int main(int argc, char **argv)
     }
     c = find_cmd(argv[i]);
     if (!c) {
-        fprintf(stderr, "vidtheque: '%s' is not a command (see 'vidtheque help')\n", argv[i]);
+        cli_error("'%s' is not a command (see 'vidtheque help')", argv[i]);
         return EXIT_USAGE;
     }
     for (int k = i + 1; k < argc; k++) {

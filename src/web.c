@@ -9,6 +9,7 @@
  */
 #include "web.h"
 
+#include "cli.h"
 #include "web_assets.h"
 
 #include <arpa/inet.h>
@@ -113,7 +114,7 @@ struct req {
 static void on_log(void *user, int level, const char *msg)
 {
     if (level <= VT_LOG_WARN)
-        fprintf(stderr, "vidtheque: %s\n", msg);
+        cli_error("%s", msg);
 }
 
 /* This thread's library handle, opened on first use. NULL after logging why. */
@@ -126,12 +127,13 @@ static struct vt_library *thread_lib(void)
         return tl_lib;
     pthread_mutex_lock(&srv.lock);
     if (srv.n_handles < MAX_HANDLES) {
-        tl_lib = vt_library_open(srv.opts->library_dir, 0, err, sizeof(err));
+        tl_lib = vt_library_open(srv.opts->library_dir, srv.opts->read_only ? VT_OPEN_READ : 0, err,
+                                 sizeof(err));
         if (tl_lib) {
             vt_library_set_callbacks(tl_lib, &cb);
             srv.handles[srv.n_handles++] = tl_lib;
         } else {
-            fprintf(stderr, "vidtheque: %s\n", err);
+            cli_error("%s", err);
         }
     }
     pthread_mutex_unlock(&srv.lock);
@@ -441,7 +443,7 @@ static json_t *doc_or_error(struct MHD_Connection *c, struct vt_library *lib, co
         if (rc == VT_ENOTFOUND || rc == VT_EINVAL) {
             *ret = send_error(c, api, 404, "not_found", "no such video");
         } else {
-            fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+            cli_error("%s", vt_errmsg(lib));
             *ret = send_error(c, api, 500, "internal", "the video cannot be read");
         }
     }
@@ -550,7 +552,7 @@ static enum MHD_Result api_videos(struct MHD_Connection *c, struct vt_library *l
 
     if (vt_list(lib, list_one, a)) {
         json_decref(a);
-        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+        cli_error("%s", vt_errmsg(lib));
         return send_error(c, 1, 500, "internal", "the library cannot be read");
     }
     return send_json(c, 200, json_pack("{s:o}", "videos", a));
@@ -598,7 +600,7 @@ static enum MHD_Result api_video(struct MHD_Connection *c, struct vt_library *li
     if (rc == VT_ENOTFOUND || rc == VT_EINVAL)
         return send_error(c, 1, 404, "not_found", "no such video");
     if (rc) {
-        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+        cli_error("%s", vt_errmsg(lib));
         return send_error(c, 1, 500, "internal", "the video cannot be read");
     }
     web_buf_puts(&b, s);
@@ -702,7 +704,7 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
         opts.source = source;
     }
     if (vt_search(lib, q, strlen(q), &opts, &h, &n, &info)) {
-        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+        cli_error("%s", vt_errmsg(lib));
         return send_error(c, 1, 500, "internal", "the search could not run");
     }
     s = vt_hits_json(q, &info, h, n);
@@ -832,7 +834,7 @@ static void *worker_main(void *arg)
         srv.q_len--;
         pthread_mutex_unlock(&srv.lock);
         if (vt_process(lib, id))
-            fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+            cli_error("%s", vt_errmsg(lib));
     }
     vt_library_close(lib);
     return NULL;
@@ -1370,7 +1372,7 @@ int web_serve(const struct web_opts *opts)
         struct vt_library *wl = vt_library_open(opts->library_dir, 0, err, sizeof(err));
 
         if (!wl) {
-            fprintf(stderr, "vidtheque: %s\n", err);
+            cli_error("%s", err);
             return -1;
         }
         vt_library_set_callbacks(wl, &cb);
