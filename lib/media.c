@@ -114,8 +114,9 @@ int vt_media_open(const char *path, AVFormatContext **out, char *err, size_t err
                         "or out of memory",
                         path, VT_MEDIA_OPEN_STREAMS, VT_MEDIA_MAX_STREAMS);
         else
-            rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot open: %s", path,
-                        averr(e, eb, sizeof(eb)));
+            /* a read error of the disk or the network mount may pass: retried (VT_EIO) */
+            rc = vt_err(err, errlen, e == AVERROR(EIO) ? VT_EIO : VT_EMEDIA,
+                        "'%s': cannot open: %s", path, averr(e, eb, sizeof(eb)));
         goto out;
     }
     if (!fmt->iformat || !demuxer_allowed(fmt->iformat->name)) {
