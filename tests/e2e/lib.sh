@@ -24,6 +24,20 @@ one_line_err() {
 }
 # json FILE PYEXPR: evaluate a Python expression with d = the parsed JSON
 json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+# normalize DOC.json: the exported document without what differs between two runs of the
+# same work (times, attempts, the run folder of the images), one line, keys sorted
+normalize() {
+  python3 - "$1" << 'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ('indexed_at', 'added_at'): d.pop(k, None)
+for s in d['stages']:
+    for k in ('started_at', 'took_s', 'attempts'): s.pop(k, None)
+for fr in d['frames']:
+    fr.pop('image', None)
+print(json.dumps(d, sort_keys=True))
+PY
+}
 # A short talk-like clip with text: gen_clip OUT SECONDS TEXT [SIZE]
 gen_clip() {
   ffmpeg -v error -y -f lavfi -i "color=white:s=${4:-640x360}:d=$2,drawtext=fontfile=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:text='$3':fontsize=36:x=40:y=60" \

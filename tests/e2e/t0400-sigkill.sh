@@ -13,20 +13,6 @@ ffmpeg -v error -f lavfi -i "color=white:s=960x540:d=3,drawtext=fontfile=/usr/sh
   -filter_complex "[0:v][1:v][2:v][3:v]concat=n=4:v=1:a=0,format=yuv420p[v]" -map "[v]" -map 4:a \
   -c:v libx264 -preset veryfast -c:a aac -shortest "$f"
 
-# What we compare: everything but times, attempts and the run folder of the images.
-normalize() {
-  python3 - "$1" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-for k in ('indexed_at', 'added_at'): d.pop(k, None)
-for s in d['stages']:
-    for k in ('started_at', 'took_s', 'attempts'): s.pop(k, None)
-for fr in d['frames']:
-    fr.pop('image', None)
-print(json.dumps(d, sort_keys=True))
-PY
-}
-
 REF=$T/ref
 id=$("$VIDTHEQUE" -q -L "$REF" add "$f")
 "$VIDTHEQUE" -q -L "$REF" export "$id" > "$T/ref.json"

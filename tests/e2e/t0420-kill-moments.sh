@@ -31,19 +31,6 @@ mountains stand still
 forests grow slowly
 EOF
 
-normalize() {
-  python3 - "$1" << 'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-for k in ('indexed_at', 'added_at'): d.pop(k, None)
-for s in d['stages']:
-    for k in ('started_at', 'took_s', 'attempts'): s.pop(k, None)
-for fr in d['frames']:
-    fr.pop('image', None)
-print(json.dumps(d, sort_keys=True))
-PY
-}
-
 REF=$T/ref
 id=$("$VIDTHEQUE" -q -L "$REF" add "$f")
 "$VIDTHEQUE" -q -L "$REF" export "$id" > "$T/ref.json"
