@@ -14,26 +14,7 @@
 command -v python3 > /dev/null || fail "python3 is needed"
 
 # ---- two videos of three shots each, with 120 caption cues (more than one page) ----
-F=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
-ffmpeg -v error -y -f lavfi -i "color=white:s=640x360:d=2" -f lavfi -i "color=navy:s=640x360:d=2" \
-  -f lavfi -i "color=darkgreen:s=640x360:d=2" -f lavfi -i "sine=f=440:d=6" -filter_complex \
-  "[0:v]drawtext=fontfile=$F:text='Soak Garden':fontsize=40:x=40:y=60:fontcolor=black[a];
-   [1:v]drawtext=fontfile=$F:text='Window Market':fontsize=40:x=40:y=60:fontcolor=white[b];
-   [2:v]drawtext=fontfile=$F:text='River Bridge':fontsize=40:x=40:y=60:fontcolor=white[c];
-   [a][b][c]concat=n=3:v=1:a=0[v]" \
-  -map '[v]' -map 3:a -c:v libx264 -preset veryfast -pix_fmt yuv420p -c:a aac -shortest \
-  "$T/talk.mp4"
-ffmpeg -v error -y -i "$T/talk.mp4" -c copy -metadata title="Second soak talk" "$T/two.mp4"
-python3 - "$T/talk.vtt" << 'EOF'
-import sys
-words = "garden window market river bridge tokens welcome demo soak server memory cache".split()
-with open(sys.argv[1], "w") as f:
-    f.write("WEBVTT\n\n")
-    for i in range(120):
-        f.write(f"00:00:{i * 0.05:06.3f} --> 00:00:{i * 0.05 + 0.05:06.3f}\n"
-                f"{words[i % 12]} {words[i * 7 % 12]} cue {i}\n\n")
-EOF
-cp "$T/talk.vtt" "$T/two.vtt"
+bash "$ROOT/tests/fixtures/gen_soak.sh" "$T"
 expect_exit 0 vt add "$T/talk.mp4" "$T/two.mp4"
 read -r -d '' id1 id2 < "$T/out" || true
 [[ -n $id1 && -n $id2 ]] || fail "two ids expected: $(cat "$T/out")"
