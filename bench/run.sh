@@ -25,5 +25,8 @@ echo
 echo "== web server: wrk on loopback vs the same bodies from python3 -m http.server"
 bash bench/web_bench.sh
 echo
+echo "== server soak: mixed requests on every route, memory and stalls"
+bash bench/soak_bench.sh
+echo
 echo "== start-up of reading commands on a 10-video library vs sqlite3"
 bash bench/startup_bench.sh

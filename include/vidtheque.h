@@ -2,7 +2,7 @@
  * vidtheque: a video library searchable by what is said and shown in videos.
  *
  * This is the one public header of libvidtheque. Front-ends (the command line,
- * tests, later the web server) use the library only through it. The library never
+ * the web server, tests) use the library only through it. The library never
  * prints to stdout and never exits; it reports through return codes (0 or a
  * negative VT_E* value), a per-library error message and optional callbacks.
  *
@@ -27,8 +27,10 @@ enum {
     VT_EINVAL = -2,    /* bad argument or hostile/unsupported input */
     VT_ENOTFOUND = -3, /* no such video, stage or file */
     VT_EMEDIA = -4,    /* media cannot be probed or decoded */
-    VT_EBUSY = -5,     /* the library is locked by another writer for too long */
-    VT_ESTATE = -6,    /* operation not possible in the current state */
+    VT_EBUSY = -5,     /* the library is locked by another writer for too long (10 s) */
+    /* not possible in the current state: a write on a read-only library, a stage held by
+     * another live process, a video left unfinished (the message says why) */
+    VT_ESTATE = -6,
 };
 
 enum vt_log_level { VT_LOG_ERROR, VT_LOG_WARN, VT_LOG_INFO, VT_LOG_DEBUG };
@@ -44,8 +46,9 @@ struct vt_callbacks {
 };
 
 /*
- * The library directory: dir if non-NULL, else $VIDTHEQUE_LIBRARY, else
- * $XDG_DATA_HOME/vidtheque, else ~/.local/share/vidtheque. Writes into buf.
+ * The library directory: dir if non-empty, else $VIDTHEQUE_LIBRARY, else
+ * $XDG_DATA_HOME/vidtheque (when it is absolute), else ~/.local/share/vidtheque. Writes
+ * into buf; VT_EINVAL when none can be named (no $HOME) or it does not fit in n bytes.
  */
 int vt_library_default_dir(const char *dir, char *buf, size_t n);
 
@@ -56,6 +59,9 @@ int vt_library_default_dir(const char *dir, char *buf, size_t n);
  * opens read-only and every write on it fails with VT_ESTATE. Without VT_OPEN_READ
  * such a library fails to open ("library 'DIR' is read-only"). On failure returns
  * NULL and writes a message into err. The result is freed with vt_library_close.
+ * A handle that runs stages marks them with its owner name and, from its first claim
+ * until it is closed, holds a lock on DIR/locks/<pid>-<nonce>.lock: another process
+ * takes over a running stage only once that lock is gone (its owner died).
  */
 enum { VT_OPEN_CREATE = 1, VT_OPEN_READ = 2 };
 struct vt_library *vt_library_open(const char *dir, int flags, char *err, size_t errlen);
@@ -70,7 +76,11 @@ int vt_library_read_only(const struct vt_library *lib);
 
 /*
  * Register a local media file. On success id (at least VT_ID_MAX bytes) holds the
- * video's id and *is_new says whether it was new. Registering does not run stages.
+ * video's id and *is_new says whether it was new (a file already registered, found by
+ * its content, keeps its id and its options; opts is then ignored). Registering does
+ * not run stages. VT_ENOTFOUND when path does not exist, VT_EINVAL when it is not a
+ * regular file or opts->stt is not a mode, VT_EMEDIA when it is empty or not media with
+ * an audio or video stream (nothing is registered then), VT_ESTATE on a read-only library.
  */
 #define VT_ID_MAX 65
 struct vt_add_opts {
@@ -128,18 +138,23 @@ int vt_id_valid(const char *s);
  * left unfinished for a reason not yet reported through the log (a stage held by another
  * live process, a retry not yet due) gives VT_ESTATE with that reason. */
 int vt_process(struct vt_library *lib, const char *id);
-/* Re-run one stage and every stage that depends on it; keeps the rest. */
+/* Re-run one stage and every stage that depends on it, keeping the rest, then run the
+ * video (vt_process). VT_EINVAL for an unknown stage; VT_ESTATE, with nothing changed,
+ * when one of those stages is running in another live process. */
 int vt_redo(struct vt_library *lib, const char *id, const char *stage);
 /* Finish whatever interrupted runs left, for every video; *n_videos gets how many are
  * now ready. VT_ESTATE (the first reason in the message) when some video could not be
  * finished (a stage held by a live process, a retry not yet due) or a stage failed. */
 int vt_resume(struct vt_library *lib, int *n_videos);
-/* Remove a video: database rows and files. */
+/* Remove a video: database rows, then its files (frames, downloaded media; never a
+ * local file it was added from). VT_EINVAL for a malformed id, VT_ENOTFOUND when the
+ * library has no such video. */
 int vt_remove(struct vt_library *lib, const char *id);
 
 /*
- * Check the library: the database's integrity and that every kept frame's image
- * file exists. Problems are logged; *problems gets their count.
+ * Check the library: the database's integrity, that every kept frame's image file
+ * exists and that downloaded media still kept is there. Problems are logged (VT_LOG_ERROR);
+ * *problems gets their count.
  */
 int vt_check(struct vt_library *lib, int *problems);
 
@@ -175,7 +190,9 @@ struct vt_doc_pages {
  * asks for. Each list that holds less than all its items is named in
  * "pages": {"cues": {"offset", "count", "total"}, ...}; when none is, the document is
  * exactly vt_export_json's. The "stored" counts are always the whole video's.
- * pages NULL: everything. *out is caller-freed with free().
+ * pages NULL: everything. *out is caller-freed with free(). The handle keeps the last 16
+ * documents it made and answers a repeated request from them while the database is
+ * unchanged (no commit by any process since).
  */
 int vt_export_json_pages(struct vt_library *lib, const char *id, const struct vt_doc_pages *pages,
                          char **out);

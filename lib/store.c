@@ -9,6 +9,7 @@
 #include "query.h"
 #include "util.h"
 
+#include <assert.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
@@ -34,7 +35,9 @@ struct vt_store {
     struct {
         char *sql;
         sqlite3_stmt *st;
+        int out; /* handed out by prepare(), not yet given back by finish() */
     } cache[STMT_CACHE];
+    size_t uncached; /* statements from prepare() outside the cache, not yet finished */
     /* document frequencies of indexed terms, counted once per handle (see term_docs) */
     struct df_entry df[DF_CACHE];
     size_t df_used;
@@ -191,11 +194,28 @@ static int exec(struct vt_store *s, const char *sql, const char *what)
     return 0;
 }
 
+#ifndef NDEBUG
+/* Whether the cache holds a copy of sql, for the asserts: looks at every slot, so that
+ * a copy after a hole (which prepare's lookup would not see) counts too. */
+static int stmt_cache_holds(const struct vt_store *s, const char *sql)
+{
+    for (size_t i = 0; i < STMT_CACHE; i++)
+        if (s->cache[i].sql && !strcmp(s->cache[i].sql, sql))
+            return 1;
+    return 0;
+}
+#endif
+
 /*
  * Prepare sql, or reuse the statement prepared for the same text before: a handle
  * serves the same few dozen statements over and over (the web server's threads each
  * keep one). Statements are given back with finish(), never finalized directly. A
- * cached statement still in use (a nested read of the same SQL) gets a fresh one.
+ * cached statement still out (a nested read of the same SQL) gets a fresh one.
+ *
+ * The cache's invariants, checked with assert() (NDEBUG is never set by the Makefile):
+ * slots fill from the front and are emptied only by vt_store_close(); one slot per SQL
+ * text; a slot's statement is out to one caller at a time, and reset (not busy) while
+ * it is not out; finish() takes only statements prepare() gave, each once.
  */
 static int prepare(struct vt_store *s, const char *sql, sqlite3_stmt **st)
 {
@@ -206,8 +226,11 @@ static int prepare(struct vt_store *s, const char *sql, sqlite3_stmt **st)
         if (strcmp(s->cache[i].sql, sql))
             continue;
         cached = 1;
-        if (sqlite3_stmt_busy(s->cache[i].st))
+        /* out is ours to know: SQLite calls a statement not yet stepped "not busy" */
+        if (s->cache[i].out)
             break;
+        assert(!sqlite3_stmt_busy(s->cache[i].st));
+        s->cache[i].out = 1;
         *st = s->cache[i].st;
         return 0;
     }
@@ -218,17 +241,20 @@ static int prepare(struct vt_store *s, const char *sql, sqlite3_stmt **st)
     }
     /*
      * One cached copy per SQL text: the copy for a nested read is finalized by finish(),
-     * so the cache never fills with copies of a statement that was busy once.
+     * so the cache never fills with copies of a statement that was out once.
      */
-    if (cached)
-        return 0;
-    for (; i < STMT_CACHE; i++) {
-        if (!s->cache[i].sql) {
-            s->cache[i].sql = vt_xstrdup(sql);
-            s->cache[i].st = *st;
-            break;
+    if (!cached) {
+        for (; i < STMT_CACHE; i++) {
+            if (!s->cache[i].sql) {
+                assert(!stmt_cache_holds(s, sql));
+                s->cache[i].sql = vt_xstrdup(sql);
+                s->cache[i].st = *st;
+                s->cache[i].out = 1;
+                return 0;
+            }
         }
     }
+    s->uncached++; /* a nested copy, or the cache is full: finish() finalizes it */
     return 0;
 }
 
@@ -237,13 +263,18 @@ static void finish(struct vt_store *s, sqlite3_stmt *st)
 {
     if (!st)
         return;
+    assert(sqlite3_db_handle(st) == s->db);
     for (size_t i = 0; i < STMT_CACHE && s->cache[i].sql; i++) {
         if (s->cache[i].st == st) {
+            assert(s->cache[i].out); /* given back twice, or never handed out */
             sqlite3_reset(st);
             sqlite3_clear_bindings(st);
+            s->cache[i].out = 0;
             return;
         }
     }
+    assert(s->uncached > 0); /* not from prepare(), or finished twice */
+    s->uncached--;
     sqlite3_finalize(st);
 }
 
@@ -610,7 +641,10 @@ void vt_store_close(struct vt_store *s)
         return;
     for (size_t i = 0; i < DF_CACHE; i++)
         free(s->df[i].term);
+    /* a statement still out would keep sqlite3_close() from closing (and leak the db) */
+    assert(!s->uncached);
     for (size_t i = 0; i < STMT_CACHE; i++) {
+        assert(!s->cache[i].out);
         sqlite3_finalize(s->cache[i].st);
         free(s->cache[i].sql);
     }

@@ -9,6 +9,10 @@
  * a caller that fails in between calls vt_store_rollback. Readers need no
  * transaction (WAL gives them a consistent snapshot per statement; the export
  * wraps its reads in one read transaction).
+ *
+ * A struct vt_store is used by one thread at a time. It may live as long as a server
+ * does: what it keeps between calls is bounded (one prepared statement per SQL text,
+ * at most 64; the term frequencies of vt_store_term_docs, at most 4096).
  */
 #ifndef VT_STORE_H
 #define VT_STORE_H
@@ -54,7 +58,7 @@ struct vt_stage_rec {
     char state[16]; /* queued, running, done, failed, skipped */
     char *model;    /* NULL until it ran */
     char *error;    /* error or skip reason, NULL when none */
-    char *owner;    /* "host:pid" of the process running it, NULL when not running */
+    char *owner;    /* "host:pid:nonce" of the handle running it (library.h), else NULL */
     double started_at, took_s;
     int attempts;
     double retry_at; /* a failed attempt of a retried stage: not before this time */
@@ -211,7 +215,9 @@ struct vt_fts_id {
 int vt_store_fts(struct vt_store *s, const char *match, const char *source, const char *video,
                  const double *df, size_t n_df, int phrase_n, int cap, double deadline_s,
                  int *partial, struct vt_fts_id **out, size_t *n);
-/* In how many indexed rows the term occurs; counted once per store handle, cached. */
+/* In how many indexed rows the term occurs: exact when it is rare in the newest 20,000
+ * rows, else scaled up from them. Counted once per store handle and cached (new rows
+ * do not update it: it is for ranking, not for display). */
 int vt_store_term_docs(struct vt_store *s, const char *term, long long *docs);
 
 struct vt_doc {

@@ -16,7 +16,8 @@ struct vt_word {
 
 struct vt_cue {
     double start_s, end_s;
-    char *text;            /* owned, UTF-8, may hold one '\n' between its two lines */
+    char *text;            /* owned, UTF-8; lines joined with '\n' (two lines at most from
+                            * recognition, captions keep as many as they had) */
     struct vt_word *words; /* owned; NULL when the source has no word timings */
     size_t n_words;
 };
