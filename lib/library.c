@@ -544,14 +544,14 @@ static int check_video(void *user, const struct vt_video_rec *v)
 int vt_check(struct vt_library *lib, int *problems)
 {
     struct check_ctx c = {lib, 0, 0};
-    int rc = vt_store_check(lib->store);
+    int ok, rc = vt_store_check(lib->store, &ok);
 
     *problems = 0;
-    if (rc == VT_EIO && !strcmp(vt_store_errmsg(lib->store), "database: integrity check failed")) {
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    if (!ok) {
         vt_log(lib, VT_LOG_ERROR, "%s", vt_store_errmsg(lib->store));
         c.problems++;
-    } else if (rc) {
-        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
     }
     rc = vt_store_video_each(lib->store, check_video, &c);
     if (!rc)
