@@ -106,7 +106,8 @@ int vt_fetch_url_run(struct vt_stage_ctx *c, struct vt_video_rec *meta,
                      struct vt_chapter **chapters, size_t *n_chapters);
 void vt_fetch_after_index(struct vt_library *lib, const struct vt_video_rec *v);
 
-#define VT_STAGE_X(ID, name, deps, after, flags, retries) extern const struct vt_stage_def vt_stage_##name;
+#define VT_STAGE_X(ID, name, retries, deps, after, flags)                                          \
+    extern const struct vt_stage_def vt_stage_##name;
 VT_STAGE_LIST(VT_STAGE_X)
 #undef VT_STAGE_X
 

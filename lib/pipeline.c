@@ -25,7 +25,7 @@
 
 /* What each stage of the table does, by id. */
 static const struct vt_stage_def *const stages[VT_STAGE_COUNT] = {
-#define VT_STAGE_X(ID, name, deps, after, flags, retries) [VT_STAGE_##ID] = &vt_stage_##name,
+#define VT_STAGE_X(ID, name, retries, deps, after, flags) [VT_STAGE_##ID] = &vt_stage_##name,
     VT_STAGE_LIST(VT_STAGE_X)
 #undef VT_STAGE_X
 };
@@ -398,7 +398,8 @@ static int finish(struct vt_library *lib, enum vt_stage_id id, struct vt_stage_c
     }
     if (cur->state != VT_STATE_RUNNING || !cur->owner || strcmp(cur->owner, lib->owner)) {
         /* someone else took the stage over (we were presumed dead): drop our result */
-        vt_log(lib, VT_LOG_WARN, "%s: %s: result dropped, stage taken over", c->video->id, c->stage);
+        vt_log(lib, VT_LOG_WARN, "%s: %s: result dropped, stage taken over", c->video->id,
+               c->stage);
         rc = 0;
         goto fail;
     }
@@ -670,7 +671,8 @@ int vt_resume(struct vt_library *lib, int *n_videos)
     char **ids;
     char first_err[sizeof(lib->err)] = "", first_wait[sizeof(lib->err)] = "";
     size_t n;
-    int rc = vt_store_unfinished(lib->store, VT_STAGE_COUNT, &ids, &n), err_rc = 0, unfinished = 0, partial = 0;
+    int rc = vt_store_unfinished(lib->store, VT_STAGE_COUNT, &ids, &n), err_rc = 0, unfinished = 0,
+        partial = 0;
 
     *n_videos = 0;
     if (rc)

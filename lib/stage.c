@@ -4,12 +4,13 @@
  * runs a stage, so the front binary (which only reads) can ask it too.
  */
 #include "stage.h"
+
 #include "vidtheque.h"
 
 #include <string.h>
 
 const struct vt_stage_info vt_stages[VT_STAGE_COUNT] = {
-#define VT_STAGE_X(ID, name, deps, after, flags, retries) {#name, deps, after, flags, retries},
+#define VT_STAGE_X(ID, name, retries, deps, after, flags) {#name, retries, deps, after, flags},
     VT_STAGE_LIST(VT_STAGE_X)
 #undef VT_STAGE_X
 };
@@ -54,7 +55,7 @@ int vt_state_parse(const char *name, enum vt_state *s)
 const char *const *vt_stage_names(void)
 {
     static const char *const names[VT_STAGE_COUNT + 1] = {
-#define VT_STAGE_X(ID, name, deps, after, flags, retries) #name,
+#define VT_STAGE_X(ID, name, retries, deps, after, flags) #name,
         VT_STAGE_LIST(VT_STAGE_X)
 #undef VT_STAGE_X
     };

@@ -26,8 +26,8 @@ enum vt_stage_flag {
     VT_STAGE_ROWS_OF_DEPS = 1 << 2,
 };
 
-/* A set of stages (deps, after), as bits of their ids. */
-#define VT_STAGE_BIT(ID) (1u << VT_STAGE_##ID)
+/* A set of stages (deps, after), as bits of their ids: VT_BIT(STT) | VT_BIT(OCR). */
+#define VT_BIT(ID) (1u << VT_STAGE_##ID)
 
 /*
  * The stages, in the order they are shown (the seed page's). They run as soon as
@@ -40,19 +40,19 @@ enum vt_stage_flag {
  * the name of its definition, vt_stage_<name>.
  */
 /* clang-format off */
-#define VT_STAGE_LIST(X)                                                                            \
-    /* ID           name         deps                    after                   flags                 retries */ \
-    X(FETCH,        fetch,       0,                      0,                      VT_STAGE_SOURCE,       4)  \
-    X(STT,          stt,         VT_STAGE_BIT(FETCH),    0,                      VT_STAGE_SPEECH,       4)  \
-    X(CHUNK,        chunk,       VT_STAGE_BIT(STT),      VT_STAGE_BIT(KEYFRAME), 0,                     4)  \
-    X(TEXT_EMBED,   text_embed,  0,                      VT_STAGE_BIT(CHUNK),    0,                     4)  \
-    X(KEYFRAME,     keyframe,    VT_STAGE_BIT(FETCH),    0,                      0,                     4)  \
-    X(OCR,          ocr,         VT_STAGE_BIT(KEYFRAME), 0,                      VT_STAGE_ROWS_OF_DEPS, 4)  \
-    X(FRAME_EMBED,  frame_embed, 0,                      VT_STAGE_BIT(KEYFRAME), 0,                     4)
+#define VT_STAGE_LIST(X) \
+    /* ID          name         retries deps              after             flags */ \
+    X(FETCH,       fetch,       4,      0,                0,                VT_STAGE_SOURCE) \
+    X(STT,         stt,         4,      VT_BIT(FETCH),    0,                VT_STAGE_SPEECH) \
+    X(CHUNK,       chunk,       4,      VT_BIT(STT),      VT_BIT(KEYFRAME), 0) \
+    X(TEXT_EMBED,  text_embed,  4,      0,                VT_BIT(CHUNK),    0) \
+    X(KEYFRAME,    keyframe,    4,      VT_BIT(FETCH),    0,                0) \
+    X(OCR,         ocr,         4,      VT_BIT(KEYFRAME), 0,                VT_STAGE_ROWS_OF_DEPS) \
+    X(FRAME_EMBED, frame_embed, 4,      0,                VT_BIT(KEYFRAME), 0)
 /* clang-format on */
 
 enum vt_stage_id {
-#define VT_STAGE_X(ID, name, deps, after, flags, retries) VT_STAGE_##ID,
+#define VT_STAGE_X(ID, name, retries, deps, after, flags) VT_STAGE_##ID,
     VT_STAGE_LIST(VT_STAGE_X)
 #undef VT_STAGE_X
         VT_STAGE_COUNT
@@ -60,9 +60,9 @@ enum vt_stage_id {
 
 struct vt_stage_info {
     const char *name;
-    unsigned deps, after; /* VT_STAGE_BIT sets */
-    unsigned flags;       /* enum vt_stage_flag */
     int retries;
+    unsigned deps, after; /* VT_BIT sets */
+    unsigned flags;       /* enum vt_stage_flag */
 };
 
 /* The table, indexed by enum vt_stage_id. */

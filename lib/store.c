@@ -1051,11 +1051,12 @@ int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n
     sqlite3_stmt *st;
     char **v = NULL;
     size_t cap = 0, len = 0;
-    int rc = prepare(s,
-                     "SELECT id FROM videos WHERE id IN (SELECT video_id FROM stages WHERE state"
-                     " IN (?1, ?2)) OR index_state IN ('queued','processing')"
-                     " OR (SELECT count(*) FROM stages WHERE video_id = videos.id) < ?3 ORDER BY seq",
-                     &st);
+    int rc =
+        prepare(s,
+                "SELECT id FROM videos WHERE id IN (SELECT video_id FROM stages WHERE state"
+                " IN (?1, ?2)) OR index_state IN ('queued','processing')"
+                " OR (SELECT count(*) FROM stages WHERE video_id = videos.id) < ?3 ORDER BY seq",
+                &st);
 
     *ids = NULL;
     *n = 0;

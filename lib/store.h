@@ -53,9 +53,9 @@ struct vt_video_rec {
 struct vt_stage_rec {
     char name[32]; /* a name of the stage table (stage.h), or of a stage it no longer has */
     enum vt_state state;
-    char *model;    /* NULL until it ran */
-    char *error;    /* error or skip reason, NULL when none */
-    char *owner;    /* "host:pid" of the process running it, NULL when not running */
+    char *model; /* NULL until it ran */
+    char *error; /* error or skip reason, NULL when none */
+    char *owner; /* "host:pid" of the process running it, NULL when not running */
     double started_at, took_s;
     int attempts;
     double retry_at; /* a failed attempt of a retried stage: not before this time */

@@ -56,7 +56,9 @@ static void fail_once(struct vt_library *lib, const char *stage, int code, const
 
     state[0] = kept[0] = '\0';
     CHECK_INT(vt_store_begin(lib->store), 0);
-    CHECK_INT(vt_pipeline_record_failure(lib, "v1", vt_stage_find(stage), "m", code, error, vt_wall_s(), 0.1), 0);
+    CHECK_INT(vt_pipeline_record_failure(lib, "v1", vt_stage_find(stage), "m", code, error,
+                                         vt_wall_s(), 0.1),
+              0);
     CHECK_INT(vt_store_commit(lib->store), 0);
     CHECK_INT(vt_store_stages(lib->store, "v1", &r, &n), 0);
     for (size_t i = 0; i < n; i++) {
