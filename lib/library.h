@@ -1,9 +1,10 @@
 /*
  * The library handle and the pipeline's internal interface. A library is a
  * directory holding the database (library.db) and the keyframe images
- * (frames/<video id>/<run>/<index>.jpg). The pipeline (pipeline.c) is the one
- * place that knows the stages and how they connect; the stages (stages.c) know
- * how to compute and store their own outputs and nothing of each other.
+ * (frames/<video id>/<run>/<index>.jpg). The stage table (stage.h) names the
+ * stages and says how they connect, the pipeline (pipeline.c) runs them by it;
+ * the stages (stages.c) know how to compute and store their own outputs and
+ * nothing of each other.
  */
 #ifndef VT_LIBRARY_H
 #define VT_LIBRARY_H

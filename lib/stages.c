@@ -1,7 +1,7 @@
 /*
  * The stages' glue: for each stage, how it gets its inputs from the library,
  * runs the algorithm (media.c, keyframe.c, ocr.c) and stores its outputs.
- * Which stage follows which is the pipeline's business (pipeline.c), not theirs.
+ * Which stage follows which is the stage table's business (stage.h), not theirs.
  */
 #include "audio.h"
 #include "captions.h"
