@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The stage table (lib/stage.h) is the one place that names the stages: no other source
-# file spells a stage's name as a string. And a video made before a stage existed gets
+# file spells a stage's name as a string. No call cycle between fetch.c, library.c and
+# pipeline.c. And a video made before a stage existed gets
 # that stage's row, queued, when the pipeline first looks at it (resume runs it).
 . "$(dirname "$0")/lib.sh"
 
@@ -28,6 +29,15 @@ for name in "${names[@]}"; do
            grep -v '^lib/stage\.[ch]:' || true)
 done
 [[ -z $bad ]] || fail "a stage name as a string outside the stage table:"$'\n'"$bad"
+
+# No call cycle between fetch.c, library.c and pipeline.c: the handle (library.c) calls
+# neither, and the pipeline does not call into fetch (fetch's step after indexing is its
+# stage's indexed hook).
+calls() { grep -nE "\<($2)\(" "$ROOT/$1" | grep -vE '^[0-9]+:(int|void|static) ' || true; }
+hits=$(calls lib/library.c 'vt_pipeline_[a-z_]+|vt_process|vt_redo|vt_resume|vt_fetch_[a-z_]+|vt_add_[a-z_]+|vt_update|vt_is_url|vt_source_url_at|vt_library_set_fetch')
+[[ -z $hits ]] || fail "library.c calls the pipeline or fetch: $hits"
+hits=$(calls lib/pipeline.c 'vt_fetch_[a-z_]+|vt_add_[a-z_]+|vt_update|vt_is_url|vt_source_url_at|vt_library_set_fetch')
+[[ -z $hits ]] || fail "pipeline.c calls into fetch: $hits"
 
 # ---- lazily created stage rows ----
 expect_exit 0 vt init
