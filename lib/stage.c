@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+_Static_assert(VT_STAGE_COUNT <= 32, "deps and after are bits of an unsigned");
+
 const struct vt_stage_info vt_stages[VT_STAGE_COUNT] = {
 #define VT_STAGE_X(ID, name, retries, deps, after, flags) {#name, retries, deps, after, flags},
     VT_STAGE_LIST(VT_STAGE_X)
