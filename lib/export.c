@@ -143,7 +143,7 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
         json_t *s = json_object();
 
         json_object_set_new(s, "name", json_string(stages[i].name));
-        json_object_set_new(s, "state", json_string(stages[i].state));
+        json_object_set_new(s, "state", json_string(vt_state_name(stages[i].state)));
         json_object_set_new(s, "model", str_or_null(stages[i].model));
         json_object_set_new(s, "started_at", iso_or_null(stages[i].started_at));
         json_object_set_new(s, "took_s", seconds(stages[i].took_s));
@@ -246,7 +246,8 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
     }
     json_object_set_new(doc, "chunks", a);
     for (size_t i = 0; i < n_stages; i++)
-        if (!strcmp(stages[i].name, "stt") && !strcmp(stages[i].state, "done"))
+        if (vt_stage_find(stages[i].name) == vt_stage_of_kind(VT_STAGE_SPEECH) &&
+            stages[i].state == VT_STATE_DONE)
             cue_source = stages[i].model;
     {
         json_t *s = json_object();
@@ -409,7 +410,8 @@ int vt_video_card(struct vt_library *lib, const char *id, struct vt_video_card *
     }
     for (size_t i = 0; i < n && i < VT_CARD_STAGES; i++) {
         snprintf(card->stages[i].name, sizeof(card->stages[i].name), "%s", st[i].name);
-        snprintf(card->stages[i].state, sizeof(card->stages[i].state), "%s", st[i].state);
+        snprintf(card->stages[i].state, sizeof(card->stages[i].state), "%s",
+                 vt_state_name(st[i].state));
         card->n_stages++;
     }
     vt_stage_recs_free(st, n);

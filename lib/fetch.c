@@ -191,7 +191,7 @@ static int register_video(struct vt_library *lib, const struct reg *g, const str
     v.list_id = g->list_id;
     rc = vt_pipeline_register(lib, &v);
     if (!rc && g->fail_msg)
-        rc = vt_pipeline_record_failure(lib, v.id, "fetch", lib->ytdlp_version, g->fail_code,
+        rc = vt_pipeline_record_failure(lib, v.id, VT_STAGE_FETCH, lib->ytdlp_version, g->fail_code,
                                         g->fail_msg, g->fail_started, g->fail_took);
     if (!rc && g->info) {
         /* written before the commit: a row never points at a missing info file */

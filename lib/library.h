@@ -1,9 +1,10 @@
 /*
  * The library handle and the pipeline's internal interface. A library is a
  * directory holding the database (library.db) and the keyframe images
- * (frames/<video id>/<run>/<index>.jpg). The pipeline (pipeline.c) is the one
- * place that knows the stages and how they connect; the stages (stages.c) know
- * how to compute and store their own outputs and nothing of each other.
+ * (frames/<video id>/<run>/<index>.jpg). The stage table (stage.h) names the
+ * stages and says how they connect, the pipeline (pipeline.c) runs them by it;
+ * the stages (stages.c) know how to compute and store their own outputs and
+ * nothing of each other.
  */
 #ifndef VT_LIBRARY_H
 #define VT_LIBRARY_H
@@ -83,11 +84,9 @@ struct vt_stage_ctx {
     void *result; /* the stage's output between run and save */
 };
 
+/* What a stage does; its name, inputs and kind are its line in the stage table
+ * (stage.h), and its definition is vt_stage_<name>. */
 struct vt_stage_def {
-    const char *name;
-    const char *deps[3];  /* stages whose outputs this one needs: their failure is its own */
-    const char *after[3]; /* stages whose outputs it uses when there: they finish first */
-    int retries;          /* attempts before a failure that may pass (VT_EIO) is final */
     /* Compute, outside any transaction: 0, VT_SKIP (reason in err) or < 0 (err). */
     int (*run)(struct vt_stage_ctx *c);
     /* Store the result; called inside the write transaction that marks it done. */
@@ -97,6 +96,8 @@ struct vt_stage_def {
     /* After the commit that stored the result (e.g. remove superseded files). */
     void (*after_commit)(struct vt_stage_ctx *c);
     void (*release)(struct vt_stage_ctx *c);
+    /* Once the video is indexed (every stage settled), e.g. drop media not kept. */
+    void (*indexed)(struct vt_library *lib, const struct vt_video_rec *v);
 };
 
 /* fetch.c: the fetch stage's work for a video from a URL (run: download, learn
@@ -106,8 +107,10 @@ int vt_fetch_url_run(struct vt_stage_ctx *c, struct vt_video_rec *meta,
                      struct vt_chapter **chapters, size_t *n_chapters);
 void vt_fetch_after_index(struct vt_library *lib, const struct vt_video_rec *v);
 
-extern const struct vt_stage_def vt_stage_fetch, vt_stage_stt, vt_stage_chunk, vt_stage_text_embed,
-    vt_stage_keyframe, vt_stage_ocr, vt_stage_frame_embed;
+#define VT_STAGE_X(ID, name, retries, deps, after, flags)                                          \
+    extern const struct vt_stage_def vt_stage_##name;
+VT_STAGE_LIST(VT_STAGE_X)
+#undef VT_STAGE_X
 
 /* Report progress of the running stage through the library's callback. */
 void vt_stage_progress(void *ctx, double frac);
@@ -116,7 +119,7 @@ void vt_stage_progress(void *ctx, double frac);
 int vt_pipeline_register(struct vt_library *lib, const struct vt_video_rec *v);
 /* Record a failed attempt of a stage that ran outside the pipeline (fetch's first
  * look at a URL, before the video had a row); inside a write transaction. */
-int vt_pipeline_record_failure(struct vt_library *lib, const char *id, const char *stage,
+int vt_pipeline_record_failure(struct vt_library *lib, const char *id, enum vt_stage_id stage,
                                const char *model, int code, const char *error, double started_at,
                                double took_s);
 

@@ -12,6 +12,8 @@
  * (vt_lib_owner_lock), which the kernel releases whatever way the process ends. A
  * failed stage fails only itself and the stages that read its outputs; the others
  * run. A failure that may pass (VT_EIO: file system, database, network) is retried.
+ * Which stages exist, what they read and what kind they are is the stage table's
+ * (stage.h); a video made before a stage existed gets its row, queued, here.
  */
 #include "library.h"
 #include "util.h"
@@ -21,76 +23,113 @@
 #include <string.h>
 #include <unistd.h>
 
-/*
- * The stages, in the order they are shown (the seed page's). They run as soon as
- * what they need has finished: one pass over the table after another until a pass
- * runs nothing, so chunk (which waits for keyframe's shots) runs after keyframe.
- */
-static const struct vt_stage_def *const stages[] = {
-    &vt_stage_fetch,    &vt_stage_stt, &vt_stage_chunk,       &vt_stage_text_embed,
-    &vt_stage_keyframe, &vt_stage_ocr, &vt_stage_frame_embed,
+/* What each stage of the table does, by id. */
+static const struct vt_stage_def *const stages[VT_STAGE_COUNT] = {
+#define VT_STAGE_X(ID, name, retries, deps, after, flags) [VT_STAGE_##ID] = &vt_stage_##name,
+    VT_STAGE_LIST(VT_STAGE_X)
+#undef VT_STAGE_X
 };
 
-static const char *const stage_names[] = {"fetch",    "stt", "chunk",       "text_embed",
-                                          "keyframe", "ocr", "frame_embed", NULL};
-
-const char *const *vt_stage_names(void)
-{
-    return stage_names;
-}
-
-static const struct vt_stage_def *find_stage(const char *name)
-{
-    for (size_t i = 0; i < VT_ARRAY_LEN(stages); i++)
-        if (!strcmp(stages[i]->name, name))
-            return stages[i];
-    return NULL;
-}
-
-static struct vt_stage_rec *find_rec(struct vt_stage_rec *r, size_t n, const char *name)
+static struct vt_stage_rec *find_rec(struct vt_stage_rec *r, size_t n, enum vt_stage_id id)
 {
     for (size_t i = 0; i < n; i++)
-        if (!strcmp(r[i].name, name))
+        if (!strcmp(r[i].name, vt_stages[id].name))
             return &r[i];
     return NULL;
 }
 
-/* Does d read what stage name produces, directly or through other stages? */
-static int depends_on(const struct vt_stage_def *d, const char *name)
+/* Does stage d read what stage id produces, directly or through other stages? */
+static int depends_on(enum vt_stage_id d, enum vt_stage_id id)
 {
-    for (size_t i = 0; i < VT_ARRAY_LEN(d->deps) && d->deps[i]; i++) {
-        const struct vt_stage_def *dep = find_stage(d->deps[i]);
+    unsigned in = vt_stages[d].deps | vt_stages[d].after;
 
-        if (!strcmp(d->deps[i], name) || (dep && depends_on(dep, name)))
+    if (in & (1u << id))
+        return 1;
+    for (int k = 0; k < VT_STAGE_COUNT; k++)
+        if ((in & (1u << k)) && depends_on(k, id))
             return 1;
-    }
-    for (size_t i = 0; i < VT_ARRAY_LEN(d->after) && d->after[i]; i++) {
-        const struct vt_stage_def *dep = find_stage(d->after[i]);
-
-        if (!strcmp(d->after[i], name) || (dep && depends_on(dep, name)))
-            return 1;
-    }
     return 0;
+}
+
+/*
+ * The stage rows of video id, one for every stage of the table: a stage the video
+ * has no row for (it was added after the video) gets one, queued. Inside a write
+ * transaction; *added (may be NULL) tells whether it wrote. VT_ENOTFOUND when the
+ * video has no rows at all (it is gone).
+ */
+static int read_stages(struct vt_library *lib, const char *id, struct vt_stage_rec **r, size_t *n,
+                       int *added_out)
+{
+    int rc = vt_store_stages(lib->store, id, r, n), added = 0;
+
+    if (!rc && !*n)
+        rc = VT_ENOTFOUND;
+    for (int k = 0; k < VT_STAGE_COUNT && !rc; k++) {
+        struct vt_stage_rec x;
+
+        if (find_rec(*r, *n, k))
+            continue;
+        memset(&x, 0, sizeof(x));
+        snprintf(x.name, sizeof(x.name), "%s", vt_stages[k].name);
+        x.state = VT_STATE_QUEUED;
+        rc = vt_store_stage_put(lib->store, id, &x);
+        added = 1;
+    }
+    if (!rc && added) {
+        vt_stage_recs_free(*r, *n);
+        rc = vt_store_stages(lib->store, id, r, n);
+    }
+    if (rc) {
+        vt_stage_recs_free(*r, *n);
+        *r = NULL;
+        *n = 0;
+    }
+    if (added_out)
+        *added_out = added;
+    return rc;
+}
+
+/*
+ * Drop what the stages whose rows point into stage id's rows (VT_STAGE_ROWS_OF_DEPS)
+ * stored, before stage id's own rows are replaced or cleared; inside a write txn.
+ */
+static int clear_dependents(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id)
+{
+    int rc = 0;
+
+    for (int k = 0; k < VT_STAGE_COUNT && !rc; k++) {
+        if (!(vt_stages[k].flags & VT_STAGE_ROWS_OF_DEPS) || !(vt_stages[k].deps & (1u << id)))
+            continue;
+        rc = clear_dependents(lib, v, k);
+        if (!rc && stages[k]->clear)
+            rc = stages[k]->clear(&(struct vt_stage_ctx){.lib = lib, .video = v});
+    }
+    return rc;
+}
+
+/* Drop stage id's stored outputs (and those that point into them); inside a write txn. */
+static int clear_outputs(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id)
+{
+    int rc = clear_dependents(lib, v, id);
+
+    if (!rc && stages[id]->clear)
+        rc = stages[id]->clear(&(struct vt_stage_ctx){.lib = lib, .video = v});
+    return rc;
 }
 
 int vt_pipeline_register(struct vt_library *lib, const struct vt_video_rec *v)
 {
     int rc = vt_store_video_insert(lib->store, v);
 
-    for (size_t i = 0; i < VT_ARRAY_LEN(stages) && !rc; i++) {
+    for (int k = 0; k < VT_STAGE_COUNT && !rc; k++) {
         struct vt_stage_rec r;
 
         memset(&r, 0, sizeof(r));
-        snprintf(r.name, sizeof(r.name), "%s", stages[i]->name);
-        snprintf(r.state, sizeof(r.state), "queued");
+        snprintf(r.name, sizeof(r.name), "%s", vt_stages[k].name);
+        r.state = VT_STATE_QUEUED;
         rc = vt_store_stage_put(lib->store, v->id, &r);
     }
     return rc;
-}
-
-static int terminal(const char *state)
-{
-    return !strcmp(state, "done") || !strcmp(state, "skipped") || !strcmp(state, "failed");
 }
 
 /* Recompute index_state and data_status from the stages; inside a write txn. */
@@ -105,13 +144,15 @@ static int update_video_state(struct vt_library *lib, const char *id)
     if (rc)
         return rc;
     for (size_t i = 0; i < n; i++) {
-        if (!terminal(r[i].state))
+        int k = vt_stage_find(r[i].name);
+
+        if (!vt_state_terminal(r[i].state))
             all_terminal = 0;
-        if (strcmp(r[i].state, "queued"))
+        if (r[i].state != VT_STATE_QUEUED)
             any_started = 1;
-        if (!strcmp(r[i].state, "failed")) {
+        if (r[i].state == VT_STATE_FAILED) {
             any_failed = 1;
-            if (!strcmp(r[i].name, "fetch"))
+            if (k >= 0 && (vt_stages[k].flags & VT_STAGE_SOURCE))
                 fetch_failed = 1;
         }
     }
@@ -153,9 +194,9 @@ static double retry_delay(int attempts)
 
 /* Attempts of a stage before a failure that may pass is final: a full disk, an I/O
  * error or a database that cannot be written may be over by the next attempt. */
-static int stage_retries(const struct vt_stage_def *d)
+static int stage_retries(enum vt_stage_id id)
 {
-    return d->retries ? d->retries : 4;
+    return vt_stages[id].retries > 0 ? vt_stages[id].retries : 1;
 }
 
 /*
@@ -163,31 +204,30 @@ static int stage_retries(const struct vt_stage_def *d)
  * pass (VT_EIO: network, disk full, I/O error), queued again for a later attempt
  * while attempts remain. The error is kept either way.
  */
-static void settle_failure(const struct vt_stage_def *d, struct vt_stage_rec *rec, int code)
+static void settle_failure(enum vt_stage_id id, struct vt_stage_rec *rec, int code)
 {
-    if (code == VT_EIO && rec->attempts < stage_retries(d)) {
-        snprintf(rec->state, sizeof(rec->state), "queued");
+    if (code == VT_EIO && rec->attempts < stage_retries(id)) {
+        rec->state = VT_STATE_QUEUED;
         rec->retry_at = vt_wall_s() + retry_delay(rec->attempts);
     } else {
-        snprintf(rec->state, sizeof(rec->state), "failed");
+        rec->state = VT_STATE_FAILED;
         rec->retry_at = 0;
     }
 }
 
-int vt_pipeline_record_failure(struct vt_library *lib, const char *id, const char *stage,
+int vt_pipeline_record_failure(struct vt_library *lib, const char *id, enum vt_stage_id stage,
                                const char *model, int code, const char *error, double started_at,
                                double took_s)
 {
-    const struct vt_stage_def *d = find_stage(stage);
     struct vt_stage_rec *r = NULL, *me;
     size_t n = 0;
-    int rc = d ? vt_store_stages(lib->store, id, &r, &n) : VT_ENOTFOUND;
+    int rc = (unsigned)stage < VT_STAGE_COUNT ? read_stages(lib, id, &r, &n, NULL) : VT_ENOTFOUND;
 
     if (!rc && !(me = find_rec(r, n, stage)))
         rc = VT_ENOTFOUND;
     if (!rc) {
         me->attempts++;
-        settle_failure(d, me, code);
+        settle_failure(stage, me, code);
         free(me->model);
         free(me->error);
         me->model = vt_xstrdup(model);
@@ -224,62 +264,70 @@ static void test_stop_at(const char *stage, const char *point)
         raise(SIGSTOP);
 }
 
-/* Claim stage d of video v for this process; 1 if claimed, 0 if not ours to run. */
-static int claim(struct vt_library *lib, const struct vt_video_rec *v, const struct vt_stage_def *d,
-                 struct vt_stage_rec *out, char *why, size_t whylen)
+/* What claim found a stage to be. */
+enum claim {
+    CLAIM_NONE,    /* not ours to run: settled, running elsewhere, or waiting for inputs */
+    CLAIM_TAKEN,   /* claimed: running in this process */
+    CLAIM_SETTLED, /* an input failed or was skipped: so is the stage, without running */
+    CLAIM_WAITING, /* a retried stage waiting for its next attempt */
+};
+
+/* Claim stage id of video v for this process: 0 with *res said (why says why for
+ * CLAIM_SETTLED and CLAIM_WAITING), or an error code. */
+static int claim(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id,
+                 struct vt_stage_rec *out, enum claim *res, char *why, size_t whylen)
 {
+    const struct vt_stage_info *t = &vt_stages[id];
     struct vt_stage_rec *r = NULL, *me;
     size_t n = 0;
-    int rc;
+    int rc, added = 0;
 
     why[0] = '\0';
+    *res = CLAIM_NONE;
     rc = vt_store_begin(lib->store);
     if (rc)
         return rc;
-    rc = vt_store_stages(lib->store, v->id, &r, &n);
+    rc = read_stages(lib, v->id, &r, &n, &added);
     if (rc)
         goto out;
-    me = find_rec(r, n, d->name);
-    if (!me) {
-        rc = VT_ENOTFOUND;
-        goto out;
-    }
-    if (terminal(me->state) ||
-        (!strcmp(me->state, "running") && !vt_lib_owner_dead(lib, me->owner)))
-        goto out; /* rc 0: nothing to do here */
-    if (!strcmp(me->state, "queued") && me->retry_at > vt_wall_s()) {
+    me = find_rec(r, n, id);
+    if (vt_state_terminal(me->state) ||
+        (me->state == VT_STATE_RUNNING && !vt_lib_owner_dead(lib, me->owner)))
+        goto commit; /* nothing to do here (but keep rows read_stages added) */
+    if (me->state == VT_STATE_QUEUED && me->retry_at > vt_wall_s()) {
         char when[32];
 
         vt_utc_iso(when, sizeof(when), me->retry_at);
         snprintf(why, whylen, "attempt %d of %d not before %s (last error: %s)", me->attempts + 1,
-                 stage_retries(d), when, me->error ? me->error : "none");
-        rc = 3; /* waiting for its next attempt */
-        goto out;
+                 stage_retries(id), when, me->error ? me->error : "none");
+        *res = CLAIM_WAITING;
+        goto commit;
     }
-    for (size_t i = 0; i < VT_ARRAY_LEN(d->after) && d->after[i]; i++) {
-        struct vt_stage_rec *dep = find_rec(r, n, d->after[i]);
+    for (int k = 0; k < VT_STAGE_COUNT; k++) {
+        struct vt_stage_rec *dep = find_rec(r, n, k);
 
-        if (dep && !terminal(dep->state))
-            goto out; /* wait for it */
+        if ((t->after & (1u << k)) && !vt_state_terminal(dep->state))
+            goto commit; /* wait for it */
     }
-    for (size_t i = 0; i < VT_ARRAY_LEN(d->deps) && d->deps[i]; i++) {
-        struct vt_stage_rec *dep = find_rec(r, n, d->deps[i]);
+    for (int k = 0; k < VT_STAGE_COUNT; k++) {
+        struct vt_stage_rec *dep = find_rec(r, n, k);
 
-        if (!dep || !terminal(dep->state))
-            goto out; /* not ready yet (another process may be running it) */
-        if (strcmp(dep->state, "done")) {
+        if (!(t->deps & (1u << k)))
+            continue;
+        if (!vt_state_terminal(dep->state))
+            goto commit; /* not ready yet (another process may be running it) */
+        if (dep->state != VT_STATE_DONE) {
             /* the dependency failed or was skipped: so is this stage, without running */
-            snprintf(why, whylen, "%s %s%s%s%s", d->deps[i], dep->state, dep->error ? " (" : "",
-                     dep->error ? dep->error : "", dep->error ? ")" : "");
-            snprintf(me->state, sizeof(me->state), "%s",
-                     !strcmp(dep->state, "failed") ? "failed" : "skipped");
+            snprintf(why, whylen, "%s %s%s%s%s", vt_stages[k].name, vt_state_name(dep->state),
+                     dep->error ? " (" : "", dep->error ? dep->error : "", dep->error ? ")" : "");
+            me->state = dep->state == VT_STATE_FAILED ? VT_STATE_FAILED : VT_STATE_SKIPPED;
             free(me->error);
             me->error = vt_xasprintf("not run: %s", why);
             free(me->owner);
             me->owner = NULL;
             me->started_at = vt_wall_s();
             me->took_s = 0;
-            rc = d->clear ? d->clear(&(struct vt_stage_ctx){.lib = lib, .video = (void *)v}) : 0;
+            rc = clear_outputs(lib, v, id);
             if (!rc)
                 rc = vt_store_stage_put(lib->store, v->id, me);
             if (!rc)
@@ -287,11 +335,11 @@ static int claim(struct vt_library *lib, const struct vt_video_rec *v, const str
             if (!rc)
                 rc = vt_store_commit(lib->store);
             if (!rc)
-                rc = 2; /* settled without running */
+                *res = CLAIM_SETTLED;
             goto done;
         }
     }
-    snprintf(me->state, sizeof(me->state), "running");
+    me->state = VT_STATE_RUNNING;
     free(me->owner);
     me->owner = vt_xstrdup(lib->owner);
     free(me->error);
@@ -308,8 +356,15 @@ static int claim(struct vt_library *lib, const struct vt_video_rec *v, const str
     if (!rc) {
         *out = *me;
         out->model = out->error = out->owner = NULL;
-        rc = 1;
+        *res = CLAIM_TAKEN;
     }
+    goto done;
+commit:
+    if (!added)
+        goto out; /* rc 0, nothing written */
+    rc = update_video_state(lib, v->id);
+    if (!rc)
+        rc = vt_store_commit(lib->store);
     goto done;
 out:
     vt_store_rollback(lib->store);
@@ -323,9 +378,10 @@ done:
 }
 
 /* Store the outcome of a run; the stage's outputs and its state in one transaction. */
-static int finish(struct vt_library *lib, const struct vt_stage_def *d, struct vt_stage_ctx *c,
+static int finish(struct vt_library *lib, enum vt_stage_id id, struct vt_stage_ctx *c,
                   struct vt_stage_rec *rec, int outcome, double took_s)
 {
+    const struct vt_stage_def *d = stages[id];
     struct vt_stage_rec *r = NULL, *cur;
     size_t n = 0;
     int rc = vt_store_begin(lib->store);
@@ -335,21 +391,25 @@ static int finish(struct vt_library *lib, const struct vt_stage_def *d, struct v
     rc = vt_store_stages(lib->store, c->video->id, &r, &n);
     if (rc)
         goto fail;
-    cur = find_rec(r, n, d->name);
+    cur = find_rec(r, n, id);
     if (!cur) {
         rc = VT_ENOTFOUND; /* the video was removed meanwhile */
         goto fail;
     }
-    if (strcmp(cur->state, "running") || !cur->owner || strcmp(cur->owner, lib->owner)) {
+    if (cur->state != VT_STATE_RUNNING || !cur->owner || strcmp(cur->owner, lib->owner)) {
         /* someone else took the stage over (we were presumed dead): drop our result */
-        vt_log(lib, VT_LOG_WARN, "%s: %s: result dropped, stage taken over", c->video->id, d->name);
+        vt_log(lib, VT_LOG_WARN, "%s: %s: result dropped, stage taken over", c->video->id,
+               c->stage);
         rc = 0;
         goto fail;
     }
-    if (outcome == 0 && d->save)
-        rc = d->save(c);
-    else if (d->clear)
-        rc = d->clear(c);
+    if (outcome == 0 && d->save) {
+        rc = clear_dependents(lib, c->video, id);
+        if (!rc)
+            rc = d->save(c);
+    } else {
+        rc = clear_outputs(lib, c->video, id);
+    }
     if (rc) {
         /* cannot store the result: record the failure instead */
         vt_store_rollback(lib->store);
@@ -360,14 +420,13 @@ static int finish(struct vt_library *lib, const struct vt_stage_def *d, struct v
         rc = vt_store_begin(lib->store);
         if (rc)
             return rc;
-        if (d->clear)
-            d->clear(c);
+        clear_outputs(lib, c->video, id);
         outcome = VT_EIO;
     }
     if (outcome < 0)
-        settle_failure(d, rec, outcome);
+        settle_failure(id, rec, outcome);
     else
-        snprintf(rec->state, sizeof(rec->state), "%s", outcome == 0 ? "done" : "skipped");
+        rec->state = outcome == 0 ? VT_STATE_DONE : VT_STATE_SKIPPED;
     rec->model = c->model[0] ? c->model : NULL;
     rec->error = outcome != 0 && c->err[0] ? c->err : NULL;
     rec->owner = NULL;
@@ -390,10 +449,13 @@ fail:
     return rc;
 }
 
-static int run_stage(struct vt_library *lib, struct vt_video_rec *v, const struct vt_stage_def *d)
+static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id)
 {
+    const struct vt_stage_def *d = stages[id];
+    const char *name = vt_stages[id].name;
     struct vt_stage_ctx c;
     struct vt_stage_rec rec;
+    enum claim res;
     char why[600];
     double t0;
     int rc, outcome;
@@ -402,53 +464,55 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, const struc
     memset(&rec, 0, sizeof(rec));
     c.lib = lib;
     c.video = v;
-    c.stage = d->name;
+    c.stage = name;
     /* alive in the lock before our name is on any stage */
     rc = vt_lib_owner_lock(lib);
     if (rc)
         return rc;
-    rc = claim(lib, v, d, &rec, why, sizeof(why));
-    if (rc == 2) {
-        vt_log(lib, VT_LOG_INFO, "%s: %s not run: %s", v->id, d->name, why);
-        return 1;
-    }
-    if (rc == 3) {
-        vt_log(lib, VT_LOG_INFO, "%s: %s: %s", v->id, d->name, why);
-        return 0;
-    }
+    rc = claim(lib, v, id, &rec, &res, why, sizeof(why));
     if (rc == VT_ENOTFOUND) /* no stage rows: the video is gone */
         return vt_lib_fail(lib, rc, "%s: removed from the library while being indexed", v->id);
-    if (rc <= 0)
-        return rc < 0
-                   ? vt_lib_fail(lib, rc, "%s: %s: %s", v->id, d->name, vt_store_errmsg(lib->store))
-                   : 0;
-    test_stop_at(d->name, "claimed");
-    vt_log(lib, VT_LOG_INFO, "%s: %s started", v->id, d->name);
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s: %s: %s", v->id, name, vt_store_errmsg(lib->store));
+    switch (res) {
+    case CLAIM_NONE:
+        return 0;
+    case CLAIM_SETTLED:
+        vt_log(lib, VT_LOG_INFO, "%s: %s not run: %s", v->id, name, why);
+        return 1;
+    case CLAIM_WAITING:
+        vt_log(lib, VT_LOG_INFO, "%s: %s: %s", v->id, name, why);
+        return 0;
+    case CLAIM_TAKEN:
+        break;
+    }
+    test_stop_at(name, "claimed");
+    vt_log(lib, VT_LOG_INFO, "%s: %s started", v->id, name);
     vt_stage_progress(&c, 0);
     t0 = vt_monotonic_s();
     outcome = d->run(&c);
     if (outcome < 0 && !c.err[0])
         snprintf(c.err, sizeof(c.err), "failed (code %d)", outcome);
-    rc = finish(lib, d, &c, &rec, outcome, vt_monotonic_s() - t0);
+    rc = finish(lib, id, &c, &rec, outcome, vt_monotonic_s() - t0);
     if (!rc)
-        test_stop_at(d->name, "saved");
+        test_stop_at(name, "saved");
     vt_stage_progress(&c, -1);
     if (d->release)
         d->release(&c);
     if (rc == VT_ENOTFOUND)
         return vt_lib_fail(lib, rc, "%s: removed from the library while being indexed", v->id);
     if (rc)
-        return vt_lib_fail(lib, rc, "%s: %s: %s", v->id, d->name, vt_store_errmsg(lib->store));
+        return vt_lib_fail(lib, rc, "%s: %s: %s", v->id, name, vt_store_errmsg(lib->store));
     if (outcome == 0)
-        vt_log(lib, VT_LOG_INFO, "%s: %s done in %.1f s", v->id, d->name, vt_monotonic_s() - t0);
+        vt_log(lib, VT_LOG_INFO, "%s: %s done in %.1f s", v->id, name, vt_monotonic_s() - t0);
     else if (outcome == VT_SKIP)
-        vt_log(lib, VT_LOG_INFO, "%s: %s skipped: %s", v->id, d->name, c.err);
-    else if (!strcmp(rec.state, "queued"))
+        vt_log(lib, VT_LOG_INFO, "%s: %s skipped: %s", v->id, name, c.err);
+    else if (rec.state == VT_STATE_QUEUED)
         vt_log(lib, VT_LOG_ERROR,
                "%s: %s failed (attempt %d of %d; 'vidtheque resume' tries again in %.0f s): %s",
-               v->id, d->name, rec.attempts, stage_retries(d), rec.retry_at - vt_wall_s(), c.err);
+               v->id, name, rec.attempts, stage_retries(id), rec.retry_at - vt_wall_s(), c.err);
     else
-        vt_log(lib, VT_LOG_ERROR, "%s: %s failed: %s", v->id, d->name, c.err);
+        vt_log(lib, VT_LOG_ERROR, "%s: %s failed: %s", v->id, name, c.err);
     return 1;
 }
 
@@ -469,23 +533,21 @@ static int unfinished_why(struct vt_library *lib, const char *id, const int *ran
     if (rc)
         return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
     for (size_t i = 0; i < nr; i++) {
-        size_t k = 0;
+        int k = vt_stage_find(r[i].name);
 
-        if (terminal(r[i].state))
+        if (vt_state_terminal(r[i].state))
             continue;
         unfinished = 1;
-        while (k < VT_ARRAY_LEN(stages) && strcmp(stages[k]->name, r[i].name))
-            k++;
-        if (!strcmp(r[i].state, "running") && !vt_lib_owner_dead(lib, r[i].owner)) {
+        if (r[i].state == VT_STATE_RUNNING && !vt_lib_owner_dead(lib, r[i].owner)) {
             snprintf(why, n, "%s: stage '%s' is running in process %s", id, r[i].name, r[i].owner);
             break;
         }
-        if (r[i].retry_at > 0 && !why[0] && k < VT_ARRAY_LEN(stages) && !(ran && ran[k])) {
+        if (r[i].retry_at > 0 && !why[0] && k >= 0 && !(ran && ran[k])) {
             char when[32];
 
             vt_utc_iso(when, sizeof(when), r[i].retry_at);
             snprintf(why, n, "%s: stage '%s' waits for attempt %d of %d, not before %s (%s)", id,
-                     r[i].name, r[i].attempts + 1, stage_retries(stages[k]), when,
+                     r[i].name, r[i].attempts + 1, stage_retries(k), when,
                      r[i].error ? r[i].error : "no error kept");
         }
     }
@@ -496,7 +558,7 @@ static int unfinished_why(struct vt_library *lib, const char *id, const int *ran
 int vt_process(struct vt_library *lib, const char *id)
 {
     struct vt_video_rec v;
-    int ran[VT_ARRAY_LEN(stages)] = {0};
+    int ran[VT_STAGE_COUNT] = {0};
     int rc;
 
     rc = vt_lib_video(lib, id, &v);
@@ -504,13 +566,13 @@ int vt_process(struct vt_library *lib, const char *id)
         return rc;
     for (int progress = 1; progress && !rc;) {
         progress = 0;
-        for (size_t i = 0; i < VT_ARRAY_LEN(stages) && rc >= 0; i++) {
-            rc = run_stage(lib, &v, stages[i]);
+        for (int k = 0; k < VT_STAGE_COUNT && rc >= 0; k++) {
+            rc = run_stage(lib, &v, k);
             if (rc > 0) {
-                progress = ran[i] = 1;
+                progress = ran[k] = 1;
                 rc = 0;
             }
-            if (!rc && progress && !strcmp(stages[i]->name, "fetch")) {
+            if (!rc && progress && (vt_stages[k].flags & VT_STAGE_SOURCE)) {
                 /* later stages see what fetch learnt (duration, streams) */
                 vt_video_rec_release(&v);
                 rc = vt_lib_video(lib, id, &v);
@@ -521,8 +583,9 @@ int vt_process(struct vt_library *lib, const char *id)
         /* the video as the last pass left it: media not kept goes once it is indexed */
         vt_video_rec_release(&v);
         rc = vt_lib_video(lib, id, &v);
-        if (!rc)
-            vt_fetch_after_index(lib, &v);
+        for (int k = 0; k < VT_STAGE_COUNT && !rc; k++)
+            if (stages[k]->indexed)
+                stages[k]->indexed(lib, &v);
     }
     vt_video_rec_release(&v);
     if (!rc) {
@@ -538,42 +601,39 @@ int vt_process(struct vt_library *lib, const char *id)
 
 int vt_redo(struct vt_library *lib, const char *id, const char *stage)
 {
-    const struct vt_stage_def *target = find_stage(stage);
+    int target = vt_stage_find(stage);
     struct vt_video_rec v;
     struct vt_stage_rec *r = NULL;
     size_t n = 0;
     int rc;
 
-    if (!target)
+    if (target < 0)
         return vt_lib_fail(lib, VT_EINVAL, "'%s': no such stage", stage);
     rc = vt_lib_video(lib, id, &v);
     if (rc)
         return rc;
     rc = vt_store_begin(lib->store);
     if (!rc)
-        rc = vt_store_stages(lib->store, id, &r, &n);
-    for (size_t i = 0; i < VT_ARRAY_LEN(stages) && !rc; i++) {
-        const struct vt_stage_def *d = stages[i];
-        struct vt_stage_rec *x = find_rec(r, n, d->name);
+        rc = read_stages(lib, id, &r, &n, NULL);
+    for (int k = 0; k < VT_STAGE_COUNT && !rc; k++) {
+        struct vt_stage_rec *x = find_rec(r, n, k);
 
-        if (d != target && !depends_on(d, stage))
+        if (k != target && !depends_on(k, target))
             continue;
-        if (x && !strcmp(x->state, "running") && !vt_lib_owner_dead(lib, x->owner)) {
+        if (x->state == VT_STATE_RUNNING && !vt_lib_owner_dead(lib, x->owner)) {
             rc = VT_ESTATE;
             snprintf(lib->err, sizeof(lib->err), "%s: stage '%s' is running in process %s", id,
-                     d->name, x->owner);
+                     vt_stages[k].name, x->owner);
             break;
         }
-        if (!x)
-            continue;
-        snprintf(x->state, sizeof(x->state), "queued");
+        x->state = VT_STATE_QUEUED;
         x->retry_at = 0; /* attempts keep counting: they are the stage's history */
         free(x->error);
         free(x->owner);
         x->error = x->owner = NULL;
         rc = vt_store_stage_put(lib->store, id, x);
-        if (!rc && d->clear)
-            rc = d->clear(&(struct vt_stage_ctx){.lib = lib, .video = &v});
+        if (!rc)
+            rc = clear_outputs(lib, &v, k);
     }
     if (!rc)
         rc = update_video_state(lib, id);
@@ -611,7 +671,8 @@ int vt_resume(struct vt_library *lib, int *n_videos)
     char **ids;
     char first_err[sizeof(lib->err)] = "", first_wait[sizeof(lib->err)] = "";
     size_t n;
-    int rc = vt_store_unfinished(lib->store, &ids, &n), err_rc = 0, unfinished = 0, partial = 0;
+    int rc = vt_store_unfinished(lib->store, VT_STAGE_COUNT, &ids, &n), err_rc = 0, unfinished = 0,
+        partial = 0;
 
     *n_videos = 0;
     if (rc)

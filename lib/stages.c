@@ -1,7 +1,7 @@
 /*
  * The stages' glue: for each stage, how it gets its inputs from the library,
  * runs the algorithm (media.c, keyframe.c, ocr.c) and stores its outputs.
- * Which stage follows which is the pipeline's business (pipeline.c), not theirs.
+ * Which stage follows which is the stage table's business (stage.h), not theirs.
  */
 #include "audio.h"
 #include "captions.h"
@@ -121,11 +121,10 @@ static void fetch_release(struct vt_stage_ctx *c)
 }
 
 const struct vt_stage_def vt_stage_fetch = {
-    .name = "fetch",
-    .retries = 4, /* a download may fail for a while (network, site, disk) */
     .run = fetch_run,
     .save = fetch_save,
     .release = fetch_release,
+    .indexed = vt_fetch_after_index,
 };
 
 /* ---- keyframe ---- */
@@ -238,8 +237,6 @@ static void keyframe_release(struct vt_stage_ctx *c)
 }
 
 const struct vt_stage_def vt_stage_keyframe = {
-    .name = "keyframe",
-    .deps = {"fetch"},
     .run = keyframe_run,
     .save = keyframe_save,
     .clear = keyframe_clear,
@@ -320,8 +317,6 @@ static void ocr_release(struct vt_stage_ctx *c)
 }
 
 const struct vt_stage_def vt_stage_ocr = {
-    .name = "ocr",
-    .deps = {"keyframe"},
     .run = ocr_run,
     .save = ocr_save,
     .clear = ocr_clear,
@@ -465,8 +460,6 @@ static void stt_release(struct vt_stage_ctx *c)
 }
 
 const struct vt_stage_def vt_stage_stt = {
-    .name = "stt",
-    .deps = {"fetch"},
     .run = stt_run,
     .save = stt_save,
     .clear = stt_clear,
@@ -544,9 +537,6 @@ static void chunk_release(struct vt_stage_ctx *c)
 }
 
 const struct vt_stage_def vt_stage_chunk = {
-    .name = "chunk",
-    .deps = {"stt"},
-    .after = {"keyframe"},
     .run = chunk_run,
     .save = chunk_save,
     .clear = chunk_clear,
@@ -562,8 +552,6 @@ static int text_embed_run(struct vt_stage_ctx *c)
 }
 
 const struct vt_stage_def vt_stage_text_embed = {
-    .name = "text_embed",
-    .after = {"chunk"},
     .run = text_embed_run,
 };
 
@@ -574,7 +562,5 @@ static int frame_embed_run(struct vt_stage_ctx *c)
 }
 
 const struct vt_stage_def vt_stage_frame_embed = {
-    .name = "frame_embed",
-    .after = {"keyframe"},
     .run = frame_embed_run,
 };

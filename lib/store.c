@@ -697,20 +697,20 @@ void vt_store_rollback(struct vt_store *s)
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-int vt_store_check(struct vt_store *s)
+int vt_store_check(struct vt_store *s, int *ok)
 {
     sqlite3_stmt *st;
     int rc = prepare(s, "PRAGMA integrity_check", &st);
 
+    *ok = 0;
     if (rc)
         return rc;
-    rc = VT_EIO;
     if (sqlite3_step(st) == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(st, 0), "ok"))
-        rc = 0;
+        *ok = 1;
     else
         snprintf(s->err, sizeof(s->err), "database: integrity check failed");
     finish(s, st);
-    return rc;
+    return 0;
 }
 
 /* ---- videos ---- */
@@ -1023,7 +1023,9 @@ int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **re
         x = &r[len++];
         memset(x, 0, sizeof(*x));
         snprintf(x->name, sizeof(x->name), "%s", (const char *)sqlite3_column_text(st, 0));
-        snprintf(x->state, sizeof(x->state), "%s", (const char *)sqlite3_column_text(st, 1));
+        /* a state this version does not know is run again, as queued */
+        if (vt_state_parse((const char *)sqlite3_column_text(st, 1), &x->state))
+            x->state = VT_STATE_QUEUED;
         x->model = col_dup(st, 2);
         x->error = col_dup(st, 3);
         x->owner = col_dup(st, 4);
@@ -1067,7 +1069,7 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
         return rc;
     bind_text(st, 1, id);
     bind_text(st, 2, r->name);
-    bind_text(st, 3, r->state);
+    bind_text(st, 3, vt_state_name(r->state));
     bind_text(st, 4, r->model);
     bind_text(st, 5, r->error);
     bind_text(st, 6, r->owner);
@@ -1078,21 +1080,25 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
     return step_done(s, st, "record stage");
 }
 
-int vt_store_unfinished(struct vt_store *s, char ***ids, size_t *n)
+int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n)
 {
     sqlite3_stmt *st;
     char **v = NULL;
     size_t cap = 0, len = 0;
-    int rc = prepare(s,
-                     "SELECT id FROM videos WHERE id IN (SELECT video_id FROM stages WHERE state"
-                     " IN ('queued','running')) OR index_state IN ('queued','processing')"
-                     " ORDER BY seq",
-                     &st);
+    int rc =
+        prepare(s,
+                "SELECT id FROM videos WHERE id IN (SELECT video_id FROM stages WHERE state"
+                " IN (?1, ?2)) OR index_state IN ('queued','processing')"
+                " OR (SELECT count(*) FROM stages WHERE video_id = videos.id) < ?3 ORDER BY seq",
+                &st);
 
     *ids = NULL;
     *n = 0;
     if (rc)
         return rc;
+    bind_text(st, 1, vt_state_name(VT_STATE_QUEUED));
+    bind_text(st, 2, vt_state_name(VT_STATE_RUNNING));
+    sqlite3_bind_int(st, 3, n_stages);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
         v[len++] = col_dup(st, 0);
@@ -1200,10 +1206,8 @@ void vt_store_chapters_free(struct vt_store_chapter *c, size_t n)
 
 int vt_store_keyframes_clear(struct vt_store *s, const char *id)
 {
-    int rc = vt_store_ocr_clear(s, id);
+    int rc = delete_where_video(s, "frames", id);
 
-    if (!rc)
-        rc = delete_where_video(s, "frames", id);
     if (!rc)
         rc = delete_where_video(s, "shots", id);
     return rc;

@@ -20,6 +20,7 @@
 #include "keyframe.h"
 #include "media.h"
 #include "ocr.h"
+#include "stage.h"
 #include "transcript.h"
 
 #include <stddef.h>
@@ -54,11 +55,11 @@ struct vt_video_rec {
 };
 
 struct vt_stage_rec {
-    char name[32];
-    char state[16]; /* queued, running, done, failed, skipped */
-    char *model;    /* NULL until it ran */
-    char *error;    /* error or skip reason, NULL when none */
-    char *owner;    /* "host:pid:nonce" of the handle running it (library.h), else NULL */
+    char name[32]; /* a name of the stage table (stage.h), or of a stage it no longer has */
+    enum vt_state state;
+    char *model; /* NULL until it ran */
+    char *error; /* error or skip reason, NULL when none */
+    char *owner; /* "host:pid:nonce" of the handle running it (library.h), else NULL */
     double started_at, took_s;
     int attempts;
     double retry_at; /* a failed attempt of a retried stage: not before this time */
@@ -102,8 +103,9 @@ void vt_store_rollback(struct vt_store *s);
  * by this handle or any other connection); -1 on error. */
 long long vt_store_version(struct vt_store *s);
 
-/* PRAGMA integrity_check: 0 when "ok". */
-int vt_store_check(struct vt_store *s);
+/* PRAGMA integrity_check: 0 with *ok set (1 when "ok"; else 0 and the errmsg says so),
+ * or an error code when the check could not run. */
+int vt_store_check(struct vt_store *s, int *ok);
 
 /* Videos. Strings in records are owned by the record (vt_video_rec_release). */
 int vt_store_video_get(struct vt_store *s, const char *id, struct vt_video_rec *v);
@@ -127,8 +129,9 @@ void vt_video_rec_release(struct vt_video_rec *v);
 int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **recs, size_t *n);
 int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage_rec *r);
 void vt_stage_recs_free(struct vt_stage_rec *recs, size_t n);
-/* Ids of videos with a stage that is queued or running, oldest first. */
-int vt_store_unfinished(struct vt_store *s, char ***ids, size_t *n);
+/* Ids of videos with a stage that is queued or running, or with fewer than n_stages
+ * stage rows (made before a stage existed), oldest first. */
+int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n);
 
 /* Outputs. The *_replace functions delete what the stage wrote before. */
 int vt_store_chapters_replace(struct vt_store *s, const char *id, const struct vt_chapter *c,

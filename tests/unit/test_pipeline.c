@@ -56,13 +56,15 @@ static void fail_once(struct vt_library *lib, const char *stage, int code, const
 
     state[0] = kept[0] = '\0';
     CHECK_INT(vt_store_begin(lib->store), 0);
-    CHECK_INT(vt_pipeline_record_failure(lib, "v1", stage, "m", code, error, vt_wall_s(), 0.1), 0);
+    CHECK_INT(vt_pipeline_record_failure(lib, "v1", vt_stage_find(stage), "m", code, error,
+                                         vt_wall_s(), 0.1),
+              0);
     CHECK_INT(vt_store_commit(lib->store), 0);
     CHECK_INT(vt_store_stages(lib->store, "v1", &r, &n), 0);
     for (size_t i = 0; i < n; i++) {
         if (strcmp(r[i].name, stage))
             continue;
-        snprintf(state, 16, "%s", r[i].state);
+        snprintf(state, 16, "%s", vt_state_name(r[i].state));
         *attempts = r[i].attempts;
         *retry_at = r[i].retry_at;
         snprintf(kept, kept_n, "%s", r[i].error ? r[i].error : "");

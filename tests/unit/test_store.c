@@ -60,7 +60,12 @@ VT_TEST(store_video_roundtrip)
     CHECK_INT(vt_store_begin(s), 0);
     CHECK(vt_store_video_insert(s, &v) != 0);
     vt_store_rollback(s);
-    CHECK_INT(vt_store_check(s), 0);
+    {
+        int ok = 0;
+
+        CHECK_INT(vt_store_check(s, &ok), 0);
+        CHECK_INT(ok, 1);
+    }
     vt_store_close(s);
     vt_rm_rf(dir);
 }
@@ -99,7 +104,7 @@ VT_TEST(store_frames_cascade)
     video(&v, "vid", "k");
     memset(&st, 0, sizeof(st));
     snprintf(st.name, sizeof(st.name), "keyframe");
-    snprintf(st.state, sizeof(st.state), "done");
+    st.state = VT_STATE_DONE;
     st.model = "m 1";
     CHECK_INT(vt_store_begin(s), 0);
     CHECK_INT(vt_store_video_insert(s, &v), 0);
