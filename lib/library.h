@@ -29,8 +29,8 @@ struct vt_library {
     struct vt_stt *stt;
     /*
      * Frees ocr and stt; set by the stages that create them, so that a command that runs
-     * no stage links (and loads) neither Tesseract nor PocketSphinx (see src/Makefile's
-     * front binary).
+     * no stage links (and loads) neither Tesseract nor PocketSphinx (the Makefile's front
+     * binary, docs/ARCHITECTURE.md).
      */
     void (*free_engines)(struct vt_library *lib);
     /* fetching URLs: the yt-dlp program, its version (asked once), caps per download */
