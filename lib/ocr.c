@@ -169,41 +169,6 @@ void vt_ocr_page_release(struct vt_ocr_page *page)
     page->n_lines = 0;
 }
 
-/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, no surrogates), or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned char c = s[0];
-    unsigned char lo = 0x80, hi = 0xbf;
-    size_t n;
-
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2;
-    else if (c >= 0xe0 && c <= 0xef)
-        n = 3;
-    else if (c >= 0xf0 && c <= 0xf4)
-        n = 4;
-    else
-        return 0;
-    if (c == 0xe0)
-        lo = 0xa0;
-    else if (c == 0xed)
-        hi = 0x9f;
-    else if (c == 0xf0)
-        lo = 0x90;
-    else if (c == 0xf4)
-        hi = 0x8f;
-    /* The NUL terminator fails the range test, so this never reads past the string. */
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++) {
-        if (s[i] < 0x80 || s[i] > 0xbf)
-            return 0;
-    }
-    return n;
-}
-
 /*
  * A line as it may be stored: invalid UTF-8 bytes become '?', control characters become
  * spaces (a line is one line), and leading and trailing white space is cut. NULL when
@@ -217,7 +182,8 @@ static char *clean_line(const char *text)
     char *line = NULL;
 
     while (*s) {
-        size_t n = utf8_len(s);
+        /* the decoder stops at the terminator */
+        size_t n = vt_utf8_decode((const char *)s, 4, NULL);
 
         if (n == 0)
             vt_sb_addc(&sb, '?');
