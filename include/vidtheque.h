@@ -13,6 +13,7 @@
 #define VIDTHEQUE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -266,6 +267,33 @@ void vt_hits_free(struct vt_hit *hits, size_t n);
  */
 char *vt_hits_json(const char *query, const struct vt_search_info *info, const struct vt_hit *hits,
                    size_t n);
+
+/* ---- text helpers, shared with front-ends so that they hold no copy of their own ---- */
+
+/*
+ * Growable NUL-terminated string: zero-initialise, then append; buf is NULL until the
+ * first append. Appending aborts when memory runs out. vt_sb_detach returns the string
+ * (caller frees; "" when nothing was added) and resets sb; vt_sb_release frees it.
+ */
+struct vt_sb {
+    char *buf;
+    size_t len, cap;
+};
+void vt_sb_add(struct vt_sb *sb, const char *s, size_t n);
+void vt_sb_adds(struct vt_sb *sb, const char *s);
+void vt_sb_addf(struct vt_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vt_sb_addc(struct vt_sb *sb, char c);
+char *vt_sb_detach(struct vt_sb *sb);
+void vt_sb_release(struct vt_sb *sb);
+
+/*
+ * The one UTF-8 decoder: the length (1..4) of the valid sequence at s, which has n > 0
+ * bytes left, with its code point in *cp (cp may be NULL); 0 when it is not valid UTF-8
+ * (RFC 3629: overlong forms, surrogates, code points past U+10FFFF, a sequence cut short).
+ * A NUL byte is never part of a longer sequence, so on a NUL-terminated string the bytes
+ * read stop at the terminator whatever n.
+ */
+size_t vt_utf8_decode(const char *s, size_t n, uint32_t *cp);
 
 #ifdef __cplusplus
 }

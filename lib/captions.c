@@ -410,27 +410,10 @@ static void sort_cues(struct vt_transcript *t)
 /* ---------------------------------------------------------------------------------- */
 /* Reading SubRip and WebVTT                                                            */
 
-/*
- * Length of the UTF-8 sequence at p (n > 0 bytes left): 1-4, or 0 when it is not valid
- * UTF-8 (overlong, a surrogate, beyond U+10FFFF, cut short).
- */
+/* Length of the UTF-8 sequence at p (n > 0 bytes left): 1-4, or 0 when it is not valid. */
 static size_t utf8_len(const unsigned char *p, size_t n)
 {
-    size_t k = p[0] < 0x80                    ? 1
-               : p[0] >= 0xc2 && p[0] <= 0xdf ? 2
-               : p[0] >= 0xe0 && p[0] <= 0xef ? 3
-               : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
-                                              : 0;
-
-    if (!k || k > n)
-        return 0;
-    for (size_t i = 1; i < k; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
-        (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
-        return 0;
-    return k;
+    return vt_utf8_decode((const char *)p, n, NULL);
 }
 
 /*

@@ -16,6 +16,7 @@
 #include "media.h"
 #include "shotdetect.h"
 #include "util.h"
+#include "workpool.h"
 
 #include <libavutil/imgutils.h>
 #include <libswscale/swscale.h>
@@ -300,9 +301,8 @@ struct part {
     size_t n;
     struct thumb *head, *ring; /* the first and the last RING_N thumbnails */
     double done_s;             /* seconds scanned, under job->mu */
-    int rc, seam_lost, started;
+    int rc, seam_lost;
     char err[256];
-    pthread_t tid;
 };
 
 /* Pass 1 over one part: features of every analysed frame into p->f. */
@@ -415,10 +415,15 @@ out:
     decoder_close(&d);
 }
 
-static void *part_main(void *arg)
+/* Part i on one worker of the pool (a vt_pool task): the calling thread, worker 0,
+ * alone reports progress. A lost seam is no failure: the other parts go on. */
+static int scan_task(void *user, size_t worker, size_t i, char *err, size_t errlen)
 {
-    scan_part(arg, 0);
-    return NULL;
+    struct scan_job *job = user;
+    struct part *p = &job->parts[i];
+
+    scan_part(p, worker == 0);
+    return p->rc ? vt_err(err, errlen, p->rc, "%s", p->err) : 0;
 }
 
 /* Where a part starts: the first keyframe read after a seek to seek_ts. */
@@ -486,6 +491,7 @@ static int scan(struct decoder *d, const char *path, int ncpu, size_t max_parts,
                 void *user, char *err, size_t errlen)
 {
     struct scan_job job = {.claim_s = claim_s, .last_p = -1, .progress = progress, .user = user};
+    struct vt_pool pool = {.task = scan_task, .user = &job, .caller_works = 1};
     struct thumb *hist = NULL;
     struct vt_sd_feat *f = NULL;
     struct seam seams[MAX_PARTS - 1];
@@ -509,22 +515,11 @@ static int scan(struct decoder *d, const char *path, int ncpu, size_t max_parts,
         p->seek_ts = i ? seams[i - 1].seek_ts : AV_NOPTS_VALUE;
         p->to_pts = i + 1 < job.n_parts ? seams[i].pts : AV_NOPTS_VALUE;
     }
-    for (size_t i = 1; i < job.n_parts; i++)
-        job.parts[i].started = !pthread_create(&job.parts[i].tid, NULL, part_main, &job.parts[i]);
-    scan_part(&job.parts[0], 1);
-    for (size_t i = 1; i < job.n_parts; i++) {
-        if (job.parts[i].started)
-            pthread_join(job.parts[i].tid, NULL);
-        else
-            scan_part(&job.parts[i], 1); /* no thread to be had: here then */
-    }
+    pool.n_items = pool.n_workers = job.n_parts;
+    rc = vt_pool_run(&pool, err, errlen);
     for (size_t i = 0; i < job.n_parts; i++) {
-        const struct part *p = &job.parts[i];
-
-        lost |= p->seam_lost;
-        if (p->rc && !rc)
-            rc = vt_err(err, errlen, p->rc, "%s", p->err);
-        n += p->n;
+        lost |= job.parts[i].seam_lost;
+        n += job.parts[i].n;
     }
     if (rc || lost)
         goto out;
@@ -747,25 +742,25 @@ out:
  * of the duplicates (few, so writing them costs less than waiting for it).
  */
 struct extract_job {
-    pthread_mutex_t mu;
     const char *path, *out_dir;
     const struct vt_sd_feat *f;
     const struct vt_sd_shot *shots;
     struct vt_kf_frame *frames;
     uint8_t (*thumbs)[THUMB_N]; /* per frame, for the duplicate check */
-    size_t n, next, done;       /* frames; next to take and done, under mu */
+    struct extractor *w;        /* per worker of the pool */
+    size_t n;                   /* frames */
     double fps, last_p;
     int vidx, rotation, threads;
-    int rc; /* the first error, under mu */
-    char err[256];
     vt_progress_fn progress;
     void *user;
 };
 
+/* One worker's decoder, opened at its first frame and kept for the next ones. */
 struct extractor {
-    struct extract_job *job;
-    pthread_t tid;
-    int started;
+    struct decoder d;
+    struct grey g;
+    double pos_t;
+    int opened;
 };
 
 /* Fetch frame k at full quality, measure it and write it as k.jpg. */
@@ -797,52 +792,32 @@ static int extract_one(struct extract_job *job, struct decoder *d, struct grey *
     return rc;
 }
 
-static void extract_run(struct extractor *w, int report)
+/* Frame k on one worker of the pool (a vt_pool task). */
+static int extract_task(void *user, size_t worker, size_t k, char *err, size_t errlen)
 {
-    struct extract_job *job = w->job;
-    struct decoder d = {0};
-    struct grey g = {0};
-    double pos_t = -1e9;
-    char err[256] = "";
-    int rc, busy = 0;
+    struct extract_job *job = user;
+    struct extractor *w = &job->w[worker];
+    int rc;
 
-    rc = decoder_open(&d, job->path, job->threads, err, sizeof(err));
-    if (!rc && d.vidx != job->vidx)
-        rc = vt_err(err, sizeof(err), VT_EMEDIA, "'%s': video stream changed", job->path);
-    if (!rc) {
-        d.dec->skip_frame = AVDISCARD_NONREF; /* chosen frames were decoded in pass 1 */
-        d.dec->skip_loop_filter = AVDISCARD_DEFAULT;
+    if (!w->opened) {
+        w->opened = 1;
+        w->pos_t = -1e9;
+        rc = decoder_open(&w->d, job->path, job->threads, err, errlen);
+        if (rc)
+            return rc;
+        if (w->d.vidx != job->vidx)
+            return vt_err(err, errlen, VT_EMEDIA, "'%s': video stream changed", job->path);
+        w->d.dec->skip_frame = AVDISCARD_NONREF; /* chosen frames were decoded in pass 1 */
+        w->d.dec->skip_loop_filter = AVDISCARD_DEFAULT;
     }
-    for (;;) {
-        size_t k, done;
-
-        pthread_mutex_lock(&job->mu);
-        if (rc && !job->rc) {
-            job->rc = rc;
-            snprintf(job->err, sizeof(job->err), "%s", err);
-        }
-        if (busy && !rc)
-            job->done++;
-        k = job->next < job->n && !job->rc ? job->next++ : job->n;
-        done = job->done;
-        pthread_mutex_unlock(&job->mu);
-        if (report && job->n)
-            set_progress(job->progress, job->user,
-                         PASS1_SHARE + (1 - PASS1_SHARE) * (double)done / (double)job->n,
-                         &job->last_p);
-        if (k >= job->n)
-            break;
-        busy = 1;
-        rc = extract_one(job, &d, &g, k, &pos_t, err, sizeof(err));
-    }
-    grey_release(&g);
-    decoder_close(&d);
+    return extract_one(job, &w->d, &w->g, k, &w->pos_t, err, errlen);
 }
 
-static void *extract_main(void *arg)
+static void extract_progress(void *user, double frac)
 {
-    extract_run(arg, 0);
-    return NULL;
+    struct extract_job *job = user;
+
+    set_progress(job->progress, job->user, PASS1_SHARE + (1 - PASS1_SHARE) * frac, &job->last_p);
 }
 
 /* Pass 2: every chosen frame of res->frames measured and written, then duplicates
@@ -851,31 +826,28 @@ static int extract(struct extract_job *job, int ncpu, struct vt_kf_result *res, 
                    size_t errlen)
 {
     size_t n_workers = job->n < (size_t)ncpu ? job->n : (size_t)ncpu, n_kept = 0;
-    struct extractor *w = vt_xcalloc(n_workers ? n_workers : 1, sizeof(*w));
     size_t *kept = vt_xmalloc((job->n ? job->n : 1) * sizeof(*kept));
+    /* the calling thread is worker 0 and alone reports progress */
+    struct vt_pool pool = {.n_items = job->n,
+                           .task = extract_task,
+                           .user = job,
+                           .caller_works = 1,
+                           .progress = extract_progress,
+                           .progress_user = job};
     int rc;
 
     if (n_workers > MAX_PARTS)
         n_workers = MAX_PARTS;
+    pool.n_workers = n_workers;
     job->threads = n_workers > 1 ? 1 : ncpu;
-    pthread_mutex_init(&job->mu, NULL);
-    for (size_t i = 0; i < n_workers; i++)
-        w[i].job = job;
-    for (size_t i = 1; i < n_workers; i++)
-        w[i].started = !pthread_create(&w[i].tid, NULL, extract_main, &w[i]);
-    if (n_workers)
-        extract_run(&w[0], 1);
-    for (size_t i = 1; i < n_workers; i++) {
-        if (w[i].started)
-            pthread_join(w[i].tid, NULL);
-        else
-            extract_run(&w[i], 1); /* no thread to be had: here then (finds nothing left) */
+    job->w = vt_xcalloc(n_workers ? n_workers : 1, sizeof(*job->w));
+    rc = vt_pool_run(&pool, err, errlen);
+    for (size_t i = 0; i < n_workers; i++) {
+        grey_release(&job->w[i].g);
+        decoder_close(&job->w[i].d);
     }
-    rc = job->rc;
-    if (rc) {
-        vt_err(err, errlen, rc, "%s", job->err);
+    if (rc)
         goto out;
-    }
     for (size_t k = 0; k < job->n; k++) {
         struct vt_kf_frame *x = &res->frames[k];
 
@@ -903,9 +875,9 @@ static int extract(struct extract_job *job, int ncpu, struct vt_kf_result *res, 
         }
     }
 out:
-    pthread_mutex_destroy(&job->mu);
     free(kept);
-    free(w);
+    free(job->w);
+    job->w = NULL;
     return rc;
 }
 

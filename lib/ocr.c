@@ -1,7 +1,7 @@
 /*
  * The ocr stage: Tesseract (through its C API) over the kept keyframe images. vt_ocr_new
  * creates one TessBaseAPI engine per worker thread, each initialised once with the language
- * and reused for every frame; vt_ocr_run hands frames to the workers through a shared counter
+ * and reused for every frame; vt_ocr_run hands frames to the workers of the pool (workpool.c)
  * and reports progress from the calling thread only. Tesseract's output is treated as
  * untrusted: every line is checked to be UTF-8 before it leaves this file.
  *
@@ -15,6 +15,7 @@
 #include "ocr.h"
 
 #include "util.h"
+#include "workpool.h"
 
 #include <leptonica/allheaders.h>
 #include <pthread.h>
@@ -38,26 +39,11 @@ struct vt_ocr {
     char *model;
 };
 
-/* The state shared by the workers of one vt_ocr_run call, guarded by mu. */
+/* What the workers of one vt_ocr_run call share; each frame has its own page. */
 struct ocr_job {
+    struct vt_ocr *ocr;
     const char *const *paths;
     struct vt_ocr_page *pages;
-    size_t n;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    size_t next;      /* next frame to claim */
-    size_t done;      /* frames finished, read or failed */
-    int n_running;    /* workers that have not yet exited */
-    int stop;         /* a frame failed: claim no more */
-    size_t err_index; /* lowest failing frame, n if none */
-    int err_code;
-    char err[512];
-};
-
-struct ocr_worker {
-    struct ocr_job *job;
-    TessBaseAPI *api;
-    pthread_t tid;
 };
 
 static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
@@ -183,41 +169,6 @@ void vt_ocr_page_release(struct vt_ocr_page *page)
     page->n_lines = 0;
 }
 
-/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, no surrogates), or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned char c = s[0];
-    unsigned char lo = 0x80, hi = 0xbf;
-    size_t n;
-
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2;
-    else if (c >= 0xe0 && c <= 0xef)
-        n = 3;
-    else if (c >= 0xf0 && c <= 0xf4)
-        n = 4;
-    else
-        return 0;
-    if (c == 0xe0)
-        lo = 0xa0;
-    else if (c == 0xed)
-        hi = 0x9f;
-    else if (c == 0xf0)
-        lo = 0x90;
-    else if (c == 0xf4)
-        hi = 0x8f;
-    /* The NUL terminator fails the range test, so this never reads past the string. */
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++) {
-        if (s[i] < 0x80 || s[i] > 0xbf)
-            return 0;
-    }
-    return n;
-}
-
 /*
  * A line as it may be stored: invalid UTF-8 bytes become '?', control characters become
  * spaces (a line is one line), and leading and trailing white space is cut. NULL when
@@ -231,7 +182,8 @@ static char *clean_line(const char *text)
     char *line = NULL;
 
     while (*s) {
-        size_t n = utf8_len(s);
+        /* the decoder stops at the terminator */
+        size_t n = vt_utf8_decode((const char *)s, 4, NULL);
 
         if (n == 0)
             vt_sb_addc(&sb, '?');
@@ -324,117 +276,31 @@ out:
     return rc;
 }
 
-static void *ocr_worker_main(void *arg)
+/* One frame on one worker (a vt_pool task): worker k owns engine k. */
+static int ocr_task(void *user, size_t worker, size_t i, char *err, size_t errlen)
 {
-    struct ocr_worker *wk = arg;
-    struct ocr_job *job = wk->job;
+    struct ocr_job *job = user;
 
-    for (;;) {
-        char err[sizeof(job->err)] = "";
-        size_t i;
-        int rc;
-
-        pthread_mutex_lock(&job->mu);
-        if (job->stop || job->next >= job->n) {
-            job->n_running--;
-            pthread_cond_signal(&job->cv);
-            pthread_mutex_unlock(&job->mu);
-            break;
-        }
-        i = job->next++;
-        pthread_mutex_unlock(&job->mu);
-
-        rc = ocr_page(wk->api, job->paths[i], &job->pages[i], err, sizeof(err));
-
-        pthread_mutex_lock(&job->mu);
-        job->done++;
-        /*
-         * Every frame below the first failure was already claimed and still finishes, so
-         * keeping the lowest failing index reports the same file whatever the timing.
-         */
-        if (rc < 0) {
-            job->stop = 1;
-            if (i < job->err_index) {
-                job->err_index = i;
-                job->err_code = rc;
-                memcpy(job->err, err, sizeof(job->err));
-            }
-        }
-        pthread_cond_signal(&job->cv);
-        pthread_mutex_unlock(&job->mu);
-    }
-    return NULL;
+    return ocr_page(job->ocr->engines[worker], job->paths[i], &job->pages[i], err, errlen);
 }
 
 int vt_ocr_run(struct vt_ocr *ocr, const char *const *paths, size_t n, struct vt_ocr_page *pages,
                vt_progress_fn progress, void *user, char *err, size_t errlen)
 {
-    struct ocr_job job = {.paths = paths, .pages = pages, .n = n, .err_index = n};
-    struct ocr_worker *workers = NULL;
-    size_t n_workers, started = 0, reported = 0;
-    int rc = 0;
+    struct ocr_job job = {.ocr = ocr, .paths = paths, .pages = pages};
+    /* The callback runs on the caller's thread, never on a worker. */
+    struct vt_pool pool = {.n_items = n,
+                           .n_workers = (size_t)ocr->n_engines,
+                           .task = ocr_task,
+                           .user = &job,
+                           .progress = progress,
+                           .progress_user = user};
+    int rc = vt_pool_run(&pool, err, errlen);
 
-    if (n == 0)
-        return 0;
-    n_workers = (size_t)ocr->n_engines < n ? (size_t)ocr->n_engines : n;
-    workers = vt_xcalloc(n_workers, sizeof(*workers));
-    pthread_mutex_init(&job.mu, NULL);
-    pthread_cond_init(&job.cv, NULL);
-
-    for (size_t k = 0; k < n_workers; k++) {
-        workers[k].job = &job;
-        workers[k].api = ocr->engines[k];
-        pthread_mutex_lock(&job.mu);
-        job.n_running++;
-        pthread_mutex_unlock(&job.mu);
-        if (pthread_create(&workers[k].tid, NULL, ocr_worker_main, &workers[k])) {
-            pthread_mutex_lock(&job.mu);
-            job.n_running--;
-            pthread_mutex_unlock(&job.mu);
-            break;
-        }
-        started++;
-    }
-    /* Not even one thread: read every frame here, with engine 0. */
-    if (started == 0) {
-        pthread_mutex_lock(&job.mu);
-        job.n_running++;
-        pthread_mutex_unlock(&job.mu);
-        ocr_worker_main(&workers[0]);
-    }
-
-    /* The callback runs here, on the caller's thread, never on a worker. */
-    pthread_mutex_lock(&job.mu);
-    for (;;) {
-        size_t done;
-        int running;
-
-        while (job.done == reported && job.n_running > 0)
-            pthread_cond_wait(&job.cv, &job.mu);
-        done = job.done;
-        running = job.n_running;
-        if (done != reported && progress && !job.stop) {
-            pthread_mutex_unlock(&job.mu);
-            progress(user, (double)done / (double)n);
-            pthread_mutex_lock(&job.mu);
-        }
-        reported = done;
-        if (running == 0)
-            break;
-    }
-    pthread_mutex_unlock(&job.mu);
-
-    for (size_t k = 0; k < started; k++)
-        pthread_join(workers[k].tid, NULL);
-
-    if (job.err_index < n) {
-        rc = vt_err(err, errlen, job.err_code, "%s", job.err);
+    if (rc < 0) {
         /* On failure the caller gets no partial result to free. */
         for (size_t i = 0; i < n; i++)
             vt_ocr_page_release(&pages[i]);
     }
-    pthread_cond_destroy(&job.cv);
-    pthread_mutex_destroy(&job.mu);
-    free(workers);
     return rc;
 }

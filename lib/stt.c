@@ -30,6 +30,7 @@
 
 #include "audio.h"
 #include "util.h"
+#include "workpool.h"
 
 #include <math.h>
 #include <pocketsphinx.h>
@@ -106,22 +107,19 @@ struct stt_job {
     struct stt_seg *slots;
     size_t cap;
     pthread_mutex_t mu;
-    pthread_cond_t work; /* a segment to claim, or the end */
-    pthread_cond_t done; /* a segment recognised */
-    size_t n_emitted;    /* segments handed over */
-    size_t next;         /* next segment to claim */
-    size_t collected;    /* segments whose words were taken, in order */
-    int closed;          /* no more segments will come */
-    int stop;            /* a segment failed: stop claiming */
-    size_t err_index;    /* lowest failing segment, SIZE_MAX if none */
-    int err_code;
-    char err[256];
+    pthread_cond_t work;      /* a segment to claim, or the end */
+    pthread_cond_t done;      /* a segment recognised */
+    size_t n_emitted;         /* segments handed over */
+    size_t next;              /* next segment to claim */
+    size_t collected;         /* segments whose words were taken, in order */
+    int closed;               /* no more segments will come */
+    int stop;                 /* a segment failed: stop claiming */
+    struct vt_pool_fail fail; /* the lowest failing segment */
 };
 
 struct stt_worker {
     struct stt_job *job;
     ps_decoder_t *ps;
-    pthread_t tid;
 };
 
 /* Where the audio comes from: a file being decoded or a buffer. */
@@ -318,11 +316,7 @@ static void seg_release(struct stt_seg *seg)
 static void job_fail(struct stt_job *job, size_t i, int rc, const char *err)
 {
     job->stop = 1;
-    if (i < job->err_index) {
-        job->err_index = i;
-        job->err_code = rc;
-        snprintf(job->err, sizeof(job->err), "%s", err);
-    }
+    vt_pool_fail_note(&job->fail, i, rc, err);
 }
 
 static void *stt_worker_main(void *arg)
@@ -332,7 +326,7 @@ static void *stt_worker_main(void *arg)
 
     pthread_mutex_lock(&job->mu);
     for (;;) {
-        char err[sizeof(job->err)] = "";
+        char err[sizeof(job->fail.msg)] = "";
         struct stt_seg *seg;
         size_t i;
         int rc;
@@ -408,6 +402,7 @@ struct stt_stream {
 
     struct stt_job job;
     struct stt_worker *workers;
+    pthread_t *tids;
     size_t n_workers; /* threads running */
     int inline_mode;  /* no thread could start: recognise on this thread */
 
@@ -547,7 +542,7 @@ static int emit_segment(struct stt_stream *st, size_t start_f, size_t end_f)
     seg->pcm = vt_xmalloc(seg->n * sizeof(*seg->pcm));
     memcpy(seg->pcm, st->pcm + (seg->start - st->pcm_base), seg->n * sizeof(*seg->pcm));
     if (st->inline_mode) {
-        char err[sizeof(job->err)] = "";
+        char err[sizeof(job->fail.msg)] = "";
         int rc = decode_segment(st->stt->decoders[0], seg, err, sizeof(err));
 
         free(seg->pcm);
@@ -746,18 +741,18 @@ static void start_workers(struct stt_stream *st)
 
     job->cap = n * QUEUE_PER_WORKER;
     job->slots = vt_xcalloc(job->cap, sizeof(*job->slots));
-    job->err_index = SIZE_MAX;
+    vt_pool_fail_init(&job->fail);
     pthread_mutex_init(&job->mu, NULL);
     pthread_cond_init(&job->work, NULL);
     pthread_cond_init(&job->done, NULL);
     st->workers = vt_xcalloc(n, sizeof(*st->workers));
+    st->tids = vt_xcalloc(n, sizeof(*st->tids));
     for (size_t k = 0; k < n; k++) {
         st->workers[k].job = job;
         st->workers[k].ps = st->stt->decoders[k];
-        if (pthread_create(&st->workers[k].tid, NULL, stt_worker_main, &st->workers[k]))
-            break;
-        st->n_workers++;
     }
+    st->n_workers =
+        vt_pool_threads_start(st->tids, n, stt_worker_main, st->workers, sizeof(*st->workers));
     /* Not even one thread: recognise everything here, with decoder 0. */
     if (st->n_workers == 0)
         st->inline_mode = 1;
@@ -774,12 +769,12 @@ static void stop_workers(struct stt_stream *st, int abandon)
         job->stop = 1;
     pthread_cond_broadcast(&job->work);
     pthread_mutex_unlock(&job->mu);
-    for (size_t k = 0; k < st->n_workers; k++)
-        pthread_join(st->workers[k].tid, NULL);
+    vt_pool_threads_join(st->tids, st->n_workers);
     for (size_t i = 0; i < job->cap; i++)
         seg_release(&job->slots[i]);
     free(job->slots);
     free(st->workers);
+    free(st->tids);
     pthread_cond_destroy(&job->done);
     pthread_cond_destroy(&job->work);
     pthread_mutex_destroy(&job->mu);
@@ -854,8 +849,8 @@ static int stt_run_source(struct vt_stt *stt, stt_read_fn read, void *src, doubl
     rc = stream_run(&st, err, errlen);
     stop_workers(&st, rc != 0);
     /* A failed segment explains a stop (the lowest one, once every worker has finished). */
-    if (st.job.err_index != SIZE_MAX)
-        rc = vt_err(err, errlen, st.job.err_code, "%s", st.job.err);
+    if (st.job.fail.item != SIZE_MAX)
+        rc = vt_err(err, errlen, st.job.fail.code, "%s", st.job.fail.msg);
     if (rc)
         goto out;
     /* Less than a frame cannot hold a word. */

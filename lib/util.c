@@ -1,6 +1,7 @@
 /*
  * Helpers shared by every module: allocation that aborts on out-of-memory, the
- * string buffer, clocks, strict number parsing, directories and atomic files.
+ * string buffer, clocks, strict number parsing, directories and atomic files, and the
+ * one UTF-8 decoder with the repairs built on it.
  */
 #include "util.h"
 
@@ -386,14 +387,19 @@ int vt_id_valid(const char *s)
     return n > 0;
 }
 
-/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 if invalid. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
+size_t vt_utf8_decode(const char *s, size_t n, uint32_t *out)
 {
+    const unsigned char *p = (const unsigned char *)s;
     uint32_t cp;
     size_t len;
 
-    if (p[0] < 0x80)
+    if (n == 0)
+        return 0;
+    if (p[0] < 0x80) {
+        if (out)
+            *out = p[0];
         return 1;
+    }
     if ((p[0] & 0xe0) == 0xc0) {
         len = 2;
         cp = p[0] & 0x1f;
@@ -417,6 +423,8 @@ static size_t utf8_seq(const unsigned char *p, size_t n)
     if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
         cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
         return 0;
+    if (out)
+        *out = cp;
     return len;
 }
 
@@ -428,7 +436,7 @@ char *vt_utf8_clean(const char *s)
 
     vt_sb_add(&sb, "", 0);
     while (n) {
-        size_t k = utf8_seq(p, n);
+        size_t k = vt_utf8_decode((const char *)p, n, NULL);
 
         if (k == 0 || (k == 1 && p[0] < 0x20 && p[0] != '\t' && p[0] != '\n') || p[0] == 0x7f) {
             vt_sb_adds(&sb, "\xef\xbf\xbd");
@@ -474,7 +482,7 @@ char *vt_json_repair(const char *data, size_t len, size_t *out_len)
         uint32_t u, lo;
 
         if (p[i] >= 0x80) {
-            k = utf8_seq(p + i, len - i);
+            k = vt_utf8_decode(data + i, len - i, NULL);
             if (!k) {
                 memcpy(out + o, "\xef\xbf\xbd", 3);
                 o += 3;

@@ -26,17 +26,8 @@ char *vt_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Grow *p (holding *cap elements of size elem) so that it holds at least need. */
 void vt_grow(void **p, size_t *cap, size_t need, size_t elem);
 
-/* Growable NUL-terminated string. Zero-initialise, then append; vt_sb_release frees. */
-struct vt_sb {
-    char *buf;
-    size_t len, cap;
-};
-void vt_sb_add(struct vt_sb *sb, const char *s, size_t n);
-void vt_sb_adds(struct vt_sb *sb, const char *s);
-void vt_sb_addf(struct vt_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void vt_sb_addc(struct vt_sb *sb, char c);
-char *vt_sb_detach(struct vt_sb *sb); /* caller frees; sb is reset */
-void vt_sb_release(struct vt_sb *sb);
+/* The string buffer (struct vt_sb) and the UTF-8 decoder (vt_utf8_decode) are declared
+ * in vidtheque.h: the front-ends use them too. */
 
 /* snprintf into err (if non-NULL) and return code. For `return vt_err(...)`. */
 int vt_err(char *err, size_t errlen, int code, const char *fmt, ...)

@@ -35,40 +35,6 @@
 /* ---------------------------------------------------------------------------------- */
 /* Cleaning values                                                                     */
 
-/* The code point of the valid UTF-8 sequence at p (n bytes left) and its length, or 0. */
-static size_t utf8_decode(const unsigned char *p, size_t n, uint32_t *cp)
-{
-    size_t len, i;
-
-    if (p[0] < 0x80) {
-        *cp = p[0];
-        return 1;
-    }
-    if ((p[0] & 0xe0) == 0xc0) {
-        len = 2;
-        *cp = p[0] & 0x1f;
-    } else if ((p[0] & 0xf0) == 0xe0) {
-        len = 3;
-        *cp = p[0] & 0x0f;
-    } else if ((p[0] & 0xf8) == 0xf0) {
-        len = 4;
-        *cp = p[0] & 0x07;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (i = 1; i < len; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        *cp = *cp << 6 | (p[i] & 0x3f);
-    }
-    if ((len == 2 && *cp < 0x80) || (len == 3 && *cp < 0x800) || (len == 4 && *cp < 0x10000) ||
-        *cp > 0x10ffff || (*cp >= 0xd800 && *cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
 /*
  * Characters that change how text around them shows on a terminal or page rather than
  * being text: C0 and C1 controls, DEL, and the bidirectional embeddings, overrides and
@@ -99,7 +65,7 @@ static char *clean_text(const json_t *v, size_t cap, int keep_nl)
     vt_sb_add(&sb, "", 0);
     while (n) {
         uint32_t cp = 0;
-        size_t k = utf8_decode(p, n, &cp);
+        size_t k = vt_utf8_decode((const char *)p, n, &cp);
         const char *rep = NULL;
         size_t rep_len = 0;
 

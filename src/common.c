@@ -122,39 +122,11 @@ void cli_fmt_duration(char *buf, size_t n, double s)
         snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
 }
 
-/* Length of the UTF-8 sequence at p and its code point, or 0 when it is not valid
- * (overlong forms, surrogates and code points past U+10FFFF included). */
-static int utf8_decode(const unsigned char *p, unsigned *cp)
-{
-    int n;
-    unsigned c = p[0], lo = 0x80, hi = 0xbf;
-
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2, c &= 0x1f;
-    else if (c >= 0xe0 && c <= 0xef)
-        n = 3, c &= 0x0f, lo = p[0] == 0xe0 ? 0xa0 : 0x80, hi = p[0] == 0xed ? 0x9f : 0xbf;
-    else if (c >= 0xf0 && c <= 0xf4)
-        n = 4, c &= 0x07, lo = p[0] == 0xf0 ? 0x90 : 0x80, hi = p[0] == 0xf4 ? 0x8f : 0xbf;
-    else
-        return 0;
-    for (int i = 1; i < n; i++) {
-        if (p[i] < (i == 1 ? lo : 0x80) || p[i] > (i == 1 ? hi : 0xbf))
-            return 0;
-        c = c << 6 | (p[i] & 0x3f);
-    }
-    *cp = c;
-    return n;
-}
-
 const char *cli_safe_char(const char **s, char buf[8])
 {
-    const unsigned char *p = (const unsigned char *)*s;
-    unsigned cp = 0;
-    int n = utf8_decode(p, &cp);
+    const char *p = *s;
+    uint32_t cp = 0;
+    size_t n = vt_utf8_decode(p, 4, &cp); /* it stops at the terminator */
 
     if (!n) {
         *s += 1;
@@ -166,7 +138,7 @@ const char *cli_safe_char(const char **s, char buf[8])
         (cp >= 0x2066 && cp <= 0x2069) ||          /* bidirectional isolates */
         cp == 0x2028 || cp == 0x2029)              /* line and paragraph separators */
         return " ";
-    memcpy(buf, p, (size_t)n);
+    memcpy(buf, p, n);
     buf[n] = '\0';
     return buf;
 }

@@ -108,7 +108,7 @@ static __thread struct vt_library *tl_lib;
 
 /* One request: its body, gathered over several calls of the handler. */
 struct req {
-    struct web_buf body;
+    struct vt_sb body;
 };
 
 static void on_log(void *user, int level, const char *msg)
@@ -162,19 +162,16 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, struct M
 
 /* Takes b's memory. */
 static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, const char *type,
-                                struct web_buf *b)
+                                struct vt_sb *b)
 {
-    struct MHD_Response *r;
+    size_t len = b->len;
+    char *body = vt_sb_detach(b);
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 
-    if (!b->p)
-        web_buf_add(b, "", 0);
-    r = MHD_create_response_from_buffer(b->n, b->p, MHD_RESPMEM_MUST_FREE);
     if (!r) {
-        web_buf_release(b);
+        free(body);
         return MHD_NO;
     }
-    b->p = NULL;
-    b->n = b->cap = 0;
     MHD_add_response_header(r, "Content-Type", type);
     if (status >= 400 || strncmp(type, "text/html", 9) == 0 ||
         strncmp(type, "application/json", 16) == 0)
@@ -184,14 +181,14 @@ static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, const
 
 static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json_t *doc)
 {
-    struct web_buf b = {0};
+    struct vt_sb b = {0};
     char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 
     json_decref(doc);
     if (!s)
         return MHD_NO;
-    web_buf_puts(&b, s);
-    web_buf_puts(&b, "\n");
+    vt_sb_adds(&b, s);
+    vt_sb_adds(&b, "\n");
     free(s);
     return send_buf(c, status, "application/json; charset=utf-8", &b);
 }
@@ -199,7 +196,7 @@ static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json
 static enum MHD_Result send_error(struct MHD_Connection *c, int api, unsigned status,
                                   const char *code, const char *msg)
 {
-    struct web_buf b = {0};
+    struct vt_sb b = {0};
 
     if (api) {
         json_t *e = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
@@ -214,7 +211,7 @@ static enum MHD_Result send_error(struct MHD_Connection *c, int api, unsigned st
 
 static enum MHD_Result send_405(struct MHD_Connection *c, int api)
 {
-    struct web_buf b = {0};
+    struct vt_sb b = {0};
     struct MHD_Response *r;
     const char *msg =
         srv.opts->read_only ? "read-only demo: only GET and HEAD" : "method not allowed here";
@@ -227,15 +224,15 @@ static enum MHD_Result send_405(struct MHD_Connection *c, int api)
 
         s = json_dumps(e, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         json_decref(e);
-        web_buf_puts(&b, s ? s : "{}");
-        web_buf_puts(&b, "\n");
+        vt_sb_adds(&b, s ? s : "{}");
+        vt_sb_adds(&b, "\n");
         free(s);
     } else {
         web_page_error(&srv.ctx, 405, msg, &b);
     }
-    r = MHD_create_response_from_buffer(b.n, b.p, MHD_RESPMEM_MUST_FREE);
+    r = MHD_create_response_from_buffer(b.len, b.buf, MHD_RESPMEM_MUST_FREE);
     if (!r) {
-        web_buf_release(&b);
+        vt_sb_release(&b);
         return MHD_NO;
     }
     MHD_add_response_header(r, "Content-Type",
@@ -390,14 +387,14 @@ static enum MHD_Result send_file(struct MHD_Connection *c, const char *path, con
         range = NULL;
     kind = parse_range(range, size, &start, &len);
     if (kind == RANGE_BAD) {
-        struct web_buf b = {0};
+        struct vt_sb b = {0};
 
         close(fd);
-        web_buf_puts(&b, "{\"error\": {\"code\": \"range_not_satisfiable\", \"message\": "
-                         "\"the range is not within the file\"}}\n");
-        r = MHD_create_response_from_buffer(b.n, b.p, MHD_RESPMEM_MUST_FREE);
+        vt_sb_adds(&b, "{\"error\": {\"code\": \"range_not_satisfiable\", \"message\": "
+                       "\"the range is not within the file\"}}\n");
+        r = MHD_create_response_from_buffer(b.len, b.buf, MHD_RESPMEM_MUST_FREE);
         if (!r) {
-            web_buf_release(&b);
+            vt_sb_release(&b);
             return MHD_NO;
         }
         snprintf(cr, sizeof(cr), "bytes */%" PRIu64, size);
@@ -578,7 +575,7 @@ static struct vt_doc_page *page_of(struct vt_doc_pages *p, size_t i)
 static enum MHD_Result api_video(struct MHD_Connection *c, struct vt_library *lib, const char *id)
 {
     struct vt_doc_pages first = no_lists;
-    struct web_buf b = {0};
+    struct vt_sb b = {0};
     char *s = NULL;
     int rc;
 
@@ -603,10 +600,10 @@ static enum MHD_Result api_video(struct MHD_Connection *c, struct vt_library *li
         cli_error("%s", vt_errmsg(lib));
         return send_error(c, 1, 500, "internal", "the video cannot be read");
     }
-    web_buf_puts(&b, s);
+    vt_sb_adds(&b, s);
     free(s);
-    if (b.n && b.p[b.n - 1] != '\n')
-        web_buf_puts(&b, "\n");
+    if (b.len && b.buf[b.len - 1] != '\n')
+        vt_sb_adds(&b, "\n");
     return send_buf(c, 200, "application/json; charset=utf-8", &b);
 }
 
@@ -677,7 +674,7 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
     struct vt_search_opts opts = {0};
     struct vt_search_info info = {0};
     struct vt_hit *h = NULL;
-    struct web_buf b = {0};
+    struct vt_sb b = {0};
     size_t n = 0;
     char *s;
 
@@ -711,8 +708,8 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
     vt_hits_free(h, n);
     if (!s)
         return MHD_NO;
-    web_buf_puts(&b, s);
-    web_buf_puts(&b, "\n");
+    vt_sb_adds(&b, s);
+    vt_sb_adds(&b, "\n");
     free(s);
     return send_buf(c, 200, "application/json; charset=utf-8", &b);
 }
@@ -763,20 +760,20 @@ static enum MHD_Result api_add(struct MHD_Connection *c, struct vt_library *lib,
     enum MHD_Result ret;
 
     if (!token_ok(c)) {
-        struct web_buf b = {0};
+        struct vt_sb b = {0};
 
-        web_buf_puts(&b, "{\"error\": {\"code\": \"unauthorized\", \"message\": "
-                         "\"'Authorization: Bearer TOKEN' is missing or wrong\"}}\n");
-        r = MHD_create_response_from_buffer(b.n, b.p, MHD_RESPMEM_MUST_FREE);
+        vt_sb_adds(&b, "{\"error\": {\"code\": \"unauthorized\", \"message\": "
+                       "\"'Authorization: Bearer TOKEN' is missing or wrong\"}}\n");
+        r = MHD_create_response_from_buffer(b.len, b.buf, MHD_RESPMEM_MUST_FREE);
         if (!r) {
-            web_buf_release(&b);
+            vt_sb_release(&b);
             return MHD_NO;
         }
         MHD_add_response_header(r, "Content-Type", "application/json; charset=utf-8");
         MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
         return queue(c, 401, r);
     }
-    body = json_loadb(rq->body.p ? rq->body.p : "", rq->body.n, 0, &jerr);
+    body = json_loadb(rq->body.buf ? rq->body.buf : "", rq->body.len, 0, &jerr);
     path = json_string_value(json_object_get(body, "path"));
     if (!path || !*path || strlen(path) >= PATH_MAX) {
         json_decref(body);
@@ -796,16 +793,16 @@ static enum MHD_Result api_add(struct MHD_Connection *c, struct vt_library *lib,
     out = json_pack("{s:s, s:b, s:s}", "id", id, "new", is_new, "status", "queued");
     snprintf(loc, sizeof(loc), "/api/videos/%s", id);
     {
-        struct web_buf b = {0};
+        struct vt_sb b = {0};
         char *s = json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 
         json_decref(out);
-        web_buf_puts(&b, s ? s : "{}");
-        web_buf_puts(&b, "\n");
+        vt_sb_adds(&b, s ? s : "{}");
+        vt_sb_adds(&b, "\n");
         free(s);
-        r = MHD_create_response_from_buffer(b.n, b.p, MHD_RESPMEM_MUST_FREE);
+        r = MHD_create_response_from_buffer(b.len, b.buf, MHD_RESPMEM_MUST_FREE);
         if (!r) {
-            web_buf_release(&b);
+            vt_sb_release(&b);
             return MHD_NO;
         }
     }
@@ -895,7 +892,7 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
     int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
     int api = !strncmp(url, "/api/", 5) || !strcmp(url, "/api");
     struct vt_library *lib;
-    struct web_buf b = {0};
+    struct vt_sb b = {0};
     const char *rest;
     char id[VT_ID_MAX];
     int status;
@@ -1241,10 +1238,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return conn_wants_body(c);
     }
     if (*upload_data_size) {
-        if (rq->body.n + *upload_data_size > MAX_BODY)
+        if (rq->body.len + *upload_data_size > MAX_BODY)
             return send_error(c, 1, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
                               "the request body is too large");
-        web_buf_add(&rq->body, upload_data, *upload_data_size);
+        vt_sb_add(&rq->body, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return conn_wants_body(c);
     }
@@ -1259,7 +1256,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     struct conn *k = conn_of(c);
 
     if (rq) {
-        web_buf_release(&rq->body);
+        vt_sb_release(&rq->body);
         free(rq);
         *con_cls = NULL;
     }

@@ -31,21 +31,12 @@ struct web_opts {
  */
 int web_serve(const struct web_opts *opts);
 
-/* A growing string; aborts when memory runs out. p is caller-freed (web_buf_release). */
-struct web_buf {
-    char *p;
-    size_t n, cap;
-};
-void web_buf_add(struct web_buf *b, const char *s, size_t n);
-void web_buf_puts(struct web_buf *b, const char *s);
-void web_buf_printf(struct web_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* s escaped for HTML text and double- or single-quoted attribute values; invalid UTF-8 and
  * control characters are replaced. With marks, VT_MARK_OPEN/CLOSE become <mark></mark>. */
-void web_buf_html(struct web_buf *b, const char *s);
-void web_buf_html_marked(struct web_buf *b, const char *s);
+void web_html(struct vt_sb *b, const char *s);
+void web_html_marked(struct vt_sb *b, const char *s);
 /* s percent-encoded for a URL query component. */
-void web_buf_url(struct web_buf *b, const char *s);
-void web_buf_release(struct web_buf *b);
+void web_url(struct vt_sb *b, const char *s);
 
 /*
  * The video's document with the given page of each long list (vt_export_json_pages
@@ -65,11 +56,11 @@ struct web_ctx {
  * Query values are as received (NULL when absent); they are validated here.
  */
 int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const char *sort,
-                     const char *state, struct web_buf *out);
+                     const char *state, struct vt_sb *out);
 int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char *id, const char *t,
-                   const char *frames_page, const char *cues_page, struct web_buf *out);
+                   const char *frames_page, const char *cues_page, struct vt_sb *out);
 int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const char *q,
-                    struct web_buf *out);
-int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struct web_buf *out);
+                    struct vt_sb *out);
+int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struct vt_sb *out);
 
 #endif

@@ -16,97 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- buffer and escaping ---- */
+/* ---- escaping (into the library's string buffer, struct vt_sb) ---- */
 
-void web_buf_add(struct web_buf *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-
-        while (b->n + n + 1 > cap)
-            cap *= 2;
-        b->p = realloc(b->p, cap);
-        if (!b->p)
-            abort();
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-void web_buf_puts(struct web_buf *b, const char *s)
-{
-    web_buf_add(b, s, strlen(s));
-}
-
-void web_buf_printf(struct web_buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    char small[512];
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(small, sizeof(small), fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n < sizeof(small)) {
-        web_buf_add(b, small, (size_t)n);
-        return;
-    }
-    {
-        char *big = malloc((size_t)n + 1);
-
-        if (!big)
-            abort();
-        va_start(ap, fmt);
-        vsnprintf(big, (size_t)n + 1, fmt, ap);
-        va_end(ap);
-        web_buf_add(b, big, (size_t)n);
-        free(big);
-    }
-}
-
-void web_buf_release(struct web_buf *b)
-{
-    free(b->p);
-    b->p = NULL;
-    b->n = b->cap = 0;
-}
-
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-    size_t n;
-    unsigned cp;
-
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-        n = 2;
-        cp = s[0] & 0x1f;
-    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        n = 3;
-        cp = s[0] & 0x0f;
-    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        n = 4;
-        cp = s[0] & 0x07;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
-
-static void html(struct web_buf *b, const char *s, int marks)
+static void html(struct vt_sb *b, const char *s, int marks)
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
 
@@ -115,34 +27,34 @@ static void html(struct web_buf *b, const char *s, int marks)
 
         switch (*p) {
         case '&':
-            web_buf_puts(b, "&amp;");
+            vt_sb_adds(b, "&amp;");
             break;
         case '<':
-            web_buf_puts(b, "&lt;");
+            vt_sb_adds(b, "&lt;");
             break;
         case '>':
-            web_buf_puts(b, "&gt;");
+            vt_sb_adds(b, "&gt;");
             break;
         case '"':
-            web_buf_puts(b, "&quot;");
+            vt_sb_adds(b, "&quot;");
             break;
         case '\'':
-            web_buf_puts(b, "&#39;");
+            vt_sb_adds(b, "&#39;");
             break;
         default:
             if (marks && *p == (unsigned char)VT_MARK_OPEN[0]) {
-                web_buf_puts(b, "<mark>");
+                vt_sb_adds(b, "<mark>");
             } else if (marks && *p == (unsigned char)VT_MARK_CLOSE[0]) {
-                web_buf_puts(b, "</mark>");
+                vt_sb_adds(b, "</mark>");
             } else if (*p < 0x20 || *p == 0x7f) {
-                web_buf_puts(b, " "); /* line breaks of OCR text, and no control bytes */
+                vt_sb_adds(b, " "); /* line breaks of OCR text, and no control bytes */
             } else {
-                n = utf8_len(p);
+                n = vt_utf8_decode((const char *)p, 4, NULL); /* stops at the NUL */
                 if (!n) {
-                    web_buf_puts(b, "\xef\xbf\xbd");
+                    vt_sb_adds(b, "\xef\xbf\xbd");
                     break;
                 }
-                web_buf_add(b, (const char *)p, n);
+                vt_sb_add(b, (const char *)p, n);
                 p += n;
                 continue;
             }
@@ -151,28 +63,28 @@ static void html(struct web_buf *b, const char *s, int marks)
     }
 }
 
-void web_buf_html(struct web_buf *b, const char *s)
+void web_html(struct vt_sb *b, const char *s)
 {
     html(b, s, 0);
 }
 
-void web_buf_html_marked(struct web_buf *b, const char *s)
+void web_html_marked(struct vt_sb *b, const char *s)
 {
     html(b, s, 1);
 }
 
-void web_buf_url(struct web_buf *b, const char *s)
+void web_url(struct vt_sb *b, const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
 
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
             *p == '-' || *p == '_' || *p == '.' || *p == '~') {
-            web_buf_add(b, (const char *)p, 1);
+            vt_sb_add(b, (const char *)p, 1);
         } else {
             char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
 
-            web_buf_add(b, e, 3);
+            vt_sb_add(b, e, 3);
         }
     }
 }
@@ -214,12 +126,12 @@ static long long jint(const json_t *o, const char *k)
 
 /* ---- small formats ---- */
 
-static void put_time(struct web_buf *b, double s)
+static void put_time(struct vt_sb *b, double s)
 {
     char buf[32];
 
     cli_fmt_duration(buf, sizeof(buf), s);
-    web_buf_puts(b, buf);
+    vt_sb_adds(b, buf);
 }
 
 /* Whole seconds for ?t= links: floor, so the moment is not skipped. */
@@ -229,7 +141,7 @@ static long secs(double s)
 }
 
 /* "1,234" */
-static void put_count(struct web_buf *b, long long v)
+static void put_count(struct vt_sb *b, long long v)
 {
     char d[32], out[48];
     int n = snprintf(d, sizeof(d), "%lld", v < 0 ? 0 : v), k = 0;
@@ -240,69 +152,68 @@ static void put_count(struct web_buf *b, long long v)
         out[k++] = d[i];
     }
     out[k] = '\0';
-    web_buf_puts(b, out);
+    vt_sb_adds(b, out);
 }
 
 /* "2026-08-11T11:04:05Z" as "2026-08-11 11:04"; anything else escaped as it is. */
-static void put_date(struct web_buf *b, const char *iso)
+static void put_date(struct vt_sb *b, const char *iso)
 {
     if (!iso) {
-        web_buf_puts(b, "—");
+        vt_sb_adds(b, "—");
     } else if (strlen(iso) >= 16 && iso[10] == 'T') {
         char d[17];
 
         memcpy(d, iso, 16);
         d[10] = ' ';
         d[16] = '\0';
-        web_buf_html(b, d);
+        web_html(b, d);
     } else {
-        web_buf_html(b, iso);
+        web_html(b, iso);
     }
 }
 
-static void put_took(struct web_buf *b, double s)
+static void put_took(struct vt_sb *b, double s)
 {
     long t = s > 0 && s < 1e9 ? lround(s) : 0;
 
     if (t >= 60)
-        web_buf_printf(b, "%ldm %02lds", t / 60, t % 60);
+        vt_sb_addf(b, "%ldm %02lds", t / 60, t % 60);
     else
-        web_buf_printf(b, "%lds", t);
+        vt_sb_addf(b, "%lds", t);
 }
 
-static void put_bytes(struct web_buf *b, long long v)
+static void put_bytes(struct vt_sb *b, long long v)
 {
     if (v >= 1000000)
-        web_buf_printf(b, "%.1f MB", v / 1e6);
+        vt_sb_addf(b, "%.1f MB", v / 1e6);
     else if (v >= 1000)
-        web_buf_printf(b, "%.1f kB", v / 1e3);
+        vt_sb_addf(b, "%.1f kB", v / 1e3);
     else
-        web_buf_printf(b, "%lld bytes", v < 0 ? 0 : v);
+        vt_sb_addf(b, "%lld bytes", v < 0 ? 0 : v);
 }
 
 /* A time link: reads without JS (?t= reloads the page there), seeks with it. */
-static void put_time_link(struct web_buf *b, const char *id, double t, const char *cls)
+static void put_time_link(struct vt_sb *b, const char *id, double t, const char *cls)
 {
-    web_buf_puts(b, "<a class=\"");
-    web_buf_puts(b, cls);
-    web_buf_puts(b, "\" href=\"");
+    vt_sb_adds(b, "<a class=\"");
+    vt_sb_adds(b, cls);
+    vt_sb_adds(b, "\" href=\"");
     if (id)
-        web_buf_printf(b, "/v/%s", id);
-    web_buf_printf(b, "?t=%ld\" data-t=\"%.3f\">", secs(t), t);
+        vt_sb_addf(b, "/v/%s", id);
+    vt_sb_addf(b, "?t=%ld\" data-t=\"%.3f\">", secs(t), t);
     put_time(b, t);
-    web_buf_puts(b, "</a>");
+    vt_sb_adds(b, "</a>");
 }
 
 /* The frame image's URL, when the frame has an image. */
-static int put_frame_img(struct web_buf *b, const char *id, const json_t *frame, const char *cls)
+static int put_frame_img(struct vt_sb *b, const char *id, const json_t *frame, const char *cls)
 {
     if (!jstr(frame, "image") || strcmp(jstr(frame, "state") ? jstr(frame, "state") : "", "done"))
         return 0;
-    web_buf_printf(b,
-                   "<img class=\"%s\" src=\"/api/videos/%s/frames/%lld.jpg\" alt=\"frame %lld at ",
-                   cls, id, jint(frame, "index"), jint(frame, "index"));
+    vt_sb_addf(b, "<img class=\"%s\" src=\"/api/videos/%s/frames/%lld.jpg\" alt=\"frame %lld at ",
+               cls, id, jint(frame, "index"), jint(frame, "index"));
     put_time(b, jnum(frame, "t_s"));
-    web_buf_puts(b, "\" loading=\"lazy\">");
+    vt_sb_adds(b, "\" loading=\"lazy\">");
     return 1;
 }
 
@@ -310,59 +221,59 @@ static int put_frame_img(struct web_buf *b, const char *id, const json_t *frame,
  * The thumbnail of the video at moment t: the kept keyframe that shows it (vt_frame_at, a
  * lookup that reads no more than it needs, not the video's document). 0 when none.
  */
-static int put_thumb(struct web_buf *b, struct vt_library *lib, const char *id, double t)
+static int put_thumb(struct vt_sb *b, struct vt_library *lib, const char *id, double t)
 {
     int n;
 
     if (vt_frame_at(lib, id, t, &n) || n < 0)
         return 0;
-    web_buf_printf(b,
-                   "<img class=\"thumb\" src=\"/api/videos/%s/frames/%d.jpg\" alt=\"frame %d\" "
-                   "loading=\"lazy\">",
-                   id, n, n);
+    vt_sb_addf(b,
+               "<img class=\"thumb\" src=\"/api/videos/%s/frames/%d.jpg\" alt=\"frame %d\" "
+               "loading=\"lazy\">",
+               id, n, n);
     return 1;
 }
 
 /* refresh_s > 0: the page reloads itself (videos still being indexed), without JS. */
-static void head(struct web_buf *b, const struct web_ctx *ctx, const char *title, const char *q,
+static void head(struct vt_sb *b, const struct web_ctx *ctx, const char *title, const char *q,
                  int refresh_s)
 {
-    web_buf_puts(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+    vt_sb_adds(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
     if (refresh_s > 0)
-        web_buf_printf(b, "<meta http-equiv=\"refresh\" content=\"%d\">", refresh_s);
-    web_buf_puts(b, "<title>");
+        vt_sb_addf(b, "<meta http-equiv=\"refresh\" content=\"%d\">", refresh_s);
+    vt_sb_adds(b, "<title>");
     if (title) {
-        web_buf_html(b, title);
-        web_buf_puts(b, " — ");
+        web_html(b, title);
+        vt_sb_adds(b, " — ");
     }
-    web_buf_puts(b, "vidtheque</title><link rel=\"stylesheet\" href=\"/static/app.css\">"
-                    "<script src=\"/static/app.js\" defer></script></head>\n<body><header>"
-                    "<a class=\"brand\" href=\"/\">vidtheque.</a>"
-                    "<form class=\"search\" action=\"/search\" method=\"get\" role=\"search\">"
-                    "<input type=\"search\" name=\"q\" maxlength=\"1000\" "
-                    "placeholder=\"words said or shown\" aria-label=\"search\" value=\"");
-    web_buf_html(b, q ? q : "");
-    web_buf_puts(b, "\"><button>Search</button></form>");
+    vt_sb_adds(b, "vidtheque</title><link rel=\"stylesheet\" href=\"/static/app.css\">"
+                  "<script src=\"/static/app.js\" defer></script></head>\n<body><header>"
+                  "<a class=\"brand\" href=\"/\">vidtheque.</a>"
+                  "<form class=\"search\" action=\"/search\" method=\"get\" role=\"search\">"
+                  "<input type=\"search\" name=\"q\" maxlength=\"1000\" "
+                  "placeholder=\"words said or shown\" aria-label=\"search\" value=\"");
+    web_html(b, q ? q : "");
+    vt_sb_adds(b, "\"><button>Search</button></form>");
     if (ctx->read_only)
-        web_buf_puts(b, "<p class=\"ro\">read-only demo</p>");
-    web_buf_puts(b, "</header>\n<main>\n");
+        vt_sb_adds(b, "<p class=\"ro\">read-only demo</p>");
+    vt_sb_adds(b, "</header>\n<main>\n");
 }
 
-static void foot(struct web_buf *b)
+static void foot(struct vt_sb *b)
 {
-    web_buf_puts(b, "</main></body></html>\n");
+    vt_sb_adds(b, "</main></body></html>\n");
 }
 
-int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struct web_buf *out)
+int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struct vt_sb *out)
 {
     char t[16];
 
     snprintf(t, sizeof(t), "%d", status);
     head(out, ctx, t, NULL, 0);
-    web_buf_printf(out, "<h1>%d</h1><p class=\"error\">", status);
-    web_buf_html(out, msg);
-    web_buf_puts(out, "</p><p><a href=\"/\">Back to the videos</a></p>\n");
+    vt_sb_addf(out, "<h1>%d</h1><p class=\"error\">", status);
+    web_html(out, msg);
+    vt_sb_adds(out, "</p><p><a href=\"/\">Back to the videos</a></p>\n");
     foot(out);
     return status;
 }
@@ -441,14 +352,14 @@ static int in_list(const char *s, const char *const *list)
     return 0;
 }
 
-static void put_option(struct web_buf *b, const char *v, const char *label, const char *cur)
+static void put_option(struct vt_sb *b, const char *v, const char *label, const char *cur)
 {
-    web_buf_printf(b, "<option value=\"%s\"%s>%s</option>", v,
-                   cur && !strcmp(cur, v) ? " selected" : "", label);
+    vt_sb_addf(b, "<option value=\"%s\"%s>%s</option>", v,
+               cur && !strcmp(cur, v) ? " selected" : "", label);
 }
 
 int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const char *sort,
-                     const char *state, struct web_buf *out)
+                     const char *state, struct vt_sb *out)
 {
     struct rows r = {0};
     size_t shown = 0;
@@ -478,16 +389,16 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const ch
         /* live progress: while anything is being indexed the page refreshes itself */
         head(out, ctx, "Videos", NULL, live ? 5 : 0);
     }
-    web_buf_puts(out, "<h1>Videos</h1>\n<form class=\"filter\" action=\"/\" method=\"get\">"
-                      "<label>state <select name=\"state\"><option value=\"\">any</option>");
+    vt_sb_adds(out, "<h1>Videos</h1>\n<form class=\"filter\" action=\"/\" method=\"get\">"
+                    "<label>state <select name=\"state\"><option value=\"\">any</option>");
     for (size_t i = 0; states[i]; i++)
         put_option(out, states[i], states[i], state);
-    web_buf_puts(out, "</select></label> <label>sort <select name=\"sort\">");
+    vt_sb_adds(out, "</select></label> <label>sort <select name=\"sort\">");
     put_option(out, "added", "oldest first", sort);
     put_option(out, "newest", "newest first", sort);
     put_option(out, "title", "title", sort);
     put_option(out, "duration", "duration", sort);
-    web_buf_puts(out, "</select></label> <button>Show</button></form>\n<ul class=\"videos\">\n");
+    vt_sb_adds(out, "</select></label> <button>Show</button></form>\n<ul class=\"videos\">\n");
     for (size_t i = 0; i < r.n; i++) {
         const struct row *x = &r.v[i];
         struct vt_video_card card;
@@ -498,55 +409,55 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const ch
         shown++;
         /* what the row shows, read on its own: never the video's whole document */
         have = !vt_video_card(lib, x->id, &card);
-        web_buf_printf(out, "<li class=\"video\"><a class=\"thumb\" href=\"/v/%s\">", x->id);
+        vt_sb_addf(out, "<li class=\"video\"><a class=\"thumb\" href=\"/v/%s\">", x->id);
         if (have && card.thumb_frame >= 0)
-            web_buf_printf(out,
-                           "<img class=\"thumb\" src=\"/api/videos/%s/frames/%d.jpg\" "
-                           "alt=\"frame %d\" loading=\"lazy\">",
-                           x->id, card.thumb_frame, card.thumb_frame);
+            vt_sb_addf(out,
+                       "<img class=\"thumb\" src=\"/api/videos/%s/frames/%d.jpg\" "
+                       "alt=\"frame %d\" loading=\"lazy\">",
+                       x->id, card.thumb_frame, card.thumb_frame);
         else
-            web_buf_puts(out, "<span class=\"nothumb\">no frame</span>");
-        web_buf_printf(out, "</a><div><a class=\"title\" href=\"/v/%s\">", x->id);
-        web_buf_html(out, x->title);
-        web_buf_puts(out, "</a><p class=\"meta\">");
+            vt_sb_adds(out, "<span class=\"nothumb\">no frame</span>");
+        vt_sb_addf(out, "</a><div><a class=\"title\" href=\"/v/%s\">", x->id);
+        web_html(out, x->title);
+        vt_sb_adds(out, "</a><p class=\"meta\">");
         if (have && card.channel) {
-            web_buf_html(out, card.channel);
-            web_buf_puts(out, " · ");
+            web_html(out, card.channel);
+            vt_sb_adds(out, " · ");
         }
         put_time(out, x->duration_s);
-        web_buf_printf(out,
-                       " · <span class=\"badge state-%s\">index_state %s</span> "
-                       "<span class=\"badge data-%s\">data_status %s</span></p></div>",
-                       x->index_state, x->index_state, x->data_status, x->data_status);
+        vt_sb_addf(out,
+                   " · <span class=\"badge state-%s\">index_state %s</span> "
+                   "<span class=\"badge data-%s\">data_status %s</span></p></div>",
+                   x->index_state, x->index_state, x->data_status, x->data_status);
         if (have && (!strcmp(x->index_state, "queued") || !strcmp(x->index_state, "processing"))) {
             size_t finished = 0, n = card.n_stages;
 
             /* stage by stage: which are finished and which one runs */
-            web_buf_puts(out, "<p class=\"stages\">");
+            vt_sb_adds(out, "<p class=\"stages\">");
             for (size_t k = 0; k < n; k++) {
                 const char *name = card.stages[k].name, *sts = card.stages[k].state;
 
                 finished +=
                     !strcmp(sts, "done") || !strcmp(sts, "skipped") || !strcmp(sts, "failed");
-                web_buf_printf(out, "%s<span class=\"stage st-", k ? " · " : "");
-                web_buf_html(out, sts);
-                web_buf_puts(out, "\">");
-                web_buf_html(out, name);
-                web_buf_puts(out, " ");
-                web_buf_html(out, sts);
-                web_buf_puts(out, "</span>");
+                vt_sb_addf(out, "%s<span class=\"stage st-", k ? " · " : "");
+                web_html(out, sts);
+                vt_sb_adds(out, "\">");
+                web_html(out, name);
+                vt_sb_adds(out, " ");
+                web_html(out, sts);
+                vt_sb_adds(out, "</span>");
             }
-            web_buf_printf(out, " — %zu of %zu stages finished</p>", finished, n);
+            vt_sb_addf(out, " — %zu of %zu stages finished</p>", finished, n);
         }
-        web_buf_puts(out, "</li>\n");
+        vt_sb_adds(out, "</li>\n");
         vt_video_card_release(&card);
     }
-    web_buf_puts(out, "</ul>\n");
+    vt_sb_adds(out, "</ul>\n");
     if (!shown)
-        web_buf_puts(out, r.n ? "<p class=\"empty\">No video in that state.</p>\n"
-                              : "<p class=\"empty\">The library is empty.</p>\n");
+        vt_sb_adds(out, r.n ? "<p class=\"empty\">No video in that state.</p>\n"
+                            : "<p class=\"empty\">The library is empty.</p>\n");
     else
-        web_buf_printf(out, "<p class=\"count\">%zu video(s).</p>\n", shown);
+        vt_sb_addf(out, "<p class=\"count\">%zu video(s).</p>\n", shown);
     foot(out);
     for (size_t i = 0; i < r.n; i++)
         free(r.v[i].title);
@@ -578,52 +489,52 @@ static const char *source_name(const json_t *doc)
     return x && !strcmp(x, "youtube") ? "YouTube" : "the source";
 }
 
-static void video_meta(struct web_buf *b, const struct web_ctx *ctx, const char *id,
+static void video_meta(struct vt_sb *b, const struct web_ctx *ctx, const char *id,
                        const json_t *doc)
 {
     const json_t *src = json_object_get(doc, "source");
     const char *s;
 
-    web_buf_puts(b, "<p class=\"state\"><span class=\"badge state-");
-    web_buf_html(b, jstr(doc, "index_state"));
-    web_buf_puts(b, "\">index_state ");
-    web_buf_html(b, jstr(doc, "index_state"));
-    web_buf_puts(b, "</span> <span class=\"badge\">data_status ");
-    web_buf_html(b, jstr(doc, "data_status"));
-    web_buf_puts(b, "</span></p>\n<p class=\"meta\">");
+    vt_sb_adds(b, "<p class=\"state\"><span class=\"badge state-");
+    web_html(b, jstr(doc, "index_state"));
+    vt_sb_adds(b, "\">index_state ");
+    web_html(b, jstr(doc, "index_state"));
+    vt_sb_adds(b, "</span> <span class=\"badge\">data_status ");
+    web_html(b, jstr(doc, "data_status"));
+    vt_sb_adds(b, "</span></p>\n<p class=\"meta\">");
     s = jstr(doc, "channel");
-    web_buf_html(b, s ? s : "unknown channel");
-    web_buf_puts(b, " · published ");
+    web_html(b, s ? s : "unknown channel");
+    vt_sb_adds(b, " · published ");
     s = jstr(doc, "published");
-    web_buf_html(b, s ? s : "—");
-    web_buf_puts(b, " · ");
+    web_html(b, s ? s : "—");
+    vt_sb_adds(b, " · ");
     put_time(b, jnum(doc, "duration_s"));
-    web_buf_puts(b, " · ");
+    vt_sb_adds(b, " · ");
     s = jstr(doc, "language");
-    web_buf_html(b, s ? s : "language unknown");
-    web_buf_puts(b, " · indexed ");
+    web_html(b, s ? s : "language unknown");
+    vt_sb_adds(b, " · indexed ");
     put_date(b, jstr(doc, "indexed_at"));
-    web_buf_puts(b, "</p>\n<p class=\"source\">");
+    vt_sb_adds(b, "</p>\n<p class=\"source\">");
     {
         char link[4200];
 
         if (!source_link(doc, 0, link, sizeof(link))) {
-            web_buf_puts(b, "<a id=\"open-source\" rel=\"noopener noreferrer nofollow\" href=\"");
-            web_buf_html(b, link);
-            web_buf_printf(b, "\">Open on %s</a> ", source_name(doc));
+            vt_sb_adds(b, "<a id=\"open-source\" rel=\"noopener noreferrer nofollow\" href=\"");
+            web_html(b, link);
+            vt_sb_addf(b, "\">Open on %s</a> ", source_name(doc));
         }
     }
     s = jstr(src, "path");
     if (s)
-        web_buf_printf(b, "<a href=\"/media/%s\">Open the file</a>", id);
+        vt_sb_addf(b, "<a href=\"/media/%s\">Open the file</a>", id);
     else
-        web_buf_puts(b, "<span class=\"note\">The media file was not kept.</span>");
+        vt_sb_adds(b, "<span class=\"note\">The media file was not kept.</span>");
     if (!ctx->read_only && s) {
-        web_buf_puts(b, " <code>");
-        web_buf_html(b, s);
-        web_buf_puts(b, "</code>");
+        vt_sb_adds(b, " <code>");
+        web_html(b, s);
+        vt_sb_adds(b, "</code>");
     }
-    web_buf_puts(b, "</p>\n");
+    vt_sb_adds(b, "</p>\n");
 }
 
 /*
@@ -643,15 +554,15 @@ struct vpage {
 };
 
 /* A link to the video page with other page numbers, at anchor. */
-static void put_page_link(struct web_buf *b, const struct vpage *p, long long frames,
-                          long long cues, const char *anchor, const char *rel, const char *label)
+static void put_page_link(struct vt_sb *b, const struct vpage *p, long long frames, long long cues,
+                          const char *anchor, const char *rel, const char *label)
 {
-    web_buf_printf(b, "<a rel=\"%s\" href=\"/v/%s?frames=%lld&amp;cues=%lld#%s\">%s</a>", rel,
-                   p->id, frames, cues, anchor, label);
+    vt_sb_addf(b, "<a rel=\"%s\" href=\"/v/%s?frames=%lld&amp;cues=%lld#%s\">%s</a>", rel, p->id,
+               frames, cues, anchor, label);
 }
 
 /* "page 2 of 7" with previous and next links, for the list named what. */
-static void pager(struct web_buf *b, const struct vpage *p, int cues)
+static void pager(struct vt_sb *b, const struct vpage *p, int cues)
 {
     long long page = cues ? p->cues : p->frames, per = cues ? PAGE_CUES : PAGE_FRAMES;
     long long total = cues ? p->n_cues : p->n_frames > p->n_shots ? p->n_frames : p->n_shots;
@@ -660,175 +571,173 @@ static void pager(struct web_buf *b, const struct vpage *p, int cues)
 
     if (pages <= 1 && page <= 1)
         return;
-    web_buf_printf(b, "<nav class=\"pager\" aria-label=\"%s pages\">",
-                   cues ? "transcript" : "frame");
+    vt_sb_addf(b, "<nav class=\"pager\" aria-label=\"%s pages\">", cues ? "transcript" : "frame");
     if (page > 1)
         put_page_link(b, p, cues ? p->frames : page - 1, cues ? page - 1 : p->cues, anchor, "prev",
                       "previous");
-    web_buf_printf(b, " page %lld of %lld ", page, pages);
+    vt_sb_addf(b, " page %lld of %lld ", page, pages);
     if (page < pages)
         put_page_link(b, p, cues ? p->frames : page + 1, cues ? page + 1 : p->cues, anchor, "next",
                       cues ? "next cues" : "next frames");
-    web_buf_puts(b, "</nav>\n");
+    vt_sb_adds(b, "</nav>\n");
 }
 
-static void timeline(struct web_buf *b, const char *id, const json_t *doc, const struct vpage *p)
+static void timeline(struct vt_sb *b, const char *id, const json_t *doc, const struct vpage *p)
 {
     const json_t *shots = json_object_get(doc, "shots"), *s, *f;
     size_t i;
 
-    web_buf_puts(b, "<section id=\"timeline\"><h2>Scene timeline</h2>\n<ol class=\"shots\">\n");
+    vt_sb_adds(b, "<section id=\"timeline\"><h2>Scene timeline</h2>\n<ol class=\"shots\">\n");
     json_array_foreach(shots, i, s)
     {
-        web_buf_printf(b, "<li><a class=\"seek\" href=\"?t=%ld\" data-t=\"%.3f\">Shot %lld, ",
-                       secs(jnum(s, "start_s")), jnum(s, "start_s"), jint(s, "index"));
+        vt_sb_addf(b, "<li><a class=\"seek\" href=\"?t=%ld\" data-t=\"%.3f\">Shot %lld, ",
+                   secs(jnum(s, "start_s")), jnum(s, "start_s"), jint(s, "index"));
         put_time(b, jnum(s, "start_s"));
-        web_buf_puts(b, " to ");
+        vt_sb_adds(b, " to ");
         put_time(b, jnum(s, "end_s"));
-        web_buf_printf(b, ", %lld of %lld keyframes kept</a></li>\n", jint(s, "keyframes_kept"),
-                       jint(s, "keyframes_captured"));
+        vt_sb_addf(b, ", %lld of %lld keyframes kept</a></li>\n", jint(s, "keyframes_kept"),
+                   jint(s, "keyframes_captured"));
     }
-    web_buf_puts(b, "</ol>\n<p>");
+    vt_sb_adds(b, "</ol>\n<p>");
     put_count(b, p->n_shots);
-    web_buf_printf(b, " shot(s).</p>\n<div class=\"strip\" data-duration=\"%.3f\">",
-                   jnum(doc, "duration_s"));
+    vt_sb_addf(b, " shot(s).</p>\n<div class=\"strip\" data-duration=\"%.3f\">",
+               jnum(doc, "duration_s"));
     json_array_foreach(json_object_get(doc, "frames"), i, f)
     {
         if (!jstr(f, "image") || strcmp(jstr(f, "state") ? jstr(f, "state") : "", "done"))
             continue;
-        web_buf_printf(b, "<a class=\"kf seek\" href=\"?t=%ld\" data-t=\"%.3f\">",
-                       secs(jnum(f, "t_s")), jnum(f, "t_s"));
+        vt_sb_addf(b, "<a class=\"kf seek\" href=\"?t=%ld\" data-t=\"%.3f\">", secs(jnum(f, "t_s")),
+                   jnum(f, "t_s"));
         put_frame_img(b, id, f, "kf");
-        web_buf_puts(b, "<span>");
+        vt_sb_adds(b, "<span>");
         put_time(b, jnum(f, "t_s"));
-        web_buf_puts(b, "</span></a>");
+        vt_sb_adds(b, "</span></a>");
     }
-    web_buf_puts(b, "</div>");
+    vt_sb_adds(b, "</div>");
     pager(b, p, 0);
-    web_buf_puts(b, "</section>\n");
+    vt_sb_adds(b, "</section>\n");
 }
 
-static void stored_item(struct web_buf *b, const char *name, long long v)
+static void stored_item(struct vt_sb *b, const char *name, long long v)
 {
-    web_buf_printf(b, "<div><dt>%s</dt><dd class=\"n\">", name);
+    vt_sb_addf(b, "<div><dt>%s</dt><dd class=\"n\">", name);
     put_count(b, v);
-    web_buf_puts(b, "</dd><dd>");
+    vt_sb_adds(b, "</dd><dd>");
 }
 
-static void stored(struct web_buf *b, const json_t *doc)
+static void stored(struct vt_sb *b, const json_t *doc)
 {
     const json_t *s = json_object_get(doc, "stored");
     const char *src = jstr(s, "cues_source");
 
-    web_buf_puts(b, "<section id=\"stored\"><h2>What was stored</h2>\n<dl class=\"stored\">");
+    vt_sb_adds(b, "<section id=\"stored\"><h2>What was stored</h2>\n<dl class=\"stored\">");
     stored_item(b, "cues", jint(s, "cues"));
-    web_buf_html(b, src ? src : "no transcript");
-    web_buf_puts(b, "</dd></div>");
+    web_html(b, src ? src : "no transcript");
+    vt_sb_adds(b, "</dd></div>");
     stored_item(b, "chunks", jint(s, "chunks"));
-    web_buf_puts(b, "from ");
+    vt_sb_adds(b, "from ");
     put_count(b, jint(s, "cues"));
-    web_buf_puts(b, " cues</dd></div>");
+    vt_sb_adds(b, " cues</dd></div>");
     stored_item(b, "keyframes", jint(s, "keyframes_kept"));
-    web_buf_puts(b, "kept of ");
+    vt_sb_adds(b, "kept of ");
     put_count(b, jint(s, "keyframes_captured"));
-    web_buf_puts(b, " captured</dd></div>");
+    vt_sb_adds(b, " captured</dd></div>");
     stored_item(b, "frames with text", jint(s, "frames_with_text"));
     put_count(b, jint(s, "ocr_lines"));
-    web_buf_puts(b, " lines read</dd></div>");
+    vt_sb_adds(b, " lines read</dd></div>");
     stored_item(b, "chapters", jint(s, "chapters"));
-    web_buf_puts(b, "from the source metadata</dd></div>");
-    web_buf_puts(b, "<div><dt>keyframe bytes</dt><dd class=\"n\">");
+    vt_sb_adds(b, "from the source metadata</dd></div>");
+    vt_sb_adds(b, "<div><dt>keyframe bytes</dt><dd class=\"n\">");
     put_bytes(b, jint(s, "keyframe_bytes"));
-    web_buf_puts(b, "</dd><dd>word timings on ");
+    vt_sb_adds(b, "</dd><dd>word timings on ");
     put_count(b, jint(s, "word_timed_cues"));
-    web_buf_puts(b, " cues</dd></div></dl></section>\n");
+    vt_sb_adds(b, " cues</dd></div></dl></section>\n");
 }
 
-static void provenance(struct web_buf *b, const json_t *doc)
+static void provenance(struct vt_sb *b, const json_t *doc)
 {
     const json_t *s;
     size_t i;
 
-    web_buf_puts(b, "<section id=\"provenance\"><h2>Provenance</h2>\n<table class=\"prov\">"
-                    "<caption>Each pipeline stage, its state and the model that produced it"
-                    "</caption><thead><tr><th>stage</th><th>state</th><th>model</th>"
-                    "<th>started</th><th>took</th><th>error</th></tr></thead><tbody>\n");
+    vt_sb_adds(b, "<section id=\"provenance\"><h2>Provenance</h2>\n<table class=\"prov\">"
+                  "<caption>Each pipeline stage, its state and the model that produced it"
+                  "</caption><thead><tr><th>stage</th><th>state</th><th>model</th>"
+                  "<th>started</th><th>took</th><th>error</th></tr></thead><tbody>\n");
     json_array_foreach(json_object_get(doc, "stages"), i, s)
     {
-        web_buf_puts(b, "<tr><td>");
-        web_buf_html(b, jstr(s, "name"));
-        web_buf_puts(b, "</td><td class=\"st\">");
-        web_buf_html(b, jstr(s, "state"));
-        web_buf_puts(b, "</td><td>");
-        web_buf_html(b, jstr(s, "model") ? jstr(s, "model") : "—");
-        web_buf_puts(b, "</td><td>");
+        vt_sb_adds(b, "<tr><td>");
+        web_html(b, jstr(s, "name"));
+        vt_sb_adds(b, "</td><td class=\"st\">");
+        web_html(b, jstr(s, "state"));
+        vt_sb_adds(b, "</td><td>");
+        web_html(b, jstr(s, "model") ? jstr(s, "model") : "—");
+        vt_sb_adds(b, "</td><td>");
         put_date(b, jstr(s, "started_at"));
-        web_buf_puts(b, "</td><td>");
+        vt_sb_adds(b, "</td><td>");
         put_took(b, jnum(s, "took_s"));
-        web_buf_puts(b, "</td><td>");
-        web_buf_html(b, jstr(s, "error") ? jstr(s, "error") : "");
-        web_buf_puts(b, "</td></tr>\n");
+        vt_sb_adds(b, "</td><td>");
+        web_html(b, jstr(s, "error") ? jstr(s, "error") : "");
+        vt_sb_adds(b, "</td></tr>\n");
     }
-    web_buf_puts(b, "</tbody></table></section>\n");
+    vt_sb_adds(b, "</tbody></table></section>\n");
 }
 
-static void frames(struct web_buf *b, const char *id, const json_t *doc, const struct vpage *p)
+static void frames(struct vt_sb *b, const char *id, const json_t *doc, const struct vpage *p)
 {
     const json_t *f, *l;
     size_t i, k;
 
-    web_buf_puts(b, "<section id=\"frames\"><h2>Frames, and what the machine read</h2>\n");
+    vt_sb_adds(b, "<section id=\"frames\"><h2>Frames, and what the machine read</h2>\n");
     pager(b, p, 0);
-    web_buf_puts(b, "<ul class=\"frames\">\n");
+    vt_sb_adds(b, "<ul class=\"frames\">\n");
     json_array_foreach(json_object_get(doc, "frames"), i, f)
     {
         const json_t *ocr = json_object_get(f, "ocr");
         const char *st = jstr(f, "state") ? jstr(f, "state") : "";
         int done = !strcmp(st, "done");
 
-        web_buf_printf(b, "<li class=\"frame\" id=\"frame-%lld\"><p class=\"fh\">",
-                       jint(f, "index"));
+        vt_sb_addf(b, "<li class=\"frame\" id=\"frame-%lld\"><p class=\"fh\">", jint(f, "index"));
         put_time_link(b, NULL, jnum(f, "t_s"), "seek");
-        web_buf_printf(b, " <b>#%lld</b> <span class=\"st\">", jint(f, "index"));
-        web_buf_html(b, st);
-        web_buf_puts(b, "</span>");
+        vt_sb_addf(b, " <b>#%lld</b> <span class=\"st\">", jint(f, "index"));
+        web_html(b, st);
+        vt_sb_adds(b, "</span>");
         if (done)
-            web_buf_printf(b, " <span>%zu line(s)</span>", json_array_size(ocr));
-        web_buf_printf(b, "</p><p class=\"fm\">shot %lld · frame %lld", jint(f, "shot"),
-                       jint(f, "frame_no"));
+            vt_sb_addf(b, " <span>%zu line(s)</span>", json_array_size(ocr));
+        vt_sb_addf(b, "</p><p class=\"fm\">shot %lld · frame %lld", jint(f, "shot"),
+                   jint(f, "frame_no"));
         if (json_is_integer(json_object_get(f, "duplicate_of"))) {
             long long d = jint(f, "duplicate_of");
 
             /* the frame it repeats may be on another page */
-            web_buf_printf(b,
-                           " · duplicate of <a href=\"/v/%s?frames=%lld&amp;cues=%lld#frame-%lld\">"
-                           "#%lld</a>",
-                           id, d >= 0 ? d / PAGE_FRAMES + 1 : 1, p->cues, d, d);
+            vt_sb_addf(b,
+                       " · duplicate of <a href=\"/v/%s?frames=%lld&amp;cues=%lld#frame-%lld\">"
+                       "#%lld</a>",
+                       id, d >= 0 ? d / PAGE_FRAMES + 1 : 1, p->cues, d, d);
         } else {
-            web_buf_printf(b, " · sharpness %.1f", jnum(f, "sharpness"));
+            vt_sb_addf(b, " · sharpness %.1f", jnum(f, "sharpness"));
         }
-        web_buf_puts(b, "</p>");
+        vt_sb_adds(b, "</p>");
         if (done)
             put_frame_img(b, id, f, "frame");
         if (json_array_size(ocr)) {
-            web_buf_puts(b, "<ol class=\"ocr\">");
+            vt_sb_adds(b, "<ol class=\"ocr\">");
             json_array_foreach(ocr, k, l)
             {
                 if (k == PAGE_OCR_LINES) {
-                    web_buf_printf(b, "<li>… %zu more line(s)</li>", json_array_size(ocr) - k);
+                    vt_sb_addf(b, "<li>… %zu more line(s)</li>", json_array_size(ocr) - k);
                     break;
                 }
-                web_buf_puts(b, "<li>");
-                web_buf_html(b, jstr(l, "text"));
-                web_buf_printf(b, " <span class=\"conf\">%.2f</span></li>", jnum(l, "conf"));
+                vt_sb_adds(b, "<li>");
+                web_html(b, jstr(l, "text"));
+                vt_sb_addf(b, " <span class=\"conf\">%.2f</span></li>", jnum(l, "conf"));
             }
-            web_buf_puts(b, "</ol>");
+            vt_sb_adds(b, "</ol>");
         }
-        web_buf_puts(b, "</li>\n");
+        vt_sb_adds(b, "</li>\n");
     }
-    web_buf_puts(b, "</ul>");
+    vt_sb_adds(b, "</ul>");
     pager(b, p, 0);
-    web_buf_puts(b, "</section>\n");
+    vt_sb_adds(b, "</section>\n");
 }
 
 /* Words and characters (code points) of the transcript, as the page counts them. */
@@ -848,45 +757,45 @@ static void count_text(const char *s, long long *words, long long *chars)
     }
 }
 
-static void transcript(struct web_buf *b, const json_t *doc, const struct vpage *p)
+static void transcript(struct vt_sb *b, const json_t *doc, const struct vpage *p)
 {
     const json_t *cues = json_object_get(doc, "cues"), *c;
     long long words = 0, chars = 0, first = (p->cues - 1) * PAGE_CUES;
     size_t i;
 
     json_array_foreach(cues, i, c) count_text(jstr(c, "text"), &words, &chars);
-    web_buf_puts(b, "<section id=\"transcript\"><h2>Transcript</h2>\n<p>");
+    vt_sb_adds(b, "<section id=\"transcript\"><h2>Transcript</h2>\n<p>");
     put_count(b, p->n_cues);
-    web_buf_puts(b, " cues · ");
+    vt_sb_adds(b, " cues · ");
     if ((long long)json_array_size(cues) < p->n_cues) {
         /* one page of them: its own counts */
-        web_buf_puts(b, "this page: ");
+        vt_sb_adds(b, "this page: ");
         if (json_array_size(cues)) {
-            web_buf_puts(b, "cues ");
+            vt_sb_adds(b, "cues ");
             put_count(b, first + 1);
-            web_buf_puts(b, "–");
+            vt_sb_adds(b, "–");
             put_count(b, first + (long long)json_array_size(cues));
-            web_buf_puts(b, ", ");
+            vt_sb_adds(b, ", ");
         }
     }
     put_count(b, words);
-    web_buf_puts(b, " words · ");
+    vt_sb_adds(b, " words · ");
     put_count(b, chars);
-    web_buf_puts(b, " chars</p>\n");
+    vt_sb_adds(b, " chars</p>\n");
     pager(b, p, 1);
-    web_buf_printf(b, "<ol class=\"cues\" start=\"%lld\">\n", first + 1);
+    vt_sb_addf(b, "<ol class=\"cues\" start=\"%lld\">\n", first + 1);
     json_array_foreach(cues, i, c)
     {
-        web_buf_printf(b, "<li class=\"cue\" data-t=\"%.3f\" data-end=\"%.3f\">",
-                       jnum(c, "start_s"), jnum(c, "end_s"));
+        vt_sb_addf(b, "<li class=\"cue\" data-t=\"%.3f\" data-end=\"%.3f\">", jnum(c, "start_s"),
+                   jnum(c, "end_s"));
         put_time_link(b, NULL, jnum(c, "start_s"), "seek");
-        web_buf_puts(b, " ");
-        web_buf_html(b, jstr(c, "text"));
-        web_buf_puts(b, "</li>\n");
+        vt_sb_adds(b, " ");
+        web_html(b, jstr(c, "text"));
+        vt_sb_adds(b, "</li>\n");
     }
-    web_buf_puts(b, "</ol>");
+    vt_sb_adds(b, "</ol>");
     pager(b, p, 1);
-    web_buf_puts(b, "</section>\n");
+    vt_sb_adds(b, "</section>\n");
 }
 
 /* A page number from the query: absent is 1, else 1..9999999 without sign or leading zero. */
@@ -918,7 +827,7 @@ static double parse_t(const char *t, double duration)
 }
 
 int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char *id, const char *t,
-                   const char *frames_page, const char *cues_page, struct web_buf *out)
+                   const char *frames_page, const char *cues_page, struct vt_sb *out)
 {
     struct vt_doc_pages pages;
     struct vpage pg = {id, 1, 1, 0, 0, 0};
@@ -964,35 +873,33 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
                  strcmp(jstr(doc, "index_state") ? jstr(doc, "index_state") : "", "failed")
              ? 5
              : 0);
-    web_buf_printf(out, "<nav class=\"crumbs\"><a href=\"/\">Videos</a> <span>%s</span></nav>\n",
-                   id);
-    web_buf_puts(out, "<h1>");
-    web_buf_html(out, jstr(doc, "title") ? jstr(doc, "title") : id);
-    web_buf_puts(out, "</h1>\n");
+    vt_sb_addf(out, "<nav class=\"crumbs\"><a href=\"/\">Videos</a> <span>%s</span></nav>\n", id);
+    vt_sb_adds(out, "<h1>");
+    web_html(out, jstr(doc, "title") ? jstr(doc, "title") : id);
+    vt_sb_adds(out, "</h1>\n");
     video_meta(out, ctx, id, doc);
     if (jstr(json_object_get(doc, "source"), "path"))
-        web_buf_printf(out,
-                       "<video id=\"player\" controls preload=\"metadata\" "
-                       "src=\"/media/%s#t=%.3f\" data-t0=\"%.3f\"></video>\n",
-                       id, t0, t0);
+        vt_sb_addf(out,
+                   "<video id=\"player\" controls preload=\"metadata\" "
+                   "src=\"/media/%s#t=%.3f\" data-t0=\"%.3f\"></video>\n",
+                   id, t0, t0);
     timeline(out, id, doc, &pg);
     stored(out, doc);
     provenance(out, doc);
     frames(out, id, doc, &pg);
     transcript(out, doc, &pg);
-    web_buf_printf(out, "<p><a id=\"open-at\" href=\"/v/%s?t=%ld\">Open at this second</a>", id,
-                   secs(t0));
+    vt_sb_addf(out, "<p><a id=\"open-at\" href=\"/v/%s?t=%ld\">Open at this second</a>", id,
+               secs(t0));
     {
         char link[4200];
 
         if (!source_link(doc, t0, link, sizeof(link))) {
-            web_buf_puts(out,
-                         " · <a id=\"source-at\" rel=\"noopener noreferrer nofollow\" href=\"");
-            web_buf_html(out, link);
-            web_buf_printf(out, "\">on %s at this second</a>", source_name(doc));
+            vt_sb_adds(out, " · <a id=\"source-at\" rel=\"noopener noreferrer nofollow\" href=\"");
+            web_html(out, link);
+            vt_sb_addf(out, "\">on %s at this second</a>", source_name(doc));
         }
     }
-    web_buf_puts(out, "</p>\n");
+    vt_sb_adds(out, "</p>\n");
     foot(out);
     json_decref(doc);
     return 200;
@@ -1001,7 +908,7 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
 /* ---- search ---- */
 
 int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const char *q,
-                    struct web_buf *out)
+                    struct vt_sb *out)
 {
     struct vt_search_opts opts = {.limit = 50};
     struct vt_search_info info = {0};
@@ -1010,30 +917,30 @@ int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const cha
     char *done = NULL;
 
     head(out, ctx, q && *q ? q : "Search", q, 0);
-    web_buf_puts(out, "<h1>Search</h1>\n");
+    vt_sb_adds(out, "<h1>Search</h1>\n");
     if (!qlen) {
-        web_buf_puts(out, "<p class=\"empty\">Type words said or shown in a video: "
-                          "<code>\"a phrase\"</code>, <code>-not</code>, <code>prefix*</code>, "
-                          "<code>source:screen</code>.</p>\n");
+        vt_sb_adds(out, "<p class=\"empty\">Type words said or shown in a video: "
+                        "<code>\"a phrase\"</code>, <code>-not</code>, <code>prefix*</code>, "
+                        "<code>source:screen</code>.</p>\n");
         goto out;
     }
     if (qlen > 1000) {
-        web_buf_puts(out, "<p class=\"empty\">That query is too long: at most 1000 bytes.</p>\n");
+        vt_sb_adds(out, "<p class=\"empty\">That query is too long: at most 1000 bytes.</p>\n");
         goto out;
     }
     if (vt_search(lib, q, qlen, &opts, &hits, &n, &info)) {
         fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
-        web_buf_puts(out, "<p class=\"empty\">The search could not run; try other words.</p>\n");
+        vt_sb_adds(out, "<p class=\"empty\">The search could not run; try other words.</p>\n");
         goto out;
     }
     if (!n) {
-        web_buf_puts(out, "<p class=\"empty\">Nothing found for “");
-        web_buf_html(out, q);
-        web_buf_puts(out, "”.</p>\n");
+        vt_sb_adds(out, "<p class=\"empty\">Nothing found for “");
+        web_html(out, q);
+        vt_sb_adds(out, "”.</p>\n");
         goto out;
     }
-    web_buf_printf(out, "<p class=\"count\">%zu moment(s)%s, %.0f ms.</p>\n", n,
-                   info.partial ? " (cut short: older matches may be missing)" : "", info.took_ms);
+    vt_sb_addf(out, "<p class=\"count\">%zu moment(s)%s, %.0f ms.</p>\n", n,
+               info.partial ? " (cut short: older matches may be missing)" : "", info.took_ms);
     /* grouped by video, videos in the order of their best hit */
     done = calloc(n, 1);
     if (!done)
@@ -1041,33 +948,33 @@ int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const cha
     for (size_t i = 0; i < n; i++) {
         if (done[i])
             continue;
-        web_buf_printf(out, "<section class=\"group\"><h2><a href=\"/v/%s\">", hits[i].video_id);
-        web_buf_html_marked(out, hits[i].title);
-        web_buf_puts(out, "</a></h2>\n<ol class=\"hits\">\n");
+        vt_sb_addf(out, "<section class=\"group\"><h2><a href=\"/v/%s\">", hits[i].video_id);
+        web_html_marked(out, hits[i].title);
+        vt_sb_adds(out, "</a></h2>\n<ol class=\"hits\">\n");
         for (size_t k = i; k < n; k++) {
             const struct vt_hit *h = &hits[k];
 
             if (done[k] || strcmp(h->video_id, hits[i].video_id))
                 continue;
             done[k] = 1;
-            web_buf_printf(out, "<li class=\"hit\"><a class=\"thumb\" href=\"/v/%s?t=%ld\">",
-                           h->video_id, secs(h->start_s));
+            vt_sb_addf(out, "<li class=\"hit\"><a class=\"thumb\" href=\"/v/%s?t=%ld\">",
+                       h->video_id, secs(h->start_s));
             if (!put_thumb(out, lib, h->video_id, h->start_s))
-                web_buf_puts(out, "<span class=\"nothumb\">no frame</span>");
-            web_buf_puts(out, "</a><div><p>");
+                vt_sb_adds(out, "<span class=\"nothumb\">no frame</span>");
+            vt_sb_adds(out, "</a><div><p>");
             put_time_link(out, h->video_id, h->start_s, "ts");
-            web_buf_puts(out, " <span class=\"badge src-");
-            web_buf_html(out, h->source);
-            web_buf_puts(out, "\">");
-            web_buf_html(out, h->source);
-            web_buf_puts(out, "</span>");
+            vt_sb_adds(out, " <span class=\"badge src-");
+            web_html(out, h->source);
+            vt_sb_adds(out, "\">");
+            web_html(out, h->source);
+            vt_sb_adds(out, "</span>");
             if (h->approx)
-                web_buf_puts(out, " <span class=\"badge approx\">approximate</span>");
-            web_buf_puts(out, "</p><p class=\"text\">");
-            web_buf_html_marked(out, h->text);
-            web_buf_puts(out, "</p></div></li>\n");
+                vt_sb_adds(out, " <span class=\"badge approx\">approximate</span>");
+            vt_sb_adds(out, "</p><p class=\"text\">");
+            web_html_marked(out, h->text);
+            vt_sb_adds(out, "</p></div></li>\n");
         }
-        web_buf_puts(out, "</ol></section>\n");
+        vt_sb_adds(out, "</ol></section>\n");
     }
 out:
     foot(out);

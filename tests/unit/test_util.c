@@ -1,4 +1,4 @@
-/* Unit tests of lib/util.c: ids, UTF-8 repair, strict parsing, the string buffer. */
+/* Unit tests of lib/util.c: ids, UTF-8 decoding and repair, strict parsing, the string buffer. */
 #include "harness.h"
 #include "util.h"
 
@@ -63,6 +63,26 @@ VT_TEST(util_utf8_clean)
     s = vt_utf8_clean("cut \xe2\x98");
     CHECK_STR(s, "cut \xef\xbf\xbd\xef\xbf\xbd");
     free(s);
+}
+
+VT_TEST(util_utf8_decode)
+{
+    uint32_t cp = 0;
+
+    CHECK(vt_utf8_decode("a", 1, &cp) == 1 && cp == 'a');
+    CHECK(vt_utf8_decode("\xc3\xa9", 2, &cp) == 2 && cp == 0xe9);
+    CHECK(vt_utf8_decode("\xe2\x98\x85", 3, &cp) == 3 && cp == 0x2605);
+    CHECK(vt_utf8_decode("\xf0\x9f\x98\x80", 4, &cp) == 4 && cp == 0x1f600);
+    CHECK(vt_utf8_decode("\xf4\x8f\xbf\xbf", 4, NULL) == 4); /* U+10FFFF */
+    CHECK(vt_utf8_decode("\xf4\x90\x80\x80", 4, NULL) == 0); /* past U+10FFFF */
+    CHECK(vt_utf8_decode("\xc0\xaf", 2, NULL) == 0);         /* overlong */
+    CHECK(vt_utf8_decode("\xe0\x80\xaf", 3, NULL) == 0);     /* overlong */
+    CHECK(vt_utf8_decode("\xf0\x80\x80\xaf", 4, NULL) == 0); /* overlong */
+    CHECK(vt_utf8_decode("\xed\xa0\x80", 3, NULL) == 0);     /* surrogate */
+    CHECK(vt_utf8_decode("\xe2\x98\x85", 2, NULL) == 0);     /* cut short by n */
+    CHECK(vt_utf8_decode("\xe2\x98", 4, NULL) == 0);         /* cut short by the NUL */
+    CHECK(vt_utf8_decode("\x80", 1, NULL) == 0 && vt_utf8_decode("\xff", 1, NULL) == 0);
+    CHECK(vt_utf8_decode("", 0, NULL) == 0);
 }
 
 VT_TEST(util_parse_long)
