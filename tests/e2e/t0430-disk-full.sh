@@ -19,7 +19,7 @@ fi
 MNT+=("$T/probe")
 
 gen_clip "$T/talk.mp4" 4 "Disks fill up"
-export VIDTHEQUE_RETRY_BASE=6
+export VIDTHEQUE_RETRY_BASE=10
 
 # fill FS: write until the file system says no more
 fill() { dd if=/dev/zero of="$1/filler" bs=4k 2> /dev/null || true; }
@@ -42,17 +42,22 @@ fill "$L/frames"
 expect_exit 1 vt add "$T/talk.mp4"
 one_line_err
 id=$(cat "$T/out")
-grep -q "keyframe failed (attempt 1 of 4; 'vidtheque resume' tries again in 6 s):.*No space left on device" "$T/err" ||
+grep -q "keyframe failed (attempt 1 of 4; 'vidtheque resume' tries again in 10 s):.*No space left on device" "$T/err" ||
   fail "add on a full disk: $(cat "$T/err")"
 [[ $(stage_field "$L" keyframe state) == queued ]] || fail "keyframe $(stage_field "$L" keyframe state), expected queued"
 stage_field "$L" keyframe error | grep -q "No space left on device" || fail "reason not kept: $(stage_field "$L" keyframe error)"
 [[ $(stage_field "$L" keyframe "retry_at > 0") == 1 ]] || fail "no retry time"
 [[ $(vt ls | cut -f4,5) == "processing	partial" ]] || fail "after add: $(vt ls)"
-# before the retry is due: not finished, said so, exit 1
-expect_exit 1 vt resume
-one_line_err
-grep -q "not finished: $id: stage 'keyframe' waits for attempt 2 of 4, not before .*No space left on device" "$T/err" ||
-  fail "resume before the retry is due: $(cat "$T/err")"
+# before the retry is due: not finished, said so, exit 1. A machine so slow (a sanitizer
+# build under load) that the retry is due within 3 s skips this: resume would run it.
+if [[ $(stage_field "$L" keyframe "retry_at - (julianday('now') - 2440587.5) * 86400 > 3") == 1 ]]; then
+  expect_exit 1 vt resume
+  one_line_err
+  grep -q "not finished: $id: stage 'keyframe' waits for attempt 2 of 4, not before .*No space left on device" "$T/err" ||
+    fail "resume before the retry is due: $(cat "$T/err")"
+else
+  note "the retry came due before it could be checked as not due (slow machine): not checked"
+fi
 rm "$L/frames/filler"
 wait_due "$L"
 expect_exit 0 vt resume
