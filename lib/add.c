@@ -127,14 +127,9 @@ int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_op
     v.stt_mode = (char *)stt;
     v.keep_media = 1; /* never deleted: it is the user's file */
     rc = vt_pipeline_register(lib, &v);
-    if (!rc)
-        rc = vt_store_commit(lib->store);
-    else
-        vt_store_rollback(lib->store);
-    if (rc) {
-        rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    rc = vt_lib_end_write(lib, rc);
+    if (rc)
         goto out;
-    }
     snprintf(id, VT_ID_MAX, "%s", v.id);
     *is_new = 1;
 out:

@@ -209,14 +209,9 @@ static int register_video(struct vt_library *lib, const struct reg *g, const str
             goto out;
         }
     }
-    if (!rc)
-        rc = vt_store_commit(lib->store);
-    else
-        vt_store_rollback(lib->store);
-    if (rc) {
-        rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    rc = vt_lib_end_write(lib, rc);
+    if (rc)
         goto out;
-    }
     snprintf(id, VT_ID_MAX, "%s", v.id);
     *is_new = 1;
 out:
@@ -294,13 +289,8 @@ static int add_from_info(struct vt_library *lib, const char *url, const char *ki
         rc = vt_store_begin(lib->store);
         if (!rc)
             rc = vt_store_list_put(lib->store, &l);
+        rc = vt_lib_end_write(lib, rc);
         if (!rc)
-            rc = vt_store_commit(lib->store);
-        else
-            vt_store_rollback(lib->store);
-        if (rc)
-            rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
-        else
             rc = add_entries(lib, &info, l.id, l.max_entries, o, fn, user);
     } else {
         /* the page is the canonical name; a given info file keeps its own path too */

@@ -35,6 +35,15 @@ int vt_lib_fail(struct vt_library *lib, int code, const char *fmt, ...)
     return code;
 }
 
+int vt_lib_end_write(struct vt_library *lib, int rc)
+{
+    if (!rc)
+        rc = vt_store_commit(lib->store);
+    else
+        vt_store_rollback(lib->store);
+    return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+}
+
 const char *vt_errmsg(const struct vt_library *lib)
 {
     return lib->err;
@@ -330,12 +339,9 @@ int vt_remove(struct vt_library *lib, const char *id)
     rc = vt_store_begin(lib->store);
     if (!rc)
         rc = vt_store_video_delete(lib->store, id);
-    if (!rc)
-        rc = vt_store_commit(lib->store);
-    else
-        vt_store_rollback(lib->store);
+    rc = vt_lib_end_write(lib, rc);
     if (rc)
-        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+        return rc;
     /* files go after the rows: a crash in between leaves only unreferenced files */
     frames = vt_xasprintf("%s/frames/%s", lib->dir, id);
     vt_rm_rf(frames);

@@ -73,6 +73,12 @@ void vt_lib_owner_locks_sweep(struct vt_library *lib);
 /* Record a message for vt_errmsg and return code. */
 int vt_lib_fail(struct vt_library *lib, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/*
+ * End the write transaction begun with vt_store_begin: commit when rc is 0, else roll
+ * back. A failure, rc's or the commit's, is recorded for vt_errmsg with the store's
+ * message. Returns 0 or that failure's code.
+ */
+int vt_lib_end_write(struct vt_library *lib, int rc);
 
 /* One run of one stage on one video. */
 struct vt_stage_ctx {
