@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Write lib/html_entities.inc: the HTML named character references (the WHATWG list that
-WebVTT's cue text tokenizer uses) as a compact table for lib/captions.c.
+WebVTT's cue text tokenizer uses) as a compact table for lib/captions_encoding.c.
 
 The list comes from Python's html.entities.html5, which carries the WHATWG entities.json
 (2231 names, among them the 106 legacy ones HTML also accepts without the ';'). Names are

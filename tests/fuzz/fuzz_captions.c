@@ -5,7 +5,7 @@
  * words too for WebVTT), which checks that the writers' sanitising keeps every file valid.
  * The first byte picks the format hint: none, "srt" or "vtt".
  *
- * fuzz-sources: lib/captions.c lib/transcript.c lib/util.c lib/media.c
+ * fuzz-sources: lib/captions*.c lib/transcript.c lib/util.c lib/media.c
  * fuzz-pkgs: libavformat libavcodec libavutil jansson uchardet
  */
 #include "captions.h"

@@ -5,7 +5,7 @@
 # tests/fuzz/corpus_<name>/ (copied to a scratch directory, so the run never changes the
 # tree) and an optional dictionary in tests/fuzz/<name>.dict. The library sources and
 # pkg-config packages it needs are listed in its opening comment:
-#    * fuzz-sources: lib/captions.c lib/util.c ...
+#    * fuzz-sources: lib/captions*.c lib/util.c ...   (globs expand)
 #    * fuzz-pkgs: libavformat libavcodec ...
 # (default: every lib/*.c and the Makefile's PKGS). Everything is compiled with clang and
 # -fsanitize=fuzzer,address,undefined, undefined behaviour being fatal.
