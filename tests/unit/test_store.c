@@ -1,4 +1,4 @@
-/* Unit tests of lib/store.c on a scratch database: migrations, rows, round trips. */
+/* Unit tests of lib/store*.c on a scratch database: migrations, rows, round trips. */
 #include "harness.h"
 #include "store.h"
 #include "util.h"

@@ -1,0 +1,95 @@
+/*
+ * Internals shared by the files of the SQLite store (lib/store*.c), and by nothing
+ * else: the handle's layout, the statement cache's prepare/finish and the small
+ * helpers every file of the store uses, and the index-row helpers that the row
+ * writers (store_rows.c) call in the search side (store_search.c). Only the store's
+ * own files include this header, since it pulls in <sqlite3.h>; the rest of the
+ * program sees store.h alone.
+ */
+#ifndef VT_STORE_INT_H
+#define VT_STORE_INT_H
+
+#include "store.h"
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+#define DF_CACHE 4096 /* entries of the document-frequency cache (a power of two) */
+
+struct df_entry {
+    char *term;
+    long long docs;
+};
+
+#define STMT_CACHE 64
+
+struct vt_store {
+    sqlite3 *db;
+    char err[512];
+    /* statements prepared once and reused (parsing SQL cost more than running it) */
+    struct {
+        char *sql;
+        sqlite3_stmt *st;
+        int out; /* handed out by prepare(), not yet given back by finish() */
+    } cache[STMT_CACHE];
+    size_t uncached; /* statements from prepare() outside the cache, not yet finished */
+    /* document frequencies of indexed terms, counted once per handle (see term_docs) */
+    struct df_entry df[DF_CACHE];
+    size_t df_used;
+    unsigned long commits; /* write transactions committed through this handle */
+    int read_only;         /* opened by vt_store_open_flags(VT_STORE_READ) on a read-only db */
+    char *dir;             /* the database's directory, for messages */
+};
+
+/* store.c: errors, the statement cache and the helpers around it */
+
+/* Record the database's message for what failed and return VT_EIO. */
+int store_fail(struct vt_store *s, const char *what);
+/* Run sql; a failure says what it was doing ("database: WHAT: why"), never the SQL. */
+int store_exec(struct vt_store *s, const char *sql, const char *what);
+/* Prepare sql through the statement cache; give it back with store_finish(). */
+int store_prepare(struct vt_store *s, const char *sql, sqlite3_stmt **st);
+/* Give back a statement from store_prepare(): reset if cached, finalized otherwise. */
+void store_finish(struct vt_store *s, sqlite3_stmt *st);
+/* Bind v, or NULL when v is NULL. */
+void store_bind_text(sqlite3_stmt *st, int i, const char *v);
+/* Column i as a string the caller frees, or NULL. */
+char *store_col_dup(sqlite3_stmt *st, int i);
+/* Run a statement that returns no rows; gives it back with store_finish(). */
+int store_step_done(struct vt_store *s, sqlite3_stmt *st, const char *what);
+
+/* store_search.c: the ranking function and the rows of the search index */
+
+/* Register vtrank() with the connection's FTS5 (at open). */
+int store_register_rank(struct vt_store *s);
+/* Delete the index rows of one video from one source. */
+int store_delete_docs(struct vt_store *s, const char *id, const char *source);
+/* The filter tokens of an index row; caller frees. */
+char *store_meta_tokens(const char *source, const char *id);
+/* Rebuild the "screen" index rows of a video from its frames and OCR lines. */
+int store_screen_docs_refresh(struct vt_store *s, const char *id);
+/* Insert one index row with st (the docs INSERT of the caller), then reset it. */
+int store_insert_doc(struct vt_store *s, sqlite3_stmt *st, const char *id, int ref, double start_s,
+                     double end_s, const char *text, const char *meta);
+
+/* What store_add_fuzzy() writes with: st inserts (del, term) into the fuzzy table. */
+struct fuzzy_ctx {
+    struct vt_store *s;
+    sqlite3_stmt *st;
+    int rc;
+};
+
+/* vt_tokenize() callback: index the token's deletion keys (user: struct fuzzy_ctx). */
+void store_add_fuzzy(void *user, const char *tok, size_t n);
+
+/* What store_add_phonetic() writes with: st inserts (term, key) into the phonetic table. */
+struct phon_ctx {
+    struct vt_store *s;
+    sqlite3_stmt *st;
+    int rc;
+};
+
+/* vt_tokenize() callback: index the token's metaphone key (user: struct phon_ctx). */
+void store_add_phonetic(void *user, const char *tok, size_t n);
+
+#endif

@@ -1,0 +1,717 @@
+/*
+ * The store's rows of a video's content (see store.h): chapters, shots, frames and
+ * their OCR lines, transcript cues and words, chunks, and the range reads and counts
+ * that a page of a video needs. Writing OCR lines or cues also writes their search
+ * index rows and fuzzy/phonetic keys, through the helpers of store_search.c.
+ */
+#include "query.h"
+#include "store_int.h"
+#include "util.h"
+
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- chapters ---- */
+
+static int delete_where_video(struct vt_store *s, const char *table, const char *id)
+{
+    sqlite3_stmt *st;
+    char sql[96];
+    int rc;
+
+    snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE video_id = ?", table);
+    rc = store_prepare(s, sql, &st);
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    return store_step_done(s, st, "delete old rows");
+}
+
+int vt_store_chapters_replace(struct vt_store *s, const char *id, const struct vt_chapter *c,
+                              size_t n, const char *source)
+{
+    sqlite3_stmt *st;
+    int rc = delete_where_video(s, "chapters", id);
+
+    if (rc)
+        return rc;
+    rc = store_prepare(s,
+                       "INSERT INTO chapters (video_id, idx, start_s, end_s, title, source)"
+                       " VALUES (?,?,?,?,?,?)",
+                       &st);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n && !rc; i++) {
+        store_bind_text(st, 1, id);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+        sqlite3_bind_double(st, 3, c[i].start_s);
+        sqlite3_bind_double(st, 4, c[i].end_s);
+        store_bind_text(st, 5, c[i].title);
+        store_bind_text(st, 6, source);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = store_fail(s, "insert chapter");
+        sqlite3_reset(st);
+    }
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_chapters(struct vt_store *s, const char *id, struct vt_store_chapter **out, size_t *n)
+{
+    sqlite3_stmt *st;
+    struct vt_store_chapter *c = NULL;
+    size_t cap = 0, len = 0;
+    int rc = store_prepare(s,
+                           "SELECT start_s, end_s, title, source FROM chapters WHERE video_id = ?"
+                           " ORDER BY idx",
+                           &st);
+
+    *out = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        vt_grow((void **)&c, &cap, len + 1, sizeof(*c));
+        c[len].start_s = sqlite3_column_double(st, 0);
+        c[len].end_s = sqlite3_column_double(st, 1);
+        c[len].title = store_col_dup(st, 2);
+        c[len].source = store_col_dup(st, 3);
+        len++;
+    }
+    store_finish(s, st);
+    if (rc != SQLITE_DONE) {
+        vt_store_chapters_free(c, len);
+        return store_fail(s, "read chapters");
+    }
+    *out = c;
+    *n = len;
+    return 0;
+}
+
+void vt_store_chapters_free(struct vt_store_chapter *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(c[i].title);
+        free(c[i].source);
+    }
+    free(c);
+}
+
+/* ---- shots, frames, OCR ---- */
+
+int vt_store_keyframes_clear(struct vt_store *s, const char *id)
+{
+    int rc = delete_where_video(s, "frames", id);
+
+    if (!rc)
+        rc = delete_where_video(s, "shots", id);
+    return rc;
+}
+
+int vt_store_keyframes_replace(struct vt_store *s, const char *id, const struct vt_kf_result *r,
+                               const char *frames_rel_dir)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = vt_store_keyframes_clear(s, id);
+
+    if (rc)
+        return rc;
+    rc = store_prepare(s,
+                       "INSERT INTO shots (video_id, idx, start_s, end_s, captured, kept)"
+                       " VALUES (?,?,?,?,?,?)",
+                       &st);
+    for (size_t i = 0; i < r->n_shots && !rc; i++) {
+        const struct vt_kf_shot *x = &r->shots[i];
+
+        store_bind_text(st, 1, id);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+        sqlite3_bind_double(st, 3, x->start_s);
+        sqlite3_bind_double(st, 4, x->end_s);
+        sqlite3_bind_int(st, 5, x->captured);
+        sqlite3_bind_int(st, 6, x->kept);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = store_fail(s, "insert shot");
+        sqlite3_reset(st);
+    }
+    store_finish(s, st);
+    if (rc)
+        return rc;
+    rc = store_prepare(
+        s,
+        "INSERT INTO frames (video_id, idx, t_s, frame_no, shot, duplicate_of, sharpness,"
+        " bytes, path, width, height, phash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        &st);
+    for (size_t i = 0; i < r->n_frames && !rc; i++) {
+        const struct vt_kf_frame *f = &r->frames[i];
+
+        store_bind_text(st, 1, id);
+        sqlite3_bind_int(st, 2, f->index);
+        sqlite3_bind_double(st, 3, f->t_s);
+        sqlite3_bind_int64(st, 4, f->frame_no);
+        sqlite3_bind_int(st, 5, f->shot);
+        if (f->duplicate_of >= 0)
+            sqlite3_bind_int(st, 6, f->duplicate_of);
+        else
+            sqlite3_bind_null(st, 6);
+        sqlite3_bind_double(st, 7, f->sharpness);
+        sqlite3_bind_int64(st, 8, f->bytes);
+        if (f->file[0]) {
+            char *p = vt_xasprintf("%s/%s", frames_rel_dir, f->file);
+
+            store_bind_text(st, 9, p);
+            free(p);
+        } else {
+            sqlite3_bind_null(st, 9);
+        }
+        sqlite3_bind_int(st, 10, f->width);
+        sqlite3_bind_int(st, 11, f->height);
+        sqlite3_bind_int64(st, 12, (sqlite3_int64)f->phash);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = store_fail(s, "insert frame");
+        sqlite3_reset(st);
+    }
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_shots(struct vt_store *s, const char *id, struct vt_kf_shot **out, size_t *n)
+{
+    return vt_store_shots_range(s, id, 0, INT64_MAX, out, n);
+}
+
+int vt_store_shots_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
+                         struct vt_kf_shot **out, size_t *n)
+{
+    sqlite3_stmt *st;
+    struct vt_kf_shot *v = NULL;
+    size_t cap = 0, len = 0;
+    int rc = store_prepare(s,
+                           "SELECT start_s, end_s, captured, kept FROM shots WHERE video_id = ?"
+                           " AND idx >= ? AND idx < ? ORDER BY idx",
+                           &st);
+
+    *out = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
+        v[len].start_s = sqlite3_column_double(st, 0);
+        v[len].end_s = sqlite3_column_double(st, 1);
+        v[len].captured = sqlite3_column_int(st, 2);
+        v[len].kept = sqlite3_column_int(st, 3);
+        len++;
+    }
+    store_finish(s, st);
+    if (rc != SQLITE_DONE) {
+        free(v);
+        return store_fail(s, "read shots");
+    }
+    *out = v;
+    *n = len;
+    return 0;
+}
+
+int vt_store_frames(struct vt_store *s, const char *id, struct vt_store_frame **out, size_t *n)
+{
+    return vt_store_frames_range(s, id, 0, INT64_MAX, out, n);
+}
+
+int vt_store_frames_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
+                          struct vt_store_frame **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    struct vt_store_frame *v = NULL;
+    size_t cap = 0, len = 0;
+    int rc = store_prepare(
+        s,
+        "SELECT idx, t_s, frame_no, shot, duplicate_of, sharpness, bytes, path, width,"
+        " height, phash FROM frames WHERE video_id = ? AND idx >= ? AND idx < ?"
+        " ORDER BY idx",
+        &st);
+
+    *out = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct vt_store_frame *x;
+
+        vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
+        x = &v[len++];
+        memset(x, 0, sizeof(*x));
+        x->f.index = sqlite3_column_int(st, 0);
+        x->f.t_s = sqlite3_column_double(st, 1);
+        x->f.frame_no = sqlite3_column_int64(st, 2);
+        x->f.shot = sqlite3_column_int(st, 3);
+        x->f.duplicate_of =
+            sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
+        x->f.sharpness = sqlite3_column_double(st, 5);
+        x->f.bytes = sqlite3_column_int64(st, 6);
+        x->path = store_col_dup(st, 7);
+        x->f.width = sqlite3_column_int(st, 8);
+        x->f.height = sqlite3_column_int(st, 9);
+        x->f.phash = (uint64_t)sqlite3_column_int64(st, 10);
+    }
+    store_finish(s, st);
+    st = NULL;
+    if (rc != SQLITE_DONE) {
+        rc = store_fail(s, "read frames");
+        goto fail;
+    }
+    rc = store_prepare(s,
+                       "SELECT frame_idx, text, conf, x, y, w, h FROM ocr_lines WHERE video_id = ?"
+                       " AND frame_idx >= ? AND frame_idx < ? ORDER BY frame_idx, line_no",
+                       &st);
+    if (rc)
+        goto fail;
+    store_bind_text(st, 1, id);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
+    {
+        size_t fi = 0, lcap = 0;
+
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            int idx = sqlite3_column_int(st, 0);
+            struct vt_ocr_page *pg;
+            struct vt_ocr_line *ln;
+
+            while (fi < len && v[fi].f.index < idx) {
+                fi++;
+                lcap = 0;
+            }
+            if (fi == len || v[fi].f.index != idx)
+                continue; /* lines of a frame that no longer exists */
+            pg = &v[fi].ocr;
+            if (pg->n_lines == 0)
+                lcap = 0;
+            vt_grow((void **)&pg->lines, &lcap, pg->n_lines + 1, sizeof(*pg->lines));
+            ln = &pg->lines[pg->n_lines++];
+            ln->text = store_col_dup(st, 1);
+            if (!ln->text)
+                ln->text = vt_xstrdup("");
+            ln->conf = sqlite3_column_double(st, 2);
+            for (int k = 0; k < 4; k++)
+                ln->box[k] = sqlite3_column_int(st, 3 + k);
+        }
+    }
+    store_finish(s, st);
+    if (rc != SQLITE_DONE) {
+        rc = store_fail(s, "read OCR lines");
+        goto fail;
+    }
+    *out = v;
+    *n = len;
+    return 0;
+fail:
+    vt_store_frames_free(v, len);
+    return rc;
+}
+
+void vt_store_frames_free(struct vt_store_frame *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(f[i].path);
+        for (size_t k = 0; k < f[i].ocr.n_lines; k++)
+            free(f[i].ocr.lines[k].text);
+        free(f[i].ocr.lines);
+    }
+    free(f);
+}
+
+int vt_store_ocr_clear(struct vt_store *s, const char *id)
+{
+    int rc = store_delete_docs(s, id, "screen");
+
+    return rc ? rc : delete_where_video(s, "ocr_lines", id);
+}
+
+int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_index,
+                         const struct vt_ocr_page *pages, size_t n)
+{
+    sqlite3_stmt *st;
+    struct fuzzy_ctx fc = {s, NULL, 0};
+    int rc = vt_store_ocr_clear(s, id);
+
+    if (rc)
+        return rc;
+    rc =
+        store_prepare(s,
+                      "INSERT INTO ocr_lines (video_id, frame_idx, line_no, text, conf, x, y, w, h)"
+                      " VALUES (?,?,?,?,?,?,?,?,?)",
+                      &st);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n && !rc; i++) {
+        for (size_t k = 0; k < pages[i].n_lines && !rc; k++) {
+            const struct vt_ocr_line *l = &pages[i].lines[k];
+
+            store_bind_text(st, 1, id);
+            sqlite3_bind_int(st, 2, frame_index[i]);
+            sqlite3_bind_int64(st, 3, (sqlite3_int64)k);
+            store_bind_text(st, 4, l->text);
+            sqlite3_bind_double(st, 5, l->conf);
+            for (int j = 0; j < 4; j++)
+                sqlite3_bind_int(st, 6 + j, l->box[j]);
+            if (sqlite3_step(st) != SQLITE_DONE)
+                rc = store_fail(s, "insert OCR line");
+            sqlite3_reset(st);
+        }
+    }
+    store_finish(s, st);
+    if (!rc)
+        rc = store_prepare(s, "INSERT OR IGNORE INTO fuzzy (del, term) VALUES (?, ?)", &fc.st);
+    for (size_t i = 0; i < n && !rc; i++)
+        for (size_t k = 0; k < pages[i].n_lines && !rc; k++) {
+            vt_tokenize(pages[i].lines[k].text, strlen(pages[i].lines[k].text), store_add_fuzzy,
+                        &fc);
+            rc = fc.rc;
+        }
+    store_finish(s, fc.st);
+    return rc ? rc : store_screen_docs_refresh(s, id);
+}
+
+/* ---- transcripts ---- */
+
+int vt_store_transcript_clear(struct vt_store *s, const char *id)
+{
+    int rc = store_delete_docs(s, id, "speech");
+
+    if (!rc)
+        rc = delete_where_video(s, "words", id);
+    if (!rc)
+        rc = delete_where_video(s, "cues", id);
+    return rc;
+}
+
+int vt_store_transcript_replace(struct vt_store *s, const char *id, const struct vt_transcript *t)
+{
+    sqlite3_stmt *cue = NULL, *word = NULL, *doc = NULL;
+    struct phon_ctx pc = {s, NULL, 0};
+    char *meta = store_meta_tokens("speech", id);
+    int rc = vt_store_transcript_clear(s, id);
+
+    if (!rc)
+        rc = store_prepare(
+            s, "INSERT INTO cues (video_id, idx, start_s, end_s, text) VALUES (?,?,?,?,?)", &cue);
+    if (!rc)
+        rc = store_prepare(s,
+                           "INSERT INTO words (video_id, cue_idx, idx, text, start_s, end_s, conf)"
+                           " VALUES (?,?,?,?,?,?,?)",
+                           &word);
+    if (!rc)
+        rc = store_prepare(s,
+                           "INSERT INTO docs (video_id, source, ref, start_s, end_s, text, meta)"
+                           " VALUES (?1, 'speech', ?2, ?3, ?4, ?5, ?6)",
+                           &doc);
+    if (!rc)
+        rc = store_prepare(s, "INSERT OR IGNORE INTO phonetic (term, key) VALUES (?, ?)", &pc.st);
+    for (size_t i = 0; i < t->n_cues && !rc; i++) {
+        const struct vt_cue *c = &t->cues[i];
+
+        store_bind_text(cue, 1, id);
+        sqlite3_bind_int64(cue, 2, (sqlite3_int64)i);
+        sqlite3_bind_double(cue, 3, c->start_s);
+        sqlite3_bind_double(cue, 4, c->end_s);
+        store_bind_text(cue, 5, c->text);
+        if (sqlite3_step(cue) != SQLITE_DONE)
+            rc = store_fail(s, "insert cue");
+        sqlite3_reset(cue);
+        for (size_t k = 0; k < c->n_words && !rc; k++) {
+            const struct vt_word *w = &c->words[k];
+
+            store_bind_text(word, 1, id);
+            sqlite3_bind_int64(word, 2, (sqlite3_int64)i);
+            sqlite3_bind_int64(word, 3, (sqlite3_int64)k);
+            store_bind_text(word, 4, w->text);
+            sqlite3_bind_double(word, 5, w->start_s);
+            sqlite3_bind_double(word, 6, w->end_s);
+            sqlite3_bind_double(word, 7, w->conf);
+            if (sqlite3_step(word) != SQLITE_DONE)
+                rc = store_fail(s, "insert word");
+            sqlite3_reset(word);
+        }
+        if (!rc)
+            rc = store_insert_doc(s, doc, id, (int)i, c->start_s, c->end_s, c->text, meta);
+        if (!rc) {
+            vt_tokenize(c->text, strlen(c->text), store_add_phonetic, &pc);
+            rc = pc.rc;
+        }
+    }
+    store_finish(s, cue);
+    store_finish(s, word);
+    store_finish(s, doc);
+    store_finish(s, pc.st);
+    free(meta);
+    return rc;
+}
+
+int vt_store_transcript(struct vt_store *s, const char *id, struct vt_transcript *out)
+{
+    return vt_store_transcript_range(s, id, 0, INT64_MAX, out);
+}
+
+int vt_store_transcript_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
+                              struct vt_transcript *out)
+{
+    sqlite3_stmt *st = NULL;
+    size_t cap = 0;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = store_prepare(s,
+                       "SELECT start_s, end_s, text FROM cues WHERE video_id = ? AND idx >= ?"
+                       " AND idx < ? ORDER BY idx",
+                       &st);
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct vt_cue *c;
+
+        vt_grow((void **)&out->cues, &cap, out->n_cues + 1, sizeof(*out->cues));
+        c = &out->cues[out->n_cues++];
+        memset(c, 0, sizeof(*c));
+        c->start_s = sqlite3_column_double(st, 0);
+        c->end_s = sqlite3_column_double(st, 1);
+        c->text = store_col_dup(st, 2);
+    }
+    store_finish(s, st);
+    if (rc != SQLITE_DONE) {
+        rc = store_fail(s, "read cues");
+        goto fail;
+    }
+    rc = store_prepare(s,
+                       "SELECT cue_idx, text, start_s, end_s, conf FROM words WHERE video_id = ?"
+                       " AND cue_idx >= ? AND cue_idx < ? ORDER BY cue_idx, idx",
+                       &st);
+    if (rc)
+        goto fail;
+    store_bind_text(st, 1, id);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
+    {
+        size_t wcap = 0, last = (size_t)-1;
+
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            size_t ci = (size_t)(sqlite3_column_int64(st, 0) - from);
+            struct vt_cue *c;
+            struct vt_word *w;
+
+            if (ci >= out->n_cues)
+                continue;
+            if (ci != last) {
+                wcap = 0;
+                last = ci;
+            }
+            c = &out->cues[ci];
+            vt_grow((void **)&c->words, &wcap, c->n_words + 1, sizeof(*c->words));
+            w = &c->words[c->n_words++];
+            w->text = store_col_dup(st, 1);
+            if (!w->text)
+                w->text = vt_xstrdup("");
+            w->start_s = sqlite3_column_double(st, 2);
+            w->end_s = sqlite3_column_double(st, 3);
+            w->conf = sqlite3_column_double(st, 4);
+        }
+    }
+    store_finish(s, st);
+    if (rc != SQLITE_DONE) {
+        rc = store_fail(s, "read words");
+        goto fail;
+    }
+    return 0;
+fail:
+    vt_transcript_release(out);
+    return rc;
+}
+
+/* ---- chunks ---- */
+
+int vt_store_chunks_clear(struct vt_store *s, const char *id)
+{
+    return delete_where_video(s, "chunks", id);
+}
+
+int vt_store_chunks_replace(struct vt_store *s, const char *id, const struct vt_chunk *c, size_t n)
+{
+    sqlite3_stmt *st;
+    int rc = vt_store_chunks_clear(s, id);
+
+    if (!rc)
+        rc = store_prepare(
+            s,
+            "INSERT INTO chunks (video_id, idx, start_s, end_s, text, first_cue, last_cue)"
+            " VALUES (?,?,?,?,?,?,?)",
+            &st);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n && !rc; i++) {
+        store_bind_text(st, 1, id);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+        sqlite3_bind_double(st, 3, c[i].start_s);
+        sqlite3_bind_double(st, 4, c[i].end_s);
+        store_bind_text(st, 5, c[i].text);
+        sqlite3_bind_int(st, 6, c[i].first_cue);
+        sqlite3_bind_int(st, 7, c[i].last_cue);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = store_fail(s, "insert chunk");
+        sqlite3_reset(st);
+    }
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_chunks(struct vt_store *s, const char *id, struct vt_chunk **out, size_t *n)
+{
+    return vt_store_chunks_range(s, id, 0, INT64_MAX, out, n);
+}
+
+int vt_store_chunks_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
+                          struct vt_chunk **out, size_t *n)
+{
+    sqlite3_stmt *st;
+    struct vt_chunk *v = NULL;
+    size_t cap = 0, len = 0;
+    int rc = store_prepare(s,
+                           "SELECT start_s, end_s, text, first_cue, last_cue FROM chunks"
+                           " WHERE video_id = ? AND idx >= ? AND idx < ? ORDER BY idx",
+                           &st);
+
+    *out = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
+        v[len].start_s = sqlite3_column_double(st, 0);
+        v[len].end_s = sqlite3_column_double(st, 1);
+        v[len].text = store_col_dup(st, 2);
+        v[len].first_cue = sqlite3_column_int(st, 3);
+        v[len].last_cue = sqlite3_column_int(st, 4);
+        len++;
+    }
+    store_finish(s, st);
+    if (rc != SQLITE_DONE) {
+        vt_chunks_free(v, len);
+        return store_fail(s, "read chunks");
+    }
+    *out = v;
+    *n = len;
+    return 0;
+}
+
+void vt_chunks_free(struct vt_chunk *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(c[i].text);
+    free(c);
+}
+
+/* ---- counts and lookups for readers of a page of a video ---- */
+
+int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *c)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(
+        s,
+        "SELECT (SELECT count(*) FROM shots WHERE video_id = ?1),"
+        " (SELECT count(*) FROM frames WHERE video_id = ?1),"
+        " (SELECT count(*) FROM frames WHERE video_id = ?1 AND duplicate_of IS NULL),"
+        " (SELECT total(bytes) FROM frames WHERE video_id = ?1 AND duplicate_of IS NULL),"
+        " (SELECT count(DISTINCT frame_idx) FROM ocr_lines WHERE video_id = ?1),"
+        " (SELECT count(*) FROM ocr_lines WHERE video_id = ?1),"
+        " (SELECT count(*) FROM cues WHERE video_id = ?1),"
+        " (SELECT count(DISTINCT cue_idx) FROM words WHERE video_id = ?1),"
+        " (SELECT count(*) FROM chunks WHERE video_id = ?1)",
+        &st);
+
+    memset(c, 0, sizeof(*c));
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        c->shots = sqlite3_column_int64(st, 0);
+        c->frames = sqlite3_column_int64(st, 1);
+        c->kept = sqlite3_column_int64(st, 2);
+        c->keyframe_bytes = (int64_t)sqlite3_column_double(st, 3);
+        c->frames_with_text = sqlite3_column_int64(st, 4);
+        c->ocr_lines = sqlite3_column_int64(st, 5);
+        c->cues = sqlite3_column_int64(st, 6);
+        c->word_timed_cues = sqlite3_column_int64(st, 7);
+        c->chunks = sqlite3_column_int64(st, 8);
+        rc = 0;
+    } else {
+        rc = store_fail(s, "count a video's outputs");
+    }
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_frame_at(struct vt_store *s, const char *id, double t_s, int *frame)
+{
+    /* the shot containing t first: its frames come early in index order, so the scan
+     * stops soon; the nearest frame in time only when no shot contains t */
+    static const char *const sql[2] = {
+        "SELECT coalesce(f.duplicate_of, f.idx) FROM frames f"
+        " JOIN shots sh ON sh.video_id = f.video_id AND sh.idx = f.shot"
+        " JOIN frames g ON g.video_id = f.video_id AND g.idx = coalesce(f.duplicate_of, f.idx)"
+        " WHERE f.video_id = ?1 AND sh.start_s <= ?2 AND ?2 < sh.end_s AND g.path IS NOT NULL"
+        " AND g.duplicate_of IS NULL ORDER BY f.idx LIMIT 1",
+        "SELECT coalesce(f.duplicate_of, f.idx) FROM frames f"
+        " JOIN frames g ON g.video_id = f.video_id AND g.idx = coalesce(f.duplicate_of, f.idx)"
+        " WHERE f.video_id = ?1 AND g.path IS NOT NULL AND g.duplicate_of IS NULL"
+        " ORDER BY abs(f.t_s - ?2), f.idx LIMIT 1",
+    };
+    int rc = 0;
+
+    *frame = -1;
+    for (int i = 0; i < 2 && *frame < 0 && !rc; i++) {
+        sqlite3_stmt *st;
+
+        rc = store_prepare(s, sql[i], &st);
+        if (rc)
+            return rc;
+        store_bind_text(st, 1, id);
+        sqlite3_bind_double(st, 2, t_s);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+            *frame = sqlite3_column_int(st, 0);
+        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, "find a frame");
+        store_finish(s, st);
+    }
+    return rc;
+}
+
+int vt_store_cue_at(struct vt_store *s, const char *id, double t_s, int64_t *cue)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, "SELECT max(idx) FROM cues WHERE video_id = ? AND start_s <= ?", &st);
+
+    *cue = -1;
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    sqlite3_bind_double(st, 2, t_s);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        *cue = sqlite3_column_int64(st, 0);
+    rc = rc == SQLITE_ROW ? 0 : store_fail(s, "find a cue");
+    store_finish(s, st);
+    return rc;
+}

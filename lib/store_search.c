@@ -1,0 +1,543 @@
+/*
+ * The search side of the store (see store.h): the FTS5 index rows (docs) and their
+ * filter tokens, the vtrank() ranking function, the document-frequency estimates
+ * cached on the handle, the fuzzy (deletion-key) and phonetic lookup tables, and the
+ * primitives the query engine searches with.
+ */
+#include "query.h"
+#include "store_int.h"
+#include "util.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * vtrank(docs_fts, df, phrase_n): BM25 over the text column where the frequency of
+ * each phrase comes from the caller (a blob of doubles, one per phrase in query
+ * order; negative: not scored). FTS5's own bm25() counts them by reading every
+ * phrase's whole posting list on each query, which for a word in every video costs
+ * more than the search; the row count and average length are kept by FTS5.
+ * With phrase_n > 1, a row where the first phrase_n phrases stand in sequence (the
+ * words typed, as a phrase) gets VT_PHRASE_BONUS on top.
+ */
+/* Do phrases 0..n-1 occur one after another somewhere in the text column? */
+static int in_sequence(const Fts5ExtensionApi *api, Fts5Context *fts, int n)
+{
+    int count = 0;
+
+    if (api->xInstCount(fts, &count))
+        return 0;
+    for (int i = 0; i < count; i++) {
+        int phrase, col, off, k;
+
+        if (api->xInst(fts, i, &phrase, &col, &off) || phrase != 0 || col != 0)
+            continue;
+        for (k = 1; k < n; k++) {
+            int found = 0;
+
+            for (int j = 0; j < count && !found; j++) {
+                int p2, c2, o2;
+
+                if (!api->xInst(fts, j, &p2, &c2, &o2))
+                    found = p2 == k && c2 == 0 && o2 == off + k;
+            }
+            if (!found)
+                break;
+        }
+        if (k == n)
+            return 1;
+    }
+    return 0;
+}
+
+static void vtrank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
+                   sqlite3_value **val)
+{
+    const double k1 = 1.2, b = 0.75;
+    const double *df = NULL;
+    sqlite3_int64 rows = 0, total = 0;
+    int ndf = 0, len = 0, nphrase = api->xPhraseCount(fts);
+    double avg, score = 0;
+
+    if (nval >= 1 && sqlite3_value_type(val[0]) == SQLITE_BLOB) {
+        df = sqlite3_value_blob(val[0]);
+        ndf = sqlite3_value_bytes(val[0]) / (int)sizeof(double);
+    }
+    if (nval >= 2 && sqlite3_value_int(val[1]) > 1 &&
+        in_sequence(api, fts, sqlite3_value_int(val[1])))
+        score = VT_PHRASE_BONUS;
+    if (api->xRowCount(fts, &rows) || api->xColumnTotalSize(fts, 0, &total) ||
+        api->xColumnSize(fts, 0, &len)) {
+        sqlite3_result_error(ctx, "vtrank: cannot read index statistics", -1);
+        return;
+    }
+    avg = rows > 0 && total > 0 ? (double)total / (double)rows : 1;
+    for (int i = 0; i < nphrase && i < ndf; i++) {
+        Fts5PhraseIter it;
+        int col, off, tf = 0;
+        double idf, d = df[i];
+
+        if (d < 0)
+            continue;
+        for (api->xPhraseFirst(fts, i, &it, &col, &off); col >= 0;
+             api->xPhraseNext(fts, &it, &col, &off))
+            tf += col == 0;
+        if (!tf)
+            continue;
+        if (d > (double)rows)
+            d = (double)rows;
+        idf = log(((double)rows - d + 0.5) / (d + 0.5) + 1.0);
+        score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg));
+    }
+    sqlite3_result_double(ctx, score);
+}
+
+int store_register_rank(struct vt_store *s)
+{
+    fts5_api *api = NULL;
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, "SELECT fts5(?1)", &st);
+
+    if (rc)
+        return rc;
+    sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
+    sqlite3_step(st);
+    store_finish(s, st);
+    if (!api || api->iVersion < 2 ||
+        api->xCreateFunction(api, "vtrank", NULL, vtrank, NULL) != SQLITE_OK) {
+        snprintf(s->err, sizeof(s->err), "database: SQLite has no usable FTS5");
+        return VT_EIO;
+    }
+    return 0;
+}
+
+int store_delete_docs(struct vt_store *s, const char *id, const char *source)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, "DELETE FROM docs WHERE video_id = ? AND source = ?", &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    store_bind_text(st, 2, source);
+    return store_step_done(s, st, "delete index rows");
+}
+
+/* The filter tokens of a row: its source and its video (hex, so one token). */
+char *store_meta_tokens(const char *source, const char *id)
+{
+    struct vt_sb sb = {0};
+
+    vt_sb_addf(&sb, "s%s v", source);
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        vt_sb_addf(&sb, "%02x", *p);
+    return vt_sb_detach(&sb);
+}
+
+/* One index row per frame (kept or duplicate) with text: all its lines, in order. */
+int store_screen_docs_refresh(struct vt_store *s, const char *id)
+{
+    sqlite3_stmt *st;
+    char *meta;
+    int rc = store_delete_docs(s, id, "screen");
+
+    if (rc)
+        return rc;
+    rc =
+        store_prepare(s,
+                      "INSERT INTO docs (video_id, source, ref, start_s, end_s, text, meta)"
+                      " SELECT f.video_id, 'screen', f.idx, sh.start_s, sh.end_s,"
+                      "  (SELECT group_concat(text, char(10)) FROM (SELECT l.text FROM ocr_lines l"
+                      "    WHERE l.video_id = f.video_id AND l.frame_idx = coalesce(f.duplicate_of,"
+                      "    f.idx) ORDER BY l.line_no)), ?2"
+                      " FROM frames f JOIN shots sh ON sh.video_id = f.video_id AND sh.idx = f.shot"
+                      " WHERE f.video_id = ?1 AND EXISTS (SELECT 1 FROM ocr_lines l"
+                      "  WHERE l.video_id = f.video_id AND l.frame_idx = coalesce(f.duplicate_of,"
+                      "  f.idx)) ORDER BY f.idx",
+                      &st);
+    if (rc)
+        return rc;
+    meta = store_meta_tokens("screen", id);
+    store_bind_text(st, 1, id);
+    store_bind_text(st, 2, meta);
+    free(meta);
+    return store_step_done(s, st, "index frame text");
+}
+
+static void fuzzy_put(struct fuzzy_ctx *c, const char *del, size_t dn, const char *term, size_t tn)
+{
+    if (c->rc)
+        return;
+    sqlite3_bind_text(c->st, 1, del, (int)dn, SQLITE_TRANSIENT);
+    sqlite3_bind_text(c->st, 2, term, (int)tn, SQLITE_TRANSIENT);
+    if (sqlite3_step(c->st) != SQLITE_DONE)
+        c->rc = store_fail(c->s, "index fuzzy key");
+    sqlite3_reset(c->st);
+}
+
+void store_add_fuzzy(void *user, const char *tok, size_t n)
+{
+    struct fuzzy_ctx *c = user;
+    char del[VT_FUZZY_MAX_LEN];
+
+    if (n < VT_FUZZY_MIN_LEN || n >= VT_FUZZY_MAX_LEN)
+        return;
+    fuzzy_put(c, tok, n, tok, n);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(del, tok, i);
+        memcpy(del + i, tok + i + 1, n - i - 1);
+        fuzzy_put(c, del, n - 1, tok, n);
+    }
+}
+
+int vt_store_fuzzy_terms(struct vt_store *s, const char *word, void (*fn)(void *u, const char *t),
+                         void *user)
+{
+    sqlite3_stmt *st;
+    size_t n = strlen(word);
+    char del[VT_FUZZY_MAX_LEN];
+    int rc;
+
+    if (n < VT_FUZZY_MIN_LEN || n >= VT_FUZZY_MAX_LEN)
+        return 0;
+    rc = store_prepare(s, "SELECT term FROM fuzzy WHERE del = ?", &st);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i <= n && !rc; i++) {
+        /* i == n: the word itself (finds words one letter longer) */
+        size_t dn = i == n ? n : n - 1;
+
+        memcpy(del, word, i == n ? n : i);
+        if (i < n)
+            memcpy(del + i, word + i + 1, n - i - 1);
+        sqlite3_bind_text(st, 1, del, (int)dn, SQLITE_TRANSIENT);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+            fn(user, (const char *)sqlite3_column_text(st, 0));
+        rc = rc == SQLITE_DONE ? 0 : store_fail(s, "fuzzy lookup");
+        sqlite3_reset(st);
+    }
+    store_finish(s, st);
+    return rc;
+}
+
+int store_insert_doc(struct vt_store *s, sqlite3_stmt *st, const char *id, int ref, double start_s,
+                     double end_s, const char *text, const char *meta)
+{
+    int rc = 0;
+
+    store_bind_text(st, 1, id);
+    sqlite3_bind_int(st, 2, ref);
+    sqlite3_bind_double(st, 3, start_s);
+    sqlite3_bind_double(st, 4, end_s);
+    store_bind_text(st, 5, text);
+    store_bind_text(st, 6, meta);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = store_fail(s, "index row");
+    sqlite3_reset(st);
+    return rc;
+}
+
+void store_add_phonetic(void *user, const char *tok, size_t n)
+{
+    struct phon_ctx *c = user;
+    char key[16];
+
+    if (c->rc || n < 2)
+        return;
+    vt_metaphone(tok, key, sizeof(key));
+    if (!key[0])
+        return;
+    sqlite3_bind_text(c->st, 1, tok, (int)n, SQLITE_TRANSIENT);
+    sqlite3_bind_text(c->st, 2, key, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(c->st) != SQLITE_DONE)
+        c->rc = store_fail(c->s, "index phonetic key");
+    sqlite3_reset(c->st);
+}
+
+/* ---- titles ---- */
+
+int vt_store_title_docs_refresh(struct vt_store *s, const char *id)
+{
+    sqlite3_stmt *st;
+    char *meta = store_meta_tokens("title", id);
+    int rc = store_delete_docs(s, id, "title");
+
+    if (!rc)
+        rc = store_prepare(s,
+                           "INSERT INTO docs (video_id, source, ref, start_s, end_s, text, meta)"
+                           " SELECT id, 'title', -1, 0, duration_s, title, ?2 FROM videos"
+                           "  WHERE id = ?1 AND title IS NOT NULL"
+                           " UNION ALL"
+                           " SELECT video_id, 'title', idx, start_s, end_s, title, ?2 FROM chapters"
+                           "  WHERE video_id = ?1 AND title IS NOT NULL",
+                           &st);
+    if (!rc) {
+        store_bind_text(st, 1, id);
+        store_bind_text(st, 2, meta);
+        rc = store_step_done(s, st, "index titles");
+    }
+    free(meta);
+    return rc;
+}
+
+/* ---- search primitives ---- */
+
+int vt_store_fts(struct vt_store *s, const char *match, const char *source, const char *video,
+                 const double *df, size_t n_df, int phrase_n, int cap, double deadline_s,
+                 int *partial, struct vt_fts_id **out, size_t *n)
+{
+    struct vt_sb m = {0};
+    struct vt_fts_id *v = NULL;
+    size_t vcap = 0, len = 0;
+    sqlite3_stmt *st = NULL;
+    long long hi = 0, window = 20000;
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    *partial = 0;
+    vt_sb_addf(&m, "(%s)", match);
+    if (source && *source)
+        vt_sb_addf(&m, " AND meta : \"s%s\"", source);
+    if (video && *video) {
+        char *meta = store_meta_tokens("x", video);
+
+        /* meta is "sx v<hex>": the video token is the part after the space */
+        vt_sb_addf(&m, " AND meta : \"%s\"", strchr(meta, ' ') + 1);
+        free(meta);
+    }
+    rc = store_prepare(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
+    if (!rc && sqlite3_step(st) == SQLITE_ROW)
+        hi = sqlite3_column_int64(st, 0);
+    if (st)
+        store_finish(s, st);
+    st = NULL;
+    if (!rc)
+        rc = store_prepare(
+            s,
+            "SELECT rowid, vtrank(docs_fts, ?3, ?6) FROM docs_fts WHERE docs_fts MATCH ?1"
+            " AND rowid > ?4 AND rowid <= ?5 ORDER BY rowid DESC LIMIT ?2",
+            &st);
+    /*
+     * Newest rows first, in growing windows: a query whose matches are many is served
+     * from the first window; one whose terms are common but rarely together would
+     * read their whole posting lists, so past the deadline it stops with what it has.
+     */
+    while (!rc && hi > 0 && (int)len < cap) {
+        long long lo = hi > window ? hi - window : 0;
+
+        store_bind_text(st, 1, m.buf);
+        sqlite3_bind_int(st, 2, cap - (int)len);
+        sqlite3_bind_blob(st, 3, df, (int)(n_df * sizeof(*df)), SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 4, lo);
+        sqlite3_bind_int64(st, 5, hi);
+        sqlite3_bind_int(st, 6, phrase_n);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            vt_grow((void **)&v, &vcap, len + 1, sizeof(*v));
+            v[len].rowid = sqlite3_column_int64(st, 0);
+            v[len].score = sqlite3_column_double(st, 1);
+            len++;
+        }
+        rc = rc == SQLITE_DONE ? 0 : store_fail(s, "search");
+        sqlite3_reset(st);
+        hi = lo;
+        window *= 4;
+        if (hi > 0 && deadline_s > 0 && vt_monotonic_s() > deadline_s) {
+            *partial = 1;
+            break;
+        }
+    }
+    if (st)
+        store_finish(s, st);
+    vt_sb_release(&m);
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = len;
+    return 0;
+}
+
+int vt_store_doc(struct vt_store *s, long long rowid,
+                 void (*fn)(void *user, const struct vt_doc *d), void *user)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s,
+                           "SELECT d.video_id, v.title, d.source, d.ref, d.start_s, d.end_s, d.text"
+                           " FROM docs d JOIN videos v ON v.id = d.video_id WHERE d.id = ?",
+                           &st);
+
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, rowid);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        struct vt_doc d;
+
+        d.rowid = rowid;
+        d.video_id = (const char *)sqlite3_column_text(st, 0);
+        d.title = (const char *)sqlite3_column_text(st, 1);
+        d.source = (const char *)sqlite3_column_text(st, 2);
+        d.ref = sqlite3_column_int(st, 3);
+        d.start_s = sqlite3_column_double(st, 4);
+        d.end_s = sqlite3_column_double(st, 5);
+        d.text = (const char *)sqlite3_column_text(st, 6);
+        if (!d.title)
+            d.title = "";
+        if (!d.text)
+            d.text = "";
+        fn(user, &d);
+        rc = 0;
+    } else {
+        rc = rc == SQLITE_DONE ? VT_ENOTFOUND : store_fail(s, "read index row");
+    }
+    store_finish(s, st);
+    return rc;
+}
+
+/* FNV-1a of a term, for the cache slot. */
+static size_t df_slot(const char *term)
+{
+    return (size_t)vt_fnv1a64(VT_FNV64_INIT, term, strlen(term)) & (DF_CACHE - 1);
+}
+
+/*
+ * Count the rows holding term. FTS5 keeps no document frequencies: counting means
+ * reading the term's posting list, which for a word in every video is the whole
+ * index. So count it in the newest DF_WINDOW rows first (a bounded read) and scale
+ * that up when it is common there; only terms rare in the window are counted exactly,
+ * which is cheap for them.
+ */
+#define DF_WINDOW 20000
+
+static int count_term_docs(struct vt_store *s, const char *term, long long *docs)
+{
+    sqlite3_stmt *st;
+    long long top = 0, in_window = 0;
+    char *match;
+    int rc = store_prepare(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
+
+    if (rc)
+        return rc;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        top = sqlite3_column_int64(st, 0);
+    store_finish(s, st);
+    match = vt_xasprintf("text : \"%s\"", term); /* tokens hold no quotes */
+    rc = store_prepare(s, "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?1 AND rowid > ?2",
+                       &st);
+    if (!rc) {
+        store_bind_text(st, 1, match);
+        sqlite3_bind_int64(st, 2, top - DF_WINDOW);
+        rc = sqlite3_step(st);
+        in_window = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, "term statistics");
+        store_finish(s, st);
+    }
+    free(match);
+    if (rc)
+        return rc;
+    if (top > DF_WINDOW && in_window >= 100) {
+        *docs = in_window * top / DF_WINDOW;
+        return 0;
+    }
+    rc = store_prepare(s, "SELECT doc FROM docs_vocab WHERE term = ?", &st);
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, term);
+    rc = sqlite3_step(st);
+    *docs = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, "term statistics");
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_term_docs(struct vt_store *s, const char *term, long long *docs)
+{
+    size_t i = df_slot(term);
+    int rc;
+
+    for (size_t k = 0; k < 8; k++) {
+        struct df_entry *e = &s->df[(i + k) & (DF_CACHE - 1)];
+
+        if (e->term && !strcmp(e->term, term)) {
+            *docs = e->docs;
+            return 0;
+        }
+    }
+    rc = count_term_docs(s, term, docs);
+    if (rc)
+        return rc;
+    /* a frequency counted once is good enough for ranking: cache it in a free slot of
+     * the probe window, or evict the slot the term hashes to */
+    for (size_t k = 0; k < 8; k++) {
+        struct df_entry *e = &s->df[(i + k) & (DF_CACHE - 1)];
+
+        if (!e->term || k == 7) {
+            e = e->term ? &s->df[i] : e;
+            free(e->term);
+            e->term = vt_xstrdup(term);
+            e->docs = *docs;
+            break;
+        }
+    }
+    return 0;
+}
+
+int vt_store_phonetic_terms(struct vt_store *s, const char *key, int max,
+                            void (*fn)(void *user, const char *term), void *user)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, "SELECT term FROM phonetic WHERE key = ? LIMIT ?", &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, key);
+    sqlite3_bind_int(st, 2, max);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        fn(user, (const char *)sqlite3_column_text(st, 0));
+    rc = rc == SQLITE_DONE ? 0 : store_fail(s, "phonetic lookup");
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_index_merge(struct vt_store *s, int pages)
+{
+    char sql[96];
+
+    /* FTS5 answers faster from fewer, larger segments: 'merge' does a bounded amount
+     * of that work (pages > 0), 'optimize' all of it */
+    if (pages > 0)
+        snprintf(sql, sizeof(sql), "INSERT INTO docs_fts (docs_fts, rank) VALUES ('merge', %d)",
+                 pages);
+    else
+        snprintf(sql, sizeof(sql), "INSERT INTO docs_fts (docs_fts) VALUES ('optimize')");
+    return store_exec(s, sql, "merge the search index");
+}
+
+int vt_store_cue_words(struct vt_store *s, const char *id, int cue,
+                       int (*fn)(void *user, const char *text, double start_s, double end_s),
+                       void *user)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s,
+                           "SELECT text, start_s, end_s FROM words WHERE video_id = ? AND"
+                           " cue_idx = ? ORDER BY idx",
+                           &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    sqlite3_bind_int(st, 2, cue);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(st, 0);
+
+        if (fn(user, t ? t : "", sqlite3_column_double(st, 1), sqlite3_column_double(st, 2)))
+            break;
+    }
+    rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_fail(s, "read words");
+    store_finish(s, st);
+    return rc;
+}

@@ -1,0 +1,503 @@
+/*
+ * The store's rows of videos and of their stages (see store.h), and the lists
+ * (playlists, channels) that videos were added from: what the queue, `show` and
+ * `list` read and write about a video as a whole, as opposed to its pages of
+ * content (store_rows.c) and its search index (store_search.c).
+ */
+#include "store_int.h"
+#include "util.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- videos ---- */
+
+#define VIDEO_COLS                                                                                 \
+    "id, content_key, source_kind, source_path, title, channel, published, language, container, "  \
+    "duration_s, width, height, rotation, fps, has_video, has_audio, size_bytes, index_state, "    \
+    "data_status, created_at, indexed_at, stt_mode, source_url, page_url, platform_id, "           \
+    "extractor, "                                                                                  \
+    "description, thumbnail, captions_path, captions_model, keep_media, list_id"
+
+static void video_from_row(sqlite3_stmt *st, struct vt_video_rec *v)
+{
+    memset(v, 0, sizeof(*v));
+    snprintf(v->id, sizeof(v->id), "%s", (const char *)sqlite3_column_text(st, 0));
+    v->content_key = store_col_dup(st, 1);
+    v->source_kind = store_col_dup(st, 2);
+    v->source_path = store_col_dup(st, 3);
+    v->title = store_col_dup(st, 4);
+    v->channel = store_col_dup(st, 5);
+    v->published = store_col_dup(st, 6);
+    v->language = store_col_dup(st, 7);
+    v->container = store_col_dup(st, 8);
+    v->duration_s = sqlite3_column_double(st, 9);
+    v->width = sqlite3_column_int(st, 10);
+    v->height = sqlite3_column_int(st, 11);
+    v->rotation = sqlite3_column_int(st, 12);
+    v->fps = sqlite3_column_double(st, 13);
+    v->has_video = sqlite3_column_int(st, 14);
+    v->has_audio = sqlite3_column_int(st, 15);
+    v->size_bytes = sqlite3_column_int64(st, 16);
+    v->index_state = store_col_dup(st, 17);
+    v->data_status = store_col_dup(st, 18);
+    v->created_at = sqlite3_column_double(st, 19);
+    v->indexed_at = sqlite3_column_double(st, 20);
+    v->stt_mode = store_col_dup(st, 21);
+    v->source_url = store_col_dup(st, 22);
+    v->page_url = store_col_dup(st, 23);
+    v->platform_id = store_col_dup(st, 24);
+    v->extractor = store_col_dup(st, 25);
+    v->description = store_col_dup(st, 26);
+    v->thumbnail = store_col_dup(st, 27);
+    v->captions_path = store_col_dup(st, 28);
+    v->captions_model = store_col_dup(st, 29);
+    v->keep_media = sqlite3_column_int(st, 30);
+    v->list_id = sqlite3_column_int64(st, 31);
+}
+
+void vt_video_rec_release(struct vt_video_rec *v)
+{
+    if (!v)
+        return;
+    free(v->content_key);
+    free(v->source_kind);
+    free(v->source_path);
+    free(v->title);
+    free(v->channel);
+    free(v->published);
+    free(v->language);
+    free(v->container);
+    free(v->index_state);
+    free(v->data_status);
+    free(v->stt_mode);
+    free(v->source_url);
+    free(v->page_url);
+    free(v->platform_id);
+    free(v->extractor);
+    free(v->description);
+    free(v->thumbnail);
+    free(v->captions_path);
+    free(v->captions_model);
+    memset(v, 0, sizeof(*v));
+}
+
+int vt_store_video_get(struct vt_store *s, const char *id, struct vt_video_rec *v)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, "SELECT " VIDEO_COLS " FROM videos WHERE id = ?", &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        video_from_row(st, v);
+        rc = 0;
+    } else if (rc == SQLITE_DONE) {
+        snprintf(s->err, sizeof(s->err), "no video '%s'", id);
+        rc = VT_ENOTFOUND;
+    } else {
+        rc = store_fail(s, "read video");
+    }
+    store_finish(s, st);
+    return rc;
+}
+
+static int lookup_id(struct vt_store *s, const char *sql, const char *arg, char id[65])
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, sql, &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, arg);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        if (id)
+            snprintf(id, 65, "%s", (const char *)sqlite3_column_text(st, 0));
+        rc = 0;
+    } else {
+        rc = rc == SQLITE_DONE ? VT_ENOTFOUND : store_fail(s, "look up video");
+    }
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_video_find_key(struct vt_store *s, const char *content_key, char id[65])
+{
+    return lookup_id(s, "SELECT id FROM videos WHERE content_key = ?", content_key, id);
+}
+
+int vt_store_video_id_taken(struct vt_store *s, const char *id)
+{
+    int rc = lookup_id(s, "SELECT id FROM videos WHERE id = ?", id, NULL);
+
+    return rc == 0 ? 1 : rc == VT_ENOTFOUND ? 0 : rc;
+}
+
+int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s,
+                           "INSERT INTO videos (" VIDEO_COLS
+                           ", seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                           "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                           " (SELECT coalesce(max(seq),0)+1 FROM videos))",
+                           &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, v->id);
+    store_bind_text(st, 2, v->content_key);
+    store_bind_text(st, 3, v->source_kind);
+    store_bind_text(st, 4, v->source_path);
+    store_bind_text(st, 5, v->title);
+    store_bind_text(st, 6, v->channel);
+    store_bind_text(st, 7, v->published);
+    store_bind_text(st, 8, v->language);
+    store_bind_text(st, 9, v->container);
+    sqlite3_bind_double(st, 10, v->duration_s);
+    sqlite3_bind_int(st, 11, v->width);
+    sqlite3_bind_int(st, 12, v->height);
+    sqlite3_bind_int(st, 13, v->rotation);
+    sqlite3_bind_double(st, 14, v->fps);
+    sqlite3_bind_int(st, 15, v->has_video);
+    sqlite3_bind_int(st, 16, v->has_audio);
+    sqlite3_bind_int64(st, 17, v->size_bytes);
+    store_bind_text(st, 18, v->index_state ? v->index_state : "queued");
+    store_bind_text(st, 19, v->data_status ? v->data_status : "missing");
+    sqlite3_bind_double(st, 20, v->created_at);
+    sqlite3_bind_double(st, 21, v->indexed_at);
+    store_bind_text(st, 22, v->stt_mode ? v->stt_mode : "auto");
+    store_bind_text(st, 23, v->source_url);
+    store_bind_text(st, 24, v->page_url);
+    store_bind_text(st, 25, v->platform_id);
+    store_bind_text(st, 26, v->extractor);
+    store_bind_text(st, 27, v->description);
+    store_bind_text(st, 28, v->thumbnail);
+    store_bind_text(st, 29, v->captions_path);
+    store_bind_text(st, 30, v->captions_model);
+    sqlite3_bind_int(st, 31, v->keep_media);
+    if (v->list_id)
+        sqlite3_bind_int64(st, 32, v->list_id);
+    else
+        sqlite3_bind_null(st, 32);
+    return store_step_done(s, st, "insert video");
+}
+
+int vt_store_video_update_meta(struct vt_store *s, const struct vt_video_rec *v)
+{
+    sqlite3_stmt *st;
+    int rc =
+        store_prepare(s,
+                      "UPDATE videos SET title=?, channel=?, published=?, language=?, container=?,"
+                      " duration_s=?, width=?, height=?, rotation=?, fps=?, has_video=?,"
+                      " has_audio=?, size_bytes=? WHERE id=?",
+                      &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, v->title);
+    store_bind_text(st, 2, v->channel);
+    store_bind_text(st, 3, v->published);
+    store_bind_text(st, 4, v->language);
+    store_bind_text(st, 5, v->container);
+    sqlite3_bind_double(st, 6, v->duration_s);
+    sqlite3_bind_int(st, 7, v->width);
+    sqlite3_bind_int(st, 8, v->height);
+    sqlite3_bind_int(st, 9, v->rotation);
+    sqlite3_bind_double(st, 10, v->fps);
+    sqlite3_bind_int(st, 11, v->has_video);
+    sqlite3_bind_int(st, 12, v->has_audio);
+    sqlite3_bind_int64(st, 13, v->size_bytes);
+    store_bind_text(st, 14, v->id);
+    return store_step_done(s, st, "update video");
+}
+
+int vt_store_video_update_source(struct vt_store *s, const struct vt_video_rec *v)
+{
+    sqlite3_stmt *st;
+    int rc =
+        store_prepare(s,
+                      "UPDATE videos SET source_path=?, page_url=?, platform_id=?, extractor=?,"
+                      " description=?, thumbnail=?, captions_path=?, captions_model=? WHERE id=?",
+                      &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, v->source_path);
+    store_bind_text(st, 2, v->page_url);
+    store_bind_text(st, 3, v->platform_id);
+    store_bind_text(st, 4, v->extractor);
+    store_bind_text(st, 5, v->description);
+    store_bind_text(st, 6, v->thumbnail);
+    store_bind_text(st, 7, v->captions_path);
+    store_bind_text(st, 8, v->captions_model);
+    store_bind_text(st, 9, v->id);
+    return store_step_done(s, st, "update video source");
+}
+
+int vt_store_video_set_state(struct vt_store *s, const char *id, const char *index_state,
+                             const char *data_status, double indexed_at)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(
+        s, "UPDATE videos SET index_state=?, data_status=?, indexed_at=? WHERE id=?", &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, index_state);
+    store_bind_text(st, 2, data_status);
+    sqlite3_bind_double(st, 3, indexed_at);
+    store_bind_text(st, 4, id);
+    return store_step_done(s, st, "update video state");
+}
+
+int vt_store_video_delete(struct vt_store *s, const char *id)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, "DELETE FROM videos WHERE id = ?", &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    rc = store_step_done(s, st, "delete video");
+    if (!rc && sqlite3_changes(s->db) == 0) {
+        snprintf(s->err, sizeof(s->err), "no video '%s'", id);
+        rc = VT_ENOTFOUND;
+    }
+    /* words said or shown only in this video leave the lookup tables with it */
+    if (!rc)
+        rc = store_exec(s,
+                        "DELETE FROM phonetic WHERE term NOT IN (SELECT term FROM docs_vocab);"
+                        "DELETE FROM fuzzy WHERE term NOT IN (SELECT term FROM docs_vocab);",
+                        "forget the removed video's words");
+    return rc;
+}
+
+int vt_store_video_each(struct vt_store *s, int (*fn)(void *user, const struct vt_video_rec *v),
+                        void *user)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, "SELECT " VIDEO_COLS " FROM videos ORDER BY seq", &st);
+
+    if (rc)
+        return rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct vt_video_rec v;
+        int stop;
+
+        video_from_row(st, &v);
+        stop = fn(user, &v);
+        vt_video_rec_release(&v);
+        if (stop)
+            break;
+    }
+    rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_fail(s, "list videos");
+    store_finish(s, st);
+    return rc;
+}
+
+/* ---- stages ---- */
+
+int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **recs, size_t *n)
+{
+    sqlite3_stmt *st;
+    struct vt_stage_rec *r = NULL;
+    size_t cap = 0, len = 0;
+    int rc = store_prepare(s,
+                           "SELECT name, state, model, error, owner, started_at, took_s, attempts,"
+                           " retry_at FROM stages WHERE video_id = ? ORDER BY ord",
+                           &st);
+
+    *recs = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct vt_stage_rec *x;
+
+        vt_grow((void **)&r, &cap, len + 1, sizeof(*r));
+        x = &r[len++];
+        memset(x, 0, sizeof(*x));
+        snprintf(x->name, sizeof(x->name), "%s", (const char *)sqlite3_column_text(st, 0));
+        /* a state this version does not know is run again, as queued */
+        if (vt_state_parse((const char *)sqlite3_column_text(st, 1), &x->state))
+            x->state = VT_STATE_QUEUED;
+        x->model = store_col_dup(st, 2);
+        x->error = store_col_dup(st, 3);
+        x->owner = store_col_dup(st, 4);
+        x->started_at = sqlite3_column_double(st, 5);
+        x->took_s = sqlite3_column_double(st, 6);
+        x->attempts = sqlite3_column_int(st, 7);
+        x->retry_at = sqlite3_column_double(st, 8);
+    }
+    store_finish(s, st);
+    if (rc != SQLITE_DONE) {
+        vt_stage_recs_free(r, len);
+        return store_fail(s, "read stages");
+    }
+    *recs = r;
+    *n = len;
+    return 0;
+}
+
+void vt_stage_recs_free(struct vt_stage_rec *recs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(recs[i].model);
+        free(recs[i].error);
+        free(recs[i].owner);
+    }
+    free(recs);
+}
+
+int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage_rec *r)
+{
+    sqlite3_stmt *st;
+    int rc =
+        store_prepare(s,
+                      "INSERT INTO stages (video_id, name, ord, state, model, error, owner,"
+                      " started_at, took_s, attempts, retry_at) VALUES (?1, ?2,"
+                      " (SELECT count(*) FROM stages WHERE video_id = ?1), ?3, ?4, ?5, ?6, ?7, ?8,"
+                      " ?9, ?10) ON CONFLICT (video_id, name) DO UPDATE SET state=?3, model=?4,"
+                      " error=?5, owner=?6, started_at=?7, took_s=?8, attempts=?9, retry_at=?10",
+                      &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    store_bind_text(st, 2, r->name);
+    store_bind_text(st, 3, vt_state_name(r->state));
+    store_bind_text(st, 4, r->model);
+    store_bind_text(st, 5, r->error);
+    store_bind_text(st, 6, r->owner);
+    sqlite3_bind_double(st, 7, r->started_at);
+    sqlite3_bind_double(st, 8, r->took_s);
+    sqlite3_bind_int(st, 9, r->attempts);
+    sqlite3_bind_double(st, 10, r->retry_at);
+    return store_step_done(s, st, "record stage");
+}
+
+int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n)
+{
+    sqlite3_stmt *st;
+    char **v = NULL;
+    size_t cap = 0, len = 0;
+    int rc = store_prepare(
+        s,
+        "SELECT id FROM videos WHERE id IN (SELECT video_id FROM stages WHERE state"
+        " IN (?1, ?2)) OR index_state IN ('queued','processing')"
+        " OR (SELECT count(*) FROM stages WHERE video_id = videos.id) < ?3 ORDER BY seq",
+        &st);
+
+    *ids = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, vt_state_name(VT_STATE_QUEUED));
+    store_bind_text(st, 2, vt_state_name(VT_STATE_RUNNING));
+    sqlite3_bind_int(st, 3, n_stages);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
+        v[len++] = store_col_dup(st, 0);
+    }
+    store_finish(s, st);
+    if (rc != SQLITE_DONE) {
+        for (size_t i = 0; i < len; i++)
+            free(v[i]);
+        free(v);
+        return store_fail(s, "list unfinished videos");
+    }
+    *ids = v;
+    *n = len;
+    return 0;
+}
+
+/* ---- lists (playlists, channels) that videos were added from ---- */
+
+int vt_store_list_put(struct vt_store *s, struct vt_list_rec *l)
+{
+    sqlite3_stmt *st;
+    int rc =
+        store_prepare(s,
+                      "INSERT INTO lists (url, kind, title, max_entries, stt_mode, keep_media,"
+                      " added_at, checked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+                      " ON CONFLICT (url) DO UPDATE SET title=coalesce(?3, title), max_entries=?4,"
+                      " stt_mode=?5, keep_media=?6, checked_at=?8 RETURNING id",
+                      &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, l->url);
+    store_bind_text(st, 2, l->kind);
+    store_bind_text(st, 3, l->title);
+    sqlite3_bind_int(st, 4, l->max_entries);
+    store_bind_text(st, 5, l->stt_mode ? l->stt_mode : "auto");
+    sqlite3_bind_int(st, 6, l->keep_media);
+    sqlite3_bind_double(st, 7, l->added_at);
+    sqlite3_bind_double(st, 8, l->checked_at);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        l->id = sqlite3_column_int64(st, 0);
+        rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_fail(s, "record list");
+    } else {
+        rc = store_fail(s, "record list");
+    }
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_lists(struct vt_store *s, struct vt_list_rec **out, size_t *n)
+{
+    sqlite3_stmt *st;
+    struct vt_list_rec *l = NULL;
+    size_t cap = 0, len = 0;
+    int rc =
+        store_prepare(s,
+                      "SELECT id, url, kind, title, max_entries, stt_mode, keep_media, added_at,"
+                      " checked_at FROM lists ORDER BY id",
+                      &st);
+
+    *out = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct vt_list_rec *x;
+
+        vt_grow((void **)&l, &cap, len + 1, sizeof(*l));
+        x = &l[len++];
+        x->id = sqlite3_column_int64(st, 0);
+        x->url = store_col_dup(st, 1);
+        x->kind = store_col_dup(st, 2);
+        x->title = store_col_dup(st, 3);
+        x->max_entries = sqlite3_column_int(st, 4);
+        x->stt_mode = store_col_dup(st, 5);
+        x->keep_media = sqlite3_column_int(st, 6);
+        x->added_at = sqlite3_column_double(st, 7);
+        x->checked_at = sqlite3_column_double(st, 8);
+    }
+    store_finish(s, st);
+    if (rc != SQLITE_DONE) {
+        vt_list_recs_free(l, len);
+        return store_fail(s, "read lists");
+    }
+    *out = l;
+    *n = len;
+    return 0;
+}
+
+void vt_list_recs_free(struct vt_list_rec *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(l[i].url);
+        free(l[i].kind);
+        free(l[i].title);
+        free(l[i].stt_mode);
+    }
+    free(l);
+}
