@@ -32,6 +32,16 @@ static void video(struct vt_video_rec *v, const char *id, const char *key)
     v->created_at = 1000;
 }
 
+/* video(), then the row inserted in its own transaction */
+static void insert_video(struct vt_store *s, struct vt_video_rec *v, const char *id,
+                         const char *key)
+{
+    video(v, id, key);
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_video_insert(s, v), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+}
+
 VT_TEST(store_video_roundtrip)
 {
     char dir[64], id[65];
@@ -41,10 +51,7 @@ VT_TEST(store_video_roundtrip)
     CHECK(s != NULL);
     if (!s)
         return;
-    video(&v, "abc", "k1");
-    CHECK_INT(vt_store_begin(s), 0);
-    CHECK_INT(vt_store_video_insert(s, &v), 0);
-    CHECK_INT(vt_store_commit(s), 0);
+    insert_video(s, &v, "abc", "k1");
     CHECK_INT(vt_store_video_get(s, "abc", &got), 0);
     CHECK_STR(got.title, "A <b>title</b>");
     CHECK_STR(got.index_state, "queued");
@@ -202,10 +209,7 @@ VT_TEST(store_nested_reads_beyond_cache)
     CHECK(s != NULL);
     if (!s)
         return;
-    video(&v, "abc", "k1");
-    CHECK_INT(vt_store_begin(s), 0);
-    CHECK_INT(vt_store_video_insert(s, &v), 0);
-    CHECK_INT(vt_store_commit(s), 0);
+    insert_video(s, &v, "abc", "k1");
     /* twice: the second round must reuse the cache, not fill it with busy copies */
     for (int round = 0; round < 2; round++) {
         nest_depth = 0;
