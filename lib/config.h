@@ -1,0 +1,41 @@
+/*
+ * The library's config: LIBRARY/config, lines of "key = value" (git-config-like,
+ * '#' starts a comment line), read whole at open and written atomically (a temporary
+ * file renamed over it). Keys are dotted lower-case names from a fixed list
+ * (vt_config_keys); an unknown key is refused when set and warned about when read.
+ *
+ * Keys (defaults in parentheses):
+ *   text_embed.backend   model2vec | openai | none          (none: stage skipped)
+ *   text_embed.model     model2vec: a folder, or a name pulled into LIBRARY/models/;
+ *                        openai: the server's model name
+ *   text_embed.url       openai: base URL, e.g. http://127.0.0.1:11434
+ *   text_embed.api_key   openai: optional Bearer token
+ *   stt.backend          pocketsphinx | openai              (pocketsphinx)
+ *   stt.model            openai: the server's model name, e.g. whisper-1
+ *   stt.url              openai: base URL of the transcription server
+ *   stt.api_key          openai: optional Bearer token
+ */
+#ifndef VT_CONFIG_H
+#define VT_CONFIG_H
+
+#include <stddef.h>
+
+struct vt_config;
+
+/* Read DIR/config (a missing file is an empty config). 0 or an error code with err. */
+int vt_config_load(const char *lib_dir, struct vt_config **out, char *err, size_t errlen);
+void vt_config_free(struct vt_config *c);
+/* The value of key, NULL when unset; borrowed until the next set or free. */
+const char *vt_config_get(const struct vt_config *c, const char *key);
+/* Set (value non-NULL) or unset (NULL) key and write the file atomically.
+ * VT_EINVAL for an unknown key or a value with a newline or NUL. */
+int vt_config_set(struct vt_config *c, const char *key, const char *value, char *err,
+                  size_t errlen);
+/* Each key that is set, in file order; fn returns non-zero to stop. */
+int vt_config_each(const struct vt_config *c, int (*fn)(void *user, const char *key,
+                                                         const char *value),
+                   void *user);
+/* The keys vidtheque knows, NULL-terminated. */
+extern const char *const vt_config_keys[];
+
+#endif
