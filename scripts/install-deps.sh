@@ -5,11 +5,13 @@ pkgs=(
   build-essential pkg-config clang libclang-rt-14-dev
   ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
   libtesseract-dev libleptonica-dev tesseract-ocr tesseract-ocr-eng
-  libsqlite3-dev sqlite3 libjansson-dev libcurl4-openssl-dev libjpeg62-turbo-dev libmicrohttpd-dev libuchardet-dev
+  libsqlite3-dev sqlite3 libjansson-dev libjpeg62-turbo-dev libmicrohttpd-dev libuchardet-dev
   libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us pocketsphinx-testdata pocketsphinx
   fonts-dejavu-core fonts-liberation python3 time
   chromium slowhttptest wrk nodejs curl yt-dlp
 )
+# any flavour of libcurl's headers will do (the NSS and OpenSSL ones conflict)
+pkg-config --exists libcurl 2>/dev/null || pkgs+=(libcurl4-openssl-dev)
 # Debian's npm conflicts with a nodejs that bundles its own npm (NodeSource's)
 command -v npm > /dev/null || pkgs+=(npm)
 missing=()
