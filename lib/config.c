@@ -1,0 +1,206 @@
+/*
+ * The library's config file (config.h): parsed whole into a small array of key/value
+ * pairs, rewritten whole on every change. The file may hold an API key, so it is
+ * written readable by its owner only. Lines it does not understand are kept as they
+ * are, so a config written by a newer version survives a set by an older one.
+ */
+#include "config.h"
+
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CONFIG_MAX_BYTES (64 * 1024)
+#define CONFIG_VALUE_MAX 2048
+
+const char *const vt_config_keys[] = {
+    "text_embed.backend", "text_embed.model", "text_embed.url", "text_embed.api_key",
+    "stt.backend",        "stt.model",        "stt.url",        "stt.api_key",
+    NULL,
+};
+
+struct config_line {
+    char *key;   /* NULL for a line kept verbatim (comment, blank, not understood) */
+    char *value; /* the value, or the verbatim line */
+};
+
+struct vt_config {
+    char *path;
+    struct config_line *lines;
+    size_t n, cap;
+};
+
+static int key_known(const char *key)
+{
+    for (size_t i = 0; vt_config_keys[i]; i++)
+        if (!strcmp(vt_config_keys[i], key))
+            return 1;
+    return 0;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+    return s;
+}
+
+static void push(struct vt_config *c, const char *key, const char *value)
+{
+    vt_grow((void **)&c->lines, &c->cap, c->n + 1, sizeof(*c->lines));
+    c->lines[c->n].key = vt_xstrdup_or_null(key);
+    c->lines[c->n].value = vt_xstrdup(value);
+    c->n++;
+}
+
+/* A key line "key = value": the last one of a key wins, as in git config. */
+static void parse_line(struct vt_config *c, char *line)
+{
+    char *verbatim = vt_xstrdup(line);
+    char *eq = strchr(line, '=');
+    char *t = trim(line);
+    if (*t && *t != '#' && *t != ';' && eq) {
+        *eq = '\0';
+        char *key = trim(t), *value = trim(eq + 1);
+        if (key_known(key)) {
+            free(verbatim);
+            for (size_t i = 0; i < c->n; i++)
+                if (c->lines[i].key && !strcmp(c->lines[i].key, key)) {
+                    free(c->lines[i].value);
+                    c->lines[i].value = vt_xstrdup(value);
+                    return;
+                }
+            push(c, key, value);
+            return;
+        }
+    }
+    push(c, NULL, verbatim);
+    free(verbatim);
+}
+
+int vt_config_load(const char *lib_dir, struct vt_config **out, char *err, size_t errlen)
+{
+    struct vt_config *c = vt_xcalloc(1, sizeof(*c));
+    c->path = vt_xasprintf("%s/config", lib_dir);
+    *out = NULL;
+    char *data = NULL;
+    size_t len = 0;
+    struct stat st;
+    if (lstat(c->path, &st) && errno == ENOENT) {
+        *out = c;
+        return 0;
+    }
+    int rc = vt_read_file_capped(c->path, "config", CONFIG_MAX_BYTES, &data, &len, err, errlen);
+    if (rc) {
+        vt_config_free(c);
+        return rc;
+    }
+    if (memchr(data, '\0', len)) {
+        free(data);
+        vt_config_free(c);
+        return vt_err(err, errlen, VT_EINVAL, "'%s/config': not a text file", lib_dir);
+    }
+    char *save = NULL;
+    for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        parse_line(c, line);
+    free(data);
+    *out = c;
+    return 0;
+}
+
+void vt_config_free(struct vt_config *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->lines[i].key);
+        free(c->lines[i].value);
+    }
+    free(c->lines);
+    free(c->path);
+    free(c);
+}
+
+const char *vt_config_get(const struct vt_config *c, const char *key)
+{
+    for (size_t i = 0; c && i < c->n; i++)
+        if (c->lines[i].key && !strcmp(c->lines[i].key, key))
+            return c->lines[i].value;
+    return NULL;
+}
+
+static int write_config(const struct vt_config *c, char *err, size_t errlen)
+{
+    struct vt_sb sb = {0};
+    vt_sb_adds(&sb, "");
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->lines[i].key)
+            vt_sb_addf(&sb, "%s = %s\n", c->lines[i].key, c->lines[i].value);
+        else
+            vt_sb_addf(&sb, "%s\n", c->lines[i].value);
+    }
+    int rc = vt_write_file_atomic(c->path, sb.buf, sb.len, err, errlen);
+    /* it may hold an API key: the owner's only (a failure here only warns nobody) */
+    if (!rc)
+        chmod(c->path, 0600);
+    vt_sb_release(&sb);
+    return rc;
+}
+
+int vt_config_set(struct vt_config *c, const char *key, const char *value, char *err,
+                  size_t errlen)
+{
+    if (!key_known(key))
+        return vt_err(err, errlen, VT_EINVAL, "unknown config key '%s' (see 'vidtheque config')",
+                      key);
+    if (value) {
+        if (strlen(value) > CONFIG_VALUE_MAX)
+            return vt_err(err, errlen, VT_EINVAL, "config value for '%s' too long (max %d bytes)",
+                          key, CONFIG_VALUE_MAX);
+        for (const char *p = value; *p; p++)
+            if (*p == '\n' || *p == '\r')
+                return vt_err(err, errlen, VT_EINVAL, "config value for '%s' has a line break",
+                              key);
+    }
+    char *copy = value ? vt_xstrdup(value) : NULL;
+    const char *v = copy ? trim(copy) : NULL;
+    size_t i = 0;
+    while (i < c->n && !(c->lines[i].key && !strcmp(c->lines[i].key, key)))
+        i++;
+    if (i < c->n && !v) {
+        free(c->lines[i].key);
+        free(c->lines[i].value);
+        memmove(c->lines + i, c->lines + i + 1, (c->n - i - 1) * sizeof(*c->lines));
+        c->n--;
+    } else if (i < c->n) {
+        free(c->lines[i].value);
+        c->lines[i].value = vt_xstrdup(v);
+    } else if (v) {
+        push(c, key, v);
+    } else {
+        return 0;
+    }
+    free(copy);
+    return write_config(c, err, errlen);
+}
+
+int vt_config_each(const struct vt_config *c,
+                   int (*fn)(void *user, const char *key, const char *value), void *user)
+{
+    for (size_t i = 0; c && i < c->n; i++)
+        if (c->lines[i].key) {
+            int r = fn(user, c->lines[i].key, c->lines[i].value);
+            if (r)
+                return r;
+        }
+    return 0;
+}
