@@ -909,7 +909,7 @@ static bool jbool(json_t *o, const char *key, bool dflt)
 
 static int load_norm(struct vt_tokenizer *t, json_t *j, char *err, size_t errlen)
 {
-    if (json_is_null(j))
+    if (!j || json_is_null(j))
         return 0;
     const char *type = json_string_value(json_object_get(j, "type"));
     if (!type)
@@ -1024,7 +1024,7 @@ static int load_norm(struct vt_tokenizer *t, json_t *j, char *err, size_t errlen
 
 static int load_pre(struct vt_tokenizer *t, json_t *j, char *err, size_t errlen)
 {
-    if (json_is_null(j))
+    if (!j || json_is_null(j))
         return 0;
     const char *type = json_string_value(json_object_get(j, "type"));
     if (!type)
