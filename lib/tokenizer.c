@@ -243,8 +243,14 @@ struct trie {
     unsigned char *label; /* byte on the edge into the node */
     int32_t *id;          /* piece ending here, or -1 */
     size_t n, cap;
-    uint32_t root_next[256]; /* root's child per byte, 0 none */
+    /* nodes with many children (the root, the node after a word-start mark) look their
+     * child up in a 256-entry table instead of scanning */
+    uint32_t *dense; /* per node: index of its table in tables, or UINT32_MAX */
+    uint32_t *tables; /* 256 children (0: none) per table */
+    size_t n_tables;
 };
+
+#define TRIE_DENSE_MIN 8 /* children from which a node gets a table */
 
 static uint32_t trie_new_nodes(struct trie *t, size_t k)
 {
@@ -315,10 +321,30 @@ static void trie_build(struct trie *t, uint32_t node, const struct piece_ref *re
     }
 }
 
+static void trie_densify(struct trie *t)
+{
+    size_t k = 0;
+    t->dense = vt_xmalloc(t->n * sizeof(*t->dense));
+    for (size_t i = 0; i < t->n; i++)
+        if (t->nchild[i] >= TRIE_DENSE_MIN || i == 0)
+            k++;
+    t->tables = vt_xcalloc(k * 256, sizeof(*t->tables));
+    for (size_t i = 0; i < t->n; i++) {
+        t->dense[i] = UINT32_MAX;
+        if (t->nchild[i] < TRIE_DENSE_MIN && i != 0)
+            continue;
+        uint32_t *tab = t->tables + t->n_tables * 256;
+        for (uint32_t c = 0; c < t->nchild[i]; c++)
+            tab[t->label[t->first[i] + c]] = t->first[i] + c;
+        t->dense[i] = (uint32_t)t->n_tables++;
+    }
+}
+
 static inline uint32_t trie_child(const struct trie *t, uint32_t node, unsigned char b)
 {
-    if (node == 0)
-        return t->root_next[b];
+    uint32_t d = t->dense[node];
+    if (d != UINT32_MAX)
+        return t->tables[(size_t)d * 256 + b];
     uint32_t f = t->first[node], n = t->nchild[node];
     for (uint32_t i = 0; i < n; i++)
         if (t->label[f + i] == b)
@@ -332,6 +358,8 @@ static void trie_free(struct trie *t)
     free(t->nchild);
     free(t->label);
     free(t->id);
+    free(t->dense);
+    free(t->tables);
 }
 
 /* ---- normalizers and pre-tokenizers ---- */
@@ -376,6 +404,18 @@ struct span {
     bool first; /* starts at the text's beginning (Metaspace's "first" scheme) */
 };
 
+/* A direct-mapped cache of short segments' ids: words repeat (Zipf), tokenizing them
+ * again does not pay. Entries are overwritten on collision. */
+#define CACHE_SIZE 8192
+#define CACHE_KEY 27
+#define CACHE_IDS 8
+struct cache_ent {
+    unsigned char len; /* 0: empty */
+    unsigned char nids;
+    unsigned char key[CACHE_KEY];
+    int32_t ids[CACHE_IDS];
+};
+
 struct vt_tokenizer {
     enum model_type model;
     struct vocab vocab;
@@ -394,6 +434,12 @@ struct vt_tokenizer {
     size_t prefix_len;
     size_t max_chars;
     size_t median_len;
+    /* Unigram: cut pieces before this mark (Metaspace's), when no vocabulary piece holds
+     * it past its first byte: Viterbi's path must then break there, so each part can be
+     * solved (and cached) alone */
+    char seg[8];
+    size_t seg_len;
+    struct cache_ent *cache;
     /* scratch */
     struct buf a, b, wp;
     struct span *spans, *spans2;
@@ -828,6 +874,39 @@ static void wordpiece_piece(struct vt_tokenizer *t, const unsigned char *s, size
     }
 }
 
+/* Ids of one segment (a piece, or a part of one), through the cache. piece_start is
+ * where the piece's ids begin in t->ids: unknowns fuse across its segments. */
+static void model_segment(struct vt_tokenizer *t, const unsigned char *s, size_t len,
+                          size_t piece_start)
+{
+    size_t at = t->ids_len;
+    struct cache_ent *ce = NULL;
+    if (len <= CACHE_KEY) {
+        ce = &t->cache[hash_bytes(s, len) & (CACHE_SIZE - 1)];
+        if (ce->len == len && memcmp(ce->key, s, len) == 0) {
+            for (unsigned i = 0; i < ce->nids; i++)
+                ids_push(t, ce->ids[i]);
+            goto fuse;
+        }
+    }
+    if (t->model == M_UNIGRAM)
+        unigram_piece(t, s, len);
+    else
+        wordpiece_piece(t, s, len);
+    if (ce && t->ids_len - at <= CACHE_IDS) {
+        ce->len = (unsigned char)len;
+        memcpy(ce->key, s, len);
+        ce->nids = (unsigned char)(t->ids_len - at);
+        memcpy(ce->ids, t->ids + at, ce->nids * sizeof(*ce->ids));
+    }
+fuse:
+    if (t->model == M_UNIGRAM && t->fuse_unk && at > piece_start && at < t->ids_len &&
+        t->ids[at] == t->unk_id && t->ids[at - 1] == t->unk_id) {
+        memmove(t->ids + at, t->ids + at + 1, (t->ids_len - at - 1) * sizeof(*t->ids));
+        t->ids_len--;
+    }
+}
+
 void vt_tokenizer_encode(struct vt_tokenizer *t, const char *text, size_t len,
                          const int32_t **ids, size_t *n)
 {
@@ -880,10 +959,15 @@ void vt_tokenizer_encode(struct vt_tokenizer *t, const char *text, size_t len,
     t->ids_len = 0;
     for (size_t i = 0; i < ns; i++) {
         const unsigned char *p = t->a.p + t->spans[i].off;
-        if (t->model == M_UNIGRAM)
-            unigram_piece(t, p, t->spans[i].len);
-        else
-            wordpiece_piece(t, p, t->spans[i].len);
+        size_t plen = t->spans[i].len, start = t->ids_len, run = 0;
+        if (t->seg_len) {
+            for (size_t j = 1; j + t->seg_len <= plen; j++)
+                if (p[j] == (unsigned char)t->seg[0] && memcmp(p + j, t->seg, t->seg_len) == 0) {
+                    model_segment(t, p + run, j - run, start);
+                    run = j;
+                }
+        }
+        model_segment(t, p + run, plen - run, start);
     }
     *ids = t->ids;
     *n = t->ids_len;
@@ -1145,9 +1229,7 @@ static int load_unigram(struct vt_tokenizer *t, json_t *m, char *err, size_t err
     trie_new_nodes(&t->trie, 1);
     trie_build(&t->trie, 0, refs, 0, nr, 0);
     free(refs);
-    memset(t->trie.root_next, 0, sizeof(t->trie.root_next));
-    for (uint32_t i = 0; i < t->trie.nchild[0]; i++)
-        t->trie.root_next[t->trie.label[t->trie.first[0] + i]] = t->trie.first[0] + i;
+    trie_densify(&t->trie);
     return 0;
 }
 
@@ -1245,6 +1327,18 @@ int vt_tokenizer_parse(const char *json, size_t len, struct vt_tokenizer **out, 
     if (rc)
         goto out;
 
+    t->cache = vt_xcalloc(CACHE_SIZE, sizeof(*t->cache));
+    for (size_t i = 0; t->model == M_UNIGRAM && i < t->n_pres; i++) {
+        if (t->pres[i].type != P_METASPACE)
+            continue;
+        memcpy(t->seg, t->pres[i].repl, sizeof(t->seg));
+        t->seg_len = t->pres[i].repl_len;
+        for (size_t id = 0; id < t->vocab.n && t->seg_len; id++)
+            if (t->vocab.tok[id] && t->vocab.tok_len[id] > 1 &&
+                memmem(t->vocab.tok[id] + 1, t->vocab.tok_len[id] - 1, t->seg, t->seg_len))
+                t->seg_len = 0;
+    }
+
     /* added tokens: looked up by token_to_id only */
     json_t *added = json_object_get(root, "added_tokens");
     size_t max_added = 0;
@@ -1322,6 +1416,7 @@ void vt_tokenizer_free(struct vt_tokenizer *t)
     free(t->spans);
     free(t->spans2);
     free(t->ids);
+    free(t->cache);
     free(t->vscore);
     free(t->vstart);
     free(t->vid);
