@@ -248,6 +248,15 @@ struct trie {
     uint32_t *dense; /* per node: index of its table in tables, or UINT32_MAX */
     uint32_t *tables; /* 256 children (0: none) per table */
     size_t n_tables;
+    struct tnode *nodes; /* the above packed per node for lookups: one cache line each */
+};
+
+struct tnode {
+    uint32_t first, dense;
+    int32_t id;
+    uint16_t nchild;
+    unsigned char label;
+    double score; /* of id */
 };
 
 #define TRIE_DENSE_MIN 8 /* children from which a node gets a table */
@@ -321,7 +330,7 @@ static void trie_build(struct trie *t, uint32_t node, const struct piece_ref *re
     }
 }
 
-static void trie_densify(struct trie *t)
+static void trie_densify(struct trie *t, const double *score)
 {
     size_t k = 0;
     t->dense = vt_xmalloc(t->n * sizeof(*t->dense));
@@ -338,17 +347,21 @@ static void trie_densify(struct trie *t)
             tab[t->label[t->first[i] + c]] = t->first[i] + c;
         t->dense[i] = (uint32_t)t->n_tables++;
     }
+    t->nodes = vt_xmalloc(t->n * sizeof(*t->nodes));
+    for (size_t i = 0; i < t->n; i++)
+        t->nodes[i] = (struct tnode){t->first[i], t->dense[i], t->id[i], t->nchild[i], t->label[i],
+                                     t->id[i] >= 0 ? score[t->id[i]] : 0};
 }
 
 static inline uint32_t trie_child(const struct trie *t, uint32_t node, unsigned char b)
 {
-    uint32_t d = t->dense[node];
-    if (d != UINT32_MAX)
-        return t->tables[(size_t)d * 256 + b];
-    uint32_t f = t->first[node], n = t->nchild[node];
-    for (uint32_t i = 0; i < n; i++)
-        if (t->label[f + i] == b)
-            return f + i;
+    const struct tnode *nd = &t->nodes[node];
+    if (nd->dense != UINT32_MAX)
+        return t->tables[(size_t)nd->dense * 256 + b];
+    const struct tnode *c = &t->nodes[nd->first];
+    for (uint32_t i = 0; i < nd->nchild; i++)
+        if (c[i].label == b)
+            return nd->first + i;
     return 0;
 }
 
@@ -360,6 +373,7 @@ static void trie_free(struct trie *t)
     free(t->id);
     free(t->dense);
     free(t->tables);
+    free(t->nodes);
 }
 
 /* ---- normalizers and pre-tokenizers ---- */
@@ -772,7 +786,6 @@ static void unigram_piece(struct vt_tokenizer *t, const unsigned char *s, size_t
         t->vstart[i] = -1;
     t->vscore[0] = 0;
     const struct trie *tr = &t->trie;
-    const double *score = t->vocab.score;
     for (size_t at = 0; at < len;) {
         uint32_t cp;
         size_t mb = utf8_next(s + at, len - at, &cp);
@@ -783,11 +796,11 @@ static void unigram_piece(struct vt_tokenizer *t, const unsigned char *s, size_t
             node = trie_child(tr, node, s[j]);
             if (!node)
                 break;
-            int32_t id = tr->id[node];
+            int32_t id = tr->nodes[node].id;
             if (id < 0)
                 continue;
             size_t end = j + 1;
-            double cand = base + score[id];
+            double cand = base + tr->nodes[node].score;
             if (t->vstart[end] < 0 || cand > t->vscore[end]) {
                 t->vscore[end] = cand;
                 t->vstart[end] = (int32_t)at;
@@ -1229,7 +1242,7 @@ static int load_unigram(struct vt_tokenizer *t, json_t *m, char *err, size_t err
     trie_new_nodes(&t->trie, 1);
     trie_build(&t->trie, 0, refs, 0, nr, 0);
     free(refs);
-    trie_densify(&t->trie);
+    trie_densify(&t->trie, v->score);
     return 0;
 }
 
