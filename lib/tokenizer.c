@@ -927,7 +927,7 @@ void vt_tokenizer_encode(struct vt_tokenizer *t, const char *text, size_t len,
 
     /* valid UTF-8 from here on: invalid bytes become U+FFFD */
     t->a.len = 0;
-    buf_reserve(&t->a, len + 1);
+    buf_reserve(&t->a, 3 * len + 1); /* each invalid byte becomes 3 */
     for (size_t i = 0; i < len;) {
         if (in[i] < 0x80) {
             t->a.p[t->a.len++] = in[i++];

@@ -164,6 +164,9 @@ VT_TEST(tokenizer_unigram_test_model)
     /* nothing left after normalizing; invalid UTF-8 and controls vanish */
     check_ids(t, "  \t ", (const int32_t[]){0}, 0);
     check_ids(t, "\xff\x01hello\xc3", IDS(6594));
+    /* invalid bytes grow the text threefold (U+FFFD) before being dropped */
+    check_ids(t, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff hello hello hello hello",
+              IDS(6594, 6594, 6594, 6594));
     vt_tokenizer_free(t);
 }
 
