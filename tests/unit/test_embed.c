@@ -401,3 +401,50 @@ VT_TEST(embed_m2v_hostile_model)
     free(tokp);
     free(modp);
 }
+
+/* Normalizers and pre-tokenizers the test model does not use, on tiny Unigram models
+ * whose expected tokens follow from tokenizers' documented behaviour. */
+VT_TEST(tokenizer_pipeline_variants)
+{
+    const char *j1 =
+        "{\"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"NFD\"},"
+        " {\"type\": \"StripAccents\"}, {\"type\": \"Lowercase\"}, {\"type\": \"Replace\","
+        " \"pattern\": {\"String\": \"-\"}, \"content\": \" \"}, {\"type\": \"Strip\","
+        " \"strip_left\": true, \"strip_right\": true}]},"
+        " \"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [{\"type\":"
+        " \"WhitespaceSplit\"}, {\"type\": \"Metaspace\", \"replacement\": \"\xe2\x96\x81\","
+        " \"prepend_scheme\": \"first\", \"split\": true}]},"
+        " \"model\": {\"type\": \"Unigram\", \"unk_id\": 0, \"vocab\": [[\"<unk>\", 0],"
+        " [\"\xe2\x96\x81" "a\", -1], [\"b\", -1], [\"\xe2\x96\x81" "b\", -1], [\"ab\", -1.5],"
+        " [\"\xe2\x96\x81" "ab\", -1]]}}";
+    const char *j2 =
+        "{\"pre_tokenizer\": {\"type\": \"Metaspace\", \"replacement\": \"\xe2\x96\x81\","
+        " \"prepend_scheme\": \"always\", \"split\": true},"
+        " \"model\": {\"type\": \"Unigram\", \"unk_id\": 0, \"vocab\": [[\"<unk>\", 0],"
+        " [\"\xe2\x96\x81x\", -1], [\"\xe2\x96\x81y\", -1], [\"x\", -1]]}}";
+    const char *j3 = "{\"pre_tokenizer\": {\"type\": \"Whitespace\"},"
+                     " \"model\": {\"type\": \"WordPiece\", \"vocab\": {\"[UNK]\": 0, \"don\": 1,"
+                     " \"'\": 2, \"t\": 3, \"?!\": 4, \"go\": 5}}}";
+    struct vt_tokenizer *t = NULL;
+    char err[256] = "";
+
+    CHECK_INT(vt_tokenizer_parse(j1, strlen(j1), &t, err, sizeof(err)), 0);
+    if (t) {
+        /* " \xc3\x81" "b-b  AB " -> "ab b  ab" -> "\xe2\x96\x81ab" (first only), "b", "ab" */
+        check_ids(t, " \xc3\x81" "b-b  AB ", IDS(5, 2, 4));
+        vt_tokenizer_free(t);
+    }
+    CHECK_INT(vt_tokenizer_parse(j2, strlen(j2), &t, err, sizeof(err)), 0);
+    if (t) {
+        check_ids(t, "x y", IDS(1, 2));
+        /* "\xe2\x96\x81zz" has no piece: one fused unknown */
+        check_ids(t, "x zz y", IDS(1, 0, 2));
+        vt_tokenizer_free(t);
+    }
+    CHECK_INT(vt_tokenizer_parse(j3, strlen(j3), &t, err, sizeof(err)), 0);
+    if (t) {
+        /* \w+|[^\w\s]+ : don ' t ?! go */
+        check_ids(t, "don't?! go", IDS(1, 2, 3, 4, 5));
+        vt_tokenizer_free(t);
+    }
+}
