@@ -256,10 +256,11 @@ struct tnode {
     int32_t id;
     uint16_t nchild;
     unsigned char label;
-    double score; /* of id */
+    uint64_t labels; /* the children's labels, byte i for child i, when not dense */
+    double score;    /* of id */
 };
 
-#define TRIE_DENSE_MIN 8 /* children from which a node gets a table */
+#define TRIE_DENSE_MIN 9 /* children from which a node gets a table (up to 8 fit in labels) */
 
 static uint32_t trie_new_nodes(struct trie *t, size_t k)
 {
@@ -348,9 +349,14 @@ static void trie_densify(struct trie *t, const double *score)
         t->dense[i] = (uint32_t)t->n_tables++;
     }
     t->nodes = vt_xmalloc(t->n * sizeof(*t->nodes));
-    for (size_t i = 0; i < t->n; i++)
-        t->nodes[i] = (struct tnode){t->first[i], t->dense[i], t->id[i], t->nchild[i], t->label[i],
+    for (size_t i = 0; i < t->n; i++) {
+        uint64_t labels = 0;
+        for (uint32_t c = 0; t->dense[i] == UINT32_MAX && c < t->nchild[i]; c++)
+            labels |= (uint64_t)t->label[t->first[i] + c] << (8 * c);
+        t->nodes[i] = (struct tnode){t->first[i], t->dense[i],  t->id[i],
+                                     t->nchild[i], t->label[i], labels,
                                      t->id[i] >= 0 ? score[t->id[i]] : 0};
+    }
 }
 
 static inline uint32_t trie_child(const struct trie *t, uint32_t node, unsigned char b)
@@ -358,10 +364,17 @@ static inline uint32_t trie_child(const struct trie *t, uint32_t node, unsigned 
     const struct tnode *nd = &t->nodes[node];
     if (nd->dense != UINT32_MAX)
         return t->tables[(size_t)nd->dense * 256 + b];
-    const struct tnode *c = &t->nodes[nd->first];
-    for (uint32_t i = 0; i < nd->nchild; i++)
-        if (c[i].label == b)
+    /* find byte b among the packed labels: a zero byte in labels ^ (b * 0x01..01) */
+    uint64_t x = nd->labels ^ (0x0101010101010101ULL * b);
+    uint64_t hit = (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL;
+    while (hit) {
+        uint32_t i = (uint32_t)__builtin_ctzll(hit) / 8;
+        if (i >= nd->nchild)
+            return 0;
+        if ((unsigned char)(nd->labels >> (8 * i)) == b)
             return nd->first + i;
+        hit &= hit - 1;
+    }
     return 0;
 }
 

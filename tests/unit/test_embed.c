@@ -76,10 +76,16 @@ VT_TEST(embed_m2v_similarity_facts)
     struct vt_embed *e = open_m2v();
     if (!e)
         return;
-    const char *texts[] = {"car", "automobile", "banana", "", "   ", "[UNK]"};
-    float v[6 * 64];
+    const char *texts[] = {"car",    "automobile", "banana",    "",      "   ",
+                           "[UNK]",  "film",       "movie",     "doctor", "physician",
+                           "begin",  "start"};
+    float v[12 * 64];
     char err[256];
-    CHECK_INT(vt_embed_texts(e, texts, 6, v, err, sizeof(err)), 0);
+    CHECK_INT(vt_embed_texts(e, texts, 12, v, err, sizeof(err)), 0);
+    /* more pairs it merges (a search-by-meaning fixture can use them), and one it does not */
+    CHECK_NEAR(dot(v + 6 * 64, v + 7 * 64, 64), 1.0, 1e-5);
+    CHECK_NEAR(dot(v + 8 * 64, v + 9 * 64, 64), 1.0, 1e-5);
+    CHECK(dot(v + 10 * 64, v + 11 * 64, 64) < 0.5);
     /* the coarse test model gives car and automobile one vector, banana another */
     CHECK_NEAR(dot(v, v + 64, 64), 1.0, 1e-5);
     CHECK(dot(v, v + 128, 64) < 0.9);
