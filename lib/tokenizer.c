@@ -391,6 +391,9 @@ static void trie_free(struct trie *t)
 
 /* ---- normalizers and pre-tokenizers ---- */
 
+#define MAX_PIECE 1024 /* bytes: longer pieces are refused (the trie recurses per byte) */
+#define MAX_CONTENT 256 /* bytes of a Replace or Prepend string: bounds how much a text grows */
+
 enum norm_type {
     N_BERT,
     N_LOWER,
@@ -938,6 +941,8 @@ void vt_tokenizer_encode(struct vt_tokenizer *t, const char *text, size_t len,
 {
     const unsigned char *in = (const unsigned char *)text;
 
+    if (len > VT_TOKENIZER_MAX_TEXT)
+        len = VT_TOKENIZER_MAX_TEXT;
     /* valid UTF-8 from here on: invalid bytes become U+FFFD */
     t->a.len = 0;
     buf_reserve(&t->a, 3 * len + 1); /* each invalid byte becomes 3 */
@@ -1072,8 +1077,10 @@ static int load_norm(struct vt_tokenizer *t, json_t *j, char *err, size_t errlen
     }
     if (strcmp(type, "Prepend") == 0) {
         const char *p = json_string_value(json_object_get(j, "prepend"));
-        if (!p)
-            return vt_err(err, errlen, VT_EINVAL, "tokenizer: Prepend normalizer without a string");
+        if (!p || strlen(p) > MAX_CONTENT)
+            return vt_err(err, errlen, VT_EINVAL,
+                          "tokenizer: Prepend normalizer needs a string of at most %d bytes",
+                          MAX_CONTENT);
         struct norm *nm = norm_add(t);
         nm->type = N_PREPEND;
         nm->content = vt_xstrdup(p);
@@ -1085,9 +1092,11 @@ static int load_norm(struct vt_tokenizer *t, json_t *j, char *err, size_t errlen
         const char *content = json_string_value(json_object_get(j, "content"));
         const char *s = json_string_value(json_object_get(pat, "String"));
         const char *re = json_string_value(json_object_get(pat, "Regex"));
-        if (!content || (!s && !re))
+        if (!content || (!s && !re) || strlen(content) > MAX_CONTENT)
             return vt_err(err, errlen, VT_EINVAL,
-                          "tokenizer: Replace normalizer needs a pattern and a content");
+                          "tokenizer: Replace normalizer needs a pattern and a content of at "
+                          "most %d bytes",
+                          MAX_CONTENT);
         if (re) {
             if (strcmp(re, "\\s+") != 0)
                 return vt_err(err, errlen, VT_EINVAL,
@@ -1190,7 +1199,6 @@ static int load_pre(struct vt_tokenizer *t, json_t *j, char *err, size_t errlen)
     return 0;
 }
 
-#define MAX_PIECE 1024 /* bytes: longer pieces are refused (the trie recurses per byte) */
 #define MAX_IDS (16u * 1024 * 1024)
 
 static void vocab_set(struct vocab *v, size_t id, const char *s, size_t n)
