@@ -491,6 +491,11 @@ static int download_once(struct pull *p, const struct hub_file *f, int fd, uint6
         rc = vt_err(p->err, p->errlen, VT_EIO, "'%s': %s ('%s')", f->path,
                     curl_err[0] ? curl_err : curl_easy_strerror(cr), url.buf);
         *transient = transient_curl(cr);
+    } else if (!d.started && d.status == 416 && d.asked_range) {
+        rc = vt_err(p->err, p->errlen, VT_EIO,
+                    "'%s': the server stops short of the %llu bytes the hub lists (HTTP 416 for "
+                    "the rest from byte %llu, '%s')",
+                    f->path, (unsigned long long)f->size, (unsigned long long)*have, url.buf);
     } else if (!d.started && d.status != 200 && !(d.status == 206 && d.asked_range)) {
         /* no body came: an error status, or a 416 for a range past the end */
         rc = vt_err(p->err, p->errlen, VT_EIO, "'%s': HTTP status %ld ('%s')", f->path, d.status,
