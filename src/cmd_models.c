@@ -149,8 +149,8 @@ static void pull_progress(void *user, const char *path, uint64_t done, uint64_t 
 
     if (!r->tty)
         return;
-    if (r->bar_open && pct == r->last_pct && !strcmp(r->path, path))
-        return;
+    if (!strcmp(r->path, path) && pct == r->last_pct && (r->bar_open || done >= total))
+        return; /* nothing new, or the end of a file already shown */
     if (r->bar_open && strcmp(r->path, path))
         fputc('\n', stderr);
     snprintf(r->path, sizeof(r->path), "%s", path);
