@@ -673,8 +673,14 @@ static int installed_already(struct pull *p)
     json_t *m, *files;
     int same = 0;
 
+    char *text = NULL;
+    size_t len;
+
     snprintf(path, sizeof(path), "%s/%s", p->target, VT_MODELS_MANIFEST);
-    m = json_load_file(path, 0, &je);
+    if (vt_read_file_capped(path, "manifest", 1024 * 1024, &text, &len, NULL, 0))
+        return 0;
+    m = json_loadb(text, len, 0, &je);
+    free(text);
     if (!m)
         return 0;
     const char *commit = json_string_value(json_object_get(m, "commit"));
