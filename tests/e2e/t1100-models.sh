@@ -98,6 +98,13 @@ expect_exit 1 vt models pull '../evil'; one_line_err
 grep -q "is not a model name" "$T/err" || fail "bad name: $(cat "$T/err")"
 nothing_installed "bad names"
 
+# a second pull of the same model while one runs is refused
+mode
+expect_exit 1 flock "$LIB/models/.partial/$FOLDER.lock" "$VIDTHEQUE" -q -L "$LIB" models pull "$REPO"
+one_line_err
+grep -q "another pull of '$REPO' is running" "$T/err" || fail "concurrent pull: $(cat "$T/err")"
+nothing_installed "concurrent pull"
+
 # a connection dropped on every attempt leaves a partial file; the next pull continues it
 mode drop
 pull_fails drop "'model.safetensors': transfer closed with"
