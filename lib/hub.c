@@ -507,9 +507,10 @@ static int download_once(struct pull *p, const struct hub_file *f, int fd, uint6
     return rc;
 }
 
-/* SHA-256 of the file, and its git blob id (SHA-1 of "blob <size>\0" and the bytes). */
+/* SHA-256 of the file and, when git_oid is non-NULL, its git blob id (SHA-1 of
+ * "blob <size>\0" and the bytes; an LFS file's blob is its pointer, so not asked for). */
 static int hash_file(struct pull *p, const char *path, const char *name, char sha256[65],
-                     char git_oid[41])
+                     char *git_oid)
 {
     struct vt_sha256 s;
     struct vt_sha1 g;
@@ -536,13 +537,15 @@ static int hash_file(struct pull *p, const char *path, const char *name, char sh
                           strerror(e));
         }
         vt_sha256_update(&s, buf, (size_t)n);
-        vt_sha1_update(&g, buf, (size_t)n);
+        if (git_oid)
+            vt_sha1_update(&g, buf, (size_t)n);
     }
     close(fd);
     vt_sha256_final(&s, d256);
     vt_sha1_final(&g, d1);
     vt_hex(sha256, d256, 32);
-    vt_hex(git_oid, d1, 20);
+    if (git_oid)
+        vt_hex(git_oid, d1, 20);
     return 0;
 }
 
@@ -550,7 +553,7 @@ static int hash_file(struct pull *p, const char *path, const char *name, char sh
 static int verify(struct pull *p, struct hub_file *f, const char *path)
 {
     char sha256[65], oid[41];
-    int rc = hash_file(p, path, f->path, sha256, oid);
+    int rc = hash_file(p, path, f->path, sha256, f->lfs ? NULL : oid);
 
     if (rc)
         return rc;
@@ -563,8 +566,6 @@ static int verify(struct pull *p, struct hub_file *f, const char *path)
                       "'%s': git blob id mismatch (the hub lists %s, the download has %s)",
                       f->path, f->git_oid, oid);
     memcpy(f->sha256, sha256, 65);
-    if (!f->git_oid[0])
-        memcpy(f->git_oid, oid, 41);
     return 0;
 }
 
