@@ -1,6 +1,6 @@
 /*
- * Naming, finding and listing the models pulled into the library (models.h). Reads
- * manifests with jansson (capped at 1 MiB) and stats files; writes nothing.
+ * Naming, finding, listing and removing the models pulled into the library (models.h).
+ * Reads manifests with jansson (capped at 1 MiB) and stats files.
  */
 #include "models.h"
 
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define MANIFEST_MAX_BYTES (1024 * 1024)
 
@@ -108,6 +109,41 @@ int vt_models_resolve(const char *lib_dir, const char *name_or_path, char *folde
                       "model '%s' is incomplete: '%s' lacks model.safetensors or tokenizer.json",
                       s, folder);
     return 0;
+}
+
+int vt_models_remove(const char *lib_dir, const char *name, char *folder, size_t n, char *err,
+                     size_t errlen)
+{
+    char repo[256], sub[256];
+    const char *dd = strchr(name, '/') ? NULL : strstr(name, "--");
+    struct stat st;
+    int rc;
+
+    if (dd && part_ok(name, (size_t)(dd - name)) && part_ok(dd + 2, strlen(dd + 2))) {
+        snprintf(sub, sizeof(sub), "%s", name);
+    } else {
+        rc = vt_models_name(name, repo, sizeof(repo), sub, sizeof(sub), err, errlen);
+        if (rc)
+            return rc;
+    }
+    if ((size_t)snprintf(folder, n, "%s/models/%s", lib_dir, sub) >= n)
+        return vt_err(err, errlen, VT_EINVAL, "'%s': path too long", name);
+    if (lstat(folder, &st) || !S_ISDIR(st.st_mode))
+        return vt_err(err, errlen, VT_ENOTFOUND, "model '%s' is not in the library", name);
+    char *parking = vt_xasprintf("%s/models/.partial", lib_dir);
+    rc = vt_mkdir_p(parking, err, errlen);
+    free(parking);
+    if (rc)
+        return rc;
+    char *gone = vt_xasprintf("%s/models/.partial/%s.removed-%ld", lib_dir, sub, (long)getpid());
+    vt_rm_rf(gone);
+    if (rename(folder, gone)) {
+        rc = vt_err(err, errlen, VT_EIO, "cannot remove '%s': %s", folder, strerror(errno));
+    } else if (vt_rm_rf(gone)) {
+        rc = vt_err(err, errlen, VT_EIO, "'%s' is out of the library but not all deleted", gone);
+    }
+    free(gone);
+    return rc;
 }
 
 static int by_name(const void *a, const void *b)

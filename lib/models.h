@@ -54,6 +54,15 @@ struct vt_model_info {
 int vt_models_list(const char *lib_dir, int (*fn)(void *user, const struct vt_model_info *m),
                    void *user, char *err, size_t errlen);
 
+/*
+ * Remove a pulled model (a model name or its folder name; never a path) from
+ * LIBRARY/models/: it is renamed out of sight first, so no reader sees half of it.
+ * 0 with its folder's path in folder; VT_ENOTFOUND when it is not there, VT_EINVAL for
+ * a bad name, VT_EIO with a message.
+ */
+int vt_models_remove(const char *lib_dir, const char *name, char *folder, size_t n, char *err,
+                     size_t errlen);
+
 /* The known short names, NULL-terminated pairs {short, repo}. */
 extern const char *const vt_models_known[][2];
 

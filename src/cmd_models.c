@@ -1,6 +1,6 @@
 /*
- * `vidtheque models` (what the config chooses and which models are in the library; the
- * front binary runs it) and `vidtheque models pull NAME` (downloads one from the hub with
+ * `vidtheque models` (what the config chooses and which models are in the library) and
+ * `models rm` (the front binary runs both) and `vidtheque models pull NAME` (downloads one from the hub with
  * lib/hub.c; it needs libcurl, so src/vidtheque.c sends it to vidtheque-full, and the
  * front binary drops cmd_models_pull with the other code it does not reach).
  */
@@ -92,6 +92,42 @@ static void print_configured(const char *lib_dir, const struct vt_config *cfg, c
     fputc('\n', stdout);
 }
 
+/* models rm NAME...: each removed, or an error line; a note when the config still names it */
+static int models_rm(int argc, char **argv)
+{
+    struct vt_library *lib;
+    struct vt_config *cfg = NULL;
+    char err[1024], folder[PATH_MAX], used[PATH_MAX];
+    int rc = EXIT_OK;
+
+    if (argc < 2)
+        return cli_usage_error("models", "'models rm' takes the names of models to remove");
+    lib = cli_open_library(VT_OPEN_READ);
+    if (!lib)
+        return EXIT_ERR;
+    if (vt_config_load(vt_library_dir(lib), &cfg, err, sizeof(err)))
+        cfg = NULL; /* the removal does not depend on it */
+    const char *model = cfg ? vt_config_get(cfg, "text_embed.model") : NULL;
+    if (!model || vt_models_resolve(vt_library_dir(lib), model, used, sizeof(used), NULL, 0))
+        used[0] = '\0';
+    for (int i = 1; i < argc; i++) {
+        if (vt_models_remove(vt_library_dir(lib), argv[i], folder, sizeof(folder), err,
+                             sizeof(err))) {
+            rc = cli_error("%s", err);
+            continue;
+        }
+        if (!cli_opts.quiet)
+            cli_info("removed '%s'", folder);
+        if (used[0] && !strcmp(used, folder))
+            cli_info("note: text_embed.model still names '%s'; the text_embed stage fails until "
+                     "it is pulled again or the config changes",
+                     model);
+    }
+    vt_config_free(cfg);
+    vt_library_close(lib);
+    return rc;
+}
+
 int cmd_models(int argc, char **argv)
 {
     static const struct option longs[] = {{NULL, 0, NULL, 0}};
@@ -105,8 +141,10 @@ int cmd_models(int argc, char **argv)
     while ((c = cli_opt_next(&g)) != -1)
         if (c == '?')
             return EXIT_USAGE;
+    if (optind < argc && !strcmp(argv[optind], "rm"))
+        return models_rm(argc - optind, argv + optind);
     if (optind < argc)
-        return cli_usage_error("models", "'%s' is not a models action (pull)", argv[optind]);
+        return cli_usage_error("models", "'%s' is not a models action (pull, rm)", argv[optind]);
     lib = cli_open_library(VT_OPEN_READ);
     if (!lib)
         return EXIT_ERR;

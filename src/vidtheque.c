@@ -68,8 +68,8 @@ static const struct cmd commands[] = {
      "[--bind ADDR] [--port N] [--read-only] [--token-file F] [--max-per-ip N] "
      "[--max-connections N] [--head-timeout S] [--deadline S] [--idle-timeout S]",
      "the web application: pages, JSON API and media over HTTP (docs/API.md)"},
-    {"models", cmd_models_any, "[pull NAME [--revision REV]]",
-     "models for search by meaning: what is configured and pulled; pull one from the hub"},
+    {"models", cmd_models_any, "[pull NAME [--revision REV] | rm NAME...]",
+     "models for search by meaning: what is configured and pulled; pull or remove one"},
     {"config", cmd_config, "[get KEY | set KEY VALUE | unset KEY]",
      "the library's settings: embedding and transcription backends, models, servers"},
     {"help", cmd_help, "[COMMAND]", "show help"},
@@ -95,7 +95,8 @@ static const struct {
      "again. Pulling the commit that is installed does nothing. The hub is $HF_ENDPOINT\n"
      "when set, else https://huggingface.co. Then:\n"
      "  vidtheque config set text_embed.backend model2vec\n"
-     "  vidtheque config set text_embed.model potion-base-8M\n"},
+     "  vidtheque config set text_embed.model potion-base-8M\n\n"
+     "rm NAME... removes pulled models (by name, repo id or folder name).\n"},
     {"config",
      "Without arguments: the keys that are set (API keys masked). Keys:\n"
      "  text_embed.backend  model2vec | openai | none (default none: no vectors)\n"

@@ -184,4 +184,16 @@ expect_exit 0 vt models pull "$REPO" --revision "$c1"
 expect_exit 0 vt config set text_embed.model "$T"
 expect_exit 0 vt models
 grep -q "not usable: model '$T' is incomplete" "$T/out" || fail "folder without model: $(cat "$T/out")"
+# rm: the model goes (with a note when the config names it); a second rm finds nothing
+expect_exit 0 vt config set text_embed.model "$REPO"
+expect_exit 0 "$VIDTHEQUE" -L "$LIB" models rm "$REPO"
+grep -q "removed '$LIB/models/$FOLDER'" "$T/err" || fail "rm: $(cat "$T/err")"
+grep -q "note: text_embed.model still names '$REPO'" "$T/err" || fail "rm note: $(cat "$T/err")"
+[[ ! -e $LIB/models/$FOLDER ]] || fail "rm left the folder"
+expect_exit 1 vt models rm "$REPO"; one_line_err
+grep -q "model '$REPO' is not in the library" "$T/err" || fail "rm again: $(cat "$T/err")"
+expect_exit 1 vt models rm ../x; one_line_err
+expect_exit 2 vt models rm
+expect_exit 0 vt models
+grep -q "none ('vidtheque models pull" "$T/out" || fail "models after rm: $(cat "$T/out")"
 note "ok"
