@@ -143,6 +143,13 @@ static void common_opts(CURL *c, const char *url, char *curl_err)
     curl_easy_setopt(c, CURLOPT_USERAGENT, "vidtheque/" VIDTHEQUE_VERSION);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
     curl_err[0] = '\0';
+    /* a token for private or gated repos, as the official client reads it; libcurl sends
+     * it to the hub's host only, not to the CDN a file is redirected to */
+    const char *token = getenv("HF_TOKEN");
+    if (token && *token) {
+        curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+        curl_easy_setopt(c, CURLOPT_XOAUTH2_BEARER, token);
+    }
 }
 
 static int transient_curl(CURLcode rc)

@@ -1,7 +1,8 @@
 /*
  * Pulling a model from a Hugging Face-compatible hub into the library (libcurl; the
  * front binary does not link it, so `models pull` runs in vidtheque-full). The hub is
- * $HF_ENDPOINT when set (as for the official client), else https://huggingface.co.
+ * $HF_ENDPOINT when set (as for the official client), else https://huggingface.co;
+ * $HF_TOKEN, when set, is sent to it as a Bearer token (private and gated repos).
  *
  * A pull asks the hub which commit the revision is at (GET /api/models/REPO/revision/REV)
  * and what files it holds (GET /api/models/REPO/tree/COMMIT), downloads the files a

@@ -184,6 +184,15 @@ expect_exit 0 vt models pull "$REPO" --revision "$c1"
 expect_exit 0 vt config set text_embed.model "$T"
 expect_exit 0 vt models
 grep -q "not usable: model '$T' is incomplete" "$T/out" || fail "folder without model: $(cat "$T/out")"
+# a private repo: refused without HF_TOKEN, pulled with it (the token not sent to the CDN)
+rm -rf "$LIB/models/$FOLDER"
+mode private redirect-localhost
+pull_fails private "not found on the hub (HTTP 401"
+HF_TOKEN=secret-token expect_exit 0 vt models pull "$REPO"
+grep -q "GET /cdn/" "$T/hub.log" || fail "private: no redirect: $(cat "$T/hub.log")"
+for f in $NEEDED; do cmp -s "$SRC/$f" "$LIB/models/$FOLDER/$f" || fail "private: $f differs"; done
+! grep -rq secret-token "$LIB/models" || fail "the token was written down"
+
 # rm: the model goes (with a note when the config names it); a second rm finds nothing
 expect_exit 0 vt config set text_embed.model "$REPO"
 expect_exit 0 "$VIDTHEQUE" -L "$LIB" models rm "$REPO"

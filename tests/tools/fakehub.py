@@ -16,7 +16,11 @@ test switches misbehaviours without restarting it:
   norange       Range headers are ignored (200 with the whole file)
   redirect      LFS files are redirected (302) to /cdn/<sha256>
   redirect-ftp  LFS files are redirected to an ftp:// URL
+  redirect-localhost  LFS files are redirected to http://localhost:PORT/cdn/<sha256>
+                (another host name, as a CDN is)
   500           file requests get HTTP 500
+  private       the API and resolve URLs answer 401 without "Authorization: Bearer
+                secret-token"; a request to /cdn/ that carries it is answered 400
 
 usage: fakehub.py --repo OWNER/NAME --dir DIR --port-file F --log F --mode-file F
 """
@@ -99,6 +103,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         m = modes()
         log.write("GET %s %s\n" % (self.path, self.headers.get("Range", "-")))
         commit = COMMIT2 if "commit2" in m else COMMIT1
+        auth = self.headers.get("Authorization")
+        if "private" in m:
+            if self.path.startswith("/cdn/"):
+                if auth:
+                    return self.send_json(400, {"error": "token sent to the CDN"})
+            elif auth != "Bearer secret-token":
+                return self.send_json(401, {"error": "Invalid credentials"})
         api = "/api/models/%s/" % args.repo
         if self.path.startswith(api + "revision/"):
             rev = self.path[len(api + "revision/"):]
@@ -122,6 +133,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.send_json(404, {"error": "Entry not found"})
             if "500" in m:
                 return self.send_json(500, {"error": "Internal Error"})
+            if len(f["data"]) > LFS_MIN and "redirect-localhost" in m:
+                return self.redirect("http://localhost:%d/cdn/%s"
+                                     % (self.server.server_address[1], f["sha256"]))
             if len(f["data"]) > LFS_MIN and "redirect" in m:
                 return self.redirect("/cdn/" + f["sha256"])
             if len(f["data"]) > LFS_MIN and "redirect-ftp" in m:
