@@ -19,6 +19,9 @@ echo
 echo "== search: 10,000 videos, 1,000,000 cues vs plain FTS5 MATCH ORDER BY rank"
 bash bench/search_bench.sh
 echo
+echo "== vector search: 1,000,000 x 256 dims, top-50 vs the exact float32 scan"
+bash bench/vindex_bench.sh
+echo
 echo "== whole add: peak memory and realtime factors"
 bash bench/add_bench.sh
 echo

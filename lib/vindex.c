@@ -8,10 +8,10 @@
  * the float32 vectors. Large indexes are scanned by a few threads, each over a contiguous
  * range of rows. A hash table from key to row makes adding an existing key a replacement
  * and removal a swap with the last row. The large arrays are mappings of their own on
- * Linux, grown with mremap and advised to use huge pages: on this kind of virtual
- * machine a page fault costs tens of microseconds, and 4 KiB pages made adding 1M
- * vectors take 13 s where 2 MiB pages take well under one (they also spare the scan
- * TLB misses).
+ * Linux, grown with mremap and advised to use huge pages: on the virtual machine this
+ * was measured on, a page fault costs tens of microseconds, and 4 KiB pages made adding
+ * 1M x 256 vectors take 13 s; with 2 MiB pages it took 1 to 4 s on a loaded machine,
+ * most of it the kernel zeroing fresh memory (huge pages also spare the scan TLB misses).
  */
 #include "vindex.h"
 
@@ -78,8 +78,9 @@ struct cand {
 /*
  * The home slot of key. Keys that differ only in their three low bits share an aligned
  * block of eight slots (two cache lines), so that loading row ids in order touches
- * memory in order; the block itself comes from a full 64-bit mix, so no pattern of keys
- * clusters more than random ones do.
+ * memory in order; the block itself comes from a full 64-bit mix of the other bits, so
+ * that no pattern of keys (strides of powers of two, ids in the high bits) piles up in a
+ * few blocks.
  */
 static size_t slot_home(int64_t key, size_t mask)
 {
