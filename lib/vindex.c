@@ -259,13 +259,14 @@ int vt_vindex_reserve(struct vt_vindex *ix, size_t n)
         rc = buf_grow(&ix->scale_buf, n * sizeof(float));
     if (!rc)
         rc = buf_grow(&ix->keys_buf, n * sizeof(int64_t));
-    if (!rc)
-        rc = slots_grow(ix, n);
-    /* the views follow whatever moved, even when a later step failed */
+    /* the views follow whatever moved, even when a later step failed; slots_grow reads
+     * the keys through theirs */
     ix->f32 = ix->f32_buf.p;
     ix->i8 = ix->i8_buf.p;
     ix->scale = ix->scale_buf.p;
     ix->keys = ix->keys_buf.p;
+    if (!rc)
+        rc = slots_grow(ix, n);
     if (rc < 0)
         return rc;
     ix->cap = n;
