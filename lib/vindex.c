@@ -29,7 +29,7 @@
 
 #define VINDEX_MAX_DIM 8192
 #define VINDEX_MAX_ROWS ((size_t)UINT32_MAX - 1)
-#define ROWS_PER_THREAD ((size_t)131072) /* fewer rows than this: no extra thread */
+#define ROWS_PER_THREAD ((size_t)200000) /* a thread per this many rows (automatic) */
 #define MAX_THREADS 4
 #define BLOCK 512 /* rows whose int8 dots are computed before they are ranked */
 
@@ -656,10 +656,11 @@ static size_t scan_all(const struct vt_vindex *ix, const float *qp, const int16_
     return k;
 }
 
-/* The query padded with zeros to dimp floats into qp; 0 when it has a non-finite value. */
+/* The query padded with zeros to dimp floats into qp; 0 when it has a non-finite value
+ * or is all zero (a text without a token: it means nothing, so it matches nothing). */
 static int pad_query(const struct vt_vindex *ix, const float *q, float *qp)
 {
-    if (!all_finite(q, ix->dim))
+    if (!all_finite(q, ix->dim) || !(max_abs(q, ix->dim) > 0))
         return 0;
     memcpy(qp, q, (size_t)ix->dim * sizeof(float));
     memset(qp + ix->dim, 0, (ix->dimp - (size_t)ix->dim) * sizeof(float));

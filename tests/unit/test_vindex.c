@@ -258,9 +258,12 @@ VT_TEST(vindex_dims_and_hostile_values)
     q8[2] = INT8_MIN;
     CHECK_INT(vt_vindex_add_q(ix, 3, v, q8, 1.0f / 127), VT_EINVAL);
     CHECK_INT(vt_vindex_count(ix), 1);
-    /* an all-zero vector is accepted (an empty text) and scores 0 */
+    /* an all-zero vector is accepted (an empty text) and scores 0; as a query it
+     * matches nothing */
     memset(bad, 0, sizeof(bad));
     CHECK_INT(vt_vindex_add(ix, 4, bad), 0);
+    CHECK_INT(vt_vindex_search(ix, bad, 2, h), 0);
+    CHECK_INT(vt_vindex_search_exact(ix, bad, 2, h), 0);
     CHECK_INT(vt_vindex_search(ix, v, 2, h), 2);
     CHECK_INT(h[0].key, 1);
     CHECK_NEAR(h[0].score, 1.0, 1e-6);
