@@ -27,11 +27,11 @@
 #include <sys/mman.h>
 #endif
 
-#define VINDEX_MAX_DIM 8192
+#define VINDEX_MAX_DIM  8192
 #define VINDEX_MAX_ROWS ((size_t)UINT32_MAX - 1)
 #define ROWS_PER_THREAD ((size_t)200000) /* a thread per this many rows (automatic) */
-#define MAX_THREADS 4
-#define BLOCK 512 /* rows whose int8 dots are computed before they are ranked */
+#define MAX_THREADS     4
+#define BLOCK           512 /* rows whose int8 dots are computed before they are ranked */
 
 #if defined(__x86_64__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
@@ -60,10 +60,10 @@ struct vt_vindex {
     size_t n, cap;
     struct buf f32_buf, i8_buf, scale_buf, keys_buf;
     /* views of the buffers above */
-    float *f32;     /* n * dimp */
-    int8_t *i8;     /* n * dimp */
-    float *scale;   /* n: int8 dot * scale[row] * query scale = approximate cosine */
-    int64_t *keys;  /* n */
+    float *f32;      /* n * dimp */
+    int8_t *i8;      /* n * dimp */
+    float *scale;    /* n: int8 dot * scale[row] * query scale = approximate cosine */
+    int64_t *keys;   /* n */
     int max_threads; /* 0: automatic */
     /* key -> row: open addressing, linear probing, one cache line per probe */
     struct slot *slot;
@@ -375,8 +375,7 @@ int vt_vindex_add(struct vt_vindex *ix, int64_t key, const float *v)
     return 0;
 }
 
-int vt_vindex_add_q(struct vt_vindex *ix, int64_t key, const float *v, const int8_t *q,
-                    float scale)
+int vt_vindex_add_q(struct vt_vindex *ix, int64_t key, const float *v, const int8_t *q, float scale)
 {
     size_t row, dimp = ix->dimp, dim = (size_t)ix->dim;
     int rc;
@@ -516,7 +515,7 @@ static void heap_offer(const struct vt_vindex *ix, struct heap *h, struct cand c
 
 struct scan {
     const struct vt_vindex *ix;
-    const float *q;    /* exact: the query padded to dimp */
+    const float *q;     /* exact: the query padded to dimp */
     const int16_t *q16; /* int8 pass: the quantized query widened, NULL for exact */
     size_t from, to;
     vt_vindex_keep_fn keep;
@@ -589,9 +588,8 @@ static int scored_cmp(const void *a, const void *b)
  * Scan every row with per-thread heaps of cap candidates, then score the union in
  * float32 and write the best k. q16 NULL: the scores are already float32.
  */
-static size_t scan_all(const struct vt_vindex *ix, const float *qp, const int16_t *q16,
-                       size_t cap, size_t k, struct vt_vhit *hits, vt_vindex_keep_fn keep,
-                       void *user)
+static size_t scan_all(const struct vt_vindex *ix, const float *qp, const int16_t *q16, size_t cap,
+                       size_t k, struct vt_vhit *hits, vt_vindex_keep_fn keep, void *user)
 {
     struct scan sc[MAX_THREADS];
     pthread_t tid[MAX_THREADS];
@@ -696,8 +694,7 @@ out:
     return got;
 }
 
-size_t vt_vindex_search(const struct vt_vindex *ix, const float *q, size_t k,
-                        struct vt_vhit *hits)
+size_t vt_vindex_search(const struct vt_vindex *ix, const float *q, size_t k, struct vt_vhit *hits)
 {
     return vt_vindex_search_keep(ix, q, k, hits, NULL, NULL);
 }
