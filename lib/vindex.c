@@ -25,6 +25,9 @@
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/mman.h>
+#ifdef MREMAP_MAYMOVE /* declared with _GNU_SOURCE */
+#define VT_BIG_MAPS 1
+#endif
 #endif
 
 #define VINDEX_MAX_DIM  8192
@@ -165,7 +168,7 @@ struct vt_vindex *vt_vindex_new(int dim)
 
 static void buf_release(struct buf *b)
 {
-#ifdef __linux__
+#ifdef VT_BIG_MAPS
     if (b->mapped) {
         munmap(b->p, b->size);
         return;
@@ -181,7 +184,7 @@ static int buf_grow(struct buf *b, size_t n)
 
     if (n <= b->size)
         return 0;
-#ifdef __linux__
+#ifdef VT_BIG_MAPS
     if (n >= BIG_BYTES) {
         size_t size;
 
