@@ -59,7 +59,7 @@ size_t vt_vindex_search_exact(const struct vt_vindex *ix, const float *q, size_t
  * vt_vindex_remove: drop key's vector (the last row moves into its place); 0 or
  * VT_ENOTFOUND.
  * vt_vindex_set_threads: max_threads threads (at most 4) scan one search; 0 (the
- * default): a thread per 200,000 vectors, up to the number of cores and 4.
+ * default): a thread per 1,000,000 vectors, up to the number of cores and 4.
  */
 int vt_vindex_reserve(struct vt_vindex *ix, size_t n);
 int vt_vindex_add_blob(struct vt_vindex *ix, int64_t key, const void *blob, size_t nbytes);
