@@ -126,7 +126,7 @@ static int generate(const char *dir, int videos, int per_video)
     if (!rc)
         rc = vt_store_commit(s);
     /* what a library gets from the merge step after each video, all at once */
-    if (!rc && !(rc = vt_store_begin(s)) && !(rc = vt_store_index_merge(s, 0)))
+    if (!rc && !(rc = vt_store_begin(s)) && !(rc = vt_store_maintain(s, VT_MAINTAIN_FULL)))
         rc = vt_store_commit(s);
     fprintf(stderr, "\rgenerated %d videos, %d cues\n", videos, videos * per_video);
     free(t.cues);

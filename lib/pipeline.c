@@ -167,13 +167,6 @@ static int update_video_state(struct vt_library *lib, const char *id)
         index_state = any_started ? "processing" : "queued";
         data_status = any_started ? "partial" : "missing";
     }
-    if (all_terminal) {
-        /* the video is indexed: a bounded step of merging the full-text index keeps
-         * searches fast as the library grows */
-        rc = vt_store_index_merge(lib->store, 64);
-        if (rc)
-            return rc;
-    }
     return vt_store_video_set_state(lib->store, id, index_state, data_status,
                                     all_terminal ? vt_wall_s() : 0);
 }

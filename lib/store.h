@@ -116,6 +116,8 @@ int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v);
 int vt_store_video_update_meta(struct vt_store *s, const struct vt_video_rec *v);
 /* Update where the media and the source's captions are and what the source said. */
 int vt_store_video_update_source(struct vt_store *s, const struct vt_video_rec *v);
+/* Set the video's states; indexed_at > 0 (it became indexed) also takes a bounded
+ * step of index upkeep (vt_store_maintain). */
 int vt_store_video_set_state(struct vt_store *s, const char *id, const char *index_state,
                              const char *data_status, double indexed_at);
 int vt_store_video_delete(struct vt_store *s, const char *id);
@@ -196,32 +198,61 @@ void vt_chunks_free(struct vt_chunk *c, size_t n);
 /* Re-index the video's title and chapter titles (source "title"). */
 int vt_store_title_docs_refresh(struct vt_store *s, const char *id);
 
-/* ---- search primitives (the ranking and merging live in search.c) ---- */
+/* ---- search (tiers, merging moments and marking words live in search.c) ---- */
 
-struct vt_fts_id {
-    long long rowid;
-    double score; /* higher is better (negated BM25) */
+struct vt_query;
+
+/* How the terms of a parsed query must match an indexed row. */
+enum vt_match {
+    VT_MATCH_ALL,         /* every positive term (or one of its alternatives) */
+    VT_MATCH_ALL_BUT_ONE, /* all positive terms but one: queries of three plain words
+                           * or more (others match nothing) */
+};
+
+#define VT_STORE_MAX_ALTS 24 /* alternatives per term a search may carry */
+
+struct vt_store_search {
+    const struct vt_query *q; /* parsed (query.h); excluded terms never match */
+    enum vt_match match;
+    /* per positive term, in order: extra words that also match it (a NULL-terminated
+     * list of at most VT_STORE_MAX_ALTS, or NULL); NULL: none for any term */
+    char **const *alts;
+    const char *source, *video; /* only rows of this source / video; NULL or "": any */
+    int exact_phrase; /* flag rows where the query's plain words (two or more) stand in
+                       * sequence, as typed (see vt_store_hit.exact) */
+    int cap;           /* rank at most this many matching rows: the newest */
+    double deadline_s; /* vt_monotonic_s() past which reading stops; 0: none */
+};
+
+struct vt_store_hit {
+    long long rowid; /* the indexed row, for vt_store_doc */
+    double score;    /* relevance of the row's text to the terms (BM25), higher is better */
+    int exact;       /* the plain words stand in sequence in it (exact_phrase asked) */
 };
 
 /*
- * Rows matching the FTS5 expression match (built by vt_query_fts), restricted to
- * source and video when non-empty: the newest `cap` matches in index order, each
- * with its BM25 score, unsorted. df[i] is the document frequency of the i-th phrase
- * of match, in order (negative: not scored), as vt_store_term_docs counts it.
- * With phrase_n > 1, rows where the first phrase_n phrases stand in sequence score
- * VT_PHRASE_BONUS more. Rows are read newest first; past deadline_s (vt_monotonic_s;
- * 0: none) the read stops with what it found and sets *partial. When fewer than cap
- * rows match this is all of them; when more match, ranking only these bounds the cost of a word
- * found everywhere. *out is caller-freed.
+ * Rows matching r, best first (exact ones first, then by score, then newest). When
+ * fewer than r->cap rows match this is all of them; when more match, only the newest
+ * cap are ranked, which bounds the cost of a word found everywhere. Rows are read
+ * newest first; past r->deadline_s the read stops with what it found and sets
+ * *partial. A query without a positive term matches nothing. *out is caller-freed.
  */
-#define VT_PHRASE_BONUS 1000.0
-int vt_store_fts(struct vt_store *s, const char *match, const char *source, const char *video,
-                 const double *df, size_t n_df, int phrase_n, int cap, double deadline_s,
-                 int *partial, struct vt_fts_id **out, size_t *n);
-/* In how many indexed rows the term occurs: exact when it is rare in the newest 20,000
- * rows, else scaled up from them. Counted once per store handle and cached (new rows
- * do not update it: it is for ranking, not for display). */
-int vt_store_term_docs(struct vt_store *s, const char *term, long long *docs);
+int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct vt_store_hit **out,
+                    size_t *n, int *partial);
+
+/* How vt_store_similar_words compares. */
+enum vt_similar {
+    VT_SIMILAR_SOUND, /* spoken words that sound alike (same phonetic key; words of three
+                       * letters or more) */
+    VT_SIMILAR_EDIT,  /* words read on screen one edit away (insert, delete, replace or
+                       * swap; words of VT_FUZZY_MIN_LEN..VT_FUZZY_MAX_LEN-1 letters) */
+};
+#define VT_FUZZY_MIN_LEN 4
+#define VT_FUZZY_MAX_LEN 41
+/* Indexed words similar to word (lowercase token), the word itself among them when
+ * indexed: fn gets each; at most max for VT_SIMILAR_SOUND. */
+int vt_store_similar_words(struct vt_store *s, const char *word, enum vt_similar how, int max,
+                           void (*fn)(void *user, const char *term), void *user);
 
 struct vt_doc {
     long long rowid;
@@ -238,21 +269,14 @@ int vt_store_cue_words(struct vt_store *s, const char *id, int cue,
                        int (*fn)(void *user, const char *text, double start_s, double end_s),
                        void *user);
 
-/* Merge the full-text index's segments: a bounded step (pages > 0) or all (0).
- * Inside a write transaction. */
-int vt_store_index_merge(struct vt_store *s, int pages);
-
-/* Indexed speech terms with the phonetic key (at most max); fn gets each. */
-int vt_store_phonetic_terms(struct vt_store *s, const char *key, int max,
-                            void (*fn)(void *user, const char *term), void *user);
 /*
- * Words read on screen that may be one edit from word (they share a deletion key);
- * the caller checks the distance. Only words of VT_FUZZY_MIN_LEN..MAX_LEN-1 letters.
+ * Index upkeep a backend may need as the library grows (SQLite: merging FTS5's
+ * segments; a bounded step is also taken by vt_store_video_set_state when a video
+ * becomes indexed, so callers need not). VT_MAINTAIN_FULL does all of it. Inside a
+ * write transaction.
  */
-#define VT_FUZZY_MIN_LEN 4
-#define VT_FUZZY_MAX_LEN 41
-int vt_store_fuzzy_terms(struct vt_store *s, const char *word,
-                         void (*fn)(void *user, const char *term), void *user);
+enum vt_maintain { VT_MAINTAIN_STEP, VT_MAINTAIN_FULL };
+int vt_store_maintain(struct vt_store *s, enum vt_maintain how);
 
 /* Lists (playlists, channels) videos were added from, re-checked by update. */
 struct vt_list_rec {

@@ -72,6 +72,22 @@ int store_screen_docs_refresh(struct vt_store *s, const char *id);
 int store_insert_doc(struct vt_store *s, sqlite3_stmt *st, const char *id, int ref, double start_s,
                      double end_s, const char *text, const char *meta);
 
+/* store_fts.c: the parsed query as FTS5 text */
+
+struct vt_query;
+/*
+ * FTS5 MATCH expressions for q; each caller-freed, NULL when q has no positive term.
+ *  mode 0: every positive term (AND), excluded ones NOT'ed
+ *  mode 1: the positive plain words as one phrase (for "exact phrase first")
+ *  mode 2: all but one of the positive terms, for at least three plain words: an OR
+ *          of ANDs, each leaving one term out (the terms appear in that order,
+ *          term k skipped in the k-th group, each with its alternatives), excluded
+ *          ones NOT'ed
+ * alts, when non-NULL, gives per positive term index extra alternatives (OR'ed with
+ * the term) for approximate matching: alts[i] is a NULL-terminated list or NULL.
+ */
+char *store_fts_match(const struct vt_query *q, int mode, char **const *alts);
+
 /* What store_add_fuzzy() writes with: st inserts (del, term) into the fuzzy table. */
 struct fuzzy_ctx {
     struct vt_store *s;

@@ -243,9 +243,15 @@ int vt_store_video_set_state(struct vt_store *s, const char *id, const char *ind
                              const char *data_status, double indexed_at)
 {
     sqlite3_stmt *st;
-    int rc = store_prepare(
-        s, "UPDATE videos SET index_state=?, data_status=?, indexed_at=? WHERE id=?", &st);
+    int rc = 0;
 
+    /* the video is indexed: a bounded step of merging the full-text index keeps
+     * searches fast as the library grows */
+    if (indexed_at > 0)
+        rc = vt_store_maintain(s, VT_MAINTAIN_STEP);
+    if (!rc)
+        rc = store_prepare(
+            s, "UPDATE videos SET index_state=?, data_status=?, indexed_at=? WHERE id=?", &st);
     if (rc)
         return rc;
     store_bind_text(st, 1, index_state);
