@@ -18,7 +18,6 @@
 #define VT_STORE_H
 
 #include "keyframe.h"
-#include "media.h"
 #include "ocr.h"
 #include "stage.h"
 #include "transcript.h"
@@ -29,6 +28,7 @@
 #define VT_STORE_SCHEMA_VERSION 3
 
 struct vt_store;
+struct vt_chapter; /* media.h: the store needs no media headers */
 
 struct vt_video_rec {
     char id[65];
@@ -131,6 +131,29 @@ void vt_video_rec_release(struct vt_video_rec *v);
 int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **recs, size_t *n);
 int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage_rec *r);
 void vt_stage_recs_free(struct vt_stage_rec *recs, size_t n);
+/*
+ * Leases. A stage row that is running names its owner (the handle running it); these
+ * verbs change a row only while it is as the caller last saw it, so two handles never
+ * both hold one stage whatever the backend's locking (SQLite: its single writer;
+ * PostgreSQL: the row locked FOR UPDATE). Each is inside a write transaction and says
+ * what it found in *res: HELD (the caller holds the stage now), LOST (the row is not
+ * as seen, or another owner holds it) or GONE (no such stage row: the video was
+ * removed).
+ */
+enum vt_lease { VT_LEASE_HELD, VT_LEASE_LOST, VT_LEASE_GONE };
+/* Claim the stage seen->name of video id for owner at time now: state running, owner,
+ * started_at now, attempts + 1, error cleared, took_s and retry_at 0; only if the row
+ * still has seen's state, owner and attempts. */
+int vt_store_stage_claim(struct vt_store *s, const char *id, const struct vt_stage_rec *seen,
+                         const char *owner, double now, enum vt_lease *res);
+/* Whether owner still holds stage of video id (running, owned by owner); the row stays
+ * the caller's until the transaction ends. */
+int vt_store_stage_lease(struct vt_store *s, const char *id, const char *stage, const char *owner,
+                         enum vt_lease *res);
+/* Record the outcome r of a run (state, model, error, took_s, attempts, retry_at; the
+ * owner cleared), only while owner holds the stage. */
+int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_stage_rec *r,
+                          const char *owner, enum vt_lease *res);
 /* Ids of videos with a stage that is queued or running, or with fewer than n_stages
  * stage rows (made before a stage existed), oldest first. */
 int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n);

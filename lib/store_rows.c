@@ -5,6 +5,7 @@
  * index rows and fuzzy/phonetic keys, through the helpers of store_search.c.
  */
 #include "query.h"
+#include "media.h" /* struct vt_chapter only; store.h forward-declares it */
 #include "store_int.h"
 #include "util.h"
 

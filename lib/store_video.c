@@ -7,6 +7,7 @@
 #include "store_int.h"
 #include "util.h"
 
+#include <assert.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,6 +387,108 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
     sqlite3_bind_int(st, 9, r->attempts);
     sqlite3_bind_double(st, 10, r->retry_at);
     return store_step_done(s, st, "record stage");
+}
+
+/* HELD when the last UPDATE changed the row, else LOST (the row differs) or GONE. */
+static int lease_after_update(struct vt_store *s, const char *id, const char *stage,
+                              enum vt_lease *res)
+{
+    sqlite3_stmt *st;
+    int rc;
+
+    if (sqlite3_changes(s->db) > 0) {
+        *res = VT_LEASE_HELD;
+        return 0;
+    }
+    rc = store_prepare(s, "SELECT 1 FROM stages WHERE video_id = ? AND name = ?", &st);
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    store_bind_text(st, 2, stage);
+    rc = sqlite3_step(st);
+    *res = rc == SQLITE_ROW ? VT_LEASE_LOST : VT_LEASE_GONE;
+    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, "read stage");
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_stage_claim(struct vt_store *s, const char *id, const struct vt_stage_rec *seen,
+                         const char *owner, double now, enum vt_lease *res)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s,
+                           "UPDATE stages SET state = 'running', owner = ?3, started_at = ?4,"
+                           " took_s = 0, retry_at = 0, error = NULL, attempts = attempts + 1"
+                           " WHERE video_id = ?1 AND name = ?2 AND state = ?5 AND owner IS ?6"
+                           " AND attempts = ?7",
+                           &st);
+
+    if (rc)
+        return rc;
+    assert(owner && seen->state != VT_STATE_DONE && seen->state != VT_STATE_SKIPPED);
+    store_bind_text(st, 1, id);
+    store_bind_text(st, 2, seen->name);
+    store_bind_text(st, 3, owner);
+    sqlite3_bind_double(st, 4, now);
+    store_bind_text(st, 5, vt_state_name(seen->state));
+    store_bind_text(st, 6, seen->owner);
+    sqlite3_bind_int(st, 7, seen->attempts);
+    rc = store_step_done(s, st, "claim stage");
+    return rc ? rc : lease_after_update(s, id, seen->name, res);
+}
+
+int vt_store_stage_lease(struct vt_store *s, const char *id, const char *stage, const char *owner,
+                         enum vt_lease *res)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, "SELECT state, owner FROM stages WHERE video_id = ? AND name = ?",
+                           &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    store_bind_text(st, 2, stage);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *state = (const char *)sqlite3_column_text(st, 0);
+        const char *o = (const char *)sqlite3_column_text(st, 1);
+
+        *res = state && !strcmp(state, vt_state_name(VT_STATE_RUNNING)) && o && !strcmp(o, owner)
+                   ? VT_LEASE_HELD
+                   : VT_LEASE_LOST;
+        rc = 0;
+    } else {
+        *res = VT_LEASE_GONE;
+        rc = rc == SQLITE_DONE ? 0 : store_fail(s, "read stage");
+    }
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_stage_rec *r,
+                          const char *owner, enum vt_lease *res)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s,
+                           "UPDATE stages SET state = ?3, model = ?4, error = ?5, owner = NULL,"
+                           " took_s = ?6, attempts = ?7, retry_at = ?8"
+                           " WHERE video_id = ?1 AND name = ?2 AND state = 'running' AND owner = ?9",
+                           &st);
+
+    if (rc)
+        return rc;
+    assert(r->state != VT_STATE_RUNNING);
+    store_bind_text(st, 1, id);
+    store_bind_text(st, 2, r->name);
+    store_bind_text(st, 3, vt_state_name(r->state));
+    store_bind_text(st, 4, r->model);
+    store_bind_text(st, 5, r->error);
+    sqlite3_bind_double(st, 6, r->took_s);
+    sqlite3_bind_int(st, 7, r->attempts);
+    sqlite3_bind_double(st, 8, r->retry_at);
+    store_bind_text(st, 9, owner);
+    rc = store_step_done(s, st, "record stage");
+    return rc ? rc : lease_after_update(s, id, r->name, res);
 }
 
 int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n)
