@@ -1,18 +1,20 @@
 /*
- * The store: the only module that speaks SQL. Everything the library keeps about
- * videos (rows, stage provenance, shots, frames, OCR lines, chapters) goes in and
- * out through these functions, as plain C structs. No sqlite3 type crosses this
- * boundary, so that another backend (PostgreSQL, for a shared catalog) can stand
- * behind the same interface.
+ * The store: the only module that speaks to the database. Everything the library
+ * keeps about videos (rows, stage provenance and leases, shots, frames, OCR lines,
+ * chapters, the search index) goes in and out through these verbs, as plain C
+ * structs. No SQL, no sqlite3 type and no media header crosses this boundary, so
+ * that another backend (PostgreSQL, for a shared catalog) can stand behind the same
+ * interface: docs/ARCHITECTURE.md ("Store interface") maps each verb to SQLite and to
+ * PostgreSQL. The SQLite backend is lib/store*.c.
  *
- * Writes happen between vt_store_begin (BEGIN IMMEDIATE) and vt_store_commit;
+ * Writes happen between vt_store_begin (a write transaction) and vt_store_commit;
  * a caller that fails in between calls vt_store_rollback. Readers need no
- * transaction (WAL gives them a consistent snapshot per statement; the export
- * wraps its reads in one read transaction).
+ * transaction (each statement sees a consistent snapshot; the export and search
+ * wrap their reads in one read transaction, vt_store_begin_read).
  *
  * A struct vt_store is used by one thread at a time. It may live as long as a server
- * does: what it keeps between calls is bounded (one prepared statement per SQL text,
- * at most 64; the term frequencies of vt_store_term_docs, at most 4096).
+ * does: what it keeps between calls is bounded (SQLite: one prepared statement per
+ * SQL text, at most 64; term frequencies for ranking, at most 4096).
  */
 #ifndef VT_STORE_H
 #define VT_STORE_H
