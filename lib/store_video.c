@@ -9,6 +9,7 @@
 
 #include <assert.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
