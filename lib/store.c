@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +274,49 @@ int store_step_done(struct vt_store *s, sqlite3_stmt *st, const char *what)
 
     store_finish(s, st);
     return rc;
+}
+
+int store_rows(struct vt_store *s, const char *sql, const char *what, store_row_fn fn, void *user,
+               const char *binds, ...)
+{
+    sqlite3_stmt *st;
+    va_list ap;
+    int rc = store_prepare(s, sql, &st), i = 1;
+
+    if (rc)
+        return rc;
+    va_start(ap, binds);
+    for (const char *b = binds; *b; b++, i++) {
+        if (*b == 's')
+            store_bind_text(st, i, va_arg(ap, const char *));
+        else if (*b == 'I')
+            sqlite3_bind_int64(st, i, va_arg(ap, int64_t));
+        else if (*b == 'i')
+            sqlite3_bind_int(st, i, va_arg(ap, int));
+        else if (*b == 'd')
+            sqlite3_bind_double(st, i, va_arg(ap, double));
+        else
+            assert(!"store_rows: unknown bind letter");
+    }
+    va_end(ap);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (fn(user, st))
+            break;
+    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, what);
+    store_finish(s, st);
+    return rc;
+}
+
+int store_array_row(void *user, sqlite3_stmt *st)
+{
+    struct store_array *a = user;
+    char *item;
+
+    vt_grow(&a->v, &a->cap, a->n + 1, a->size);
+    item = (char *)a->v + a->n++ * a->size;
+    memset(item, 0, a->size);
+    a->read(st, item);
+    return 0;
 }
 
 static int migrate(struct vt_store *s)

@@ -58,6 +58,27 @@ char *store_col_dup(sqlite3_stmt *st, int i);
 /* Run a statement that returns no rows; gives it back with store_finish(). */
 int store_step_done(struct vt_store *s, sqlite3_stmt *st, const char *what);
 
+/*
+ * The one read loop. Run the query sql with its parameters bound from the arguments
+ * after binds, one letter each: 's' a string (const char *, NULL binds NULL), 'I' an
+ * int64_t, 'i' an int, 'd' a double. fn gets the statement on each row and returns
+ * non-zero to stop. 0, or the prepare's error, or store_fail(what) when a step failed.
+ */
+typedef int (*store_row_fn)(void *user, sqlite3_stmt *st);
+int store_rows(struct vt_store *s, const char *sql, const char *what, store_row_fn fn, void *user,
+               const char *binds, ...);
+
+/* Rows read into a growing array: store_array_row (a store_row_fn) appends one zeroed
+ * item of `size` bytes per row and has read() fill it from the row's columns. On an
+ * error the items read so far stay in v for the caller to free. */
+struct store_array {
+    void *v;
+    size_t n, cap, size;
+    void (*read)(sqlite3_stmt *st, void *item);
+};
+#define STORE_ARRAY(type, fn) {NULL, 0, 0, sizeof(type), (fn)}
+int store_array_row(void *user, sqlite3_stmt *st);
+
 /* store_search.c: the ranking function and the rows of the search index */
 
 /* Register vtrank() with the connection's FTS5 (at open). */
