@@ -529,26 +529,31 @@ static int term_docs(struct vt_store *s, const char *term, long long *docs)
     return 0;
 }
 
+/* store_rows callback: the row's first column (a term) to fn. */
+struct term_fn {
+    void (*fn)(void *user, const char *term);
+    void *user;
+};
+
+static int term_row(void *user, sqlite3_stmt *st)
+{
+    struct term_fn *t = user;
+
+    t->fn(t->user, (const char *)sqlite3_column_text(st, 0));
+    return 0;
+}
+
 static int phonetic_terms(struct vt_store *s, const char *word, int max,
                           void (*fn)(void *user, const char *term), void *user)
 {
-    sqlite3_stmt *st;
+    struct term_fn t = {fn, user};
     char key[16];
-    int rc;
 
     vt_metaphone(word, key, sizeof(key));
     if (!key[0] || strlen(word) < 3)
         return 0;
-    rc = store_prepare(s, "SELECT term FROM phonetic WHERE key = ? LIMIT ?", &st);
-    if (rc)
-        return rc;
-    store_bind_text(st, 1, key);
-    sqlite3_bind_int(st, 2, max);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        fn(user, (const char *)sqlite3_column_text(st, 0));
-    rc = rc == SQLITE_DONE ? 0 : store_fail(s, "phonetic lookup");
-    store_finish(s, st);
-    return rc;
+    return store_rows(s, "SELECT term FROM phonetic WHERE key = ? LIMIT ?", "phonetic lookup",
+                      term_row, &t, "si", key, max);
 }
 
 int vt_store_similar_words(struct vt_store *s, const char *word, enum vt_similar how, int max,
@@ -576,29 +581,29 @@ int vt_store_maintain(struct vt_store *s, enum vt_maintain how)
     return store_exec(s, sql, "merge the search index");
 }
 
+struct word_fn {
+    int (*fn)(void *user, const char *text, double start_s, double end_s);
+    void *user;
+};
+
+static int word_row(void *user, sqlite3_stmt *st)
+{
+    struct word_fn *w = user;
+    const char *t = (const char *)sqlite3_column_text(st, 0);
+
+    return w->fn(w->user, t ? t : "", sqlite3_column_double(st, 1), sqlite3_column_double(st, 2));
+}
+
 int vt_store_cue_words(struct vt_store *s, const char *id, int cue,
                        int (*fn)(void *user, const char *text, double start_s, double end_s),
                        void *user)
 {
-    sqlite3_stmt *st;
-    int rc = store_prepare(s,
-                           "SELECT text, start_s, end_s FROM words WHERE video_id = ? AND"
-                           " cue_idx = ? ORDER BY idx",
-                           &st);
+    struct word_fn w = {fn, user};
 
-    if (rc)
-        return rc;
-    store_bind_text(st, 1, id);
-    sqlite3_bind_int(st, 2, cue);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *t = (const char *)sqlite3_column_text(st, 0);
-
-        if (fn(user, t ? t : "", sqlite3_column_double(st, 1), sqlite3_column_double(st, 2)))
-            break;
-    }
-    rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_fail(s, "read words");
-    store_finish(s, st);
-    return rc;
+    return store_rows(s,
+                      "SELECT text, start_s, end_s FROM words WHERE video_id = ? AND"
+                      " cue_idx = ? ORDER BY idx",
+                      "read words", word_row, &w, "si", id, cue);
 }
 
 /* ---- the search verb ---- */

@@ -285,71 +285,67 @@ int vt_store_video_delete(struct vt_store *s, const char *id)
     return rc;
 }
 
+struct each_video {
+    int (*fn)(void *user, const struct vt_video_rec *v);
+    void *user;
+};
+
+static int each_video_row(void *user, sqlite3_stmt *st)
+{
+    struct each_video *e = user;
+    struct vt_video_rec v;
+    int stop;
+
+    video_from_row(st, &v);
+    stop = e->fn(e->user, &v);
+    vt_video_rec_release(&v);
+    return stop;
+}
+
 int vt_store_video_each(struct vt_store *s, int (*fn)(void *user, const struct vt_video_rec *v),
                         void *user)
 {
-    sqlite3_stmt *st;
-    int rc = store_prepare(s, "SELECT " VIDEO_COLS " FROM videos ORDER BY seq", &st);
+    struct each_video e = {fn, user};
 
-    if (rc)
-        return rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct vt_video_rec v;
-        int stop;
-
-        video_from_row(st, &v);
-        stop = fn(user, &v);
-        vt_video_rec_release(&v);
-        if (stop)
-            break;
-    }
-    rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_fail(s, "list videos");
-    store_finish(s, st);
-    return rc;
+    return store_rows(s, "SELECT " VIDEO_COLS " FROM videos ORDER BY seq", "list videos",
+                      each_video_row, &e, "");
 }
 
 /* ---- stages ---- */
 
+static void read_stage(sqlite3_stmt *st, void *item)
+{
+    struct vt_stage_rec *x = item;
+
+    snprintf(x->name, sizeof(x->name), "%s", (const char *)sqlite3_column_text(st, 0));
+    /* a state this version does not know is run again, as queued */
+    if (vt_state_parse((const char *)sqlite3_column_text(st, 1), &x->state))
+        x->state = VT_STATE_QUEUED;
+    x->model = store_col_dup(st, 2);
+    x->error = store_col_dup(st, 3);
+    x->owner = store_col_dup(st, 4);
+    x->started_at = sqlite3_column_double(st, 5);
+    x->took_s = sqlite3_column_double(st, 6);
+    x->attempts = sqlite3_column_int(st, 7);
+    x->retry_at = sqlite3_column_double(st, 8);
+}
+
 int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **recs, size_t *n)
 {
-    sqlite3_stmt *st;
-    struct vt_stage_rec *r = NULL;
-    size_t cap = 0, len = 0;
-    int rc = store_prepare(s,
-                           "SELECT name, state, model, error, owner, started_at, took_s, attempts,"
-                           " retry_at FROM stages WHERE video_id = ? ORDER BY ord",
-                           &st);
+    struct store_array a = STORE_ARRAY(struct vt_stage_rec, read_stage);
+    int rc = store_rows(s,
+                        "SELECT name, state, model, error, owner, started_at, took_s, attempts,"
+                        " retry_at FROM stages WHERE video_id = ? ORDER BY ord",
+                        "read stages", store_array_row, &a, "s", id);
 
     *recs = NULL;
     *n = 0;
-    if (rc)
+    if (rc) {
+        vt_stage_recs_free(a.v, a.n);
         return rc;
-    store_bind_text(st, 1, id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct vt_stage_rec *x;
-
-        vt_grow((void **)&r, &cap, len + 1, sizeof(*r));
-        x = &r[len++];
-        memset(x, 0, sizeof(*x));
-        snprintf(x->name, sizeof(x->name), "%s", (const char *)sqlite3_column_text(st, 0));
-        /* a state this version does not know is run again, as queued */
-        if (vt_state_parse((const char *)sqlite3_column_text(st, 1), &x->state))
-            x->state = VT_STATE_QUEUED;
-        x->model = store_col_dup(st, 2);
-        x->error = store_col_dup(st, 3);
-        x->owner = store_col_dup(st, 4);
-        x->started_at = sqlite3_column_double(st, 5);
-        x->took_s = sqlite3_column_double(st, 6);
-        x->attempts = sqlite3_column_int(st, 7);
-        x->retry_at = sqlite3_column_double(st, 8);
     }
-    store_finish(s, st);
-    if (rc != SQLITE_DONE) {
-        vt_stage_recs_free(r, len);
-        return store_fail(s, "read stages");
-    }
-    *recs = r;
-    *n = len;
+    *recs = a.v;
+    *n = a.n;
     return 0;
 }
 
@@ -492,38 +488,32 @@ int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_st
     return rc ? rc : lease_after_update(s, id, r->name, res);
 }
 
+static void read_id(sqlite3_stmt *st, void *item)
+{
+    *(char **)item = store_col_dup(st, 0);
+}
+
 int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n)
 {
-    sqlite3_stmt *st;
-    char **v = NULL;
-    size_t cap = 0, len = 0;
-    int rc = store_prepare(
+    struct store_array a = STORE_ARRAY(char *, read_id);
+    int rc = store_rows(
         s,
         "SELECT id FROM videos WHERE id IN (SELECT video_id FROM stages WHERE state"
         " IN (?1, ?2)) OR index_state IN ('queued','processing')"
         " OR (SELECT count(*) FROM stages WHERE video_id = videos.id) < ?3 ORDER BY seq",
-        &st);
+        "list unfinished videos", store_array_row, &a, "ssi", vt_state_name(VT_STATE_QUEUED),
+        vt_state_name(VT_STATE_RUNNING), n_stages);
 
     *ids = NULL;
     *n = 0;
-    if (rc)
+    if (rc) {
+        for (size_t i = 0; i < a.n; i++)
+            free(((char **)a.v)[i]);
+        free(a.v);
         return rc;
-    store_bind_text(st, 1, vt_state_name(VT_STATE_QUEUED));
-    store_bind_text(st, 2, vt_state_name(VT_STATE_RUNNING));
-    sqlite3_bind_int(st, 3, n_stages);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
-        v[len++] = store_col_dup(st, 0);
     }
-    store_finish(s, st);
-    if (rc != SQLITE_DONE) {
-        for (size_t i = 0; i < len; i++)
-            free(v[i]);
-        free(v);
-        return store_fail(s, "list unfinished videos");
-    }
-    *ids = v;
-    *n = len;
+    *ids = a.v;
+    *n = a.n;
     return 0;
 }
 
@@ -561,43 +551,37 @@ int vt_store_list_put(struct vt_store *s, struct vt_list_rec *l)
     return rc;
 }
 
+static void read_list(sqlite3_stmt *st, void *item)
+{
+    struct vt_list_rec *x = item;
+
+    x->id = sqlite3_column_int64(st, 0);
+    x->url = store_col_dup(st, 1);
+    x->kind = store_col_dup(st, 2);
+    x->title = store_col_dup(st, 3);
+    x->max_entries = sqlite3_column_int(st, 4);
+    x->stt_mode = store_col_dup(st, 5);
+    x->keep_media = sqlite3_column_int(st, 6);
+    x->added_at = sqlite3_column_double(st, 7);
+    x->checked_at = sqlite3_column_double(st, 8);
+}
+
 int vt_store_lists(struct vt_store *s, struct vt_list_rec **out, size_t *n)
 {
-    sqlite3_stmt *st;
-    struct vt_list_rec *l = NULL;
-    size_t cap = 0, len = 0;
-    int rc =
-        store_prepare(s,
-                      "SELECT id, url, kind, title, max_entries, stt_mode, keep_media, added_at,"
-                      " checked_at FROM lists ORDER BY id",
-                      &st);
+    struct store_array a = STORE_ARRAY(struct vt_list_rec, read_list);
+    int rc = store_rows(s,
+                        "SELECT id, url, kind, title, max_entries, stt_mode, keep_media, added_at,"
+                        " checked_at FROM lists ORDER BY id",
+                        "read lists", store_array_row, &a, "");
 
     *out = NULL;
     *n = 0;
-    if (rc)
+    if (rc) {
+        vt_list_recs_free(a.v, a.n);
         return rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct vt_list_rec *x;
-
-        vt_grow((void **)&l, &cap, len + 1, sizeof(*l));
-        x = &l[len++];
-        x->id = sqlite3_column_int64(st, 0);
-        x->url = store_col_dup(st, 1);
-        x->kind = store_col_dup(st, 2);
-        x->title = store_col_dup(st, 3);
-        x->max_entries = sqlite3_column_int(st, 4);
-        x->stt_mode = store_col_dup(st, 5);
-        x->keep_media = sqlite3_column_int(st, 6);
-        x->added_at = sqlite3_column_double(st, 7);
-        x->checked_at = sqlite3_column_double(st, 8);
     }
-    store_finish(s, st);
-    if (rc != SQLITE_DONE) {
-        vt_list_recs_free(l, len);
-        return store_fail(s, "read lists");
-    }
-    *out = l;
-    *n = len;
+    *out = a.v;
+    *n = a.n;
     return 0;
 }
 
