@@ -276,16 +276,14 @@ int store_step_done(struct vt_store *s, sqlite3_stmt *st, const char *what)
     return rc;
 }
 
-int store_rows(struct vt_store *s, const char *sql, const char *what, store_row_fn fn, void *user,
-               const char *binds, ...)
+static int store_vrows(struct vt_store *s, const char *sql, const char *what, store_row_fn fn,
+                      void *user, const char *binds, va_list ap)
 {
     sqlite3_stmt *st;
-    va_list ap;
     int rc = store_prepare(s, sql, &st), i = 1;
 
     if (rc)
         return rc;
-    va_start(ap, binds);
     for (const char *b = binds; *b; b++, i++) {
         if (*b == 's')
             store_bind_text(st, i, va_arg(ap, const char *));
@@ -298,13 +296,48 @@ int store_rows(struct vt_store *s, const char *sql, const char *what, store_row_
         else
             assert(!"store_rows: unknown bind letter");
     }
-    va_end(ap);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         if (fn(user, st))
             break;
     rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, what);
     store_finish(s, st);
     return rc;
+}
+
+int store_rows(struct vt_store *s, const char *sql, const char *what, store_row_fn fn, void *user,
+               const char *binds, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, binds);
+    rc = store_vrows(s, sql, what, fn, user, binds, ap);
+    va_end(ap);
+    return rc;
+}
+
+int store_read_array(struct vt_store *s, const char *sql, const char *what, size_t size,
+                     void (*read)(sqlite3_stmt *st, void *item), void (*release)(void *item),
+                     void **out, size_t *n, const char *binds, ...)
+{
+    struct store_array a = {NULL, 0, 0, size, read};
+    va_list ap;
+    int rc;
+
+    va_start(ap, binds);
+    rc = store_vrows(s, sql, what, store_array_row, &a, binds, ap);
+    va_end(ap);
+    *out = NULL;
+    *n = 0;
+    if (rc) {
+        for (size_t i = 0; release && i < a.n; i++)
+            release((char *)a.v + i * size);
+        free(a.v);
+        return rc;
+    }
+    *out = a.v;
+    *n = a.n;
+    return 0;
 }
 
 int store_array_row(void *user, sqlite3_stmt *st)

@@ -78,6 +78,12 @@ struct store_array {
 };
 #define STORE_ARRAY(type, fn) {NULL, 0, 0, sizeof(type), (fn)}
 int store_array_row(void *user, sqlite3_stmt *st);
+/* The rows into a new array of `size`-byte items: 0 with *out (caller-freed) and *n,
+ * or an error with *out NULL and *n 0 (the items read are given to release, when not
+ * NULL, and freed). binds as for store_rows. */
+int store_read_array(struct vt_store *s, const char *sql, const char *what, size_t size,
+                     void (*read)(sqlite3_stmt *st, void *item), void (*release)(void *item),
+                     void **out, size_t *n, const char *binds, ...);
 
 /* store_search.c: the ranking function and the rows of the search index */
 

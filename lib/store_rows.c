@@ -69,31 +69,27 @@ static void read_chapter(sqlite3_stmt *st, void *item)
     c->source = store_col_dup(st, 3);
 }
 
+static void release_chapter(void *item)
+{
+    struct vt_store_chapter *c = item;
+
+    free(c->title);
+    free(c->source);
+}
+
 int vt_store_chapters(struct vt_store *s, const char *id, struct vt_store_chapter **out, size_t *n)
 {
-    struct store_array a = STORE_ARRAY(struct vt_store_chapter, read_chapter);
-    int rc = store_rows(s,
-                        "SELECT start_s, end_s, title, source FROM chapters WHERE video_id = ?"
-                        " ORDER BY idx",
-                        "read chapters", store_array_row, &a, "s", id);
-
-    *out = NULL;
-    *n = 0;
-    if (rc) {
-        vt_store_chapters_free(a.v, a.n);
-        return rc;
-    }
-    *out = a.v;
-    *n = a.n;
-    return 0;
+    return store_read_array(s,
+                            "SELECT start_s, end_s, title, source FROM chapters WHERE video_id = ?"
+                            " ORDER BY idx",
+                            "read chapters", sizeof(**out), read_chapter, release_chapter,
+                            (void **)out, n, "s", id);
 }
 
 void vt_store_chapters_free(struct vt_store_chapter *c, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(c[i].title);
-        free(c[i].source);
-    }
+    for (size_t i = 0; i < n; i++)
+        release_chapter(&c[i]);
     free(c);
 }
 
@@ -192,21 +188,11 @@ static void read_shot(sqlite3_stmt *st, void *item)
 int vt_store_shots_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
                          struct vt_kf_shot **out, size_t *n)
 {
-    struct store_array a = STORE_ARRAY(struct vt_kf_shot, read_shot);
-    int rc = store_rows(s,
-                        "SELECT start_s, end_s, captured, kept FROM shots WHERE video_id = ?"
-                        " AND idx >= ? AND idx < ? ORDER BY idx",
-                        "read shots", store_array_row, &a, "sII", id, from, to);
-
-    *out = NULL;
-    *n = 0;
-    if (rc) {
-        free(a.v);
-        return rc;
-    }
-    *out = a.v;
-    *n = a.n;
-    return 0;
+    return store_read_array(s,
+                            "SELECT start_s, end_s, captured, kept FROM shots WHERE video_id = ?"
+                            " AND idx >= ? AND idx < ? ORDER BY idx",
+                            "read shots", sizeof(**out), read_shot, NULL, (void **)out, n, "sII",
+                            id, from, to);
 }
 
 int vt_store_frames(struct vt_store *s, const char *id, struct vt_store_frame **out, size_t *n)
@@ -554,30 +540,25 @@ static void read_chunk(sqlite3_stmt *st, void *item)
     c->last_cue = sqlite3_column_int(st, 4);
 }
 
+static void release_chunk(void *item)
+{
+    free(((struct vt_chunk *)item)->text);
+}
+
 int vt_store_chunks_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
                           struct vt_chunk **out, size_t *n)
 {
-    struct store_array a = STORE_ARRAY(struct vt_chunk, read_chunk);
-    int rc = store_rows(s,
-                        "SELECT start_s, end_s, text, first_cue, last_cue FROM chunks"
-                        " WHERE video_id = ? AND idx >= ? AND idx < ? ORDER BY idx",
-                        "read chunks", store_array_row, &a, "sII", id, from, to);
-
-    *out = NULL;
-    *n = 0;
-    if (rc) {
-        vt_chunks_free(a.v, a.n);
-        return rc;
-    }
-    *out = a.v;
-    *n = a.n;
-    return 0;
+    return store_read_array(s,
+                            "SELECT start_s, end_s, text, first_cue, last_cue FROM chunks"
+                            " WHERE video_id = ? AND idx >= ? AND idx < ? ORDER BY idx",
+                            "read chunks", sizeof(**out), read_chunk, release_chunk, (void **)out,
+                            n, "sII", id, from, to);
 }
 
 void vt_chunks_free(struct vt_chunk *c, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        free(c[i].text);
+        release_chunk(&c[i]);
     free(c);
 }
 

@@ -330,32 +330,28 @@ static void read_stage(sqlite3_stmt *st, void *item)
     x->retry_at = sqlite3_column_double(st, 8);
 }
 
+static void release_stage(void *item)
+{
+    struct vt_stage_rec *x = item;
+
+    free(x->model);
+    free(x->error);
+    free(x->owner);
+}
+
 int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **recs, size_t *n)
 {
-    struct store_array a = STORE_ARRAY(struct vt_stage_rec, read_stage);
-    int rc = store_rows(s,
-                        "SELECT name, state, model, error, owner, started_at, took_s, attempts,"
-                        " retry_at FROM stages WHERE video_id = ? ORDER BY ord",
-                        "read stages", store_array_row, &a, "s", id);
-
-    *recs = NULL;
-    *n = 0;
-    if (rc) {
-        vt_stage_recs_free(a.v, a.n);
-        return rc;
-    }
-    *recs = a.v;
-    *n = a.n;
-    return 0;
+    return store_read_array(s,
+                            "SELECT name, state, model, error, owner, started_at, took_s, attempts,"
+                            " retry_at FROM stages WHERE video_id = ? ORDER BY ord",
+                            "read stages", sizeof(**recs), read_stage, release_stage,
+                            (void **)recs, n, "s", id);
 }
 
 void vt_stage_recs_free(struct vt_stage_rec *recs, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(recs[i].model);
-        free(recs[i].error);
-        free(recs[i].owner);
-    }
+    for (size_t i = 0; i < n; i++)
+        release_stage(&recs[i]);
     free(recs);
 }
 
@@ -493,28 +489,20 @@ static void read_id(sqlite3_stmt *st, void *item)
     *(char **)item = store_col_dup(st, 0);
 }
 
+static void release_id(void *item)
+{
+    free(*(char **)item);
+}
+
 int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n)
 {
-    struct store_array a = STORE_ARRAY(char *, read_id);
-    int rc = store_rows(
+    return store_read_array(
         s,
         "SELECT id FROM videos WHERE id IN (SELECT video_id FROM stages WHERE state"
         " IN (?1, ?2)) OR index_state IN ('queued','processing')"
         " OR (SELECT count(*) FROM stages WHERE video_id = videos.id) < ?3 ORDER BY seq",
-        "list unfinished videos", store_array_row, &a, "ssi", vt_state_name(VT_STATE_QUEUED),
-        vt_state_name(VT_STATE_RUNNING), n_stages);
-
-    *ids = NULL;
-    *n = 0;
-    if (rc) {
-        for (size_t i = 0; i < a.n; i++)
-            free(((char **)a.v)[i]);
-        free(a.v);
-        return rc;
-    }
-    *ids = a.v;
-    *n = a.n;
-    return 0;
+        "list unfinished videos", sizeof(**ids), read_id, release_id, (void **)ids, n, "ssi",
+        vt_state_name(VT_STATE_QUEUED), vt_state_name(VT_STATE_RUNNING), n_stages);
 }
 
 /* ---- lists (playlists, channels) that videos were added from ---- */
@@ -566,32 +554,28 @@ static void read_list(sqlite3_stmt *st, void *item)
     x->checked_at = sqlite3_column_double(st, 8);
 }
 
+static void release_list(void *item)
+{
+    struct vt_list_rec *l = item;
+
+    free(l->url);
+    free(l->kind);
+    free(l->title);
+    free(l->stt_mode);
+}
+
 int vt_store_lists(struct vt_store *s, struct vt_list_rec **out, size_t *n)
 {
-    struct store_array a = STORE_ARRAY(struct vt_list_rec, read_list);
-    int rc = store_rows(s,
-                        "SELECT id, url, kind, title, max_entries, stt_mode, keep_media, added_at,"
-                        " checked_at FROM lists ORDER BY id",
-                        "read lists", store_array_row, &a, "");
-
-    *out = NULL;
-    *n = 0;
-    if (rc) {
-        vt_list_recs_free(a.v, a.n);
-        return rc;
-    }
-    *out = a.v;
-    *n = a.n;
-    return 0;
+    return store_read_array(s,
+                            "SELECT id, url, kind, title, max_entries, stt_mode, keep_media,"
+                            " added_at, checked_at FROM lists ORDER BY id",
+                            "read lists", sizeof(**out), read_list, release_list, (void **)out, n,
+                            "");
 }
 
 void vt_list_recs_free(struct vt_list_rec *l, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(l[i].url);
-        free(l[i].kind);
-        free(l[i].title);
-        free(l[i].stt_mode);
-    }
+    for (size_t i = 0; i < n; i++)
+        release_list(&l[i]);
     free(l);
 }
