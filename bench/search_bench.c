@@ -94,8 +94,8 @@ static int generate(const char *dir, int videos, int per_video)
         rec.source_kind = "file";
         rec.title = title;
         rec.duration_s = per_video * 8.0;
-        rec.index_state = "ready";
-        rec.data_status = "ok";
+        rec.index_state = VT_INDEX_READY;
+        rec.data_status = VT_DATA_OK;
         rc = vt_store_video_insert(s, &rec);
         for (int c = 0; c < per_video && !rc; c++) {
             struct vt_sb sb = {0};

@@ -142,7 +142,8 @@ static int update_video_state(struct vt_library *lib, const char *id)
     struct vt_stage_rec *r;
     size_t n;
     int all_terminal = 1, any_failed = 0, any_started = 0, fetch_failed = 0;
-    const char *index_state, *data_status;
+    enum vt_index_state index_state;
+    enum vt_data_status data_status;
     int rc = vt_store_stages(lib->store, id, &r, &n);
 
     if (rc)
@@ -162,14 +163,14 @@ static int update_video_state(struct vt_library *lib, const char *id)
     }
     vt_stage_recs_free(r, n);
     if (fetch_failed) {
-        index_state = all_terminal ? "failed" : "processing";
-        data_status = "missing";
+        index_state = all_terminal ? VT_INDEX_FAILED : VT_INDEX_PROCESSING;
+        data_status = VT_DATA_MISSING;
     } else if (all_terminal) {
-        index_state = "ready";
-        data_status = any_failed ? "partial" : "ok";
+        index_state = VT_INDEX_READY;
+        data_status = any_failed ? VT_DATA_PARTIAL : VT_DATA_OK;
     } else {
-        index_state = any_started ? "processing" : "queued";
-        data_status = any_started ? "partial" : "missing";
+        index_state = any_started ? VT_INDEX_PROCESSING : VT_INDEX_QUEUED;
+        data_status = any_started ? VT_DATA_PARTIAL : VT_DATA_MISSING;
     }
     return vt_store_video_set_state(lib->store, id, index_state, data_status,
                                     all_terminal ? vt_wall_s() : 0);

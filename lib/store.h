@@ -32,6 +32,36 @@
 struct vt_store;
 struct vt_chapter; /* media.h: the store needs no media headers */
 
+/*
+ * A video's index_state: queued (nothing started), processing, ready (every stage
+ * finished), failed (fetch failed: nothing usable); and its data_status: ok (every
+ * stage done or skipped), partial (some stage failed or is unfinished), missing (no
+ * data yet, or fetch failed). The names are what the database and the JSON hold.
+ */
+#define VT_INDEX_STATE_LIST(X) X(QUEUED, queued) X(PROCESSING, processing) X(READY, ready) X(FAILED, failed)
+#define VT_DATA_STATUS_LIST(X) X(MISSING, missing) X(PARTIAL, partial) X(OK, ok)
+
+enum vt_index_state {
+#define VT_INDEX_X(ID, name) VT_INDEX_##ID,
+    VT_INDEX_STATE_LIST(VT_INDEX_X)
+#undef VT_INDEX_X
+        VT_INDEX_STATE_COUNT
+};
+
+enum vt_data_status {
+#define VT_DATA_X(ID, name) VT_DATA_##ID,
+    VT_DATA_STATUS_LIST(VT_DATA_X)
+#undef VT_DATA_X
+        VT_DATA_STATUS_COUNT
+};
+
+/* Names of the states ("?" for a value out of range), and back: 0, or -1 for a
+ * name that is none of them. */
+const char *vt_index_state_name(enum vt_index_state s);
+int vt_index_state_parse(const char *name, enum vt_index_state *s);
+const char *vt_data_status_name(enum vt_data_status s);
+int vt_data_status_parse(const char *name, enum vt_data_status *s);
+
 struct vt_video_rec {
     char id[65];
     char *content_key; /* identifies the media content, for "added twice" */
@@ -46,8 +76,8 @@ struct vt_video_rec {
     int keep_media;       /* 0: the downloaded media is deleted once indexed */
     int64_t list_id;      /* the list it was added from, 0 when none */
     char *title, *channel, *published, *language, *container;
-    char *index_state; /* queued, processing, ready, failed */
-    char *data_status; /* ok, partial, missing */
+    enum vt_index_state index_state; /* 0: queued */
+    enum vt_data_status data_status;  /* 0: missing */
     char *stt_mode;    /* auto, captions, recognize */
     double duration_s;
     double created_at, indexed_at; /* epoch seconds; 0 when not yet */
@@ -120,8 +150,8 @@ int vt_store_video_update_meta(struct vt_store *s, const struct vt_video_rec *v)
 int vt_store_video_update_source(struct vt_store *s, const struct vt_video_rec *v);
 /* Set the video's states; indexed_at > 0 (it became indexed) also takes a bounded
  * step of index upkeep (vt_store_maintain). */
-int vt_store_video_set_state(struct vt_store *s, const char *id, const char *index_state,
-                             const char *data_status, double indexed_at);
+int vt_store_video_set_state(struct vt_store *s, const char *id, enum vt_index_state index_state,
+                             enum vt_data_status data_status, double indexed_at);
 int vt_store_video_delete(struct vt_store *s, const char *id);
 /* All videos, oldest first. fn returns non-zero to stop. */
 int vt_store_video_each(struct vt_store *s, int (*fn)(void *user, const struct vt_video_rec *v),

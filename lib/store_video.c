@@ -42,8 +42,11 @@ static void video_from_row(sqlite3_stmt *st, struct vt_video_rec *v)
     v->has_video = sqlite3_column_int(st, 14);
     v->has_audio = sqlite3_column_int(st, 15);
     v->size_bytes = sqlite3_column_int64(st, 16);
-    v->index_state = store_col_dup(st, 17);
-    v->data_status = store_col_dup(st, 18);
+    /* a state this version does not know reads as the first (queued, missing) */
+    if (vt_index_state_parse((const char *)sqlite3_column_text(st, 17), &v->index_state))
+        v->index_state = VT_INDEX_QUEUED;
+    if (vt_data_status_parse((const char *)sqlite3_column_text(st, 18), &v->data_status))
+        v->data_status = VT_DATA_MISSING;
     v->created_at = sqlite3_column_double(st, 19);
     v->indexed_at = sqlite3_column_double(st, 20);
     v->stt_mode = store_col_dup(st, 21);
@@ -71,8 +74,6 @@ void vt_video_rec_release(struct vt_video_rec *v)
     free(v->published);
     free(v->language);
     free(v->container);
-    free(v->index_state);
-    free(v->data_status);
     free(v->stt_mode);
     free(v->source_url);
     free(v->page_url);
@@ -168,8 +169,8 @@ int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v)
     sqlite3_bind_int(st, 15, v->has_video);
     sqlite3_bind_int(st, 16, v->has_audio);
     sqlite3_bind_int64(st, 17, v->size_bytes);
-    store_bind_text(st, 18, v->index_state ? v->index_state : "queued");
-    store_bind_text(st, 19, v->data_status ? v->data_status : "missing");
+    store_bind_text(st, 18, vt_index_state_name(v->index_state));
+    store_bind_text(st, 19, vt_data_status_name(v->data_status));
     sqlite3_bind_double(st, 20, v->created_at);
     sqlite3_bind_double(st, 21, v->indexed_at);
     store_bind_text(st, 22, v->stt_mode ? v->stt_mode : "auto");
@@ -241,8 +242,8 @@ int vt_store_video_update_source(struct vt_store *s, const struct vt_video_rec *
     return store_step_done(s, st, "update video source");
 }
 
-int vt_store_video_set_state(struct vt_store *s, const char *id, const char *index_state,
-                             const char *data_status, double indexed_at)
+int vt_store_video_set_state(struct vt_store *s, const char *id, enum vt_index_state index_state,
+                             enum vt_data_status data_status, double indexed_at)
 {
     sqlite3_stmt *st;
     int rc = 0;
@@ -256,8 +257,8 @@ int vt_store_video_set_state(struct vt_store *s, const char *id, const char *ind
             s, "UPDATE videos SET index_state=?, data_status=?, indexed_at=? WHERE id=?", &st);
     if (rc)
         return rc;
-    store_bind_text(st, 1, index_state);
-    store_bind_text(st, 2, data_status);
+    store_bind_text(st, 1, vt_index_state_name(index_state));
+    store_bind_text(st, 2, vt_data_status_name(data_status));
     sqlite3_bind_double(st, 3, indexed_at);
     store_bind_text(st, 4, id);
     return store_step_done(s, st, "update video state");
@@ -499,10 +500,11 @@ int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n
     return store_read_array(
         s,
         "SELECT id FROM videos WHERE id IN (SELECT video_id FROM stages WHERE state"
-        " IN (?1, ?2)) OR index_state IN ('queued','processing')"
+        " IN (?1, ?2)) OR index_state IN (?4, ?5)"
         " OR (SELECT count(*) FROM stages WHERE video_id = videos.id) < ?3 ORDER BY seq",
-        "list unfinished videos", sizeof(**ids), read_id, release_id, (void **)ids, n, "ssi",
-        vt_state_name(VT_STATE_QUEUED), vt_state_name(VT_STATE_RUNNING), n_stages);
+        "list unfinished videos", sizeof(**ids), read_id, release_id, (void **)ids, n, "ssiss",
+        vt_state_name(VT_STATE_QUEUED), vt_state_name(VT_STATE_RUNNING), n_stages,
+        vt_index_state_name(VT_INDEX_QUEUED), vt_index_state_name(VT_INDEX_PROCESSING));
 }
 
 /* ---- lists (playlists, channels) that videos were added from ---- */

@@ -54,7 +54,7 @@ VT_TEST(store_video_roundtrip)
     insert_video(s, &v, "abc", "k1");
     CHECK_INT(vt_store_video_get(s, "abc", &got), 0);
     CHECK_STR(got.title, "A <b>title</b>");
-    CHECK_STR(got.index_state, "queued");
+    CHECK_STR(vt_index_state_name(got.index_state), "queued");
     vt_video_rec_release(&got);
     CHECK_INT(vt_store_video_find_key(s, "k1", id), 0);
     CHECK_STR(id, "abc");
