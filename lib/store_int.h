@@ -1,7 +1,8 @@
 /*
  * Internals shared by the files of the SQLite store (lib/store*.c), and by nothing
- * else: the handle's layout, the statement cache's prepare/finish and the small
- * helpers every file of the store uses, and the index-row helpers that the row
+ * else: the handle's layout, the statement cache's prepare/finish, the one read loop
+ * (store_rows, store_read_array) and the small helpers every file of the store uses,
+ * the FTS5 form of a parsed query (store_fts.c), and the index-row helpers that the row
  * writers (store_rows.c) call in the search side (store_search.c). Only the store's
  * own files include this header, since it pulls in <sqlite3.h>; the rest of the
  * program sees store.h alone.
