@@ -258,12 +258,17 @@ int vt_http_do(const struct vt_http_req *req, struct vt_http_resp *resp, char *e
             rc = vt_err(err, errlen, again ? VT_EIO : VT_EINVAL, "'%s': HTTP %ld%s%s", where,
                         status, msg[0] ? ": " : "", msg);
         }
-        if (!again || attempt >= attempts)
-            break;
-        if (retry_after > RETRY_AFTER_MAX_S) {
-            size_t l = strlen(err ? err : "");
+        if (!again || attempt >= attempts) {
+            size_t l = err ? strlen(err) : 0;
 
-            if (err && l + 1 < errlen)
+            if (again && attempt > 1 && l + 1 < errlen)
+                snprintf(err + l, errlen - l, " (after %d attempts)", attempt);
+            break;
+        }
+        if (retry_after > RETRY_AFTER_MAX_S) {
+            size_t l = err ? strlen(err) : 0;
+
+            if (l + 1 < errlen)
                 snprintf(err + l, errlen - l, " (retry after %lld s)", (long long)retry_after);
             break;
         }
