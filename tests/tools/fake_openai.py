@@ -20,7 +20,8 @@ POST /v1/audio/transcriptions (multipart: file = a 16 kHz mono 16-bit WAV, model
 response_format, timestamp_granularities[], language): S is a JSON file
   {"sources": [{"pcm": "/path/16k-mono-s16.wav or raw", "words": [["And", 0.32, 0.6], ...]}]}
 with every word's time in that source. The request's audio is looked up byte for byte in
-the sources' samples (so the test's media must carry them losslessly); the words whose
+the sources' samples (half a second from its middle; so the test's media must carry them
+losslessly, and the source is best the media's whole audio track); the words whose
 middle falls inside it are returned with times relative to the request's audio, as
 verbose_json with "segments" (one per run of words without a 1 s gap) and top-level
 "words". Audio found in no source gets 400 "unknown audio".
@@ -34,6 +35,7 @@ found); badtimes (transcription: the last word ends 60 s after the audio); segwo
 no top-level "words"); nowords (transcription: segments only); 429 (429 with
 Retry-After: 1 once, then ok).
 
+--dump-dir D keeps the last audio received as D/last.wav.
 With --api-key, a request without "Authorization: Bearer K" gets 401.
 --delay-ms adds a fixed delay to every transcription request; --stats-file gets, after
 each request, {"requests": n, "busy_s": seconds during which at least one request was
@@ -255,15 +257,20 @@ class Handler(BaseHTTPRequestHandler):
             self.send(404, {"error": {"message": "model \"%s\" not found" % model}})
             return
         pcm = wav_pcm(fields["file"][0])
+        if ARGS.dump_dir:
+            with open(os.path.join(ARGS.dump_dir, "last.wav"), "wb") as f:
+                f.write(fields["file"][0])
         dur = len(pcm) / 32000.0
         words = None
+        # half a second from the middle of the request (the edges may be padding silence)
+        mid = (len(pcm) // 4) * 2
+        probe = pcm[mid:mid + 16000]
         for src in SOURCES:
-            probe = pcm[:min(len(pcm), 32000)]
             at = src["pcm"].find(probe) if probe else -1
             while at >= 0 and at % 2:
                 at = src["pcm"].find(probe, at + 1)
             if at >= 0:
-                off = at / 32000.0
+                off = (at - mid) / 32000.0
                 words = [[w, round(s - off, 3), round(e - off, 3)] for w, s, e in src["words"]
                          if off <= (s + e) / 2 < off + dur]
                 break
@@ -308,6 +315,7 @@ def main():
     ap.add_argument("--stats-file")
     ap.add_argument("--model", default="fake-embed")
     ap.add_argument("--api-key")
+    ap.add_argument("--dump-dir")
     ARGS = ap.parse_args()
     if ARGS.vectors:
         VECTORS.update(json.load(open(ARGS.vectors)))
