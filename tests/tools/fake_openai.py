@@ -39,7 +39,8 @@ Retry-After: 1 once, then ok).
 With --api-key, a request without "Authorization: Bearer K" gets 401.
 --delay-ms adds a fixed delay to every transcription request; --stats-file gets, after
 each request, {"requests": n, "busy_s": seconds during which at least one request was
-being served, "served_s": the sum of the requests' own times}.
+being served, "served_s": the sum of the requests' own times, "first_at" and "last_at":
+the wall-clock times (epoch s) the first request arrived and the last answer was sent}.
 """
 import argparse
 import hashlib
@@ -54,7 +55,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ARGS = None
 LOCK = threading.Lock()
 STATE = {"mode_text": None, "count": 0, "requests": 0, "active": 0, "busy_since": 0.0,
-         "busy_s": 0.0, "served_s": 0.0, "sent429": False}
+         "busy_s": 0.0, "served_s": 0.0, "sent429": False, "first_at": 0.0, "last_at": 0.0}
 SOURCES = []
 VECTORS = {}
 
@@ -153,9 +154,13 @@ class Handler(BaseHTTPRequestHandler):
         self.send(404, {"error": {"message": "no such route"}})
 
     def do_POST(self):
+        # the request's time runs from its headers' arrival to the answer's last byte
+        t0 = time.monotonic()
+        with LOCK:
+            if not STATE["first_at"]:
+                STATE["first_at"] = time.time()
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else b""
-        t0 = time.monotonic()
         with LOCK:
             STATE["requests"] += 1
             if STATE["active"] == 0:
@@ -168,13 +173,15 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 STATE["active"] -= 1
                 STATE["served_s"] += t1 - t0
+                STATE["last_at"] = time.time()
                 if STATE["active"] == 0:
                     STATE["busy_s"] += t1 - STATE["busy_since"]
                 if ARGS.stats_file:
                     tmp = ARGS.stats_file + ".tmp"
                     with open(tmp, "w") as f:
                         json.dump({"requests": STATE["requests"], "busy_s": STATE["busy_s"],
-                                   "served_s": STATE["served_s"]}, f)
+                                   "served_s": STATE["served_s"], "first_at": STATE["first_at"],
+                                   "last_at": STATE["last_at"]}, f)
                     os.replace(tmp, ARGS.stats_file)
 
     def common_faults(self, mode, arg, count):
