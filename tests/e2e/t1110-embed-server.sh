@@ -12,7 +12,8 @@
 
 libdir=$(dirname "$VIDTHEQUE")
 [[ -f $libdir/libvidtheque.a ]] || fail "'$libdir/libvidtheque.a': missing (run make first)"
-nm "$libdir/libvidtheque.a" 2> /dev/null | grep -q ' T vt_embed_open$' ||
+nm "$libdir/libvidtheque.a" > "$T/nm" 2> /dev/null || true
+grep -q ' T vt_embed_open$' "$T/nm" ||
   fail "libvidtheque.a has no vt_embed_open (lib/embed.c, the dispatcher)"
 read -r -a pkgs <<< "$(sed -n 's/^PKGS = //p' "$ROOT/Makefile")"
 read -r -a pkgflags <<< "$(pkg-config --cflags --libs "${pkgs[@]}")"

@@ -15,11 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(int code, const char *err)
-{
-    fprintf(stderr, "embeddump: code %d: %s\n", code, err);
-    return 1;
-}
 
 int main(int argc, char **argv)
 {
@@ -29,7 +24,7 @@ int main(int argc, char **argv)
     size_t n = 0, cap = 0, lcap = 0;
     float *vecs = NULL;
     json_t *out, *arr;
-    int i = 1, rc;
+    int i = 1, rc, status = 1;
     ssize_t len;
 
     for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
@@ -59,13 +54,11 @@ int main(int argc, char **argv)
     free(line);
     rc = vt_embed_open(&spec, &e, err, sizeof(err));
     if (rc)
-        return fail(rc, err);
+        goto out;
     vecs = vt_xcalloc(n ? n : 1, (size_t)vt_embed_dim(e) * sizeof(*vecs));
     rc = vt_embed_texts(e, (const char *const *)texts, n, vecs, err, sizeof(err));
-    if (rc) {
-        vt_embed_close(e);
-        return fail(rc, err);
-    }
+    if (rc)
+        goto out;
     arr = json_array();
     for (size_t k = 0; k < n; k++) {
         json_t *v = json_array();
@@ -79,10 +72,15 @@ int main(int argc, char **argv)
     json_dumpf(out, stdout, JSON_COMPACT);
     putchar('\n');
     json_decref(out);
-    vt_embed_close(e);
+    status = 0;
+out:
+    if (rc)
+        fprintf(stderr, "embeddump: code %d: %s\n", rc, err);
+    if (e)
+        vt_embed_close(e);
     for (size_t k = 0; k < n; k++)
         free(texts[k]);
     free(texts);
     free(vecs);
-    return 0;
+    return status;
 }
