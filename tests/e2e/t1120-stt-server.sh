@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Speech through a transcription server (stt.backend = openai): the fake server of
 # tests/tools/fake_openai.py on loopback knows the words of tests/data/speech/jfk.wav with
-# their timings (the truth below, on jfk.wav's time line), and answers the audio segments
-# the stt stage sends it with the words inside each. The video carries jfk.wav losslessly
+# their timings (the truth below, on jfk.wav's time line) and those of the LibriVox clips of
+# pocketsphinx-testdata (their transcripts spread over each clip), and answers the audio
+# segments the stt stage sends it with the words inside each. The video carries jfk.wav losslessly
 # (PCM) after 2 s of silence, so the fake finds every segment in jfk.wav byte for byte.
 # Checked: `add` gives cues whose words are the JFK sentence in order, each at its true
 # time plus the 2 s (word timings, top-level or per segment as whisper.cpp puts them), or
 # inside its segment's span (segment timings only); the server's model is in the stage's
-# provenance; `search` finds "fellow americans" at the moment it is said. Then every failure
+# provenance; `search` finds "fellow americans" at the moment it is said; the LibriVox
+# clips (one segment each, sent in parallel) come back in order, each word in its clip. Then every failure
 # mode (timeout, 500s, truncated JSON, garbage, 404 model, timings outside the segment,
 # no URL configured) makes `add` exit 1 with stt queued for a retry (what may pass) or
 # failed (4xx, configuration) and the reason kept; `resume` once the server is fixed
@@ -41,6 +43,48 @@ cat > "$T/speech.json" << EOF
  ["you", 8.70, 8.90], ["can", 8.90, 9.15], ["do", 9.15, 9.40], ["for", 9.40, 9.65],
  ["your", 9.65, 9.95], ["country.", 9.95, 10.60]]}]}
 EOF
+# The LibriVox clips of pocketsphinx-testdata, each after a pause of its own, as one WAV;
+# their real transcripts with the words spread evenly over each clip (the fake's truth).
+data=/usr/share/pocketsphinx/test/data/librivox
+[[ -f $data/transcription ]] || fail "'$data': missing (install pocketsphinx-testdata)"
+python3 - "$data" "$T" "$T/speech.json" << 'PY' || fail "cannot make the LibriVox audio"
+import json, re, subprocess, sys
+data, tmp, spec = sys.argv[1], sys.argv[2], sys.argv[3]
+text = {}
+for line in open(data + "/transcription"):
+    m = re.match(r"\s*(.*?)\s*\((\S+)\)\s*$", line)
+    if m:
+        text[m.group(2)] = [w for w in m.group(1).split() if w not in ("<s>", "</s>")]
+names = [l.strip() for l in open(data + "/fileids") if l.strip()]
+inputs, filt, words, clips, t = [], "", [], [], 0.0
+for k, (name, pause) in enumerate(zip(names, [1.7, 2.3, 1.1, 3.0, 1.4])):
+    f = "%s/%s.wav" % (data, name)
+    dur = float(subprocess.check_output(["ffprobe", "-v", "error", "-show_entries",
+                "format=duration", "-of", "csv=p=0", f]))
+    subprocess.check_call(["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i",
+                           "anullsrc=r=16000:cl=mono", "-t", str(pause), "-c:a", "pcm_s16le",
+                           "%s/sil%d.wav" % (tmp, k)])
+    t += pause
+    ws = text[name]
+    words += [[w, round(t + dur * i / len(ws), 3), round(t + dur * (i + 1) / len(ws), 3)]
+              for i, w in enumerate(ws)]
+    clips.append([t, t + dur])
+    t += dur
+    inputs += ["-i", "%s/sil%d.wav" % (tmp, k), "-i", f]
+    filt += "[%d:a][%d:a]" % (2 * k, 2 * k + 1)
+subprocess.check_call(["ffmpeg", "-nostdin", "-v", "error"] + inputs + ["-filter_complex",
+                       filt + "concat=n=%d:v=0:a=1" % (len(inputs) // 2), "-ar", "16000",
+                       "-ac", "1", "-c:a", "pcm_s16le", tmp + "/vox.wav"])
+d = json.load(open(spec))
+d["sources"].append({"pcm": tmp + "/vox.wav", "words": words, "clips": clips})
+json.dump(d, open(spec, "w"))
+open(tmp + "/vox.dur", "w").write("%.2f" % (t + 1))
+PY
+ffmpeg -nostdin -v error -y -f lavfi -i "color=black:s=160x120:r=2:d=$(cat "$T/vox.dur")" \
+  -i "$T/vox.wav" -filter_complex "[1:a]apad[a]" -map 0:v -map '[a]' -c:v libx264 \
+  -preset veryfast -pix_fmt yuv420p -c:a pcm_s16le -t "$(cat "$T/vox.dur")" "$T/vox.mkv" ||
+  fail "cannot make the LibriVox video"
+
 : > "$T/mode"
 python3 "$ROOT/tests/tools/fake_openai.py" --port-file "$T/port" --mode-file "$T/mode" \
   --speech "$T/speech.json" --model whisper-test --api-key stt-key-77 2> "$T/fake.err" &
@@ -110,6 +154,31 @@ assert hits and hits[0]["video_id"] == sys.argv[2] and hits[0]["source"] == "spe
 assert pad + 1.15 - 0.01 <= hits[0]["start_s"] <= pad + 2.2 and hits[0]["end_s"] >= pad + 1.5, hits[0]
 PY
 
+note "the LibriVox clips: five segments in parallel, every word in its clip, in order"
+new_lib libvox "${server_cfg[@]}"
+expect_exit 0 vt add "$T/vox.mkv"
+vid=$(cat "$T/out")
+vt export "$vid" > "$T/doc.json"
+[[ $(stt_field state) == done ]] || fail "LibriVox: stt not done: $(stt_field error)"
+python3 - "$T/speech.json" "$T/doc.json" << 'PY' || fail "LibriVox: words or timings wrong"
+import json, sys
+src = json.load(open(sys.argv[1]))["sources"][1]
+doc = json.load(open(sys.argv[2]))
+words = [w for c in doc["cues"] for w in c["words"]]
+assert [w["text"] for w in words] == [t[0] for t in src["words"]], [w["text"] for w in words]
+for w, t in zip(words, src["words"]):
+    assert abs(w["start_s"] - t[1]) < 0.01 and abs(w["end_s"] - t[2]) < 0.01, (w, t)
+    assert any(a - 0.01 <= w["start_s"] and w["end_s"] <= b + 0.01 for a, b in src["clips"]), w
+PY
+vt search --json "ill disposed young man" > "$T/s.json"
+python3 - "$T/s.json" "$vid" "$T/speech.json" << 'PY' || fail "LibriVox search: $(cat "$T/s.json")"
+import json, sys
+hits = [h for h in json.load(open(sys.argv[1]))["hits"] if h["video_id"] == sys.argv[2]]
+a, b = json.load(open(sys.argv[3]))["sources"][1]["clips"][1]  # "he was not an ill disposed young man"
+assert hits and a - 0.01 <= hits[0]["start_s"] and hits[0]["end_s"] <= b + 0.01, (hits, a, b)
+PY
+
+LIB=$T/lib
 for mode in segwords nowords; do
   note "$mode: the same words from another shape of verbose_json"
   echo "$mode" > "$T/mode"
