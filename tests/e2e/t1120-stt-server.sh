@@ -93,12 +93,20 @@ for _ in $(seq 100); do [[ -s $T/port ]] && break; sleep 0.1; done
 [[ -s $T/port ]] || fail "fake server did not start: $(cat "$T/fake.err")"
 BASE=http://127.0.0.1:$(cat "$T/port")
 
-# new_lib NAME [CONFIG LINES...]: a fresh library in $LIB with that config
+# new_lib NAME [CONFIG LINES...]: a fresh library in $LIB with that config ("key = value"),
+# set with `vidtheque config set` (or written in the file's format where the binary has no
+# config command)
 new_lib() {
   LIB=$T/$1
   shift
   vt init 2> /dev/null
-  printf '%s\n' "$@" > "$LIB/config"
+  if vt config --help > /dev/null 2>&1; then
+    for kv in "$@"; do
+      vt config set "${kv%% = *}" "${kv#* = }" || fail "config set ${kv%% = *}"
+    done
+  else
+    printf '%s\n' "$@" > "$LIB/config"
+  fi
 }
 server_cfg=("stt.backend = openai" "stt.url = $BASE" "stt.model = whisper-test" "stt.api_key = stt-key-77")
 stt_field() { json "$T/doc.json" "[s for s in d['stages'] if s['name']=='stt'][0]['$1']"; }
@@ -238,6 +246,7 @@ new_lib libnourl "stt.backend = openai" "stt.model = whisper-test"
 expect_stt_fail ok failed "stt.url is not set" keep
 new_lib libnokey "stt.backend = openai" "stt.url = $BASE" "stt.model = whisper-test"
 expect_stt_fail ok failed "HTTP 401" keep
-new_lib libbad "stt.backend = whisperx"
+new_lib libbad
+echo "stt.backend = whisperx" > "$LIB/config" # a hand-edited file (config set refuses it)
 expect_stt_fail ok failed "not pocketsphinx or openai" keep
 note "ok"
