@@ -13,7 +13,6 @@
  * The API key goes in the Authorization header only, never in a message.
  */
 #include "embed_int.h"
-
 #include "http.h"
 #include "util.h"
 #include "vidtheque.h"
@@ -140,8 +139,8 @@ static int embed_batch(struct openai_priv *p, int *dim, const char *const *texts
         }
         seen[i] = 1;
         if (!json_is_array(vec)) {
-            rc = vt_err(err, errlen, VT_EIO, "'%s': item %zu has no \"embedding\" array", p->url,
-                        k);
+            rc =
+                vt_err(err, errlen, VT_EIO, "'%s': item %zu has no \"embedding\" array", p->url, k);
             goto out;
         }
         d = json_array_size(vec);

@@ -22,14 +22,14 @@
 #include <strings.h>
 #include <time.h>
 
-#define DEFAULT_TIMEOUT_S   60.0
-#define DEFAULT_MAX_BYTES   ((size_t)64 << 20)
-#define DEFAULT_RETRIES     3
-#define DEFAULT_BACKOFF_S   0.5
-#define CONNECT_TIMEOUT_S   10.0
-#define RETRY_AFTER_MAX_S   30
-#define MAX_REDIRS          5
-#define SERVER_MSG_MAX      200
+#define DEFAULT_TIMEOUT_S 60.0
+#define DEFAULT_MAX_BYTES ((size_t)64 << 20)
+#define DEFAULT_RETRIES   3
+#define DEFAULT_BACKOFF_S 0.5
+#define CONNECT_TIMEOUT_S 10.0
+#define RETRY_AFTER_MAX_S 30
+#define MAX_REDIRS        5
+#define SERVER_MSG_MAX    200
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static CURLcode global_rc;
@@ -185,9 +185,9 @@ int vt_http_do(const struct vt_http_req *req, struct vt_http_resp *resp, char *e
         curl_easy_setopt(h, CURLOPT_MAXREDIRS, (long)MAX_REDIRS);
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                         (long)((timeout_s < CONNECT_TIMEOUT_S ? timeout_s : CONNECT_TIMEOUT_S) *
-                                1000));
+        curl_easy_setopt(
+            h, CURLOPT_CONNECTTIMEOUT_MS,
+            (long)((timeout_s < CONNECT_TIMEOUT_S ? timeout_s : CONNECT_TIMEOUT_S) * 1000));
         curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
         curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
         curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
@@ -246,9 +246,8 @@ int vt_http_do(const struct vt_http_req *req, struct vt_http_resp *resp, char *e
             again = cc != CURLE_UNSUPPORTED_PROTOCOL && cc != CURLE_URL_MALFORMAT &&
                     cc != CURLE_TOO_MANY_REDIRECTS;
             rc = vt_err(err, errlen, again ? VT_EIO : VT_EINVAL, "'%s': %s%s", where, why,
-                        cc == CURLE_OPERATION_TIMEDOUT && !strstr(why, "imed out")
-                            ? " (timed out)"
-                            : "");
+                        cc == CURLE_OPERATION_TIMEDOUT && !strstr(why, "imed out") ? " (timed out)"
+                                                                                   : "");
         } else if (status >= 200 && status <= 299) {
             rc = 0;
             break;

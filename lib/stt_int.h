@@ -43,7 +43,7 @@ int vt_stt_openai_segment(const struct vt_stt_openai *cfg, const int16_t *pcm, s
  */
 #define VT_STT_TIMING_SLACK_S 0.5
 int vt_stt_openai_parse(const char *body, size_t len, double seg_start_s, double dur_s,
-                        struct vt_word **words, size_t *n_words, size_t *cap_words,
-                        char *reported, size_t reported_len, char *err, size_t errlen);
+                        struct vt_word **words, size_t *n_words, size_t *cap_words, char *reported,
+                        size_t reported_len, char *err, size_t errlen);
 
 #endif

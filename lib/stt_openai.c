@@ -15,9 +15,8 @@
  * writes for what is not speech ("[BLANK_AUDIO]", "(music)") are dropped; words keep the
  * server's case and punctuation (the search index tokenises them).
  */
-#include "stt_int.h"
-
 #include "http.h"
+#include "stt_int.h"
 #include "util.h"
 #include "vidtheque.h"
 
@@ -192,8 +191,8 @@ static int add_timed_words(struct parse *p, json_t *arr)
 }
 
 int vt_stt_openai_parse(const char *body, size_t len, double seg_start_s, double dur_s,
-                        struct vt_word **words, size_t *n_words, size_t *cap_words,
-                        char *reported, size_t reported_len, char *err, size_t errlen)
+                        struct vt_word **words, size_t *n_words, size_t *cap_words, char *reported,
+                        size_t reported_len, char *err, size_t errlen)
 {
     struct parse p = {.seg_start_s = seg_start_s,
                       .dur_s = dur_s,
@@ -212,8 +211,8 @@ int vt_stt_openai_parse(const char *body, size_t len, double seg_start_s, double
         reported[0] = 0;
     root = json_loadb(body, len, 0, &jerr);
     if (!root)
-        return vt_err(err, errlen, VT_EIO, "answer is not JSON (%s, at byte %d of %zu)",
-                      jerr.text, jerr.position, len);
+        return vt_err(err, errlen, VT_EIO, "answer is not JSON (%s, at byte %d of %zu)", jerr.text,
+                      jerr.position, len);
     if (!json_is_object(root)) {
         rc = vt_err(err, errlen, VT_EIO, "answer is not a verbose_json object");
         goto out;
@@ -296,7 +295,10 @@ int vt_stt_openai_segment(const struct vt_stt_openai *cfg, const int16_t *pcm, s
     size_t wav_len = 0;
     unsigned char *wav = make_wav(pcm, n, &wav_len);
     struct vt_http_part parts[7] = {
-        {.name = "file", .filename = "segment.wav", .type = "audio/wav", .data = wav,
+        {.name = "file",
+         .filename = "segment.wav",
+         .type = "audio/wav",
+         .data = wav,
          .len = wav_len},
         {.name = "model", .data = cfg->model, .len = strlen(cfg->model)},
         {.name = "response_format", .data = "verbose_json", .len = 12},

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 int main(int argc, char **argv)
 {
     struct vt_embed_spec spec = {0};
@@ -67,8 +66,8 @@ int main(int argc, char **argv)
             json_array_append_new(v, json_real(vecs[k * (size_t)vt_embed_dim(e) + (size_t)j]));
         json_array_append_new(arr, v);
     }
-    out = json_pack("{s:s, s:s, s:i, s:o}", "model", vt_embed_model(e), "id", vt_embed_id(e),
-                    "dim", vt_embed_dim(e), "vectors", arr);
+    out = json_pack("{s:s, s:s, s:i, s:o}", "model", vt_embed_model(e), "id", vt_embed_id(e), "dim",
+                    vt_embed_dim(e), "vectors", arr);
     json_dumpf(out, stdout, JSON_COMPACT);
     putchar('\n');
     json_decref(out);

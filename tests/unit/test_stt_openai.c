@@ -100,7 +100,8 @@ VT_TEST(stt_openai_rejects)
         "[1,2]",
         "{\"segments\":3}",
         "{\"model\":\"x\"}",
-        "{\"words\":[{\"word\":\"a\",\"start\":0,\"end\":1},{\"word\":\"b\",\"start\":1,\"end\":70}]}",
+        "{\"words\":[{\"word\":\"a\",\"start\":0,\"end\":1},{\"word\":\"b\",\"start\":1,\"end\":70}"
+        "]}",
         "{\"words\":[{\"word\":\"a\",\"start\":-3,\"end\":1}]}",
         "{\"words\":[{\"word\":\"a\",\"start\":\"0\",\"end\":1}]}",
         "{\"words\":[{\"start\":0,\"end\":1}]}",
