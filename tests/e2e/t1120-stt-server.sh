@@ -3,17 +3,17 @@
 # tests/tools/fake_openai.py on loopback knows the words of tests/data/speech/jfk.wav with
 # their timings (the truth below, on jfk.wav's time line) and those of the LibriVox clips of
 # pocketsphinx-testdata (their transcripts spread over each clip), and answers the audio
-# segments the stt stage sends it with the words inside each. The video carries jfk.wav losslessly
-# (PCM) after 2 s of silence, so the fake finds every segment in jfk.wav byte for byte.
-# Checked: `add` gives cues whose words are the JFK sentence in order, each at its true
+# segments the stt stage sends it with the words inside each. The videos carry the audio
+# losslessly (PCM; jfk.wav after 2 s of silence), so the fake finds every segment byte for
+# byte. Checked: `add` gives cues whose words are the JFK sentence in order, each at its true
 # time plus the 2 s (word timings, top-level or per segment as whisper.cpp puts them), or
 # inside its segment's span (segment timings only); the server's model is in the stage's
-# provenance; `search` finds "fellow americans" at the moment it is said; the LibriVox
-# clips (one segment each, sent in parallel) come back in order, each word in its clip. Then every failure
-# mode (timeout, 500s, truncated JSON, garbage, 404 model, timings outside the segment,
-# no URL configured) makes `add` exit 1 with stt queued for a retry (what may pass) or
-# failed (4xx, configuration) and the reason kept; `resume` once the server is fixed
-# finishes the queued one.
+# provenance; `search` finds "fellow americans" at the moment it is said; the LibriVox clips
+# (one segment each, sent in parallel) come back in order, each word in its clip. Then every
+# failure mode (timeout, 500s, truncated JSON, garbage, an answer over the size cap, 404
+# model, timings outside the segment, no URL, no API key, an unknown backend) makes `add`
+# exit 1 with stt queued for a retry (what may pass) or failed (4xx, configuration) and the
+# reason kept; `resume` once the server is fixed finishes a queued one.
 . "$(dirname "$0")/lib.sh"
 
 export VIDTHEQUE_RETRY_BASE=1
@@ -219,6 +219,7 @@ expect_stt_fail "slow 5" queued "timed out"
 expect_stt_fail truncated queued "not JSON"
 expect_stt_fail garbage queued "not JSON"
 expect_stt_fail badtimes queued "timings outside the segment"
+expect_stt_fail huge queued "response over 4194304 bytes"
 expect_stt_fail notfound failed "HTTP 404: model .* not found"
 expect_stt_fail "fail500 99" queued "HTTP 500: internal trouble"
 

@@ -33,7 +33,7 @@ JSON); wrongdim (embeddings: texts other than "hello" get D+1 dimensions); wrong
 found); badtimes (transcription: the last word ends 60 s after the audio); segwords
 (transcription: words inside each segment, as whisper.cpp and faster-whisper put them,
 no top-level "words"); nowords (transcription: segments only); 429 (429 with
-Retry-After: 1 once, then ok).
+Retry-After: 1 once, then ok); huge (a 5 MB JSON answer).
 
 --dump-dir D keeps the last audio received as D/last.wav.
 With --api-key, a request without "Authorization: Bearer K" gets 401.
@@ -198,6 +198,9 @@ class Handler(BaseHTTPRequestHandler):
             if first:
                 self.send(429, {"error": "slow down"}, extra={"Retry-After": "1"})
                 return True
+        elif mode == "huge":
+            self.send(200, '{"pad": "' + "x" * (5 << 20) + '"}')
+            return True
         elif mode == "garbage":
             self.send(200, "<html><body>502 bad gateway</body></html>")
             return True
