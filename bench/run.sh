@@ -13,6 +13,9 @@ echo
 echo "== speech recognition vs pocketsphinx_continuous"
 bash bench/stt_bench.sh
 echo
+echo "== speech through a transcription server: the stt stage's overhead over the (fake) server's time"
+bash bench/stt_server_bench.sh
+echo
 echo "== speech recognition of a 10 h recording: peak memory of add (VIDTHEQUE_BASELINE=binary to compare)"
 bash bench/stt_memory_bench.sh
 echo

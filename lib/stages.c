@@ -6,6 +6,7 @@
 #include "audio.h"
 #include "captions.h"
 #include "chunk.h"
+#include "config.h"
 #include "keyframe.h"
 #include "library.h"
 #include "media.h"
@@ -327,7 +328,63 @@ const struct vt_stage_def vt_stage_ocr = {
 
 struct stt_result {
     struct vt_transcript t;
+    int recognised; /* from speech, not captions */
 };
+
+/*
+ * Speech recognition with the backend the library's config chooses (config.h: stt.backend
+ * pocketsphinx, the default, or openai with stt.url, stt.model, stt.api_key). A server's
+ * recogniser costs nothing to make and is made per run, with the video's language as a
+ * hint; PocketSphinx's decoders are kept in lib->stt between videos.
+ * VIDTHEQUE_STT_TIMEOUT_S bounds each request to a server (300 s by default).
+ */
+static int stt_recognise(struct vt_stage_ctx *c, struct stt_result *r)
+{
+    struct vt_config *cfg = NULL;
+    const char *backend;
+    int rc = vt_config_load(c->lib->dir, &cfg, c->err, sizeof(c->err));
+
+    if (rc)
+        return rc;
+    r->recognised = 1;
+    backend = vt_config_get(cfg, "stt.backend");
+    if (backend && !strcmp(backend, "openai")) {
+        const char *tmo = getenv("VIDTHEQUE_STT_TIMEOUT_S");
+        struct vt_stt_server_spec spec = {.base_url = vt_config_get(cfg, "stt.url"),
+                                          .model = vt_config_get(cfg, "stt.model"),
+                                          .api_key = vt_config_get(cfg, "stt.api_key"),
+                                          .timeout_s = tmo && *tmo ? strtod(tmo, NULL) : 0};
+        struct vt_stt *stt = vt_stt_new_server(&spec, c->err, sizeof(c->err));
+
+        vt_config_free(cfg);
+        if (!stt)
+            return VT_EINVAL;
+        vt_stt_set_language(stt, c->video->language);
+        snprintf(c->model, sizeof(c->model), "%s", vt_stt_model(stt));
+        rc = vt_stt_run_file(stt, c->video->source_path, &r->t, vt_stage_progress, c, c->err,
+                             sizeof(c->err));
+        if (!rc)
+            snprintf(c->model, sizeof(c->model), "%s", r->t.model);
+        vt_stt_free(stt);
+        return rc;
+    }
+    if (backend && *backend && strcmp(backend, "pocketsphinx")) {
+        rc = vt_err(c->err, sizeof(c->err), VT_EINVAL,
+                    "stt.backend '%s': not pocketsphinx or openai", backend);
+        vt_config_free(cfg);
+        return rc;
+    }
+    vt_config_free(cfg);
+    c->lib->free_engines = free_engines;
+    if (!c->lib->stt) {
+        c->lib->stt = vt_stt_new(0, c->err, sizeof(c->err));
+        if (!c->lib->stt)
+            return VT_ENOTFOUND;
+    }
+    snprintf(c->model, sizeof(c->model), "%s", vt_stt_model(c->lib->stt));
+    return vt_stt_run_file(c->lib->stt, c->video->source_path, &r->t, vt_stage_progress, c, c->err,
+                           sizeof(c->err));
+}
 
 /* The transcript from captions (unless the mode says recognize, or !captions), else from
  * speech recognition. */
@@ -374,15 +431,7 @@ static int stt_read(struct vt_stage_ctx *c, int captions)
                       "%sno audio track", !strcmp(mode, "recognize") ? "--stt=recognize: " : "");
     if (need_media(c))
         return VT_ENOTFOUND;
-    c->lib->free_engines = free_engines;
-    if (!c->lib->stt) {
-        c->lib->stt = vt_stt_new(0, c->err, sizeof(c->err));
-        if (!c->lib->stt)
-            return VT_ENOTFOUND;
-    }
-    snprintf(c->model, sizeof(c->model), "%s", vt_stt_model(c->lib->stt));
-    return vt_stt_run_file(c->lib->stt, c->video->source_path, &r->t, vt_stage_progress, c, c->err,
-                           sizeof(c->err));
+    return stt_recognise(c, r);
 }
 
 static void stt_release(struct vt_stage_ctx *c);
@@ -405,7 +454,7 @@ static int stt_run(struct vt_stage_ctx *c)
     if (rc || !r)
         return rc;
     vt_transcript_bound(&r->t, c->video->duration_s, &rep);
-    if (!r->t.n_cues && strcmp(mode, "captions") && strncmp(c->model, "pocketsphinx", 12)) {
+    if (!r->t.n_cues && strcmp(mode, "captions") && !r->recognised) {
         /* captions with nothing inside the media are no captions: recognise the speech */
         vt_log(c->lib, VT_LOG_WARN,
                "%s: stt: no caption cue starts within the media's %.1f s (%zu past its end): "

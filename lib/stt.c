@@ -1,6 +1,8 @@
 /*
- * The stt stage: PocketSphinx (the 0.8+5prealpha API Debian ships) in process. vt_stt_new
- * loads one decoder per worker thread once. vt_stt_run_file streams: the calling thread
+ * The stt stage: PocketSphinx (the 0.8+5prealpha API Debian ships) in process, or an
+ * OpenAI-compatible transcription server (stt_openai.c): the same streaming segmenter feeds
+ * either, its workers holding a decoder each or one request in flight each. vt_stt_new
+ * loads one decoder per worker thread once; vt_stt_new_server only records the server. vt_stt_run_file streams: the calling thread
  * reads the audio (audio.c) in blocks, finds the pauses with an energy detector on 10 ms
  * frames and cuts segments as soon as what follows them is known, each copied into a
  * bounded queue that the workers take from, recognised as one utterance, and collected in
@@ -24,11 +26,12 @@
  * cepstral mean normalisation over the segment (what the model's feat.params asks for), a
  * new stream for the noise estimate, and PocketSphinx's own silence removal off (our
  * segments are already cut at pauses, and its removal would also shift word times).
- * Results are assembled in segment order.
+ * Results are assembled in segment order. (A server keeps no state between requests.)
  */
 #include "stt.h"
 
 #include "audio.h"
+#include "stt_int.h"
 #include "util.h"
 #include "workpool.h"
 
@@ -77,10 +80,17 @@
 /* Segments decoded or waiting, per worker: what bounds the memory besides the look-ahead. */
 #define QUEUE_PER_WORKER 2
 
+/* Concurrent requests to a transcription server, and the limit. */
+#define STT_SERVER_DEFAULT_CONCURRENCY 4
+#define STT_SERVER_MAX_CONCURRENCY     16
+/* Whole request for one segment (at most SEG_MAX_S of audio), unless the caller says. */
+#define STT_SERVER_DEFAULT_TIMEOUT_S 300.0
+
 struct vt_stt {
-    ps_decoder_t **decoders;
-    int n_decoders;
+    ps_decoder_t **decoders; /* PocketSphinx: one per worker; NULL with a server */
+    int n_decoders;          /* workers: decoders, or concurrent requests to the server */
     char model[160];
+    struct vt_stt_openai *server; /* NULL: PocketSphinx */
 };
 
 /* A run of frames [start, end) of speech. */
@@ -95,6 +105,7 @@ struct stt_seg {
     struct vt_word *words;
     size_t n_words, cap_words;
     int done;
+    char reported[96]; /* the model a server said it used, "" if none */
 };
 
 /*
@@ -119,7 +130,8 @@ struct stt_job {
 
 struct stt_worker {
     struct stt_job *job;
-    ps_decoder_t *ps;
+    struct vt_stt *stt;
+    ps_decoder_t *ps; /* NULL with a server */
 };
 
 /* Where the audio comes from: a file being decoded or a buffer. */
@@ -226,13 +238,104 @@ const char *vt_stt_model(const struct vt_stt *stt)
     return stt->model;
 }
 
+/* Drop "user:password@" from a URL in place: it goes into provenance, which anyone reads. */
+static void drop_userinfo(char *url)
+{
+    char *host = strstr(url, "://"), *at, *slash;
+
+    if (!host)
+        return;
+    host += 3;
+    at = strchr(host, '@');
+    slash = strchr(host, '/');
+    if (at && (!slash || at < slash))
+        memmove(host, at + 1, strlen(at + 1) + 1);
+}
+
+static int bad_language(const char *lang)
+{
+    size_t n = strspn(lang, "abcdefghijklmnopqrstuvwxyz");
+
+    return n < 2 || n > 3 || lang[n];
+}
+
+struct vt_stt *vt_stt_new_server(const struct vt_stt_server_spec *spec, char *err, size_t errlen)
+{
+    struct vt_stt *stt;
+    struct vt_stt_openai *srv;
+    char *base;
+    size_t len;
+    int conc = spec->concurrency ? spec->concurrency : STT_SERVER_DEFAULT_CONCURRENCY;
+
+    if (!spec->base_url || !*spec->base_url) {
+        vt_err(err, errlen, VT_EINVAL, "stt.backend is openai but stt.url is not set");
+        return NULL;
+    }
+    if (!spec->model || !*spec->model) {
+        vt_err(err, errlen, VT_EINVAL, "stt.backend is openai but stt.model is not set");
+        return NULL;
+    }
+    if (strncmp(spec->base_url, "http://", 7) && strncmp(spec->base_url, "https://", 8)) {
+        vt_err(err, errlen, VT_EINVAL, "stt.url '%s': not an http(s) URL", spec->base_url);
+        return NULL;
+    }
+    if (conc < 1 || conc > STT_SERVER_MAX_CONCURRENCY || spec->timeout_s < 0) {
+        vt_err(err, errlen, VT_EINVAL, "'%d': bad transcription concurrency", conc);
+        return NULL;
+    }
+    base = vt_xstrdup(spec->base_url);
+    len = strlen(base);
+    while (len > 0 && base[len - 1] == '/')
+        base[--len] = 0;
+    srv = vt_xcalloc(1, sizeof(*srv));
+    /* "https://api.openai.com/v1" is also how people write the base */
+    srv->url = vt_xasprintf("%s%s/audio/transcriptions", base,
+                            len >= 3 && !strcmp(base + len - 3, "/v1") ? "" : "/v1");
+    srv->model = vt_xstrdup(spec->model);
+    srv->api_key = vt_xstrdup_or_null(spec->api_key);
+    srv->timeout_s = spec->timeout_s > 0 ? spec->timeout_s : STT_SERVER_DEFAULT_TIMEOUT_S;
+    srv->retries = spec->retries;
+    stt = vt_xcalloc(1, sizeof(*stt));
+    stt->server = srv;
+    drop_userinfo(base);
+    stt->n_decoders = conc;
+    snprintf(stt->model, sizeof(stt->model), "openai-transcribe %.50s at %.60s", spec->model,
+             base);
+    free(base);
+    return stt;
+}
+
+void vt_stt_set_language(struct vt_stt *stt, const char *lang)
+{
+    char code[8] = "";
+    size_t n = 0;
+
+    if (!stt->server)
+        return;
+    free(stt->server->language);
+    stt->server->language = NULL;
+    /* the primary subtag, lower case: "en-US" -> "en"; anything else is no hint */
+    for (; lang && lang[n] && lang[n] != '-' && lang[n] != '_' && n + 1 < sizeof(code); n++)
+        code[n] = (char)(lang[n] >= 'A' && lang[n] <= 'Z' ? lang[n] + 32 : lang[n]);
+    code[n] = 0;
+    if (!bad_language(code))
+        stt->server->language = vt_xstrdup(code);
+}
+
 void vt_stt_free(struct vt_stt *stt)
 {
     if (!stt)
         return;
-    for (int i = 0; i < stt->n_decoders; i++)
+    for (int i = 0; stt->decoders && i < stt->n_decoders; i++)
         ps_free(stt->decoders[i]);
     free(stt->decoders);
+    if (stt->server) {
+        free(stt->server->url);
+        free(stt->server->model);
+        free(stt->server->api_key);
+        free(stt->server->language);
+        free(stt->server);
+    }
     free(stt);
 }
 
@@ -301,6 +404,18 @@ static int decode_segment(ps_decoder_t *ps, struct stt_seg *seg, char *err, size
     return 0;
 }
 
+/* Recognise one segment on a worker: with its decoder, or by the transcription server. */
+static int recognise_segment(struct vt_stt *stt, ps_decoder_t *ps, struct stt_seg *seg, char *err,
+                             size_t errlen)
+{
+    if (stt->server)
+        return vt_stt_openai_segment(stt->server, seg->pcm, seg->n,
+                                     (double)seg->start / VT_AUDIO_RATE_HZ, &seg->words,
+                                     &seg->n_words, &seg->cap_words, seg->reported,
+                                     sizeof(seg->reported), err, errlen);
+    return decode_segment(ps, seg, err, errlen);
+}
+
 static void seg_release(struct stt_seg *seg)
 {
     for (size_t i = 0; i < seg->n_words; i++)
@@ -339,7 +454,7 @@ static void *stt_worker_main(void *arg)
         seg = &job->slots[i % job->cap];
         pthread_mutex_unlock(&job->mu);
 
-        rc = decode_segment(wk->ps, seg, err, sizeof(err));
+        rc = recognise_segment(wk->stt, wk->ps, seg, err, sizeof(err));
 
         pthread_mutex_lock(&job->mu);
         /* The audio is no longer needed: free it before the words wait to be collected. */
@@ -408,6 +523,7 @@ struct stt_stream {
 
     struct vt_word *words; /* collected, in order */
     size_t n_words, cap_words;
+    char server_model[96]; /* the first model name a server reported */
 };
 
 static size_t n_levels(const struct stt_stream *st)
@@ -496,6 +612,8 @@ static void collect(struct stt_stream *st, int wait)
         if (seg->n_words)
             memcpy(st->words + st->n_words, seg->words, seg->n_words * sizeof(*seg->words));
         st->n_words += seg->n_words;
+        if (!st->server_model[0] && seg->reported[0])
+            memcpy(st->server_model, seg->reported, sizeof(st->server_model));
         /* The texts now belong to st->words. */
         seg->n_words = 0;
         frac = st->duration_s > 0
@@ -543,7 +661,8 @@ static int emit_segment(struct stt_stream *st, size_t start_f, size_t end_f)
     memcpy(seg->pcm, st->pcm + (seg->start - st->pcm_base), seg->n * sizeof(*seg->pcm));
     if (st->inline_mode) {
         char err[sizeof(job->fail.msg)] = "";
-        int rc = decode_segment(st->stt->decoders[0], seg, err, sizeof(err));
+        int rc = recognise_segment(st->stt, st->stt->decoders ? st->stt->decoders[0] : NULL, seg,
+                                   err, sizeof(err));
 
         free(seg->pcm);
         seg->pcm = NULL;
@@ -749,7 +868,8 @@ static void start_workers(struct stt_stream *st)
     st->tids = vt_xcalloc(n, sizeof(*st->tids));
     for (size_t k = 0; k < n; k++) {
         st->workers[k].job = job;
-        st->workers[k].ps = st->stt->decoders[k];
+        st->workers[k].stt = st->stt;
+        st->workers[k].ps = st->stt->decoders ? st->stt->decoders[k] : NULL;
     }
     st->n_workers =
         vt_pool_threads_start(st->tids, n, stt_worker_main, st->workers, sizeof(*st->workers));
@@ -853,6 +973,12 @@ static int stt_run_source(struct vt_stt *stt, stt_read_fn read, void *src, doubl
         rc = vt_err(err, errlen, st.job.fail.code, "%s", st.job.fail.msg);
     if (rc)
         goto out;
+    if (st.server_model[0]) {
+        size_t len = strlen(out->model);
+
+        snprintf(out->model + len, sizeof(out->model) - len, " (server model %s)",
+                 st.server_model);
+    }
     /* Less than a frame cannot hold a word. */
     if (st.n_speech == 0) {
         rc = vt_err(err, errlen, VT_SKIP, "silence only");

@@ -1,8 +1,9 @@
 /*
- * The stt stage: speech recognition with PocketSphinx, in process. The audio is cut at
- * pauses, as it is decoded, into segments that are recognised on all cores in parallel, one
- * decoder per worker thread created once and reused; the words come back with timings on
- * the audio's time line and a confidence, grouped into cues (transcript.h).
+ * The stt stage: speech recognition with PocketSphinx, in process, or by an OpenAI-compatible
+ * transcription server. The audio is cut at pauses, as it is decoded, into segments that are
+ * recognised in parallel: on all cores, one decoder per worker thread created once and
+ * reused, or as concurrent requests to the server; the words come back with timings on the
+ * audio's time line and a confidence, grouped into cues (transcript.h).
  */
 #ifndef VT_STT_H
 #define VT_STT_H
@@ -23,6 +24,29 @@ struct vt_stt;
  * the whole process.
  */
 struct vt_stt *vt_stt_new(int nthreads, char *err, size_t errlen);
+/* A transcription server: POST {base_url}/v1/audio/transcriptions (OpenAI's API). */
+struct vt_stt_server_spec {
+    const char *base_url; /* "http://host:port", optionally with a path prefix or "/v1" */
+    const char *model;    /* the server's model name, e.g. "whisper-1" */
+    const char *api_key;  /* Bearer token when non-NULL and non-empty */
+    double timeout_s;     /* per segment's request (0: 300 s) */
+    int concurrency;      /* segments in flight (0: 4; at most 16) */
+    int retries;          /* attempts per segment on connection errors, timeouts, 429, 5xx (0: 3) */
+};
+
+/*
+ * A recogniser that sends every segment (16 kHz mono 16-bit WAV, at most 30 s, cut at
+ * pauses) to a server, with response_format=verbose_json and word timestamps. Nothing is
+ * sent until a run. NULL with one line in err (VT_EINVAL: no URL or model, not http(s)).
+ * A run fails with VT_EIO for what may pass (no connection, timeouts, 5xx, an answer that is
+ * not verbose_json or whose timings fall outside the segment) and VT_EINVAL for a 4xx.
+ * The run's transcript model is "openai-transcribe MODEL at BASE", followed by
+ * " (server model NAME)" when the server names the model it used.
+ */
+struct vt_stt *vt_stt_new_server(const struct vt_stt_server_spec *spec, char *err, size_t errlen);
+/* Language hint for the next runs of a server recogniser ("en", "en-US" -> "en"; NULL or
+ * anything not a language code: none). No effect on PocketSphinx. */
+void vt_stt_set_language(struct vt_stt *stt, const char *lang);
 /* Provenance, e.g. "pocketsphinx 5prealpha, hmm en-us, lm en-us.lm.bin, dict
  * cmudict-en-us.dict"; borrowed for the life of stt. */
 const char *vt_stt_model(const struct vt_stt *stt);
