@@ -12,13 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The openai backend lives in embed_openai.c, written on another branch; until it is
- * merged the spec is refused cleanly. Drop this guard once embed_openai.c is in. */
-#if defined(__has_include)
-#if __has_include("embed_openai.c")
-#define VT_HAVE_EMBED_OPENAI 1
-#endif
-#endif
+/*
+ * The openai backend (embed_openai.c) needs libcurl, which the front binary does not
+ * link (Makefile): the reference is weak, so a program links it only when something
+ * else names it (src/vidtheque.c does in vidtheque-full). Where it is absent the spec
+ * is refused with a line that says so; the front hands such searches to the full
+ * binary before it gets here (src/cmd_search.c).
+ */
+extern int vt_embed_openai_open(const struct vt_embed_spec *spec, struct vt_embed **out,
+                                char *err, size_t errlen) __attribute__((weak));
 
 int vt_embed_open(const struct vt_embed_spec *spec, struct vt_embed **out, char *err,
                   size_t errlen)
@@ -31,11 +33,11 @@ int vt_embed_open(const struct vt_embed_spec *spec, struct vt_embed **out, char 
     if (strcmp(spec->backend, "model2vec") == 0) {
         rc = vt_embed_m2v_open(spec, &e, err, errlen);
     } else if (strcmp(spec->backend, "openai") == 0) {
-#ifdef VT_HAVE_EMBED_OPENAI
-        rc = vt_embed_openai_open(spec, &e, err, errlen);
-#else
-        rc = vt_err(err, errlen, VT_EINVAL, "openai embeddings not built");
-#endif
+        if (vt_embed_openai_open)
+            rc = vt_embed_openai_open(spec, &e, err, errlen);
+        else
+            rc = vt_err(err, errlen, VT_EINVAL, "openai embeddings are not in this program "
+                        "(run vidtheque-full)");
     } else {
         rc = vt_err(err, errlen, VT_EINVAL,
                     "embedding backend '%s' unknown (model2vec or openai)", spec->backend);

@@ -8,12 +8,17 @@
  * The API key, if any, comes from $EMBEDDUMP_API_KEY (so it is on no command line).
  */
 #include "embed.h"
+#include "embed_int.h"
 #include "util.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The openai backend is weakly referenced by embed.c (the front binary goes without
+ * libcurl): naming it here links it in. */
+void *const embeddump_backends[] = {(void *)vt_embed_openai_open};
 
 int main(int argc, char **argv)
 {
