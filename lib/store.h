@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VT_STORE_SCHEMA_VERSION 3
+#define VT_STORE_SCHEMA_VERSION 4
 
 struct vt_store;
 
@@ -253,6 +253,43 @@ int vt_store_phonetic_terms(struct vt_store *s, const char *key, int max,
 #define VT_FUZZY_MAX_LEN 41
 int vt_store_fuzzy_terms(struct vt_store *s, const char *word,
                          void (*fn)(void *user, const char *term), void *user);
+
+/*
+ * Vectors (store_vectors.c): one per chunk and per frame with text, written by the
+ * text_embed stage, each in the vector space named by the embedding's id (embed.h).
+ */
+enum vt_vec_kind { VT_VEC_CHUNK, VT_VEC_SCREEN };
+/* "chunk" or "screen"; static. */
+const char *vt_vec_kind_name(enum vt_vec_kind k);
+struct vt_vec_rec {
+    enum vt_vec_kind kind;
+    int ref; /* chunk index or frame index */
+    double start_s, end_s;
+    const float *v; /* dim floats, unit length */
+};
+/* Replace the video's vectors (inside a write transaction); the int8 copies are made here. */
+int vt_store_vectors_replace(struct vt_store *s, const char *id, const char *space, int dim,
+                             const struct vt_vec_rec *recs, size_t n);
+int vt_store_vectors_clear(struct vt_store *s, const char *id);
+/* How many vectors of space there are and the largest key (row ids only grow). */
+int vt_store_vectors_stat(struct vt_store *s, const char *space, int64_t *count, int64_t *max_id);
+/* Every vector of space with a key above after_id, in key order (those of another
+ * dimension skipped); v is valid during the call only; fn returns non-zero to stop. */
+int vt_store_vectors_each(struct vt_store *s, const char *space, int dim, int64_t after_id,
+                          int (*fn)(void *user, int64_t key, const float *v, const int8_t *q,
+                                    float scale),
+                          void *user);
+/* Where the vector key points. VT_ENOTFOUND when it is gone. */
+struct vt_vec_where {
+    char video_id[65];
+    enum vt_vec_kind kind;
+    int ref;
+    double start_s, end_s;
+};
+int vt_store_vector_get(struct vt_store *s, int64_t key, struct vt_vec_where *w);
+/* The video's number of vectors, and the space of (one of) them into space ("" none). */
+int vt_store_vectors_count(struct vt_store *s, const char *id, int64_t *n, char *space,
+                           size_t space_len);
 
 /* Lists (playlists, channels) videos were added from, re-checked by update. */
 struct vt_list_rec {
