@@ -249,6 +249,11 @@ enum vt_search_mode {
     VT_SEARCH_HYBRID,  /* both, fused by reciprocal rank */
 };
 
+/* "auto", "words", "meaning" or "hybrid"; static. */
+const char *vt_search_mode_name(enum vt_search_mode m);
+/* The mode named s ("auto" too): 0, or -1 when s names none. */
+int vt_search_mode_parse(const char *s, enum vt_search_mode *m);
+
 struct vt_search_opts {
     int limit;          /* at most this many hits (default 20, at most 1000) */
     const char *video;  /* only this video, or NULL */

@@ -529,7 +529,24 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
     return 0;
 }
 
-/* ---- fusion ---- */
+/* ---- modes and fusion ---- */
+
+static const char *const mode_names[] = {"auto", "words", "meaning", "hybrid"};
+
+const char *vt_search_mode_name(enum vt_search_mode m)
+{
+    return (unsigned)m < VT_ARRAY_LEN(mode_names) ? mode_names[m] : "words";
+}
+
+int vt_search_mode_parse(const char *s, enum vt_search_mode *m)
+{
+    for (size_t i = 0; s && i < VT_ARRAY_LEN(mode_names); i++)
+        if (!strcmp(s, mode_names[i])) {
+            *m = (enum vt_search_mode)i;
+            return 0;
+        }
+    return -1;
+}
 
 /* Whether a word hit and a meaning hit are the same moment: one video, one source, and
  * the same cue or frame, or spans that overlap. */
