@@ -38,6 +38,44 @@ size_t vt_vindex_search(const struct vt_vindex *ix, const float *q, size_t k,
 size_t vt_vindex_search_exact(const struct vt_vindex *ix, const float *q, size_t k,
                               struct vt_vhit *hits);
 
+/*
+ * Additions to the interface above.
+ *
+ * vt_vindex_new returns NULL for a dim outside 1..8192 (or without memory); vt_vindex_free
+ * accepts NULL. Adding a key the index holds replaces its vector. Vectors with a NaN or
+ * an infinity are refused (VT_EINVAL, nothing changes), and so is a query with one
+ * (no hits). Hits are ordered by score, then by key (ascending) between equal scores.
+ *
+ * vt_vindex_reserve: room for n vectors at least, so that loading a known number
+ * of rows does not grow the arrays step by step; 0 or VT_EIO.
+ * vt_vindex_add_blob: add a vector stored as nbytes of native float32 (a database blob,
+ * any alignment); VT_EINVAL when nbytes is not dim * 4 (a vector of another dimension).
+ * vt_vindex_add_q: add a vector with its int8 copy and scale as vt_vec_quantize made
+ * them (stored beside it), without quantizing again; VT_EINVAL for a value of -128 or a
+ * negative or non-finite scale.
+ * vt_vindex_remove: drop key's vector (the last row moves into its place); 0 or
+ * VT_ENOTFOUND.
+ * vt_vindex_set_threads: max_threads threads (at most 4) scan one search; 0 (the
+ * default): a thread per 128k vectors, up to the number of cores and 4.
+ */
+int vt_vindex_reserve(struct vt_vindex *ix, size_t n);
+int vt_vindex_add_blob(struct vt_vindex *ix, int64_t key, const void *blob, size_t nbytes);
+int vt_vindex_add_q(struct vt_vindex *ix, int64_t key, const float *v, const int8_t *q,
+                    float scale);
+int vt_vindex_remove(struct vt_vindex *ix, int64_t key);
+void vt_vindex_set_threads(struct vt_vindex *ix, int max_threads);
+
+/*
+ * vt_vindex_search restricted to the keys keep accepts (keep returns non-zero). keep is
+ * asked only about items good enough to enter the candidates, from the scanning threads,
+ * possibly at the same time: it must be thread-safe and should be quick (e.g. a lookup in
+ * a set of allowed keys). With a very selective keep, fewer than k hits may come back
+ * only when fewer than k items pass it.
+ */
+typedef int (*vt_vindex_keep_fn)(void *user, int64_t key);
+size_t vt_vindex_search_keep(const struct vt_vindex *ix, const float *q, size_t k,
+                             struct vt_vhit *hits, vt_vindex_keep_fn keep, void *user);
+
 /* Quantize a unit vector to int8 (round(v * 127 / max|v|)); returns the scale
  * (max|v| / 127) that turns int8 dot products back into floats. */
 float vt_vec_quantize(const float *v, int dim, int8_t *out);
