@@ -123,6 +123,10 @@ void vt_meaning_index_free(struct vt_meaning_index *mi);
 int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
                       const struct vt_search_opts *opts, int limit, struct vt_hit **hits,
                       size_t *n_hits, char *err, size_t errlen);
+/* search.c: the words typed, through the full-text index (vt_search's words mode). */
+int vt_search_words(struct vt_library *lib, const char *query, size_t query_len,
+                    const struct vt_search_opts *opts, struct vt_hit **hits, size_t *n,
+                    struct vt_search_info *info);
 /* Fuse ranked word hits and meaning hits by reciprocal rank into *out (at most limit),
  * taking ownership of both lists. */
 void vt_hits_fuse(struct vt_hit *words, size_t n_words, struct vt_hit *meaning, size_t n_meaning,

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "embed.h"
 #include "library.h"
+#include "models.h"
 #include "query.h"
 #include "util.h"
 #include "vindex.h"
@@ -455,7 +456,7 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
 
     *hits = NULL;
     *n_hits = 0;
-    if (!*text || (opts && opts->source && !strcmp(opts->source, "title"))) {
+    if (!*text || !strcmp(opts && opts->source ? opts->source : q->source, "title")) {
         free(text);
         return 0;
     }
@@ -475,7 +476,9 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
         return rc;
     }
     /* filters are applied after the scan: ask for more than needed when filtering */
-    int filtered = opts && ((opts->video && *opts->video) || (opts->source && *opts->source));
+    const char *video = opts && opts->video ? opts->video : q->video;
+    const char *source = opts && opts->source ? opts->source : q->source;
+    int filtered = *video || *source;
     size_t k = (size_t)limit * (filtered ? 20 : 2) + 10;
     struct vt_vhit *vh = vt_xcalloc(k, sizeof(*vh));
     size_t m = vt_vindex_search(mi->ix, qv, k, vh);
@@ -489,10 +492,10 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
         }
         if (rc)
             break;
-        if (opts && opts->video && *opts->video && strcmp(opts->video, w.video_id))
+        if (*video && strcmp(video, w.video_id))
             continue;
         const char *src = w.kind == VT_VEC_CHUNK ? "speech" : "screen";
-        if (opts && opts->source && *opts->source && strcmp(opts->source, src))
+        if (*source && strcmp(source, src))
             continue;
         vt_grow((void **)&out, &cap, n + 1, sizeof(*out));
         struct vt_hit *h = &out[n];
@@ -613,4 +616,76 @@ void vt_hits_fuse(struct vt_hit *words, size_t n_words, struct vt_hit *meaning, 
     }
     *out = r;
     *n_out = n;
+}
+
+/* ---- the search: words, meaning or both ---- */
+
+/* Whether a text embedding model is configured (the mode auto chooses by it). */
+static int meaning_configured(struct vt_library *lib)
+{
+    struct vt_config *cf = NULL;
+    struct te_conf c;
+    char err[256];
+    int yes = 0;
+
+    if (!vt_config_load(lib->dir, &cf, err, sizeof(err))) {
+        yes = read_conf(cf, &c, err, sizeof(err)) == 0;
+        vt_config_free(cf);
+    }
+    return yes;
+}
+
+int vt_search(struct vt_library *lib, const char *query, size_t query_len,
+              const struct vt_search_opts *opts, struct vt_hit **hits, size_t *n,
+              struct vt_search_info *info)
+{
+    struct vt_search_opts o = opts ? *opts : (struct vt_search_opts){0};
+    struct vt_search_info wi = {0};
+    struct vt_hit *wh = NULL, *mh = NULL;
+    size_t nw = 0, nm = 0;
+    double t0 = vt_monotonic_s();
+    char err[512] = "";
+    int rc = 0;
+
+    *hits = NULL;
+    *n = 0;
+    if (o.mode == VT_SEARCH_AUTO)
+        o.mode = meaning_configured(lib) ? VT_SEARCH_HYBRID : VT_SEARCH_WORDS;
+    if (o.limit <= 0)
+        o.limit = 20;
+    if (o.limit > 1000)
+        o.limit = 1000;
+    if (o.mode != VT_SEARCH_MEANING) {
+        rc = vt_search_words(lib, query, query_len, &o, &wh, &nw, &wi);
+        if (rc)
+            return rc;
+    }
+    if (o.mode != VT_SEARCH_WORDS) {
+        struct vt_query q;
+        vt_query_parse(query ? query : "", query ? query_len : 0, &q);
+        rc = vt_search_meaning(lib, &q, &o, o.limit, &mh, &nm, err, sizeof(err));
+        vt_query_release(&q);
+        if (rc && o.mode == VT_SEARCH_MEANING)
+            return vt_lib_fail(lib, rc < 0 ? rc : VT_EINVAL, "search by meaning: %s", err);
+        if (rc) /* hybrid: the words still answer, and say what is missing */
+            snprintf(wi.warning, sizeof(wi.warning), "meaning left out: %s", err);
+        rc = 0;
+    }
+    if (o.mode == VT_SEARCH_HYBRID) {
+        vt_hits_fuse(wh, nw, mh, nm, (size_t)o.limit, hits, n);
+    } else if (o.mode == VT_SEARCH_MEANING) {
+        *hits = mh;
+        *n = nm;
+    } else {
+        for (size_t i = 0; i < nw; i++)
+            wh[i].matched = VT_MATCH_WORDS;
+        *hits = wh;
+        *n = nw;
+    }
+    if (info) {
+        *info = wi;
+        info->mode = o.mode;
+        info->took_ms = (vt_monotonic_s() - t0) * 1000.0;
+    }
+    return 0;
 }
