@@ -262,6 +262,7 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
         json_object_set_new(s, "cues", json_integer(cnt.cues));
         json_object_set_new(s, "cues_source", str_or_null(cue_source));
         json_object_set_new(s, "chunks", json_integer(cnt.chunks));
+        json_object_set_new(s, "text_vectors", json_integer(cnt.text_vectors));
         json_object_set_new(s, "word_timed_cues", json_integer(cnt.word_timed_cues));
         json_object_set_new(s, "chapters_source",
                             json_string(n_chapters && chapters[0].source ? chapters[0].source

@@ -181,7 +181,7 @@ int vt_store_chunks_range(struct vt_store *s, const char *id, int64_t from, int6
 /* How much of each output a video has, without reading the outputs. */
 struct vt_store_counts {
     int64_t shots, frames, kept, keyframe_bytes, frames_with_text, ocr_lines, cues, word_timed_cues,
-        chunks;
+        chunks, text_vectors;
 };
 int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *c);
 
@@ -287,10 +287,6 @@ struct vt_vec_where {
     double start_s, end_s;
 };
 int vt_store_vector_get(struct vt_store *s, int64_t key, struct vt_vec_where *w);
-/* The video's number of vectors, and the space of (one of) them into space ("" none). */
-int vt_store_vectors_count(struct vt_store *s, const char *id, int64_t *n, char *space,
-                           size_t space_len);
-
 /* Lists (playlists, channels) videos were added from, re-checked by update. */
 struct vt_list_rec {
     int64_t id;

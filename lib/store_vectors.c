@@ -160,24 +160,3 @@ int vt_store_vector_get(struct vt_store *s, int64_t key, struct vt_vec_where *w)
     store_finish(s, st);
     return rc;
 }
-
-int vt_store_vectors_count(struct vt_store *s, const char *id, int64_t *n, char *space,
-                           size_t space_len)
-{
-    sqlite3_stmt *st;
-    int rc = store_prepare(s, "SELECT count(*), max(space) FROM vectors WHERE video_id = ?", &st);
-
-    if (rc)
-        return rc;
-    store_bind_text(st, 1, id);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        *n = sqlite3_column_int64(st, 0);
-        if (space)
-            snprintf(space, space_len, "%s",
-                     sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "");
-    } else {
-        rc = store_fail(s, "count vectors");
-    }
-    store_finish(s, st);
-    return rc;
-}

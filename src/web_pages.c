@@ -638,6 +638,8 @@ static void stored(struct vt_sb *b, const json_t *doc)
     vt_sb_adds(b, "from ");
     put_count(b, jint(s, "cues"));
     vt_sb_adds(b, " cues</dd></div>");
+    stored_item(b, "text vectors", jint(s, "text_vectors"));
+    vt_sb_adds(b, "for meaning search</dd></div>");
     stored_item(b, "keyframes", jint(s, "keyframes_kept"));
     vt_sb_adds(b, "kept of ");
     put_count(b, jint(s, "keyframes_captured"));
