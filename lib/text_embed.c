@@ -22,9 +22,10 @@
 #include "util.h"
 #include "vindex.h"
 
+#include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define EMBED_BATCH 256      /* texts per call of the backend */
 #define SCREEN_TEXT_MIN 3    /* bytes of OCR text worth a vector */
@@ -264,80 +265,143 @@ const struct vt_stage_def vt_stage_text_embed = {
 
 /* ---- search by meaning ---- */
 
-/* The in-memory index of one vector space, kept on the library handle. */
-struct vt_meaning_index {
-    char space[256];
+/*
+ * The in-memory indexes of vector spaces, shared by every library handle of the process
+ * (a server has one handle per thread, and an index of 1M vectors is over a gigabyte):
+ * one per library directory and space, counted by the handles that use it. The process
+ * lock guards the list, loading and searching (a search of 1M vectors takes some 20 ms,
+ * and resolving its hits, the longer part, is done outside).
+ */
+struct shared_index {
+    char *key; /* the library's real path, a newline, the space */
     int dim;
     struct vt_vindex *ix;
     int64_t count, max_id; /* what has been loaded */
-    long long version;     /* the database's version when last checked */
+    int refs;
+    struct shared_index *next;
 };
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shared_index *shared_list;
+
+/* A handle's use of a shared index: which, and the database version it last checked. */
+struct vt_meaning_index {
+    struct shared_index *sh;
+    long long version;
+};
+
+/* Drop one reference; under shared_lock. */
+static void shared_put(struct shared_index *sh)
+{
+    if (!sh || --sh->refs > 0)
+        return;
+    for (struct shared_index **p = &shared_list; *p; p = &(*p)->next)
+        if (*p == sh) {
+            *p = sh->next;
+            break;
+        }
+    vt_vindex_free(sh->ix);
+    free(sh->key);
+    free(sh);
+}
 
 void vt_meaning_index_free(struct vt_meaning_index *mi)
 {
     if (!mi)
         return;
-    vt_vindex_free(mi->ix);
+    pthread_mutex_lock(&shared_lock);
+    shared_put(mi->sh);
+    pthread_mutex_unlock(&shared_lock);
     free(mi);
 }
 
 static int add_vec(void *user, int64_t key, const float *v, const int8_t *q, float scale)
 {
-    struct vt_meaning_index *mi = user;
+    struct shared_index *sh = user;
 
-    if (vt_vindex_add_q(mi->ix, key, v, q, scale))
+    if (vt_vindex_add_q(sh->ix, key, v, q, scale))
         return 1;
-    mi->count++;
-    mi->max_id = key;
+    sh->count++;
+    sh->max_id = key;
     return 0;
 }
 
-/* Bring lib's index of e's space up to date: new rows are added; when rows went (a
- * video re-embedded or removed) it is loaded again. */
-static int meaning_index(struct vt_library *lib, struct vt_embed *e, struct vt_meaning_index **out,
-                         char *err, size_t errlen)
+/* Bring sh up to what lib's database holds: new rows are added; when rows went (a video
+ * re-embedded or removed) it is loaded again. Under shared_lock. */
+static int shared_refresh(struct vt_library *lib, struct shared_index *sh, const char *space,
+                          char *err, size_t errlen)
 {
-    struct vt_meaning_index *mi = lib->meaning;
-    long long version = vt_store_version(lib->store);
     int64_t count, max_id;
-    int rc;
+    int rc = vt_store_vectors_stat(lib->store, space, &count, &max_id);
 
-    if (mi && (strcmp(mi->space, vt_embed_id(e)) || mi->dim != vt_embed_dim(e))) {
-        vt_meaning_index_free(mi);
-        lib->meaning = mi = NULL;
+    for (int pass = 0; !rc && pass < 2; pass++) {
+        if (count < sh->count || max_id < sh->max_id ||
+            (max_id == sh->max_id && count != sh->count) || pass) {
+            vt_vindex_free(sh->ix);
+            sh->ix = vt_vindex_new(sh->dim);
+            sh->count = sh->max_id = 0;
+        }
+        if (max_id > sh->max_id)
+            rc = vt_store_vectors_each(lib->store, space, sh->dim, sh->max_id, add_vec, sh);
+        if (rc || sh->count == count)
+            break;
+        /* rows went and came between the count and the read: once more, from scratch */
+        rc = vt_store_vectors_stat(lib->store, space, &count, &max_id);
     }
-    if (mi && version >= 0 && version == mi->version) {
-        *out = mi;
-        return 0;
-    }
-    rc = vt_store_vectors_stat(lib->store, vt_embed_id(e), &count, &max_id);
     if (rc)
         return vt_err(err, errlen, rc, "%s", vt_store_errmsg(lib->store));
-    if (mi && (count < mi->count || max_id < mi->max_id ||
-               (max_id == mi->max_id && count != mi->count))) {
-        vt_meaning_index_free(mi);
+    return 0;
+}
+
+/*
+ * The k vectors of e's space nearest to qv, into vh (k entries); *m gets how many. The
+ * shared index is brought up to date first when this handle's database changed since
+ * it last looked.
+ */
+static int meaning_nearest(struct vt_library *lib, struct vt_embed *e, const float *qv, size_t k,
+                           struct vt_vhit *vh, size_t *m, char *err, size_t errlen)
+{
+    const char *space = vt_embed_id(e);
+    long long version = vt_store_version(lib->store);
+    char *real = realpath(lib->dir, NULL);
+    char *key = vt_xasprintf("%s\n%s", real ? real : lib->dir, space);
+    struct vt_meaning_index *mi = lib->meaning;
+    int rc = 0;
+
+    free(real);
+    pthread_mutex_lock(&shared_lock);
+    if (mi && (strcmp(mi->sh->key, key) || mi->sh->dim != vt_embed_dim(e))) {
+        shared_put(mi->sh);
+        free(mi);
         lib->meaning = mi = NULL;
     }
     if (!mi) {
-        mi = vt_xcalloc(1, sizeof(*mi));
-        snprintf(mi->space, sizeof(mi->space), "%s", vt_embed_id(e));
-        mi->dim = vt_embed_dim(e);
-        mi->ix = vt_vindex_new(mi->dim);
-        lib->meaning = mi;
+        struct shared_index *sh = shared_list;
+        while (sh && (strcmp(sh->key, key) || sh->dim != vt_embed_dim(e)))
+            sh = sh->next;
+        if (!sh) {
+            sh = vt_xcalloc(1, sizeof(*sh));
+            sh->key = key;
+            key = NULL;
+            sh->dim = vt_embed_dim(e);
+            sh->ix = vt_vindex_new(sh->dim);
+            sh->next = shared_list;
+            shared_list = sh;
+        }
+        sh->refs++;
+        mi = lib->meaning = vt_xcalloc(1, sizeof(*mi));
+        mi->sh = sh;
+        mi->version = -1;
     }
-    if (max_id > mi->max_id) {
-        rc = vt_store_vectors_each(lib->store, mi->space, mi->dim, mi->max_id, add_vec, mi);
-        if (rc)
-            return vt_err(err, errlen, rc, "%s", vt_store_errmsg(lib->store));
+    if (version < 0 || version != mi->version) {
+        rc = shared_refresh(lib, mi->sh, space, err, errlen);
+        if (!rc)
+            mi->version = version;
     }
-    if (mi->count != count) { /* rows went and came between two looks: load again */
-        vt_meaning_index_free(mi);
-        lib->meaning = NULL;
-        return meaning_index(lib, e, out, err, errlen);
-    }
-    mi->version = version;
-    *out = mi;
-    return 0;
+    *m = rc ? 0 : vt_vindex_search(mi->sh->ix, qv, k, vh);
+    pthread_mutex_unlock(&shared_lock);
+    free(key);
+    return rc;
 }
 
 /* The words of the query that carry meaning: its positive terms, filters left out. */
@@ -447,7 +511,6 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
                       size_t *n_hits, char *err, size_t errlen)
 {
     struct vt_embed *e = NULL;
-    struct vt_meaning_index *mi = NULL;
     struct vt_hit *out = NULL;
     size_t n = 0, cap = 0;
     char *text = query_text(q);
@@ -461,8 +524,6 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
         return 0;
     }
     rc = vt_lib_text_embed(lib, &e, err, errlen);
-    if (!rc)
-        rc = meaning_index(lib, e, &mi, err, errlen);
     if (rc) {
         free(text);
         return rc;
@@ -481,7 +542,13 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
     int filtered = *video || *source;
     size_t k = (size_t)limit * (filtered ? 20 : 2) + 10;
     struct vt_vhit *vh = vt_xcalloc(k, sizeof(*vh));
-    size_t m = vt_vindex_search(mi->ix, qv, k, vh);
+    size_t m = 0;
+    rc = meaning_nearest(lib, e, qv, k, vh, &m, err, errlen);
+    if (rc) {
+        free(vh);
+        free(qv);
+        return rc;
+    }
     size_t budget = CUE_RESCORE_MAX;
     for (size_t i = 0; i < m && n < (size_t)limit; i++) {
         struct vt_vec_where w;
