@@ -19,6 +19,9 @@ echo
 echo "== search: 10,000 videos, 1,000,000 cues vs plain FTS5 MATCH ORDER BY rank"
 bash bench/search_bench.sh
 echo
+echo "== Model2Vec text embedding on one core vs tokenising only (chunks of ~60 words)"
+bash bench/embed_bench.sh
+echo
 echo "== whole add: peak memory and realtime factors"
 bash bench/add_bench.sh
 echo

@@ -22,12 +22,17 @@
 #define M2V_MAX_MODEL_BYTES ((size_t)4 << 30)
 #define M2V_MAX_DIM 65536
 
+/* where a token's vector comes from: one load per token */
+struct m2v_tok {
+    int32_t row;
+    float scale; /* weight (1 when the model has none) */
+};
+
 struct m2v {
     struct vt_tokenizer *tok;
     float *emb; /* rows x dim */
     size_t rows;
-    int32_t *row_of; /* token id -> row */
-    float *scale;    /* token id -> weight (1 when the model has none) */
+    struct m2v_tok *tok_rows; /* by token id */
     size_t n_ids;
     int32_t unk_id;
     size_t max_chars;
@@ -40,8 +45,7 @@ static void m2v_close(struct vt_embed *e)
         return;
     vt_tokenizer_free(m->tok);
     free(m->emb);
-    free(m->row_of);
-    free(m->scale);
+    free(m->tok_rows);
     free(m);
     e->priv = NULL;
 }
@@ -81,9 +85,14 @@ static int m2v_embed(struct vt_embed *e, const char *const *texts, size_t n, flo
             int32_t id = ids[k];
             if (id == m->unk_id || id < 0 || (size_t)id >= m->n_ids)
                 continue;
-            const float *row = m->emb + (size_t)m->row_of[id] * dim;
-            float w = m->scale[id];
-            for (size_t j = 0; j < dim; j++)
+            const float *row = m->emb + (size_t)m->tok_rows[id].row * dim;
+            float w = m->tok_rows[id].scale;
+            size_t j = 0;
+            /* blocks of 8 with a fixed trip count: the compiler vectorises them at -O2 */
+            for (; j + 8 <= dim; j += 8)
+                for (size_t q = 0; q < 8; q++)
+                    o[j + q] += row[j + q] * w;
+            for (; j < dim; j++)
                 o[j] += row[j] * w;
             used++;
         }
@@ -154,8 +163,7 @@ int vt_embed_m2v_open(const struct vt_embed_spec *spec, struct vt_embed **out, c
     }
 
     m->n_ids = vt_tokenizer_vocab_size(m->tok);
-    m->row_of = vt_xmalloc(m->n_ids * sizeof(*m->row_of));
-    m->scale = vt_xmalloc(m->n_ids * sizeof(*m->scale));
+    m->tok_rows = vt_xmalloc(m->n_ids * sizeof(*m->tok_rows));
     const struct vt_st_tensor *tm = vt_safetensors_find(st, "mapping");
     const struct vt_st_tensor *tw = vt_safetensors_find(st, "weights");
     if (tm) {
@@ -195,8 +203,8 @@ int vt_embed_m2v_open(const struct vt_embed_spec *spec, struct vt_embed **out, c
                         id, (long long)row, m->rows);
             goto out;
         }
-        m->row_of[id] = (int32_t)row;
-        m->scale[id] = tw && id < tw->count ? w[id] : 1.0f;
+        m->tok_rows[id].row = (int32_t)row;
+        m->tok_rows[id].scale = tw && id < tw->count ? w[id] : 1.0f;
     }
     m->unk_id = vt_tokenizer_unk_id(m->tok);
     if (m->unk_id < 0)

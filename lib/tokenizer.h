@@ -17,7 +17,9 @@
 struct vt_tokenizer;
 
 /* tokenizer.json files larger than this are refused */
-#define VT_TOKENIZER_MAX_BYTES (256u * 1024 * 1024)
+#define VT_TOKENIZER_MAX_BYTES (64u * 1024 * 1024)
+/* bytes of a text that are encoded; the rest is ignored */
+#define VT_TOKENIZER_MAX_TEXT (64u * 1024 * 1024)
 
 /* Load path (VT_ENOTFOUND when missing) or parse len bytes of JSON. VT_EINVAL with one
  * line in err for anything malformed or unsupported. *out caller-freed with
@@ -28,7 +30,8 @@ int vt_tokenizer_parse(const char *json, size_t len, struct vt_tokenizer **out, 
 void vt_tokenizer_free(struct vt_tokenizer *t);
 
 /*
- * Token ids of the len bytes of UTF-8 at text (invalid sequences count as U+FFFD).
+ * Token ids of the len bytes of UTF-8 at text (invalid sequences count as U+FFFD; at
+ * most VT_TOKENIZER_MAX_TEXT bytes are read).
  * *ids is borrowed from t until its next encode; *n its count. Never fails.
  */
 void vt_tokenizer_encode(struct vt_tokenizer *t, const char *text, size_t len,

@@ -110,6 +110,9 @@ int cmd_resume(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_config(int argc, char **argv);
+int cmd_models(int argc, char **argv);
+int cmd_models_pull(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
 #endif

@@ -33,6 +33,19 @@ static int run_full(int argc, char **argv);
 #define FULL(fn) fn
 #endif
 
+/* `models` lists (front); `models pull` downloads with libcurl, in vidtheque-full. */
+static int cmd_models_any(int argc, char **argv)
+{
+    for (int k = 1; k < argc && strcmp(argv[k], "--"); k++) {
+        if (!strcmp(argv[k], "--revision") || !strcmp(argv[k], "-r"))
+            k++;
+        else if (argv[k][0] != '-')
+            return !strcmp(argv[k], "pull") ? FULL(cmd_models_pull)(argc, argv)
+                                            : cmd_models(argc, argv);
+    }
+    return cmd_models(argc, argv);
+}
+
 static const struct cmd commands[] = {
     {"init", cmd_init, "", "create an empty library"},
     {"add", FULL(cmd_add),
@@ -57,6 +70,10 @@ static const struct cmd commands[] = {
      "[--bind ADDR] [--port N] [--read-only] [--token-file F] [--max-per-ip N] "
      "[--max-connections N] [--head-timeout S] [--deadline S] [--idle-timeout S]",
      "the web application: pages, JSON API and media over HTTP (docs/API.md)"},
+    {"models", cmd_models_any, "[pull NAME [--revision REV] | rm NAME...]",
+     "models for search by meaning: what is configured and pulled; pull or remove one"},
+    {"config", cmd_config, "[get KEY | set KEY VALUE | unset KEY]",
+     "the library's settings: embedding and transcription backends, models, servers"},
     {"help", cmd_help, "[COMMAND]", "show help"},
 };
 
@@ -67,6 +84,33 @@ static const struct {
     {"ls", "One row per video, fields separated by tabs. A backslash, tab, newline or carriage\n"
            "return inside a field is written \\\\, \\t, \\n or \\r; other control characters\n"
            "(which could drive the terminal) become spaces.\n"},
+    {"models",
+     "Without arguments: the backends the config chooses (and whether the text embedding\n"
+     "model is found), then the models pulled into LIBRARY/models/, each with its repo,\n"
+     "revision, commit, size and whether its files are whole.\n\n"
+     "pull NAME downloads a Model2Vec model from the Hugging Face hub: NAME is a repo id\n"
+     "(minishlab/potion-base-8M) or a short name: potion-base-2M, potion-base-4M,\n"
+     "potion-base-8M, potion-base-32M, potion-retrieval-32M, potion-multilingual-128M.\n"
+     "--revision picks a branch, tag or commit (default main). Each file is checked\n"
+     "against the size and SHA-256 (or git blob id) the hub lists; the model is installed\n"
+     "whole or not at all, and an interrupted pull continues where it stopped when run\n"
+     "again. Pulling the commit that is installed does nothing. The hub is $HF_ENDPOINT\n"
+     "when set, else https://huggingface.co. Then:\n"
+     "  vidtheque config set text_embed.backend model2vec\n"
+     "  vidtheque config set text_embed.model potion-base-8M\n\n"
+     "rm NAME... removes pulled models (by name, repo id or folder name).\n"},
+    {"config",
+     "Without arguments: the keys that are set (API keys masked). Keys:\n"
+     "  text_embed.backend  model2vec | openai | none (default none: no vectors)\n"
+     "  text_embed.model    model2vec: a pulled model's name or a folder holding\n"
+     "                      model.safetensors and tokenizer.json; openai: the server's model\n"
+     "  text_embed.url      openai: the server's base URL (http://127.0.0.1:11434)\n"
+     "  text_embed.api_key  openai: a Bearer token, when the server wants one\n"
+     "  stt.backend         pocketsphinx | openai (default pocketsphinx)\n"
+     "  stt.model           openai: the server's model name (whisper-1)\n"
+     "  stt.url             openai: the transcription server's base URL\n"
+     "  stt.api_key         openai: a Bearer token, when the server wants one\n"
+     "The file is LIBRARY/config, readable by its owner only.\n"},
 };
 
 struct cli_opts cli_opts;

@@ -1,0 +1,267 @@
+/*
+ * `vidtheque models` (what the config chooses and which models are in the library) and
+ * `models rm` (the front binary runs both) and `vidtheque models pull NAME` (downloads one from the hub with
+ * lib/hub.c; it needs libcurl, so src/vidtheque.c sends it to vidtheque-full, and the
+ * front binary drops cmd_models_pull with the other code it does not reach).
+ */
+#include "cli.h"
+#include "config.h"
+#include "hub.h"
+#include "models.h"
+#include "util.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void fmt_bytes(char *buf, size_t n, uint64_t b)
+{
+    if (b >= 1024 * 1024)
+        snprintf(buf, n, "%.1f MiB", (double)b / (1024.0 * 1024.0));
+    else if (b >= 1024)
+        snprintf(buf, n, "%.1f KiB", (double)b / 1024.0);
+    else
+        snprintf(buf, n, "%llu B", (unsigned long long)b);
+}
+
+static int print_model(void *user, const struct vt_model_info *m)
+{
+    char size[32];
+    int *count = user;
+
+    (*count)++;
+    fmt_bytes(size, sizeof(size), m->bytes);
+    fputs("  ", stdout);
+    cli_put_safe(stdout, m->repo[0] ? m->repo : m->folder);
+    if (m->repo[0]) {
+        printf("  %s", "");
+        cli_put_safe(stdout, m->revision);
+        printf(" %.12s  %s, %d files  pulled ", m->commit, size, m->n_files);
+        cli_put_safe(stdout, m->pulled_at);
+    }
+    fputs("  ", stdout);
+    if (m->problem) {
+        fputs("damaged: ", stdout);
+        cli_put_safe(stdout, m->problem);
+    } else {
+        fputs("ok", stdout);
+    }
+    fputs("  (folder ", stdout);
+    cli_put_safe(stdout, m->folder);
+    fputs(")\n", stdout);
+    return 0;
+}
+
+/* One line for a configured backend: its settings and, for a model folder, whether the
+ * stage will find it. */
+static void print_configured(const char *lib_dir, const struct vt_config *cfg, const char *what,
+                             const char *dflt)
+{
+    char key[64], folder[PATH_MAX], err[1024];
+    const char *backend, *model, *url;
+
+    snprintf(key, sizeof(key), "%s.backend", what);
+    backend = vt_config_get(cfg, key);
+    snprintf(key, sizeof(key), "%s.model", what);
+    model = vt_config_get(cfg, key);
+    snprintf(key, sizeof(key), "%s.url", what);
+    url = vt_config_get(cfg, key);
+    printf("  %-10s ", what);
+    cli_put_safe(stdout, backend ? backend : dflt);
+    if (!backend)
+        fputs(" (default)", stdout);
+    if (model) {
+        fputs("  model ", stdout);
+        cli_put_safe(stdout, model);
+    }
+    if (url) {
+        fputs("  at ", stdout);
+        cli_put_safe(stdout, url);
+    }
+    if (!strcmp(what, "text_embed") && model && (!backend || !strcmp(backend, "model2vec"))) {
+        if (vt_models_resolve(lib_dir, model, folder, sizeof(folder), err, sizeof(err))) {
+            fputs("  not usable: ", stdout);
+            cli_put_safe(stdout, err);
+        } else {
+            fputs("  ready: ", stdout);
+            cli_put_safe(stdout, folder);
+        }
+    }
+    fputc('\n', stdout);
+}
+
+/* models rm NAME...: each removed, or an error line; a note when the config still names it */
+static int models_rm(int argc, char **argv)
+{
+    struct vt_library *lib;
+    struct vt_config *cfg = NULL;
+    char err[1024], folder[PATH_MAX], used[PATH_MAX];
+    int rc = EXIT_OK;
+
+    if (argc < 2)
+        return cli_usage_error("models", "'models rm' takes the names of models to remove");
+    lib = cli_open_library(VT_OPEN_READ);
+    if (!lib)
+        return EXIT_ERR;
+    if (vt_config_load(vt_library_dir(lib), &cfg, err, sizeof(err)))
+        cfg = NULL; /* the removal does not depend on it */
+    const char *model = cfg ? vt_config_get(cfg, "text_embed.model") : NULL;
+    if (!model || vt_models_resolve(vt_library_dir(lib), model, used, sizeof(used), NULL, 0))
+        used[0] = '\0';
+    for (int i = 1; i < argc; i++) {
+        if (vt_models_remove(vt_library_dir(lib), argv[i], folder, sizeof(folder), err,
+                             sizeof(err))) {
+            rc = cli_error("%s", err);
+            continue;
+        }
+        if (!cli_opts.quiet)
+            cli_info("removed '%s'", folder);
+        if (used[0] && !strcmp(used, folder))
+            cli_info("note: text_embed.model still names '%s'; the text_embed stage fails until "
+                     "it is pulled again or the config changes",
+                     model);
+    }
+    vt_config_free(cfg);
+    vt_library_close(lib);
+    return rc;
+}
+
+int cmd_models(int argc, char **argv)
+{
+    static const struct option longs[] = {{NULL, 0, NULL, 0}};
+    struct cli_opt g;
+    struct vt_library *lib;
+    struct vt_config *cfg = NULL;
+    char err[1024];
+    int c, count = 0, rc = EXIT_OK;
+
+    cli_opt_init(&g, "models", argc, argv, "", longs);
+    while ((c = cli_opt_next(&g)) != -1)
+        if (c == '?')
+            return EXIT_USAGE;
+    if (optind < argc && !strcmp(argv[optind], "rm"))
+        return models_rm(argc - optind, argv + optind);
+    if (optind < argc)
+        return cli_usage_error("models", "'%s' is not a models action (pull, rm)", argv[optind]);
+    lib = cli_open_library(VT_OPEN_READ);
+    if (!lib)
+        return EXIT_ERR;
+    if (vt_config_load(vt_library_dir(lib), &cfg, err, sizeof(err))) {
+        rc = cli_error("%s", err);
+        goto out;
+    }
+    fputs("configured:\n", stdout);
+    print_configured(vt_library_dir(lib), cfg, "text_embed", "none");
+    print_configured(vt_library_dir(lib), cfg, "stt", "pocketsphinx");
+    fputs("pulled into ", stdout);
+    cli_put_safe(stdout, vt_library_dir(lib));
+    fputs("/models:\n", stdout);
+    if (vt_models_list(vt_library_dir(lib), print_model, &count, err, sizeof(err))) {
+        rc = cli_error("%s", err);
+        goto out;
+    }
+    if (!count)
+        fputs("  none ('vidtheque models pull potion-base-8M' fetches one)\n", stdout);
+out:
+    vt_config_free(cfg);
+    vt_library_close(lib);
+    return rc;
+}
+
+/* ---- models pull ---- */
+
+struct pull_report {
+    int tty;
+    int bar_open;
+    int last_pct;
+    char path[64];
+};
+
+static void pull_progress(void *user, const char *path, uint64_t done, uint64_t total)
+{
+    struct pull_report *r = user;
+    char d[32], t[32];
+    int pct = total ? (int)(done * 100 / total) : 100;
+
+    if (!r->tty)
+        return;
+    if (!strcmp(r->path, path) && pct == r->last_pct && (r->bar_open || done >= total))
+        return; /* nothing new, or the end of a file already shown */
+    if (r->bar_open && strcmp(r->path, path))
+        fputc('\n', stderr);
+    snprintf(r->path, sizeof(r->path), "%s", path);
+    r->last_pct = pct;
+    fmt_bytes(d, sizeof(d), done);
+    fmt_bytes(t, sizeof(t), total);
+    fprintf(stderr, "\r%-20s %10s of %-10s %3d%%\033[K", path, d, t, pct);
+    r->bar_open = 1;
+    if (done >= total) {
+        fputc('\n', stderr);
+        r->bar_open = 0;
+    }
+    fflush(stderr);
+}
+
+static void pull_note(void *user, const char *msg)
+{
+    struct pull_report *r = user;
+
+    if (r->bar_open) {
+        fputc('\n', stderr);
+        r->bar_open = 0;
+    }
+    cli_info("%s", msg);
+}
+
+int cmd_models_pull(int argc, char **argv)
+{
+    static const struct option longs[] = {{"revision", required_argument, NULL, 'r'},
+                                          {NULL, 0, NULL, 0}};
+    struct cli_opt g;
+    struct vt_hub_opts o = {0};
+    struct vt_hub_result res;
+    struct pull_report rep = {0};
+    struct vt_library *lib;
+    char err[2048];
+    int c, rc;
+
+    /* argv[0] is "models", argv[1] "pull" (options may come before it) */
+    cli_opt_init(&g, "models", argc, argv, "r:", longs);
+    while ((c = cli_opt_next(&g)) != -1) {
+        if (c == '?')
+            return EXIT_USAGE;
+        if (c == 'r')
+            o.revision = optarg;
+    }
+    if (argc - optind != 2 || strcmp(argv[optind], "pull"))
+        return cli_usage_error("models", "'models pull' takes one model name");
+    lib = cli_open_library(VT_OPEN_READ);
+    if (!lib)
+        return EXIT_ERR;
+    rep.tty = isatty(STDERR_FILENO) && !cli_opts.quiet;
+    o.progress = pull_progress;
+    o.note = cli_opts.quiet ? NULL : pull_note;
+    o.user = &rep;
+    rc = vt_hub_pull(vt_library_dir(lib), argv[optind + 1], &o, &res, err, sizeof(err));
+    if (rep.bar_open)
+        fputc('\n', stderr);
+    if (rc) {
+        rc = cli_error("pull of '%s' failed: %s", argv[optind + 1], err);
+    } else {
+        char size[32], *msg;
+        fmt_bytes(size, sizeof(size), res.bytes);
+        if (res.already)
+            msg = vt_xasprintf("%s is already at %s in %s (nothing to do)", res.repo, res.commit,
+                               res.folder);
+        else
+            msg = vt_xasprintf("%s at %s installed in %s (%d files, %s)", res.repo, res.commit,
+                               res.folder, res.n_files, size);
+        cli_put_safe(stdout, msg);
+        fputc('\n', stdout);
+        free(msg);
+    }
+    vt_library_close(lib);
+    return rc;
+}
