@@ -43,8 +43,11 @@ size_t vt_vindex_search_exact(const struct vt_vindex *ix, const float *q, size_t
  *
  * vt_vindex_new returns NULL for a dim outside 1..8192 (or without memory); vt_vindex_free
  * accepts NULL. Adding a key the index holds replaces its vector. Vectors with a NaN or
- * an infinity are refused (VT_EINVAL, nothing changes), and so is a query with one
- * (no hits). Hits are ordered by score, then by key (ascending) between equal scores.
+ * an infinity are refused (VT_EINVAL, nothing changes); a query with one, or an all-zero
+ * query (a text without a token), gets no hits. Hits are ordered by score, then by key
+ * (ascending) between equal scores. vt_vec_quantize of an all-zero vector (or one with a
+ * non-finite value) writes zeros and returns 0. Removing, like adding, must not run while
+ * a search does.
  *
  * vt_vindex_reserve: room for n vectors at least, so that loading a known number
  * of rows does not grow the arrays step by step; 0 or VT_EIO.
@@ -56,7 +59,7 @@ size_t vt_vindex_search_exact(const struct vt_vindex *ix, const float *q, size_t
  * vt_vindex_remove: drop key's vector (the last row moves into its place); 0 or
  * VT_ENOTFOUND.
  * vt_vindex_set_threads: max_threads threads (at most 4) scan one search; 0 (the
- * default): a thread per 128k vectors, up to the number of cores and 4.
+ * default): a thread per 1,000,000 vectors, up to the number of cores and 4.
  */
 int vt_vindex_reserve(struct vt_vindex *ix, size_t n);
 int vt_vindex_add_blob(struct vt_vindex *ix, int64_t key, const void *blob, size_t nbytes);

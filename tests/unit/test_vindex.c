@@ -5,8 +5,8 @@
  * replacement and removal of keys, the keep filter, hostile values, and vt_rrf.
  */
 #include "harness.h"
-#include "vindex.h"
 #include "vidtheque.h"
+#include "vindex.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -258,9 +258,12 @@ VT_TEST(vindex_dims_and_hostile_values)
     q8[2] = INT8_MIN;
     CHECK_INT(vt_vindex_add_q(ix, 3, v, q8, 1.0f / 127), VT_EINVAL);
     CHECK_INT(vt_vindex_count(ix), 1);
-    /* an all-zero vector is accepted (an empty text) and scores 0 */
+    /* an all-zero vector is accepted (an empty text) and scores 0; as a query it
+     * matches nothing */
     memset(bad, 0, sizeof(bad));
     CHECK_INT(vt_vindex_add(ix, 4, bad), 0);
+    CHECK_INT(vt_vindex_search(ix, bad, 2, h), 0);
+    CHECK_INT(vt_vindex_search_exact(ix, bad, 2, h), 0);
     CHECK_INT(vt_vindex_search(ix, v, 2, h), 2);
     CHECK_INT(h[0].key, 1);
     CHECK_NEAR(h[0].score, 1.0, 1e-6);
@@ -337,6 +340,53 @@ VT_TEST(vindex_replace_remove_add_q)
     }
     vt_vindex_free(ix);
     vt_vindex_free(iq);
+}
+
+/* Random adds, replacements and removals of keys with awkward patterns (strides of
+ * powers of two, high bits, negatives), checked against a plain table of what is in. */
+VT_TEST(vindex_key_table)
+{
+    enum { DIM = 8, NK = 3000 };
+    static int64_t keys[NK];
+    static float vs[NK * DIM];
+    static int in[NK];
+    struct vt_vhit h[1];
+    struct vt_vindex *ix = vt_vindex_new(DIM);
+    size_t count = 0;
+
+    rng_state = 7;
+    for (int i = 0; i < NK; i++) {
+        keys[i] = i % 3 == 0   ? (int64_t)i * 8
+                  : i % 3 == 1 ? (int64_t)((uint64_t)i << 40)
+                               : -(int64_t)i * 1024;
+        random_unit(vs + i * DIM, DIM);
+    }
+    for (int step = 0; step < 40000; step++) {
+        int i = (int)(rng() % NK);
+        if (rng() % 3) {
+            CHECK_INT(vt_vindex_add(ix, keys[i], vs + i * DIM), 0);
+            count += !in[i];
+            in[i] = 1;
+        } else {
+            CHECK_INT(vt_vindex_remove(ix, keys[i]), in[i] ? 0 : VT_ENOTFOUND);
+            count -= in[i];
+            in[i] = 0;
+        }
+    }
+    CHECK_INT(vt_vindex_count(ix), count);
+    CHECK(count > NK / 2 && count < NK);
+    /* a key present is the best match of its own vector; a removed one is no match */
+    vt_vindex_set_threads(ix, 2);
+    for (int i = 0; i < NK; i++) {
+        CHECK_INT(vt_vindex_search(ix, vs + i * DIM, 1, h), 1);
+        if (in[i]) {
+            CHECK_INT(h[0].key, keys[i]);
+            CHECK_NEAR(h[0].score, 1.0, 1e-5);
+        } else {
+            CHECK(h[0].key != keys[i]);
+        }
+    }
+    vt_vindex_free(ix);
 }
 
 static int keep_multiple_of_3(void *user, int64_t key)
