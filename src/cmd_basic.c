@@ -340,6 +340,13 @@ int cmd_redo(int argc, char **argv)
     if (!lib)
         return EXIT_ERR;
     rc = vt_redo(lib, argv[optind], stage) ? cli_error("%s", vt_errmsg(lib)) : EXIT_OK;
+    if (rc == EXIT_OK) {
+        char state[16], data[16];
+
+        /* as add: a stage that failed was reported as it happened; the status says so */
+        if (vt_video_state(lib, argv[optind], state, data) || strcmp(data, "ok"))
+            rc = EXIT_ERR;
+    }
     vt_library_close(lib);
     return rc;
 }

@@ -90,9 +90,11 @@ vt search --json --mode meaning "car source:title" > "$T/s.json"
 cp -r "$MODEL" "$T/model2"
 printf '\n' >> "$T/model2/config.json"
 python3 - "$T/model2/model.safetensors" << 'PY'
-import sys
+import json, struct, sys
 p = sys.argv[1]; b = bytearray(open(p, 'rb').read())
-b[-1] ^= 1  # one bit of the last weight: another file, another vector space
+n = struct.unpack('<Q', b[:8])[0]
+start = 8 + n + json.loads(b[8:8 + n])['embeddings']['data_offsets'][0]
+b[start] ^= 1  # the lowest bit of the first weight: another file, another vector space
 open(p, 'wb').write(b)
 PY
 vt config set text_embed.model "$T/model2"
