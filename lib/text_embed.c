@@ -341,6 +341,8 @@ static int shared_refresh(struct vt_library *lib, struct shared_index *sh, const
             sh->ix = vt_vindex_new(sh->dim);
             sh->count = sh->max_id = 0;
         }
+        if (count > sh->count && vt_vindex_reserve(sh->ix, (size_t)count))
+            return vt_err(err, errlen, VT_EIO, "no memory for %lld vectors", (long long)count);
         if (max_id > sh->max_id)
             rc = vt_store_vectors_each(lib->store, space, sh->dim, sh->max_id, add_vec, sh);
         if (rc || sh->count == count)
