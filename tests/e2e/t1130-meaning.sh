@@ -100,9 +100,10 @@ PY
 vt config set text_embed.model "$T/model2"
 vt search --json --mode meaning car > "$T/s.json"
 [[ $(json "$T/s.json" "len(d['hits'])") == 0 ]] || fail "vectors of the old model compared with the new one"
-vt redo "$id" --stage text_embed
+vt redo --all --stage text_embed
 vt search --json --mode meaning car > "$T/s.json"
 [[ $(json "$T/s.json" "len(d['hits']) > 0") == True ]] || fail "not re-embedded with the new model"
+expect_exit 2 vt redo --all "$id" --stage text_embed
 
 # a model folder that is not there: the stage fails with one line, the video is partial
 vt config set text_embed.model "$T/nowhere"
