@@ -94,8 +94,8 @@ static int generate(const char *dir, int videos, int per_video)
         rec.source_kind = "file";
         rec.title = title;
         rec.duration_s = per_video * 8.0;
-        rec.index_state = "ready";
-        rec.data_status = "ok";
+        rec.index_state = VT_INDEX_READY;
+        rec.data_status = VT_DATA_OK;
         rc = vt_store_video_insert(s, &rec);
         for (int c = 0; c < per_video && !rc; c++) {
             struct vt_sb sb = {0};
@@ -126,7 +126,7 @@ static int generate(const char *dir, int videos, int per_video)
     if (!rc)
         rc = vt_store_commit(s);
     /* what a library gets from the merge step after each video, all at once */
-    if (!rc && !(rc = vt_store_begin(s)) && !(rc = vt_store_index_merge(s, 0)))
+    if (!rc && !(rc = vt_store_begin(s)) && !(rc = vt_store_maintain(s, VT_MAINTAIN_FULL)))
         rc = vt_store_commit(s);
     fprintf(stderr, "\rgenerated %d videos, %d cues\n", videos, videos * per_video);
     free(t.cues);

@@ -122,8 +122,8 @@ int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_op
     v.duration_s = probe.duration_s;
     v.size_bytes = st.st_size;
     v.created_at = vt_wall_s();
-    v.index_state = "queued";
-    v.data_status = "missing";
+    v.index_state = VT_INDEX_QUEUED;
+    v.data_status = VT_DATA_MISSING;
     v.stt_mode = (char *)stt;
     v.keep_media = 1; /* never deleted: it is the user's file */
     rc = vt_pipeline_register(lib, &v);

@@ -120,8 +120,8 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
     json_object_set_new(doc, "language", str_or_null(v->language));
     json_object_set_new(doc, "description", str_or_null(v->description));
     json_object_set_new(doc, "thumbnail", str_or_null(v->thumbnail));
-    json_object_set_new(doc, "index_state", json_string(v->index_state));
-    json_object_set_new(doc, "data_status", json_string(v->data_status));
+    json_object_set_new(doc, "index_state", json_string(vt_index_state_name(v->index_state)));
+    json_object_set_new(doc, "data_status", json_string(vt_data_status_name(v->data_status)));
     json_object_set_new(doc, "added_at", iso_or_null(v->created_at));
     json_object_set_new(doc, "indexed_at", iso_or_null(v->indexed_at));
     {

@@ -184,8 +184,8 @@ static int register_video(struct vt_library *lib, const struct reg *g, const str
     v.extractor = (char *)g->extractor;
     v.title = (char *)(g->title ? g->title : g->url);
     v.created_at = vt_wall_s();
-    v.index_state = "queued";
-    v.data_status = "missing";
+    v.index_state = VT_INDEX_QUEUED;
+    v.data_status = VT_DATA_MISSING;
     v.stt_mode = (char *)stt;
     v.keep_media = !(o && o->no_keep_media);
     v.list_id = g->list_id;
@@ -715,7 +715,7 @@ void vt_fetch_after_index(struct vt_library *lib, const struct vt_video_rec *v)
 
     if (v->keep_media || !v->source_kind || !strcmp(v->source_kind, "file") || !v->source_path)
         return;
-    if (strcmp(v->index_state, "ready"))
+    if (v->index_state != VT_INDEX_READY)
         return;
     /* the row forgets the file first: a crash in between leaves only a stray file */
     upd = *v;

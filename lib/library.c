@@ -370,8 +370,8 @@ static int list_one(void *user, const struct vt_video_rec *v)
     snprintf(s.id, sizeof(s.id), "%s", v->id);
     s.title = v->title ? v->title : "";
     s.duration_s = v->duration_s;
-    s.index_state = v->index_state;
-    s.data_status = v->data_status;
+    s.index_state = vt_index_state_name(v->index_state);
+    s.data_status = vt_data_status_name(v->data_status);
     return c->fn(c->user, &s);
 }
 
@@ -473,8 +473,8 @@ int vt_video_state(struct vt_library *lib, const char *id, char *index_state, ch
 
     if (rc)
         return rc;
-    snprintf(index_state, 16, "%s", v.index_state);
-    snprintf(data_status, 16, "%s", v.data_status);
+    snprintf(index_state, 16, "%s", vt_index_state_name(v.index_state));
+    snprintf(data_status, 16, "%s", vt_data_status_name(v.data_status));
     vt_video_rec_release(&v);
     return 0;
 }

@@ -3,8 +3,11 @@
  * connect. Each run of a stage on a video goes through the same steps:
  *
  *   claim   (write txn) state=running, owner=this process, started_at
+ *                       (vt_store_stage_claim: only if the row is still as read)
  *   run     (no txn)    the stage computes its result
- *   save    (write txn) outputs + state done/skipped/failed + took_s, together
+ *   save    (write txn) outputs + state done/skipped/failed + took_s, together,
+ *                       only while this process still holds the stage
+ *                       (vt_store_stage_lease, vt_store_stage_finish)
  *
  * so a process killed at any moment leaves either the previous outputs and a
  * "running" stage whose owner is dead (which resume re-runs), or the new outputs
@@ -19,6 +22,7 @@
 #include "util.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -138,7 +142,8 @@ static int update_video_state(struct vt_library *lib, const char *id)
     struct vt_stage_rec *r;
     size_t n;
     int all_terminal = 1, any_failed = 0, any_started = 0, fetch_failed = 0;
-    const char *index_state, *data_status;
+    enum vt_index_state index_state;
+    enum vt_data_status data_status;
     int rc = vt_store_stages(lib->store, id, &r, &n);
 
     if (rc)
@@ -158,21 +163,14 @@ static int update_video_state(struct vt_library *lib, const char *id)
     }
     vt_stage_recs_free(r, n);
     if (fetch_failed) {
-        index_state = all_terminal ? "failed" : "processing";
-        data_status = "missing";
+        index_state = all_terminal ? VT_INDEX_FAILED : VT_INDEX_PROCESSING;
+        data_status = VT_DATA_MISSING;
     } else if (all_terminal) {
-        index_state = "ready";
-        data_status = any_failed ? "partial" : "ok";
+        index_state = VT_INDEX_READY;
+        data_status = any_failed ? VT_DATA_PARTIAL : VT_DATA_OK;
     } else {
-        index_state = any_started ? "processing" : "queued";
-        data_status = any_started ? "partial" : "missing";
-    }
-    if (all_terminal) {
-        /* the video is indexed: a bounded step of merging the full-text index keeps
-         * searches fast as the library grows */
-        rc = vt_store_index_merge(lib->store, 64);
-        if (rc)
-            return rc;
+        index_state = any_started ? VT_INDEX_PROCESSING : VT_INDEX_QUEUED;
+        data_status = any_started ? VT_DATA_PARTIAL : VT_DATA_MISSING;
     }
     return vt_store_video_set_state(lib->store, id, index_state, data_status,
                                     all_terminal ? vt_wall_s() : 0);
@@ -339,16 +337,19 @@ static int claim(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_i
             goto done;
         }
     }
-    me->state = VT_STATE_RUNNING;
-    free(me->owner);
-    me->owner = vt_xstrdup(lib->owner);
-    free(me->error);
-    me->error = NULL;
-    me->started_at = vt_wall_s();
-    me->took_s = 0;
-    me->retry_at = 0;
-    me->attempts++;
-    rc = vt_store_stage_put(lib->store, v->id, me);
+    {
+        double now = vt_wall_s();
+        enum vt_lease lease;
+
+        rc = vt_store_stage_claim(lib->store, v->id, me, lib->owner, now, &lease);
+        if (!rc && lease != VT_LEASE_HELD)
+            goto out; /* not as read: another handle has it */
+        me->state = VT_STATE_RUNNING;
+        me->started_at = now;
+        me->took_s = 0;
+        me->retry_at = 0;
+        me->attempts++;
+    }
     if (!rc)
         rc = update_video_state(lib, v->id);
     if (!rc)
@@ -382,25 +383,20 @@ static int finish(struct vt_library *lib, enum vt_stage_id id, struct vt_stage_c
                   struct vt_stage_rec *rec, int outcome, double took_s)
 {
     const struct vt_stage_def *d = stages[id];
-    struct vt_stage_rec *r = NULL, *cur;
-    size_t n = 0;
+    enum vt_lease lease;
     int rc = vt_store_begin(lib->store);
 
     if (rc)
         return rc;
-    rc = vt_store_stages(lib->store, c->video->id, &r, &n);
+    rc = vt_store_stage_lease(lib->store, c->video->id, vt_stages[id].name, lib->owner, &lease);
+    if (!rc && lease == VT_LEASE_GONE)
+        rc = VT_ENOTFOUND; /* the video was removed meanwhile */
     if (rc)
         goto fail;
-    cur = find_rec(r, n, id);
-    if (!cur) {
-        rc = VT_ENOTFOUND; /* the video was removed meanwhile */
-        goto fail;
-    }
-    if (cur->state != VT_STATE_RUNNING || !cur->owner || strcmp(cur->owner, lib->owner)) {
+    if (lease == VT_LEASE_LOST) {
         /* someone else took the stage over (we were presumed dead): drop our result */
         vt_log(lib, VT_LOG_WARN, "%s: %s: result dropped, stage taken over", c->video->id,
                c->stage);
-        rc = 0;
         goto fail;
     }
     if (outcome == 0 && d->save) {
@@ -414,9 +410,6 @@ static int finish(struct vt_library *lib, enum vt_stage_id id, struct vt_stage_c
         /* cannot store the result: record the failure instead */
         vt_store_rollback(lib->store);
         snprintf(c->err, sizeof(c->err), "cannot store result: %s", vt_store_errmsg(lib->store));
-        vt_stage_recs_free(r, n);
-        r = NULL;
-        n = 0;
         rc = vt_store_begin(lib->store);
         if (rc)
             return rc;
@@ -431,21 +424,24 @@ static int finish(struct vt_library *lib, enum vt_stage_id id, struct vt_stage_c
     rec->error = outcome != 0 && c->err[0] ? c->err : NULL;
     rec->owner = NULL;
     rec->took_s = took_s;
-    rc = vt_store_stage_put(lib->store, c->video->id, rec);
+    rc = vt_store_stage_finish(lib->store, c->video->id, rec, lib->owner, &lease);
     rec->model = rec->error = NULL;
+    if (!rc && lease != VT_LEASE_HELD) {
+        vt_log(lib, VT_LOG_WARN, "%s: %s: result dropped, stage taken over", c->video->id,
+               c->stage);
+        goto fail;
+    }
     if (!rc)
         rc = update_video_state(lib, c->video->id);
     if (!rc)
         rc = vt_store_commit(lib->store);
     if (rc)
         goto fail;
-    vt_stage_recs_free(r, n);
     if (outcome == 0 && d->after_commit)
         d->after_commit(c);
     return 0;
 fail:
     vt_store_rollback(lib->store);
-    vt_stage_recs_free(r, n);
     return rc;
 }
 

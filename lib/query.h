@@ -1,9 +1,10 @@
 /*
- * The search query language, parsed into a structure that can only produce safe
- * FTS5 syntax: plain words (all must match), "quoted phrases", -excluded words or
- * phrases, prefix*, and the filters video:ID and source:speech|screen|title.
- * Any string is a valid query; one with nothing searchable has no positive terms
- * and gives no hits.
+ * The search query language, parsed into a structure of normalised tokens (never
+ * backend syntax): plain words (all must match), "quoted phrases", -excluded words
+ * or phrases, prefix*, and the filters video:ID and source:speech|screen|title.
+ * The parsed query is what the store's search verb takes (store.h); each backend
+ * writes it in its own syntax (the SQLite one in store_fts.c). Any string is a
+ * valid query; one with nothing searchable has no positive terms and gives no hits.
  */
 #ifndef VT_QUERY_H
 #define VT_QUERY_H
@@ -35,19 +36,6 @@ void vt_query_release(struct vt_query *q);
 size_t vt_query_plain_words(const struct vt_query *q, const struct vt_qterm **out);
 /* Number of terms that must match (not excluded). */
 size_t vt_query_positive(const struct vt_query *q);
-
-/*
- * FTS5 MATCH expressions for q; each caller-freed, NULL when q has no positive term.
- *  mode 0: every positive term (AND), excluded ones NOT'ed
- *  mode 1: the positive plain words as one phrase (for "exact phrase first")
- *  mode 2: all but one of the positive terms, for at least three plain words: an OR
- *          of ANDs, each leaving one term out (the terms appear in that order,
- *          term k skipped in the k-th group, each with its alternatives), excluded
- *          ones NOT'ed
- * alts, when non-NULL, gives per positive term index extra alternatives (OR'ed with
- * the term) for approximate matching: alts[i] is a NULL-terminated list or NULL.
- */
-char *vt_query_fts(const struct vt_query *q, int mode, char **const *alts);
 
 /* Split text into normalised tokens the way the index does (lowercase, ASCII letters
  * and digits plus any non-ASCII UTF-8 as word characters). Calls fn for each. */

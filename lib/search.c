@@ -1,6 +1,6 @@
 /*
- * Search: every hit is a moment of a video. Three tiers, each a query on the
- * full-text index (store.c), best first:
+ * Search: every hit is a moment of a video. Three tiers, each a search of the
+ * store's word index with the parsed query (vt_store_search, store.h), best first:
  *
  *   0  the plain words as an exact phrase (found by the tier-1 query itself: the
  *      ranking function sees the words' positions)
@@ -10,11 +10,13 @@
  *      words or more, speech where all but one of them were recognised; only when
  *      the exact tiers do not fill the page, since these hits rank below theirs
  *
- * Within a tier, rows are ranked by BM25 in C over at most VT_SCAN_CAP matching
+ * Within a tier, the store ranks rows by BM25 over at most VT_SCAN_CAP matching
  * rows (the newest): when fewer rows match that is exact ranking, and a word
- * present in every video costs no more than VT_SCAN_CAP rows. Hits at the same
- * moment of the same video are merged. Matched words are marked in C from the
- * query's own words, so marking costs nothing per index size.
+ * present in every video costs no more than VT_SCAN_CAP rows. word_hits() gathers
+ * the ranked rows of all tiers (another signal would add its own ranked rows to the
+ * same candidates); vt_search then reads them best first, merges hits at the same
+ * moment of the same video, and marks the matched words from the query's own words,
+ * so marking costs nothing per index size. No backend syntax is written here.
  */
 #include "library.h"
 #include "query.h"
@@ -22,12 +24,13 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define VT_SCAN_CAP        600
 #define VT_SEARCH_BUDGET_S 0.025 /* past this, rarely-together common words stop early */
-#define VT_MAX_ALTS        24
+#define VT_MAX_ALTS        VT_STORE_MAX_ALTS
 
 struct cand {
     struct vt_hit h;
@@ -48,78 +51,21 @@ struct alts {
     const char *self;
 };
 
-static int by_id_score(const void *a, const void *b)
-{
-    const struct vt_fts_id *x = a, *y = b;
-
-    if (x->score != y->score)
-        return x->score < y->score ? 1 : -1;
-    return x->rowid < y->rowid ? 1 : x->rowid > y->rowid ? -1 : 0;
-}
-
-#define VT_MAX_PHRASES (VT_QUERY_MAX_TERMS * (VT_MAX_ALTS + 1))
-
-static double word_docs(struct vt_library *lib, const char *w)
-{
-    long long d = 0;
-
-    vt_store_term_docs(lib->store, w, &d);
-    return (double)d;
-}
-
-/* A term's document frequency: its rarest word's (a phrase is at most that common). */
-static double term_docs(struct vt_library *lib, const struct vt_qterm *t)
-{
-    double best = -1;
-
-    for (size_t k = 0; k < t->n_words; k++) {
-        double d = word_docs(lib, t->words[k]);
-
-        if (best < 0 || d < best)
-            best = d;
-    }
-    return best < 0 ? 0 : best;
-}
-
 /*
- * Document frequencies of the phrases of vt_query_fts(q, 0, alts), in the order that
- * function writes them: each positive term (then its alternatives), then the excluded
- * terms, which are not scored.
+ * Run one tier: the store ranks the rows that match r; keep the best `keep` that no
+ * better tier found. Exact rows (the words in sequence) rise to tier 0; tiers
+ * dominate, the store's score orders within a tier.
  */
-static size_t phrase_docs(struct vt_library *lib, const struct vt_query *q, const struct alts *alts,
-                          double *df)
+static int run_tier(struct vt_library *lib, struct collect *c, int tier,
+                    const struct vt_store_search *r, size_t keep)
 {
-    size_t n = 0, pos = 0;
-
-    for (size_t i = 0; i < q->n_terms && n < VT_MAX_PHRASES; i++) {
-        if (q->terms[i].exclude)
-            continue;
-        df[n++] = term_docs(lib, &q->terms[i]);
-        for (size_t k = 0; alts && k < alts[pos].n && n < VT_MAX_PHRASES; k++)
-            df[n++] = word_docs(lib, alts[pos].v[k]);
-        pos++;
-    }
-    for (size_t i = 0; i < q->n_terms && n < VT_MAX_PHRASES; i++)
-        if (q->terms[i].exclude)
-            df[n++] = -1;
-    return n;
-}
-
-/* Run one tier; keep its best `keep` rows that no better tier found. */
-static int run_tier(struct vt_library *lib, struct collect *c, int tier, const char *match,
-                    const double *df, size_t n_df, int phrase_n, const char *source,
-                    const char *video, size_t keep)
-{
-    struct vt_fts_id *ids;
+    struct vt_store_hit *ids;
     size_t n, kept = 0;
     int partial = 0;
-    int rc = vt_store_fts(lib->store, match, source, video, df, n_df, phrase_n, VT_SCAN_CAP,
-                          c->deadline_s, &partial, &ids, &n);
+    int rc = vt_store_search(lib->store, r, &ids, &n, &partial);
 
     if (rc)
         return rc;
-    if (n)
-        qsort(ids, n, sizeof(*ids), by_id_score);
     for (size_t i = 0; i < n && kept < keep; i++) {
         struct cand *x;
         size_t k;
@@ -133,9 +79,8 @@ static int run_tier(struct vt_library *lib, struct collect *c, int tier, const c
         x = &c->v[c->n++];
         memset(x, 0, sizeof(*x));
         x->rowid = ids[i].rowid;
-        x->tier = ids[i].score >= VT_PHRASE_BONUS ? 0 : tier;
-        /* tiers dominate, BM25 orders within a tier */
-        x->h.score = (2 - x->tier) * 1000.0 + fmod(ids[i].score, VT_PHRASE_BONUS);
+        x->tier = ids[i].exact ? 0 : tier;
+        x->h.score = (2 - x->tier) * 1000.0 + ids[i].score;
         x->h.approx = x->tier == 2;
         kept++;
     }
@@ -154,11 +99,6 @@ static void add_alt(struct alts *a, const char *term)
     vt_grow((void **)&a->v, &a->cap, a->n + 2, sizeof(*a->v));
     a->v[a->n++] = vt_xstrdup(term);
     a->v[a->n] = NULL;
-}
-
-static void add_phonetic(void *user, const char *term)
-{
-    add_alt(user, term);
 }
 
 /*
@@ -180,29 +120,9 @@ static void add_spellings(struct alts *a, const char *w)
     }
 }
 
-/* Damerau-Levenshtein distance of a and b is at most 1 (one insert, delete, replace or swap). */
-static int within_one_edit(const char *a, const char *b)
+static void add_similar(void *user, const char *term)
 {
-    size_t n = strlen(a), m = strlen(b), i = 0;
-
-    if (n > m + 1 || m > n + 1)
-        return 0;
-    while (i < n && i < m && a[i] == b[i])
-        i++;
-    if (i == n && i == m)
-        return 1;
-    if (n == m)
-        return !strcmp(a + i + 1, b + i + 1) ||
-               (i + 1 < n && a[i] == b[i + 1] && a[i + 1] == b[i] && !strcmp(a + i + 2, b + i + 2));
-    return n > m ? !strcmp(a + i + 1, b + i) : !strcmp(a + i, b + i + 1);
-}
-
-static void add_near(void *user, const char *term)
-{
-    struct alts *a = user;
-
-    if (within_one_edit(a->self, term))
-        add_alt(a, term);
+    add_alt(user, term);
 }
 
 static void free_alts(struct alts *a, size_t n)
@@ -233,16 +153,11 @@ static int build_alts(struct vt_library *lib, const struct vt_query *q, int phon
         if (t->n_words != 1 || t->prefix)
             continue;
         a->self = t->words[0];
-        if (phonetic) {
-            char key[16];
-
+        if (phonetic)
             add_spellings(a, t->words[0]);
-            vt_metaphone(t->words[0], key, sizeof(key));
-            if (key[0] && strlen(t->words[0]) >= 3)
-                rc = vt_store_phonetic_terms(lib->store, key, VT_MAX_ALTS, add_phonetic, a);
-        } else {
-            rc = vt_store_fuzzy_terms(lib->store, t->words[0], add_near, a);
-        }
+        rc = vt_store_similar_words(lib->store, t->words[0],
+                                    phonetic ? VT_SIMILAR_SOUND : VT_SIMILAR_EDIT, VT_MAX_ALTS,
+                                    add_similar, a);
         if (rc)
             return rc;
         any |= a->n > 0;
@@ -255,21 +170,14 @@ static int approx_tier(struct vt_library *lib, struct collect *c, const struct v
                        struct alts *alts)
 {
     char **av[VT_QUERY_MAX_TERMS];
-    double df[VT_MAX_PHRASES];
-    size_t n_df;
-    char *m;
-    int rc;
+    struct vt_store_search r = {q, VT_MATCH_ALL, av, source, video, 0, VT_SCAN_CAP, c->deadline_s};
+    int rc = build_alts(lib, q, phonetic, alts);
 
-    rc = build_alts(lib, q, phonetic, alts);
     if (rc <= 0)
         return rc;
     for (size_t i = 0; i < VT_QUERY_MAX_TERMS; i++)
         av[i] = alts[i].v;
-    m = vt_query_fts(q, 0, av);
-    n_df = phrase_docs(lib, q, alts, df);
-    rc = m ? run_tier(lib, c, 2, m, df, n_df, 0, source, video, keep) : 0;
-    free(m);
-    return rc;
+    return run_tier(lib, c, 2, &r, keep);
 }
 
 /* Speech missing one of three or more words: recognisers drop or garble a word. */
@@ -277,34 +185,37 @@ static int all_but_one_tier(struct vt_library *lib, struct collect *c, const str
                             const char *video, size_t keep, const struct alts *alts)
 {
     char **av[VT_QUERY_MAX_TERMS];
-    char *m;
-    double df[VT_MAX_PHRASES], word[VT_QUERY_MAX_TERMS];
-    size_t n_df = 0, np = 0;
-    int rc;
+    struct vt_store_search r = {q,     VT_MATCH_ALL_BUT_ONE, av, "speech", video, 0, VT_SCAN_CAP,
+                                c->deadline_s};
 
     for (size_t i = 0; i < VT_QUERY_MAX_TERMS; i++)
         av[i] = alts[i].v;
-    m = vt_query_fts(q, 2, av);
-    if (!m)
-        return 0;
-    /* phrases in the order vt_query_fts(mode 2) writes them: group k skips term k,
-     * each term followed by its alternatives */
-    for (size_t i = 0; i < q->n_terms; i++)
-        if (!q->terms[i].exclude)
-            word[np++] = term_docs(lib, &q->terms[i]);
-    for (size_t skip = 0; skip < np; skip++)
-        for (size_t i = 0; i < np && n_df < VT_MAX_PHRASES; i++) {
-            if (i == skip)
-                continue;
-            df[n_df++] = word[i];
-            for (size_t k = 0; k < alts[i].n && n_df < VT_MAX_PHRASES; k++)
-                df[n_df++] = word_docs(lib, alts[i].v[k]);
-        }
-    for (size_t i = 0; i < q->n_terms && n_df < VT_MAX_PHRASES; i++)
-        if (q->terms[i].exclude)
-            df[n_df++] = -1;
-    rc = run_tier(lib, c, 2, m, df, n_df, 0, "speech", video, keep);
-    free(m);
+    return run_tier(lib, c, 2, &r, keep);
+}
+
+/*
+ * The word signal: rows of the index matching q in the tiers above, into c (each
+ * with its tier's score), inside the caller's read snapshot; phon and near get the
+ * alternatives the approximate tiers used (for marking). 0 or an error code.
+ */
+static int word_hits(struct vt_library *lib, const struct vt_query *q, const char *source,
+                     const char *video, int limit, struct collect *c, struct alts *phon,
+                     struct alts *near)
+{
+    size_t keep = (size_t)limit * 3;
+    /* when every term is a plain word, their sequence is the exact phrase (tier 0) */
+    struct vt_store_search r = {q, VT_MATCH_ALL, NULL, source, video, 1, VT_SCAN_CAP,
+                                c->deadline_s};
+    int rc = run_tier(lib, c, 1, &r, keep);
+
+    if (!rc && c->n < (size_t)limit * 2) {
+        if (!source[0] || !strcmp(source, "speech"))
+            rc = approx_tier(lib, c, q, 1, "speech", video, keep, phon);
+        if (!rc && (!source[0] || !strcmp(source, "screen")))
+            rc = approx_tier(lib, c, q, 0, "screen", video, keep, near);
+        if (!rc && c->n < (size_t)limit * 2 && (!source[0] || !strcmp(source, "speech")))
+            rc = all_but_one_tier(lib, c, q, video, keep, phon);
+    }
     return rc;
 }
 
@@ -450,17 +361,14 @@ int vt_search_words(struct vt_library *lib, const char *query, size_t query_len,
     struct collect c = {0};
     struct alts phon[VT_QUERY_MAX_TERMS], near[VT_QUERY_MAX_TERMS];
     struct marks marks = {{0}, {0}, 0};
-    char *m1 = NULL;
     const char *video, *source;
     int limit = opts && opts->limit > 0 ? opts->limit : 20, rc = 0;
-    size_t kept = 0, keep, n_df;
-    double df[VT_MAX_PHRASES];
+    size_t kept = 0;
 
     *hits = NULL;
     *n = 0;
     if (limit > 1000)
         limit = 1000;
-    keep = (size_t)limit * 3;
     c.deadline_s = t0 + VT_SEARCH_BUDGET_S;
     vt_query_parse(query ? query : "", query ? query_len : 0, &q);
     video = opts && opts->video ? opts->video : q.video;
@@ -470,25 +378,11 @@ int vt_search_words(struct vt_library *lib, const char *query, size_t query_len,
     if (source[0] && strcmp(source, "speech") && strcmp(source, "screen") &&
         strcmp(source, "title"))
         goto out; /* a source that does not exist matches nothing */
-    m1 = vt_query_fts(&q, 0, NULL);
-    if (!m1)
+    if (!vt_query_positive(&q))
         goto out;
     rc = vt_store_begin_read(lib->store);
-    if (!rc) {
-        /* when every term is a plain word, their sequence is the exact phrase */
-        size_t plain = vt_query_plain_words(&q, NULL);
-
-        n_df = phrase_docs(lib, &q, NULL, df);
-        rc = run_tier(lib, &c, 1, m1, df, n_df, plain >= 2 ? (int)plain : 0, source, video, keep);
-    }
-    if (!rc && c.n < (size_t)limit * 2) {
-        if (!source[0] || !strcmp(source, "speech"))
-            rc = approx_tier(lib, &c, &q, 1, "speech", video, keep, phon);
-        if (!rc && (!source[0] || !strcmp(source, "screen")))
-            rc = approx_tier(lib, &c, &q, 0, "screen", video, keep, near);
-        if (!rc && c.n < (size_t)limit * 2 && (!source[0] || !strcmp(source, "speech")))
-            rc = all_but_one_tier(lib, &c, &q, video, keep, phon);
-    }
+    if (!rc)
+        rc = word_hits(lib, &q, source, video, limit, &c, phon, near);
     if (rc) {
         rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
         goto done;
@@ -563,7 +457,6 @@ out:
     free(c.v);
     free_alts(phon, VT_QUERY_MAX_TERMS);
     free_alts(near, VT_QUERY_MAX_TERMS);
-    free(m1);
     vt_query_release(&q);
     if (info) {
         info->took_ms = (vt_monotonic_s() - t0) * 1000.0;

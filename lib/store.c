@@ -12,6 +12,9 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -281,6 +284,82 @@ int store_step_done(struct vt_store *s, sqlite3_stmt *st, const char *what)
 
     store_finish(s, st);
     return rc;
+}
+
+static int store_vrows(struct vt_store *s, const char *sql, const char *what, store_row_fn fn,
+                      void *user, const char *binds, va_list ap)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, sql, &st), i = 1;
+
+    if (rc)
+        return rc;
+    for (const char *b = binds; *b; b++, i++) {
+        if (*b == 's')
+            store_bind_text(st, i, va_arg(ap, const char *));
+        else if (*b == 'I')
+            sqlite3_bind_int64(st, i, va_arg(ap, int64_t));
+        else if (*b == 'i')
+            sqlite3_bind_int(st, i, va_arg(ap, int));
+        else if (*b == 'd')
+            sqlite3_bind_double(st, i, va_arg(ap, double));
+        else
+            assert(!"store_rows: unknown bind letter");
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (fn(user, st))
+            break;
+    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, what);
+    store_finish(s, st);
+    return rc;
+}
+
+int store_rows(struct vt_store *s, const char *sql, const char *what, store_row_fn fn, void *user,
+               const char *binds, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, binds);
+    rc = store_vrows(s, sql, what, fn, user, binds, ap);
+    va_end(ap);
+    return rc;
+}
+
+int store_read_array(struct vt_store *s, const char *sql, const char *what, size_t size,
+                     void (*read)(sqlite3_stmt *st, void *item), void (*release)(void *item),
+                     void **out, size_t *n, const char *binds, ...)
+{
+    struct store_array a = {NULL, 0, 0, size, read};
+    va_list ap;
+    int rc;
+
+    va_start(ap, binds);
+    rc = store_vrows(s, sql, what, store_array_row, &a, binds, ap);
+    va_end(ap);
+    *out = NULL;
+    *n = 0;
+    if (rc) {
+        for (size_t i = 0; release && i < a.n; i++)
+            release((char *)a.v + i * size);
+        free(a.v);
+        return rc;
+    }
+    *out = a.v;
+    *n = a.n;
+    return 0;
+}
+
+int store_array_row(void *user, sqlite3_stmt *st)
+{
+    struct store_array *a = user;
+    char *item;
+
+    vt_grow(&a->v, &a->cap, a->n + 1, a->size);
+    item = (char *)a->v + a->n++ * a->size;
+    memset(item, 0, a->size);
+    a->read(st, item);
+    return 0;
 }
 
 static int migrate(struct vt_store *s)

@@ -1,24 +1,25 @@
 /*
- * The store: the only module that speaks SQL. Everything the library keeps about
- * videos (rows, stage provenance, shots, frames, OCR lines, chapters) goes in and
- * out through these functions, as plain C structs. No sqlite3 type crosses this
- * boundary, so that another backend (PostgreSQL, for a shared catalog) can stand
- * behind the same interface.
+ * The store: the only module that speaks to the database. Everything the library
+ * keeps about videos (rows, stage provenance and leases, shots, frames, OCR lines,
+ * chapters, the search index) goes in and out through these verbs, as plain C
+ * structs. No SQL, no sqlite3 type and no media header crosses this boundary, so
+ * that another backend (PostgreSQL, for a shared catalog) can stand behind the same
+ * interface: docs/ARCHITECTURE.md ("Store interface") maps each verb to SQLite and to
+ * PostgreSQL. The SQLite backend is lib/store*.c.
  *
- * Writes happen between vt_store_begin (BEGIN IMMEDIATE) and vt_store_commit;
+ * Writes happen between vt_store_begin (a write transaction) and vt_store_commit;
  * a caller that fails in between calls vt_store_rollback. Readers need no
- * transaction (WAL gives them a consistent snapshot per statement; the export
- * wraps its reads in one read transaction).
+ * transaction (each statement sees a consistent snapshot; the export and search
+ * wrap their reads in one read transaction, vt_store_begin_read).
  *
  * A struct vt_store is used by one thread at a time. It may live as long as a server
- * does: what it keeps between calls is bounded (one prepared statement per SQL text,
- * at most 64; the term frequencies of vt_store_term_docs, at most 4096).
+ * does: what it keeps between calls is bounded (SQLite: one prepared statement per
+ * SQL text, at most 64; term frequencies for ranking, at most 4096).
  */
 #ifndef VT_STORE_H
 #define VT_STORE_H
 
 #include "keyframe.h"
-#include "media.h"
 #include "ocr.h"
 #include "stage.h"
 #include "transcript.h"
@@ -29,6 +30,37 @@
 #define VT_STORE_SCHEMA_VERSION 4
 
 struct vt_store;
+struct vt_chapter; /* media.h: the store needs no media headers */
+
+/*
+ * A video's index_state: queued (nothing started), processing, ready (every stage
+ * finished), failed (fetch failed: nothing usable); and its data_status: ok (every
+ * stage done or skipped), partial (some stage failed or is unfinished), missing (no
+ * data yet, or fetch failed). The names are what the database and the JSON hold.
+ */
+#define VT_INDEX_STATE_LIST(X) X(QUEUED, queued) X(PROCESSING, processing) X(READY, ready) X(FAILED, failed)
+#define VT_DATA_STATUS_LIST(X) X(MISSING, missing) X(PARTIAL, partial) X(OK, ok)
+
+enum vt_index_state {
+#define VT_INDEX_X(ID, name) VT_INDEX_##ID,
+    VT_INDEX_STATE_LIST(VT_INDEX_X)
+#undef VT_INDEX_X
+        VT_INDEX_STATE_COUNT
+};
+
+enum vt_data_status {
+#define VT_DATA_X(ID, name) VT_DATA_##ID,
+    VT_DATA_STATUS_LIST(VT_DATA_X)
+#undef VT_DATA_X
+        VT_DATA_STATUS_COUNT
+};
+
+/* Names of the states ("?" for a value out of range), and back: 0, or -1 for a
+ * name that is none of them. */
+const char *vt_index_state_name(enum vt_index_state s);
+int vt_index_state_parse(const char *name, enum vt_index_state *s);
+const char *vt_data_status_name(enum vt_data_status s);
+int vt_data_status_parse(const char *name, enum vt_data_status *s);
 
 struct vt_video_rec {
     char id[65];
@@ -44,8 +76,8 @@ struct vt_video_rec {
     int keep_media;       /* 0: the downloaded media is deleted once indexed */
     int64_t list_id;      /* the list it was added from, 0 when none */
     char *title, *channel, *published, *language, *container;
-    char *index_state; /* queued, processing, ready, failed */
-    char *data_status; /* ok, partial, missing */
+    enum vt_index_state index_state; /* 0: queued */
+    enum vt_data_status data_status;  /* 0: missing */
     char *stt_mode;    /* auto, captions, recognize */
     double duration_s;
     double created_at, indexed_at; /* epoch seconds; 0 when not yet */
@@ -116,8 +148,10 @@ int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v);
 int vt_store_video_update_meta(struct vt_store *s, const struct vt_video_rec *v);
 /* Update where the media and the source's captions are and what the source said. */
 int vt_store_video_update_source(struct vt_store *s, const struct vt_video_rec *v);
-int vt_store_video_set_state(struct vt_store *s, const char *id, const char *index_state,
-                             const char *data_status, double indexed_at);
+/* Set the video's states; indexed_at > 0 (it became indexed) also takes a bounded
+ * step of index upkeep (vt_store_maintain). */
+int vt_store_video_set_state(struct vt_store *s, const char *id, enum vt_index_state index_state,
+                             enum vt_data_status data_status, double indexed_at);
 int vt_store_video_delete(struct vt_store *s, const char *id);
 /* All videos, oldest first. fn returns non-zero to stop. */
 int vt_store_video_each(struct vt_store *s, int (*fn)(void *user, const struct vt_video_rec *v),
@@ -129,6 +163,29 @@ void vt_video_rec_release(struct vt_video_rec *v);
 int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **recs, size_t *n);
 int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage_rec *r);
 void vt_stage_recs_free(struct vt_stage_rec *recs, size_t n);
+/*
+ * Leases. A stage row that is running names its owner (the handle running it); these
+ * verbs change a row only while it is as the caller last saw it, so two handles never
+ * both hold one stage whatever the backend's locking (SQLite: its single writer;
+ * PostgreSQL: the row locked FOR UPDATE). Each is inside a write transaction and says
+ * what it found in *res: HELD (the caller holds the stage now), LOST (the row is not
+ * as seen, or another owner holds it) or GONE (no such stage row: the video was
+ * removed).
+ */
+enum vt_lease { VT_LEASE_HELD, VT_LEASE_LOST, VT_LEASE_GONE };
+/* Claim the stage seen->name of video id for owner at time now: state running, owner,
+ * started_at now, attempts + 1, error cleared, took_s and retry_at 0; only if the row
+ * still has seen's state, owner and attempts. */
+int vt_store_stage_claim(struct vt_store *s, const char *id, const struct vt_stage_rec *seen,
+                         const char *owner, double now, enum vt_lease *res);
+/* Whether owner still holds stage of video id (running, owned by owner); the row stays
+ * the caller's until the transaction ends. */
+int vt_store_stage_lease(struct vt_store *s, const char *id, const char *stage, const char *owner,
+                         enum vt_lease *res);
+/* Record the outcome r of a run (state, model, error, took_s, attempts, retry_at; the
+ * owner cleared), only while owner holds the stage. */
+int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_stage_rec *r,
+                          const char *owner, enum vt_lease *res);
 /* Ids of videos with a stage that is queued or running, or with fewer than n_stages
  * stage rows (made before a stage existed), oldest first. */
 int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n);
@@ -196,32 +253,61 @@ void vt_chunks_free(struct vt_chunk *c, size_t n);
 /* Re-index the video's title and chapter titles (source "title"). */
 int vt_store_title_docs_refresh(struct vt_store *s, const char *id);
 
-/* ---- search primitives (the ranking and merging live in search.c) ---- */
+/* ---- search (tiers, merging moments and marking words live in search.c) ---- */
 
-struct vt_fts_id {
-    long long rowid;
-    double score; /* higher is better (negated BM25) */
+struct vt_query;
+
+/* How the terms of a parsed query must match an indexed row. */
+enum vt_match {
+    VT_MATCH_ALL,         /* every positive term (or one of its alternatives) */
+    VT_MATCH_ALL_BUT_ONE, /* all positive terms but one: queries of three plain words
+                           * or more (others match nothing) */
+};
+
+#define VT_STORE_MAX_ALTS 24 /* alternatives per term a search may carry */
+
+struct vt_store_search {
+    const struct vt_query *q; /* parsed (query.h); excluded terms never match */
+    enum vt_match match;
+    /* per positive term, in order: extra words that also match it (a NULL-terminated
+     * list of at most VT_STORE_MAX_ALTS, or NULL); NULL: none for any term */
+    char **const *alts;
+    const char *source, *video; /* only rows of this source / video; NULL or "": any */
+    int exact_phrase; /* flag rows where the query's plain words (two or more) stand in
+                       * sequence, as typed (see vt_store_hit.exact) */
+    int cap;           /* rank at most this many matching rows: the newest */
+    double deadline_s; /* vt_monotonic_s() past which reading stops; 0: none */
+};
+
+struct vt_store_hit {
+    long long rowid; /* the indexed row, for vt_store_doc */
+    double score;    /* relevance of the row's text to the terms (BM25), higher is better */
+    int exact;       /* the plain words stand in sequence in it (exact_phrase asked) */
 };
 
 /*
- * Rows matching the FTS5 expression match (built by vt_query_fts), restricted to
- * source and video when non-empty: the newest `cap` matches in index order, each
- * with its BM25 score, unsorted. df[i] is the document frequency of the i-th phrase
- * of match, in order (negative: not scored), as vt_store_term_docs counts it.
- * With phrase_n > 1, rows where the first phrase_n phrases stand in sequence score
- * VT_PHRASE_BONUS more. Rows are read newest first; past deadline_s (vt_monotonic_s;
- * 0: none) the read stops with what it found and sets *partial. When fewer than cap
- * rows match this is all of them; when more match, ranking only these bounds the cost of a word
- * found everywhere. *out is caller-freed.
+ * Rows matching r, best first (exact ones first, then by score, then newest). When
+ * fewer than r->cap rows match this is all of them; when more match, only the newest
+ * cap are ranked, which bounds the cost of a word found everywhere. Rows are read
+ * newest first; past r->deadline_s the read stops with what it found and sets
+ * *partial. A query without a positive term matches nothing. *out is caller-freed.
  */
-#define VT_PHRASE_BONUS 1000.0
-int vt_store_fts(struct vt_store *s, const char *match, const char *source, const char *video,
-                 const double *df, size_t n_df, int phrase_n, int cap, double deadline_s,
-                 int *partial, struct vt_fts_id **out, size_t *n);
-/* In how many indexed rows the term occurs: exact when it is rare in the newest 20,000
- * rows, else scaled up from them. Counted once per store handle and cached (new rows
- * do not update it: it is for ranking, not for display). */
-int vt_store_term_docs(struct vt_store *s, const char *term, long long *docs);
+int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct vt_store_hit **out,
+                    size_t *n, int *partial);
+
+/* How vt_store_similar_words compares. */
+enum vt_similar {
+    VT_SIMILAR_SOUND, /* spoken words that sound alike (same phonetic key; words of three
+                       * letters or more) */
+    VT_SIMILAR_EDIT,  /* words read on screen one edit away (insert, delete, replace or
+                       * swap; words of VT_FUZZY_MIN_LEN..VT_FUZZY_MAX_LEN-1 letters) */
+};
+#define VT_FUZZY_MIN_LEN 4
+#define VT_FUZZY_MAX_LEN 41
+/* Indexed words similar to word (lowercase token), the word itself among them when
+ * indexed: fn gets each; at most max for VT_SIMILAR_SOUND. */
+int vt_store_similar_words(struct vt_store *s, const char *word, enum vt_similar how, int max,
+                           void (*fn)(void *user, const char *term), void *user);
 
 struct vt_doc {
     long long rowid;
@@ -238,21 +324,14 @@ int vt_store_cue_words(struct vt_store *s, const char *id, int cue,
                        int (*fn)(void *user, const char *text, double start_s, double end_s),
                        void *user);
 
-/* Merge the full-text index's segments: a bounded step (pages > 0) or all (0).
- * Inside a write transaction. */
-int vt_store_index_merge(struct vt_store *s, int pages);
-
-/* Indexed speech terms with the phonetic key (at most max); fn gets each. */
-int vt_store_phonetic_terms(struct vt_store *s, const char *key, int max,
-                            void (*fn)(void *user, const char *term), void *user);
 /*
- * Words read on screen that may be one edit from word (they share a deletion key);
- * the caller checks the distance. Only words of VT_FUZZY_MIN_LEN..MAX_LEN-1 letters.
+ * Index upkeep a backend may need as the library grows (SQLite: merging FTS5's
+ * segments; a bounded step is also taken by vt_store_video_set_state when a video
+ * becomes indexed, so callers need not). VT_MAINTAIN_FULL does all of it. Inside a
+ * write transaction.
  */
-#define VT_FUZZY_MIN_LEN 4
-#define VT_FUZZY_MAX_LEN 41
-int vt_store_fuzzy_terms(struct vt_store *s, const char *word,
-                         void (*fn)(void *user, const char *term), void *user);
+enum vt_maintain { VT_MAINTAIN_STEP, VT_MAINTAIN_FULL };
+int vt_store_maintain(struct vt_store *s, enum vt_maintain how);
 
 /*
  * Vectors (store_vectors.c): one per chunk and per frame with text, written by the

@@ -1,10 +1,11 @@
 /*
  * Internals shared by the files of the SQLite store (lib/store*.c), and by nothing
- * else: the handle's layout, the statement cache's prepare/finish and the small
- * helpers every file of the store uses, and the index-row helpers that the row
+ * else: the handle's layout, the statement cache's prepare/finish, the one read loop
+ * (store_rows, store_read_array) and the small helpers every file of the store uses,
+ * the FTS5 form of a parsed query (store_fts.c), and the index-row helpers that the row
  * writers (store_rows.c) call in the search side (store_search.c). Only the store's
- * own files include this header, since it pulls in <sqlite3.h>; the rest of the
- * program sees store.h alone.
+ * own files (and their unit tests) include this header, since it pulls in
+ * <sqlite3.h>; the rest of the program sees store.h alone.
  */
 #ifndef VT_STORE_INT_H
 #define VT_STORE_INT_H
@@ -58,6 +59,33 @@ char *store_col_dup(sqlite3_stmt *st, int i);
 /* Run a statement that returns no rows; gives it back with store_finish(). */
 int store_step_done(struct vt_store *s, sqlite3_stmt *st, const char *what);
 
+/*
+ * The one read loop. Run the query sql with its parameters bound from the arguments
+ * after binds, one letter each: 's' a string (const char *, NULL binds NULL), 'I' an
+ * int64_t, 'i' an int, 'd' a double. fn gets the statement on each row and returns
+ * non-zero to stop. 0, or the prepare's error, or store_fail(what) when a step failed.
+ */
+typedef int (*store_row_fn)(void *user, sqlite3_stmt *st);
+int store_rows(struct vt_store *s, const char *sql, const char *what, store_row_fn fn, void *user,
+               const char *binds, ...);
+
+/* Rows read into a growing array: store_array_row (a store_row_fn) appends one zeroed
+ * item of `size` bytes per row and has read() fill it from the row's columns. On an
+ * error the items read so far stay in v for the caller to free. */
+struct store_array {
+    void *v;
+    size_t n, cap, size;
+    void (*read)(sqlite3_stmt *st, void *item);
+};
+#define STORE_ARRAY(type, fn) {NULL, 0, 0, sizeof(type), (fn)}
+int store_array_row(void *user, sqlite3_stmt *st);
+/* The rows into a new array of `size`-byte items: 0 with *out (caller-freed) and *n,
+ * or an error with *out NULL and *n 0 (the items read are given to release, when not
+ * NULL, and freed). binds as for store_rows. */
+int store_read_array(struct vt_store *s, const char *sql, const char *what, size_t size,
+                     void (*read)(sqlite3_stmt *st, void *item), void (*release)(void *item),
+                     void **out, size_t *n, const char *binds, ...);
+
 /* store_search.c: the ranking function and the rows of the search index */
 
 /* Register vtrank() with the connection's FTS5 (at open). */
@@ -71,6 +99,22 @@ int store_screen_docs_refresh(struct vt_store *s, const char *id);
 /* Insert one index row with st (the docs INSERT of the caller), then reset it. */
 int store_insert_doc(struct vt_store *s, sqlite3_stmt *st, const char *id, int ref, double start_s,
                      double end_s, const char *text, const char *meta);
+
+/* store_fts.c: the parsed query as FTS5 text */
+
+struct vt_query;
+/*
+ * FTS5 MATCH expressions for q; each caller-freed, NULL when q has no positive term.
+ *  mode 0: every positive term (AND), excluded ones NOT'ed
+ *  mode 1: the positive plain words as one phrase (for "exact phrase first")
+ *  mode 2: all but one of the positive terms, for at least three plain words: an OR
+ *          of ANDs, each leaving one term out (the terms appear in that order,
+ *          term k skipped in the k-th group, each with its alternatives), excluded
+ *          ones NOT'ed
+ * alts, when non-NULL, gives per positive term index extra alternatives (OR'ed with
+ * the term) for approximate matching: alts[i] is a NULL-terminated list or NULL.
+ */
+char *store_fts_match(const struct vt_query *q, int mode, char **const *alts);
 
 /* What store_add_fuzzy() writes with: st inserts (del, term) into the fuzzy table. */
 struct fuzzy_ctx {

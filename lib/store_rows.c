@@ -5,6 +5,7 @@
  * index rows and fuzzy/phonetic keys, through the helpers of store_search.c.
  */
 #include "query.h"
+#include "media.h" /* struct vt_chapter only; store.h forward-declares it */
 #include "store_int.h"
 #include "util.h"
 
@@ -58,45 +59,37 @@ int vt_store_chapters_replace(struct vt_store *s, const char *id, const struct v
     return rc;
 }
 
+static void read_chapter(sqlite3_stmt *st, void *item)
+{
+    struct vt_store_chapter *c = item;
+
+    c->start_s = sqlite3_column_double(st, 0);
+    c->end_s = sqlite3_column_double(st, 1);
+    c->title = store_col_dup(st, 2);
+    c->source = store_col_dup(st, 3);
+}
+
+static void release_chapter(void *item)
+{
+    struct vt_store_chapter *c = item;
+
+    free(c->title);
+    free(c->source);
+}
+
 int vt_store_chapters(struct vt_store *s, const char *id, struct vt_store_chapter **out, size_t *n)
 {
-    sqlite3_stmt *st;
-    struct vt_store_chapter *c = NULL;
-    size_t cap = 0, len = 0;
-    int rc = store_prepare(s,
-                           "SELECT start_s, end_s, title, source FROM chapters WHERE video_id = ?"
-                           " ORDER BY idx",
-                           &st);
-
-    *out = NULL;
-    *n = 0;
-    if (rc)
-        return rc;
-    store_bind_text(st, 1, id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        vt_grow((void **)&c, &cap, len + 1, sizeof(*c));
-        c[len].start_s = sqlite3_column_double(st, 0);
-        c[len].end_s = sqlite3_column_double(st, 1);
-        c[len].title = store_col_dup(st, 2);
-        c[len].source = store_col_dup(st, 3);
-        len++;
-    }
-    store_finish(s, st);
-    if (rc != SQLITE_DONE) {
-        vt_store_chapters_free(c, len);
-        return store_fail(s, "read chapters");
-    }
-    *out = c;
-    *n = len;
-    return 0;
+    return store_read_array(s,
+                            "SELECT start_s, end_s, title, source FROM chapters WHERE video_id = ?"
+                            " ORDER BY idx",
+                            "read chapters", sizeof(**out), read_chapter, release_chapter,
+                            (void **)out, n, "s", id);
 }
 
 void vt_store_chapters_free(struct vt_store_chapter *c, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(c[i].title);
-        free(c[i].source);
-    }
+    for (size_t i = 0; i < n; i++)
+        release_chapter(&c[i]);
     free(c);
 }
 
@@ -182,40 +175,24 @@ int vt_store_shots(struct vt_store *s, const char *id, struct vt_kf_shot **out, 
     return vt_store_shots_range(s, id, 0, INT64_MAX, out, n);
 }
 
+static void read_shot(sqlite3_stmt *st, void *item)
+{
+    struct vt_kf_shot *v = item;
+
+    v->start_s = sqlite3_column_double(st, 0);
+    v->end_s = sqlite3_column_double(st, 1);
+    v->captured = sqlite3_column_int(st, 2);
+    v->kept = sqlite3_column_int(st, 3);
+}
+
 int vt_store_shots_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
                          struct vt_kf_shot **out, size_t *n)
 {
-    sqlite3_stmt *st;
-    struct vt_kf_shot *v = NULL;
-    size_t cap = 0, len = 0;
-    int rc = store_prepare(s,
-                           "SELECT start_s, end_s, captured, kept FROM shots WHERE video_id = ?"
-                           " AND idx >= ? AND idx < ? ORDER BY idx",
-                           &st);
-
-    *out = NULL;
-    *n = 0;
-    if (rc)
-        return rc;
-    store_bind_text(st, 1, id);
-    sqlite3_bind_int64(st, 2, from);
-    sqlite3_bind_int64(st, 3, to);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
-        v[len].start_s = sqlite3_column_double(st, 0);
-        v[len].end_s = sqlite3_column_double(st, 1);
-        v[len].captured = sqlite3_column_int(st, 2);
-        v[len].kept = sqlite3_column_int(st, 3);
-        len++;
-    }
-    store_finish(s, st);
-    if (rc != SQLITE_DONE) {
-        free(v);
-        return store_fail(s, "read shots");
-    }
-    *out = v;
-    *n = len;
-    return 0;
+    return store_read_array(s,
+                            "SELECT start_s, end_s, captured, kept FROM shots WHERE video_id = ?"
+                            " AND idx >= ? AND idx < ? ORDER BY idx",
+                            "read shots", sizeof(**out), read_shot, NULL, (void **)out, n, "sII",
+                            id, from, to);
 }
 
 int vt_store_frames(struct vt_store *s, const char *id, struct vt_store_frame **out, size_t *n)
@@ -223,98 +200,84 @@ int vt_store_frames(struct vt_store *s, const char *id, struct vt_store_frame **
     return vt_store_frames_range(s, id, 0, INT64_MAX, out, n);
 }
 
+static void read_frame(sqlite3_stmt *st, void *item)
+{
+    struct vt_store_frame *x = item;
+
+    x->f.index = sqlite3_column_int(st, 0);
+    x->f.t_s = sqlite3_column_double(st, 1);
+    x->f.frame_no = sqlite3_column_int64(st, 2);
+    x->f.shot = sqlite3_column_int(st, 3);
+    x->f.duplicate_of = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
+    x->f.sharpness = sqlite3_column_double(st, 5);
+    x->f.bytes = sqlite3_column_int64(st, 6);
+    x->path = store_col_dup(st, 7);
+    x->f.width = sqlite3_column_int(st, 8);
+    x->f.height = sqlite3_column_int(st, 9);
+    x->f.phash = (uint64_t)sqlite3_column_int64(st, 10);
+}
+
+/* OCR lines, in frame order, onto the frames read before (a.v, in index order). */
+struct frame_lines {
+    struct vt_store_frame *v;
+    size_t len, fi, lcap;
+};
+
+static int read_frame_line(void *user, sqlite3_stmt *st)
+{
+    struct frame_lines *c = user;
+    int idx = sqlite3_column_int(st, 0);
+    struct vt_ocr_page *pg;
+    struct vt_ocr_line *ln;
+
+    while (c->fi < c->len && c->v[c->fi].f.index < idx) {
+        c->fi++;
+        c->lcap = 0;
+    }
+    if (c->fi == c->len || c->v[c->fi].f.index != idx)
+        return 0; /* lines of a frame that no longer exists */
+    pg = &c->v[c->fi].ocr;
+    if (pg->n_lines == 0)
+        c->lcap = 0;
+    vt_grow((void **)&pg->lines, &c->lcap, pg->n_lines + 1, sizeof(*pg->lines));
+    ln = &pg->lines[pg->n_lines++];
+    ln->text = store_col_dup(st, 1);
+    if (!ln->text)
+        ln->text = vt_xstrdup("");
+    ln->conf = sqlite3_column_double(st, 2);
+    for (int k = 0; k < 4; k++)
+        ln->box[k] = sqlite3_column_int(st, 3 + k);
+    return 0;
+}
+
 int vt_store_frames_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
                           struct vt_store_frame **out, size_t *n)
 {
-    sqlite3_stmt *st = NULL;
-    struct vt_store_frame *v = NULL;
-    size_t cap = 0, len = 0;
-    int rc = store_prepare(
+    struct store_array a = STORE_ARRAY(struct vt_store_frame, read_frame);
+    struct frame_lines lines = {0};
+    int rc = store_rows(
         s,
         "SELECT idx, t_s, frame_no, shot, duplicate_of, sharpness, bytes, path, width,"
         " height, phash FROM frames WHERE video_id = ? AND idx >= ? AND idx < ?"
         " ORDER BY idx",
-        &st);
+        "read frames", store_array_row, &a, "sII", id, from, to);
 
     *out = NULL;
     *n = 0;
-    if (rc)
+    lines.v = a.v;
+    lines.len = a.n;
+    if (!rc)
+        rc = store_rows(s,
+                        "SELECT frame_idx, text, conf, x, y, w, h FROM ocr_lines WHERE video_id = ?"
+                        " AND frame_idx >= ? AND frame_idx < ? ORDER BY frame_idx, line_no",
+                        "read OCR lines", read_frame_line, &lines, "sII", id, from, to);
+    if (rc) {
+        vt_store_frames_free(a.v, a.n);
         return rc;
-    store_bind_text(st, 1, id);
-    sqlite3_bind_int64(st, 2, from);
-    sqlite3_bind_int64(st, 3, to);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct vt_store_frame *x;
-
-        vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
-        x = &v[len++];
-        memset(x, 0, sizeof(*x));
-        x->f.index = sqlite3_column_int(st, 0);
-        x->f.t_s = sqlite3_column_double(st, 1);
-        x->f.frame_no = sqlite3_column_int64(st, 2);
-        x->f.shot = sqlite3_column_int(st, 3);
-        x->f.duplicate_of =
-            sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
-        x->f.sharpness = sqlite3_column_double(st, 5);
-        x->f.bytes = sqlite3_column_int64(st, 6);
-        x->path = store_col_dup(st, 7);
-        x->f.width = sqlite3_column_int(st, 8);
-        x->f.height = sqlite3_column_int(st, 9);
-        x->f.phash = (uint64_t)sqlite3_column_int64(st, 10);
     }
-    store_finish(s, st);
-    st = NULL;
-    if (rc != SQLITE_DONE) {
-        rc = store_fail(s, "read frames");
-        goto fail;
-    }
-    rc = store_prepare(s,
-                       "SELECT frame_idx, text, conf, x, y, w, h FROM ocr_lines WHERE video_id = ?"
-                       " AND frame_idx >= ? AND frame_idx < ? ORDER BY frame_idx, line_no",
-                       &st);
-    if (rc)
-        goto fail;
-    store_bind_text(st, 1, id);
-    sqlite3_bind_int64(st, 2, from);
-    sqlite3_bind_int64(st, 3, to);
-    {
-        size_t fi = 0, lcap = 0;
-
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            int idx = sqlite3_column_int(st, 0);
-            struct vt_ocr_page *pg;
-            struct vt_ocr_line *ln;
-
-            while (fi < len && v[fi].f.index < idx) {
-                fi++;
-                lcap = 0;
-            }
-            if (fi == len || v[fi].f.index != idx)
-                continue; /* lines of a frame that no longer exists */
-            pg = &v[fi].ocr;
-            if (pg->n_lines == 0)
-                lcap = 0;
-            vt_grow((void **)&pg->lines, &lcap, pg->n_lines + 1, sizeof(*pg->lines));
-            ln = &pg->lines[pg->n_lines++];
-            ln->text = store_col_dup(st, 1);
-            if (!ln->text)
-                ln->text = vt_xstrdup("");
-            ln->conf = sqlite3_column_double(st, 2);
-            for (int k = 0; k < 4; k++)
-                ln->box[k] = sqlite3_column_int(st, 3 + k);
-        }
-    }
-    store_finish(s, st);
-    if (rc != SQLITE_DONE) {
-        rc = store_fail(s, "read OCR lines");
-        goto fail;
-    }
-    *out = v;
-    *n = len;
+    *out = a.v;
+    *n = a.n;
     return 0;
-fail:
-    vt_store_frames_free(v, len);
-    return rc;
 }
 
 void vt_store_frames_free(struct vt_store_frame *f, size_t n)
@@ -460,80 +423,68 @@ int vt_store_transcript(struct vt_store *s, const char *id, struct vt_transcript
     return vt_store_transcript_range(s, id, 0, INT64_MAX, out);
 }
 
+static void read_cue(sqlite3_stmt *st, void *item)
+{
+    struct vt_cue *c = item;
+
+    c->start_s = sqlite3_column_double(st, 0);
+    c->end_s = sqlite3_column_double(st, 1);
+    c->text = store_col_dup(st, 2);
+}
+
+/* Words, in cue order, onto the cues read before (cue from + i is cues[i]). */
+struct cue_words {
+    struct vt_transcript *t;
+    int64_t from;
+    size_t wcap, last;
+};
+
+static int read_cue_word(void *user, sqlite3_stmt *st)
+{
+    struct cue_words *x = user;
+    size_t ci = (size_t)(sqlite3_column_int64(st, 0) - x->from);
+    struct vt_cue *c;
+    struct vt_word *w;
+
+    if (ci >= x->t->n_cues)
+        return 0;
+    if (ci != x->last) {
+        x->wcap = 0;
+        x->last = ci;
+    }
+    c = &x->t->cues[ci];
+    vt_grow((void **)&c->words, &x->wcap, c->n_words + 1, sizeof(*c->words));
+    w = &c->words[c->n_words++];
+    w->text = store_col_dup(st, 1);
+    if (!w->text)
+        w->text = vt_xstrdup("");
+    w->start_s = sqlite3_column_double(st, 2);
+    w->end_s = sqlite3_column_double(st, 3);
+    w->conf = sqlite3_column_double(st, 4);
+    return 0;
+}
+
 int vt_store_transcript_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
                               struct vt_transcript *out)
 {
-    sqlite3_stmt *st = NULL;
-    size_t cap = 0;
+    struct store_array a = STORE_ARRAY(struct vt_cue, read_cue);
+    struct cue_words words = {out, from, 0, (size_t)-1};
     int rc;
 
     memset(out, 0, sizeof(*out));
-    rc = store_prepare(s,
-                       "SELECT start_s, end_s, text FROM cues WHERE video_id = ? AND idx >= ?"
-                       " AND idx < ? ORDER BY idx",
-                       &st);
+    rc = store_rows(s,
+                    "SELECT start_s, end_s, text FROM cues WHERE video_id = ? AND idx >= ?"
+                    " AND idx < ? ORDER BY idx",
+                    "read cues", store_array_row, &a, "sII", id, from, to);
+    out->cues = a.v;
+    out->n_cues = a.n;
+    if (!rc)
+        rc = store_rows(s,
+                        "SELECT cue_idx, text, start_s, end_s, conf FROM words WHERE video_id = ?"
+                        " AND cue_idx >= ? AND cue_idx < ? ORDER BY cue_idx, idx",
+                        "read words", read_cue_word, &words, "sII", id, from, to);
     if (rc)
-        return rc;
-    store_bind_text(st, 1, id);
-    sqlite3_bind_int64(st, 2, from);
-    sqlite3_bind_int64(st, 3, to);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct vt_cue *c;
-
-        vt_grow((void **)&out->cues, &cap, out->n_cues + 1, sizeof(*out->cues));
-        c = &out->cues[out->n_cues++];
-        memset(c, 0, sizeof(*c));
-        c->start_s = sqlite3_column_double(st, 0);
-        c->end_s = sqlite3_column_double(st, 1);
-        c->text = store_col_dup(st, 2);
-    }
-    store_finish(s, st);
-    if (rc != SQLITE_DONE) {
-        rc = store_fail(s, "read cues");
-        goto fail;
-    }
-    rc = store_prepare(s,
-                       "SELECT cue_idx, text, start_s, end_s, conf FROM words WHERE video_id = ?"
-                       " AND cue_idx >= ? AND cue_idx < ? ORDER BY cue_idx, idx",
-                       &st);
-    if (rc)
-        goto fail;
-    store_bind_text(st, 1, id);
-    sqlite3_bind_int64(st, 2, from);
-    sqlite3_bind_int64(st, 3, to);
-    {
-        size_t wcap = 0, last = (size_t)-1;
-
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            size_t ci = (size_t)(sqlite3_column_int64(st, 0) - from);
-            struct vt_cue *c;
-            struct vt_word *w;
-
-            if (ci >= out->n_cues)
-                continue;
-            if (ci != last) {
-                wcap = 0;
-                last = ci;
-            }
-            c = &out->cues[ci];
-            vt_grow((void **)&c->words, &wcap, c->n_words + 1, sizeof(*c->words));
-            w = &c->words[c->n_words++];
-            w->text = store_col_dup(st, 1);
-            if (!w->text)
-                w->text = vt_xstrdup("");
-            w->start_s = sqlite3_column_double(st, 2);
-            w->end_s = sqlite3_column_double(st, 3);
-            w->conf = sqlite3_column_double(st, 4);
-        }
-    }
-    store_finish(s, st);
-    if (rc != SQLITE_DONE) {
-        rc = store_fail(s, "read words");
-        goto fail;
-    }
-    return 0;
-fail:
-    vt_transcript_release(out);
+        vt_transcript_release(out);
     return rc;
 }
 
@@ -578,47 +529,36 @@ int vt_store_chunks(struct vt_store *s, const char *id, struct vt_chunk **out, s
     return vt_store_chunks_range(s, id, 0, INT64_MAX, out, n);
 }
 
+static void read_chunk(sqlite3_stmt *st, void *item)
+{
+    struct vt_chunk *c = item;
+
+    c->start_s = sqlite3_column_double(st, 0);
+    c->end_s = sqlite3_column_double(st, 1);
+    c->text = store_col_dup(st, 2);
+    c->first_cue = sqlite3_column_int(st, 3);
+    c->last_cue = sqlite3_column_int(st, 4);
+}
+
+static void release_chunk(void *item)
+{
+    free(((struct vt_chunk *)item)->text);
+}
+
 int vt_store_chunks_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
                           struct vt_chunk **out, size_t *n)
 {
-    sqlite3_stmt *st;
-    struct vt_chunk *v = NULL;
-    size_t cap = 0, len = 0;
-    int rc = store_prepare(s,
-                           "SELECT start_s, end_s, text, first_cue, last_cue FROM chunks"
-                           " WHERE video_id = ? AND idx >= ? AND idx < ? ORDER BY idx",
-                           &st);
-
-    *out = NULL;
-    *n = 0;
-    if (rc)
-        return rc;
-    store_bind_text(st, 1, id);
-    sqlite3_bind_int64(st, 2, from);
-    sqlite3_bind_int64(st, 3, to);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
-        v[len].start_s = sqlite3_column_double(st, 0);
-        v[len].end_s = sqlite3_column_double(st, 1);
-        v[len].text = store_col_dup(st, 2);
-        v[len].first_cue = sqlite3_column_int(st, 3);
-        v[len].last_cue = sqlite3_column_int(st, 4);
-        len++;
-    }
-    store_finish(s, st);
-    if (rc != SQLITE_DONE) {
-        vt_chunks_free(v, len);
-        return store_fail(s, "read chunks");
-    }
-    *out = v;
-    *n = len;
-    return 0;
+    return store_read_array(s,
+                            "SELECT start_s, end_s, text, first_cue, last_cue FROM chunks"
+                            " WHERE video_id = ? AND idx >= ? AND idx < ? ORDER BY idx",
+                            "read chunks", sizeof(**out), read_chunk, release_chunk, (void **)out,
+                            n, "sII", id, from, to);
 }
 
 void vt_chunks_free(struct vt_chunk *c, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        free(c[i].text);
+        release_chunk(&c[i]);
     free(c);
 }
 

@@ -1,8 +1,9 @@
 /*
- * The search side of the store (see store.h): the FTS5 index rows (docs) and their
- * filter tokens, the vtrank() ranking function, the document-frequency estimates
- * cached on the handle, the fuzzy (deletion-key) and phonetic lookup tables, and the
- * primitives the query engine searches with.
+ * The search side of the SQLite store (see store.h): the FTS5 index rows (docs) and
+ * their filter tokens, the vtrank() ranking function, the document-frequency
+ * estimates cached on the handle, the fuzzy (deletion-key) and phonetic lookup
+ * tables, index merging, and the search verbs that take a parsed query (the FTS5
+ * text for it is written by store_fts.c).
  */
 #include "query.h"
 #include "store_int.h"
@@ -10,8 +11,11 @@
 
 #include <math.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define VT_PHRASE_BONUS 1000.0 /* added to the score of a row with the phrase in sequence */
 
 /*
  * vtrank(docs_fts, df, phrase_n): BM25 over the text column where the frequency of
@@ -192,8 +196,26 @@ void store_add_fuzzy(void *user, const char *tok, size_t n)
     }
 }
 
-int vt_store_fuzzy_terms(struct vt_store *s, const char *word, void (*fn)(void *u, const char *t),
-                         void *user)
+/* Damerau-Levenshtein distance of a and b is at most 1 (one insert, delete, replace or swap). */
+static int within_one_edit(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b), i = 0;
+
+    if (n > m + 1 || m > n + 1)
+        return 0;
+    while (i < n && i < m && a[i] == b[i])
+        i++;
+    if (i == n && i == m)
+        return 1;
+    if (n == m)
+        return !strcmp(a + i + 1, b + i + 1) ||
+               (i + 1 < n && a[i] == b[i + 1] && a[i + 1] == b[i] && !strcmp(a + i + 2, b + i + 2));
+    return n > m ? !strcmp(a + i + 1, b + i) : !strcmp(a + i, b + i + 1);
+}
+
+/* Words sharing a deletion key with word that are within one edit of it. */
+static int fuzzy_terms(struct vt_store *s, const char *word, void (*fn)(void *u, const char *t),
+                       void *user)
 {
     sqlite3_stmt *st;
     size_t n = strlen(word);
@@ -213,8 +235,12 @@ int vt_store_fuzzy_terms(struct vt_store *s, const char *word, void (*fn)(void *
         if (i < n)
             memcpy(del + i, word + i + 1, n - i - 1);
         sqlite3_bind_text(st, 1, del, (int)dn, SQLITE_TRANSIENT);
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-            fn(user, (const char *)sqlite3_column_text(st, 0));
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            const char *t = (const char *)sqlite3_column_text(st, 0);
+
+            if (t && within_one_edit(word, t))
+                fn(user, t);
+        }
         rc = rc == SQLITE_DONE ? 0 : store_fail(s, "fuzzy lookup");
         sqlite3_reset(st);
     }
@@ -284,12 +310,26 @@ int vt_store_title_docs_refresh(struct vt_store *s, const char *id)
 
 /* ---- search primitives ---- */
 
-int vt_store_fts(struct vt_store *s, const char *match, const char *source, const char *video,
-                 const double *df, size_t n_df, int phrase_n, int cap, double deadline_s,
-                 int *partial, struct vt_fts_id **out, size_t *n)
+/* A row found by fts_rows: its vtrank() score, VT_PHRASE_BONUS on top when exact. */
+struct fts_id {
+    long long rowid;
+    double score;
+};
+
+
+/*
+ * Rows matching the FTS5 expression match, restricted to source and video when
+ * non-empty: the newest `cap` matches in index order, each with its vtrank() score,
+ * unsorted. df[i] is the document frequency of the i-th phrase of match, in order
+ * (negative: not scored). With phrase_n > 1, rows where the first phrase_n phrases
+ * stand in sequence score VT_PHRASE_BONUS more.
+ */
+static int fts_rows(struct vt_store *s, const char *match, const char *source, const char *video,
+                    const double *df, size_t n_df, int phrase_n, int cap, double deadline_s,
+                    int *partial, struct fts_id **out, size_t *n)
 {
     struct vt_sb m = {0};
-    struct vt_fts_id *v = NULL;
+    struct fts_id *v = NULL;
     size_t vcap = 0, len = 0;
     sqlite3_stmt *st = NULL;
     long long hi = 0, window = 20000;
@@ -454,7 +494,10 @@ static int count_term_docs(struct vt_store *s, const char *term, long long *docs
     return rc;
 }
 
-int vt_store_term_docs(struct vt_store *s, const char *term, long long *docs)
+/* In how many indexed rows the term occurs: exact when it is rare in the newest
+ * DF_WINDOW rows, else scaled up from them. Counted once per handle and cached (new
+ * rows do not update it: it is for ranking, not for display). */
+static int term_docs(struct vt_store *s, const char *term, long long *docs)
 {
     size_t i = df_slot(term);
     int rc;
@@ -486,26 +529,47 @@ int vt_store_term_docs(struct vt_store *s, const char *term, long long *docs)
     return 0;
 }
 
-int vt_store_phonetic_terms(struct vt_store *s, const char *key, int max,
-                            void (*fn)(void *user, const char *term), void *user)
-{
-    sqlite3_stmt *st;
-    int rc = store_prepare(s, "SELECT term FROM phonetic WHERE key = ? LIMIT ?", &st);
+/* store_rows callback: the row's first column (a term) to fn. */
+struct term_fn {
+    void (*fn)(void *user, const char *term);
+    void *user;
+};
 
-    if (rc)
-        return rc;
-    store_bind_text(st, 1, key);
-    sqlite3_bind_int(st, 2, max);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        fn(user, (const char *)sqlite3_column_text(st, 0));
-    rc = rc == SQLITE_DONE ? 0 : store_fail(s, "phonetic lookup");
-    store_finish(s, st);
-    return rc;
+static int term_row(void *user, sqlite3_stmt *st)
+{
+    struct term_fn *t = user;
+
+    t->fn(t->user, (const char *)sqlite3_column_text(st, 0));
+    return 0;
 }
 
-int vt_store_index_merge(struct vt_store *s, int pages)
+static int phonetic_terms(struct vt_store *s, const char *word, int max,
+                          void (*fn)(void *user, const char *term), void *user)
+{
+    struct term_fn t = {fn, user};
+    char key[16];
+
+    vt_metaphone(word, key, sizeof(key));
+    if (!key[0] || strlen(word) < 3)
+        return 0;
+    return store_rows(s, "SELECT term FROM phonetic WHERE key = ? LIMIT ?", "phonetic lookup",
+                      term_row, &t, "si", key, max);
+}
+
+int vt_store_similar_words(struct vt_store *s, const char *word, enum vt_similar how, int max,
+                           void (*fn)(void *user, const char *term), void *user)
+{
+    return how == VT_SIMILAR_SOUND ? phonetic_terms(s, word, max, fn, user)
+                                   : fuzzy_terms(s, word, fn, user);
+}
+
+/* Bounded merge step, in pages, when a video becomes indexed (vt_store_video_set_state). */
+#define MERGE_STEP_PAGES 64
+
+int vt_store_maintain(struct vt_store *s, enum vt_maintain how)
 {
     char sql[96];
+    int pages = how == VT_MAINTAIN_FULL ? 0 : MERGE_STEP_PAGES;
 
     /* FTS5 answers faster from fewer, larger segments: 'merge' does a bounded amount
      * of that work (pages > 0), 'optimize' all of it */
@@ -517,27 +581,151 @@ int vt_store_index_merge(struct vt_store *s, int pages)
     return store_exec(s, sql, "merge the search index");
 }
 
+struct word_fn {
+    int (*fn)(void *user, const char *text, double start_s, double end_s);
+    void *user;
+};
+
+static int word_row(void *user, sqlite3_stmt *st)
+{
+    struct word_fn *w = user;
+    const char *t = (const char *)sqlite3_column_text(st, 0);
+
+    return w->fn(w->user, t ? t : "", sqlite3_column_double(st, 1), sqlite3_column_double(st, 2));
+}
+
 int vt_store_cue_words(struct vt_store *s, const char *id, int cue,
                        int (*fn)(void *user, const char *text, double start_s, double end_s),
                        void *user)
 {
-    sqlite3_stmt *st;
-    int rc = store_prepare(s,
-                           "SELECT text, start_s, end_s FROM words WHERE video_id = ? AND"
-                           " cue_idx = ? ORDER BY idx",
-                           &st);
+    struct word_fn w = {fn, user};
 
+    return store_rows(s,
+                      "SELECT text, start_s, end_s FROM words WHERE video_id = ? AND"
+                      " cue_idx = ? ORDER BY idx",
+                      "read words", word_row, &w, "si", id, cue);
+}
+
+/* ---- the search verb ---- */
+
+#define MAX_PHRASES (VT_QUERY_MAX_TERMS * (VT_STORE_MAX_ALTS + 1))
+
+static double word_docs(struct vt_store *s, const char *w)
+{
+    long long d = 0;
+
+    term_docs(s, w, &d); /* on error d stays 0: ranking only, never a failure */
+    return (double)d;
+}
+
+/* A term's document frequency: its rarest word's (a phrase is at most that common). */
+static double qterm_docs(struct vt_store *s, const struct vt_qterm *t)
+{
+    double best = -1;
+
+    for (size_t k = 0; k < t->n_words; k++) {
+        double d = word_docs(s, t->words[k]);
+
+        if (best < 0 || d < best)
+            best = d;
+    }
+    return best < 0 ? 0 : best;
+}
+
+/*
+ * Document frequencies of the phrases of store_fts_match(q, 0, alts), in the order
+ * that function writes them: each positive term (then its alternatives), then the
+ * excluded terms, which are not scored.
+ */
+static size_t phrase_docs(struct vt_store *s, const struct vt_query *q, char **const *alts,
+                          double *df)
+{
+    size_t n = 0, pos = 0;
+
+    for (size_t i = 0; i < q->n_terms && n < MAX_PHRASES; i++) {
+        if (q->terms[i].exclude)
+            continue;
+        df[n++] = qterm_docs(s, &q->terms[i]);
+        for (size_t k = 0; alts && alts[pos] && alts[pos][k] && n < MAX_PHRASES; k++)
+            df[n++] = word_docs(s, alts[pos][k]);
+        pos++;
+    }
+    for (size_t i = 0; i < q->n_terms && n < MAX_PHRASES; i++)
+        if (q->terms[i].exclude)
+            df[n++] = -1;
+    return n;
+}
+
+/* The same for store_fts_match(q, 2, alts): group k skips term k, each term followed
+ * by its alternatives, then the excluded terms. */
+static size_t phrase_docs_all_but_one(struct vt_store *s, const struct vt_query *q,
+                                      char **const *alts, double *df)
+{
+    double word[VT_QUERY_MAX_TERMS];
+    size_t n = 0, np = 0;
+
+    for (size_t i = 0; i < q->n_terms; i++)
+        if (!q->terms[i].exclude)
+            word[np++] = qterm_docs(s, &q->terms[i]);
+    for (size_t skip = 0; skip < np; skip++)
+        for (size_t i = 0; i < np && n < MAX_PHRASES; i++) {
+            if (i == skip)
+                continue;
+            df[n++] = word[i];
+            for (size_t k = 0; alts && alts[i] && alts[i][k] && n < MAX_PHRASES; k++)
+                df[n++] = word_docs(s, alts[i][k]);
+        }
+    for (size_t i = 0; i < q->n_terms && n < MAX_PHRASES; i++)
+        if (q->terms[i].exclude)
+            df[n++] = -1;
+    return n;
+}
+
+static int by_raw_score(const void *a, const void *b)
+{
+    const struct fts_id *x = a, *y = b;
+
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    return x->rowid < y->rowid ? 1 : x->rowid > y->rowid ? -1 : 0;
+}
+
+int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct vt_store_hit **out,
+                    size_t *n, int *partial)
+{
+    int all_but_one = r->match == VT_MATCH_ALL_BUT_ONE;
+    char *m = store_fts_match(r->q, all_but_one ? 2 : 0, r->alts);
+    double df[MAX_PHRASES];
+    struct fts_id *ids = NULL;
+    size_t n_df, n_ids = 0;
+    int rc, phrase_n = 0;
+
+    *out = NULL;
+    *n = 0;
+    *partial = 0;
+    if (!m)
+        return 0;
+    n_df = all_but_one ? phrase_docs_all_but_one(s, r->q, r->alts, df)
+                       : phrase_docs(s, r->q, r->alts, df);
+    if (r->exact_phrase) {
+        size_t plain = vt_query_plain_words(r->q, NULL);
+
+        phrase_n = plain >= 2 ? (int)plain : 0;
+    }
+    rc = fts_rows(s, m, r->source, r->video, df, n_df, phrase_n, r->cap, r->deadline_s, partial,
+                  &ids, &n_ids);
+    free(m);
     if (rc)
         return rc;
-    store_bind_text(st, 1, id);
-    sqlite3_bind_int(st, 2, cue);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *t = (const char *)sqlite3_column_text(st, 0);
-
-        if (fn(user, t ? t : "", sqlite3_column_double(st, 1), sqlite3_column_double(st, 2)))
-            break;
+    if (n_ids)
+        qsort(ids, n_ids, sizeof(*ids), by_raw_score);
+    *out = vt_xcalloc(n_ids ? n_ids : 1, sizeof(**out));
+    for (size_t i = 0; i < n_ids; i++) {
+        (*out)[i].rowid = ids[i].rowid;
+        (*out)[i].exact = ids[i].score >= VT_PHRASE_BONUS;
+        (*out)[i].score = fmod(ids[i].score, VT_PHRASE_BONUS);
     }
-    rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_fail(s, "read words");
-    store_finish(s, st);
-    return rc;
+    *n = n_ids;
+    free(ids);
+    return 0;
 }

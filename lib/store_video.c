@@ -7,7 +7,9 @@
 #include "store_int.h"
 #include "util.h"
 
+#include <assert.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,8 +42,11 @@ static void video_from_row(sqlite3_stmt *st, struct vt_video_rec *v)
     v->has_video = sqlite3_column_int(st, 14);
     v->has_audio = sqlite3_column_int(st, 15);
     v->size_bytes = sqlite3_column_int64(st, 16);
-    v->index_state = store_col_dup(st, 17);
-    v->data_status = store_col_dup(st, 18);
+    /* a state this version does not know reads as the first (queued, missing) */
+    if (vt_index_state_parse((const char *)sqlite3_column_text(st, 17), &v->index_state))
+        v->index_state = VT_INDEX_QUEUED;
+    if (vt_data_status_parse((const char *)sqlite3_column_text(st, 18), &v->data_status))
+        v->data_status = VT_DATA_MISSING;
     v->created_at = sqlite3_column_double(st, 19);
     v->indexed_at = sqlite3_column_double(st, 20);
     v->stt_mode = store_col_dup(st, 21);
@@ -69,8 +74,6 @@ void vt_video_rec_release(struct vt_video_rec *v)
     free(v->published);
     free(v->language);
     free(v->container);
-    free(v->index_state);
-    free(v->data_status);
     free(v->stt_mode);
     free(v->source_url);
     free(v->page_url);
@@ -166,8 +169,8 @@ int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v)
     sqlite3_bind_int(st, 15, v->has_video);
     sqlite3_bind_int(st, 16, v->has_audio);
     sqlite3_bind_int64(st, 17, v->size_bytes);
-    store_bind_text(st, 18, v->index_state ? v->index_state : "queued");
-    store_bind_text(st, 19, v->data_status ? v->data_status : "missing");
+    store_bind_text(st, 18, vt_index_state_name(v->index_state));
+    store_bind_text(st, 19, vt_data_status_name(v->data_status));
     sqlite3_bind_double(st, 20, v->created_at);
     sqlite3_bind_double(st, 21, v->indexed_at);
     store_bind_text(st, 22, v->stt_mode ? v->stt_mode : "auto");
@@ -239,17 +242,23 @@ int vt_store_video_update_source(struct vt_store *s, const struct vt_video_rec *
     return store_step_done(s, st, "update video source");
 }
 
-int vt_store_video_set_state(struct vt_store *s, const char *id, const char *index_state,
-                             const char *data_status, double indexed_at)
+int vt_store_video_set_state(struct vt_store *s, const char *id, enum vt_index_state index_state,
+                             enum vt_data_status data_status, double indexed_at)
 {
     sqlite3_stmt *st;
-    int rc = store_prepare(
-        s, "UPDATE videos SET index_state=?, data_status=?, indexed_at=? WHERE id=?", &st);
+    int rc = 0;
 
+    /* the video is indexed: a bounded step of merging the full-text index keeps
+     * searches fast as the library grows */
+    if (indexed_at > 0)
+        rc = vt_store_maintain(s, VT_MAINTAIN_STEP);
+    if (!rc)
+        rc = store_prepare(
+            s, "UPDATE videos SET index_state=?, data_status=?, indexed_at=? WHERE id=?", &st);
     if (rc)
         return rc;
-    store_bind_text(st, 1, index_state);
-    store_bind_text(st, 2, data_status);
+    store_bind_text(st, 1, vt_index_state_name(index_state));
+    store_bind_text(st, 2, vt_data_status_name(data_status));
     sqlite3_bind_double(st, 3, indexed_at);
     store_bind_text(st, 4, id);
     return store_step_done(s, st, "update video state");
@@ -277,81 +286,73 @@ int vt_store_video_delete(struct vt_store *s, const char *id)
     return rc;
 }
 
+struct each_video {
+    int (*fn)(void *user, const struct vt_video_rec *v);
+    void *user;
+};
+
+static int each_video_row(void *user, sqlite3_stmt *st)
+{
+    struct each_video *e = user;
+    struct vt_video_rec v;
+    int stop;
+
+    video_from_row(st, &v);
+    stop = e->fn(e->user, &v);
+    vt_video_rec_release(&v);
+    return stop;
+}
+
 int vt_store_video_each(struct vt_store *s, int (*fn)(void *user, const struct vt_video_rec *v),
                         void *user)
 {
-    sqlite3_stmt *st;
-    int rc = store_prepare(s, "SELECT " VIDEO_COLS " FROM videos ORDER BY seq", &st);
+    struct each_video e = {fn, user};
 
-    if (rc)
-        return rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct vt_video_rec v;
-        int stop;
-
-        video_from_row(st, &v);
-        stop = fn(user, &v);
-        vt_video_rec_release(&v);
-        if (stop)
-            break;
-    }
-    rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_fail(s, "list videos");
-    store_finish(s, st);
-    return rc;
+    return store_rows(s, "SELECT " VIDEO_COLS " FROM videos ORDER BY seq", "list videos",
+                      each_video_row, &e, "");
 }
 
 /* ---- stages ---- */
 
+static void read_stage(sqlite3_stmt *st, void *item)
+{
+    struct vt_stage_rec *x = item;
+
+    snprintf(x->name, sizeof(x->name), "%s", (const char *)sqlite3_column_text(st, 0));
+    /* a state this version does not know is run again, as queued */
+    if (vt_state_parse((const char *)sqlite3_column_text(st, 1), &x->state))
+        x->state = VT_STATE_QUEUED;
+    x->model = store_col_dup(st, 2);
+    x->error = store_col_dup(st, 3);
+    x->owner = store_col_dup(st, 4);
+    x->started_at = sqlite3_column_double(st, 5);
+    x->took_s = sqlite3_column_double(st, 6);
+    x->attempts = sqlite3_column_int(st, 7);
+    x->retry_at = sqlite3_column_double(st, 8);
+}
+
+static void release_stage(void *item)
+{
+    struct vt_stage_rec *x = item;
+
+    free(x->model);
+    free(x->error);
+    free(x->owner);
+}
+
 int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **recs, size_t *n)
 {
-    sqlite3_stmt *st;
-    struct vt_stage_rec *r = NULL;
-    size_t cap = 0, len = 0;
-    int rc = store_prepare(s,
-                           "SELECT name, state, model, error, owner, started_at, took_s, attempts,"
-                           " retry_at FROM stages WHERE video_id = ? ORDER BY ord",
-                           &st);
-
-    *recs = NULL;
-    *n = 0;
-    if (rc)
-        return rc;
-    store_bind_text(st, 1, id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct vt_stage_rec *x;
-
-        vt_grow((void **)&r, &cap, len + 1, sizeof(*r));
-        x = &r[len++];
-        memset(x, 0, sizeof(*x));
-        snprintf(x->name, sizeof(x->name), "%s", (const char *)sqlite3_column_text(st, 0));
-        /* a state this version does not know is run again, as queued */
-        if (vt_state_parse((const char *)sqlite3_column_text(st, 1), &x->state))
-            x->state = VT_STATE_QUEUED;
-        x->model = store_col_dup(st, 2);
-        x->error = store_col_dup(st, 3);
-        x->owner = store_col_dup(st, 4);
-        x->started_at = sqlite3_column_double(st, 5);
-        x->took_s = sqlite3_column_double(st, 6);
-        x->attempts = sqlite3_column_int(st, 7);
-        x->retry_at = sqlite3_column_double(st, 8);
-    }
-    store_finish(s, st);
-    if (rc != SQLITE_DONE) {
-        vt_stage_recs_free(r, len);
-        return store_fail(s, "read stages");
-    }
-    *recs = r;
-    *n = len;
-    return 0;
+    return store_read_array(s,
+                            "SELECT name, state, model, error, owner, started_at, took_s, attempts,"
+                            " retry_at FROM stages WHERE video_id = ? ORDER BY ord",
+                            "read stages", sizeof(**recs), read_stage, release_stage,
+                            (void **)recs, n, "s", id);
 }
 
 void vt_stage_recs_free(struct vt_stage_rec *recs, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(recs[i].model);
-        free(recs[i].error);
-        free(recs[i].owner);
-    }
+    for (size_t i = 0; i < n; i++)
+        release_stage(&recs[i]);
     free(recs);
 }
 
@@ -382,39 +383,128 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
     return store_step_done(s, st, "record stage");
 }
 
-int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n)
+/* HELD when the last UPDATE changed the row, else LOST (the row differs) or GONE. */
+static int lease_after_update(struct vt_store *s, const char *id, const char *stage,
+                              enum vt_lease *res)
 {
     sqlite3_stmt *st;
-    char **v = NULL;
-    size_t cap = 0, len = 0;
-    int rc = store_prepare(
-        s,
-        "SELECT id FROM videos WHERE id IN (SELECT video_id FROM stages WHERE state"
-        " IN (?1, ?2)) OR index_state IN ('queued','processing')"
-        " OR (SELECT count(*) FROM stages WHERE video_id = videos.id) < ?3 ORDER BY seq",
-        &st);
+    int rc;
 
-    *ids = NULL;
-    *n = 0;
+    if (sqlite3_changes(s->db) > 0) {
+        *res = VT_LEASE_HELD;
+        return 0;
+    }
+    rc = store_prepare(s, "SELECT 1 FROM stages WHERE video_id = ? AND name = ?", &st);
     if (rc)
         return rc;
-    store_bind_text(st, 1, vt_state_name(VT_STATE_QUEUED));
-    store_bind_text(st, 2, vt_state_name(VT_STATE_RUNNING));
-    sqlite3_bind_int(st, 3, n_stages);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
-        v[len++] = store_col_dup(st, 0);
+    store_bind_text(st, 1, id);
+    store_bind_text(st, 2, stage);
+    rc = sqlite3_step(st);
+    *res = rc == SQLITE_ROW ? VT_LEASE_LOST : VT_LEASE_GONE;
+    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, "read stage");
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_stage_claim(struct vt_store *s, const char *id, const struct vt_stage_rec *seen,
+                         const char *owner, double now, enum vt_lease *res)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s,
+                           "UPDATE stages SET state = 'running', owner = ?3, started_at = ?4,"
+                           " took_s = 0, retry_at = 0, error = NULL, attempts = attempts + 1"
+                           " WHERE video_id = ?1 AND name = ?2 AND state = ?5 AND owner IS ?6"
+                           " AND attempts = ?7",
+                           &st);
+
+    if (rc)
+        return rc;
+    assert(owner && seen->state != VT_STATE_DONE && seen->state != VT_STATE_SKIPPED);
+    store_bind_text(st, 1, id);
+    store_bind_text(st, 2, seen->name);
+    store_bind_text(st, 3, owner);
+    sqlite3_bind_double(st, 4, now);
+    store_bind_text(st, 5, vt_state_name(seen->state));
+    store_bind_text(st, 6, seen->owner);
+    sqlite3_bind_int(st, 7, seen->attempts);
+    rc = store_step_done(s, st, "claim stage");
+    return rc ? rc : lease_after_update(s, id, seen->name, res);
+}
+
+int vt_store_stage_lease(struct vt_store *s, const char *id, const char *stage, const char *owner,
+                         enum vt_lease *res)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, "SELECT state, owner FROM stages WHERE video_id = ? AND name = ?",
+                           &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    store_bind_text(st, 2, stage);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *state = (const char *)sqlite3_column_text(st, 0);
+        const char *o = (const char *)sqlite3_column_text(st, 1);
+
+        *res = state && !strcmp(state, vt_state_name(VT_STATE_RUNNING)) && o && !strcmp(o, owner)
+                   ? VT_LEASE_HELD
+                   : VT_LEASE_LOST;
+        rc = 0;
+    } else {
+        *res = VT_LEASE_GONE;
+        rc = rc == SQLITE_DONE ? 0 : store_fail(s, "read stage");
     }
     store_finish(s, st);
-    if (rc != SQLITE_DONE) {
-        for (size_t i = 0; i < len; i++)
-            free(v[i]);
-        free(v);
-        return store_fail(s, "list unfinished videos");
-    }
-    *ids = v;
-    *n = len;
-    return 0;
+    return rc;
+}
+
+int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_stage_rec *r,
+                          const char *owner, enum vt_lease *res)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s,
+                           "UPDATE stages SET state = ?3, model = ?4, error = ?5, owner = NULL,"
+                           " took_s = ?6, attempts = ?7, retry_at = ?8"
+                           " WHERE video_id = ?1 AND name = ?2 AND state = 'running' AND owner = ?9",
+                           &st);
+
+    if (rc)
+        return rc;
+    assert(r->state != VT_STATE_RUNNING);
+    store_bind_text(st, 1, id);
+    store_bind_text(st, 2, r->name);
+    store_bind_text(st, 3, vt_state_name(r->state));
+    store_bind_text(st, 4, r->model);
+    store_bind_text(st, 5, r->error);
+    sqlite3_bind_double(st, 6, r->took_s);
+    sqlite3_bind_int(st, 7, r->attempts);
+    sqlite3_bind_double(st, 8, r->retry_at);
+    store_bind_text(st, 9, owner);
+    rc = store_step_done(s, st, "record stage");
+    return rc ? rc : lease_after_update(s, id, r->name, res);
+}
+
+static void read_id(sqlite3_stmt *st, void *item)
+{
+    *(char **)item = store_col_dup(st, 0);
+}
+
+static void release_id(void *item)
+{
+    free(*(char **)item);
+}
+
+int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n)
+{
+    return store_read_array(
+        s,
+        "SELECT id FROM videos WHERE id IN (SELECT video_id FROM stages WHERE state"
+        " IN (?1, ?2)) OR index_state IN (?4, ?5)"
+        " OR (SELECT count(*) FROM stages WHERE video_id = videos.id) < ?3 ORDER BY seq",
+        "list unfinished videos", sizeof(**ids), read_id, release_id, (void **)ids, n, "ssiss",
+        vt_state_name(VT_STATE_QUEUED), vt_state_name(VT_STATE_RUNNING), n_stages,
+        vt_index_state_name(VT_INDEX_QUEUED), vt_index_state_name(VT_INDEX_PROCESSING));
 }
 
 /* ---- lists (playlists, channels) that videos were added from ---- */
@@ -451,53 +541,43 @@ int vt_store_list_put(struct vt_store *s, struct vt_list_rec *l)
     return rc;
 }
 
+static void read_list(sqlite3_stmt *st, void *item)
+{
+    struct vt_list_rec *x = item;
+
+    x->id = sqlite3_column_int64(st, 0);
+    x->url = store_col_dup(st, 1);
+    x->kind = store_col_dup(st, 2);
+    x->title = store_col_dup(st, 3);
+    x->max_entries = sqlite3_column_int(st, 4);
+    x->stt_mode = store_col_dup(st, 5);
+    x->keep_media = sqlite3_column_int(st, 6);
+    x->added_at = sqlite3_column_double(st, 7);
+    x->checked_at = sqlite3_column_double(st, 8);
+}
+
+static void release_list(void *item)
+{
+    struct vt_list_rec *l = item;
+
+    free(l->url);
+    free(l->kind);
+    free(l->title);
+    free(l->stt_mode);
+}
+
 int vt_store_lists(struct vt_store *s, struct vt_list_rec **out, size_t *n)
 {
-    sqlite3_stmt *st;
-    struct vt_list_rec *l = NULL;
-    size_t cap = 0, len = 0;
-    int rc =
-        store_prepare(s,
-                      "SELECT id, url, kind, title, max_entries, stt_mode, keep_media, added_at,"
-                      " checked_at FROM lists ORDER BY id",
-                      &st);
-
-    *out = NULL;
-    *n = 0;
-    if (rc)
-        return rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct vt_list_rec *x;
-
-        vt_grow((void **)&l, &cap, len + 1, sizeof(*l));
-        x = &l[len++];
-        x->id = sqlite3_column_int64(st, 0);
-        x->url = store_col_dup(st, 1);
-        x->kind = store_col_dup(st, 2);
-        x->title = store_col_dup(st, 3);
-        x->max_entries = sqlite3_column_int(st, 4);
-        x->stt_mode = store_col_dup(st, 5);
-        x->keep_media = sqlite3_column_int(st, 6);
-        x->added_at = sqlite3_column_double(st, 7);
-        x->checked_at = sqlite3_column_double(st, 8);
-    }
-    store_finish(s, st);
-    if (rc != SQLITE_DONE) {
-        vt_list_recs_free(l, len);
-        return store_fail(s, "read lists");
-    }
-    *out = l;
-    *n = len;
-    return 0;
+    return store_read_array(s,
+                            "SELECT id, url, kind, title, max_entries, stt_mode, keep_media,"
+                            " added_at, checked_at FROM lists ORDER BY id",
+                            "read lists", sizeof(**out), read_list, release_list, (void **)out, n,
+                            "");
 }
 
 void vt_list_recs_free(struct vt_list_rec *l, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(l[i].url);
-        free(l[i].kind);
-        free(l[i].title);
-        free(l[i].stt_mode);
-    }
+    for (size_t i = 0; i < n; i++)
+        release_list(&l[i]);
     free(l);
 }

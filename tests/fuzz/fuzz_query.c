@@ -1,6 +1,6 @@
 /*
- * libFuzzer target for the query language: any bytes are parsed, turned into FTS5
- * expressions and run against a small real index. SQLite must never report an
+ * libFuzzer target for the query language: any bytes are parsed and searched with
+ * (vt_store_search, which writes them as FTS5 expressions) against a small real index. SQLite must never report an
  * error (a syntax error would mean user input reached FTS5 unescaped).
  */
 #include "query.h"
@@ -67,24 +67,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         setup();
     vt_query_parse((const char *)data, size, &q);
     for (int mode = 0; mode < 3; mode++) {
-        char *m = vt_query_fts(&q, mode == 1, mode == 2 ? alts : NULL);
-
-        if (!m)
-            continue;
-        struct vt_fts_id *ids = NULL;
+        struct vt_store_search r = {&q,
+                                    mode == 2 ? VT_MATCH_ALL_BUT_ONE : VT_MATCH_ALL,
+                                    mode ? alts : NULL,
+                                    q.source,
+                                    q.video,
+                                    (int)(size % 2),
+                                    10,
+                                    0};
+        struct vt_store_hit *hits = NULL;
         size_t n = 0;
-
-        double df[64] = {1, 2, 3, 4, 5, 6, 7, 8};
-
         int partial;
 
-        if (vt_store_fts(store, m, q.source, q.video, df, mode == 2 ? 64 : size % 8,
-                         (int)(size % 4), 10, 0, &partial, &ids, &n)) {
-            fprintf(stderr, "query %s: %s\n", m, vt_store_errmsg(store));
+        if (vt_store_search(store, &r, &hits, &n, &partial)) {
+            fprintf(stderr, "query mode %d: %s\n", mode, vt_store_errmsg(store));
             abort();
         }
-        free(ids);
-        free(m);
+        free(hits);
     }
     vt_query_release(&q);
     return 0;

@@ -35,8 +35,8 @@ static int add_video(struct vt_library *lib, const char *id)
     v.source_kind = "file";
     v.source_path = "/nowhere/x.mp4";
     v.title = "x";
-    v.index_state = "queued";
-    v.data_status = "missing";
+    v.index_state = VT_INDEX_QUEUED;
+    v.data_status = VT_DATA_MISSING;
     rc = vt_store_begin(lib->store);
     if (!rc)
         rc = vt_pipeline_register(lib, &v);

@@ -1,6 +1,7 @@
-/* Unit tests of the query language (lib/query.c): parsing, safe FTS5, Metaphone. */
+/* Unit tests of the query language (lib/query.c): parsing, Metaphone, and its FTS5 form (lib/store_fts.c). */
 #include "harness.h"
 #include "query.h"
+#include "store_int.h" /* store_fts_match: the SQLite store writes queries as FTS5 */
 
 #include <stdlib.h>
 
@@ -10,7 +11,7 @@ static char *fts(const char *s, int mode)
     char *r;
 
     vt_query_parse(s, strlen(s), &q);
-    r = vt_query_fts(&q, mode, NULL);
+    r = store_fts_match(&q, mode, NULL);
     vt_query_release(&q);
     return r;
 }
@@ -71,12 +72,12 @@ VT_TEST(query_hostile_bytes)
     memset(big, 'a', sizeof(big));
     big[5000] = ' ';
     vt_query_parse(big, sizeof(big), &q);
-    r = vt_query_fts(&q, 0, NULL);
+    r = store_fts_match(&q, 0, NULL);
     CHECK(r != NULL);
     free(r);
     vt_query_release(&q);
     vt_query_parse("a\0b \"c\0d\"", 10, &q);
-    r = vt_query_fts(&q, 0, NULL);
+    r = store_fts_match(&q, 0, NULL);
     CHECK(r != NULL && !strchr(r, '\0' + 1));
     free(r);
     vt_query_release(&q);
@@ -100,7 +101,7 @@ VT_TEST(query_alternatives)
     char *r;
 
     vt_query_parse("their house", 11, &q);
-    r = vt_query_fts(&q, 0, alts);
+    r = store_fts_match(&q, 0, alts);
     CHECK_STR(r, "text : ((\"their\" OR \"there\" OR \"thier\") AND \"house\")");
     free(r);
     vt_query_release(&q);

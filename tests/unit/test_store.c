@@ -1,9 +1,11 @@
 /* Unit tests of lib/store*.c on a scratch database: migrations, rows, round trips. */
 #include "harness.h"
+#include "query.h"
 #include "store.h"
 #include "util.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static struct vt_store *scratch(char *dir, size_t n)
@@ -54,7 +56,7 @@ VT_TEST(store_video_roundtrip)
     insert_video(s, &v, "abc", "k1");
     CHECK_INT(vt_store_video_get(s, "abc", &got), 0);
     CHECK_STR(got.title, "A <b>title</b>");
-    CHECK_STR(got.index_state, "queued");
+    CHECK_STR(vt_index_state_name(got.index_state), "queued");
     vt_video_rec_release(&got);
     CHECK_INT(vt_store_video_find_key(s, "k1", id), 0);
     CHECK_STR(id, "abc");
@@ -344,6 +346,145 @@ VT_TEST(store_pages_counts_frame_at)
         CHECK_INT(cue, 9);
         CHECK_INT(vt_store_cue_at(s, "vid", -1, &cue), 0);
         CHECK_INT(cue, -1);
+    }
+    vt_store_close(s);
+    vt_rm_rf(dir);
+}
+
+/* Claiming, holding and finishing a stage change its row only while it is as the caller
+ * saw it, and say what they found as an enum. */
+VT_TEST(store_stage_leases)
+{
+    char dir[64];
+    struct vt_store *s = scratch(dir, sizeof(dir));
+    struct vt_video_rec v;
+    struct vt_stage_rec rec, *r = NULL;
+    size_t n = 0;
+    enum vt_lease res = VT_LEASE_GONE;
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    insert_video(s, &v, "abc", "k1");
+    memset(&rec, 0, sizeof(rec));
+    snprintf(rec.name, sizeof(rec.name), "%s", vt_stages[0].name);
+    rec.state = VT_STATE_QUEUED;
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_stage_put(s, "abc", &rec), 0);
+    CHECK_INT(vt_store_stage_claim(s, "abc", &rec, "h:1:a", 5, &res), 0);
+    CHECK_INT(res, VT_LEASE_HELD);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(vt_store_stages(s, "abc", &r, &n), 0);
+    CHECK_INT(n, 1);
+    if (n == 1) {
+        CHECK_INT(r[0].state, VT_STATE_RUNNING);
+        CHECK_STR(r[0].owner, "h:1:a");
+        CHECK_INT(r[0].attempts, 1);
+        CHECK(r[0].started_at == 5);
+    }
+    vt_stage_recs_free(r, n);
+    CHECK_INT(vt_store_begin(s), 0);
+    /* what was seen (queued, no attempt) is no longer so: another claim loses */
+    CHECK_INT(vt_store_stage_claim(s, "abc", &rec, "h:2:b", 6, &res), 0);
+    CHECK_INT(res, VT_LEASE_LOST);
+    CHECK_INT(vt_store_stage_lease(s, "abc", rec.name, "h:1:a", &res), 0);
+    CHECK_INT(res, VT_LEASE_HELD);
+    CHECK_INT(vt_store_stage_lease(s, "abc", rec.name, "h:2:b", &res), 0);
+    CHECK_INT(res, VT_LEASE_LOST);
+    CHECK_INT(vt_store_stage_lease(s, "nope", rec.name, "h:1:a", &res), 0);
+    CHECK_INT(res, VT_LEASE_GONE);
+    rec.state = VT_STATE_DONE;
+    rec.attempts = 1;
+    rec.took_s = 2;
+    CHECK_INT(vt_store_stage_finish(s, "abc", &rec, "h:2:b", &res), 0);
+    CHECK_INT(res, VT_LEASE_LOST);
+    CHECK_INT(vt_store_stage_finish(s, "abc", &rec, "h:1:a", &res), 0);
+    CHECK_INT(res, VT_LEASE_HELD);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(vt_store_stages(s, "abc", &r, &n), 0);
+    if (n == 1) {
+        CHECK_INT(r[0].state, VT_STATE_DONE);
+        CHECK(r[0].owner == NULL);
+        CHECK(r[0].took_s == 2);
+    }
+    vt_stage_recs_free(r, n);
+    vt_store_close(s);
+    vt_rm_rf(dir);
+}
+
+static int count_hits(struct vt_store *s, const char *query, enum vt_match match, int exact_phrase,
+                      struct vt_store_hit **hits)
+{
+    struct vt_query q;
+    struct vt_store_search r = {&q, match, NULL, "", "", exact_phrase, 10, 0};
+    size_t n = 0;
+    int partial = 0;
+
+    vt_query_parse(query, strlen(query), &q);
+    if (vt_store_search(s, &r, hits, &n, &partial))
+        n = 0;
+    vt_query_release(&q);
+    return (int)n;
+}
+
+static void note_term(void *user, const char *term)
+{
+    if (!strcmp(term, "fox"))
+        *(int *)user = 1;
+}
+
+/* The store's search takes the parsed query: exact rows first, excluded words never,
+ * all-but-one for three words, and words that sound alike. */
+VT_TEST(store_search_parsed_query)
+{
+    char dir[64];
+    struct vt_store *s = scratch(dir, sizeof(dir));
+    struct vt_video_rec v;
+    struct vt_cue cues[3];
+    struct vt_transcript t;
+    struct vt_store_hit *h = NULL;
+    const char *texts[] = {"the quick brown fox", "brown and quick", "a lazy dog"};
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    insert_video(s, &v, "abc", "k1");
+    memset(cues, 0, sizeof(cues));
+    for (int i = 0; i < 3; i++) {
+        cues[i].start_s = i * 2.0;
+        cues[i].end_s = i * 2.0 + 1.5;
+        cues[i].text = (char *)texts[i];
+    }
+    memset(&t, 0, sizeof(t));
+    t.cues = cues;
+    t.n_cues = 3;
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_transcript_replace(s, "abc", &t), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(count_hits(s, "quick brown", VT_MATCH_ALL, 1, &h), 2);
+    if (h) {
+        CHECK_INT(h[0].exact, 1); /* "quick brown" as typed: the first cue */
+        CHECK_INT(h[1].exact, 0);
+    }
+    free(h);
+    CHECK_INT(count_hits(s, "quick -fox", VT_MATCH_ALL, 1, &h), 1);
+    free(h);
+    CHECK_INT(count_hits(s, "quick brown lazy", VT_MATCH_ALL, 0, &h), 0);
+    free(h);
+    CHECK_INT(count_hits(s, "quick brown lazy", VT_MATCH_ALL_BUT_ONE, 0, &h), 2);
+    free(h);
+    CHECK_INT(count_hits(s, "quick brown", VT_MATCH_ALL_BUT_ONE, 0, &h), 0);
+    free(h);
+    CHECK_INT(count_hits(s, "-quick", VT_MATCH_ALL, 0, &h), 0);
+    free(h);
+    {
+        int found = 0;
+
+        CHECK_INT(vt_store_similar_words(s, "focks", VT_SIMILAR_SOUND, 24, note_term, &found), 0);
+        CHECK_INT(found, 1);
+        found = 0;
+        CHECK_INT(vt_store_similar_words(s, "focks", VT_SIMILAR_SOUND, 0, note_term, &found), 0);
+        CHECK_INT(found, 0); /* at most max */
     }
     vt_store_close(s);
     vt_rm_rf(dir);
