@@ -338,7 +338,7 @@ int vt_store_maintain(struct vt_store *s, enum vt_maintain how);
  * text_embed stage, each in the vector space named by the embedding's id (embed.h).
  */
 enum vt_vec_kind { VT_VEC_CHUNK, VT_VEC_SCREEN };
-/* "chunk" or "screen"; static. */
+/* "speech" (a chunk) or "screen" (a frame's text): the search sources; static. */
 const char *vt_vec_kind_name(enum vt_vec_kind k);
 struct vt_vec_rec {
     enum vt_vec_kind kind;

@@ -11,10 +11,11 @@
 #include "vindex.h"
 
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[] = {"chunk", "screen"};
+static const char *const kind_names[] = {"speech", "screen"};
 
 const char *vt_vec_kind_name(enum vt_vec_kind k)
 {

@@ -23,6 +23,7 @@
 #include "vindex.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
