@@ -28,6 +28,9 @@ echo
 echo "== vector search: 1,000,000 x 256 dims, top-50 vs the exact float32 scan"
 bash bench/vindex_bench.sh
 echo
+echo "== hybrid search: 1,000,000 cues + 1,000,000 vectors vs words only"
+bash bench/hybrid_bench.sh
+echo
 echo "== whole add: peak memory and realtime factors"
 bash bench/add_bench.sh
 echo

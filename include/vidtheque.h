@@ -237,17 +237,36 @@ struct vt_hit {
     int approx;     /* matched only through sound-alike or one-character-off terms */
     int ref;        /* cue, frame or chapter index (-1: the video's title) */
     char also[24];  /* other sources merged into this moment, comma-separated, or "" */
+    unsigned matched; /* the signals that found it: VT_MATCH_WORDS | VT_MATCH_MEANING */
 };
+enum { VT_MATCH_WORDS = 1, VT_MATCH_MEANING = 2 };
+
+/* What a search matches on (vt_search_opts.mode). */
+enum vt_search_mode {
+    VT_SEARCH_AUTO,    /* hybrid when a text embedding model is configured, else words */
+    VT_SEARCH_WORDS,   /* the words typed (full-text index) */
+    VT_SEARCH_MEANING, /* nearest passages and screens by meaning (text_embed's vectors) */
+    VT_SEARCH_HYBRID,  /* both, fused by reciprocal rank */
+};
+
+/* "auto", "words", "meaning" or "hybrid"; static. */
+const char *vt_search_mode_name(enum vt_search_mode m);
+/* The mode named s ("auto" too): 0, or -1 when s names none. */
+int vt_search_mode_parse(const char *s, enum vt_search_mode *m);
 
 struct vt_search_opts {
     int limit;          /* at most this many hits (default 20, at most 1000) */
     const char *video;  /* only this video, or NULL */
     const char *source; /* only "speech", "screen" or "title", or NULL */
+    enum vt_search_mode mode;
 };
 
 struct vt_search_info {
     double took_ms;
     int partial; /* the time budget ran out: older matches may be missing */
+    enum vt_search_mode mode; /* the mode that ran (never AUTO) */
+    /* why meaning was left out of a hybrid search (the model's server down...), or "" */
+    char warning[256];
 };
 
 /*

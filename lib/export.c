@@ -262,6 +262,7 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
         json_object_set_new(s, "cues", json_integer(cnt.cues));
         json_object_set_new(s, "cues_source", str_or_null(cue_source));
         json_object_set_new(s, "chunks", json_integer(cnt.chunks));
+        json_object_set_new(s, "text_vectors", json_integer(cnt.text_vectors));
         json_object_set_new(s, "word_timed_cues", json_integer(cnt.word_timed_cues));
         json_object_set_new(s, "chapters_source",
                             json_string(n_chapters && chapters[0].source ? chapters[0].source
@@ -471,6 +472,10 @@ char *vt_hits_json(const char *query, const struct vt_search_info *info, const s
     json_object_set_new(doc, "query", str_or_null(query ? query : ""));
     json_object_set_new(doc, "took_ms", seconds(info ? info->took_ms : 0));
     json_object_set_new(doc, "partial", json_boolean(info && info->partial));
+    enum vt_search_mode mode = info && info->mode ? info->mode : VT_SEARCH_WORDS;
+    json_object_set_new(doc, "mode", json_string(vt_search_mode_name(mode)));
+    if (info && info->warning[0])
+        json_object_set_new(doc, "warning", str_or_null(info->warning));
     for (size_t i = 0; i < n; i++) {
         json_t *o = json_object();
         char *text = hit_text(hits[i].text);
@@ -481,7 +486,16 @@ char *vt_hits_json(const char *query, const struct vt_search_info *info, const s
         json_object_set_new(o, "end_s", seconds(hits[i].end_s));
         json_object_set_new(o, "source", str_or_null(hits[i].source));
         json_object_set_new(o, "text", str_or_null(text));
-        json_object_set_new(o, "score", seconds(hits[i].score));
+        /* fused and cosine scores differ in the fourth decimal: kept to 1e-6 */
+        json_object_set_new(o, "score", mode == VT_SEARCH_WORDS
+                                            ? seconds(hits[i].score)
+                                            : json_real(round(hits[i].score * 1e6) / 1e6));
+        json_t *matched = json_array();
+        if (hits[i].matched & VT_MATCH_WORDS || !hits[i].matched)
+            json_array_append_new(matched, json_string("words"));
+        if (hits[i].matched & VT_MATCH_MEANING)
+            json_array_append_new(matched, json_string("meaning"));
+        json_object_set_new(o, "matched", matched);
         json_object_set_new(o, "approximate", json_boolean(hits[i].approx));
         json_object_set_new(o, "ref", json_integer(hits[i].ref));
         if (hits[i].also[0])

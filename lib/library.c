@@ -4,6 +4,7 @@
  * videos. Adding a local file is add.c's, a URL fetch.c's; the per-video work
  * lives in pipeline.c and stages.c, which call in here and never the other way.
  */
+#include "embed.h"
 #include "library.h"
 
 #include "media.h"
@@ -301,6 +302,9 @@ void vt_library_close(struct vt_library *lib)
         free(lib->docs[i].json);
     if (lib->free_engines)
         lib->free_engines(lib);
+    vt_embed_close(lib->text_embed);
+    free(lib->text_embed_key);
+    vt_meaning_index_free(lib->meaning);
     free(lib->ytdlp);
     vt_store_close(lib->store);
     free(lib->dir);

@@ -33,6 +33,11 @@ struct vt_library {
      * binary, docs/ARCHITECTURE.md).
      */
     void (*free_engines)(struct vt_library *lib);
+    /* the text embedding model of the config and the key of what it was opened for
+     * (text_embed.c), and the in-memory index of its vectors */
+    struct vt_embed *text_embed;
+    char *text_embed_key;
+    struct vt_meaning_index *meaning;
     /* fetching URLs: the yt-dlp program, its version (asked once), caps per download */
     char *ytdlp;
     char ytdlp_version[64];
@@ -105,6 +110,27 @@ struct vt_stage_def {
     /* Once the video is indexed (every stage settled), e.g. drop media not kept. */
     void (*indexed)(struct vt_library *lib, const struct vt_video_rec *v);
 };
+
+/* text_embed.c: the configured text embedding model, opened once per handle: 0,
+ * VT_SKIP when none is configured, or an error; one line in err. */
+struct vt_embed;
+struct vt_query;
+struct vt_meaning_index;
+int vt_lib_text_embed(struct vt_library *lib, struct vt_embed **out, char *err, size_t errlen);
+void vt_meaning_index_free(struct vt_meaning_index *mi);
+/* The moments nearest to q's words by meaning, best first (score: the cosine), at most
+ * limit, with opts' filters; matched is VT_MATCH_MEANING. */
+int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
+                      const struct vt_search_opts *opts, int limit, struct vt_hit **hits,
+                      size_t *n_hits, char *err, size_t errlen);
+/* search.c: the words typed, through the full-text index (vt_search's words mode). */
+int vt_search_words(struct vt_library *lib, const char *query, size_t query_len,
+                    const struct vt_search_opts *opts, struct vt_hit **hits, size_t *n,
+                    struct vt_search_info *info);
+/* Fuse ranked word hits and meaning hits by reciprocal rank into *out (at most limit),
+ * taking ownership of both lists. */
+void vt_hits_fuse(struct vt_hit *words, size_t n_words, struct vt_hit *meaning, size_t n_meaning,
+                  size_t limit, struct vt_hit **out, size_t *n_out);
 
 /* fetch.c: the fetch stage's work for a video from a URL (run: download, learn
  * the metadata; save: store it), and what follows indexing (drop media not kept). */

@@ -352,9 +352,9 @@ static void fill_hit(void *user, const struct vt_doc *d)
     f->h->text = mark_text(d->text, f->m);
 }
 
-int vt_search(struct vt_library *lib, const char *query, size_t query_len,
-              const struct vt_search_opts *opts, struct vt_hit **hits, size_t *n,
-              struct vt_search_info *info)
+int vt_search_words(struct vt_library *lib, const char *query, size_t query_len,
+                    const struct vt_search_opts *opts, struct vt_hit **hits, size_t *n,
+                    struct vt_search_info *info)
 {
     double t0 = vt_monotonic_s();
     struct vt_query q;

@@ -22,7 +22,8 @@ enum vt_stage_flag {
     VT_STAGE_SOURCE = 1 << 0,
     /* produces the transcript: its model is the cues' source */
     VT_STAGE_SPEECH = 1 << 1,
-    /* its rows point into the rows of its deps: they go when those are replaced */
+    /* its rows point into the rows of its deps and afters: they go when those are
+     * replaced */
     VT_STAGE_ROWS_OF_DEPS = 1 << 2,
 };
 
@@ -45,7 +46,7 @@ enum vt_stage_flag {
     X(FETCH,       fetch,       4,      0,                0,                VT_STAGE_SOURCE) \
     X(STT,         stt,         4,      VT_BIT(FETCH),    0,                VT_STAGE_SPEECH) \
     X(CHUNK,       chunk,       4,      VT_BIT(STT),      VT_BIT(KEYFRAME), 0) \
-    X(TEXT_EMBED,  text_embed,  4,      0,                VT_BIT(CHUNK),    0) \
+    X(TEXT_EMBED,  text_embed,  4,      0,                VT_BIT(CHUNK) | VT_BIT(OCR), VT_STAGE_ROWS_OF_DEPS) \
     X(KEYFRAME,    keyframe,    4,      VT_BIT(FETCH),    0,                0) \
     X(OCR,         ocr,         4,      VT_BIT(KEYFRAME), 0,                VT_STAGE_ROWS_OF_DEPS) \
     X(FRAME_EMBED, frame_embed, 4,      0,                VT_BIT(KEYFRAME), 0)

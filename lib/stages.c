@@ -592,17 +592,7 @@ const struct vt_stage_def vt_stage_chunk = {
     .release = chunk_release,
 };
 
-/* ---- embeddings: recorded, and skipped until a model is configured ---- */
-
-static int text_embed_run(struct vt_stage_ctx *c)
-{
-    snprintf(c->model, sizeof(c->model), "none");
-    return vt_err(c->err, sizeof(c->err), VT_SKIP, "no text embedding model configured");
-}
-
-const struct vt_stage_def vt_stage_text_embed = {
-    .run = text_embed_run,
-};
+/* ---- frame_embed: recorded, and skipped until a model is configured ---- */
 
 static int frame_embed_run(struct vt_stage_ctx *c)
 {

@@ -142,6 +142,16 @@ static const char *const migrations[] = {
     " max_entries INTEGER NOT NULL DEFAULT 0, stt_mode TEXT NOT NULL DEFAULT 'auto',"
     " keep_media INTEGER NOT NULL DEFAULT 1, added_at REAL NOT NULL,"
     " checked_at REAL NOT NULL DEFAULT 0);",
+
+    /* 4: vectors of the text_embed stage (store_vectors.c) */
+    "CREATE TABLE vectors ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " kind TEXT NOT NULL, ref INTEGER NOT NULL, start_s REAL NOT NULL, end_s REAL NOT NULL,"
+    " space TEXT NOT NULL, dim INTEGER NOT NULL,"
+    " f32 BLOB NOT NULL, i8 BLOB NOT NULL, scale REAL NOT NULL);"
+    "CREATE INDEX vectors_by_video ON vectors (video_id);"
+    "CREATE INDEX vectors_by_space ON vectors (space, id);",
 };
 
 _Static_assert(VT_ARRAY_LEN(migrations) == VT_STORE_SCHEMA_VERSION, "one migration per version");

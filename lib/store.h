@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VT_STORE_SCHEMA_VERSION 3
+#define VT_STORE_SCHEMA_VERSION 4
 
 struct vt_store;
 struct vt_chapter; /* media.h: the store needs no media headers */
@@ -238,7 +238,7 @@ int vt_store_chunks_range(struct vt_store *s, const char *id, int64_t from, int6
 /* How much of each output a video has, without reading the outputs. */
 struct vt_store_counts {
     int64_t shots, frames, kept, keyframe_bytes, frames_with_text, ocr_lines, cues, word_timed_cues,
-        chunks;
+        chunks, text_vectors;
 };
 int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *c);
 
@@ -333,6 +333,39 @@ int vt_store_cue_words(struct vt_store *s, const char *id, int cue,
 enum vt_maintain { VT_MAINTAIN_STEP, VT_MAINTAIN_FULL };
 int vt_store_maintain(struct vt_store *s, enum vt_maintain how);
 
+/*
+ * Vectors (store_vectors.c): one per chunk and per frame with text, written by the
+ * text_embed stage, each in the vector space named by the embedding's id (embed.h).
+ */
+enum vt_vec_kind { VT_VEC_CHUNK, VT_VEC_SCREEN };
+/* "speech" (a chunk) or "screen" (a frame's text): the search sources; static. */
+const char *vt_vec_kind_name(enum vt_vec_kind k);
+struct vt_vec_rec {
+    enum vt_vec_kind kind;
+    int ref; /* chunk index or frame index */
+    double start_s, end_s;
+    const float *v; /* dim floats, unit length */
+};
+/* Replace the video's vectors (inside a write transaction); the int8 copies are made here. */
+int vt_store_vectors_replace(struct vt_store *s, const char *id, const char *space, int dim,
+                             const struct vt_vec_rec *recs, size_t n);
+int vt_store_vectors_clear(struct vt_store *s, const char *id);
+/* How many vectors of space there are and the largest key (row ids only grow). */
+int vt_store_vectors_stat(struct vt_store *s, const char *space, int64_t *count, int64_t *max_id);
+/* Every vector of space with a key above after_id, in key order (those of another
+ * dimension skipped); v is valid during the call only; fn returns non-zero to stop. */
+int vt_store_vectors_each(struct vt_store *s, const char *space, int dim, int64_t after_id,
+                          int (*fn)(void *user, int64_t key, const float *v, const int8_t *q,
+                                    float scale),
+                          void *user);
+/* Where the vector key points. VT_ENOTFOUND when it is gone. */
+struct vt_vec_where {
+    char video_id[65];
+    enum vt_vec_kind kind;
+    int ref;
+    double start_s, end_s;
+};
+int vt_store_vector_get(struct vt_store *s, int64_t key, struct vt_vec_where *w);
 /* Lists (playlists, channels) videos were added from, re-checked by update. */
 struct vt_list_rec {
     int64_t id;

@@ -577,7 +577,8 @@ int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *
         " (SELECT count(*) FROM ocr_lines WHERE video_id = ?1),"
         " (SELECT count(*) FROM cues WHERE video_id = ?1),"
         " (SELECT count(DISTINCT cue_idx) FROM words WHERE video_id = ?1),"
-        " (SELECT count(*) FROM chunks WHERE video_id = ?1)",
+        " (SELECT count(*) FROM chunks WHERE video_id = ?1),"
+        " (SELECT count(*) FROM vectors WHERE video_id = ?1)",
         &st);
 
     memset(c, 0, sizeof(*c));
@@ -595,6 +596,7 @@ int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *
         c->cues = sqlite3_column_int64(st, 6);
         c->word_timed_cues = sqlite3_column_int64(st, 7);
         c->chunks = sqlite3_column_int64(st, 8);
+        c->text_vectors = sqlite3_column_int64(st, 9);
         rc = 0;
     } else {
         rc = store_fail(s, "count a video's outputs");

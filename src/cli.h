@@ -22,6 +22,10 @@ struct cli_opts {
     struct vt_fetch_opts fetch; /* --yt-dlp, --max-time, --max-size */
 };
 extern struct cli_opts cli_opts;
+/* In the front binary: run this command in vidtheque-full instead (it returns only when
+ * that cannot be done); NULL in the full binary. For a command that finds out late that
+ * it needs what only the full binary links (a model server reached over HTTP). */
+extern int (*cli_run_full)(int argc, char **argv);
 
 /* One error line on stderr: "vidtheque: <msg>", made safe as by cli_put_safe (the
  * message may quote titles, URLs, paths). Returns EXIT_ERR. */

@@ -5,6 +5,7 @@
  * front binary drops cmd_models_pull with the other code it does not reach).
  */
 #include "cli.h"
+#include "stage.h"
 #include "config.h"
 #include "hub.h"
 #include "models.h"
@@ -80,7 +81,7 @@ static void print_configured(const char *lib_dir, const struct vt_config *cfg, c
         fputs("  at ", stdout);
         cli_put_safe(stdout, url);
     }
-    if (!strcmp(what, "text_embed") && model && (!backend || !strcmp(backend, "model2vec"))) {
+    if (what == vt_stages[VT_STAGE_TEXT_EMBED].name && model && (!backend || !strcmp(backend, "model2vec"))) {
         if (vt_models_resolve(lib_dir, model, folder, sizeof(folder), err, sizeof(err))) {
             fputs("  not usable: ", stdout);
             cli_put_safe(stdout, err);
@@ -153,8 +154,9 @@ int cmd_models(int argc, char **argv)
         goto out;
     }
     fputs("configured:\n", stdout);
-    print_configured(vt_library_dir(lib), cfg, "text_embed", "none");
-    print_configured(vt_library_dir(lib), cfg, "stt", "pocketsphinx");
+    /* the config's sections are named after the stages they choose models for */
+    print_configured(vt_library_dir(lib), cfg, vt_stages[VT_STAGE_TEXT_EMBED].name, "none");
+    print_configured(vt_library_dir(lib), cfg, vt_stages[VT_STAGE_STT].name, "pocketsphinx");
     fputs("pulled into ", stdout);
     cli_put_safe(stdout, vt_library_dir(lib));
     fputs("/models:\n", stdout);

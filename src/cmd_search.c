@@ -1,8 +1,11 @@
 /*
- * `search [--json] [--limit N] [--video ID] [--source speech|screen|title] QUERY`:
- * every hit is a moment (video, start, end, source) with the matched terms marked.
+ * `search [--json] [--limit N] [--video ID] [--source speech|screen|title]
+ * [--mode words|meaning|hybrid] QUERY`: every hit is a moment (video, start, end,
+ * source) with the matched terms marked and the signals that found it.
  */
 #include "cli.h"
+
+#include "config.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -69,11 +72,32 @@ static void print_text(const struct vt_hit *h, size_t n)
 
         cli_fmt_duration(a, sizeof(a), h[i].start_s);
         cli_fmt_duration(b, sizeof(b), h[i].end_s);
-        printf("%s %s-%s %-6s%s %s\n    %s\n", h[i].video_id, a, b, h[i].source,
-               h[i].approx ? " ~" : "", title, text);
+        printf("%s %s-%s %-6s%s%s %s\n    %s\n", h[i].video_id, a, b, h[i].source,
+               h[i].approx ? " ~" : "",
+               h[i].matched == VT_MATCH_MEANING                      ? " (meaning)"
+               : h[i].matched == (VT_MATCH_WORDS | VT_MATCH_MEANING) ? " (words+meaning)"
+                                                                     : "",
+               title, text);
         free(text);
         free(title);
     }
+}
+
+/* Whether a search by meaning would ask an embeddings server (over HTTP: the full
+ * binary's business). */
+static int needs_server(struct vt_library *lib)
+{
+    struct vt_config *cf = NULL;
+    char err[256];
+    int yes = 0;
+
+    if (!vt_config_load(vt_library_dir(lib), &cf, err, sizeof(err))) {
+        const char *b = vt_config_get(cf, "text_embed.backend"),
+                   *url = vt_config_get(cf, "text_embed.url");
+        yes = b ? !strcmp(b, "openai") : url && *url;
+        vt_config_free(cf);
+    }
+    return yes;
 }
 
 int cmd_search(int argc, char **argv)
@@ -81,7 +105,8 @@ int cmd_search(int argc, char **argv)
     static const struct option longs[] = {
         {"json", no_argument, NULL, 'j'},          {"limit", required_argument, NULL, 'n'},
         {"video", required_argument, NULL, 'v'},   {"source", required_argument, NULL, 's'},
-        {"library", required_argument, NULL, 'L'}, {NULL, 0, NULL, 0}};
+        {"library", required_argument, NULL, 'L'}, {"mode", required_argument, NULL, 'm'},
+        {NULL, 0, NULL, 0}};
     struct vt_search_opts opts = {0};
     struct vt_library *lib;
     struct vt_hit *hits;
@@ -92,7 +117,7 @@ int cmd_search(int argc, char **argv)
 
     struct cli_opt g;
 
-    cli_opt_init(&g, "search", argc, argv, "L:jn:v:s:", longs);
+    cli_opt_init(&g, "search", argc, argv, "L:jn:v:s:m:", longs);
     while ((c = cli_opt_next(&g)) != -1) {
         switch (c) {
         case 'L':
@@ -114,6 +139,10 @@ int cmd_search(int argc, char **argv)
                 return cli_usage_error("search", "--source is speech, screen or title");
             opts.source = optarg;
             break;
+        case 'm':
+            if (vt_search_mode_parse(optarg, &opts.mode))
+                return cli_usage_error("search", "--mode is words, meaning or hybrid");
+            break;
         default:
             return EXIT_USAGE; /* cli_opt_next said why */
         }
@@ -123,10 +152,16 @@ int cmd_search(int argc, char **argv)
     lib = cli_open_library(VT_OPEN_READ);
     if (!lib)
         return EXIT_ERR;
+    if (cli_run_full && opts.mode != VT_SEARCH_WORDS && needs_server(lib)) {
+        vt_library_close(lib);
+        return cli_run_full(argc, argv);
+    }
     rc = vt_search(lib, argv[optind], strlen(argv[optind]), &opts, &hits, &n, &info);
     if (rc) {
         rc = cli_error("%s", vt_errmsg(lib));
     } else {
+        if (info.warning[0])
+            cli_info("warning: %s", info.warning);
         if (json)
             print_json(argv[optind], &info, hits, n);
         else

@@ -177,6 +177,7 @@ static void render(const json_t *doc)
     printf("  chunks          %lld from %lld cues\n",
            json_integer_value(json_object_get(stored, "chunks")),
            json_integer_value(json_object_get(stored, "cues")));
+    printf("  text vectors    %lld\n", json_integer_value(json_object_get(stored, "text_vectors")));
     printf("  keyframes       %lld kept of %lld captured\n",
            json_integer_value(json_object_get(stored, "keyframes_kept")),
            json_integer_value(json_object_get(stored, "keyframes_captured")));

@@ -60,11 +60,14 @@ static const struct cmd commands[] = {
      "re-check every playlist or channel that was added, add what is new, then resume"},
     {"ls", cmd_ls, "", "list videos: id, title, duration, index_state, data_status"},
     {"show", cmd_show, "ID", "everything known about a video, as text"},
-    {"search", cmd_search, "[--json] [--limit N] [--video ID] [--source S] QUERY",
-     "find moments: words said or shown; \"phrases\", -not, prefix*, video:ID, source:screen"},
+    {"search", cmd_search,
+     "[--json] [--limit N] [--video ID] [--source S] [--mode words|meaning|hybrid] QUERY",
+     "find moments: words said or shown, or what they mean; \"phrases\", -not, prefix*, "
+     "video:ID, source:screen"},
     {"export", cmd_export, "ID [--format json|vtt|srt|txt]", "a video's document, for other tools"},
     {"rm", cmd_rm, "ID...", "remove videos: database rows and files"},
-    {"redo", FULL(cmd_redo), "ID --stage NAME", "re-run a stage and the stages that depend on it"},
+    {"redo", FULL(cmd_redo), "ID... | --all --stage NAME",
+     "re-run a stage and the stages that depend on it (exit 1 when a video is not ok after)"},
     {"resume", FULL(cmd_resume), "[--yt-dlp PATH]",
      "finish whatever interrupted runs left; retry failed downloads when due"},
     {"check", cmd_check, "", "check the database's integrity and the frame files"},
@@ -190,6 +193,7 @@ int cmd_help(int argc, char **argv)
 }
 
 static char **main_argv; /* the whole command line, for run_full */
+int (*cli_run_full)(int argc, char **argv);
 
 #ifdef VT_FRONT
 /*
@@ -236,6 +240,9 @@ int main(int argc, char **argv)
     int i = 1;
 
     main_argv = argv;
+#ifdef VT_FRONT
+    cli_run_full = run_full;
+#endif
 #ifndef VT_FRONT
     limit_openmp(argv);
 #endif

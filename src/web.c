@@ -671,6 +671,7 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
     const char *limit = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
     const char *video = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "video");
     const char *source = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "source");
+    const char *mode = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode");
     struct vt_search_opts opts = {0};
     struct vt_search_info info = {0};
     struct vt_hit *h = NULL;
@@ -700,6 +701,8 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
             return send_error(c, 1, 400, "bad_request", "'source' is speech, screen or title");
         opts.source = source;
     }
+    if (mode && vt_search_mode_parse(mode, &opts.mode))
+        return send_error(c, 1, 400, "bad_request", "'mode' is words, meaning or hybrid");
     if (vt_search(lib, q, strlen(q), &opts, &h, &n, &info)) {
         cli_error("%s", vt_errmsg(lib));
         return send_error(c, 1, 500, "internal", "the search could not run");
@@ -931,7 +934,9 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
     }
     if (!strcmp(url, "/search")) {
         status = web_page_search(lib, &srv.ctx,
-                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q"), &b);
+                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q"),
+                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode"),
+                                 &b);
         return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
     }
     if ((rest = after(url, "/media/")))

@@ -60,7 +60,7 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const ch
 int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char *id, const char *t,
                    const char *frames_page, const char *cues_page, struct vt_sb *out);
 int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const char *q,
-                    struct vt_sb *out);
+                    const char *mode, struct vt_sb *out);
 int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struct vt_sb *out);
 
 #endif

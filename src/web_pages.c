@@ -638,6 +638,8 @@ static void stored(struct vt_sb *b, const json_t *doc)
     vt_sb_adds(b, "from ");
     put_count(b, jint(s, "cues"));
     vt_sb_adds(b, " cues</dd></div>");
+    stored_item(b, "text vectors", jint(s, "text_vectors"));
+    vt_sb_adds(b, "for meaning search</dd></div>");
     stored_item(b, "keyframes", jint(s, "keyframes_kept"));
     vt_sb_adds(b, "kept of ");
     put_count(b, jint(s, "keyframes_captured"));
@@ -907,8 +909,31 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
 
 /* ---- search ---- */
 
+/* The mode's choice on the search page: a link per mode, the one shown marked. */
+static void mode_links(struct vt_sb *out, const char *q, enum vt_search_mode shown)
+{
+    static const enum vt_search_mode modes[] = {VT_SEARCH_HYBRID, VT_SEARCH_WORDS,
+                                                VT_SEARCH_MEANING};
+
+    vt_sb_adds(out, "<p class=\"modes\">Match: ");
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+        const char *name = vt_search_mode_name(modes[i]);
+        if (i)
+            vt_sb_adds(out, " · ");
+        if (modes[i] == shown) {
+            vt_sb_addf(out, "<strong class=\"mode\" data-mode=\"%s\">%s</strong>", name, name);
+            continue;
+        }
+        vt_sb_addf(out, "<a class=\"mode\" data-mode=\"%s\" href=\"/search?mode=%s&amp;q=", name,
+                   name);
+        web_url(out, q);
+        vt_sb_addf(out, "\">%s</a>", name);
+    }
+    vt_sb_adds(out, "</p>\n");
+}
+
 int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const char *q,
-                    struct vt_sb *out)
+                    const char *mode, struct vt_sb *out)
 {
     struct vt_search_opts opts = {.limit = 50};
     struct vt_search_info info = {0};
@@ -928,10 +953,20 @@ int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const cha
         vt_sb_adds(out, "<p class=\"empty\">That query is too long: at most 1000 bytes.</p>\n");
         goto out;
     }
+    if (mode && vt_search_mode_parse(mode, &opts.mode)) {
+        vt_sb_adds(out, "<p class=\"empty\">Match words, meaning or hybrid.</p>\n");
+        goto out;
+    }
     if (vt_search(lib, q, qlen, &opts, &hits, &n, &info)) {
         fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
         vt_sb_adds(out, "<p class=\"empty\">The search could not run; try other words.</p>\n");
         goto out;
+    }
+    mode_links(out, q, info.mode);
+    if (info.warning[0]) {
+        vt_sb_adds(out, "<p class=\"warning\">");
+        web_html(out, info.warning);
+        vt_sb_adds(out, "</p>\n");
     }
     if (!n) {
         vt_sb_adds(out, "<p class=\"empty\">Nothing found for “");
@@ -970,6 +1005,10 @@ int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const cha
             vt_sb_adds(out, "</span>");
             if (h->approx)
                 vt_sb_adds(out, " <span class=\"badge approx\">approximate</span>");
+            if (h->matched & VT_MATCH_WORDS)
+                vt_sb_adds(out, " <span class=\"badge sig-words\">words</span>");
+            if (h->matched & VT_MATCH_MEANING)
+                vt_sb_adds(out, " <span class=\"badge sig-meaning\">meaning</span>");
             vt_sb_adds(out, "</p><p class=\"text\">");
             web_html_marked(out, h->text);
             vt_sb_adds(out, "</p></div></li>\n");

@@ -1,0 +1,163 @@
+/*
+ * The store's vectors (store.h, "Vectors"): what the text_embed stage computed for a
+ * video's chunks and the text on its frames. Each row keeps the float32 vector and an
+ * int8 copy with its scale (vindex.h), so that a search loads the int8 copies without
+ * quantizing again, and the vector space's id (embed.h, vt_embed_id): vectors of two
+ * spaces are never compared. Row ids only grow (AUTOINCREMENT), so a reader that has
+ * loaded every row up to some id knows that later rows are new.
+ */
+#include "store_int.h"
+#include "util.h"
+#include "vindex.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[] = {"speech", "screen"};
+
+const char *vt_vec_kind_name(enum vt_vec_kind k)
+{
+    return (unsigned)k < VT_ARRAY_LEN(kind_names) ? kind_names[k] : "?";
+}
+
+static int kind_parse(const char *s, enum vt_vec_kind *k)
+{
+    for (size_t i = 0; s && i < VT_ARRAY_LEN(kind_names); i++)
+        if (!strcmp(s, kind_names[i])) {
+            *k = (enum vt_vec_kind)i;
+            return 0;
+        }
+    return -1;
+}
+
+int vt_store_vectors_clear(struct vt_store *s, const char *id)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, "DELETE FROM vectors WHERE video_id = ?", &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    return store_step_done(s, st, "delete old vectors");
+}
+
+int vt_store_vectors_replace(struct vt_store *s, const char *id, const char *space, int dim,
+                             const struct vt_vec_rec *recs, size_t n)
+{
+    sqlite3_stmt *st;
+    int8_t *q = vt_xmalloc((size_t)dim);
+    int rc = vt_store_vectors_clear(s, id);
+
+    if (!rc)
+        rc = store_prepare(s,
+                           "INSERT INTO vectors (video_id, kind, ref, start_s, end_s, space, dim,"
+                           " f32, i8, scale) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                           &st);
+    if (rc) {
+        free(q);
+        return rc;
+    }
+    for (size_t i = 0; i < n && !rc; i++) {
+        float scale = vt_vec_quantize(recs[i].v, dim, q);
+        store_bind_text(st, 1, id);
+        sqlite3_bind_text(st, 2, vt_vec_kind_name(recs[i].kind), -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 3, recs[i].ref);
+        sqlite3_bind_double(st, 4, recs[i].start_s);
+        sqlite3_bind_double(st, 5, recs[i].end_s);
+        store_bind_text(st, 6, space);
+        sqlite3_bind_int(st, 7, dim);
+        sqlite3_bind_blob(st, 8, recs[i].v, (int)(sizeof(float) * (size_t)dim), SQLITE_STATIC);
+        sqlite3_bind_blob(st, 9, q, dim, SQLITE_STATIC);
+        sqlite3_bind_double(st, 10, scale);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = store_fail(s, "insert vector");
+        sqlite3_reset(st);
+    }
+    store_finish(s, st);
+    free(q);
+    return rc;
+}
+
+int vt_store_vectors_stat(struct vt_store *s, const char *space, int64_t *count, int64_t *max_id)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, "SELECT count(*), coalesce(max(id), 0) FROM vectors WHERE space = ?",
+                           &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, space);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        *count = sqlite3_column_int64(st, 0);
+        *max_id = sqlite3_column_int64(st, 1);
+    } else {
+        rc = store_fail(s, "count vectors");
+    }
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_vectors_each(struct vt_store *s, const char *space, int dim, int64_t after_id,
+                          int (*fn)(void *user, int64_t key, const float *v, const int8_t *q,
+                                    float scale),
+                          void *user)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s,
+                           "SELECT id, f32, i8, scale FROM vectors WHERE space = ? AND id > ?"
+                           " ORDER BY id",
+                           &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, space);
+    sqlite3_bind_int64(st, 2, after_id);
+    size_t fbytes = sizeof(float) * (size_t)dim;
+    float *f = vt_xmalloc(fbytes);
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        /* a row of another dimension (a changed server model under one name) is not
+         * comparable: skipped */
+        if ((size_t)sqlite3_column_bytes(st, 1) != fbytes ||
+            sqlite3_column_bytes(st, 2) != dim)
+            continue;
+        memcpy(f, sqlite3_column_blob(st, 1), fbytes); /* blobs need not be aligned */
+        if (fn(user, sqlite3_column_int64(st, 0), f, sqlite3_column_blob(st, 2),
+               (float)sqlite3_column_double(st, 3)))
+            break;
+    }
+    if (step != SQLITE_ROW && step != SQLITE_DONE)
+        rc = store_fail(s, "read vectors");
+    free(f);
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_vector_get(struct vt_store *s, int64_t key, struct vt_vec_where *w)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, "SELECT video_id, kind, ref, start_s, end_s FROM vectors WHERE id = ?",
+                           &st);
+
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, key);
+    int step = sqlite3_step(st);
+    if (step == SQLITE_ROW) {
+        snprintf(w->video_id, sizeof(w->video_id), "%s",
+                 (const char *)sqlite3_column_text(st, 0));
+        if (kind_parse((const char *)sqlite3_column_text(st, 1), &w->kind))
+            rc = VT_ENOTFOUND;
+        w->ref = sqlite3_column_int(st, 2);
+        w->start_s = sqlite3_column_double(st, 3);
+        w->end_s = sqlite3_column_double(st, 4);
+    } else if (step == SQLITE_DONE) {
+        rc = VT_ENOTFOUND;
+    } else {
+        rc = store_fail(s, "read a vector");
+    }
+    store_finish(s, st);
+    return rc;
+}

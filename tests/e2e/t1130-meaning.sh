@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Search by meaning with the in-process Model2Vec backend and the test model of
+# tests/data/model2vec-test-vocab-quantized (coarse: 128 distinct vectors, but "car" and
+# "automobile" share one while "banana" has another). A talk whose captions say
+# "automobile" at 0:21 and a slide that shows it: `search --mode meaning car` finds both
+# moments though no word is shared; words mode finds nothing; hybrid says which signal
+# matched. Nothing configured, the stage is skipped with the reason; a broken config fails
+# it with one line; a model changed makes `redo --stage text_embed` re-embed, and vectors
+# of the old model are never compared with the new one's.
+. "$(dirname "$0")/lib.sh"
+
+MODEL=$DATA/model2vec-test-vocab-quantized
+[[ -f $MODEL/model.safetensors ]] || fail "no test model in $MODEL"
+
+mkdir -p "$T/in"
+# 0:00-0:30 a grey picture; 0:30-1:30 a slide reading AUTOMOBILE (a cut between)
+ffmpeg -v error -y -f lavfi -i "color=gray:s=640x360:d=30" \
+  -f lavfi -i "color=white:s=640x360:d=60,drawtext=fontfile=/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf:text='AUTOMOBILE':fontsize=64:x=80:y=140" \
+  -f lavfi -i "anullsrc=r=16000:cl=mono" \
+  -filter_complex "[0:v][1:v]concat=n=2:v=1:a=0[v]" -map "[v]" -map 2:a -t 90 \
+  -c:v libx264 -preset veryfast -pix_fmt yuv420p -c:a aac "$T/in/talk.mp4"
+cat > "$T/in/talk.srt" << 'EOF'
+1
+00:00:01,000 --> 00:00:05,000
+Today we talk about the weather in the mountains.
+
+2
+00:00:21,000 --> 00:00:25,000
+My automobile broke down on the highway last week.
+
+3
+00:00:41,000 --> 00:00:45,000
+The banana and the apple are sweet fruits.
+
+4
+00:01:01,000 --> 00:01:05,000
+Thank you all for listening.
+EOF
+
+vt init > /dev/null
+# nothing configured: skipped with the reason, search stays words only
+id=$(vt add "$T/in/talk.mp4")
+vt export "$id" > "$T/doc.json"
+[[ $(json "$T/doc.json" "[s for s in d['stages'] if s['name']=='text_embed'][0]['state']") == skipped ]] ||
+  fail "text_embed not skipped without a model"
+json "$T/doc.json" "[s for s in d['stages'] if s['name']=='text_embed'][0]['error']" |
+  grep -q "no text embedding model configured" || fail "skip reason missing"
+vt search --json car > "$T/s.json"
+[[ $(json "$T/s.json" "d['mode']") == words ]] || fail "auto mode without a model is not words"
+expect_exit 1 vt search --mode meaning car
+one_line_err
+grep -q "no text embedding model configured" "$T/err" || fail "meaning without a model: $(cat "$T/err")"
+
+# a model: redo embeds, provenance names it and its dimension
+vt config set text_embed.model "$MODEL"
+vt redo "$id" --stage text_embed
+vt export "$id" > "$T/doc.json"
+st=$(json "$T/doc.json" "[s for s in d['stages'] if s['name']=='text_embed'][0]")
+[[ $st == *"'state': 'done'"* && $st == *"model2vec"* && $st == *"(64 d)"* ]] ||
+  fail "text_embed after configuring: $st"
+[[ $st == *"1 frame(s)"* ]] || fail "the slide's text was not embedded: $st"
+
+# meaning finds a moment that shares no word with the query; words does not
+vt search --json --mode words car > "$T/s.json"
+[[ $(json "$T/s.json" "len(d['hits'])") == 0 ]] || fail "words mode matched 'car'"
+vt search --json --mode meaning --source speech car > "$T/s.json"
+[[ $(json "$T/s.json" "d['hits'][0]['start_s']") == 21.0 ]] ||
+  fail "meaning: first speech hit not the automobile cue: $(cat "$T/s.json")"
+[[ $(json "$T/s.json" "d['hits'][0]['matched']") == "['meaning']" ]] || fail "matched: $(cat "$T/s.json")"
+[[ $(json "$T/s.json" "d['mode']") == meaning ]] || fail "mode not meaning"
+vt search --json --mode meaning --source screen car > "$T/s.json"
+[[ $(json "$T/s.json" "d['hits'][0]['source']") == screen ]] || fail "no screen hit: $(cat "$T/s.json")"
+[[ $(json "$T/s.json" "d['hits'][0]['start_s'] >= 29 and d['hits'][0]['start_s'] <= 31") == True ]] ||
+  fail "screen hit not at the slide's shot: $(cat "$T/s.json")"
+vt search --json --mode meaning banana > "$T/s.json"
+[[ $(json "$T/s.json" "d['hits'][0]['start_s']") == 41.0 ]] || fail "banana: $(cat "$T/s.json")"
+# hybrid (the default once a model is configured): both signals on the same moment
+vt search --json automobile > "$T/s.json"
+[[ $(json "$T/s.json" "d['mode']") == hybrid ]] || fail "auto mode with a model is not hybrid"
+json "$T/s.json" "[h['matched'] for h in d['hits'] if h['start_s']==21.0][0]" | grep -q "'words', 'meaning'" ||
+  fail "hybrid hit at 0:21 does not say words and meaning: $(cat "$T/s.json")"
+# query filters apply to meaning hits too
+vt search --json --mode meaning "car video:$id source:speech" > "$T/s.json"
+[[ $(json "$T/s.json" "all(h['source']=='speech' for h in d['hits']) and len(d['hits'])>0") == True ]] ||
+  fail "filters in the query: $(cat "$T/s.json")"
+vt search --json --mode meaning "car source:title" > "$T/s.json"
+[[ $(json "$T/s.json" "len(d['hits'])") == 0 ]] || fail "meaning has no titles"
+
+# another model (the same files, another identity): nothing comparable until re-embedded
+cp -r "$MODEL" "$T/model2"
+printf '\n' >> "$T/model2/config.json"
+python3 - "$T/model2/model.safetensors" << 'PY'
+import json, struct, sys
+p = sys.argv[1]; b = bytearray(open(p, 'rb').read())
+n = struct.unpack('<Q', b[:8])[0]
+start = 8 + n + json.loads(b[8:8 + n])['embeddings']['data_offsets'][0]
+b[start] ^= 1  # the lowest bit of the first weight: another file, another vector space
+open(p, 'wb').write(b)
+PY
+vt config set text_embed.model "$T/model2"
+vt search --json --mode meaning car > "$T/s.json"
+[[ $(json "$T/s.json" "len(d['hits'])") == 0 ]] || fail "vectors of the old model compared with the new one"
+vt redo --all --stage text_embed
+vt search --json --mode meaning car > "$T/s.json"
+[[ $(json "$T/s.json" "len(d['hits']) > 0") == True ]] || fail "not re-embedded with the new model"
+expect_exit 2 vt redo --all "$id" --stage text_embed
+
+# a model folder that is not there: the stage fails with one line, the video is partial
+vt config set text_embed.model "$T/nowhere"
+expect_exit 1 vt redo "$id" --stage text_embed
+grep -q "nowhere" "$T/err" || fail "missing model folder not named: $(cat "$T/err")"
+vt export "$id" > "$T/doc.json"
+[[ $(json "$T/doc.json" "[s for s in d['stages'] if s['name']=='text_embed'][0]['state']") == failed ]] ||
+  fail "text_embed not failed with a missing model"
+# hybrid still answers with words, and says why meaning is missing
+vt search --json automobile > "$T/s.json"
+[[ $(json "$T/s.json" "len(d['hits']) > 0 and 'meaning left out' in d.get('warning', '')") == True ]] ||
+  fail "hybrid with a broken model: $(cat "$T/s.json")"
+vt config set text_embed.backend none
+vt search --json car > "$T/s.json"
+[[ $(json "$T/s.json" "d['mode']") == words ]] || fail "backend none is not words"
+echo "ok meaning"
