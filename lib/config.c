@@ -138,41 +138,6 @@ const char *vt_config_get(const struct vt_config *c, const char *key)
     return NULL;
 }
 
-/* As vt_write_file_atomic, but the file is the owner's only from its creation: it may
- * hold an API key, which a chmod after the rename would leave readable for a moment. */
-static int write_private(const char *path, const char *data, size_t n, char *err, size_t errlen)
-{
-    char *tmp = vt_xasprintf("%s.tmp.%ld", path, (long)getpid());
-    int rc = 0, fd;
-
-    unlink(tmp);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) {
-        rc = vt_err(err, errlen, VT_EIO, "cannot write '%s': %s", tmp, strerror(errno));
-        goto out;
-    }
-    while (n) {
-        ssize_t w = write(fd, data, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            rc = vt_err(err, errlen, VT_EIO, "cannot write '%s': %s", tmp, strerror(errno));
-            close(fd);
-            unlink(tmp);
-            goto out;
-        }
-        data += w;
-        n -= (size_t)w;
-    }
-    if (close(fd) || rename(tmp, path)) {
-        rc = vt_err(err, errlen, VT_EIO, "cannot write '%s': %s", path, strerror(errno));
-        unlink(tmp);
-    }
-out:
-    free(tmp);
-    return rc;
-}
-
 static int write_config(const struct vt_config *c, char *err, size_t errlen)
 {
     struct vt_sb sb = {0};
@@ -183,7 +148,7 @@ static int write_config(const struct vt_config *c, char *err, size_t errlen)
         else
             vt_sb_addf(&sb, "%s\n", c->lines[i].value);
     }
-    int rc = write_private(c->path, sb.buf, sb.len, err, errlen);
+    int rc = vt_write_file_atomic_mode(c->path, sb.buf, sb.len, 0600, err, errlen);
     vt_sb_release(&sb);
     return rc;
 }

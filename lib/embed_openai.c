@@ -35,20 +35,6 @@ struct openai_priv {
     int batch, retries;
 };
 
-/* Drop "user:password@" from a URL in place: it goes into provenance, which anyone reads. */
-static void drop_userinfo(char *url)
-{
-    char *host = strstr(url, "://"), *at, *slash;
-
-    if (!host)
-        return;
-    host += 3;
-    at = strchr(host, '@');
-    slash = strchr(host, '/');
-    if (at && (!slash || at < slash))
-        memmove(host, at + 1, strlen(at + 1) + 1);
-}
-
 static int blank(const char *s)
 {
     for (; *s; s++)
@@ -274,7 +260,7 @@ int vt_embed_openai_open(const struct vt_embed_spec *spec, struct vt_embed **out
     }
     e = vt_xcalloc(1, sizeof(*e));
     e->dim = dim;
-    drop_userinfo(base);
+    vt_http_url_drop_userinfo(base);
     e->model = vt_xasprintf("openai %s at %s (%d d)", p->model, base, dim);
     e->id = vt_xasprintf("openai:%s@%s", p->model, base);
     e->embed = openai_embed;

@@ -286,3 +286,16 @@ int vt_http_do(const struct vt_http_req *req, struct vt_http_resp *resp, char *e
     free(ctype);
     return rc;
 }
+
+void vt_http_url_drop_userinfo(char *url)
+{
+    char *host = strstr(url, "://"), *at, *slash;
+
+    if (!host)
+        return;
+    host += 3;
+    at = strchr(host, '@');
+    slash = strchr(host, '/');
+    if (at && (!slash || at < slash))
+        memmove(host, at + 1, strlen(at + 1) + 1);
+}

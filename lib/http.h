@@ -49,4 +49,7 @@ struct vt_http_resp {
 int vt_http_do(const struct vt_http_req *req, struct vt_http_resp *resp, char *err, size_t errlen);
 void vt_http_resp_release(struct vt_http_resp *resp);
 
+/* Drop "user:password@" from url in place, for a URL shown to people (provenance, logs). */
+void vt_http_url_drop_userinfo(char *url);
+
 #endif

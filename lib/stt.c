@@ -32,6 +32,7 @@
 
 #include "audio.h"
 #include "stt_int.h"
+#include "http.h"
 #include "util.h"
 #include "workpool.h"
 
@@ -238,20 +239,6 @@ const char *vt_stt_model(const struct vt_stt *stt)
     return stt->model;
 }
 
-/* Drop "user:password@" from a URL in place: it goes into provenance, which anyone reads. */
-static void drop_userinfo(char *url)
-{
-    char *host = strstr(url, "://"), *at, *slash;
-
-    if (!host)
-        return;
-    host += 3;
-    at = strchr(host, '@');
-    slash = strchr(host, '/');
-    if (at && (!slash || at < slash))
-        memmove(host, at + 1, strlen(at + 1) + 1);
-}
-
 static int bad_language(const char *lang)
 {
     size_t n = strspn(lang, "abcdefghijklmnopqrstuvwxyz");
@@ -297,7 +284,7 @@ struct vt_stt *vt_stt_new_server(const struct vt_stt_server_spec *spec, char *er
     srv->retries = spec->retries;
     stt = vt_xcalloc(1, sizeof(*stt));
     stt->server = srv;
-    drop_userinfo(base);
+    vt_http_url_drop_userinfo(base);
     stt->n_decoders = conc;
     snprintf(stt->model, sizeof(stt->model), "openai-transcribe %.50s at %.60s", spec->model,
              base);

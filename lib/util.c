@@ -254,10 +254,20 @@ int vt_rm_rf(const char *path)
 
 int vt_write_file_atomic(const char *path, const void *data, size_t n, char *err, size_t errlen)
 {
+    return vt_write_file_atomic_mode(path, data, n, 0644, err, errlen);
+}
+
+int vt_write_file_atomic_mode(const char *path, const void *data, size_t n, unsigned mode,
+                              char *err, size_t errlen)
+{
     char *tmp = vt_xasprintf("%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd;
     const char *p = data;
     int rc = 0;
+
+    /* a fresh file, so that it has mode from its creation (a leftover keeps its own) */
+    unlink(tmp);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, (mode_t)mode);
 
     if (fd < 0) {
         rc = vt_err(err, errlen, VT_EIO, "cannot write '%s': %s", tmp, strerror(errno));

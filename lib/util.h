@@ -47,6 +47,9 @@ int vt_rm_rf(const char *path);
 
 /* Write a file atomically: tmp file in the same directory, then rename. */
 int vt_write_file_atomic(const char *path, const void *data, size_t n, char *err, size_t errlen);
+/* The same with the file's mode (e.g. 0600 for one holding a secret), set at its creation. */
+int vt_write_file_atomic_mode(const char *path, const void *data, size_t n, unsigned mode,
+                              char *err, size_t errlen);
 
 /* Read the regular file path (a symlink is refused) if it holds at most max bytes;
  * *data is NUL-terminated after *len bytes and caller-freed. what names the file in
