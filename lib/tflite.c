@@ -626,7 +626,7 @@ static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *co
                 o->direct = o->kh == 1 && o->kw == 1 && o->sh == 1 && o->sw == 1 &&
                             o->pad_t == 0 && o->pad_l == 0;
                 if (!o->direct) {
-                    if (k * px > VT_TFLITE_MAX_ELEMS)
+                    if (k * px > VT_TFLITE_MAX_ARENA)
                         return BAD("tflite: %s im2col of %zu x %zu floats", nm, px, k);
                     if (k * px > m->scratch)
                         m->scratch = k * px;
@@ -667,6 +667,9 @@ static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *co
             break;
         }
         }
+        if (m->macs > VT_TFLITE_MAX_MACS)
+            return BAD("tflite: more than %llu multiply-adds per run",
+                       (unsigned long long)VT_TFLITE_MAX_MACS);
     }
     return 0;
 }
@@ -758,8 +761,8 @@ int vt_tflite_parse(const uint8_t *data, size_t len, struct vt_tflite **out, cha
         if (t->producer >= 0 || t->is_input) {
             t->off = m->arena;
             m->arena += (t->count + 15) & ~(size_t)15;
-            if (m->arena > (size_t)4 * VT_TFLITE_MAX_ELEMS) {
-                rc = BAD("tflite: activations exceed %u floats", 4 * VT_TFLITE_MAX_ELEMS);
+            if (m->arena > VT_TFLITE_MAX_ARENA) {
+                rc = BAD("tflite: activations exceed %u floats", VT_TFLITE_MAX_ARENA);
                 goto out;
             }
         }

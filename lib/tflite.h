@@ -17,9 +17,13 @@
 struct vt_tflite;
 struct vt_tflite_ctx;
 
-/* Largest model file read by vt_tflite_open, and largest tensor (elements). */
+/* Largest model file read by vt_tflite_open, largest tensor (elements), most floats of
+ * activations and scratch per run state (256 MB each), most multiply-adds per run: a
+ * hostile model can neither take unbounded memory nor run for hours. */
 #define VT_TFLITE_MAX_FILE (256u << 20)
 #define VT_TFLITE_MAX_ELEMS (1u << 28)
+#define VT_TFLITE_MAX_ARENA (1u << 26)
+#define VT_TFLITE_MAX_MACS (1ull << 34)
 
 /*
  * Parse a model held in memory (borrowed for the call only). 0 and *out (free with

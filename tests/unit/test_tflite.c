@@ -422,3 +422,340 @@ VT_TEST(tflite_hostile_models)
     free(d);
     free(orig);
 }
+
+/* ---- a tiny model built here, checked against plain loops ---- */
+
+/*
+ * A forward flatbuffer writer: every object is written after whatever refers to it (so
+ * the unsigned offsets are positive), each table's vtable just before it, every field in
+ * a 4-byte slot.
+ */
+struct fbb {
+    uint8_t *d;
+    size_t n, cap;
+};
+
+static size_t fb_alloc(struct fbb *b, size_t n, size_t align)
+{
+    size_t p = (b->n + align - 1) / align * align;
+    if (p + n > b->cap) {
+        size_t cap = (p + n) * 2 + 256;
+        b->d = vt_xrealloc(b->d, cap);
+        memset(b->d + b->cap, 0, cap - b->cap);
+        b->cap = cap;
+    }
+    b->n = p + n;
+    return p;
+}
+
+static void fb_put16(struct fbb *b, size_t p, uint16_t v)
+{
+    b->d[p] = (uint8_t)v;
+    b->d[p + 1] = (uint8_t)(v >> 8);
+}
+
+/* A table of fields 0..nf-1, those in mask present; field i is at t + 4 + 4 * i. */
+static size_t fb_tnew(struct fbb *b, int nf, unsigned mask)
+{
+    size_t vt = fb_alloc(b, 4 + 2 * (size_t)nf, 2);
+    size_t t = fb_alloc(b, 4 + 4 * (size_t)nf, 4);
+    fb_put16(b, vt, (uint16_t)(4 + 2 * nf));
+    fb_put16(b, vt + 2, (uint16_t)(4 + 4 * nf));
+    for (int i = 0; i < nf; i++)
+        fb_put16(b, vt + 4 + 2 * (size_t)i, mask & (1u << i) ? (uint16_t)(4 + 4 * i) : 0);
+    put32(b->d, t, (uint32_t)(t - vt));
+    return t;
+}
+
+static void fb_tset(struct fbb *b, size_t t, int i, uint32_t v)
+{
+    put32(b->d, t + 4 + 4 * (size_t)i, v);
+}
+
+/* Point the uoffset at position at to target (written later, so after it). */
+static void fb_point(struct fbb *b, size_t at, size_t target)
+{
+    put32(b->d, at, (uint32_t)(target - at));
+}
+
+static size_t fb_vnew(struct fbb *b, uint32_t count, size_t elem)
+{
+    size_t v = fb_alloc(b, 4 + count * elem, 16);
+    put32(b->d, v, count);
+    return v;
+}
+
+static size_t fb_ints(struct fbb *b, const int *v, int n)
+{
+    size_t p = fb_vnew(b, (uint32_t)n, 4);
+    for (int i = 0; i < n; i++)
+        put32(b->d, p + 4 + 4 * (size_t)i, (uint32_t)v[i]);
+    return p;
+}
+
+struct tiny_tensor {
+    const char *name;
+    int rank, dims[4];
+    const float *data; /* NULL: an activation */
+};
+
+struct tiny_op {
+    int code, opt_type;
+    int nin, in[3], out;
+    int opt[7]; /* options as 4-byte fields, -1: absent; opt_float: softmax beta */
+    int nopt;
+    float beta;
+};
+
+static size_t tiny_count(const struct tiny_tensor *t)
+{
+    size_t c = 1;
+    for (int i = 0; i < t->rank; i++)
+        c *= (size_t)t->dims[i];
+    return c;
+}
+
+static uint8_t *tiny_build(const struct tiny_tensor *ts, int nt, const struct tiny_op *ops,
+                           int nops, int input, int output, size_t *len)
+{
+    struct fbb b = {0};
+    fb_alloc(&b, 8, 4);
+    memcpy(b.d + 4, "TFL3", 4);
+    size_t model = fb_tnew(&b, 5, 0x17);
+    fb_point(&b, 0, model);
+    fb_tset(&b, model, 0, 3);
+    /* operator codes: one per op, in op order */
+    size_t codes = fb_vnew(&b, (uint32_t)nops, 4);
+    fb_point(&b, model + 4 + 4, codes);
+    for (int i = 0; i < nops; i++) {
+        size_t c = fb_tnew(&b, 4, 0xd);
+        fb_point(&b, codes + 4 + 4 * (size_t)i, c);
+        b.d[c + 4] = (uint8_t)ops[i].code;
+        fb_tset(&b, c, 2, 1);
+        fb_tset(&b, c, 3, (uint32_t)ops[i].code);
+    }
+    size_t sgs = fb_vnew(&b, 1, 4);
+    fb_point(&b, model + 4 + 8, sgs);
+    size_t sg = fb_tnew(&b, 4, 0xf);
+    fb_point(&b, sgs + 4, sg);
+    size_t tv = fb_vnew(&b, (uint32_t)nt, 4);
+    fb_point(&b, sg + 4, tv);
+    for (int i = 0; i < nt; i++) {
+        size_t t = fb_tnew(&b, 4, 0xf);
+        fb_point(&b, tv + 4 + 4 * (size_t)i, t);
+        fb_point(&b, t + 4, fb_ints(&b, ts[i].dims, ts[i].rank));
+        fb_tset(&b, t, 2, (uint32_t)i + 1); /* buffer i + 1; buffer 0 is the empty one */
+        size_t nl = strlen(ts[i].name);
+        size_t s = fb_vnew(&b, (uint32_t)nl, 1);
+        memcpy(b.d + s + 4, ts[i].name, nl);
+        fb_alloc(&b, 1, 1); /* the NUL */
+        fb_point(&b, t + 16, s);
+    }
+    fb_point(&b, sg + 8, fb_ints(&b, &input, 1));
+    fb_point(&b, sg + 12, fb_ints(&b, &output, 1));
+    size_t ov = fb_vnew(&b, (uint32_t)nops, 4);
+    fb_point(&b, sg + 16, ov);
+    for (int i = 0; i < nops; i++) {
+        const struct tiny_op *o = &ops[i];
+        size_t t = fb_tnew(&b, 5, o->opt_type ? 0x1f : 0x7);
+        fb_point(&b, ov + 4 + 4 * (size_t)i, t);
+        fb_tset(&b, t, 0, (uint32_t)i);
+        fb_point(&b, t + 8, fb_ints(&b, o->in, o->nin));
+        fb_point(&b, t + 12, fb_ints(&b, &o->out, 1));
+        if (o->opt_type) {
+            b.d[t + 16] = (uint8_t)o->opt_type;
+            unsigned mask = 0;
+            for (int j = 0; j < o->nopt; j++)
+                mask |= o->opt[j] >= 0 ? 1u << j : 0;
+            size_t ot = fb_tnew(&b, o->nopt, mask);
+            fb_point(&b, t + 20, ot);
+            for (int j = 0; j < o->nopt; j++)
+                fb_tset(&b, ot, j, (uint32_t)o->opt[j]);
+            if (o->opt_type == 9) {
+                uint32_t u;
+                memcpy(&u, &o->beta, 4);
+                fb_tset(&b, ot, 0, u);
+            }
+        }
+    }
+    size_t bv = fb_vnew(&b, (uint32_t)nt + 1, 4);
+    fb_point(&b, model + 4 + 16, bv);
+    size_t empty = fb_tnew(&b, 1, 0);
+    fb_point(&b, bv + 4, empty);
+    for (int i = 0; i < nt; i++) {
+        size_t bt = fb_tnew(&b, 1, ts[i].data ? 1 : 0);
+        fb_point(&b, bv + 8 + 4 * (size_t)i, bt);
+        if (ts[i].data) {
+            size_t n = tiny_count(&ts[i]) * 4;
+            size_t dv = fb_vnew(&b, (uint32_t)n, 1);
+            memcpy(b.d + dv + 4, ts[i].data, n);
+            fb_point(&b, bt + 4, dv);
+        }
+    }
+    *len = b.n;
+    return b.d;
+}
+
+/* Plain TFLite semantics, one loop nest per operator. */
+static void ref_conv(const float *in, int ih, int iw, int ic, const float *w, const float *bias,
+                     int kh, int kw, int sh, int sw, int pt, int pl, int oh, int ow, int oc,
+                     int mult, int depthwise, int act, float *out)
+{
+    for (int y = 0; y < oh; y++)
+        for (int x = 0; x < ow; x++)
+            for (int o = 0; o < oc; o++) {
+                double s = bias[o];
+                for (int ky = 0; ky < kh; ky++)
+                    for (int kx = 0; kx < kw; kx++) {
+                        int iy = y * sh - pt + ky, ix = x * sw - pl + kx;
+                        if (iy < 0 || iy >= ih || ix < 0 || ix >= iw)
+                            continue;
+                        if (depthwise)
+                            s += in[((size_t)iy * iw + ix) * ic + o / mult] *
+                                 w[((size_t)ky * kw + kx) * oc + o];
+                        else
+                            for (int c = 0; c < ic; c++)
+                                s += in[((size_t)iy * iw + ix) * ic + c] *
+                                     w[(((size_t)o * kh + ky) * kw + kx) * ic + c];
+                    }
+                if (act == 1 && s < 0)
+                    s = 0;
+                if (act == 3)
+                    s = s < 0 ? 0 : s > 6 ? 6 : s;
+                out[((size_t)y * ow + x) * oc + o] = (float)s;
+            }
+}
+
+static void fill(float *v, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        v[i] = (float)((int)(seed >> 16 & 1023) - 512) / 256.0f;
+    }
+}
+
+/* The tiny network: 9x10x3 -> conv 3x3/2 SAME RELU6 (8) -> depthwise 3x3/1 SAME RELU ->
+ * depthwise 3x3 VALID x2 (16) -> conv 1x1 (20) -> avg pool 2x2/2 SAME -> reshape [1, 80]
+ * -> softmax beta 0.5. Odd paddings, row and column tails of the GEMM, both depthwise
+ * paths and partial pooling windows are all on the way. */
+static float w0[8 * 3 * 3 * 3], b0[8], w1[9 * 8], b1[8], w2[9 * 16], b2[16], w3[20 * 16], b3[20];
+
+static uint8_t *tiny_model(size_t *len)
+{
+    fill(w0, VT_ARRAY_LEN(w0), 1);
+    fill(b0, 8, 2);
+    fill(w1, VT_ARRAY_LEN(w1), 3);
+    fill(b1, 8, 4);
+    fill(w2, VT_ARRAY_LEN(w2), 5);
+    fill(b2, 16, 6);
+    fill(w3, VT_ARRAY_LEN(w3), 7);
+    fill(b3, 20, 8);
+    const struct tiny_tensor ts[] = {
+        {"input", 4, {1, 9, 10, 3}, NULL},  {"w0", 4, {8, 3, 3, 3}, w0},
+        {"b0", 1, {8}, b0},                 {"a0", 4, {1, 5, 5, 8}, NULL},
+        {"w1", 4, {1, 3, 3, 8}, w1},        {"b1", 1, {8}, b1},
+        {"a1", 4, {1, 5, 5, 8}, NULL},      {"w2", 4, {1, 3, 3, 16}, w2},
+        {"b2", 1, {16}, b2},                {"a2", 4, {1, 3, 3, 16}, NULL},
+        {"w3", 4, {20, 1, 1, 16}, w3},      {"b3", 1, {20}, b3},
+        {"a3", 4, {1, 3, 3, 20}, NULL},     {"pool", 4, {1, 2, 2, 20}, NULL},
+        {"flat", 2, {1, 80}, NULL},         {"prob", 2, {1, 80}, NULL},
+    };
+    const struct tiny_op ops[] = {
+        {3, 1, 3, {0, 1, 2}, 3, {0, 2, 2, 3, 1, 1}, 6, 0},
+        {4, 2, 3, {3, 4, 5}, 6, {0, 1, 1, 1, 1, 1, 1}, 7, 0},
+        {4, 2, 3, {6, 7, 8}, 9, {1, 1, 1, 2, 0, 1, 1}, 7, 0},
+        {3, 1, 3, {9, 10, 11}, 12, {1, 1, 1, 0, 1, 1}, 6, 0},
+        {1, 5, 1, {12}, 13, {0, 2, 2, 2, 2, 0}, 6, 0},
+        {22, 0, 1, {13}, 14, {0}, 0, 0},
+        {25, 9, 1, {14}, 15, {0}, 1, 0.5f},
+    };
+    return tiny_build(ts, (int)VT_ARRAY_LEN(ts), ops, (int)VT_ARRAY_LEN(ops), 0, 15, len);
+}
+
+VT_TEST(tflite_tiny_model_matches_plain_loops)
+{
+    size_t len;
+    uint8_t *d = tiny_model(&len);
+    const char *seed = getenv("VT_TFLITE_WRITE_SEED"); /* makes tests/fuzz/corpus_tflite */
+    if (seed) {
+        char e[256];
+        vt_write_file_atomic(seed, d, len, e, sizeof(e));
+    }
+    struct vt_tflite *m = NULL;
+    char err[512] = "";
+    int rc = vt_tflite_parse(d, len, &m, err, sizeof(err));
+    if (rc)
+        fprintf(stderr, "  parse: %s\n", err);
+    CHECK_INT(rc, 0);
+    if (!m) {
+        free(d);
+        return;
+    }
+    float in[9 * 10 * 3], a0[5 * 5 * 8], a1[5 * 5 * 8], a2[3 * 3 * 16], a3[3 * 3 * 20],
+        pool[2 * 2 * 20], prob[80];
+    fill(in, VT_ARRAY_LEN(in), 9);
+    /* SAME 3x3 stride 2: 9 -> 5 rows (padding 1 on top), 10 -> 5 columns (0 on the left) */
+    ref_conv(in, 9, 10, 3, w0, b0, 3, 3, 2, 2, 1, 0, 5, 5, 8, 1, 0, 3, a0);
+    ref_conv(a0, 5, 5, 8, w1, b1, 3, 3, 1, 1, 1, 1, 5, 5, 8, 1, 1, 1, a1);
+    ref_conv(a1, 5, 5, 8, w2, b2, 3, 3, 1, 1, 0, 0, 3, 3, 16, 2, 1, 0, a2);
+    ref_conv(a2, 3, 3, 16, w3, b3, 1, 1, 1, 1, 0, 0, 3, 3, 20, 1, 0, 0, a3);
+    for (int y = 0; y < 2; y++) /* SAME 2x2 stride 2 on 3x3: the last windows half outside */
+        for (int x = 0; x < 2; x++)
+            for (int c = 0; c < 20; c++) {
+                double s = 0;
+                int n = 0;
+                for (int iy = 2 * y; iy < 2 * y + 2 && iy < 3; iy++)
+                    for (int ix = 2 * x; ix < 2 * x + 2 && ix < 3; ix++, n++)
+                        s += a3[(iy * 3 + ix) * 20 + c];
+                pool[(y * 2 + x) * 20 + c] = (float)(s / n);
+            }
+    double mx = -1e30, sum = 0;
+    for (int i = 0; i < 80; i++)
+        mx = pool[i] > mx ? pool[i] : mx;
+    for (int i = 0; i < 80; i++)
+        sum += prob[i] = (float)exp(0.5 * (pool[i] - mx));
+    for (int i = 0; i < 80; i++)
+        prob[i] = (float)(prob[i] / sum);
+
+    struct vt_tflite_ctx *cx = vt_tflite_ctx_new(m);
+    vt_tflite_run(cx, in, -1);
+    const struct {
+        const char *name;
+        const float *want;
+        int n;
+    } cmp[] = {{"a0", a0, 200}, {"a1", a1, 200}, {"a2", a2, 144},
+               {"a3", a3, 180}, {"pool", pool, 80}, {"prob", prob, 80}};
+    for (size_t k = 0; k < VT_ARRAY_LEN(cmp); k++) {
+        int t = vt_tflite_tensor_find(m, cmp[k].name);
+        CHECK(t >= 0);
+        if (t < 0)
+            continue;
+        const float *got = vt_tflite_tensor_data(cx, t);
+        double worst = 0;
+        for (int i = 0; i < cmp[k].n; i++) {
+            double dd = fabs(got[i] - cmp[k].want[i]);
+            worst = dd > worst ? dd : worst;
+        }
+        if (worst > 1e-4)
+            fprintf(stderr, "  %s differs by %g\n", cmp[k].name, worst);
+        CHECK(worst <= 1e-4);
+    }
+    /* back from the softmax, past the reshape: the pool is the last layer, a3 its input */
+    CHECK_INT(vt_tflite_default_embedding(m), vt_tflite_tensor_find(m, "a3"));
+    vt_tflite_ctx_free(cx);
+    vt_tflite_free(m);
+    free(d);
+
+    /* a consistent model whose activations would take 2.1 GB: refused at parse time */
+    static float wb[8 * 3 + 8];
+    const struct tiny_tensor big[] = {
+        {"input", 4, {1, 4096, 4096, 3}, NULL},
+        {"w", 4, {8, 1, 1, 3}, wb},
+        {"b", 1, {8}, wb + 24},
+        {"out", 4, {1, 4096, 4096, 8}, NULL},
+    };
+    const struct tiny_op conv = {3, 1, 3, {0, 1, 2}, 3, {1, 1, 1, 0, 1, 1}, 6, 0};
+    d = tiny_build(big, 4, &conv, 1, 0, 3, &len);
+    EXPECT_BAD(d, len, "activations exceed");
+    free(d);
+}
