@@ -46,6 +46,12 @@ void vt_image_buf_release(struct vt_image_buf *b)
 int vt_image_decode_jpeg(const uint8_t *data, size_t len, struct vt_image_buf *out, char *err,
                          size_t errlen)
 {
+    return vt_image_decode_jpeg_min(data, len, 0, 0, out, err, errlen);
+}
+
+int vt_image_decode_jpeg_min(const uint8_t *data, size_t len, int min_w, int min_h,
+                             struct vt_image_buf *out, char *err, size_t errlen)
+{
     struct jpeg_decompress_struct c;
     struct jerr j;
     uint8_t *volatile rgb = NULL;
@@ -77,6 +83,14 @@ int vt_image_decode_jpeg(const uint8_t *data, size_t len, struct vt_image_buf *o
         goto out;
     }
     c.out_color_space = JCS_RGB;
+    if (min_w > 0 && min_h > 0) {
+        unsigned d = 8;
+        while (d > 1 && ((c.image_width + d - 1) / d < (unsigned)min_w ||
+                         (c.image_height + d - 1) / d < (unsigned)min_h))
+            d /= 2;
+        c.scale_num = 1;
+        c.scale_denom = d;
+    }
     jpeg_start_decompress(&c);
     if (c.output_components != 3) {
         rc = vt_err(err, errlen, VT_EMEDIA, "jpeg: %d components after conversion to RGB",
@@ -103,6 +117,12 @@ out:
 
 int vt_image_load_jpeg(const char *path, struct vt_image_buf *out, char *err, size_t errlen)
 {
+    return vt_image_load_jpeg_min(path, 0, 0, out, err, errlen);
+}
+
+int vt_image_load_jpeg_min(const char *path, int min_w, int min_h, struct vt_image_buf *out,
+                           char *err, size_t errlen)
+{
     char *data;
     size_t len;
     char sub[256];
@@ -110,7 +130,7 @@ int vt_image_load_jpeg(const char *path, struct vt_image_buf *out, char *err, si
     int rc = vt_read_file_capped(path, "JPEG file", VT_IMAGE_MAX_FILE, &data, &len, err, errlen);
     if (rc)
         return rc;
-    rc = vt_image_decode_jpeg((const uint8_t *)data, len, out, sub, sizeof(sub));
+    rc = vt_image_decode_jpeg_min((const uint8_t *)data, len, min_w, min_h, out, sub, sizeof(sub));
     if (rc)
         vt_err(err, errlen, rc, "'%s': %s", path, sub);
     free(data);

@@ -191,6 +191,19 @@ VT_TEST(tflite_embedding_mirror_close_sparrow_far)
         CHECK(dot(v, jv, 256) > 0.95);
     }
     vt_image_buf_release(&b);
+    /* decoded at a reduced size for the model: 224 / 2 is too small, so full size; a
+     * 1000x900 picture asked for 224x224 decodes at 1/4: 250x225 */
+    CHECK_INT(vt_image_load_jpeg_min(jpg, 224, 224, &b, err, sizeof(err)), 0);
+    CHECK_INT(b.width, 224);
+    vt_image_buf_release(&b);
+    uint8_t *big = vt_xcalloc((size_t)1000 * 900 * 3, 1);
+    CHECK_INT(vt_img_write_jpeg(jpg, big, 1000, 900, 3000, 80, &bytes, err, sizeof(err)), 0);
+    CHECK_INT(vt_image_load_jpeg_min(jpg, 224, 224, &b, err, sizeof(err)), 0);
+    CHECK_INT(b.width, 250);
+    CHECK_INT(b.height, 225);
+    CHECK_INT(b.stride, 750);
+    vt_image_buf_release(&b);
+    free(big);
     unlink(jpg);
     rmdir(dir);
     free(jpg);
