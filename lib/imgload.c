@@ -2,7 +2,8 @@
  * JPEG decoding for imgload.h with libjpeg-turbo. libjpeg reports fatal errors through
  * error_exit, which by default prints and calls exit(); here it longjmps back to the
  * decoder with the library's message, so a broken file costs one error line. Warnings
- * (a truncated file libjpeg pads with grey) are accepted, as every viewer does.
+ * (a truncated file libjpeg pads with grey) are accepted, as every viewer does. A
+ * progress monitor bounds the scans of a progressive file, so none decodes for minutes.
  */
 #include "imgload.h"
 
@@ -30,6 +31,19 @@ static void on_error(j_common_ptr c)
     longjmp(j->jump, 1);
 }
 
+/* A progressive JPEG of thousands of tiny scans decodes for minutes: stop at 500, as
+ * libjpeg-turbo's own tools do. */
+#define MAX_SCANS 500
+
+static void on_progress(j_common_ptr c)
+{
+    struct jerr *j = (struct jerr *)c->err;
+    if (c->is_decompressor && ((j_decompress_ptr)c)->input_scan_number > MAX_SCANS) {
+        snprintf(j->msg, sizeof(j->msg), "more than %d scans", MAX_SCANS);
+        longjmp(j->jump, 1);
+    }
+}
+
 static void on_message(j_common_ptr c)
 {
     (void)c; /* warnings are not printed: the library never writes to stderr */
@@ -54,6 +68,7 @@ int vt_image_decode_jpeg_min(const uint8_t *data, size_t len, int min_w, int min
 {
     struct jpeg_decompress_struct c;
     struct jerr j;
+    struct jpeg_progress_mgr progress = {.progress_monitor = on_progress};
     uint8_t *volatile rgb = NULL;
     volatile int rc = 0;
 
@@ -69,6 +84,7 @@ int vt_image_decode_jpeg_min(const uint8_t *data, size_t len, int min_w, int min
         goto out;
     }
     jpeg_create_decompress(&c);
+    c.progress = &progress;
     jpeg_mem_src(&c, data, (unsigned long)len);
     jpeg_read_header(&c, TRUE);
     if (c.image_width == 0 || c.image_height == 0 || c.image_width > VT_IMAGE_MAX_SIDE ||
