@@ -6,8 +6,8 @@
  * im2col (skipped for 1x1 stride-1 convolutions, whose input already is the matrix) and a
  * blocked GEMM on weights packed at parse time in panels of 16 output channels, depthwise
  * convolutions and pooling over channels (contiguous in NHWC). The kernels use GCC vector
- * types so that -O2 turns them into SIMD, and on x86-64 get an AVX2+FMA clone chosen at
- * load time (target_clones), the baseline build staying plain x86-64.
+ * types so that -O2 turns them into SIMD (tflite_kern.inc), with an AVX2+FMA build on
+ * x86-64 chosen at run time, the baseline build staying plain x86-64.
  *
  * Field ids follow tensorflow/lite/schema/schema.fbs (Model, OperatorCode, SubGraph,
  * Tensor, Buffer, Operator, Conv2DOptions, DepthwiseConv2DOptions, Pool2DOptions,
@@ -870,29 +870,79 @@ const float *vt_tflite_tensor_data(const struct vt_tflite_ctx *c, int i)
 
 /* ---- kernels ---- */
 
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-#define VT_KERNEL __attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
-#elif defined(__clang__) && defined(__x86_64__)
-#define VT_KERNEL __attribute__((target_clones("arch=haswell", "default")))
-#else
-#define VT_KERNEL
-#endif
+/*
+ * The hot kernels are in tflite_kern.inc, built twice: on 16-byte vectors for every CPU
+ * (SSE2, NEON) and, on x86-64, on 32-byte vectors for AVX2 + FMA, picked at run time
+ * when the CPU has them (about 15x faster here than 32-byte vectors lowered to SSE2 would
+ * be). GCC in ISO C mode does not fuse a * b + c; the AVX2 build asks it to.
+ */
+typedef float vf4 __attribute__((vector_size(16)));
+typedef int32_t vi4 __attribute__((vector_size(16)));
 
+/* Loads and stores through memcpy (unaligned, no aliasing trouble); macros rather than
+ * functions, since passing wide vectors by value changes the ABI (-Wpsabi). */
+#define VLD(v, p) memcpy(&(v), (p), sizeof(v))
+#define VST(p, v) memcpy((p), &(v), sizeof(v))
+/* v = min(max(v, l), h) elementwise, l and h vectors, VI the integer vector type */
+#define VCLAMP(v, l, h, VI)                                                                        \
+    do {                                                                                           \
+        VI m_ = (v) < (l);                                                                         \
+        (v) = (__typeof__(v))(((VI)(v) & ~m_) | ((VI)(l) & m_));                                   \
+        m_ = (v) > (h);                                                                            \
+        (v) = (__typeof__(v))(((VI)(v) & ~m_) | ((VI)(h) & m_));                                   \
+    } while (0)
+
+#define KVF vf4
+#define KVI vi4
+#define KW 4
+#define KATTR
+#define KNAME(x) x##_v4
+#include "tflite_kern.inc"
+#undef KVF
+#undef KVI
+#undef KW
+#undef KATTR
+#undef KNAME
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define VT_TFLITE_AVX2 1
 typedef float vf8 __attribute__((vector_size(32)));
 typedef int32_t vi8 __attribute__((vector_size(32)));
+#define KVF vf8
+#define KVI vi8
+#define KW 8
+#if defined(__clang__)
+#define KATTR __attribute__((target("avx2,fma")))
+#else
+#define KATTR __attribute__((target("avx2,fma"), optimize("fp-contract=fast")))
+#endif
+#define KNAME(x) x##_v8
+#include "tflite_kern.inc"
+#undef KVF
+#undef KVI
+#undef KW
+#undef KATTR
+#undef KNAME
+#endif
 
-/* Macros rather than functions: passing 32-byte vectors by value would change the ABI
- * between the AVX2 clones and the baseline (-Wpsabi). */
-#define LD8(v, p) memcpy(&(v), (p), sizeof(vf8))
-#define ST8(p, v) memcpy((p), &(v), sizeof(vf8))
-/* v = min(max(v, l), h) elementwise, with l and h vectors */
-#define CLAMP8(v, l, h)                                                                            \
-    do {                                                                                           \
-        vi8 m_ = (v) < (l);                                                                        \
-        (v) = (vf8)(((vi8)(v) & ~m_) | ((vi8)(l) & m_));                                           \
-        m_ = (v) > (h);                                                                            \
-        (v) = (vf8)(((vi8)(v) & ~m_) | ((vi8)(h) & m_));                                           \
-    } while (0)
+static int generic_only;
+
+void vt_tflite_use_generic_kernels(int on)
+{
+    generic_only = on;
+}
+
+static int have_avx2(void)
+{
+#ifdef VT_TFLITE_AVX2
+    if (generic_only)
+        return 0;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return 0;
+#endif
+}
 
 static inline float act1(float v, int act)
 {
@@ -910,73 +960,16 @@ static void act_range(int act, float *lo, float *hi)
     *hi = act == ACT_RELU6 ? 6 : act == ACT_RELU_N1_TO_1 ? 1 : INFINITY;
 }
 
-/*
- * C[m][n] = A[m][k] (row stride lda) * B + bias, clamped to [lo, hi]; B packed in panels
- * [n/NR][k][NR]. Tiles of 4 rows x 16 columns live in eight vector accumulators; the 4
- * rows of A (4k floats) stay in L1 while the panels stream from L2.
- */
-VT_KERNEL
 static void gemm_packed(int m, int n, int k, const float *a, size_t lda, const float *bp,
                         const float *bias, float lo, float hi, float *c, size_t ldc)
 {
-    int np = (n + NR - 1) / NR;
-    float tmp[4][NR];
-    vf8 lov = (vf8){0} + lo, hiv = (vf8){0} + hi;
-    for (int i = 0; i < m; i += 4) {
-        int mr = m - i < 4 ? m - i : 4;
-        const float *a0 = a + (size_t)i * lda;
-        const float *a1 = mr > 1 ? a0 + lda : a0;
-        const float *a2 = mr > 2 ? a0 + 2 * lda : a0;
-        const float *a3 = mr > 3 ? a0 + 3 * lda : a0;
-        for (int p = 0; p < np; p++) {
-            const float *b = bp + (size_t)p * k * NR;
-            vf8 c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0},
-                c31 = {0};
-            for (int x = 0; x < k; x++) {
-                vf8 b0, b1;
-                LD8(b0, b + (size_t)x * NR);
-                LD8(b1, b + (size_t)x * NR + 8);
-                c00 += a0[x] * b0;
-                c01 += a0[x] * b1;
-                c10 += a1[x] * b0;
-                c11 += a1[x] * b1;
-                c20 += a2[x] * b0;
-                c21 += a2[x] * b1;
-                c30 += a3[x] * b0;
-                c31 += a3[x] * b1;
-            }
-            int col = p * NR, nc = n - col < NR ? n - col : NR;
-            if (nc == NR) {
-                vf8 bi0, bi1;
-                LD8(bi0, bias + col);
-                LD8(bi1, bias + col + 8);
-                vf8 acc[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
-                for (int r = 0; r < mr; r++) {
-                    float *cr = c + (size_t)(i + r) * ldc + col;
-                    vf8 v0 = acc[r][0] + bi0, v1 = acc[r][1] + bi1;
-                    CLAMP8(v0, lov, hiv);
-                    CLAMP8(v1, lov, hiv);
-                    ST8(cr, v0);
-                    ST8(cr + 8, v1);
-                }
-            } else {
-                ST8(tmp[0], c00);
-                ST8(tmp[0] + 8, c01);
-                ST8(tmp[1], c10);
-                ST8(tmp[1] + 8, c11);
-                ST8(tmp[2], c20);
-                ST8(tmp[2] + 8, c21);
-                ST8(tmp[3], c30);
-                ST8(tmp[3] + 8, c31);
-                for (int r = 0; r < mr; r++)
-                    for (int j = 0; j < nc; j++) {
-                        float v = tmp[r][j] + bias[col + j];
-                        v = v < lo ? lo : v;
-                        c[(size_t)(i + r) * ldc + col + j] = v > hi ? hi : v;
-                    }
-            }
-        }
+#ifdef VT_TFLITE_AVX2
+    if (have_avx2()) {
+        gemm_v8(m, n, k, a, lda, bp, bias, lo, hi, c, ldc);
+        return;
     }
+#endif
+    gemm_v4(m, n, k, a, lda, bp, bias, lo, hi, c, ldc);
 }
 
 /* Rows of the im2col matrix: one per output pixel, kh*kw*ic values (zeros off the edge). */
@@ -1014,49 +1007,18 @@ static void run_conv(const struct op *o, const float *in, float *out, float *scr
     gemm_packed(m, o->oc, k, a, (size_t)k, o->w, o->bias, lo, hi, out, (size_t)o->oc);
 }
 
-/* Depthwise, multiplier 1, channels a multiple of 8: vectors along the channels. */
-VT_KERNEL
-static void dw_vec(const struct op *o, const float *in, float *out, float lo, float hi)
-{
-    int C = o->oc;
-    vf8 lov = (vf8){0} + lo, hiv = (vf8){0} + hi;
-    for (int oy = 0; oy < o->oh; oy++) {
-        int iy0 = oy * o->sh - o->pad_t;
-        for (int ox = 0; ox < o->ow; ox++) {
-            int ix0 = ox * o->sw - o->pad_l;
-            float *dst = out + ((size_t)oy * o->ow + ox) * C;
-            for (int c = 0; c < C; c += 8) {
-                vf8 acc;
-                LD8(acc, o->bias + c);
-                for (int ky = 0; ky < o->kh; ky++) {
-                    int iy = iy0 + ky * o->dh;
-                    if (iy < 0 || iy >= o->ih)
-                        continue;
-                    const float *irow = in + (size_t)iy * o->iw * C + c;
-                    const float *wrow = o->w + (size_t)ky * o->kw * C + c;
-                    for (int kx = 0; kx < o->kw; kx++) {
-                        int ix = ix0 + kx * o->dw;
-                        if (ix < 0 || ix >= o->iw)
-                            continue;
-                        vf8 iv, wv;
-                        LD8(iv, irow + (size_t)ix * C);
-                        LD8(wv, wrow + (size_t)kx * C);
-                        acc += iv * wv;
-                    }
-                }
-                CLAMP8(acc, lov, hiv);
-                ST8(dst + c, acc);
-            }
-        }
-    }
-}
-
 static void run_dwconv(const struct op *o, const float *in, float *out)
 {
     float lo, hi;
     act_range(o->act, &lo, &hi);
-    if (o->mult == 1 && o->oc % 8 == 0) {
-        dw_vec(o, in, out, lo, hi);
+#ifdef VT_TFLITE_AVX2
+    if (o->mult == 1 && o->oc % 8 == 0 && have_avx2()) {
+        dw_v8(o, in, out, lo, hi);
+        return;
+    }
+#endif
+    if (o->mult == 1 && o->oc % 4 == 0) {
+        dw_v4(o, in, out, lo, hi);
         return;
     }
     for (int oy = 0; oy < o->oh; oy++)

@@ -79,6 +79,10 @@ const float *vt_tflite_tensor_data(const struct vt_tflite_ctx *c, int i);
 void vt_tflite_image_input(const uint8_t *rgb, int iw, int ih, size_t stride, int w, int h,
                            float mean, float std, float *out);
 
+/* 1: use the generic 16-byte-vector kernels even where AVX2 ones could run (for tests and
+ * benchmarks: set it before any run, not while one is running). */
+void vt_tflite_use_generic_kernels(int on);
+
 /* C[m][n] = A[m][k] * B[k][n], row-major and packed: the plain GEMM the convolutions use,
  * exposed for the benchmark (B is packed on every call, so time large m). */
 void vt_tflite_sgemm(int m, int n, int k, const float *a, const float *b, float *c);

@@ -71,7 +71,7 @@ static double dot(const float *a, const float *b, int n)
     return s;
 }
 
-VT_TEST(tflite_burger_is_cheeseburger)
+static void burger_is_cheeseburger(void)
 {
     struct vt_tflite *m = NULL;
     char err[512] = "";
@@ -117,6 +117,15 @@ VT_TEST(tflite_burger_is_cheeseburger)
 out:
     free(rgb);
     vt_tflite_free(m);
+}
+
+/* Both builds of the kernels: the AVX2 one (where the CPU has it) and the generic one. */
+VT_TEST(tflite_burger_is_cheeseburger)
+{
+    burger_is_cheeseburger();
+    vt_tflite_use_generic_kernels(1);
+    burger_is_cheeseburger();
+    vt_tflite_use_generic_kernels(0);
 }
 
 static struct vt_imgembed *open_mn(int threads)
@@ -685,7 +694,7 @@ static uint8_t *tiny_model(size_t *len)
     return tiny_build(ts, (int)VT_ARRAY_LEN(ts), ops, (int)VT_ARRAY_LEN(ops), 0, 15, len);
 }
 
-VT_TEST(tflite_tiny_model_matches_plain_loops)
+static void tiny_model_matches_plain_loops(void)
 {
     size_t len;
     uint8_t *d = tiny_model(&len);
@@ -771,4 +780,12 @@ VT_TEST(tflite_tiny_model_matches_plain_loops)
     d = tiny_build(big, 4, &conv, 1, 0, 3, &len);
     EXPECT_BAD(d, len, "activations exceed");
     free(d);
+}
+
+VT_TEST(tflite_tiny_model_matches_plain_loops)
+{
+    tiny_model_matches_plain_loops();
+    vt_tflite_use_generic_kernels(1);
+    tiny_model_matches_plain_loops();
+    vt_tflite_use_generic_kernels(0);
 }
