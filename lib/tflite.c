@@ -233,6 +233,8 @@ struct vt_tflite {
     struct op *ops;
     int nops;
     int input, output;
+    float mean[3], std[3]; /* input normalisation: (v - mean) / std per channel */
+    int norm_from_metadata;
     size_t arena;   /* floats of activations */
     size_t scratch; /* floats of im2col scratch */
     uint64_t macs;
@@ -674,6 +676,89 @@ static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *co
     return 0;
 }
 
+/* A float vector of 1 or 3 positive-or-any finite values into v[3]. */
+static int norm_vec(const struct fb *f, const struct fbt *t, int id, int positive, float v[3])
+{
+    size_t start;
+    uint32_t n;
+    if (fb_vec(f, t, id, 4, &start, &n) != 1 || (n != 1 && n != 3))
+        return -1;
+    for (int c = 0; c < 3; c++) {
+        uint32_t u = rd_u32(f->d + start + 4 * (size_t)(n == 3 ? c : 0));
+        memcpy(&v[c], &u, 4);
+        if (!isfinite(v[c]) || (positive && !(v[c] > 0)))
+            return -1;
+    }
+    return 0;
+}
+
+/*
+ * The input normalisation from the TFLite metadata (metadata_schema.fbs, identifier
+ * "M001", in the buffer of the model's metadata entry "TFLITE_METADATA"): ModelMetadata
+ * .subgraph_metadata[0].input_tensor_metadata[0].process_units[], the unit whose options
+ * are NormalizationOptions (mean, std). 0 with m->mean/std set or left alone (none
+ * there), -1 when the metadata is there but malformed.
+ */
+static int parse_norm(const struct fb *f, const struct fbt *model, size_t bufs, uint32_t nbufs,
+                      struct vt_tflite *m)
+{
+    size_t start;
+    uint32_t n;
+    int r = fb_vec(f, model, 6, 4, &start, &n);
+    if (r <= 0)
+        return r;
+    for (uint32_t i = 0; i < n; i++) {
+        struct fbt md, bt, root, sgm, tm, pu, no;
+        const char *name;
+        size_t nl, dstart, at, pstart;
+        uint32_t bi, dlen, nsub, nin, npu;
+        if (fb_vec_table(f, start, i, &md) || fb_str(f, &md, 0, &name, &nl) < 0 ||
+            fb_u32(f, &md, 1, 0, &bi))
+            return -1;
+        if (!name || strcmp(name, "TFLITE_METADATA") != 0)
+            continue;
+        if (bi >= nbufs || fb_vec_table(f, bufs, bi, &bt) ||
+            fb_vec(f, &bt, 0, 1, &dstart, &dlen) != 1)
+            return -1;
+        struct fb g = {f->d + dstart, dlen};
+        if (dlen < 8 || memcmp(g.d + 4, "M001", 4) != 0 || fb_deref(&g, 0, &at) ||
+            fb_table(&g, at, &root))
+            return -1;
+        r = fb_vec(&g, &root, 3, 4, &pstart, &nsub);
+        if (r < 0)
+            return -1;
+        if (r == 0 || nsub == 0)
+            return 0;
+        if (fb_vec_table(&g, pstart, 0, &sgm) || (r = fb_vec(&g, &sgm, 2, 4, &pstart, &nin)) < 0)
+            return -1;
+        if (r == 0 || nin == 0)
+            return 0;
+        if (fb_vec_table(&g, pstart, 0, &tm) || (r = fb_vec(&g, &tm, 4, 4, &pstart, &npu)) < 0)
+            return -1;
+        for (uint32_t k = 0; r == 1 && k < npu; k++) {
+            uint8_t type;
+            if (fb_vec_table(&g, pstart, k, &pu) || fb_u8(&g, &pu, 0, 0, &type))
+                return -1;
+            if (type != 1) /* NormalizationOptions */
+                continue;
+            if (fb_sub(&g, &pu, 1, &no) != 1 || norm_vec(&g, &no, 0, 0, m->mean) ||
+                norm_vec(&g, &no, 1, 1, m->std))
+                return -1;
+            m->norm_from_metadata = 1;
+            return 0;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+int vt_tflite_input_norm(const struct vt_tflite *m, float mean[3], float std[3])
+{
+    memcpy(mean, m->mean, sizeof(m->mean));
+    memcpy(std, m->std, sizeof(m->std));
+    return m->norm_from_metadata;
+}
+
 int vt_tflite_parse(const uint8_t *data, size_t len, struct vt_tflite **out, char *err,
                     size_t errlen)
 {
@@ -725,6 +810,12 @@ int vt_tflite_parse(const uint8_t *data, size_t len, struct vt_tflite **out, cha
         goto out;
     }
     m = vt_xcalloc(1, sizeof(*m));
+    for (int ch = 0; ch < 3; ch++)
+        m->mean[ch] = m->std[ch] = 127.5f;
+    if (parse_norm(&f, &model, bstart, nbufs, m)) {
+        rc = BAD("tflite: metadata (input normalisation) out of range");
+        goto out;
+    }
     rc = parse_tensors(&f, &sg, bstart, nbufs, m, err, errlen);
     if (rc)
         goto out;
@@ -1105,9 +1196,9 @@ void vt_tflite_run(struct vt_tflite_ctx *c, const float *input, int stop)
 }
 
 void vt_tflite_image_input(const uint8_t *rgb, int iw, int ih, size_t stride, int w, int h,
-                           float mean, float std, float *out)
+                           const float mean[3], const float std[3], float *out)
 {
-    float inv = 1.0f / std, sx = (float)iw / (float)w, sy = (float)ih / (float)h;
+    float inv[3] = {1.0f / std[0], 1.0f / std[1], 1.0f / std[2]}, sx = (float)iw / (float)w, sy = (float)ih / (float)h;
     for (int y = 0; y < h; y++) {
         float fy = ((float)y + 0.5f) * sy - 0.5f;
         fy = fy < 0 ? 0 : fy;
@@ -1127,7 +1218,7 @@ void vt_tflite_image_input(const uint8_t *rgb, int iw, int ih, size_t stride, in
                 float top = r0[x0 * 3 + ch] + (r0[x1 * 3 + ch] - r0[x0 * 3 + ch]) * wx;
                 float bot = r1[x0 * 3 + ch] + (r1[x1 * 3 + ch] - r1[x0 * 3 + ch]) * wx;
                 float v = top + (bot - top) * wy;
-                out[((size_t)y * w + x) * 3 + ch] = (v - mean) * inv;
+                out[((size_t)y * w + x) * 3 + ch] = (v - mean[ch]) * inv[ch];
             }
         }
     }

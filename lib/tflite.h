@@ -71,13 +71,20 @@ void vt_tflite_run(struct vt_tflite_ctx *c, const float *input, int stop);
 const float *vt_tflite_tensor_data(const struct vt_tflite_ctx *c, int i);
 
 /*
+ * The input normalisation, (v - mean[c]) / std[c] for v in 0..255: from the model's
+ * metadata (NormalizationOptions of its input) when it has one (returns 1), else 127.5
+ * and 127.5 (returns 0), which is [-1, 1] as float MobileNets expect.
+ */
+int vt_tflite_input_norm(const struct vt_tflite *m, float mean[3], float std[3]);
+
+/*
  * Fill out (h * w * 3 floats, NHWC) from an 8-bit RGB picture (row y at rgb + y * stride)
  * of any size: bilinear resize of the whole picture to w x h (squashed, not cropped: what
  * the TFLite task library's image classifier does) with half-pixel centres, then each
- * value v becomes (v - mean) / std (127.5, 127.5 for MobileNet: [-1, 1]).
+ * value v of channel c becomes (v - mean[c]) / std[c].
  */
 void vt_tflite_image_input(const uint8_t *rgb, int iw, int ih, size_t stride, int w, int h,
-                           float mean, float std, float *out);
+                           const float mean[3], const float std[3], float *out);
 
 /* 1: use the generic 16-byte-vector kernels even where AVX2 ones could run (for tests and
  * benchmarks: set it before any run, not while one is running). */

@@ -94,8 +94,12 @@ static void burger_is_cheeseburger(void)
     CHECK_STR(emb >= 0 ? vt_tflite_tensor_name(m, emb) : "", "MobilenetV1/Logits/AvgPool_1a/AvgPool");
     CHECK_INT(emb >= 0 ? vt_tflite_tensor_count(m, emb) : 0, 256);
 
+    float mean[3], std[3];
+    CHECK_INT(vt_tflite_input_norm(m, mean, std), 1); /* from the model's metadata */
+    CHECK_NEAR(mean[0], 127.5, 1e-6);
+    CHECK_NEAR(std[2], 127.5, 1e-6);
     float *in = vt_xmalloc((size_t)ih * iw * 3 * sizeof(float));
-    vt_tflite_image_input(rgb, w, h, (size_t)w * 3, iw, ih, 127.5f, 127.5f, in);
+    vt_tflite_image_input(rgb, w, h, (size_t)w * 3, iw, ih, mean, std, in);
     struct vt_tflite_ctx *cx = vt_tflite_ctx_new(m);
     vt_tflite_run(cx, in, -1);
     int o = vt_tflite_output(m);
@@ -438,6 +442,22 @@ VT_TEST(tflite_hostile_models)
         EXPECT_BAD(d, n, "buffer of");
     }
 
+    /* the metadata (input normalisation) with a broken identifier */
+    memcpy(d, o, n);
+    size_t mv = deref(o, field(o, root, 6)), meta = 0;
+    for (uint32_t i = 0; i < u32at(o, mv); i++) {
+        size_t md = deref(o, mv + 4 + 4 * (size_t)i), nf = field(o, md, 0);
+        if (nf && strcmp((const char *)o + deref(o, nf) + 4, "TFLITE_METADATA") == 0) {
+            size_t b = elem(o, root, 4, u32at(o, field(o, md, 1)));
+            meta = deref(o, field(o, b, 0)) + 4;
+        }
+    }
+    CHECK(meta != 0 && memcmp(o + meta + 4, "M001", 4) == 0);
+    if (meta) {
+        d[meta + 4] = 'X';
+        EXPECT_BAD(d, n, "metadata (input normalisation) out of range");
+    }
+
     /* no file at all */
     struct vt_tflite *m = NULL;
     CHECK_INT(vt_tflite_open("tests/data/no-such.tflite", &m, err, sizeof(err)), VT_ENOTFOUND);
@@ -739,6 +759,9 @@ static void tiny_model_matches_plain_loops(void)
     for (int i = 0; i < 80; i++)
         prob[i] = (float)(prob[i] / sum);
 
+    float mean[3], std[3];
+    CHECK_INT(vt_tflite_input_norm(m, mean, std), 0); /* no metadata: [-1, 1] */
+    CHECK_NEAR(mean[1], 127.5, 1e-6);
     struct vt_tflite_ctx *cx = vt_tflite_ctx_new(m);
     vt_tflite_run(cx, in, -1);
     const struct {
