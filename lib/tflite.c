@@ -1195,10 +1195,12 @@ void vt_tflite_run(struct vt_tflite_ctx *c, const float *input, int stop)
     }
 }
 
-void vt_tflite_image_input(const uint8_t *rgb, int iw, int ih, size_t stride, int w, int h,
-                           const float mean[3], const float std[3], float *out)
+/* Bilinear resize with half-pixel centres of RGB24 src (sw x sh) into normalised floats. */
+static void bilinear(const uint8_t *rgb, int iw, int ih, size_t stride, int w, int h,
+                     const float mean[3], const float std[3], float *out)
 {
-    float inv[3] = {1.0f / std[0], 1.0f / std[1], 1.0f / std[2]}, sx = (float)iw / (float)w, sy = (float)ih / (float)h;
+    float inv[3] = {1.0f / std[0], 1.0f / std[1], 1.0f / std[2]};
+    float sx = (float)iw / (float)w, sy = (float)ih / (float)h;
     for (int y = 0; y < h; y++) {
         float fy = ((float)y + 0.5f) * sy - 0.5f;
         fy = fy < 0 ? 0 : fy;
@@ -1222,6 +1224,36 @@ void vt_tflite_image_input(const uint8_t *rgb, int iw, int ih, size_t stride, in
             }
         }
     }
+}
+
+void vt_tflite_image_input(const uint8_t *rgb, int iw, int ih, size_t stride, int w, int h,
+                           const float mean[3], const float std[3], float *out)
+{
+    /* Two-tap bilinear from far above the target size would sample a few pixels and alias
+     * (the same frame re-encoded at another size would embed differently): first average
+     * fx x fy blocks down to less than twice the target, then resize. */
+    int fx = iw / w, fy = ih / h;
+    fx = fx < 1 ? 1 : fx;
+    fy = fy < 1 ? 1 : fy;
+    if (fx == 1 && fy == 1) {
+        bilinear(rgb, iw, ih, stride, w, h, mean, std, out);
+        return;
+    }
+    int bw = iw / fx, bh = ih / fy, area = fx * fy;
+    uint8_t *box = vt_xmalloc((size_t)bw * bh * 3);
+    for (int by = 0; by < bh; by++)
+        for (int bx = 0; bx < bw; bx++)
+            for (int ch = 0; ch < 3; ch++) {
+                unsigned sum = 0;
+                for (int y = by * fy; y < (by + 1) * fy; y++) {
+                    const uint8_t *row = rgb + (size_t)y * stride + (size_t)bx * fx * 3 + ch;
+                    for (int x = 0; x < fx; x++)
+                        sum += row[x * 3];
+                }
+                box[((size_t)by * bw + bx) * 3 + ch] = (uint8_t)((sum + (unsigned)area / 2) / (unsigned)area);
+            }
+    bilinear(box, bw, bh, (size_t)bw * 3, w, h, mean, std, out);
+    free(box);
 }
 
 void vt_tflite_sgemm(int m, int n, int k, const float *a, const float *b, float *c)

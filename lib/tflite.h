@@ -79,9 +79,10 @@ int vt_tflite_input_norm(const struct vt_tflite *m, float mean[3], float std[3])
 
 /*
  * Fill out (h * w * 3 floats, NHWC) from an 8-bit RGB picture (row y at rgb + y * stride)
- * of any size: bilinear resize of the whole picture to w x h (squashed, not cropped: what
- * the TFLite task library's image classifier does) with half-pixel centres, then each
- * value v of channel c becomes (v - mean[c]) / std[c].
+ * of any size: the whole picture squashed to w x h (not cropped: what the TFLite task
+ * library's image classifier does), by averaging integer blocks first when it is at least
+ * twice as large (so that a large frame does not alias) and then a bilinear resize with
+ * half-pixel centres; each value v of channel c becomes (v - mean[c]) / std[c].
  */
 void vt_tflite_image_input(const uint8_t *rgb, int iw, int ih, size_t stride, int w, int h,
                            const float mean[3], const float std[3], float *out);
