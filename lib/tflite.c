@@ -1241,17 +1241,27 @@ void vt_tflite_image_input(const uint8_t *rgb, int iw, int ih, size_t stride, in
     }
     int bw = iw / fx, bh = ih / fy, area = fx * fy;
     uint8_t *box = vt_xmalloc((size_t)bw * bh * 3);
-    for (int by = 0; by < bh; by++)
-        for (int bx = 0; bx < bw; bx++)
-            for (int ch = 0; ch < 3; ch++) {
-                unsigned sum = 0;
-                for (int y = by * fy; y < (by + 1) * fy; y++) {
-                    const uint8_t *row = rgb + (size_t)y * stride + (size_t)bx * fx * 3 + ch;
-                    for (int x = 0; x < fx; x++)
-                        sum += row[x * 3];
+    unsigned *acc = vt_xmalloc((size_t)bw * 3 * sizeof(*acc));
+    for (int by = 0; by < bh; by++) {
+        memset(acc, 0, (size_t)bw * 3 * sizeof(*acc));
+        for (int y = by * fy; y < (by + 1) * fy; y++) {
+            const uint8_t *row = rgb + (size_t)y * stride;
+            for (int bx = 0; bx < bw; bx++) {
+                unsigned r = 0, g = 0, b = 0;
+                for (int x = 0; x < fx; x++, row += 3) {
+                    r += row[0];
+                    g += row[1];
+                    b += row[2];
                 }
-                box[((size_t)by * bw + bx) * 3 + ch] = (uint8_t)((sum + (unsigned)area / 2) / (unsigned)area);
+                acc[bx * 3] += r;
+                acc[bx * 3 + 1] += g;
+                acc[bx * 3 + 2] += b;
             }
+        }
+        for (int i = 0; i < bw * 3; i++)
+            box[(size_t)by * bw * 3 + i] = (uint8_t)((acc[i] + (unsigned)area / 2) / (unsigned)area);
+    }
+    free(acc);
     bilinear(box, bw, bh, (size_t)bw * 3, w, h, mean, std, out);
     free(box);
 }
