@@ -709,7 +709,7 @@ static int parse_norm(const struct fb *f, const struct fbt *model, size_t bufs, 
         return r;
     for (uint32_t i = 0; i < n; i++) {
         struct fbt md, bt, root, sgm, tm, pu, no;
-        const char *name;
+        const char *name = NULL;
         size_t nl, dstart, at, pstart;
         uint32_t bi, dlen, nsub, nin, npu;
         if (fb_vec_table(f, start, i, &md) || fb_str(f, &md, 0, &name, &nl) < 0 ||

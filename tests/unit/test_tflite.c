@@ -577,13 +577,45 @@ static size_t tiny_count(const struct tiny_tensor *t)
     return c;
 }
 
+/* TFLite metadata ("M001") whose input normalisation is mean norm[0], std norm[1]. */
+static uint8_t *tiny_metadata(const float norm[2], size_t *len)
+{
+    struct fbb b = {0};
+    fb_alloc(&b, 8, 4);
+    memcpy(b.d + 4, "M001", 4);
+    size_t root = fb_tnew(&b, 4, 0x8);
+    fb_point(&b, 0, root);
+    size_t v = fb_vnew(&b, 1, 4);
+    fb_point(&b, root + 4 + 12, v);
+    size_t sg = fb_tnew(&b, 3, 0x4);
+    fb_point(&b, v + 4, sg);
+    v = fb_vnew(&b, 1, 4);
+    fb_point(&b, sg + 4 + 8, v);
+    size_t tm = fb_tnew(&b, 5, 0x10);
+    fb_point(&b, v + 4, tm);
+    v = fb_vnew(&b, 1, 4);
+    fb_point(&b, tm + 4 + 16, v);
+    size_t pu = fb_tnew(&b, 2, 0x3);
+    fb_point(&b, v + 4, pu);
+    b.d[pu + 4] = 1; /* NormalizationOptions */
+    size_t no = fb_tnew(&b, 2, 0x3);
+    fb_point(&b, pu + 8, no);
+    for (int i = 0; i < 2; i++) {
+        v = fb_vnew(&b, 1, 4);
+        memcpy(b.d + v + 4, &norm[i], 4);
+        fb_point(&b, no + 4 + 4 * (size_t)i, v);
+    }
+    *len = b.n;
+    return b.d;
+}
+
 static uint8_t *tiny_build(const struct tiny_tensor *ts, int nt, const struct tiny_op *ops,
-                           int nops, int input, int output, size_t *len)
+                           int nops, int input, int output, const float *norm, size_t *len)
 {
     struct fbb b = {0};
     fb_alloc(&b, 8, 4);
     memcpy(b.d + 4, "TFL3", 4);
-    size_t model = fb_tnew(&b, 5, 0x17);
+    size_t model = fb_tnew(&b, 7, norm ? 0x57 : 0x17);
     fb_point(&b, 0, model);
     fb_tset(&b, model, 0, 3);
     /* operator codes: one per op, in op order */
@@ -640,7 +672,18 @@ static uint8_t *tiny_build(const struct tiny_tensor *ts, int nt, const struct ti
             }
         }
     }
-    size_t bv = fb_vnew(&b, (uint32_t)nt + 1, 4);
+    if (norm) { /* metadata entry "TFLITE_METADATA" in buffer nt + 1 */
+        size_t mv = fb_vnew(&b, 1, 4);
+        fb_point(&b, model + 4 + 24, mv);
+        size_t md = fb_tnew(&b, 2, 0x3);
+        fb_point(&b, mv + 4, md);
+        size_t s = fb_vnew(&b, 15, 1);
+        memcpy(b.d + s + 4, "TFLITE_METADATA", 16);
+        fb_alloc(&b, 1, 1);
+        fb_point(&b, md + 4, s);
+        fb_tset(&b, md, 1, (uint32_t)nt + 1);
+    }
+    size_t bv = fb_vnew(&b, (uint32_t)nt + 1 + (norm != NULL), 4);
     fb_point(&b, model + 4 + 16, bv);
     size_t empty = fb_tnew(&b, 1, 0);
     fb_point(&b, bv + 4, empty);
@@ -653,6 +696,16 @@ static uint8_t *tiny_build(const struct tiny_tensor *ts, int nt, const struct ti
             memcpy(b.d + dv + 4, ts[i].data, n);
             fb_point(&b, bt + 4, dv);
         }
+    }
+    if (norm) {
+        size_t ml;
+        uint8_t *meta = tiny_metadata(norm, &ml);
+        size_t bt = fb_tnew(&b, 1, 1);
+        fb_point(&b, bv + 8 + 4 * (size_t)nt, bt);
+        size_t dv = fb_vnew(&b, (uint32_t)ml, 1);
+        memcpy(b.d + dv + 4, meta, ml);
+        fb_point(&b, bt + 4, dv);
+        free(meta);
     }
     *len = b.n;
     return b.d;
@@ -702,7 +755,7 @@ static void fill(float *v, size_t n, unsigned seed)
  * paths and partial pooling windows are all on the way. */
 static float w0[8 * 3 * 3 * 3], b0[8], w1[9 * 8], b1[8], w2[9 * 16], b2[16], w3[20 * 16], b3[20];
 
-static uint8_t *tiny_model(size_t *len)
+static uint8_t *tiny_model(const float *norm, size_t *len)
 {
     fill(w0, VT_ARRAY_LEN(w0), 1);
     fill(b0, 8, 2);
@@ -731,13 +784,13 @@ static uint8_t *tiny_model(size_t *len)
         {22, 0, 1, {13}, 14, {0}, 0, 0},
         {25, 9, 1, {14}, 15, {0}, 1, 0.5f},
     };
-    return tiny_build(ts, (int)VT_ARRAY_LEN(ts), ops, (int)VT_ARRAY_LEN(ops), 0, 15, len);
+    return tiny_build(ts, (int)VT_ARRAY_LEN(ts), ops, (int)VT_ARRAY_LEN(ops), 0, 15, norm, len);
 }
 
 static void tiny_model_matches_plain_loops(void)
 {
     size_t len;
-    uint8_t *d = tiny_model(&len);
+    uint8_t *d = tiny_model(NULL, &len);
     const char *seed = getenv("VT_TFLITE_WRITE_SEED"); /* makes tests/fuzz/corpus_tflite */
     if (seed) {
         char e[256];
@@ -820,8 +873,40 @@ static void tiny_model_matches_plain_loops(void)
         {"out", 4, {1, 4096, 4096, 8}, NULL},
     };
     const struct tiny_op conv = {3, 1, 3, {0, 1, 2}, 3, {1, 1, 1, 0, 1, 1}, 6, 0};
-    d = tiny_build(big, 4, &conv, 1, 0, 3, &len);
+    d = tiny_build(big, 4, &conv, 1, 0, 3, NULL, &len);
     EXPECT_BAD(d, len, "activations exceed");
+    free(d);
+
+    /* with metadata saying mean 0, std 255 (a [0, 1] model): one value for all channels */
+    const float norm[2] = {0.0f, 255.0f};
+    d = tiny_model(norm, &len);
+    if (seed) {
+        char *p = vt_xasprintf("%s-metadata", seed), e[256];
+        vt_write_file_atomic(p, d, len, e, sizeof(e));
+        free(p);
+    }
+    m = NULL;
+    rc = vt_tflite_parse(d, len, &m, err, sizeof(err));
+    if (rc)
+        fprintf(stderr, "  parse: %s\n", err);
+    CHECK_INT(rc, 0);
+    if (m) {
+        CHECK_INT(vt_tflite_input_norm(m, mean, std), 1);
+        CHECK_NEAR(mean[2], 0.0, 1e-9);
+        CHECK_NEAR(std[1], 255.0, 1e-9);
+    }
+    vt_tflite_free(m);
+    /* ... and a std of 0 is refused */
+    size_t z = 0;
+    for (size_t i = len - 4; i > 0 && !z; i--) {
+        float f;
+        memcpy(&f, d + i, 4);
+        if (f == 255.0f)
+            z = i;
+    }
+    CHECK(z != 0);
+    memset(d + z, 0, 4);
+    EXPECT_BAD(d, len, "metadata (input normalisation) out of range");
     free(d);
 }
 
