@@ -11,7 +11,9 @@
  *
  * Field ids follow tensorflow/lite/schema/schema.fbs (Model, OperatorCode, SubGraph,
  * Tensor, Buffer, Operator, Conv2DOptions, DepthwiseConv2DOptions, Pool2DOptions,
- * SoftmaxOptions); only what the supported operators need is read.
+ * SoftmaxOptions), and for the input normalisation tflite-support's metadata_schema.fbs
+ * (ModelMetadata, SubGraphMetadata, TensorMetadata, ProcessUnit, NormalizationOptions);
+ * only what the supported operators need is read.
  */
 #include "tflite.h"
 

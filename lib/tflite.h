@@ -3,7 +3,7 @@
  * bounds-checked flatbuffer reader (a model file is input like any other). vt_tflite_parse
  * reads the first subgraph of a "TFL3" file: tensors (FLOAT32 only), their constant
  * buffers (copied and repacked for the kernels, so the file's bytes may be freed after),
- * and the operators CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, SQUEEZE, RESHAPE and
+ * the input normalisation from the model's metadata when it has some, and the operators CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, SQUEEZE, RESHAPE and
  * SOFTMAX. Every shape is checked at parse time against what the operator computes, so
  * running never meets a surprise. A parsed model is read-only and may be shared by
  * threads; each thread runs it with its own struct vt_tflite_ctx (activations, scratch).
