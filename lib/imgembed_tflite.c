@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #define MAX_THREADS 64
-#define MAX_DIM 65536
+#define MAX_DIM     65536
 
 struct tfl {
     struct vt_tflite *m;
@@ -45,8 +45,8 @@ static int embed_one(void *user, size_t worker, size_t item, char *err, size_t e
     struct batch *b = user;
     struct tfl *t = b->t;
     const struct vt_image *im = &b->imgs[item];
-    vt_tflite_image_input(im->rgb, im->width, im->height, im->stride, t->w, t->h, t->mean,
-                          t->std, t->input[worker]);
+    vt_tflite_image_input(im->rgb, im->width, im->height, im->stride, t->w, t->h, t->mean, t->std,
+                          t->input[worker]);
     vt_tflite_run(t->ctx[worker], t->input[worker], t->tensor);
     memcpy(b->out + item * (size_t)b->dim, vt_tflite_tensor_data(t->ctx[worker], t->tensor),
            (size_t)b->dim * sizeof(float));
@@ -150,8 +150,7 @@ int vt_imgembed_tflite_open(const struct vt_imgembed_spec *spec, struct vt_imgem
     if (spec->tensor && *spec->tensor) {
         t->tensor = vt_tflite_tensor_find(t->m, spec->tensor);
         if (t->tensor < 0) {
-            rc = vt_err(err, errlen, VT_EINVAL, "'%s': no tensor named '%s'", file,
-                        spec->tensor);
+            rc = vt_err(err, errlen, VT_EINVAL, "'%s': no tensor named '%s'", file, spec->tensor);
             goto out;
         }
     } else {

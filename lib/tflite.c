@@ -198,10 +198,10 @@ enum { O_CONV = 1, O_DWCONV = 2, O_POOL = 5, O_SOFTMAX = 9 };
 
 enum op_kind { K_CONV, K_DWCONV, K_AVGPOOL, K_COPY, K_SOFTMAX };
 
-#define MAX_RANK 8
+#define MAX_RANK    8
 #define MAX_TENSORS 100000
-#define MAX_OPS 10000
-#define NR 16 /* output channels per packed weight panel */
+#define MAX_OPS     10000
+#define NR          16 /* output channels per packed weight panel */
 
 struct tensor {
     char *name;
@@ -247,6 +247,7 @@ struct vt_tflite_ctx {
     float *arena, *scratch;
 };
 
+/* clang-format off */
 static const char *const op_names[] = {
     "ADD", "AVERAGE_POOL_2D", "CONCATENATION", "CONV_2D", "DEPTHWISE_CONV_2D",
     "DEPTH_TO_SPACE", "DEQUANTIZE", "EMBEDDING_LOOKUP", "FLOOR", "FULLY_CONNECTED",
@@ -269,10 +270,11 @@ static const char *const op_names[] = {
     "ROUND", "HARD_SWISH", "IF", "WHILE", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5",
     "SCATTER_ND", "SELECT_V2", "DENSIFY", "SEGMENT_SUM", "BATCH_MATMUL",
 };
+/* clang-format on */
 
-static const char *const type_names[] = {"FLOAT32", "FLOAT16", "INT32",   "UINT8",
-                                         "INT64",   "STRING",  "BOOL",    "INT16",
-                                         "COMPLEX64", "INT8",  "FLOAT64"};
+static const char *const type_names[] = {"FLOAT32",   "FLOAT16", "INT32",  "UINT8",
+                                         "INT64",     "STRING",  "BOOL",   "INT16",
+                                         "COMPLEX64", "INT8",    "FLOAT64"};
 
 void vt_tflite_free(struct vt_tflite *m)
 {
@@ -382,8 +384,8 @@ static int check_data(const struct vt_tflite *m, int i, const char *opname, char
         const char *tn = t->type >= 0 && (size_t)t->type < VT_ARRAY_LEN(type_names)
                              ? type_names[t->type]
                              : "unknown";
-        return BAD("tflite: tensor '%s' of %s is %s (only FLOAT32 is supported)", t->name,
-                   opname, tn);
+        return BAD("tflite: tensor '%s' of %s is %s (only FLOAT32 is supported)", t->name, opname,
+                   tn);
     }
     if (t->raw && t->raw_len != t->count * sizeof(float))
         return BAD("tflite: tensor '%s': buffer of %zu bytes for %zu floats", t->name, t->raw_len,
@@ -425,8 +427,8 @@ static int act_ok(int act)
 }
 
 static int setup_window(struct vt_tflite *m, struct op *o, const struct fb *f,
-                        const struct fbt *opt, int have_opt, int is_pool, const char *nm,
-                        char *err, size_t errlen)
+                        const struct fbt *opt, int have_opt, int is_pool, const char *nm, char *err,
+                        size_t errlen)
 {
     uint8_t padding = 0, act = 0;
     int32_t sw = 1, sh = 1, dw = 1, dh = 1, mult = 1, fw = 1, fh = 1;
@@ -471,8 +473,8 @@ static int setup_window(struct vt_tflite *m, struct op *o, const struct fb *f,
     int eoh, eow;
     if (axis(o->ih, o->kh, sh, dh, padding, &eoh, &o->pad_t) ||
         axis(o->iw, o->kw, sw, dw, padding, &eow, &o->pad_l))
-        return BAD("tflite: %s window %dx%d stride %dx%d does not fit its input %dx%d", nm,
-                   o->kw, o->kh, sw, sh, o->iw, o->ih);
+        return BAD("tflite: %s window %dx%d stride %dx%d does not fit its input %dx%d", nm, o->kw,
+                   o->kh, sw, sh, o->iw, o->ih);
     if (eoh != o->oh || eow != o->ow)
         return BAD("tflite: %s output %dx%d where the window gives %dx%d", nm, o->ow, o->oh, eow,
                    eoh);
@@ -555,8 +557,8 @@ static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *co
         uint8_t opt_type;
         int32_t ins[3] = {-1, -1, -1};
         if (fb_vec_table(f, start, i, &ot) || fb_u32(f, &ot, 0, 0, &opcode) ||
-            fb_vec(f, &ot, 1, 4, &istart, &nin) != 1 ||
-            fb_vec(f, &ot, 2, 4, &ostart, &nout) != 1 || fb_u8(f, &ot, 3, 0, &opt_type))
+            fb_vec(f, &ot, 1, 4, &istart, &nin) != 1 || fb_vec(f, &ot, 2, 4, &ostart, &nout) != 1 ||
+            fb_u8(f, &ot, 3, 0, &opt_type))
             return BAD("tflite: operator %u: table, inputs or outputs out of range", i);
         int have_opt = fb_sub(f, &ot, 4, &opt);
         if (have_opt < 0)
@@ -567,12 +569,22 @@ static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *co
         const char *nm = code >= 0 && (size_t)code < VT_ARRAY_LEN(op_names) ? op_names[code] : NULL;
         struct op *o = &m->ops[m->nops];
         switch (code) {
-        case B_CONV_2D: o->kind = K_CONV; break;
-        case B_DEPTHWISE_CONV_2D: o->kind = K_DWCONV; break;
-        case B_AVERAGE_POOL_2D: o->kind = K_AVGPOOL; break;
+        case B_CONV_2D:
+            o->kind = K_CONV;
+            break;
+        case B_DEPTHWISE_CONV_2D:
+            o->kind = K_DWCONV;
+            break;
+        case B_AVERAGE_POOL_2D:
+            o->kind = K_AVGPOOL;
+            break;
         case B_SQUEEZE:
-        case B_RESHAPE: o->kind = K_COPY; break;
-        case B_SOFTMAX: o->kind = K_SOFTMAX; break;
+        case B_RESHAPE:
+            o->kind = K_COPY;
+            break;
+        case B_SOFTMAX:
+            o->kind = K_SOFTMAX;
+            break;
         default:
             if (nm)
                 return BAD("tflite: unsupported operator '%s'", nm);
@@ -627,8 +639,8 @@ static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *co
             if (o->kind == K_CONV) {
                 size_t k = (size_t)o->kh * o->kw * o->ic, px = (size_t)o->oh * o->ow;
                 pack_conv(o, &m->t[ins[1]]);
-                o->direct = o->kh == 1 && o->kw == 1 && o->sh == 1 && o->sw == 1 &&
-                            o->pad_t == 0 && o->pad_l == 0;
+                o->direct = o->kh == 1 && o->kw == 1 && o->sh == 1 && o->sw == 1 && o->pad_t == 0 &&
+                            o->pad_l == 0;
                 if (!o->direct) {
                     if (k * px > VT_TFLITE_MAX_ARENA)
                         return BAD("tflite: %s im2col of %zu x %zu floats", nm, px, k);
@@ -873,8 +885,8 @@ int vt_tflite_open(const char *path, struct vt_tflite **out, char *err, size_t e
 {
     char *data;
     size_t len;
-    int rc = vt_read_file_capped(path, "tflite model", VT_TFLITE_MAX_FILE, &data, &len, err,
-                                 errlen);
+    int rc =
+        vt_read_file_capped(path, "tflite model", VT_TFLITE_MAX_FILE, &data, &len, err, errlen);
     if (rc)
         return rc;
     char sub[384];
@@ -980,14 +992,14 @@ typedef int32_t vi4 __attribute__((vector_size(16)));
 #define VCLAMP(v, l, h, VI)                                                                        \
     do {                                                                                           \
         VI m_ = (v) < (l);                                                                         \
-        (v) = (__typeof__(v))(((VI)(v) & ~m_) | ((VI)(l) & m_));                                   \
+        (v) = (__typeof__(v))(((VI)(v) & ~m_) | ((VI)(l)&m_));                                     \
         m_ = (v) > (h);                                                                            \
-        (v) = (__typeof__(v))(((VI)(v) & ~m_) | ((VI)(h) & m_));                                   \
+        (v) = (__typeof__(v))(((VI)(v) & ~m_) | ((VI)(h)&m_));                                     \
     } while (0)
 
 #define KVF vf4
 #define KVI vi4
-#define KW 4
+#define KW  4
 #define KATTR
 #define KNAME(x) x##_v4
 #include "tflite_kern.inc"
@@ -1003,7 +1015,7 @@ typedef float vf8 __attribute__((vector_size(32)));
 typedef int32_t vi8 __attribute__((vector_size(32)));
 #define KVF vf8
 #define KVI vi8
-#define KW 8
+#define KW  8
 #if defined(__clang__)
 #define KATTR __attribute__((target("avx2,fma")))
 #else
@@ -1040,10 +1052,14 @@ static int have_avx2(void)
 static inline float act1(float v, int act)
 {
     switch (act) {
-    case ACT_RELU: return v > 0 ? v : 0;
-    case ACT_RELU6: return v > 0 ? (v < 6 ? v : 6) : 0;
-    case ACT_RELU_N1_TO_1: return v > -1 ? (v < 1 ? v : 1) : -1;
-    default: return v;
+    case ACT_RELU:
+        return v > 0 ? v : 0;
+    case ACT_RELU6:
+        return v > 0 ? (v < 6 ? v : 6) : 0;
+    case ACT_RELU_N1_TO_1:
+        return v > -1 ? (v < 1 ? v : 1) : -1;
+    default:
+        return v;
     }
 }
 
@@ -1186,11 +1202,21 @@ void vt_tflite_run(struct vt_tflite_ctx *c, const float *input, int stop)
         const float *in = c->arena + m->t[o->in].off;
         float *out = c->arena + m->t[o->out].off;
         switch (o->kind) {
-        case K_CONV: run_conv(o, in, out, c->scratch); break;
-        case K_DWCONV: run_dwconv(o, in, out); break;
-        case K_AVGPOOL: run_avgpool(o, in, out); break;
-        case K_COPY: memcpy(out, in, o->count * sizeof(float)); break;
-        case K_SOFTMAX: run_softmax(o, in, out); break;
+        case K_CONV:
+            run_conv(o, in, out, c->scratch);
+            break;
+        case K_DWCONV:
+            run_dwconv(o, in, out);
+            break;
+        case K_AVGPOOL:
+            run_avgpool(o, in, out);
+            break;
+        case K_COPY:
+            memcpy(out, in, o->count * sizeof(float));
+            break;
+        case K_SOFTMAX:
+            run_softmax(o, in, out);
+            break;
         }
         if (o->out == stop)
             break;
@@ -1241,9 +1267,10 @@ void vt_tflite_image_input(const uint8_t *rgb, int iw, int ih, size_t stride, in
         bilinear(rgb, iw, ih, stride, w, h, mean, std, out);
         return;
     }
-    int bw = iw / fx, bh = ih / fy, area = fx * fy;
+    int bw = iw / fx, bh = ih / fy;
+    int64_t area = (int64_t)fx * fy;
     uint8_t *box = vt_xmalloc((size_t)bw * bh * 3);
-    unsigned *acc = vt_xmalloc((size_t)bw * 3 * sizeof(*acc));
+    uint64_t *acc = vt_xmalloc((size_t)bw * 3 * sizeof(*acc)); /* a 1x1 input: 2^28 * 255 */
     for (int by = 0; by < bh; by++) {
         memset(acc, 0, (size_t)bw * 3 * sizeof(*acc));
         for (int y = by * fy; y < (by + 1) * fy; y++) {
@@ -1261,7 +1288,8 @@ void vt_tflite_image_input(const uint8_t *rgb, int iw, int ih, size_t stride, in
             }
         }
         for (int i = 0; i < bw * 3; i++)
-            box[(size_t)by * bw * 3 + i] = (uint8_t)((acc[i] + (unsigned)area / 2) / (unsigned)area);
+            box[(size_t)by * bw * 3 + i] =
+                (uint8_t)((acc[i] + (uint64_t)area / 2) / (uint64_t)area);
     }
     free(acc);
     bilinear(box, bw, bh, (size_t)bw * 3, w, h, mean, std, out);

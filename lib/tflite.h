@@ -3,10 +3,11 @@
  * bounds-checked flatbuffer reader (a model file is input like any other). vt_tflite_parse
  * reads the first subgraph of a "TFL3" file: tensors (FLOAT32 only), their constant
  * buffers (copied and repacked for the kernels, so the file's bytes may be freed after),
- * the input normalisation from the model's metadata when it has some, and the operators CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, SQUEEZE, RESHAPE and
- * SOFTMAX. Every shape is checked at parse time against what the operator computes, so
- * running never meets a surprise. A parsed model is read-only and may be shared by
- * threads; each thread runs it with its own struct vt_tflite_ctx (activations, scratch).
+ * the input normalisation from the model's metadata when it has some, and the operators CONV_2D,
+ * DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, SQUEEZE, RESHAPE and SOFTMAX. Every shape is checked at parse
+ * time against what the operator computes, so running never meets a surprise. A parsed model is
+ * read-only and may be shared by threads; each thread runs it with its own struct vt_tflite_ctx
+ * (activations, scratch).
  */
 #ifndef VT_TFLITE_H
 #define VT_TFLITE_H
@@ -20,10 +21,10 @@ struct vt_tflite_ctx;
 /* Largest model file read by vt_tflite_open, largest tensor (elements), most floats of
  * activations and scratch per run state (256 MB each), most multiply-adds per run: a
  * hostile model can neither take unbounded memory nor run for hours. */
-#define VT_TFLITE_MAX_FILE (256u << 20)
+#define VT_TFLITE_MAX_FILE  (256u << 20)
 #define VT_TFLITE_MAX_ELEMS (1u << 28)
 #define VT_TFLITE_MAX_ARENA (1u << 26)
-#define VT_TFLITE_MAX_MACS (1ull << 34)
+#define VT_TFLITE_MAX_MACS  (1ull << 34)
 
 /*
  * Parse a model held in memory (borrowed for the call only). 0 and *out (free with
