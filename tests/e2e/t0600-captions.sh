@@ -23,7 +23,7 @@ CAP=$T/capdump
 # The ASan/UBSan build, if present and current, runs the hostile inputs.
 SAN=$ROOT/build/san
 HOSTILE_CAP=$CAP
-if [[ -f $SAN/libvidtheque.a ]] && nm "$SAN/libvidtheque.a" 2> /dev/null | grep -q ' T vt_captions_parse$' &&
+if [[ -f $SAN/libvidtheque.a ]] && nm "$SAN/libvidtheque.a" 2> /dev/null | grep -c ' T vt_captions_parse$' > /dev/null &&
   build_capdump "$SAN" "$T/capdump-san" -fsanitize=address,undefined -fno-sanitize-recover=all 2> /dev/null; then
   HOSTILE_CAP=$T/capdump-san
   note "hostile inputs run under ASan/UBSan"
