@@ -48,8 +48,8 @@ static int read_item(const char *url, json_t *item, size_t k, size_t n, unsigned
         json_int_t v = json_is_integer(idx) ? json_integer_value(idx) : -1;
 
         if (v < 0 || (size_t)v >= n)
-            return vt_err(err, errlen, VT_EINVAL, "'%s': item %zu has index out of 0..%zu", url,
-                          k, n - 1);
+            return vt_err(err, errlen, VT_EINVAL, "'%s': item %zu has index out of 0..%zu", url, k,
+                          n - 1);
         i = (size_t)v;
     }
     if (seen[i])
@@ -80,8 +80,8 @@ static int read_item(const char *url, json_t *item, size_t k, size_t n, unsigned
     return 0;
 }
 
-int vt_embed_http_post(const struct vt_embed_http_call *c, json_t *req, size_t n,
-                       const char *noun, int *dim, float *out, char *err, size_t errlen)
+int vt_embed_http_post(const struct vt_embed_http_call *c, json_t *req, size_t n, const char *noun,
+                       int *dim, float *out, char *err, size_t errlen)
 {
     struct vt_http_resp resp = {0};
     unsigned char *seen = NULL;

@@ -37,7 +37,7 @@ struct vt_embed_http_call {
  * the answer (1..65536); else every vector must have *dim values. noun names the inputs
  * in messages ("texts", "images"). 0 or VT_EIO / VT_EINVAL with one line in err.
  */
-int vt_embed_http_post(const struct vt_embed_http_call *c, json_t *req, size_t n,
-                       const char *noun, int *dim, float *out, char *err, size_t errlen);
+int vt_embed_http_post(const struct vt_embed_http_call *c, json_t *req, size_t n, const char *noun,
+                       int *dim, float *out, char *err, size_t errlen);
 
 #endif

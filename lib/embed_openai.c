@@ -49,10 +49,8 @@ static int blank(const char *s)
 static int embed_batch(struct openai_priv *p, int *dim, const char *const *texts, size_t n,
                        float *out, char *err, size_t errlen)
 {
-    struct vt_embed_http_call call = {.url = p->url,
-                                      .api_key = p->api_key,
-                                      .timeout_s = p->timeout_s,
-                                      .retries = p->retries};
+    struct vt_embed_http_call call = {
+        .url = p->url, .api_key = p->api_key, .timeout_s = p->timeout_s, .retries = p->retries};
     json_t *req = json_object(), *input = json_array();
     int rc;
 

@@ -21,9 +21,8 @@
  * only when something else names it (src/vidtheque.c does in vidtheque-full). Where it is
  * absent the spec is refused with a line that says so.
  */
-extern int vt_imgembed_openai_open(const struct vt_imgembed_spec *spec,
-                                   struct vt_imgembed **out, char *err, size_t errlen)
-    __attribute__((weak));
+extern int vt_imgembed_openai_open(const struct vt_imgembed_spec *spec, struct vt_imgembed **out,
+                                   char *err, size_t errlen) __attribute__((weak));
 
 /* Largest picture handed to a backend (pixels per side). */
 #define MAX_SIDE 16384
@@ -42,8 +41,8 @@ int vt_imgembed_open(const struct vt_imgembed_spec *spec, struct vt_imgembed **o
         if (vt_imgembed_openai_open)
             rc = vt_imgembed_openai_open(spec, &e, err, errlen);
         else
-            rc = vt_err(err, errlen, VT_EINVAL, "openai image embeddings are not in this "
-                        "program (run vidtheque-full)");
+            rc = vt_err(err, errlen, VT_EINVAL,
+                        "openai image embeddings are not in this program (run vidtheque-full)");
     } else {
         rc = vt_err(err, errlen, VT_EINVAL,
                     "image embedding backend '%s' unknown (tflite or openai)", spec->backend);

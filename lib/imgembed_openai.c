@@ -128,8 +128,7 @@ static int encode_jpeg(const uint8_t *rgb, int w, int h, unsigned char **mem, un
 /* Standard base64 (RFC 4648, padded) of data[0..n), after prefix; caller frees. */
 static char *base64(const char *prefix, const unsigned char *data, size_t n)
 {
-    static const char tab[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     size_t plen = strlen(prefix);
     char *out = vt_xmalloc(plen + (n + 2) / 3 * 4 + 1), *o = out + plen;
 
@@ -291,8 +290,8 @@ static void oimg_close(struct vt_imgembed *e)
 static int probe(struct oimg_priv *p, int joint_text, int *dim, char *err, size_t errlen)
 {
     uint8_t px[PROBE_SIDE * PROBE_SIDE * 3];
-    struct vt_image im = {.rgb = px, .width = PROBE_SIDE, .height = PROBE_SIDE,
-                          .stride = PROBE_SIDE * 3};
+    struct vt_image im = {
+        .rgb = px, .width = PROBE_SIDE, .height = PROBE_SIDE, .stride = PROBE_SIDE * 3};
     json_t *items = json_array(), *item = NULL;
     int rc, tdim = 0;
 
@@ -338,10 +337,8 @@ int vt_imgembed_openai_open(const struct vt_imgembed_spec *spec, struct vt_imgem
         return vt_err(err, errlen, VT_EINVAL, "'%s': unknown image API style (openai or jina)",
                       style);
     if (spec->batch < 0 || spec->batch > MAX_BATCH)
-        return vt_err(err, errlen, VT_EINVAL, "'%d': bad image embedding batch size",
-                      spec->batch);
-    rc = vt_embed_http_target("openai image embeddings", spec->base_url, &url, &base, err,
-                              errlen);
+        return vt_err(err, errlen, VT_EINVAL, "'%d': bad image embedding batch size", spec->batch);
+    rc = vt_embed_http_target("openai image embeddings", spec->base_url, &url, &base, err, errlen);
     if (rc)
         return rc;
 

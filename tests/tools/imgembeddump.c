@@ -85,8 +85,7 @@ int main(int argc, char **argv)
         imgs = vt_xcalloc(n ? n : 1, sizeof(*imgs));
         for (size_t k = 0; k < n && !rc; k++) {
             rc = vt_image_load_jpeg(lines[k], &bufs[k], err, sizeof(err));
-            imgs[k] = (struct vt_image){bufs[k].rgb, bufs[k].width, bufs[k].height,
-                                        bufs[k].stride};
+            imgs[k] = (struct vt_image){bufs[k].rgb, bufs[k].width, bufs[k].height, bufs[k].stride};
         }
         if (rc)
             goto out;
@@ -111,8 +110,8 @@ int main(int argc, char **argv)
         json_array_append_new(arr, v);
     }
     out = json_pack("{s:s, s:s, s:i, s:b, s:o}", "model", vt_imgembed_model(e), "id",
-                    vt_imgembed_id(e), "dim", dim, "has_text", vt_imgembed_has_text(e),
-                    "vectors", arr);
+                    vt_imgembed_id(e), "dim", dim, "has_text", vt_imgembed_has_text(e), "vectors",
+                    arr);
     json_dumpf(out, stdout, JSON_COMPACT);
     putchar('\n');
     json_decref(out);
