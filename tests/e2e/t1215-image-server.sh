@@ -51,7 +51,7 @@ cat > "$T/known.json" << 'JSON'
 JSON
 : > "$T/mode"
 python3 "$ROOT/tests/tools/fake_openai.py" --port-file "$T/port" --mode-file "$T/mode" --dim 8 \
-  --model fake-clip --vectors "$T/known.json" --received-file "$T/received" \
+  --model fake-clip --vectors "$T/known.json" --received-file "$T/received" --dump-dir "$T" \
   --api-key sekrit-key-42 2> "$T/fake.err" &
 FAKE_PID=$!
 for _ in $(seq 100); do [[ -s $T/port ]] && break; sleep 0.1; done
@@ -99,6 +99,17 @@ ie -b 1 openai fake-clip "$BASE/v1/" < "$T/images" > "$T/out1.json" 2> "$T/err" 
 ie -s jina openai fake-clip "$BASE" < "$T/images" > "$T/outj.json" 2> "$T/err" ||
   fail "imgembeddump -s jina: $(cat "$T/err")"
 check_images "$T/outj.json"
+# the picture sent is the picture given, shrunk: the 1280x720 one alone, compared with
+# ffmpeg's own 512x288 of it
+echo "$T/img-1280x720.jpg" | ie openai fake-clip "$BASE" > /dev/null 2> "$T/err" ||
+  fail "one picture: $(cat "$T/err")"
+psnr=$(ffmpeg -v info -i "$T/last.jpg" -i "$T/img-1280x720.jpg" -filter_complex \
+  "[1:v]scale=512:288:flags=area[r];[0:v][r]psnr" -f null - 2>&1 |
+  sed -n 's/.*PSNR .* average:\([0-9.]*\|inf\).*/\1/p')
+[[ -n $psnr ]] || fail "no PSNR between the picture sent and its source"
+python3 -c "import sys; sys.exit(0 if float('$psnr') > 25 else 1)" ||
+  fail "the picture sent is not its source shrunk: PSNR $psnr dB"
+note "picture sent vs source shrunk by ffmpeg: PSNR $psnr dB"
 # a password in the URL is not in the provenance or the id
 UBASE=${BASE/http:\/\//http://someone:sekrit-pw@}
 ie openai fake-clip "$UBASE" < "$T/images" > "$T/outu.json" 2> "$T/err" ||

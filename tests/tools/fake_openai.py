@@ -48,7 +48,7 @@ found); badtimes (transcription: the last word ends 60 s after the audio); segwo
 no top-level "words"); nowords (transcription: segments only); 429 (429 with
 Retry-After: 1 once, then ok); huge (a 5 MB JSON answer).
 
---dump-dir D keeps the last audio received as D/last.wav.
+--dump-dir D keeps the last audio received as D/last.wav, the last image as D/last.jpg.
 With --api-key, a request without "Authorization: Bearer K" gets 401.
 --delay-ms adds a fixed delay to every transcription request; --stats-file gets, after
 each request, {"requests": n, "busy_s": seconds during which at least one request was
@@ -122,7 +122,8 @@ def jpeg_size(data):
 
 
 def image_key(b64):
-    """The key "image:WxH" of a base64 JPEG (a data URL or bare), or None."""
+    """The key "image:WxH" of a base64 JPEG (a data URL or bare) and its size in bytes, or
+    None; with --dump-dir, the JPEG is kept as D/last.jpg."""
     if b64.startswith("data:"):
         head, _, b64 = b64.partition(",")
         if not head.startswith("data:image/") or not head.endswith(";base64"):
@@ -132,6 +133,9 @@ def image_key(b64):
     except (binascii.Error, ValueError):
         return None
     size = jpeg_size(data)
+    if size and ARGS.dump_dir:
+        with open(os.path.join(ARGS.dump_dir, "last.jpg"), "wb") as f:
+            f.write(data)
     return ("image:%dx%d" % size, len(data)) if size else None
 
 
