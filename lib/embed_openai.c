@@ -10,21 +10,21 @@
  * an answer cut short or not JSON) is VT_EIO; what will not (4xx such as a missing model,
  * a wrong dimension or count) is VT_EINVAL. Empty texts are not sent (servers refuse
  * them): they get the zero vector, as a text with no token does in the other backend.
- * The API key goes in the Authorization header only, never in a message.
+ * The API key goes in the Authorization header only, never in a message. The exchange
+ * itself (endpoint, request, the answer's checks) is embed_http.c, shared with the image
+ * client (imgembed_openai.c).
  */
+#include "embed_http.h"
 #include "embed_int.h"
-#include "http.h"
 #include "util.h"
 #include "vidtheque.h"
 
 #include <jansson.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define DEFAULT_BATCH 64
 #define MAX_BATCH     4096
-#define MAX_DIM       65536
 #define PROBE_TEXT    "hello"
 
 struct openai_priv {
@@ -49,11 +49,9 @@ static int blank(const char *s)
 static int embed_batch(struct openai_priv *p, int *dim, const char *const *texts, size_t n,
                        float *out, char *err, size_t errlen)
 {
-    json_t *req = json_object(), *input = json_array(), *root = NULL, *data;
-    struct vt_http_resp resp = {0};
-    unsigned char *seen = NULL;
-    char *body = NULL;
-    json_error_t jerr;
+    struct vt_embed_http_call call = {
+        .url = p->url, .api_key = p->api_key, .timeout_s = p->timeout_s, .retries = p->retries};
+    json_t *req = json_object(), *input = json_array();
     int rc;
 
     for (size_t i = 0; i < n; i++) {
@@ -67,101 +65,8 @@ static int embed_batch(struct openai_priv *p, int *dim, const char *const *texts
     }
     json_object_set_new(req, "model", json_string(p->model));
     json_object_set(req, "input", input);
-    body = json_dumps(req, JSON_COMPACT);
-    if (!body) {
-        rc = vt_err(err, errlen, VT_EINVAL, "embeddings: cannot encode the request");
-        goto out;
-    }
-    {
-        struct vt_http_req hr = {.method = "POST",
-                                 .url = p->url,
-                                 .bearer = p->api_key,
-                                 .content_type = "application/json",
-                                 .body = body,
-                                 .body_len = strlen(body),
-                                 .timeout_s = p->timeout_s,
-                                 .retries = p->retries};
-
-        rc = vt_http_do(&hr, &resp, err, errlen);
-        if (rc)
-            goto out;
-    }
-    root = json_loadb(resp.body, resp.len, 0, &jerr);
-    if (!root) {
-        rc = vt_err(err, errlen, VT_EIO, "'%s': answer is not JSON (%s, at byte %d of %zu)", p->url,
-                    jerr.text, jerr.position, resp.len);
-        goto out;
-    }
-    data = json_object_get(root, "data");
-    if (!json_is_array(data)) {
-        rc = vt_err(err, errlen, VT_EIO, "'%s': answer has no \"data\" array", p->url);
-        goto out;
-    }
-    if (json_array_size(data) != n) {
-        rc = vt_err(err, errlen, VT_EINVAL, "'%s': %zu vectors for %zu texts", p->url,
-                    json_array_size(data), n);
-        goto out;
-    }
-    seen = vt_xcalloc(n, 1);
-    for (size_t k = 0; k < n; k++) {
-        json_t *item = json_array_get(data, k), *idx, *vec;
-        size_t i = k, d;
-
-        idx = json_object_get(item, "index");
-        vec = json_object_get(item, "embedding");
-        if (idx) {
-            json_int_t v = json_is_integer(idx) ? json_integer_value(idx) : -1;
-
-            if (v < 0 || (size_t)v >= n) {
-                rc = vt_err(err, errlen, VT_EINVAL, "'%s': item %zu has index out of 0..%zu",
-                            p->url, k, n - 1);
-                goto out;
-            }
-            i = (size_t)v;
-        }
-        if (seen[i]) {
-            rc = vt_err(err, errlen, VT_EINVAL, "'%s': index %zu given twice", p->url, i);
-            goto out;
-        }
-        seen[i] = 1;
-        if (!json_is_array(vec)) {
-            rc =
-                vt_err(err, errlen, VT_EIO, "'%s': item %zu has no \"embedding\" array", p->url, k);
-            goto out;
-        }
-        d = json_array_size(vec);
-        if (*dim == 0) {
-            if (d == 0 || d > MAX_DIM) {
-                rc = vt_err(err, errlen, VT_EINVAL, "'%s': vectors of dimension %zu", p->url, d);
-                goto out;
-            }
-            *dim = (int)d;
-        }
-        if (d != (size_t)*dim) {
-            rc = vt_err(err, errlen, VT_EINVAL,
-                        "'%s': wrong dimension: a vector of %zu where the model gave %d", p->url, d,
-                        *dim);
-            goto out;
-        }
-        for (size_t j = 0; j < d; j++) {
-            json_t *x = json_array_get(vec, j);
-            double v = json_number_value(x);
-
-            if (!json_is_number(x) || !isfinite(v) || fabs(v) > 3.0e38) {
-                rc = vt_err(err, errlen, VT_EIO, "'%s': item %zu: element %zu is not a number",
-                            p->url, k, j);
-                goto out;
-            }
-            if (out)
-                out[i * d + j] = (float)v;
-        }
-    }
-    rc = 0;
+    rc = vt_embed_http_post(&call, req, n, "texts", dim, out, err, errlen);
 out:
-    free(seen);
-    json_decref(root);
-    vt_http_resp_release(&resp);
-    free(body);
     json_decref(input);
     json_decref(req);
     return rc;
@@ -223,27 +128,19 @@ int vt_embed_openai_open(const struct vt_embed_spec *spec, struct vt_embed **out
     const char *probe[1] = {PROBE_TEXT};
     struct openai_priv *p;
     struct vt_embed *e;
-    char *base;
-    size_t len;
+    char *url, *base;
     int dim = 0, rc;
 
     if (!spec->model || !*spec->model)
         return vt_err(err, errlen, VT_EINVAL, "openai embeddings: no model name configured");
-    if (!spec->base_url || !*spec->base_url)
-        return vt_err(err, errlen, VT_EINVAL, "openai embeddings: no server URL configured");
-    if (strncmp(spec->base_url, "http://", 7) && strncmp(spec->base_url, "https://", 8))
-        return vt_err(err, errlen, VT_EINVAL, "'%s': not an http(s) URL", spec->base_url);
     if (spec->batch < 0 || spec->batch > MAX_BATCH)
         return vt_err(err, errlen, VT_EINVAL, "'%d': bad embedding batch size", spec->batch);
-    base = vt_xstrdup(spec->base_url);
-    len = strlen(base);
-    while (len > 0 && base[len - 1] == '/')
-        base[--len] = 0;
+    rc = vt_embed_http_target("openai embeddings", spec->base_url, &url, &base, err, errlen);
+    if (rc)
+        return rc;
 
     p = vt_xcalloc(1, sizeof(*p));
-    /* "https://api.openai.com/v1" is also how people write the base */
-    p->url = vt_xasprintf("%s%s/embeddings", base,
-                          len >= 3 && !strcmp(base + len - 3, "/v1") ? "" : "/v1");
+    p->url = url;
     p->model = vt_xstrdup(spec->model);
     p->api_key = vt_xstrdup_or_null(spec->api_key);
     p->timeout_s = spec->timeout_s;
@@ -260,7 +157,6 @@ int vt_embed_openai_open(const struct vt_embed_spec *spec, struct vt_embed **out
     }
     e = vt_xcalloc(1, sizeof(*e));
     e->dim = dim;
-    vt_http_url_drop_userinfo(base);
     e->model = vt_xasprintf("openai %s at %s (%d d)", p->model, base, dim);
     e->id = vt_xasprintf("openai:%s@%s", p->model, base);
     e->embed = openai_embed;

@@ -15,13 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The openai backend lives in imgembed_openai.c, written on another branch; until it is
- * merged the spec is refused cleanly. Drop this guard once imgembed_openai.c is in. */
-#if defined(__has_include)
-#if __has_include("imgembed_openai.c")
-#define VT_HAVE_IMGEMBED_OPENAI 1
-#endif
-#endif
+/*
+ * The openai backend (imgembed_openai.c) needs libcurl, which the front binary does not
+ * link (Makefile): the reference is weak, as embed.c's is for text, so a program links it
+ * only when something else names it (src/vidtheque.c does in vidtheque-full). Where it is
+ * absent the spec is refused with a line that says so.
+ */
+extern int vt_imgembed_openai_open(const struct vt_imgembed_spec *spec, struct vt_imgembed **out,
+                                   char *err, size_t errlen) __attribute__((weak));
 
 /* Largest picture handed to a backend (pixels per side). */
 #define MAX_SIDE 16384
@@ -37,11 +38,11 @@ int vt_imgembed_open(const struct vt_imgembed_spec *spec, struct vt_imgembed **o
     if (strcmp(spec->backend, "tflite") == 0) {
         rc = vt_imgembed_tflite_open(spec, &e, err, errlen);
     } else if (strcmp(spec->backend, "openai") == 0) {
-#ifdef VT_HAVE_IMGEMBED_OPENAI
-        rc = vt_imgembed_openai_open(spec, &e, err, errlen);
-#else
-        rc = vt_err(err, errlen, VT_EINVAL, "openai image embeddings not built yet");
-#endif
+        if (vt_imgembed_openai_open)
+            rc = vt_imgembed_openai_open(spec, &e, err, errlen);
+        else
+            rc = vt_err(err, errlen, VT_EINVAL,
+                        "openai image embeddings are not in this program (run vidtheque-full)");
     } else {
         rc = vt_err(err, errlen, VT_EINVAL,
                     "image embedding backend '%s' unknown (tflite or openai)", spec->backend);

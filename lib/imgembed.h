@@ -29,15 +29,21 @@ struct vt_image {
 };
 
 struct vt_imgembed_spec {
-    const char *backend;  /* "tflite" or "openai" */
-    const char *model;    /* tflite: the .tflite file (or a folder holding one);
-                           * openai: the server's model name */
-    const char *tensor;   /* tflite: the tensor that is the embedding (NULL: the input of
-                           * the last layer, e.g. MobilenetV1/Logits/AvgPool_1a/AvgPool) */
-    const char *base_url; /* openai */
-    const char *api_key;  /* openai: Bearer token when non-empty */
-    int joint_text;       /* openai: the model embeds text into the same space (config) */
-    int threads;          /* tflite: threads per call (0: one per core) */
+    const char *backend;   /* "tflite" or "openai" */
+    const char *model;     /* tflite: the .tflite file (or a folder holding one);
+                            * openai: the server's model name */
+    const char *tensor;    /* tflite: the tensor that is the embedding (NULL: the input of
+                            * the last layer, e.g. MobilenetV1/Logits/AvgPool_1a/AvgPool) */
+    const char *base_url;  /* openai */
+    const char *api_key;   /* openai: Bearer token when non-empty */
+    int joint_text;        /* openai: the model embeds text into the same space (config) */
+    int threads;           /* tflite: threads per call (0: one per core) */
+    const char *api_style; /* openai: the request's shape, "openai" (NULL/empty: input is
+                            * data URLs and "modality", as Infinity takes them) or "jina"
+                            * (input is [{"image": base64}] / [{"text": ...}]) */
+    double timeout_s;      /* openai: per request (0: 60 s) */
+    int batch;             /* openai: images per request (0: 16) */
+    int retries;           /* openai: attempts per request on 5xx/timeouts (0: 3) */
 };
 
 /* Open a backend: 0, or a VT_E* code with one line in err (a model file that is not a

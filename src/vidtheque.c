@@ -32,9 +32,10 @@ static int run_full(int argc, char **argv);
 #else
 #define FULL(fn) fn
 /* Backends the library references weakly so that the front binary can go without
- * libcurl (lib/embed.c): named here, they are linked into vidtheque-full. */
+ * libcurl (lib/embed.c, lib/imgembed.c): named here, they are linked into vidtheque-full. */
 #include "embed_int.h"
-void *const vt_full_backends[] = {(void *)vt_embed_openai_open};
+#include "imgembed_int.h"
+void *const vt_full_backends[] = {(void *)vt_embed_openai_open, (void *)vt_imgembed_openai_open};
 #endif
 
 /* `models` lists (front); `models pull` downloads with libcurl, in vidtheque-full. */

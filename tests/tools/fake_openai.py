@@ -16,6 +16,17 @@ POST /v1/embeddings {"model", "input": [texts]}: the vector of a text is
 with its "index", so a client that ignores the index gets them wrong. The model must be
 the one given by --model (default "fake-embed"), else 404 {"error": {"message"}}.
 
+Images (CLIP-class servers) on the same route, in either request shape:
+  Infinity / OpenAI-compatible: {"model", "input": ["data:image/jpeg;base64,..."],
+    "modality": "image"} (with "modality": "image" every item must be such a data URL,
+    else 400; without it, strings are texts, as Infinity reads them)
+  Jina: {"model", "input": [{"image": "<base64 or data URL>"}, {"text": "..."}]}
+An image must be a whole JPEG (FFD8 ... FFD9, with a SOF marker), else 400. Its vector
+is that of the text "image:WxH" (W x H its size read from the SOF marker: so a test knows
+what each of its pictures becomes, and sees how the client scaled it), from V as well:
+V may map "image:WxH" to a vector, and a text to one close to it. --received-file R gets
+one line "image WxH BYTES" or "text TEXT" per input received, in order.
+
 POST /v1/audio/transcriptions (multipart: file = a 16 kHz mono 16-bit WAV, model,
 response_format, timestamp_granularities[], language): S is a JSON file
   {"sources": [{"pcm": "/path/16k-mono-s16.wav or raw", "words": [["And", 0.32, 0.6], ...]}]}
@@ -28,14 +39,16 @@ verbose_json with "segments" (one per run of words without a 1 s gap) and top-le
 
 Modes: ok; slow [S] (sleep S seconds, default 30, before answering); fail500 [N] (500 for
 the first N requests, default 2, then ok); truncated (half of the JSON); garbage (not
-JSON); wrongdim (embeddings: texts other than "hello" get D+1 dimensions); wrongcount
+JSON); wrongdim (embeddings: inputs other than the clients' probes, the text "hello" and
+a 32x32 image, get D+1 dimensions); notext (embeddings: any text input gets 400, as from
+an image-only model); wrongcount
 (embeddings with more than one text: the last item missing); notfound (404 model not
 found); badtimes (transcription: the last word ends 60 s after the audio); segwords
 (transcription: words inside each segment, as whisper.cpp and faster-whisper put them,
 no top-level "words"); nowords (transcription: segments only); 429 (429 with
 Retry-After: 1 once, then ok); huge (a 5 MB JSON answer).
 
---dump-dir D keeps the last audio received as D/last.wav.
+--dump-dir D keeps the last audio received as D/last.wav, the last image as D/last.jpg.
 With --api-key, a request without "Authorization: Bearer K" gets 401.
 --delay-ms adds a fixed delay to every transcription request; --stats-file gets, after
 each request, {"requests": n, "busy_s": seconds during which at least one request was
@@ -43,6 +56,8 @@ being served, "served_s": the sum of the requests' own times, "first_at" and "la
 the wall-clock times (epoch s) the first request arrived and the last answer was sent}.
 """
 import argparse
+import base64
+import binascii
 import hashlib
 import json
 import os
@@ -87,6 +102,41 @@ def vector(text, dim):
         h = hashlib.sha256((text + "#" + str(j // 32)).encode()).digest()
         out.append((h[j % 32] - 127.5) / 127.5)
     return out
+
+
+def jpeg_size(data):
+    """(width, height) of a whole JPEG file, or None."""
+    if data[:2] != b"\xff\xd8" or data[-2:] != b"\xff\xd9":
+        return None
+    pos = 2
+    while pos + 4 <= len(data):
+        if data[pos] != 0xFF:
+            return None
+        marker = data[pos + 1]
+        size = struct.unpack(">H", data[pos + 2:pos + 4])[0]
+        if marker in (0xC0, 0xC1, 0xC2) and pos + 9 <= len(data):
+            h, w = struct.unpack(">HH", data[pos + 5:pos + 9])
+            return w, h
+        pos += 2 + size
+    return None
+
+
+def image_key(b64):
+    """The key "image:WxH" of a base64 JPEG (a data URL or bare) and its size in bytes, or
+    None; with --dump-dir, the JPEG is kept as D/last.jpg."""
+    if b64.startswith("data:"):
+        head, _, b64 = b64.partition(",")
+        if not head.startswith("data:image/") or not head.endswith(";base64"):
+            return None
+    try:
+        data = base64.b64decode(b64, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    size = jpeg_size(data)
+    if size and ARGS.dump_dir:
+        with open(os.path.join(ARGS.dump_dir, "last.jpg"), "wb") as f:
+            f.write(data)
+    return ("image:%dx%d" % size, len(data)) if size else None
 
 
 def wav_pcm(data):
@@ -240,15 +290,42 @@ class Handler(BaseHTTPRequestHandler):
             if isinstance(texts, str):
                 texts = [texts]
             model = req["model"]
-        except (ValueError, KeyError, TypeError):
+            modality = req.get("modality", "text")
+        except (ValueError, KeyError, TypeError, AttributeError):
             self.send(400, {"error": {"message": "bad request"}})
             return
         if model != ARGS.model:
             self.send(404, {"error": {"message": "model \"%s\" not found" % model}})
             return
-        data = []
+        # each input as the key of its vector: the text itself, or "image:WxH"
+        keys, received = [], []
         for i, t in enumerate(texts):
-            dim = ARGS.dim + 1 if mode == "wrongdim" and t != "hello" else ARGS.dim
+            img = None
+            if isinstance(t, dict) and "image" in t:
+                img = image_key(t["image"]) if isinstance(t["image"], str) else None
+            elif isinstance(t, dict) and isinstance(t.get("text"), str):
+                t = t["text"]
+            elif isinstance(t, str) and modality == "image":
+                img = image_key(t)
+                t = None
+            elif not isinstance(t, str):
+                t = None
+            if img is None and not isinstance(t, str):
+                self.send(400, {"error": {"message": "input %d is neither a text nor a JPEG "
+                                          "image" % i}})
+                return
+            if img is None and mode == "notext":
+                self.send(400, {"error": {"message": "model \"%s\" embeds no text" % model}})
+                return
+            keys.append(img[0] if img else t)
+            received.append("image %s %d" % (img[0][6:], img[1]) if img else "text " + t)
+        if ARGS.received_file:
+            with LOCK, open(ARGS.received_file, "a") as f:
+                f.write("".join(r + "\n" for r in received))
+        data = []
+        for i, t in enumerate(keys):
+            probe = t in ("hello", "image:32x32")
+            dim = ARGS.dim + 1 if mode == "wrongdim" and not probe else ARGS.dim
             data.append({"object": "embedding", "index": i, "embedding": vector(t, dim)})
         if mode == "wrongcount" and len(data) > 1:
             data.pop()
@@ -326,6 +403,7 @@ def main():
     ap.add_argument("--model", default="fake-embed")
     ap.add_argument("--api-key")
     ap.add_argument("--dump-dir")
+    ap.add_argument("--received-file")
     ARGS = ap.parse_args()
     if ARGS.vectors:
         VECTORS.update(json.load(open(ARGS.vectors)))
