@@ -22,6 +22,9 @@ echo
 echo "== Model2Vec text embedding on one core vs tokenising only (chunks of ~60 words)"
 bash bench/embed_bench.sh
 echo
+echo "== MobileNet v1 0.25 image embeddings (224x224) vs a plain GEMM of the same multiply-adds"
+bash bench/tflite_bench.sh
+echo
 echo "== vector search: 1,000,000 x 256 dims, top-50 vs the exact float32 scan"
 bash bench/vindex_bench.sh
 echo
