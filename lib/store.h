@@ -417,7 +417,7 @@ int vt_store_reuse_videos(struct vt_store *s, char ***ids, size_t *n);
 /* A kept frame's perceptual hash (the frames table), for finding the same picture. */
 struct vt_frame_hash {
     char video_id[65];
-    int idx;
+    int idx, shot;
     double t_s;
     uint64_t phash;
 };

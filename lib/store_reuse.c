@@ -130,7 +130,7 @@ int vt_store_frame_hashes(struct vt_store *s, const char *only_id, const char *e
     sqlite3_stmt *st;
     size_t cap = 0;
     int rc = store_prepare(s,
-                           "SELECT video_id, idx, t_s, phash FROM frames"
+                           "SELECT video_id, idx, t_s, phash, shot FROM frames"
                            " WHERE duplicate_of IS NULL AND path IS NOT NULL"
                            " AND (?1 IS NULL OR video_id = ?1) AND (?2 IS NULL OR video_id <> ?2)"
                            " ORDER BY video_id, idx",
@@ -150,6 +150,7 @@ int vt_store_frame_hashes(struct vt_store *s, const char *only_id, const char *e
         h->idx = sqlite3_column_int(st, 1);
         h->t_s = sqlite3_column_double(st, 2);
         h->phash = (uint64_t)sqlite3_column_int64(st, 3);
+        h->shot = sqlite3_column_int(st, 4);
     }
     if (step != SQLITE_DONE) {
         rc = store_fail(s, "read frame hashes");
