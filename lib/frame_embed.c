@@ -33,10 +33,17 @@
 
 #define EMBED_BATCH 16   /* pictures per call of the backend */
 #define DECODE_MIN 256   /* decode JPEGs at a reduced scale down to this many pixels */
-#define REUSE_HAMMING 12 /* perceptual hash bits (of 64) two views of a picture differ by */
-#define REUSE_COSINE 0.90f /* embedding cosine two views of a picture reach */
+/* The thresholds, chosen on t1200's fixtures (docs/ARCHITECTURE.md, "Frames by likeness"):
+ * a picture and its copy at a quarter of the pixels and 200 kb/s differ by 0 bits and
+ * have a cosine of 0.995 to 0.998; two slides of one template with other words differ by
+ * 2 to 16 bits and reach 0.989. */
+#define REUSE_HAMMING 6      /* perceptual hash bits (of 64) two views of a picture differ by */
+#define REUSE_COSINE 0.993f  /* embedding cosine two views of a picture reach */
+#define REUSE_WORDS 0.5      /* share of words read on both that two views of a slide agree on */
+#define REUSE_MIN_WORDS 3    /* words read on each before the words are compared */
 #define REUSE_GAP 2      /* a run may skip one kept frame on either side */
 #define REUSE_MIN_FRAMES 2 /* one matching frame alone (a logo, black) is no run */
+#define WORDS_MAX 256      /* words of a frame's text compared */
 
 /* ---- the configured model ---- */
 
@@ -164,7 +171,59 @@ struct fe_frame {
     double t_s;
     uint64_t phash;
     const float *v;
+    const struct vt_ocr_page *ocr;
 };
+
+/* The distinct lower-case words of 3+ letters or digits on a page, sorted, into w. */
+static size_t page_words(const struct vt_ocr_page *p, char w[][32])
+{
+    size_t n = 0;
+
+    for (size_t l = 0; p && l < p->n_lines; l++)
+        for (const char *s = p->lines[l].text; *s;) {
+            char word[32];
+            size_t len = 0;
+            while (*s && !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                           (*s >= '0' && *s <= '9')))
+                s++;
+            while ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')) {
+                if (len < sizeof(word) - 1)
+                    word[len++] = (char)(*s >= 'A' && *s <= 'Z' ? *s + 32 : *s);
+                s++;
+            }
+            word[len] = 0;
+            if (len < 3 || n >= WORDS_MAX)
+                continue;
+            size_t k = 0;
+            while (k < n && strcmp(w[k], word) < 0)
+                k++;
+            if (k < n && !strcmp(w[k], word))
+                continue;
+            memmove(w[k + 1], w[k], (n - k) * sizeof(w[0]));
+            memcpy(w[k], word, len + 1);
+            n++;
+        }
+    return n;
+}
+
+/* Whether the words read on two frames allow them to be one picture: when both have
+ * REUSE_MIN_WORDS words, they share at least REUSE_WORDS of them (Jaccard), since slides
+ * of one template look alike to the hash and the model and differ in their words. */
+static int words_agree(const struct vt_ocr_page *a, const struct vt_ocr_page *b)
+{
+    static _Thread_local char wa[WORDS_MAX][32], wb[WORDS_MAX][32];
+    size_t na = page_words(a, wa), nb = page_words(b, wb), i = 0, j = 0, both = 0;
+
+    if (na < REUSE_MIN_WORDS || nb < REUSE_MIN_WORDS)
+        return 1;
+    while (i < na && j < nb) {
+        int c = strcmp(wa[i], wb[j]);
+        both += c == 0;
+        i += c <= 0;
+        j += c >= 0;
+    }
+    return (double)both / (double)(na + nb - both) >= REUSE_WORDS;
+}
 
 static float dot(const float *a, const float *b, int dim)
 {
@@ -239,6 +298,15 @@ static int reuse_with(struct vt_library *lib, const struct fe_frame *mine, size_
             continue; /* not embedded in this space */
         float c = dot(mine[mt[k].i].v, ov + lo * (size_t)dim, dim);
         if (c < REUSE_COSINE)
+            continue;
+        struct vt_store_frame *of = NULL;
+        size_t n_of = 0;
+        rc = vt_store_frames_range(lib->store, oh[0].video_id, want, (int64_t)want + 1, &of, &n_of);
+        int agree = !rc && n_of && words_agree(mine[mt[k].i].ocr, &of[0].ocr);
+        vt_store_frames_free(of, n_of);
+        if (rc)
+            goto out;
+        if (!agree)
             continue;
         mt[kept] = mt[k];
         mt[kept++].cos = c;
@@ -397,7 +465,8 @@ static int frame_embed_run(struct vt_stage_ctx *c)
         const struct vt_kf_frame *f = &frames[which[i]].f;
         r->recs[i] = (struct vt_vec_rec){VT_VEC_VISUAL, f->index, f->t_s, f->t_s,
                                          r->vecs + i * (size_t)r->dim};
-        mine[i] = (struct fe_frame){f->index, f->shot, f->t_s, f->phash, r->recs[i].v};
+        mine[i] = (struct fe_frame){f->index, f->shot, f->t_s, f->phash, r->recs[i].v,
+                                    &frames[which[i]].ocr};
     }
     free(which);
     if (rc)
