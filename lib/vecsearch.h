@@ -50,5 +50,12 @@ struct vt_lookalike {
 int vt_similar_frames(struct vt_library *lib, const char *id, int frame, int limit,
                       struct vt_lookalike **out, size_t *n, char *err, size_t errlen);
 void vt_lookalike_free(struct vt_lookalike *s, size_t n);
+/*
+ * The answer as JSON (docs/API.md, "Frames that look alike"): {"video_id", "frame",
+ * "results": [{"video_id", "title", "frame", "t", "similarity", "thumbnail" (the frame's
+ * URL under /api), "path" (relative to the library, or null), "link" (the video page at
+ * that second)}]}. malloc'd.
+ */
+char *vt_lookalike_json(const char *id, int frame, const struct vt_lookalike *s, size_t n);
 
 #endif
