@@ -289,3 +289,10 @@ char *vt_lookalike_json(const char *id, int frame, const struct vt_lookalike *s,
         abort();
     return out;
 }
+
+int vt_lib_reuse_videos(struct vt_library *lib, char ***ids, size_t *n)
+{
+    int rc = vt_store_reuse_videos(lib->store, ids, n);
+
+    return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+}

@@ -58,4 +58,8 @@ void vt_lookalike_free(struct vt_lookalike *s, size_t n);
  */
 char *vt_lookalike_json(const char *id, int frame, const struct vt_lookalike *s, size_t n);
 
+/* Whether video id shares footage with another (frame_embed's reuse records); the
+ * ids of all such videos, sorted, with vt_lib_reuse_videos (free each, then the array). */
+int vt_lib_reuse_videos(struct vt_library *lib, char ***ids, size_t *n);
+
 #endif
