@@ -16,6 +16,8 @@
  * REUSE_COSINE; runs of such pairs, in order in both videos, become reuse records
  * spanning the shots they lie in (store.h, "reuse"), replaced with the vectors.
  */
+#include "frame_embed.h"
+
 #include "config.h"
 #include "imgembed.h"
 #include "imgload.h"
@@ -165,15 +167,6 @@ out:
 
 /* ---- the same footage in other videos ---- */
 
-/* A kept frame of the video being embedded: its hash, shot and vector. */
-struct fe_frame {
-    int idx, shot;
-    double t_s;
-    uint64_t phash;
-    const float *v;
-    const struct vt_ocr_page *ocr;
-};
-
 /* The distinct lower-case words of 3+ letters or digits on a page, sorted, into w. */
 static size_t page_words(const struct vt_ocr_page *p, char w[][32])
 {
@@ -255,7 +248,7 @@ static void shot_span(const struct vt_kf_shot *shots, size_t n, int sh, double t
  * Runs of footage this video (mine, with shots) shares with video other (its kept frames
  * oh[0..no), in one space): appended to *runs.
  */
-static int reuse_with(struct vt_library *lib, const struct fe_frame *mine, size_t nm,
+static int reuse_with(struct vt_library *lib, const struct vt_fe_frame *mine, size_t nm,
                       const struct vt_kf_shot *my_shots, size_t n_my_shots,
                       const struct vt_frame_hash *oh, size_t no, const char *space, int dim,
                       struct vt_reuse **runs, size_t *n_runs, size_t *cap)
@@ -364,10 +357,8 @@ out:
     return rc;
 }
 
-/* Compare the video's kept frames with every other video's: the runs into *runs. */
-static int find_reuse(struct vt_library *lib, const char *id, const struct fe_frame *mine,
-                      size_t nm, const char *space, int dim, struct vt_reuse **runs,
-                      size_t *n_runs)
+int vt_find_reuse(struct vt_library *lib, const char *id, const struct vt_fe_frame *mine, size_t nm,
+                  const char *space, int dim, struct vt_reuse **runs, size_t *n_runs)
 {
     struct vt_frame_hash *oh = NULL;
     struct vt_kf_shot *shots = NULL;
@@ -408,7 +399,7 @@ static int frame_embed_run(struct vt_stage_ctx *c)
     struct fe_result *r = vt_xcalloc(1, sizeof(*r));
     struct vt_imgembed *e = NULL;
     struct vt_store_frame *frames = NULL;
-    struct fe_frame *mine = NULL;
+    struct vt_fe_frame *mine = NULL;
     size_t n_frames = 0;
     char *key = NULL;
     int rc;
@@ -465,13 +456,13 @@ static int frame_embed_run(struct vt_stage_ctx *c)
         const struct vt_kf_frame *f = &frames[which[i]].f;
         r->recs[i] = (struct vt_vec_rec){VT_VEC_VISUAL, f->index, f->t_s, f->t_s,
                                          r->vecs + i * (size_t)r->dim};
-        mine[i] = (struct fe_frame){f->index, f->shot, f->t_s, f->phash, r->recs[i].v,
+        mine[i] = (struct vt_fe_frame){f->index, f->shot, f->t_s, f->phash, r->recs[i].v,
                                     &frames[which[i]].ocr};
     }
     free(which);
     if (rc)
         goto out;
-    rc = find_reuse(c->lib, c->video->id, mine, r->n, r->space, r->dim, &r->runs, &r->n_runs);
+    rc = vt_find_reuse(c->lib, c->video->id, mine, r->n, r->space, r->dim, &r->runs, &r->n_runs);
     if (rc) {
         rc = vt_err(c->err, sizeof(c->err), rc, "same footage: %s",
                     vt_store_errmsg(c->lib->store));

@@ -234,8 +234,9 @@ int vt_store_vectors_of(struct vt_store *s, const char *id, enum vt_vec_kind kin
 {
     sqlite3_stmt *st;
     int rc = store_prepare(s,
-                           "SELECT ref, f32 FROM vectors WHERE video_id = ? AND kind = ?"
-                           " AND space = ? ORDER BY ref",
+                           /* by the video's index: a space's is the whole library */
+                           "SELECT ref, f32 FROM vectors WHERE video_id = ? AND +kind = ?"
+                           " AND +space = ? ORDER BY ref",
                            &st);
     size_t cap = 0, vcap = 0, fbytes = sizeof(float) * (size_t)dim;
 
