@@ -155,6 +155,32 @@ grep -q "href=\"/v/$VA\"" "$T/body" && grep -q "href=\"/v/$VB\"" "$T/body" || fa
 ! grep -q "href=\"/v/$VC\"" "$T/body" || fail "filter lists C"
 stop_server
 
+# another model (the softmax tensor: another space): A re-embedded alone is compared with
+# nothing of B's old space, and its links go; back to the first model, they come back
+vt config set frame_embed.tensor MobilenetV1/Predictions/Reshape_1
+vt redo "$VA" --stage frame_embed > /dev/null
+vt export "$VA" > "$T/a.json"
+m=$(json "$T/a.json" "[s for s in d['stages'] if s['name']=='frame_embed'][0]['model']")
+[[ $m == *"1001 d"* ]] || fail "tensor not used: $m"
+[[ $(json "$T/a.json" "len(d['reuse'])") == 0 ]] || fail "links across spaces: $(json "$T/a.json" "d['reuse']")"
+vt similar --json "$VA" --frame "$fA" > "$T/sim.json"
+json "$T/sim.json" "all(r['video_id'] == '$VA' for r in d['results'])" | grep -q True ||
+  fail "similar mixed spaces: $(cat "$T/sim.json")"
+vt config unset frame_embed.tensor
+vt redo "$VA" --stage frame_embed > /dev/null
+vt export "$VA" > "$T/a.json"
+[[ $(json "$T/a.json" "len(d['reuse'])") == 1 ]] || fail "links not back with the first model"
+
+# a frame's picture that does not decode fails the stage with one line naming the frame
+img=$(json "$T/c.json" "[f['image'] for f in d['frames'] if f['duplicate_of'] is None][0]")
+echo "not a jpeg" > "$LIB/$img"
+vt redo "$VC" --stage frame_embed > /dev/null 2>&1 || true
+vt export "$VC" > "$T/c.json"
+[[ $(json "$T/c.json" "[s for s in d['stages'] if s['name']=='frame_embed'][0]['state']") == failed ]] ||
+  fail "a broken frame file did not fail frame_embed"
+json "$T/c.json" "[s for s in d['stages'] if s['name']=='frame_embed'][0]['error']" | grep -q "^frame [0-9]" ||
+  fail "error does not name the frame: $(json "$T/c.json" "[s for s in d['stages'] if s['name']=='frame_embed'][0]['error']")"
+
 # re-running A's stage recomputes the links (still one, both sides); removing B drops them
 vt redo "$VA" --stage frame_embed > /dev/null
 vt export "$VB" > "$T/b.json"
