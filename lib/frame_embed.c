@@ -86,7 +86,7 @@ static int read_conf(const struct vt_config *cf, struct fe_conf *c, char *err, s
 /*
  * One opened model kept for the process, so that the stage for many videos loads it
  * once: a run takes it (the slot is empty meanwhile; another thread opens its own) and
- * gives it back, and a handle for another config is closed.
+ * gives it back, and a handle for another config is closed; closed at exit.
  */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vt_imgembed *cache_e;
@@ -105,12 +105,26 @@ static struct vt_imgembed *cache_take(const char *key)
     return e;
 }
 
+/* At exit: the cached model is closed (its memory is not left to the leak checkers). */
+static void cache_drop(void)
+{
+    pthread_mutex_lock(&cache_lock);
+    vt_imgembed_close(cache_e);
+    free(cache_key);
+    cache_e = NULL;
+    cache_key = NULL;
+    pthread_mutex_unlock(&cache_lock);
+}
+
 static void cache_give(const char *key, struct vt_imgembed *e)
 {
+    static int registered;
     struct vt_imgembed *old = NULL;
     char *oldkey = NULL;
 
     pthread_mutex_lock(&cache_lock);
+    if (!registered)
+        registered = !atexit(cache_drop);
     old = cache_e;
     oldkey = cache_key;
     cache_e = e;

@@ -261,23 +261,31 @@ int vt_similar_frames(struct vt_library *lib, const char *id, int frame, int lim
     return 0;
 }
 
+/* A JSON string, or "" when s is not valid UTF-8 (jansson refuses it). */
+static json_t *jstr_or_empty(const char *s)
+{
+    json_t *j = json_string(s ? s : "");
+
+    return j ? j : json_string("");
+}
+
 char *vt_lookalike_json(const char *id, int frame, const struct vt_lookalike *s, size_t n)
 {
     json_t *root = json_object(), *arr = json_array();
     char buf[256];
 
-    json_object_set_new(root, "video_id", json_string(id));
+    json_object_set_new(root, "video_id", jstr_or_empty(id));
     json_object_set_new(root, "frame", json_integer(frame));
     for (size_t i = 0; i < n; i++) {
         json_t *o = json_object();
         json_object_set_new(o, "video_id", json_string(s[i].video_id));
-        json_object_set_new(o, "title", json_string(s[i].title ? s[i].title : ""));
+        json_object_set_new(o, "title", jstr_or_empty(s[i].title));
         json_object_set_new(o, "frame", json_integer(s[i].frame));
         json_object_set_new(o, "t", json_real(s[i].t_s));
         json_object_set_new(o, "similarity", json_real(s[i].score));
         snprintf(buf, sizeof(buf), "/api/videos/%s/frames/%d.jpg", s[i].video_id, s[i].frame);
         json_object_set_new(o, "thumbnail", json_string(buf));
-        json_object_set_new(o, "path", s[i].path ? json_string(s[i].path) : json_null());
+        json_object_set_new(o, "path", s[i].path ? jstr_or_empty(s[i].path) : json_null());
         snprintf(buf, sizeof(buf), "/v/%s?t=%d", s[i].video_id, (int)s[i].t_s);
         json_object_set_new(o, "link", json_string(buf));
         json_array_append_new(arr, o);

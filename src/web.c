@@ -892,8 +892,8 @@ static enum MHD_Result send_asset(struct MHD_Connection *c, const char *body, co
 }
 
 /*
- * "ID/frames/N/similar": the id into id and a pointer to N (ended by '/', copied into a
- * small buffer of the caller's by the callee); NULL when p is not of that shape.
+ * "ID/frames/N/similar": the id into id, and N (as received, validated by the caller) in
+ * a thread-local buffer returned; NULL when p is not of that shape.
  */
 static const char *similar_path(const char *p, char *id, size_t idlen)
 {
