@@ -107,8 +107,8 @@ int vt_imgembed_images(struct vt_imgembed *e, const struct vt_image *imgs, size_
         const struct vt_image *im = &imgs[i];
         if (!im->rgb || im->width <= 0 || im->height <= 0 || im->width > MAX_SIDE ||
             im->height > MAX_SIDE || im->stride < (size_t)im->width * 3)
-            return vt_err(err, errlen, VT_EINVAL, "image %zu: %dx%d pixels cannot be embedded",
-                          i, im->width, im->height);
+            return vt_err(err, errlen, VT_EINVAL, "image %zu: %dx%d pixels cannot be embedded", i,
+                          im->width, im->height);
     }
     if (!n)
         return 0;

@@ -23,8 +23,8 @@ struct vt_imgembed {
     int (*images)(struct vt_imgembed *e, const struct vt_image *imgs, size_t n, float *out,
                   char *err, size_t errlen);
     /* Embed texts into the images' space; NULL when the backend cannot. */
-    int (*texts)(struct vt_imgembed *e, const char *const *texts, size_t n, float *out,
-                 char *err, size_t errlen);
+    int (*texts)(struct vt_imgembed *e, const char *const *texts, size_t n, float *out, char *err,
+                 size_t errlen);
     /* Free priv and whatever the backend owns (not model, id or e itself). May be NULL. */
     void (*close)(struct vt_imgembed *e);
     void *priv;

@@ -1,8 +1,9 @@
 /*
  * The in-process TFLite image-embedding backend (imgembed.h, backend "tflite"): loads a
  * float32 MobileNet-class model with tflite.c, squashes each picture to the model's input
- * size (bilinear, no crop, as the TFLite task library's classifier does), scales RGB to
- * [-1, 1] (the normalisation of MobileNet's metadata, mean 127.5 and std 127.5), runs the
+ * size (bilinear, no crop, as the TFLite task library's classifier does), normalises RGB
+ * as the model's metadata says (MobileNet: mean 127.5 and std 127.5, so [-1, 1]; the same
+ * when a model has no metadata), runs the
  * model up to the embedding tensor and hands its values to imgembed.c, which mean-centres
  * and L2-normalises them. A batch is spread over spec->threads workers (workpool.h), each
  * with its own run state; the parsed model is shared read-only.
@@ -20,10 +21,11 @@
 #include <unistd.h>
 
 #define MAX_THREADS 64
-#define MAX_DIM 65536
+#define MAX_DIM     65536
 
 struct tfl {
     struct vt_tflite *m;
+    float mean[3], std[3];
     int tensor;
     int h, w;
     size_t workers;
@@ -43,7 +45,7 @@ static int embed_one(void *user, size_t worker, size_t item, char *err, size_t e
     struct batch *b = user;
     struct tfl *t = b->t;
     const struct vt_image *im = &b->imgs[item];
-    vt_tflite_image_input(im->rgb, im->width, im->height, im->stride, t->w, t->h, 127.5f, 127.5f,
+    vt_tflite_image_input(im->rgb, im->width, im->height, im->stride, t->w, t->h, t->mean, t->std,
                           t->input[worker]);
     vt_tflite_run(t->ctx[worker], t->input[worker], t->tensor);
     memcpy(b->out + item * (size_t)b->dim, vt_tflite_tensor_data(t->ctx[worker], t->tensor),
@@ -144,11 +146,11 @@ int vt_imgembed_tflite_open(const struct vt_imgembed_spec *spec, struct vt_imgem
     }
     int c;
     vt_tflite_input_shape(t->m, &t->h, &t->w, &c);
+    vt_tflite_input_norm(t->m, t->mean, t->std);
     if (spec->tensor && *spec->tensor) {
         t->tensor = vt_tflite_tensor_find(t->m, spec->tensor);
         if (t->tensor < 0) {
-            rc = vt_err(err, errlen, VT_EINVAL, "'%s': no tensor named '%s'", file,
-                        spec->tensor);
+            rc = vt_err(err, errlen, VT_EINVAL, "'%s': no tensor named '%s'", file, spec->tensor);
             goto out;
         }
     } else {

@@ -12,11 +12,12 @@
 
 #include <setjmp.h>
 /* jpeglib.h needs FILE from stdio.h first */
+/* clang-format off */
 #include <stdio.h>
+#include <jpeglib.h>
+/* clang-format on */
 #include <stdlib.h>
 #include <string.h>
-
-#include <jpeglib.h>
 
 struct jerr {
     struct jpeg_error_mgr pub;

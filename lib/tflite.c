@@ -11,7 +11,9 @@
  *
  * Field ids follow tensorflow/lite/schema/schema.fbs (Model, OperatorCode, SubGraph,
  * Tensor, Buffer, Operator, Conv2DOptions, DepthwiseConv2DOptions, Pool2DOptions,
- * SoftmaxOptions); only what the supported operators need is read.
+ * SoftmaxOptions), and for the input normalisation tflite-support's metadata_schema.fbs
+ * (ModelMetadata, SubGraphMetadata, TensorMetadata, ProcessUnit, NormalizationOptions);
+ * only what the supported operators need is read.
  */
 #include "tflite.h"
 
@@ -196,10 +198,10 @@ enum { O_CONV = 1, O_DWCONV = 2, O_POOL = 5, O_SOFTMAX = 9 };
 
 enum op_kind { K_CONV, K_DWCONV, K_AVGPOOL, K_COPY, K_SOFTMAX };
 
-#define MAX_RANK 8
+#define MAX_RANK    8
 #define MAX_TENSORS 100000
-#define MAX_OPS 10000
-#define NR 16 /* output channels per packed weight panel */
+#define MAX_OPS     10000
+#define NR          16 /* output channels per packed weight panel */
 
 struct tensor {
     char *name;
@@ -233,6 +235,8 @@ struct vt_tflite {
     struct op *ops;
     int nops;
     int input, output;
+    float mean[3], std[3]; /* input normalisation: (v - mean) / std per channel */
+    int norm_from_metadata;
     size_t arena;   /* floats of activations */
     size_t scratch; /* floats of im2col scratch */
     uint64_t macs;
@@ -243,6 +247,7 @@ struct vt_tflite_ctx {
     float *arena, *scratch;
 };
 
+/* clang-format off */
 static const char *const op_names[] = {
     "ADD", "AVERAGE_POOL_2D", "CONCATENATION", "CONV_2D", "DEPTHWISE_CONV_2D",
     "DEPTH_TO_SPACE", "DEQUANTIZE", "EMBEDDING_LOOKUP", "FLOOR", "FULLY_CONNECTED",
@@ -265,10 +270,11 @@ static const char *const op_names[] = {
     "ROUND", "HARD_SWISH", "IF", "WHILE", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5",
     "SCATTER_ND", "SELECT_V2", "DENSIFY", "SEGMENT_SUM", "BATCH_MATMUL",
 };
+/* clang-format on */
 
-static const char *const type_names[] = {"FLOAT32", "FLOAT16", "INT32",   "UINT8",
-                                         "INT64",   "STRING",  "BOOL",    "INT16",
-                                         "COMPLEX64", "INT8",  "FLOAT64"};
+static const char *const type_names[] = {"FLOAT32",   "FLOAT16", "INT32",  "UINT8",
+                                         "INT64",     "STRING",  "BOOL",   "INT16",
+                                         "COMPLEX64", "INT8",    "FLOAT64"};
 
 void vt_tflite_free(struct vt_tflite *m)
 {
@@ -378,8 +384,8 @@ static int check_data(const struct vt_tflite *m, int i, const char *opname, char
         const char *tn = t->type >= 0 && (size_t)t->type < VT_ARRAY_LEN(type_names)
                              ? type_names[t->type]
                              : "unknown";
-        return BAD("tflite: tensor '%s' of %s is %s (only FLOAT32 is supported)", t->name,
-                   opname, tn);
+        return BAD("tflite: tensor '%s' of %s is %s (only FLOAT32 is supported)", t->name, opname,
+                   tn);
     }
     if (t->raw && t->raw_len != t->count * sizeof(float))
         return BAD("tflite: tensor '%s': buffer of %zu bytes for %zu floats", t->name, t->raw_len,
@@ -421,8 +427,8 @@ static int act_ok(int act)
 }
 
 static int setup_window(struct vt_tflite *m, struct op *o, const struct fb *f,
-                        const struct fbt *opt, int have_opt, int is_pool, const char *nm,
-                        char *err, size_t errlen)
+                        const struct fbt *opt, int have_opt, int is_pool, const char *nm, char *err,
+                        size_t errlen)
 {
     uint8_t padding = 0, act = 0;
     int32_t sw = 1, sh = 1, dw = 1, dh = 1, mult = 1, fw = 1, fh = 1;
@@ -467,8 +473,8 @@ static int setup_window(struct vt_tflite *m, struct op *o, const struct fb *f,
     int eoh, eow;
     if (axis(o->ih, o->kh, sh, dh, padding, &eoh, &o->pad_t) ||
         axis(o->iw, o->kw, sw, dw, padding, &eow, &o->pad_l))
-        return BAD("tflite: %s window %dx%d stride %dx%d does not fit its input %dx%d", nm,
-                   o->kw, o->kh, sw, sh, o->iw, o->ih);
+        return BAD("tflite: %s window %dx%d stride %dx%d does not fit its input %dx%d", nm, o->kw,
+                   o->kh, sw, sh, o->iw, o->ih);
     if (eoh != o->oh || eow != o->ow)
         return BAD("tflite: %s output %dx%d where the window gives %dx%d", nm, o->ow, o->oh, eow,
                    eoh);
@@ -551,8 +557,8 @@ static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *co
         uint8_t opt_type;
         int32_t ins[3] = {-1, -1, -1};
         if (fb_vec_table(f, start, i, &ot) || fb_u32(f, &ot, 0, 0, &opcode) ||
-            fb_vec(f, &ot, 1, 4, &istart, &nin) != 1 ||
-            fb_vec(f, &ot, 2, 4, &ostart, &nout) != 1 || fb_u8(f, &ot, 3, 0, &opt_type))
+            fb_vec(f, &ot, 1, 4, &istart, &nin) != 1 || fb_vec(f, &ot, 2, 4, &ostart, &nout) != 1 ||
+            fb_u8(f, &ot, 3, 0, &opt_type))
             return BAD("tflite: operator %u: table, inputs or outputs out of range", i);
         int have_opt = fb_sub(f, &ot, 4, &opt);
         if (have_opt < 0)
@@ -563,12 +569,22 @@ static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *co
         const char *nm = code >= 0 && (size_t)code < VT_ARRAY_LEN(op_names) ? op_names[code] : NULL;
         struct op *o = &m->ops[m->nops];
         switch (code) {
-        case B_CONV_2D: o->kind = K_CONV; break;
-        case B_DEPTHWISE_CONV_2D: o->kind = K_DWCONV; break;
-        case B_AVERAGE_POOL_2D: o->kind = K_AVGPOOL; break;
+        case B_CONV_2D:
+            o->kind = K_CONV;
+            break;
+        case B_DEPTHWISE_CONV_2D:
+            o->kind = K_DWCONV;
+            break;
+        case B_AVERAGE_POOL_2D:
+            o->kind = K_AVGPOOL;
+            break;
         case B_SQUEEZE:
-        case B_RESHAPE: o->kind = K_COPY; break;
-        case B_SOFTMAX: o->kind = K_SOFTMAX; break;
+        case B_RESHAPE:
+            o->kind = K_COPY;
+            break;
+        case B_SOFTMAX:
+            o->kind = K_SOFTMAX;
+            break;
         default:
             if (nm)
                 return BAD("tflite: unsupported operator '%s'", nm);
@@ -623,8 +639,8 @@ static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *co
             if (o->kind == K_CONV) {
                 size_t k = (size_t)o->kh * o->kw * o->ic, px = (size_t)o->oh * o->ow;
                 pack_conv(o, &m->t[ins[1]]);
-                o->direct = o->kh == 1 && o->kw == 1 && o->sh == 1 && o->sw == 1 &&
-                            o->pad_t == 0 && o->pad_l == 0;
+                o->direct = o->kh == 1 && o->kw == 1 && o->sh == 1 && o->sw == 1 && o->pad_t == 0 &&
+                            o->pad_l == 0;
                 if (!o->direct) {
                     if (k * px > VT_TFLITE_MAX_ARENA)
                         return BAD("tflite: %s im2col of %zu x %zu floats", nm, px, k);
@@ -672,6 +688,89 @@ static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *co
                        (unsigned long long)VT_TFLITE_MAX_MACS);
     }
     return 0;
+}
+
+/* A float vector of 1 or 3 positive-or-any finite values into v[3]. */
+static int norm_vec(const struct fb *f, const struct fbt *t, int id, int positive, float v[3])
+{
+    size_t start;
+    uint32_t n;
+    if (fb_vec(f, t, id, 4, &start, &n) != 1 || (n != 1 && n != 3))
+        return -1;
+    for (int c = 0; c < 3; c++) {
+        uint32_t u = rd_u32(f->d + start + 4 * (size_t)(n == 3 ? c : 0));
+        memcpy(&v[c], &u, 4);
+        if (!isfinite(v[c]) || (positive && !(v[c] > 0)))
+            return -1;
+    }
+    return 0;
+}
+
+/*
+ * The input normalisation from the TFLite metadata (metadata_schema.fbs, identifier
+ * "M001", in the buffer of the model's metadata entry "TFLITE_METADATA"): ModelMetadata
+ * .subgraph_metadata[0].input_tensor_metadata[0].process_units[], the unit whose options
+ * are NormalizationOptions (mean, std). 0 with m->mean/std set or left alone (none
+ * there), -1 when the metadata is there but malformed.
+ */
+static int parse_norm(const struct fb *f, const struct fbt *model, size_t bufs, uint32_t nbufs,
+                      struct vt_tflite *m)
+{
+    size_t start;
+    uint32_t n;
+    int r = fb_vec(f, model, 6, 4, &start, &n);
+    if (r <= 0)
+        return r;
+    for (uint32_t i = 0; i < n; i++) {
+        struct fbt md, bt, root, sgm, tm, pu, no;
+        const char *name = NULL;
+        size_t nl, dstart, at, pstart;
+        uint32_t bi, dlen, nsub, nin, npu;
+        if (fb_vec_table(f, start, i, &md) || fb_str(f, &md, 0, &name, &nl) < 0 ||
+            fb_u32(f, &md, 1, 0, &bi))
+            return -1;
+        if (!name || strcmp(name, "TFLITE_METADATA") != 0)
+            continue;
+        if (bi >= nbufs || fb_vec_table(f, bufs, bi, &bt) ||
+            fb_vec(f, &bt, 0, 1, &dstart, &dlen) != 1)
+            return -1;
+        struct fb g = {f->d + dstart, dlen};
+        if (dlen < 8 || memcmp(g.d + 4, "M001", 4) != 0 || fb_deref(&g, 0, &at) ||
+            fb_table(&g, at, &root))
+            return -1;
+        r = fb_vec(&g, &root, 3, 4, &pstart, &nsub);
+        if (r < 0)
+            return -1;
+        if (r == 0 || nsub == 0)
+            return 0;
+        if (fb_vec_table(&g, pstart, 0, &sgm) || (r = fb_vec(&g, &sgm, 2, 4, &pstart, &nin)) < 0)
+            return -1;
+        if (r == 0 || nin == 0)
+            return 0;
+        if (fb_vec_table(&g, pstart, 0, &tm) || (r = fb_vec(&g, &tm, 4, 4, &pstart, &npu)) < 0)
+            return -1;
+        for (uint32_t k = 0; r == 1 && k < npu; k++) {
+            uint8_t type;
+            if (fb_vec_table(&g, pstart, k, &pu) || fb_u8(&g, &pu, 0, 0, &type))
+                return -1;
+            if (type != 1) /* NormalizationOptions */
+                continue;
+            if (fb_sub(&g, &pu, 1, &no) != 1 || norm_vec(&g, &no, 0, 0, m->mean) ||
+                norm_vec(&g, &no, 1, 1, m->std))
+                return -1;
+            m->norm_from_metadata = 1;
+            return 0;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+int vt_tflite_input_norm(const struct vt_tflite *m, float mean[3], float std[3])
+{
+    memcpy(mean, m->mean, sizeof(m->mean));
+    memcpy(std, m->std, sizeof(m->std));
+    return m->norm_from_metadata;
 }
 
 int vt_tflite_parse(const uint8_t *data, size_t len, struct vt_tflite **out, char *err,
@@ -725,6 +824,12 @@ int vt_tflite_parse(const uint8_t *data, size_t len, struct vt_tflite **out, cha
         goto out;
     }
     m = vt_xcalloc(1, sizeof(*m));
+    for (int ch = 0; ch < 3; ch++)
+        m->mean[ch] = m->std[ch] = 127.5f;
+    if (parse_norm(&f, &model, bstart, nbufs, m)) {
+        rc = BAD("tflite: metadata (input normalisation) out of range");
+        goto out;
+    }
     rc = parse_tensors(&f, &sg, bstart, nbufs, m, err, errlen);
     if (rc)
         goto out;
@@ -780,8 +885,8 @@ int vt_tflite_open(const char *path, struct vt_tflite **out, char *err, size_t e
 {
     char *data;
     size_t len;
-    int rc = vt_read_file_capped(path, "tflite model", VT_TFLITE_MAX_FILE, &data, &len, err,
-                                 errlen);
+    int rc =
+        vt_read_file_capped(path, "tflite model", VT_TFLITE_MAX_FILE, &data, &len, err, errlen);
     if (rc)
         return rc;
     char sub[384];
@@ -887,14 +992,14 @@ typedef int32_t vi4 __attribute__((vector_size(16)));
 #define VCLAMP(v, l, h, VI)                                                                        \
     do {                                                                                           \
         VI m_ = (v) < (l);                                                                         \
-        (v) = (__typeof__(v))(((VI)(v) & ~m_) | ((VI)(l) & m_));                                   \
+        (v) = (__typeof__(v))(((VI)(v) & ~m_) | ((VI)(l)&m_));                                     \
         m_ = (v) > (h);                                                                            \
-        (v) = (__typeof__(v))(((VI)(v) & ~m_) | ((VI)(h) & m_));                                   \
+        (v) = (__typeof__(v))(((VI)(v) & ~m_) | ((VI)(h)&m_));                                     \
     } while (0)
 
 #define KVF vf4
 #define KVI vi4
-#define KW 4
+#define KW  4
 #define KATTR
 #define KNAME(x) x##_v4
 #include "tflite_kern.inc"
@@ -910,7 +1015,7 @@ typedef float vf8 __attribute__((vector_size(32)));
 typedef int32_t vi8 __attribute__((vector_size(32)));
 #define KVF vf8
 #define KVI vi8
-#define KW 8
+#define KW  8
 #if defined(__clang__)
 #define KATTR __attribute__((target("avx2,fma")))
 #else
@@ -947,10 +1052,14 @@ static int have_avx2(void)
 static inline float act1(float v, int act)
 {
     switch (act) {
-    case ACT_RELU: return v > 0 ? v : 0;
-    case ACT_RELU6: return v > 0 ? (v < 6 ? v : 6) : 0;
-    case ACT_RELU_N1_TO_1: return v > -1 ? (v < 1 ? v : 1) : -1;
-    default: return v;
+    case ACT_RELU:
+        return v > 0 ? v : 0;
+    case ACT_RELU6:
+        return v > 0 ? (v < 6 ? v : 6) : 0;
+    case ACT_RELU_N1_TO_1:
+        return v > -1 ? (v < 1 ? v : 1) : -1;
+    default:
+        return v;
     }
 }
 
@@ -1093,21 +1202,33 @@ void vt_tflite_run(struct vt_tflite_ctx *c, const float *input, int stop)
         const float *in = c->arena + m->t[o->in].off;
         float *out = c->arena + m->t[o->out].off;
         switch (o->kind) {
-        case K_CONV: run_conv(o, in, out, c->scratch); break;
-        case K_DWCONV: run_dwconv(o, in, out); break;
-        case K_AVGPOOL: run_avgpool(o, in, out); break;
-        case K_COPY: memcpy(out, in, o->count * sizeof(float)); break;
-        case K_SOFTMAX: run_softmax(o, in, out); break;
+        case K_CONV:
+            run_conv(o, in, out, c->scratch);
+            break;
+        case K_DWCONV:
+            run_dwconv(o, in, out);
+            break;
+        case K_AVGPOOL:
+            run_avgpool(o, in, out);
+            break;
+        case K_COPY:
+            memcpy(out, in, o->count * sizeof(float));
+            break;
+        case K_SOFTMAX:
+            run_softmax(o, in, out);
+            break;
         }
         if (o->out == stop)
             break;
     }
 }
 
-void vt_tflite_image_input(const uint8_t *rgb, int iw, int ih, size_t stride, int w, int h,
-                           float mean, float std, float *out)
+/* Bilinear resize with half-pixel centres of RGB24 src (sw x sh) into normalised floats. */
+static void bilinear(const uint8_t *rgb, int iw, int ih, size_t stride, int w, int h,
+                     const float mean[3], const float std[3], float *out)
 {
-    float inv = 1.0f / std, sx = (float)iw / (float)w, sy = (float)ih / (float)h;
+    float inv[3] = {1.0f / std[0], 1.0f / std[1], 1.0f / std[2]};
+    float sx = (float)iw / (float)w, sy = (float)ih / (float)h;
     for (int y = 0; y < h; y++) {
         float fy = ((float)y + 0.5f) * sy - 0.5f;
         fy = fy < 0 ? 0 : fy;
@@ -1127,10 +1248,52 @@ void vt_tflite_image_input(const uint8_t *rgb, int iw, int ih, size_t stride, in
                 float top = r0[x0 * 3 + ch] + (r0[x1 * 3 + ch] - r0[x0 * 3 + ch]) * wx;
                 float bot = r1[x0 * 3 + ch] + (r1[x1 * 3 + ch] - r1[x0 * 3 + ch]) * wx;
                 float v = top + (bot - top) * wy;
-                out[((size_t)y * w + x) * 3 + ch] = (v - mean) * inv;
+                out[((size_t)y * w + x) * 3 + ch] = (v - mean[ch]) * inv[ch];
             }
         }
     }
+}
+
+void vt_tflite_image_input(const uint8_t *rgb, int iw, int ih, size_t stride, int w, int h,
+                           const float mean[3], const float std[3], float *out)
+{
+    /* Two-tap bilinear from far above the target size would sample a few pixels and alias
+     * (the same frame re-encoded at another size would embed differently): first average
+     * fx x fy blocks down to less than twice the target, then resize. */
+    int fx = iw / w, fy = ih / h;
+    fx = fx < 1 ? 1 : fx;
+    fy = fy < 1 ? 1 : fy;
+    if (fx == 1 && fy == 1) {
+        bilinear(rgb, iw, ih, stride, w, h, mean, std, out);
+        return;
+    }
+    int bw = iw / fx, bh = ih / fy;
+    int64_t area = (int64_t)fx * fy;
+    uint8_t *box = vt_xmalloc((size_t)bw * bh * 3);
+    uint64_t *acc = vt_xmalloc((size_t)bw * 3 * sizeof(*acc)); /* a 1x1 input: 2^28 * 255 */
+    for (int by = 0; by < bh; by++) {
+        memset(acc, 0, (size_t)bw * 3 * sizeof(*acc));
+        for (int y = by * fy; y < (by + 1) * fy; y++) {
+            const uint8_t *row = rgb + (size_t)y * stride;
+            for (int bx = 0; bx < bw; bx++) {
+                unsigned r = 0, g = 0, b = 0;
+                for (int x = 0; x < fx; x++, row += 3) {
+                    r += row[0];
+                    g += row[1];
+                    b += row[2];
+                }
+                acc[bx * 3] += r;
+                acc[bx * 3 + 1] += g;
+                acc[bx * 3 + 2] += b;
+            }
+        }
+        for (int i = 0; i < bw * 3; i++)
+            box[(size_t)by * bw * 3 + i] =
+                (uint8_t)((acc[i] + (uint64_t)area / 2) / (uint64_t)area);
+    }
+    free(acc);
+    bilinear(box, bw, bh, (size_t)bw * 3, w, h, mean, std, out);
+    free(box);
 }
 
 void vt_tflite_sgemm(int m, int n, int k, const float *a, const float *b, float *c)

@@ -3,10 +3,11 @@
  * bounds-checked flatbuffer reader (a model file is input like any other). vt_tflite_parse
  * reads the first subgraph of a "TFL3" file: tensors (FLOAT32 only), their constant
  * buffers (copied and repacked for the kernels, so the file's bytes may be freed after),
- * and the operators CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, SQUEEZE, RESHAPE and
- * SOFTMAX. Every shape is checked at parse time against what the operator computes, so
- * running never meets a surprise. A parsed model is read-only and may be shared by
- * threads; each thread runs it with its own struct vt_tflite_ctx (activations, scratch).
+ * the input normalisation from the model's metadata when it has some, and the operators CONV_2D,
+ * DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, SQUEEZE, RESHAPE and SOFTMAX. Every shape is checked at parse
+ * time against what the operator computes, so running never meets a surprise. A parsed model is
+ * read-only and may be shared by threads; each thread runs it with its own struct vt_tflite_ctx
+ * (activations, scratch).
  */
 #ifndef VT_TFLITE_H
 #define VT_TFLITE_H
@@ -20,10 +21,10 @@ struct vt_tflite_ctx;
 /* Largest model file read by vt_tflite_open, largest tensor (elements), most floats of
  * activations and scratch per run state (256 MB each), most multiply-adds per run: a
  * hostile model can neither take unbounded memory nor run for hours. */
-#define VT_TFLITE_MAX_FILE (256u << 20)
+#define VT_TFLITE_MAX_FILE  (256u << 20)
 #define VT_TFLITE_MAX_ELEMS (1u << 28)
 #define VT_TFLITE_MAX_ARENA (1u << 26)
-#define VT_TFLITE_MAX_MACS (1ull << 34)
+#define VT_TFLITE_MAX_MACS  (1ull << 34)
 
 /*
  * Parse a model held in memory (borrowed for the call only). 0 and *out (free with
@@ -71,13 +72,21 @@ void vt_tflite_run(struct vt_tflite_ctx *c, const float *input, int stop);
 const float *vt_tflite_tensor_data(const struct vt_tflite_ctx *c, int i);
 
 /*
+ * The input normalisation, (v - mean[c]) / std[c] for v in 0..255: from the model's
+ * metadata (NormalizationOptions of its input) when it has one (returns 1), else 127.5
+ * and 127.5 (returns 0), which is [-1, 1] as float MobileNets expect.
+ */
+int vt_tflite_input_norm(const struct vt_tflite *m, float mean[3], float std[3]);
+
+/*
  * Fill out (h * w * 3 floats, NHWC) from an 8-bit RGB picture (row y at rgb + y * stride)
- * of any size: bilinear resize of the whole picture to w x h (squashed, not cropped: what
- * the TFLite task library's image classifier does) with half-pixel centres, then each
- * value v becomes (v - mean) / std (127.5, 127.5 for MobileNet: [-1, 1]).
+ * of any size: the whole picture squashed to w x h (not cropped: what the TFLite task
+ * library's image classifier does), by averaging integer blocks first when it is at least
+ * twice as large (so that a large frame does not alias) and then a bilinear resize with
+ * half-pixel centres; each value v of channel c becomes (v - mean[c]) / std[c].
  */
 void vt_tflite_image_input(const uint8_t *rgb, int iw, int ih, size_t stride, int w, int h,
-                           float mean, float std, float *out);
+                           const float mean[3], const float std[3], float *out);
 
 /* 1: use the generic 16-byte-vector kernels even where AVX2 ones could run (for tests and
  * benchmarks: set it before any run, not while one is running). */
