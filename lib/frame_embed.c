@@ -37,8 +37,8 @@
 #define DECODE_MIN 256   /* decode JPEGs at a reduced scale down to this many pixels */
 /* The thresholds, chosen on t1200's fixtures (docs/ARCHITECTURE.md, "Frames by likeness"):
  * a picture and its copy at a quarter of the pixels and 200 kb/s differ by 0 bits and
- * have a cosine of 0.995 to 0.998; two slides of one template with other words differ by
- * 2 to 16 bits and reach 0.989. */
+ * have a cosine of 0.996 to 0.998; two slides of one template with other words differ by
+ * 2 to 16 bits and reach 0.987. */
 #define REUSE_HAMMING 6      /* perceptual hash bits (of 64) two views of a picture differ by */
 #define REUSE_COSINE 0.993f  /* embedding cosine two views of a picture reach */
 #define REUSE_WORDS 0.5      /* share of words read on both that two views of a slide agree on */
