@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "web.h"
 
+#include "stage.h"
 #include "vecsearch.h"
 
 #include <math.h>
@@ -723,10 +724,25 @@ static void provenance(struct vt_sb *b, const json_t *doc)
     vt_sb_adds(b, "</tbody></table></section>\n");
 }
 
+/* Whether frame_embed is done: its frames have vectors, and "more like this" answers. */
+static int pictures_embedded(const json_t *doc)
+{
+    const json_t *s;
+    size_t i;
+
+    json_array_foreach(json_object_get(doc, "stages"), i, s)
+    {
+        if (jstr(s, "name") && !strcmp(jstr(s, "name"), vt_stages[VT_STAGE_FRAME_EMBED].name))
+            return jstr(s, "state") && !strcmp(jstr(s, "state"), "done");
+    }
+    return 0;
+}
+
 static void frames(struct vt_sb *b, const char *id, const json_t *doc, const struct vpage *p)
 {
     const json_t *f, *l;
     size_t i, k;
+    int liked = pictures_embedded(doc);
 
     vt_sb_adds(b, "<section id=\"frames\"><h2>Frames, and what the machine read</h2>\n");
     pager(b, p, 0);
@@ -757,7 +773,7 @@ static void frames(struct vt_sb *b, const char *id, const json_t *doc, const str
         } else {
             vt_sb_addf(b, " · sharpness %.1f", jnum(f, "sharpness"));
         }
-        if (!json_is_integer(json_object_get(f, "duplicate_of")) && jstr(f, "image"))
+        if (liked && jstr(f, "image"))
             vt_sb_addf(b, " · <a class=\"similar\" href=\"/v/%s/frames/%lld/similar\">more like "
                           "this</a>",
                        id, jint(f, "index"));
