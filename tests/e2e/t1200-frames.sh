@@ -110,6 +110,11 @@ json "$T/sim.json" "d['results'] == sorted(d['results'], key=lambda r: -r['simil
   fail "not best first"
 vt similar "$VA" --frame "$fA" --limit 2 > "$T/sim.txt"
 [[ $(grep -c "^[A-Za-z0-9_-]* [0-9:]* frame " "$T/sim.txt") == 2 ]] || fail "similar text: $(cat "$T/sim.txt")"
+# the front binary answers alone (no vidtheque-full beside it: no model, no FFmpeg)
+mkdir -p "$T/front" && cp "$VIDTHEQUE" "$T/front/vidtheque"
+"$T/front/vidtheque" -q -L "$LIB" similar --json "$VA" --frame "$fA" --limit 1 > "$T/sim1.json" ||
+  fail "similar needs more than the front binary"
+[[ $(json "$T/sim1.json" "d['results'][0]['video_id']") == "$VB" ]] || fail "front similar: $(cat "$T/sim1.json")"
 # the still cutaway: found in B too
 fA2=$(json "$T/a.json" "[f['index'] for f in d['frames'] if 14 <= f['t_s'] < 20 and f['duplicate_of'] is None][0]")
 vt similar --json "$VA" --frame "$fA2" --limit 1 > "$T/sim.json"
