@@ -16,7 +16,7 @@
  *   stt.api_key          openai: optional Bearer token
  *   frame_embed.backend  tflite | openai | none             (none: stage skipped)
  *   frame_embed.model    tflite: a .tflite file, or a folder holding one (a path, or a
- *                        name pulled into LIBRARY/models/); openai: the server's model
+ *                        folder's name under LIBRARY/models/); openai: the server's model
  *   frame_embed.tensor   tflite: the tensor that is the embedding (default: the input
  *                        of the last layer)
  *   frame_embed.url      openai: base URL of the image-embedding server

@@ -24,7 +24,6 @@
 #include "imgutil.h"
 #include "keyframe.h"
 #include "library.h"
-#include "models.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -151,12 +150,13 @@ static int open_model(struct vt_library *lib, struct vt_imgembed **out, char **k
     if (rc)
         goto out;
     const char *model = c.model;
-    /* a name that is no path: a model pulled into LIBRARY/models/ */
-    if (!strcmp(c.backend, "tflite") && !strchr(c.model, '/') && access(c.model, F_OK) != 0) {
-        rc = vt_models_resolve(lib->dir, c.model, folder, sizeof(folder), err, errlen);
-        if (rc)
-            goto out;
-        model = folder;
+    /* a name that is no path: a folder under LIBRARY/models/ when there is one (else the
+     * backend says the file is missing) */
+    if (!strcmp(c.backend, "tflite") && !strchr(c.model, '/') && access(c.model, F_OK) != 0 &&
+        strcmp(c.model, ".") && strcmp(c.model, "..")) {
+        snprintf(folder, sizeof(folder), "%s/models/%s", lib->dir, c.model);
+        if (access(folder, F_OK) == 0)
+            model = folder;
     }
     *key = vt_xasprintf("%s\n%s\n%s\n%s\n%s\n%d", c.backend, model, c.tensor ? c.tensor : "",
                         c.url ? c.url : "", c.key ? c.key : "", c.joint);

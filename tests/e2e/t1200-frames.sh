@@ -62,9 +62,10 @@ vt export "$VA" > "$T/doc.json"
 [[ $(state_of "$VA" state) == failed ]] || fail "a missing model file did not fail the stage"
 vt config set frame_embed.backend xyz 2>/dev/null || true
 
-# the model
+# the model, named by its folder under LIBRARY/models/
 vt config unset frame_embed.backend
-vt config set frame_embed.model "$MODEL"
+mkdir -p "$LIB/models" && cp -r "$MODEL" "$LIB/models/mobilenet"
+vt config set frame_embed.model mobilenet
 vt redo "$VA" --stage frame_embed > /dev/null
 VB=$(vt add "$T/in/talkB.mp4")
 VC=$(vt add "$T/in/talkC.mp4")
