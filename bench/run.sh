@@ -34,6 +34,9 @@ echo
 echo "== hybrid search: 1,000,000 cues + 1,000,000 vectors vs words only"
 bash bench/hybrid_bench.sh
 echo
+echo "== frames by likeness: more like this over 1,000,000 frame vectors; same footage on 100 videos"
+bash bench/frames_bench.sh
+echo
 echo "== whole add: peak memory and realtime factors"
 bash bench/add_bench.sh
 echo

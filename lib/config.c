@@ -22,6 +22,8 @@
 const char *const vt_config_keys[] = {
     "text_embed.backend", "text_embed.model", "text_embed.url", "text_embed.api_key",
     "stt.backend",        "stt.model",        "stt.url",        "stt.api_key",
+    "frame_embed.backend", "frame_embed.model", "frame_embed.tensor", "frame_embed.url",
+    "frame_embed.api_key", "frame_embed.joint_text",
     NULL,
 };
 

@@ -14,6 +14,14 @@
  *   stt.model            openai: the server's model name, e.g. whisper-1
  *   stt.url              openai: base URL of the transcription server
  *   stt.api_key          openai: optional Bearer token
+ *   frame_embed.backend  tflite | openai | none             (none: stage skipped)
+ *   frame_embed.model    tflite: a .tflite file, or a folder holding one (a path, or a
+ *                        folder's name under LIBRARY/models/); openai: the server's model
+ *   frame_embed.tensor   tflite: the tensor that is the embedding (default: the input
+ *                        of the last layer)
+ *   frame_embed.url      openai: base URL of the image-embedding server
+ *   frame_embed.api_key  openai: optional Bearer token
+ *   frame_embed.joint_text  openai: 1 when the model embeds text into the same space
  */
 #ifndef VT_CONFIG_H
 #define VT_CONFIG_H

@@ -71,7 +71,8 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
     struct vt_store_chapter *chapters = NULL;
     struct vt_transcript tr = {0};
     struct vt_chunk *chunks = NULL;
-    size_t n_stages = 0, n_shots = 0, n_frames = 0, n_chapters = 0, n_chunks = 0;
+    struct vt_reuse *reuse = NULL;
+    size_t n_stages = 0, n_shots = 0, n_frames = 0, n_chapters = 0, n_chunks = 0, n_reuse = 0;
     const char *cue_source = NULL;
     json_t *doc = json_object(), *a, *src, *pages = json_object();
     struct vt_store_counts cnt;
@@ -94,6 +95,8 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
         *rc = vt_store_transcript_range(lib->store, v->id, cue0, cue1, &tr);
     if (!*rc)
         *rc = vt_store_chunks_range(lib->store, v->id, chunk0, chunk1, &chunks, &n_chunks);
+    if (!*rc)
+        *rc = vt_store_reuse_of(lib->store, v->id, &reuse, &n_reuse);
     if (*rc) {
         json_decref(doc);
         json_decref(pages);
@@ -210,6 +213,23 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
     }
     json_object_set_new(doc, "chapters", a);
 
+    /* footage this video shares with others (frame_embed's same-footage pass) */
+    a = json_array();
+    for (size_t i = 0; i < n_reuse; i++) {
+        json_t *o = json_object();
+
+        json_object_set_new(o, "video_id", json_string(reuse[i].other_id));
+        json_object_set_new(o, "title", str_or_null(reuse[i].other_title));
+        json_object_set_new(o, "start_s", seconds(reuse[i].start_s));
+        json_object_set_new(o, "end_s", seconds(reuse[i].end_s));
+        json_object_set_new(o, "other_start_s", seconds(reuse[i].other_start_s));
+        json_object_set_new(o, "other_end_s", seconds(reuse[i].other_end_s));
+        json_object_set_new(o, "similarity", json_real(round(reuse[i].similarity * 1000.0) / 1000.0));
+        json_object_set_new(o, "frames", json_integer(reuse[i].frames));
+        json_array_append_new(a, o);
+    }
+    json_object_set_new(doc, "reuse", a);
+
     a = json_array();
     for (size_t i = 0; i < tr.n_cues; i++) {
         const struct vt_cue *cue = &tr.cues[i];
@@ -286,6 +306,7 @@ out:
     vt_store_chapters_free(chapters, n_chapters);
     vt_transcript_release(&tr);
     vt_chunks_free(chunks, n_chunks);
+    vt_store_reuse_free(reuse, n_reuse);
     return doc;
 }
 

@@ -49,7 +49,7 @@ enum vt_stage_flag {
     X(TEXT_EMBED,  text_embed,  4,      0,                VT_BIT(CHUNK) | VT_BIT(OCR), VT_STAGE_ROWS_OF_DEPS) \
     X(KEYFRAME,    keyframe,    4,      VT_BIT(FETCH),    0,                0) \
     X(OCR,         ocr,         4,      VT_BIT(KEYFRAME), 0,                VT_STAGE_ROWS_OF_DEPS) \
-    X(FRAME_EMBED, frame_embed, 4,      0,                VT_BIT(KEYFRAME), 0)
+    X(FRAME_EMBED, frame_embed, 4,      0,                VT_BIT(KEYFRAME) | VT_BIT(OCR), VT_STAGE_ROWS_OF_DEPS)
 /* clang-format on */
 
 enum vt_stage_id {

@@ -591,15 +591,3 @@ const struct vt_stage_def vt_stage_chunk = {
     .clear = chunk_clear,
     .release = chunk_release,
 };
-
-/* ---- frame_embed: recorded, and skipped until a model is configured ---- */
-
-static int frame_embed_run(struct vt_stage_ctx *c)
-{
-    snprintf(c->model, sizeof(c->model), "none");
-    return vt_err(c->err, sizeof(c->err), VT_SKIP, "no frame embedding model configured");
-}
-
-const struct vt_stage_def vt_stage_frame_embed = {
-    .run = frame_embed_run,
-};

@@ -152,6 +152,16 @@ static const char *const migrations[] = {
     " f32 BLOB NOT NULL, i8 BLOB NOT NULL, scale REAL NOT NULL);"
     "CREATE INDEX vectors_by_video ON vectors (video_id);"
     "CREATE INDEX vectors_by_space ON vectors (space, id);",
+
+    /* 5: footage shared between videos, found after frame_embed (store_reuse.c) */
+    "CREATE TABLE reuse ("
+    " video_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " other_id TEXT NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " start_s REAL NOT NULL, end_s REAL NOT NULL,"
+    " other_start_s REAL NOT NULL, other_end_s REAL NOT NULL,"
+    " similarity REAL NOT NULL, frames INTEGER NOT NULL);"
+    "CREATE INDEX reuse_by_video ON reuse (video_id, start_s);"
+    "CREATE INDEX reuse_by_other ON reuse (other_id);",
 };
 
 _Static_assert(VT_ARRAY_LEN(migrations) == VT_STORE_SCHEMA_VERSION, "one migration per version");

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VT_STORE_SCHEMA_VERSION 4
+#define VT_STORE_SCHEMA_VERSION 5
 
 struct vt_store;
 struct vt_chapter; /* media.h: the store needs no media headers */
@@ -335,10 +335,15 @@ int vt_store_maintain(struct vt_store *s, enum vt_maintain how);
 
 /*
  * Vectors (store_vectors.c): one per chunk and per frame with text, written by the
- * text_embed stage, each in the vector space named by the embedding's id (embed.h).
+ * text_embed stage, and one per kept frame's picture, written by frame_embed, each in
+ * the vector space named by the embedding's id (embed.h, imgembed.h).
  */
-enum vt_vec_kind { VT_VEC_CHUNK, VT_VEC_SCREEN };
-/* "speech" (a chunk) or "screen" (a frame's text): the search sources; static. */
+enum vt_vec_kind { VT_VEC_CHUNK, VT_VEC_SCREEN, VT_VEC_VISUAL };
+/* The kinds each stage writes (sets of 1u << kind): a stage replaces only its own. */
+#define VT_VEC_TEXT_KINDS ((1u << VT_VEC_CHUNK) | (1u << VT_VEC_SCREEN))
+#define VT_VEC_VISUAL_KINDS (1u << VT_VEC_VISUAL)
+/* "speech" (a chunk), "screen" (a frame's text) or "visual" (a frame's picture): the
+ * search sources; static. */
 const char *vt_vec_kind_name(enum vt_vec_kind k);
 struct vt_vec_rec {
     enum vt_vec_kind kind;
@@ -346,10 +351,27 @@ struct vt_vec_rec {
     double start_s, end_s;
     const float *v; /* dim floats, unit length */
 };
-/* Replace the video's vectors (inside a write transaction); the int8 copies are made here. */
+/* Replace the video's text vectors (VT_VEC_TEXT_KINDS; inside a write transaction); the
+ * int8 copies are made here. */
 int vt_store_vectors_replace(struct vt_store *s, const char *id, const char *space, int dim,
                              const struct vt_vec_rec *recs, size_t n);
 int vt_store_vectors_clear(struct vt_store *s, const char *id);
+/* The same for the kinds in the set kinds (1u << kind ...); recs must be of those kinds. */
+int vt_store_vectors_replace_kinds(struct vt_store *s, const char *id, unsigned kinds,
+                                   const char *space, int dim, const struct vt_vec_rec *recs,
+                                   size_t n);
+int vt_store_vectors_clear_kinds(struct vt_store *s, const char *id, unsigned kinds);
+/*
+ * The stored vector of video id's item (kind, ref): its key, its space (into space,
+ * spacelen bytes) and dimension, and its float32 copy (*v, malloc'd). VT_ENOTFOUND when
+ * there is none.
+ */
+int vt_store_vector_find(struct vt_store *s, const char *id, enum vt_vec_kind kind, int ref,
+                         int64_t *key, char *space, size_t spacelen, int *dim, float **v);
+/* Every vector of kind in video id in space (of dimension dim): refs[i] and the float32
+ * copies (n * dim) into *refs and *v (malloc'd; NULL when none), ordered by ref. */
+int vt_store_vectors_of(struct vt_store *s, const char *id, enum vt_vec_kind kind,
+                        const char *space, int dim, int **refs, float **v, size_t *n);
 /* How many vectors of space there are and the largest key (row ids only grow). */
 int vt_store_vectors_stat(struct vt_store *s, const char *space, int64_t *count, int64_t *max_id);
 /* Every vector of space with a key above after_id, in key order (those of another
@@ -366,6 +388,43 @@ struct vt_vec_where {
     double start_s, end_s;
 };
 int vt_store_vector_get(struct vt_store *s, int64_t key, struct vt_vec_where *w);
+
+/*
+ * Footage shared between videos (store_reuse.c), found after frame_embed: a run of
+ * frames of one video that also appears, in the same order, in another. Each run is
+ * stored in both directions; the rows of a video go when its frame_embed re-runs (they
+ * are computed again against the whole library) and when it is removed.
+ */
+struct vt_reuse {
+    char other_id[65];
+    char *other_title;            /* filled by vt_store_reuse_of; NULL on writing */
+    double start_s, end_s;        /* the span in this video */
+    double other_start_s, other_end_s; /* the span in the other */
+    double similarity;            /* mean cosine of the matched frames' pictures */
+    int frames;                   /* matched frames in the run */
+};
+/* Replace every run involving video id (either side) with runs (from id's side; written
+ * in both directions). Inside a write transaction. */
+int vt_store_reuse_replace(struct vt_store *s, const char *id, const struct vt_reuse *runs,
+                           size_t n);
+int vt_store_reuse_clear(struct vt_store *s, const char *id);
+/* The runs of video id, by start, with the other video's title. */
+int vt_store_reuse_of(struct vt_store *s, const char *id, struct vt_reuse **out, size_t *n);
+void vt_store_reuse_free(struct vt_reuse *r, size_t n);
+/* Ids of the videos that share footage with another, sorted (free with vt_strv_free-like
+ * loop: each string and the array). */
+int vt_store_reuse_videos(struct vt_store *s, char ***ids, size_t *n);
+/* A kept frame's perceptual hash (the frames table), for finding the same picture. */
+struct vt_frame_hash {
+    char video_id[65];
+    int idx, shot;
+    double t_s;
+    uint64_t phash;
+};
+/* The kept frames (not duplicates) of every video except except_id (NULL: of every
+ * video), ordered by video and index; or only video only_id's when only_id is set. */
+int vt_store_frame_hashes(struct vt_store *s, const char *only_id, const char *except_id,
+                          struct vt_frame_hash **out, size_t *n);
 /* Lists (playlists, channels) videos were added from, re-checked by update. */
 struct vt_list_rec {
     int64_t id;

@@ -578,7 +578,7 @@ int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *
         " (SELECT count(*) FROM cues WHERE video_id = ?1),"
         " (SELECT count(DISTINCT cue_idx) FROM words WHERE video_id = ?1),"
         " (SELECT count(*) FROM chunks WHERE video_id = ?1),"
-        " (SELECT count(*) FROM vectors WHERE video_id = ?1)",
+        " (SELECT count(*) FROM vectors WHERE video_id = ?1 AND kind IN ('speech', 'screen'))",
         &st);
 
     memset(c, 0, sizeof(*c));

@@ -1,6 +1,7 @@
 /*
  * The store's vectors (store.h, "Vectors"): what the text_embed stage computed for a
- * video's chunks and the text on its frames. Each row keeps the float32 vector and an
+ * video's chunks and the text on its frames, and what frame_embed computed for its
+ * kept frames' pictures; each stage replaces only its own kinds. Each row keeps the float32 vector and an
  * int8 copy with its scale (vindex.h), so that a search loads the int8 copies without
  * quantizing again, and the vector space's id (embed.h, vt_embed_id): vectors of two
  * spaces are never compared. Row ids only grow (AUTOINCREMENT), so a reader that has
@@ -15,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[] = {"speech", "screen"};
+static const char *const kind_names[] = {"speech", "screen", "visual"};
 
 const char *vt_vec_kind_name(enum vt_vec_kind k)
 {
@@ -32,23 +33,53 @@ static int kind_parse(const char *s, enum vt_vec_kind *k)
     return -1;
 }
 
-int vt_store_vectors_clear(struct vt_store *s, const char *id)
+/* "'speech','screen'": the names of the kinds in the set, quoted, for an IN list. */
+static void kinds_list(unsigned kinds, char *out, size_t len)
+{
+    size_t n = 0;
+
+    out[0] = 0;
+    for (size_t k = 0; k < VT_ARRAY_LEN(kind_names); k++)
+        if (kinds & (1u << k))
+            n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s'%s'", n ? "," : "",
+                                  kind_names[k]);
+}
+
+int vt_store_vectors_clear_kinds(struct vt_store *s, const char *id, unsigned kinds)
 {
     sqlite3_stmt *st;
-    int rc = store_prepare(s, "DELETE FROM vectors WHERE video_id = ?", &st);
+    char list[128], *sql;
 
+    kinds_list(kinds, list, sizeof(list));
+    if (!*list)
+        return 0;
+    sql = vt_xasprintf("DELETE FROM vectors WHERE video_id = ? AND kind IN (%s)", list);
+    int rc = store_prepare(s, sql, &st);
+    free(sql);
     if (rc)
         return rc;
     store_bind_text(st, 1, id);
     return store_step_done(s, st, "delete old vectors");
 }
 
+int vt_store_vectors_clear(struct vt_store *s, const char *id)
+{
+    return vt_store_vectors_clear_kinds(s, id, VT_VEC_TEXT_KINDS);
+}
+
 int vt_store_vectors_replace(struct vt_store *s, const char *id, const char *space, int dim,
                              const struct vt_vec_rec *recs, size_t n)
 {
+    return vt_store_vectors_replace_kinds(s, id, VT_VEC_TEXT_KINDS, space, dim, recs, n);
+}
+
+int vt_store_vectors_replace_kinds(struct vt_store *s, const char *id, unsigned kinds,
+                                   const char *space, int dim, const struct vt_vec_rec *recs,
+                                   size_t n)
+{
     sqlite3_stmt *st;
     int8_t *q = vt_xmalloc((size_t)dim);
-    int rc = vt_store_vectors_clear(s, id);
+    int rc = vt_store_vectors_clear_kinds(s, id, kinds);
 
     if (!rc)
         rc = store_prepare(s,
@@ -157,6 +188,83 @@ int vt_store_vector_get(struct vt_store *s, int64_t key, struct vt_vec_where *w)
         rc = VT_ENOTFOUND;
     } else {
         rc = store_fail(s, "read a vector");
+    }
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_vector_find(struct vt_store *s, const char *id, enum vt_vec_kind kind, int ref,
+                         int64_t *key, char *space, size_t spacelen, int *dim, float **v)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s,
+                           "SELECT id, space, dim, f32 FROM vectors WHERE video_id = ? AND kind = ?"
+                           " AND ref = ? ORDER BY id DESC LIMIT 1",
+                           &st);
+
+    *v = NULL;
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    sqlite3_bind_text(st, 2, vt_vec_kind_name(kind), -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, ref);
+    int step = sqlite3_step(st);
+    if (step == SQLITE_ROW) {
+        int d = sqlite3_column_int(st, 2);
+        if (d <= 0 || d > 65536 || (size_t)sqlite3_column_bytes(st, 3) != sizeof(float) * (size_t)d) {
+            rc = VT_ENOTFOUND; /* a row that cannot be a vector of its dimension */
+        } else {
+            *key = sqlite3_column_int64(st, 0);
+            snprintf(space, spacelen, "%s", (const char *)sqlite3_column_text(st, 1));
+            *dim = d;
+            *v = vt_xmalloc(sizeof(float) * (size_t)d);
+            memcpy(*v, sqlite3_column_blob(st, 3), sizeof(float) * (size_t)d);
+        }
+    } else if (step == SQLITE_DONE) {
+        rc = VT_ENOTFOUND;
+    } else {
+        rc = store_fail(s, "read a vector");
+    }
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_vectors_of(struct vt_store *s, const char *id, enum vt_vec_kind kind,
+                        const char *space, int dim, int **refs, float **v, size_t *n)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s,
+                           /* by the video's index: a space's is the whole library */
+                           "SELECT ref, f32 FROM vectors WHERE video_id = ? AND +kind = ?"
+                           " AND +space = ? ORDER BY ref",
+                           &st);
+    size_t cap = 0, vcap = 0, fbytes = sizeof(float) * (size_t)dim;
+
+    *refs = NULL;
+    *v = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    sqlite3_bind_text(st, 2, vt_vec_kind_name(kind), -1, SQLITE_STATIC);
+    store_bind_text(st, 3, space);
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        if ((size_t)sqlite3_column_bytes(st, 1) != fbytes)
+            continue;
+        vt_grow((void **)refs, &cap, *n + 1, sizeof(**refs));
+        vt_grow((void **)v, &vcap, (*n + 1) * (size_t)dim, sizeof(float));
+        (*refs)[*n] = sqlite3_column_int(st, 0);
+        memcpy(*v + *n * (size_t)dim, sqlite3_column_blob(st, 1), fbytes);
+        (*n)++;
+    }
+    if (step != SQLITE_DONE) {
+        rc = store_fail(s, "read vectors");
+        free(*refs);
+        free(*v);
+        *refs = NULL;
+        *v = NULL;
+        *n = 0;
     }
     store_finish(s, st);
     return rc;

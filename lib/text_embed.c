@@ -10,8 +10,8 @@
  * The stage embeds every chunk (the passages of speech) and the text read on every
  * kept frame, and stores the vectors with the space they live in (vt_embed_id). A
  * search embeds the query with the same model, finds the nearest vectors of that space
- * (an index kept in memory per library handle, vindex.h, brought up to date when the
- * database changed), and turns each into a moment: for a chunk, the cue inside it that
+ * (vecsearch.h: an index kept in memory per library, shared by the process's handles,
+ * brought up to date when the database changed), and turns each into a moment: for a chunk, the cue inside it that
  * is nearest to the query; for a frame, its shot.
  */
 #include "config.h"
@@ -20,11 +20,10 @@
 #include "models.h"
 #include "query.h"
 #include "util.h"
-#include "vindex.h"
+#include "vecsearch.h"
 
 #include <limits.h>
 #include <stdio.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -266,147 +265,6 @@ const struct vt_stage_def vt_stage_text_embed = {
 
 /* ---- search by meaning ---- */
 
-/*
- * The in-memory indexes of vector spaces, shared by every library handle of the process
- * (a server has one handle per thread, and an index of 1M vectors is over a gigabyte):
- * one per library directory and space, counted by the handles that use it. The process
- * lock guards the list, loading and searching (a search of 1M vectors takes some 20 ms,
- * and resolving its hits, the longer part, is done outside).
- */
-struct shared_index {
-    char *key; /* the library's real path, a newline, the space */
-    int dim;
-    struct vt_vindex *ix;
-    int64_t count, max_id; /* what has been loaded */
-    int refs;
-    struct shared_index *next;
-};
-
-static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct shared_index *shared_list;
-
-/* A handle's use of a shared index: which, and the database version it last checked. */
-struct vt_meaning_index {
-    struct shared_index *sh;
-    long long version;
-};
-
-/* Drop one reference; under shared_lock. */
-static void shared_put(struct shared_index *sh)
-{
-    if (!sh || --sh->refs > 0)
-        return;
-    for (struct shared_index **p = &shared_list; *p; p = &(*p)->next)
-        if (*p == sh) {
-            *p = sh->next;
-            break;
-        }
-    vt_vindex_free(sh->ix);
-    free(sh->key);
-    free(sh);
-}
-
-void vt_meaning_index_free(struct vt_meaning_index *mi)
-{
-    if (!mi)
-        return;
-    pthread_mutex_lock(&shared_lock);
-    shared_put(mi->sh);
-    pthread_mutex_unlock(&shared_lock);
-    free(mi);
-}
-
-static int add_vec(void *user, int64_t key, const float *v, const int8_t *q, float scale)
-{
-    struct shared_index *sh = user;
-
-    if (vt_vindex_add_q(sh->ix, key, v, q, scale))
-        return 1;
-    sh->count++;
-    sh->max_id = key;
-    return 0;
-}
-
-/* Bring sh up to what lib's database holds: new rows are added; when rows went (a video
- * re-embedded or removed) it is loaded again. Under shared_lock. */
-static int shared_refresh(struct vt_library *lib, struct shared_index *sh, const char *space,
-                          char *err, size_t errlen)
-{
-    int64_t count, max_id;
-    int rc = vt_store_vectors_stat(lib->store, space, &count, &max_id);
-
-    for (int pass = 0; !rc && pass < 2; pass++) {
-        if (count < sh->count || max_id < sh->max_id ||
-            (max_id == sh->max_id && count != sh->count) || pass) {
-            vt_vindex_free(sh->ix);
-            sh->ix = vt_vindex_new(sh->dim);
-            sh->count = sh->max_id = 0;
-        }
-        if (count > sh->count && vt_vindex_reserve(sh->ix, (size_t)count))
-            return vt_err(err, errlen, VT_EIO, "no memory for %lld vectors", (long long)count);
-        if (max_id > sh->max_id)
-            rc = vt_store_vectors_each(lib->store, space, sh->dim, sh->max_id, add_vec, sh);
-        if (rc || sh->count == count)
-            break;
-        /* rows went and came between the count and the read: once more, from scratch */
-        rc = vt_store_vectors_stat(lib->store, space, &count, &max_id);
-    }
-    if (rc)
-        return vt_err(err, errlen, rc, "%s", vt_store_errmsg(lib->store));
-    return 0;
-}
-
-/*
- * The k vectors of e's space nearest to qv, into vh (k entries); *m gets how many. The
- * shared index is brought up to date first when this handle's database changed since
- * it last looked.
- */
-static int meaning_nearest(struct vt_library *lib, struct vt_embed *e, const float *qv, size_t k,
-                           struct vt_vhit *vh, size_t *m, char *err, size_t errlen)
-{
-    const char *space = vt_embed_id(e);
-    long long version = vt_store_version(lib->store);
-    char *real = realpath(lib->dir, NULL);
-    char *key = vt_xasprintf("%s\n%s", real ? real : lib->dir, space);
-    struct vt_meaning_index *mi = lib->meaning;
-    int rc = 0;
-
-    free(real);
-    pthread_mutex_lock(&shared_lock);
-    if (mi && (strcmp(mi->sh->key, key) || mi->sh->dim != vt_embed_dim(e))) {
-        shared_put(mi->sh);
-        free(mi);
-        lib->meaning = mi = NULL;
-    }
-    if (!mi) {
-        struct shared_index *sh = shared_list;
-        while (sh && (strcmp(sh->key, key) || sh->dim != vt_embed_dim(e)))
-            sh = sh->next;
-        if (!sh) {
-            sh = vt_xcalloc(1, sizeof(*sh));
-            sh->key = key;
-            key = NULL;
-            sh->dim = vt_embed_dim(e);
-            sh->ix = vt_vindex_new(sh->dim);
-            sh->next = shared_list;
-            shared_list = sh;
-        }
-        sh->refs++;
-        mi = lib->meaning = vt_xcalloc(1, sizeof(*mi));
-        mi->sh = sh;
-        mi->version = -1;
-    }
-    if (version < 0 || version != mi->version) {
-        rc = shared_refresh(lib, mi->sh, space, err, errlen);
-        if (!rc)
-            mi->version = version;
-    }
-    *m = rc ? 0 : vt_vindex_search(mi->sh->ix, qv, k, vh);
-    pthread_mutex_unlock(&shared_lock);
-    free(key);
-    return rc;
-}
-
 /* The words of the query that carry meaning: its positive terms, filters left out. */
 static char *query_text(const struct vt_query *q)
 {
@@ -546,7 +404,8 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
     size_t k = (size_t)limit * (filtered ? 20 : 2) + 10;
     struct vt_vhit *vh = vt_xcalloc(k, sizeof(*vh));
     size_t m = 0;
-    rc = meaning_nearest(lib, e, qv, k, vh, &m, err, errlen);
+    rc = vt_vecsearch_nearest(lib, vt_embed_id(e), vt_embed_dim(e), qv, k, NULL, NULL, vh, &m, err,
+                              errlen);
     if (rc) {
         free(vh);
         free(qv);
@@ -564,7 +423,9 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
             break;
         if (*video && strcmp(video, w.video_id))
             continue;
-        const char *src = w.kind == VT_VEC_CHUNK ? "speech" : "screen";
+        if (w.kind != VT_VEC_CHUNK && w.kind != VT_VEC_SCREEN)
+            continue; /* a picture's vector in a joint text-image space: not placed here */
+        const char *src = vt_vec_kind_name(w.kind);
         if (*source && strcmp(source, src))
             continue;
         vt_grow((void **)&out, &cap, n + 1, sizeof(*out));

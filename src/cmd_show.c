@@ -167,6 +167,25 @@ static void render(const json_t *doc)
     }
     printf("%zu shot(s).\n", json_array_size(json_object_get(doc, "shots")));
 
+    if (json_array_size(json_object_get(doc, "reuse"))) {
+        char c[32], d[32];
+
+        fputs("\nThe same footage in other videos\n", stdout);
+        json_array_foreach(json_object_get(doc, "reuse"), i, v)
+        {
+            fmt_t(a, sizeof(a), jnum(v, "start_s"));
+            fmt_t(b, sizeof(b), jnum(v, "end_s"));
+            fmt_t(c, sizeof(c), jnum(v, "other_start_s"));
+            fmt_t(d, sizeof(d), jnum(v, "other_end_s"));
+            printf("  %s-%s also appears in ", a, b);
+            put_safe(jstr(v, "video_id"));
+            printf(" at %s-%s (%lld frame(s), similarity %.3f) ", c, d,
+                   json_integer_value(json_object_get(v, "frames")), jnum(v, "similarity"));
+            put_safe(jstr(v, "title"));
+            fputc('\n', stdout);
+        }
+    }
+
     fputs("\nWhat was stored\n", stdout);
     printf("  cues            %lld", json_integer_value(json_object_get(stored, "cues")));
     if (jstr(stored, "cues_source")) {

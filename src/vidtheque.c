@@ -65,6 +65,8 @@ static const struct cmd commands[] = {
      "[--json] [--limit N] [--video ID] [--source S] [--mode words|meaning|hybrid] QUERY",
      "find moments: words said or shown, or what they mean; \"phrases\", -not, prefix*, "
      "video:ID, source:screen"},
+    {"similar", cmd_similar, "VIDEO --frame N [--limit K] [--json]",
+     "more like this: the frames of the whole library that look most like frame N"},
     {"export", cmd_export, "ID [--format json|vtt|srt|txt]", "a video's document, for other tools"},
     {"rm", cmd_rm, "ID...", "remove videos: database rows and files"},
     {"redo", FULL(cmd_redo), "ID... | --all --stage NAME",
@@ -116,6 +118,14 @@ static const struct {
      "  stt.model           openai: the server's model name (whisper-1)\n"
      "  stt.url             openai: the transcription server's base URL\n"
      "  stt.api_key         openai: a Bearer token, when the server wants one\n"
+     "  frame_embed.backend tflite | openai | none (default none: no picture vectors)\n"
+     "  frame_embed.model   tflite: a .tflite file or a folder holding one; openai: the\n"
+     "                      server's model\n"
+     "  frame_embed.tensor  tflite: the tensor that is the embedding (default: the input\n"
+     "                      of the last layer)\n"
+     "  frame_embed.url     openai: the image-embedding server's base URL\n"
+     "  frame_embed.api_key openai: a Bearer token, when the server wants one\n"
+     "  frame_embed.joint_text  openai: 1 when the model embeds text into the same space\n"
      "The file is LIBRARY/config, readable by its owner only.\n"},
 };
 

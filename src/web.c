@@ -12,6 +12,8 @@
 #include "cli.h"
 #include "web_assets.h"
 
+#include "vecsearch.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -889,6 +891,72 @@ static enum MHD_Result send_asset(struct MHD_Connection *c, const char *body, co
     return queue(c, 200, r);
 }
 
+/*
+ * "ID/frames/N/similar": the id into id, and N (as received, validated by the caller) in
+ * a thread-local buffer returned; NULL when p is not of that shape.
+ */
+static const char *similar_path(const char *p, char *id, size_t idlen)
+{
+    static _Thread_local char num[16];
+    const char *slash = strchr(p, '/'), *f, *e;
+    size_t n = slash ? (size_t)(slash - p) : 0;
+
+    if (!n || n >= idlen || strncmp(slash, "/frames/", 8))
+        return NULL;
+    f = slash + 8;
+    e = strchr(f, '/');
+    if (!e || strcmp(e, "/similar") || (size_t)(e - f) >= sizeof(num))
+        return NULL;
+    memcpy(id, p, n);
+    id[n] = '\0';
+    memcpy(num, f, (size_t)(e - f));
+    num[e - f] = '\0';
+    return num;
+}
+
+/* GET /api/videos/ID/frames/N/similar?limit=K: frames of the library that look alike. */
+static enum MHD_Result api_similar(struct MHD_Connection *c, struct vt_library *lib,
+                                   const char *id, const char *frame)
+{
+    const char *limit = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+    struct vt_lookalike *s = NULL;
+    struct vt_sb b = {0};
+    size_t n = 0, digits = 0;
+    long f = 0, k = 10;
+    char err[512], *j;
+    int rc;
+
+    if (!vt_id_valid(id))
+        return send_error(c, 1, 404, "not_found", "no such video");
+    for (; frame[digits] >= '0' && frame[digits] <= '9'; digits++)
+        f = f * 10 + (frame[digits] - '0');
+    if (!digits || digits > 9 || frame[digits] || (digits > 1 && frame[0] == '0'))
+        return send_error(c, 1, 400, "bad_request", "the frame is a number from 0");
+    if (limit) {
+        char *end;
+        long v = strtol(limit, &end, 10);
+
+        if (*end || end == limit || v < 1 || v > VT_SIMILAR_MAX)
+            return send_error(c, 1, 400, "bad_request", "'limit' wants 1..100");
+        k = v;
+    }
+    rc = vt_similar_frames(lib, id, (int)f, (int)k, &s, &n, err, sizeof(err));
+    if (rc == VT_ENOTFOUND)
+        return send_error(c, 1, 404, "not_found", err);
+    if (rc == VT_EINVAL)
+        return send_error(c, 1, 400, "bad_request", err);
+    if (rc) {
+        cli_error("%s", err);
+        return send_error(c, 1, 500, "internal", "the library cannot be read");
+    }
+    j = vt_lookalike_json(id, (int)f, s, n);
+    vt_lookalike_free(s, n);
+    vt_sb_adds(&b, j);
+    vt_sb_adds(&b, "\n");
+    free(j);
+    return send_buf(c, 200, "application/json; charset=utf-8", &b);
+}
+
 static enum MHD_Result route(struct MHD_Connection *c, const char *url, const char *method,
                              struct req *rq)
 {
@@ -922,9 +990,17 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
     if (!strcmp(url, "/")) {
         status = web_page_library(
             lib, &srv.ctx, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "sort"),
-            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state"), &b);
+            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state"),
+            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "reuse"), &b);
         return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
     }
+    if (!strncmp(url, "/v/", 3) && (rest = similar_path(url + 3, id, sizeof(id)))) {
+        status = web_page_similar(lib, &srv.ctx, id, rest,
+                                  MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit"), &b);
+        return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
+    }
+    if (!strncmp(url, "/api/videos/", 12) && (rest = similar_path(url + 12, id, sizeof(id))))
+        return api_similar(c, lib, id, rest);
     if ((rest = after(url, "/v/"))) {
         status = web_page_video(lib, &srv.ctx, rest,
                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "t"),

@@ -56,7 +56,10 @@ struct web_ctx {
  * Query values are as received (NULL when absent); they are validated here.
  */
 int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const char *sort,
-                     const char *state, struct vt_sb *out);
+                     const char *state, const char *reuse, struct vt_sb *out);
+/* /v/ID/frames/N/similar: the frames of the library that look like frame N (HTML). */
+int web_page_similar(struct vt_library *lib, const struct web_ctx *ctx, const char *id,
+                     const char *frame, const char *limit, struct vt_sb *out);
 int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char *id, const char *t,
                    const char *frames_page, const char *cues_page, struct vt_sb *out);
 int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const char *q,

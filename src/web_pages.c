@@ -10,6 +10,9 @@
 #include "cli.h"
 #include "web.h"
 
+#include "stage.h"
+#include "vecsearch.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -358,17 +361,46 @@ static void put_option(struct vt_sb *b, const char *v, const char *label, const 
                cur && !strcmp(cur, v) ? " selected" : "", label);
 }
 
+/* Whether id is in the sorted list ids. */
+static int in_sorted(char **ids, size_t n, const char *id)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(ids[mid], id);
+        if (!c)
+            return 1;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
 int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const char *sort,
-                     const char *state, struct vt_sb *out)
+                     const char *state, const char *reuse, struct vt_sb *out)
 {
     struct rows r = {0};
-    size_t shown = 0;
+    size_t shown = 0, n_shared = 0;
+    char **shared = NULL;
+    int only_shared = reuse && !strcmp(reuse, "1");
 
     if (sort && *sort && !in_list(sort, sorts))
         return web_page_error(ctx, 400, "sort is added, newest, title or duration", out);
     if (state && *state && !in_list(state, states))
         return web_page_error(ctx, 400, "state is queued, processing, ready or failed", out);
+    if (reuse && *reuse && strcmp(reuse, "0") && strcmp(reuse, "1"))
+        return web_page_error(ctx, 400, "reuse is 1 (videos sharing footage) or 0", out);
+    if (only_shared && vt_lib_reuse_videos(lib, &shared, &n_shared)) {
+        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+        return web_page_error(ctx, 500, "the library cannot be read", out);
+    }
     if (vt_list(lib, collect, &r)) {
+        for (size_t i = 0; i < n_shared; i++)
+            free(shared[i]);
+        free(shared);
         fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
         free(r.v);
         return web_page_error(ctx, 500, "the library cannot be read", out);
@@ -398,13 +430,18 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const ch
     put_option(out, "newest", "newest first", sort);
     put_option(out, "title", "title", sort);
     put_option(out, "duration", "duration", sort);
-    vt_sb_adds(out, "</select></label> <button>Show</button></form>\n<ul class=\"videos\">\n");
+    vt_sb_addf(out, "</select></label> <label><input type=\"checkbox\" name=\"reuse\" value=\"1\"%s>"
+                    " sharing footage</label>",
+               only_shared ? " checked" : "");
+    vt_sb_adds(out, " <button>Show</button></form>\n<ul class=\"videos\">\n");
     for (size_t i = 0; i < r.n; i++) {
         const struct row *x = &r.v[i];
         struct vt_video_card card;
         int have;
 
         if (state && *state && strcmp(state, x->index_state))
+            continue;
+        if (only_shared && !in_sorted(shared, n_shared, x->id))
             continue;
         shown++;
         /* what the row shows, read on its own: never the video's whole document */
@@ -462,6 +499,9 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const ch
     for (size_t i = 0; i < r.n; i++)
         free(r.v[i].title);
     free(r.v);
+    for (size_t i = 0; i < n_shared; i++)
+        free(shared[i]);
+    free(shared);
     return 200;
 }
 
@@ -684,10 +724,25 @@ static void provenance(struct vt_sb *b, const json_t *doc)
     vt_sb_adds(b, "</tbody></table></section>\n");
 }
 
+/* Whether frame_embed is done: its frames have vectors, and "more like this" answers. */
+static int pictures_embedded(const json_t *doc)
+{
+    const json_t *s;
+    size_t i;
+
+    json_array_foreach(json_object_get(doc, "stages"), i, s)
+    {
+        if (jstr(s, "name") && !strcmp(jstr(s, "name"), vt_stages[VT_STAGE_FRAME_EMBED].name))
+            return jstr(s, "state") && !strcmp(jstr(s, "state"), "done");
+    }
+    return 0;
+}
+
 static void frames(struct vt_sb *b, const char *id, const json_t *doc, const struct vpage *p)
 {
     const json_t *f, *l;
     size_t i, k;
+    int liked = pictures_embedded(doc);
 
     vt_sb_adds(b, "<section id=\"frames\"><h2>Frames, and what the machine read</h2>\n");
     pager(b, p, 0);
@@ -718,6 +773,10 @@ static void frames(struct vt_sb *b, const char *id, const json_t *doc, const str
         } else {
             vt_sb_addf(b, " · sharpness %.1f", jnum(f, "sharpness"));
         }
+        if (liked && jstr(f, "image"))
+            vt_sb_addf(b, " · <a class=\"similar\" href=\"/v/%s/frames/%lld/similar\">more like "
+                          "this</a>",
+                       id, jint(f, "index"));
         vt_sb_adds(b, "</p>");
         if (done)
             put_frame_img(b, id, f, "frame");
@@ -828,6 +887,40 @@ static double parse_t(const char *t, double duration)
     return duration > 0 && v > duration ? duration : v;
 }
 
+/* The same footage in other videos: "0:08-0:20 also appears in TITLE at 0:07-0:19". */
+static void reuse_section(struct vt_sb *b, const char *id, const json_t *doc)
+{
+    const json_t *r;
+    size_t i;
+
+    if (!json_array_size(json_object_get(doc, "reuse")))
+        return;
+    vt_sb_adds(b, "<section id=\"reuse\"><h2>The same footage in other videos</h2>\n"
+                  "<ul class=\"reuse\">\n");
+    json_array_foreach(json_object_get(doc, "reuse"), i, r)
+    {
+        const char *other = jstr(r, "video_id") ? jstr(r, "video_id") : "";
+
+        if (!vt_id_valid(other))
+            continue;
+        vt_sb_adds(b, "<li class=\"reused\">");
+        put_time_link(b, NULL, jnum(r, "start_s"), "seek");
+        vt_sb_adds(b, "–");
+        put_time(b, jnum(r, "end_s"));
+        vt_sb_addf(b, " also appears in <a class=\"other\" href=\"/v/%s?t=%ld\">", other,
+                   secs(jnum(r, "other_start_s")));
+        web_html(b, jstr(r, "title") && *jstr(r, "title") ? jstr(r, "title") : other);
+        vt_sb_adds(b, "</a> at ");
+        put_time(b, jnum(r, "other_start_s"));
+        vt_sb_adds(b, "–");
+        put_time(b, jnum(r, "other_end_s"));
+        vt_sb_addf(b, " <span class=\"conf\">%lld frame(s), similarity %.3f</span></li>\n",
+                   jint(r, "frames"), jnum(r, "similarity"));
+    }
+    (void)id;
+    vt_sb_adds(b, "</ul></section>\n");
+}
+
 int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char *id, const char *t,
                    const char *frames_page, const char *cues_page, struct vt_sb *out)
 {
@@ -886,6 +979,7 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
                    "src=\"/media/%s#t=%.3f\" data-t0=\"%.3f\"></video>\n",
                    id, t0, t0);
     timeline(out, id, doc, &pg);
+    reuse_section(out, id, doc);
     stored(out, doc);
     provenance(out, doc);
     frames(out, id, doc, &pg);
@@ -904,6 +998,86 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
     vt_sb_adds(out, "</p>\n");
     foot(out);
     json_decref(doc);
+    return 200;
+}
+
+/* ---- more like this ---- */
+
+/* A whole number in min..max with only digits (no sign, no leading zeros): 0, else -1. */
+static int parse_uint(const char *s, long min, long max, long *out)
+{
+    long v = 0;
+    size_t n = 0;
+
+    for (; s && s[n] >= '0' && s[n] <= '9'; n++) {
+        if (n >= 9)
+            return -1;
+        v = v * 10 + (s[n] - '0');
+    }
+    if (!n || s[n] || (n > 1 && s[0] == '0') || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int web_page_similar(struct vt_library *lib, const struct web_ctx *ctx, const char *id,
+                     const char *frame, const char *limit, struct vt_sb *out)
+{
+    struct vt_lookalike *s = NULL;
+    size_t n = 0;
+    long f, k = 24;
+    char err[512];
+    int rc;
+
+    if (!vt_id_valid(id))
+        return web_page_error(ctx, 404, "no such video", out);
+    if (parse_uint(frame, 0, 999999999L, &f))
+        return web_page_error(ctx, 404, "no such frame", out);
+    if (limit && *limit && parse_uint(limit, 1, VT_SIMILAR_MAX, &k))
+        return web_page_error(ctx, 400, "limit is a number from 1 to 100", out);
+    rc = vt_similar_frames(lib, id, (int)f, (int)k, &s, &n, err, sizeof(err));
+    if (rc == VT_ENOTFOUND)
+        return web_page_error(ctx, 404, err, out);
+    if (rc == VT_EINVAL)
+        return web_page_error(ctx, 400, err, out);
+    if (rc) {
+        fprintf(stderr, "vidtheque: %s\n", err);
+        return web_page_error(ctx, 500, "the library cannot be read", out);
+    }
+    head(out, ctx, "More like this", NULL, 0);
+    vt_sb_addf(out, "<nav class=\"crumbs\"><a href=\"/\">Videos</a> <a href=\"/v/%s#frame-%ld\">%s"
+                    "</a> <span>frame %ld</span></nav>\n",
+               id, f, id, f);
+    vt_sb_addf(out, "<h1>More like this</h1>\n<p><img class=\"frame\" src=\"/api/videos/%s/frames/"
+                    "%ld.jpg\" alt=\"frame %ld\"></p>\n",
+               id, f, f);
+    if (!n) {
+        vt_sb_adds(out, "<p class=\"empty\">No other frame has a picture vector yet.</p>\n");
+    } else {
+        vt_sb_addf(out, "<p class=\"count\">%zu frame(s), most alike first.</p>\n"
+                        "<ol class=\"similar\">\n",
+                   n);
+        for (size_t i = 0; i < n; i++) {
+            vt_sb_addf(out, "<li class=\"like\"><a class=\"thumb\" href=\"/v/%s?t=%ld\">",
+                       s[i].video_id, secs(s[i].t_s));
+            if (s[i].path)
+                vt_sb_addf(out,
+                           "<img class=\"thumb\" src=\"/api/videos/%s/frames/%d.jpg\" alt=\"frame %d\""
+                           " loading=\"lazy\">",
+                           s[i].video_id, s[i].frame, s[i].frame);
+            vt_sb_addf(out, "</a><div><a class=\"title\" href=\"/v/%s?t=%ld\">", s[i].video_id,
+                       secs(s[i].t_s));
+            web_html(out, s[i].title && *s[i].title ? s[i].title : s[i].video_id);
+            vt_sb_adds(out, "</a><p class=\"meta\">");
+            put_time(out, s[i].t_s);
+            vt_sb_addf(out, " · frame %d · similarity <span class=\"score\">%.3f</span> · "
+                            "<a href=\"/v/%s/frames/%d/similar\">more like this</a></p></div></li>\n",
+                       s[i].frame, s[i].score, s[i].video_id, s[i].frame);
+        }
+        vt_sb_adds(out, "</ol>\n");
+    }
+    foot(out);
+    vt_lookalike_free(s, n);
     return 200;
 }
 
