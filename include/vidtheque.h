@@ -231,15 +231,15 @@ struct vt_hit {
     char video_id[VT_ID_MAX];
     char *title; /* owned */
     double start_s, end_s;
-    char source[8]; /* "speech", "screen" or "title" */
+    char source[8]; /* "speech", "screen", "title" or "visual" (a picture, by likeness) */
     char *text;     /* owned; matched terms between VT_MARK_OPEN and VT_MARK_CLOSE */
     double score;   /* higher is better; hits come sorted by it */
     int approx;     /* matched only through sound-alike or one-character-off terms */
     int ref;        /* cue, frame or chapter index (-1: the video's title) */
     char also[24];  /* other sources merged into this moment, comma-separated, or "" */
-    unsigned matched; /* the signals that found it: VT_MATCH_WORDS | VT_MATCH_MEANING */
+    unsigned matched; /* the signals that found it: VT_MATCH_WORDS | _MEANING | _VISUAL */
 };
-enum { VT_MATCH_WORDS = 1, VT_MATCH_MEANING = 2 };
+enum { VT_MATCH_WORDS = 1, VT_MATCH_MEANING = 2, VT_MATCH_VISUAL = 4 };
 
 /* What a search matches on (vt_search_opts.mode). */
 enum vt_search_mode {

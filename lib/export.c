@@ -516,6 +516,8 @@ char *vt_hits_json(const char *query, const struct vt_search_info *info, const s
             json_array_append_new(matched, json_string("words"));
         if (hits[i].matched & VT_MATCH_MEANING)
             json_array_append_new(matched, json_string("meaning"));
+        if (hits[i].matched & VT_MATCH_VISUAL)
+            json_array_append_new(matched, json_string("visual"));
         json_object_set_new(o, "matched", matched);
         json_object_set_new(o, "approximate", json_boolean(hits[i].approx));
         json_object_set_new(o, "ref", json_integer(hits[i].ref));

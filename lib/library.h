@@ -127,10 +127,20 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
 int vt_search_words(struct vt_library *lib, const char *query, size_t query_len,
                     const struct vt_search_opts *opts, struct vt_hit **hits, size_t *n,
                     struct vt_search_info *info);
+/* frame_embed.c: the frames whose pictures are nearest to q's words, for a joint
+ * text-image frame model (source "visual", matched VT_MATCH_VISUAL); VT_SKIP when the
+ * configured frame model embeds no text (or none is configured). */
+int vt_search_visual(struct vt_library *lib, const struct vt_query *q,
+                     const struct vt_search_opts *opts, int limit, struct vt_hit **hits,
+                     size_t *n_hits, char *err, size_t errlen);
 /* Fuse ranked word hits and meaning hits by reciprocal rank into *out (at most limit),
  * taking ownership of both lists. */
 void vt_hits_fuse(struct vt_hit *words, size_t n_words, struct vt_hit *meaning, size_t n_meaning,
                   size_t limit, struct vt_hit **out, size_t *n_out);
+/* Add a third ranked list (extra, whose hits say flag) to fused hits *list (their score the
+ * rank fusion's), by the same rule; sorted again, at most limit. Takes extra. */
+void vt_hits_fuse_more(struct vt_hit **list, size_t *n, struct vt_hit *extra, size_t n_extra,
+                       size_t limit);
 
 /* fetch.c: the fetch stage's work for a video from a URL (run: download, learn
  * the metadata; save: store it), and what follows indexing (drop media not kept). */

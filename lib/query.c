@@ -329,3 +329,20 @@ void vt_metaphone(const char *word, char *out, size_t outlen)
     }
     out[o] = '\0';
 }
+
+char *vt_query_meaning_text(const struct vt_query *q)
+{
+    struct vt_sb sb = {0};
+
+    vt_sb_adds(&sb, "");
+    for (size_t i = 0; i < q->n_terms; i++) {
+        if (q->terms[i].exclude)
+            continue;
+        for (size_t j = 0; j < q->terms[i].n_words; j++) {
+            if (sb.len)
+                vt_sb_addc(&sb, ' ');
+            vt_sb_adds(&sb, q->terms[i].words[j]);
+        }
+    }
+    return vt_sb_detach(&sb);
+}

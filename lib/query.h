@@ -34,6 +34,9 @@ void vt_query_release(struct vt_query *q);
 /* When every positive term is one plain word (no phrase, no prefix): their number, and
  * the terms in order in out (may be NULL; VT_QUERY_MAX_TERMS entries); else 0. */
 size_t vt_query_plain_words(const struct vt_query *q, const struct vt_qterm **out);
+/* The words of q that carry meaning (its positive terms, filters and exclusions left
+ * out), space-separated, for embedding; caller frees. */
+char *vt_query_meaning_text(const struct vt_query *q);
 /* Number of terms that must match (not excluded). */
 size_t vt_query_positive(const struct vt_query *q);
 

@@ -265,24 +265,6 @@ const struct vt_stage_def vt_stage_text_embed = {
 
 /* ---- search by meaning ---- */
 
-/* The words of the query that carry meaning: its positive terms, filters left out. */
-static char *query_text(const struct vt_query *q)
-{
-    struct vt_sb sb = {0};
-
-    vt_sb_adds(&sb, "");
-    for (size_t i = 0; i < q->n_terms; i++) {
-        if (q->terms[i].exclude)
-            continue;
-        for (size_t j = 0; j < q->terms[i].n_words; j++) {
-            if (sb.len)
-                vt_sb_addc(&sb, ' ');
-            vt_sb_adds(&sb, q->terms[i].words[j]);
-        }
-    }
-    return vt_sb_detach(&sb);
-}
-
 static float dot(const float *a, const float *b, int dim)
 {
     float s = 0;
@@ -374,7 +356,7 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
     struct vt_embed *e = NULL;
     struct vt_hit *out = NULL;
     size_t n = 0, cap = 0;
-    char *text = query_text(q);
+    char *text = vt_query_meaning_text(q);
     float *qv = NULL;
     int rc;
 
@@ -486,7 +468,15 @@ int vt_search_mode_parse(const char *s, enum vt_search_mode *m)
  * the same cue or frame, or spans that overlap. */
 static int same_place(const struct vt_hit *a, const struct vt_hit *b)
 {
-    if (strcmp(a->video_id, b->video_id) || strcmp(a->source, b->source))
+    /* a picture found by likeness and the text read on it are one frame */
+    int frames = (!strcmp(a->source, "visual") && !strcmp(b->source, "screen")) ||
+                 (!strcmp(a->source, "screen") && !strcmp(b->source, "visual"));
+
+    if (strcmp(a->video_id, b->video_id))
+        return 0;
+    if (frames)
+        return a->ref == b->ref;
+    if (strcmp(a->source, b->source))
         return 0;
     return a->ref == b->ref || (a->start_s < b->end_s && b->start_s < a->end_s);
 }
@@ -551,7 +541,8 @@ void vt_hits_fuse(struct vt_hit *words, size_t n_words, struct vt_hit *meaning, 
 
 /* ---- the search: words, meaning or both ---- */
 
-/* Whether a text embedding model is configured (the mode auto chooses by it). */
+/* Whether a text embedding model, or a frame model that embeds words, is configured (the
+ * mode auto chooses by it). */
 static int meaning_configured(struct vt_library *lib)
 {
     struct vt_config *cf = NULL;
@@ -560,7 +551,12 @@ static int meaning_configured(struct vt_library *lib)
     int yes = 0;
 
     if (!vt_config_load(lib->dir, &cf, err, sizeof(err))) {
+        const char *fb = vt_config_get(cf, "frame_embed.backend"),
+                   *joint = vt_config_get(cf, "frame_embed.joint_text");
         yes = read_conf(cf, &c, err, sizeof(err)) == 0;
+        /* or a frame model that embeds words (vt_search_visual) */
+        yes |= fb && !strcmp(fb, "openai") && joint && strcmp(joint, "0") &&
+               strcmp(joint, "false") && strcmp(joint, "no");
         vt_config_free(cf);
     }
     return yes;
@@ -591,19 +587,35 @@ int vt_search(struct vt_library *lib, const char *query, size_t query_len,
         if (rc)
             return rc;
     }
+    struct vt_hit *vh = NULL;
+    size_t nv = 0;
     if (o.mode != VT_SEARCH_WORDS) {
         struct vt_query q;
+        char verr[512] = "";
         vt_query_parse(query ? query : "", query ? query_len : 0, &q);
-        rc = vt_search_meaning(lib, &q, &o, o.limit, &mh, &nm, err, sizeof(err));
+        int rm = vt_search_meaning(lib, &q, &o, o.limit, &mh, &nm, err, sizeof(err));
+        /* pictures too, when the frame model embeds words (a joint text-image model) */
+        int rv = vt_search_visual(lib, &q, &o, o.limit, &vh, &nv, verr, sizeof(verr));
         vt_query_release(&q);
-        if (rc && o.mode == VT_SEARCH_MEANING)
-            return vt_lib_fail(lib, rc < 0 ? rc : VT_EINVAL, "search by meaning: %s", err);
-        if (rc) /* hybrid: the words still answer, and say what is missing */
+        if (rm && o.mode == VT_SEARCH_MEANING && rv) {
+            vt_hits_free(vh, nv);
+            return vt_lib_fail(lib, rm < 0 ? rm : VT_EINVAL, "search by meaning: %s", err);
+        }
+        if (rm < 0) /* the rest still answers (VT_SKIP: no text model, nothing to say) */
             snprintf(wi.warning, sizeof(wi.warning), "meaning left out: %s", err);
-        rc = 0;
+        else if (rv < 0) /* a frame model that should answer did not */
+            snprintf(wi.warning, sizeof(wi.warning), "pictures left out: %s", verr);
     }
     if (o.mode == VT_SEARCH_HYBRID) {
-        vt_hits_fuse(wh, nw, mh, nm, (size_t)o.limit, hits, n);
+        vt_hits_fuse(wh, nw, mh, nm, (size_t)o.limit + nv, hits, n);
+        if (nv)
+            vt_hits_fuse_more(hits, n, vh, nv, (size_t)o.limit);
+        else
+            vt_hits_free(vh, nv);
+    } else if (o.mode == VT_SEARCH_MEANING && nv) {
+        /* passages, screens and pictures: their ranks fused as in hybrid */
+        vt_hits_fuse(NULL, 0, mh, nm, (size_t)o.limit + nv, hits, n);
+        vt_hits_fuse_more(hits, n, vh, nv, (size_t)o.limit);
     } else if (o.mode == VT_SEARCH_MEANING) {
         *hits = mh;
         *n = nm;
@@ -619,4 +631,34 @@ int vt_search(struct vt_library *lib, const char *query, size_t query_len,
         info->took_ms = (vt_monotonic_s() - t0) * 1000.0;
     }
     return 0;
+}
+
+void vt_hits_fuse_more(struct vt_hit **list, size_t *n, struct vt_hit *extra, size_t n_extra,
+                       size_t limit)
+{
+    struct vt_hit *r = vt_xrealloc(*list, (*n + n_extra + 1) * sizeof(*r));
+    size_t m = *n;
+
+    for (size_t j = 0; j < n_extra; j++) {
+        size_t i = 0;
+        while (i < *n && !same_place(&r[i], &extra[j]))
+            i++;
+        if (i < *n) {
+            r[i].matched |= extra[j].matched;
+            r[i].score += vt_rrf(j);
+            free(extra[j].title);
+            free(extra[j].text);
+            continue;
+        }
+        r[m] = extra[j];
+        r[m++].score = vt_rrf(j);
+    }
+    free(extra);
+    qsort(r, m, sizeof(*r), by_fused);
+    for (size_t i = limit; i < m; i++) {
+        free(r[i].title);
+        free(r[i].text);
+    }
+    *list = r;
+    *n = m < limit ? m : limit;
 }

@@ -61,6 +61,21 @@ static void print_json(const char *query, const struct vt_search_info *info, con
     free(s);
 }
 
+/* The signals of a hit found by more than the words, e.g. " (words+meaning)"; "" else. */
+static const char *signals(unsigned m)
+{
+    static const char *const names[8] = {"",
+                                         "",
+                                         " (meaning)",
+                                         " (words+meaning)",
+                                         " (visual)",
+                                         " (words+visual)",
+                                         " (meaning+visual)",
+                                         " (words+meaning+visual)"};
+
+    return names[m & 7];
+}
+
 static void print_text(const struct vt_hit *h, size_t n)
 {
     int tty = isatty(STDOUT_FILENO);
@@ -74,9 +89,7 @@ static void print_text(const struct vt_hit *h, size_t n)
         cli_fmt_duration(b, sizeof(b), h[i].end_s);
         printf("%s %s-%s %-6s%s%s %s\n    %s\n", h[i].video_id, a, b, h[i].source,
                h[i].approx ? " ~" : "",
-               h[i].matched == VT_MATCH_MEANING                      ? " (meaning)"
-               : h[i].matched == (VT_MATCH_WORDS | VT_MATCH_MEANING) ? " (words+meaning)"
-                                                                     : "",
+               signals(h[i].matched),
                title, text);
         free(text);
         free(title);
@@ -93,8 +106,10 @@ static int needs_server(struct vt_library *lib)
 
     if (!vt_config_load(vt_library_dir(lib), &cf, err, sizeof(err))) {
         const char *b = vt_config_get(cf, "text_embed.backend"),
-                   *url = vt_config_get(cf, "text_embed.url");
+                   *url = vt_config_get(cf, "text_embed.url"),
+                   *fb = vt_config_get(cf, "frame_embed.backend");
         yes = b ? !strcmp(b, "openai") : url && *url;
+        yes |= fb && !strcmp(fb, "openai"); /* a joint text-image server answers words too */
         vt_config_free(cf);
     }
     return yes;

@@ -30,7 +30,7 @@ static const char web_css[] =
     "border-radius:4px;font-size:.85em}\n"
     ".state-ready{background:#e7f6ea}.state-failed{background:#fde8e8}"
     ".state-processing,.state-queued{background:#fff4d6}\n"
-    ".sig-words{background:#e8f0fe}.sig-meaning{background:#f3e8fd}"
+    ".sig-words{background:#e8f0fe}.sig-meaning{background:#f3e8fd}.sig-visual{background:#e6f4ea}"
     ".modes,.warning{color:var(--mute)}.mode{margin:0 .2em}\n"
     "video{width:100%;max-height:70vh;background:#000;border-radius:6px}\n"
     "ul.videos,ol.similar,ul.reuse{list-style:none;padding:0}\n"

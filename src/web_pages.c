@@ -1183,6 +1183,8 @@ int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const cha
                 vt_sb_adds(out, " <span class=\"badge sig-words\">words</span>");
             if (h->matched & VT_MATCH_MEANING)
                 vt_sb_adds(out, " <span class=\"badge sig-meaning\">meaning</span>");
+            if (h->matched & VT_MATCH_VISUAL)
+                vt_sb_adds(out, " <span class=\"badge sig-visual\">visual</span>");
             vt_sb_adds(out, "</p><p class=\"text\">");
             web_html_marked(out, h->text);
             vt_sb_adds(out, "</p></div></li>\n");
