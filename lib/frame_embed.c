@@ -591,7 +591,8 @@ int vt_search_visual(struct vt_library *lib, const struct vt_query *q,
     qv = vt_xmalloc(sizeof(float) * (size_t)dim);
     rc = vt_imgembed_texts(e, (const char *const *)&text, 1, qv, err, errlen);
     char *space = vt_xstrdup(vt_imgembed_id(e));
-    cache_give(key, e);
+    cache_give(key, e); /* keeps a copy of key */
+    free(key);
     if (rc) {
         free(space);
         goto out;

@@ -250,12 +250,16 @@ int main(int argc, char **argv)
     const struct cmd *c;
     int i = 1;
 
+#ifdef VT_FRONT
     /* a copy: commands' option parsing reorders argv in place (src/common.c), and a
      * command may hand itself to vidtheque-full after parsing (cli_run_full) */
     main_argv = calloc((size_t)argc + 1, sizeof(*main_argv));
     if (!main_argv)
         return fputs("vidtheque: out of memory\n", stderr), EXIT_ERR;
     memcpy(main_argv, argv, (size_t)argc * sizeof(*argv));
+#else
+    main_argv = argv;
+#endif
 #ifdef VT_FRONT
     cli_run_full = run_full;
 #endif
