@@ -3,8 +3,9 @@
  * by Zipf's law from the model's own vocabulary, in its order, with some capitals and
  * punctuation), then times a tokenising-only pass (vt_tokenizer_encode) and the full
  * embedding (vt_embed_texts, batches of 64) over the same chunks. Prints chunks/s of
- * both, and the embedding of chunks of uniformly drawn words (per CPU second of this thread, so that a busy machine does not count), their
- * ratio, and whether the embedding meets the target of 50,000 chunks/s.
+ * both, and the embedding of chunks of uniformly drawn words (per CPU second of this thread, so
+ * that a busy machine does not count), their ratio, and whether the embedding meets the target of
+ * 50,000 chunks/s.
  *
  * usage: embed_bench MODEL_DIR [CHUNKS [ROUNDS]]
  */
@@ -159,8 +160,7 @@ int main(int argc, char **argv)
     printf("%-15s %12.0f %12.1f\n", "embed", emb_rate, (double)total_bytes / best_emb / 1e6);
     printf("%-15s %12.0f %12s  (words drawn uniformly: few repeat, the worst case)\n",
            "embed, uniform", (double)nchunks / best_flat, "");
-    printf("ratio           embed takes %.2fx the time of tokenising alone\n",
-           best_emb / best_tok);
+    printf("ratio           embed takes %.2fx the time of tokenising alone\n", best_emb / best_tok);
     printf("target          >= 50000 chunks/s on one core: %s (%.0f)\n",
            emb_rate >= 50000 ? "met" : "NOT met", emb_rate);
 

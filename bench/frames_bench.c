@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define DIM 256
+#define DIM   256
 #define SPACE "bench:visual:256"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
@@ -282,8 +282,8 @@ static int bench_reuse(const char *dir)
     if (!lib)
         return 1;
     for (int i = 0; i < REUSE_FRAMES; i++)
-        mine[i] = (struct vt_fe_frame){i, i, i * 5.0 + 1.0, new_hashes[i],
-                                       new_vecs + (size_t)i * DIM, NULL};
+        mine[i] = (struct vt_fe_frame){
+            i, i, i * 5.0 + 1.0, new_hashes[i], new_vecs + (size_t)i * DIM, NULL};
     size_t found = 0;
     for (int k = 0; k < 5; k++) {
         struct vt_reuse *runs;

@@ -80,8 +80,8 @@ static int fill(struct vt_library *lib, const char *space, int dim)
             for (int d = 0; d < dim; d++)
                 v[d] = gauss();
             vt_vec_normalize(v, dim);
-            recs[i] = (struct vt_vec_rec){VT_VEC_CHUNK, (int)i, t.cues[i].start_s,
-                                          t.cues[i].end_s, v};
+            recs[i] =
+                (struct vt_vec_rec){VT_VEC_CHUNK, (int)i, t.cues[i].start_s, t.cues[i].end_s, v};
         }
         rc = vt_store_chunks_replace(s, id, chunks, n);
         if (!rc)
@@ -140,8 +140,8 @@ static char **make_queries(const char *dir, int nq)
     if (sqlite3_step(st) == SQLITE_ROW)
         max = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
-    sqlite3_prepare_v2(raw, "SELECT text FROM docs WHERE id >= ? AND source = 'speech' LIMIT 1",
-                       -1, &st, NULL);
+    sqlite3_prepare_v2(raw, "SELECT text FROM docs WHERE id >= ? AND source = 'speech' LIMIT 1", -1,
+                       &st, NULL);
     for (int i = 0; i < nq; i++) {
         sqlite3_bind_int64(st, 1, 1 + (int64_t)(next() % (uint64_t)max));
         char *text = sqlite3_step(st) == SQLITE_ROW
@@ -162,8 +162,8 @@ static char **make_queries(const char *dir, int nq)
     return q;
 }
 
-static int run(struct vt_library *lib, char **queries, int nq, enum vt_search_mode mode,
-               double *ms, long *hits, long *both)
+static int run(struct vt_library *lib, char **queries, int nq, enum vt_search_mode mode, double *ms,
+               long *hits, long *both)
 {
     *hits = *both = 0;
     for (int i = 0; i < nq; i++) {

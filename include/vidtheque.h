@@ -231,12 +231,12 @@ struct vt_hit {
     char video_id[VT_ID_MAX];
     char *title; /* owned */
     double start_s, end_s;
-    char source[8]; /* "speech", "screen", "title" or "visual" (a picture, by likeness) */
-    char *text;     /* owned; matched terms between VT_MARK_OPEN and VT_MARK_CLOSE */
-    double score;   /* higher is better; hits come sorted by it */
-    int approx;     /* matched only through sound-alike or one-character-off terms */
-    int ref;        /* cue, frame or chapter index (-1: the video's title) */
-    char also[24];  /* other sources merged into this moment, comma-separated, or "" */
+    char source[8];   /* "speech", "screen", "title" or "visual" (a picture, by likeness) */
+    char *text;       /* owned; matched terms between VT_MARK_OPEN and VT_MARK_CLOSE */
+    double score;     /* higher is better; hits come sorted by it */
+    int approx;       /* matched only through sound-alike or one-character-off terms */
+    int ref;          /* cue, frame or chapter index (-1: the video's title) */
+    char also[24];    /* other sources merged into this moment, comma-separated, or "" */
     unsigned matched; /* the signals that found it: VT_MATCH_WORDS | _MEANING | _VISUAL */
 };
 enum { VT_MATCH_WORDS = 1, VT_MATCH_MEANING = 2, VT_MATCH_VISUAL = 4 };
@@ -263,7 +263,7 @@ struct vt_search_opts {
 
 struct vt_search_info {
     double took_ms;
-    int partial; /* the time budget ran out: older matches may be missing */
+    int partial;              /* the time budget ran out: older matches may be missing */
     enum vt_search_mode mode; /* the mode that ran (never AUTO) */
     /* why meaning was left out of a hybrid search (the model's server down...), or "" */
     char warning[256];

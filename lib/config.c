@@ -20,10 +20,20 @@
 #define CONFIG_VALUE_MAX 2048
 
 const char *const vt_config_keys[] = {
-    "text_embed.backend", "text_embed.model", "text_embed.url", "text_embed.api_key",
-    "stt.backend",        "stt.model",        "stt.url",        "stt.api_key",
-    "frame_embed.backend", "frame_embed.model", "frame_embed.tensor", "frame_embed.url",
-    "frame_embed.api_key", "frame_embed.joint_text",
+    "text_embed.backend",
+    "text_embed.model",
+    "text_embed.url",
+    "text_embed.api_key",
+    "stt.backend",
+    "stt.model",
+    "stt.url",
+    "stt.api_key",
+    "frame_embed.backend",
+    "frame_embed.model",
+    "frame_embed.tensor",
+    "frame_embed.url",
+    "frame_embed.api_key",
+    "frame_embed.joint_text",
     NULL,
 };
 
@@ -155,8 +165,7 @@ static int write_config(const struct vt_config *c, char *err, size_t errlen)
     return rc;
 }
 
-int vt_config_set(struct vt_config *c, const char *key, const char *value, char *err,
-                  size_t errlen)
+int vt_config_set(struct vt_config *c, const char *key, const char *value, char *err, size_t errlen)
 {
     if (!key_known(key))
         return vt_err(err, errlen, VT_EINVAL, "unknown config key '%s' (see 'vidtheque config')",

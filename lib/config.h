@@ -40,9 +40,8 @@ const char *vt_config_get(const struct vt_config *c, const char *key);
 int vt_config_set(struct vt_config *c, const char *key, const char *value, char *err,
                   size_t errlen);
 /* Each key that is set, in file order; fn returns non-zero to stop. */
-int vt_config_each(const struct vt_config *c, int (*fn)(void *user, const char *key,
-                                                         const char *value),
-                   void *user);
+int vt_config_each(const struct vt_config *c,
+                   int (*fn)(void *user, const char *key, const char *value), void *user);
 /* The keys vidtheque knows, NULL-terminated. */
 extern const char *const vt_config_keys[];
 

@@ -19,11 +19,10 @@
  * is refused with a line that says so; the front hands such searches to the full
  * binary before it gets here (src/cmd_search.c).
  */
-extern int vt_embed_openai_open(const struct vt_embed_spec *spec, struct vt_embed **out,
-                                char *err, size_t errlen) __attribute__((weak));
+extern int vt_embed_openai_open(const struct vt_embed_spec *spec, struct vt_embed **out, char *err,
+                                size_t errlen) __attribute__((weak));
 
-int vt_embed_open(const struct vt_embed_spec *spec, struct vt_embed **out, char *err,
-                  size_t errlen)
+int vt_embed_open(const struct vt_embed_spec *spec, struct vt_embed **out, char *err, size_t errlen)
 {
     struct vt_embed *e = NULL;
     int rc;
@@ -36,11 +35,12 @@ int vt_embed_open(const struct vt_embed_spec *spec, struct vt_embed **out, char 
         if (vt_embed_openai_open)
             rc = vt_embed_openai_open(spec, &e, err, errlen);
         else
-            rc = vt_err(err, errlen, VT_EINVAL, "openai embeddings are not in this program "
+            rc = vt_err(err, errlen, VT_EINVAL,
+                        "openai embeddings are not in this program "
                         "(run vidtheque-full)");
     } else {
-        rc = vt_err(err, errlen, VT_EINVAL,
-                    "embedding backend '%s' unknown (model2vec or openai)", spec->backend);
+        rc = vt_err(err, errlen, VT_EINVAL, "embedding backend '%s' unknown (model2vec or openai)",
+                    spec->backend);
     }
     if (rc)
         return rc;

@@ -18,9 +18,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define M2V_MAX_TOKENS 512
+#define M2V_MAX_TOKENS      512
 #define M2V_MAX_MODEL_BYTES ((size_t)4 << 30)
-#define M2V_MAX_DIM 65536
+#define M2V_MAX_DIM         65536
 
 /* where a token's vector comes from: one load per token */
 struct m2v_tok {
@@ -168,9 +168,8 @@ int vt_embed_m2v_open(const struct vt_embed_spec *spec, struct vt_embed **out, c
     const struct vt_st_tensor *tw = vt_safetensors_find(st, "weights");
     if (tm) {
         if (tm->ndim != 1 || tm->count < m->n_ids) {
-            rc = vt_err(err, errlen, VT_EINVAL,
-                        "'%s': 'mapping' has %llu entries for %zu tokens", path,
-                        (unsigned long long)tm->count, m->n_ids);
+            rc = vt_err(err, errlen, VT_EINVAL, "'%s': 'mapping' has %llu entries for %zu tokens",
+                        path, (unsigned long long)tm->count, m->n_ids);
             goto out;
         }
         map = vt_xmalloc((size_t)tm->count * sizeof(*map));
@@ -199,8 +198,8 @@ int vt_embed_m2v_open(const struct vt_embed_spec *spec, struct vt_embed **out, c
     for (size_t id = 0; id < m->n_ids; id++) {
         int64_t row = map ? map[id] : (int64_t)id;
         if (row < 0 || (uint64_t)row >= m->rows) {
-            rc = vt_err(err, errlen, VT_EINVAL, "'%s': token %zu maps to row %lld of %zu", path,
-                        id, (long long)row, m->rows);
+            rc = vt_err(err, errlen, VT_EINVAL, "'%s': token %zu maps to row %lld of %zu", path, id,
+                        (long long)row, m->rows);
             goto out;
         }
         m->tok_rows[id].row = (int32_t)row;

@@ -224,7 +224,8 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
         json_object_set_new(o, "end_s", seconds(reuse[i].end_s));
         json_object_set_new(o, "other_start_s", seconds(reuse[i].other_start_s));
         json_object_set_new(o, "other_end_s", seconds(reuse[i].other_end_s));
-        json_object_set_new(o, "similarity", json_real(round(reuse[i].similarity * 1000.0) / 1000.0));
+        json_object_set_new(o, "similarity",
+                            json_real(round(reuse[i].similarity * 1000.0) / 1000.0));
         json_object_set_new(o, "frames", json_integer(reuse[i].frames));
         json_array_append_new(a, o);
     }
@@ -508,9 +509,9 @@ char *vt_hits_json(const char *query, const struct vt_search_info *info, const s
         json_object_set_new(o, "source", str_or_null(hits[i].source));
         json_object_set_new(o, "text", str_or_null(text));
         /* fused and cosine scores differ in the fourth decimal: kept to 1e-6 */
-        json_object_set_new(o, "score", mode == VT_SEARCH_WORDS
-                                            ? seconds(hits[i].score)
-                                            : json_real(round(hits[i].score * 1e6) / 1e6));
+        json_object_set_new(o, "score",
+                            mode == VT_SEARCH_WORDS ? seconds(hits[i].score)
+                                                    : json_real(round(hits[i].score * 1e6) / 1e6));
         json_t *matched = json_array();
         if (hits[i].matched & VT_MATCH_WORDS || !hits[i].matched)
             json_array_append_new(matched, json_string("words"));

@@ -25,8 +25,8 @@
 #include "keyframe.h"
 #include "library.h"
 #include "query.h"
-#include "vecsearch.h"
 #include "util.h"
+#include "vecsearch.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -34,19 +34,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EMBED_BATCH 16   /* pictures per call of the backend */
-#define DECODE_MIN 256   /* decode JPEGs at a reduced scale down to this many pixels */
+#define EMBED_BATCH 16  /* pictures per call of the backend */
+#define DECODE_MIN  256 /* decode JPEGs at a reduced scale down to this many pixels */
 /* The thresholds, chosen on t1200's fixtures (docs/ARCHITECTURE.md, "Frames by likeness"):
  * a picture and its copy at a quarter of the pixels and 200 kb/s differ by 0 bits and
  * have a cosine of 0.996 to 0.998; two slides of one template with other words differ by
  * 2 to 16 bits and reach 0.987. */
-#define REUSE_HAMMING 6      /* perceptual hash bits (of 64) two views of a picture differ by */
-#define REUSE_COSINE 0.993f  /* embedding cosine two views of a picture reach */
-#define REUSE_WORDS 0.5      /* share of words read on both that two views of a slide agree on */
-#define REUSE_MIN_WORDS 3    /* words read on each before the words are compared */
-#define REUSE_GAP 2      /* a run may skip one kept frame on either side */
-#define REUSE_MIN_FRAMES 2 /* one matching frame alone (a logo, black) is no run */
-#define WORDS_MAX 256      /* words of a frame's text compared */
+#define REUSE_HAMMING    6      /* perceptual hash bits (of 64) two views of a picture differ by */
+#define REUSE_COSINE     0.993f /* embedding cosine two views of a picture reach */
+#define REUSE_WORDS      0.5    /* share of words read on both that two views of a slide agree on */
+#define REUSE_MIN_WORDS  3      /* words read on each before the words are compared */
+#define REUSE_GAP        2      /* a run may skip one kept frame on either side */
+#define REUSE_MIN_FRAMES 2      /* one matching frame alone (a logo, black) is no run */
+#define WORDS_MAX        256    /* words of a frame's text compared */
 
 /* ---- the configured model ---- */
 
@@ -195,7 +195,8 @@ static size_t page_words(const struct vt_ocr_page *p, char w[][32])
             while (*s && !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
                            (*s >= '0' && *s <= '9')))
                 s++;
-            while ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')) {
+            while ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                   (*s >= '0' && *s <= '9')) {
                 if (len < sizeof(word) - 1)
                     word[len++] = (char)(*s >= 'A' && *s <= 'Z' ? *s + 32 : *s);
                 s++;
@@ -458,8 +459,7 @@ static int frame_embed_run(struct vt_stage_ctx *c)
             free(path);
             if (rc)
                 vt_err(c->err, sizeof(c->err), rc, "frame %d: %s", f->f.index, err);
-            imgs[k] = (struct vt_image){bufs[k].rgb, bufs[k].width, bufs[k].height,
-                                        bufs[k].stride};
+            imgs[k] = (struct vt_image){bufs[k].rgb, bufs[k].width, bufs[k].height, bufs[k].stride};
         }
         if (!rc)
             rc = vt_imgembed_images(e, imgs, m, r->vecs + i * (size_t)r->dim, c->err,
@@ -472,16 +472,15 @@ static int frame_embed_run(struct vt_stage_ctx *c)
         const struct vt_kf_frame *f = &frames[which[i]].f;
         r->recs[i] = (struct vt_vec_rec){VT_VEC_VISUAL, f->index, f->t_s, f->t_s,
                                          r->vecs + i * (size_t)r->dim};
-        mine[i] = (struct vt_fe_frame){f->index, f->shot, f->t_s, f->phash, r->recs[i].v,
-                                    &frames[which[i]].ocr};
+        mine[i] = (struct vt_fe_frame){f->index, f->shot,      f->t_s,
+                                       f->phash, r->recs[i].v, &frames[which[i]].ocr};
     }
     free(which);
     if (rc)
         goto out;
     rc = vt_find_reuse(c->lib, c->video->id, mine, r->n, r->space, r->dim, &r->runs, &r->n_runs);
     if (rc) {
-        rc = vt_err(c->err, sizeof(c->err), rc, "same footage: %s",
-                    vt_store_errmsg(c->lib->store));
+        rc = vt_err(c->err, sizeof(c->err), rc, "same footage: %s", vt_store_errmsg(c->lib->store));
         goto out;
     }
     size_t len = strlen(c->model);

@@ -18,13 +18,13 @@ struct vt_fe_frame {
     int idx, shot;
     double t_s;
     uint64_t phash;
-    const float *v; /* dim floats in space */
+    const float *v;                /* dim floats in space */
     const struct vt_ocr_page *ocr; /* may be NULL */
 };
 
 /* Compare video id's kept frames (mine[0..nm)) with every other video's: runs of the
  * same footage into *runs (vt_store_reuse_free). 0 or a store error. */
-int vt_find_reuse(struct vt_library *lib, const char *id, const struct vt_fe_frame *mine,
-                  size_t nm, const char *space, int dim, struct vt_reuse **runs, size_t *n_runs);
+int vt_find_reuse(struct vt_library *lib, const char *id, const struct vt_fe_frame *mine, size_t nm,
+                  const char *space, int dim, struct vt_reuse **runs, size_t *n_runs);
 
 #endif

@@ -18,7 +18,7 @@ struct vt_http_part { /* one part of a multipart/form-data body */
 };
 
 struct vt_http_req {
-    const char *method;       /* "GET" or "POST" */
+    const char *method; /* "GET" or "POST" */
     const char *url;
     const char *bearer;       /* Authorization: Bearer ..., when non-NULL and non-empty */
     const char *content_type; /* of body, e.g. "application/json" */
@@ -26,15 +26,15 @@ struct vt_http_req {
     size_t body_len;
     const struct vt_http_part *parts; /* multipart body instead of body, when n_parts > 0 */
     size_t n_parts;
-    double timeout_s;   /* whole request (0: 60) */
-    size_t max_bytes;   /* response body cap (0: 64 MB); more is an error */
-    int retries;        /* attempts on connection errors, timeouts, 429 and 5xx (0: 3) */
-    double backoff_s;   /* first wait between attempts, doubled each time (0: 0.5) */
+    double timeout_s; /* whole request (0: 60) */
+    size_t max_bytes; /* response body cap (0: 64 MB); more is an error */
+    int retries;      /* attempts on connection errors, timeouts, 429 and 5xx (0: 3) */
+    double backoff_s; /* first wait between attempts, doubled each time (0: 0.5) */
 };
 
 struct vt_http_resp {
-    long status;  /* HTTP status of the last attempt, 0 when none was received */
-    char *body;   /* NUL-terminated, caller-frees (vt_http_resp_release) */
+    long status; /* HTTP status of the last attempt, 0 when none was received */
+    char *body;  /* NUL-terminated, caller-frees (vt_http_resp_release) */
     size_t len;
     double took_s;
 };

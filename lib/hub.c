@@ -27,14 +27,14 @@
 #include <unistd.h>
 
 #define HUB_DEFAULT_ENDPOINT "https://huggingface.co"
-#define API_MAX_BYTES (16 * 1024 * 1024)
-#define WEIGHTS_MAX_BYTES (2048ULL * 1024 * 1024)
-#define OTHER_MAX_BYTES (64ULL * 1024 * 1024)
-#define ATTEMPTS 3
-#define CONNECT_TIMEOUT_S 15
-#define API_TIMEOUT_S 60
-#define LOW_SPEED_BYTES 1024 /* abort a transfer slower than this ... */
-#define LOW_SPEED_TIME_S 30  /* ... for this long */
+#define API_MAX_BYTES        (16 * 1024 * 1024)
+#define WEIGHTS_MAX_BYTES    (2048ULL * 1024 * 1024)
+#define OTHER_MAX_BYTES      (64ULL * 1024 * 1024)
+#define ATTEMPTS             3
+#define CONNECT_TIMEOUT_S    15
+#define API_TIMEOUT_S        60
+#define LOW_SPEED_BYTES      1024 /* abort a transfer slower than this ... */
+#define LOW_SPEED_TIME_S     30   /* ... for this long */
 
 /* The files a Model2Vec model is made of; the first three must be there. */
 static const struct {
@@ -245,8 +245,8 @@ static int api_get(struct pull *p, const char *url, const char *what, json_t **o
         }
         if (status == 401 || status == 404) {
             vt_sb_release(&m.sb);
-            return vt_err(p->err, p->errlen, VT_ENOTFOUND, "%s: not found on the hub (HTTP %ld, '%s')",
-                          what, status, url);
+            return vt_err(p->err, p->errlen, VT_ENOTFOUND,
+                          "%s: not found on the hub (HTTP %ld, '%s')", what, status, url);
         }
         if (status != 200) {
             vt_sb_release(&m.sb);
@@ -320,8 +320,8 @@ static int get_files(struct pull *p)
         if (!e) {
             if (wanted[w].required) {
                 rc = vt_err(p->err, p->errlen, VT_EINVAL,
-                            "'%s' at %.12s has no '%s': not a Model2Vec model", p->repo,
-                            p->commit, wanted[w].path);
+                            "'%s' at %.12s has no '%s': not a Model2Vec model", p->repo, p->commit,
+                            wanted[w].path);
                 goto out;
             }
             continue;
@@ -570,8 +570,8 @@ static int verify(struct pull *p, struct hub_file *f, const char *path)
                       f->sha256, sha256);
     if (!f->lfs && strcmp(oid, f->git_oid))
         return vt_err(p->err, p->errlen, VT_EIO,
-                      "'%s': git blob id mismatch (the hub lists %s, the download has %s)",
-                      f->path, f->git_oid, oid);
+                      "'%s': git blob id mismatch (the hub lists %s, the download has %s)", f->path,
+                      f->git_oid, oid);
     memcpy(f->sha256, sha256, 65);
     return 0;
 }
@@ -660,9 +660,9 @@ static int write_manifest(struct pull *p, const char *dir)
     json_object_set_new(m, "pulled_at", json_string(when));
     for (size_t i = 0; i < p->n_files; i++) {
         const struct hub_file *f = &p->files[i];
-        json_array_append_new(files, json_pack("{s:s, s:I, s:s, s:s, s:b}", "path", f->path,
-                                               "size", (json_int_t)f->size, "sha256", f->sha256,
-                                               "git_oid", f->git_oid, "lfs", f->lfs));
+        json_array_append_new(files, json_pack("{s:s, s:I, s:s, s:s, s:b}", "path", f->path, "size",
+                                               (json_int_t)f->size, "sha256", f->sha256, "git_oid",
+                                               f->git_oid, "lfs", f->lfs));
     }
     json_object_set_new(m, "files", files);
     text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -693,8 +693,8 @@ static int installed_already(struct pull *p)
         return 0;
     const char *commit = json_string_value(json_object_get(m, "commit"));
     files = json_object_get(m, "files");
-    same = commit && !strcmp(commit, p->commit) && json_is_array(files) &&
-           json_array_size(files) > 0;
+    same =
+        commit && !strcmp(commit, p->commit) && json_is_array(files) && json_array_size(files) > 0;
     for (size_t i = 0; same && i < json_array_size(files); i++) {
         json_t *f = json_array_get(files, i);
         const char *fp = json_string_value(json_object_get(f, "path"));
@@ -729,8 +729,7 @@ static int install(struct pull *p)
     if (rename(p->target, old) || rename(p->partial, p->target)) {
         int e = errno;
         free(old);
-        return vt_err(p->err, p->errlen, VT_EIO, "cannot install '%s': %s", p->target,
-                      strerror(e));
+        return vt_err(p->err, p->errlen, VT_EIO, "cannot install '%s': %s", p->target, strerror(e));
     }
     vt_rm_rf(old);
     free(old);
@@ -746,8 +745,7 @@ static int prepare_partial(struct pull *p)
     int rc;
 
     snprintf(mark, sizeof(mark), "%s/.commit", p->partial);
-    if (vt_read_file_capped(mark, "commit mark", 64, &old, &len, NULL, 0) ||
-        strcmp(old, p->commit))
+    if (vt_read_file_capped(mark, "commit mark", 64, &old, &len, NULL, 0) || strcmp(old, p->commit))
         vt_rm_rf(p->partial);
     free(old);
     rc = vt_mkdir_p(p->partial, p->err, p->errlen);
@@ -768,8 +766,7 @@ int vt_hub_pull(const char *lib_dir, const char *name, const struct vt_hub_opts 
     p->o = opts;
     p->err = err;
     p->errlen = errlen;
-    rc = vt_models_name(name, p->repo, sizeof(p->repo), p->folder, sizeof(p->folder), err,
-                        errlen);
+    rc = vt_models_name(name, p->repo, sizeof(p->repo), p->folder, sizeof(p->folder), err, errlen);
     if (rc)
         goto out;
     snprintf(p->revision, sizeof(p->revision), "%s",

@@ -36,7 +36,7 @@ struct vt_hub_result {
     char repo[256];
     char folder[4096]; /* the installed folder */
     char commit[41];
-    int already;       /* 1: that commit was installed already, nothing was done */
+    int already; /* 1: that commit was installed already, nothing was done */
     int n_files;
     uint64_t bytes;
 };

@@ -52,7 +52,8 @@ int vt_imgembed_open(const struct vt_imgembed_spec *spec, struct vt_imgembed **o
                      size_t errlen);
 void vt_imgembed_close(struct vt_imgembed *e);
 int vt_imgembed_dim(const struct vt_imgembed *e);
-/* Provenance, e.g. "tflite mobilenet_v1_0.25_224 (256 d, MobilenetV1/Logits/AvgPool_1a/AvgPool)". */
+/* Provenance, e.g. "tflite mobilenet_v1_0.25_224 (256 d, MobilenetV1/Logits/AvgPool_1a/AvgPool)".
+ */
 const char *vt_imgembed_model(const struct vt_imgembed *e);
 /* Identity of the vector space, e.g. "tflite:<hash of the file>:<tensor>". */
 const char *vt_imgembed_id(const struct vt_imgembed *e);

@@ -4,9 +4,9 @@
  * videos. Adding a local file is add.c's, a URL fetch.c's; the per-video work
  * lives in pipeline.c and stages.c, which call in here and never the other way.
  */
-#include "embed.h"
 #include "library.h"
 
+#include "embed.h"
 #include "media.h"
 #include "ocr.h"
 #include "stt.h"

@@ -58,8 +58,7 @@ int vt_models_name(const char *name, char *repo, size_t repo_n, char *folder, si
                       "minishlab/potion-base-8M, or a known short name like potion-base-8M)",
                       name);
     if ((size_t)snprintf(repo, repo_n, "%s", r) >= repo_n ||
-        (size_t)snprintf(folder, folder_n, "%.*s--%s", (int)(slash - r), r, slash + 1) >=
-            folder_n)
+        (size_t)snprintf(folder, folder_n, "%.*s--%s", (int)(slash - r), r, slash + 1) >= folder_n)
         return vt_err(err, errlen, VT_EINVAL, "'%s': model name too long", name);
     return 0;
 }
@@ -106,8 +105,8 @@ int vt_models_resolve(const char *lib_dir, const char *name_or_path, char *folde
     }
     if (!is_file(folder, "model.safetensors") || !is_file(folder, "tokenizer.json"))
         return vt_err(err, errlen, VT_ENOTFOUND,
-                      "model '%s' is incomplete: '%s' lacks model.safetensors or tokenizer.json",
-                      s, folder);
+                      "model '%s' is incomplete: '%s' lacks model.safetensors or tokenizer.json", s,
+                      folder);
     return 0;
 }
 

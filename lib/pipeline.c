@@ -102,7 +102,8 @@ static int clear_dependents(struct vt_library *lib, struct vt_video_rec *v, enum
     int rc = 0;
 
     for (int k = 0; k < VT_STAGE_COUNT && !rc; k++) {
-        if (!(vt_stages[k].flags & VT_STAGE_ROWS_OF_DEPS) || !((vt_stages[k].deps | vt_stages[k].after) & (1u << id)))
+        if (!(vt_stages[k].flags & VT_STAGE_ROWS_OF_DEPS) ||
+            !((vt_stages[k].deps | vt_stages[k].after) & (1u << id)))
             continue;
         rc = clear_dependents(lib, v, k);
         if (!rc && stages[k]->clear)

@@ -16,10 +16,9 @@ static const struct {
     enum vt_st_dtype dtype;
     size_t size;
 } dtypes[] = {
-    {"BOOL", VT_ST_BOOL, 1}, {"U8", VT_ST_U8, 1},     {"I8", VT_ST_I8, 1},
-    {"I16", VT_ST_I16, 2},   {"I32", VT_ST_I32, 4},   {"I64", VT_ST_I64, 8},
-    {"F16", VT_ST_F16, 2},   {"BF16", VT_ST_BF16, 2}, {"F32", VT_ST_F32, 4},
-    {"F64", VT_ST_F64, 8},
+    {"BOOL", VT_ST_BOOL, 1}, {"U8", VT_ST_U8, 1},   {"I8", VT_ST_I8, 1},   {"I16", VT_ST_I16, 2},
+    {"I32", VT_ST_I32, 4},   {"I64", VT_ST_I64, 8}, {"F16", VT_ST_F16, 2}, {"BF16", VT_ST_BF16, 2},
+    {"F32", VT_ST_F32, 4},   {"F64", VT_ST_F64, 8},
 };
 
 size_t vt_st_dtype_size(enum vt_st_dtype dtype)
@@ -107,9 +106,8 @@ static int parse_tensor(struct vt_safetensors *st, const char *name, json_t *inf
                       "tensor '%s': data_offsets outside the file's %zu data bytes", name,
                       data_len);
     if (count > UINT64_MAX / esize || count * esize != end - begin)
-        return vt_err(err, errlen, VT_EINVAL,
-                      "tensor '%s': %llu bytes for %llu elements of %s", name,
-                      (unsigned long long)(end - begin), (unsigned long long)count,
+        return vt_err(err, errlen, VT_EINVAL, "tensor '%s': %llu bytes for %llu elements of %s",
+                      name, (unsigned long long)(end - begin), (unsigned long long)count,
                       json_string_value(dt));
     t->count = count;
     t->data = data + begin;

@@ -34,7 +34,7 @@ struct vt_st_tensor {
     enum vt_st_dtype dtype;
     int ndim;
     uint64_t shape[VT_ST_MAX_DIMS];
-    uint64_t count; /* product of shape (1 for a scalar) */
+    uint64_t count;            /* product of shape (1 for a scalar) */
     const unsigned char *data; /* little-endian elements, count of them; inside the file */
     size_t nbytes;
 };

@@ -185,8 +185,8 @@ static int all_but_one_tier(struct vt_library *lib, struct collect *c, const str
                             const char *video, size_t keep, const struct alts *alts)
 {
     char **av[VT_QUERY_MAX_TERMS];
-    struct vt_store_search r = {q,     VT_MATCH_ALL_BUT_ONE, av, "speech", video, 0, VT_SCAN_CAP,
-                                c->deadline_s};
+    struct vt_store_search r = {q, VT_MATCH_ALL_BUT_ONE, av,           "speech", video,
+                                0, VT_SCAN_CAP,          c->deadline_s};
 
     for (size_t i = 0; i < VT_QUERY_MAX_TERMS; i++)
         av[i] = alts[i].v;
@@ -204,8 +204,8 @@ static int word_hits(struct vt_library *lib, const struct vt_query *q, const cha
 {
     size_t keep = (size_t)limit * 3;
     /* when every term is a plain word, their sequence is the exact phrase (tier 0) */
-    struct vt_store_search r = {q, VT_MATCH_ALL, NULL, source, video, 1, VT_SCAN_CAP,
-                                c->deadline_s};
+    struct vt_store_search r = {q, VT_MATCH_ALL, NULL,         source, video,
+                                1, VT_SCAN_CAP,  c->deadline_s};
     int rc = run_tier(lib, c, 1, &r, keep);
 
     if (!rc && c->n < (size_t)limit * 2) {

@@ -297,7 +297,7 @@ int store_step_done(struct vt_store *s, sqlite3_stmt *st, const char *what)
 }
 
 static int store_vrows(struct vt_store *s, const char *sql, const char *what, store_row_fn fn,
-                      void *user, const char *binds, va_list ap)
+                       void *user, const char *binds, va_list ap)
 {
     sqlite3_stmt *st;
     int rc = store_prepare(s, sql, &st), i = 1;

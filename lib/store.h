@@ -38,7 +38,8 @@ struct vt_chapter; /* media.h: the store needs no media headers */
  * stage done or skipped), partial (some stage failed or is unfinished), missing (no
  * data yet, or fetch failed). The names are what the database and the JSON hold.
  */
-#define VT_INDEX_STATE_LIST(X) X(QUEUED, queued) X(PROCESSING, processing) X(READY, ready) X(FAILED, failed)
+#define VT_INDEX_STATE_LIST(X)                                                                     \
+    X(QUEUED, queued) X(PROCESSING, processing) X(READY, ready) X(FAILED, failed)
 #define VT_DATA_STATUS_LIST(X) X(MISSING, missing) X(PARTIAL, partial) X(OK, ok)
 
 enum vt_index_state {
@@ -77,8 +78,8 @@ struct vt_video_rec {
     int64_t list_id;      /* the list it was added from, 0 when none */
     char *title, *channel, *published, *language, *container;
     enum vt_index_state index_state; /* 0: queued */
-    enum vt_data_status data_status;  /* 0: missing */
-    char *stt_mode;    /* auto, captions, recognize */
+    enum vt_data_status data_status; /* 0: missing */
+    char *stt_mode;                  /* auto, captions, recognize */
     double duration_s;
     double created_at, indexed_at; /* epoch seconds; 0 when not yet */
     int width, height, rotation, has_video, has_audio;
@@ -273,10 +274,10 @@ struct vt_store_search {
      * list of at most VT_STORE_MAX_ALTS, or NULL); NULL: none for any term */
     char **const *alts;
     const char *source, *video; /* only rows of this source / video; NULL or "": any */
-    int exact_phrase; /* flag rows where the query's plain words (two or more) stand in
-                       * sequence, as typed (see vt_store_hit.exact) */
-    int cap;           /* rank at most this many matching rows: the newest */
-    double deadline_s; /* vt_monotonic_s() past which reading stops; 0: none */
+    int exact_phrase;           /* flag rows where the query's plain words (two or more) stand in
+                                 * sequence, as typed (see vt_store_hit.exact) */
+    int cap;                    /* rank at most this many matching rows: the newest */
+    double deadline_s;          /* vt_monotonic_s() past which reading stops; 0: none */
 };
 
 struct vt_store_hit {
@@ -340,7 +341,7 @@ int vt_store_maintain(struct vt_store *s, enum vt_maintain how);
  */
 enum vt_vec_kind { VT_VEC_CHUNK, VT_VEC_SCREEN, VT_VEC_VISUAL };
 /* The kinds each stage writes (sets of 1u << kind): a stage replaces only its own. */
-#define VT_VEC_TEXT_KINDS ((1u << VT_VEC_CHUNK) | (1u << VT_VEC_SCREEN))
+#define VT_VEC_TEXT_KINDS   ((1u << VT_VEC_CHUNK) | (1u << VT_VEC_SCREEN))
 #define VT_VEC_VISUAL_KINDS (1u << VT_VEC_VISUAL)
 /* "speech" (a chunk), "screen" (a frame's text) or "visual" (a frame's picture): the
  * search sources; static. */
@@ -397,11 +398,11 @@ int vt_store_vector_get(struct vt_store *s, int64_t key, struct vt_vec_where *w)
  */
 struct vt_reuse {
     char other_id[65];
-    char *other_title;            /* filled by vt_store_reuse_of; NULL on writing */
-    double start_s, end_s;        /* the span in this video */
+    char *other_title;                 /* filled by vt_store_reuse_of; NULL on writing */
+    double start_s, end_s;             /* the span in this video */
     double other_start_s, other_end_s; /* the span in the other */
-    double similarity;            /* mean cosine of the matched frames' pictures */
-    int frames;                   /* matched frames in the run */
+    double similarity;                 /* mean cosine of the matched frames' pictures */
+    int frames;                        /* matched frames in the run */
 };
 /* Replace every run involving video id (either side) with runs (from id's side; written
  * in both directions). Inside a write transaction. */

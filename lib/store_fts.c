@@ -109,4 +109,3 @@ char *store_fts_match(const struct vt_query *q, int mode, char **const *alts)
     }
     return vt_sb_detach(&sb);
 }
-

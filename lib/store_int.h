@@ -77,7 +77,10 @@ struct store_array {
     size_t n, cap, size;
     void (*read)(sqlite3_stmt *st, void *item);
 };
-#define STORE_ARRAY(type, fn) {NULL, 0, 0, sizeof(type), (fn)}
+#define STORE_ARRAY(type, fn)                                                                      \
+    {                                                                                              \
+        NULL, 0, 0, sizeof(type), (fn)                                                             \
+    }
 int store_array_row(void *user, sqlite3_stmt *st);
 /* The rows into a new array of `size`-byte items: 0 with *out (caller-freed) and *n,
  * or an error with *out NULL and *n 0 (the items read are given to release, when not

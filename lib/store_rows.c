@@ -4,8 +4,8 @@
  * that a page of a video needs. Writing OCR lines or cues also writes their search
  * index rows and fuzzy/phonetic keys, through the helpers of store_search.c.
  */
-#include "query.h"
 #include "media.h" /* struct vt_chapter only; store.h forward-declares it */
+#include "query.h"
 #include "store_int.h"
 #include "util.h"
 
@@ -255,12 +255,12 @@ int vt_store_frames_range(struct vt_store *s, const char *id, int64_t from, int6
 {
     struct store_array a = STORE_ARRAY(struct vt_store_frame, read_frame);
     struct frame_lines lines = {0};
-    int rc = store_rows(
-        s,
-        "SELECT idx, t_s, frame_no, shot, duplicate_of, sharpness, bytes, path, width,"
-        " height, phash FROM frames WHERE video_id = ? AND idx >= ? AND idx < ?"
-        " ORDER BY idx",
-        "read frames", store_array_row, &a, "sII", id, from, to);
+    int rc =
+        store_rows(s,
+                   "SELECT idx, t_s, frame_no, shot, duplicate_of, sharpness, bytes, path, width,"
+                   " height, phash FROM frames WHERE video_id = ? AND idx >= ? AND idx < ?"
+                   " ORDER BY idx",
+                   "read frames", store_array_row, &a, "sII", id, from, to);
 
     *out = NULL;
     *n = 0;

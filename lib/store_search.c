@@ -316,7 +316,6 @@ struct fts_id {
     double score;
 };
 
-
 /*
  * Rows matching the FTS5 expression match, restricted to source and video when
  * non-empty: the newest `cap` matches in index order, each with its vtrank() score,

@@ -1,8 +1,8 @@
 /*
  * The store's vectors (store.h, "Vectors"): what the text_embed stage computed for a
  * video's chunks and the text on its frames, and what frame_embed computed for its
- * kept frames' pictures; each stage replaces only its own kinds. Each row keeps the float32 vector and an
- * int8 copy with its scale (vindex.h), so that a search loads the int8 copies without
+ * kept frames' pictures; each stage replaces only its own kinds. Each row keeps the float32 vector
+ * and an int8 copy with its scale (vindex.h), so that a search loads the int8 copies without
  * quantizing again, and the vector space's id (embed.h, vt_embed_id): vectors of two
  * spaces are never compared. Row ids only grow (AUTOINCREMENT), so a reader that has
  * loaded every row up to some id knows that later rows are new.
@@ -114,8 +114,8 @@ int vt_store_vectors_replace_kinds(struct vt_store *s, const char *id, unsigned 
 int vt_store_vectors_stat(struct vt_store *s, const char *space, int64_t *count, int64_t *max_id)
 {
     sqlite3_stmt *st;
-    int rc = store_prepare(s, "SELECT count(*), coalesce(max(id), 0) FROM vectors WHERE space = ?",
-                           &st);
+    int rc =
+        store_prepare(s, "SELECT count(*), coalesce(max(id), 0) FROM vectors WHERE space = ?", &st);
 
     if (rc)
         return rc;
@@ -151,8 +151,7 @@ int vt_store_vectors_each(struct vt_store *s, const char *space, int dim, int64_
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         /* a row of another dimension (a changed server model under one name) is not
          * comparable: skipped */
-        if ((size_t)sqlite3_column_bytes(st, 1) != fbytes ||
-            sqlite3_column_bytes(st, 2) != dim)
+        if ((size_t)sqlite3_column_bytes(st, 1) != fbytes || sqlite3_column_bytes(st, 2) != dim)
             continue;
         memcpy(f, sqlite3_column_blob(st, 1), fbytes); /* blobs need not be aligned */
         if (fn(user, sqlite3_column_int64(st, 0), f, sqlite3_column_blob(st, 2),
@@ -169,16 +168,15 @@ int vt_store_vectors_each(struct vt_store *s, const char *space, int dim, int64_
 int vt_store_vector_get(struct vt_store *s, int64_t key, struct vt_vec_where *w)
 {
     sqlite3_stmt *st;
-    int rc = store_prepare(s, "SELECT video_id, kind, ref, start_s, end_s FROM vectors WHERE id = ?",
-                           &st);
+    int rc = store_prepare(
+        s, "SELECT video_id, kind, ref, start_s, end_s FROM vectors WHERE id = ?", &st);
 
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, key);
     int step = sqlite3_step(st);
     if (step == SQLITE_ROW) {
-        snprintf(w->video_id, sizeof(w->video_id), "%s",
-                 (const char *)sqlite3_column_text(st, 0));
+        snprintf(w->video_id, sizeof(w->video_id), "%s", (const char *)sqlite3_column_text(st, 0));
         if (kind_parse((const char *)sqlite3_column_text(st, 1), &w->kind))
             rc = VT_ENOTFOUND;
         w->ref = sqlite3_column_int(st, 2);
@@ -211,7 +209,8 @@ int vt_store_vector_find(struct vt_store *s, const char *id, enum vt_vec_kind ki
     int step = sqlite3_step(st);
     if (step == SQLITE_ROW) {
         int d = sqlite3_column_int(st, 2);
-        if (d <= 0 || d > 65536 || (size_t)sqlite3_column_bytes(st, 3) != sizeof(float) * (size_t)d) {
+        if (d <= 0 || d > 65536 ||
+            (size_t)sqlite3_column_bytes(st, 3) != sizeof(float) * (size_t)d) {
             rc = VT_ENOTFOUND; /* a row that cannot be a vector of its dimension */
         } else {
             *key = sqlite3_column_int64(st, 0);

@@ -345,8 +345,8 @@ int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **re
     return store_read_array(s,
                             "SELECT name, state, model, error, owner, started_at, took_s, attempts,"
                             " retry_at FROM stages WHERE video_id = ? ORDER BY ord",
-                            "read stages", sizeof(**recs), read_stage, release_stage,
-                            (void **)recs, n, "s", id);
+                            "read stages", sizeof(**recs), read_stage, release_stage, (void **)recs,
+                            n, "s", id);
 }
 
 void vt_stage_recs_free(struct vt_stage_rec *recs, size_t n)
@@ -435,8 +435,8 @@ int vt_store_stage_lease(struct vt_store *s, const char *id, const char *stage, 
                          enum vt_lease *res)
 {
     sqlite3_stmt *st;
-    int rc = store_prepare(s, "SELECT state, owner FROM stages WHERE video_id = ? AND name = ?",
-                           &st);
+    int rc =
+        store_prepare(s, "SELECT state, owner FROM stages WHERE video_id = ? AND name = ?", &st);
 
     if (rc)
         return rc;
@@ -463,11 +463,12 @@ int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_st
                           const char *owner, enum vt_lease *res)
 {
     sqlite3_stmt *st;
-    int rc = store_prepare(s,
-                           "UPDATE stages SET state = ?3, model = ?4, error = ?5, owner = NULL,"
-                           " took_s = ?6, attempts = ?7, retry_at = ?8"
-                           " WHERE video_id = ?1 AND name = ?2 AND state = 'running' AND owner = ?9",
-                           &st);
+    int rc =
+        store_prepare(s,
+                      "UPDATE stages SET state = ?3, model = ?4, error = ?5, owner = NULL,"
+                      " took_s = ?6, attempts = ?7, retry_at = ?8"
+                      " WHERE video_id = ?1 AND name = ?2 AND state = 'running' AND owner = ?9",
+                      &st);
 
     if (rc)
         return rc;

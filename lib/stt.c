@@ -2,11 +2,11 @@
  * The stt stage: PocketSphinx (the 0.8+5prealpha API Debian ships) in process, or an
  * OpenAI-compatible transcription server (stt_openai.c): the same streaming segmenter feeds
  * either, its workers holding a decoder each or one request in flight each. vt_stt_new
- * loads one decoder per worker thread once; vt_stt_new_server only records the server. vt_stt_run_file streams: the calling thread
- * reads the audio (audio.c) in blocks, finds the pauses with an energy detector on 10 ms
- * frames and cuts segments as soon as what follows them is known, each copied into a
- * bounded queue that the workers take from, recognised as one utterance, and collected in
- * order by the calling thread, which waits when the queue is full. Memory is thus the
+ * loads one decoder per worker thread once; vt_stt_new_server only records the server.
+ * vt_stt_run_file streams: the calling thread reads the audio (audio.c) in blocks, finds the pauses
+ * with an energy detector on 10 ms frames and cuts segments as soon as what follows them is known,
+ * each copied into a bounded queue that the workers take from, recognised as one utterance, and
+ * collected in order by the calling thread, which waits when the queue is full. Memory is thus the
  * decoders, the look-ahead (NOISE_WINDOW_S of audio, for the noise floor), the queue and
  * the words, whatever the duration. Word timings come back as decoder frames (10 ms) from
  * the segment's start and are mapped onto the audio's time line; fillers are dropped and
@@ -31,8 +31,8 @@
 #include "stt.h"
 
 #include "audio.h"
-#include "stt_int.h"
 #include "http.h"
+#include "stt_int.h"
 #include "util.h"
 #include "workpool.h"
 
@@ -286,8 +286,7 @@ struct vt_stt *vt_stt_new_server(const struct vt_stt_server_spec *spec, char *er
     stt->server = srv;
     vt_http_url_drop_userinfo(base);
     stt->n_decoders = conc;
-    snprintf(stt->model, sizeof(stt->model), "openai-transcribe %.50s at %.60s", spec->model,
-             base);
+    snprintf(stt->model, sizeof(stt->model), "openai-transcribe %.50s at %.60s", spec->model, base);
     free(base);
     return stt;
 }
@@ -396,10 +395,9 @@ static int recognise_segment(struct vt_stt *stt, ps_decoder_t *ps, struct stt_se
                              size_t errlen)
 {
     if (stt->server)
-        return vt_stt_openai_segment(stt->server, seg->pcm, seg->n,
-                                     (double)seg->start / VT_AUDIO_RATE_HZ, &seg->words,
-                                     &seg->n_words, &seg->cap_words, seg->reported,
-                                     sizeof(seg->reported), err, errlen);
+        return vt_stt_openai_segment(
+            stt->server, seg->pcm, seg->n, (double)seg->start / VT_AUDIO_RATE_HZ, &seg->words,
+            &seg->n_words, &seg->cap_words, seg->reported, sizeof(seg->reported), err, errlen);
     return decode_segment(ps, seg, err, errlen);
 }
 
@@ -963,8 +961,7 @@ static int stt_run_source(struct vt_stt *stt, stt_read_fn read, void *src, doubl
     if (st.server_model[0]) {
         size_t len = strlen(out->model);
 
-        snprintf(out->model + len, sizeof(out->model) - len, " (server model %s)",
-                 st.server_model);
+        snprintf(out->model + len, sizeof(out->model) - len, " (server model %s)", st.server_model);
     }
     /* Less than a frame cannot hold a word. */
     if (st.n_speech == 0) {

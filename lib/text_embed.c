@@ -11,8 +11,8 @@
  * kept frame, and stores the vectors with the space they live in (vt_embed_id). A
  * search embeds the query with the same model, finds the nearest vectors of that space
  * (vecsearch.h: an index kept in memory per library, shared by the process's handles,
- * brought up to date when the database changed), and turns each into a moment: for a chunk, the cue inside it that
- * is nearest to the query; for a frame, its shot.
+ * brought up to date when the database changed), and turns each into a moment: for a chunk, the cue
+ * inside it that is nearest to the query; for a frame, its shot.
  */
 #include "config.h"
 #include "embed.h"
@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EMBED_BATCH 256      /* texts per call of the backend */
+#define EMBED_BATCH     256  /* texts per call of the backend */
 #define SCREEN_TEXT_MIN 3    /* bytes of OCR text worth a vector */
 #define CUE_RESCORE_MAX 4096 /* cues embedded to place a hit's moment, per search */
 
@@ -57,10 +57,13 @@ static int read_conf(const struct vt_config *cf, struct te_conf *c, char *err, s
         return vt_err(err, errlen, VT_EINVAL,
                       "text_embed.backend '%s' is not model2vec, openai or none", b);
     if (!c->model || !*c->model)
-        return vt_err(err, errlen, VT_EINVAL, "text_embed.backend is %s but text_embed.model is "
-                      "not set", b);
+        return vt_err(err, errlen, VT_EINVAL,
+                      "text_embed.backend is %s but text_embed.model is "
+                      "not set",
+                      b);
     if (!strcmp(b, "openai") && (!c->url || !*c->url))
-        return vt_err(err, errlen, VT_EINVAL, "text_embed.backend is openai but text_embed.url is "
+        return vt_err(err, errlen, VT_EINVAL,
+                      "text_embed.backend is openai but text_embed.url is "
                       "not set");
     return 0;
 }
@@ -90,8 +93,8 @@ int vt_lib_text_embed(struct vt_library *lib, struct vt_embed **out, char *err, 
             goto out;
         model = folder;
     }
-    char *key = vt_xasprintf("%s\n%s\n%s\n%s", c.backend, model, c.url ? c.url : "",
-                             c.key ? c.key : "");
+    char *key =
+        vt_xasprintf("%s\n%s\n%s\n%s", c.backend, model, c.url ? c.url : "", c.key ? c.key : "");
     if (lib->text_embed && !strcmp(lib->text_embed_key, key)) {
         free(key);
         *out = lib->text_embed;
@@ -192,8 +195,8 @@ static int text_embed_run(struct vt_stage_ctx *c)
     owned = vt_xcalloc(n_frames + 1, sizeof(*owned));
     texts = vt_xcalloc(n_chunks + n_frames + 1, sizeof(*texts));
     for (size_t i = 0; i < n_chunks; i++) {
-        r->recs[r->n] = (struct vt_vec_rec){VT_VEC_CHUNK, (int)i, chunks[i].start_s,
-                                            chunks[i].end_s, NULL};
+        r->recs[r->n] =
+            (struct vt_vec_rec){VT_VEC_CHUNK, (int)i, chunks[i].start_s, chunks[i].end_s, NULL};
         texts[r->n++] = chunks[i].text;
     }
     for (size_t i = 0; i < n_frames; i++) {
@@ -208,7 +211,8 @@ static int text_embed_run(struct vt_stage_ctx *c)
         texts[r->n++] = owned[i];
     }
     if (!r->n) {
-        rc = vt_err(c->err, sizeof(c->err), VT_SKIP, "nothing to embed: no chunks, no text on "
+        rc = vt_err(c->err, sizeof(c->err), VT_SKIP,
+                    "nothing to embed: no chunks, no text on "
                     "screen");
         goto out;
     }
@@ -290,8 +294,8 @@ static int place_in_chunk(struct vt_library *lib, struct vt_embed *e, const floa
     h->start_s = ch[0].start_s;
     h->end_s = ch[0].end_s;
     h->ref = ch[0].first_cue;
-    rc = vt_store_transcript_range(lib->store, w->video_id, ch[0].first_cue, ch[0].last_cue + 1,
-                                   &t);
+    rc =
+        vt_store_transcript_range(lib->store, w->video_id, ch[0].first_cue, ch[0].last_cue + 1, &t);
     size_t best = 0;
     if (!rc && t.n_cues > 1 && t.n_cues <= *budget) {
         int dim = vt_embed_dim(e);

@@ -175,7 +175,7 @@ struct vocab {
     char **tok; /* by id; NULL for ids no piece has */
     size_t *tok_len;
     double *score;
-    size_t n; /* ids */
+    size_t n;       /* ids */
     int32_t *slots; /* open addressing: id + 1, 0 empty */
     size_t mask;
     size_t max_len; /* longest piece in bytes */
@@ -250,7 +250,7 @@ struct trie {
     size_t n, cap;
     /* nodes with many children (the root, the node after a word-start mark) look their
      * child up in a 256-entry table instead of scanning */
-    uint32_t *dense; /* per node: index of its table in tables, or UINT32_MAX */
+    uint32_t *dense;  /* per node: index of its table in tables, or UINT32_MAX */
     uint32_t *tables; /* 256 children (0: none) per table */
     size_t n_tables;
     struct tnode *nodes; /* the above packed per node for lookups: one cache line each */
@@ -358,8 +358,12 @@ static void trie_densify(struct trie *t, const double *score)
         uint64_t labels = 0;
         for (uint32_t c = 0; t->dense[i] == UINT32_MAX && c < t->nchild[i]; c++)
             labels |= (uint64_t)t->label[t->first[i] + c] << (8 * c);
-        t->nodes[i] = (struct tnode){t->first[i], t->dense[i],  t->id[i],
-                                     t->nchild[i], t->label[i], labels,
+        t->nodes[i] = (struct tnode){t->first[i],
+                                     t->dense[i],
+                                     t->id[i],
+                                     t->nchild[i],
+                                     t->label[i],
+                                     labels,
                                      t->id[i] >= 0 ? score[t->id[i]] : 0};
     }
 }
@@ -396,8 +400,8 @@ static void trie_free(struct trie *t)
 
 /* ---- normalizers and pre-tokenizers ---- */
 
-#define MAX_PIECE 1024 /* bytes: longer pieces are refused (the trie recurses per byte) */
-#define MAX_CONTENT 256 /* bytes of a Replace or Prepend string: bounds how much a text grows */
+#define MAX_PIECE   1024 /* bytes: longer pieces are refused (the trie recurses per byte) */
+#define MAX_CONTENT 256  /* bytes of a Replace or Prepend string: bounds how much a text grows */
 
 enum norm_type {
     N_BERT,
@@ -443,8 +447,8 @@ struct span {
  * again does not pay. Entries are overwritten on collision; 32768 of 64 bytes (2 MiB)
  * measured faster than 8192 on natural-like text (bench/embed_bench.sh). */
 #define CACHE_SIZE 32768
-#define CACHE_KEY 27
-#define CACHE_IDS 8
+#define CACHE_KEY  27
+#define CACHE_IDS  8
 struct cache_ent {
     unsigned char len; /* 0: empty */
     unsigned char nids;
@@ -942,8 +946,8 @@ fuse:
     }
 }
 
-void vt_tokenizer_encode(struct vt_tokenizer *t, const char *text, size_t len,
-                         const int32_t **ids, size_t *n)
+void vt_tokenizer_encode(struct vt_tokenizer *t, const char *text, size_t len, const int32_t **ids,
+                         size_t *n)
 {
     const unsigned char *in = (const unsigned char *)text;
 
@@ -1263,8 +1267,8 @@ static int load_unigram(struct vt_tokenizer *t, json_t *m, char *err, size_t err
     size_t nr = 0;
     for (size_t i = 0; i < v->n; i++)
         if (v->tok_len[i])
-            refs[nr++] = (struct piece_ref){(const unsigned char *)v->tok[i], v->tok_len[i],
-                                            (int32_t)i};
+            refs[nr++] =
+                (struct piece_ref){(const unsigned char *)v->tok[i], v->tok_len[i], (int32_t)i};
     qsort(refs, nr, sizeof(*refs), by_piece);
     trie_new_nodes(&t->trie, 1);
     trie_build(&t->trie, 0, refs, 0, nr, 0);

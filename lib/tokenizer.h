@@ -34,8 +34,8 @@ void vt_tokenizer_free(struct vt_tokenizer *t);
  * most VT_TOKENIZER_MAX_TEXT bytes are read).
  * *ids is borrowed from t until its next encode; *n its count. Never fails.
  */
-void vt_tokenizer_encode(struct vt_tokenizer *t, const char *text, size_t len,
-                         const int32_t **ids, size_t *n);
+void vt_tokenizer_encode(struct vt_tokenizer *t, const char *text, size_t len, const int32_t **ids,
+                         size_t *n);
 
 /* Number of ids (the model's largest id + 1). */
 size_t vt_tokenizer_vocab_size(const struct vt_tokenizer *t);

@@ -211,8 +211,10 @@ int vt_similar_frames(struct vt_library *lib, const char *id, int frame, int lim
     rc = vt_store_vector_find(lib->store, id, VT_VEC_VISUAL, orig, &self, space, sizeof(space),
                               &dim, &qv);
     if (rc == VT_ENOTFOUND)
-        return vt_err(err, errlen, rc, "frame %d of video %s has no picture vector (the "
-                      "frame_embed stage has not run on it)", frame, id);
+        return vt_err(err, errlen, rc,
+                      "frame %d of video %s has no picture vector (the "
+                      "frame_embed stage has not run on it)",
+                      frame, id);
     if (rc)
         return vt_err(err, errlen, rc, "%s", vt_store_errmsg(lib->store));
     size_t k = (size_t)limit;
@@ -239,8 +241,8 @@ int vt_similar_frames(struct vt_library *lib, const char *id, int frame, int lim
         s->t_s = w.start_s;
         s->score = vh[i].score;
         memset(&v, 0, sizeof(v));
-        s->title = vt_xstrdup(!vt_store_video_get(lib->store, w.video_id, &v) && v.title ? v.title
-                                                                                     : "");
+        s->title =
+            vt_xstrdup(!vt_store_video_get(lib->store, w.video_id, &v) && v.title ? v.title : "");
         vt_video_rec_release(&v);
         if (!vt_store_frames_range(lib->store, w.video_id, w.ref, (int64_t)w.ref + 1, &f, &nf) &&
             nf) {

@@ -32,10 +32,10 @@ int vt_vecsearch_nearest(struct vt_library *lib, const char *space, int dim, con
 struct vt_lookalike {
     char video_id[65];
     char *title;
-    int frame;      /* the frame's index in its video */
-    double t_s;     /* its second */
-    double score;   /* cosine of the two pictures' vectors */
-    char *path;     /* its picture, relative to the library; NULL when not kept */
+    int frame;    /* the frame's index in its video */
+    double t_s;   /* its second */
+    double score; /* cosine of the two pictures' vectors */
+    char *path;   /* its picture, relative to the library; NULL when not kept */
 };
 
 #define VT_SIMILAR_MAX 100 /* most frames one query answers */

@@ -32,8 +32,7 @@ int vt_vindex_add(struct vt_vindex *ix, int64_t key, const float *v);
  * returns how many were written (fewer when the index holds fewer). Candidates
  * from the int8 pass (a few times k) are rescored in float32.
  */
-size_t vt_vindex_search(const struct vt_vindex *ix, const float *q, size_t k,
-                        struct vt_vhit *hits);
+size_t vt_vindex_search(const struct vt_vindex *ix, const float *q, size_t k, struct vt_vhit *hits);
 /* Exact float32 top-k, for measuring recall (slow: reads every float32 vector). */
 size_t vt_vindex_search_exact(const struct vt_vindex *ix, const float *q, size_t k,
                               struct vt_vhit *hits);

@@ -1,14 +1,14 @@
 /*
  * `vidtheque models` (what the config chooses and which models are in the library) and
- * `models rm` (the front binary runs both) and `vidtheque models pull NAME` (downloads one from the hub with
- * lib/hub.c; it needs libcurl, so src/vidtheque.c sends it to vidtheque-full, and the
+ * `models rm` (the front binary runs both) and `vidtheque models pull NAME` (downloads one from the
+ * hub with lib/hub.c; it needs libcurl, so src/vidtheque.c sends it to vidtheque-full, and the
  * front binary drops cmd_models_pull with the other code it does not reach).
  */
 #include "cli.h"
-#include "stage.h"
 #include "config.h"
 #include "hub.h"
 #include "models.h"
+#include "stage.h"
 #include "util.h"
 
 #include <getopt.h>
@@ -81,7 +81,8 @@ static void print_configured(const char *lib_dir, const struct vt_config *cfg, c
         fputs("  at ", stdout);
         cli_put_safe(stdout, url);
     }
-    if (what == vt_stages[VT_STAGE_TEXT_EMBED].name && model && (!backend || !strcmp(backend, "model2vec"))) {
+    if (what == vt_stages[VT_STAGE_TEXT_EMBED].name && model &&
+        (!backend || !strcmp(backend, "model2vec"))) {
         if (vt_models_resolve(lib_dir, model, folder, sizeof(folder), err, sizeof(err))) {
             fputs("  not usable: ", stdout);
             cli_put_safe(stdout, err);

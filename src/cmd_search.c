@@ -4,7 +4,6 @@
  * source) with the matched terms marked and the signals that found it.
  */
 #include "cli.h"
-
 #include "config.h"
 
 #include <getopt.h>
@@ -88,9 +87,7 @@ static void print_text(const struct vt_hit *h, size_t n)
         cli_fmt_duration(a, sizeof(a), h[i].start_s);
         cli_fmt_duration(b, sizeof(b), h[i].end_s);
         printf("%s %s-%s %-6s%s%s %s\n    %s\n", h[i].video_id, a, b, h[i].source,
-               h[i].approx ? " ~" : "",
-               signals(h[i].matched),
-               title, text);
+               h[i].approx ? " ~" : "", signals(h[i].matched), title, text);
         free(text);
         free(title);
     }
@@ -117,11 +114,13 @@ static int needs_server(struct vt_library *lib)
 
 int cmd_search(int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"json", no_argument, NULL, 'j'},          {"limit", required_argument, NULL, 'n'},
-        {"video", required_argument, NULL, 'v'},   {"source", required_argument, NULL, 's'},
-        {"library", required_argument, NULL, 'L'}, {"mode", required_argument, NULL, 'm'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"json", no_argument, NULL, 'j'},
+                                          {"limit", required_argument, NULL, 'n'},
+                                          {"video", required_argument, NULL, 'v'},
+                                          {"source", required_argument, NULL, 's'},
+                                          {"library", required_argument, NULL, 'L'},
+                                          {"mode", required_argument, NULL, 'm'},
+                                          {NULL, 0, NULL, 0}};
     struct vt_search_opts opts = {0};
     struct vt_library *lib;
     struct vt_hit *hits;

@@ -5,7 +5,6 @@
  * answers it.
  */
 #include "cli.h"
-
 #include "vecsearch.h"
 
 #include <getopt.h>

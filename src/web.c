@@ -10,9 +10,8 @@
 #include "web.h"
 
 #include "cli.h"
-#include "web_assets.h"
-
 #include "vecsearch.h"
+#include "web_assets.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -915,8 +914,8 @@ static const char *similar_path(const char *p, char *id, size_t idlen)
 }
 
 /* GET /api/videos/ID/frames/N/similar?limit=K: frames of the library that look alike. */
-static enum MHD_Result api_similar(struct MHD_Connection *c, struct vt_library *lib,
-                                   const char *id, const char *frame)
+static enum MHD_Result api_similar(struct MHD_Connection *c, struct vt_library *lib, const char *id,
+                                   const char *frame)
 {
     const char *limit = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
     struct vt_lookalike *s = NULL;
@@ -995,8 +994,9 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
         return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
     }
     if (!strncmp(url, "/v/", 3) && (rest = similar_path(url + 3, id, sizeof(id)))) {
-        status = web_page_similar(lib, &srv.ctx, id, rest,
-                                  MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit"), &b);
+        status =
+            web_page_similar(lib, &srv.ctx, id, rest,
+                             MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit"), &b);
         return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
     }
     if (!strncmp(url, "/api/videos/", 12) && (rest = similar_path(url + 12, id, sizeof(id))))
@@ -1011,8 +1011,7 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
     if (!strcmp(url, "/search")) {
         status = web_page_search(lib, &srv.ctx,
                                  MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q"),
-                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode"),
-                                 &b);
+                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode"), &b);
         return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
     }
     if ((rest = after(url, "/media/")))

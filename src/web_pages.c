@@ -8,10 +8,9 @@
  * or percent-encoded.
  */
 #include "cli.h"
-#include "web.h"
-
 #include "stage.h"
 #include "vecsearch.h"
+#include "web.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -430,8 +429,9 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const ch
     put_option(out, "newest", "newest first", sort);
     put_option(out, "title", "title", sort);
     put_option(out, "duration", "duration", sort);
-    vt_sb_addf(out, "</select></label> <label><input type=\"checkbox\" name=\"reuse\" value=\"1\"%s>"
-                    " sharing footage</label>",
+    vt_sb_addf(out,
+               "</select></label> <label><input type=\"checkbox\" name=\"reuse\" value=\"1\"%s>"
+               " sharing footage</label>",
                only_shared ? " checked" : "");
     vt_sb_adds(out, " <button>Show</button></form>\n<ul class=\"videos\">\n");
     for (size_t i = 0; i < r.n; i++) {
@@ -774,8 +774,9 @@ static void frames(struct vt_sb *b, const char *id, const json_t *doc, const str
             vt_sb_addf(b, " · sharpness %.1f", jnum(f, "sharpness"));
         }
         if (liked && jstr(f, "image"))
-            vt_sb_addf(b, " · <a class=\"similar\" href=\"/v/%s/frames/%lld/similar\">more like "
-                          "this</a>",
+            vt_sb_addf(b,
+                       " · <a class=\"similar\" href=\"/v/%s/frames/%lld/similar\">more like "
+                       "this</a>",
                        id, jint(f, "index"));
         vt_sb_adds(b, "</p>");
         if (done)
@@ -1045,33 +1046,38 @@ int web_page_similar(struct vt_library *lib, const struct web_ctx *ctx, const ch
         return web_page_error(ctx, 500, "the library cannot be read", out);
     }
     head(out, ctx, "More like this", NULL, 0);
-    vt_sb_addf(out, "<nav class=\"crumbs\"><a href=\"/\">Videos</a> <a href=\"/v/%s#frame-%ld\">%s"
-                    "</a> <span>frame %ld</span></nav>\n",
+    vt_sb_addf(out,
+               "<nav class=\"crumbs\"><a href=\"/\">Videos</a> <a href=\"/v/%s#frame-%ld\">%s"
+               "</a> <span>frame %ld</span></nav>\n",
                id, f, id, f);
-    vt_sb_addf(out, "<h1>More like this</h1>\n<p><img class=\"frame\" src=\"/api/videos/%s/frames/"
-                    "%ld.jpg\" alt=\"frame %ld\"></p>\n",
+    vt_sb_addf(out,
+               "<h1>More like this</h1>\n<p><img class=\"frame\" src=\"/api/videos/%s/frames/"
+               "%ld.jpg\" alt=\"frame %ld\"></p>\n",
                id, f, f);
     if (!n) {
         vt_sb_adds(out, "<p class=\"empty\">No other frame has a picture vector yet.</p>\n");
     } else {
-        vt_sb_addf(out, "<p class=\"count\">%zu frame(s), most alike first.</p>\n"
-                        "<ol class=\"similar\">\n",
+        vt_sb_addf(out,
+                   "<p class=\"count\">%zu frame(s), most alike first.</p>\n"
+                   "<ol class=\"similar\">\n",
                    n);
         for (size_t i = 0; i < n; i++) {
             vt_sb_addf(out, "<li class=\"like\"><a class=\"thumb\" href=\"/v/%s?t=%ld\">",
                        s[i].video_id, secs(s[i].t_s));
             if (s[i].path)
-                vt_sb_addf(out,
-                           "<img class=\"thumb\" src=\"/api/videos/%s/frames/%d.jpg\" alt=\"frame %d\""
-                           " loading=\"lazy\">",
-                           s[i].video_id, s[i].frame, s[i].frame);
+                vt_sb_addf(
+                    out,
+                    "<img class=\"thumb\" src=\"/api/videos/%s/frames/%d.jpg\" alt=\"frame %d\""
+                    " loading=\"lazy\">",
+                    s[i].video_id, s[i].frame, s[i].frame);
             vt_sb_addf(out, "</a><div><a class=\"title\" href=\"/v/%s?t=%ld\">", s[i].video_id,
                        secs(s[i].t_s));
             web_html(out, s[i].title && *s[i].title ? s[i].title : s[i].video_id);
             vt_sb_adds(out, "</a><p class=\"meta\">");
             put_time(out, s[i].t_s);
-            vt_sb_addf(out, " · frame %d · similarity <span class=\"score\">%.3f</span> · "
-                            "<a href=\"/v/%s/frames/%d/similar\">more like this</a></p></div></li>\n",
+            vt_sb_addf(out,
+                       " · frame %d · similarity <span class=\"score\">%.3f</span> · "
+                       "<a href=\"/v/%s/frames/%d/similar\">more like this</a></p></div></li>\n",
                        s[i].frame, s[i].score, s[i].video_id, s[i].frame);
         }
         vt_sb_adds(out, "</ol>\n");

@@ -1,7 +1,7 @@
 /*
  * libFuzzer target for the query language: any bytes are parsed and searched with
- * (vt_store_search, which writes them as FTS5 expressions) against a small real index. SQLite must never report an
- * error (a syntax error would mean user input reached FTS5 unescaped).
+ * (vt_store_search, which writes them as FTS5 expressions) against a small real index. SQLite must
+ * never report an error (a syntax error would mean user input reached FTS5 unescaped).
  */
 #include "query.h"
 #include "store.h"

@@ -39,8 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[256];
     if (!uni) {
-        if (vt_tokenizer_load("tests/data/model2vec-test-vocab-quantized/tokenizer.json", &uni,
-                              err, sizeof(err)) ||
+        if (vt_tokenizer_load("tests/data/model2vec-test-vocab-quantized/tokenizer.json", &uni, err,
+                              sizeof(err)) ||
             vt_tokenizer_parse(wp_json, strlen(wp_json), &wp, err, sizeof(err))) {
             fprintf(stderr, "fuzz_tokenizer: %s\n", err);
             abort();

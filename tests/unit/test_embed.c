@@ -76,9 +76,8 @@ VT_TEST(embed_m2v_similarity_facts)
     struct vt_embed *e = open_m2v();
     if (!e)
         return;
-    const char *texts[] = {"car",    "automobile", "banana",    "",      "   ",
-                           "[UNK]",  "film",       "movie",     "doctor", "physician",
-                           "begin",  "start"};
+    const char *texts[] = {"car",  "automobile", "banana", "",          "   ",   "[UNK]",
+                           "film", "movie",      "doctor", "physician", "begin", "start"};
     float v[12 * 64];
     char err[256];
     CHECK_INT(vt_embed_texts(e, texts, 12, v, err, sizeof(err)), 0);
@@ -158,14 +157,19 @@ VT_TEST(tokenizer_unigram_test_model)
     check_ids(t, "hello", IDS(6594));
     check_ids(t, "Hello, World!", IDS(6594, 13, 1091, 2));
     check_ids(t, "unbelievably tokenization", IDS(60, 26700, 19808, 12333, 5323, 18206, 2991));
-    check_ids(t, "Caf\xc3\xa9 na\xc3\xafve \xc3\x89" "COLE", IDS(6670, 14745, 11433));
+    check_ids(t,
+              "Caf\xc3\xa9 na\xc3\xafve \xc3\x89"
+              "COLE",
+              IDS(6670, 14745, 11433));
     check_ids(t, "car automobile banana", IDS(1484, 8937, 14214));
     check_ids(t, "a\tb\nc", IDS(40, 41, 42));
     check_ids(t, "The quick brown fox jumps over the lazy dog.",
               IDS(999, 3250, 1831, 3421, 13525, 1061, 999, 12973, 2901, 15));
     check_ids(t, "x\xe2\x86\x92y", IDS(63, 29115, 1103));
     /* Straße, Москва */
-    check_ids(t, "Stra\xc3\x9f" "e \xd0\x9c\xd0\xbe\xd1\x81\xd0\xba\xd0\xb2\xd0\xb0",
+    check_ids(t,
+              "Stra\xc3\x9f"
+              "e \xd0\x9c\xd0\xbe\xd1\x81\xd0\xba\xd0\xb2\xd0\xb0",
               IDS(1360, 26809, 194, 13152, 28749, 22927, 24531, 9262));
     /* nothing left after normalizing; invalid UTF-8 and controls vanish */
     check_ids(t, "  \t ", (const int32_t[]){0}, 0);
@@ -190,8 +194,7 @@ VT_TEST(tokenizer_wordpiece)
 {
     struct vt_tokenizer *t = NULL;
     char err[256] = "";
-    CHECK_INT(vt_tokenizer_parse(wordpiece_json, strlen(wordpiece_json), &t, err, sizeof(err)),
-              0);
+    CHECK_INT(vt_tokenizer_parse(wordpiece_json, strlen(wordpiece_json), &t, err, sizeof(err)), 0);
     if (!t) {
         fprintf(stderr, "  %s\n", err);
         return;
@@ -226,7 +229,8 @@ VT_TEST(tokenizer_load_errors)
                        " \"vocab\": [[\"a\", -1.0]]}}";
     CHECK_INT(vt_tokenizer_parse(norm, strlen(norm), &t, err, sizeof(err)), VT_EINVAL);
     CHECK(strstr(err, "a+") != NULL);
-    const char *unk = "{\"model\": {\"type\": \"Unigram\", \"unk_id\": 5, \"vocab\": [[\"a\", 1]]}}";
+    const char *unk =
+        "{\"model\": {\"type\": \"Unigram\", \"unk_id\": 5, \"vocab\": [[\"a\", 1]]}}";
     CHECK_INT(vt_tokenizer_parse(unk, strlen(unk), &t, err, sizeof(err)), VT_EINVAL);
     CHECK_INT(vt_tokenizer_parse("[1", 2, &t, err, sizeof(err)), VT_EINVAL);
     CHECK(t == NULL);
@@ -263,7 +267,8 @@ static int st_try(const char *hdr, size_t n, int64_t lie, char *err, size_t errl
 VT_TEST(safetensors_hostile)
 {
     char err[256];
-    const char *good = "{\"a\": {\"dtype\": \"F32\", \"shape\": [2, 2], \"data_offsets\": [0, 16]}}";
+    const char *good =
+        "{\"a\": {\"dtype\": \"F32\", \"shape\": [2, 2], \"data_offsets\": [0, 16]}}";
     CHECK_INT(st_try(good, 16, 0, err, sizeof(err)), 0);
     /* truncated data */
     CHECK_INT(st_try(good, 12, 0, err, sizeof(err)), VT_EINVAL);
@@ -351,8 +356,7 @@ VT_TEST(embed_m2v_hostile_model)
     char *tokp = vt_xasprintf("%s/tokenizer.json", dir);
     char *modp = vt_xasprintf("%s/model.safetensors", dir);
     char err[256];
-    CHECK_INT(vt_write_file_atomic(tokp, wordpiece_json, strlen(wordpiece_json), err,
-                                   sizeof(err)),
+    CHECK_INT(vt_write_file_atomic(tokp, wordpiece_json, strlen(wordpiece_json), err, sizeof(err)),
               0);
     struct {
         const char *hdr;
@@ -363,8 +367,8 @@ VT_TEST(embed_m2v_hostile_model)
         {"{\"embeddings\": {\"dtype\": \"F32\", \"shape\": [11, 2], \"data_offsets\": [0, 88]}}",
          88, 0},
         /* too few rows for the vocabulary */
-        {"{\"embeddings\": {\"dtype\": \"F32\", \"shape\": [5, 2], \"data_offsets\": [0, 40]}}",
-         40, VT_EINVAL},
+        {"{\"embeddings\": {\"dtype\": \"F32\", \"shape\": [5, 2], \"data_offsets\": [0, 40]}}", 40,
+         VT_EINVAL},
         /* wrong dtype for embeddings */
         {"{\"embeddings\": {\"dtype\": \"I32\", \"shape\": [11, 2], \"data_offsets\": [0, 88]}}",
          88, VT_EINVAL},
@@ -421,8 +425,11 @@ VT_TEST(tokenizer_pipeline_variants)
         " \"WhitespaceSplit\"}, {\"type\": \"Metaspace\", \"replacement\": \"\xe2\x96\x81\","
         " \"prepend_scheme\": \"first\", \"split\": true}]},"
         " \"model\": {\"type\": \"Unigram\", \"unk_id\": 0, \"vocab\": [[\"<unk>\", 0],"
-        " [\"\xe2\x96\x81" "a\", -1], [\"b\", -1], [\"\xe2\x96\x81" "b\", -1], [\"ab\", -1.5],"
-        " [\"\xe2\x96\x81" "ab\", -1]]}}";
+        " [\"\xe2\x96\x81"
+        "a\", -1], [\"b\", -1], [\"\xe2\x96\x81"
+        "b\", -1], [\"ab\", -1.5],"
+        " [\"\xe2\x96\x81"
+        "ab\", -1]]}}";
     const char *j2 =
         "{\"pre_tokenizer\": {\"type\": \"Metaspace\", \"replacement\": \"\xe2\x96\x81\","
         " \"prepend_scheme\": \"always\", \"split\": true},"
@@ -437,7 +444,10 @@ VT_TEST(tokenizer_pipeline_variants)
     CHECK_INT(vt_tokenizer_parse(j1, strlen(j1), &t, err, sizeof(err)), 0);
     if (t) {
         /* " \xc3\x81" "b-b  AB " -> "ab b  ab" -> "\xe2\x96\x81ab" (first only), "b", "ab" */
-        check_ids(t, " \xc3\x81" "b-b  AB ", IDS(5, 2, 4));
+        check_ids(t,
+                  " \xc3\x81"
+                  "b-b  AB ",
+                  IDS(5, 2, 4));
         vt_tokenizer_free(t);
     }
     CHECK_INT(vt_tokenizer_parse(j2, strlen(j2), &t, err, sizeof(err)), 0);

@@ -6,10 +6,9 @@
  * (vt_similar_frames: the frame itself left out, a duplicate standing for its original,
  * bad arguments).
  */
-#include "harness.h"
-
 #include "embed.h"
 #include "frame_embed.h"
+#include "harness.h"
 #include "keyframe.h"
 #include "library.h"
 #include "ocr.h"
@@ -21,7 +20,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define D 8
+#define D     8
 #define SPACE "unit:visual"
 
 static struct vt_library *scratch(char *dir, size_t n)
@@ -66,9 +65,14 @@ static int put(struct vt_library *lib, const char *id, int nf, const uint64_t *h
     r.frames = vt_xcalloc((size_t)nf, sizeof(*r.frames));
     for (int i = 0; i < nf; i++) {
         r.shots[i] = (struct vt_kf_shot){i * 10.0, i * 10.0 + 10.0, 1, 1};
-        r.frames[i] = (struct vt_kf_frame){.index = i, .t_s = i * 10.0 + 2, .shot = i,
-                                           .duplicate_of = i == dup ? 0 : -1, .bytes = 10,
-                                           .width = 64, .height = 36, .phash = hashes[i]};
+        r.frames[i] = (struct vt_kf_frame){.index = i,
+                                           .t_s = i * 10.0 + 2,
+                                           .shot = i,
+                                           .duplicate_of = i == dup ? 0 : -1,
+                                           .bytes = 10,
+                                           .width = 64,
+                                           .height = 36,
+                                           .phash = hashes[i]};
         snprintf(r.frames[i].file, sizeof(r.frames[i].file), "%d.jpg", i);
         if (i != dup)
             recs[nv++] = (struct vt_vec_rec){VT_VEC_VISUAL, i, i * 10.0 + 2, i * 10.0 + 2,
@@ -100,7 +104,7 @@ VT_TEST(frames_same_footage)
         return;
     for (int i = 0; i < 8; i++) {
         hn[i] = 0x1111111111111111ull * (uint64_t)(i + 1);
-        ho[i] = ~hn[i];  /* far from everything of n ... */
+        ho[i] = ~hn[i];      /* far from everything of n ... */
         hx[i] = hn[i] ^ 0x3; /* 2 bits from n's: passes the hash */
         vec(vn + i * D, i, 0);
         vec(vo + i * D, i + 3, 0.5f);
@@ -153,8 +157,13 @@ VT_TEST(frames_same_footage)
     mine[3].ocr = NULL;
 
     /* stored in both directions, replaced, removed with a video */
-    struct vt_reuse one = {.other_id = "o", .start_s = 20, .end_s = 50, .other_start_s = 40,
-                           .other_end_s = 70, .similarity = 0.99, .frames = 3};
+    struct vt_reuse one = {.other_id = "o",
+                           .start_s = 20,
+                           .end_s = 50,
+                           .other_start_s = 40,
+                           .other_end_s = 70,
+                           .similarity = 0.99,
+                           .frames = 3};
     CHECK_INT(vt_store_begin(lib->store), 0);
     CHECK_INT(vt_store_reuse_replace(lib->store, "n", &one, 1), 0);
     CHECK_INT(vt_store_commit(lib->store), 0);
@@ -203,7 +212,7 @@ VT_TEST(frames_vector_kinds_and_similar)
     if (!lib)
         return;
     for (int i = 0; i < 4; i++)
-        vec(v + i * D, 0, 0.1f * (float)i); /* 0 nearest 1, then 2, 3 */
+        vec(v + i * D, 0, 0.1f * (float)i);  /* 0 nearest 1, then 2, 3 */
     CHECK_INT(put(lib, "a", 4, h, v, 3), 0); /* frame 3 repeats frame 0 */
     CHECK_INT(put(lib, "b", 4, h, v, -1), 0);
     /* text_embed's vectors come and go without touching the pictures' */

@@ -21,11 +21,12 @@ VT_TEST(models_name)
                              err, sizeof(err)),
               0);
     CHECK_STR(folder, "Some-Org--my.model_v2");
-    static const char *const bad[] = {"", "noslash", "a/b/c", "../x", "a/..", "a/.x", "a--b/c",
-                                      "a/b..c", "a/b c", "/abs", "a/", "a/b\n", "-a/b", NULL};
+    static const char *const bad[] = {"",     "noslash", "a/b/c",  "../x",  "a/..",
+                                      "a/.x", "a--b/c",  "a/b..c", "a/b c", "/abs",
+                                      "a/",   "a/b\n",   "-a/b",   NULL};
     for (size_t i = 0; bad[i]; i++) {
-        int rc = vt_models_name(bad[i], repo, sizeof(repo), folder, sizeof(folder), err,
-                                sizeof(err));
+        int rc =
+            vt_models_name(bad[i], repo, sizeof(repo), folder, sizeof(folder), err, sizeof(err));
         if (rc != VT_EINVAL)
             fprintf(stderr, "  accepted '%s'\n", bad[i]);
         CHECK_INT(rc, VT_EINVAL);
@@ -72,16 +73,15 @@ VT_TEST(models_resolve)
     /* a folder path is taken as it is */
     CHECK_INT(vt_models_resolve("/nonexistent", dir, folder, sizeof(folder), err, sizeof(err)), 0);
     CHECK_STR(folder, dir);
-    CHECK_INT(vt_models_resolve(lib, "/nonexistent/model", folder, sizeof(folder), err,
-                                sizeof(err)),
-              VT_ENOTFOUND);
+    CHECK_INT(
+        vt_models_resolve(lib, "/nonexistent/model", folder, sizeof(folder), err, sizeof(err)),
+        VT_ENOTFOUND);
     CHECK_INT(vt_models_resolve(lib, "other/model", folder, sizeof(folder), err, sizeof(err)),
               VT_ENOTFOUND);
     CHECK(strstr(err, "vidtheque models pull other/model") != NULL);
     CHECK_INT(vt_models_resolve(lib, "no good", folder, sizeof(folder), err, sizeof(err)),
               VT_EINVAL);
     CHECK_INT(vt_models_resolve(lib, "", folder, sizeof(folder), err, sizeof(err)), VT_EINVAL);
-    CHECK_INT(vt_models_resolve(lib, "x--..", folder, sizeof(folder), err, sizeof(err)),
-              VT_EINVAL);
+    CHECK_INT(vt_models_resolve(lib, "x--..", folder, sizeof(folder), err, sizeof(err)), VT_EINVAL);
     vt_rm_rf(lib);
 }

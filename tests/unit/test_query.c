@@ -1,4 +1,5 @@
-/* Unit tests of the query language (lib/query.c): parsing, Metaphone, and its FTS5 form (lib/store_fts.c). */
+/* Unit tests of the query language (lib/query.c): parsing, Metaphone, and its FTS5 form
+ * (lib/store_fts.c). */
 #include "harness.h"
 #include "query.h"
 #include "store_int.h" /* store_fts_match: the SQLite store writes queries as FTS5 */
