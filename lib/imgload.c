@@ -85,6 +85,9 @@ int vt_image_decode_jpeg_min(const uint8_t *data, size_t len, int min_w, int min
         goto out;
     }
     jpeg_create_decompress(&c);
+    /* a progressive file keeps every coefficient of the picture in memory: past this,
+     * libjpeg would need a backing store, which it has not, and fails cleanly */
+    c.mem->max_memory_to_use = VT_IMAGE_MAX_WORK;
     c.progress = &progress;
     jpeg_mem_src(&c, data, (unsigned long)len);
     jpeg_read_header(&c, TRUE);
@@ -115,6 +118,12 @@ int vt_image_decode_jpeg_min(const uint8_t *data, size_t len, int min_w, int min
         goto out;
     }
     size_t stride = (size_t)c.output_width * 3;
+    if (stride * c.output_height > VT_IMAGE_MAX_PIXEL_BYTES) {
+        rc = vt_err(err, errlen, VT_EINVAL, "jpeg: %ux%u pixels decoded are more than %u MiB",
+                    (unsigned)c.output_width, (unsigned)c.output_height,
+                    (unsigned)(VT_IMAGE_MAX_PIXEL_BYTES >> 20));
+        goto out;
+    }
     rgb = vt_xmalloc(stride * c.output_height);
     while (c.output_scanline < c.output_height) {
         JSAMPROW row = rgb + (size_t)c.output_scanline * stride;
