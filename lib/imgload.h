@@ -17,7 +17,7 @@
 /* At most this much decoded RGB (8K UHD fits), and this much of libjpeg's own working
  * memory (a progressive 4K picture needs some 25 MB). */
 #define VT_IMAGE_MAX_PIXEL_BYTES (100u << 20)
-#define VT_IMAGE_MAX_WORK (128L << 20)
+#define VT_IMAGE_MAX_WORK        (128L << 20)
 
 /* A decoded picture that owns its pixels: row y starts at rgb + y * stride. */
 struct vt_image_buf {
