@@ -81,6 +81,9 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
+# The web front-end's files are assembled into it (.incbin): the compiler's -MMD does not see them.
+$(BUILD)/src/web_assets.o: $(wildcard web/*)
+
 -include $(LIB_OBJ:.o=.d) $(FRONT_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
 
 # Every header compiles on its own.

@@ -5,13 +5,12 @@
  * the routes, the JSON API, media and frame files (with single HTTP ranges), the
  * write endpoint and its worker thread, and the hardening that applies to every
  * response: security headers, the Host check on loopback, bounded requests, and
- * file paths that never come from the client. The HTML is in web_pages.c.
+ * file paths that never come from the client. The HTML is in web_html.c and web_library.c, web_video.c, web_similar.c, web_search.c.
  */
 #include "web.h"
 
 #include "cli.h"
 #include "vecsearch.h"
-#include "web_assets.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -878,16 +877,20 @@ static const char *after(const char *url, const char *prefix)
     return url + n;
 }
 
-static enum MHD_Result send_asset(struct MHD_Connection *c, const char *body, const char *type)
+/* A file of web/ (web_assets.c): revalidated by its ETag, so a page costs a 304. */
+static enum MHD_Result send_asset(struct MHD_Connection *c, const struct web_file *f)
 {
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
+    const char *inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
+    int fresh = inm && !strcmp(inm, f->etag);
+    struct MHD_Response *r = MHD_create_response_from_buffer(fresh ? 0 : f->size, (void *)f->data,
+                                                             MHD_RESPMEM_PERSISTENT);
 
     if (!r)
         return MHD_NO;
-    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "Content-Type", f->type);
     MHD_add_response_header(r, "Cache-Control", "no-cache");
-    return queue(c, 200, r);
+    MHD_add_response_header(r, "ETag", f->etag);
+    return queue(c, fresh ? 304 : 200, r);
 }
 
 /*
@@ -965,6 +968,7 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
     struct vt_sb b = {0};
     const char *rest;
     char id[VT_ID_MAX];
+    struct web_file file;
     int status;
 
     if (srv.loopback &&
@@ -979,10 +983,8 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
     }
     if (!get)
         return send_405(c, api);
-    if (!strcmp(url, "/static/app.css"))
-        return send_asset(c, web_css, "text/css; charset=utf-8");
-    if (!strcmp(url, "/static/app.js"))
-        return send_asset(c, web_js, "text/javascript; charset=utf-8");
+    if (web_asset(url, &file))
+        return send_asset(c, &file);
     lib = thread_lib();
     if (!lib)
         return send_error(c, api, 500, "internal", "the library cannot be opened");

@@ -1,6 +1,6 @@
 /*
  * The web front-end: an HTTP server (web.c, on libmicrohttpd) that serves the
- * library's pages (web_pages.c), a JSON API and the media files, using only the
+ * library's pages (web_html.c and a file per page), a JSON API and the media files, using only the
  * public header. This header is shared by those two files and cmd_serve.c.
  */
 #ifndef VT_WEB_H
@@ -65,5 +65,16 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
 int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const char *q,
                     const char *mode, struct vt_sb *out);
 int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struct vt_sb *out);
+
+/* A file of web/ compiled into the binary (web_assets.c). */
+struct web_file {
+    const char *type; /* its Content-Type */
+    const unsigned char *data;
+    size_t size;
+    char etag[24]; /* a quoted hash of the content */
+};
+
+/* The file served at url (/static/app.css, /favicon.ico, ...): 1 with *out set, else 0. */
+int web_asset(const char *url, struct web_file *out);
 
 #endif

@@ -13,7 +13,7 @@ mapfile -t names < <(sed -n 's/^ *X([A-Z_]*, *\([a-z_][a-z0-9_]*\),.*/\1/p' "$ta
 allowed=(
   'lib/export.c:json_object_set_new(o, "ocr", ocr)'           # a frame's OCR lines (JSON key)
   'src/cmd_show.c:json_object_get(v, "ocr")'                  # reads that key
-  'src/web_pages.c:json_object_get(f, "ocr")'                 # reads that key
+  'src/web_video.c:json_object_get(f, "ocr")'                 # reads that key
   'src/cmd_basic.c:{"stt", required_argument'                 # the --stt option of add
 )
 bad=

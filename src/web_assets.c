@@ -1,0 +1,61 @@
+/*
+ * The web front-end's files (web/: stylesheet, script, icons), compiled into the
+ * binary by the assembler's .incbin so nothing is installed beside it and the tree
+ * holds them as real files. The Makefile makes this object depend on the files in web/.
+ * Each file gets a NUL after it (the text ones are also used as C strings) that
+ * is not counted in its size.
+ */
+#include "web.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define VT_INCBIN(sym, file)                                                                       \
+    __asm__(".section .rodata." #sym ",\"a\",@progbits\n"                                          \
+            ".global " #sym "\n"                                                                   \
+            ".type " #sym ", @object\n"                                                            \
+            ".balign 16\n" #sym ":\n"                                                              \
+            ".incbin \"" file "\"\n"                                                               \
+            ".global " #sym "_end\n" #sym "_end:\n"                                                \
+            ".byte 0\n"                                                                            \
+            ".previous\n");                                                                        \
+    extern const unsigned char sym[], sym##_end[]
+
+VT_INCBIN(vt_web_style_css, "web/style.css");
+VT_INCBIN(vt_web_app_js, "web/app.js");
+VT_INCBIN(vt_web_favicon_ico, "web/favicon.ico");
+VT_INCBIN(vt_web_icon_svg, "web/icon.svg");
+
+#define ASSET(url, sym, type)                                                                      \
+    {                                                                                              \
+        url, type, sym, sym##_end                                                                  \
+    }
+
+static const struct {
+    const char *url, *type;
+    const unsigned char *start, *end;
+} assets[] = {
+    ASSET("/static/app.css", vt_web_style_css, "text/css; charset=utf-8"),
+    ASSET("/static/app.js", vt_web_app_js, "text/javascript; charset=utf-8"),
+    ASSET("/static/icon.svg", vt_web_icon_svg, "image/svg+xml"),
+    ASSET("/favicon.ico", vt_web_favicon_ico, "image/x-icon"),
+};
+
+int web_asset(const char *url, struct web_file *out)
+{
+    for (size_t i = 0; i < sizeof(assets) / sizeof(assets[0]); i++) {
+        uint64_t h = 1469598103934665603ull; /* FNV-1a, for the ETag */
+
+        if (strcmp(url, assets[i].url))
+            continue;
+        out->type = assets[i].type;
+        out->data = assets[i].start;
+        out->size = (size_t)(assets[i].end - assets[i].start);
+        for (size_t k = 0; k < out->size; k++)
+            h = (h ^ out->data[k]) * 1099511628211ull;
+        snprintf(out->etag, sizeof(out->etag), "\"%016" PRIx64 "\"", h);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,282 @@
+/*
+ * What every page of the web front-end shares: escaping into HTML and URLs, the
+ * video's document, small formats (times, counts, dates, sizes), time links and
+ * frame images, and the page's head and foot. Every string that comes from a video
+ * is escaped for where it goes; URLs are built only from validated ids and numbers,
+ * or percent-encoded.
+ */
+#include "cli.h"
+#include "stage.h"
+#include "vecsearch.h"
+#include "web.h"
+#include "web_int.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- escaping (into the library's string buffer, struct vt_sb) ---- */
+
+static void html(struct vt_sb *b, const char *s, int marks)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+    while (*p) {
+        size_t n;
+
+        switch (*p) {
+        case '&':
+            vt_sb_adds(b, "&amp;");
+            break;
+        case '<':
+            vt_sb_adds(b, "&lt;");
+            break;
+        case '>':
+            vt_sb_adds(b, "&gt;");
+            break;
+        case '"':
+            vt_sb_adds(b, "&quot;");
+            break;
+        case '\'':
+            vt_sb_adds(b, "&#39;");
+            break;
+        default:
+            if (marks && *p == (unsigned char)VT_MARK_OPEN[0]) {
+                vt_sb_adds(b, "<mark>");
+            } else if (marks && *p == (unsigned char)VT_MARK_CLOSE[0]) {
+                vt_sb_adds(b, "</mark>");
+            } else if (*p < 0x20 || *p == 0x7f) {
+                vt_sb_adds(b, " "); /* line breaks of OCR text, and no control bytes */
+            } else {
+                n = vt_utf8_decode((const char *)p, 4, NULL); /* stops at the NUL */
+                if (!n) {
+                    vt_sb_adds(b, "\xef\xbf\xbd");
+                    break;
+                }
+                vt_sb_add(b, (const char *)p, n);
+                p += n;
+                continue;
+            }
+        }
+        p++;
+    }
+}
+
+void web_html(struct vt_sb *b, const char *s)
+{
+    html(b, s, 0);
+}
+
+void web_html_marked(struct vt_sb *b, const char *s)
+{
+    html(b, s, 1);
+}
+
+void web_url(struct vt_sb *b, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+            *p == '-' || *p == '_' || *p == '.' || *p == '~') {
+            vt_sb_add(b, (const char *)p, 1);
+        } else {
+            char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+
+            vt_sb_add(b, e, 3);
+        }
+    }
+}
+
+/* ---- the document ---- */
+
+json_t *web_video_doc(struct vt_library *lib, const char *id, const struct vt_doc_pages *pages,
+                      int *rc)
+{
+    char *s = NULL;
+    json_t *doc;
+
+    *rc = vt_export_json_pages(lib, id, pages, &s);
+    if (*rc)
+        return NULL;
+    doc = json_loads(s, 0, NULL);
+    free(s);
+    if (!doc)
+        *rc = VT_EIO;
+    return doc;
+}
+
+const char *web_jstr(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+double web_jnum(const json_t *o, const char *k)
+{
+    return json_number_value(json_object_get(o, k));
+}
+
+long long web_jint(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+
+    return json_is_integer(v) ? (long long)json_integer_value(v) : (long long)json_number_value(v);
+}
+
+/* ---- small formats ---- */
+
+void web_put_time(struct vt_sb *b, double s)
+{
+    char buf[32];
+
+    cli_fmt_duration(buf, sizeof(buf), s);
+    vt_sb_adds(b, buf);
+}
+
+/* Whole seconds for ?t= links: floor, so the moment is not skipped. */
+long web_secs(double s)
+{
+    return s > 0 && s < 1e9 ? (long)floor(s) : 0;
+}
+
+/* "1,234" */
+void web_put_count(struct vt_sb *b, long long v)
+{
+    char d[32], out[48];
+    int n = snprintf(d, sizeof(d), "%lld", v < 0 ? 0 : v), k = 0;
+
+    for (int i = 0; i < n; i++) {
+        if (i && (n - i) % 3 == 0)
+            out[k++] = ',';
+        out[k++] = d[i];
+    }
+    out[k] = '\0';
+    vt_sb_adds(b, out);
+}
+
+/* "2026-08-11T11:04:05Z" as "2026-08-11 11:04"; anything else escaped as it is. */
+void web_put_date(struct vt_sb *b, const char *iso)
+{
+    if (!iso) {
+        vt_sb_adds(b, "—");
+    } else if (strlen(iso) >= 16 && iso[10] == 'T') {
+        char d[17];
+
+        memcpy(d, iso, 16);
+        d[10] = ' ';
+        d[16] = '\0';
+        web_html(b, d);
+    } else {
+        web_html(b, iso);
+    }
+}
+
+void web_put_took(struct vt_sb *b, double s)
+{
+    long t = s > 0 && s < 1e9 ? lround(s) : 0;
+
+    if (t >= 60)
+        vt_sb_addf(b, "%ldm %02lds", t / 60, t % 60);
+    else
+        vt_sb_addf(b, "%lds", t);
+}
+
+void web_put_bytes(struct vt_sb *b, long long v)
+{
+    if (v >= 1000000)
+        vt_sb_addf(b, "%.1f MB", v / 1e6);
+    else if (v >= 1000)
+        vt_sb_addf(b, "%.1f kB", v / 1e3);
+    else
+        vt_sb_addf(b, "%lld bytes", v < 0 ? 0 : v);
+}
+
+/* A time link: reads without JS (?t= reloads the page there), seeks with it. */
+void web_put_time_link(struct vt_sb *b, const char *id, double t, const char *cls)
+{
+    vt_sb_adds(b, "<a class=\"");
+    vt_sb_adds(b, cls);
+    vt_sb_adds(b, "\" href=\"");
+    if (id)
+        vt_sb_addf(b, "/v/%s", id);
+    vt_sb_addf(b, "?t=%ld\" data-t=\"%.3f\">", web_secs(t), t);
+    web_put_time(b, t);
+    vt_sb_adds(b, "</a>");
+}
+
+/* The frame image's URL, when the frame has an image. */
+int web_put_frame_img(struct vt_sb *b, const char *id, const json_t *frame, const char *cls)
+{
+    if (!web_jstr(frame, "image") ||
+        strcmp(web_jstr(frame, "state") ? web_jstr(frame, "state") : "", "done"))
+        return 0;
+    vt_sb_addf(b, "<img class=\"%s\" src=\"/api/videos/%s/frames/%lld.jpg\" alt=\"frame %lld at ",
+               cls, id, web_jint(frame, "index"), web_jint(frame, "index"));
+    web_put_time(b, web_jnum(frame, "t_s"));
+    vt_sb_adds(b, "\" loading=\"lazy\">");
+    return 1;
+}
+
+/*
+ * The thumbnail of the video at moment t: the kept keyframe that shows it (vt_frame_at, a
+ * lookup that reads no more than it needs, not the video's document). 0 when none.
+ */
+int web_put_thumb(struct vt_sb *b, struct vt_library *lib, const char *id, double t)
+{
+    int n;
+
+    if (vt_frame_at(lib, id, t, &n) || n < 0)
+        return 0;
+    vt_sb_addf(b,
+               "<img class=\"thumb\" src=\"/api/videos/%s/frames/%d.jpg\" alt=\"frame %d\" "
+               "loading=\"lazy\">",
+               id, n, n);
+    return 1;
+}
+
+/* refresh_s > 0: the page reloads itself (videos still being indexed), without JS. */
+void web_head(struct vt_sb *b, const struct web_ctx *ctx, const char *title, const char *q,
+              int refresh_s)
+{
+    vt_sb_adds(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+    if (refresh_s > 0)
+        vt_sb_addf(b, "<meta http-equiv=\"refresh\" content=\"%d\">", refresh_s);
+    vt_sb_adds(b, "<title>");
+    if (title) {
+        web_html(b, title);
+        vt_sb_adds(b, " — ");
+    }
+    vt_sb_adds(b, "vidtheque</title><link rel=\"icon\" href=\"/static/icon.svg\" "
+                  "type=\"image/svg+xml\"><link rel=\"stylesheet\" href=\"/static/app.css\">"
+                  "<script src=\"/static/app.js\" defer></script></head>\n<body><header>"
+                  "<a class=\"brand\" href=\"/\">vidtheque.</a>"
+                  "<form class=\"search\" action=\"/search\" method=\"get\" role=\"search\">"
+                  "<input type=\"search\" name=\"q\" maxlength=\"1000\" "
+                  "placeholder=\"words said or shown\" aria-label=\"search\" value=\"");
+    web_html(b, q ? q : "");
+    vt_sb_adds(b, "\"><button>Search</button></form>");
+    if (ctx->read_only)
+        vt_sb_adds(b, "<p class=\"ro\">read-only demo</p>");
+    vt_sb_adds(b, "</header>\n<main>\n");
+}
+
+void web_foot(struct vt_sb *b)
+{
+    vt_sb_adds(b, "</main></body></html>\n");
+}
+
+int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struct vt_sb *out)
+{
+    char t[16];
+
+    snprintf(t, sizeof(t), "%d", status);
+    web_head(out, ctx, t, NULL, 0);
+    vt_sb_addf(out, "<h1>%d</h1><p class=\"error\">", status);
+    web_html(out, msg);
+    vt_sb_adds(out, "</p><p><a href=\"/\">Back to the videos</a></p>\n");
+    web_foot(out);
+    return status;
+}

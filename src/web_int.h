@@ -1,0 +1,41 @@
+/*
+ * What the page files of the web front-end (web_html.c, web_library.c, web_video.c,
+ * web_similar.c, web_search.c) share, and nothing else includes: small formats and
+ * the page's head and foot (web_html.c).
+ */
+#ifndef VT_WEB_INT_H
+#define VT_WEB_INT_H
+
+#include "web.h"
+
+/* A member of a JSON object: its string (NULL if none), number (0), integer (0). */
+const char *web_jstr(const json_t *o, const char *k);
+double web_jnum(const json_t *o, const char *k);
+long long web_jint(const json_t *o, const char *k);
+
+/* "1:02:03" or "2:03" */
+void web_put_time(struct vt_sb *b, double s);
+/* Whole seconds for ?t= links. */
+long web_secs(double s);
+/* "1,234" */
+void web_put_count(struct vt_sb *b, long long v);
+/* "2026-08-11T11:04:05Z" as "2026-08-11 11:04"; anything else escaped as it is. */
+void web_put_date(struct vt_sb *b, const char *iso);
+/* "3m 05s" */
+void web_put_took(struct vt_sb *b, double s);
+/* "1.2 MB" */
+void web_put_bytes(struct vt_sb *b, long long v);
+/* A time link: reads without JS (?t= reloads the page there), seeks with it. id may be
+ * NULL (a link within the page). */
+void web_put_time_link(struct vt_sb *b, const char *id, double t, const char *cls);
+/* The frame's image, when it has one: 1, else 0 and nothing written. */
+int web_put_frame_img(struct vt_sb *b, const char *id, const json_t *frame, const char *cls);
+/* The thumbnail of the video at moment t (the kept keyframe that shows it): 1, else 0. */
+int web_put_thumb(struct vt_sb *b, struct vt_library *lib, const char *id, double t);
+
+/* The page's head up to <main>; refresh_s > 0 reloads the page (without JS). */
+void web_head(struct vt_sb *b, const struct web_ctx *ctx, const char *title, const char *q,
+              int refresh_s);
+void web_foot(struct vt_sb *b);
+
+#endif
