@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-if [[ ! -d tests/browser/node_modules/playwright-core ]]; then
+if [[ ! -d tests/browser/node_modules/playwright-core || ! -d tests/browser/node_modules/axe-core ]]; then
   (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 fi
 make -j"$(nproc)"

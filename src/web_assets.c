@@ -24,6 +24,9 @@
 
 VT_INCBIN(vt_web_style_css, "web/style.css");
 VT_INCBIN(vt_web_app_js, "web/app.js");
+VT_INCBIN(vt_web_video_js, "web/video.js");
+VT_INCBIN(vt_web_library_js, "web/library.js");
+VT_INCBIN(vt_web_manage_js, "web/manage.js");
 VT_INCBIN(vt_web_favicon_ico, "web/favicon.ico");
 VT_INCBIN(vt_web_icon_svg, "web/icon.svg");
 
@@ -38,6 +41,9 @@ static const struct {
 } assets[] = {
     ASSET("/static/app.css", vt_web_style_css, "text/css; charset=utf-8"),
     ASSET("/static/app.js", vt_web_app_js, "text/javascript; charset=utf-8"),
+    ASSET("/static/video.js", vt_web_video_js, "text/javascript; charset=utf-8"),
+    ASSET("/static/library.js", vt_web_library_js, "text/javascript; charset=utf-8"),
+    ASSET("/static/manage.js", vt_web_manage_js, "text/javascript; charset=utf-8"),
     ASSET("/static/icon.svg", vt_web_icon_svg, "image/svg+xml"),
     ASSET("/favicon.ico", vt_web_favicon_ico, "image/x-icon"),
 };

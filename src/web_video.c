@@ -511,7 +511,7 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
             vt_sb_addf(out, "\">on %s at this second</a>", source_name(doc));
         }
     }
-    vt_sb_adds(out, "</p>\n");
+    vt_sb_adds(out, "</p>\n<script src=\"/static/video.js\" defer></script>\n");
     web_foot(out);
     json_decref(doc);
     return 200;

@@ -1,0 +1,2 @@
+'use strict';
+// The manage page (filled in by the issue 13 work).
