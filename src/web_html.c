@@ -236,12 +236,17 @@ int web_put_thumb(struct vt_sb *b, struct vt_library *lib, const char *id, doubl
     return 1;
 }
 
-/* refresh_s > 0: the page reloads itself (videos still being indexed), without JS. */
+/*
+ * The page up to its <main>: the skip link first (keyboard users jump past the header),
+ * the brand, the search box ("/" focuses it, app.js) and the demo notice.
+ * refresh_s > 0: the page reloads itself (videos still being indexed), without JS.
+ */
 void web_head(struct vt_sb *b, const struct web_ctx *ctx, const char *title, const char *q,
               int refresh_s)
 {
     vt_sb_adds(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+                  "<meta name=\"color-scheme\" content=\"light dark\">");
     if (refresh_s > 0)
         vt_sb_addf(b, "<meta http-equiv=\"refresh\" content=\"%d\">", refresh_s);
     vt_sb_adds(b, "<title>");
@@ -251,21 +256,26 @@ void web_head(struct vt_sb *b, const struct web_ctx *ctx, const char *title, con
     }
     vt_sb_adds(b, "vidtheque</title><link rel=\"icon\" href=\"/static/icon.svg\" "
                   "type=\"image/svg+xml\"><link rel=\"stylesheet\" href=\"/static/app.css\">"
-                  "<script src=\"/static/app.js\" defer></script></head>\n<body><header>"
+                  "<script src=\"/static/app.js\" defer></script></head>\n<body>"
+                  "<a class=\"skip\" href=\"#main\">Skip to content</a><header class=\"top\">"
                   "<a class=\"brand\" href=\"/\">vidtheque.</a>"
                   "<form class=\"search\" action=\"/search\" method=\"get\" role=\"search\">"
                   "<input type=\"search\" name=\"q\" maxlength=\"1000\" "
-                  "placeholder=\"words said or shown\" aria-label=\"search\" value=\"");
+                  "placeholder=\"Search words said or shown\" aria-label=\"Search the library\" "
+                  "aria-keyshortcuts=\"/\" value=\"");
     web_html(b, q ? q : "");
-    vt_sb_adds(b, "\"><button>Search</button></form>");
+    vt_sb_adds(b, "\"><button>Search</button></form><nav aria-label=\"Site\">"
+                  "<a href=\"/\">Videos</a></nav>");
     if (ctx->read_only)
-        vt_sb_adds(b, "<p class=\"ro\">read-only demo</p>");
-    vt_sb_adds(b, "</header>\n<main>\n");
+        vt_sb_adds(b, "<p class=\"ro\">Read-only demo</p>");
+    vt_sb_adds(b, "</header>\n<main id=\"main\" tabindex=\"-1\">\n");
 }
 
 void web_foot(struct vt_sb *b)
 {
-    vt_sb_adds(b, "</main></body></html>\n");
+    vt_sb_adds(b, "</main><footer class=\"bottom\"><p>vidtheque: every video searchable by "
+                  "what is said and shown, to the second. Press <kbd>/</kbd> to search.</p>"
+                  "</footer></body></html>\n");
 }
 
 int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struct vt_sb *out)

@@ -257,9 +257,9 @@ stop_cleanly
 # ---- read-only ----
 start_server --read-only
 req 200 "$B/"
-grep -q 'read-only demo' "$T/body" || fail "read-only pages should say so"
+grep -qi 'read-only demo' "$T/body" || fail "read-only pages should say so"
 req 200 "$B/v/$id"
-grep -q 'read-only demo' "$T/body" || fail "video page should say read-only"
+grep -qi 'read-only demo' "$T/body" || fail "video page should say read-only"
 : > "$T/ro.bodies"
 for u in / "/v/$id" "/api/videos" "/api/videos/$id" "/search?q=hello" "/api/search?q=hello" \
          "/api/videos/nosuch" "/media/nosuch"; do
