@@ -11,6 +11,7 @@
 #include "stage.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -55,6 +56,22 @@ static int print_model(void *user, const struct vt_model_info *m)
     cli_put_safe(stdout, m->folder);
     fputs(")\n", stdout);
     return 0;
+}
+
+/* How many .tflite files folder holds (the tflite backend wants one). */
+static int tflite_files(const char *folder)
+{
+    DIR *d = opendir(folder);
+    struct dirent *e;
+    int n = 0;
+
+    while (d && (e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        n += l > 7 && !strcmp(e->d_name + l - 7, ".tflite");
+    }
+    if (d)
+        closedir(d);
+    return n;
 }
 
 /* One line for a configured backend: its settings and, for a model in-process, whether
@@ -125,6 +142,11 @@ static void print_configured(const char *lib_dir, const struct vt_config *cfg, e
             cli_put_safe(stdout, err);
         } else if (stat(folder, &st)) {
             fputs("  not usable: no such file or folder ", stdout);
+            cli_put_safe(stdout, folder);
+        } else if (S_ISDIR(st.st_mode) && tflite_files(folder) != 1) {
+            fputs(tflite_files(folder) ? "  not usable: several .tflite files in "
+                                       : "  not usable: no .tflite file in ",
+                  stdout);
             cli_put_safe(stdout, folder);
         } else {
             fputs("  ready: ", stdout);

@@ -196,6 +196,11 @@ grep -q "not usable: image model '$NAME' is not in the library" "$T/out" || fail
 vt config set frame_embed.model someorg/tiny-cnn
 expect_exit 0 "$VIDTHEQUE" -L "$LIB" models rm someorg/tiny-cnn
 grep -q "note: frame_embed.model still names 'someorg/tiny-cnn'" "$T/err" || fail "rm note: $(cat "$T/err")"
+# a folder without a model file is not ready
+vt config set frame_embed.model "$T/hub-other"
+rm -f "$T/hub-other"/*.tflite
+expect_exit 0 vt models
+grep -q "not usable: no .tflite file in $T/hub-other" "$T/out" || fail "models, empty folder: $(grep frame_embed "$T/out")"
 # a relative model file is stored absolute
 (cd "$MODEL" && "$VIDTHEQUE" -q -L "$LIB" config set frame_embed.model "./$(basename "$MFILE")")
 [[ $(vt config get frame_embed.model) == "$MFILE" ]] || fail "relative file stored as $(vt config get frame_embed.model)"
