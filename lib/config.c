@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include "imgembed.h"
 #include "util.h"
 
 #include <errno.h>
@@ -16,8 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CONFIG_MAX_BYTES (64 * 1024)
-#define CONFIG_VALUE_MAX 2048
+#define CONFIG_MAX_BYTES        (64 * 1024)
+#define CONFIG_VALUE_MAX        2048
+#define VT_CONFIG_TIMEOUT_MAX_S 3600 /* a request to a model server */
 
 const char *const vt_config_keys[] = {
     "text_embed.backend",
@@ -34,8 +36,38 @@ const char *const vt_config_keys[] = {
     "frame_embed.url",
     "frame_embed.api_key",
     "frame_embed.joint_text",
+    "frame_embed.api_style",
+    "frame_embed.timeout_s",
+    "frame_embed.batch",
     NULL,
 };
+
+int vt_config_check(const char *key, const char *value, char *err, size_t errlen)
+{
+    if (!strcmp(key, "frame_embed.api_style")) {
+        if (strcmp(value, "openai") && strcmp(value, "jina"))
+            return vt_err(err, errlen, VT_EINVAL, "%s '%s' is not openai or jina", key, value);
+    } else if (!strcmp(key, "frame_embed.timeout_s")) {
+        char *end = NULL;
+        /* decimal digits with one point at most: no sign, exponent, hex, inf or nan */
+        int plain = value[0] >= '0' && value[0] <= '9' && !value[strspn(value, "0123456789.")] &&
+                    (!strchr(value, '.') || strchr(value, '.') == strrchr(value, '.'));
+        double v = plain ? strtod(value, &end) : -1;
+        if (!end || *end || !(v > 0 && v <= VT_CONFIG_TIMEOUT_MAX_S))
+            return vt_err(err, errlen, VT_EINVAL,
+                          "%s '%s' is not a number of seconds above 0 and at most %d", key, value,
+                          VT_CONFIG_TIMEOUT_MAX_S);
+    } else if (!strcmp(key, "frame_embed.batch")) {
+        long v = 0;
+        size_t n = 0;
+        for (; value[n] >= '0' && value[n] <= '9' && n < 4; n++)
+            v = v * 10 + (value[n] - '0');
+        if (!n || value[n] || v < 1 || v > VT_IMGEMBED_MAX_BATCH)
+            return vt_err(err, errlen, VT_EINVAL, "%s '%s' is not a whole number from 1 to %d", key,
+                          value, VT_IMGEMBED_MAX_BATCH);
+    }
+    return 0;
+}
 
 struct config_line {
     char *key;   /* NULL for a line kept verbatim (comment, blank, not understood) */

@@ -16,12 +16,16 @@
  *   stt.api_key          openai: optional Bearer token
  *   frame_embed.backend  tflite | openai | none             (none: stage skipped)
  *   frame_embed.model    tflite: a .tflite file, or a folder holding one (a path, or a
- *                        folder's name under LIBRARY/models/); openai: the server's model
- *   frame_embed.tensor   tflite: the tensor that is the embedding (default: the input
- *                        of the last layer)
+ *                        folder's name under LIBRARY/models/, or a pulled model's name);
+ *                        openai: the server's model
+ *   frame_embed.tensor   tflite: the tensor that is the embedding (default: the one a
+ *                        pulled model's manifest names, else the input of the last layer)
  *   frame_embed.url      openai: base URL of the image-embedding server
  *   frame_embed.api_key  openai: optional Bearer token
  *   frame_embed.joint_text  openai: 1 when the model embeds text into the same space
+ *   frame_embed.api_style   openai: openai | jina, the request's shape      (openai)
+ *   frame_embed.timeout_s   openai: seconds per request, more than 0, at most 3600 (60)
+ *   frame_embed.batch       openai: pictures per request, 1 to 128          (16)
  */
 #ifndef VT_CONFIG_H
 #define VT_CONFIG_H
@@ -44,5 +48,13 @@ int vt_config_each(const struct vt_config *c,
                    int (*fn)(void *user, const char *key, const char *value), void *user);
 /* The keys vidtheque knows, NULL-terminated. */
 extern const char *const vt_config_keys[];
+
+/*
+ * Whether value has the form key takes, for the keys whose values have one
+ * (frame_embed.api_style, .timeout_s, .batch): 0, or VT_EINVAL with one line in err
+ * naming the key, the value and what it must be. Every other key: 0. `config set`
+ * refuses such a value, and the stage fails with the same line when the file says it.
+ */
+int vt_config_check(const char *key, const char *value, char *err, size_t errlen);
 
 #endif

@@ -3,7 +3,8 @@
  * follows it.
  *
  * Which image model embeds is the library's config (config.h: frame_embed.backend,
- * .model, .tensor, .url, .api_key); nothing configured, the stage is skipped with "no
+ * .model, .tensor, .url, .api_key, .joint_text, .api_style, .timeout_s, .batch; a pulled
+ * model by its name, models.h); nothing configured, the stage is skipped with "no
  * frame embedding model configured". The stage reads every kept frame's JPEG (a
  * duplicate points at its original and has no vector of its own), embeds it
  * (imgembed.h) and stores one vector per frame, of kind "visual", in the model's space
@@ -24,6 +25,7 @@
 #include "imgutil.h"
 #include "keyframe.h"
 #include "library.h"
+#include "models.h"
 #include "query.h"
 #include "util.h"
 #include "vecsearch.h"
@@ -52,8 +54,9 @@
 
 struct fe_conf {
     char backend[32];
-    const char *model, *tensor, *url, *key;
-    int joint;
+    const char *model, *tensor, *url, *key, *api_style;
+    double timeout_s; /* 0: the backend's default */
+    int joint, batch;
 };
 
 static int read_conf(const struct vt_config *cf, struct fe_conf *c, char *err, size_t errlen)
@@ -72,6 +75,20 @@ static int read_conf(const struct vt_config *cf, struct fe_conf *c, char *err, s
     snprintf(c->backend, sizeof(c->backend), "%s", b);
     if (!strcmp(b, "none"))
         return vt_err(err, errlen, VT_SKIP, "no frame embedding model configured");
+    /* the server's settings: a value the file says but that cannot work fails the stage */
+    static const char *const shaped[] = {"frame_embed.api_style", "frame_embed.timeout_s",
+                                         "frame_embed.batch"};
+    for (size_t i = 0; i < VT_ARRAY_LEN(shaped); i++) {
+        const char *v = vt_config_get(cf, shaped[i]);
+        int rc = v ? vt_config_check(shaped[i], v, err, errlen) : 0;
+        if (rc)
+            return rc;
+    }
+    c->api_style = vt_config_get(cf, "frame_embed.api_style");
+    const char *t = vt_config_get(cf, "frame_embed.timeout_s"),
+               *n = vt_config_get(cf, "frame_embed.batch");
+    c->timeout_s = t ? strtod(t, NULL) : 0;
+    c->batch = n ? (int)strtol(n, NULL, 10) : 0;
     if (strcmp(b, "tflite") && strcmp(b, "openai"))
         return vt_err(err, errlen, VT_EINVAL,
                       "frame_embed.backend '%s' is not tflite, openai or none", b);
@@ -141,7 +158,7 @@ static int open_model(struct vt_library *lib, struct vt_imgembed **out, char **k
 {
     struct vt_config *cf = NULL;
     struct fe_conf c;
-    char folder[4096];
+    char folder[4096], tensor[256] = "";
     int rc = vt_config_load(lib->dir, &cf, err, errlen);
 
     *out = NULL;
@@ -152,25 +169,34 @@ static int open_model(struct vt_library *lib, struct vt_imgembed **out, char **k
     if (rc)
         goto out;
     const char *model = c.model;
-    /* a name that is no path: a folder under LIBRARY/models/ when there is one (else the
-     * backend says the file is missing) */
-    if (!strcmp(c.backend, "tflite") && !strchr(c.model, '/') && access(c.model, F_OK) != 0 &&
-        strcmp(c.model, ".") && strcmp(c.model, "..")) {
-        snprintf(folder, sizeof(folder), "%s/models/%s", lib->dir, c.model);
-        if (access(folder, F_OK) == 0)
-            model = folder;
+    /* a path as it is; a name: its folder under LIBRARY/models/ (a pulled model's
+     * manifest may name the embedding tensor, which frame_embed.tensor overrides) */
+    if (!strcmp(c.backend, "tflite")) {
+        rc = vt_models_resolve_image(lib->dir, c.model, folder, sizeof(folder), tensor,
+                                     sizeof(tensor), err, errlen);
+        if (rc)
+            goto out;
+        model = folder;
+        if (c.tensor && *c.tensor)
+            tensor[0] = '\0';
     }
-    *key = vt_xasprintf("%s\n%s\n%s\n%s\n%s\n%d", c.backend, model, c.tensor ? c.tensor : "",
-                        c.url ? c.url : "", c.key ? c.key : "", c.joint);
+    if (!tensor[0] && c.tensor)
+        snprintf(tensor, sizeof(tensor), "%s", c.tensor);
+    *key = vt_xasprintf("%s\n%s\n%s\n%s\n%s\n%d\n%s\n%g\n%d", c.backend, model, tensor,
+                        c.url ? c.url : "", c.key ? c.key : "", c.joint,
+                        c.api_style ? c.api_style : "", c.timeout_s, c.batch);
     *out = cache_take(*key);
     if (*out)
         goto out;
     struct vt_imgembed_spec spec = {.backend = c.backend,
                                     .model = model,
-                                    .tensor = c.tensor && *c.tensor ? c.tensor : NULL,
+                                    .tensor = tensor[0] ? tensor : NULL,
                                     .base_url = c.url,
                                     .api_key = c.key,
-                                    .joint_text = c.joint};
+                                    .joint_text = c.joint,
+                                    .api_style = c.api_style,
+                                    .timeout_s = c.timeout_s,
+                                    .batch = c.batch};
     rc = vt_imgembed_open(&spec, out, err, errlen);
     if (rc) {
         free(*key);

@@ -10,6 +10,7 @@
 
 #include "models.h"
 #include "sha256.h"
+#include "tflite.h"
 #include "util.h"
 
 #include <curl/curl.h>
@@ -36,20 +37,30 @@
 #define LOW_SPEED_BYTES      1024 /* abort a transfer slower than this ... */
 #define LOW_SPEED_TIME_S     30   /* ... for this long */
 
-/* The files a Model2Vec model is made of; the first three must be there. */
-static const struct {
-    const char *path;
+#define NAME_MAX_BYTES 128 /* a model file name the hub lists */
+
+struct want {
+    const char *path; /* NULL: the image model's file (pull.image_file) */
     int required;
     uint64_t max_bytes;
-} wanted[] = {
+};
+
+/* The files a Model2Vec model is made of; the first three must be there. */
+static const struct want text_files[] = {
     {"model.safetensors", 1, WEIGHTS_MAX_BYTES}, {"tokenizer.json", 1, OTHER_MAX_BYTES},
     {"config.json", 1, OTHER_MAX_BYTES},         {"modules.json", 0, OTHER_MAX_BYTES},
     {"README.md", 0, OTHER_MAX_BYTES},           {"LICENSE", 0, OTHER_MAX_BYTES},
 };
-#define N_WANTED VT_ARRAY_LEN(wanted)
+/* An image model: its one .tflite file (no larger than tflite.c reads), and its notes. */
+static const struct want image_files[] = {
+    {NULL, 1, VT_TFLITE_MAX_FILE},
+    {"README.md", 0, OTHER_MAX_BYTES},
+    {"LICENSE", 0, OTHER_MAX_BYTES},
+};
+#define N_WANTED VT_ARRAY_LEN(text_files)
 
 struct hub_file {
-    const char *path;
+    char path[NAME_MAX_BYTES + 1];
     uint64_t size, max_bytes;
     char sha256[65]; /* from the hub (LFS files), else computed */
     char git_oid[41];
@@ -65,6 +76,9 @@ struct pull {
     char target[PATH_MAX];  /* LIBRARY/models/<folder> */
     struct hub_file files[N_WANTED];
     size_t n_files;
+    enum vt_model_kind kind;
+    const struct vt_model_known *known; /* NULL: a repo id we know nothing of */
+    char image_file[NAME_MAX_BYTES + 1];
     char *err;
     size_t errlen;
 };
@@ -291,6 +305,74 @@ out:
     return rc;
 }
 
+/* The top-level file of the tree named path, or NULL. */
+static json_t *tree_file(json_t *tree, const char *path)
+{
+    json_t *e = NULL;
+    for (size_t i = 0; i < json_array_size(tree); i++) {
+        json_t *x = json_array_get(tree, i);
+        const char *type = json_string_value(json_object_get(x, "type"));
+        const char *xp = json_string_value(json_object_get(x, "path"));
+        if (type && xp && !strcmp(type, "file") && !strcmp(xp, path))
+            e = x;
+    }
+    return e;
+}
+
+/* A file name the hub lists that may become a file of ours: letters, digits, '.', '-',
+ * '_', not starting with '.', ending with ".tflite". */
+static int tflite_name_ok(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n <= 7 || n > NAME_MAX_BYTES || s[0] == '.' || strcmp(s + n - 7, ".tflite"))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == '-' || s[i] == '_'))
+            return 0;
+    return 1;
+}
+
+/*
+ * Which kind of model the repo holds: a known name says; otherwise a Model2Vec model
+ * (model.safetensors), else an image model when the top of the tree holds exactly one
+ * .tflite file.
+ */
+static int choose_kind(struct pull *p, json_t *tree)
+{
+    p->known = vt_models_known_find(p->repo);
+    if (p->known) {
+        p->kind = p->known->kind;
+        if (p->kind == VT_MODEL_IMAGE)
+            snprintf(p->image_file, sizeof(p->image_file), "%s", p->known->file);
+        return 0;
+    }
+    p->kind = VT_MODEL_TEXT;
+    if (tree_file(tree, "model.safetensors"))
+        return 0;
+    int n = 0;
+    for (size_t i = 0; i < json_array_size(tree); i++) {
+        json_t *x = json_array_get(tree, i);
+        const char *type = json_string_value(json_object_get(x, "type"));
+        const char *xp = json_string_value(json_object_get(x, "path"));
+        size_t l = xp ? strlen(xp) : 0;
+        if (!type || strcmp(type, "file") || l <= 7 || strcmp(xp + l - 7, ".tflite"))
+            continue;
+        if (!tflite_name_ok(xp))
+            return vt_err(p->err, p->errlen, VT_EINVAL,
+                          "'%s' at %.12s: the model file name '%.80s' is not one to write", p->repo,
+                          p->commit, xp);
+        if (n++)
+            return vt_err(p->err, p->errlen, VT_EINVAL,
+                          "'%s' at %.12s holds several .tflite files: not one image model", p->repo,
+                          p->commit);
+        snprintf(p->image_file, sizeof(p->image_file), "%s", xp);
+    }
+    if (n == 1)
+        p->kind = VT_MODEL_IMAGE;
+    return 0;
+}
+
 /* The files to fetch, with sizes and digests, from the tree of the commit. */
 static int get_files(struct pull *p)
 {
@@ -308,20 +390,22 @@ static int get_files(struct pull *p)
         rc = vt_err(p->err, p->errlen, VT_EIO, "%s: not a JSON array", what);
         goto out;
     }
-    for (size_t w = 0; w < N_WANTED; w++) {
-        json_t *e = NULL;
-        for (size_t i = 0; i < json_array_size(tree); i++) {
-            json_t *x = json_array_get(tree, i);
-            const char *type = json_string_value(json_object_get(x, "type"));
-            const char *path = json_string_value(json_object_get(x, "path"));
-            if (type && path && !strcmp(type, "file") && !strcmp(path, wanted[w].path))
-                e = x;
-        }
+    rc = choose_kind(p, tree);
+    if (rc)
+        goto out;
+    const struct want *wanted = p->kind == VT_MODEL_IMAGE ? image_files : text_files;
+    size_t n_wanted =
+        p->kind == VT_MODEL_IMAGE ? VT_ARRAY_LEN(image_files) : VT_ARRAY_LEN(text_files);
+    for (size_t w = 0; w < n_wanted; w++) {
+        const char *path = wanted[w].path ? wanted[w].path : p->image_file;
+        json_t *e = tree_file(tree, path);
         if (!e) {
             if (wanted[w].required) {
-                rc = vt_err(p->err, p->errlen, VT_EINVAL,
-                            "'%s' at %.12s has no '%s': not a Model2Vec model", p->repo, p->commit,
-                            wanted[w].path);
+                rc = vt_err(p->err, p->errlen, VT_EINVAL, "'%s' at %.12s has no '%s': %s", p->repo,
+                            p->commit, path,
+                            p->kind == VT_MODEL_IMAGE ? "not the image model expected"
+                                                      : "not a Model2Vec model (nor a TFLite "
+                                                        "image model: no single .tflite file)");
                 goto out;
             }
             continue;
@@ -332,7 +416,7 @@ static int get_files(struct pull *p)
         json_t *size = json_object_get(json_is_object(lfs) ? lfs : e, "size");
 
         memset(f, 0, sizeof(*f));
-        f->path = wanted[w].path;
+        snprintf(f->path, sizeof(f->path), "%s", path);
         f->max_bytes = wanted[w].max_bytes;
         if (!json_is_integer(size) || json_integer_value(size) < 0) {
             rc = vt_err(p->err, p->errlen, VT_EIO, "'%s': the hub lists no size", f->path);
@@ -658,6 +742,9 @@ static int write_manifest(struct pull *p, const char *dir)
     json_object_set_new(m, "commit", json_string(p->commit));
     json_object_set_new(m, "endpoint", json_string(p->endpoint));
     json_object_set_new(m, "pulled_at", json_string(when));
+    json_object_set_new(m, "kind", json_string(p->kind == VT_MODEL_IMAGE ? "image" : "text"));
+    if (p->kind == VT_MODEL_IMAGE && p->known && p->known->tensor)
+        json_object_set_new(m, "tensor", json_string(p->known->tensor));
     for (size_t i = 0; i < p->n_files; i++) {
         const struct hub_file *f = &p->files[i];
         json_array_append_new(files, json_pack("{s:s, s:I, s:s, s:s, s:b}", "path", f->path, "size",
@@ -823,6 +910,7 @@ int vt_hub_pull(const char *lib_dir, const char *name, const struct vt_hub_opts 
         res->bytes += p->files[i].size;
     }
     res->n_files = (int)p->n_files;
+    res->image = p->kind == VT_MODEL_IMAGE;
     char mark[PATH_MAX + 16];
     snprintf(mark, sizeof(mark), "%s/.commit", p->partial);
     unlink(mark);

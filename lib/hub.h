@@ -7,14 +7,18 @@
  * A pull asks the hub which commit the revision is at (GET /api/models/REPO/revision/REV)
  * and what files it holds (GET /api/models/REPO/tree/COMMIT), downloads the files a
  * Model2Vec model needs (model.safetensors, tokenizer.json, config.json; README.md,
- * LICENSE and modules.json when present) from /REPO/resolve/COMMIT/PATH, following
+ * LICENSE and modules.json when present), or those of an image model (its one .tflite
+ * file: the one a known name says, else the only one at the top of the tree; README.md
+ * and LICENSE when present), from /REPO/resolve/COMMIT/PATH, following
  * redirects to http(s) only (large files live on a CDN), into
  * LIBRARY/models/.partial/<folder>/, where an interrupted download is continued with a
  * Range request the next time (a server that ignores Range is read from the start).
  * Each file is checked against the size the hub lists and its digest (the SHA-256 of
  * an LFS file; the git blob id, a SHA-1, of a small one), a manifest.json records the
  * repo, revision, commit and every file's size and SHA-256, and the whole folder is
- * renamed into LIBRARY/models/<folder> in one step: a failed pull installs nothing.
+ * renamed into LIBRARY/models/<folder> in one step: a failed pull installs nothing. An
+ * image model's manifest says "kind": "image" and, for a known name, the embedding
+ * tensor frame_embed uses.
  */
 #ifndef VT_HUB_H
 #define VT_HUB_H
@@ -37,6 +41,7 @@ struct vt_hub_result {
     char folder[4096]; /* the installed folder */
     char commit[41];
     int already; /* 1: that commit was installed already, nothing was done */
+    int image;   /* 1: an image model (a .tflite file), 0: a text one (Model2Vec) */
     int n_files;
     uint64_t bytes;
 };

@@ -21,6 +21,8 @@
 
 struct vt_imgembed;
 
+#define VT_IMGEMBED_MAX_BATCH 128 /* openai: pictures per request, at most */
+
 /* An 8-bit RGB picture of any size: row y starts at rgb + y * stride. */
 struct vt_image {
     const uint8_t *rgb;
@@ -42,7 +44,7 @@ struct vt_imgembed_spec {
                             * data URLs and "modality", as Infinity takes them) or "jina"
                             * (input is [{"image": base64}] / [{"text": ...}]) */
     double timeout_s;      /* openai: per request (0: 60 s) */
-    int batch;             /* openai: images per request (0: 16) */
+    int batch;             /* openai: images per request (0: 16; at most VT_IMGEMBED_MAX_BATCH) */
     int retries;           /* openai: attempts per request on 5xx/timeouts (0: 3) */
 };
 

@@ -34,7 +34,7 @@
 #include <string.h>
 
 #define DEFAULT_BATCH 16
-#define MAX_BATCH     128 /* with 512 px JPEGs, a request of at most ~25 MB */
+#define MAX_BATCH     VT_IMGEMBED_MAX_BATCH /* with 512 px JPEGs, a request of at most ~25 MB */
 #define MAX_SIDE      512 /* longer side of the picture sent (CLIP models take 224..448) */
 #define JPEG_QUALITY  90
 #define PROBE_SIDE    32

@@ -16,15 +16,33 @@
 
 #define MANIFEST_MAX_BYTES (1024 * 1024)
 
-const char *const vt_models_known[][2] = {
-    {"potion-base-2M", "minishlab/potion-base-2M"},
-    {"potion-base-4M", "minishlab/potion-base-4M"},
-    {"potion-base-8M", "minishlab/potion-base-8M"},
-    {"potion-base-32M", "minishlab/potion-base-32M"},
-    {"potion-retrieval-32M", "minishlab/potion-retrieval-32M"},
-    {"potion-multilingual-128M", "minishlab/potion-multilingual-128M"},
-    {NULL, NULL},
+/*
+ * The image model: TensorFlow's float32 MobileNet v2 1.0 (TF-Slim, converted by
+ * TensorFlow's converter, so CONV_2D, DEPTHWISE_CONV_2D, ADD, AVERAGE_POOL_2D, RESHAPE and
+ * SOFTMAX), as the LiteRT community (formerly TFLite) hosts it on the hub; the embedding
+ * is the pooled 1280 values before the classifier. Its 14,079,072 bytes are the float
+ * weights of the 1001-class Slim model (3.5M parameters) and its graph, not a Keras
+ * conversion (PAD, MEAN, FULLY_CONNECTED), which would be larger.
+ */
+const struct vt_model_known vt_models_known[] = {
+    {"potion-base-2M", "minishlab/potion-base-2M", VT_MODEL_TEXT, NULL, NULL},
+    {"potion-base-4M", "minishlab/potion-base-4M", VT_MODEL_TEXT, NULL, NULL},
+    {"potion-base-8M", "minishlab/potion-base-8M", VT_MODEL_TEXT, NULL, NULL},
+    {"potion-base-32M", "minishlab/potion-base-32M", VT_MODEL_TEXT, NULL, NULL},
+    {"potion-retrieval-32M", "minishlab/potion-retrieval-32M", VT_MODEL_TEXT, NULL, NULL},
+    {"potion-multilingual-128M", "minishlab/potion-multilingual-128M", VT_MODEL_TEXT, NULL, NULL},
+    {"mobilenet-v2-1.0-224", "litert-community/MobileNet-v2", VT_MODEL_IMAGE, "mobilenet_v2.tflite",
+     "MobilenetV2/Logits/AvgPool"},
+    {NULL, NULL, VT_MODEL_TEXT, NULL, NULL},
 };
+
+const struct vt_model_known *vt_models_known_find(const char *name)
+{
+    for (size_t i = 0; name && vt_models_known[i].name; i++)
+        if (!strcmp(vt_models_known[i].name, name) || !strcmp(vt_models_known[i].repo, name))
+            return &vt_models_known[i];
+    return NULL;
+}
 
 /* One part of a repo id as the hub allows it: letters, digits, '-', '_', '.', at most 96,
  * neither starting nor ending with '-' or '.', no "--" or "..". */
@@ -48,9 +66,9 @@ int vt_models_name(const char *name, char *repo, size_t repo_n, char *folder, si
 {
     const char *r = name, *slash;
 
-    for (size_t i = 0; vt_models_known[i][0]; i++)
-        if (!strcmp(vt_models_known[i][0], name))
-            r = vt_models_known[i][1];
+    for (size_t i = 0; vt_models_known[i].name; i++)
+        if (!strcmp(vt_models_known[i].name, name))
+            r = vt_models_known[i].repo;
     slash = strchr(r, '/');
     if (!slash || !part_ok(r, (size_t)(slash - r)) || !part_ok(slash + 1, strlen(slash + 1)))
         return vt_err(err, errlen, VT_EINVAL,
@@ -107,6 +125,76 @@ int vt_models_resolve(const char *lib_dir, const char *name_or_path, char *folde
         return vt_err(err, errlen, VT_ENOTFOUND,
                       "model '%s' is incomplete: '%s' lacks model.safetensors or tokenizer.json", s,
                       folder);
+    return 0;
+}
+
+/* The embedding tensor a pulled model's manifest names into tensor ("" when none). */
+static void manifest_tensor(const char *folder, char *tensor, size_t tn)
+{
+    char path[4096], *data = NULL;
+    size_t len = 0;
+    json_error_t je;
+
+    tensor[0] = '\0';
+    snprintf(path, sizeof(path), "%s/%s", folder, VT_MODELS_MANIFEST);
+    if (vt_read_file_capped(path, "manifest", MANIFEST_MAX_BYTES, &data, &len, NULL, 0))
+        return;
+    json_t *root = json_loadb(data, len, 0, &je);
+    const char *t = json_string_value(json_object_get(root, "tensor"));
+    /* a manifest is a file like any other: a name of printable ASCII that fits, or none */
+    size_t tl = t ? strlen(t) : 0;
+    int ok = tl > 0 && tl < tn;
+    for (size_t i = 0; ok && i < tl; i++)
+        ok = t[i] > ' ' && t[i] < 127;
+    if (ok)
+        memcpy(tensor, t, tl + 1);
+    json_decref(root);
+    free(data);
+}
+
+int vt_models_resolve_image(const char *lib_dir, const char *name_or_path, char *path, size_t n,
+                            char *tensor, size_t tensor_n, char *err, size_t errlen)
+{
+    char repo[256], sub[256];
+    const char *s = name_or_path;
+    struct stat st;
+
+    tensor[0] = '\0';
+    if (!s || !*s)
+        return vt_err(err, errlen, VT_EINVAL, "no image model named");
+    if (strchr(s, '/') && (s[0] == '/' || s[0] == '.' || !stat(s, &st) ||
+                           vt_models_name(s, repo, sizeof(repo), sub, sizeof(sub), NULL, 0))) {
+        /* a path: the backend says what is wrong with it */
+        if ((size_t)snprintf(path, n, "%s", s) >= n)
+            return vt_err(err, errlen, VT_EINVAL, "'%s': path too long", s);
+        return 0;
+    }
+    if (!strchr(s, '/') && (!stat(s, &st) || !strcmp(s, ".") || !strcmp(s, ".."))) {
+        if ((size_t)snprintf(path, n, "%s", s) >= n)
+            return vt_err(err, errlen, VT_EINVAL, "'%s': path too long", s);
+        return 0;
+    }
+    /* a folder under models/ by its own name (one copied there, or a pulled model's
+     * "owner--name"), else a model name's */
+    const char *dd = strchr(s, '/') ? NULL : strstr(s, "--");
+    int folder_name = dd ? part_ok(s, (size_t)(dd - s)) && part_ok(dd + 2, strlen(dd + 2))
+                         : part_ok(s, strlen(s));
+    if (!strchr(s, '/') && folder_name &&
+        (size_t)snprintf(path, n, "%s/models/%s", lib_dir, s) < n && !stat(path, &st) &&
+        S_ISDIR(st.st_mode)) {
+        manifest_tensor(path, tensor, tensor_n);
+        return 0;
+    }
+    int rc = vt_models_name(s, repo, sizeof(repo), sub, sizeof(sub), err, errlen);
+    if (rc)
+        return rc;
+    if ((size_t)snprintf(path, n, "%s/models/%s", lib_dir, sub) >= n)
+        return vt_err(err, errlen, VT_EINVAL, "'%s': path too long", s);
+    if (stat(path, &st) || !S_ISDIR(st.st_mode))
+        return vt_err(err, errlen, VT_ENOTFOUND,
+                      "image model '%s' is not in the library (run 'vidtheque models pull %s')", s,
+                      s);
+    manifest_tensor(path, tensor, tensor_n);
     return 0;
 }
 
@@ -181,6 +269,7 @@ static void read_manifest(const char *dir, struct vt_model_info *m, json_t **roo
         return;
     }
     m->repo = jstr(*root, "repo");
+    m->kind = *jstr(*root, "kind") ? jstr(*root, "kind") : "text";
     m->revision = jstr(*root, "revision");
     m->commit = jstr(*root, "commit");
     m->pulled_at = jstr(*root, "pulled_at");
@@ -239,7 +328,7 @@ int vt_models_list(const char *lib_dir, int (*fn)(void *user, const struct vt_mo
         qsort(names, n, sizeof(*names), by_name);
     for (size_t i = 0; i < n; i++) {
         char *sub = vt_xasprintf("%s/%s", dir, names[i]);
-        struct vt_model_info m = {names[i], "", "", "", "", 0, 0, NULL};
+        struct vt_model_info m = {names[i], "", "text", "", "", "", 0, 0, NULL};
         char problem[600];
         struct stat st;
         json_t *root = NULL;

@@ -6,8 +6,9 @@
  * binary's `models` and `config` commands use it.
  *
  * Names: a Hugging Face repo id "owner/name", or a known short name
- * ("potion-base-8M" is "minishlab/potion-base-8M"). The folder of repo "owner/name" is
- * "owner--name" (repo ids cannot hold "--", so no two repos share a folder).
+ * ("potion-base-8M" is "minishlab/potion-base-8M"; "mobilenet-v2-1.0-224" an image model). The
+ * folder of repo "owner/name" is "owner--name" (repo ids cannot hold "--", so no two repos share a
+ * folder).
  */
 #ifndef VT_MODELS_H
 #define VT_MODELS_H
@@ -38,6 +39,7 @@ int vt_models_resolve(const char *lib_dir, const char *name_or_path, char *folde
 struct vt_model_info {
     const char *folder;    /* name of the folder under LIBRARY/models/ */
     const char *repo;      /* "" when the manifest is unreadable */
+    const char *kind;      /* "text" or "image" ("text" for manifests older than kinds) */
     const char *revision;  /* as asked for at pull time, e.g. "main" */
     const char *commit;    /* the commit it resolved to */
     const char *pulled_at; /* UTC, ISO 8601 */
@@ -63,7 +65,34 @@ int vt_models_list(const char *lib_dir, int (*fn)(void *user, const struct vt_mo
 int vt_models_remove(const char *lib_dir, const char *name, char *folder, size_t n, char *err,
                      size_t errlen);
 
-/* The known short names, NULL-terminated pairs {short, repo}. */
-extern const char *const vt_models_known[][2];
+/* What a model is for: text embeddings (Model2Vec: model.safetensors + tokenizer.json)
+ * or image embeddings (one TFLite file). */
+enum vt_model_kind { VT_MODEL_TEXT, VT_MODEL_IMAGE };
+
+/* A known short name: its repo, its kind and, for an image model, the .tflite file the
+ * pull fetches and the tensor frame_embed takes as the embedding. */
+struct vt_model_known {
+    const char *name, *repo;
+    enum vt_model_kind kind;
+    const char *file;   /* image: the model file in the repo */
+    const char *tensor; /* image: the embedding tensor */
+};
+
+/* The known short names, ending with {NULL}. */
+extern const struct vt_model_known vt_models_known[];
+
+/* The known entry whose short name or repo id is name, or NULL. */
+const struct vt_model_known *vt_models_known_find(const char *name);
+
+/*
+ * Where the image model a config names (frame_embed.model) lives: a path (with a '/', or
+ * one that exists as given) is taken as it is (a .tflite file, or a folder holding one);
+ * else a folder under LIBRARY/models/: the name itself, or a model name's folder (a known
+ * short name or a repo id). 0 with the path in path and, in tensor, the embedding tensor
+ * the pulled model's manifest names ("" when none); VT_ENOTFOUND (not pulled) or
+ * VT_EINVAL (not a name) with a message that says what to do.
+ */
+int vt_models_resolve_image(const char *lib_dir, const char *name_or_path, char *path, size_t n,
+                            char *tensor, size_t tensor_n, char *err, size_t errlen);
 
 #endif

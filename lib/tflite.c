@@ -185,6 +185,7 @@ enum { T_FLOAT32 = 0, T_INT32 = 2 };
 enum { PAD_SAME = 0, PAD_VALID = 1 };
 enum { ACT_NONE = 0, ACT_RELU = 1, ACT_RELU_N1_TO_1 = 2, ACT_RELU6 = 3 };
 enum {
+    B_ADD = 0,
     B_AVERAGE_POOL_2D = 1,
     B_CONV_2D = 3,
     B_DEPTHWISE_CONV_2D = 4,
@@ -194,9 +195,9 @@ enum {
     B_SQUEEZE = 43,
 };
 /* BuiltinOptions union members read */
-enum { O_CONV = 1, O_DWCONV = 2, O_POOL = 5, O_SOFTMAX = 9 };
+enum { O_CONV = 1, O_DWCONV = 2, O_POOL = 5, O_SOFTMAX = 9, O_ADD = 11 };
 
-enum op_kind { K_CONV, K_DWCONV, K_AVGPOOL, K_COPY, K_SOFTMAX };
+enum op_kind { K_CONV, K_DWCONV, K_AVGPOOL, K_COPY, K_SOFTMAX, K_ADD };
 
 #define MAX_RANK    8
 #define MAX_TENSORS 100000
@@ -226,7 +227,16 @@ struct op {
     float beta;   /* softmax */
     size_t rows;  /* softmax: count / cols */
     int cols;     /* softmax: last dimension */
-    size_t count; /* copy: elements */
+    size_t count; /* copy, add: elements of the output */
+    /* add: the second input; a constant operand's values (NULL: an activation); the
+     * output's shape (rank, dims, right-aligned) with each input's element stride per
+     * axis, 0 along an axis it is broadcast over; same: both inputs have the output's
+     * shape */
+    int in2;
+    float *ka, *kb;
+    int rank, dims[MAX_RANK];
+    size_t sa[MAX_RANK], sb[MAX_RANK];
+    int same;
 };
 
 struct vt_tflite {
@@ -285,6 +295,8 @@ void vt_tflite_free(struct vt_tflite *m)
     for (int i = 0; i < m->nops; i++) {
         free(m->ops[i].w);
         free(m->ops[i].bias);
+        free(m->ops[i].ka);
+        free(m->ops[i].kb);
     }
     free(m->t);
     free(m->ops);
@@ -540,6 +552,56 @@ static void pack_conv(struct op *o, const struct tensor *w)
     o->w = p;
 }
 
+/*
+ * ADD of two float32 tensors, as TFLite broadcasts them: shapes aligned on their last
+ * axis, each axis equal or 1 in one of them, and the output has the broadcast shape
+ * exactly. A constant operand is copied; the strides say where each output element's
+ * operands are.
+ */
+static int setup_add(struct vt_tflite *m, struct op *o, const struct fb *f, const struct fbt *opt,
+                     int have_opt, const int32_t *ins, const char *nm, char *err, size_t errlen)
+{
+    const struct tensor *a = &m->t[ins[0]], *b = &m->t[ins[1]], *out = &m->t[o->out];
+    uint8_t act = 0;
+
+    if (have_opt && fb_u8(f, opt, 0, 0, &act))
+        return BAD("tflite: %s options out of range", nm);
+    if (!act_ok(act))
+        return BAD("tflite: %s fused activation %d unsupported", nm, act);
+    o->act = act;
+    o->in2 = ins[1];
+    if (b->producer < 0 && !b->is_input && !is_const(b))
+        return BAD("tflite: %s reads tensor '%s' before anything writes it", nm, b->name);
+    int r = a->rank > b->rank ? a->rank : b->rank;
+    if (out->rank != r)
+        return BAD("tflite: %s of ranks %d and %d writes a tensor of rank %d", nm, a->rank, b->rank,
+                   out->rank);
+    size_t stra = 1, strb = 1;
+    o->rank = r;
+    o->same = a->rank == r && b->rank == r;
+    for (int k = r - 1; k >= 0; k--) {
+        int ia = k - (r - a->rank), ib = k - (r - b->rank);
+        int da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        int dout = da > db ? da : db;
+        if ((da != db && da != 1 && db != 1) || out->dims[k] != dout)
+            return BAD("tflite: %s of '%s' and '%s': shapes do not broadcast to '%s'", nm, a->name,
+                       b->name, out->name);
+        o->dims[k] = dout;
+        o->sa[k] = da == 1 && dout > 1 ? 0 : stra;
+        o->sb[k] = db == 1 && dout > 1 ? 0 : strb;
+        o->same &= da == dout && db == dout;
+        stra *= (size_t)da;
+        strb *= (size_t)db;
+    }
+    o->count = out->count;
+    if (is_const(a))
+        o->ka = const_floats(a);
+    if (is_const(b))
+        o->kb = const_floats(b);
+    m->macs += o->count;
+    return 0;
+}
+
 static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *codes,
                      uint32_t ncodes, struct vt_tflite *m, char *err, size_t errlen)
 {
@@ -585,14 +647,17 @@ static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *co
         case B_SOFTMAX:
             o->kind = K_SOFTMAX;
             break;
+        case B_ADD:
+            o->kind = K_ADD;
+            break;
         default:
             if (nm)
                 return BAD("tflite: unsupported operator '%s'", nm);
             return BAD("tflite: unsupported operator %d", (int)code);
         }
         m->nops++;
-        uint32_t want_in = o->kind == K_CONV || o->kind == K_DWCONV ? 2 : 1;
-        if (nin < want_in || nin > 3 || nout != 1)
+        uint32_t want_in = o->kind == K_CONV || o->kind == K_DWCONV || o->kind == K_ADD ? 2 : 1;
+        if (nin < want_in || nin > (o->kind == K_ADD ? 2u : 3u) || nout != 1)
             return BAD("tflite: %s with %u inputs and %u outputs", nm, nin, nout);
         for (uint32_t j = 0; j < nin; j++) {
             ins[j] = (int32_t)rd_u32(f->d + istart + 4 * (size_t)j);
@@ -608,7 +673,8 @@ static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *co
         /* data flows in order: the input is the graph's input, a constant, or made before */
         if (!tin->is_input && !is_const(tin) && tin->producer < 0)
             return BAD("tflite: %s reads tensor '%s' before anything writes it", nm, tin->name);
-        if (is_const(tout) || tout->is_input || tout->producer >= 0 || o->out == o->in)
+        if (is_const(tout) || tout->is_input || tout->producer >= 0 || o->out == o->in ||
+            (o->kind == K_ADD && o->out == ins[1]))
             return BAD("tflite: %s writes tensor '%s', which is not a fresh activation", nm,
                        tout->name);
         int rc = check_data(m, o->in, nm, err, errlen);
@@ -624,6 +690,7 @@ static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *co
                                      : o->kind == K_DWCONV  ? O_DWCONV
                                      : o->kind == K_AVGPOOL ? O_POOL
                                      : o->kind == K_SOFTMAX ? O_SOFTMAX
+                                     : o->kind == K_ADD     ? O_ADD
                                                             : opt_type))
             return BAD("tflite: %s with options of type %d", nm, opt_type);
         switch (o->kind) {
@@ -682,6 +749,11 @@ static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *co
             o->rows = tin->count / (size_t)o->cols;
             break;
         }
+        case K_ADD:
+            rc = setup_add(m, o, f, &opt, have_opt == 1, ins, nm, err, errlen);
+            if (rc)
+                return rc;
+            break;
         }
         if (m->macs > VT_TFLITE_MAX_MACS)
             return BAD("tflite: more than %llu multiply-adds per run",
@@ -1192,6 +1264,33 @@ static void run_softmax(const struct op *o, const float *in, float *out)
     }
 }
 
+/* out = act(a + b), b (or a) broadcast along the axes where its stride is 0. */
+static void run_add(const struct op *o, const float *a, const float *b, float *out)
+{
+    if (o->same) {
+        for (size_t i = 0; i < o->count; i++)
+            out[i] = act1(a[i] + b[i], o->act);
+        return;
+    }
+    int r = o->rank, last = r - 1;
+    size_t idx[MAX_RANK] = {0}, ia = 0, ib = 0, n = (size_t)o->dims[last];
+    size_t la = o->sa[last], lb = o->sb[last];
+    for (size_t i = 0; i < o->count; i += n) {
+        for (size_t j = 0; j < n; j++)
+            out[i + j] = act1(a[ia + j * la] + b[ib + j * lb], o->act);
+        /* the next row: carry through the outer axes */
+        for (int k = last - 1; k >= 0; k--) {
+            ia += o->sa[k];
+            ib += o->sb[k];
+            if (++idx[k] < (size_t)o->dims[k])
+                break;
+            ia -= o->sa[k] * idx[k];
+            ib -= o->sb[k] * idx[k];
+            idx[k] = 0;
+        }
+    }
+}
+
 void vt_tflite_run(struct vt_tflite_ctx *c, const float *input, int stop)
 {
     const struct vt_tflite *m = c->m;
@@ -1216,6 +1315,9 @@ void vt_tflite_run(struct vt_tflite_ctx *c, const float *input, int stop)
             break;
         case K_SOFTMAX:
             run_softmax(o, in, out);
+            break;
+        case K_ADD:
+            run_add(o, o->ka ? o->ka : in, o->kb ? o->kb : c->arena + m->t[o->in2].off, out);
             break;
         }
         if (o->out == stop)

@@ -4,10 +4,11 @@
  * reads the first subgraph of a "TFL3" file: tensors (FLOAT32 only), their constant
  * buffers (copied and repacked for the kernels, so the file's bytes may be freed after),
  * the input normalisation from the model's metadata when it has some, and the operators CONV_2D,
- * DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, SQUEEZE, RESHAPE and SOFTMAX. Every shape is checked at parse
- * time against what the operator computes, so running never meets a surprise. A parsed model is
- * read-only and may be shared by threads; each thread runs it with its own struct vt_tflite_ctx
- * (activations, scratch).
+ * DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, SQUEEZE, RESHAPE, SOFTMAX and ADD (MobileNet v2's residual
+ * connections; broadcasting as TFLite does, a fused RELU, RELU6 or RELU_N1_TO_1). Every shape is
+ * checked at parse time against what the operator computes, so running never meets a surprise. A
+ * parsed model is read-only and may be shared by threads; each thread runs it with its own struct
+ * vt_tflite_ctx (activations, scratch).
  */
 #ifndef VT_TFLITE_H
 #define VT_TFLITE_H
@@ -30,7 +31,7 @@ struct vt_tflite_ctx;
  * Parse a model held in memory (borrowed for the call only). 0 and *out (free with
  * vt_tflite_free), or VT_EINVAL with one line in err: not a TFLite file, an offset or a
  * length out of range, a tensor that is not float32, an unsupported operator ("unsupported
- * operator 'ADD'"), shapes that do not fit.
+ * operator 'PAD'"), shapes that do not fit.
  */
 int vt_tflite_parse(const uint8_t *data, size_t len, struct vt_tflite **out, char *err,
                     size_t errlen);

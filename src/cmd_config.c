@@ -1,8 +1,8 @@
 /*
  * `vidtheque config`: read and change the library's config file (lib/config.h), which
- * chooses the text embedding and speech recognition backends. Runs in the front binary
- * (config.c needs nothing but libc). API keys are masked when the config is listed and
- * shown only when asked for by name.
+ * chooses the text embedding, speech recognition and frame embedding backends. Runs in the front
+ * binary (config.c needs nothing but libc). API keys are masked when the config is listed and shown
+ * only when asked for by name.
  */
 #include "cli.h"
 #include "config.h"
@@ -45,6 +45,7 @@ static int check_value(const char *key, const char *value)
 {
     static const char *const text_backends[] = {"model2vec", "openai", "none", NULL};
     static const char *const stt_backends[] = {"pocketsphinx", "openai", NULL};
+    static const char *const frame_backends[] = {"tflite", "openai", "none", NULL};
     const char *const *allowed = NULL;
     size_t n = strlen(key);
 
@@ -52,6 +53,8 @@ static int check_value(const char *key, const char *value)
         allowed = text_backends;
     else if (!strcmp(key, "stt.backend"))
         allowed = stt_backends;
+    else if (!strcmp(key, "frame_embed.backend"))
+        allowed = frame_backends;
     if (allowed) {
         for (size_t i = 0; allowed[i]; i++)
             if (!strcmp(allowed[i], value))
@@ -68,6 +71,9 @@ static int check_value(const char *key, const char *value)
         strncmp(value, "https://", 8))
         return cli_usage_error("config", "'%s' for '%s' is not an http:// or https:// URL", value,
                                key);
+    char err[512];
+    if (vt_config_check(key, value, err, sizeof(err)))
+        return cli_usage_error("config", "%s", err);
     return 0;
 }
 
@@ -111,11 +117,13 @@ int cmd_config(int argc, char **argv)
         rc = check_value(key, value);
         if (rc)
             return rc;
-        /* a model folder given relative to here is stored absolute: the stage runs from
-         * anywhere (a name like owner/repo stays a name unless such a folder exists here) */
+        /* a model folder (or, for frame_embed, a .tflite file) given relative to here is
+         * stored absolute: the stage runs from anywhere (a name like owner/repo stays a
+         * name unless such a folder exists here) */
         struct stat st;
-        if (!strcmp(key, "text_embed.model") && (value[0] == '.' || strchr(value, '/')) &&
-            value[0] != '/' && !stat(value, &st) && S_ISDIR(st.st_mode) &&
+        int text = !strcmp(key, "text_embed.model"), image = !strcmp(key, "frame_embed.model");
+        if ((text || image) && (value[0] == '.' || strchr(value, '/')) && value[0] != '/' &&
+            !stat(value, &st) && (S_ISDIR(st.st_mode) || (image && S_ISREG(st.st_mode))) &&
             realpath(value, abs_path))
             value = abs_path;
     }

@@ -11,10 +11,12 @@
 #include "stage.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void fmt_bytes(char *buf, size_t n, uint64_t b)
@@ -39,7 +41,8 @@ static int print_model(void *user, const struct vt_model_info *m)
     if (m->repo[0]) {
         printf("  %s", "");
         cli_put_safe(stdout, m->revision);
-        printf(" %.12s  %s, %d files  pulled ", m->commit, size, m->n_files);
+        printf(" %.12s  %s, %d files%s  pulled ", m->commit, size, m->n_files,
+               !strcmp(m->kind, "image") ? ", image model" : "");
         cli_put_safe(stdout, m->pulled_at);
     }
     fputs("  ", stdout);
@@ -55,13 +58,31 @@ static int print_model(void *user, const struct vt_model_info *m)
     return 0;
 }
 
-/* One line for a configured backend: its settings and, for a model folder, whether the
- * stage will find it. */
-static void print_configured(const char *lib_dir, const struct vt_config *cfg, const char *what,
+/* How many .tflite files folder holds (the tflite backend wants one). */
+static int tflite_files(const char *folder)
+{
+    DIR *d = opendir(folder);
+    struct dirent *e;
+    int n = 0;
+
+    while (d && (e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        n += l > 7 && !strcmp(e->d_name + l - 7, ".tflite");
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* One line for a configured backend: its settings and, for a model in-process, whether
+ * the stage will find it. */
+static void print_configured(const char *lib_dir, const struct vt_config *cfg, enum vt_stage_id id,
                              const char *dflt)
 {
-    char key[64], folder[PATH_MAX], err[1024];
-    const char *backend, *model, *url;
+    const char *what = vt_stages[id].name;
+    int text = id == VT_STAGE_TEXT_EMBED, image = id == VT_STAGE_FRAME_EMBED;
+    char key[64], folder[PATH_MAX], err[1024], tensor[256];
+    const char *backend, *model, *url, *shown;
 
     snprintf(key, sizeof(key), "%s.backend", what);
     backend = vt_config_get(cfg, key);
@@ -69,10 +90,15 @@ static void print_configured(const char *lib_dir, const struct vt_config *cfg, c
     model = vt_config_get(cfg, key);
     snprintf(key, sizeof(key), "%s.url", what);
     url = vt_config_get(cfg, key);
+    /* unset, the embedding backends follow from what is set (as the stages read it) */
+    shown = backend && *backend                  ? backend
+            : (text || image) && url && *url     ? "openai"
+            : (text || image) && model && *model ? (text ? "model2vec" : "tflite")
+                                                 : dflt;
     printf("  %-10s ", what);
-    cli_put_safe(stdout, backend ? backend : dflt);
-    if (!backend)
-        fputs(" (default)", stdout);
+    cli_put_safe(stdout, shown);
+    if (!backend || !*backend)
+        fputs(shown == dflt ? " (default)" : " (from the model)", stdout);
     if (model) {
         fputs("  model ", stdout);
         cli_put_safe(stdout, model);
@@ -81,14 +107,56 @@ static void print_configured(const char *lib_dir, const struct vt_config *cfg, c
         fputs("  at ", stdout);
         cli_put_safe(stdout, url);
     }
-    if (what == vt_stages[VT_STAGE_TEXT_EMBED].name && model &&
-        (!backend || !strcmp(backend, "model2vec"))) {
+    if (image) {
+        static const char *const extra[] = {"tensor", "joint_text", "api_style", "timeout_s",
+                                            "batch"};
+        for (size_t i = 0; i < VT_ARRAY_LEN(extra); i++) {
+            snprintf(key, sizeof(key), "%s.%s", what, extra[i]);
+            const char *v = vt_config_get(cfg, key);
+            if (!v)
+                continue;
+            printf("  %s ", extra[i]);
+            cli_put_safe(stdout, v);
+            if (vt_config_check(key, v, err, sizeof(err))) {
+                fputs("  not usable: ", stdout);
+                cli_put_safe(stdout, err);
+                fputc('\n', stdout);
+                return;
+            }
+        }
+    }
+    if (text && model && !strcmp(shown, "model2vec")) {
         if (vt_models_resolve(lib_dir, model, folder, sizeof(folder), err, sizeof(err))) {
             fputs("  not usable: ", stdout);
             cli_put_safe(stdout, err);
         } else {
             fputs("  ready: ", stdout);
             cli_put_safe(stdout, folder);
+        }
+    }
+    if (image && model && !strcmp(shown, "tflite")) {
+        struct stat st;
+        if (vt_models_resolve_image(lib_dir, model, folder, sizeof(folder), tensor, sizeof(tensor),
+                                    err, sizeof(err))) {
+            fputs("  not usable: ", stdout);
+            cli_put_safe(stdout, err);
+        } else if (stat(folder, &st)) {
+            fputs("  not usable: no such file or folder ", stdout);
+            cli_put_safe(stdout, folder);
+        } else if (S_ISDIR(st.st_mode) && tflite_files(folder) != 1) {
+            fputs(tflite_files(folder) ? "  not usable: several .tflite files in "
+                                       : "  not usable: no .tflite file in ",
+                  stdout);
+            cli_put_safe(stdout, folder);
+        } else {
+            fputs("  ready: ", stdout);
+            cli_put_safe(stdout, folder);
+            snprintf(key, sizeof(key), "%s.tensor", what);
+            if (tensor[0] && !vt_config_get(cfg, key)) {
+                fputs(" (tensor ", stdout);
+                cli_put_safe(stdout, tensor);
+                fputs(")", stdout);
+            }
         }
     }
     fputc('\n', stdout);
@@ -110,8 +178,13 @@ static int models_rm(int argc, char **argv)
     if (vt_config_load(vt_library_dir(lib), &cfg, err, sizeof(err)))
         cfg = NULL; /* the removal does not depend on it */
     const char *model = cfg ? vt_config_get(cfg, "text_embed.model") : NULL;
+    const char *imodel = cfg ? vt_config_get(cfg, "frame_embed.model") : NULL;
+    char iused[PATH_MAX], tensor[256];
     if (!model || vt_models_resolve(vt_library_dir(lib), model, used, sizeof(used), NULL, 0))
         used[0] = '\0';
+    if (!imodel || vt_models_resolve_image(vt_library_dir(lib), imodel, iused, sizeof(iused),
+                                           tensor, sizeof(tensor), NULL, 0))
+        iused[0] = '\0';
     for (int i = 1; i < argc; i++) {
         if (vt_models_remove(vt_library_dir(lib), argv[i], folder, sizeof(folder), err,
                              sizeof(err))) {
@@ -124,6 +197,10 @@ static int models_rm(int argc, char **argv)
             cli_info("note: text_embed.model still names '%s'; the text_embed stage fails until "
                      "it is pulled again or the config changes",
                      model);
+        if (iused[0] && !strcmp(iused, folder))
+            cli_info("note: frame_embed.model still names '%s'; the frame_embed stage fails until "
+                     "it is pulled again or the config changes",
+                     imodel);
     }
     vt_config_free(cfg);
     vt_library_close(lib);
@@ -156,8 +233,9 @@ int cmd_models(int argc, char **argv)
     }
     fputs("configured:\n", stdout);
     /* the config's sections are named after the stages they choose models for */
-    print_configured(vt_library_dir(lib), cfg, vt_stages[VT_STAGE_TEXT_EMBED].name, "none");
-    print_configured(vt_library_dir(lib), cfg, vt_stages[VT_STAGE_STT].name, "pocketsphinx");
+    print_configured(vt_library_dir(lib), cfg, VT_STAGE_TEXT_EMBED, "none");
+    print_configured(vt_library_dir(lib), cfg, VT_STAGE_STT, "pocketsphinx");
+    print_configured(vt_library_dir(lib), cfg, VT_STAGE_FRAME_EMBED, "none");
     fputs("pulled into ", stdout);
     cli_put_safe(stdout, vt_library_dir(lib));
     fputs("/models:\n", stdout);
@@ -166,7 +244,9 @@ int cmd_models(int argc, char **argv)
         goto out;
     }
     if (!count)
-        fputs("  none ('vidtheque models pull potion-base-8M' fetches one)\n", stdout);
+        fputs("  none ('vidtheque models pull potion-base-8M' fetches a text model, "
+              "'vidtheque models pull mobilenet-v2-1.0-224' an image model)\n",
+              stdout);
 out:
     vt_config_free(cfg);
     vt_library_close(lib);
@@ -264,6 +344,10 @@ int cmd_models_pull(int argc, char **argv)
         cli_put_safe(stdout, msg);
         fputc('\n', stdout);
         free(msg);
+        if (res.image && !cli_opts.quiet)
+            cli_info("an image model: 'vidtheque config set frame_embed.model %s' embeds frames "
+                     "with it",
+                     argv[optind + 1]);
     }
     vt_library_close(lib);
     return rc;

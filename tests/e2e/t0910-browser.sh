@@ -4,7 +4,10 @@
 # clip from pocketsphinx-testdata mixed in at 2 s) is indexed; a read-only server on an
 # ephemeral port serves it; the browser clicks a transcript cue, opens /v/ID?t=S and
 # follows a search hit, checking the player's currentTime each time, and saves
-# screenshots in tests/out/screenshots/. Chromium talks to 127.0.0.1 only.
+# screenshots in tests/out/screenshots/. The library embeds frames (frame_embed with the
+# MobileNet v1 0.25 of tests/data) and holds a copy of the clip's first slide, re-encoded
+# smaller: the browser clicks "more like this" on the first frame, checks the similar
+# frames (the copy first) and follows one to its second. Chromium talks to 127.0.0.1 only.
 # Chromium and node_modules are required (scripts/setup.sh installs them): missing is a failure.
 . "$(dirname "$0")/lib.sh"
 command -v node > /dev/null || fail "node is missing: install nodejs (scripts/install-deps.sh)"
@@ -23,8 +26,22 @@ ffmpeg -v error -y -f lavfi -i "color=white:s=640x360:d=10,drawtext=fontfile=$fo
   -filter_complex "[1:a]adelay=2000|2000,apad[a]" -map 0:v -map '[a]' \
   -c:v libx264 -preset veryfast -pix_fmt yuv420p -c:a aac -ar 44100 -t 10 \
   -metadata title="Browser test talk" "$T/talk.mp4"
+# the first slide again, at a quarter of the pixels and 200 kb/s, silent
+ffmpeg -v error -y -i "$T/talk.mp4" -t 3.5 -an -vf scale=320:180 -b:v 200k -c:v libx264 \
+  -pix_fmt yuv420p -metadata title="Browser test copy" "$T/copy.mp4"
+MODEL=$DATA/mobilenet-v1-0.25-224
+ls "$MODEL"/*.tflite > /dev/null || fail "no TFLite test model in $MODEL"
+vt init > /dev/null
+vt config set frame_embed.model "$MODEL"
 expect_exit 0 vt add "$T/talk.mp4"
 id=$(cat "$T/out")
+expect_exit 0 vt add "$T/copy.mp4"
+copy=$(cat "$T/out")
+for v in "$id" "$copy"; do
+  vt export "$v" > "$T/doc.json"
+  [[ $(json "$T/doc.json" "[s['state'] for s in d['stages'] if s['name']=='frame_embed'][0]") == done ]] ||
+    fail "frame_embed of $v is not done: $(json "$T/doc.json" "[s for s in d['stages'] if s['name']=='frame_embed']")"
+done
 vt export "$id" > "$T/doc.json"
 [[ $(json "$T/doc.json" "len(d['cues']) >= 1 and d['cues'][-1]['start_s'] > 1") == True ]] ||
   fail "the clip has no transcript cue after 1 s: $(json "$T/doc.json" "d['cues']")"
@@ -39,10 +56,11 @@ note "server on http://127.0.0.1:$PORT"
 shots=$ROOT/tests/out/screenshots
 mkdir -p "$shots"
 rc=0
-timeout 120 node "$ROOT/tests/browser/browser.mjs" "http://127.0.0.1:$PORT" "$id" "$shots" harbor || rc=$?
+timeout 120 node "$ROOT/tests/browser/browser.mjs" "http://127.0.0.1:$PORT" "$id" "$shots" harbor "$copy" ||
+  rc=$?
 kill -0 "$SRV_PID" 2> /dev/null || fail "the server died during the browser test: $(cat "$T/srv.err")"
 [[ $rc == 0 ]] || fail "browser test exited $rc (server stderr: $(head -c 500 "$T/srv.err"))"
-for f in library video search; do
+for f in library video search similar; do
   [[ -s $shots/$f.png ]] || fail "no screenshot $shots/$f.png"
 done
 echo "all good"

@@ -64,3 +64,43 @@ VT_TEST(config_roundtrip)
     CHECK(c == NULL);
     vt_rm_rf(dir);
 }
+
+VT_TEST(config_check_values)
+{
+    char err[256];
+    static const char *const good[][2] = {
+        {"frame_embed.api_style", "openai"}, {"frame_embed.api_style", "jina"},
+        {"frame_embed.timeout_s", "0.5"},    {"frame_embed.timeout_s", "3600"},
+        {"frame_embed.batch", "1"},          {"frame_embed.batch", "128"},
+        {"frame_embed.model", "anything"},   {"text_embed.url", "not checked here"},
+    };
+    static const char *const bad[][2] = {
+        {"frame_embed.api_style", "Jina"},
+        {"frame_embed.api_style", ""},
+        {"frame_embed.timeout_s", "0"},
+        {"frame_embed.timeout_s", "3600.5"},
+        {"frame_embed.timeout_s", "-1"},
+        {"frame_embed.timeout_s", "1e3"},
+        {"frame_embed.timeout_s", "inf"},
+        {"frame_embed.timeout_s", "1.2.3"},
+        {"frame_embed.timeout_s", ""},
+        {"frame_embed.timeout_s", "5 "},
+        {"frame_embed.batch", "0"},
+        {"frame_embed.batch", "129"},
+        {"frame_embed.batch", "00001"},
+        {"frame_embed.batch", "+4"},
+        {"frame_embed.batch", "4x"},
+        {"frame_embed.batch", ""},
+        {"frame_embed.batch", "999999999999999999999"},
+    };
+    for (size_t i = 0; i < VT_ARRAY_LEN(good); i++)
+        CHECK_INT(vt_config_check(good[i][0], good[i][1], err, sizeof(err)), 0);
+    for (size_t i = 0; i < VT_ARRAY_LEN(bad); i++) {
+        err[0] = '\0';
+        int rc = vt_config_check(bad[i][0], bad[i][1], err, sizeof(err));
+        if (rc != VT_EINVAL)
+            fprintf(stderr, "  accepted %s = '%s'\n", bad[i][0], bad[i][1]);
+        CHECK_INT(rc, VT_EINVAL);
+        CHECK(strstr(err, bad[i][0]) == err && !strchr(err, '\n'));
+    }
+}

@@ -85,3 +85,65 @@ VT_TEST(models_resolve)
     CHECK_INT(vt_models_resolve(lib, "x--..", folder, sizeof(folder), err, sizeof(err)), VT_EINVAL);
     vt_rm_rf(lib);
 }
+
+VT_TEST(models_resolve_image)
+{
+    char lib[] = "/tmp/vt-imodels-XXXXXX", path[PATH_MAX], tensor[64], err[512], dir[PATH_MAX],
+         mpath[PATH_MAX + 32];
+    const struct vt_model_known *k = vt_models_known_find("mobilenet-v2-1.0-224");
+
+    CHECK(k && k->kind == VT_MODEL_IMAGE && k->file && k->tensor);
+    CHECK(vt_models_known_find("litert-community/MobileNet-v2") == k);
+    CHECK(vt_models_known_find("potion-base-8M")->kind == VT_MODEL_TEXT);
+    CHECK(vt_models_known_find("nobody/nothing") == NULL);
+    CHECK(mkdtemp(lib) != NULL);
+    /* paths are taken as they are, existing or not (the backend says what is wrong) */
+    CHECK_INT(vt_models_resolve_image(lib, "/no/such.tflite", path, sizeof(path), tensor,
+                                      sizeof(tensor), err, sizeof(err)),
+              0);
+    CHECK_STR(path, "/no/such.tflite");
+    CHECK_STR(tensor, "");
+    /* a known name not pulled: what to do */
+    CHECK_INT(vt_models_resolve_image(lib, "mobilenet-v2-1.0-224", path, sizeof(path), tensor,
+                                      sizeof(tensor), err, sizeof(err)),
+              VT_ENOTFOUND);
+    CHECK(strstr(err, "run 'vidtheque models pull mobilenet-v2-1.0-224'") != NULL);
+    CHECK_INT(vt_models_resolve_image(lib, "not a name", path, sizeof(path), tensor, sizeof(tensor),
+                                      err, sizeof(err)),
+              VT_EINVAL);
+    /* pulled: by short name, repo id and folder name; the manifest's tensor */
+    snprintf(dir, sizeof(dir), "%s/models/litert-community--MobileNet-v2", lib);
+    CHECK_INT(vt_mkdir_p(dir, err, sizeof(err)), 0);
+    snprintf(mpath, sizeof(mpath), "%s/manifest.json", dir);
+    FILE *f = fopen(mpath, "w");
+    fputs("{\"kind\": \"image\", \"tensor\": \"MobilenetV2/Logits/AvgPool\"}", f);
+    fclose(f);
+    static const char *const names[] = {"mobilenet-v2-1.0-224", "litert-community/MobileNet-v2",
+                                        "litert-community--MobileNet-v2"};
+    for (size_t i = 0; i < 3; i++) {
+        CHECK_INT(vt_models_resolve_image(lib, names[i], path, sizeof(path), tensor, sizeof(tensor),
+                                          err, sizeof(err)),
+                  0);
+        CHECK_STR(path, dir);
+        CHECK_STR(tensor, "MobilenetV2/Logits/AvgPool");
+    }
+    /* a manifest's tensor that does not fit, or is not a plain name, is none */
+    f = fopen(mpath, "w");
+    fputs("{\"tensor\": \"a\\nb\"}", f);
+    fclose(f);
+    CHECK_INT(vt_models_resolve_image(lib, names[0], path, sizeof(path), tensor, sizeof(tensor),
+                                      err, sizeof(err)),
+              0);
+    CHECK_STR(tensor, "");
+    CHECK_INT(
+        vt_models_resolve_image(lib, names[0], path, sizeof(path), tensor, 4, err, sizeof(err)), 0);
+    CHECK_STR(tensor, "");
+    /* a folder copied under models/ by its own name */
+    snprintf(dir, sizeof(dir), "%s/models/mine", lib);
+    CHECK_INT(vt_mkdir_p(dir, err, sizeof(err)), 0);
+    CHECK_INT(vt_models_resolve_image(lib, "mine", path, sizeof(path), tensor, sizeof(tensor), err,
+                                      sizeof(err)),
+              0);
+    CHECK_STR(path, dir);
+    vt_rm_rf(lib);
+}

@@ -6,8 +6,9 @@
  * close to its mirror image's and far from the sparrow's, and the model file corrupted in
  * each way a hostile file could be (identifier, truncation, offsets, a lying vtable, a
  * vector past the end, an unknown operator, absurd shapes, a short buffer) must fail with
- * its own error. The PNG pictures are decoded here with FFmpeg's PNG decoder (FFmpeg is
- * linked already; the library itself reads only JPEG).
+ * its own error; ADD (same shapes, broadcasting, fused activations, a constant operand) is
+ * compared with plain loops on a small model built here. The PNG pictures are decoded here with
+ * FFmpeg's PNG decoder (FFmpeg is linked already; the library itself reads only JPEG).
  */
 #include "harness.h"
 #include "imgembed.h"
@@ -937,4 +938,196 @@ VT_TEST(tflite_tiny_model_matches_plain_loops)
     vt_tflite_use_generic_kernels(1);
     tiny_model_matches_plain_loops();
     vt_tflite_use_generic_kernels(0);
+}
+
+/* ---- ADD: MobileNet v2's residual connections, and TFLite's broadcasting ---- */
+
+/* Plain broadcasting: out[i] = act(a[ia] + b[ib]), shapes right-aligned, 4-D out. */
+static void ref_add(const float *a, const int *ad, int ar, const float *b, const int *bd, int br,
+                    const int *od, int act, float *out)
+{
+    int idx[4];
+    for (idx[0] = 0; idx[0] < od[0]; idx[0]++)
+        for (idx[1] = 0; idx[1] < od[1]; idx[1]++)
+            for (idx[2] = 0; idx[2] < od[2]; idx[2]++)
+                for (idx[3] = 0; idx[3] < od[3]; idx[3]++) {
+                    size_t ia = 0, ib = 0, io = 0;
+                    for (int k = 0; k < 4; k++) {
+                        io = io * (size_t)od[k] + (size_t)idx[k];
+                        if (k >= 4 - ar) {
+                            int d = ad[k - (4 - ar)];
+                            ia = ia * (size_t)d + (size_t)(d == 1 ? 0 : idx[k]);
+                        }
+                        if (k >= 4 - br) {
+                            int d = bd[k - (4 - br)];
+                            ib = ib * (size_t)d + (size_t)(d == 1 ? 0 : idx[k]);
+                        }
+                    }
+                    double s = (double)a[ia] + (double)b[ib];
+                    if (act == 1 && s < 0)
+                        s = 0;
+                    if (act == 2)
+                        s = s < -1 ? -1 : s > 1 ? 1 : s;
+                    if (act == 3)
+                        s = s < 0 ? 0 : s > 6 ? 6 : s;
+                    out[io] = (float)s;
+                }
+}
+
+static float aw0[6 * 3], ab0[6], aw1[9 * 6], ab1[6], ak6[6], ak4[4], ak5[5];
+
+/* input [1,4,5,3] -> c0 = conv 1x1 (6) -> d1 = depthwise 3x3 SAME -> s1 = ADD(c0, d1) RELU6
+ * (same shapes) -> s2 = ADD(s1, const [6]) RELU (per channel) -> s3 = ADD(const [4,1,1],
+ * s2) (the constant first, broadcast over two axes) -> p = avg pool 1x5 VALID [1,4,1,6]
+ * -> s4 = ADD(p, const [1,1,5,1]) RELU_N1_TO_1 (both sides broadcast) */
+static const struct tiny_tensor add_ts[] = {
+    {"input", 4, {1, 4, 5, 3}, NULL}, {"w0", 4, {6, 1, 1, 3}, aw0},  {"b0", 1, {6}, ab0},
+    {"c0", 4, {1, 4, 5, 6}, NULL},    {"w1", 4, {1, 3, 3, 6}, aw1},  {"b1", 1, {6}, ab1},
+    {"d1", 4, {1, 4, 5, 6}, NULL},    {"s1", 4, {1, 4, 5, 6}, NULL}, {"k6", 1, {6}, ak6},
+    {"s2", 4, {1, 4, 5, 6}, NULL},    {"k4", 3, {4, 1, 1}, ak4},     {"s3", 4, {1, 4, 5, 6}, NULL},
+    {"p", 4, {1, 4, 1, 6}, NULL},     {"k5", 4, {1, 1, 5, 1}, ak5},  {"s4", 4, {1, 4, 5, 6}, NULL},
+};
+#define ADD_OP(a, b, out, act)                                                                     \
+    {                                                                                              \
+        0, 11, 2, {a, b}, out, {act}, 1, 0                                                         \
+    }
+static const struct tiny_op add_ops[] = {
+    {3, 1, 3, {0, 1, 2}, 3, {1, 1, 1, 0, 1, 1}, 6, 0},
+    {4, 2, 3, {3, 4, 5}, 6, {0, 1, 1, 1, 0, 1, 1}, 7, 0},
+    ADD_OP(3, 6, 7, 3),
+    ADD_OP(7, 8, 9, 1),
+    ADD_OP(10, 9, 11, 0),
+    {1, 5, 1, {11}, 12, {1, 1, 1, 5, 1, 0}, 6, 0},
+    ADD_OP(12, 13, 14, 2),
+};
+
+VT_TEST(tflite_add_broadcasts_as_tflite)
+{
+    fill(aw0, VT_ARRAY_LEN(aw0), 11);
+    fill(ab0, 6, 12);
+    fill(aw1, VT_ARRAY_LEN(aw1), 13);
+    fill(ab1, 6, 14);
+    fill(ak6, 6, 15);
+    fill(ak4, 4, 16);
+    fill(ak5, 5, 17);
+    size_t len;
+    uint8_t *d = tiny_build(add_ts, (int)VT_ARRAY_LEN(add_ts), add_ops, (int)VT_ARRAY_LEN(add_ops),
+                            0, 14, NULL, &len);
+    const char *seed = getenv("VT_TFLITE_WRITE_SEED");
+    if (seed) {
+        char *p = vt_xasprintf("%s-add", seed), e[256];
+        vt_write_file_atomic(p, d, len, e, sizeof(e));
+        free(p);
+    }
+    struct vt_tflite *m = NULL;
+    char err[512] = "";
+    int rc = vt_tflite_parse(d, len, &m, err, sizeof(err));
+    if (rc)
+        fprintf(stderr, "  parse: %s\n", err);
+    CHECK_INT(rc, 0);
+    if (m) {
+        float in[4 * 5 * 3], c0[120], d1[120], s1[120], s2[120], s3[120], p[24], s4[120];
+        const int o4[4] = {1, 4, 5, 6}, d6[1] = {6}, d4[3] = {4, 1, 1}, dp[4] = {1, 4, 1, 6},
+                  d5[4] = {1, 1, 5, 1};
+        fill(in, VT_ARRAY_LEN(in), 18);
+        ref_conv(in, 4, 5, 3, aw0, ab0, 1, 1, 1, 1, 0, 0, 4, 5, 6, 1, 0, 0, c0);
+        ref_conv(c0, 4, 5, 6, aw1, ab1, 3, 3, 1, 1, 1, 1, 4, 5, 6, 1, 1, 0, d1);
+        ref_add(c0, o4, 4, d1, o4, 4, o4, 3, s1);
+        ref_add(s1, o4, 4, ak6, d6, 1, o4, 1, s2);
+        ref_add(ak4, d4, 3, s2, o4, 4, o4, 0, s3);
+        for (int y = 0; y < 4; y++)
+            for (int c = 0; c < 6; c++) {
+                double s = 0;
+                for (int x = 0; x < 5; x++)
+                    s += s3[(y * 5 + x) * 6 + c];
+                p[y * 6 + c] = (float)(s / 5);
+            }
+        ref_add(p, dp, 4, ak5, d5, 4, o4, 2, s4);
+        const struct {
+            const char *name;
+            const float *want;
+        } cmp[] = {{"s1", s1}, {"s2", s2}, {"s3", s3}, {"p", p}, {"s4", s4}};
+        for (int generic = 0; generic < 2; generic++) {
+            vt_tflite_use_generic_kernels(generic);
+            struct vt_tflite_ctx *cx = vt_tflite_ctx_new(m);
+            vt_tflite_run(cx, in, -1);
+            for (size_t k = 0; k < VT_ARRAY_LEN(cmp); k++) {
+                int t = vt_tflite_tensor_find(m, cmp[k].name);
+                CHECK(t >= 0);
+                if (t < 0)
+                    continue;
+                size_t n = vt_tflite_tensor_count(m, t);
+                const float *got = vt_tflite_tensor_data(cx, t);
+                double worst = 0;
+                int clamped = 0;
+                for (size_t i = 0; i < n; i++) {
+                    double dd = fabs(got[i] - cmp[k].want[i]);
+                    worst = dd > worst ? dd : worst;
+                    clamped += cmp[k].want[i] == 6.0f || cmp[k].want[i] == 0.0f ||
+                               fabs(cmp[k].want[i]) == 1.0f;
+                }
+                if (worst > 1e-4)
+                    fprintf(stderr, "  %s differs by %g\n", cmp[k].name, worst);
+                CHECK(worst <= 1e-4);
+                if (k == 0 || k == 1 || k == 4)
+                    CHECK(clamped > 0); /* the fused activations did something */
+            }
+            /* stopping at an ADD leaves the ops after it unrun */
+            vt_tflite_ctx_free(cx);
+        }
+        vt_tflite_use_generic_kernels(0);
+        /* the embedding by default: the input of the last layer that computes */
+        CHECK_INT(vt_tflite_default_embedding(m), vt_tflite_tensor_find(m, "p"));
+        CHECK(vt_tflite_macs(m) > 0);
+    }
+    vt_tflite_free(m);
+    free(d);
+
+    /* hostile ADDs: each fails with its own line */
+    struct tiny_tensor ts[VT_ARRAY_LEN(add_ts) + 2];
+    struct tiny_op ops[VT_ARRAY_LEN(add_ops)];
+    const struct {
+        int op;             /* the op changed */
+        struct tiny_op set; /* into this */
+        int tensor, rank, dims[4];
+        const char *what;
+    } bad[] = {
+        /* [1,4,5,6] + [5]: the last axes differ */
+        {3, ADD_OP(7, 8, 9, 1), 8, 1, {5}, "shapes do not broadcast"},
+        /* a broadcast into an output of another shape */
+        {3, ADD_OP(7, 8, 9, 1), 9, 4, {1, 4, 5, 1}, "shapes do not broadcast"},
+        /* the output's rank is not the larger input's */
+        {4, ADD_OP(10, 9, 11, 0), 11, 3, {4, 5, 6}, "of ranks 3 and 4 writes a tensor of rank 3"},
+        /* a fused TANH (4) is not supported */
+        {2, ADD_OP(3, 6, 7, 4), -1, 0, {0}, "fused activation 4 unsupported"},
+        /* three inputs */
+        {2, {0, 11, 3, {3, 6, 6}, 7, {0}, 1, 0}, -1, 0, {0}, "ADD with 3 inputs"},
+        /* one input */
+        {2, {0, 11, 1, {3}, 7, {0}, 1, 0}, -1, 0, {0}, "ADD with 1 inputs"},
+        /* the second operand is made later */
+        {2, ADD_OP(3, 9, 7, 0), -1, 0, {0}, "reads tensor 's2' before anything writes it"},
+        /* the output is one of its inputs */
+        {2, ADD_OP(3, 6, 6, 0), -1, 0, {0}, "not a fresh activation"},
+        /* the options of a convolution */
+        {2, {0, 1, 2, {3, 6}, 7, {0}, 1, 0}, -1, 0, {0}, "ADD with options of type 1"},
+        /* a second input past the tensors */
+        {2, ADD_OP(3, 99, 7, 0), -1, 0, {0}, "input 1 is tensor 99"},
+    };
+    for (size_t k = 0; k < VT_ARRAY_LEN(bad); k++) {
+        memcpy(ts, add_ts, sizeof(add_ts));
+        memcpy(ops, add_ops, sizeof(add_ops));
+        ops[bad[k].op] = bad[k].set;
+        static float big[4 * 5 * 6];
+        if (bad[k].tensor >= 0) {
+            struct tiny_tensor *t = &ts[bad[k].tensor];
+            t->rank = bad[k].rank;
+            memcpy(t->dims, bad[k].dims, sizeof(t->dims));
+            if (t->data)
+                t->data = big;
+        }
+        d = tiny_build(ts, (int)VT_ARRAY_LEN(add_ts), ops, (int)VT_ARRAY_LEN(ops), 0, 14, NULL,
+                       &len);
+        EXPECT_BAD(d, len, bad[k].what);
+        free(d);
+    }
 }
