@@ -95,7 +95,7 @@ static void print_configured(const char *lib_dir, const struct vt_config *cfg, e
             : (text || image) && url && *url     ? "openai"
             : (text || image) && model && *model ? (text ? "model2vec" : "tflite")
                                                  : dflt;
-    printf("  %-10s ", what);
+    printf("  %-11s ", what);
     cli_put_safe(stdout, shown);
     if (!backend || !*backend)
         fputs(shown == dflt ? " (default)" : " (from the model)", stdout);

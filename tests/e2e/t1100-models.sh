@@ -46,7 +46,7 @@ cmp -s "$LIB/config" "$T/config.before" || fail "a refused set changed the confi
 expect_exit 0 vt config get text_embed.model
 [[ $(cat "$T/out") == "$SRC" ]] || fail "relative folder stored as $(cat "$T/out")"
 expect_exit 0 vt models
-grep -q "text_embed model2vec  model $SRC  ready: $SRC" "$T/out" || fail "models: $(cat "$T/out")"
+grep -q "text_embed  model2vec  model $SRC  ready: $SRC" "$T/out" || fail "models: $(cat "$T/out")"
 grep -q "none ('vidtheque models pull" "$T/out" || fail "models lists pulled ones: $(cat "$T/out")"
 expect_exit 1 "$VIDTHEQUE" -L "$T/nolib" config; one_line_err
 
