@@ -5,7 +5,8 @@
  * the routes, the JSON API, media and frame files (with single HTTP ranges), the
  * write endpoint and its worker thread, and the hardening that applies to every
  * response: security headers, the Host check on loopback, bounded requests, and
- * file paths that never come from the client. The HTML is in web_html.c and web_library.c, web_video.c, web_similar.c, web_search.c.
+ * file paths that never come from the client. The HTML is in web_html.c and web_library.c,
+ * web_video.c, web_similar.c, web_search.c.
  */
 #include "web.h"
 
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -50,6 +52,25 @@ enum {
     HEAD_TIMEOUT_S = 10,
     REQUEST_DEADLINE_S = 30,
     REAPER_TICK_MS = 250,
+    /* the jobs the queue page shows once finished */
+    JOB_HISTORY = 32,
+    MAX_JOBS = MAX_QUEUE + 1 + JOB_HISTORY, /* waiting, running, finished */
+    /* sign-in sessions kept in memory; when full, the one closest to expiry goes */
+    MAX_SESSIONS = 64,
+    SESSION_TTL_S = 12 * 3600,
+};
+
+/* What the indexing thread is asked to do. */
+enum job_kind { JOB_INDEX, JOB_ADD, JOB_REDO, JOB_RETRY, JOB_REMOVE };
+
+struct job {
+    enum job_kind kind;
+    char id[VT_ID_MAX]; /* the video; an add: the first it registered */
+    char stage[32];     /* JOB_REDO */
+    char *arg;          /* JOB_ADD: the path or URL; owned */
+    int state;          /* WEB_JOB_* */
+    size_t n_added;     /* JOB_ADD: videos registered */
+    char error[512];    /* why it failed */
 };
 
 /*
@@ -85,13 +106,21 @@ struct server {
     struct vt_library *handles[MAX_HANDLES];
     size_t n_handles;
 
-    /* POST /api/videos registers the file; this worker indexes it */
+    /* every write is a job for this worker, one at a time (under lock): job number n is in
+     * jobs[n % MAX_JOBS]; next_run..next_no-1 wait, the one before runs or ran */
     pthread_t worker;
     int worker_started;
     pthread_cond_t wake;
-    char queue[MAX_QUEUE][VT_ID_MAX];
-    size_t q_head, q_len;
+    struct job jobs[MAX_JOBS];
+    unsigned long next_no, next_run;
     int stopping;
+
+    /* sign-in sessions (under sessions_lock); id[0] == '\0' is a free slot */
+    pthread_mutex_t sessions_lock;
+    struct session {
+        char id[65], csrf[65];
+        double expires_s; /* monotonic */
+    } sessions[MAX_SESSIONS];
 
     /* every open connection, for the reaper (under conns_lock) */
     pthread_mutex_t conns_lock;
@@ -105,6 +134,8 @@ struct server {
 
 static struct server srv;
 static __thread struct vt_library *tl_lib;
+/* What the pages of the request this thread answers know (route() fills it). */
+static __thread struct web_ctx tl_ctx;
 
 /* One request: its body, gathered over several calls of the handler. */
 struct req {
@@ -205,7 +236,7 @@ static enum MHD_Result send_error(struct MHD_Connection *c, int api, unsigned st
             e = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", "bad request");
         return send_json(c, status, e);
     }
-    web_page_error(&srv.ctx, (int)status, msg, &b);
+    web_page_error(&tl_ctx, (int)status, msg, &b);
     return send_buf(c, status, "text/html; charset=utf-8", &b);
 }
 
@@ -228,7 +259,7 @@ static enum MHD_Result send_405(struct MHD_Connection *c, int api)
         vt_sb_adds(&b, "\n");
         free(s);
     } else {
-        web_page_error(&srv.ctx, 405, msg, &b);
+        web_page_error(&tl_ctx, 405, msg, &b);
     }
     r = MHD_create_response_from_buffer(b.len, b.buf, MHD_RESPMEM_MUST_FREE);
     if (!r) {
@@ -717,39 +748,64 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
     return send_buf(c, 200, "application/json; charset=utf-8", &b);
 }
 
+/* a and b equal, in time that depends on their lengths only (the lengths are not secret) */
+static int secret_eq(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    unsigned char diff = 0;
+
+    if (n != m)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        diff |= (unsigned char)(a[i] ^ b[i]);
+    return diff == 0;
+}
+
 /* Constant-time comparison: the token's length is not secret, its bytes are. */
 static int token_ok(struct MHD_Connection *c)
 {
     const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
     const char *tok = srv.opts->token;
-    size_t n, m;
-    unsigned char diff = 0;
 
     if (!auth || !tok || strncmp(auth, "Bearer ", 7))
         return 0;
-    auth += 7;
-    n = strlen(auth);
-    m = strlen(tok);
-    if (n != m)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        diff |= (unsigned char)(auth[i] ^ tok[i]);
-    return diff == 0;
+    return secret_eq(auth + 7, tok);
 }
 
-static int enqueue(const char *id)
+/* ---- the indexing thread and its jobs ---- */
+
+/*
+ * Queue a job (arg copied): its number, or 0 when MAX_QUEUE jobs already wait. The slot
+ * it takes held a job finished long ago (at most MAX_QUEUE wait and one runs).
+ */
+static unsigned long enqueue(enum job_kind kind, const char *id, const char *stage, const char *arg)
 {
-    int ok = 0;
+    unsigned long no = 0;
 
     pthread_mutex_lock(&srv.lock);
-    if (srv.q_len < MAX_QUEUE) {
-        snprintf(srv.queue[(srv.q_head + srv.q_len) % MAX_QUEUE], VT_ID_MAX, "%s", id);
-        srv.q_len++;
-        ok = 1;
+    if (srv.next_no - srv.next_run < MAX_QUEUE) {
+        struct job *j = &srv.jobs[srv.next_no % MAX_JOBS];
+
+        free(j->arg);
+        memset(j, 0, sizeof(*j));
+        j->kind = kind;
+        snprintf(j->id, sizeof(j->id), "%s", id ? id : "");
+        snprintf(j->stage, sizeof(j->stage), "%s", stage ? stage : "");
+        j->arg = arg ? strdup(arg) : NULL;
+        if (arg && !j->arg)
+            abort();
+        j->state = WEB_JOB_WAITING;
+        no = ++srv.next_no; /* numbers start at 1 */
         pthread_cond_signal(&srv.wake);
     }
     pthread_mutex_unlock(&srv.lock);
-    return ok;
+    return no;
+}
+
+/* Job number no's slot (under lock). */
+static struct job *job_at(unsigned long no)
+{
+    return &srv.jobs[(no - 1) % MAX_JOBS];
 }
 
 static enum MHD_Result api_add(struct MHD_Connection *c, struct vt_library *lib, struct req *rq)
@@ -791,7 +847,7 @@ static enum MHD_Result api_add(struct MHD_Connection *c, struct vt_library *lib,
         return ret;
     }
     json_decref(body);
-    if (!enqueue(id))
+    if (!enqueue(JOB_INDEX, id, NULL, NULL))
         return send_error(c, 1, 503, "busy", "too many videos waiting to be indexed");
     out = json_pack("{s:s, s:b, s:s}", "id", id, "new", is_new, "status", "queued");
     snprintf(loc, sizeof(loc), "/api/videos/%s", id);
@@ -815,29 +871,662 @@ static enum MHD_Result api_add(struct MHD_Connection *c, struct vt_library *lib,
 }
 
 /* Indexes what POST /api/videos registered, one video at a time, with its own handle. */
+
+/* The videos an add registered, for the worker to index them. */
+struct added {
+    unsigned long no;
+    char (*ids)[VT_ID_MAX];
+    size_t n, cap;
+};
+
+static int on_added(void *user, const char *id, int is_new)
+{
+    struct added *a = user;
+
+    (void)is_new;
+    if (a->n == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 16;
+        a->ids = realloc(a->ids, a->cap * sizeof(*a->ids));
+        if (!a->ids)
+            abort();
+    }
+    snprintf(a->ids[a->n++], VT_ID_MAX, "%s", id);
+    pthread_mutex_lock(&srv.lock);
+    if (!job_at(a->no)->id[0])
+        snprintf(job_at(a->no)->id, VT_ID_MAX, "%s", id);
+    job_at(a->no)->n_added = a->n;
+    pthread_mutex_unlock(&srv.lock);
+    return 0;
+}
+
+/*
+ * A URL (yt-dlp asks the network for its metadata: here, never in a request thread) or a
+ * server file, then index what it registered. 0, or an error code with the message in lib.
+ */
+static int job_add(struct vt_library *lib, unsigned long no, const char *what)
+{
+    struct added a = {.no = no};
+    int rc = 0;
+
+    if (vt_is_url(what)) {
+        rc = vt_add_url(lib, what, NULL, on_added, &a);
+    } else {
+        char id[VT_ID_MAX];
+        int is_new;
+
+        rc = vt_add_file(lib, what, NULL, id, &is_new);
+        if (!rc)
+            on_added(&a, id, is_new);
+    }
+    /* a URL that could not be read now is registered all the same, its fetch to be retried */
+    for (size_t i = 0; i < a.n; i++) {
+        int prc = vt_process(lib, a.ids[i]);
+
+        if (prc && !rc)
+            rc = prc;
+    }
+    free(a.ids);
+    return rc;
+}
+
+/* A failed stage (for good, or queued again to be retried later) and its attempts. */
+struct failed_stage {
+    char name[32];
+    long long attempts;
+};
+
+/* The video's failed stages into out (at most max): how many, or -1 (lib has why). */
+static int failed_stages(struct vt_library *lib, const char *id, struct failed_stage *out,
+                         size_t max)
+{
+    static const struct vt_doc_pages none = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+    json_t *doc, *s;
+    size_t i, n = 0;
+    int rc;
+
+    doc = web_video_doc(lib, id, &none, &rc);
+    if (!doc)
+        return -1;
+    json_array_foreach(json_object_get(doc, "stages"), i, s)
+    {
+        const char *st = json_string_value(json_object_get(s, "state"));
+        const char *name = json_string_value(json_object_get(s, "name"));
+
+        if (!st || !name || n == max ||
+            !(!strcmp(st, "failed") || (!strcmp(st, "queued") && json_object_get(s, "error") &&
+                                        !json_is_null(json_object_get(s, "error")))))
+            continue;
+        snprintf(out[n].name, sizeof(out[n].name), "%s", name);
+        out[n++].attempts = (long long)json_integer_value(json_object_get(s, "attempts"));
+    }
+    json_decref(doc);
+    return (int)n;
+}
+
+/*
+ * Retry: redo each stage that had failed (what `vidtheque redo` does), in pipeline order,
+ * skipping one that an earlier redo already ran again (its attempts grew: it depended on
+ * that stage). Nothing failed: the video's unfinished work is run (`resume` for one video).
+ */
+static int job_retry(struct vt_library *lib, const char *id)
+{
+    struct failed_stage before[32], now[32];
+    int n = failed_stages(lib, id, before, 32), rc = 0;
+
+    if (n < 0)
+        return VT_EIO;
+    if (!n)
+        return vt_process(lib, id);
+    for (int i = 0; i < n && !rc; i++) {
+        int m = failed_stages(lib, id, now, 32), still = 0;
+
+        for (int k = 0; k < m; k++)
+            still |= !strcmp(now[k].name, before[i].name) && now[k].attempts == before[i].attempts;
+        if (still)
+            rc = vt_redo(lib, id, before[i].name);
+    }
+    return rc;
+}
+
+/*
+ * After a job that indexed: VT_ESTATE with why when its video is left failed or partial
+ * (a stage failed: the log said which, the video page says why), else 0.
+ */
+static int job_settled(struct vt_library *lib, unsigned long no)
+{
+    char id[VT_ID_MAX], state[16], data[16];
+
+    pthread_mutex_lock(&srv.lock);
+    memcpy(id, job_at(no)->id, VT_ID_MAX);
+    pthread_mutex_unlock(&srv.lock);
+    if (!id[0] || vt_video_state(lib, id, state, data) || !strcmp(data, "ok"))
+        return 0;
+    pthread_mutex_lock(&srv.lock);
+    snprintf(job_at(no)->error, sizeof(job_at(no)->error),
+             "%s is %s with %s data: a stage failed (its page says why)", id, state, data);
+    pthread_mutex_unlock(&srv.lock);
+    return VT_ESTATE;
+}
+
+static int job_run(struct vt_library *lib, unsigned long no, const struct job *j)
+{
+    switch (j->kind) {
+    case JOB_INDEX:
+        return vt_process(lib, j->id);
+    case JOB_ADD:
+        return job_add(lib, no, j->arg);
+    case JOB_REDO:
+        return vt_redo(lib, j->id, j->stage);
+    case JOB_RETRY:
+        return job_retry(lib, j->id);
+    case JOB_REMOVE:
+        return vt_remove(lib, j->id);
+    }
+    return VT_EINVAL;
+}
+
+/* Runs the jobs one at a time, with its own handle: every write of the server is here. */
 static void *worker_main(void *arg)
 {
     struct vt_library *lib = arg;
 
     for (;;) {
-        char id[VT_ID_MAX];
+        struct job j;
+        char why[sizeof(j.error)];
+        unsigned long no;
+        int rc;
 
         pthread_mutex_lock(&srv.lock);
-        while (!srv.q_len && !srv.stopping)
+        while (srv.next_run == srv.next_no && !srv.stopping)
             pthread_cond_wait(&srv.wake, &srv.lock);
         if (srv.stopping) {
             pthread_mutex_unlock(&srv.lock);
             break;
         }
-        memcpy(id, srv.queue[srv.q_head], VT_ID_MAX);
-        srv.q_head = (srv.q_head + 1) % MAX_QUEUE;
-        srv.q_len--;
+        no = ++srv.next_run;
+        job_at(no)->state = WEB_JOB_RUNNING;
+        j = *job_at(no);
+        j.arg = j.arg ? strdup(j.arg) : NULL; /* the slot's stays for the queue page */
         pthread_mutex_unlock(&srv.lock);
-        if (vt_process(lib, id))
-            cli_error("%s", vt_errmsg(lib));
+
+        rc = job_run(lib, no, &j);
+        free(j.arg);
+        if (!rc && j.kind != JOB_REMOVE)
+            rc = job_settled(lib, no);
+        pthread_mutex_lock(&srv.lock);
+        job_at(no)->state = rc ? WEB_JOB_FAILED : WEB_JOB_DONE;
+        if (rc && !job_at(no)->error[0])
+            snprintf(job_at(no)->error, sizeof(job_at(no)->error), "%s", vt_errmsg(lib));
+        memcpy(why, job_at(no)->error, sizeof(why));
+        pthread_mutex_unlock(&srv.lock);
+        if (rc)
+            cli_error("%s", why);
     }
     vt_library_close(lib);
     return NULL;
+}
+
+/* ---- sign-in sessions and forms ---- */
+
+static double now_s(void);
+
+/* n random bytes as 2n hex digits into out (2n + 1 bytes): 0, or -1 when getrandom fails. */
+static int random_hex(char *out, size_t n)
+{
+    unsigned char raw[32];
+    size_t got = 0;
+
+    if (n > sizeof(raw))
+        abort();
+    while (got < n) {
+        ssize_t r = getrandom(raw + got, n - got, 0);
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+    }
+    for (size_t i = 0; i < n; i++)
+        snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    return 0;
+}
+
+/* A new session into id and csrf (65 bytes each): 0, or -1 without randomness. */
+static int session_new(char *id, char *csrf)
+{
+    struct session *slot = NULL;
+    double now = now_s();
+
+    if (random_hex(id, 32) || random_hex(csrf, 32))
+        return -1;
+    pthread_mutex_lock(&srv.sessions_lock);
+    for (size_t i = 0; i < MAX_SESSIONS; i++) {
+        struct session *s = &srv.sessions[i];
+
+        if (!s->id[0] || s->expires_s <= now) {
+            slot = s;
+            break;
+        }
+        if (!slot || s->expires_s < slot->expires_s)
+            slot = s; /* full: the one closest to expiry makes room */
+    }
+    memcpy(slot->id, id, 65);
+    memcpy(slot->csrf, csrf, 65);
+    slot->expires_s = now + SESSION_TTL_S;
+    pthread_mutex_unlock(&srv.sessions_lock);
+    return 0;
+}
+
+/*
+ * The request's live session: 1 with its CSRF token in csrf (65 bytes), else 0. Every
+ * slot is compared, in constant time, so the time taken says nothing of the cookie.
+ */
+static int session_of(struct MHD_Connection *c, char *csrf, int drop)
+{
+    const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "vt_session");
+    double now = now_s();
+    int found = 0;
+
+    if (!cookie || strlen(cookie) != 64 || strspn(cookie, "0123456789abcdef") != 64)
+        return 0;
+    pthread_mutex_lock(&srv.sessions_lock);
+    for (size_t i = 0; i < MAX_SESSIONS; i++) {
+        struct session *s = &srv.sessions[i];
+
+        if (secret_eq(s->id, cookie) && s->expires_s > now && !found) {
+            found = 1;
+            memcpy(csrf, s->csrf, 65);
+            if (drop)
+                memset(s, 0, sizeof(*s));
+        }
+    }
+    pthread_mutex_unlock(&srv.sessions_lock);
+    return found;
+}
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/*
+ * Field name of an application/x-www-form-urlencoded body, decoded into out (n bytes):
+ * 1, 0 when absent, -1 when malformed (a bad %XX, %00 or another control character, or
+ * longer than n - 1). The first occurrence counts.
+ */
+static int form_get(const struct vt_sb *body, const char *name, char *out, size_t n)
+{
+    const char *p = body->buf ? body->buf : "", *end = p + body->len;
+    size_t klen = strlen(name);
+
+    while (p < end) {
+        const char *amp = memchr(p, '&', (size_t)(end - p));
+        const char *stop = amp ? amp : end;
+        size_t w = 0;
+
+        if ((size_t)(stop - p) > klen && !memcmp(p, name, klen) && p[klen] == '=') {
+            for (const char *r = p + klen + 1; r < stop; r++) {
+                int ch = (unsigned char)*r;
+
+                if (ch == '+') {
+                    ch = ' ';
+                } else if (ch == '%') {
+                    if (stop - r < 3 || hexval(r[1]) < 0 || hexval(r[2]) < 0)
+                        return -1;
+                    ch = hexval(r[1]) * 16 + hexval(r[2]);
+                    r += 2;
+                }
+                if (ch < 0x20 || ch == 0x7f || w + 1 >= n)
+                    return -1;
+                out[w++] = (char)ch;
+            }
+            out[w] = '\0';
+            return 1;
+        }
+        p = stop + 1;
+    }
+    return 0;
+}
+
+/*
+ * The request comes from a page of this server: Sec-Fetch-Site, when the browser sends
+ * it, is same-origin, and Origin, when sent, is this Host's. Clients that send neither
+ * (curl, old browsers) pass: the CSRF token still stands in their way.
+ */
+static int same_origin(struct MHD_Connection *c)
+{
+    const char *site = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
+    const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+
+    if (site && strcmp(site, "same-origin"))
+        return 0;
+    if (!origin)
+        return 1;
+    if (!host)
+        return 0;
+    if (!strncmp(origin, "http://", 7))
+        origin += 7;
+    else if (!strncmp(origin, "https://", 8))
+        origin += 8;
+    else
+        return 0; /* "null" (a sandboxed frame, a redirect across sites) or another scheme */
+    return !strcasecmp(origin, host);
+}
+
+static int form_body(struct MHD_Connection *c)
+{
+    const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+
+    return type && !strncasecmp(type, "application/x-www-form-urlencoded", 33) &&
+           (!type[33] || type[33] == ';');
+}
+
+/*
+ * Whether a form POST may write: the bearer token (an API client), or a live session
+ * whose CSRF token is the form's csrf field, from a page of this server.
+ */
+static int form_auth(struct MHD_Connection *c, struct req *rq)
+{
+    char field[80];
+
+    if (token_ok(c))
+        return 1;
+    return same_origin(c) && tl_ctx.signed_in &&
+           form_get(&rq->body, "csrf", field, sizeof(field)) == 1 && secret_eq(field, tl_ctx.csrf);
+}
+
+/* 303 to loc (a path we built), with a Set-Cookie when cookie is not NULL. */
+static enum MHD_Result send_redirect(struct MHD_Connection *c, const char *loc, const char *cookie)
+{
+    struct vt_sb b = {0};
+    struct MHD_Response *r;
+
+    vt_sb_adds(&b, "<!doctype html><title>See other</title><a href=\"");
+    web_html(&b, loc);
+    vt_sb_adds(&b, "\">Continue</a>\n");
+    r = MHD_create_response_from_buffer(b.len, b.buf, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        vt_sb_release(&b);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "text/html; charset=utf-8");
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "Location", loc);
+    if (cookie)
+        MHD_add_response_header(r, "Set-Cookie", cookie);
+    return queue(c, 303, r);
+}
+
+static enum MHD_Result send_page(struct MHD_Connection *c, int status, struct vt_sb *b)
+{
+    return send_buf(c, (unsigned)status, "text/html; charset=utf-8", b);
+}
+
+/*
+ * The session cookie: HttpOnly (no script reads it), SameSite=Strict (no other site's page
+ * sends it), Path=/. Secure only behind a TLS proxy that says so (X-Forwarded-Proto: https):
+ * this server speaks plain HTTP, and a browser drops a Secure cookie set over http (but
+ * on localhost), so with Secure always on nobody could sign in to http://HOST:PORT.
+ */
+static void session_cookie(struct MHD_Connection *c, const char *id, char *out, size_t n)
+{
+    const char *proto = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Forwarded-Proto");
+
+    snprintf(out, n, "vt_session=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=%d%s", id ? id : "",
+             id ? SESSION_TTL_S : 0, proto && !strcasecmp(proto, "https") ? "; Secure" : "");
+}
+
+/* POST /login: the token from the form, never from the URL. */
+static enum MHD_Result post_login(struct MHD_Connection *c, struct req *rq)
+{
+    struct vt_sb b = {0};
+    char token[512], id[65], csrf[65], cookie[200];
+
+    if (!same_origin(c))
+        return send_page(
+            c, web_page_login(&tl_ctx, 403, "this form was sent from another site", &b), &b);
+    if (!form_body(c) || form_get(&rq->body, "token", token, sizeof(token)) != 1 ||
+        !secret_eq(token, srv.opts->token)) {
+        memset(token, 0, sizeof(token));
+        return send_page(c, web_page_login(&tl_ctx, 403, "that is not the write token", &b), &b);
+    }
+    memset(token, 0, sizeof(token));
+    if (session_new(id, csrf))
+        return send_error(c, 0, 500, "internal", "no randomness for a session");
+    session_cookie(c, id, cookie, sizeof(cookie));
+    return send_redirect(c, "/", cookie);
+}
+
+/* A refused form: nothing was changed. */
+static enum MHD_Result send_403(struct MHD_Connection *c)
+{
+    return send_error(c, 0, 403, "forbidden",
+                      tl_ctx.signed_in ? "this form is stale or from another site: reload the "
+                                         "page and send it again"
+                                       : "sign in first (the link at the top of the page)");
+}
+
+/* The video named in a write route exists: 1, else a 404 (or 500) queued into *ret. */
+static int video_exists(struct MHD_Connection *c, struct vt_library *lib, const char *id,
+                        enum MHD_Result *ret)
+{
+    char state[16], data[16];
+    int rc = vt_id_valid(id) ? vt_video_state(lib, id, state, data) : VT_ENOTFOUND;
+
+    if (!rc)
+        return 1;
+    if (rc == VT_ENOTFOUND || rc == VT_EINVAL) {
+        *ret = send_error(c, 0, 404, "not_found", "no such video");
+    } else {
+        cli_error("%s", vt_errmsg(lib));
+        *ret = send_error(c, 0, 500, "internal", "the library cannot be read");
+    }
+    return 0;
+}
+
+/* 303 to the queue page at job no, or 503 when the queue is full. */
+static enum MHD_Result queued(struct MHD_Connection *c, unsigned long no, const char *back)
+{
+    char loc[VT_ID_MAX + 64];
+
+    if (!no)
+        return send_error(c, 0, 503, "busy", "too many jobs wait for the indexer: try later");
+    if (back)
+        snprintf(loc, sizeof(loc), "%s", back);
+    else
+        snprintf(loc, sizeof(loc), "/queue?job=%lu#job-%lu", no, no);
+    return send_redirect(c, loc, NULL);
+}
+
+/*
+ * POST /manage/add: source is an http(s) URL or the absolute path of a regular file on
+ * the server. Only checked here; the indexing thread registers it (a URL's yt-dlp call
+ * included) and indexes it.
+ */
+static enum MHD_Result post_add(struct MHD_Connection *c, struct req *rq)
+{
+    char src[4200], msg[600];
+    struct stat st;
+    int got = form_get(&rq->body, "source", src, sizeof(src));
+
+    if (got != 1 || !src[0])
+        return send_error(c, 0, 400, "bad_request", "say what to add: a URL or a file's path");
+    if (vt_is_url(src)) {
+        if (strncasecmp(src, "http://", 7) && strncasecmp(src, "https://", 8))
+            return send_error(c, 0, 400, "bad_request", "only http and https URLs are fetched");
+        return queued(c, enqueue(JOB_ADD, NULL, NULL, src), NULL);
+    }
+    if (src[0] != '/') {
+        snprintf(msg, sizeof(msg), "'%.500s': a file is named by its absolute path on the server",
+                 src);
+        return send_error(c, 0, 400, "bad_request", msg);
+    }
+    if (stat(src, &st)) {
+        snprintf(msg, sizeof(msg), "'%.500s': no such file on the server", src);
+        return send_error(c, 0, 404, "not_found", msg);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(msg, sizeof(msg),
+                 "'%.500s': not a regular file (a directory, device or pipe is refused)", src);
+        return send_error(c, 0, 422, "cannot_add", msg);
+    }
+    return queued(c, enqueue(JOB_ADD, NULL, NULL, src), NULL);
+}
+
+/* POST /v/ID/redo, /v/ID/retry, /v/ID/remove. */
+static enum MHD_Result post_video(struct MHD_Connection *c, struct vt_library *lib, struct req *rq,
+                                  const char *id, const char *action)
+{
+    enum MHD_Result ret = MHD_NO;
+    char back[VT_ID_MAX + 8], stage[40], yes[8];
+
+    if (!video_exists(c, lib, id, &ret))
+        return ret;
+    snprintf(back, sizeof(back), "/v/%s", id);
+    if (!strcmp(action, "redo")) {
+        const char *const *names = vt_stage_names();
+        int ok = 0;
+
+        if (form_get(&rq->body, "stage", stage, sizeof(stage)) == 1)
+            for (size_t i = 0; names[i]; i++)
+                ok |= !strcmp(names[i], stage);
+        if (!ok)
+            return send_error(c, 0, 400, "bad_request", "stage is one of the pipeline's stages");
+        return queued(c, enqueue(JOB_REDO, id, stage, NULL), back);
+    }
+    if (!strcmp(action, "retry"))
+        return queued(c, enqueue(JOB_RETRY, id, NULL, NULL), back);
+    /* remove: without confirm=yes (a form sent without JS), the confirmation page */
+    if (form_get(&rq->body, "confirm", yes, sizeof(yes)) != 1 || strcmp(yes, "yes")) {
+        struct vt_sb b = {0};
+
+        return send_page(c, web_page_remove(lib, &tl_ctx, id, &b), &b);
+    }
+    return queued(c, enqueue(JOB_REMOVE, id, NULL, NULL), NULL);
+}
+
+/* "/v/ID/ACTION" with ACTION one of the write routes: the action, with the id into id. */
+static const char *video_action(const char *url, char *id, size_t idlen)
+{
+    static const char *const actions[] = {"redo", "retry", "remove"};
+    const char *p, *slash;
+
+    if (strncmp(url, "/v/", 3))
+        return NULL;
+    p = url + 3;
+    slash = strchr(p, '/');
+    if (!slash || slash == p || (size_t)(slash - p) >= idlen)
+        return NULL;
+    for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++) {
+        if (strcmp(slash + 1, actions[i]))
+            continue;
+        memcpy(id, p, (size_t)(slash - p));
+        id[slash - p] = '\0';
+        return actions[i];
+    }
+    return NULL;
+}
+
+/* GET /queue: the indexing thread's jobs, newest first (signed in only: it shows paths). */
+static enum MHD_Result get_queue(struct MHD_Connection *c)
+{
+    const char *job = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "job");
+    struct web_job *v = calloc(MAX_JOBS, sizeof(*v));
+    static const char *const what[] = {"index", "add", "redo", "retry", "remove"};
+    struct vt_sb b = {0};
+    size_t n = 0;
+    int status;
+
+    if (!v)
+        abort();
+    pthread_mutex_lock(&srv.lock);
+    for (unsigned long no = srv.next_no; no >= 1 && n < MAX_JOBS; no--, n++) {
+        const struct job *j = job_at(no);
+
+        v[n].no = no;
+        v[n].what = what[j->kind];
+        snprintf(v[n].arg, sizeof(v[n].arg), "%s", j->arg ? j->arg : j->stage);
+        memcpy(v[n].id, j->id, VT_ID_MAX);
+        v[n].state = j->state;
+        v[n].n_added = j->n_added;
+        memcpy(v[n].error, j->error, sizeof(v[n].error));
+    }
+    pthread_mutex_unlock(&srv.lock);
+    status = web_page_queue(&tl_ctx, v, n, job ? strtoul(job, NULL, 10) : 0, &b);
+    free(v);
+    return send_page(c, status, &b);
+}
+
+/*
+ * The routes that manage the library on a writable server: 1 with *ret set when url is one
+ * of them, else 0. Every POST is a form checked by form_auth (403 changes nothing).
+ */
+static int route_manage(struct MHD_Connection *c, const char *url, const char *method,
+                        struct req *rq, enum MHD_Result *ret)
+{
+    int post = !strcmp(method, "POST");
+    struct vt_library *lib;
+    struct vt_sb b = {0};
+    const char *action;
+    char id[VT_ID_MAX], cookie[200];
+
+    if (!strcmp(url, "/login")) {
+        if (post)
+            *ret = post_login(c, rq);
+        else
+            *ret = send_page(c, web_page_login(&tl_ctx, 200, NULL, &b), &b);
+        return 1;
+    }
+    action = video_action(url, id, sizeof(id));
+    if (!action && strcmp(url, "/logout") && strcmp(url, "/manage/add") && strcmp(url, "/queue"))
+        return 0;
+    if (!post && (!strcmp(url, "/queue") || (action && !strcmp(action, "remove")))) {
+        /* pages that show paths or lead to a write: signed in only */
+        if (!tl_ctx.signed_in && !token_ok(c))
+            *ret = send_redirect(c, "/login", NULL);
+        else if (action)
+            *ret = (lib = thread_lib())
+                       ? send_page(c, web_page_remove(lib, &tl_ctx, id, &b), &b)
+                       : send_error(c, 0, 500, "internal", "the library cannot be opened");
+        else
+            *ret = get_queue(c);
+        return 1;
+    }
+    if (!post) {
+        *ret = send_405(c, 0);
+        return 1;
+    }
+    if (!form_body(c)) {
+        *ret = send_error(c, 0, 415, "unsupported",
+                          "a form is sent as "
+                          "application/x-www-form-urlencoded");
+        return 1;
+    }
+    if (!form_auth(c, rq)) {
+        *ret = send_403(c);
+        return 1;
+    }
+    if (!strcmp(url, "/logout")) {
+        char csrf[65];
+
+        session_of(c, csrf, 1);
+        session_cookie(c, NULL, cookie, sizeof(cookie));
+        *ret = send_redirect(c, "/", cookie);
+        return 1;
+    }
+    if (!strcmp(url, "/manage/add")) {
+        *ret = post_add(c, rq);
+        return 1;
+    }
+    lib = thread_lib();
+    *ret = lib ? post_video(c, lib, rq, id, action)
+               : send_error(c, 0, 500, "internal", "the library cannot be opened");
+    return 1;
 }
 
 /* ---- routing ---- */
@@ -969,12 +1658,17 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
     const char *rest;
     char id[VT_ID_MAX];
     struct web_file file;
+    enum MHD_Result ret;
     int status;
 
+    tl_ctx = srv.ctx;
+    tl_ctx.signed_in = !srv.opts->read_only && session_of(c, tl_ctx.csrf, 0);
     if (srv.loopback &&
         !host_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)))
         return send_error(c, api, MHD_HTTP_MISDIRECTED_REQUEST, "misdirected",
                           "this server answers to 127.0.0.1, localhost or [::1] only");
+    if (!srv.opts->read_only && route_manage(c, url, method, rq, &ret))
+        return ret;
     if (!strcmp(url, "/api/videos") && !strcmp(method, "POST") && !srv.opts->read_only) {
         lib = thread_lib();
         if (!lib)
@@ -990,28 +1684,28 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
         return send_error(c, api, 500, "internal", "the library cannot be opened");
     if (!strcmp(url, "/")) {
         status = web_page_library(
-            lib, &srv.ctx, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "sort"),
+            lib, &tl_ctx, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "sort"),
             MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state"),
             MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "reuse"), &b);
         return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
     }
     if (!strncmp(url, "/v/", 3) && (rest = similar_path(url + 3, id, sizeof(id)))) {
         status =
-            web_page_similar(lib, &srv.ctx, id, rest,
+            web_page_similar(lib, &tl_ctx, id, rest,
                              MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit"), &b);
         return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
     }
     if (!strncmp(url, "/api/videos/", 12) && (rest = similar_path(url + 12, id, sizeof(id))))
         return api_similar(c, lib, id, rest);
     if ((rest = after(url, "/v/"))) {
-        status = web_page_video(lib, &srv.ctx, rest,
+        status = web_page_video(lib, &tl_ctx, rest,
                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "t"),
                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "frames"),
                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cues"), &b);
         return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
     }
     if (!strcmp(url, "/search")) {
-        status = web_page_search(lib, &srv.ctx,
+        status = web_page_search(lib, &tl_ctx,
                                  MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q"),
                                  MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode"), &b);
         return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
@@ -1412,6 +2106,7 @@ int web_serve(const struct web_opts *opts)
                 "the request took too long to arrive");
     canned_init(&reply_503, "503 Service Unavailable", "busy", "too many connections, try again");
     pthread_mutex_init(&srv.lock, NULL);
+    pthread_mutex_init(&srv.sessions_lock, NULL);
     pthread_cond_init(&srv.wake, NULL);
     pthread_mutex_init(&srv.conns_lock, NULL);
     pthread_cond_init(&srv.reaper_wake, NULL);

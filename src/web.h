@@ -46,10 +46,36 @@ void web_url(struct vt_sb *b, const char *s);
 json_t *web_video_doc(struct vt_library *lib, const char *id, const struct vt_doc_pages *pages,
                       int *rc);
 
-/* What every page needs to know about the server. */
+/* What every page needs to know about the server and the request it answers. */
 struct web_ctx {
     int read_only;
+    int signed_in; /* the request carries a live session (never in read-only mode) */
+    /* the session's form token, a hidden field of every form that writes (signed_in) */
+    char csrf[65];
 };
+
+/* One job of the indexing thread, as the queue page shows it (a copy). */
+struct web_job {
+    unsigned long no;
+    const char *what;   /* "add", "index", "redo", "retry" or "remove"; static */
+    char arg[4200];     /* the path or URL added, or the stage redone ("" for none) */
+    char id[VT_ID_MAX]; /* the video (for an add: the first it registered, "" before) */
+    int state;          /* WEB_JOB_* */
+    size_t n_added;     /* an add: the videos it registered */
+    char error[512];    /* why it failed ("" when it did not) */
+};
+enum { WEB_JOB_WAITING, WEB_JOB_RUNNING, WEB_JOB_DONE, WEB_JOB_FAILED };
+
+/*
+ * The pages that manage the library (web_manage.c): sign in (status 200, or 403 with msg
+ * after a wrong token), the queue of the indexing thread (jobs newest first; highlight is
+ * the job just queued, 0 for none), and the confirmation before a video is removed.
+ */
+int web_page_login(const struct web_ctx *ctx, int status, const char *msg, struct vt_sb *out);
+int web_page_queue(const struct web_ctx *ctx, const struct web_job *jobs, size_t n,
+                   unsigned long highlight, struct vt_sb *out);
+int web_page_remove(struct vt_library *lib, const struct web_ctx *ctx, const char *id,
+                    struct vt_sb *out);
 
 /*
  * HTML pages. Each appends a whole document to out and returns the HTTP status.

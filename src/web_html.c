@@ -268,6 +268,7 @@ void web_head(struct vt_sb *b, const struct web_ctx *ctx, const char *title, con
                   "<a href=\"/\">Videos</a></nav>");
     if (ctx->read_only)
         vt_sb_adds(b, "<p class=\"ro\">Read-only demo</p>");
+    web_put_session(b, ctx);
     vt_sb_adds(b, "</header>\n<main id=\"main\" tabindex=\"-1\">\n");
 }
 

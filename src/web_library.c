@@ -153,7 +153,9 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const ch
         /* live progress: while anything is being indexed the page refreshes itself */
         web_head(out, ctx, "Videos", NULL, live ? 5 : 0);
     }
-    vt_sb_adds(out, "<h1>Videos</h1>\n<form class=\"filter\" action=\"/\" method=\"get\">"
+    vt_sb_adds(out, "<h1>Videos</h1>\n");
+    web_put_add_form(out, ctx);
+    vt_sb_adds(out, "<form class=\"filter\" action=\"/\" method=\"get\">"
                     "<label>state <select name=\"state\"><option value=\"\">any</option>");
     for (size_t i = 0; states[i]; i++)
         put_option(out, states[i], states[i], state);

@@ -489,6 +489,7 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
     web_html(out, web_jstr(doc, "title") ? web_jstr(doc, "title") : id);
     vt_sb_adds(out, "</h1>\n");
     video_meta(out, ctx, id, doc);
+    web_put_video_actions(out, ctx, doc);
     if (web_jstr(json_object_get(doc, "source"), "path"))
         vt_sb_addf(out,
                    "<video id=\"player\" controls preload=\"metadata\" "
