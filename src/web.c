@@ -1478,14 +1478,17 @@ static int route_manage(struct MHD_Connection *c, const char *url, const char *m
     if (!strcmp(url, "/login")) {
         if (post)
             *ret = post_login(c, rq);
-        else
+        else if (!strcmp(method, "GET") || !strcmp(method, "HEAD"))
             *ret = send_page(c, web_page_login(&tl_ctx, 200, NULL, &b), &b);
+        else
+            *ret = send_405(c, 0);
         return 1;
     }
     action = video_action(url, id, sizeof(id));
     if (!action && strcmp(url, "/logout") && strcmp(url, "/manage/add") && strcmp(url, "/queue"))
         return 0;
-    if (!post && (!strcmp(url, "/queue") || (action && !strcmp(action, "remove")))) {
+    if ((!strcmp(method, "GET") || !strcmp(method, "HEAD")) &&
+        (!strcmp(url, "/queue") || (action && !strcmp(action, "remove")))) {
         /* pages that show paths or lead to a write: signed in only */
         if (!tl_ctx.signed_in && !token_ok(c))
             *ret = send_redirect(c, "/login", NULL);
