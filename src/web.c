@@ -1193,9 +1193,11 @@ static int form_get(const struct vt_sb *body, const char *name, char *out, size_
 }
 
 /*
- * The request comes from a page of this server: Sec-Fetch-Site, when the browser sends
- * it, is same-origin, and Origin, when sent, is this Host's. Clients that send neither
- * (curl, old browsers) pass: the CSRF token still stands in their way.
+ * The request comes from a page of this server. Sec-Fetch-Site, when the browser sends it,
+ * is same-origin; Origin, when sent, is this Host's, except "null": our pages'
+ * Referrer-Policy: no-referrer makes a browser send "null" for their own form posts, so
+ * "null" passes only when Sec-Fetch-Site vouches for the request. Clients that send
+ * neither header (curl, old browsers) pass: the CSRF token still stands in their way.
  */
 static int same_origin(struct MHD_Connection *c)
 {
@@ -1207,6 +1209,8 @@ static int same_origin(struct MHD_Connection *c)
         return 0;
     if (!origin)
         return 1;
+    if (!strcmp(origin, "null"))
+        return site != NULL;
     if (!host)
         return 0;
     if (!strncmp(origin, "http://", 7))
@@ -1214,7 +1218,7 @@ static int same_origin(struct MHD_Connection *c)
     else if (!strncmp(origin, "https://", 8))
         origin += 8;
     else
-        return 0; /* "null" (a sandboxed frame, a redirect across sites) or another scheme */
+        return 0;
     return !strcasecmp(origin, host);
 }
 
@@ -1265,6 +1269,24 @@ static enum MHD_Result send_redirect(struct MHD_Connection *c, const char *loc, 
 static enum MHD_Result send_page(struct MHD_Connection *c, int status, struct vt_sb *b)
 {
     return send_buf(c, (unsigned)status, "text/html; charset=utf-8", b);
+}
+
+/* 405 on a manage route, with the methods it takes. */
+static enum MHD_Result send_405_allow(struct MHD_Connection *c, const char *allow)
+{
+    struct vt_sb b = {0};
+    struct MHD_Response *r;
+
+    web_page_error(&tl_ctx, 405, "method not allowed here", &b);
+    r = MHD_create_response_from_buffer(b.len, b.buf, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        vt_sb_release(&b);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "text/html; charset=utf-8");
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "Allow", allow);
+    return queue(c, 405, r);
 }
 
 /*
@@ -1481,7 +1503,7 @@ static int route_manage(struct MHD_Connection *c, const char *url, const char *m
         else if (!strcmp(method, "GET") || !strcmp(method, "HEAD"))
             *ret = send_page(c, web_page_login(&tl_ctx, 200, NULL, &b), &b);
         else
-            *ret = send_405(c, 0);
+            *ret = send_405_allow(c, "GET, HEAD, POST");
         return 1;
     }
     action = video_action(url, id, sizeof(id));
@@ -1500,8 +1522,10 @@ static int route_manage(struct MHD_Connection *c, const char *url, const char *m
             *ret = get_queue(c);
         return 1;
     }
-    if (!post) {
-        *ret = send_405(c, 0);
+    if (!post || !strcmp(url, "/queue")) {
+        *ret = send_405_allow(c, !strcmp(url, "/queue")                ? "GET, HEAD"
+                                 : action && !strcmp(action, "remove") ? "GET, HEAD, POST"
+                                                                       : "POST");
         return 1;
     }
     if (!form_body(c)) {

@@ -132,6 +132,10 @@ req 403 -b "$J1" -d "csrf=$C2&stage=keyframe" "$B/v/$id1/redo"
 req 403 -b "$J1" -H "Origin: http://evil.example" -d "csrf=$C1&stage=keyframe" "$B/v/$id1/redo"
 req 403 -b "$J1" -H "Origin: null" -d "csrf=$C1&stage=keyframe" "$B/v/$id1/redo"
 req 403 -b "$J1" -H "Sec-Fetch-Site: cross-site" -d "csrf=$C1&stage=keyframe" "$B/v/$id1/redo"
+req 403 -b "$J1" -H "Sec-Fetch-Site: same-site" -H "Origin: null" -d "csrf=$C1&stage=keyframe" \
+  "$B/v/$id1/redo"
+req 403 -b "$J1" -H "Sec-Fetch-Site: same-origin" -H "Origin: http://evil.example" \
+  -d "csrf=$C1&stage=keyframe" "$B/v/$id1/redo"
 req 403 -b "$J1" -H "Authorization: Bearer wrong-token-0123456789" -d "stage=keyframe" \
   "$B/v/$id1/redo"
 req 403 -b "$J1" -d "csrf=$C2&source=$T/two.mp4" "$B/manage/add"
@@ -161,6 +165,10 @@ req 404 -b "$J1" -d "csrf=$C1&stage=ocr" "$B/v/nosuchvideo/redo"
 req 405 -b "$J1" -d "csrf=$C1&stage=ocr" --path-as-is "$B/v/..%2f..%2fetc/redo"
 req 404 -b "$J1" -d "csrf=$C1&stage=ocr" "$B/v/a%00b/redo"
 req 405 -b "$J1" "$B/manage/add"
+[[ $(hdr Allow) == POST ]] || fail "Allow on /manage/add: '$(hdr Allow)'"
+req 405 -b "$J1" -d "csrf=$C1" "$B/queue"
+[[ $(hdr Allow) == "GET, HEAD" ]] || fail "Allow on /queue: '$(hdr Allow)'"
+req 405 -b "$J1" -X DELETE "$B/v/$id1/remove"
 req 405 -b "$J1" -X POST "$B/"
 [[ $(count) == "$before" ]] || fail "a refused add added"
 

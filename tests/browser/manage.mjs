@@ -1,0 +1,168 @@
+// Managing the library in a real browser (tests/e2e/t1330-manage.sh runs it):
+//   node tests/browser/manage.mjs BASE RO_BASE TOKEN_FILE CLIP VIDEO_ID OUTDIR
+// BASE is a writable server, RO_BASE a read-only one of the same library, CLIP a media file
+// on the server to add, VIDEO_ID a video already there. Signed out, no form writes and a
+// POST without the session and its CSRF token is refused; a wrong token is refused; the
+// right one signs in (an HttpOnly, SameSite=Strict cookie no script can read); then add
+// the clip, redo a stage (its attempts grow), remove it (a dialog that can be dismissed,
+// then accepted), sign out; the read-only server has no sign-in and refuses writes.
+// axe-core on the login, queue and confirmation pages; no console errors but the 403/404/405
+// the test provokes; screenshots in OUTDIR.
+import { readFileSync } from 'node:fs';
+import { open, go, fail, note, run, axe, screenshots } from './lib.mjs';
+
+const [base, roBase, tokenFile, clip, id1, outdir] = process.argv.slice(2);
+if (!outdir) {
+  console.error('usage: manage.mjs BASE RO_BASE TOKEN_FILE CLIP VIDEO_ID OUTDIR');
+  process.exit(2);
+}
+const token = readFileSync(tokenFile, 'utf8').split('\n')[0].trim();
+const provoked = /status of 40[345]/;
+
+// A stage's attempts and state, from the public JSON API.
+async function stage(page, id, name) {
+  return page.evaluate(async ([id, name]) => {
+    const r = await fetch(`/api/videos/${id}`);
+    if (r.status !== 200) return { status: r.status };
+    const d = await r.json();
+    const s = d.stages.find((x) => x.name === name);
+    return { status: 200, attempts: s.attempts, state: s.state, index: d.index_state };
+  }, [id, name]);
+}
+
+// Reload the queue page until job no is done or failed (the worker runs it meanwhile).
+async function waitJob(page, no) {
+  for (let i = 0; i < 600; i++) {
+    await go(page, `${base}/queue`);
+    const cls = await page.getAttribute(`#job-${no}`, 'class');
+    if (cls && /job-(done|failed)/.test(cls)) return cls.includes('job-done') ? 'done' : 'failed';
+    await page.waitForTimeout(100);
+  }
+  fail(`job ${no} did not finish`);
+}
+
+// A form POST made by a script of the page (fetch), as a forged request would be.
+async function post(page, path, body) {
+  return page.evaluate(async ([path, body]) => {
+    const r = await fetch(path, { method: 'POST', body, redirect: 'manual',
+                                  headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    return r.status;
+  }, [path, body]);
+}
+
+async function writable() {
+  const b = await open(base);
+  const { page } = b;
+  try {
+    note('signed out: a Sign in link, no form that writes, writes refused');
+    await go(page, `${base}/`);
+    if (!(await page.isVisible('a.signin'))) fail('no Sign in link in the header');
+    if (await page.$('input[name="csrf"]')) fail('a form that writes is shown signed out');
+    let st = await post(page, `/v/${id1}/redo`, 'stage=ocr');
+    if (st !== 403) fail(`a redo without a session gave ${st}, want 403`);
+    b.check(provoked);
+
+    note('the sign-in page; a wrong token is refused');
+    await Promise.all([page.waitForURL(/\/login$/), page.click('a.signin')]);
+    await axe(page, 'login');
+    await screenshots(page, outdir, 'login');
+    await page.fill('#token', 'wrong-token-0123456789');
+    let [resp] = await Promise.all([page.waitForNavigation(), page.click('form[action="/login"] button')]);
+    if (resp.status() !== 403) fail(`a wrong token gave ${resp.status()}, want 403`);
+    if (!(await page.isVisible('p.error'))) fail('a wrong token says nothing');
+    if ((await b.context.cookies()).some((c) => c.name === 'vt_session')) fail('a wrong token set a cookie');
+    b.check(provoked);
+
+    note('the right token signs in: an HttpOnly, SameSite=Strict cookie');
+    await page.fill('#token', token);
+    await Promise.all([page.waitForURL(`${base}/`), page.click('form[action="/login"] button')]);
+    if (page.url().includes(token)) fail('the token is in the URL');
+    const ck = (await b.context.cookies()).find((c) => c.name === 'vt_session');
+    if (!ck || !ck.httpOnly || ck.sameSite !== 'Strict') fail(`session cookie: ${JSON.stringify(ck)}`);
+    if (ck.value.includes(token)) fail('the cookie holds the token');
+    if ((await page.evaluate(() => document.cookie)).includes('vt_session')) fail('a script can read the session cookie');
+    if (!(await page.isVisible('#add-source'))) fail('signed in, no add form');
+    st = await post(page, `/v/${id1}/redo`, 'stage=ocr');
+    if (st !== 403) fail(`a redo without the CSRF token gave ${st}, want 403`);
+    b.check(provoked);
+
+    note('add the clip: the queue page, then indexed');
+    await page.fill('#add-source', clip);
+    await Promise.all([page.waitForURL(/\/queue\?job=\d+/), page.click('form[action="/manage/add"] button')]);
+    const no = new URL(page.url()).searchParams.get('job');
+    if ((await waitJob(page, no)) !== 'done') fail(`the add job failed: ${await page.textContent(`#job-${no}`)}`);
+    await axe(page, 'queue');
+    await screenshots(page, outdir, 'queue');
+    const href = await page.getAttribute(`#job-${no} a[href^="/v/"]`, 'href');
+    if (!href) fail('the finished add links no video');
+    const id = href.slice(3);
+
+    note(`redo keyframe of ${id}: its attempts grow`);
+    await go(page, `${base}/v/${id}`);
+    const before = await stage(page, id, 'keyframe');
+    await page.selectOption('#redo-stage', 'keyframe');
+    await Promise.all([page.waitForNavigation(), page.click('form[action$="/redo"] button')]);
+    if (!page.url().startsWith(`${base}/v/${id}`)) fail(`redo went to ${page.url()}`);
+    let after = null;
+    for (let i = 0; i < 600; i++) {
+      after = await stage(page, id, 'keyframe');
+      if (after.attempts === before.attempts + 1 && after.state === 'done' && after.index === 'ready') break;
+      await page.waitForTimeout(100);
+    }
+    if (after.attempts !== before.attempts + 1 || after.state !== 'done')
+      fail(`redo: keyframe ${JSON.stringify(before)} -> ${JSON.stringify(after)}`);
+
+    note('remove: a dismissed dialog changes nothing, an accepted one removes');
+    await go(page, `${base}/v/${id}`);
+    page.once('dialog', (d) => d.dismiss());
+    await page.click('form.remove button'); // the dialog is answered before click() returns
+    if (!page.url().startsWith(`${base}/v/${id}`)) fail(`a dismissed remove went to ${page.url()}`);
+    if ((await stage(page, id, 'fetch')).status !== 200) fail('a dismissed remove removed');
+    page.once('dialog', (d) => {
+      if (!d.message().includes('Remove')) fail(`dialog says '${d.message()}'`);
+      d.accept();
+    });
+    await Promise.all([page.waitForURL(/\/queue\?job=\d+/), page.click('form.remove button')]);
+    const rno = new URL(page.url()).searchParams.get('job');
+    if ((await waitJob(page, rno)) !== 'done') fail('the remove job failed');
+    if ((await stage(page, id, 'fetch')).status !== 404) fail('the video is still there');
+
+    note('the confirmation page (what a browser without JS gets)');
+    await go(page, `${base}/v/${id1}/remove`);
+    if (!(await page.$('input[name="confirm"][value="yes"]'))) fail('no confirmation form');
+    await axe(page, 'remove confirmation');
+
+    note('sign out');
+    await go(page, `${base}/`);
+    await Promise.all([page.waitForURL(`${base}/`), page.click('form.signout button')]);
+    if (!(await page.isVisible('a.signin'))) fail('signed out, no Sign in link');
+    if (await page.$('input[name="csrf"]')) fail('signed out, the forms are still there');
+    b.check(provoked);
+  } finally {
+    await b.close();
+  }
+}
+
+async function readOnly() {
+  const b = await open(roBase);
+  const { page } = b;
+  try {
+    note('read-only: no sign-in, no forms, writes refused');
+    await go(page, `${roBase}/`);
+    if (await page.$('a.signin, input[name="csrf"], form[method="post"]')) fail('read-only page offers a write');
+    await go(page, `${roBase}/login`, 404);
+    await go(page, `${roBase}/v/${id1}`);
+    if (await page.$('section.manage')) fail('read-only video page has manage controls');
+    const st = await post(page, `/v/${id1}/remove`, 'confirm=yes');
+    if (st !== 405) fail(`a read-only remove gave ${st}, want 405`);
+    b.check(provoked);
+  } finally {
+    await b.close();
+  }
+}
+
+await run(async () => {
+  await writable();
+  await readOnly();
+  note('all good');
+});
