@@ -2022,6 +2022,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     struct req *rq = *con_cls;
     double elapsed_s;
 
+    tl_ctx = srv.ctx; /* no page of this request shows what the last one's session had */
     if (conn_busy(c, &elapsed_s))
         return MHD_NO;
     /* MHD cannot answer in the middle of a body: a late one is the reaper's (408) */
