@@ -106,16 +106,18 @@ static void put_failures(struct vt_sb *b, const struct web_ctx *ctx, const char 
         vt_sb_adds(b, "<li><strong>");
         web_html(b, web_jstr(s, "name"));
         vt_sb_adds(b, "</strong> ");
-        vt_sb_adds(b, !strcmp(web_jstr(s, "state"), "failed") ? "failed"
-                                                              : "failed, to be tried again");
-        vt_sb_addf(b, " after %lld %s: <span class=\"why\">", tries,
-                   tries == 1 ? "attempt" : "attempts");
+        if (!strcmp(web_jstr(s, "state"), "failed"))
+            vt_sb_addf(b, " failed after %lld %s: ", tries, tries == 1 ? "attempt" : "attempts");
+        else
+            vt_sb_addf(b, " failed (%lld %s so far; another is due later): ", tries,
+                       tries == 1 ? "attempt" : "attempts");
+        vt_sb_adds(b, "<span class=\"why\">");
         web_html(b, web_jstr(s, "error") ? web_jstr(s, "error") : "no reason recorded");
         vt_sb_adds(b, "</span></li>");
     }
     vt_sb_addf(b, "</ul><form method=\"post\" action=\"/v/%s/retry\">", id);
     put_csrf(b, ctx);
-    vt_sb_addf(b, "<button>Retry %s</button></form>\n", n == 1 ? "it" : "them");
+    vt_sb_addf(b, "<button>Retry %s now</button></form>\n", n == 1 ? "it" : "them");
 }
 
 void web_put_video_actions(struct vt_sb *b, const struct web_ctx *ctx, const json_t *doc)

@@ -1,7 +1,7 @@
 // Managing the library in a real browser (tests/e2e/t1330-manage.sh runs it):
 //   node tests/browser/manage.mjs BASE RO_BASE TOKEN_FILE CLIP VIDEO_ID OUTDIR
 // BASE is a writable server, RO_BASE a read-only one of the same library, CLIP a media file
-// on the server to add, VIDEO_ID a video already there. Signed out, no form writes and a
+// on the server to add, VIDEO_ID a video already there, FAILED_ID one whose fetch failed. Signed out, no form writes and a
 // POST without the session and its CSRF token is refused; a wrong token is refused; the
 // right one signs in (an HttpOnly, SameSite=Strict cookie no script can read); then add
 // the clip, redo a stage (its attempts grow), remove it (a dialog that can be dismissed,
@@ -9,11 +9,12 @@
 // axe-core on the login, queue and confirmation pages; no console errors but the 403/404/405
 // the test provokes; screenshots in OUTDIR.
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { open, go, fail, note, run, axe, screenshots } from './lib.mjs';
 
-const [base, roBase, tokenFile, clip, id1, outdir] = process.argv.slice(2);
-if (!outdir) {
-  console.error('usage: manage.mjs BASE RO_BASE TOKEN_FILE CLIP VIDEO_ID OUTDIR');
+const [base, roBase, tokenFile, clip, id1, outdir, failedId] = process.argv.slice(2);
+if (!failedId) {
+  console.error('usage: manage.mjs BASE RO_BASE TOKEN_FILE CLIP VIDEO_ID OUTDIR FAILED_ID');
   process.exit(2);
 }
 const token = readFileSync(tokenFile, 'utf8').split('\n')[0].trim();
@@ -82,6 +83,7 @@ async function writable() {
     if (ck.value.includes(token)) fail('the cookie holds the token');
     if ((await page.evaluate(() => document.cookie)).includes('vt_session')) fail('a script can read the session cookie');
     if (!(await page.isVisible('#add-source'))) fail('signed in, no add form');
+    await page.locator('section.manage.add').screenshot({ path: join(outdir, 'manage-add.png') });
     st = await post(page, `/v/${id1}/redo`, 'stage=ocr');
     if (st !== 403) fail(`a redo without the CSRF token gave ${st}, want 403`);
     b.check(provoked);
@@ -99,6 +101,7 @@ async function writable() {
 
     note(`redo keyframe of ${id}: its attempts grow`);
     await go(page, `${base}/v/${id}`);
+    await page.locator('section.manage.actions').screenshot({ path: join(outdir, 'manage-video.png') });
     const before = await stage(page, id, 'keyframe');
     await page.selectOption('#redo-stage', 'keyframe');
     await Promise.all([page.waitForNavigation(), page.click('form[action$="/redo"] button')]);
@@ -126,6 +129,21 @@ async function writable() {
     const rno = new URL(page.url()).searchParams.get('job');
     if ((await waitJob(page, rno)) !== 'done') fail('the remove job failed');
     if ((await stage(page, id, 'fetch')).status !== 404) fail('the video is still there');
+
+    note('a failure shows its reason; Retry runs the stage again');
+    await go(page, `${base}/v/${failedId}`);
+    const why = await page.textContent('ul.failures');
+    if (!/fetch/.test(why) || !/site down for the test/.test(why)) fail(`failures say '${why}'`);
+    await page.locator('section.manage.actions').screenshot({ path: join(outdir, 'manage-failed.png') });
+    const f0 = await stage(page, failedId, 'fetch');
+    await Promise.all([page.waitForURL(`${base}/v/${failedId}`), page.click('form[action$="/retry"] button')]);
+    let f1 = null;
+    for (let i = 0; i < 600; i++) {
+      f1 = await stage(page, failedId, 'fetch');
+      if (f1.attempts > f0.attempts && f1.state !== 'running') break;
+      await page.waitForTimeout(100);
+    }
+    if (!(f1.attempts > f0.attempts)) fail(`retry: fetch ${JSON.stringify(f0)} -> ${JSON.stringify(f1)}`);
 
     note('the confirmation page (what a browser without JS gets)');
     await go(page, `${base}/v/${id1}/remove`);

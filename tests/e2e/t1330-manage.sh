@@ -296,7 +296,7 @@ if [[ -z ${VT_NO_BROWSER:-} ]]; then
   shots=$ROOT/tests/out/screenshots
   rc=0
   timeout 300 node "$ROOT/tests/browser/manage.mjs" "$B" "$RO" "$T/token" "$T/three.mp4" "$id1" \
-    "$shots" || rc=$?
+    "$shots" "$idu" || rc=$?
   kill "$RO_PID" 2> /dev/null || true
   wait "$RO_PID" 2> /dev/null || true
   [[ $rc == 0 ]] || fail "browser test exited $rc (server stderr: $(tail -c 500 "$T/srv.err"))"
