@@ -106,8 +106,9 @@ struct server {
     struct vt_library *handles[MAX_HANDLES];
     size_t n_handles;
 
-    /* every write is a job for this worker, one at a time (under lock): job number n is in
-     * jobs[n % MAX_JOBS]; next_run..next_no-1 wait, the one before runs or ran */
+    /* every write is a job for this worker, one at a time (under lock): job number n (from
+     * 1) is in jobs[(n - 1) % MAX_JOBS]; jobs next_run + 1 to next_no wait, next_run runs
+     * or ran */
     pthread_t worker;
     int worker_started;
     pthread_cond_t wake;
@@ -870,7 +871,14 @@ static enum MHD_Result api_add(struct MHD_Connection *c, struct vt_library *lib,
     return queue(c, 202, r);
 }
 
-/* Indexes what POST /api/videos registered, one video at a time, with its own handle. */
+/* Job no failed for why, unless a reason was already given. */
+static void job_failed(unsigned long no, const char *why)
+{
+    pthread_mutex_lock(&srv.lock);
+    if (!job_at(no)->error[0])
+        snprintf(job_at(no)->error, sizeof(job_at(no)->error), "%s", why);
+    pthread_mutex_unlock(&srv.lock);
+}
 
 /* The videos an add registered, for the worker to index them. */
 struct added {
@@ -910,6 +918,8 @@ static int job_add(struct vt_library *lib, unsigned long no, const char *what)
 
     if (vt_is_url(what)) {
         rc = vt_add_url(lib, what, NULL, on_added, &a);
+        if (rc)
+            job_failed(no, vt_errmsg(lib)); /* the reason, before vt_process says another */
     } else {
         char id[VT_ID_MAX];
         int is_new;
@@ -994,17 +1004,17 @@ static int job_retry(struct vt_library *lib, const char *id)
  */
 static int job_settled(struct vt_library *lib, unsigned long no)
 {
-    char id[VT_ID_MAX], state[16], data[16];
+    char id[VT_ID_MAX], state[16], data[16], why[VT_ID_MAX + 96];
 
     pthread_mutex_lock(&srv.lock);
     memcpy(id, job_at(no)->id, VT_ID_MAX);
     pthread_mutex_unlock(&srv.lock);
+
     if (!id[0] || vt_video_state(lib, id, state, data) || !strcmp(data, "ok"))
         return 0;
-    pthread_mutex_lock(&srv.lock);
-    snprintf(job_at(no)->error, sizeof(job_at(no)->error),
-             "%s is %s with %s data: a stage failed (its page says why)", id, state, data);
-    pthread_mutex_unlock(&srv.lock);
+    snprintf(why, sizeof(why), "%s is %s with %s data: a stage failed (its page says why)", id,
+             state, data);
+    job_failed(no, why);
     return VT_ESTATE;
 }
 
@@ -1053,10 +1063,10 @@ static void *worker_main(void *arg)
         free(j.arg);
         if (!rc && j.kind != JOB_REMOVE)
             rc = job_settled(lib, no);
+        if (rc)
+            job_failed(no, vt_errmsg(lib));
         pthread_mutex_lock(&srv.lock);
         job_at(no)->state = rc ? WEB_JOB_FAILED : WEB_JOB_DONE;
-        if (rc && !job_at(no)->error[0])
-            snprintf(job_at(no)->error, sizeof(job_at(no)->error), "%s", vt_errmsg(lib));
         memcpy(why, job_at(no)->error, sizeof(why));
         pthread_mutex_unlock(&srv.lock);
         if (rc)
@@ -1530,8 +1540,7 @@ static int route_manage(struct MHD_Connection *c, const char *url, const char *m
     }
     if (!form_body(c)) {
         *ret = send_error(c, 0, 415, "unsupported",
-                          "a form is sent as "
-                          "application/x-www-form-urlencoded");
+                          "a form is sent as application/x-www-form-urlencoded");
         return 1;
     }
     if (!form_auth(c, rq)) {
