@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "vecsearch.h"
+#include "web_form.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -1155,51 +1156,10 @@ static int session_of(struct MHD_Connection *c, char *csrf, int drop)
     return found;
 }
 
-static int hexval(char c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
-/*
- * Field name of an application/x-www-form-urlencoded body, decoded into out (n bytes):
- * 1, 0 when absent, -1 when malformed (a bad %XX, %00 or another control character, or
- * longer than n - 1). The first occurrence counts.
- */
+/* Field name of the request's form body (web_form_get). */
 static int form_get(const struct vt_sb *body, const char *name, char *out, size_t n)
 {
-    const char *p = body->buf ? body->buf : "", *end = p + body->len;
-    size_t klen = strlen(name);
-
-    while (p < end) {
-        const char *amp = memchr(p, '&', (size_t)(end - p));
-        const char *stop = amp ? amp : end;
-        size_t w = 0;
-
-        if ((size_t)(stop - p) > klen && !memcmp(p, name, klen) && p[klen] == '=') {
-            for (const char *r = p + klen + 1; r < stop; r++) {
-                int ch = (unsigned char)*r;
-
-                if (ch == '+') {
-                    ch = ' ';
-                } else if (ch == '%') {
-                    if (stop - r < 3 || hexval(r[1]) < 0 || hexval(r[2]) < 0)
-                        return -1;
-                    ch = hexval(r[1]) * 16 + hexval(r[2]);
-                    r += 2;
-                }
-                if (ch < 0x20 || ch == 0x7f || w + 1 >= n)
-                    return -1;
-                out[w++] = (char)ch;
-            }
-            out[w] = '\0';
-            return 1;
-        }
-        p = stop + 1;
-    }
-    return 0;
+    return web_form_get(body->buf, body->len, name, out, n);
 }
 
 /*
