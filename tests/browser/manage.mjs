@@ -66,6 +66,9 @@ async function writable() {
     note('the sign-in page; a wrong token is refused');
     await Promise.all([page.waitForURL(/\/login$/), page.click('a.signin')]);
     await axe(page, 'login');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await axe(page, 'login (dark)');
+    await page.emulateMedia({ colorScheme: 'light' });
     await screenshots(page, outdir, 'login');
     await page.fill('#token', 'wrong-token-0123456789');
     let [resp] = await Promise.all([page.waitForNavigation(), page.click('form[action="/login"] button')]);
@@ -94,6 +97,9 @@ async function writable() {
     const no = new URL(page.url()).searchParams.get('job');
     if ((await waitJob(page, no)) !== 'done') fail(`the add job failed: ${await page.textContent(`#job-${no}`)}`);
     await axe(page, 'queue');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await axe(page, 'queue (dark)');
+    await page.emulateMedia({ colorScheme: 'light' });
     await screenshots(page, outdir, 'queue');
     const href = await page.getAttribute(`#job-${no} a[href^="/v/"]`, 'href');
     if (!href) fail('the finished add links no video');
