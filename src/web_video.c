@@ -83,14 +83,14 @@ static const char *state_words(const char *index_state)
     return "Unknown state";
 }
 
-static const char *data_words(const char *data_status)
+static const char *data_words(const char *data_status, const char *index_state)
 {
     if (str_is(data_status, "ok"))
         return "Complete";
     if (str_is(data_status, "partial"))
         return "Partial";
     if (str_is(data_status, "missing"))
-        return "Nothing indexed yet";
+        return str_is(index_state, "failed") ? "Nothing indexed" : "Nothing indexed yet";
     return "Unknown";
 }
 
@@ -166,7 +166,7 @@ static void video_state(struct vt_sb *b, const char *id, const json_t *doc)
     vt_sb_adds(b, "\" id=\"state-words\">");
     vt_sb_adds(b, state_words(st));
     vt_sb_adds(b, "</span> <span class=\"badge\" id=\"data-words\">");
-    vt_sb_adds(b, data_words(web_jstr(doc, "data_status")));
+    vt_sb_adds(b, data_words(web_jstr(doc, "data_status"), web_jstr(doc, "index_state")));
     vt_sb_adds(b, "</span></p>\n");
     if (str_is(st, "failed") && bad) {
         vt_sb_adds(b, "<p class=\"failure\" role=\"alert\">The ");
@@ -223,6 +223,8 @@ static void video_meta(struct vt_sb *b, const struct web_ctx *ctx, const char *i
         vt_sb_addf(b, "<a href=\"/media/%s\">Open the file</a>", id);
     else if (str_is(web_jstr(doc, "index_state"), "ready"))
         vt_sb_adds(b, "<span class=\"note\">The media file was not kept.</span>");
+    else if (str_is(web_jstr(doc, "index_state"), "failed"))
+        vt_sb_adds(b, "<span class=\"note\">There is no media file.</span>");
     else
         vt_sb_adds(b, "<span class=\"note\">There is no media file yet.</span>");
     if (!ctx->read_only && s) {
@@ -1058,13 +1060,14 @@ static void page_body(struct vt_sb *out, const struct web_ctx *ctx, const char *
     int has_player = web_jstr(json_object_get(doc, "source"), "path") != NULL;
 
     vt_sb_addf(out, "<nav class=\"crumbs\"><a href=\"/\">Videos</a> <span>%s</span></nav>\n", id);
-    vt_sb_adds(out, "<h1>");
+    vt_sb_adds(out, "<div class=\"vhead\"><h1>");
     web_html(out, web_jstr(doc, "title") ? web_jstr(doc, "title") : id);
     vt_sb_adds(out, "</h1>\n");
     video_state(out, id, doc);
     video_meta(out, ctx, id, doc);
     if (has_player || pg->n_cues > 0)
         hits_section(out, id, v);
+    vt_sb_adds(out, "</div>\n");
     if (has_player || pg->n_cues > 0) {
         vt_sb_addf(out, "<div class=\"watch%s\">\n<div class=\"stage\">\n",
                    has_player ? "" : " noplayer");
@@ -1168,8 +1171,8 @@ int web_video_state(struct vt_library *lib, const char *id, struct vt_sb *out)
     o = json_pack("{s:s,s:s?,s:s?,s:s,s:s,s:I,s:I}", "id", id, "index_state",
                   web_jstr(doc, "index_state"), "data_status", web_jstr(doc, "data_status"),
                   "state_words", state_words(web_jstr(doc, "index_state")), "data_words",
-                  data_words(web_jstr(doc, "data_status")), "stages_finished", (json_int_t)done,
-                  "stages", (json_int_t)all);
+                  data_words(web_jstr(doc, "data_status"), web_jstr(doc, "index_state")),
+                  "stages_finished", (json_int_t)done, "stages", (json_int_t)all);
     if (o && bad)
         json_object_set_new(o, "error",
                             json_pack("{s:s?,s:s?}", "stage", web_jstr(bad, "name"), "error",
