@@ -400,6 +400,10 @@ static void hits_section(struct vt_sb *b, const char *id, const struct vhits *v)
     if (!v->q || !*v->q)
         return;
     vt_sb_adds(b, "<nav class=\"vhits\" aria-label=\"moments that match\"><p>");
+    if (strlen(v->q) > 1000) {
+        vt_sb_adds(b, "That query is too long: at most 1000 bytes.</p></nav>\n");
+        return;
+    }
     if (!v->n) {
         vt_sb_adds(b, "Nothing in this video matches “");
         web_html(b, v->q);

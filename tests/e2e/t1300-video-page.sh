@@ -106,6 +106,7 @@ grep -qF 'value="&lt;script&gt;x  "' "$T/body" || fail "the query is not escaped
 ! grep -q '<script>x' "$T/body" || fail "the query came through unescaped"
 grep -qF 'Nothing in this video matches' "$T/body" || fail "no word for a query that matches nothing"
 req 200 "$B/v/$id?q=$(head -c 3000 /dev/zero | tr '\0' a)"
+grep -qF "That query is too long" "$T/body" || fail "no word for a query over 1000 bytes"
 
 note "the failed URL video: its reason, its source page, nothing that does not exist"
 req 200 "$B/v/nofmt01"
