@@ -415,8 +415,7 @@ static void hits_section(struct vt_sb *b, const char *id, const struct vhits *v)
     put_n(b, (long long)v->n, "moment", "moments");
     vt_sb_adds(b, " for “");
     web_html(b, v->q);
-    vt_sb_adds(b, "”<span class=\"keys\"> (keys <kbd>n</kbd> and <kbd>p</kbd>: next and "
-                  "previous)</span>:</p><ol class=\"hitlist\">");
+    vt_sb_adds(b, "”:</p><ol class=\"hitlist\">");
     for (size_t i = 0; i < v->n; i++) {
         vt_sb_addf(b, "<li><a class=\"hit\" href=\"/v/%s?t=", id);
         put_t_arg(b, v->h[i].start_s);
@@ -704,7 +703,11 @@ static void player(struct vt_sb *b, const char *id, const json_t *doc, const str
             vt_sb_addf(b, " srclang=\"%s\"", lang);
         vt_sb_adds(b, ">");
     }
-    vt_sb_adds(b, "</video>\n");
+    /* the keys are the script's: said only where it runs (it unhides this) */
+    vt_sb_adds(b, "</video>\n<p class=\"keys\" id=\"keys\" hidden>Keys: <kbd>k</kbd> or "
+                  "<kbd>space</kbd> play and pause, <kbd>j</kbd> <kbd>l</kbd> 10 s back and "
+                  "forward, <kbd>←</kbd> <kbd>→</kbd> 5 s, <kbd>n</kbd> <kbd>p</kbd> next and "
+                  "previous hit, <kbd>/</kbd> search.</p>\n");
 }
 
 static void transcript(struct vt_sb *b, const json_t *doc, const struct vpage *p,
@@ -1015,15 +1018,24 @@ static void details(struct vt_sb *b, const json_t *doc)
     vt_sb_adds(b, "</details>\n");
 }
 
-static void open_at(struct vt_sb *b, const char *id, const json_t *doc, double t0)
+/*
+ * "Open at this second" follows the player; without one (the media was not kept) only the
+ * source's link at ?t= is left, and nothing when there is none.
+ */
+static void open_at(struct vt_sb *b, const char *id, const json_t *doc, double t0, int has_player)
 {
     char link[4200];
+    int src = !source_link(doc, t0, link, sizeof(link));
 
-    vt_sb_addf(b,
-               "<p class=\"openat\"><a id=\"open-at\" href=\"/v/%s?t=%ld\">Open at this second</a>",
-               id, web_secs(t0));
-    if (!source_link(doc, t0, link, sizeof(link))) {
-        vt_sb_adds(b, " · <a id=\"source-at\" rel=\"noopener noreferrer nofollow\" href=\"");
+    if (!has_player && !src)
+        return;
+    vt_sb_adds(b, "<p class=\"openat\">");
+    if (has_player)
+        vt_sb_addf(b, "<a id=\"open-at\" href=\"/v/%s?t=%ld\">Open at this second</a>", id,
+                   web_secs(t0));
+    if (src) {
+        vt_sb_adds(b, has_player ? " · " : "Open ");
+        vt_sb_adds(b, "<a id=\"source-at\" rel=\"noopener noreferrer nofollow\" href=\"");
         web_html(b, link);
         vt_sb_addf(b, "\">on %s at this second</a>", source_name(doc));
     }
@@ -1088,8 +1100,8 @@ static void page_body(struct vt_sb *out, const struct web_ctx *ctx, const char *
     frames(out, id, doc, pg, v);
     reuse_section(out, id, doc);
     details(out, doc);
-    if (has_player)
-        open_at(out, id, doc, t0);
+    if (has_player || pg->n_cues > 0)
+        open_at(out, id, doc, t0, has_player);
 }
 
 int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char *id, const char *t,

@@ -141,6 +141,8 @@
   }
 
   if (!player) return;
+  var keys = document.getElementById('keys');
+  if (keys) keys.hidden = false;
 
   // ---- following playback ----
   if (box) {

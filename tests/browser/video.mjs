@@ -139,6 +139,13 @@ await run(async () => {
     return p && !p.hidden && /\/frames\/\d+\.jpg/.test(p.querySelector('img').getAttribute('src') || '') &&
       /^Shot 1, /.test(p.querySelector('span').textContent);
   }, null, 'the hovered shot shows its keyframe');
+  const shot2 = await page.evaluate(() => parseFloat(document.querySelector('svg.shots a.shot:nth-of-type(3)').getAttribute('data-t')));
+  const y3 = await page.evaluate(() => window.scrollY);
+  await page.click('svg.shots a.shot:nth-of-type(3)');
+  await expectPlayerNear(page, shot2, 'a click on the third shot', shot2 + 1);
+  if ((await page.evaluate(() => window.scrollY)) !== y3) fail('a click on the strip moved the page');
+  await pause(page);
+  if (await page.isHidden('#keys')) fail('the keys are not said');
   for (const width of [1366, 390]) {
     await page.setViewportSize({ width, height: 844 });
     const fit = await page.evaluate(() => {
