@@ -378,6 +378,20 @@ static void put_text(struct vt_sb *b, const struct vhits *v, const char *s)
     vt_sb_release(&m);
 }
 
+/* Where a hit came from, as the list of moments says it. */
+static const char *source_words(const char *source)
+{
+    if (str_is(source, "speech"))
+        return "said";
+    if (str_is(source, "screen"))
+        return "on screen";
+    if (str_is(source, "title"))
+        return "in the title";
+    if (str_is(source, "visual"))
+        return "looks alike";
+    return "found";
+}
+
 /* The ?q= part of a link that keeps the query ("" when there is none). */
 static void put_q_arg(struct vt_sb *b, const struct vhits *v)
 {
@@ -422,9 +436,7 @@ static void hits_section(struct vt_sb *b, const char *id, const struct vhits *v)
         put_q_arg(b, v);
         vt_sb_addf(b, "\" data-t=\"%.3f\" data-end=\"%.3f\">", v->h[i].start_s, v->h[i].end_s);
         web_put_time(b, v->h[i].start_s);
-        vt_sb_adds(b, "</a> <span class=\"src\">");
-        web_html(b, v->h[i].source);
-        vt_sb_adds(b, "</span></li>");
+        vt_sb_addf(b, "</a> <span class=\"src\">%s</span></li>", source_words(v->h[i].source));
     }
     vt_sb_adds(b, "</ol></nav>\n");
 }
@@ -884,10 +896,12 @@ static void frames(struct vt_sb *b, const char *id, const json_t *doc, const str
         vt_sb_addf(b, " <b>#%lld</b> <span class=\"st\">", web_jint(f, "index"));
         web_html(b, st);
         vt_sb_adds(b, "</span>");
-        if (done) {
+        if (done && json_array_size(json_object_get(f, "ocr"))) {
             vt_sb_adds(b, " <span>");
             put_n(b, (long long)json_array_size(json_object_get(f, "ocr")), "line", "lines");
             vt_sb_adds(b, "</span>");
+        } else if (done) {
+            vt_sb_adds(b, " <span>no text</span>");
         }
         vt_sb_adds(b, "</p>");
         frame_meta(b, id, f, p, liked);
