@@ -614,6 +614,41 @@ static void hitbar(struct vt_sb *b, const char *id, const struct vhits *v, doubl
     vt_sb_adds(b, "<rect class=\"ph\" x=\"0\" y=\"0\" width=\"2\" height=\"10\"/></svg>\n");
 }
 
+/* "Shot 1, 0:05 to 0:09" */
+static void put_shot_name(struct vt_sb *b, const json_t *s)
+{
+    vt_sb_addf(b, "Shot %lld, ", web_jint(s, "index"));
+    web_put_time(b, web_jnum(s, "start_s"));
+    vt_sb_adds(b, " to ");
+    web_put_time(b, web_jnum(s, "end_s"));
+}
+
+/* A shot's tile: a link to its start, its keyframe for the script's preview (data-src). */
+static void shot_tile(struct vt_sb *b, const char *id, const json_t *doc, const json_t *s, size_t i,
+                      double length)
+{
+    double a = web_jnum(s, "start_s"), e = web_jnum(s, "end_s");
+    long long kf = shot_frame(doc, web_jint(s, "index"));
+
+    vt_sb_addf(b, "<a class=\"shot\" href=\"?t=");
+    put_t_arg(b, a);
+    vt_sb_addf(b, "\" data-t=\"%.3f\"", a);
+    if (kf >= 0) {
+        vt_sb_adds(b, " data-src=\"");
+        put_frame_src(b, id, kf);
+        vt_sb_adds(b, "\"");
+    }
+    vt_sb_adds(b, " aria-label=\"");
+    put_shot_name(b, s);
+    vt_sb_addf(b, "\"><rect class=\"s%d\" x=\"", (int)(i % 2));
+    put_pct(b, a, length);
+    vt_sb_adds(b, "\" y=\"12\" width=\"");
+    put_pct(b, e - a, length);
+    vt_sb_adds(b, "\" height=\"36\"><title>");
+    put_shot_name(b, s);
+    vt_sb_adds(b, "</title></rect></a>");
+}
+
 /*
  * The scene timeline: one tile per shot, its width its share of the video, an inline SVG
  * with percentages (the CSP forbids style attributes; percentages also keep it right at any
@@ -634,34 +669,7 @@ static void timeline(struct vt_sb *b, const char *id, const json_t *doc, const s
                    "<div class=\"strip\"><svg class=\"shots\" width=\"100%%\" height=\"48\" "
                    "role=\"group\" aria-label=\"shots\" data-length=\"%.3f\">",
                    length);
-        json_array_foreach(shots, i, s)
-        {
-            double a = web_jnum(s, "start_s"), e = web_jnum(s, "end_s");
-            long long kf = shot_frame(doc, web_jint(s, "index"));
-
-            vt_sb_addf(b, "<a class=\"shot\" href=\"?t=");
-            put_t_arg(b, a);
-            vt_sb_addf(b, "\" data-t=\"%.3f\"", a);
-            if (kf >= 0) {
-                vt_sb_adds(b, " data-src=\"");
-                put_frame_src(b, id, kf);
-                vt_sb_adds(b, "\"");
-            }
-            vt_sb_addf(b, " aria-label=\"Shot %lld, ", web_jint(s, "index"));
-            web_put_time(b, a);
-            vt_sb_adds(b, " to ");
-            web_put_time(b, e);
-            vt_sb_addf(b, "\"><rect class=\"s%d\" x=\"", (int)(i % 2));
-            put_pct(b, a, length);
-            vt_sb_adds(b, "\" y=\"12\" width=\"");
-            put_pct(b, e - a, length);
-            vt_sb_adds(b, "\" height=\"36\"><title>Shot ");
-            vt_sb_addf(b, "%lld, ", web_jint(s, "index"));
-            web_put_time(b, a);
-            vt_sb_adds(b, " to ");
-            web_put_time(b, e);
-            vt_sb_adds(b, "</title></rect></a>");
-        }
+        json_array_foreach(shots, i, s) shot_tile(b, id, doc, s, i, length);
         hit_marks(b, id, v, length, 0, 10);
         vt_sb_adds(b, "<rect class=\"ph\" x=\"0\" y=\"0\" width=\"2\" height=\"48\"/></svg>"
                       "<div class=\"kfpop\" hidden><img alt=\"\"><span></span></div></div>\n");
@@ -673,11 +681,8 @@ static void timeline(struct vt_sb *b, const char *id, const json_t *doc, const s
     {
         vt_sb_adds(b, "<li><a class=\"seek\" href=\"?t=");
         put_t_arg(b, web_jnum(s, "start_s"));
-        vt_sb_addf(b, "\" data-t=\"%.3f\">Shot %lld, ", web_jnum(s, "start_s"),
-                   web_jint(s, "index"));
-        web_put_time(b, web_jnum(s, "start_s"));
-        vt_sb_adds(b, " to ");
-        web_put_time(b, web_jnum(s, "end_s"));
+        vt_sb_addf(b, "\" data-t=\"%.3f\">", web_jnum(s, "start_s"));
+        put_shot_name(b, s);
         vt_sb_addf(b, ", %lld of %lld keyframes kept</a></li>\n", web_jint(s, "keyframes_kept"),
                    web_jint(s, "keyframes_captured"));
     }
