@@ -720,8 +720,14 @@ static void player(struct vt_sb *b, const char *id, const json_t *doc, const str
             vt_sb_addf(b, " srclang=\"%s\"", lang);
         vt_sb_adds(b, ">");
     }
+    vt_sb_adds(b, "</video>\n");
+}
+
+/* The page's keys, under the seek bar's row. */
+static void put_keys(struct vt_sb *b)
+{
     /* the keys are the script's: said only where it runs (it unhides this) */
-    vt_sb_adds(b, "</video>\n<p class=\"keys\" id=\"keys\" hidden>Keys: <kbd>k</kbd> or "
+    vt_sb_adds(b, "<p class=\"keys\" id=\"keys\" hidden>Keys: <kbd>k</kbd> or "
                   "<kbd>space</kbd> play and pause, <kbd>j</kbd> <kbd>l</kbd> 10 s back and "
                   "forward, <kbd>←</kbd> <kbd>→</kbd> 5 s, <kbd>n</kbd> <kbd>p</kbd> next and "
                   "previous hit, <kbd>/</kbd> search.</p>\n");
@@ -1109,6 +1115,8 @@ static void page_body(struct vt_sb *out, const struct web_ctx *ctx, const char *
         if (has_player)
             player(out, id, doc, pg, t0);
         hitbar(out, id, v, strip_length(doc));
+        if (has_player)
+            put_keys(out);
         timeline(out, id, doc, pg, v);
         vt_sb_adds(out, "</div>\n");
         transcript(out, doc, pg, v);
