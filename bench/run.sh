@@ -48,3 +48,6 @@ bash bench/soak_bench.sh
 echo
 echo "== start-up of reading commands on a 10-video library vs sqlite3"
 bash bench/startup_bench.sh
+echo
+echo "== the video page of a 46-slide talk: bytes before scrolling vs every image it references"
+bash bench/video_page_bench.sh

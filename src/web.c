@@ -1644,6 +1644,9 @@ static enum MHD_Result api_similar(struct MHD_Connection *c, struct vt_library *
     return send_buf(c, 200, "application/json; charset=utf-8", &b);
 }
 
+static enum MHD_Result route_video_extra(struct MHD_Connection *c, struct vt_library *lib,
+                                         const char *id, const char *what);
+
 static enum MHD_Result route(struct MHD_Connection *c, const char *url, const char *method,
                              struct req *rq)
 {
@@ -1696,6 +1699,7 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
     if ((rest = after(url, "/v/"))) {
         status = web_page_video(lib, &tl_ctx, rest,
                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "t"),
+                                MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q"),
                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "frames"),
                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cues"), &b);
         return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
@@ -1724,6 +1728,11 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
             id[n] = '\0';
             if (vt_id_valid(id))
                 return route_frame(c, lib, id, slash + 8);
+        }
+        if (n && n < sizeof(id) && (!strcmp(slash, "/captions.vtt") || !strcmp(slash, "/state"))) {
+            memcpy(id, p, n);
+            id[n] = '\0';
+            return route_video_extra(c, lib, id, slash + 1);
         }
         /* /api/videos/ID/cues (shots, frames, chunks): one page of that list */
         for (size_t i = 0; n && n < sizeof(id) && i < (sizeof(api_lists) / sizeof(api_lists[0]));
@@ -2212,4 +2221,21 @@ stop_worker:
             fprintf(stderr, "vidtheque: indexing interrupted ('vidtheque resume' finishes it)\n");
     }
     return d ? 0 : -1;
+}
+
+/* /api/videos/ID/captions.vtt and /api/videos/ID/state: the video page's (web_video.c). */
+static enum MHD_Result route_video_extra(struct MHD_Connection *c, struct vt_library *lib,
+                                         const char *id, const char *what)
+{
+    struct vt_sb b = {0};
+    int vtt = !strcmp(what, "captions.vtt");
+    int status = vtt ? web_video_captions(lib, id, &b) : web_video_state(lib, id, &b);
+
+    if (status == 200)
+        return send_buf(c, 200, vtt ? "text/vtt; charset=utf-8" : "application/json; charset=utf-8",
+                        &b);
+    vt_sb_release(&b);
+    if (status == 404)
+        return send_error(c, 1, 404, "not_found", "no such video");
+    return send_error(c, 1, 500, "internal", "the video cannot be read");
 }

@@ -86,8 +86,15 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const ch
 /* /v/ID/frames/N/similar: the frames of the library that look like frame N (HTML). */
 int web_page_similar(struct vt_library *lib, const struct web_ctx *ctx, const char *id,
                      const char *frame, const char *limit, struct vt_sb *out);
+/* /v/ID: q, when given, marks its hits in this video. */
 int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char *id, const char *t,
-                   const char *frames_page, const char *cues_page, struct vt_sb *out);
+                   const char *q, const char *frames_page, const char *cues_page,
+                   struct vt_sb *out);
+/* GET /api/videos/ID/captions.vtt (the transcript as WebVTT) and /api/videos/ID/state (its
+ * index_state, data_status and stage counts, JSON) into out: the HTTP status, out empty
+ * unless 200 (web_video.c). */
+int web_video_captions(struct vt_library *lib, const char *id, struct vt_sb *out);
+int web_video_state(struct vt_library *lib, const char *id, struct vt_sb *out);
 int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const char *q,
                     const char *mode, struct vt_sb *out);
 int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struct vt_sb *out);

@@ -86,6 +86,12 @@ for h in 'Scene timeline' 'Shot 0, 0:00 to 0:04, 1 of 1 keyframes kept' 'What wa
   grep -qF "$h" "$T/body" || fail "video page lacks '$h'"
 done
 grep -qF "$T/talk.mp4" "$T/body" || fail "read-write page should show the file's path"
+# the state in words, not field names; a finished video's page never reloads itself
+grep -qF '<span class="badge state-ready" id="state-words">Ready</span>' "$T/body" ||
+  fail "video page lacks its state in words"
+grep -qF '>Complete</span>' "$T/body" || fail "video page lacks its data status in words"
+! grep -qE 'index_state|data_status|line\(s\)|shot\(s\)|http-equiv' "$T/body" ||
+  fail "video page shows field names, '(s)' plurals or a refresh"
 req 404 "$B/v/nosuchvideo"
 req 404 "$B/v/$id/extra"
 req 200 "$B/static/app.js"
