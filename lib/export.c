@@ -32,7 +32,6 @@ static json_t *str_or_null(const char *s)
     return j ? j : json_null();
 }
 
-/* Round to milliseconds: the export is read by people and diffed by tests. */
 /* A frame image's small version (vt_kf_small_name) when it is on disk: a library indexed
  * before small versions were written has none, and readers then use the image itself. */
 static json_t *small_or_null(const struct vt_library *lib, const char *image)
@@ -49,6 +48,7 @@ static json_t *small_or_null(const struct vt_library *lib, const char *image)
     return ok ? str_or_null(name) : json_null();
 }
 
+/* Round to milliseconds: the export is read by people and diffed by tests. */
 static json_t *seconds(double s)
 {
     return json_real(round(s * 1000.0) / 1000.0);

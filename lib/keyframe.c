@@ -890,9 +890,7 @@ static int extract(struct extract_job *job, int ncpu, struct vt_kf_result *res, 
                 x->duplicate_of = y->index;
         }
         if (x->duplicate_of >= 0) {
-            char *path = vt_xasprintf("%s/%s", job->out_dir, x->file);
-
-            char small[PATH_MAX];
+            char *path = vt_xasprintf("%s/%s", job->out_dir, x->file), small[PATH_MAX];
 
             unlink(path);
             if (!vt_kf_small_name(path, small, sizeof(small)))
