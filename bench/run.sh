@@ -43,6 +43,9 @@ echo
 echo "== web server: wrk on loopback vs the same bodies from python3 -m http.server"
 bash bench/web_bench.sh
 echo
+echo "== web pages: bytes of the video page's first paint vs every frame at full size"
+bash bench/page_bytes_bench.sh
+echo
 echo "== server soak: mixed requests on every route, memory and stalls"
 bash bench/soak_bench.sh
 echo

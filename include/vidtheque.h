@@ -154,8 +154,9 @@ int vt_remove(struct vt_library *lib, const char *id);
 
 /*
  * Check the library: the database's integrity, that every kept frame's image file
- * exists and that downloaded media still kept is there. Problems are logged (VT_LOG_ERROR);
- * *problems gets their count.
+ * exists (and its small version, for a video that has small versions: one indexed before
+ * they were written gets a VT_LOG_INFO note) and that downloaded media still kept is
+ * there. Problems are logged (VT_LOG_ERROR); *problems gets their count.
  */
 int vt_check(struct vt_library *lib, int *problems);
 

@@ -4,13 +4,16 @@
  * The field names are an interface other tools rely on (docs/ARCHITECTURE.md).
  */
 #include "captions.h"
+#include "keyframe.h"
 #include "library.h"
 #include "util.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Strings come from hostile files: invalid UTF-8 is repaired, never dropped. */
 static json_t *str_or_null(const char *s)
@@ -27,6 +30,22 @@ static json_t *str_or_null(const char *s)
     j = json_string(clean);
     free(clean);
     return j ? j : json_null();
+}
+
+/* A frame image's small version (vt_kf_small_name) when it is on disk: a library indexed
+ * before small versions were written has none, and readers then use the image itself. */
+static json_t *small_or_null(const struct vt_library *lib, const char *image)
+{
+    char name[PATH_MAX];
+    char *abs;
+    int ok;
+
+    if (!image || vt_kf_small_name(image, name, sizeof(name)))
+        return json_null();
+    abs = vt_lib_path(lib, name);
+    ok = !access(abs, R_OK);
+    free(abs);
+    return ok ? str_or_null(name) : json_null();
 }
 
 /* Round to milliseconds: the export is read by people and diffed by tests. */
@@ -186,6 +205,7 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
         json_object_set_new(o, "width", json_integer(f->f.width));
         json_object_set_new(o, "height", json_integer(f->f.height));
         json_object_set_new(o, "image", str_or_null(f->path));
+        json_object_set_new(o, "image_small", small_or_null(lib, f->path));
         for (size_t k = 0; k < f->ocr.n_lines; k++) {
             const struct vt_ocr_line *l = &f->ocr.lines[k];
             json_t *line = json_object();

@@ -281,3 +281,105 @@ int vt_img_write_jpeg(const char *path, const uint8_t *rgb, int w, int h, int st
     free(mem);
     return rc;
 }
+
+/*
+ * The source span under each destination pixel of one axis, as the first source pixel
+ * and the share of each covered pixel in the average (exact coverage: a pixel cut by the
+ * span's edge counts by the part inside). One list per axis makes the 2D filter two 1D
+ * passes, so each source pixel is read once per pass.
+ */
+struct box_axis {
+    int *first, *count;
+    float *w; /* count[i] weights for dst pixel i, at w + i * max_n */
+    int max_n;
+};
+
+static void box_axis_init(struct box_axis *a, int sn, int dn)
+{
+    double scale = (double)sn / dn;
+
+    a->max_n = (int)ceil(scale) + 1;
+    a->first = vt_xmalloc((size_t)dn * sizeof(*a->first));
+    a->count = vt_xmalloc((size_t)dn * sizeof(*a->count));
+    a->w = vt_xcalloc((size_t)dn * a->max_n, sizeof(*a->w));
+    for (int i = 0; i < dn; i++) {
+        double lo = i * scale, hi = (i + 1) * scale;
+        int s0 = (int)floor(lo), n = 0;
+
+        if (s0 >= sn)
+            s0 = sn - 1;
+        for (int s = s0; s < sn && s < hi && n < a->max_n; s++, n++) {
+            double in = fmin(hi, s + 1.0) - fmax(lo, (double)s);
+
+            a->w[(size_t)i * a->max_n + n] = (float)(in / scale);
+        }
+        a->first[i] = s0;
+        a->count[i] = n;
+    }
+}
+
+static void box_axis_release(struct box_axis *a)
+{
+    free(a->first);
+    free(a->count);
+    free(a->w);
+}
+
+void vt_img_resize_rgb(const uint8_t *src, int sw, int sh, size_t sstride, uint8_t *dst, int dw,
+                       int dh)
+{
+    struct box_axis ax, ay;
+    float *tmp = vt_xmalloc((size_t)sh * dw * 3 * sizeof(*tmp)); /* rows filtered along x */
+
+    box_axis_init(&ax, sw, dw);
+    box_axis_init(&ay, sh, dh);
+    for (int y = 0; y < sh; y++) {
+        const uint8_t *row = src + (size_t)y * sstride;
+        float *out = tmp + (size_t)y * dw * 3;
+
+        for (int x = 0; x < dw; x++) {
+            const uint8_t *p = row + (size_t)ax.first[x] * 3;
+            const float *w = ax.w + (size_t)x * ax.max_n;
+            float r = 0, g = 0, b = 0;
+
+            for (int k = 0; k < ax.count[x]; k++, p += 3) {
+                r += w[k] * p[0];
+                g += w[k] * p[1];
+                b += w[k] * p[2];
+            }
+            out[x * 3] = r;
+            out[x * 3 + 1] = g;
+            out[x * 3 + 2] = b;
+        }
+    }
+    for (int y = 0; y < dh; y++) {
+        const float *w = ay.w + (size_t)y * ay.max_n;
+        uint8_t *out = dst + (size_t)y * dw * 3;
+
+        for (int x = 0; x < dw * 3; x++) {
+            const float *col = tmp + (size_t)ay.first[y] * dw * 3 + x;
+            float v = 0.5f;
+
+            for (int k = 0; k < ay.count[y]; k++, col += (size_t)dw * 3)
+                v += w[k] * *col;
+            out[x] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+    }
+    box_axis_release(&ax);
+    box_axis_release(&ay);
+    free(tmp);
+}
+
+void vt_img_small_size(int w, int h, int *sw, int *sh)
+{
+    /* never larger than the picture: a small frame stays as it is */
+    if (w <= VT_IMG_SMALL_W) {
+        *sw = w;
+        *sh = h;
+        return;
+    }
+    *sw = VT_IMG_SMALL_W;
+    *sh = (int)lround((double)h * VT_IMG_SMALL_W / w);
+    if (*sh < 1)
+        *sh = 1;
+}

@@ -2,7 +2,7 @@
  * Small image helpers for the keyframe stage, free of FFmpeg so that unit tests can
  * call them on synthetic pixels: area resizing of grey images, the variance of the
  * Laplacian (our sharpness measure), a 64-bit DCT perceptual hash, a near-duplicate
- * test on small thumbnails, rotation of RGB images and JPEG writing.
+ * test on small thumbnails, rotation and area resizing of RGB images and JPEG writing.
  */
 #ifndef VT_IMGUTIL_H
 #define VT_IMGUTIL_H
@@ -49,5 +49,24 @@ uint8_t *vt_img_rotate_rgb(const uint8_t *src, int w, int h, int stride, int deg
  */
 int vt_img_write_jpeg(const char *path, const uint8_t *rgb, int w, int h, int stride, int quality,
                       int64_t *bytes, char *err, size_t errlen);
+
+/* The small version of every kept frame (pages show frames at 160 px and less: 320 px
+ * wide is sharp on a 2x screen too), and its JPEG quality (a 720p slide at this size is
+ * some 10-20 KB). */
+#define VT_IMG_SMALL_W 320
+#define VT_IMG_SMALL_Q 80
+
+/*
+ * Resize packed RGB24 src (sw x sh, row stride sstride) into dst (dw x dh, packed, row
+ * stride dw * 3) by area averaging: each destination pixel is the mean of the source area
+ * under it, pixels cut by its edges weighted by the part inside (a box filter of the
+ * exact size, so a downscale never aliases fine text into moire).
+ */
+void vt_img_resize_rgb(const uint8_t *src, int sw, int sh, size_t sstride, uint8_t *dst, int dw,
+                       int dh);
+
+/* The small version's size for a w x h frame: VT_IMG_SMALL_W wide with the frame's aspect,
+ * or the frame's own size when it is no wider. */
+void vt_img_small_size(int w, int h, int *sw, int *sh);
 
 #endif

@@ -3,7 +3,8 @@
  * loop filter skipped, one small grey image per frame) and measures features per
  * frame, in parts between keyframes that run in parallel; shotdetect.c turns them
  * into shots and picks one frame per shot. Pass 2 seeks to each chosen frame (several
- * workers), decodes it at full quality and writes it as an upright JPEG file; then
+ * workers), decodes it at full quality and writes it as an upright JPEG file (and a
+ * small one, 320 px wide, for pages to show); then
  * each is compared with the frames kept before it (perceptual hash, then a thumbnail
  * check fine enough to tell two slides on the same background apart) and the files of
  * duplicates removed. Time and memory are bounded whatever the container claims:
@@ -20,6 +21,7 @@
 
 #include <libavutil/imgutils.h>
 #include <libswscale/swscale.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -583,7 +585,31 @@ static void seek_to(struct decoder *d, double t_s, double margin_s)
     d->eof_in = d->eof_out = 0;
 }
 
-/* Convert fr to upright RGB at output size and write it as JPEG at path. */
+/*
+ * The small version of an upright frame (rgb, w x h) beside it at path's vt_kf_small_name:
+ * what pages show, so that a page of thumbnails weighs kilobytes, not megabytes. Written
+ * like the frame (temporary file and rename) into the same run folder, so it is committed,
+ * replaced and removed with the frame.
+ */
+static int write_small(const uint8_t *rgb, int w, int h, const char *path, char *err, size_t errlen)
+{
+    char small[PATH_MAX];
+    uint8_t *px;
+    int sw, sh, rc;
+    int64_t bytes;
+
+    if (vt_kf_small_name(path, small, sizeof(small)))
+        return vt_err(err, errlen, VT_EINVAL, "'%s': no name for its small version", path);
+    vt_img_small_size(w, h, &sw, &sh);
+    px = vt_xmalloc((size_t)sw * sh * 3);
+    vt_img_resize_rgb(rgb, w, h, (size_t)w * 3, px, sw, sh);
+    rc = vt_img_write_jpeg(small, px, sw, sh, sw * 3, VT_IMG_SMALL_Q, &bytes, err, errlen);
+    free(px);
+    return rc;
+}
+
+/* Convert fr to upright RGB at output size and write it as JPEG at path, and its small
+ * version beside it. */
 static int write_frame(const AVFrame *fr, int rotation, const char *path, int *ow, int *oh,
                        int64_t *bytes, char *err, size_t errlen)
 {
@@ -629,6 +655,8 @@ static int write_frame(const AVFrame *fr, int rotation, const char *path, int *o
         rgb = rot;
     }
     rc = vt_img_write_jpeg(path, rgb, rw, rh, rw * 3, JPEG_Q, bytes, err, errlen);
+    if (!rc)
+        rc = write_small(rgb, rw, rh, path, err, errlen);
     *ow = rw;
     *oh = rh;
 out:
@@ -862,9 +890,11 @@ static int extract(struct extract_job *job, int ncpu, struct vt_kf_result *res, 
                 x->duplicate_of = y->index;
         }
         if (x->duplicate_of >= 0) {
-            char *path = vt_xasprintf("%s/%s", job->out_dir, x->file);
+            char *path = vt_xasprintf("%s/%s", job->out_dir, x->file), small[PATH_MAX];
 
             unlink(path);
+            if (!vt_kf_small_name(path, small, sizeof(small)))
+                unlink(small);
             free(path);
             x->file[0] = '\0';
             x->width = x->height = 0;
@@ -985,4 +1015,15 @@ void vt_kf_result_release(struct vt_kf_result *res)
     res->shots = NULL;
     res->frames = NULL;
     res->n_shots = res->n_frames = 0;
+}
+
+int vt_kf_small_name(const char *image, char *out, size_t len)
+{
+    size_t n = strlen(image);
+
+    if (n < 4 || strcmp(image + n - 4, ".jpg") || n + 6 >= len)
+        return VT_EINVAL;
+    memcpy(out, image, n - 4);
+    memcpy(out + n - 4, ".small.jpg", 11);
+    return 0;
 }

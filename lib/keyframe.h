@@ -46,4 +46,11 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
                     vt_progress_fn progress, void *user, char *err, size_t errlen);
 void vt_kf_result_release(struct vt_kf_result *res);
 
+/*
+ * The name of a frame image's small version (written beside it by vt_keyframe_run, for
+ * pages): "DIR/N.jpg" gives "DIR/N.small.jpg". 0, or VT_EINVAL when image does not end in
+ * ".jpg" or the name does not fit in len bytes.
+ */
+int vt_kf_small_name(const char *image, char *out, size_t len);
+
 #endif

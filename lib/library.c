@@ -7,6 +7,7 @@
 #include "library.h"
 
 #include "embed.h"
+#include "keyframe.h"
 #include "media.h"
 #include "ocr.h"
 #include "stt.h"
@@ -390,6 +391,53 @@ struct check_ctx {
     int rc;
 };
 
+/*
+ * The small versions of the kept frames (vt_kf_small_name). A video indexed before they
+ * were written has none, which is no damage (pages then show the full frames): a note. A
+ * video with some has them all, else one was lost: a problem for each missing one.
+ */
+static void check_small(struct check_ctx *c, const char *id, const struct vt_store_frame *f,
+                        size_t n)
+{
+    size_t kept = 0, have = 0;
+    char *missing = vt_xcalloc(n ? n : 1, 1);
+
+    for (size_t i = 0; i < n; i++) {
+        char name[PATH_MAX], *p;
+
+        if (!f[i].path)
+            continue;
+        kept++;
+        if (vt_kf_small_name(f[i].path, name, sizeof(name))) {
+            missing[i] = 1;
+            continue;
+        }
+        p = vt_lib_path(c->lib, name);
+        if (access(p, R_OK))
+            missing[i] = 1;
+        else
+            have++;
+        free(p);
+    }
+    if (kept && !have)
+        vt_log(c->lib, VT_LOG_INFO,
+               "%s: no small frame images (indexed before they were written); pages show the "
+               "full frames, `redo --stage keyframe` writes them",
+               id);
+    for (size_t i = 0; have && i < n; i++) {
+        char name[PATH_MAX];
+
+        if (!missing[i])
+            continue;
+        if (vt_kf_small_name(f[i].path, name, sizeof(name)))
+            snprintf(name, sizeof(name), "%s", f[i].path);
+        vt_log(c->lib, VT_LOG_ERROR, "%s: frame #%d: small image '%s' is missing", id, f[i].f.index,
+               name);
+        c->problems++;
+    }
+    free(missing);
+}
+
 static int check_video(void *user, const struct vt_video_rec *v)
 {
     struct check_ctx *c = user;
@@ -422,6 +470,7 @@ static int check_video(void *user, const struct vt_video_rec *v)
         }
         free(p);
     }
+    check_small(c, v->id, f, n);
     vt_store_frames_free(f, n);
     return 0;
 }

@@ -9,6 +9,7 @@
 #include "util.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,10 +286,13 @@ char *vt_lookalike_json(const char *id, int frame, const struct vt_lookalike *s,
         json_object_set_new(o, "frame", json_integer(s[i].frame));
         json_object_set_new(o, "t", json_real(s[i].t_s));
         json_object_set_new(o, "similarity", json_real(s[i].score));
-        snprintf(buf, sizeof(buf), "/api/videos/%s/frames/%d.jpg", s[i].video_id, s[i].frame);
+        snprintf(buf, sizeof(buf), "/api/videos/%s/frames/%d.jpg?size=small", s[i].video_id,
+                 s[i].frame);
         json_object_set_new(o, "thumbnail", json_string(buf));
         json_object_set_new(o, "path", s[i].path ? jstr_or_empty(s[i].path) : json_null());
-        snprintf(buf, sizeof(buf), "/v/%s?t=%d", s[i].video_id, (int)s[i].t_s);
+        /* never before the frame (that could be the previous shot): ms rounded up */
+        snprintf(buf, sizeof(buf), "/v/%s?t=%.3f", s[i].video_id,
+                 ceil(s[i].t_s > 0 ? s[i].t_s * 1000 - 1e-6 : 0) / 1000);
         json_object_set_new(o, "link", json_string(buf));
         json_array_append_new(arr, o);
     }

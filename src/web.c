@@ -512,22 +512,32 @@ static int rel_path_ok(const char *p)
     return !strstr(p, "..") && !strstr(p, "//");
 }
 
+/*
+ * /api/videos/ID/frames/N.jpg[?size=small|full]: the frame's image, or its small version
+ * (what pages show). A frame without a small version (a library indexed before they were
+ * written) is answered with its image: the server never writes into the library, so a
+ * read-only library and a --read-only demo answer alike, and `redo --stage keyframe`
+ * makes the small versions.
+ */
 static enum MHD_Result route_frame(struct MHD_Connection *c, struct vt_library *lib, const char *id,
                                    const char *file)
 {
     enum MHD_Result ret = MHD_NO;
     struct vt_doc_pages one = no_lists;
     json_t *doc, *f;
-    const char *img = NULL;
+    const char *img = NULL, *size = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "size");
     char path[PATH_MAX];
     long n = 0;
     size_t i, digits = 0;
+    int small = size && !strcmp(size, "small");
 
     /* N.jpg, N a small decimal integer without sign or leading zeros */
     for (; file[digits] >= '0' && file[digits] <= '9'; digits++)
         n = n * 10 + (file[digits] - '0');
     if (!digits || digits > 6 || (digits > 1 && file[0] == '0') || strcmp(file + digits, ".jpg"))
         return send_error(c, 1, 404, "not_found", "no such frame");
+    if (size && !small && strcmp(size, "full"))
+        return send_error(c, 1, 400, "bad_request", "size is small or full");
     one.frames.offset = n; /* that frame alone */
     one.frames.limit = 1;
     doc = doc_or_error(c, lib, id, &one, 1, &ret);
@@ -537,6 +547,8 @@ static enum MHD_Result route_frame(struct MHD_Connection *c, struct vt_library *
     {
         if (json_integer_value(json_object_get(f, "index")) == n) {
             img = json_string_value(json_object_get(f, "image"));
+            if (small && json_string_value(json_object_get(f, "image_small")))
+                img = json_string_value(json_object_get(f, "image_small"));
             break;
         }
     }

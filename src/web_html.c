@@ -206,16 +206,22 @@ void web_put_time_link(struct vt_sb *b, const char *id, double t, const char *cl
     vt_sb_adds(b, "</a>");
 }
 
-/* The frame image's URL, when the frame has an image. */
+/* The frame's small image, when the frame has an image (img.frame is shown up to 320 px
+ * wide: the full frame in its srcset for 2x screens; the strip's are small). */
 int web_put_frame_img(struct vt_sb *b, const char *id, const json_t *frame, const char *cls)
 {
+    struct web_thumb opt = {.shown_w = strcmp(cls, "frame") ? 0 : 320,
+                            .width = (int)web_jint(frame, "width"),
+                            .height = (int)web_jint(frame, "height")};
+    struct vt_sb alt = {0};
+
     if (!web_jstr(frame, "image") ||
         strcmp(web_jstr(frame, "state") ? web_jstr(frame, "state") : "", "done"))
         return 0;
-    vt_sb_addf(b, "<img class=\"%s\" src=\"/api/videos/%s/frames/%lld.jpg\" alt=\"frame %lld at ",
-               cls, id, web_jint(frame, "index"), web_jint(frame, "index"));
-    web_put_time(b, web_jnum(frame, "t_s"));
-    vt_sb_adds(b, "\" loading=\"lazy\">");
+    vt_sb_addf(&alt, "frame %lld at ", web_jint(frame, "index"));
+    web_put_time(&alt, web_jnum(frame, "t_s"));
+    web_put_frame_thumb_opt(b, id, web_jint(frame, "index"), cls, alt.buf, &opt);
+    vt_sb_release(&alt);
     return 1;
 }
 
@@ -225,14 +231,13 @@ int web_put_frame_img(struct vt_sb *b, const char *id, const json_t *frame, cons
  */
 int web_put_thumb(struct vt_sb *b, struct vt_library *lib, const char *id, double t)
 {
+    char alt[32];
     int n;
 
     if (vt_frame_at(lib, id, t, &n) || n < 0)
         return 0;
-    vt_sb_addf(b,
-               "<img class=\"thumb\" src=\"/api/videos/%s/frames/%d.jpg\" alt=\"frame %d\" "
-               "loading=\"lazy\">",
-               id, n, n);
+    snprintf(alt, sizeof(alt), "frame %d", n);
+    web_put_frame_thumb(b, id, n, "thumb", alt);
     return 1;
 }
 
@@ -290,4 +295,48 @@ int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struc
     vt_sb_adds(out, "</p><p><a href=\"/\">Back to the videos</a></p>\n");
     web_foot(out);
     return status;
+}
+
+/* ---- frame thumbnails: the small version at the size shown ---- */
+
+/* The frame's URL; small: its small version (falls back to the image on the server). */
+static void put_frame_url(struct vt_sb *b, const char *id, long long frame_index, int small)
+{
+    vt_sb_adds(b, "/api/videos/");
+    web_html(b, id);
+    vt_sb_addf(b, "/frames/%lld.jpg%s", frame_index, small ? "?size=small" : "");
+}
+
+void web_put_frame_thumb_opt(struct vt_sb *b, const char *id, long long frame_index,
+                             const char *cls, const char *alt, const struct web_thumb *opt)
+{
+    int w = opt && opt->width > 0 ? opt->width : 1280,
+        h = opt && opt->height > 0 ? opt->height : 720;
+    int sw = w < WEB_SMALL_W ? w : WEB_SMALL_W, sh = (int)((long long)h * sw * 2 / w + 1) / 2;
+    int shown_w = opt && opt->shown_w > 0 ? opt->shown_w : 160;
+
+    vt_sb_adds(b, "<img class=\"");
+    web_html(b, cls);
+    vt_sb_adds(b, "\" src=\"");
+    put_frame_url(b, id, frame_index, 1);
+    /* the small version is sharp on a 2x screen up to half its width; shown larger, the
+     * browser may take the full frame (sizes: the width it is shown at) */
+    if (shown_w * 2 > sw && w > sw) {
+        vt_sb_adds(b, "\" srcset=\"");
+        put_frame_url(b, id, frame_index, 1);
+        vt_sb_addf(b, " %dw, ", sw);
+        put_frame_url(b, id, frame_index, 0);
+        vt_sb_addf(b, " %dw\" sizes=\"%dpx", w, shown_w);
+    }
+    /* width and height: the box is reserved before the picture arrives (no layout shift) */
+    vt_sb_addf(b, "\" width=\"%d\" height=\"%d\" alt=\"", sw, sh < 1 ? 1 : sh);
+    web_html(b, alt);
+    vt_sb_adds(b, opt && opt->eager ? "\" fetchpriority=\"high\" decoding=\"async\">"
+                                    : "\" loading=\"lazy\" decoding=\"async\">");
+}
+
+void web_put_frame_thumb(struct vt_sb *b, const char *id, long long frame_index, const char *cls,
+                         const char *alt)
+{
+    web_put_frame_thumb_opt(b, id, frame_index, cls, alt, NULL);
 }

@@ -33,6 +33,24 @@ int web_put_frame_img(struct vt_sb *b, const char *id, const json_t *frame, cons
 /* The thumbnail of the video at moment t (the kept keyframe that shows it): 1, else 0. */
 int web_put_thumb(struct vt_sb *b, struct vt_library *lib, const char *id, double t);
 
+/*
+ * Frame thumbnails: an <img> of the frame's small version (/api/videos/ID/frames/N.jpg
+ * ?size=small, WEB_SMALL_W wide, written by the keyframe stage), with width and height
+ * (no layout shift), loading="lazy" and decoding="async". Shown wider than half the small
+ * version, a srcset offers the full frame to screens that need it. alt is escaped here.
+ */
+#define WEB_SMALL_W 320 /* the keyframe stage's small width (VT_IMG_SMALL_W in lib/imgutil.h) */
+struct web_thumb {
+    int shown_w;       /* CSS pixels the page shows it at; 0: 160 */
+    int width, height; /* the full frame's (the document's frames[].width/height); 0: 1280x720 */
+    int eager;         /* the first picture of the page, in view at once: not lazy */
+};
+void web_put_frame_thumb(struct vt_sb *b, const char *id, long long frame_index, const char *cls,
+                         const char *alt);
+/* The same with options (opt may be NULL: the defaults above). */
+void web_put_frame_thumb_opt(struct vt_sb *b, const char *id, long long frame_index,
+                             const char *cls, const char *alt, const struct web_thumb *opt);
+
 /* The page's head up to <main>; refresh_s > 0 reloads the page (without JS). */
 void web_head(struct vt_sb *b, const struct web_ctx *ctx, const char *title, const char *q,
               int refresh_s);

@@ -38,7 +38,7 @@ int web_page_similar(struct vt_library *lib, const struct web_ctx *ctx, const ch
     struct vt_lookalike *s = NULL;
     size_t n = 0;
     long f, k = 24;
-    char err[512];
+    char err[512], alt[32];
     int rc;
 
     if (!vt_id_valid(id))
@@ -61,10 +61,12 @@ int web_page_similar(struct vt_library *lib, const struct web_ctx *ctx, const ch
                "<nav class=\"crumbs\"><a href=\"/\">Videos</a> <a href=\"/v/%s#frame-%ld\">%s"
                "</a> <span>frame %ld</span></nav>\n",
                id, f, id, f);
-    vt_sb_addf(out,
-               "<h1>More like this</h1>\n<p><img class=\"frame\" src=\"/api/videos/%s/frames/"
-               "%ld.jpg\" alt=\"frame %ld\"></p>\n",
-               id, f, f);
+    vt_sb_adds(out, "<h1>More like this</h1>\n<p>");
+    snprintf(alt, sizeof(alt), "frame %ld", f);
+    /* the picture the page is about, at the top: not lazy */
+    web_put_frame_thumb_opt(out, id, f, "frame", alt,
+                            &(struct web_thumb){.shown_w = 320, .eager = 1});
+    vt_sb_adds(out, "</p>\n");
     if (!n) {
         vt_sb_adds(out, "<p class=\"empty\">No other frame has a picture vector yet.</p>\n");
     } else {
@@ -75,12 +77,10 @@ int web_page_similar(struct vt_library *lib, const struct web_ctx *ctx, const ch
         for (size_t i = 0; i < n; i++) {
             vt_sb_addf(out, "<li class=\"like\"><a class=\"thumb\" href=\"/v/%s?t=%ld\">",
                        s[i].video_id, web_secs(s[i].t_s));
-            if (s[i].path)
-                vt_sb_addf(
-                    out,
-                    "<img class=\"thumb\" src=\"/api/videos/%s/frames/%d.jpg\" alt=\"frame %d\""
-                    " loading=\"lazy\">",
-                    s[i].video_id, s[i].frame, s[i].frame);
+            if (s[i].path) {
+                snprintf(alt, sizeof(alt), "frame %d", s[i].frame);
+                web_put_frame_thumb(out, s[i].video_id, s[i].frame, "thumb", alt);
+            }
             vt_sb_addf(out, "</a><div><a class=\"title\" href=\"/v/%s?t=%ld\">", s[i].video_id,
                        web_secs(s[i].t_s));
             web_html(out, s[i].title && *s[i].title ? s[i].title : s[i].video_id);

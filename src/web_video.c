@@ -57,12 +57,12 @@ static int str_is(const char *s, const char *want)
 }
 
 /*
- * The frame image at the size the page shows it. One place, so that the small thumbnail
- * (i13-thumbs: /api/videos/ID/frames/N.jpg?size=small) is a one-line change here.
+ * The frame image at the size the page shows it: the small version (320 px wide; the
+ * server answers with the frame itself for a library indexed before small versions).
  */
 static void put_frame_src(struct vt_sb *b, const char *id, long long frame)
 {
-    vt_sb_addf(b, "/api/videos/%s/frames/%lld.jpg", id, frame);
+    vt_sb_addf(b, "/api/videos/%s/frames/%lld.jpg?size=small", id, frame);
 }
 
 /* ---- the video's state, in words ---- */
@@ -831,7 +831,12 @@ static void frame_img(struct vt_sb *b, const char *id, const json_t *doc, const 
     put_frame_src(b, id, web_jint(f, "index"));
     vt_sb_addf(b, "\" data-t=\"%.3f\" alt=\"", web_jnum(f, "t_s"));
     put_frame_alt(b, f);
-    vt_sb_adds(b, "\" loading=\"lazy\" decoding=\"async\"");
+    /* shown up to 320 px wide: sharp on a 2x screen only with the frame itself */
+    vt_sb_adds(b, "\" srcset=\"");
+    put_frame_src(b, id, web_jint(f, "index"));
+    vt_sb_addf(b, " 320w, /api/videos/%s/frames/%lld.jpg 1280w\" sizes=\"320px\"", id,
+               web_jint(f, "index"));
+    vt_sb_adds(b, " loading=\"lazy\" decoding=\"async\"");
     if (w > 0 && h > 0 && w < 100000 && h < 100000)
         vt_sb_addf(b, " width=\"320\" height=\"%lld\"", 320 * h / w);
     vt_sb_adds(b, ">");

@@ -35,6 +35,7 @@ for s in d['stages']:
     for k in ('started_at', 'took_s', 'attempts'): s.pop(k, None)
 for fr in d['frames']:
     fr.pop('image', None)
+    fr.pop('image_small', None)
 print(json.dumps(d, sort_keys=True))
 PY
 }
