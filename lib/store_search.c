@@ -314,6 +314,8 @@ int vt_store_title_docs_refresh(struct vt_store *s, const char *id)
 struct fts_id {
     long long rowid;
     double score;
+    char video_id[VT_ID_MAX]; /* and start_s: the order of rows that score the same */
+    double start_s;
 };
 
 /*
@@ -356,8 +358,9 @@ static int fts_rows(struct vt_store *s, const char *match, const char *source, c
     if (!rc)
         rc = store_prepare(
             s,
-            "SELECT rowid, vtrank(docs_fts, ?3, ?6) FROM docs_fts WHERE docs_fts MATCH ?1"
-            " AND rowid > ?4 AND rowid <= ?5 ORDER BY rowid DESC LIMIT ?2",
+            "SELECT f.rowid, vtrank(docs_fts, ?3, ?6), d.video_id, d.start_s FROM docs_fts f"
+            " JOIN docs d ON d.id = f.rowid WHERE docs_fts MATCH ?1"
+            " AND f.rowid > ?4 AND f.rowid <= ?5 ORDER BY f.rowid DESC LIMIT ?2",
             &st);
     /*
      * Newest rows first, in growing windows: a query whose matches are many is served
@@ -377,6 +380,9 @@ static int fts_rows(struct vt_store *s, const char *match, const char *source, c
             vt_grow((void **)&v, &vcap, len + 1, sizeof(*v));
             v[len].rowid = sqlite3_column_int64(st, 0);
             v[len].score = sqlite3_column_double(st, 1);
+            snprintf(v[len].video_id, sizeof(v[len].video_id), "%s",
+                     (const char *)sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "");
+            v[len].start_s = sqlite3_column_double(st, 3);
             len++;
         }
         rc = rc == SQLITE_DONE ? 0 : store_fail(s, "search");
@@ -680,13 +686,24 @@ static size_t phrase_docs_all_but_one(struct vt_store *s, const struct vt_query 
     return n;
 }
 
+/*
+ * Best first; rows that score the same in video order, then by time (then by row, so the
+ * order is total): the same query gives the same order on every run and every page, and
+ * a tie is not decided by which video was indexed last.
+ */
 static int by_raw_score(const void *a, const void *b)
 {
     const struct fts_id *x = a, *y = b;
+    int c;
 
     if (x->score != y->score)
         return x->score < y->score ? 1 : -1;
-    return x->rowid < y->rowid ? 1 : x->rowid > y->rowid ? -1 : 0;
+    c = strcmp(x->video_id, y->video_id);
+    if (c)
+        return c;
+    if (x->start_s != y->start_s)
+        return x->start_s < y->start_s ? -1 : 1;
+    return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
 }
 
 int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct vt_store_hit **out,
@@ -723,6 +740,8 @@ int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct 
         (*out)[i].rowid = ids[i].rowid;
         (*out)[i].exact = ids[i].score >= VT_PHRASE_BONUS;
         (*out)[i].score = fmod(ids[i].score, VT_PHRASE_BONUS);
+        memcpy((*out)[i].video_id, ids[i].video_id, sizeof(ids[i].video_id));
+        (*out)[i].start_s = ids[i].start_s;
     }
     *n = n_ids;
     free(ids);

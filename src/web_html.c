@@ -135,10 +135,31 @@ void web_put_time(struct vt_sb *b, double s)
     vt_sb_adds(b, buf);
 }
 
-/* Whole seconds for ?t= links: floor, so the moment is not skipped. */
+/* Whole seconds, floored; ?t= links use web_put_t, which cannot fall before the moment. */
 long web_secs(double s)
 {
     return s > 0 && s < 1e9 ? (long)floor(s) : 0;
+}
+
+/*
+ * The value of a ?t= link to moment s: seconds with milliseconds, rounded up ("9.067" for
+ * 9.0666…, "12" for 12.0), so the link never lands before the moment it names (a slide
+ * starting at 9.0667 s linked as 9 opened the previous shot). A thousandth of a second is
+ * shorter than any moment (a frame, a word), so it never lands after it either. The
+ * 1e-6 keeps a time stored as 9.067000000001 at 9.067.
+ */
+void web_put_t(struct vt_sb *b, double s)
+{
+    long long ms = s > 0 && s < 1e9 ? (long long)ceil(s * 1000 - 1e-6) : 0;
+
+    if (ms % 1000 == 0)
+        vt_sb_addf(b, "%lld", ms / 1000);
+    else if (ms % 100 == 0)
+        vt_sb_addf(b, "%lld.%lld", ms / 1000, ms % 1000 / 100);
+    else if (ms % 10 == 0)
+        vt_sb_addf(b, "%lld.%02lld", ms / 1000, ms % 1000 / 10);
+    else
+        vt_sb_addf(b, "%lld.%03lld", ms / 1000, ms % 1000);
 }
 
 /* "1,234" */
@@ -201,7 +222,11 @@ void web_put_time_link(struct vt_sb *b, const char *id, double t, const char *cl
     vt_sb_adds(b, "\" href=\"");
     if (id)
         vt_sb_addf(b, "/v/%s", id);
-    vt_sb_addf(b, "?t=%ld\" data-t=\"%.3f\">", web_secs(t), t);
+    vt_sb_adds(b, "?t=");
+    web_put_t(b, t);
+    vt_sb_adds(b, "\" data-t=\"");
+    web_put_t(b, t);
+    vt_sb_adds(b, "\">");
     web_put_time(b, t);
     vt_sb_adds(b, "</a>");
 }
