@@ -43,7 +43,7 @@ static void page_link(struct vt_sb *b, const char *base, long long page, const c
 {
     vt_sb_addf(b, "<a rel=\"%s\" href=\"", rel);
     web_html(b, base);
-    vt_sb_addf(b, "%spage=%lld\">%s</a>", strchr(base, '?') ? "&" : "?", page, label);
+    vt_sb_addf(b, "%spage=%lld\">%s</a>", strchr(base, '?') ? "&amp;" : "?", page, label);
 }
 
 /* "← Previous · Page 2 of 9 · Next →"; nothing when everything fits on one page. */
