@@ -506,8 +506,7 @@ static int page_item(void *user, const struct vt_store_card *c)
 static const char *const card_sorts[] = {"added", "newest", "title", "duration"};
 
 int vt_list_page(struct vt_library *lib, const struct vt_list_opts *opts,
-                 int (*fn)(void *user, const struct vt_video_item *v), void *user,
-                 long long *total)
+                 int (*fn)(void *user, const struct vt_video_item *v), void *user, long long *total)
 {
     struct vt_store_cards_query q = {0};
     struct page_ctx p = {fn, user};

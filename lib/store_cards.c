@@ -35,7 +35,7 @@ static const char *order_by(enum vt_store_card_sort sort)
     " FROM videos v WHERE (?1 IS NULL OR v.index_state = ?1)"                                      \
     " AND (?2 IS NULL OR instr(lower(coalesce(v.title, '')), ?2) > 0"                              \
     "  OR instr(lower(coalesce(v.channel, '')), ?2) > 0)"                                          \
-    " AND (?3 = 0 OR EXISTS (SELECT 1 FROM reuse r WHERE r.video_id = v.id))"                     \
+    " AND (?3 = 0 OR EXISTS (SELECT 1 FROM reuse r WHERE r.video_id = v.id))"                      \
     " AND (?6 IS NULL OR v.id = ?6)"
 
 /* The first kept frame of the video (time order): its poster. */
@@ -110,17 +110,23 @@ int vt_store_cards(struct vt_store *s, const struct vt_store_cards_query *q,
     store_finish(s, st);
     if (rc || q->limit == 0)
         goto out;
+    /* the page is chosen first (filter, sort, cut: the videos table alone), and only its
+     * rows are joined to their stages and frames: a page late in a long listing costs
+     * what the first one does */
     vt_sb_adds(&sql, "SELECT v.id, v.title, v.channel, v.duration_s, v.index_state, v.data_status,"
                      " v.created_at,"
                      " (SELECT count(*) FROM stages g WHERE g.video_id = v.id),"
                      " (SELECT count(*) FROM stages g WHERE g.video_id = v.id"
                      "  AND g.state IN ('done', 'skipped', 'failed')), " CARDS_POSTER ","
                      " (SELECT g.name FROM stages g WHERE g.video_id = v.id AND g.state = 'running'"
-                     "  ORDER BY g.ord LIMIT 1)" CARDS_WHERE);
+                     "  ORDER BY g.ord LIMIT 1)"
+                     " FROM (SELECT v.id, v.title, v.channel, v.duration_s, v.index_state,"
+                     "  v.data_status, v.created_at, v.seq" CARDS_WHERE);
     vt_sb_adds(&sql, order_by(q->sort));
-    vt_sb_adds(&sql, " LIMIT ?4 OFFSET ?5");
-    rc = store_rows(s, sql.buf, "list videos", card_row, &c, "ssiIIs", state, text,
-                    q->reuse_only, (int64_t)(q->limit < 0 ? -1 : q->limit),
+    vt_sb_adds(&sql, " LIMIT ?4 OFFSET ?5) v");
+    vt_sb_adds(&sql, order_by(q->sort));
+    rc = store_rows(s, sql.buf, "list videos", card_row, &c, "ssiIIs", state, text, q->reuse_only,
+                    (int64_t)(q->limit < 0 ? -1 : q->limit),
                     (int64_t)(q->offset > 0 ? q->offset : 0), q->id);
 out:
     vt_sb_release(&sql);

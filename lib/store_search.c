@@ -381,7 +381,9 @@ static int fts_rows(struct vt_store *s, const char *match, const char *source, c
             v[len].rowid = sqlite3_column_int64(st, 0);
             v[len].score = sqlite3_column_double(st, 1);
             snprintf(v[len].video_id, sizeof(v[len].video_id), "%s",
-                     (const char *)sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "");
+                     (const char *)sqlite3_column_text(st, 2)
+                         ? (const char *)sqlite3_column_text(st, 2)
+                         : "");
             v[len].start_s = sqlite3_column_double(st, 3);
             len++;
         }

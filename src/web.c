@@ -620,8 +620,7 @@ static enum MHD_Result api_videos(struct MHD_Connection *c, struct vt_library *l
     if (o.sort && *o.sort && strcmp(o.sort, "added") && strcmp(o.sort, "newest") &&
         strcmp(o.sort, "title") && strcmp(o.sort, "duration"))
         return send_error(c, 1, 400, "bad_request", "'sort' is added, newest, title or duration");
-    if ((o.text && strlen(o.text) > 200) ||
-        query_num(c, "offset", 0, 999999999999LL, &o.offset) ||
+    if ((o.text && strlen(o.text) > 200) || query_num(c, "offset", 0, 999999999999LL, &o.offset) ||
         query_num(c, "limit", -1, 100000, &limit) || limit == 0)
         return send_error(c, 1, 400, "bad_request",
                           "'q' is at most 200 bytes, 'offset' a whole number, 'limit' 1..100000");

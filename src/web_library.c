@@ -18,8 +18,7 @@
 #define LIB_PER_MAX 500
 
 static const char *const sorts[] = {"added", "newest", "title", "duration", NULL};
-static const char *const sort_words[] = {"Oldest first", "Newest first", "Title", "Duration",
-                                         NULL};
+static const char *const sort_words[] = {"Oldest first", "Newest first", "Title", "Duration", NULL};
 static const char *const states[] = {"queued", "processing", "ready", "failed", NULL};
 static const char *const state_words[] = {"Waiting", "Being indexed", "Ready", "Failed", NULL};
 
@@ -133,8 +132,9 @@ static int put_card(void *user, const struct vt_video_item *v)
     struct vt_sb *b = user;
     int live = !strcmp(v->index_state, "queued") || !strcmp(v->index_state, "processing");
 
-    vt_sb_addf(b, "<li class=\"card\" data-id=\"%s\" data-state=\"%s\"><a class=\"poster\" "
-                  "href=\"/v/%s\" tabindex=\"-1\" aria-hidden=\"true\">",
+    vt_sb_addf(b,
+               "<li class=\"card\" data-id=\"%s\" data-state=\"%s\"><a class=\"poster\" "
+               "href=\"/v/%s\" tabindex=\"-1\" aria-hidden=\"true\">",
                v->id, v->index_state, v->id);
     if (v->poster_frame >= 0)
         web_put_list_img(b, v->id, v->poster_frame);

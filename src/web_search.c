@@ -113,8 +113,7 @@ static void refine_form(struct vt_sb *out, const struct ask *a)
                     "<option value=\"\">All</option>");
     for (size_t i = 0; sources[i]; i++)
         vt_sb_addf(out, "<option value=\"%s\"%s>%s</option>", sources[i],
-                   a->source && !strcmp(a->source, sources[i]) ? " selected" : "",
-                   source_words[i]);
+                   a->source && !strcmp(a->source, sources[i]) ? " selected" : "", source_words[i]);
     vt_sb_adds(out, "</select>");
     if (a->video) {
         vt_sb_adds(out, "<input type=\"hidden\" name=\"video\" value=\"");
@@ -131,8 +130,7 @@ static void refine_form(struct vt_sb *out, const struct ask *a)
 
 /* The source filter: All · Speech · On screen · Titles (· Pictures when there are any),
  * each with its count when the hits are not filtered by source already. */
-static void source_facets(struct vt_sb *out, const struct ask *a, const struct vt_hit *h,
-                          size_t n)
+static void source_facets(struct vt_sb *out, const struct ask *a, const struct vt_hit *h, size_t n)
 {
     vt_sb_adds(out, "<nav class=\"facets\" aria-label=\"Source\"><span>Source:</span> ");
     facet(out, a, NULL, a->video, "All", !a->source);
@@ -154,8 +152,7 @@ static void source_facets(struct vt_sb *out, const struct ask *a, const struct v
 
 /* The video filter: the videos the hits are in (the first 12, by their best hit), or
  * "only in TITLE" with a way back to all of them. */
-static void video_facets(struct vt_sb *out, const struct ask *a, const struct vt_hit *h,
-                         size_t n)
+static void video_facets(struct vt_sb *out, const struct ask *a, const struct vt_hit *h, size_t n)
 {
     size_t shown = 0;
 
@@ -212,7 +209,9 @@ static void hit_item(struct vt_sb *out, struct vt_library *lib, const struct ask
 
     vt_sb_addf(out, "<li class=\"hit\" data-video=\"%s\" data-start=\"", h->video_id);
     web_put_t(out, h->start_s);
-    vt_sb_addf(out, "\" data-frame=\"%d\"><a class=\"thumb\" tabindex=\"-1\" href=\"", f);
+    vt_sb_addf(
+        out, "\" data-frame=\"%d\"><a class=\"thumb\" tabindex=\"-1\" aria-hidden=\"true\" href=\"",
+        f);
     hit_link(out, a, h);
     vt_sb_adds(out, "\">");
     if (f >= 0)
