@@ -112,8 +112,10 @@ static void refine_form(struct vt_sb *out, const struct ask *a)
     vt_sb_adds(out, "\"> <label for=\"ss\">Source</label> <select id=\"ss\" name=\"source\">"
                     "<option value=\"\">All</option>");
     for (size_t i = 0; sources[i]; i++)
-        vt_sb_addf(out, "<option value=\"%s\"%s>%s</option>", sources[i],
-                   a->source && !strcmp(a->source, sources[i]) ? " selected" : "", source_words[i]);
+        if (strcmp(sources[i], "visual") || (a->source && !strcmp(a->source, "visual")))
+            vt_sb_addf(out, "<option value=\"%s\"%s>%s</option>", sources[i],
+                       a->source && !strcmp(a->source, sources[i]) ? " selected" : "",
+                       source_words[i]);
     vt_sb_adds(out, "</select>");
     if (a->video) {
         vt_sb_adds(out, "<input type=\"hidden\" name=\"video\" value=\"");
@@ -143,6 +145,12 @@ static void source_facets(struct vt_sb *out, const struct ask *a, const struct v
         if (!cur && !count && !strcmp(sources[i], "visual"))
             continue; /* only when pictures are searched (a joint text-image model) */
         vt_sb_adds(out, " · ");
+        if (!a->source && !count) {
+            /* nothing to find there: said, not linked */
+            vt_sb_addf(out, "<span class=\"none\">%s <span class=\"n\">(0)</span></span>",
+                       source_words[i]);
+            continue;
+        }
         facet(out, a, sources[i], a->video, source_words[i], cur);
         if (!a->source)
             vt_sb_addf(out, " <span class=\"n\">(%zu)</span>", count);
