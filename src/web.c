@@ -756,6 +756,8 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
     struct vt_hit *h = NULL;
     struct vt_sb b = {0};
     size_t n = 0;
+    long long offset = 0;
+    size_t skip = 0;
     char *s;
 
     if (!q)
@@ -769,6 +771,15 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
         if (*end || end == limit || v < 1 || v > 1000)
             return send_error(c, 1, 400, "bad_request", "'limit' wants 1..1000");
         opts.limit = (int)v;
+    }
+    /* a later page of the same order: the hits before it are searched and left out */
+    if (query_num(c, "offset", 0, 999, &offset))
+        return send_error(c, 1, 400, "bad_request", "'offset' wants 0..999");
+    if (offset) {
+        skip = (size_t)offset;
+        opts.limit = (int)(offset + (opts.limit ? opts.limit : 20));
+        if (opts.limit > 1000)
+            opts.limit = 1000;
     }
     if (video) {
         if (!vt_id_valid(video))
@@ -786,7 +797,7 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
         cli_error("%s", vt_errmsg(lib));
         return send_error(c, 1, 500, "internal", "the search could not run");
     }
-    s = vt_hits_json(q, &info, h, n);
+    s = vt_hits_json(q, &info, skip < n ? h + skip : NULL, skip < n ? n - skip : 0);
     vt_hits_free(h, n);
     if (!s)
         return MHD_NO;

@@ -138,6 +138,10 @@ PY
 "$VIDTHEQUE" -q -L "$LIB" search --json --limit 1000 banana > "$T/cli.json"
 [[ $(python3 -c 'import json,sys; f=lambda p: [(h["video_id"], h["start_s"], h["source"]) for h in json.load(open(p))["hits"]]; print(f(sys.argv[1]) == f(sys.argv[2]))' "$T/cli.json" "$T/banana.json") == True ]] ||
   fail "the CLI and /api/search order the hits differently"
+get "$B/api/search?q=banana&offset=20&limit=10"
+[[ $(python3 -c 'import json,sys; f=lambda p: [(h["video_id"], h["start_s"]) for h in json.load(open(p))["hits"]]; print(f(sys.argv[1]) == f(sys.argv[2])[20:30])' "$T/body" "$T/banana.json") == True ]] ||
+  fail "/api/search?offset=20&limit=10 is not hits 20 to 29 of the whole list"
+get "$B/api/search?q=banana&offset=1000" 400
 pages=$(( (n + 19) / 20 ))
 : > "$T/paged.txt"
 for p in $(seq 1 "$pages"); do
