@@ -17,7 +17,7 @@
 
 /* What the page was asked: validated query-string values (NULL when absent). */
 struct ask {
-    const char *q, *mode, *source, *video;
+    const char *q, *mode, *source, *video, *channel;
     size_t qlen;
     long long page, per;
 };
@@ -41,6 +41,10 @@ static void ask_url(struct vt_sb *b, const struct ask *a, const char *source, co
     if (video) {
         vt_sb_adds(b, "&video=");
         web_url(b, video);
+    }
+    if (a->channel) {
+        vt_sb_adds(b, "&channel=");
+        web_url(b, a->channel);
     }
     if (a->per != SEARCH_PER)
         vt_sb_addf(b, "&per=%lld", a->per);
@@ -185,6 +189,112 @@ static void video_facets(struct vt_sb *out, const struct ask *a, const struct vt
         facet(out, a, a->source, h[i].video_id, h[i].title ? h[i].title : h[i].video_id, 0);
         vt_sb_addf(out, " <span class=\"n\">(%zu)</span>", count);
         shown++;
+    }
+    vt_sb_adds(out, "</nav>\n");
+}
+
+/* The channels of the hits' videos, looked up once per video (vt_list_page by id). */
+struct chans {
+    struct {
+        char id[VT_ID_MAX];
+        char *channel; /* NULL: none */
+    } * v;
+    size_t n;
+};
+
+static int keep_channel(void *user, const struct vt_video_item *v)
+{
+    char **c = user;
+
+    free(*c);
+    *c = v->channel && *v->channel ? strdup(v->channel) : NULL;
+    return 0;
+}
+
+static const char *channel_of(struct vt_library *lib, struct chans *c, const char *id)
+{
+    struct vt_list_opts o = {0};
+    char *ch = NULL;
+    void *grown;
+
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcmp(c->v[i].id, id))
+            return c->v[i].channel;
+    o.id = id;
+    o.limit = 1;
+    if (vt_list_page(lib, &o, keep_channel, &ch, NULL))
+        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+    grown = realloc(c->v, (c->n + 1) * sizeof(*c->v));
+    if (!grown)
+        abort();
+    c->v = grown;
+    snprintf(c->v[c->n].id, sizeof(c->v[c->n].id), "%s", id);
+    c->v[c->n].channel = ch;
+    return c->v[c->n++].channel;
+}
+
+static void chans_release(struct chans *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->v[i].channel);
+    free(c->v);
+}
+
+/* Only the hits of videos of channel ch: the others are freed. */
+static void keep_in_channel(struct vt_library *lib, struct chans *c, const char *ch,
+                            struct vt_hit *h, size_t *n)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < *n; i++) {
+        const char *hc = channel_of(lib, c, h[i].video_id);
+
+        if (hc && !strcmp(hc, ch)) {
+            h[k++] = h[i];
+            continue;
+        }
+        free(h[i].title);
+        free(h[i].text);
+    }
+    *n = k;
+}
+
+/* The channel filter, when the hits' videos have channels: the first 8 by their best hit. */
+static void channel_facets(struct vt_sb *out, struct vt_library *lib, struct chans *c,
+                           const struct ask *a, const struct vt_hit *h, size_t n)
+{
+    const char *seen[8];
+    size_t counts[8], k = 0;
+    struct ask all = *a;
+
+    for (size_t i = 0; i < n; i++) {
+        const char *ch = channel_of(lib, c, h[i].video_id);
+        size_t j = 0;
+
+        if (!ch)
+            continue;
+        while (j < k && strcmp(seen[j], ch))
+            j++;
+        if (j < k) {
+            counts[j]++;
+        } else if (k < 8) {
+            seen[k] = ch;
+            counts[k++] = 1;
+        }
+    }
+    if (!k && !a->channel)
+        return; /* no video of these hits has a channel */
+    all.channel = NULL;
+    vt_sb_adds(out, "<nav class=\"facets\" aria-label=\"Channel\"><span>Channel:</span> ");
+    facet(out, &all, a->source, a->video, "All", !a->channel);
+    for (size_t j = 0; j < k; j++) {
+        struct ask one = *a;
+
+        one.channel = seen[j];
+        vt_sb_adds(out, " · ");
+        facet(out, &one, a->source, a->video, seen[j], a->channel && !strcmp(a->channel, seen[j]));
+        if (!a->channel)
+            vt_sb_addf(out, " <span class=\"n\">(%zu)</span>", counts[j]);
     }
     vt_sb_adds(out, "</nav>\n");
 }
@@ -357,9 +467,12 @@ static void suggest(struct vt_sb *out, struct vt_library *lib, const struct ask 
         web_put_counted(out, (long long)n, "moment", "moments");
         vt_sb_adds(out, ")</li>");
     }
-    if (a->source || a->video) {
+    if (a->source || a->video || a->channel) {
+        struct ask all = *a;
+
+        all.channel = NULL;
         vt_sb_adds(out, "<li>");
-        facet(out, a, NULL, NULL, "every source, in every video", 0);
+        facet(out, &all, NULL, NULL, "every source, in every video", 0);
         vt_sb_adds(out, "</li>");
     }
     vt_sb_adds(out, "<li>fewer words, or other words for the same thing</li></ul></div>\n");
@@ -376,6 +489,11 @@ static int read_ask(const struct web_args *w, struct ask *a, const char **why)
     a->mode = w->get(w->conn, "mode");
     a->source = w->get(w->conn, "source");
     a->video = w->get(w->conn, "video");
+    a->channel = w->get(w->conn, "channel");
+    if (a->channel && !*a->channel)
+        a->channel = NULL;
+    if (a->channel && strlen(a->channel) > 200)
+        return *why = "channel is at most 200 bytes", -1;
     if (a->source && !*a->source)
         a->source = NULL;
     if (a->video && !*a->video)
@@ -413,9 +531,9 @@ static void keep_visual(struct vt_hit *h, size_t *n)
     *n = k;
 }
 
-static void results(struct vt_sb *out, struct vt_library *lib, const struct ask *a,
-                    struct vt_hit *h, size_t n, const struct vt_search_info *info,
-                    const struct vt_search_opts *opts)
+static void results(struct vt_sb *out, struct vt_library *lib, struct chans *ch,
+                    const struct ask *a, struct vt_hit *h, size_t n,
+                    const struct vt_search_info *info, const struct vt_search_opts *opts)
 {
     long long pages = n ? ((long long)n + a->per - 1) / a->per : 1;
     long long page = a->page > pages ? pages : a->page;
@@ -423,10 +541,12 @@ static void results(struct vt_sb *out, struct vt_library *lib, const struct ask 
 
     source_facets(out, a, h, n);
     video_facets(out, a, h, n);
+    channel_facets(out, lib, ch, a, h, n);
     if (!n) {
         vt_sb_adds(out, "<p class=\"empty\">Nothing found for “");
         web_html(out, a->q);
-        vt_sb_adds(out, a->source || a->video ? "” with these filters.</p>\n" : "”.</p>\n");
+        vt_sb_adds(out, a->source || a->video || a->channel ? "” with these filters.</p>\n"
+                                                            : "”.</p>\n");
         suggest(out, lib, a, opts);
         hint(out, 1);
         return;
@@ -447,6 +567,7 @@ int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const str
     struct vt_search_opts opts = {.limit = SEARCH_MAX};
     struct vt_search_info info = {0};
     struct vt_hit *hits = NULL;
+    struct chans ch = {0};
     const char *why = NULL;
     struct ask a;
     size_t n = 0;
@@ -478,15 +599,18 @@ int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const str
     }
     if (a.source && !strcmp(a.source, "visual"))
         keep_visual(hits, &n);
+    if (a.channel)
+        keep_in_channel(lib, &ch, a.channel, hits, &n);
     mode_links(out, &a, info.mode);
     if (info.warning[0]) {
         vt_sb_adds(out, "<p class=\"warning\">");
         web_html(out, info.warning);
         vt_sb_adds(out, "</p>\n");
     }
-    results(out, lib, &a, hits, n, &info, &opts);
+    results(out, lib, &ch, &a, hits, n, &info, &opts);
 out:
     web_foot(out);
     vt_hits_free(hits, n);
+    chans_release(&ch);
     return 200;
 }

@@ -180,9 +180,21 @@ get "$B/search?q=banana&video=$VB"
 ! grep -q "data-video=\"$A\"" "$T/body" || fail "video=$VB shows hits of another video"
 grep -q "data-video=\"$VB\"" "$T/body" || fail "video=$VB shows none of its hits"
 grep -q 'How to search' "$T/body" || fail "no query-language hint"
-for q in 'source=bogus' "video=../x" 'page=0' 'page=x' 'per=0' 'per=101'; do
+for q in 'source=bogus' "video=../x" 'page=0' 'page=x' 'per=0' 'per=101' "channel=$(head -c 300 /dev/zero | tr '\0' a)"; do
   get "$B/search?q=banana&$q" 400
 done
+# a channel: the hits of its videos only (the channel is set in the database: the clips have none)
+sqlite3 "$LIB/library.db" "PRAGMA busy_timeout=5000; UPDATE videos SET channel='Bakery <Channel>' WHERE id='$VB'" > /dev/null
+nb=$(json "$T/banana.json" "sum(h['video_id'] == '$VB' for h in d['hits'])")
+get "$B/search?q=banana"
+grep -qF "href=\"/search?q=banana&amp;channel=Bakery%20%3CChannel%3E\">Bakery &lt;Channel&gt;</a> <span class=\"n\">($nb)</span>" "$T/body" ||
+  fail "no channel filter for 'Bakery <Channel>' with its $nb hits: $(grep -o '<nav class="facets" aria-label="Channel">.*</nav>' "$T/body")"
+get "$B/search?q=banana&channel=Bakery%20%3CChannel%3E"
+[[ $(grep -c '<li class="hit"' "$T/body") == "$nb" ]] || fail "channel filter: $(grep -c '<li class="hit"' "$T/body") hits, want $nb"
+! grep -q "data-video=\"$A\"" "$T/body" || fail "channel filter shows another channel's video"
+get "$B/search?q=banana&channel=Nobody"
+grep -q 'with these filters' "$T/body" || fail "an unknown channel: no 'with these filters'"
+sqlite3 "$LIB/library.db" "PRAGMA busy_timeout=5000; UPDATE videos SET channel=NULL WHERE id='$VB'" > /dev/null
 get "$B/search?q=bana"
 grep -q 'Nothing found' "$T/body" || fail "'bana' found something: the suggestion test needs a word with no hit"
 grep -qF 'href="/search?q=bana%2A"' "$T/body" || fail "no suggestion 'bana*' for 'bana'"
