@@ -1,8 +1,9 @@
 /*
  * The search page: every hit is a moment, linked to the video at that moment and shown
  * with the frame it came from. The hits are in the library's one order (score, then video,
- * then time: vt_search), a page at a time, with the true count; filters by source and by
- * video; a hint of the query language; and, when nothing matched, what to try instead.
+ * then time: vt_search), a page at a time, with the true count (up to the 1000 hits a search
+ * reads); filters by source, video and channel; a hint of the query language; and, when
+ * nothing matched, what to try instead.
  */
 #include "web.h"
 #include "web_int.h"
