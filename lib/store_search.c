@@ -314,8 +314,8 @@ int vt_store_title_docs_refresh(struct vt_store *s, const char *id)
 struct fts_id {
     long long rowid;
     double score;
-    char video_id[VT_ID_MAX]; /* and start_s: the order of rows that score the same */
-    double start_s;
+    char video_id[VT_ID_MAX]; /* and start_s: the order of rows that score the same, */
+    double start_s;           /* read only for those (tie_places); "" and 0 for the others */
 };
 
 /*
@@ -358,9 +358,8 @@ static int fts_rows(struct vt_store *s, const char *match, const char *source, c
     if (!rc)
         rc = store_prepare(
             s,
-            "SELECT f.rowid, vtrank(docs_fts, ?3, ?6), d.video_id, d.start_s FROM docs_fts f"
-            " JOIN docs d ON d.id = f.rowid WHERE docs_fts MATCH ?1"
-            " AND f.rowid > ?4 AND f.rowid <= ?5 ORDER BY f.rowid DESC LIMIT ?2",
+            "SELECT rowid, vtrank(docs_fts, ?3, ?6) FROM docs_fts WHERE docs_fts MATCH ?1"
+            " AND rowid > ?4 AND rowid <= ?5 ORDER BY rowid DESC LIMIT ?2",
             &st);
     /*
      * Newest rows first, in growing windows: a query whose matches are many is served
@@ -380,11 +379,8 @@ static int fts_rows(struct vt_store *s, const char *match, const char *source, c
             vt_grow((void **)&v, &vcap, len + 1, sizeof(*v));
             v[len].rowid = sqlite3_column_int64(st, 0);
             v[len].score = sqlite3_column_double(st, 1);
-            snprintf(v[len].video_id, sizeof(v[len].video_id), "%s",
-                     (const char *)sqlite3_column_text(st, 2)
-                         ? (const char *)sqlite3_column_text(st, 2)
-                         : "");
-            v[len].start_s = sqlite3_column_double(st, 3);
+            v[len].video_id[0] = '\0';
+            v[len].start_s = 0;
             len++;
         }
         rc = rc == SQLITE_DONE ? 0 : store_fail(s, "search");
@@ -708,6 +704,43 @@ static int by_raw_score(const void *a, const void *b)
     return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
 }
 
+/*
+ * Rows sorted by score: the rows of each run of equal scores get their video and start and
+ * are put in that order (by_raw_score). Only ties are read, so a query whose scores differ
+ * costs nothing more; one whose rows all score the same (one phrase in a thousand cues)
+ * costs a row lookup each.
+ */
+static int tie_places(struct vt_store *s, struct fts_id *v, size_t n)
+{
+    int rc = 0;
+
+    for (size_t i = 0, j; i < n && !rc; i = j) {
+        sqlite3_stmt *st = NULL;
+
+        for (j = i + 1; j < n && v[j].score == v[i].score;)
+            j++;
+        if (j - i < 2)
+            continue;
+        rc = store_prepare(s, "SELECT video_id, start_s FROM docs WHERE id = ?", &st);
+        for (size_t k = i; k < j && !rc; k++) {
+            sqlite3_bind_int64(st, 1, v[k].rowid);
+            rc = sqlite3_step(st);
+            if (rc == SQLITE_ROW) {
+                const char *id = (const char *)sqlite3_column_text(st, 0);
+
+                snprintf(v[k].video_id, sizeof(v[k].video_id), "%s", id ? id : "");
+                v[k].start_s = sqlite3_column_double(st, 1);
+            }
+            rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, "search");
+            sqlite3_reset(st);
+        }
+        if (st)
+            store_finish(s, st);
+        qsort(v + i, j - i, sizeof(*v), by_raw_score);
+    }
+    return rc;
+}
+
 int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct vt_store_hit **out,
                     size_t *n, int *partial)
 {
@@ -737,6 +770,11 @@ int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct 
         return rc;
     if (n_ids)
         qsort(ids, n_ids, sizeof(*ids), by_raw_score);
+    rc = tie_places(s, ids, n_ids);
+    if (rc) {
+        free(ids);
+        return rc;
+    }
     *out = vt_xcalloc(n_ids ? n_ids : 1, sizeof(**out));
     for (size_t i = 0; i < n_ids; i++) {
         (*out)[i].rowid = ids[i].rowid;
