@@ -413,9 +413,16 @@ static void count_line(struct vt_sb *out, const struct vt_search_info *info, siz
     vt_sb_adds(out, "</p>\n");
 }
 
+/* Whether the n bytes at s hold the byte c. */
+static int has(const char *s, size_t n, char c)
+{
+    return memchr(s, c, n) != NULL;
+}
+
 /*
- * The words as prefixes ("amiab" → "amiab*"): each word of two letters or more that is not
- * excluded; NULL when the query has phrases, prefixes or filters already (left as typed).
+ * The words as prefixes ("amiab" → "amiab*"): each word of two letters or more, neither
+ * excluded (-word) nor a filter (source:screen) nor a prefix already; NULL when nothing
+ * changes or the query has a phrase (its words are meant as typed).
  */
 static char *prefixed(const char *q)
 {
@@ -425,12 +432,12 @@ static char *prefixed(const char *q)
     for (const char *s = q; *s;) {
         size_t n = strcspn(s, " \t");
 
-        if (strpbrk(s, "\"*:") && (size_t)(strpbrk(s, "\"*:") - s) < n) {
+        if (has(s, n, '"')) {
             vt_sb_release(&p);
             return NULL;
         }
         vt_sb_add(&p, s, n);
-        if (n >= 2 && s[0] != '-') {
+        if (n >= 2 && s[0] != '-' && !has(s, n, ':') && !has(s, n, '*')) {
             vt_sb_addc(&p, '*');
             changed = 1;
         }
