@@ -7,7 +7,8 @@
 // says so; the search page's pages, followed by their Next links, are the API's hits in
 // the API's order with the true total; the source filter; a typo's suggestion; every
 // hit's picture is its own frame and loads; a hit's link opens the player at or after the
-// hit's start; no console errors; axe-core with no serious or critical violation;
+// hit's start; no console errors; axe-core with no serious or critical violation (light and
+// dark themes);
 // screenshots at 1366x900 and 390x844 without horizontal overflow at 390 px.
 import { execFileSync } from 'node:child_process';
 import { open, go, fail, note, run, axe, screenshots, expectPlayerNear } from './lib.mjs';
@@ -56,6 +57,9 @@ async function library(b) {
   const card = `li.card[data-id="${idB}"]`;
   if (!(await page.$(`${card}[data-state="processing"] progress`))) fail('no progress bar on the card being indexed');
   await axe(page, 'library');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await axe(page, 'library (dark theme)');
+  await page.emulateMedia({ colorScheme: 'light' });
   await screenshots(page, outdir, 'lists-library');
   sql(`UPDATE stages SET state='done' WHERE video_id='${idB}' AND state IN ('running','queued');
        UPDATE videos SET index_state='ready' WHERE id='${idB}';`);
@@ -105,6 +109,9 @@ async function search(b) {
 
   await go(page, `${base}/search?q=harbor`);
   await axe(page, 'search');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await axe(page, 'search (dark theme)');
+  await page.emulateMedia({ colorScheme: 'light' });
   await screenshots(page, outdir, 'lists-search');
   const hit = (await (await fetch(`${base}/api/search?q=harbor&video=${idA}`)).json()).hits[0];
   await Promise.all([page.waitForNavigation(),
