@@ -135,18 +135,46 @@ static void refine_form(struct vt_sb *out, const struct ask *a)
     vt_sb_adds(out, " <button>Search</button></form>\n");
 }
 
+/*
+ * How many hits a source has. From the hits themselves, except when the search ranked only
+ * the newest rows of a word found everywhere (info->more): then speech crowds the slides and
+ * titles out, and their count comes from a search of that source alone (so "Titles (0)"
+ * never hides a title that says the word).
+ */
+static size_t source_count(struct vt_library *lib, const struct ask *a,
+                           const struct vt_search_opts *opts, const struct vt_search_info *info,
+                           const struct vt_hit *h, size_t n, const char *source)
+{
+    struct vt_search_opts o = *opts;
+    struct vt_hit *own = NULL;
+    size_t count = 0;
+
+    if (!info->more || a->channel || (strcmp(source, "screen") && strcmp(source, "title"))) {
+        for (size_t k = 0; k < n; k++)
+            count += !strcmp(h[k].source, source);
+        return count;
+    }
+    o.source = source;
+    if (vt_search(lib, a->q, a->qlen, &o, &own, &count, NULL)) {
+        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+        count = 0;
+    }
+    vt_hits_free(own, count);
+    return count;
+}
+
 /* The source filter: All · Speech · On screen · Titles (· Pictures when there are any),
  * each with its count when the hits are not filtered by source already. */
-static void source_facets(struct vt_sb *out, const struct ask *a, const struct vt_hit *h, size_t n)
+static void source_facets(struct vt_sb *out, struct vt_library *lib, const struct ask *a,
+                          const struct vt_search_opts *opts, const struct vt_search_info *info,
+                          const struct vt_hit *h, size_t n)
 {
     vt_sb_adds(out, "<nav class=\"facets\" aria-label=\"Source\"><span>Source:</span> ");
     facet(out, a, NULL, a->video, "All", !a->source);
     for (size_t i = 0; sources[i]; i++) {
         int cur = a->source && !strcmp(a->source, sources[i]);
-        size_t count = 0;
+        size_t count = a->source ? 0 : source_count(lib, a, opts, info, h, n, sources[i]);
 
-        for (size_t k = 0; k < n; k++)
-            count += !strcmp(h[k].source, sources[i]);
         if (!cur && !count && !strcmp(sources[i], "visual"))
             continue; /* only when pictures are searched (a joint text-image model) */
         vt_sb_adds(out, " · ");
@@ -547,7 +575,7 @@ static void results(struct vt_sb *out, struct vt_library *lib, struct chans *ch,
     long long page = a->page > pages ? pages : a->page;
     struct vt_sb base = {0};
 
-    source_facets(out, a, h, n);
+    source_facets(out, lib, a, opts, info, h, n);
     video_facets(out, a, h, n);
     channel_facets(out, lib, ch, a, h, n);
     if (!n) {

@@ -292,5 +292,10 @@ cp "$T/body" "$T/capped.json"
 [[ $(json "$T/capped.json" "len(d['hits'])") -ge 600 ]] || fail "a word in 600+ rows: fewer than 600 hits"
 get "$B/search?q=banana"
 grep -q 'data-exact="0">At least ' "$T/body" || fail "a word in 600+ rows: the count does not say it is a lower bound"
-note "a word in 600+ rows: the count says 'At least'"
+# the slides and titles crowded out of the ranking are counted, and linked, on their own
+grep -qF '<a href="/search?q=banana&amp;source=title">Titles</a> <span class="n">(2)</span>' "$T/body" ||
+  fail "a word in 600+ rows: the titles' count: $(grep -o '<nav class="facets" aria-label="Source">.*</nav>' "$T/body")"
+get "$B/search?q=banana&source=title"
+grep -q "data-video=\"$C\"" "$T/body" || fail "a word in 600+ rows: source=title lacks the capped video's title"
+note "a word in 600+ rows: the count says 'At least', the titles are counted and linked on their own"
 echo "all good"
