@@ -219,6 +219,41 @@ int vt_frame_at(struct vt_library *lib, const char *id, double t_s, int *frame);
  * none does. */
 int vt_cue_at(struct vt_library *lib, const char *id, double t_s, long long *cue);
 
+/* The kept frame showing frame idx of the video (itself, or the frame it repeats): *kept
+ * gets its index, -1 when there is no such frame or it has no image. A search hit from the
+ * screen has its frame in ref: this is the picture to show for it. */
+int vt_frame_kept(struct vt_library *lib, const char *id, int idx, int *kept);
+
+/*
+ * A page of the library's videos, filtered and sorted, with what a card shows of each: read
+ * in one query, never a video's outputs, so a page costs the same in a library of ten or ten
+ * thousand videos.
+ */
+struct vt_list_opts {
+    const char *state; /* "queued", "processing", "ready" or "failed"; NULL or "": any */
+    const char *text;  /* title or channel contains it (ASCII letters case-blind); NULL: any */
+    int reuse_only;    /* only videos sharing footage with another (frame_embed) */
+    const char *id;    /* only this video (a card refreshed on its own); NULL: any */
+    const char *sort;  /* "added" (oldest first, the default), "newest", "title", "duration" */
+    long long offset;  /* the page: items [offset, offset + limit); limit < 0: to the end */
+    long long limit;
+};
+struct vt_video_item {
+    char id[VT_ID_MAX];
+    const char *title, *channel; /* borrowed for the callback's duration; channel may be NULL */
+    double duration_s;
+    const char *index_state, *data_status; /* static */
+    double added_at;                       /* seconds since the epoch */
+    int stages_total, stages_finished;     /* finished: done, skipped or failed */
+    const char *running;                   /* the stage running now, or NULL; borrowed */
+    int poster_frame;                      /* the first kept frame (its index), -1 when none */
+};
+/* fn for each video of the page, in order (non-zero stops); *total (may be NULL) gets how
+ * many videos pass the filters. VT_EINVAL for an unknown state or sort. */
+int vt_list_page(struct vt_library *lib, const struct vt_list_opts *opts,
+                 int (*fn)(void *user, const struct vt_video_item *v), void *user,
+                 long long *total);
+
 /* The transcript as "vtt" (WebVTT), "srt" (SubRip) or "txt"; *out caller-freed. */
 int vt_export_subtitles(struct vt_library *lib, const char *id, const char *format, char **out);
 
@@ -268,6 +303,9 @@ struct vt_search_info {
     enum vt_search_mode mode; /* the mode that ran (never AUTO) */
     /* why meaning was left out of a hybrid search (the model's server down...), or "" */
     char warning[256];
+    /* more rows matched than the search ranks (it reads the newest few hundred per word
+     * tier): the hits found are the best of those, and their count is a lower bound */
+    int more;
 };
 
 /*
@@ -305,6 +343,12 @@ void vt_sb_addf(struct vt_sb *sb, const char *fmt, ...) __attribute__((format(pr
 void vt_sb_addc(struct vt_sb *sb, char c);
 char *vt_sb_detach(struct vt_sb *sb);
 void vt_sb_release(struct vt_sb *sb);
+/*
+ * Second s as a link's seek value (?t=): milliseconds rounded up, so that a link never
+ * lands before its moment (in the previous shot), without trailing zeros: "12", "9.067",
+ * "2.5". Negative, NaN or absurd s is "0".
+ */
+void vt_sb_add_seek(struct vt_sb *sb, double s);
 
 /*
  * The one UTF-8 decoder: the length (1..4) of the valid sequence at s, which has n > 0

@@ -487,6 +487,82 @@ int vt_frame_at(struct vt_library *lib, const char *id, double t_s, int *frame)
     return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
 }
 
+int vt_frame_kept(struct vt_library *lib, const char *id, int idx, int *kept)
+{
+    int rc;
+
+    *kept = -1;
+    if (!vt_id_valid(id))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
+    rc = vt_store_frame_kept(lib->store, id, idx, kept);
+    return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+}
+
+struct page_ctx {
+    int (*fn)(void *user, const struct vt_video_item *v);
+    void *user;
+};
+
+static int page_item(void *user, const struct vt_store_card *c)
+{
+    struct page_ctx *p = user;
+    struct vt_video_item v;
+
+    memset(&v, 0, sizeof(v));
+    memcpy(v.id, c->id, sizeof(v.id));
+    v.title = c->title ? c->title : "";
+    v.channel = c->channel;
+    v.duration_s = c->duration_s;
+    v.index_state = vt_index_state_name(c->index_state);
+    v.data_status = vt_data_status_name(c->data_status);
+    v.added_at = c->added_at;
+    v.stages_total = c->stages_total;
+    v.stages_finished = c->stages_finished;
+    v.running = c->running;
+    v.poster_frame = c->poster_frame;
+    return p->fn(p->user, &v);
+}
+
+static const char *const card_sorts[] = {"added", "newest", "title", "duration"};
+
+int vt_list_page(struct vt_library *lib, const struct vt_list_opts *opts,
+                 int (*fn)(void *user, const struct vt_video_item *v), void *user, long long *total)
+{
+    struct vt_store_cards_query q = {0};
+    struct page_ctx p = {fn, user};
+    enum vt_index_state state;
+    long long count = 0;
+    int rc;
+
+    if (total)
+        *total = 0;
+    if (opts->state && *opts->state) {
+        if (vt_index_state_parse(opts->state, &state))
+            return vt_lib_fail(lib, VT_EINVAL, "'%s': not a state", opts->state);
+        q.state = &state;
+    }
+    if (opts->sort && *opts->sort) {
+        size_t i = 0;
+
+        while (i < VT_ARRAY_LEN(card_sorts) && strcmp(card_sorts[i], opts->sort))
+            i++;
+        if (i == VT_ARRAY_LEN(card_sorts))
+            return vt_lib_fail(lib, VT_EINVAL, "'%s': not a sort", opts->sort);
+        q.sort = (enum vt_store_card_sort)i;
+    }
+    q.text = opts->text;
+    q.reuse_only = opts->reuse_only;
+    q.id = opts->id && *opts->id ? opts->id : NULL;
+    q.offset = opts->offset;
+    q.limit = opts->limit;
+    rc = vt_store_cards(lib->store, &q, page_item, &p, &count);
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    if (total)
+        *total = count;
+    return 0;
+}
+
 /* A hit's text for JSON: the library's marks become « », control bytes spaces. */
 static char *hit_text(const char *text)
 {

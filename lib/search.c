@@ -43,6 +43,7 @@ struct collect {
     size_t n, cap;
     double deadline_s; /* stop reading more rows after this (vt_monotonic_s) */
     int partial;       /* some tier stopped at the deadline */
+    int more;          /* some tier found as many rows as it ranks: others may match */
 };
 
 struct alts {
@@ -82,10 +83,14 @@ static int run_tier(struct vt_library *lib, struct collect *c, int tier,
         x->tier = ids[i].exact ? 0 : tier;
         x->h.score = (2 - x->tier) * 1000.0 + ids[i].score;
         x->h.approx = x->tier == 2;
+        /* known before the row is read: ties are ordered by them (by_score) */
+        memcpy(x->h.video_id, ids[i].video_id, sizeof(x->h.video_id));
+        x->h.start_s = ids[i].start_s;
         kept++;
     }
     free(ids);
     c->partial |= partial;
+    c->more |= r->cap > 0 && n >= (size_t)r->cap;
     return 0;
 }
 
@@ -219,13 +224,20 @@ static int word_hits(struct vt_library *lib, const struct vt_query *q, const cha
     return rc;
 }
 
+/* Best first, ties by video then time (then row): one order for every page and front-end. */
 static int by_score(const void *a, const void *b)
 {
     const struct cand *x = a, *y = b;
+    int c;
 
     if (x->h.score != y->h.score)
         return x->h.score < y->h.score ? 1 : -1;
-    return x->rowid < y->rowid ? 1 : x->rowid > y->rowid ? -1 : 0;
+    c = strcmp(x->h.video_id, y->h.video_id);
+    if (c)
+        return c;
+    if (x->h.start_s != y->h.start_s)
+        return x->h.start_s < y->h.start_s ? -1 : 1;
+    return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
 }
 
 /* Same video and the same moment: overlapping spans of one source, or starts within 1 s. */
@@ -461,6 +473,7 @@ out:
     if (info) {
         info->took_ms = (vt_monotonic_s() - t0) * 1000.0;
         info->partial = c.partial;
+        info->more = c.more;
     }
     return rc;
 }

@@ -23,6 +23,7 @@
 #include "ocr.h"
 #include "stage.h"
 #include "transcript.h"
+#include "vidtheque.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -247,6 +248,34 @@ int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *
  * contains it (a duplicate stands for the frame it repeats), else the nearest in time.
  * *frame gets its index, or -1 when the video has none. */
 int vt_store_frame_at(struct vt_store *s, const char *id, double t_s, int *frame);
+/* The kept frame showing frame idx (itself, or the frame it duplicates): *kept gets its
+ * index, -1 when there is no such frame or it has no image. */
+int vt_store_frame_kept(struct vt_store *s, const char *id, int idx, int *kept);
+
+/* A page of the library's listing (store_cards.c): one query, no video's outputs read. */
+enum vt_store_card_sort { VT_CARDS_ADDED, VT_CARDS_NEWEST, VT_CARDS_TITLE, VT_CARDS_DURATION };
+struct vt_store_cards_query {
+    const enum vt_index_state *state; /* only this state, or NULL */
+    const char *text;                 /* title or channel contains it (ASCII case-blind), or NULL */
+    int reuse_only;                   /* only videos sharing footage with another */
+    const char *id;                   /* only this video, or NULL */
+    enum vt_store_card_sort sort;
+    long long offset, limit; /* limit < 0: to the end; 0: count only */
+};
+struct vt_store_card {
+    char id[VT_ID_MAX];
+    const char *title, *channel, *running; /* borrowed for the callback; NULL when unknown */
+    double duration_s, added_at;           /* added_at: seconds since the epoch */
+    enum vt_index_state index_state;
+    enum vt_data_status data_status;
+    int stages_total, stages_finished; /* finished: done, skipped or failed */
+    int poster_frame;                  /* the first kept frame, -1 when none */
+};
+/* fn for each card of the page, in order (non-zero stops); *total gets how many videos
+ * match the filters, whatever the page. */
+int vt_store_cards(struct vt_store *s, const struct vt_store_cards_query *q,
+                   int (*fn)(void *user, const struct vt_store_card *c), void *user,
+                   long long *total);
 /* The index of the last cue that starts at or before t_s, -1 when none does. */
 int vt_store_cue_at(struct vt_store *s, const char *id, double t_s, int64_t *cue);
 void vt_chunks_free(struct vt_chunk *c, size_t n);
@@ -284,10 +313,12 @@ struct vt_store_hit {
     long long rowid; /* the indexed row, for vt_store_doc */
     double score;    /* relevance of the row's text to the terms (BM25), higher is better */
     int exact;       /* the plain words stand in sequence in it (exact_phrase asked) */
+    char video_id[VT_ID_MAX]; /* the row's video and start: ties are ordered by them */
+    double start_s;
 };
 
 /*
- * Rows matching r, best first (exact ones first, then by score, then newest). When
+ * Rows matching r, best first (exact ones first, then by score, then by video and time). When
  * fewer than r->cap rows match this is all of them; when more match, only the newest
  * cap are ranked, which bounds the cost of a word found everywhere. Rows are read
  * newest first; past r->deadline_s the read stops with what it found and sets

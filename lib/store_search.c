@@ -314,6 +314,8 @@ int vt_store_title_docs_refresh(struct vt_store *s, const char *id)
 struct fts_id {
     long long rowid;
     double score;
+    char video_id[VT_ID_MAX]; /* and start_s: the order of rows that score the same, */
+    double start_s;           /* read only for those (tie_places); "" and 0 for the others */
 };
 
 /*
@@ -377,6 +379,8 @@ static int fts_rows(struct vt_store *s, const char *match, const char *source, c
             vt_grow((void **)&v, &vcap, len + 1, sizeof(*v));
             v[len].rowid = sqlite3_column_int64(st, 0);
             v[len].score = sqlite3_column_double(st, 1);
+            v[len].video_id[0] = '\0';
+            v[len].start_s = 0;
             len++;
         }
         rc = rc == SQLITE_DONE ? 0 : store_fail(s, "search");
@@ -680,13 +684,61 @@ static size_t phrase_docs_all_but_one(struct vt_store *s, const struct vt_query 
     return n;
 }
 
+/*
+ * Best first; rows that score the same in video order, then by time (then by row, so the
+ * order is total): the same query gives the same order on every run and every page, and
+ * a tie is not decided by which video was indexed last.
+ */
 static int by_raw_score(const void *a, const void *b)
 {
     const struct fts_id *x = a, *y = b;
+    int c;
 
     if (x->score != y->score)
         return x->score < y->score ? 1 : -1;
-    return x->rowid < y->rowid ? 1 : x->rowid > y->rowid ? -1 : 0;
+    c = strcmp(x->video_id, y->video_id);
+    if (c)
+        return c;
+    if (x->start_s != y->start_s)
+        return x->start_s < y->start_s ? -1 : 1;
+    return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
+}
+
+/*
+ * Rows sorted by score: the rows of each run of equal scores get their video and start and
+ * are put in that order (by_raw_score). Only ties are read, so a query whose scores differ
+ * costs nothing more; one whose rows all score the same (one phrase in a thousand cues)
+ * costs a row lookup each.
+ */
+static int tie_places(struct vt_store *s, struct fts_id *v, size_t n)
+{
+    int rc = 0;
+
+    for (size_t i = 0, j; i < n && !rc; i = j) {
+        sqlite3_stmt *st = NULL;
+
+        for (j = i + 1; j < n && v[j].score == v[i].score;)
+            j++;
+        if (j - i < 2)
+            continue;
+        rc = store_prepare(s, "SELECT video_id, start_s FROM docs WHERE id = ?", &st);
+        for (size_t k = i; k < j && !rc; k++) {
+            sqlite3_bind_int64(st, 1, v[k].rowid);
+            rc = sqlite3_step(st);
+            if (rc == SQLITE_ROW) {
+                const char *id = (const char *)sqlite3_column_text(st, 0);
+
+                snprintf(v[k].video_id, sizeof(v[k].video_id), "%s", id ? id : "");
+                v[k].start_s = sqlite3_column_double(st, 1);
+            }
+            rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, "search");
+            sqlite3_reset(st);
+        }
+        if (st)
+            store_finish(s, st);
+        qsort(v + i, j - i, sizeof(*v), by_raw_score);
+    }
+    return rc;
 }
 
 int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct vt_store_hit **out,
@@ -718,11 +770,18 @@ int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct 
         return rc;
     if (n_ids)
         qsort(ids, n_ids, sizeof(*ids), by_raw_score);
+    rc = tie_places(s, ids, n_ids);
+    if (rc) {
+        free(ids);
+        return rc;
+    }
     *out = vt_xcalloc(n_ids ? n_ids : 1, sizeof(**out));
     for (size_t i = 0; i < n_ids; i++) {
         (*out)[i].rowid = ids[i].rowid;
         (*out)[i].exact = ids[i].score >= VT_PHRASE_BONUS;
         (*out)[i].score = fmod(ids[i].score, VT_PHRASE_BONUS);
+        memcpy((*out)[i].video_id, ids[i].video_id, sizeof(ids[i].video_id));
+        (*out)[i].start_s = ids[i].start_s;
     }
     *n = n_ids;
     free(ids);

@@ -488,8 +488,15 @@ static int same_place(const struct vt_hit *a, const struct vt_hit *b)
 static int by_fused(const void *pa, const void *pb)
 {
     const struct vt_hit *a = pa, *b = pb;
+    int c;
 
-    return a->score < b->score ? 1 : a->score > b->score ? -1 : 0;
+    /* ties by video then time, as the word hits (search.c): qsort alone is not stable */
+    if (a->score != b->score)
+        return a->score < b->score ? 1 : -1;
+    c = strcmp(a->video_id, b->video_id);
+    if (c)
+        return c;
+    return a->start_s < b->start_s ? -1 : a->start_s > b->start_s;
 }
 
 /*

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,20 @@ void vt_sb_addf(struct vt_sb *sb, const char *fmt, ...)
     vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     sb->len += (size_t)n;
+}
+
+void vt_sb_add_seek(struct vt_sb *sb, double s)
+{
+    long long ms = s > 0 && s < 1e9 ? (long long)ceil(s * 1000 - 1e-6) : 0;
+
+    if (ms % 1000 == 0)
+        vt_sb_addf(sb, "%lld", ms / 1000);
+    else if (ms % 100 == 0)
+        vt_sb_addf(sb, "%lld.%lld", ms / 1000, ms % 1000 / 100);
+    else if (ms % 10 == 0)
+        vt_sb_addf(sb, "%lld.%02lld", ms / 1000, ms % 1000 / 10);
+    else
+        vt_sb_addf(sb, "%lld.%03lld", ms / 1000, ms % 1000);
 }
 
 char *vt_sb_detach(struct vt_sb *sb)

@@ -9,7 +9,6 @@
 #include "util.h"
 
 #include <jansson.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,10 +289,14 @@ char *vt_lookalike_json(const char *id, int frame, const struct vt_lookalike *s,
                  s[i].frame);
         json_object_set_new(o, "thumbnail", json_string(buf));
         json_object_set_new(o, "path", s[i].path ? jstr_or_empty(s[i].path) : json_null());
-        /* never before the frame (that could be the previous shot): ms rounded up */
-        snprintf(buf, sizeof(buf), "/v/%s?t=%.3f", s[i].video_id,
-                 ceil(s[i].t_s > 0 ? s[i].t_s * 1000 - 1e-6 : 0) / 1000);
-        json_object_set_new(o, "link", json_string(buf));
+        {
+            struct vt_sb link = {0};
+
+            vt_sb_addf(&link, "/v/%s?t=", s[i].video_id);
+            vt_sb_add_seek(&link, s[i].t_s); /* never before the frame: it may open a shot */
+            json_object_set_new(o, "link", json_string(link.buf));
+            vt_sb_release(&link);
+        }
         json_array_append_new(arr, o);
     }
     json_object_set_new(root, "results", arr);

@@ -575,29 +575,75 @@ static json_t *jsec(double s)
     return json_real(round(s * 1000) / 1000);
 }
 
-static int list_one(void *user, const struct vt_video_summary *v)
+/* One video of GET /api/videos: the summary, and what a card shows (poster, progress). */
+static int list_one(void *user, const struct vt_video_item *v)
 {
     json_t *o = json_object();
+    char added[32], poster[VT_ID_MAX + 48];
 
     json_object_set_new(o, "id", json_string(v->id));
     json_object_set_new(o, "title", jstr(v->title));
     json_object_set_new(o, "duration_s", jsec(v->duration_s));
     json_object_set_new(o, "index_state", jstr(v->index_state));
     json_object_set_new(o, "data_status", jstr(v->data_status));
+    json_object_set_new(o, "channel", v->channel ? jstr(v->channel) : json_null());
+    {
+        time_t t = (time_t)v->added_at;
+        struct tm tm;
+
+        if (v->added_at > 0 && gmtime_r(&t, &tm) &&
+            strftime(added, sizeof(added), "%Y-%m-%dT%H:%M:%SZ", &tm))
+            json_object_set_new(o, "added_at", json_string(added));
+        else
+            json_object_set_new(o, "added_at", json_null());
+    }
+    json_object_set_new(o, "stages_total", json_integer(v->stages_total));
+    json_object_set_new(o, "stages_finished", json_integer(v->stages_finished));
+    json_object_set_new(o, "running", v->running ? jstr(v->running) : json_null());
+    snprintf(poster, sizeof(poster), "/api/videos/%s/frames/%d.jpg", v->id, v->poster_frame);
+    json_object_set_new(o, "poster", v->poster_frame >= 0 ? json_string(poster) : json_null());
     json_array_append_new(user, o);
     return 0;
 }
 
+static int query_num(struct MHD_Connection *c, const char *key, long long dflt, long long max,
+                     long long *v);
+
+/*
+ * GET /api/videos[?state=S][&q=WORDS][&id=ID][&sort=SORT][&offset=O][&limit=L]: the videos, oldest
+ * first by default, with the fields a card shows; total is how many pass the filters.
+ */
 static enum MHD_Result api_videos(struct MHD_Connection *c, struct vt_library *lib)
 {
-    json_t *a = json_array();
+    struct vt_list_opts o = {0};
+    long long total = 0, limit;
+    json_t *a;
 
-    if (vt_list(lib, list_one, a)) {
+    o.state = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state");
+    o.text = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q");
+    o.sort = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "sort");
+    o.id = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "id");
+    if (o.id && *o.id && !vt_id_valid(o.id))
+        return send_error(c, 1, 400, "bad_request", "'id' is not a video id");
+    if (o.state && *o.state && strcmp(o.state, "queued") && strcmp(o.state, "processing") &&
+        strcmp(o.state, "ready") && strcmp(o.state, "failed"))
+        return send_error(c, 1, 400, "bad_request",
+                          "'state' is queued, processing, ready or failed");
+    if (o.sort && *o.sort && strcmp(o.sort, "added") && strcmp(o.sort, "newest") &&
+        strcmp(o.sort, "title") && strcmp(o.sort, "duration"))
+        return send_error(c, 1, 400, "bad_request", "'sort' is added, newest, title or duration");
+    if ((o.text && strlen(o.text) > 200) || query_num(c, "offset", 0, 999999999999LL, &o.offset) ||
+        query_num(c, "limit", -1, 100000, &limit) || limit == 0)
+        return send_error(c, 1, 400, "bad_request",
+                          "'q' is at most 200 bytes, 'offset' a whole number, 'limit' 1..100000");
+    o.limit = limit;
+    a = json_array();
+    if (vt_list_page(lib, &o, list_one, a, &total)) {
         json_decref(a);
         cli_error("%s", vt_errmsg(lib));
         return send_error(c, 1, 500, "internal", "the library cannot be read");
     }
-    return send_json(c, 200, json_pack("{s:o}", "videos", a));
+    return send_json(c, 200, json_pack("{s:o,s:I}", "videos", a, "total", (json_int_t)total));
 }
 
 /*
@@ -722,6 +768,8 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
     struct vt_hit *h = NULL;
     struct vt_sb b = {0};
     size_t n = 0;
+    long long offset = 0;
+    size_t skip = 0;
     char *s;
 
     if (!q)
@@ -735,6 +783,15 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
         if (*end || end == limit || v < 1 || v > 1000)
             return send_error(c, 1, 400, "bad_request", "'limit' wants 1..1000");
         opts.limit = (int)v;
+    }
+    /* a later page of the same order: the hits before it are searched and left out */
+    if (query_num(c, "offset", 0, 999, &offset))
+        return send_error(c, 1, 400, "bad_request", "'offset' wants 0..999");
+    if (offset) {
+        skip = (size_t)offset;
+        opts.limit = (int)(offset + (opts.limit ? opts.limit : 20));
+        if (opts.limit > 1000)
+            opts.limit = 1000;
     }
     if (video) {
         if (!vt_id_valid(video))
@@ -752,7 +809,7 @@ static enum MHD_Result api_search(struct MHD_Connection *c, struct vt_library *l
         cli_error("%s", vt_errmsg(lib));
         return send_error(c, 1, 500, "internal", "the search could not run");
     }
-    s = vt_hits_json(q, &info, h, n);
+    s = vt_hits_json(q, &info, skip < n ? h + skip : NULL, skip < n ? n - skip : 0);
     vt_hits_free(h, n);
     if (!s)
         return MHD_NO;
@@ -1659,6 +1716,12 @@ static enum MHD_Result api_similar(struct MHD_Connection *c, struct vt_library *
 static enum MHD_Result route_video_extra(struct MHD_Connection *c, struct vt_library *lib,
                                          const char *id, const char *what);
 
+/* The pages' web_args: a value of the request's query string. */
+static const char *query_arg(void *conn, const char *key)
+{
+    return MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
 static enum MHD_Result route(struct MHD_Connection *c, const char *url, const char *method,
                              struct req *rq)
 {
@@ -1694,10 +1757,9 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
     if (!lib)
         return send_error(c, api, 500, "internal", "the library cannot be opened");
     if (!strcmp(url, "/")) {
-        status = web_page_library(
-            lib, &tl_ctx, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "sort"),
-            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state"),
-            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "reuse"), &b);
+        struct web_args a = {query_arg, c};
+
+        status = web_page_library(lib, &tl_ctx, &a, &b);
         return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
     }
     if (!strncmp(url, "/v/", 3) && (rest = similar_path(url + 3, id, sizeof(id)))) {
@@ -1717,9 +1779,9 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
         return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
     }
     if (!strcmp(url, "/search")) {
-        status = web_page_search(lib, &tl_ctx,
-                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q"),
-                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode"), &b);
+        struct web_args a = {query_arg, c};
+
+        status = web_page_search(lib, &tl_ctx, &a, &b);
         return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
     }
     if ((rest = after(url, "/media/")))

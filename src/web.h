@@ -81,8 +81,14 @@ int web_page_remove(struct vt_library *lib, const struct web_ctx *ctx, const cha
  * HTML pages. Each appends a whole document to out and returns the HTTP status.
  * Query values are as received (NULL when absent); they are validated here.
  */
-int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const char *sort,
-                     const char *state, const char *reuse, struct vt_sb *out);
+/* A request's query string: get(conn, key) is the value of key as received, or NULL. */
+struct web_args {
+    const char *(*get)(void *conn, const char *key);
+    void *conn;
+};
+/* /: the library, a page of cards (?state= ?sort= ?reuse= ?q= ?page= ?per=). */
+int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const struct web_args *a,
+                     struct vt_sb *out);
 /* /v/ID/frames/N/similar: the frames of the library that look like frame N (HTML). */
 int web_page_similar(struct vt_library *lib, const struct web_ctx *ctx, const char *id,
                      const char *frame, const char *limit, struct vt_sb *out);
@@ -95,8 +101,9 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
  * unless 200 (web_video.c). */
 int web_video_captions(struct vt_library *lib, const char *id, struct vt_sb *out);
 int web_video_state(struct vt_library *lib, const char *id, struct vt_sb *out);
-int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const char *q,
-                    const char *mode, struct vt_sb *out);
+/* /search: a page of hits (?q= ?mode= ?source= ?video= ?channel= ?page= ?per=). */
+int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const struct web_args *a,
+                    struct vt_sb *out);
 int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struct vt_sb *out);
 
 /* A file of web/ compiled into the binary (web_assets.c). */

@@ -135,10 +135,16 @@ void web_put_time(struct vt_sb *b, double s)
     vt_sb_adds(b, buf);
 }
 
-/* Whole seconds for ?t= links: floor, so the moment is not skipped. */
-long web_secs(double s)
+/*
+ * The value of a ?t= link to moment s: seconds with milliseconds, rounded up ("9.067" for
+ * 9.0666…, "12" for 12.0), so the link never lands before the moment it names (a slide
+ * starting at 9.0667 s linked as 9 opened the previous shot). A thousandth of a second is
+ * shorter than any moment (a frame, a word), so it never lands after it either. The
+ * 1e-6 keeps a time stored as 9.067000000001 at 9.067.
+ */
+void web_put_t(struct vt_sb *b, double s)
 {
-    return s > 0 && s < 1e9 ? (long)floor(s) : 0;
+    vt_sb_add_seek(b, s);
 }
 
 /* "1,234" */
@@ -201,7 +207,11 @@ void web_put_time_link(struct vt_sb *b, const char *id, double t, const char *cl
     vt_sb_adds(b, "\" href=\"");
     if (id)
         vt_sb_addf(b, "/v/%s", id);
-    vt_sb_addf(b, "?t=%ld\" data-t=\"%.3f\">", web_secs(t), t);
+    vt_sb_adds(b, "?t=");
+    web_put_t(b, t);
+    vt_sb_adds(b, "\" data-t=\"");
+    web_put_t(b, t);
+    vt_sb_adds(b, "\">");
     web_put_time(b, t);
     vt_sb_adds(b, "</a>");
 }
@@ -222,22 +232,6 @@ int web_put_frame_img(struct vt_sb *b, const char *id, const json_t *frame, cons
     web_put_time(&alt, web_jnum(frame, "t_s"));
     web_put_frame_thumb_opt(b, id, web_jint(frame, "index"), cls, alt.buf, &opt);
     vt_sb_release(&alt);
-    return 1;
-}
-
-/*
- * The thumbnail of the video at moment t: the kept keyframe that shows it (vt_frame_at, a
- * lookup that reads no more than it needs, not the video's document). 0 when none.
- */
-int web_put_thumb(struct vt_sb *b, struct vt_library *lib, const char *id, double t)
-{
-    char alt[32];
-    int n;
-
-    if (vt_frame_at(lib, id, t, &n) || n < 0)
-        return 0;
-    snprintf(alt, sizeof(alt), "frame %d", n);
-    web_put_frame_thumb(b, id, n, "thumb", alt);
     return 1;
 }
 

@@ -15,8 +15,8 @@ long long web_jint(const json_t *o, const char *k);
 
 /* "1:02:03" or "2:03" */
 void web_put_time(struct vt_sb *b, double s);
-/* Whole seconds for ?t= links. */
-long web_secs(double s);
+/* A ?t= value that never lands before moment s: milliseconds rounded up, "9.067", "12". */
+void web_put_t(struct vt_sb *b, double s);
 /* "1,234" */
 void web_put_count(struct vt_sb *b, long long v);
 /* "2026-08-11T11:04:05Z" as "2026-08-11 11:04"; anything else escaped as it is. */
@@ -30,8 +30,6 @@ void web_put_bytes(struct vt_sb *b, long long v);
 void web_put_time_link(struct vt_sb *b, const char *id, double t, const char *cls);
 /* The frame's image, when it has one: 1, else 0 and nothing written. */
 int web_put_frame_img(struct vt_sb *b, const char *id, const json_t *frame, const char *cls);
-/* The thumbnail of the video at moment t (the kept keyframe that shows it): 1, else 0. */
-int web_put_thumb(struct vt_sb *b, struct vt_library *lib, const char *id, double t);
 
 /*
  * Frame thumbnails: an <img> of the frame's small version (/api/videos/ID/frames/N.jpg
@@ -65,5 +63,16 @@ void web_foot(struct vt_sb *b);
 void web_put_session(struct vt_sb *b, const struct web_ctx *ctx);
 void web_put_add_form(struct vt_sb *b, const struct web_ctx *ctx);
 void web_put_video_actions(struct vt_sb *b, const struct web_ctx *ctx, const json_t *doc);
+
+/* ---- the list pages (web_lists.c) ---- */
+
+/* The small picture of a card or a hit: frame `frame` of video id. */
+void web_put_list_img(struct vt_sb *b, const char *id, int frame);
+/* A count from the query string: absent is dflt; else 1..max: 0, or -1. */
+int web_arg_count(const char *s, long long dflt, long long max, long long *v);
+/* Previous/next links and "Page N of M"; base is the page's URL without page= (raw). */
+void web_put_pager(struct vt_sb *b, const char *base, long long page, long long pages);
+/* "1 video", "1,234 videos" */
+void web_put_counted(struct vt_sb *b, long long n, const char *one, const char *many);
 
 #endif

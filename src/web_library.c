@@ -1,90 +1,40 @@
 /*
- * The library page: every video with its state, sorted and filtered.
+ * The library page: a grid of cards, a page at a time, filtered by words of the title or
+ * channel, by state and by shared footage, and sorted. The page is one listing query
+ * (vt_list_page: the card's fields and the poster frame, for that page only), so it costs
+ * the same in a library of ten or ten thousand videos. A video being indexed shows its
+ * progress; web/library.js keeps it current by polling /api/videos?state=processing
+ * (without the script, reloading the page shows where it is).
  */
-#include "cli.h"
-#include "stage.h"
-#include "vecsearch.h"
 #include "web.h"
 #include "web_int.h"
 
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-/* ---- the library page ---- */
-
-struct row {
-    char id[VT_ID_MAX];
-    char *title;
-    double duration_s;
-    char index_state[16], data_status[16];
-    size_t order;
-};
-
-struct rows {
-    struct row *v;
-    size_t n, cap;
-};
-
-static int collect(void *user, const struct vt_video_summary *s)
-{
-    struct rows *r = user;
-    struct row *x;
-
-    if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 32;
-        r->v = realloc(r->v, r->cap * sizeof(*r->v));
-        if (!r->v)
-            abort();
-    }
-    x = &r->v[r->n];
-    memset(x, 0, sizeof(*x));
-    snprintf(x->id, sizeof(x->id), "%s", s->id);
-    x->title = strdup(s->title ? s->title : "");
-    if (!x->title)
-        abort();
-    x->duration_s = s->duration_s;
-    snprintf(x->index_state, sizeof(x->index_state), "%s", s->index_state);
-    snprintf(x->data_status, sizeof(x->data_status), "%s", s->data_status);
-    x->order = r->n++;
-    return 0;
-}
-
-static int by_title(const void *a, const void *b)
-{
-    const struct row *x = a, *y = b;
-    int c = strcasecmp(x->title, y->title);
-
-    return c ? c : (x->order > y->order) - (x->order < y->order);
-}
-
-static int by_duration(const void *a, const void *b)
-{
-    const struct row *x = a, *y = b;
-
-    if (x->duration_s != y->duration_s)
-        return x->duration_s < y->duration_s ? -1 : 1;
-    return (x->order > y->order) - (x->order < y->order);
-}
-
-static int by_newest(const void *a, const void *b)
-{
-    const struct row *x = a, *y = b;
-
-    return (x->order < y->order) - (x->order > y->order);
-}
+#define LIB_PER     48 /* cards per page: a multiple of 2, 3, 4 and 6 columns */
+#define LIB_PER_MAX 500
 
 static const char *const sorts[] = {"added", "newest", "title", "duration", NULL};
+static const char *const sort_words[] = {"Oldest first", "Newest first", "Title", "Duration", NULL};
 static const char *const states[] = {"queued", "processing", "ready", "failed", NULL};
+static const char *const state_words[] = {"Waiting", "Being indexed", "Ready", "Failed", NULL};
+
+/* What the page was asked (validated). */
+struct ask {
+    const char *sort, *state, *text;
+    int reuse;
+    long long page, per;
+};
 
 static int in_list(const char *s, const char *const *list)
 {
     for (size_t i = 0; s && list[i]; i++)
         if (!strcmp(s, list[i]))
-            return 1;
-    return 0;
+            return (int)i;
+    return -1;
 }
 
 static void put_option(struct vt_sb *b, const char *v, const char *label, const char *cur)
@@ -93,149 +43,221 @@ static void put_option(struct vt_sb *b, const char *v, const char *label, const 
                cur && !strcmp(cur, v) ? " selected" : "", label);
 }
 
-/* Whether id is in the sorted list ids. */
-static int in_sorted(char **ids, size_t n, const char *id)
+/* The page's URL with its filters and sort, without page= (for the pager). */
+static void ask_url(struct vt_sb *b, const struct ask *a)
 {
-    size_t lo = 0, hi = n;
-
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = strcmp(ids[mid], id);
-        if (!c)
-            return 1;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
+    vt_sb_adds(b, "/?");
+    if (a->text) {
+        vt_sb_adds(b, "q=");
+        web_url(b, a->text);
+        vt_sb_adds(b, "&");
     }
+    if (a->state)
+        vt_sb_addf(b, "state=%s&", a->state);
+    if (a->sort)
+        vt_sb_addf(b, "sort=%s&", a->sort);
+    if (a->reuse)
+        vt_sb_adds(b, "reuse=1&");
+    if (a->per != LIB_PER)
+        vt_sb_addf(b, "per=%lld&", a->per);
+    b->buf[--b->len] = '\0'; /* the last & (or the ? of no filter) */
+}
+
+static void filter_form(struct vt_sb *out, const struct ask *a)
+{
+    vt_sb_adds(out, "<form class=\"filter\" action=\"/\" method=\"get\" role=\"search\" "
+                    "aria-label=\"Filter the videos\"><label>Title or channel <input "
+                    "type=\"search\" name=\"q\" maxlength=\"200\" value=\"");
+    web_html(out, a->text ? a->text : "");
+    vt_sb_adds(out, "\"></label> <label>State <select name=\"state\">"
+                    "<option value=\"\">Any</option>");
+    for (size_t i = 0; states[i]; i++)
+        put_option(out, states[i], state_words[i], a->state);
+    vt_sb_adds(out, "</select></label> <label>Sort <select name=\"sort\">");
+    for (size_t i = 0; sorts[i]; i++)
+        put_option(out, sorts[i], sort_words[i], a->sort);
+    vt_sb_addf(out,
+               "</select></label> <label><input type=\"checkbox\" name=\"reuse\" value=\"1\"%s>"
+               " Sharing footage</label>",
+               a->reuse ? " checked" : "");
+    if (a->per != LIB_PER)
+        vt_sb_addf(out, "<input type=\"hidden\" name=\"per\" value=\"%lld\">", a->per);
+    vt_sb_adds(out, " <button>Show</button></form>\n");
+}
+
+/* "2026-08-11" from seconds since the epoch (UTC). */
+static void put_day(struct vt_sb *b, double epoch_s)
+{
+    time_t t = (time_t)epoch_s;
+    struct tm tm;
+    char d[16];
+
+    if (epoch_s <= 0 || !gmtime_r(&t, &tm) || !strftime(d, sizeof(d), "%Y-%m-%d", &tm)) {
+        vt_sb_adds(b, "—");
+        return;
+    }
+    vt_sb_addf(b, "<time datetime=\"%s\">%s</time>", d, d);
+}
+
+/* The state in words, and what the data is like when it is not all there. */
+static void put_state(struct vt_sb *b, const struct vt_video_item *v)
+{
+    int i = in_list(v->index_state, states);
+
+    vt_sb_addf(b, "<span class=\"badge state-%s\" data-role=\"state\">%s</span>", v->index_state,
+               i >= 0 ? state_words[i] : "Unknown");
+    if (!strcmp(v->index_state, "ready") && strcmp(v->data_status, "ok"))
+        vt_sb_addf(b, " <span class=\"badge data-%s\">%s</span>", v->data_status,
+                   !strcmp(v->data_status, "partial") ? "Some parts missing" : "Nothing stored");
+}
+
+/* A video not finished: how far it is, as a bar and in words ("3 of 7 steps done"). */
+static void put_progress(struct vt_sb *b, const struct vt_video_item *v)
+{
+    vt_sb_addf(b,
+               "<div class=\"progress\"><progress max=\"%d\" value=\"%d\" "
+               "aria-label=\"Indexing progress\"></progress> <span data-role=\"steps\">%d of %d "
+               "%s done",
+               v->stages_total, v->stages_finished, v->stages_finished, v->stages_total,
+               v->stages_total == 1 ? "step" : "steps");
+    if (v->running) {
+        vt_sb_adds(b, ", now ");
+        web_html(b, v->running);
+    }
+    vt_sb_adds(b, "</span></div>");
+}
+
+static int put_card(void *user, const struct vt_video_item *v)
+{
+    struct vt_sb *b = user;
+    int live = !strcmp(v->index_state, "queued") || !strcmp(v->index_state, "processing");
+
+    vt_sb_addf(b,
+               "<li class=\"card\" data-id=\"%s\" data-state=\"%s\"><a class=\"poster\" "
+               "href=\"/v/%s\" tabindex=\"-1\" aria-hidden=\"true\">",
+               v->id, v->index_state, v->id);
+    if (v->poster_frame >= 0)
+        web_put_list_img(b, v->id, v->poster_frame);
+    else
+        vt_sb_adds(b, "<span class=\"nothumb\">No picture yet</span>");
+    vt_sb_addf(b, "</a><h2 class=\"title\"><a href=\"/v/%s\">", v->id);
+    web_html(b, *v->title ? v->title : v->id);
+    vt_sb_adds(b, "</a></h2><p class=\"meta\">");
+    if (v->channel) {
+        vt_sb_adds(b, "<span class=\"channel\">");
+        web_html(b, v->channel);
+        vt_sb_adds(b, "</span> · ");
+    }
+    web_put_time(b, v->duration_s);
+    vt_sb_adds(b, " · added ");
+    put_day(b, v->added_at);
+    vt_sb_adds(b, "</p><p class=\"state\">");
+    put_state(b, v);
+    vt_sb_adds(b, "</p>");
+    if (live)
+        put_progress(b, v);
+    vt_sb_adds(b, "</li>\n");
     return 0;
 }
 
-int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const char *sort,
-                     const char *state, const char *reuse, struct vt_sb *out)
+/* The query string into a; 0, or -1 with the message of a 400 page in *why. */
+static int read_ask(const struct web_args *w, struct ask *a, const char **why)
 {
-    struct rows r = {0};
-    size_t shown = 0, n_shared = 0;
-    char **shared = NULL;
-    int only_shared = reuse && !strcmp(reuse, "1");
+    const char *reuse = w->get(w->conn, "reuse");
 
-    if (sort && *sort && !in_list(sort, sorts))
-        return web_page_error(ctx, 400, "sort is added, newest, title or duration", out);
-    if (state && *state && !in_list(state, states))
-        return web_page_error(ctx, 400, "state is queued, processing, ready or failed", out);
+    memset(a, 0, sizeof(*a));
+    a->sort = w->get(w->conn, "sort");
+    a->state = w->get(w->conn, "state");
+    a->text = w->get(w->conn, "q");
+    if (a->sort && !*a->sort)
+        a->sort = NULL;
+    if (a->state && !*a->state)
+        a->state = NULL;
+    if (a->text && !*a->text)
+        a->text = NULL;
+    if (a->sort && in_list(a->sort, sorts) < 0)
+        return *why = "sort is added, newest, title or duration", -1;
+    if (a->state && in_list(a->state, states) < 0)
+        return *why = "state is queued, processing, ready or failed", -1;
     if (reuse && *reuse && strcmp(reuse, "0") && strcmp(reuse, "1"))
-        return web_page_error(ctx, 400, "reuse is 1 (videos sharing footage) or 0", out);
-    if (only_shared && vt_lib_reuse_videos(lib, &shared, &n_shared)) {
+        return *why = "reuse is 1 (videos sharing footage) or 0", -1;
+    if (a->text && strlen(a->text) > 200)
+        return *why = "the filter's words are at most 200 bytes", -1;
+    if (web_arg_count(w->get(w->conn, "page"), 1, 1000000, &a->page))
+        return *why = "page is a page number", -1;
+    if (web_arg_count(w->get(w->conn, "per"), LIB_PER, LIB_PER_MAX, &a->per))
+        return *why = "per is how many videos a page shows, 1 to 500", -1;
+    a->reuse = reuse && !strcmp(reuse, "1");
+    return 0;
+}
+
+/* No card to show: an empty library says how to add a video; filters say how to drop them. */
+static void nothing(struct vt_sb *out, const struct web_ctx *ctx, const struct ask *a)
+{
+    if (a->text || a->state || a->reuse) {
+        vt_sb_adds(out, "<p class=\"empty\">No video matches these filters. "
+                        "<a href=\"/\">Show every video</a>.</p>\n");
+        return;
+    }
+    vt_sb_adds(out, "<div class=\"empty\"><p>The library is empty.</p><p>Add a video from a "
+                    "terminal: <code>vidtheque add FILE</code> for a file on this computer, or "
+                    "<code>vidtheque add URL</code> for a video, playlist or channel on the web. "
+                    "It shows here while it is being indexed.</p>");
+    if (!ctx->read_only && !ctx->signed_in)
+        vt_sb_adds(out, "<p>Or in the browser: <a href=\"/login\">sign in</a> with the write "
+                        "token this server printed when it started, and add a URL or a file "
+                        "here.</p>");
+    vt_sb_adds(out, "</div>\n");
+}
+
+int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const struct web_args *w,
+                     struct vt_sb *out)
+{
+    struct vt_list_opts o = {0};
+    struct vt_sb cards = {0}, base = {0};
+    const char *why = NULL;
+    long long total = 0, pages;
+    struct ask a;
+
+    if (read_ask(w, &a, &why))
+        return web_page_error(ctx, 400, why, out);
+    o.state = a.state;
+    o.text = a.text;
+    o.reuse_only = a.reuse;
+    o.sort = a.sort;
+    o.offset = (a.page - 1) * a.per;
+    o.limit = a.per;
+    if (vt_list_page(lib, &o, put_card, &cards, &total)) {
         fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+        vt_sb_release(&cards);
         return web_page_error(ctx, 500, "the library cannot be read", out);
     }
-    if (vt_list(lib, collect, &r)) {
-        for (size_t i = 0; i < n_shared; i++)
-            free(shared[i]);
-        free(shared);
-        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
-        free(r.v);
-        return web_page_error(ctx, 500, "the library cannot be read", out);
-    }
-    if (sort && !strcmp(sort, "title"))
-        qsort(r.v, r.n, sizeof(*r.v), by_title);
-    else if (sort && !strcmp(sort, "duration"))
-        qsort(r.v, r.n, sizeof(*r.v), by_duration);
-    else if (sort && !strcmp(sort, "newest"))
-        qsort(r.v, r.n, sizeof(*r.v), by_newest);
-
-    {
-        int live = 0;
-
-        for (size_t i = 0; i < r.n; i++)
-            live |=
-                !strcmp(r.v[i].index_state, "queued") || !strcmp(r.v[i].index_state, "processing");
-        /* live progress: while anything is being indexed the page refreshes itself */
-        web_head(out, ctx, "Videos", NULL, live ? 5 : 0);
-    }
+    pages = total ? (total + a.per - 1) / a.per : 1;
+    web_head(out, ctx, "Videos", NULL, 0);
     vt_sb_adds(out, "<h1>Videos</h1>\n");
-    web_put_add_form(out, ctx);
-    vt_sb_adds(out, "<form class=\"filter\" action=\"/\" method=\"get\">"
-                    "<label>state <select name=\"state\"><option value=\"\">any</option>");
-    for (size_t i = 0; states[i]; i++)
-        put_option(out, states[i], states[i], state);
-    vt_sb_adds(out, "</select></label> <label>sort <select name=\"sort\">");
-    put_option(out, "added", "oldest first", sort);
-    put_option(out, "newest", "newest first", sort);
-    put_option(out, "title", "title", sort);
-    put_option(out, "duration", "duration", sort);
-    vt_sb_addf(out,
-               "</select></label> <label><input type=\"checkbox\" name=\"reuse\" value=\"1\"%s>"
-               " sharing footage</label>",
-               only_shared ? " checked" : "");
-    vt_sb_adds(out, " <button>Show</button></form>\n<ul class=\"videos\">\n");
-    for (size_t i = 0; i < r.n; i++) {
-        const struct row *x = &r.v[i];
-        struct vt_video_card card;
-        int have;
-
-        if (state && *state && strcmp(state, x->index_state))
-            continue;
-        if (only_shared && !in_sorted(shared, n_shared, x->id))
-            continue;
-        shown++;
-        /* what the row shows, read on its own: never the video's whole document */
-        have = !vt_video_card(lib, x->id, &card);
-        vt_sb_addf(out, "<li class=\"video\"><a class=\"thumb\" href=\"/v/%s\">", x->id);
-        if (have && card.thumb_frame >= 0)
-            vt_sb_addf(out,
-                       "<img class=\"thumb\" src=\"/api/videos/%s/frames/%d.jpg\" "
-                       "alt=\"frame %d\" loading=\"lazy\">",
-                       x->id, card.thumb_frame, card.thumb_frame);
-        else
-            vt_sb_adds(out, "<span class=\"nothumb\">no frame</span>");
-        vt_sb_addf(out, "</a><div><a class=\"title\" href=\"/v/%s\">", x->id);
-        web_html(out, x->title);
-        vt_sb_adds(out, "</a><p class=\"meta\">");
-        if (have && card.channel) {
-            web_html(out, card.channel);
-            vt_sb_adds(out, " · ");
+    web_put_add_form(out, ctx); /* signed in: add a URL or a server file */
+    filter_form(out, &a);
+    ask_url(&base, &a);
+    if (!total) {
+        nothing(out, ctx, &a);
+    } else {
+        vt_sb_adds(out, "<p class=\"count\" id=\"count\">");
+        web_put_counted(out, total, "video", "videos");
+        vt_sb_adds(out, "</p>\n");
+        web_put_pager(out, base.buf, a.page, pages);
+        if (cards.len) {
+            vt_sb_adds(out, "<ul class=\"cards\">\n");
+            vt_sb_add(out, cards.buf, cards.len);
+            vt_sb_adds(out, "</ul>\n");
+        } else {
+            vt_sb_adds(out, "<p class=\"empty\">There is no such page. "
+                            "<a href=\"/\">Back to the first page</a>.</p>\n");
         }
-        web_put_time(out, x->duration_s);
-        vt_sb_addf(out,
-                   " · <span class=\"badge state-%s\">index_state %s</span> "
-                   "<span class=\"badge data-%s\">data_status %s</span></p></div>",
-                   x->index_state, x->index_state, x->data_status, x->data_status);
-        if (have && (!strcmp(x->index_state, "queued") || !strcmp(x->index_state, "processing"))) {
-            size_t finished = 0, n = card.n_stages;
-
-            /* stage by stage: which are finished and which one runs */
-            vt_sb_adds(out, "<p class=\"stages\">");
-            for (size_t k = 0; k < n; k++) {
-                const char *name = card.stages[k].name, *sts = card.stages[k].state;
-
-                finished +=
-                    !strcmp(sts, "done") || !strcmp(sts, "skipped") || !strcmp(sts, "failed");
-                vt_sb_addf(out, "%s<span class=\"stage st-", k ? " · " : "");
-                web_html(out, sts);
-                vt_sb_adds(out, "\">");
-                web_html(out, name);
-                vt_sb_adds(out, " ");
-                web_html(out, sts);
-                vt_sb_adds(out, "</span>");
-            }
-            vt_sb_addf(out, " — %zu of %zu stages finished</p>", finished, n);
-        }
-        vt_sb_adds(out, "</li>\n");
-        vt_video_card_release(&card);
+        web_put_pager(out, base.buf, a.page, pages);
     }
-    vt_sb_adds(out, "</ul>\n");
-    if (!shown)
-        vt_sb_adds(out, r.n ? "<p class=\"empty\">No video in that state.</p>\n"
-                            : "<p class=\"empty\">The library is empty.</p>\n");
-    else
-        vt_sb_addf(out, "<p class=\"count\">%zu video(s).</p>\n", shown);
+    vt_sb_adds(out, "<script src=\"/static/library.js\" defer></script>\n");
     web_foot(out);
-    for (size_t i = 0; i < r.n; i++)
-        free(r.v[i].title);
-    free(r.v);
-    for (size_t i = 0; i < n_shared; i++)
-        free(shared[i]);
-    free(shared);
+    vt_sb_release(&cards);
+    vt_sb_release(&base);
     return 200;
 }

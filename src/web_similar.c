@@ -75,14 +75,16 @@ int web_page_similar(struct vt_library *lib, const struct web_ctx *ctx, const ch
                    "<ol class=\"similar\">\n",
                    n);
         for (size_t i = 0; i < n; i++) {
-            vt_sb_addf(out, "<li class=\"like\"><a class=\"thumb\" href=\"/v/%s?t=%ld\">",
-                       s[i].video_id, web_secs(s[i].t_s));
+            vt_sb_addf(out, "<li class=\"like\"><a class=\"thumb\" href=\"/v/%s?t=", s[i].video_id);
+            web_put_t(out, s[i].t_s); /* never before the frame's moment */
+            vt_sb_adds(out, "\">");
             if (s[i].path) {
                 snprintf(alt, sizeof(alt), "frame %d", s[i].frame);
                 web_put_frame_thumb(out, s[i].video_id, s[i].frame, "thumb", alt);
             }
-            vt_sb_addf(out, "</a><div><a class=\"title\" href=\"/v/%s?t=%ld\">", s[i].video_id,
-                       web_secs(s[i].t_s));
+            vt_sb_addf(out, "</a><div><a class=\"title\" href=\"/v/%s?t=", s[i].video_id);
+            web_put_t(out, s[i].t_s);
+            vt_sb_adds(out, "\">");
             web_html(out, s[i].title && *s[i].title ? s[i].title : s[i].video_id);
             vt_sb_adds(out, "</a><p class=\"meta\">");
             web_put_time(out, s[i].t_s);

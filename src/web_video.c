@@ -991,8 +991,9 @@ static void reuse_section(struct vt_sb *b, const char *id, const json_t *doc)
         web_put_time_link(b, NULL, web_jnum(r, "start_s"), "seek");
         vt_sb_adds(b, "–");
         web_put_time(b, web_jnum(r, "end_s"));
-        vt_sb_addf(b, " also appears in <a class=\"other\" href=\"/v/%s?t=%ld\">", other,
-                   web_secs(web_jnum(r, "other_start_s")));
+        vt_sb_addf(b, " also appears in <a class=\"other\" href=\"/v/%s?t=", other);
+        web_put_t(b, web_jnum(r, "other_start_s"));
+        vt_sb_adds(b, "\">");
         web_html(b, web_jstr(r, "title") && *web_jstr(r, "title") ? web_jstr(r, "title") : other);
         vt_sb_adds(b, "</a> at ");
         web_put_time(b, web_jnum(r, "other_start_s"));
@@ -1060,9 +1061,11 @@ static void open_at(struct vt_sb *b, const char *id, const json_t *doc, double t
     if (!has_player && !src)
         return;
     vt_sb_adds(b, "<p class=\"openat\">");
-    if (has_player)
-        vt_sb_addf(b, "<a id=\"open-at\" href=\"/v/%s?t=%ld\">Open at this second</a>", id,
-                   web_secs(t0));
+    if (has_player) {
+        vt_sb_addf(b, "<a id=\"open-at\" href=\"/v/%s?t=", id);
+        web_put_t(b, t0);
+        vt_sb_adds(b, "\">Open at this second</a>");
+    }
     if (src) {
         vt_sb_adds(b, has_player ? " · " : "Open ");
         vt_sb_adds(b, "<a id=\"source-at\" rel=\"noopener noreferrer nofollow\" href=\"");

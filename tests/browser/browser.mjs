@@ -160,12 +160,12 @@ try {
   await page.screenshot({ path: join(outdir, 'search.png'), fullPage: true });
   const first = page.locator('li.hit a.ts').first();
   const href = await first.getAttribute('href');
-  const m = /^\/v\/([A-Za-z0-9_-]+)\?t=([0-9]+)$/.exec(href || '');
-  if (!m || m[1] !== id) fail(`the first hit links '${href}', expected /v/${id}?t=N`);
+  const m = /^\/v\/([A-Za-z0-9_-]+)\?t=([0-9]+(?:\.[0-9]+)?)(?:&q=[^&]*)?$/.exec(href || '');
+  if (!m || m[1] !== id) fail(`the first hit links '${href}', expected /v/${id}?t=S[&q=...]`);
   const hitT = Number(m[2]);
   await Promise.all([page.waitForURL(/\/v\/[^?]+\?t=/), first.click()]);
   const u = new URL(page.url());
-  if (u.origin !== origin || u.pathname !== `/v/${id}` || u.searchParams.get('t') !== String(hitT)) {
+  if (u.origin !== origin || u.pathname !== `/v/${id}` || u.searchParams.get('t') !== m[2]) {
     fail(`following the hit went to ${page.url()}, expected /v/${id}?t=${hitT}`);
   }
   await expectPlayerNear(page, hitT, `search hit '${word}' -> ${u.pathname}${u.search}`);
@@ -195,8 +195,8 @@ try {
       const li = items.nth(i);
       const thumb = li.locator('a.thumb');
       const href = await thumb.getAttribute('href');
-      const hm = /^\/v\/([A-Za-z0-9_-]+)\?t=([0-9]+)$/.exec(href || '');
-      if (!hm) fail(`lookalike ${i} links '${href}', expected /v/ID?t=N`);
+      const hm = /^\/v\/([A-Za-z0-9_-]+)\?t=([0-9]+(?:\.[0-9]+)?)$/.exec(href || '');
+      if (!hm) fail(`lookalike ${i} links '${href}', expected /v/ID?t=S`);
       const titleHref = await li.locator('a.title').getAttribute('href');
       if (titleHref !== href) fail(`lookalike ${i}: the title links '${titleHref}', the thumbnail '${href}'`);
       const title = (await li.locator('a.title').textContent()).trim();
@@ -229,7 +229,7 @@ try {
     if (!Array.isArray(res) || res.length !== nItems) fail(`the API lists ${res && res.length} lookalikes, the page ${nItems}`);
     res.forEach((a, i) => {
       const p = shown[i];
-      if (a.video_id !== p.video_id || a.frame !== p.frame || Math.floor(a.t) !== p.t ||
+      if (a.video_id !== p.video_id || a.frame !== p.frame || !(p.t >= a.t - 1e-9 && p.t - a.t < 0.0015) ||
           Math.abs(a.similarity - p.similarity) > 0.0006 || a.thumbnail !== p.src ||
           a.link !== p.href || (a.title || a.video_id) !== p.title) {
         fail(`lookalike ${i}: the page shows ${JSON.stringify({ ...p, el: undefined })}, the API ${JSON.stringify(a)}`);

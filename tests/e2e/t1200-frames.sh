@@ -155,7 +155,7 @@ done
 grep -q "href=\"/v/$VA/frames/$fA/similar\">more like this" "$T/body" || fail "no more like this link"
 grep -q "also appears in <a class=\"other\" href=\"/v/$VB?t=" "$T/body" || fail "video page: no reuse link"
 [[ $(code "/v/$VA/frames/$fA/similar") == 200 ]] || fail "similar page"
-grep -q "href=\"/v/$VB?t=\(7\|8\|9\|10\|11\|12\)\"><img" "$T/body" || fail "similar page: no thumbnail link to B"
+grep -q "href=\"/v/$VB?t=\(7\|8\|9\|10\|11\|12\)\(\.[0-9]*\)\?\"><img" "$T/body" || fail "similar page: no thumbnail link to B"
 [[ $(code "/?reuse=1") == 200 ]] || fail "library filter"
 grep -q "href=\"/v/$VA\"" "$T/body" && grep -q "href=\"/v/$VB\"" "$T/body" || fail "filter misses A or B"
 ! grep -q "href=\"/v/$VC\"" "$T/body" || fail "filter lists C"

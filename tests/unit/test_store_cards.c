@@ -1,0 +1,228 @@
+/* Unit tests of lib/store_cards.c: the library's listing as pages of cards, and the kept
+ * frame standing for a frame. */
+#include "harness.h"
+#include "store.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct seen {
+    char ids[8][VT_ID_MAX];
+    int n, calls;
+    struct vt_store_card last; /* strings not kept */
+    int stages_total, stages_finished, poster;
+    char running[32];
+};
+
+static int see(void *user, const struct vt_store_card *c)
+{
+    struct seen *s = user;
+
+    s->calls++;
+    if (s->n < 8)
+        snprintf(s->ids[s->n++], VT_ID_MAX, "%s", c->id);
+    s->stages_total = c->stages_total;
+    s->stages_finished = c->stages_finished;
+    s->poster = c->poster_frame;
+    snprintf(s->running, sizeof(s->running), "%s", c->running ? c->running : "");
+    return 0;
+}
+
+/* The ids seen, comma-separated, into buf. */
+static const char *ids(const struct seen *s, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < s->n; i++)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i ? "," : "", s->ids[i]);
+    return buf;
+}
+
+static void put_video(struct vt_store *s, const char *id, const char *title, const char *channel,
+                      double duration_s)
+{
+    struct vt_video_rec v;
+    char key[32];
+
+    memset(&v, 0, sizeof(v));
+    snprintf(v.id, sizeof(v.id), "%s", id);
+    snprintf(key, sizeof(key), "key-%s", id);
+    v.content_key = key;
+    v.source_kind = "file";
+    v.source_path = "/x/y.mp4";
+    v.title = (char *)title;
+    v.channel = (char *)channel;
+    v.duration_s = duration_s;
+    v.created_at = 1000;
+    CHECK_INT(vt_store_video_insert(s, &v), 0);
+}
+
+static void put_stage(struct vt_store *s, const char *id, const char *name, enum vt_state state)
+{
+    struct vt_stage_rec st;
+
+    memset(&st, 0, sizeof(st));
+    snprintf(st.name, sizeof(st.name), "%s", name);
+    st.state = state;
+    CHECK_INT(vt_store_stage_put(s, id, &st), 0);
+}
+
+static struct vt_store *library(char *dir, size_t n)
+{
+    struct vt_store *s = NULL;
+    struct vt_kf_shot shots[2] = {{0, 5, 1, 1}, {5, 9, 1, 1}};
+    struct vt_kf_frame frames[3];
+    struct vt_kf_result r;
+    char err[256], *db;
+
+    snprintf(dir, n, "/tmp/vt-unit-cards.XXXXXX");
+    if (!mkdtemp(dir))
+        return NULL;
+    db = vt_xasprintf("%s/library.db", dir);
+    if (vt_store_open(db, &s, err, sizeof(err)))
+        fprintf(stderr, "  %s\n", err);
+    free(db);
+    if (!s)
+        return NULL;
+    /* frame 0 has no image; 1 is kept; 2 repeats 1 */
+    memset(frames, 0, sizeof(frames));
+    frames[0] = (struct vt_kf_frame){.index = 0, .t_s = 1, .shot = 0, .duplicate_of = -1};
+    frames[1] = (struct vt_kf_frame){
+        .index = 1, .t_s = 5.5, .shot = 1, .duplicate_of = -1, .file = "1.jpg"};
+    frames[2] = (struct vt_kf_frame){.index = 2, .t_s = 8, .shot = 1, .duplicate_of = 1};
+    memset(&r, 0, sizeof(r));
+    r.shots = shots;
+    r.n_shots = 2;
+    r.frames = frames;
+    r.n_frames = 3;
+    CHECK_INT(vt_store_begin(s), 0);
+    put_video(s, "v1", "Banana bread", "Kitchen", 30);
+    put_video(s, "v2", "apple pie", NULL, 10);
+    put_video(s, "v3", "Cherry", "Orchard BANANA", 20);
+    put_video(s, "v4", NULL, NULL, 5);
+    put_video(s, "v5", "banana split", NULL, 40);
+    put_stage(s, "v1", "probe", VT_STATE_DONE);
+    put_stage(s, "v1", "keyframe", VT_STATE_RUNNING);
+    put_stage(s, "v1", "ocr", VT_STATE_QUEUED);
+    CHECK_INT(vt_store_keyframes_replace(s, "v1", &r, "frames/v1/r1"), 0);
+    CHECK_INT(vt_store_video_set_state(s, "v1", VT_INDEX_PROCESSING, VT_DATA_PARTIAL, 0), 0);
+    CHECK_INT(vt_store_video_set_state(s, "v2", VT_INDEX_READY, VT_DATA_OK, 1), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    return s;
+}
+
+/* cards(s, q): the ids of the page into got, the total into *total */
+static void cards(struct vt_store *s, const struct vt_store_cards_query *q, struct seen *got,
+                  long long *total)
+{
+    memset(got, 0, sizeof(*got));
+    CHECK_INT(vt_store_cards(s, q, see, got, total), 0);
+}
+
+VT_TEST(store_cards_pages_sorts_filters)
+{
+    char dir[64], buf[128];
+    struct vt_store *s = library(dir, sizeof(dir));
+    struct vt_store_cards_query q;
+    enum vt_index_state st = VT_INDEX_PROCESSING;
+    struct seen got;
+    long long total = -1;
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    memset(&q, 0, sizeof(q));
+    q.limit = -1;
+    cards(s, &q, &got, &total);
+    CHECK_STR(ids(&got, buf, sizeof(buf)), "v1,v2,v3,v4,v5");
+    CHECK_INT(total, 5);
+
+    q.offset = 2;
+    q.limit = 2;
+    cards(s, &q, &got, &total);
+    CHECK_STR(ids(&got, buf, sizeof(buf)), "v3,v4");
+    CHECK_INT(total, 5); /* the total is the filter's, not the page's */
+
+    q.offset = 10; /* past the end: no card, the same total */
+    cards(s, &q, &got, &total);
+    CHECK_INT(got.calls, 0);
+    CHECK_INT(total, 5);
+
+    q.offset = 0;
+    q.limit = 0; /* count only */
+    cards(s, &q, &got, &total);
+    CHECK_INT(got.calls, 0);
+    CHECK_INT(total, 5);
+
+    q.limit = -1;
+    q.sort = VT_CARDS_NEWEST;
+    cards(s, &q, &got, &total);
+    CHECK_STR(ids(&got, buf, sizeof(buf)), "v5,v4,v3,v2,v1");
+    q.sort = VT_CARDS_TITLE; /* case-blind; no title sorts first */
+    cards(s, &q, &got, &total);
+    CHECK_STR(ids(&got, buf, sizeof(buf)), "v4,v2,v1,v5,v3");
+    q.sort = VT_CARDS_DURATION;
+    q.offset = 1;
+    q.limit = 3; /* the page is cut after sorting, then kept in that order */
+    cards(s, &q, &got, &total);
+    CHECK_STR(ids(&got, buf, sizeof(buf)), "v2,v3,v1");
+
+    /* title or channel, ASCII case-blind; a LIKE wildcard is a plain character */
+    memset(&q, 0, sizeof(q));
+    q.limit = -1;
+    q.text = "BANANA";
+    cards(s, &q, &got, &total);
+    CHECK_STR(ids(&got, buf, sizeof(buf)), "v1,v3,v5");
+    CHECK_INT(total, 3);
+    q.text = "%";
+    cards(s, &q, &got, &total);
+    CHECK_INT(total, 0);
+
+    /* a state: the card's progress and poster */
+    q.text = NULL;
+    q.state = &st;
+    cards(s, &q, &got, &total);
+    CHECK_STR(ids(&got, buf, sizeof(buf)), "v1");
+    CHECK_INT(got.stages_total, 3);
+    CHECK_INT(got.stages_finished, 1);
+    CHECK_STR(got.running, "keyframe");
+    CHECK_INT(got.poster, 1); /* frame 0 has no image: the first kept one */
+
+    /* one video by id; another without frames has no poster */
+    q.state = NULL;
+    q.id = "v2";
+    cards(s, &q, &got, &total);
+    CHECK_STR(ids(&got, buf, sizeof(buf)), "v2");
+    CHECK_INT(got.poster, -1);
+    CHECK_INT(got.stages_total, 0);
+    CHECK_STR(got.running, "");
+    q.id = "nope";
+    cards(s, &q, &got, &total);
+    CHECK_INT(total, 0);
+    vt_store_close(s);
+    vt_rm_rf(dir);
+}
+
+VT_TEST(store_frame_kept)
+{
+    char dir[64];
+    struct vt_store *s = library(dir, sizeof(dir));
+    int k = 99;
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    CHECK_INT(vt_store_frame_kept(s, "v1", 1, &k), 0);
+    CHECK_INT(k, 1);
+    CHECK_INT(vt_store_frame_kept(s, "v1", 2, &k), 0); /* a duplicate: the frame it repeats */
+    CHECK_INT(k, 1);
+    CHECK_INT(vt_store_frame_kept(s, "v1", 0, &k), 0); /* no image */
+    CHECK_INT(k, -1);
+    CHECK_INT(vt_store_frame_kept(s, "v1", 7, &k), 0); /* no such frame */
+    CHECK_INT(k, -1);
+    CHECK_INT(vt_store_frame_kept(s, "v2", 1, &k), 0);
+    CHECK_INT(k, -1);
+    vt_store_close(s);
+    vt_rm_rf(dir);
+}
