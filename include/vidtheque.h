@@ -351,6 +351,31 @@ void vt_sb_release(struct vt_sb *sb);
 void vt_sb_add_seek(struct vt_sb *sb, double s);
 
 /*
+ * Templates, for the web pages' HTML (web/NAME.html; lib/tmpl.c): a small subset of
+ * Mustache with no logic beyond "is this set".
+ *
+ *   {{name}}                 the value, escaped by the caller's escape function
+ *   {{{name}}}               the value as it is (HTML the caller built and escaped)
+ *   {{#name}}...{{/name}}    the inside when the value is set (not NULL, not "")
+ *   {{^name}}...{{/name}}    the inside when it is not
+ *
+ * A name is [a-z0-9_]+; a name not among the variables is unset. Templates are the
+ * program's own files, values are data: a value is never read as a template.
+ */
+struct vt_tmpl_var {
+    const char *name;
+    const char *value; /* NULL: unset */
+};
+
+/*
+ * Render the template t (n bytes) into out with the n_vars variables, escaping {{name}}
+ * values with escape. Returns 0, or -1 when the template is malformed (a tag not closed,
+ * a section without its end, a bad name): out then holds what came before the fault.
+ */
+int vt_tmpl_render(struct vt_sb *out, const char *t, size_t n, const struct vt_tmpl_var *vars,
+                   size_t n_vars, void (*escape)(struct vt_sb *, const char *));
+
+/*
  * The one UTF-8 decoder: the length (1..4) of the valid sequence at s, which has n > 0
  * bytes left, with its code point in *cp (cp may be NULL); 0 when it is not valid UTF-8
  * (RFC 3629: overlong forms, surrogates, code points past U+10FFFF, a sequence cut short).

@@ -116,5 +116,7 @@ struct web_file {
 
 /* The file served at url (/static/app.css, /favicon.ico, ...): 1 with *out set, else 0. */
 int web_asset(const char *url, struct web_file *out);
+/* The HTML template web/NAME.html (not served): 1 with its text and size, else 0. */
+int web_template(const char *name, const char **text, size_t *size);
 
 #endif

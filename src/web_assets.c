@@ -1,5 +1,6 @@
 /*
- * The web front-end's files (web/: stylesheet, script, icons), compiled into the
+ * The web front-end's files (web/: stylesheet, scripts, icons, the pages' HTML
+ * templates), compiled into the
  * binary by the assembler's .incbin so nothing is installed beside it and the tree
  * holds them as real files. The Makefile makes this object depend on the files in web/.
  * Each file gets a NUL after it (the text ones are also used as C strings) that
@@ -29,6 +30,14 @@ VT_INCBIN(vt_web_library_js, "web/library.js");
 VT_INCBIN(vt_web_manage_js, "web/manage.js");
 VT_INCBIN(vt_web_favicon_ico, "web/favicon.ico");
 VT_INCBIN(vt_web_icon_svg, "web/icon.svg");
+VT_INCBIN(vt_web_head_html, "web/head.html");
+VT_INCBIN(vt_web_foot_html, "web/foot.html");
+VT_INCBIN(vt_web_error_html, "web/error.html");
+VT_INCBIN(vt_web_session_html, "web/session.html");
+VT_INCBIN(vt_web_login_html, "web/login.html");
+VT_INCBIN(vt_web_add_form_html, "web/add-form.html");
+VT_INCBIN(vt_web_search_hint_html, "web/search-hint.html");
+VT_INCBIN(vt_web_library_empty_html, "web/library-empty.html");
 
 #define ASSET(url, sym, type)                                                                      \
     {                                                                                              \
@@ -47,6 +56,38 @@ static const struct {
     ASSET("/static/icon.svg", vt_web_icon_svg, "image/svg+xml"),
     ASSET("/favicon.ico", vt_web_favicon_ico, "image/x-icon"),
 };
+
+/* The pages' templates (vt_tmpl_render), by name; not served. */
+static const struct {
+    const char *name;
+    const unsigned char *start, *end;
+} templates[] = {
+#define TEMPLATE(name, sym)                                                                        \
+    {                                                                                              \
+        name, sym, sym##_end                                                                       \
+    }
+    TEMPLATE("head", vt_web_head_html),
+    TEMPLATE("foot", vt_web_foot_html),
+    TEMPLATE("error", vt_web_error_html),
+    TEMPLATE("session", vt_web_session_html),
+    TEMPLATE("login", vt_web_login_html),
+    TEMPLATE("add-form", vt_web_add_form_html),
+    TEMPLATE("search-hint", vt_web_search_hint_html),
+    TEMPLATE("library-empty", vt_web_library_empty_html),
+#undef TEMPLATE
+};
+
+int web_template(const char *name, const char **text, size_t *size)
+{
+    for (size_t i = 0; i < sizeof(templates) / sizeof(templates[0]); i++) {
+        if (strcmp(name, templates[i].name))
+            continue;
+        *text = (const char *)templates[i].start;
+        *size = (size_t)(templates[i].end - templates[i].start);
+        return 1;
+    }
+    return 0;
+}
 
 int web_asset(const char *url, struct web_file *out)
 {

@@ -235,47 +235,39 @@ int web_put_frame_img(struct vt_sb *b, const char *id, const json_t *frame, cons
     return 1;
 }
 
+void web_render(struct vt_sb *b, const char *name, const struct vt_tmpl_var *v, size_t n)
+{
+    const char *t;
+    size_t len;
+
+    if (!web_template(name, &t, &len) || vt_tmpl_render(b, t, len, v, n, web_html)) {
+        fprintf(stderr, "vidtheque: the page template '%s' is missing or malformed\n", name);
+        abort();
+    }
+}
+
 /*
- * The page up to its <main>: the skip link first (keyboard users jump past the header),
- * the brand, the search box ("/" focuses it, app.js) and the demo notice.
- * refresh_s > 0: the page reloads itself (videos still being indexed), without JS.
+ * The page up to its <main> (web/head.html): the skip link first (keyboard users jump past
+ * the header), the brand, the search box ("/" focuses it, app.js), the demo notice and
+ * the session's link or form. refresh_s > 0: the page reloads itself, without JS.
  */
 void web_head(struct vt_sb *b, const struct web_ctx *ctx, const char *title, const char *q,
               int refresh_s)
 {
-    vt_sb_adds(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-                  "<meta name=\"color-scheme\" content=\"light dark\">");
+    struct vt_sb session = {0};
+    char refresh[16] = "";
+
     if (refresh_s > 0)
-        vt_sb_addf(b, "<meta http-equiv=\"refresh\" content=\"%d\">", refresh_s);
-    vt_sb_adds(b, "<title>");
-    if (title) {
-        web_html(b, title);
-        vt_sb_adds(b, " — ");
-    }
-    vt_sb_adds(b, "vidtheque</title><link rel=\"icon\" href=\"/static/icon.svg\" "
-                  "type=\"image/svg+xml\"><link rel=\"stylesheet\" href=\"/static/app.css\">"
-                  "<script src=\"/static/app.js\" defer></script></head>\n<body>"
-                  "<a class=\"skip\" href=\"#main\">Skip to content</a><header class=\"top\">"
-                  "<a class=\"brand\" href=\"/\">vidtheque.</a>"
-                  "<form class=\"search\" action=\"/search\" method=\"get\" role=\"search\">"
-                  "<input type=\"search\" name=\"q\" maxlength=\"1000\" "
-                  "placeholder=\"Search words said or shown\" aria-label=\"Search the library\" "
-                  "aria-keyshortcuts=\"/\" value=\"");
-    web_html(b, q ? q : "");
-    vt_sb_adds(b, "\"><button>Search</button></form><nav aria-label=\"Site\">"
-                  "<a href=\"/\">Videos</a></nav>");
-    if (ctx->read_only)
-        vt_sb_adds(b, "<p class=\"ro\">Read-only demo</p>");
-    web_put_session(b, ctx);
-    vt_sb_adds(b, "</header>\n<main id=\"main\" tabindex=\"-1\">\n");
+        snprintf(refresh, sizeof(refresh), "%d", refresh_s);
+    web_put_session(&session, ctx);
+    WEB_RENDER(b, "head", {"title", title}, {"q", q}, {"refresh", refresh},
+               {"read_only", ctx->read_only ? "1" : NULL}, {"session", session.buf});
+    vt_sb_release(&session);
 }
 
 void web_foot(struct vt_sb *b)
 {
-    vt_sb_adds(b, "</main><footer class=\"bottom\"><p>vidtheque: every video searchable by "
-                  "what is said and shown, to the second. Press <kbd>/</kbd> to search.</p>"
-                  "</footer></body></html>\n");
+    web_render(b, "foot", NULL, 0);
 }
 
 int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struct vt_sb *out)
@@ -284,9 +276,7 @@ int web_page_error(const struct web_ctx *ctx, int status, const char *msg, struc
 
     snprintf(t, sizeof(t), "%d", status);
     web_head(out, ctx, t, NULL, 0);
-    vt_sb_addf(out, "<h1>%d</h1><p class=\"error\">", status);
-    web_html(out, msg);
-    vt_sb_adds(out, "</p><p><a href=\"/\">Back to the videos</a></p>\n");
+    WEB_RENDER(out, "error", {"status", t}, {"message", msg});
     web_foot(out);
     return status;
 }

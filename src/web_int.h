@@ -49,6 +49,16 @@ void web_put_frame_thumb(struct vt_sb *b, const char *id, long long frame_index,
 void web_put_frame_thumb_opt(struct vt_sb *b, const char *id, long long frame_index,
                              const char *cls, const char *alt, const struct web_thumb *opt);
 
+/*
+ * The template web/NAME.html into b with the n variables (vt_tmpl_render; {{name}} values
+ * escaped by web_html). A template that is missing or malformed is a defect of the build:
+ * it aborts, so that any test that shows the page catches it.
+ */
+void web_render(struct vt_sb *b, const char *name, const struct vt_tmpl_var *v, size_t n);
+#define WEB_RENDER(b, name, ...)                                                                   \
+    web_render(b, name, (const struct vt_tmpl_var[]){__VA_ARGS__},                                 \
+               sizeof((const struct vt_tmpl_var[]){__VA_ARGS__}) / sizeof(struct vt_tmpl_var))
+
 /* The page's head up to <main>; refresh_s > 0 reloads the page (without JS). */
 void web_head(struct vt_sb *b, const struct web_ctx *ctx, const char *title, const char *q,
               int refresh_s);

@@ -194,20 +194,8 @@ static int read_ask(const struct web_args *w, struct ask *a, const char **why)
 /* No card to show: an empty library says how to add a video; filters say how to drop them. */
 static void nothing(struct vt_sb *out, const struct web_ctx *ctx, const struct ask *a)
 {
-    if (a->text || a->state || a->reuse) {
-        vt_sb_adds(out, "<p class=\"empty\">No video matches these filters. "
-                        "<a href=\"/\">Show every video</a>.</p>\n");
-        return;
-    }
-    vt_sb_adds(out, "<div class=\"empty\"><p>The library is empty.</p><p>Add a video from a "
-                    "terminal: <code>vidtheque add FILE</code> for a file on this computer, or "
-                    "<code>vidtheque add URL</code> for a video, playlist or channel on the web. "
-                    "It shows here while it is being indexed.</p>");
-    if (!ctx->read_only && !ctx->signed_in)
-        vt_sb_adds(out, "<p>Or in the browser: <a href=\"/login\">sign in</a> with the write "
-                        "token this server printed when it started, and add a URL or a file "
-                        "here.</p>");
-    vt_sb_adds(out, "</div>\n");
+    WEB_RENDER(out, "library-empty", {"filtered", a->text || a->state || a->reuse ? "1" : NULL},
+               {"can_sign_in", !ctx->read_only && !ctx->signed_in ? "1" : NULL});
 }
 
 int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const struct web_args *w,

@@ -23,59 +23,22 @@ void web_put_session(struct vt_sb *b, const struct web_ctx *ctx)
 {
     if (ctx->read_only)
         return;
-    if (!ctx->signed_in) {
-        vt_sb_adds(b, "<a class=\"signin\" href=\"/login\">Sign in</a>");
-        return;
-    }
-    vt_sb_adds(b, "<form class=\"signout\" method=\"post\" action=\"/logout\">");
-    put_csrf(b, ctx);
-    vt_sb_adds(b, "<a href=\"/queue\">Queue</a> <button>Sign out</button></form>");
+    WEB_RENDER(b, "session", {"signed_in", ctx->signed_in ? "1" : NULL}, {"csrf", ctx->csrf});
 }
 
+/* POST /login's form: the token never appears in a URL, a log line or the browser's history. */
 int web_page_login(const struct web_ctx *ctx, int status, const char *msg, struct vt_sb *out)
 {
     web_head(out, ctx, "Sign in", NULL, 0);
-    vt_sb_adds(out, "<section class=\"manage login\"><h1>Sign in</h1>\n");
-    if (msg) {
-        vt_sb_adds(out, "<p class=\"error\" role=\"alert\">");
-        web_html(out, msg);
-        vt_sb_adds(out, "</p>\n");
-    }
-    if (ctx->signed_in) {
-        vt_sb_adds(out, "<p>You are signed in: you can add, redo and remove videos.</p>"
-                        "<p><a href=\"/\">Back to the videos</a></p></section>\n");
-        web_foot(out);
-        return status;
-    }
-    /* POST: the token never appears in a URL, a log line or the browser's history */
-    vt_sb_adds(out,
-               "<p>The write token was printed by <code>vidtheque serve</code> when it started "
-               "(or is the first line of its <code>--token-file</code>).</p>\n"
-               "<form method=\"post\" action=\"/login\" class=\"stack\">"
-               "<label for=\"token\">Write token</label>"
-               "<input id=\"token\" name=\"token\" type=\"password\" required maxlength=\"500\" "
-               "autocomplete=\"current-password\" spellcheck=\"false\">"
-               "<button>Sign in</button></form></section>\n");
+    WEB_RENDER(out, "login", {"message", msg}, {"signed_in", ctx->signed_in ? "1" : NULL});
     web_foot(out);
     return status;
 }
 
 void web_put_add_form(struct vt_sb *b, const struct web_ctx *ctx)
 {
-    if (!ctx->signed_in)
-        return;
-    vt_sb_adds(b, "<section class=\"manage add\" aria-labelledby=\"add-h\">"
-                  "<h2 id=\"add-h\">Add a video</h2>"
-                  "<form method=\"post\" action=\"/manage/add\" class=\"inline\">");
-    put_csrf(b, ctx);
-    vt_sb_adds(b, "<label for=\"add-source\">A URL (http or https) or a file on the server "
-                  "(its absolute path)</label>"
-                  "<input id=\"add-source\" name=\"source\" required maxlength=\"4096\" "
-                  "spellcheck=\"false\" placeholder=\"https://… or /videos/talk.mp4\">"
-                  "<button>Add</button></form>"
-                  "<p class=\"note\">It is indexed in the background: follow it on the "
-                  "<a href=\"/queue\">queue</a>.</p></section>\n"
-                  "<script src=\"/static/manage.js\" defer></script>\n");
+    if (ctx->signed_in)
+        WEB_RENDER(b, "add-form", {"csrf", ctx->csrf});
 }
 
 /* A stage whose last run failed: failed for good, or queued again to be retried later. */

@@ -95,16 +95,7 @@ static void mode_links(struct vt_sb *out, const struct ask *a, enum vt_search_mo
 
 static void hint(struct vt_sb *out, int open)
 {
-    vt_sb_addf(out,
-               "<details class=\"hint\"%s><summary>How to search</summary><ul>"
-               "<li><code>harbor window</code> both words, anywhere in one line</li>"
-               "<li><code>\"harbor window\"</code> these words in this order</li>"
-               "<li><code>-window</code> not this word</li>"
-               "<li><code>harb*</code> words that start with it</li>"
-               "<li><code>source:screen</code> only what is shown (also <code>speech</code>, "
-               "<code>title</code>)</li>"
-               "<li><code>video:ID</code> only in one video</li></ul></details>\n",
-               open ? " open" : "");
+    WEB_RENDER(out, "search-hint", {"open", open ? "1" : NULL});
 }
 
 /* The form: the words, the source, and the video and mode kept. */
