@@ -52,8 +52,5 @@ echo
 echo "== start-up of reading commands on a 10-video library vs sqlite3"
 bash bench/startup_bench.sh
 echo
-echo "== the video page of a 46-slide talk: bytes before scrolling vs every image it references"
-bash bench/video_page_bench.sh
-echo
 echo "== the library page of 1,000 videos: server time vs a file of the same size from the same server"
 bash bench/library_bench.sh
