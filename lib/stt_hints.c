@@ -161,7 +161,8 @@ void vt_stt_hints_finish(struct vt_stt_hints *h)
         vt_grow((void **)&h->pairs, &cap, h->n_pairs + 1, sizeof(*h->pairs));
         h->pairs[h->n_pairs++] = (struct vt_hint_pair){(unsigned)a, (unsigned)b, 1};
     }
-    qsort(h->pairs, h->n_pairs, sizeof(*h->pairs), cmp_pair);
+    if (h->n_pairs > 1)
+        qsort(h->pairs, h->n_pairs, sizeof(*h->pairs), cmp_pair);
     n = 0;
     for (size_t i = 0; i < h->n_pairs; i++) {
         if (n && !cmp_pair(&h->pairs[n - 1], &h->pairs[i]))
