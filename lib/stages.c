@@ -417,8 +417,10 @@ static int stt_recognise(struct vt_stage_ctx *c, struct stt_result *r)
     c->lib->free_engines = free_engines;
     if (hints_on) {
         rc = stt_hints_gather(c, &hints);
-        if (rc)
+        if (rc) {
+            vt_stt_hints_release(&hints);
             return rc;
+        }
     }
     if (hints.n_words) {
         struct vt_stt *stt;
