@@ -9,6 +9,8 @@
 PREFIX ?= /usr/local
 CC ?= cc
 PKGS = libavformat libavcodec libavutil libswscale libswresample sqlite3 jansson tesseract lept libjpeg pocketsphinx sphinxbase libmicrohttpd uchardet libcurl
+# flite (no pkg-config file): its CMU lexicon pronounces the words speech hints add
+FLITE_LIBS = -lflite_cmulex -lflite
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS := $(shell pkg-config --libs $(PKGS))
@@ -27,7 +29,7 @@ endif
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Ilib $(PKG_CFLAGS) -pthread \
              -ffunction-sections -fdata-sections $(CFLAGS)
 ALL_LDFLAGS = -pthread -Wl,--gc-sections -Wl,--as-needed $(LDFLAGS)
-LIBS = $(PKG_LIBS) -lm
+LIBS = $(PKG_LIBS) $(FLITE_LIBS) -lm
 
 ifdef SANITIZE
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all

@@ -62,7 +62,7 @@ if ! make -s build/rel/libvidtheque.a >"$tmp/make.log" 2>&1; then
 fi
 read -r -a pkgs <<<"$(sed -n 's/^PKGS = //p' Makefile)"
 read -r -a cflags <<<"$(pkg-config --cflags "${pkgs[@]}")"
-read -r -a libs <<<"$(pkg-config --libs "${pkgs[@]}")"
+read -r -a libs <<<"$(pkg-config --libs "${pkgs[@]}") $(sed -n 's/^FLITE_LIBS = //p' Makefile)"
 cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Ilib "${cflags[@]}" -pthread -o "$tmp/sttdump" \
     tests/tools/sttdump.c build/rel/libvidtheque.a "${libs[@]}" -lm
 

@@ -30,6 +30,7 @@ const char *const vt_config_keys[] = {
     "stt.model",
     "stt.url",
     "stt.api_key",
+    "stt.hints",
     "frame_embed.backend",
     "frame_embed.model",
     "frame_embed.tensor",
@@ -44,7 +45,10 @@ const char *const vt_config_keys[] = {
 
 int vt_config_check(const char *key, const char *value, char *err, size_t errlen)
 {
-    if (!strcmp(key, "frame_embed.api_style")) {
+    if (!strcmp(key, "stt.hints")) {
+        if (strcmp(value, "true") && strcmp(value, "false"))
+            return vt_err(err, errlen, VT_EINVAL, "%s '%s' is not true or false", key, value);
+    } else if (!strcmp(key, "frame_embed.api_style")) {
         if (strcmp(value, "openai") && strcmp(value, "jina"))
             return vt_err(err, errlen, VT_EINVAL, "%s '%s' is not openai or jina", key, value);
     } else if (!strcmp(key, "frame_embed.timeout_s")) {

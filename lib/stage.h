@@ -33,7 +33,8 @@ enum vt_stage_flag {
 /*
  * The stages, in the order they are shown (the seed page's). They run as soon as
  * what they need has finished: one pass over the table after another until a pass
- * runs nothing, so chunk (which waits for keyframe's shots) runs after keyframe.
+ * runs nothing, so chunk (which waits for keyframe's shots) runs after keyframe, and stt
+ * (which takes the slides' words as speech hints) after ocr.
  *   deps:    stages whose outputs it needs: their failure is its own
  *   after:   stages whose outputs it uses when there: they finish first
  *   retries: attempts before a failure that may pass (VT_EIO) is final
@@ -44,7 +45,7 @@ enum vt_stage_flag {
 #define VT_STAGE_LIST(X) \
     /* ID          name         retries deps              after             flags */ \
     X(FETCH,       fetch,       4,      0,                0,                VT_STAGE_SOURCE) \
-    X(STT,         stt,         4,      VT_BIT(FETCH),    0,                VT_STAGE_SPEECH) \
+    X(STT,         stt,         4,      VT_BIT(FETCH),    VT_BIT(OCR),      VT_STAGE_SPEECH) \
     X(CHUNK,       chunk,       4,      VT_BIT(STT),      VT_BIT(KEYFRAME), 0) \
     X(TEXT_EMBED,  text_embed,  4,      0,                VT_BIT(CHUNK) | VT_BIT(OCR), VT_STAGE_ROWS_OF_DEPS) \
     X(KEYFRAME,    keyframe,    4,      VT_BIT(FETCH),    0,                0) \

@@ -12,6 +12,7 @@
 #include "media.h"
 #include "ocr.h"
 #include "stt.h"
+#include "stt_hints.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -332,6 +333,42 @@ struct stt_result {
 };
 
 /*
+ * Speech hints: the words of the video's title, description, chapter titles and the OCR
+ * lines of its kept frames read with at least HINT_OCR_MIN_CONF (lines below are mostly
+ * noise read in pictures). The stt stage runs after ocr for this (stage.h).
+ */
+#define HINT_OCR_MIN_CONF 0.5
+
+static int stt_hints_gather(struct vt_stage_ctx *c, struct vt_stt_hints *h)
+{
+    struct vt_store_chapter *ch = NULL;
+    struct vt_store_frame *fr = NULL;
+    size_t n_ch = 0, n_fr = 0;
+    int rc;
+
+    vt_stt_hints_add(h, c->video->title);
+    vt_stt_hints_add(h, c->video->description);
+    rc = vt_store_chapters(c->lib->store, c->video->id, &ch, &n_ch);
+    if (!rc)
+        rc = vt_store_frames(c->lib->store, c->video->id, &fr, &n_fr);
+    if (rc) {
+        rc = vt_err(c->err, sizeof(c->err), rc, "%s", vt_store_errmsg(c->lib->store));
+        goto out;
+    }
+    for (size_t i = 0; i < n_ch; i++)
+        vt_stt_hints_add(h, ch[i].title);
+    for (size_t i = 0; i < n_fr; i++)
+        for (size_t k = 0; k < fr[i].ocr.n_lines; k++)
+            if (fr[i].ocr.lines[k].conf >= HINT_OCR_MIN_CONF)
+                vt_stt_hints_add(h, fr[i].ocr.lines[k].text);
+    vt_stt_hints_finish(h);
+out:
+    vt_store_chapters_free(ch, n_ch);
+    vt_store_frames_free(fr, n_fr);
+    return rc;
+}
+
+/*
  * Speech recognition with the backend the library's config chooses (config.h: stt.backend
  * pocketsphinx, the default, or openai with stt.url, stt.model, stt.api_key). A server's
  * recogniser costs nothing to make and is made per run, with the video's language as a
@@ -341,8 +378,9 @@ struct stt_result {
 static int stt_recognise(struct vt_stage_ctx *c, struct stt_result *r)
 {
     struct vt_config *cfg = NULL;
+    struct vt_stt_hints hints = {0};
     const char *backend;
-    int rc = vt_config_load(c->lib->dir, &cfg, c->err, sizeof(c->err));
+    int hints_on, rc = vt_config_load(c->lib->dir, &cfg, c->err, sizeof(c->err));
 
     if (rc)
         return rc;
@@ -374,8 +412,38 @@ static int stt_recognise(struct vt_stage_ctx *c, struct stt_result *r)
         vt_config_free(cfg);
         return rc;
     }
+    hints_on = !vt_config_get(cfg, "stt.hints") || strcmp(vt_config_get(cfg, "stt.hints"), "false");
     vt_config_free(cfg);
     c->lib->free_engines = free_engines;
+    if (hints_on) {
+        rc = stt_hints_gather(c, &hints);
+        if (rc) {
+            vt_stt_hints_release(&hints);
+            return rc;
+        }
+    }
+    if (hints.n_words) {
+        struct vt_stt *stt;
+
+        /* one set of decoders at a time: the hinted ones know this video's words */
+        vt_stt_free(c->lib->stt);
+        c->lib->stt = NULL;
+        stt = vt_stt_new_hinted(0, &hints, c->err, sizeof(c->err));
+        if (!stt) {
+            vt_stt_hints_release(&hints);
+            return VT_ENOTFOUND;
+        }
+        snprintf(c->model, sizeof(c->model), "%s", vt_stt_model(stt));
+        rc = vt_stt_run_file(stt, c->video->source_path, &r->t, vt_stage_progress, c, c->err,
+                             sizeof(c->err));
+        /* no rare word was left: these are plain decoders, kept for the next video */
+        if (!hints.n_words)
+            c->lib->stt = stt;
+        else
+            vt_stt_free(stt);
+        vt_stt_hints_release(&hints);
+        return rc;
+    }
     if (!c->lib->stt) {
         c->lib->stt = vt_stt_new(0, c->err, sizeof(c->err));
         if (!c->lib->stt)

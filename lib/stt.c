@@ -32,6 +32,7 @@
 
 #include "audio.h"
 #include "http.h"
+#include "stt_hints.h"
 #include "stt_int.h"
 #include "util.h"
 #include "workpool.h"
@@ -39,7 +40,11 @@
 #include <math.h>
 #include <pocketsphinx.h>
 #include <pthread.h>
+#include <sphinxbase/ckd_alloc.h>
 #include <sphinxbase/err.h>
+#include <sphinxbase/logmath.h>
+#include <sphinxbase/ngram_model.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -163,8 +168,13 @@ static ps_decoder_t *decoder_new(const char *hmm, const char *lm, const char *di
     cmd_ln_t *config;
     ps_decoder_t *ps;
 
-    config = cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", hmm, "-lm", lm, "-dict", dict, "-cmn",
-                         "batch", "-remove_silence", "no", "-maxhmmpf", "3000", NULL);
+    /* no -lm: no search until the caller sets one (decoder_hint) */
+    if (lm)
+        config = cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", hmm, "-lm", lm, "-dict", dict, "-cmn",
+                             "batch", "-remove_silence", "no", "-maxhmmpf", "3000", NULL);
+    else
+        config = cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", hmm, "-dict", dict, "-cmn", "batch",
+                             "-remove_silence", "no", "-maxhmmpf", "3000", NULL);
     if (!config)
         return NULL;
     ps = ps_init(config);
@@ -173,11 +183,137 @@ static ps_decoder_t *decoder_new(const char *hmm, const char *lm, const char *di
     return ps;
 }
 
+/*
+ * The hints' weight in the language model: each word's probability is
+ * (1 - HINT_WEIGHT) * general + HINT_WEIGHT * hints. Chosen on bench/stt_hints_bench.sh's
+ * fixtures (docs/ARCHITECTURE.md, "Speech hints").
+ */
+#define HINT_WEIGHT 0.2
+/*
+ * Words the general model already expects more often than this (log10 of its unigram
+ * probability: "the" -1.4, "every" -3.3, "health" -3.9, "metrics" -5.0) are left out of
+ * the hints: boosting them everywhere only makes the decoder insert them, and slides are
+ * full of them. Chosen on the same fixtures.
+ */
+#define HINT_COMMON_LOG10 -4.0
+/* The search that holds the interpolated model; "_default" is PocketSphinx's own. */
+#define HINT_SEARCH "vt_hints"
+/* PS_DEFAULT_SEARCH of pocketsphinx_internal.h, which Debian does not ship */
+#define PS_DEFAULT_SEARCH "_default"
+
+/*
+ * Give decoder ps, made without a language model, the hints: their words the dictionary
+ * lacks, with flite's pronunciation, then a search whose model interpolates the general one
+ * (lm, a file) with the hints' bigrams (arpa, a file). *n_new counts the words added. 0, or
+ * -1 when PocketSphinx refused.
+ *
+ * The words are added while the decoder has no search: ps_add_word also adds a word to
+ * every search's model, and the general model's trie then crashes scoring a history that
+ * holds it (PocketSphinx 5prealpha). Left out of the general model, a new word gets its
+ * probability from the hints alone.
+ */
+static int decoder_hint(ps_decoder_t *ps, const char *lm, const struct vt_stt_hints *h,
+                        const char *arpa, size_t *n_new)
+{
+    ngram_model_t *general = NULL, *hints = NULL, *set = NULL, *models[2];
+    char *names[2] = {"general", "hints"};
+    float32 weights[2] = {(float32)(1 - HINT_WEIGHT), (float32)HINT_WEIGHT};
+    int rc = -1;
+
+    *n_new = 0;
+    for (size_t i = 0; i < h->n_words; i++) {
+        char phones[256];
+        const char *w = h->words[i].text;
+        char *known = ps_lookup_word(ps, w);
+
+        if (known) {
+            ckd_free(known);
+            continue;
+        }
+        /* a word flite cannot say, or PocketSphinx refuses, is left out */
+        if (vt_stt_hints_pronounce(w, phones, sizeof(phones)) ||
+            ps_add_word(ps, w, phones, FALSE) < 0)
+            continue;
+        (*n_new)++;
+    }
+    general = ngram_model_read(ps_get_config(ps), lm, NGRAM_AUTO, ps_get_logmath(ps));
+    hints = ngram_model_read(ps_get_config(ps), arpa, NGRAM_ARPA, ps_get_logmath(ps));
+    if (!general || !hints)
+        goto out;
+    models[0] = general;
+    models[1] = hints;
+    /* the set holds its own references, the search its own of the set */
+    set = ngram_model_set_init(ps_get_config(ps), models, names, weights, 2);
+    if (!set || ps_set_lm(ps, HINT_SEARCH, set) < 0 || ps_set_search(ps, HINT_SEARCH) < 0)
+        goto out;
+    rc = 0;
+out:
+    ngram_model_free(set);
+    ngram_model_free(hints);
+    ngram_model_free(general);
+    return rc;
+}
+
+/* Whether the general model of ps finds word rare (or does not know it). */
+static int hint_rare(const char *word, void *user)
+{
+    ps_decoder_t *ps = user;
+    ngram_model_t *lm = ps_get_lm(ps, PS_DEFAULT_SEARCH);
+    int32 wid, used = 0;
+
+    if (!lm)
+        return 1;
+    wid = ngram_wid(lm, word);
+    if (wid == NGRAM_INVALID_WID || wid == ngram_unknown_wid(lm))
+        return 1;
+    return logmath_log_to_log10(ps_get_logmath(ps), ngram_ng_prob(lm, wid, NULL, 0, &used)) <
+           HINT_COMMON_LOG10;
+}
+
+/* The hints' model into a temporary file; its path (caller unlinks and frees) or NULL. */
+static char *hints_arpa_file(const struct vt_stt_hints *h, char *err, size_t errlen)
+{
+    const char *tmp = getenv("TMPDIR");
+    struct vt_sb sb = {0};
+    char *path;
+    FILE *f;
+    int fd, ok;
+
+    path = vt_xasprintf("%s/vidtheque-hints-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    fd = mkstemp(path);
+    if (fd < 0) {
+        vt_err(err, errlen, VT_EIO, "'%s': cannot create the hints' language model", path);
+        free(path);
+        return NULL;
+    }
+    vt_stt_hints_arpa(h, &sb);
+    f = fdopen(fd, "w");
+    ok = f && fwrite(sb.buf ? sb.buf : "", 1, sb.len, f) == sb.len;
+    if (f)
+        ok = !fclose(f) && ok;
+    else
+        close(fd);
+    vt_sb_release(&sb);
+    if (!ok) {
+        vt_err(err, errlen, VT_EIO, "'%s': cannot write the hints' language model", path);
+        unlink(path);
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
 struct vt_stt *vt_stt_new(int nthreads, char *err, size_t errlen)
+{
+    return vt_stt_new_hinted(nthreads, NULL, err, errlen);
+}
+
+struct vt_stt *vt_stt_new_hinted(int nthreads, struct vt_stt_hints *hints, char *err, size_t errlen)
 {
     struct vt_stt *stt = NULL;
     const char *dir = getenv("VIDTHEQUE_PS_MODEL_DIR");
-    char *hmm = NULL, *lm = NULL, *dict = NULL, *mdef = NULL;
+    char *hmm = NULL, *lm = NULL, *dict = NULL, *mdef = NULL, *arpa = NULL;
+    size_t n_new = 0, n_given = 0;
     int ok = 0;
 
     if (nthreads < 0 || nthreads > STT_MAX_THREAD) {
@@ -191,6 +327,8 @@ struct vt_stt *vt_stt_new(int nthreads, char *err, size_t errlen)
                    : ncpu > STT_DEFAULT_MAX_THREADS ? STT_DEFAULT_MAX_THREADS
                                                     : (int)ncpu;
     }
+    if (hints && !hints->n_words)
+        hints = NULL;
     if (!dir || !*dir)
         dir = PS_MODEL_DIR;
     hmm = vt_xasprintf("%s/%s", dir, PS_HMM);
@@ -211,22 +349,57 @@ struct vt_stt *vt_stt_new(int nthreads, char *err, size_t errlen)
     stt->decoders = vt_xcalloc((size_t)nthreads, sizeof(*stt->decoders));
     /* One after the other: model loading touches PocketSphinx's global log state. */
     for (int i = 0; i < nthreads; i++) {
-        ps_decoder_t *ps = decoder_new(hmm, lm, dict);
+        ps_decoder_t *ps = decoder_new(hmm, hints ? NULL : lm, dict);
 
+        /* the first plain decoder says which hint words are rare; none: it is kept */
+        if (hints && i == 0) {
+            ps_decoder_t *plain = decoder_new(hmm, lm, dict);
+
+            n_given = hints->n_words;
+            if (plain)
+                vt_stt_hints_filter(hints, hint_rare, plain);
+            if (plain && !hints->n_words) {
+                hints = NULL;
+                ps_free(ps);
+                ps = plain;
+            } else {
+                ps_free(plain);
+            }
+        }
         if (!ps) {
             vt_err(err, errlen, VT_EIO, "'%s': cannot load the pocketsphinx model", dir);
             goto out;
         }
         stt->decoders[stt->n_decoders++] = ps;
+        if (hints && !arpa) {
+            arpa = hints_arpa_file(hints, err, errlen);
+            if (!arpa)
+                goto out;
+        }
+        if (hints && decoder_hint(ps, lm, hints, arpa, &n_new)) {
+            vt_err(err, errlen, VT_EIO, "pocketsphinx: cannot use the %zu hint word(s)",
+                   hints->n_words);
+            goto out;
+        }
     }
     snprintf(stt->model, sizeof(stt->model), "pocketsphinx %s, hmm %s, lm %s, dict %s", PS_VERSION,
              PS_HMM, PS_LM, PS_DICT);
+    if (hints) {
+        size_t len = strlen(stt->model);
+
+        snprintf(stt->model + len, sizeof(stt->model) - len,
+                 "; hints %zu rare of %zu word(s) (%zu new) at %.2f", hints->n_words, n_given,
+                 n_new, HINT_WEIGHT);
+    }
     ok = 1;
 out:
     if (!ok) {
         vt_stt_free(stt);
         stt = NULL;
     }
+    if (arpa)
+        unlink(arpa);
+    free(arpa);
     free(hmm);
     free(lm);
     free(dict);

@@ -24,6 +24,18 @@ struct vt_stt;
  * the whole process.
  */
 struct vt_stt *vt_stt_new(int nthreads, char *err, size_t errlen);
+/*
+ * The same with hints (stt_hints.h, finished): the words a video shows and names, which the
+ * decoders expect more than the general model does (interpolated with it) and can say even
+ * when the dictionary lacks them (flite's letter-to-sound rules). Only the rare words are
+ * used: hints is filtered in place (the words the general model already expects are
+ * dropped) and borrowed for the call only; NULL, or no rare word, is vt_stt_new. The model
+ * string then ends with "; hints N rare of M word(s) (K new) at W". The decoders know this
+ * video's words: free them after it.
+ */
+struct vt_stt_hints;
+struct vt_stt *vt_stt_new_hinted(int nthreads, struct vt_stt_hints *hints, char *err,
+                                 size_t errlen);
 /* A transcription server: POST {base_url}/v1/audio/transcriptions (OpenAI's API). */
 struct vt_stt_server_spec {
     const char *base_url; /* "http://host:port", optionally with a path prefix or "/v1" */

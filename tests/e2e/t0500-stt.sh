@@ -18,7 +18,7 @@ command -v pocketsphinx_continuous > /dev/null || fail "pocketsphinx_continuous:
 libdir=$(dirname "$VIDTHEQUE")
 [[ -f $libdir/libvidtheque.a ]] || fail "'$libdir/libvidtheque.a': missing (run make first)"
 read -r -a pkgs <<< "$(sed -n 's/^PKGS = //p' "$ROOT/Makefile")"
-read -r -a pkgflags <<< "$(pkg-config --cflags --libs "${pkgs[@]}")"
+read -r -a pkgflags <<< "$(pkg-config --cflags --libs "${pkgs[@]}") $(sed -n 's/^FLITE_LIBS = //p' "$ROOT/Makefile")"
 san=()
 [[ $libdir == */san ]] && san=("-fsanitize=address,undefined")
 cc -std=c11 -D_GNU_SOURCE "${san[@]}" -I"$ROOT/include" -I"$ROOT/lib" \

@@ -7,6 +7,7 @@
 # pkg-config packages it needs are listed in its opening comment:
 #    * fuzz-sources: lib/captions*.c lib/util.c ...   (globs expand)
 #    * fuzz-pkgs: libavformat libavcodec ...
+#    * fuzz-libs: -lflite ...                      (libraries without a pkg-config file)
 # (default: every lib/*.c and the Makefile's PKGS). Everything is compiled with clang and
 # -fsanitize=fuzzer,address,undefined, undefined behaviour being fatal.
 # Environment: FUZZ_TIME seconds per target (20), FUZZ_RSS_MB (512), FUZZ_MAX_LEN (65536),
@@ -29,6 +30,7 @@ for src in tests/fuzz/fuzz_*.c; do
   n=$((n + 1))
   sources=$(sed -n 's/^ *\* fuzz-sources: *//p' "$src" | head -n 1)
   pkgs=$(sed -n 's/^ *\* fuzz-pkgs: *//p' "$src" | head -n 1)
+  libs=$(sed -n 's/^ *\* fuzz-libs: *//p' "$src" | head -n 1)
   [[ -n $sources ]] || sources=$(ls lib/*.c)
   [[ -n $pkgs ]] || pkgs=$all_pkgs
   bin=$out/fuzz_$name
@@ -36,7 +38,7 @@ for src in tests/fuzz/fuzz_*.c; do
   if ! clang -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
       -Iinclude -Ilib $(pkg-config --cflags $pkgs) \
-      "$src" $sources $(pkg-config --libs $pkgs) -lm -pthread -o "$bin" 2> "$out/$name.build.log"; then
+      "$src" $sources $(pkg-config --libs $pkgs) $libs -lm -pthread -o "$bin" 2> "$out/$name.build.log"; then
     echo "fuzz $name: build failed"; sed 's/^/    /' "$out/$name.build.log" | head -n 30
     status=1; continue
   fi

@@ -7,11 +7,14 @@
  * and the time spent loading the model, decoding the audio and recognising it on stderr
  * ("timing: load_s=... audio_s=... recognise_s=... duration_s=... rtf=...").
  *
- * Usage: sttdump [-j THREADS] FILE. Exit status 0, 3 when the stage would be skipped
- * (the reason on stderr, "{}" on stdout), 1 on error.
+ * Usage: sttdump [-j THREADS] [--hints TEXTFILE] FILE. With --hints, every line of TEXTFILE
+ * is a text of the video's (a slide's line, its title...) given to the recogniser as speech
+ * hints (stt_hints.h), as the stt stage gives its OCR lines. Exit status 0, 3 when the stage would
+ * be skipped (the reason on stderr, "{}" on stdout), 1 on error.
  */
 #include "audio.h"
 #include "stt.h"
+#include "stt_hints.h"
 #include "util.h"
 
 #include <jansson.h>
@@ -45,20 +48,40 @@ int main(int argc, char **argv)
     size_t n = 0;
     long threads = 0;
     char err[512] = "";
-    const char *path;
+    const char *path = NULL, *hints_path = NULL;
+    struct vt_stt_hints hints = {0};
     double t0, t1, t2, t3;
     int rc = 1, e;
 
-    if (argc == 4 && !strcmp(argv[1], "-j") && !vt_parse_long(argv[2], 0, 64, &threads)) {
-        path = argv[3];
-    } else if (argc == 2) {
-        path = argv[1];
-    } else {
-        fprintf(stderr, "usage: sttdump [-j THREADS] FILE\n");
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-j") && i + 1 < argc && !vt_parse_long(argv[i + 1], 0, 64, &threads))
+            i++;
+        else if (!strcmp(argv[i], "--hints") && i + 1 < argc)
+            hints_path = argv[++i];
+        else if (!path && argv[i][0] != '-')
+            path = argv[i];
+        else
+            path = NULL, i = argc;
+    }
+    if (!path) {
+        fprintf(stderr, "usage: sttdump [-j THREADS] [--hints TEXTFILE] FILE\n");
         return 2;
     }
+    if (hints_path) {
+        FILE *f = fopen(hints_path, "r");
+        char line[4096];
+
+        if (!f) {
+            fprintf(stderr, "sttdump: '%s': cannot open\n", hints_path);
+            return 1;
+        }
+        while (fgets(line, sizeof(line), f))
+            vt_stt_hints_add(&hints, line);
+        fclose(f);
+        vt_stt_hints_finish(&hints);
+    }
     t0 = vt_monotonic_s();
-    stt = vt_stt_new((int)threads, err, sizeof(err));
+    stt = vt_stt_new_hinted((int)threads, &hints, err, sizeof(err));
     if (!stt) {
         fprintf(stderr, "sttdump: %s\n", err);
         goto out;
@@ -103,5 +126,6 @@ out:
     vt_transcript_release(&t);
     free(pcm);
     vt_stt_free(stt);
+    vt_stt_hints_release(&hints);
     return rc;
 }
