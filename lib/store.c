@@ -162,6 +162,9 @@ static const char *const migrations[] = {
     " similarity REAL NOT NULL, frames INTEGER NOT NULL);"
     "CREATE INDEX reuse_by_video ON reuse (video_id, start_s);"
     "CREATE INDEX reuse_by_other ON reuse (other_id);",
+
+    /* 6: OCR lines below the noise floor (ocr_noise.h): kept, never indexed or counted */
+    "ALTER TABLE ocr_lines ADD COLUMN noise INTEGER NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(VT_ARRAY_LEN(migrations) == VT_STORE_SCHEMA_VERSION, "one migration per version");
