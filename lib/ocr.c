@@ -51,6 +51,14 @@
 #define OCR_SMALL_MAX_SCALE 4.0f
 #define OCR_SMALL_PAD       0.3f
 /*
+ * Pieces of one small line (Tesseract splits some at a misread letter, and a candidate
+ * may hold a word it left out) are merged when their rows overlap by half the shorter
+ * height and the gap is at most OCR_SMALL_GAP heights; the merged line's new reading is
+ * taken from OCR_SMALL_MERGED_CONF up, even below the pieces' own confidence.
+ */
+#define OCR_SMALL_GAP         1.5f
+#define OCR_SMALL_MERGED_CONF 0.60
+/*
  * Small text the page's layout analysis did not see at all (a footnote under large type is
  * taken for specks): strokes thinner than OCR_FIND_STROKE px that differ from their
  * surroundings by OCR_FIND_CONTRAST grey levels, outside the lines already read, joined
@@ -287,11 +295,80 @@ static void read_lines(TessBaseAPI *api, int all, struct vt_ocr_line **lines, si
     TessResultIteratorDelete(it);
 }
 
+static int is_small(const struct vt_ocr_line *l)
+{
+    return l->box[3] > 0 && l->box[3] <= OCR_SMALL_LINE_H;
+}
+
+/* Whether small lines a and b stand on one row, near enough to be one line. */
+static int same_row(const struct vt_ocr_line *a, const struct vt_ocr_line *b)
+{
+    int ay1 = a->box[1] + a->box[3], by1 = b->box[1] + b->box[3];
+    int ax1 = a->box[0] + a->box[2], bx1 = b->box[0] + b->box[2];
+    int top = a->box[1] > b->box[1] ? a->box[1] : b->box[1], bottom = ay1 < by1 ? ay1 : by1;
+    int hmin = a->box[3] < b->box[3] ? a->box[3] : b->box[3];
+    int hmax = a->box[3] > b->box[3] ? a->box[3] : b->box[3];
+    int gap = (a->box[0] > b->box[0] ? a->box[0] : b->box[0]) - (ax1 < bx1 ? ax1 : bx1);
+
+    return 2 * (bottom - top) >= hmin && (float)gap <= OCR_SMALL_GAP * (float)hmax;
+}
+
+/*
+ * Merge the small lines of lines[0..*n-1] that are pieces of one line (same_row) into the
+ * first of them: boxes joined, texts joined left to right, the lower confidence of those
+ * read. *n_read (the lines of the first pass, in front) and merged[] follow.
+ */
+static void merge_rows(struct vt_ocr_line *lines, size_t *n, size_t *n_read, unsigned char *merged)
+{
+    for (size_t i = 0; i < *n; i++) {
+        for (size_t j = i + 1; j < *n; j++) {
+            struct vt_ocr_line *a = &lines[i], *b = &lines[j];
+            int x0, y0, x1, y1;
+
+            if (!is_small(a) || !is_small(b) || !same_row(a, b))
+                continue;
+            if (a->text && b->text) {
+                int b_first = b->box[0] < a->box[0];
+                char *t =
+                    vt_xasprintf("%s %s", b_first ? b->text : a->text, b_first ? a->text : b->text);
+
+                free(a->text);
+                a->text = t;
+                a->conf = a->conf < b->conf ? a->conf : b->conf;
+            } else if (b->text) {
+                a->text = b->text;
+                a->conf = b->conf;
+                b->text = NULL;
+            }
+            free(b->text);
+            x0 = a->box[0] < b->box[0] ? a->box[0] : b->box[0];
+            y0 = a->box[1] < b->box[1] ? a->box[1] : b->box[1];
+            x1 = a->box[0] + a->box[2] > b->box[0] + b->box[2] ? a->box[0] + a->box[2]
+                                                               : b->box[0] + b->box[2];
+            y1 = a->box[1] + a->box[3] > b->box[1] + b->box[3] ? a->box[1] + a->box[3]
+                                                               : b->box[1] + b->box[3];
+            a->box[0] = x0;
+            a->box[1] = y0;
+            a->box[2] = x1 - x0;
+            a->box[3] = y1 - y0;
+            merged[i] = 1;
+            memmove(&lines[j], &lines[j + 1], (*n - j - 1) * sizeof(*lines));
+            memmove(&merged[j], &merged[j + 1], *n - j - 1);
+            if (j < *n_read)
+                (*n_read)--;
+            (*n)--;
+            /* the line grew: look at every other one again */
+            j = i;
+        }
+    }
+}
+
 /*
  * Read line l of the frame in grey again, scaled up, as a single line; keep the reading
- * with the higher confidence in l. A reading that fails keeps the first one.
+ * with the higher confidence in l (a merged line: any reading from OCR_SMALL_MERGED_CONF).
+ * A reading that fails keeps the first one.
  */
-static void reread_small(TessBaseAPI *api, PIX *grey, struct vt_ocr_line *l)
+static void reread_small(TessBaseAPI *api, PIX *grey, struct vt_ocr_line *l, int merged)
 {
     int w = pixGetWidth(grey), h = pixGetHeight(grey), lh = l->box[3];
     int pad = (int)(OCR_SMALL_PAD * (float)lh + 0.5f) + 1;
@@ -321,7 +398,7 @@ static void reread_small(TessBaseAPI *api, PIX *grey, struct vt_ocr_line *l)
         TessBaseAPIClear(api);
     }
     /* a candidate line (conf -1, no text yet) takes any reading */
-    if (n == 1 && again[0].conf > l->conf) {
+    if (n == 1 && (again[0].conf > l->conf || (merged && again[0].conf >= OCR_SMALL_MERGED_CONF))) {
         free(l->text);
         l->text = again[0].text;
         l->conf = again[0].conf;
@@ -374,7 +451,7 @@ static BOXA *find_small_text(PIX *grey, const struct vt_ocr_line *lines, size_t 
 
         if (boxaGetBoxGeometry(all, i, &x, &y, &w, &h))
             continue;
-        if (h < OCR_FIND_MIN_H || h > OCR_SMALL_LINE_H || w < 3 * h)
+        if (h < OCR_FIND_MIN_H || h > OCR_SMALL_LINE_H || w < 2 * h)
             continue;
         if (boxaGetCount(out) == OCR_FIND_MAX) {
             boxaDestroy(&out);
@@ -401,6 +478,7 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
 {
     PIX *pix = NULL, *grey = NULL;
     struct vt_ocr_line *lines = NULL;
+    unsigned char *merged = NULL;
     size_t n_lines = 0, cap = 0;
     l_int32 format, w, h, bps, spp, iscmap;
     int rc = 0;
@@ -443,10 +521,12 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
             l->conf = -1;
         }
         boxaDestroy(&found);
+        merged = vt_xcalloc(n_lines ? n_lines : 1, 1);
+        merge_rows(lines, &n_lines, &n_read, merged);
         TessBaseAPISetPageSegMode(api, PSM_SINGLE_LINE);
         for (size_t i = 0; i < n_lines; i++)
-            if (lines[i].box[3] > 0 && lines[i].box[3] <= OCR_SMALL_LINE_H)
-                reread_small(api, grey, &lines[i]);
+            if (is_small(&lines[i]))
+                reread_small(api, grey, &lines[i], merged[i]);
         TessBaseAPISetPageSegMode(api, PSM_AUTO);
         /*
          * Candidates where nothing was read go; the others take their place in reading
@@ -473,6 +553,7 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
         lines[i].noise = vt_ocr_line_is_noise(lines[i].text, lines[i].conf, ocr->dict);
 out:
     TessBaseAPIClear(api);
+    free(merged);
     pixDestroy(&grey);
     pixDestroy(&pix);
     if (rc == 0) {

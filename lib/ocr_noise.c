@@ -20,10 +20,13 @@
  * NOISE_CONF_SURE a line must also be plausible: at least NOISE_PLAUSIBLE of its letters in
  * dictionary words (or, without a dictionary, of its characters in word-shaped tokens).
  * From NOISE_CONF_SURE up Tesseract is trusted (names, codes and numbers on real slides).
+ * Below it, a line needs NOISE_MIN_LETTERS letters or digits: on pictures Tesseract finds
+ * "a", "I" and "Be" in any texture.
  */
-#define NOISE_CONF_FLOOR 0.40
-#define NOISE_CONF_SURE  0.85
-#define NOISE_PLAUSIBLE  0.60
+#define NOISE_CONF_FLOOR  0.40
+#define NOISE_CONF_SURE   0.85
+#define NOISE_PLAUSIBLE   0.60
+#define NOISE_MIN_LETTERS 3
 /* Words longer than this are not looked up (no dictionary word is this long). */
 #define DICT_MAX_WORD 48
 
@@ -290,5 +293,7 @@ int vt_ocr_line_is_noise(const char *text, double conf, const struct vt_ocr_dict
         return 1;
     if (conf >= NOISE_CONF_SURE)
         return 0;
+    if (p.letters < NOISE_MIN_LETTERS)
+        return 1;
     return (d ? p.dict_ratio : p.class_ratio) < NOISE_PLAUSIBLE;
 }
