@@ -262,11 +262,40 @@ static void score_token(const char *s, size_t n, const struct vt_ocr_dict *d, st
     }
 }
 
+/* Punctuation, symbols, arrows, box drawing and shapes outside ASCII: not letters. */
+static int is_symbol_cp(uint32_t cp)
+{
+    return (cp >= 0x80 && cp <= 0xbf) || cp == 0xd7 || cp == 0xf7 ||
+           (cp >= 0x2000 && cp <= 0x2bff) || (cp >= 0x3000 && cp <= 0x303f) ||
+           (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff0f) || cp == 0xfffd;
+}
+
 void vt_ocr_plausibility(const char *text, const struct vt_ocr_dict *d,
                          struct vt_ocr_plausibility *p)
 {
     struct tok_score t = {0};
-    const char *s = text;
+    struct vt_sb sb = {0};
+    const char *s;
+
+    /* symbols outside ASCII become one '~' each, so that the bytes left above 0x7f are
+     * letters (of accented words, other scripts) */
+    vt_sb_adds(&sb, "");
+    for (const char *c = text; *c;) {
+        uint32_t cp = 0;
+        size_t n = vt_utf8_decode(c, 4, &cp);
+
+        if (n == 0) {
+            vt_sb_addc(&sb, '~');
+            c++;
+        } else {
+            if (n > 1 && is_symbol_cp(cp))
+                vt_sb_addc(&sb, '~');
+            else
+                vt_sb_add(&sb, c, n);
+            c += n;
+        }
+    }
+    s = sb.buf;
 
     while (*s) {
         size_t n = 0;
@@ -282,6 +311,7 @@ void vt_ocr_plausibility(const char *text, const struct vt_ocr_dict *d,
     p->letters = t.alnum;
     p->dict_ratio = !d ? -1 : t.alnum ? (double)t.dict / (double)t.alnum : 0;
     p->class_ratio = t.chars ? (double)t.shaped / (double)t.chars : 0;
+    vt_sb_release(&sb);
 }
 
 int vt_ocr_line_is_noise(const char *text, double conf, const struct vt_ocr_dict *d)

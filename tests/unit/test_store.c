@@ -87,7 +87,7 @@ VT_TEST(store_frames_cascade)
     struct vt_kf_shot shots[2] = {{0, 5, 1, 1}, {5, 9, 1, 0}};
     struct vt_kf_frame frames[2];
     struct vt_kf_result r;
-    struct vt_ocr_line lines[2] = {{"hello", 0.9, {1, 2, 3, 4}}, {"world", 0.5, {5, 6, 7, 8}}};
+    struct vt_ocr_line lines[2] = {{"hello", 0.9, {1, 2, 3, 4}, 0}, {"world", 0.5, {5, 6, 7, 8}, 0}};
     struct vt_ocr_page page = {lines, 2};
     struct vt_store_frame *got;
     struct vt_stage_rec st, *sr;
@@ -235,7 +235,7 @@ VT_TEST(store_pages_counts_frame_at)
     struct vt_kf_frame frames[5];
     struct vt_kf_result r;
     struct vt_ocr_line lines[3] = {
-        {"a", 0.9, {0, 0, 1, 1}}, {"b", 0.9, {0, 0, 1, 1}}, {"c", 0.9, {0, 0, 1, 1}}};
+        {"a", 0.9, {0, 0, 1, 1}, 0}, {"b", 0.9, {0, 0, 1, 1}, 0}, {"c", 0.9, {0, 0, 1, 1}, 0}};
     struct vt_ocr_page pages[2] = {{lines, 2}, {lines + 2, 1}};
     int page_frames[2] = {1, 4};
     struct vt_transcript t = {0}, got;
