@@ -20,8 +20,8 @@
  * NOISE_CONF_SURE a line must also be plausible: at least NOISE_PLAUSIBLE of its letters in
  * dictionary words (or, without a dictionary, of its characters in word-shaped tokens).
  * From NOISE_CONF_SURE up Tesseract is trusted (names, codes and numbers on real slides).
- * Below it, a line needs NOISE_MIN_LETTERS letters or digits: on pictures Tesseract finds
- * "a", "I" and "Be" in any texture.
+ * Below it, a line needs a word of NOISE_MIN_LETTERS letters or more (in the dictionary if
+ * there is one): on pictures Tesseract finds "a", "in 4" and "Be" in any texture.
  */
 #define NOISE_CONF_FLOOR  0.40
 #define NOISE_CONF_SURE   0.85
@@ -174,10 +174,11 @@ static int is_edge_punct(unsigned char c)
 
 /* The measures of one word of a line: s[0..n-1] is a run without white space. */
 struct tok_score {
-    size_t alnum;  /* letters and digits */
-    size_t dict;   /* of those, in a dictionary word or a number */
-    size_t chars;  /* non-space bytes */
-    size_t shaped; /* of those, in a word-shaped token */
+    size_t long_words; /* words of NOISE_MIN_LETTERS letters or more (in d, if there is one) */
+    size_t alnum;      /* letters and digits */
+    size_t dict;       /* of those, in a dictionary word or a number */
+    size_t chars;      /* non-space bytes */
+    size_t shaped;     /* of those, in a word-shaped token */
 };
 
 /*
@@ -247,12 +248,17 @@ static void score_token(const char *s, size_t n, const struct vt_ocr_dict *d, st
                         k++;
                     if (d && vt_ocr_dict_has(d, s + i, k - i)) {
                         found += k - i - 1;
+                        t->long_words += k - i - 1 >= NOISE_MIN_LETTERS;
                         i = k;
                         continue;
                     }
                 }
-                if (d && single_ok && word_case(s + i, j - i) && vt_ocr_dict_has(d, s + i, j - i))
+                if (d && single_ok && word_case(s + i, j - i) && vt_ocr_dict_has(d, s + i, j - i)) {
                     found += j - i;
+                    t->long_words += j - i >= NOISE_MIN_LETTERS;
+                } else if (!d && word_case(s + i, j - i) && j - i >= NOISE_MIN_LETTERS) {
+                    t->long_words++;
+                }
             }
             i = j + (j < b);
         }
@@ -309,6 +315,7 @@ void vt_ocr_plausibility(const char *text, const struct vt_ocr_dict *d,
         s += n;
     }
     p->letters = t.alnum;
+    p->long_words = t.long_words;
     p->dict_ratio = !d ? -1 : t.alnum ? (double)t.dict / (double)t.alnum : 0;
     p->class_ratio = t.chars ? (double)t.shaped / (double)t.chars : 0;
     vt_sb_release(&sb);
@@ -323,7 +330,7 @@ int vt_ocr_line_is_noise(const char *text, double conf, const struct vt_ocr_dict
         return 1;
     if (conf >= NOISE_CONF_SURE)
         return 0;
-    if (p.letters < NOISE_MIN_LETTERS)
+    if (p.long_words == 0)
         return 1;
     return (d ? p.dict_ratio : p.class_ratio) < NOISE_PLAUSIBLE;
 }

@@ -26,7 +26,8 @@ size_t vt_ocr_dict_size(const struct vt_ocr_dict *d);
 void vt_ocr_dict_free(struct vt_ocr_dict *d);
 
 struct vt_ocr_plausibility {
-    size_t letters; /* letters and digits in the line */
+    size_t letters;    /* letters and digits in the line */
+    size_t long_words; /* words of 3 letters or more, in d if there is one */
     double
         dict_ratio; /* share of letters and digits in dictionary words or numbers; -1 without d */
     double class_ratio; /* share of non-space characters in word-shaped tokens */

@@ -82,6 +82,7 @@ VT_TEST(ocr_plausibility_measures)
     CHECK(d != NULL);
     vt_ocr_plausibility("Quarterly revenue grew", d, &p);
     CHECK_INT(p.letters, 20);
+    CHECK_INT(p.long_words, 3);
     CHECK_NEAR(p.dict_ratio, 1.0, 1e-9);
     CHECK_NEAR(p.class_ratio, 1.0, 1e-9);
     /* numbers count as plausible; edge punctuation does not make a word less of a word */
@@ -97,8 +98,10 @@ VT_TEST(ocr_plausibility_measures)
     CHECK_INT(p.letters, 3);
     CHECK_NEAR(p.dict_ratio, -1.0, 1e-9);
     CHECK_NEAR(p.class_ratio, 2.0 / 3.0, 1e-9);
+    CHECK_INT(p.long_words, 0);
     vt_ocr_plausibility("it's", d, &p);
     CHECK_NEAR(p.dict_ratio, 1.0, 1e-9);
+    CHECK_INT(p.long_words, 1);
     vt_ocr_plausibility("/~_ -- .", d, &p);
     CHECK_INT(p.letters, 0);
     CHECK_NEAR(p.class_ratio, 0.0, 1e-9);
@@ -131,6 +134,7 @@ VT_TEST(ocr_noise_floor)
             {"—", 0.46},
             {"coer akin aye", 0.11},
             {"yudget", 0.37},
+            {"> in 4", 0.56},
             {"Pa", 0.19},
             {"/~_", 0.00},
         },
