@@ -16,16 +16,16 @@
 
 /*
  * Below NOISE_CONF_FLOOR a line is noise whatever it says: no slide line of the fixtures is
- * read that low, and every garbage line but a few is. Between the floor and
- * NOISE_CONF_SURE a line must also be plausible: at least NOISE_PLAUSIBLE of its letters in
- * dictionary words (or, without a dictionary, of its characters in word-shaped tokens).
- * From NOISE_CONF_SURE up Tesseract is trusted (names, codes and numbers on real slides).
- * Below it, a line needs a word of NOISE_MIN_LETTERS letters or more (in the dictionary if
- * there is one): on pictures Tesseract finds "a", "in 4" and "Be" in any texture.
+ * read that low, and most garbage lines are. From NOISE_CONF_SURE up Tesseract is trusted
+ * (names, codes and numbers on real slides). In between, a line needs a word of
+ * NOISE_MIN_LETTERS letters or more (in the dictionary if there is one: on pictures
+ * Tesseract finds "a", "in 4" and "gs" in any texture) and at least NOISE_PLAUSIBLE of its
+ * letters in dictionary words (or, without a dictionary, of its characters in word-shaped
+ * tokens). The numbers behind these: docs/ARCHITECTURE.md, ocr.
  */
 #define NOISE_CONF_FLOOR  0.40
 #define NOISE_CONF_SURE   0.85
-#define NOISE_PLAUSIBLE   0.60
+#define NOISE_PLAUSIBLE   0.80
 #define NOISE_MIN_LETTERS 3
 /* Words longer than this are not looked up (no dictionary word is this long). */
 #define DICT_MAX_WORD 48
