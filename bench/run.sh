@@ -10,6 +10,9 @@ echo
 echo "== OCR per kept frame vs the tesseract command"
 env -u OMP_THREAD_LIMIT bash bench/ocr_bench.sh
 echo
+echo "== OCR of small text (12-40 px at 720p) and photo-like frames: recall, noise, per frame vs the tesseract command"
+env -u OMP_THREAD_LIMIT bash bench/ocr_small_bench.sh
+echo
 echo "== speech recognition vs pocketsphinx_continuous"
 bash bench/stt_bench.sh
 echo

@@ -214,6 +214,9 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
             json_object_set_new(line, "conf", json_real(round(l->conf * 100.0) / 100.0));
             json_object_set_new(line, "box",
                                 json_pack("[iiii]", l->box[0], l->box[1], l->box[2], l->box[3]));
+            /* only where it holds, so that documents without noise keep their shape */
+            if (l->noise)
+                json_object_set_new(line, "noise", json_true());
             json_array_append_new(ocr, line);
         }
         json_object_set_new(o, "ocr", ocr);

@@ -215,7 +215,7 @@ static size_t page_words(const struct vt_ocr_page *p, char w[][32])
     size_t n = 0;
 
     for (size_t l = 0; p && l < p->n_lines; l++)
-        for (const char *s = p->lines[l].text; *s;) {
+        for (const char *s = p->lines[l].noise ? "" : p->lines[l].text; *s;) {
             char word[32];
             size_t len = 0;
             while (*s && !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
@@ -568,6 +568,8 @@ static char *frame_words(struct vt_library *lib, const char *id, int frame)
     vt_sb_adds(&sb, "");
     if (!vt_store_frames_range(lib->store, id, frame, frame + 1, &f, &n) && n)
         for (size_t i = 0; i < f[0].ocr.n_lines; i++) {
+            if (f[0].ocr.lines[i].noise)
+                continue;
             if (sb.len)
                 vt_sb_addc(&sb, ' ');
             vt_sb_adds(&sb, f[0].ocr.lines[i].text);

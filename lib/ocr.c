@@ -5,6 +5,16 @@
  * and reports progress from the calling thread only. Tesseract's output is treated as
  * untrusted: every line is checked to be UTF-8 before it leaves this file.
  *
+ * Small type: Tesseract reads best at an x-height of 20-30 px, and a 12-16 px caption or
+ * footnote at 720p (an x-height of 6-9 px) is often misread or lost at the page's own scale.
+ * After the page is read, thin strokes outside the lines read are looked for (a footnote under
+ * large type is often not even taken for text) and make candidate lines; pieces of one small
+ * line are merged; then every small line (box at most OCR_SMALL_LINE_H tall) that is a
+ * candidate, was merged or was read below OCR_SMALL_TRUST is cropped from the frame in grey,
+ * scaled up so that its box is about OCR_SMALL_TARGET_H tall and read again as one line. The
+ * better reading stays in the line's place, so nothing is read twice. Then each line is
+ * judged text or noise (ocr_noise.h).
+ *
  * Threads: libtesseract links libgomp and its LSTM code opens OpenMP parallel regions inside
  * every recognition. With one engine per core that only adds contention, so OpenMP must be
  * limited to one thread. libgomp reads OMP_THREAD_LIMIT once, when the process loads it, so
@@ -14,6 +24,7 @@
  */
 #include "ocr.h"
 
+#include "ocr_noise.h"
 #include "util.h"
 #include "workpool.h"
 
@@ -32,11 +43,51 @@
  */
 #define OCR_MAX_SIDE   16384
 #define OCR_MAX_PIXELS (4096L * 4096L * 2L)
+/*
+ * The small-text pass (chosen on tests/fixtures/gen_small_text.sh, bench/ocr_small_bench.sh):
+ * a line box this short or shorter holds type of about 20 px or less; it is scaled towards
+ * OCR_SMALL_TARGET_H, by at most OCR_SMALL_MAX_SCALE, with OCR_SMALL_PAD of its height
+ * around it (so that no stroke is cut, and little of a neighbouring line comes in).
+ */
+#define OCR_SMALL_LINE_H    28
+#define OCR_SMALL_TARGET_H  48.0f
+#define OCR_SMALL_MAX_SCALE 4.0f
+#define OCR_SMALL_PAD       0.3f
+/*
+ * Pieces of one small line (Tesseract splits some at a misread letter, and a candidate
+ * may hold a word it left out) are merged when their rows overlap by half the shorter
+ * height and the gap is at most OCR_SMALL_GAP heights; the merged line's new reading is
+ * taken from OCR_SMALL_MERGED_CONF up, even below the pieces' own confidence.
+ */
+#define OCR_SMALL_GAP 1.5f
+/*
+ * A small line read whole at this confidence or more is not read again: on the fixtures
+ * every misread small line of the first pass is below 0.945, and skipping the others halves
+ * the pass's cost.
+ */
+#define OCR_SMALL_TRUST       0.95
+#define OCR_SMALL_MERGED_CONF 0.60
+/*
+ * Small text the page's layout analysis did not see at all (a footnote under large type is
+ * taken for specks): strokes thinner than OCR_FIND_STROKE px that differ from their
+ * surroundings by OCR_FIND_CONTRAST grey levels, outside the lines already read, joined
+ * horizontally over OCR_FIND_JOIN px, make candidate lines of a text-like shape. More than
+ * OCR_FIND_MAX candidates means a picture, not a slide: none are read.
+ */
+#define OCR_FIND_STROKE   9
+#define OCR_FIND_CONTRAST 48
+#define OCR_FIND_JOIN     9
+#define OCR_FIND_MIN_H    6
+#define OCR_FIND_MAX      24
+/* The word list of the noise floor for English (PocketSphinx's pronouncing dictionary). */
+#define OCR_DICT_EN "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
 
 struct vt_ocr {
     TessBaseAPI **engines;
     int n_engines;
     char *model;
+    struct vt_ocr_dict *dict; /* NULL: the noise floor uses character classes */
+    int small_text;
 };
 
 /* What the workers of one vt_ocr_run call share; each frame has its own page. */
@@ -131,6 +182,10 @@ struct vt_ocr *vt_ocr_new(int nthreads, const char *lang, char *err, size_t errl
      */
     TessBaseAPIRecognize(ocr->engines[0], NULL);
     ocr->model = vt_xasprintf("tesseract %s %s", TessVersion(), lang);
+    ocr->small_text = 1;
+    /* English alone or first: its dictionary; otherwise (or if it is missing) no dictionary. */
+    if (!strcmp(lang, "eng") || !strncmp(lang, "eng+", 4))
+        ocr->dict = vt_ocr_dict_load(OCR_DICT_EN, NULL, 0);
     ok = 1;
 out:
     if (!ok) {
@@ -145,6 +200,11 @@ const char *vt_ocr_model(const struct vt_ocr *ocr)
     return ocr->model;
 }
 
+void vt_ocr_set_small_text(struct vt_ocr *ocr, int on)
+{
+    ocr->small_text = on;
+}
+
 void vt_ocr_free(struct vt_ocr *ocr)
 {
     if (!ocr)
@@ -155,6 +215,7 @@ void vt_ocr_free(struct vt_ocr *ocr)
     }
     free(ocr->engines);
     free(ocr->model);
+    vt_ocr_dict_free(ocr->dict);
     free(ocr);
 }
 
@@ -203,13 +264,230 @@ static char *clean_line(const char *text)
     return line;
 }
 
-/* Read the image at path with api into page. Returns 0 or VT_EMEDIA with the message in err. */
-static int ocr_page(TessBaseAPI *api, const char *path, struct vt_ocr_page *page, char *err,
-                    size_t errlen)
+/*
+ * Append the lines of what api recognised last to lines[0..*n_lines-1] (capacity *cap; the
+ * caller frees the texts and the array): all of them, or with all unset only the first.
+ */
+static void read_lines(TessBaseAPI *api, int all, struct vt_ocr_line **lines, size_t *n_lines,
+                       size_t *cap)
 {
-    PIX *pix = NULL;
-    TessResultIterator *it = NULL;
+    TessResultIterator *it = TessBaseAPIGetIterator(api);
+
+    /* No iterator means no text at all. */
+    if (!it)
+        return;
+    do {
+        const TessPageIterator *pit = TessResultIteratorGetPageIteratorConst(it);
+        char *raw = TessResultIteratorGetUTF8Text(it, RIL_TEXTLINE);
+        char *text = raw ? clean_line(raw) : NULL;
+        struct vt_ocr_line *l;
+        int x0, y0, x1, y1;
+        double conf;
+
+        if (raw)
+            TessDeleteText(raw);
+        if (!text)
+            continue;
+        if (!TessPageIteratorBoundingBox(pit, RIL_TEXTLINE, &x0, &y0, &x1, &y1))
+            x0 = y0 = x1 = y1 = 0;
+        conf = TessResultIteratorConfidence(it, RIL_TEXTLINE) / 100.0;
+        vt_grow((void **)lines, cap, *n_lines + 1, sizeof(**lines));
+        l = &(*lines)[(*n_lines)++];
+        l->text = text;
+        l->conf = conf < 0 ? 0 : conf > 1 ? 1 : conf;
+        l->box[0] = x0;
+        l->box[1] = y0;
+        l->box[2] = x1 - x0;
+        l->box[3] = y1 - y0;
+        l->noise = 0;
+    } while (all && TessResultIteratorNext(it, RIL_TEXTLINE));
+    TessResultIteratorDelete(it);
+}
+
+static int is_small(const struct vt_ocr_line *l)
+{
+    return l->box[3] > 0 && l->box[3] <= OCR_SMALL_LINE_H;
+}
+
+/* Whether small lines a and b stand on one row, near enough to be one line. */
+static int same_row(const struct vt_ocr_line *a, const struct vt_ocr_line *b)
+{
+    int ay1 = a->box[1] + a->box[3], by1 = b->box[1] + b->box[3];
+    int ax1 = a->box[0] + a->box[2], bx1 = b->box[0] + b->box[2];
+    int top = a->box[1] > b->box[1] ? a->box[1] : b->box[1], bottom = ay1 < by1 ? ay1 : by1;
+    int hmin = a->box[3] < b->box[3] ? a->box[3] : b->box[3];
+    int hmax = a->box[3] > b->box[3] ? a->box[3] : b->box[3];
+    int gap = (a->box[0] > b->box[0] ? a->box[0] : b->box[0]) - (ax1 < bx1 ? ax1 : bx1);
+
+    return 2 * (bottom - top) >= hmin && (float)gap <= OCR_SMALL_GAP * (float)hmax;
+}
+
+/*
+ * Merge the small lines of lines[0..*n-1] that are pieces of one line (same_row) into the
+ * first of them: boxes joined, texts joined left to right, the lower confidence of those
+ * read. *n_read (the lines of the first pass, in front) and merged[] follow.
+ */
+static void merge_rows(struct vt_ocr_line *lines, size_t *n, size_t *n_read, unsigned char *merged)
+{
+    for (size_t i = 0; i < *n; i++) {
+        for (size_t j = i + 1; j < *n; j++) {
+            struct vt_ocr_line *a = &lines[i], *b = &lines[j];
+            int x0, y0, x1, y1;
+
+            if (!is_small(a) || !is_small(b) || !same_row(a, b))
+                continue;
+            if (a->text && b->text) {
+                int b_first = b->box[0] < a->box[0];
+                char *t =
+                    vt_xasprintf("%s %s", b_first ? b->text : a->text, b_first ? a->text : b->text);
+
+                free(a->text);
+                a->text = t;
+                a->conf = a->conf < b->conf ? a->conf : b->conf;
+            } else if (b->text) {
+                a->text = b->text;
+                a->conf = b->conf;
+                b->text = NULL;
+            }
+            free(b->text);
+            x0 = a->box[0] < b->box[0] ? a->box[0] : b->box[0];
+            y0 = a->box[1] < b->box[1] ? a->box[1] : b->box[1];
+            x1 = a->box[0] + a->box[2] > b->box[0] + b->box[2] ? a->box[0] + a->box[2]
+                                                               : b->box[0] + b->box[2];
+            y1 = a->box[1] + a->box[3] > b->box[1] + b->box[3] ? a->box[1] + a->box[3]
+                                                               : b->box[1] + b->box[3];
+            a->box[0] = x0;
+            a->box[1] = y0;
+            a->box[2] = x1 - x0;
+            a->box[3] = y1 - y0;
+            merged[i] = 1;
+            memmove(&lines[j], &lines[j + 1], (*n - j - 1) * sizeof(*lines));
+            memmove(&merged[j], &merged[j + 1], *n - j - 1);
+            if (j < *n_read)
+                (*n_read)--;
+            (*n)--;
+            /* the line grew: look at every other one again */
+            j = i;
+        }
+    }
+}
+
+/*
+ * Read line l of the frame in grey again, scaled up, as a single line; keep the reading
+ * with the higher confidence in l (a merged line: any reading from OCR_SMALL_MERGED_CONF).
+ * A reading that fails keeps the first one.
+ */
+static void reread_small(TessBaseAPI *api, PIX *grey, struct vt_ocr_line *l, int merged)
+{
+    int w = pixGetWidth(grey), h = pixGetHeight(grey), lh = l->box[3];
+    int pad = (int)(OCR_SMALL_PAD * (float)lh + 0.5f) + 1;
+    int x0 = l->box[0] - pad, y0 = l->box[1] - pad;
+    int x1 = l->box[0] + l->box[2] + pad, y1 = l->box[1] + lh + pad;
+    float scale = OCR_SMALL_TARGET_H / (float)(lh > 0 ? lh : 1);
+    BOX *box;
+    PIX *crop, *big;
+    struct vt_ocr_line *again = NULL;
+    size_t n = 0, cap = 0;
+
+    if (scale > OCR_SMALL_MAX_SCALE)
+        scale = OCR_SMALL_MAX_SCALE;
+    x0 = x0 < 0 ? 0 : x0;
+    y0 = y0 < 0 ? 0 : y0;
+    x1 = x1 > w ? w : x1;
+    y1 = y1 > h ? h : y1;
+    if (x1 - x0 < 2 || y1 - y0 < 2)
+        return;
+    box = boxCreate(x0, y0, x1 - x0, y1 - y0);
+    crop = box ? pixClipRectangle(grey, box, NULL) : NULL;
+    big = crop ? pixScaleGrayLI(crop, scale, scale) : NULL;
+    if (big) {
+        TessBaseAPISetImage2(api, big);
+        if (!TessBaseAPIRecognize(api, NULL))
+            read_lines(api, 0, &again, &n, &cap);
+        TessBaseAPIClear(api);
+    }
+    /* a candidate line (conf -1, no text yet) takes any reading */
+    if (n == 1 && (again[0].conf > l->conf || (merged && again[0].conf >= OCR_SMALL_MERGED_CONF))) {
+        free(l->text);
+        l->text = again[0].text;
+        l->conf = again[0].conf;
+        again[0].text = NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(again[i].text);
+    free(again);
+    pixDestroy(&big);
+    pixDestroy(&crop);
+    boxDestroy(&box);
+}
+
+/*
+ * Candidate lines of small text in grey outside the n lines already read: a BOXA (caller
+ * destroys) or NULL when there is none or too many.
+ */
+static BOXA *find_small_text(PIX *grey, const struct vt_ocr_line *lines, size_t n)
+{
+    PIX *dark = pixTophat(grey, OCR_FIND_STROKE, OCR_FIND_STROKE, L_TOPHAT_BLACK);
+    PIX *light = pixTophat(grey, OCR_FIND_STROKE, OCR_FIND_STROKE, L_TOPHAT_WHITE);
+    PIX *detail = dark && light ? pixMinOrMax(NULL, dark, light, L_CHOOSE_MAX) : NULL;
+    PIX *bin = NULL, *joined = NULL;
+    BOXA *all = NULL, *out = NULL;
+    int count;
+
+    if (!detail)
+        goto out;
+    /* 1 where the detail is at least OCR_FIND_CONTRAST */
+    bin = pixThresholdToBinary(detail, OCR_FIND_CONTRAST);
+    if (!bin)
+        goto out;
+    pixInvert(bin, bin);
+    for (size_t i = 0; i < n; i++) {
+        BOX *b = boxCreate(lines[i].box[0] - 2, lines[i].box[1] - 2, lines[i].box[2] + 4,
+                           lines[i].box[3] + 4);
+
+        if (b)
+            pixClearInRect(bin, b);
+        boxDestroy(&b);
+    }
+    joined = pixCloseBrick(NULL, bin, OCR_FIND_JOIN, 1);
+    all = joined ? pixConnCompBB(joined, 8) : NULL;
+    if (!all)
+        goto out;
+    out = boxaCreate(0);
+    count = boxaGetCount(all);
+    for (int i = 0; i < count && out; i++) {
+        l_int32 x, y, w, h;
+
+        if (boxaGetBoxGeometry(all, i, &x, &y, &w, &h))
+            continue;
+        if (h < OCR_FIND_MIN_H || h > OCR_SMALL_LINE_H || w < 2 * h)
+            continue;
+        if (boxaGetCount(out) == OCR_FIND_MAX) {
+            boxaDestroy(&out);
+            break;
+        }
+        boxaAddBox(out, boxCreate(x, y, w, h), L_INSERT);
+    }
+    if (out && boxaGetCount(out) == 0)
+        boxaDestroy(&out);
+out:
+    boxaDestroy(&all);
+    pixDestroy(&joined);
+    pixDestroy(&bin);
+    pixDestroy(&detail);
+    pixDestroy(&light);
+    pixDestroy(&dark);
+    return out;
+}
+
+/* Read the image at path with ocr's engine api into page. Returns 0 or VT_EMEDIA with the
+ * message in err. */
+static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path,
+                    struct vt_ocr_page *page, char *err, size_t errlen)
+{
+    PIX *pix = NULL, *grey = NULL;
     struct vt_ocr_line *lines = NULL;
+    unsigned char *merged = NULL;
     size_t n_lines = 0, cap = 0;
     l_int32 format, w, h, bps, spp, iscmap;
     int rc = 0;
@@ -232,38 +510,60 @@ static int ocr_page(TessBaseAPI *api, const char *path, struct vt_ocr_page *page
         rc = vt_err(err, errlen, VT_EMEDIA, "'%s': text recognition failed", path);
         goto out;
     }
-    /* No iterator means no text at all. */
-    it = TessBaseAPIGetIterator(api);
-    if (!it)
-        goto out;
-    do {
-        const TessPageIterator *pit = TessResultIteratorGetPageIteratorConst(it);
-        char *raw = TessResultIteratorGetUTF8Text(it, RIL_TEXTLINE);
-        char *text = raw ? clean_line(raw) : NULL;
-        int x0, y0, x1, y1;
-        double conf;
-
-        if (raw)
-            TessDeleteText(raw);
-        if (!text)
-            continue;
-        if (!TessPageIteratorBoundingBox(pit, RIL_TEXTLINE, &x0, &y0, &x1, &y1))
-            x0 = y0 = x1 = y1 = 0;
-        conf = TessResultIteratorConfidence(it, RIL_TEXTLINE) / 100.0;
-        vt_grow((void **)&lines, &cap, n_lines + 1, sizeof(*lines));
-        lines[n_lines].text = text;
-        lines[n_lines].conf = conf < 0 ? 0 : conf > 1 ? 1 : conf;
-        lines[n_lines].box[0] = x0;
-        lines[n_lines].box[1] = y0;
-        lines[n_lines].box[2] = x1 - x0;
-        lines[n_lines].box[3] = y1 - y0;
-        n_lines++;
-    } while (TessResultIteratorNext(it, RIL_TEXTLINE));
-out:
-    if (it)
-        TessResultIteratorDelete(it);
-    /* Drop the image and the results now, not when the engine reads its next frame. */
+    read_lines(api, 1, &lines, &n_lines, &cap);
+    /* Drop the results now, not when the engine reads its next frame. */
     TessBaseAPIClear(api);
+    if (ocr->small_text)
+        grey = pixConvertTo8(pix, 0);
+    if (grey) {
+        BOXA *found = find_small_text(grey, lines, n_lines);
+        size_t n_read = n_lines;
+
+        /* the candidates become lines (read below, like the small lines of the first pass) */
+        for (int i = 0; found && i < boxaGetCount(found); i++) {
+            struct vt_ocr_line *l;
+
+            vt_grow((void **)&lines, &cap, n_lines + 1, sizeof(*lines));
+            l = &lines[n_lines++];
+            memset(l, 0, sizeof(*l));
+            boxaGetBoxGeometry(found, i, &l->box[0], &l->box[1], &l->box[2], &l->box[3]);
+            l->conf = -1;
+        }
+        boxaDestroy(&found);
+        merged = vt_xcalloc(n_lines ? n_lines : 1, 1);
+        merge_rows(lines, &n_lines, &n_read, merged);
+        TessBaseAPISetPageSegMode(api, PSM_SINGLE_LINE);
+        for (size_t i = 0; i < n_lines; i++)
+            if (is_small(&lines[i]) && (merged[i] || lines[i].conf < OCR_SMALL_TRUST))
+                reread_small(api, grey, &lines[i], merged[i]);
+        TessBaseAPISetPageSegMode(api, PSM_AUTO);
+        /*
+         * Candidates where nothing was read go; the others take their place in reading
+         * order, before the first line of the first pass that starts below them.
+         */
+        for (size_t i = n_read; i < n_lines; i++) {
+            struct vt_ocr_line l = lines[i];
+            size_t at = 0;
+
+            if (!l.text) {
+                memmove(&lines[i], &lines[i + 1], (n_lines - i - 1) * sizeof(*lines));
+                n_lines--;
+                i--;
+                continue;
+            }
+            while (at < n_read && lines[at].box[1] <= l.box[1])
+                at++;
+            memmove(&lines[at + 1], &lines[at], (i - at) * sizeof(*lines));
+            lines[at] = l;
+            n_read++;
+        }
+    }
+    for (size_t i = 0; i < n_lines; i++)
+        lines[i].noise = vt_ocr_line_is_noise(lines[i].text, lines[i].conf, ocr->dict);
+out:
+    TessBaseAPIClear(api);
+    free(merged);
+    pixDestroy(&grey);
     pixDestroy(&pix);
     if (rc == 0) {
         page->lines = lines;
@@ -281,7 +581,8 @@ static int ocr_task(void *user, size_t worker, size_t i, char *err, size_t errle
 {
     struct ocr_job *job = user;
 
-    return ocr_page(job->ocr->engines[worker], job->paths[i], &job->pages[i], err, errlen);
+    return ocr_page(job->ocr, job->ocr->engines[worker], job->paths[i], &job->pages[i], err,
+                    errlen);
 }
 
 int vt_ocr_run(struct vt_ocr *ocr, const char *const *paths, size_t n, struct vt_ocr_page *pages,

@@ -13,6 +13,7 @@ struct vt_ocr_line {
     char *text;  /* UTF-8, owned, no trailing newline, never empty */
     double conf; /* 0..1 */
     int box[4];  /* x, y, w, h in image pixels */
+    int noise;   /* 1: below the noise floor (ocr_noise.h): kept, never indexed or counted */
 };
 
 struct vt_ocr_page {
@@ -29,6 +30,12 @@ struct vt_ocr;
 struct vt_ocr *vt_ocr_new(int nthreads, const char *lang, char *err, size_t errlen);
 /* "tesseract 5.3.0 eng"; borrowed for the life of ocr. */
 const char *vt_ocr_model(const struct vt_ocr *ocr);
+/*
+ * Whether lines in small type are read a second time, upscaled (on by default). Off, each
+ * frame is read once as the tesseract command reads it; for benchmarks and tests. Not
+ * while vt_ocr_run runs.
+ */
+void vt_ocr_set_small_text(struct vt_ocr *ocr, int on);
 /*
  * Read the n image files in paths into pages[0..n-1] (zeroed by the caller).
  * Returns 0 or a negative VT_E* code with the message in err.

@@ -162,6 +162,22 @@ static const char *const migrations[] = {
     " similarity REAL NOT NULL, frames INTEGER NOT NULL);"
     "CREATE INDEX reuse_by_video ON reuse (video_id, start_s);"
     "CREATE INDEX reuse_by_other ON reuse (other_id);",
+
+    /* 6: OCR lines below the noise floor (ocr_noise.h): kept, never indexed or counted.
+     * Lines read before it are judged by confidence alone (below 0.40 is noise by any
+     * rule; the rest waits for a redo of ocr), and the frames' index rows are rebuilt. */
+    "ALTER TABLE ocr_lines ADD COLUMN noise INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE ocr_lines SET noise = 1 WHERE conf < 0.40;"
+    "DELETE FROM docs WHERE source = 'screen';"
+    "INSERT INTO docs (video_id, source, ref, start_s, end_s, text, meta)"
+    " SELECT f.video_id, 'screen', f.idx, sh.start_s, sh.end_s,"
+    "  (SELECT group_concat(text, char(10)) FROM (SELECT l.text FROM ocr_lines l"
+    "    WHERE l.video_id = f.video_id AND l.frame_idx = coalesce(f.duplicate_of, f.idx)"
+    "    AND l.noise = 0 ORDER BY l.line_no)), 'sscreen v' || lower(hex(f.video_id))"
+    " FROM frames f JOIN shots sh ON sh.video_id = f.video_id AND sh.idx = f.shot"
+    " WHERE EXISTS (SELECT 1 FROM ocr_lines l WHERE l.video_id = f.video_id"
+    "  AND l.frame_idx = coalesce(f.duplicate_of, f.idx) AND l.noise = 0)"
+    " ORDER BY f.video_id, f.idx;",
 };
 
 _Static_assert(VT_ARRAY_LEN(migrations) == VT_STORE_SCHEMA_VERSION, "one migration per version");

@@ -247,6 +247,7 @@ static int read_frame_line(void *user, sqlite3_stmt *st)
     ln->conf = sqlite3_column_double(st, 2);
     for (int k = 0; k < 4; k++)
         ln->box[k] = sqlite3_column_int(st, 3 + k);
+    ln->noise = sqlite3_column_int(st, 7) != 0;
     return 0;
 }
 
@@ -268,7 +269,8 @@ int vt_store_frames_range(struct vt_store *s, const char *id, int64_t from, int6
     lines.len = a.n;
     if (!rc)
         rc = store_rows(s,
-                        "SELECT frame_idx, text, conf, x, y, w, h FROM ocr_lines WHERE video_id = ?"
+                        "SELECT frame_idx, text, conf, x, y, w, h, noise FROM ocr_lines"
+                        " WHERE video_id = ?"
                         " AND frame_idx >= ? AND frame_idx < ? ORDER BY frame_idx, line_no",
                         "read OCR lines", read_frame_line, &lines, "sII", id, from, to);
     if (rc) {
@@ -309,8 +311,8 @@ int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_in
         return rc;
     rc =
         store_prepare(s,
-                      "INSERT INTO ocr_lines (video_id, frame_idx, line_no, text, conf, x, y, w, h)"
-                      " VALUES (?,?,?,?,?,?,?,?,?)",
+                      "INSERT INTO ocr_lines (video_id, frame_idx, line_no, text, conf, x, y, w, h,"
+                      " noise) VALUES (?,?,?,?,?,?,?,?,?,?)",
                       &st);
     if (rc)
         return rc;
@@ -325,6 +327,7 @@ int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_in
             sqlite3_bind_double(st, 5, l->conf);
             for (int j = 0; j < 4; j++)
                 sqlite3_bind_int(st, 6 + j, l->box[j]);
+            sqlite3_bind_int(st, 10, l->noise != 0);
             if (sqlite3_step(st) != SQLITE_DONE)
                 rc = store_fail(s, "insert OCR line");
             sqlite3_reset(st);
@@ -335,6 +338,9 @@ int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_in
         rc = store_prepare(s, "INSERT OR IGNORE INTO fuzzy (del, term) VALUES (?, ?)", &fc.st);
     for (size_t i = 0; i < n && !rc; i++)
         for (size_t k = 0; k < pages[i].n_lines && !rc; k++) {
+            /* noise is never searched, so no approximate spelling may lead to it */
+            if (pages[i].lines[k].noise)
+                continue;
             vt_tokenize(pages[i].lines[k].text, strlen(pages[i].lines[k].text), store_add_fuzzy,
                         &fc);
             rc = fc.rc;
@@ -573,8 +579,8 @@ int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *
         " (SELECT count(*) FROM frames WHERE video_id = ?1),"
         " (SELECT count(*) FROM frames WHERE video_id = ?1 AND duplicate_of IS NULL),"
         " (SELECT total(bytes) FROM frames WHERE video_id = ?1 AND duplicate_of IS NULL),"
-        " (SELECT count(DISTINCT frame_idx) FROM ocr_lines WHERE video_id = ?1),"
-        " (SELECT count(*) FROM ocr_lines WHERE video_id = ?1),"
+        " (SELECT count(DISTINCT frame_idx) FROM ocr_lines WHERE video_id = ?1 AND noise = 0),"
+        " (SELECT count(*) FROM ocr_lines WHERE video_id = ?1 AND noise = 0),"
         " (SELECT count(*) FROM cues WHERE video_id = ?1),"
         " (SELECT count(DISTINCT cue_idx) FROM words WHERE video_id = ?1),"
         " (SELECT count(*) FROM chunks WHERE video_id = ?1),"

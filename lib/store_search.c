@@ -140,7 +140,7 @@ char *store_meta_tokens(const char *source, const char *id)
     return vt_sb_detach(&sb);
 }
 
-/* One index row per frame (kept or duplicate) with text: all its lines, in order. */
+/* One index row per frame (kept or duplicate) with text: all its lines but noise, in order. */
 int store_screen_docs_refresh(struct vt_store *s, const char *id)
 {
     sqlite3_stmt *st;
@@ -155,11 +155,11 @@ int store_screen_docs_refresh(struct vt_store *s, const char *id)
                       " SELECT f.video_id, 'screen', f.idx, sh.start_s, sh.end_s,"
                       "  (SELECT group_concat(text, char(10)) FROM (SELECT l.text FROM ocr_lines l"
                       "    WHERE l.video_id = f.video_id AND l.frame_idx = coalesce(f.duplicate_of,"
-                      "    f.idx) ORDER BY l.line_no)), ?2"
+                      "    f.idx) AND l.noise = 0 ORDER BY l.line_no)), ?2"
                       " FROM frames f JOIN shots sh ON sh.video_id = f.video_id AND sh.idx = f.shot"
                       " WHERE f.video_id = ?1 AND EXISTS (SELECT 1 FROM ocr_lines l"
                       "  WHERE l.video_id = f.video_id AND l.frame_idx = coalesce(f.duplicate_of,"
-                      "  f.idx)) ORDER BY f.idx",
+                      "  f.idx) AND l.noise = 0) ORDER BY f.idx",
                       &st);
     if (rc)
         return rc;

@@ -145,12 +145,14 @@ struct te_result {
     size_t n;
 };
 
-/* The text of a frame's OCR lines, one per line; NULL when it has (almost) none. */
+/* The text of a frame's OCR lines but noise, one per line; NULL when it has (almost) none. */
 static char *frame_text(const struct vt_store_frame *f)
 {
     struct vt_sb sb = {0};
 
     for (size_t i = 0; i < f->ocr.n_lines; i++) {
+        if (f->ocr.lines[i].noise)
+            continue;
         if (sb.len)
             vt_sb_addc(&sb, '\n');
         vt_sb_adds(&sb, f->ocr.lines[i].text);

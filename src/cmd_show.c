@@ -238,7 +238,7 @@ static void render(const json_t *doc)
     json_array_foreach(json_object_get(doc, "frames"), i, v)
     {
         const json_t *ocr = json_object_get(v, "ocr"), *line;
-        size_t k;
+        size_t k, n_noise = 0;
 
         fmt_t(a, sizeof(a), jnum(v, "t_s"));
         if (!strcmp(jstr(v, "state"), "skipped")) {
@@ -249,15 +249,22 @@ static void render(const json_t *doc)
                    json_integer_value(json_object_get(v, "duplicate_of")));
             continue;
         }
-        printf("  %s #%lld done %zu line(s) (frame %lld)\n    shot %lld · sharpness %.1f\n", a,
-               json_integer_value(json_object_get(v, "index")), json_array_size(ocr),
+        /* noise lines (below the floor, not searchable) are listed, marked, not counted */
+        json_array_foreach(ocr, k, line) n_noise += json_is_true(json_object_get(line, "noise"));
+        printf("  %s #%lld done %zu line(s)", a, json_integer_value(json_object_get(v, "index")),
+               json_array_size(ocr) - n_noise);
+        if (n_noise)
+            printf(" and %zu noise", n_noise);
+        printf(" (frame %lld)\n    shot %lld · sharpness %.1f\n",
                json_integer_value(json_object_get(v, "frame_no")),
                json_integer_value(json_object_get(v, "shot")), jnum(v, "sharpness"));
         json_array_foreach(ocr, k, line)
         {
-            printf("    %zu. ", k + 1);
+            int noise = json_is_true(json_object_get(line, "noise"));
+
+            printf("    %zu. %s", k + 1, noise ? "~ " : "");
             put_safe(jstr(line, "text"));
-            printf("  %.2f\n", jnum(line, "conf"));
+            printf("  %.2f%s\n", jnum(line, "conf"), noise ? "  noise" : "");
         }
     }
 }

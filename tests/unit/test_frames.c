@@ -140,8 +140,8 @@ VT_TEST(frames_same_footage)
     }
 
     /* the words read: slides with other words are not the same picture */
-    struct vt_ocr_line la = {(char *)"Results market garden window", 0.9, {0, 0, 1, 1}};
-    struct vt_ocr_line lb = {(char *)"Summary teacher student program", 0.9, {0, 0, 1, 1}};
+    struct vt_ocr_line la = {(char *)"Results market garden window", 0.9, {0, 0, 1, 1}, 0};
+    struct vt_ocr_line lb = {(char *)"Summary teacher student program", 0.9, {0, 0, 1, 1}, 0};
     struct vt_ocr_page pa = {&la, 1}, pb = {&lb, 1};
     CHECK_INT(vt_store_begin(lib->store), 0);
     CHECK_INT(vt_store_ocr_replace(lib->store, "o", (int[]){5}, &pb, 1), 0);

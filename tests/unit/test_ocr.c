@@ -356,3 +356,70 @@ out:
         vt_rm_rf(dir);
     free(dir);
 }
+
+/*
+ * A slide in large type with a footnote and a caption in 12 and 14 px (Liberation Sans
+ * Narrow, grey): with the small-text pass every word of them is read, and no word of the
+ * slide is read twice (the pass replaces lines, it does not add copies).
+ */
+VT_TEST(ocr_small_text)
+{
+    static const char *const big[] = {"Harbour traffic", "Rainfall and yield"};
+    static const char *const small[] = {"Source annual survey of regional wholesale prices",
+                                        "Median rental income by sector and quarter"};
+    static const char *const words[] = {"harbour", "traffic", "rainfall", "yield",     "source",
+                                        "annual",  "survey",  "regional", "wholesale", "prices",
+                                        "median",  "rental",  "income",   "sector",    "quarter"};
+    char err[256] = "";
+    char *dir = make_dir();
+    char *path = dir ? vt_xasprintf("%s/small.jpg", dir) : NULL;
+    struct vt_sb cmd = {0}, all = {0};
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_ocr_page page = {0};
+    const char *paths[1] = {path};
+
+    CHECK(path != NULL);
+    CHECK(ocr != NULL);
+    if (!path || !ocr)
+        goto out;
+    vt_sb_adds(&cmd, "ffmpeg -nostdin -v error -y -f lavfi -i color=white:s=1280x720:d=1 -vf \"");
+    for (size_t i = 0; i < 2; i++)
+        vt_sb_addf(&cmd,
+                   "drawtext=fontfile=" FONT ":text='%s':fontsize=44:fontcolor=black:x=100:y=%zu,",
+                   big[i], 120 + 100 * i);
+    for (size_t i = 0; i < 2; i++)
+        vt_sb_addf(&cmd,
+                   "%sdrawtext=fontfile=/usr/share/fonts/truetype/liberation/"
+                   "LiberationSansNarrow-Regular.ttf:text='%s':fontsize=%d:fontcolor=0x505050:"
+                   "x=%d:y=%zu",
+                   i ? "," : "", small[i], i ? 14 : 12, i ? 600 : 100, 620 + 50 * i);
+    vt_sb_addf(&cmd, "\" -frames:v 1 -q:v 3 '%s'", path);
+    CHECK_INT(system(cmd.buf), 0);
+    CHECK_INT(vt_ocr_run(ocr, paths, 1, &page, NULL, NULL, err, sizeof(err)), 0);
+    for (size_t i = 0; i < page.n_lines; i++) {
+        CHECK(!page.lines[i].noise);
+        vt_sb_addf(&all, " %s ", page.lines[i].text);
+    }
+    for (char *c = all.buf; c && *c; c++)
+        *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
+    for (size_t i = 0; i < VT_ARRAY_LEN(words); i++) {
+        char *w = vt_xasprintf(" %s ", words[i]);
+        const char *at = all.buf ? strstr(all.buf, w) : NULL;
+
+        if (!at || strstr(at + 1, w)) {
+            fprintf(stderr, "  '%s' read %s: %s\n", words[i], at ? "twice" : "never",
+                    all.buf ? all.buf : "");
+            vt_test_failures++;
+        }
+        free(w);
+    }
+out:
+    vt_sb_release(&cmd);
+    vt_sb_release(&all);
+    vt_ocr_page_release(&page);
+    vt_ocr_free(ocr);
+    free(path);
+    if (dir)
+        vt_rm_rf(dir);
+    free(dir);
+}

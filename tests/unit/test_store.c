@@ -87,7 +87,8 @@ VT_TEST(store_frames_cascade)
     struct vt_kf_shot shots[2] = {{0, 5, 1, 1}, {5, 9, 1, 0}};
     struct vt_kf_frame frames[2];
     struct vt_kf_result r;
-    struct vt_ocr_line lines[2] = {{"hello", 0.9, {1, 2, 3, 4}}, {"world", 0.5, {5, 6, 7, 8}}};
+    struct vt_ocr_line lines[2] = {{"hello", 0.9, {1, 2, 3, 4}, 0},
+                                   {"world", 0.5, {5, 6, 7, 8}, 0}};
     struct vt_ocr_page page = {lines, 2};
     struct vt_store_frame *got;
     struct vt_stage_rec st, *sr;
@@ -234,9 +235,12 @@ VT_TEST(store_pages_counts_frame_at)
     struct vt_kf_shot shots[3] = {{0, 5, 1, 1}, {5, 9, 2, 1}, {9, 12, 2, 1}};
     struct vt_kf_frame frames[5];
     struct vt_kf_result r;
-    struct vt_ocr_line lines[3] = {
-        {"a", 0.9, {0, 0, 1, 1}}, {"b", 0.9, {0, 0, 1, 1}}, {"c", 0.9, {0, 0, 1, 1}}};
-    struct vt_ocr_page pages[2] = {{lines, 2}, {lines + 2, 1}};
+    /* the last line is noise: stored and read back, never counted */
+    struct vt_ocr_line lines[4] = {{"a", 0.9, {0, 0, 1, 1}, 0},
+                                   {"b", 0.9, {0, 0, 1, 1}, 0},
+                                   {"c", 0.9, {0, 0, 1, 1}, 0},
+                                   {"aN Saks", 0.1, {2, 3, 4, 5}, 1}};
+    struct vt_ocr_page pages[2] = {{lines, 2}, {lines + 2, 2}};
     int page_frames[2] = {1, 4};
     struct vt_transcript t = {0}, got;
     struct vt_word words[2] = {{"hi", 1, 2, 1}, {"you", 2, 3, 1}};
@@ -306,6 +310,18 @@ VT_TEST(store_pages_counts_frame_at)
         CHECK_INT(fr[0].f.index, 1);
         CHECK_INT(fr[0].ocr.n_lines, 2);
         CHECK_INT(fr[1].f.duplicate_of, 0);
+    }
+    vt_store_frames_free(fr, n);
+    CHECK_INT(vt_store_frames_range(s, "vid", 4, 5, &fr, &n), 0);
+    CHECK_INT(n, 1);
+    if (n == 1) {
+        CHECK_INT(fr[0].ocr.n_lines, 2);
+        if (fr[0].ocr.n_lines == 2) {
+            CHECK_INT(fr[0].ocr.lines[0].noise, 0);
+            CHECK_STR(fr[0].ocr.lines[1].text, "aN Saks");
+            CHECK_INT(fr[0].ocr.lines[1].noise, 1);
+            CHECK_INT(fr[0].ocr.lines[1].box[3], 5);
+        }
     }
     vt_store_frames_free(fr, n);
     CHECK_INT(vt_store_chunks_range(s, "vid", 3, INT64_MAX, &ch, &n), 0);
