@@ -789,6 +789,23 @@ static void transcript(struct vt_sb *b, const json_t *doc, const struct vpage *p
 /* ---- frames, and what the machine read ---- */
 
 /* The frame's alt text: what it reads, shortened on a character boundary, else its time. */
+/* A line the ocr stage judged noise (read off a picture): shown dimmed, never counted. */
+static int is_noise(const json_t *line)
+{
+    return json_is_true(json_object_get(line, "noise"));
+}
+
+/* The lines of frame f that were read as text (not noise). */
+static long long text_lines(const json_t *f)
+{
+    const json_t *l;
+    long long n = 0;
+    size_t k;
+
+    json_array_foreach(json_object_get(f, "ocr"), k, l) n += !is_noise(l);
+    return n;
+}
+
 static void put_frame_alt(struct vt_sb *b, const json_t *f)
 {
     struct vt_sb t = {0};
@@ -799,6 +816,8 @@ static void put_frame_alt(struct vt_sb *b, const json_t *f)
     {
         if (t.len >= 100)
             break;
+        if (is_noise(l))
+            continue;
         if (t.len)
             vt_sb_adds(&t, " ");
         vt_sb_adds(&t, web_jstr(l, "text") ? web_jstr(l, "text") : "");
@@ -882,9 +901,11 @@ static void ocr_lines(struct vt_sb *b, const json_t *f, const struct vhits *v)
             vt_sb_adds(b, "</li>");
             break;
         }
-        vt_sb_addf(b, "<li data-t=\"%.3f\">", web_jnum(f, "t_s"));
+        vt_sb_addf(b, "<li%s data-t=\"%.3f\">", is_noise(l) ? " class=\"noise\"" : "",
+                   web_jnum(f, "t_s"));
         put_text(b, v, web_jstr(l, "text"));
-        vt_sb_addf(b, " <span class=\"conf\">%.2f</span></li>", web_jnum(l, "conf"));
+        vt_sb_addf(b, " <span class=\"conf\">%.2f%s</span></li>", web_jnum(l, "conf"),
+                   is_noise(l) ? ", likely noise" : "");
     }
     vt_sb_adds(b, "</ol>");
 }
@@ -912,9 +933,9 @@ static void frames(struct vt_sb *b, const char *id, const json_t *doc, const str
         vt_sb_addf(b, " <b>#%lld</b> <span class=\"st\">", web_jint(f, "index"));
         web_html(b, st);
         vt_sb_adds(b, "</span>");
-        if (done && json_array_size(json_object_get(f, "ocr"))) {
+        if (done && text_lines(f) > 0) {
             vt_sb_adds(b, " <span>");
-            put_n(b, (long long)json_array_size(json_object_get(f, "ocr")), "line", "lines");
+            put_n(b, text_lines(f), "line", "lines");
             vt_sb_adds(b, "</span>");
         } else if (done) {
             vt_sb_adds(b, " <span>no text</span>");

@@ -97,4 +97,10 @@ noise=$(json "$T/doc.json" "sum(1 for f in d['frames'] for l in f['ocr'] if l.ge
   fail "stored ocr_lines is not the count of text lines ($want)"
 grep -q "frames with text [0-9]*, $want lines read" "$T/show.txt" || fail "show: lines read: $(grep 'lines read' "$T/show.txt")"
 [[ $(grep -c '  noise$' "$T/show.txt") == "$noise" ]] || fail "show does not mark the $noise noise lines"
-note "ok: recall, noise lines kept but not searchable, show"
+
+# the video page shows noise lines dimmed, marked in words, and leaves them out of its counts
+start_server --read-only
+curl -sf "http://127.0.0.1:$PORT/v/$id" > "$T/page.html" || fail "GET /v/$id"
+grep -q '<li class="noise" data-t=' "$T/page.html" || fail "the video page does not mark noise lines"
+grep -q ', likely noise</span>' "$T/page.html" || fail "the video page does not say 'likely noise'"
+note "ok: recall, noise lines kept but not searchable, show, the video page"
