@@ -46,4 +46,14 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
                     vt_progress_fn progress, void *user, char *err, size_t errlen);
 void vt_kf_result_release(struct vt_kf_result *res);
 
+struct vt_sd_feat;
+
+/*
+ * Pass 1 alone, for tools that tune shot detection (tests/tools/sdtune.c): the features
+ * of every analysed frame of media_path into *feats (caller frees) and their number.
+ * Returns 0 or an error as vt_keyframe_run.
+ */
+int vt_kf_features(const char *media_path, struct vt_sd_feat **feats, size_t *nf, char *err,
+                   size_t errlen);
+
 #endif

@@ -137,6 +137,175 @@ static void find_dissolves(const struct vt_sd_feat *f, size_t n, const double *p
     }
 }
 
+/* The analysed frame whose time is nearest t (frames are in time order). */
+static size_t near_idx(const struct vt_sd_feat *f, size_t n, double t)
+{
+    size_t lo = 0, hi = n - 1;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (f[mid].t_s < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && t - f[lo - 1].t_s < f[lo].t_s - t)
+        lo--;
+    return lo;
+}
+
+/* Mean abs difference of two frames' coarse grids. */
+static double gdist(const struct vt_sd_feat *x, const struct vt_sd_feat *y)
+{
+    int s = 0;
+
+    for (int i = 0; i < VT_SD_GRID; i++)
+        s += abs((int)x->grid[i] - (int)y->grid[i]);
+    return (double)s / VT_SD_GRID;
+}
+
+/* How far frame m is from the half-way mix of frames a and b (grid mean abs). */
+static double glin(const struct vt_sd_feat *m, const struct vt_sd_feat *a,
+                   const struct vt_sd_feat *b)
+{
+    int s = 0;
+
+    for (int i = 0; i < VT_SD_GRID; i++)
+        s += abs(2 * (int)m->grid[i] - (int)a->grid[i] - (int)b->grid[i]);
+    return (double)s / (2.0 * VT_SD_GRID);
+}
+
+/* Where frame i lies on the way from a's grid to b's: 0 at a, 1 at b. */
+static double galpha(const struct vt_sd_feat *i, const struct vt_sd_feat *a,
+                     const struct vt_sd_feat *b)
+{
+    double num = 0, den = 0;
+
+    for (int k = 0; k < VT_SD_GRID; k++) {
+        double v = (double)b->grid[k] - a->grid[k];
+
+        num += ((double)i->grid[k] - a->grid[k]) * v;
+        den += v * v;
+    }
+    return den > 0 ? num / den : 0;
+}
+
+/* Half-widths of the windows a dissolve is looked for in, and its limits. */
+static const double gr_half_s[] = {0.2, 0.35, 0.6, 1.1};
+#define GR_NET    6.0  /* least net change of the coarse grid across a dissolve */
+#define GR_LIN    0.25 /* the middle frame is the half-way mix within this share of it */
+#define GR_OUT_S  0.3  /* the change rate outside is measured over this long */
+#define GR_RATE   2.0  /* inside, the picture changes this much faster than outside */
+#define GR_LO     0.15 /* the ramp of a dissolve is measured between these shares */
+#define GR_HI     0.85
+
+struct grad {
+    double score;
+    size_t a, b; /* the frames compared, on either side of the transition */
+};
+
+/* Change rate of the grid over [x, y] per second (0 when empty). */
+static double grate(const struct vt_sd_feat *f, size_t x, size_t y)
+{
+    return y > x && f[y].t_s > f[x].t_s ? gdist(&f[x], &f[y]) / (f[y].t_s - f[x].t_s) : 0;
+}
+
+/* The best window in which frame m is the middle of a dissolve; score 0 when none. */
+static struct grad grad_at(const struct vt_sd_feat *f, size_t n, size_t m)
+{
+    struct grad best = {0, 0, 0};
+
+    for (size_t k = 0; k < VT_ARRAY_LEN(gr_half_s); k++) {
+        double h = gr_half_s[k], t = f[m].t_s, net, lin, out;
+        size_t a = near_idx(f, n, t - h), b = near_idx(f, n, t + h), a2, b2;
+
+        if (a >= m || b <= m || t - f[a].t_s < 0.7 * h || f[b].t_s - t < 0.7 * h)
+            continue;
+        net = gdist(&f[a], &f[b]);
+        if (net < GR_NET)
+            continue;
+        lin = glin(&f[m], &f[a], &f[b]);
+        if (lin > GR_LIN * net)
+            continue;
+        /* a pan or a zoom changes the picture steadily: as fast before and after */
+        a2 = near_idx(f, n, f[a].t_s - GR_OUT_S);
+        b2 = near_idx(f, n, f[b].t_s + GR_OUT_S);
+        out = fmax(grate(f, a2, a), grate(f, b, b2));
+        if (net / (f[b].t_s - f[a].t_s) < GR_RATE * out + 1.0)
+            continue;
+        if (net - 3 * lin > best.score) {
+            best.score = net - 3 * lin;
+            best.a = a;
+            best.b = b;
+        }
+    }
+    return best;
+}
+
+/*
+ * Dissolves, between still or moving shots alike: a window [a, b] across which the
+ * coarse picture changes a lot, whose middle frame is the half-way mix of its ends
+ * (motion gives no such mix, a cut gives one end or the other), and outside which the
+ * picture changes much more slowly (a pan changes steadily). The best middle of a run
+ * of such frames is the boundary; the ramp of the mix from a to b gives the span.
+ */
+static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, struct bounds *b)
+{
+    struct grad *g = vt_xcalloc(n, sizeof(*g));
+
+    for (size_t m = 1; m + 1 < n; m++)
+        if (!mask[m])
+            g[m] = grad_at(f, n, m);
+    for (size_t m = 1; m + 1 < n; m++) {
+        size_t best = m, e = m, s0, s1;
+        double lo_t, hi_t, dur, t0, t1;
+
+        if (g[m].score <= 0)
+            continue;
+        /* the run of candidate middles, allowing one frame's gap */
+        while (e + 1 < n && (g[e + 1].score > 0 || (e + 2 < n && g[e + 2].score > 0)))
+            e++;
+        for (size_t k = m; k <= e; k++)
+            if (g[k].score > g[best].score)
+                best = k;
+        m = e;
+        {
+            const struct vt_sd_feat *fa = &f[g[best].a], *fb = &f[g[best].b];
+            size_t i = best, j = best;
+
+            /* the ramp between GR_LO and GR_HI, extended linearly to 0 and 1 */
+            while (i > g[best].a + 1 && galpha(&f[i - 1], fa, fb) > GR_LO)
+                i--;
+            while (j + 1 < g[best].b && galpha(&f[j + 1], fa, fb) < GR_HI)
+                j++;
+            lo_t = f[i].t_s;
+            hi_t = f[j].t_s;
+            {
+                double al = galpha(&f[i], fa, fb), ah = galpha(&f[j], fa, fb);
+
+                dur = ah - al > 0.2 ? (hi_t - lo_t) / (ah - al) : hi_t - lo_t;
+                t0 = lo_t - fmax(0, al) * dur;
+                t1 = t0 + dur;
+            }
+        }
+        s0 = near_idx(f, n, t0);
+        s1 = near_idx(f, n, t1);
+        if (s0 <= g[best].a)
+            s0 = g[best].a + 1;
+        if (s1 >= g[best].b)
+            s1 = g[best].b - 1;
+        if (s0 > best)
+            s0 = best;
+        if (s1 < best)
+            s1 = best;
+        for (size_t k = s0 > 0 ? s0 - 1 : 0; k <= s1 + 1 && k < n; k++)
+            mask[k] = 1;
+        add_bound(b, near_idx(f, n, (f[s0].t_s + f[s1].t_s) / 2), s0, s1, VT_SD_DISSOLVE);
+    }
+    free(g);
+}
+
 static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, const double *pch,
                       const uint8_t *mask, struct bounds *b)
 {
@@ -222,6 +391,7 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
         last_key[i] = f[i].key || i == 0 ? i : last_key[i - 1];
     }
     find_fades(f, n, mask, &b);
+    find_gradual(f, n, mask, &b);
     find_dissolves(f, n, pd1, mask, &b);
     find_cuts(f, n, pd1, pch, mask, &b);
     if (b.n)
@@ -242,6 +412,11 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
         s->first = k ? b.v[k - 1].at : 0;
         s->last = k + 1 < n_shots ? b.v[k].at - 1 : n - 1;
         s->kind = k ? b.v[k - 1].kind : VT_SD_START;
+        s->span0 = s->span1 = s->first;
+        if (k && s->kind != VT_SD_CUT) {
+            s->span0 = b.v[k - 1].span0;
+            s->span1 = b.v[k - 1].span1;
+        }
         s->stable_first = s->first;
         s->stable_last = s->last;
         if (k && b.v[k - 1].span1 + 1 > s->stable_first)
