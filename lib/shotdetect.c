@@ -195,8 +195,7 @@ static double galpha(const struct vt_sd_feat *i, const struct vt_sd_feat *a,
 static const double gr_half_s[] = {0.2, 0.35, 0.6, 1.1};
 #define GR_NET    6.0  /* least net change of the coarse grid across a dissolve */
 #define GR_LIN    0.25 /* the middle frame is the half-way mix within this share of it */
-#define GR_OUT_S  0.3  /* the change rate outside is measured over this long */
-#define GR_RATE   2.0  /* inside, the picture changes this much faster than outside */
+#define GR_RATE   2.0  /* across it, the picture changes this much more than outside */
 #define GR_LO     0.15 /* the ramp of a dissolve is measured between these shares */
 #define GR_HI     0.85
 
@@ -204,12 +203,6 @@ struct grad {
     double score;
     size_t a, b; /* the frames compared, on either side of the transition */
 };
-
-/* Change rate of the grid over [x, y] per second (0 when empty). */
-static double grate(const struct vt_sd_feat *f, size_t x, size_t y)
-{
-    return y > x && f[y].t_s > f[x].t_s ? gdist(&f[x], &f[y]) / (f[y].t_s - f[x].t_s) : 0;
-}
 
 /* The best window in which frame m is the middle of a dissolve; score 0 when none. */
 static struct grad grad_at(const struct vt_sd_feat *f, size_t n, size_t m)
@@ -228,11 +221,15 @@ static struct grad grad_at(const struct vt_sd_feat *f, size_t n, size_t m)
         lin = glin(&f[m], &f[a], &f[b]);
         if (lin > GR_LIN * net)
             continue;
-        /* a pan or a zoom changes the picture steadily: as fast before and after */
-        a2 = near_idx(f, n, f[a].t_s - GR_OUT_S);
-        b2 = near_idx(f, n, f[b].t_s + GR_OUT_S);
-        out = fmax(grate(f, a2, a), grate(f, b, b2));
-        if (net / (f[b].t_s - f[a].t_s) < GR_RATE * out + 1.0)
+        /* a pan or a zoom changes the picture steadily: as much before or after, over
+         * as long; the quieter side counts (the other may hold the next transition) */
+        a2 = near_idx(f, n, f[a].t_s - (f[b].t_s - f[a].t_s));
+        b2 = near_idx(f, n, f[b].t_s + (f[b].t_s - f[a].t_s));
+        if (f[a].t_s - f[a2].t_s < 0.5 * (f[b].t_s - f[a].t_s) ||
+            f[b2].t_s - f[b].t_s < 0.5 * (f[b].t_s - f[a].t_s))
+            continue; /* too near the start or the end to tell */
+        out = fmax(gdist(&f[a2], &f[a]), gdist(&f[b], &f[b2]));
+        if (net < GR_RATE * out + 2)
             continue;
         if (net - 3 * lin > best.score) {
             best.score = net - 3 * lin;
@@ -241,6 +238,33 @@ static struct grad grad_at(const struct vt_sd_feat *f, size_t n, size_t m)
         }
     }
     return best;
+}
+
+static int is_dark(const struct vt_sd_feat *f)
+{
+    return f->mean < 1.5 * BLACK_MEAN && f->stddev < 1.5 * BLACK_STDDEV;
+}
+
+/*
+ * A mix from or to black next to a fade through black (found first) is that fade's
+ * fade-in or fade-out, which the luma alone did not follow to its end (noise, motion):
+ * the fade's span grows to hold it. Returns whether it was merged.
+ */
+static int merge_fade(const struct vt_sd_feat *f, struct bounds *b, size_t a, size_t z,
+                      size_t s0, size_t s1)
+{
+    if (!is_dark(&f[a]) && !is_dark(&f[z]))
+        return 0;
+    for (size_t i = 0; i < b->n; i++) {
+        struct bound *x = &b->v[i];
+
+        if (x->kind != VT_SD_FADE || x->span1 + 1 < a || x->span0 > z + 1)
+            continue;
+        x->span0 = s0 < x->span0 ? s0 : x->span0;
+        x->span1 = s1 > x->span1 ? s1 : x->span1;
+        return 1;
+    }
+    return 0;
 }
 
 /*
@@ -301,7 +325,8 @@ static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, st
             s1 = best;
         for (size_t k = s0 > 0 ? s0 - 1 : 0; k <= s1 + 1 && k < n; k++)
             mask[k] = 1;
-        add_bound(b, near_idx(f, n, (f[s0].t_s + f[s1].t_s) / 2), s0, s1, VT_SD_DISSOLVE);
+        if (!merge_fade(f, b, g[best].a, g[best].b, s0, s1))
+            add_bound(b, near_idx(f, n, (f[s0].t_s + f[s1].t_s) / 2), s0, s1, VT_SD_DISSOLVE);
     }
     free(g);
 }

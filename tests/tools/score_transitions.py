@@ -8,7 +8,7 @@ RESULT.json is a video's export JSON (or what tests/tools/sdtune prints): shots[
 boundary (the start of every shot but the first, in frames) matches a truth one as in
 score_cuts.py: a cut within 2 frames, a gradual transition anywhere in its span +- 2
 frames. A matched boundary must also have the truth's kind, and a gradual one its span:
-each end within max(3 frames, a quarter of the duration) of the truth's. No false
+each end within max(4 frames (two analysed frames), a quarter of the duration) of the truth's. No false
 boundary may fall in a moving shot, every truth shot must have a chosen frame in its
 stable part, and no chosen frame may lie inside a transition. Prints F1 (precision,
 recall), dissolves and fades found N of M (kind right), by pairing; exits 1 below
@@ -73,7 +73,7 @@ def main():
             if d["start"] is None or d["end"] is None:
                 problems.append("%s: no span" % what)
                 continue
-            slack = max(3, 0.25 * (b["end"] - b["start"] + 1))
+            slack = max(4, 0.25 * (b["end"] - b["start"] + 1))
             s0, s1 = d["start"] * fps, d["end"] * fps
             # truth end is the last mixed frame; the recorded end_s is where it ends
             if abs(s0 - b["start"]) > slack or abs(s1 - (b["end"] + 1)) > slack:
