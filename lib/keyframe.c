@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define KF_MODEL "vidtheque-shots 1 (luma diff + fade + dissolve; laplacian; phash64)"
+#define KF_MODEL "vidtheque-shots 2 (luma diff + fade + grid dissolve; laplacian; phash64)"
 
 /* Every frame is analysed at one fixed size whatever its shape, so that thumbnails
  * are exact box averages of it (2x2 luma, 4x5 chroma) and sizes never change. Small,
@@ -978,6 +978,17 @@ int vt_kf_features(const char *media_path, struct vt_sd_feat **feats, size_t *nf
     return rc;
 }
 
+static const char *const transition_names[] = {
+    [VT_SD_CUT] = "cut", [VT_SD_FADE] = "fade", [VT_SD_DISSOLVE] = "dissolve"};
+
+const char *vt_kf_transition_name(const char *s)
+{
+    for (size_t i = 0; s && i < VT_ARRAY_LEN(transition_names); i++)
+        if (transition_names[i] && !strcmp(s, transition_names[i]))
+            return transition_names[i];
+    return NULL;
+}
+
 int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_result *res,
                     vt_progress_fn progress, void *user, char *err, size_t errlen)
 {
@@ -1007,6 +1018,17 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
 
         s->start_s = k ? f[shots[k].first].t_s : 0;
         s->end_s = k + 1 < n_shots ? f[shots[k + 1].first].t_s : res->duration_s;
+        if (k) {
+            const struct vt_sd_shot *sh = &shots[k];
+
+            s->transition = transition_names[sh->kind];
+            s->trans_start_s = s->trans_end_s = s->start_s;
+            if (sh->kind != VT_SD_CUT) {
+                /* mixed frames [span0, span1]: the span ends where the next frame starts */
+                s->trans_start_s = f[sh->span0].t_s;
+                s->trans_end_s = sh->span1 + 1 < nf ? f[sh->span1 + 1].t_s : res->duration_s;
+            }
+        }
         s->captured = 1;
         x->index = (int)k;
         x->shot = (int)k;

@@ -13,7 +13,16 @@
 struct vt_kf_shot {
     double start_s, end_s; /* relative to the file's own start */
     int captured, kept;    /* keyframes captured and kept in this shot */
+    /* The transition into the shot: "cut", "dissolve" or "fade" (static names, see
+     * vt_kf_transition_name), NULL for the first shot and for shots stored before
+     * transitions were recorded; [trans_start_s, trans_end_s) holds its mixed frames
+     * (both start_s for a cut). */
+    const char *transition;
+    double trans_start_s, trans_end_s;
 };
+
+/* The static name of a transition kind named s ("cut", "dissolve", "fade"), or NULL. */
+const char *vt_kf_transition_name(const char *s);
 
 struct vt_kf_frame {
     int index;        /* 0-based, in time order over the whole video */

@@ -20,6 +20,7 @@
 #include "util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,6 +197,7 @@ static const double gr_half_s[] = {0.2, 0.35, 0.6, 1.1};
 #define GR_NET    6.0  /* least net change of the coarse grid across a dissolve */
 #define GR_LIN    0.25 /* the middle frame is the half-way mix within this share of it */
 #define GR_RATE   2.0  /* across it, the picture changes this much more than outside */
+#define GR_STEP   0.4  /* largest step of the mix between two analysed frames */
 #define GR_LO     0.15 /* the ramp of a dissolve is measured between these shares */
 #define GR_HI     0.85
 
@@ -204,8 +206,32 @@ struct grad {
     size_t a, b; /* the frames compared, on either side of the transition */
 };
 
-/* The best window in which frame m is the middle of a dissolve; score 0 when none. */
-static struct grad grad_at(const struct vt_sd_feat *f, size_t n, size_t m)
+static int is_dark(const struct vt_sd_feat *f)
+{
+    return f->mean < 1.5 * BLACK_MEAN && f->stddev < 1.5 * BLACK_STDDEV;
+}
+
+/* Whether the mix goes from a to b in small steps: a cut jumps half-way at once. */
+static int smooth_ramp(const struct vt_sd_feat *f, size_t a, size_t b)
+{
+    double prev = 0;
+
+    for (size_t i = a + 1; i <= b; i++) {
+        double al = galpha(&f[i], &f[a], &f[b]);
+
+        if (fabs(al - prev) > GR_STEP)
+            return 0;
+        prev = al;
+    }
+    return 1;
+}
+
+/*
+ * The best window in which frame m is the middle of a dissolve; score 0 when none.
+ * pmask: prefix sums of the frames already taken by fades, which a window may only
+ * end on (a fade-in or fade-out the luma did not follow to its end, see merge_fade).
+ */
+static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t *pmask, size_t m)
 {
     struct grad best = {0, 0, 0};
 
@@ -231,6 +257,9 @@ static struct grad grad_at(const struct vt_sd_feat *f, size_t n, size_t m)
         out = fmax(gdist(&f[a2], &f[a]), gdist(&f[b], &f[b2]));
         if (net < GR_RATE * out + 2)
             continue;
+        if ((pmask[b] != pmask[a + 1] && !is_dark(&f[a]) && !is_dark(&f[b])) ||
+            !smooth_ramp(f, a, b))
+            continue;
         if (net - 3 * lin > best.score) {
             best.score = net - 3 * lin;
             best.a = a;
@@ -238,11 +267,6 @@ static struct grad grad_at(const struct vt_sd_feat *f, size_t n, size_t m)
         }
     }
     return best;
-}
-
-static int is_dark(const struct vt_sd_feat *f)
-{
-    return f->mean < 1.5 * BLACK_MEAN && f->stddev < 1.5 * BLACK_STDDEV;
 }
 
 /*
@@ -277,10 +301,14 @@ static int merge_fade(const struct vt_sd_feat *f, struct bounds *b, size_t a, si
 static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, struct bounds *b)
 {
     struct grad *g = vt_xcalloc(n, sizeof(*g));
+    uint32_t *pmask = vt_xmalloc((n + 1) * sizeof(*pmask));
 
+    pmask[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        pmask[i + 1] = pmask[i] + mask[i];
     for (size_t m = 1; m + 1 < n; m++)
         if (!mask[m])
-            g[m] = grad_at(f, n, m);
+            g[m] = grad_at(f, n, pmask, m);
     for (size_t m = 1; m + 1 < n; m++) {
         size_t best = m, e = m, s0, s1;
         double lo_t, hi_t, dur, t0, t1;
@@ -294,6 +322,7 @@ static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, st
             if (g[k].score > g[best].score)
                 best = k;
         m = e;
+        if (getenv("SDDBG")) fprintf(stderr, "cand best %.0f a %.0f b %.0f score %.2f\n", f[best].t_s * 30, f[g[best].a].t_s * 30, f[g[best].b].t_s * 30, g[best].score);
         {
             const struct vt_sd_feat *fa = &f[g[best].a], *fb = &f[g[best].b];
             size_t i = best, j = best;
@@ -329,6 +358,7 @@ static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, st
             add_bound(b, near_idx(f, n, (f[s0].t_s + f[s1].t_s) / 2), s0, s1, VT_SD_DISSOLVE);
     }
     free(g);
+    free(pmask);
 }
 
 static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, const double *pch,
@@ -417,7 +447,7 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
     }
     find_fades(f, n, mask, &b);
     find_gradual(f, n, mask, &b);
-    find_dissolves(f, n, pd1, mask, &b);
+    //find_dissolves(f, n, pd1, mask, &b);
     find_cuts(f, n, pd1, pch, mask, &b);
     if (b.n)
         qsort(b.v, b.n, sizeof(*b.v), by_at);

@@ -162,6 +162,12 @@ static const char *const migrations[] = {
     " similarity REAL NOT NULL, frames INTEGER NOT NULL);"
     "CREATE INDEX reuse_by_video ON reuse (video_id, start_s);"
     "CREATE INDEX reuse_by_other ON reuse (other_id);",
+
+    /* 6: the transition into each shot (cut, dissolve, fade) and its span; NULL in
+     * shots stored before: their kind was not recorded */
+    "ALTER TABLE shots ADD COLUMN transition TEXT;"
+    "ALTER TABLE shots ADD COLUMN trans_start_s REAL;"
+    "ALTER TABLE shots ADD COLUMN trans_end_s REAL;",
 };
 
 _Static_assert(VT_ARRAY_LEN(migrations) == VT_STORE_SCHEMA_VERSION, "one migration per version");

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VT_STORE_SCHEMA_VERSION 5
+#define VT_STORE_SCHEMA_VERSION 6
 
 struct vt_store;
 struct vt_chapter; /* media.h: the store needs no media headers */
