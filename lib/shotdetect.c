@@ -197,6 +197,7 @@ static const double gr_half_s[] = {0.2, 0.35, 0.6, 1.1};
 #define GR_NET    6.0  /* least net change of the coarse grid across a dissolve */
 #define GR_LIN    0.25 /* the middle frame is the half-way mix within this share of it */
 #define GR_RATE   2.0  /* across it, the picture changes this much more than outside */
+#define GR_OUT_S  1.0  /* longest stretch outside compared with it */
 #define GR_STEP   0.4  /* largest step of the mix between two analysed frames */
 #define GR_LO     0.15 /* the ramp of a dissolve is measured between these shares */
 #define GR_HI     0.85
@@ -236,7 +237,7 @@ static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t 
     struct grad best = {0, 0, 0};
 
     for (size_t k = 0; k < VT_ARRAY_LEN(gr_half_s); k++) {
-        double h = gr_half_s[k], t = f[m].t_s, net, lin, out;
+        double h = gr_half_s[k], t = f[m].t_s, net, lin, out, lout;
         size_t a = near_idx(f, n, t - h), b = near_idx(f, n, t + h), a2, b2;
 
         if (a >= m || b <= m || t - f[a].t_s < 0.7 * h || f[b].t_s - t < 0.7 * h)
@@ -247,12 +248,12 @@ static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t 
         lin = glin(&f[m], &f[a], &f[b]);
         if (lin > GR_LIN * net)
             continue;
-        /* a pan or a zoom changes the picture steadily: as much before or after, over
-         * as long; the quieter side counts (the other may hold the next transition) */
-        a2 = near_idx(f, n, f[a].t_s - (f[b].t_s - f[a].t_s));
-        b2 = near_idx(f, n, f[b].t_s + (f[b].t_s - f[a].t_s));
-        if (f[a].t_s - f[a2].t_s < 0.5 * (f[b].t_s - f[a].t_s) ||
-            f[b2].t_s - f[b].t_s < 0.5 * (f[b].t_s - f[a].t_s))
+        /* a pan or a zoom changes the picture steadily: about as much before or after
+         * (over as long, up to GR_OUT_S: further the next transition may lie) */
+        lout = fmin(f[b].t_s - f[a].t_s, GR_OUT_S);
+        a2 = near_idx(f, n, f[a].t_s - lout);
+        b2 = near_idx(f, n, f[b].t_s + lout);
+        if (f[a].t_s - f[a2].t_s < 0.5 * lout || f[b2].t_s - f[b].t_s < 0.5 * lout)
             continue; /* too near the start or the end to tell */
         out = fmax(gdist(&f[a2], &f[a]), gdist(&f[b], &f[b2]));
         if (net < GR_RATE * out + 2)
