@@ -261,8 +261,8 @@ static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t 
         if ((pmask[b] != pmask[a + 1] && !is_dark(&f[a]) && !is_dark(&f[b])) ||
             !smooth_ramp(f, a, b))
             continue;
-        if (net - 3 * lin > best.score) {
-            best.score = net - 3 * lin;
+        if (net - 1.5 * lin > best.score) {
+            best.score = net - 1.5 * lin;
             best.a = a;
             best.b = b;
         }
@@ -362,8 +362,24 @@ static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, st
     free(pmask);
 }
 
+/*
+ * A cut on the coarse grid: a spike of its frame difference well above both sides'.
+ * Fine motion (noise, a cellular automaton, scrolling texture) raises the thumbnail's
+ * difference to a cut's level but leaves the cells' means nearly still.
+ */
+static int grid_cut(const struct vt_sd_feat *f, size_t n, const double *pg, size_t i)
+{
+    size_t a0 = i > BASE_WIN ? i - BASE_WIN : 1, b1 = i + 1 + BASE_WIN < n ? i + 1 + BASE_WIN : n;
+    double d = pg[i + 1] - pg[i], base = fmax(win_mean(pg, a0, i), win_mean(pg, i + 1, b1));
+
+    for (size_t k = i > 2 ? i - 2 : 1; k <= i + 2 && k < n; k++)
+        if (k != i && pg[k + 1] - pg[k] >= d)
+            return 0;
+    return d >= 8 && d >= 4 * base + 4;
+}
+
 static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, const double *pch,
-                      const uint8_t *mask, struct bounds *b)
+                      const double *pg, const uint8_t *mask, struct bounds *b)
 {
     for (size_t i = 1; i < n; i++) {
         size_t a0 = i > BASE_WIN ? i - BASE_WIN : 0,
@@ -376,6 +392,10 @@ static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, c
 
         if (mask[i])
             continue;
+        if (grid_cut(f, n, pg, i)) {
+            add_bound(b, i, i - 1, i, VT_SD_CUT);
+            continue;
+        }
         /* the strongest frame of a neighbourhood carries the cut */
         for (size_t k = i > 2 ? i - 2 : 0; k <= i + 2 && k < n; k++)
             if (k != i && (f[k].d1 > d || (f[k].d1 == d && k < i)))
@@ -429,7 +449,7 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
 {
     struct bounds b = {0};
     uint8_t *mask = NULL;
-    double *pd1 = NULL, *pch = NULL;
+    double *pd1 = NULL, *pch = NULL, *pg = NULL;
     size_t *last_key = NULL, n_shots = 0, kept = 0;
     struct vt_sd_shot *shots = NULL;
 
@@ -440,16 +460,19 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
     pd1 = vt_xmalloc((n + 1) * sizeof(*pd1));
     pch = vt_xmalloc((n + 1) * sizeof(*pch));
     last_key = vt_xmalloc(n * sizeof(*last_key));
-    pd1[0] = pch[0] = 0;
+    pg = vt_xmalloc((n + 1) * sizeof(*pg));
+    pd1[0] = pch[0] = pg[0] = pg[1] = 0;
     for (size_t i = 0; i < n; i++) {
         pd1[i + 1] = pd1[i] + f[i].d1;
         pch[i + 1] = pch[i] + f[i].changed;
+        if (i)
+            pg[i + 1] = pg[i] + gdist(&f[i - 1], &f[i]);
         last_key[i] = f[i].key || i == 0 ? i : last_key[i - 1];
     }
     find_fades(f, n, mask, &b);
     find_gradual(f, n, mask, &b);
     //find_dissolves(f, n, pd1, mask, &b);
-    find_cuts(f, n, pd1, pch, mask, &b);
+    find_cuts(f, n, pd1, pch, pg, mask, &b);
     if (b.n)
         qsort(b.v, b.n, sizeof(*b.v), by_at);
     /* drop boundaries too close to the previous one (or to the start) */
@@ -497,6 +520,7 @@ out:
     free(mask);
     free(pd1);
     free(pch);
+    free(pg);
     free(last_key);
     return n_shots;
 }
