@@ -20,7 +20,6 @@
 #include "util.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,47 +96,6 @@ static void find_fades(const struct vt_sd_feat *f, size_t n, uint8_t *mask, stru
     }
 }
 
-static void find_dissolves(const struct vt_sd_feat *f, size_t n, const double *pd1, uint8_t *mask,
-                           struct bounds *b)
-{
-    size_t i = 1;
-
-    while (i < n) {
-        double pre = win_mean(pd1, i > BASE_WIN ? i - BASE_WIN : 0, i);
-        double tl = fmax(0.35, 2.0 * pre + 0.2), acc = 0, net = 0;
-        size_t s = i, e = i;
-
-        if (mask[i] || f[i].d1 <= tl) {
-            i++;
-            continue;
-        }
-        /* the run goes on through single frames below the low threshold */
-        for (size_t k = s + 1; k < n && !mask[k] && f[k].t_s - f[s].t_s <= MAX_DISS_S; k++) {
-            if (f[k].d1 > tl)
-                e = k;
-            else if (k - e > 1)
-                break;
-        }
-        for (size_t k = s; k <= e; k++)
-            acc += f[k].d1;
-        /* net change: frames after the run compared with frames before it */
-        for (size_t k = e; k < n && f[k].t_s <= f[s - 1].t_s + VT_SD_LAG_S + 1e-6; k++)
-            net = fmax(net, f[k].dlong);
-        if (e - s + 1 >= 3 && f[e].t_s - f[s].t_s <= MAX_DISS_S && acc >= 8 &&
-            net >= fmax(6, 0.45 * acc)) {
-            size_t at = s;
-            double mid = (f[s].t_s + f[e].t_s) / 2;
-
-            while (at < e && f[at].t_s < mid)
-                at++;
-            for (size_t k = s - 1; k <= e; k++)
-                mask[k] = 1;
-            add_bound(b, at, s - 1, e, VT_SD_DISSOLVE);
-        }
-        i = e + 1;
-    }
-}
-
 /* The analysed frame whose time is nearest t (frames are in time order). */
 static size_t near_idx(const struct vt_sd_feat *f, size_t n, double t)
 {
@@ -196,7 +154,7 @@ static double galpha(const struct vt_sd_feat *i, const struct vt_sd_feat *a,
 static const double gr_half_s[] = {0.2, 0.35, 0.6, 1.1};
 #define GR_NET    6.0  /* least net change of the coarse grid across a dissolve */
 #define GR_LIN    0.25 /* the middle frame is the half-way mix within this share of it */
-#define GR_RATE   2.0  /* across it, the picture changes this much more than outside */
+#define GR_RATE   2.0  /* across it, the picture changes this much faster than outside */
 #define GR_OUT_S  1.0  /* longest stretch outside compared with it */
 #define GR_STEP   0.4  /* largest step of the mix between two analysed frames */
 #define GR_LO     0.15 /* the ramp of a dissolve is measured between these shares */
@@ -248,15 +206,17 @@ static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t 
         lin = glin(&f[m], &f[a], &f[b]);
         if (lin > GR_LIN * net)
             continue;
-        /* a pan or a zoom changes the picture steadily: about as much before or after
-         * (over as long, up to GR_OUT_S: further the next transition may lie) */
+        /* a pan or a zoom changes the picture steadily: as fast before or after (over
+         * as long, up to GR_OUT_S: further the next transition may lie) */
         lout = fmin(f[b].t_s - f[a].t_s, GR_OUT_S);
         a2 = near_idx(f, n, f[a].t_s - lout);
         b2 = near_idx(f, n, f[b].t_s + lout);
         if (f[a].t_s - f[a2].t_s < 0.5 * lout || f[b2].t_s - f[b].t_s < 0.5 * lout)
             continue; /* too near the start or the end to tell */
-        out = fmax(gdist(&f[a2], &f[a]), gdist(&f[b], &f[b2]));
-        if (net < GR_RATE * out + 2)
+        /* as rates: a steady change over the longer window inside is as fast */
+        out = fmax(gdist(&f[a2], &f[a]) / (f[a].t_s - f[a2].t_s),
+                   gdist(&f[b], &f[b2]) / (f[b2].t_s - f[b].t_s));
+        if (net < GR_RATE * out * (f[b].t_s - f[a].t_s) + 2)
             continue;
         if ((pmask[b] != pmask[a + 1] && !is_dark(&f[a]) && !is_dark(&f[b])) ||
             !smooth_ramp(f, a, b))
@@ -323,7 +283,6 @@ static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, st
             if (g[k].score > g[best].score)
                 best = k;
         m = e;
-        if (getenv("SDDBG")) fprintf(stderr, "cand best %.0f a %.0f b %.0f score %.2f\n", f[best].t_s * 30, f[g[best].a].t_s * 30, f[g[best].b].t_s * 30, g[best].score);
         {
             const struct vt_sd_feat *fa = &f[g[best].a], *fb = &f[g[best].b];
             size_t i = best, j = best;
@@ -471,7 +430,6 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
     }
     find_fades(f, n, mask, &b);
     find_gradual(f, n, mask, &b);
-    //find_dissolves(f, n, pd1, mask, &b);
     find_cuts(f, n, pd1, pch, pg, mask, &b);
     if (b.n)
         qsort(b.v, b.n, sizeof(*b.v), by_at);

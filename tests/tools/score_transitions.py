@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Score shot boundaries with their transitions against gen_transitions.sh's truth.
 
-    score_transitions.py TRUTH.json RESULT.json [--quiet]
+    score_transitions.py TRUTH.json RESULT.json [TRUTH2.json RESULT2.json ...] [--quiet]
 
 RESULT.json is a video's export JSON (or what tests/tools/sdtune prints): shots[]
 {start_s, transition {kind, start_s, end_s}} and frames[] {t_s, shot}. A detected
@@ -11,9 +11,9 @@ frames. A matched boundary must also have the truth's kind, and a gradual one it
 each end within max(4 frames (two analysed frames), a quarter of the duration) of the truth's. No false
 boundary may fall in a moving shot, every truth shot must have a chosen frame in its
 stable part, and no chosen frame may lie inside a transition. Prints F1 (precision,
-recall), dissolves and fades found N of M (kind right), by pairing; exits 1 below
-target (F1 >= 0.97, every dissolve and fade found with its kind and span, the rest
-above all right).
+recall), dissolves and fades found N of M (kind right), by pairing, over all the
+pairs of files given; exits 1 below target (F1 >= 0.97, every dissolve and fade found
+with its kind and span, the rest above all right).
 """
 import json
 import sys
@@ -22,10 +22,10 @@ TOL = 2
 F1_TARGET = 0.97
 
 
-def main():
-    truth = json.load(open(sys.argv[1]))
-    res = json.load(open(sys.argv[2]))
-    quiet = "--quiet" in sys.argv
+def score(truth_path, res_path, stats, problems):
+    """Add one file's counts to stats and its problems to problems; returns (tp, det, truth)."""
+    truth = json.load(open(truth_path))
+    res = json.load(open(res_path))
     fps = truth["fps"]
     bounds = truth["boundaries"]
     tshots = truth["shots"]
@@ -51,11 +51,7 @@ def main():
         else:
             false.append(d)
     tp = sum(1 for u in used if u is not None)
-    prec = tp / len(det) if det else 1.0
-    rec = tp / len(bounds) if bounds else 1.0
-    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
-    problems = []
-    stats = {}
+    first = len(problems)
     for b, d in zip(bounds, used):
         key = (b["kind"], b["pair"])
         st = stats.setdefault(key, [0, 0])
@@ -110,12 +106,31 @@ def main():
         if i not in have:
             problems.append("truth shot %d (%s, %.2f-%.2f s) has no frame in its stable part" % (
                 i, s["kind"], s["stable_start_s"], s["stable_end_s"]))
+    for k in range(first, len(problems)):
+        problems[k] = "%s: %s" % (res_path, problems[k])
+    return tp, len(det), len(bounds)
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    quiet = "--quiet" in sys.argv
+    if len(args) < 2 or len(args) % 2:
+        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    stats, problems = {}, []
+    tp = n_det = n_truth = 0
+    for i in range(0, len(args), 2):
+        a, b, c = score(args[i], args[i + 1], stats, problems)
+        tp, n_det, n_truth = tp + a, n_det + b, n_truth + c
+    prec = tp / n_det if n_det else 1.0
+    rec = tp / n_truth if n_truth else 1.0
+    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
 
     def found(kind):
         ok = sum(v[0] for k, v in stats.items() if k[0] == kind)
         return ok, sum(v[1] for k, v in stats.items() if k[0] == kind)
 
-    print("boundaries: truth %d, detected %d, matched %d" % (len(bounds), len(det), tp))
+    print("boundaries: truth %d, detected %d, matched %d" % (n_truth, n_det, tp))
     print("F1 %.3f (precision %.3f, recall %.3f)" % (f1, prec, rec))
     for kind in ("dissolve", "fade", "cut"):
         ok, n = found(kind)
@@ -125,6 +140,7 @@ def main():
     if not quiet:
         for p in problems:
             print("  " + p)
+    # every gradual kind on every pairing, kind and span right
     passed = f1 >= F1_TARGET and not problems
     print("PASS" if passed else "FAIL (%d problems)" % len(problems))
     return 0 if passed else 1
