@@ -351,6 +351,11 @@ static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, c
 
         if (mask[i])
             continue;
+        /* pass 1 decodes without the loop filter, so its pictures drift from the
+         * encoder's until the next keyframe; most in a fade or dissolve, after which
+         * the encoder often places one: the jump back is the transition's end */
+        if (f[i].key && (mask[i - 1] || (i > 2 && mask[i - 2]) || (i > 3 && mask[i - 3])))
+            continue;
         if (grid_cut(f, n, pg, i)) {
             add_bound(b, i, i - 1, i, VT_SD_CUT);
             continue;
