@@ -195,7 +195,7 @@ static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t 
     struct grad best = {0, 0, 0};
 
     for (size_t k = 0; k < VT_ARRAY_LEN(gr_half_s); k++) {
-        double h = gr_half_s[k], t = f[m].t_s, net, lin, out, lout;
+        double h = gr_half_s[k], t = f[m].t_s, net, lin, out, lout, ra, rb;
         size_t a = near_idx(f, n, t - h), b = near_idx(f, n, t + h), a2, b2;
 
         if (a >= m || b <= m || t - f[a].t_s < 0.7 * h || f[b].t_s - t < 0.7 * h)
@@ -214,9 +214,13 @@ static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t 
         if (f[a].t_s - f[a2].t_s < 0.5 * lout || f[b2].t_s - f[b].t_s < 0.5 * lout)
             continue; /* too near the start or the end to tell */
         /* as rates: a steady change over the longer window inside is as fast */
-        out = fmax(gdist(&f[a2], &f[a]) / (f[a].t_s - f[a2].t_s),
-                   gdist(&f[b], &f[b2]) / (f[b2].t_s - f[b].t_s));
-        if (net < GR_RATE * out * (f[b].t_s - f[a].t_s) + 2)
+        ra = gdist(&f[a2], &f[a]) / (f[a].t_s - f[a2].t_s);
+        rb = gdist(&f[b], &f[b2]) / (f[b2].t_s - f[b].t_s);
+        out = fmin(ra, rb);
+        /* one side may move (a still slide dissolving into a moving shot), but
+         * not faster than the dissolve changes: an accelerating zoom would */
+        if (net < GR_RATE * out * (f[b].t_s - f[a].t_s) + 2 ||
+            net < fmax(ra, rb) * (f[b].t_s - f[a].t_s))
             continue;
         if ((pmask[b] != pmask[a + 1] && !is_dark(&f[a]) && !is_dark(&f[b])) ||
             !smooth_ramp(f, a, b))
@@ -259,10 +263,52 @@ static int merge_fade(const struct vt_sd_feat *f, struct bounds *b, size_t a, si
  * picture changes much more slowly (a pan changes steadily). The best middle of a run
  * of such frames is the boundary; the ramp of the mix from a to b gives the span.
  */
+/* Run middles by score, best first (ties: earlier first). */
+static const struct grad *sort_g;
+
+static int by_score(const void *x, const void *y)
+{
+    size_t i = *(const size_t *)x, j = *(const size_t *)y;
+
+    if (sort_g[i].score != sort_g[j].score)
+        return sort_g[i].score > sort_g[j].score ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* The span [*s0, *s1] of the dissolve whose middle is m, from the ramp of its mix. */
+static void grad_span(const struct vt_sd_feat *f, size_t n, const struct grad *g, size_t m,
+                      size_t *s0, size_t *s1)
+{
+    const struct vt_sd_feat *fa = &f[g->a], *fb = &f[g->b];
+    size_t i = m, j = m;
+    double al, ah, dur, t0;
+
+    /* the ramp between GR_LO and GR_HI, extended linearly to 0 and 1 */
+    while (i > g->a + 1 && galpha(&f[i - 1], fa, fb) > GR_LO)
+        i--;
+    while (j + 1 < g->b && galpha(&f[j + 1], fa, fb) < GR_HI)
+        j++;
+    al = galpha(&f[i], fa, fb);
+    ah = galpha(&f[j], fa, fb);
+    dur = ah - al > 0.2 ? (f[j].t_s - f[i].t_s) / (ah - al) : f[j].t_s - f[i].t_s;
+    t0 = f[i].t_s - fmax(0, al) * dur;
+    *s0 = near_idx(f, n, t0);
+    *s1 = near_idx(f, n, t0 + dur);
+    if (*s0 <= g->a)
+        *s0 = g->a + 1;
+    if (*s1 >= g->b)
+        *s1 = g->b - 1;
+    if (*s0 > m)
+        *s0 = m;
+    if (*s1 < m)
+        *s1 = m;
+}
+
 static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, struct bounds *b)
 {
     struct grad *g = vt_xcalloc(n, sizeof(*g));
     uint32_t *pmask = vt_xmalloc((n + 1) * sizeof(*pmask));
+    size_t *runs = vt_xmalloc(n * sizeof(*runs)), n_runs = 0;
 
     pmask[0] = 0;
     for (size_t i = 0; i < n; i++)
@@ -270,53 +316,36 @@ static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, st
     for (size_t m = 1; m + 1 < n; m++)
         if (!mask[m])
             g[m] = grad_at(f, n, pmask, m);
+    /* the best middle of each run of candidates (allowing one frame's gap) */
     for (size_t m = 1; m + 1 < n; m++) {
-        size_t best = m, e = m, s0, s1;
-        double lo_t, hi_t, dur, t0, t1;
+        size_t best = m, e = m;
 
         if (g[m].score <= 0)
             continue;
-        /* the run of candidate middles, allowing one frame's gap */
         while (e + 1 < n && (g[e + 1].score > 0 || (e + 2 < n && g[e + 2].score > 0)))
             e++;
         for (size_t k = m; k <= e; k++)
             if (g[k].score > g[best].score)
                 best = k;
+        runs[n_runs++] = best;
         m = e;
-        {
-            const struct vt_sd_feat *fa = &f[g[best].a], *fb = &f[g[best].b];
-            size_t i = best, j = best;
+    }
+    /* best first: a long dissolve can give two runs, the weaker one inside the span
+     * of the stronger is the same dissolve */
+    sort_g = g;
+    qsort(runs, n_runs, sizeof(*runs), by_score);
+    for (size_t r = 0; r < n_runs; r++) {
+        size_t m = runs[r], s0, s1;
 
-            /* the ramp between GR_LO and GR_HI, extended linearly to 0 and 1 */
-            while (i > g[best].a + 1 && galpha(&f[i - 1], fa, fb) > GR_LO)
-                i--;
-            while (j + 1 < g[best].b && galpha(&f[j + 1], fa, fb) < GR_HI)
-                j++;
-            lo_t = f[i].t_s;
-            hi_t = f[j].t_s;
-            {
-                double al = galpha(&f[i], fa, fb), ah = galpha(&f[j], fa, fb);
-
-                dur = ah - al > 0.2 ? (hi_t - lo_t) / (ah - al) : hi_t - lo_t;
-                t0 = lo_t - fmax(0, al) * dur;
-                t1 = t0 + dur;
-            }
-        }
-        s0 = near_idx(f, n, t0);
-        s1 = near_idx(f, n, t1);
-        if (s0 <= g[best].a)
-            s0 = g[best].a + 1;
-        if (s1 >= g[best].b)
-            s1 = g[best].b - 1;
-        if (s0 > best)
-            s0 = best;
-        if (s1 < best)
-            s1 = best;
+        if (mask[m])
+            continue;
+        grad_span(f, n, &g[m], m, &s0, &s1);
         for (size_t k = s0 > 0 ? s0 - 1 : 0; k <= s1 + 1 && k < n; k++)
             mask[k] = 1;
-        if (!merge_fade(f, b, g[best].a, g[best].b, s0, s1))
+        if (!merge_fade(f, b, g[m].a, g[m].b, s0, s1))
             add_bound(b, near_idx(f, n, (f[s0].t_s + f[s1].t_s) / 2), s0, s1, VT_SD_DISSOLVE);
     }
+    free(runs);
     free(g);
     free(pmask);
 }
