@@ -219,7 +219,8 @@ static void cell_means(const uint8_t *p, int w, int h, int gw, int gh, uint8_t *
             for (int x = 0; x < w; x++)
                 acc[x / cw] += p[(size_t)y * w + x];
         for (int gx = 0; gx < gw; gx++)
-            grid[gy * gw + gx] = (uint8_t)((acc[gx] + (uint32_t)(cw * ch) / 2) / (uint32_t)(cw * ch));
+            grid[gy * gw + gx] =
+                (uint8_t)((acc[gx] + (uint32_t)(cw * ch) / 2) / (uint32_t)(cw * ch));
     }
 }
 

@@ -152,13 +152,13 @@ static double galpha(const struct vt_sd_feat *i, const struct vt_sd_feat *a,
 
 /* Half-widths of the windows a dissolve is looked for in, and its limits. */
 static const double gr_half_s[] = {0.2, 0.35, 0.6, 1.1};
-#define GR_NET    6.0  /* least net change of the coarse grid across a dissolve */
-#define GR_LIN    0.25 /* the middle frame is the half-way mix within this share of it */
-#define GR_RATE   2.0  /* across it, the picture changes this much faster than outside */
-#define GR_OUT_S  1.0  /* longest stretch outside compared with it */
-#define GR_STEP   0.4  /* largest step of the mix between two analysed frames */
-#define GR_LO     0.15 /* the ramp of a dissolve is measured between these shares */
-#define GR_HI     0.85
+#define GR_NET   6.0  /* least net change of the coarse grid across a dissolve */
+#define GR_LIN   0.25 /* the middle frame is the half-way mix within this share of it */
+#define GR_RATE  2.0  /* across it, the picture changes this much faster than outside */
+#define GR_OUT_S 1.0  /* longest stretch outside compared with it */
+#define GR_STEP  0.4  /* largest step of the mix between two analysed frames */
+#define GR_LO    0.15 /* the ramp of a dissolve is measured between these shares */
+#define GR_HI    0.85
 
 struct grad {
     double score;
@@ -239,8 +239,8 @@ static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t 
  * fade-in or fade-out, which the luma alone did not follow to its end (noise, motion):
  * the fade's span grows to hold it. Returns whether it was merged.
  */
-static int merge_fade(const struct vt_sd_feat *f, struct bounds *b, size_t a, size_t z,
-                      size_t s0, size_t s1)
+static int merge_fade(const struct vt_sd_feat *f, struct bounds *b, size_t a, size_t z, size_t s0,
+                      size_t s1)
 {
     if (!is_dark(&f[a]) && !is_dark(&f[z]))
         return 0;
