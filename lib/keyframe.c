@@ -216,8 +216,9 @@ static void cell_means(const uint8_t *p, int w, int h, int gw, int gh, uint8_t *
     for (int gy = 0; gy < gh; gy++) {
         memset(acc, 0, sizeof(acc));
         for (int y = gy * ch; y < (gy + 1) * ch; y++)
-            for (int x = 0; x < w; x++)
-                acc[x / cw] += p[(size_t)y * w + x];
+            for (int gx = 0; gx < gw; gx++)
+                for (int x = gx * cw; x < (gx + 1) * cw; x++)
+                    acc[gx] += p[(size_t)y * w + x];
         for (int gx = 0; gx < gw; gx++)
             grid[gy * gw + gx] =
                 (uint8_t)((acc[gx] + (uint32_t)(cw * ch) / 2) / (uint32_t)(cw * ch));
