@@ -404,6 +404,39 @@ static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, c
     }
 }
 
+/*
+ * The stable part begins after a transition's span and ends before it, with a margin
+ * for gradual ones: their measured ends may fall short of the true ones (motion on
+ * either side blurs the ramp), and the kept frame must show one shot only.
+ */
+#define SPAN_MARGIN 0.25 /* of the transition's length */
+
+static size_t after_span(const struct vt_sd_feat *f, size_t n, const struct bound *x)
+{
+    size_t i = x->span1 + 1;
+    double t;
+
+    if (x->kind == VT_SD_CUT)
+        return i;
+    t = f[x->span1].t_s + SPAN_MARGIN * (f[x->span1].t_s - f[x->span0].t_s);
+    while (i + 1 < n && f[i].t_s < t)
+        i++;
+    return i;
+}
+
+static size_t before_span(const struct vt_sd_feat *f, const struct bound *x)
+{
+    size_t i = x->span0 - 1;
+    double t;
+
+    if (x->kind == VT_SD_CUT)
+        return i;
+    t = f[x->span0].t_s - SPAN_MARGIN * (f[x->span1].t_s - f[x->span0].t_s);
+    while (i > 0 && f[i].t_s > t)
+        i--;
+    return i;
+}
+
 static int by_at(const void *a, const void *b)
 {
     const struct bound *x = a, *y = b;
@@ -491,9 +524,9 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
         s->stable_first = s->first;
         s->stable_last = s->last;
         if (k && b.v[k - 1].span1 + 1 > s->stable_first)
-            s->stable_first = b.v[k - 1].span1 + 1;
+            s->stable_first = after_span(f, n, &b.v[k - 1]);
         if (k + 1 < n_shots && b.v[k].span0 > 0 && b.v[k].span0 - 1 < s->stable_last)
-            s->stable_last = b.v[k].span0 - 1;
+            s->stable_last = before_span(f, &b.v[k]);
         /* frames in a fade at the very start or end are not stable either */
         while (s->stable_first < s->stable_last && mask[s->stable_first] && k == 0)
             s->stable_first++;
