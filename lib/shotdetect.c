@@ -154,7 +154,7 @@ static double galpha(const struct vt_sd_feat *i, const struct vt_sd_feat *a,
 static const double gr_half_s[] = {0.2, 0.35, 0.6, 1.1};
 #define GR_NET   6.0  /* least net change of the coarse grid across a dissolve */
 #define GR_LIN   0.25 /* the middle frame is the half-way mix within this share of it */
-#define GR_RATE  2.0  /* across it, the picture changes this much faster than outside */
+#define GR_RATE  2.25 /* across it, the picture changes this much faster than outside */
 #define GR_OUT_S 1.0  /* longest stretch outside compared with it */
 #define GR_STEP  0.4  /* largest step of the mix between two analysed frames */
 #define GR_LO    0.15 /* the ramp of a dissolve is measured between these shares */
