@@ -980,17 +980,6 @@ int vt_kf_features(const char *media_path, struct vt_sd_feat **feats, size_t *nf
     return rc;
 }
 
-static const char *const transition_names[] = {
-    [VT_SD_CUT] = "cut", [VT_SD_FADE] = "fade", [VT_SD_DISSOLVE] = "dissolve"};
-
-const char *vt_kf_transition_name(const char *s)
-{
-    for (size_t i = 0; s && i < VT_ARRAY_LEN(transition_names); i++)
-        if (transition_names[i] && !strcmp(s, transition_names[i]))
-            return transition_names[i];
-    return NULL;
-}
-
 int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_result *res,
                     vt_progress_fn progress, void *user, char *err, size_t errlen)
 {
@@ -1023,7 +1012,7 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
         if (k) {
             const struct vt_sd_shot *sh = &shots[k];
 
-            s->transition = transition_names[sh->kind];
+            s->transition = vt_sd_kind_name(sh->kind);
             s->trans_start_s = s->trans_end_s = s->start_s;
             if (sh->kind != VT_SD_CUT) {
                 /* mixed frames [span0, span1]: the span ends where the next frame starts */

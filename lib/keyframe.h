@@ -21,7 +21,8 @@ struct vt_kf_shot {
     double trans_start_s, trans_end_s;
 };
 
-/* The static name of a transition kind named s ("cut", "dissolve", "fade"), or NULL. */
+/* The static name of a transition kind named s ("cut", "dissolve", "fade"), or NULL
+ * (defined in shotdetect.c, which needs no media library). */
 const char *vt_kf_transition_name(const char *s);
 
 struct vt_kf_frame {

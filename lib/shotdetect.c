@@ -17,6 +17,7 @@
  */
 #include "shotdetect.h"
 
+#include "keyframe.h"
 #include "util.h"
 
 #include <math.h>
@@ -49,6 +50,23 @@ static void add_bound(struct bounds *b, size_t at, size_t s0, size_t s1, enum vt
     b->v[b->n].span1 = s1;
     b->v[b->n].kind = kind;
     b->n++;
+}
+
+/* Here, not in keyframe.c, so that the store (which names kinds) needs no FFmpeg. */
+static const char *const kind_names[] = {
+    [VT_SD_CUT] = "cut", [VT_SD_FADE] = "fade", [VT_SD_DISSOLVE] = "dissolve"};
+
+const char *vt_sd_kind_name(enum vt_sd_kind kind)
+{
+    return (size_t)kind < VT_ARRAY_LEN(kind_names) ? kind_names[kind] : NULL;
+}
+
+const char *vt_kf_transition_name(const char *s)
+{
+    for (size_t i = 0; s && i < VT_ARRAY_LEN(kind_names); i++)
+        if (kind_names[i] && !strcmp(s, kind_names[i]))
+            return kind_names[i];
+    return NULL;
 }
 
 int vt_sd_is_black(const struct vt_sd_feat *f)

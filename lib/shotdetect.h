@@ -60,6 +60,9 @@ struct vt_sd_shot {
  */
 size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **shots);
 
+/* "cut", "fade" or "dissolve" (static), NULL for VT_SD_START. */
+const char *vt_sd_kind_name(enum vt_sd_kind kind);
+
 /* True when a frame with these features is black (part of a fade through black). */
 int vt_sd_is_black(const struct vt_sd_feat *f);
 
