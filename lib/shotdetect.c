@@ -188,6 +188,25 @@ static int is_dark(const struct vt_sd_feat *f)
     return f->mean < 1.5 * BLACK_MEAN && f->stddev < 1.5 * BLACK_STDDEV;
 }
 
+/*
+ * Whether m looks like the middle of a mix of a and b even though both move (the
+ * grid's cells then follow the motion, not the mix): the mix's mean luma is the mean
+ * of the ends', and two unrelated pictures mixed have less contrast than either.
+ */
+static int var_dip(const struct vt_sd_feat *f, size_t a, size_t m, size_t b)
+{
+    double lo = fmin(f[a].stddev, f[b].stddev);
+
+    if (lo < 12 || f[m].stddev > 0.7 * lo ||
+        fabs(f[m].mean - (f[a].mean + f[b].mean) / 2) > 0.1 * fabs(f[a].mean - f[b].mean) + 3)
+        return 0;
+    /* a bowl: down to m and up again, no frame lower than m's by much */
+    for (size_t i = a; i <= b; i++)
+        if (f[i].stddev < 0.9 * f[m].stddev)
+            return 0;
+    return 1;
+}
+
 /* Whether the mix goes from a to b in small steps: a cut jumps half-way at once. */
 static int smooth_ramp(const struct vt_sd_feat *f, size_t a, size_t b)
 {
@@ -222,8 +241,16 @@ static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t 
         if (net < GR_NET)
             continue;
         lin = glin(&f[m], &f[a], &f[b]);
-        if (lin > GR_LIN * net)
+        if (lin > GR_LIN * net) {
+            /* both sides move: the contrast's dip is the evidence (a pan or a zoom
+             * keeps it), weaker than the grid's mix, so it ranks below */
+            if (pmask[b] == pmask[a + 1] && var_dip(f, a, m, b) && 0.5 * net > best.score) {
+                best.score = 0.5 * net;
+                best.a = a;
+                best.b = b;
+            }
             continue;
+        }
         /* a pan or a zoom changes the picture steadily: as fast before or after (over
          * as long, up to GR_OUT_S: further the next transition may lie) */
         lout = fmin(f[b].t_s - f[a].t_s, GR_OUT_S);
