@@ -240,6 +240,37 @@ VT_TEST(shotdetect_pan_no_dissolve)
     free(f);
 }
 
+VT_TEST(shotdetect_dissolve_both_moving_contrast_dip)
+{
+    struct vt_sd_feat *f = quiet(240);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* two shots whose cells all move a lot (two pans: the grid's mix is no mix), a
+     * 2 s dissolve between them: the contrast dips to 60 % in its middle and comes
+     * back, the mean luma stays */
+    mix_grid(f, 240, 1000, 1000, 20);
+    for (size_t i = 0; i < 240; i++) {
+        double x = ((double)i - 120) / 15; /* -1..1 over frames 105-135 */
+
+        f[i].stddev = (float)(fabs(x) >= 1 ? 60 : 60 * (0.6 + 0.4 * x * x));
+    }
+    n = detect(f, 240, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK(s[1].first >= 110 && s[1].first <= 130);
+        CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
+        CHECK(s[0].chosen < 105 && s[1].chosen > 135);
+    }
+    /* the same motion without the dip: nothing */
+    for (size_t i = 0; i < 240; i++)
+        f[i].stddev = 60;
+    free(s);
+    CHECK_INT(detect(f, 240, &s), 1);
+    free(s);
+    free(f);
+}
+
 VT_TEST(shotdetect_cut_into_fine_motion)
 {
     struct vt_sd_feat *f = quiet(150);
