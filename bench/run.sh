@@ -7,6 +7,9 @@ export VIDTHEQUE=${VIDTHEQUE:-$PWD/vidtheque} OMP_THREAD_LIMIT=1
 echo "== keyframe stage vs ffmpeg decode (720p H.264 with B-frames)"
 bash bench/keyframe_bench.sh
 echo
+echo "== shot boundaries with dissolves and fades, and the keyframe stage vs ffmpeg decode"
+bash bench/transitions_bench.sh
+echo
 echo "== OCR per kept frame vs the tesseract command"
 env -u OMP_THREAD_LIMIT bash bench/ocr_bench.sh
 echo

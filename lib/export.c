@@ -184,6 +184,13 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
         json_object_set_new(s, "end_s", seconds(shots[i].end_s));
         json_object_set_new(s, "keyframes_captured", json_integer(shots[i].captured));
         json_object_set_new(s, "keyframes_kept", json_integer(shots[i].kept));
+        if (shots[i].transition)
+            json_object_set_new(s, "transition",
+                                json_pack("{s:s,s:o,s:o}", "kind", shots[i].transition, "start_s",
+                                          seconds(shots[i].trans_start_s), "end_s",
+                                          seconds(shots[i].trans_end_s)));
+        else
+            json_object_set_new(s, "transition", json_null());
         json_array_append_new(a, s);
     }
     json_object_set_new(doc, "shots", a);

@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define KF_MODEL "vidtheque-shots 1 (luma diff + fade + dissolve; laplacian; phash64)"
+#define KF_MODEL "vidtheque-shots 2 (luma diff + fade + grid dissolve; laplacian; phash64)"
 
 /* Every frame is analysed at one fixed size whatever its shape, so that thumbnails
  * are exact box averages of it (2x2 luma, 4x5 chroma) and sizes never change. Small,
@@ -209,6 +209,38 @@ static int grey_make(struct grey *g, const AVFrame *fr)
     return 0;
 }
 
+/* Means of gw x gh cells of a w x h plane (w, h multiples of gw, gh) into grid. */
+static void cell_means(const uint8_t *p, int w, int h, int gw, int gh, uint8_t *grid)
+{
+    int cw = w / gw, ch = h / gh;
+    uint32_t acc[VT_SD_GRID_W] = {0};
+
+    for (int gy = 0; gy < gh; gy++) {
+        memset(acc, 0, sizeof(acc));
+        for (int y = gy * ch; y < (gy + 1) * ch; y++)
+            for (int gx = 0; gx < gw; gx++)
+                for (int x = gx * cw; x < (gx + 1) * cw; x++)
+                    acc[gx] += p[(size_t)y * w + x];
+        for (int gx = 0; gx < gw; gx++)
+            grid[gy * gw + gx] =
+                (uint8_t)((acc[gx] + (uint32_t)(cw * ch) / 2) / (uint32_t)(cw * ch));
+    }
+}
+
+/* The coarse grid of shotdetect.h from the thumbnails. */
+_Static_assert(THUMB_W % VT_SD_GRID_W == 0 && THUMB_H % VT_SD_GRID_H == 0, "luma grid cells");
+_Static_assert(CHROMA_W % VT_SD_CGRID_W == 0 && CHROMA_H % VT_SD_CGRID_H == 0, "chroma cells");
+_Static_assert(VT_SD_CGRID_W <= VT_SD_GRID_W, "one accumulator row");
+
+static void thumb_grid(const struct thumb *th, uint8_t *grid)
+{
+    cell_means(th->y, THUMB_W, THUMB_H, VT_SD_GRID_W, VT_SD_GRID_H, grid);
+    grid += VT_SD_GRID_W * VT_SD_GRID_H;
+    cell_means(th->u, CHROMA_W, CHROMA_H, VT_SD_CGRID_W, VT_SD_CGRID_H, grid);
+    grid += VT_SD_CGRID_W * VT_SD_CGRID_H;
+    cell_means(th->v, CHROMA_W, CHROMA_H, VT_SD_CGRID_W, VT_SD_CGRID_H, grid);
+}
+
 static void thumb_stats(const uint8_t *t, float *mean, float *sd)
 {
     uint64_t s = 0, s2 = 0;
@@ -373,6 +405,7 @@ static void scan_part(struct part *p, int report)
         if (since_key % SHARP_EVERY == 0)
             x->sharpness = (float)vt_img_laplacian_var(g.buf, g.w, g.h, g.w);
         thumb_stats(g.th.y, &x->mean, &x->stddev);
+        thumb_grid(&g.th, x->grid);
         if (n) {
             size_t k = n - 1, steps = 0;
 
@@ -911,6 +944,72 @@ out:
     return rc;
 }
 
+/*
+ * Open media_path into d (closed by the caller) and run pass 1: features of every
+ * analysed frame into *feats (caller frees), their number (>= 1) and the frame rate.
+ */
+static int features(struct decoder *d, const char *media_path, int ncpu, struct vt_sd_feat **feats,
+                    size_t *nf, double *fps_out, vt_progress_fn progress, void *user, char *err,
+                    size_t errlen)
+{
+    AVRational fr;
+    double fps = 0, claim_s = 0;
+    int rc;
+
+    *feats = NULL;
+    *nf = 0;
+    /* for the container's facts and the plan: the passes decode with their own */
+    rc = decoder_open(d, media_path, 1, err, errlen);
+    if (rc == VT_ENOTFOUND)
+        return vt_err(err, errlen, VT_SKIP, "no video stream");
+    if (rc)
+        return rc;
+    fr = d->st->avg_frame_rate.num > 0 && d->st->avg_frame_rate.den > 0 ? d->st->avg_frame_rate
+                                                                        : d->st->r_frame_rate;
+    if (fr.num > 0 && fr.den > 0 && av_q2d(fr) <= 1000)
+        fps = av_q2d(fr);
+    if (d->fmt->duration > 0 && d->fmt->duration != AV_NOPTS_VALUE)
+        claim_s = fmin((double)d->fmt->duration / AV_TIME_BASE, VT_MEDIA_MAX_DURATION_S);
+    rc = scan(d, media_path, ncpu, MAX_PARTS, fps, claim_s, feats, nf, progress, user, err, errlen);
+    if (rc)
+        return rc;
+    if (!*nf) {
+        free(*feats);
+        *feats = NULL;
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': no video frame could be decoded", media_path);
+    }
+    if (fps <= 0) {
+        /* no usable declared rate: the smallest step between frames we saw */
+        const struct vt_sd_feat *f = *feats;
+        double step = 0;
+
+        for (size_t i = 1; i < *nf; i++)
+            if (f[i].t_s - f[i - 1].t_s > 1e-4 && (!step || f[i].t_s - f[i - 1].t_s < step))
+                step = f[i].t_s - f[i - 1].t_s;
+        fps = step > 0 ? 1 / step : 25;
+    }
+    *fps_out = fps;
+    return 0;
+}
+
+static int cpu_count(void)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+    return ncpu > 8 ? 8 : ncpu < 1 ? 1 : (int)ncpu;
+}
+
+int vt_kf_features(const char *media_path, struct vt_sd_feat **feats, size_t *nf, char *err,
+                   size_t errlen)
+{
+    struct decoder d = {0};
+    double fps = 0;
+    int rc = features(&d, media_path, cpu_count(), feats, nf, &fps, NULL, NULL, err, errlen);
+
+    decoder_close(&d);
+    return rc;
+}
+
 int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_result *res,
                     vt_progress_fn progress, void *user, char *err, size_t errlen)
 {
@@ -919,48 +1018,15 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
     struct vt_sd_shot *shots = NULL;
     struct extract_job job = {0};
     size_t nf = 0, n_shots = 0;
-    AVRational fr;
-    double fps = 0, claim_s = 0;
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    double fps = 0;
+    int ncpu = cpu_count();
     int rc;
 
     memset(res, 0, sizeof(*res));
     snprintf(res->model, sizeof(res->model), "%s", KF_MODEL);
-    if (ncpu > 8)
-        ncpu = 8;
-    else if (ncpu < 1)
-        ncpu = 1;
-    /* for the container's facts and the plan: the passes decode with their own */
-    rc = decoder_open(&d, media_path, 1, err, errlen);
-    if (rc == VT_ENOTFOUND) {
-        rc = vt_err(err, errlen, VT_SKIP, "no video stream");
-        goto out;
-    }
+    rc = features(&d, media_path, ncpu, &f, &nf, &fps, progress, user, err, errlen);
     if (rc)
         goto out;
-    fr = d.st->avg_frame_rate.num > 0 && d.st->avg_frame_rate.den > 0 ? d.st->avg_frame_rate
-                                                                      : d.st->r_frame_rate;
-    if (fr.num > 0 && fr.den > 0 && av_q2d(fr) <= 1000)
-        fps = av_q2d(fr);
-    if (d.fmt->duration > 0 && d.fmt->duration != AV_NOPTS_VALUE)
-        claim_s = fmin((double)d.fmt->duration / AV_TIME_BASE, VT_MEDIA_MAX_DURATION_S);
-    rc = scan(&d, media_path, (int)ncpu, MAX_PARTS, fps, claim_s, &f, &nf, progress, user, err,
-              errlen);
-    if (rc)
-        goto out;
-    if (!nf) {
-        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': no video frame could be decoded", media_path);
-        goto out;
-    }
-    if (fps <= 0) {
-        /* no usable declared rate: the smallest step between frames we saw */
-        double step = 0;
-
-        for (size_t i = 1; i < nf; i++)
-            if (f[i].t_s - f[i - 1].t_s > 1e-4 && (!step || f[i].t_s - f[i - 1].t_s < step))
-                step = f[i].t_s - f[i - 1].t_s;
-        fps = step > 0 ? 1 / step : 25;
-    }
     res->duration_s = f[nf - 1].t_s + 1 / fps;
     n_shots = vt_sd_detect(f, nf, &shots);
 
@@ -973,6 +1039,17 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
 
         s->start_s = k ? f[shots[k].first].t_s : 0;
         s->end_s = k + 1 < n_shots ? f[shots[k + 1].first].t_s : res->duration_s;
+        if (k) {
+            const struct vt_sd_shot *sh = &shots[k];
+
+            s->transition = vt_sd_kind_name(sh->kind);
+            s->trans_start_s = s->trans_end_s = s->start_s;
+            if (sh->kind != VT_SD_CUT) {
+                /* mixed frames [span0, span1]: the span ends where the next frame starts */
+                s->trans_start_s = f[sh->span0].t_s;
+                s->trans_end_s = sh->span1 + 1 < nf ? f[sh->span1 + 1].t_s : res->duration_s;
+            }
+        }
         s->captured = 1;
         x->index = (int)k;
         x->shot = (int)k;
@@ -993,7 +1070,7 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
     job.rotation = vt_media_rotation(d.st);
     job.progress = progress;
     job.user = user;
-    rc = extract(&job, (int)ncpu, res, err, errlen);
+    rc = extract(&job, ncpu, res, err, errlen);
     if (!rc)
         set_progress(progress, user, 1, &job.last_p);
 out:

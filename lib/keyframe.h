@@ -13,7 +13,17 @@
 struct vt_kf_shot {
     double start_s, end_s; /* relative to the file's own start */
     int captured, kept;    /* keyframes captured and kept in this shot */
+    /* The transition into the shot: "cut", "dissolve" or "fade" (static names, see
+     * vt_kf_transition_name), NULL for the first shot and for shots stored before
+     * transitions were recorded; [trans_start_s, trans_end_s) holds its mixed frames
+     * (both start_s for a cut). */
+    const char *transition;
+    double trans_start_s, trans_end_s;
 };
+
+/* The static name of a transition kind named s ("cut", "dissolve", "fade"), or NULL
+ * (defined in shotdetect.c, which needs no media library). */
+const char *vt_kf_transition_name(const char *s);
 
 struct vt_kf_frame {
     int index;        /* 0-based, in time order over the whole video */
@@ -52,5 +62,15 @@ void vt_kf_result_release(struct vt_kf_result *res);
  * ".jpg" or the name does not fit in len bytes.
  */
 int vt_kf_small_name(const char *image, char *out, size_t len);
+
+struct vt_sd_feat;
+
+/*
+ * Pass 1 alone, for tools that tune shot detection (tests/tools/sdtune.c): the features
+ * of every analysed frame of media_path into *feats (caller frees) and their number.
+ * Returns 0 or an error as vt_keyframe_run.
+ */
+int vt_kf_features(const char *media_path, struct vt_sd_feat **feats, size_t *nf, char *err,
+                   size_t errlen);
 
 #endif

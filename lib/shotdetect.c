@@ -17,6 +17,7 @@
  */
 #include "shotdetect.h"
 
+#include "keyframe.h"
 #include "util.h"
 
 #include <math.h>
@@ -49,6 +50,23 @@ static void add_bound(struct bounds *b, size_t at, size_t s0, size_t s1, enum vt
     b->v[b->n].span1 = s1;
     b->v[b->n].kind = kind;
     b->n++;
+}
+
+/* Here, not in keyframe.c, so that the store (which names kinds) needs no FFmpeg. */
+static const char *const kind_names[] = {
+    [VT_SD_CUT] = "cut", [VT_SD_FADE] = "fade", [VT_SD_DISSOLVE] = "dissolve"};
+
+const char *vt_sd_kind_name(enum vt_sd_kind kind)
+{
+    return (size_t)kind < VT_ARRAY_LEN(kind_names) ? kind_names[kind] : NULL;
+}
+
+const char *vt_kf_transition_name(const char *s)
+{
+    for (size_t i = 0; s && i < VT_ARRAY_LEN(kind_names); i++)
+        if (kind_names[i] && !strcmp(s, kind_names[i]))
+            return kind_names[i];
+    return NULL;
 }
 
 int vt_sd_is_black(const struct vt_sd_feat *f)
@@ -96,49 +114,305 @@ static void find_fades(const struct vt_sd_feat *f, size_t n, uint8_t *mask, stru
     }
 }
 
-static void find_dissolves(const struct vt_sd_feat *f, size_t n, const double *pd1, uint8_t *mask,
-                           struct bounds *b)
+/* The analysed frame whose time is nearest t (frames are in time order). */
+static size_t near_idx(const struct vt_sd_feat *f, size_t n, double t)
 {
-    size_t i = 1;
+    size_t lo = 0, hi = n - 1;
 
-    while (i < n) {
-        double pre = win_mean(pd1, i > BASE_WIN ? i - BASE_WIN : 0, i);
-        double tl = fmax(0.35, 2.0 * pre + 0.2), acc = 0, net = 0;
-        size_t s = i, e = i;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
 
-        if (mask[i] || f[i].d1 <= tl) {
-            i++;
+        if (f[mid].t_s < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && t - f[lo - 1].t_s < f[lo].t_s - t)
+        lo--;
+    return lo;
+}
+
+/* Mean abs difference of two frames' coarse grids. */
+static double gdist(const struct vt_sd_feat *x, const struct vt_sd_feat *y)
+{
+    int s = 0;
+
+    for (int i = 0; i < VT_SD_GRID; i++)
+        s += abs((int)x->grid[i] - (int)y->grid[i]);
+    return (double)s / VT_SD_GRID;
+}
+
+/* How far frame m is from the half-way mix of frames a and b (grid mean abs). */
+static double glin(const struct vt_sd_feat *m, const struct vt_sd_feat *a,
+                   const struct vt_sd_feat *b)
+{
+    int s = 0;
+
+    for (int i = 0; i < VT_SD_GRID; i++)
+        s += abs(2 * (int)m->grid[i] - (int)a->grid[i] - (int)b->grid[i]);
+    return (double)s / (2.0 * VT_SD_GRID);
+}
+
+/* Where frame i lies on the way from a's grid to b's: 0 at a, 1 at b. */
+static double galpha(const struct vt_sd_feat *i, const struct vt_sd_feat *a,
+                     const struct vt_sd_feat *b)
+{
+    double num = 0, den = 0;
+
+    for (int k = 0; k < VT_SD_GRID; k++) {
+        double v = (double)b->grid[k] - a->grid[k];
+
+        num += ((double)i->grid[k] - a->grid[k]) * v;
+        den += v * v;
+    }
+    return den > 0 ? num / den : 0;
+}
+
+/* Half-widths of the windows a dissolve is looked for in, and its limits. */
+static const double gr_half_s[] = {0.2, 0.35, 0.6, 1.1};
+#define GR_NET   6.0  /* least net change of the coarse grid across a dissolve */
+#define GR_LIN   0.25 /* the middle frame is the half-way mix within this share of it */
+#define GR_RATE  2.25 /* across it, the picture changes this much faster than outside */
+#define GR_OUT_S 1.0  /* longest stretch outside compared with it */
+#define GR_STEP  0.4  /* largest step of the mix between two analysed frames */
+#define GR_LO    0.15 /* the ramp of a dissolve is measured between these shares */
+#define GR_HI    0.85
+
+struct grad {
+    double score;
+    size_t a, b; /* the frames compared, on either side of the transition */
+};
+
+static int is_dark(const struct vt_sd_feat *f)
+{
+    return f->mean < 1.5 * BLACK_MEAN && f->stddev < 1.5 * BLACK_STDDEV;
+}
+
+/*
+ * Whether m looks like the middle of a mix of a and b even though both move (the
+ * grid's cells then follow the motion, not the mix): the mix's mean luma is the mean
+ * of the ends', and two unrelated pictures mixed have less contrast than either.
+ */
+static int var_dip(const struct vt_sd_feat *f, size_t a, size_t m, size_t b)
+{
+    double lo = fmin(f[a].stddev, f[b].stddev);
+
+    if (lo < 12 || f[m].stddev > 0.7 * lo ||
+        fabs(f[m].mean - (f[a].mean + f[b].mean) / 2) > 0.1 * fabs(f[a].mean - f[b].mean) + 3)
+        return 0;
+    /* a bowl: down to m and up again, no frame lower than m's by much */
+    for (size_t i = a; i <= b; i++)
+        if (f[i].stddev < 0.9 * f[m].stddev)
+            return 0;
+    return 1;
+}
+
+/* Whether the mix goes from a to b in small steps: a cut jumps half-way at once. */
+static int smooth_ramp(const struct vt_sd_feat *f, size_t a, size_t b)
+{
+    double prev = 0;
+
+    for (size_t i = a + 1; i <= b; i++) {
+        double al = galpha(&f[i], &f[a], &f[b]);
+
+        if (fabs(al - prev) > GR_STEP)
+            return 0;
+        prev = al;
+    }
+    return 1;
+}
+
+/*
+ * The best window in which frame m is the middle of a dissolve; score 0 when none.
+ * pmask: prefix sums of the frames already taken by fades, which a window may only
+ * end on (a fade-in or fade-out the luma did not follow to its end, see merge_fade).
+ */
+static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t *pmask, size_t m)
+{
+    struct grad best = {0, 0, 0};
+
+    for (size_t k = 0; k < VT_ARRAY_LEN(gr_half_s); k++) {
+        double h = gr_half_s[k], t = f[m].t_s, net, lin, out, lout, ra, rb;
+        size_t a = near_idx(f, n, t - h), b = near_idx(f, n, t + h), a2, b2;
+
+        if (a >= m || b <= m || t - f[a].t_s < 0.7 * h || f[b].t_s - t < 0.7 * h)
+            continue;
+        net = gdist(&f[a], &f[b]);
+        if (net < GR_NET)
+            continue;
+        lin = glin(&f[m], &f[a], &f[b]);
+        if (lin > GR_LIN * net) {
+            /* both sides move: the contrast's dip is the evidence (a pan or a zoom
+             * keeps it), weaker than the grid's mix, so it ranks below */
+            if (pmask[b] == pmask[a + 1] && var_dip(f, a, m, b) && 0.5 * net > best.score) {
+                best.score = 0.5 * net;
+                best.a = a;
+                best.b = b;
+            }
             continue;
         }
-        /* the run goes on through single frames below the low threshold */
-        for (size_t k = s + 1; k < n && !mask[k] && f[k].t_s - f[s].t_s <= MAX_DISS_S; k++) {
-            if (f[k].d1 > tl)
-                e = k;
-            else if (k - e > 1)
-                break;
+        /* a pan or a zoom changes the picture steadily: as fast before or after (over
+         * as long, up to GR_OUT_S: further the next transition may lie) */
+        lout = fmin(f[b].t_s - f[a].t_s, GR_OUT_S);
+        a2 = near_idx(f, n, f[a].t_s - lout);
+        b2 = near_idx(f, n, f[b].t_s + lout);
+        if (f[a].t_s - f[a2].t_s < 0.5 * lout || f[b2].t_s - f[b].t_s < 0.5 * lout)
+            continue; /* too near the start or the end to tell */
+        /* as rates: a steady change over the longer window inside is as fast */
+        ra = gdist(&f[a2], &f[a]) / (f[a].t_s - f[a2].t_s);
+        rb = gdist(&f[b], &f[b2]) / (f[b2].t_s - f[b].t_s);
+        out = fmin(ra, rb);
+        /* one side may move (a still slide dissolving into a moving shot), but
+         * not faster than the dissolve changes: an accelerating zoom would */
+        if (net < GR_RATE * out * (f[b].t_s - f[a].t_s) + 2 ||
+            net < fmax(ra, rb) * (f[b].t_s - f[a].t_s))
+            continue;
+        if ((pmask[b] != pmask[a + 1] && !is_dark(&f[a]) && !is_dark(&f[b])) ||
+            !smooth_ramp(f, a, b))
+            continue;
+        if (net - 1.5 * lin > best.score) {
+            best.score = net - 1.5 * lin;
+            best.a = a;
+            best.b = b;
         }
-        for (size_t k = s; k <= e; k++)
-            acc += f[k].d1;
-        /* net change: frames after the run compared with frames before it */
-        for (size_t k = e; k < n && f[k].t_s <= f[s - 1].t_s + VT_SD_LAG_S + 1e-6; k++)
-            net = fmax(net, f[k].dlong);
-        if (e - s + 1 >= 3 && f[e].t_s - f[s].t_s <= MAX_DISS_S && acc >= 8 &&
-            net >= fmax(6, 0.45 * acc)) {
-            size_t at = s;
-            double mid = (f[s].t_s + f[e].t_s) / 2;
-
-            while (at < e && f[at].t_s < mid)
-                at++;
-            for (size_t k = s - 1; k <= e; k++)
-                mask[k] = 1;
-            add_bound(b, at, s - 1, e, VT_SD_DISSOLVE);
-        }
-        i = e + 1;
     }
+    return best;
+}
+
+/*
+ * A mix from or to black next to a fade through black (found first) is that fade's
+ * fade-in or fade-out, which the luma alone did not follow to its end (noise, motion):
+ * the fade's span grows to hold it. Returns whether it was merged.
+ */
+static int merge_fade(const struct vt_sd_feat *f, struct bounds *b, size_t a, size_t z, size_t s0,
+                      size_t s1)
+{
+    if (!is_dark(&f[a]) && !is_dark(&f[z]))
+        return 0;
+    for (size_t i = 0; i < b->n; i++) {
+        struct bound *x = &b->v[i];
+
+        if (x->kind != VT_SD_FADE || x->span1 + 1 < a || x->span0 > z + 1)
+            continue;
+        x->span0 = s0 < x->span0 ? s0 : x->span0;
+        x->span1 = s1 > x->span1 ? s1 : x->span1;
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * Dissolves, between still or moving shots alike: a window [a, b] across which the
+ * coarse picture changes a lot, whose middle frame is the half-way mix of its ends
+ * (motion gives no such mix, a cut gives one end or the other), and outside which the
+ * picture changes much more slowly (a pan changes steadily). The best middle of a run
+ * of such frames is the boundary; the ramp of the mix from a to b gives the span.
+ */
+/* Run middles by score, best first (ties: earlier first). */
+static const struct grad *sort_g;
+
+static int by_score(const void *x, const void *y)
+{
+    size_t i = *(const size_t *)x, j = *(const size_t *)y;
+
+    if (sort_g[i].score != sort_g[j].score)
+        return sort_g[i].score > sort_g[j].score ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* The span [*s0, *s1] of the dissolve whose middle is m, from the ramp of its mix. */
+static void grad_span(const struct vt_sd_feat *f, size_t n, const struct grad *g, size_t m,
+                      size_t *s0, size_t *s1)
+{
+    const struct vt_sd_feat *fa = &f[g->a], *fb = &f[g->b];
+    size_t i = m, j = m;
+    double al, ah, dur, t0;
+
+    /* the ramp between GR_LO and GR_HI, extended linearly to 0 and 1 */
+    while (i > g->a + 1 && galpha(&f[i - 1], fa, fb) > GR_LO)
+        i--;
+    while (j + 1 < g->b && galpha(&f[j + 1], fa, fb) < GR_HI)
+        j++;
+    al = galpha(&f[i], fa, fb);
+    ah = galpha(&f[j], fa, fb);
+    dur = ah - al > 0.2 ? (f[j].t_s - f[i].t_s) / (ah - al) : f[j].t_s - f[i].t_s;
+    t0 = f[i].t_s - fmax(0, al) * dur;
+    *s0 = near_idx(f, n, t0);
+    *s1 = near_idx(f, n, t0 + dur);
+    if (*s0 <= g->a)
+        *s0 = g->a + 1;
+    if (*s1 >= g->b)
+        *s1 = g->b - 1;
+    if (*s0 > m)
+        *s0 = m;
+    if (*s1 < m)
+        *s1 = m;
+}
+
+static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, struct bounds *b)
+{
+    struct grad *g = vt_xcalloc(n, sizeof(*g));
+    uint32_t *pmask = vt_xmalloc((n + 1) * sizeof(*pmask));
+    size_t *runs = vt_xmalloc(n * sizeof(*runs)), n_runs = 0;
+
+    pmask[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        pmask[i + 1] = pmask[i] + mask[i];
+    for (size_t m = 1; m + 1 < n; m++)
+        if (!mask[m])
+            g[m] = grad_at(f, n, pmask, m);
+    /* the best middle of each run of candidates (allowing one frame's gap) */
+    for (size_t m = 1; m + 1 < n; m++) {
+        size_t best = m, e = m;
+
+        if (g[m].score <= 0)
+            continue;
+        while (e + 1 < n && (g[e + 1].score > 0 || (e + 2 < n && g[e + 2].score > 0)))
+            e++;
+        for (size_t k = m; k <= e; k++)
+            if (g[k].score > g[best].score)
+                best = k;
+        runs[n_runs++] = best;
+        m = e;
+    }
+    /* best first: a long dissolve can give two runs, the weaker one inside the span
+     * of the stronger is the same dissolve */
+    sort_g = g;
+    qsort(runs, n_runs, sizeof(*runs), by_score);
+    for (size_t r = 0; r < n_runs; r++) {
+        size_t m = runs[r], s0, s1;
+
+        if (mask[m])
+            continue;
+        grad_span(f, n, &g[m], m, &s0, &s1);
+        for (size_t k = s0 > 0 ? s0 - 1 : 0; k <= s1 + 1 && k < n; k++)
+            mask[k] = 1;
+        if (!merge_fade(f, b, g[m].a, g[m].b, s0, s1))
+            add_bound(b, near_idx(f, n, (f[s0].t_s + f[s1].t_s) / 2), s0, s1, VT_SD_DISSOLVE);
+    }
+    free(runs);
+    free(g);
+    free(pmask);
+}
+
+/*
+ * A cut on the coarse grid: a spike of its frame difference well above both sides'.
+ * Fine motion (noise, a cellular automaton, scrolling texture) raises the thumbnail's
+ * difference to a cut's level but leaves the cells' means nearly still.
+ */
+static int grid_cut(const struct vt_sd_feat *f, size_t n, const double *pg, size_t i)
+{
+    size_t a0 = i > BASE_WIN ? i - BASE_WIN : 1, b1 = i + 1 + BASE_WIN < n ? i + 1 + BASE_WIN : n;
+    double d = pg[i + 1] - pg[i], base = fmax(win_mean(pg, a0, i), win_mean(pg, i + 1, b1));
+
+    for (size_t k = i > 2 ? i - 2 : 1; k <= i + 2 && k < n; k++)
+        if (k != i && pg[k + 1] - pg[k] >= d)
+            return 0;
+    return d >= 8 && d >= 4 * base + 4;
 }
 
 static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, const double *pch,
-                      const uint8_t *mask, struct bounds *b)
+                      const double *pg, const uint8_t *mask, struct bounds *b)
 {
     for (size_t i = 1; i < n; i++) {
         size_t a0 = i > BASE_WIN ? i - BASE_WIN : 0,
@@ -151,6 +425,15 @@ static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, c
 
         if (mask[i])
             continue;
+        /* pass 1 decodes without the loop filter, so its pictures drift from the
+         * encoder's until the next keyframe; most in a fade or dissolve, after which
+         * the encoder often places one: the jump back is the transition's end */
+        if (f[i].key && (mask[i - 1] || (i > 2 && mask[i - 2]) || (i > 3 && mask[i - 3])))
+            continue;
+        if (grid_cut(f, n, pg, i)) {
+            add_bound(b, i, i - 1, i, VT_SD_CUT);
+            continue;
+        }
         /* the strongest frame of a neighbourhood carries the cut */
         for (size_t k = i > 2 ? i - 2 : 0; k <= i + 2 && k < n; k++)
             if (k != i && (f[k].d1 > d || (f[k].d1 == d && k < i)))
@@ -164,6 +447,39 @@ static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, c
         if (hard || soft)
             add_bound(b, i, i - 1, i, VT_SD_CUT);
     }
+}
+
+/*
+ * The stable part begins after a transition's span and ends before it, with a margin
+ * for gradual ones: their measured ends may fall short of the true ones (motion on
+ * either side blurs the ramp), and the kept frame must show one shot only.
+ */
+#define SPAN_MARGIN 0.25 /* of the transition's length */
+
+static size_t after_span(const struct vt_sd_feat *f, size_t n, const struct bound *x)
+{
+    size_t i = x->span1 + 1;
+    double t;
+
+    if (x->kind == VT_SD_CUT)
+        return i;
+    t = f[x->span1].t_s + SPAN_MARGIN * (f[x->span1].t_s - f[x->span0].t_s);
+    while (i + 1 < n && f[i].t_s < t)
+        i++;
+    return i;
+}
+
+static size_t before_span(const struct vt_sd_feat *f, const struct bound *x)
+{
+    size_t i = x->span0 - 1;
+    double t;
+
+    if (x->kind == VT_SD_CUT)
+        return i;
+    t = f[x->span0].t_s - SPAN_MARGIN * (f[x->span1].t_s - f[x->span0].t_s);
+    while (i > 0 && f[i].t_s > t)
+        i--;
+    return i;
 }
 
 static int by_at(const void *a, const void *b)
@@ -204,7 +520,7 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
 {
     struct bounds b = {0};
     uint8_t *mask = NULL;
-    double *pd1 = NULL, *pch = NULL;
+    double *pd1 = NULL, *pch = NULL, *pg = NULL;
     size_t *last_key = NULL, n_shots = 0, kept = 0;
     struct vt_sd_shot *shots = NULL;
 
@@ -215,15 +531,18 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
     pd1 = vt_xmalloc((n + 1) * sizeof(*pd1));
     pch = vt_xmalloc((n + 1) * sizeof(*pch));
     last_key = vt_xmalloc(n * sizeof(*last_key));
-    pd1[0] = pch[0] = 0;
+    pg = vt_xmalloc((n + 1) * sizeof(*pg));
+    pd1[0] = pch[0] = pg[0] = pg[1] = 0;
     for (size_t i = 0; i < n; i++) {
         pd1[i + 1] = pd1[i] + f[i].d1;
         pch[i + 1] = pch[i] + f[i].changed;
+        if (i)
+            pg[i + 1] = pg[i] + gdist(&f[i - 1], &f[i]);
         last_key[i] = f[i].key || i == 0 ? i : last_key[i - 1];
     }
     find_fades(f, n, mask, &b);
-    find_dissolves(f, n, pd1, mask, &b);
-    find_cuts(f, n, pd1, pch, mask, &b);
+    find_gradual(f, n, mask, &b);
+    find_cuts(f, n, pd1, pch, pg, mask, &b);
     if (b.n)
         qsort(b.v, b.n, sizeof(*b.v), by_at);
     /* drop boundaries too close to the previous one (or to the start) */
@@ -242,12 +561,17 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
         s->first = k ? b.v[k - 1].at : 0;
         s->last = k + 1 < n_shots ? b.v[k].at - 1 : n - 1;
         s->kind = k ? b.v[k - 1].kind : VT_SD_START;
+        s->span0 = s->span1 = s->first;
+        if (k && s->kind != VT_SD_CUT) {
+            s->span0 = b.v[k - 1].span0;
+            s->span1 = b.v[k - 1].span1;
+        }
         s->stable_first = s->first;
         s->stable_last = s->last;
         if (k && b.v[k - 1].span1 + 1 > s->stable_first)
-            s->stable_first = b.v[k - 1].span1 + 1;
+            s->stable_first = after_span(f, n, &b.v[k - 1]);
         if (k + 1 < n_shots && b.v[k].span0 > 0 && b.v[k].span0 - 1 < s->stable_last)
-            s->stable_last = b.v[k].span0 - 1;
+            s->stable_last = before_span(f, &b.v[k]);
         /* frames in a fade at the very start or end are not stable either */
         while (s->stable_first < s->stable_last && mask[s->stable_first] && k == 0)
             s->stable_first++;
@@ -266,6 +590,7 @@ out:
     free(mask);
     free(pd1);
     free(pch);
+    free(pg);
     free(last_key);
     return n_shots;
 }

@@ -10,6 +10,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * A coarse picture of the frame: VT_SD_GRID_W x VT_SD_GRID_H luma cell means, then
+ * VT_SD_CGRID_W x VT_SD_CGRID_H means of each chroma plane (0..255). Cells average away
+ * noise and the motion of small things, and a dissolve mixes them linearly, so a
+ * gradual transition is told from motion by the frames around it, whatever moves.
+ */
+#define VT_SD_GRID_W  8
+#define VT_SD_GRID_H  6
+#define VT_SD_CGRID_W 4
+#define VT_SD_CGRID_H 3
+#define VT_SD_GRID    (VT_SD_GRID_W * VT_SD_GRID_H + 2 * VT_SD_CGRID_W * VT_SD_CGRID_H)
+
 /* Features of one analysed frame; diffs are on a small grey thumbnail, 0..255 scale. */
 struct vt_sd_feat {
     double t_s;      /* presentation time relative to the file's start */
@@ -20,6 +32,7 @@ struct vt_sd_feat {
     float changed;   /* fraction of pixels that changed a lot since the previous frame */
     float dlong;     /* mean abs difference with the frame about VT_SD_LAG_S earlier */
     uint8_t key;     /* a keyframe (random access point): cheap to seek to */
+    uint8_t grid[VT_SD_GRID];
 };
 
 /* Lag of the long-range difference; gradual transitions up to this long are found. */
@@ -29,12 +42,15 @@ enum vt_sd_kind { VT_SD_START, VT_SD_CUT, VT_SD_FADE, VT_SD_DISSOLVE };
 
 /*
  * A shot: analysed frames [first, last]. Transitions belong to no shot's stable part:
- * [stable_first, stable_last] excludes them. kind says how the shot began.
+ * [stable_first, stable_last] excludes them. kind says how the shot began, and
+ * [span0, span1] are the frames of that transition (a fade's or a dissolve's mixed
+ * frames, which straddle first; first alone for a cut and the start).
  */
 struct vt_sd_shot {
     size_t first, last;
     size_t stable_first, stable_last;
     enum vt_sd_kind kind;
+    size_t span0, span1;
     size_t chosen; /* the analysed frame to keep */
 };
 
@@ -43,6 +59,9 @@ struct vt_sd_shot {
  * and a caller-freed array in *shots.
  */
 size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **shots);
+
+/* "cut", "fade" or "dissolve" (static), NULL for VT_SD_START. */
+const char *vt_sd_kind_name(enum vt_sd_kind kind);
 
 /* True when a frame with these features is black (part of a fade through black). */
 int vt_sd_is_black(const struct vt_sd_feat *f);

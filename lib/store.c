@@ -178,6 +178,12 @@ static const char *const migrations[] = {
     " WHERE EXISTS (SELECT 1 FROM ocr_lines l WHERE l.video_id = f.video_id"
     "  AND l.frame_idx = coalesce(f.duplicate_of, f.idx) AND l.noise = 0)"
     " ORDER BY f.video_id, f.idx;",
+
+    /* 7: the transition into each shot (cut, dissolve, fade) and its span; NULL in
+     * shots stored before: their kind was not recorded */
+    "ALTER TABLE shots ADD COLUMN transition TEXT;"
+    "ALTER TABLE shots ADD COLUMN trans_start_s REAL;"
+    "ALTER TABLE shots ADD COLUMN trans_end_s REAL;",
 };
 
 _Static_assert(VT_ARRAY_LEN(migrations) == VT_STORE_SCHEMA_VERSION, "one migration per version");

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VT_STORE_SCHEMA_VERSION 6
+#define VT_STORE_SCHEMA_VERSION 7
 
 struct vt_store;
 struct vt_chapter; /* media.h: the store needs no media headers */

@@ -113,8 +113,8 @@ int vt_store_keyframes_replace(struct vt_store *s, const char *id, const struct 
     if (rc)
         return rc;
     rc = store_prepare(s,
-                       "INSERT INTO shots (video_id, idx, start_s, end_s, captured, kept)"
-                       " VALUES (?,?,?,?,?,?)",
+                       "INSERT INTO shots (video_id, idx, start_s, end_s, captured, kept,"
+                       " transition, trans_start_s, trans_end_s) VALUES (?,?,?,?,?,?,?,?,?)",
                        &st);
     for (size_t i = 0; i < r->n_shots && !rc; i++) {
         const struct vt_kf_shot *x = &r->shots[i];
@@ -125,6 +125,14 @@ int vt_store_keyframes_replace(struct vt_store *s, const char *id, const struct 
         sqlite3_bind_double(st, 4, x->end_s);
         sqlite3_bind_int(st, 5, x->captured);
         sqlite3_bind_int(st, 6, x->kept);
+        store_bind_text(st, 7, x->transition);
+        if (x->transition) {
+            sqlite3_bind_double(st, 8, x->trans_start_s);
+            sqlite3_bind_double(st, 9, x->trans_end_s);
+        } else {
+            sqlite3_bind_null(st, 8);
+            sqlite3_bind_null(st, 9);
+        }
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = store_fail(s, "insert shot");
         sqlite3_reset(st);
@@ -183,13 +191,17 @@ static void read_shot(sqlite3_stmt *st, void *item)
     v->end_s = sqlite3_column_double(st, 1);
     v->captured = sqlite3_column_int(st, 2);
     v->kept = sqlite3_column_int(st, 3);
+    v->transition = vt_kf_transition_name((const char *)sqlite3_column_text(st, 4));
+    v->trans_start_s = sqlite3_column_double(st, 5);
+    v->trans_end_s = sqlite3_column_double(st, 6);
 }
 
 int vt_store_shots_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
                          struct vt_kf_shot **out, size_t *n)
 {
     return store_read_array(s,
-                            "SELECT start_s, end_s, captured, kept FROM shots WHERE video_id = ?"
+                            "SELECT start_s, end_s, captured, kept, transition, trans_start_s,"
+                            " trans_end_s FROM shots WHERE video_id = ?"
                             " AND idx >= ? AND idx < ? ORDER BY idx",
                             "read shots", sizeof(**out), read_shot, NULL, (void **)out, n, "sII",
                             id, from, to);

@@ -159,11 +159,21 @@ static void render(const json_t *doc)
     fputs("\n\nScene timeline\n", stdout);
     json_array_foreach(json_object_get(doc, "shots"), i, v)
     {
+        const json_t *tr = json_object_get(v, "transition");
+        const char *kind = json_string_value(json_object_get(tr, "kind"));
+
         fmt_t(a, sizeof(a), jnum(v, "start_s"));
         fmt_t(b, sizeof(b), jnum(v, "end_s"));
-        printf("  Shot %zu, %s to %s, %lld of %lld keyframes kept\n", i, a, b,
+        printf("  Shot %zu, %s to %s, %lld of %lld keyframes kept", i, a, b,
                json_integer_value(json_object_get(v, "keyframes_kept")),
                json_integer_value(json_object_get(v, "keyframes_captured")));
+        /* the kind is one of the export's fixed names, never text from the video */
+        if (kind && !strcmp(kind, "cut"))
+            fputs(", after a cut", stdout);
+        else if (kind)
+            printf(", after a %s %.2f-%.2f s", !strcmp(kind, "fade") ? "fade" : "dissolve",
+                   jnum(tr, "start_s"), jnum(tr, "end_s"));
+        putchar('\n');
     }
     printf("%zu shot(s).\n", json_array_size(json_object_get(doc, "shots")));
 

@@ -46,11 +46,19 @@ int main(int argc, char **argv)
     printf("{\"model\": ");
     json_str(res.model);
     printf(", \"duration_s\": %.6f,\n \"shots\": [\n", res.duration_s);
-    for (size_t i = 0; i < res.n_shots; i++)
+    for (size_t i = 0; i < res.n_shots; i++) {
+        const struct vt_kf_shot *s = &res.shots[i];
+
         printf("  {\"index\": %zu, \"start_s\": %.6f, \"end_s\": %.6f, \"keyframes_captured\": %d, "
-               "\"keyframes_kept\": %d}%s\n",
-               i, res.shots[i].start_s, res.shots[i].end_s, res.shots[i].captured,
-               res.shots[i].kept, i + 1 < res.n_shots ? "," : "");
+               "\"keyframes_kept\": %d, \"transition\": ",
+               i, s->start_s, s->end_s, s->captured, s->kept);
+        if (s->transition)
+            printf("{\"kind\": \"%s\", \"start_s\": %.6f, \"end_s\": %.6f}", s->transition,
+                   s->trans_start_s, s->trans_end_s);
+        else
+            printf("null");
+        printf("}%s\n", i + 1 < res.n_shots ? "," : "");
+    }
     printf(" ],\n \"frames\": [\n");
     for (size_t i = 0; i < res.n_frames; i++) {
         const struct vt_kf_frame *x = &res.frames[i];

@@ -135,23 +135,163 @@ VT_TEST(shotdetect_fade_at_start_is_no_boundary)
     free(f);
 }
 
+/* Two coarse pictures: a left-to-right ramp and a brighter checker, to mix. */
+static double pic(int which, int k)
+{
+    return which ? 60 + (k % 2) * 120 + k % 5 : 30 + 2.5 * k;
+}
+
+/*
+ * Frames [0, n) showing picture 0, then a linear mix to picture 1 over frames
+ * [d0, d1), then picture 1; jitter > 0 adds that much motion to every cell of every
+ * frame (and to the thumbnail's frame difference, as a moving shot has).
+ */
+static void mix_grid(struct vt_sd_feat *f, size_t n, size_t d0, size_t d1, int jitter)
+{
+    unsigned r = 11;
+
+    for (size_t i = 0; i < n; i++) {
+        double al = i < d0 ? 0 : i >= d1 ? 1 : (double)(i - d0 + 1) / (double)(d1 - d0 + 1);
+
+        for (int k = 0; k < VT_SD_GRID; k++) {
+            double v = (1 - al) * pic(0, k) + al * pic(1, k);
+
+            r = r * 1103515245u + 12345u;
+            if (jitter)
+                v += (double)((int)(r >> 16 & 255) % (2 * jitter + 1) - jitter);
+            f[i].grid[k] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+        if (i && jitter)
+            f[i].d1 = 12 + (float)(r >> 8 & 7);
+        else if (i && i >= d0 && i <= d1)
+            f[i].d1 = 3.5f;
+    }
+}
+
 VT_TEST(shotdetect_dissolve)
 {
     struct vt_sd_feat *f = quiet(150);
     struct vt_sd_shot *s = NULL;
     size_t n;
 
-    /* 12 frames of steady moderate change, net change over them large */
-    for (size_t i = 60; i < 72; i++)
-        f[i].d1 = 3.5f;
-    for (size_t i = 60; i < 90; i++)
-        f[i].dlong = (float)(i < 72 ? (i - 59) * 3.5 : 42);
+    /* a 0.8 s dissolve between two stills: frames 60-71 mixed */
+    mix_grid(f, 150, 60, 72, 0);
     n = detect(f, 150, &s);
     CHECK_INT(n, 2);
     if (n == 2) {
-        CHECK(s[1].first >= 60 && s[1].first <= 72);
+        CHECK(s[1].first >= 63 && s[1].first <= 69);
         CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
-        CHECK(s[1].chosen > 72);
+        /* the span holds the mixed frames, give or take one */
+        CHECK(s[1].span0 >= 59 && s[1].span0 <= 61);
+        CHECK(s[1].span1 >= 70 && s[1].span1 <= 72);
+        CHECK(s[0].chosen < 60 && s[1].chosen > 72);
+        CHECK(s[0].stable_last < 60 && s[1].stable_first > 71);
+    }
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_dissolve_moving)
+{
+    struct vt_sd_feat *f = quiet(200);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* both shots move (every cell jitters, large thumbnail differences); 1.3 s mix */
+    mix_grid(f, 200, 80, 100, 3);
+    n = detect(f, 200, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK(s[1].first >= 84 && s[1].first <= 96);
+        CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
+        CHECK(s[1].span0 >= 76 && s[1].span0 <= 84);
+        CHECK(s[1].span1 >= 96 && s[1].span1 <= 104);
+    }
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_moving_no_boundary)
+{
+    struct vt_sd_feat *f = quiet(300);
+    struct vt_sd_shot *s = NULL;
+
+    /* motion alone: the cells jitter, the thumbnail differs a lot frame to frame */
+    mix_grid(f, 300, 1000, 1000, 4);
+    CHECK_INT(detect(f, 300, &s), 1);
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_pan_no_dissolve)
+{
+    struct vt_sd_feat *f = quiet(300);
+    struct vt_sd_shot *s = NULL;
+
+    /* a pan: every cell changes at a steady rate for 20 s, linear like a dissolve but
+     * as fast before and after any window */
+    for (size_t i = 0; i < 300; i++) {
+        for (int k = 0; k < VT_SD_GRID; k++)
+            f[i].grid[k] = (uint8_t)(20 + k + i * (1 + k % 3) / 8);
+        f[i].d1 = i ? 6 : 0;
+    }
+    CHECK_INT(detect(f, 300, &s), 1);
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_dissolve_both_moving_contrast_dip)
+{
+    struct vt_sd_feat *f = quiet(240);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* two shots whose cells all move a lot (two pans: the grid's mix is no mix), a
+     * 2 s dissolve between them: the contrast dips to 60 % in its middle and comes
+     * back, the mean luma stays */
+    mix_grid(f, 240, 1000, 1000, 20);
+    for (size_t i = 0; i < 240; i++) {
+        double x = ((double)i - 120) / 15; /* -1..1 over frames 105-135 */
+
+        f[i].stddev = (float)(fabs(x) >= 1 ? 60 : 60 * (0.6 + 0.4 * x * x));
+    }
+    n = detect(f, 240, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK(s[1].first >= 110 && s[1].first <= 130);
+        CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
+        CHECK(s[0].chosen < 105 && s[1].chosen > 135);
+    }
+    /* the same motion without the dip: nothing */
+    for (size_t i = 0; i < 240; i++)
+        f[i].stddev = 60;
+    free(s);
+    CHECK_INT(detect(f, 240, &s), 1);
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_cut_into_fine_motion)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* a slide, then a shot whose pixels all change every frame (a cellular automaton)
+     * while its coarse cells stay nearly still: the cut's thumbnail difference is no
+     * spike over the moving side, the coarse grid's is */
+    mix_grid(f, 150, 1000, 1000, 0);
+    for (size_t i = 70; i < 150; i++) {
+        for (int k = 0; k < VT_SD_GRID; k++)
+            f[i].grid[k] = (uint8_t)(pic(1, k) + (i % 2));
+        f[i].d1 = i == 70 ? 90 : 75 + (float)(i % 3);
+        f[i].changed = 0.8f;
+    }
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_INT(s[1].first, 70);
+        CHECK_INT(s[1].kind, VT_SD_CUT);
     }
     free(s);
     free(f);

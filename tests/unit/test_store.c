@@ -84,7 +84,9 @@ VT_TEST(store_frames_cascade)
     char dir[64];
     struct vt_store *s = scratch(dir, sizeof(dir));
     struct vt_video_rec v;
-    struct vt_kf_shot shots[2] = {{0, 5, 1, 1}, {5, 9, 1, 0}};
+    struct vt_kf_shot shots[2] = {{.start_s = 0, .end_s = 5, .captured = 1, .kept = 1},
+                                  {5, 9, 1, 0, "dissolve", 4.5, 5.25}},
+                      *sh;
     struct vt_kf_frame frames[2];
     struct vt_kf_result r;
     struct vt_ocr_line lines[2] = {{"hello", 0.9, {1, 2, 3, 4}, 0},
@@ -136,6 +138,15 @@ VT_TEST(store_frames_cascade)
         CHECK_INT(got[1].ocr.n_lines, 0);
     }
     vt_store_frames_free(got, n);
+    /* the transition into each shot: none before the first, kind and span after */
+    CHECK_INT(vt_store_shots(s, "vid", &sh, &n), 0);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK(sh[0].transition == NULL);
+        CHECK_STR(sh[1].transition, "dissolve");
+        CHECK(sh[1].trans_start_s == 4.5 && sh[1].trans_end_s == 5.25);
+    }
+    free(sh);
     CHECK_INT(vt_store_stages(s, "vid", &sr, &n), 0);
     CHECK_INT(n, 1);
     if (n == 1)
@@ -232,7 +243,9 @@ VT_TEST(store_pages_counts_frame_at)
     char dir[64];
     struct vt_store *s = scratch(dir, sizeof(dir));
     struct vt_video_rec v;
-    struct vt_kf_shot shots[3] = {{0, 5, 1, 1}, {5, 9, 2, 1}, {9, 12, 2, 1}};
+    struct vt_kf_shot shots[3] = {{.start_s = 0, .end_s = 5, .captured = 1, .kept = 1},
+                                  {.start_s = 5, .end_s = 9, .captured = 2, .kept = 1},
+                                  {.start_s = 9, .end_s = 12, .captured = 2, .kept = 1}};
     struct vt_kf_frame frames[5];
     struct vt_kf_result r;
     /* the last line is noise: stored and read back, never counted */
