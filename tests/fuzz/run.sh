@@ -8,7 +8,7 @@
 #    * fuzz-sources: lib/captions*.c lib/util.c ...   (globs expand)
 #    * fuzz-pkgs: libavformat libavcodec ...
 #    * fuzz-libs: -lflite ...                      (libraries without a pkg-config file)
-# (default: every lib/*.c and the Makefile's PKGS). Everything is compiled with clang and
+# (default: every lib/*.c, the Makefile's PKGS and its FLITE_LIBS). Everything is compiled with clang and
 # -fsanitize=fuzzer,address,undefined, undefined behaviour being fatal.
 # Environment: FUZZ_TIME seconds per target (20), FUZZ_RSS_MB (512), FUZZ_MAX_LEN (65536),
 # FUZZ_KEEP=1 keeps the scratch corpus (the path is printed). Prints "fuzz <name>: N runs,
@@ -22,6 +22,7 @@ max_len=${FUZZ_MAX_LEN:-65536}
 out=build/fuzz
 mkdir -p "$out"
 all_pkgs=$(sed -n 's/^PKGS = //p' Makefile)
+all_libs=$(sed -n 's/^FLITE_LIBS = //p' Makefile)
 status=0 n=0
 for src in tests/fuzz/fuzz_*.c; do
   [[ -e $src ]] || continue
@@ -33,6 +34,7 @@ for src in tests/fuzz/fuzz_*.c; do
   libs=$(sed -n 's/^ *\* fuzz-libs: *//p' "$src" | head -n 1)
   [[ -n $sources ]] || sources=$(ls lib/*.c)
   [[ -n $pkgs ]] || pkgs=$all_pkgs
+  [[ -n $libs ]] || libs=$all_libs
   bin=$out/fuzz_$name
   # shellcheck disable=SC2086
   if ! clang -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
