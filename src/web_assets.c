@@ -38,6 +38,7 @@ VT_INCBIN(vt_web_login_html, "web/login.html");
 VT_INCBIN(vt_web_add_form_html, "web/add-form.html");
 VT_INCBIN(vt_web_search_hint_html, "web/search-hint.html");
 VT_INCBIN(vt_web_library_empty_html, "web/library-empty.html");
+VT_INCBIN(vt_web_hit_html, "web/hit.html");
 
 #define ASSET(url, sym, type)                                                                      \
     {                                                                                              \
@@ -74,6 +75,7 @@ static const struct {
     TEMPLATE("add-form", vt_web_add_form_html),
     TEMPLATE("search-hint", vt_web_search_hint_html),
     TEMPLATE("library-empty", vt_web_library_empty_html),
+    TEMPLATE("hit", vt_web_hit_html),
 #undef TEMPLATE
 };
 

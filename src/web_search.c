@@ -332,52 +332,46 @@ static int hit_frame(struct vt_library *lib, const struct vt_hit *h)
     return f;
 }
 
+/* The hit's moment on its video's page, with the query (the page marks its hits). */
 static void hit_link(struct vt_sb *out, const struct ask *a, const struct vt_hit *h)
 {
     vt_sb_addf(out, "/v/%s?t=", h->video_id);
     web_put_t(out, h->start_s);
-    vt_sb_adds(out, "&amp;q=");
+    vt_sb_adds(out, "&q=");
     web_url(out, a->q);
 }
 
+/* One hit (web/hit.html): the values are plain text, escaped there; the picture and the
+ * text with its marks are HTML built here. */
 static void hit_item(struct vt_sb *out, struct vt_library *lib, const struct ask *a,
                      const struct vt_hit *h)
 {
+    struct vt_sb start = {0}, href = {0}, time = {0}, pic = {0}, text = {0};
+    const char *words = NULL;
+    char frame[16];
     int f = hit_frame(lib, h);
 
-    vt_sb_addf(out, "<li class=\"hit\" data-video=\"%s\" data-start=\"", h->video_id);
-    web_put_t(out, h->start_s);
-    vt_sb_addf(
-        out, "\" data-frame=\"%d\"><a class=\"thumb\" tabindex=\"-1\" aria-hidden=\"true\" href=\"",
-        f);
-    hit_link(out, a, h);
-    vt_sb_adds(out, "\">");
+    snprintf(frame, sizeof(frame), "%d", f);
+    web_put_t(&start, h->start_s);
+    hit_link(&href, a, h);
+    web_put_time(&time, h->start_s);
     if (f >= 0)
-        web_put_list_img(out, h->video_id, f);
-    else
-        vt_sb_adds(out, "<span class=\"nothumb\">no picture</span>");
-    vt_sb_adds(out, "</a><div><p><a class=\"ts\" href=\"");
-    hit_link(out, a, h);
-    vt_sb_adds(out, "\">");
-    web_put_time(out, h->start_s);
-    vt_sb_adds(out, "</a> <span class=\"badge src-");
-    web_html(out, h->source);
-    vt_sb_adds(out, "\">");
+        web_put_list_img(&pic, h->video_id, f);
+    web_html_marked(&text, h->text);
     for (size_t i = 0; sources[i]; i++)
         if (!strcmp(h->source, sources[i]))
-            web_html(out, source_words[i]);
-    vt_sb_adds(out, "</span>");
-    if (h->approx)
-        vt_sb_adds(out, " <span class=\"badge approx\">approximate</span>");
-    if (h->matched & VT_MATCH_WORDS)
-        vt_sb_adds(out, " <span class=\"badge sig-words\">words</span>");
-    if (h->matched & VT_MATCH_MEANING)
-        vt_sb_adds(out, " <span class=\"badge sig-meaning\">meaning</span>");
-    if (h->matched & VT_MATCH_VISUAL)
-        vt_sb_adds(out, " <span class=\"badge sig-visual\">visual</span>");
-    vt_sb_adds(out, "</p><p class=\"text\">");
-    web_html_marked(out, h->text);
-    vt_sb_adds(out, "</p></div></li>\n");
+            words = source_words[i];
+    WEB_RENDER(out, "hit", {"video", h->video_id}, {"start", start.buf}, {"frame", frame},
+               {"href", href.buf}, {"picture", pic.buf}, {"time", time.buf}, {"source", h->source},
+               {"source_words", words}, {"approx", h->approx ? "1" : NULL},
+               {"words", h->matched & VT_MATCH_WORDS ? "1" : NULL},
+               {"meaning", h->matched & VT_MATCH_MEANING ? "1" : NULL},
+               {"visual", h->matched & VT_MATCH_VISUAL ? "1" : NULL}, {"text", text.buf});
+    vt_sb_release(&start);
+    vt_sb_release(&href);
+    vt_sb_release(&time);
+    vt_sb_release(&pic);
+    vt_sb_release(&text);
 }
 
 /* One page of hits, in their order: a heading each time the video changes. */
