@@ -39,6 +39,7 @@ VT_INCBIN(vt_web_add_form_html, "web/add-form.html");
 VT_INCBIN(vt_web_search_hint_html, "web/search-hint.html");
 VT_INCBIN(vt_web_library_empty_html, "web/library-empty.html");
 VT_INCBIN(vt_web_hit_html, "web/hit.html");
+VT_INCBIN(vt_web_card_html, "web/card.html");
 
 #define ASSET(url, sym, type)                                                                      \
     {                                                                                              \
@@ -76,6 +77,7 @@ static const struct {
     TEMPLATE("search-hint", vt_web_search_hint_html),
     TEMPLATE("library-empty", vt_web_library_empty_html),
     TEMPLATE("hit", vt_web_hit_html),
+    TEMPLATE("card", vt_web_card_html),
 #undef TEMPLATE
 };
 

@@ -111,52 +111,33 @@ static void put_state(struct vt_sb *b, const struct vt_video_item *v)
                    !strcmp(v->data_status, "partial") ? "Some parts missing" : "Nothing stored");
 }
 
-/* A video not finished: how far it is, as a bar and in words ("3 of 7 steps done"). */
-static void put_progress(struct vt_sb *b, const struct vt_video_item *v)
-{
-    vt_sb_addf(b,
-               "<div class=\"progress\"><progress max=\"%d\" value=\"%d\" "
-               "aria-label=\"Indexing progress\"></progress> <span data-role=\"steps\">%d of %d "
-               "%s done",
-               v->stages_total, v->stages_finished, v->stages_finished, v->stages_total,
-               v->stages_total == 1 ? "step" : "steps");
-    if (v->running) {
-        vt_sb_adds(b, ", now ");
-        web_html(b, v->running);
-    }
-    vt_sb_adds(b, "</span></div>");
-}
-
+/*
+ * One card (web/card.html): poster, title, channel, duration, the day it was added, its
+ * state in words and, while it is indexed, how far it is as a bar and in words ("3 of 7
+ * steps done, now ocr"; library.js keeps them current).
+ */
 static int put_card(void *user, const struct vt_video_item *v)
 {
-    struct vt_sb *b = user;
+    struct vt_sb *b = user, pic = {0}, dur = {0}, day = {0}, badges = {0};
     int live = !strcmp(v->index_state, "queued") || !strcmp(v->index_state, "processing");
+    char total[16], finished[16];
 
-    vt_sb_addf(b,
-               "<li class=\"card\" data-id=\"%s\" data-state=\"%s\"><a class=\"poster\" "
-               "href=\"/v/%s\" tabindex=\"-1\" aria-hidden=\"true\">",
-               v->id, v->index_state, v->id);
+    snprintf(total, sizeof(total), "%d", v->stages_total);
+    snprintf(finished, sizeof(finished), "%d", v->stages_finished);
     if (v->poster_frame >= 0)
-        web_put_list_img(b, v->id, v->poster_frame);
-    else
-        vt_sb_adds(b, "<span class=\"nothumb\">No picture yet</span>");
-    vt_sb_addf(b, "</a><h2 class=\"title\"><a href=\"/v/%s\">", v->id);
-    web_html(b, *v->title ? v->title : v->id);
-    vt_sb_adds(b, "</a></h2><p class=\"meta\">");
-    if (v->channel) {
-        vt_sb_adds(b, "<span class=\"channel\">");
-        web_html(b, v->channel);
-        vt_sb_adds(b, "</span> · ");
-    }
-    web_put_time(b, v->duration_s);
-    vt_sb_adds(b, " · added ");
-    put_day(b, v->added_at);
-    vt_sb_adds(b, "</p><p class=\"state\">");
-    put_state(b, v);
-    vt_sb_adds(b, "</p>");
-    if (live)
-        put_progress(b, v);
-    vt_sb_adds(b, "</li>\n");
+        web_put_list_img(&pic, v->id, v->poster_frame);
+    web_put_time(&dur, v->duration_s);
+    put_day(&day, v->added_at);
+    put_state(&badges, v);
+    WEB_RENDER(b, "card", {"id", v->id}, {"state", v->index_state}, {"picture", pic.buf},
+               {"title", *v->title ? v->title : v->id}, {"channel", v->channel},
+               {"duration", dur.buf}, {"added", day.buf}, {"badges", badges.buf},
+               {"live", live ? "1" : NULL}, {"total", total}, {"finished", finished},
+               {"steps", v->stages_total == 1 ? "step" : "steps"}, {"running", v->running});
+    vt_sb_release(&pic);
+    vt_sb_release(&dur);
+    vt_sb_release(&day);
+    vt_sb_release(&badges);
     return 0;
 }
 
