@@ -51,7 +51,7 @@ FROM videos, n WHERE id = '$id';
 INSERT INTO stages SELECT printf('bench%05d', n.i), name, ord,
   CASE WHEN n.i % 10 = 0 AND name = 'ocr' THEN 'running' ELSE state END, model, error, owner,
   started_at, took_s, attempts, retry_at FROM stages, n WHERE video_id = '$id';
-INSERT INTO shots SELECT printf('bench%05d', n.i), idx, start_s, end_s, captured, kept FROM shots, n WHERE video_id = '$id';
+INSERT INTO shots SELECT printf('bench%05d', n.i), idx, start_s, end_s, captured, kept, transition, trans_start_s, trans_end_s FROM shots, n WHERE video_id = '$id';
 INSERT INTO frames SELECT printf('bench%05d', n.i), idx, t_s, frame_no, shot, duplicate_of, sharpness,
   bytes, path, width, height, phash FROM frames, n WHERE video_id = '$id';
 COMMIT;
