@@ -127,7 +127,9 @@ a0=$(stage_attempts "$id1" keyframe)
 req 403 -d "csrf=$C1&stage=keyframe" "$B/v/$id1/redo"
 req 403 -b "$J1" -d "stage=keyframe" "$B/v/$id1/redo"
 req 403 -b "$J1" -d "csrf=&stage=keyframe" "$B/v/$id1/redo"
-req 403 -b "$J1" -d "csrf=${C1:0:63}0&stage=keyframe" "$B/v/$id1/redo"
+# the right token but its last digit (made different whatever it was)
+last=${C1:63:1}; [[ $last == 0 ]] && other=1 || other=0
+req 403 -b "$J1" -d "csrf=${C1:0:63}$other&stage=keyframe" "$B/v/$id1/redo"
 req 403 -b "$J1" -d "csrf=$C2&stage=keyframe" "$B/v/$id1/redo"
 req 403 -b "$J1" -H "Origin: http://evil.example" -d "csrf=$C1&stage=keyframe" "$B/v/$id1/redo"
 req 403 -b "$J1" -H "Origin: null" -d "csrf=$C1&stage=keyframe" "$B/v/$id1/redo"
