@@ -67,4 +67,82 @@ const struct vt_ggml_tensor *vt_vad_file_find(const struct vt_vad_file *f, const
 /* The tensor's elements as floats into out (t->count of them). */
 void vt_ggml_to_f32(const struct vt_ggml_tensor *t, float *out);
 
+/* ---- the network ---- */
+
+/* Silero v6's fixed shape: 512-sample windows with 64 samples of context, 16 kHz. */
+#define VT_VAD_WINDOW  512
+#define VT_VAD_CONTEXT 64
+#define VT_VAD_HIDDEN  128
+#define VT_VAD_RATE_HZ 16000
+
+struct vt_vad;
+
+/*
+ * How a window is framed for the STFT (640 samples, 4 frames of 256 every 128):
+ * SILERO, the reference model's: the 64 samples before the window (zeros at the start),
+ * the window, and its last 64 reflected; WHISPERCPP, whisper.cpp's: the window with 64
+ * reflected on each side (no context).
+ */
+enum vt_vad_framing {
+    VT_VAD_FRAMING_SILERO,
+    VT_VAD_FRAMING_WHISPERCPP,
+};
+
+/* What one stream of audio carries from one window to the next. */
+struct vt_vad_state {
+    float h[VT_VAD_HIDDEN], c[VT_VAD_HIDDEN]; /* the LSTM's */
+    float context[VT_VAD_CONTEXT];            /* the previous window's last samples */
+};
+
+/*
+ * The network from a parsed file: the header and every tensor must have Silero v6's
+ * shapes (VT_EINVAL naming the first that does not, or an unknown or missing tensor).
+ * The weights are copied (as float32): f may be freed after. *out is freed with vt_vad_free.
+ */
+int vt_vad_load(const struct vt_vad_file *f, struct vt_vad **out, char *err, size_t errlen);
+/* vt_vad_file_open and vt_vad_load; the message names the file. */
+int vt_vad_open(const char *path, struct vt_vad **out, char *err, size_t errlen);
+void vt_vad_free(struct vt_vad *vad);
+/* "silero-16k 6.2.0"; borrowed for the life of vad. */
+const char *vt_vad_model(const struct vt_vad *vad);
+
+/* A new stream: zero state. */
+void vt_vad_state_init(struct vt_vad_state *st);
+/* The speech probability of window x (VT_VAD_WINDOW samples in [-1, 1]); updates st. */
+float vt_vad_window(const struct vt_vad *vad, struct vt_vad_state *st, const float *x,
+                    enum vt_vad_framing framing);
+/*
+ * One probability per window of n samples of 16 kHz 16-bit audio (the last window padded
+ * with zeros): ceil(n / VT_VAD_WINDOW) of them into *probs (caller-freed), from a new
+ * stream. Returns the count.
+ */
+size_t vt_vad_probs(const struct vt_vad *vad, const int16_t *pcm, size_t n,
+                    enum vt_vad_framing framing, float **probs);
+
+/* ---- segments ---- */
+
+/* whisper.cpp's parameters (whisper_vad_default_params: 0.5, 250, 100, none, 30). */
+struct vt_vad_params {
+    float threshold;     /* speech at or above; ends below threshold - 0.15 */
+    int min_speech_ms;   /* shorter segments are dropped */
+    int min_silence_ms;  /* silence that ends a segment */
+    double max_speech_s; /* longer segments are split (0: no limit) */
+    int speech_pad_ms;   /* kept on either side */
+};
+void vt_vad_params_default(struct vt_vad_params *p);
+
+struct vt_vad_segment {
+    size_t start, end; /* samples, [start, end) */
+};
+
+/*
+ * Speech segments from n_probs window probabilities by whisper.cpp's rules
+ * (whisper_vad_segments_from_probs, after Silero's get_speech_timestamps): hysteresis
+ * between threshold and threshold - 0.15, silences shorter than min_silence_ms bridged,
+ * segments closer than 200 ms merged and shorter than min_speech_ms dropped, then padded.
+ * The segments go into *out (caller-freed, NULL when none); returns their number.
+ */
+size_t vt_vad_segments(const float *probs, size_t n_probs, const struct vt_vad_params *p,
+                       struct vt_vad_segment **out);
+
 #endif
