@@ -18,6 +18,7 @@
 # the VAD's time alone.
 #
 # Usage, from the repository root: bench/vad_bench.sh [REPEATS]    (REPEATS defaults to 2)
+# VAD_BENCH_SEED sets the noise's seed (7), VAD_BENCH_KEEP=1 keeps the files.
 set -euo pipefail
 
 reps=${1:-2}
@@ -56,7 +57,7 @@ mix() {
     local name=$1 color=$2 snr=$3
     mkdir -p "$tmp/$name"
     cp "$tmp/clean/truth.json" "$tmp/$name/"
-    ffmpeg -nostdin -v error -y -f lavfi -i "anoisesrc=r=16000:c=$color:a=0.5:seed=7:d=$dur" \
+    ffmpeg -nostdin -v error -y -f lavfi -i "anoisesrc=r=16000:c=$color:a=0.5:seed=${VAD_BENCH_SEED:-7}:d=$dur" \
         -ac 1 -c:a pcm_s16le "$tmp/$name/noise.wav"
     python3 - "$tmp/clean/talk.wav" "$tmp/$name/noise.wav" "$tmp/clean/truth.json" "$snr" \
         "$tmp/$name/talk.wav" <<'EOF'
