@@ -22,6 +22,9 @@ echo
 echo "== speech hints: WER with the slides' words vs without (hint fixtures, LibriVox without slides)"
 bash bench/stt_hints_bench.sh
 echo
+echo "== voice activity detection: WER and time with Silero's segments vs the energy segmenter"
+bash bench/vad_bench.sh
+echo
 echo "== speech through a transcription server: the stt stage's overhead over the (fake) server's time"
 bash bench/stt_server_bench.sh
 echo

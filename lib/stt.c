@@ -682,6 +682,9 @@ struct stt_stream {
     struct vt_word *words; /* collected, in order */
     size_t n_words, cap_words;
     char server_model[96]; /* the first model name a server reported */
+
+    const struct vt_stt_span *given; /* speech found by another detector (a VAD), or NULL */
+    size_t n_given;
 };
 
 static size_t n_levels(const struct stt_stream *st)
@@ -1068,11 +1071,47 @@ static int stopped(struct stt_job *job)
     return stop;
 }
 
+/*
+ * The speech spans were given (st->given, samples, in order): read everything, take them as
+ * the finished runs (in frames, widened to whole frames) and cut segments from them by the
+ * same rules as the energy detector's runs.
+ */
+static int given_run(struct stt_stream *st, char *err, size_t errlen)
+{
+    int rc;
+
+    while (!st->eof) {
+        rc = read_more(st, err, errlen);
+        if (rc)
+            return rc;
+    }
+    st->pos = n_levels(st);
+    for (size_t i = 0; i < st->n_given; i++) {
+        size_t s = st->given[i].start / FRAME_SAMPLES;
+        size_t e = (st->given[i].end + FRAME_SAMPLES - 1) / FRAME_SAMPLES;
+
+        if (e > st->pos)
+            e = st->pos;
+        if (st->n_runs && s < st->runs[st->n_runs - 1].end)
+            s = st->runs[st->n_runs - 1].end;
+        if (s < e)
+            run_finished(st, s, e, 1);
+    }
+    rc = make_segments(st, st->pos, 1);
+    if (rc)
+        return rc;
+    collect(st, 2);
+    return 0;
+}
+
 /* Decode, cut and recognise the audio of read/src, collecting the words in order. */
 static int stream_run(struct stt_stream *st, char *err, size_t errlen)
 {
     size_t block = (size_t)(NOISE_BLOCK_S / FRAME_S);
     int rc;
+
+    if (st->given)
+        return given_run(st, err, errlen);
 
     st->thr_block = SIZE_MAX;
     for (;;) {
@@ -1111,6 +1150,7 @@ static int stream_run(struct stt_stream *st, char *err, size_t errlen)
 }
 
 static int stt_run_source(struct vt_stt *stt, stt_read_fn read, void *src, double duration_s,
+                          const struct vt_stt_span *given, size_t n_given,
                           struct vt_transcript *out, vt_progress_fn progress, void *user, char *err,
                           size_t errlen)
 {
@@ -1119,7 +1159,9 @@ static int stt_run_source(struct vt_stt *stt, stt_read_fn read, void *src, doubl
                             .src = src,
                             .duration_s = duration_s,
                             .progress = progress,
-                            .user = user};
+                            .user = user,
+                            .given = given,
+                            .n_given = n_given};
     int rc;
 
     snprintf(out->model, sizeof(out->model), "%s", stt->model);
@@ -1181,8 +1223,20 @@ int vt_stt_run(struct vt_stt *stt, const int16_t *pcm, size_t n, struct vt_trans
 {
     struct mem_src m = {.pcm = pcm, .n = pcm ? n : 0};
 
-    return stt_run_source(stt, mem_read, &m, (double)m.n / VT_AUDIO_RATE_HZ, out, progress, user,
-                          err, errlen);
+    return stt_run_source(stt, mem_read, &m, (double)m.n / VT_AUDIO_RATE_HZ, NULL, 0, out, progress,
+                          user, err, errlen);
+}
+
+int vt_stt_run_spans(struct vt_stt *stt, const int16_t *pcm, size_t n,
+                     const struct vt_stt_span *spans, size_t n_spans, struct vt_transcript *out,
+                     char *err, size_t errlen)
+{
+    struct mem_src m = {.pcm = pcm, .n = pcm ? n : 0};
+    /* no span at all is silence: a run with none given but not NULL */
+    static const struct vt_stt_span none;
+
+    return stt_run_source(stt, mem_read, &m, (double)m.n / VT_AUDIO_RATE_HZ,
+                          n_spans ? spans : &none, n_spans, out, NULL, NULL, err, errlen);
 }
 
 static int file_read(void *src, int16_t *buf, size_t max, size_t *n, char *err, size_t errlen)
@@ -1200,8 +1254,8 @@ int vt_stt_run_file(struct vt_stt *stt, const char *path, struct vt_transcript *
     rc = vt_audio_open(path, &a, err, errlen);
     if (rc)
         return rc;
-    rc =
-        stt_run_source(stt, file_read, a, vt_audio_duration_s(a), out, progress, user, err, errlen);
+    rc = stt_run_source(stt, file_read, a, vt_audio_duration_s(a), NULL, 0, out, progress, user,
+                        err, errlen);
     vt_audio_close(a);
     return rc;
 }

@@ -7,15 +7,20 @@
  * and the time spent loading the model, decoding the audio and recognising it on stderr
  * ("timing: load_s=... audio_s=... recognise_s=... duration_s=... rtf=...").
  *
- * Usage: sttdump [-j THREADS] [--hints TEXTFILE] FILE. With --hints, every line of TEXTFILE
- * is a text of the video's (a slide's line, its title...) given to the recogniser as speech
- * hints (stt_hints.h), as the stt stage gives its OCR lines. Exit status 0, 3 when the stage would
- * be skipped (the reason on stderr, "{}" on stdout), 1 on error.
+ * Usage: sttdump [-j THREADS] [--hints TEXTFILE] [--vad MODEL] FILE. With --hints, every line
+ * of TEXTFILE is a text of the video's (a slide's line, its title...) given to the recogniser
+ * as speech hints (stt_hints.h), as the stt stage gives its OCR lines. With --vad, the speech
+ * is found by the Silero VAD of the ggml file MODEL (vad.h, whisper.cpp's segment rules)
+ * instead of the stage's energy detector, and cut into segments by the same rules
+ * (vt_stt_run_spans); its time is in recognise_s and also alone in vad_s. Exit status 0, 3 when the
+ * stage would be skipped (the reason on stderr, "{}" on stdout), 1 on error.
  */
 #include "audio.h"
 #include "stt.h"
 #include "stt_hints.h"
+#include "stt_int.h"
 #include "util.h"
+#include "vad.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -48,7 +53,9 @@ int main(int argc, char **argv)
     size_t n = 0;
     long threads = 0;
     char err[512] = "";
-    const char *path = NULL, *hints_path = NULL;
+    const char *path = NULL, *hints_path = NULL, *vad_path = NULL;
+    struct vt_vad *vad = NULL;
+    double vad_s = 0;
     struct vt_stt_hints hints = {0};
     double t0, t1, t2, t3;
     int rc = 1, e;
@@ -58,13 +65,15 @@ int main(int argc, char **argv)
             i++;
         else if (!strcmp(argv[i], "--hints") && i + 1 < argc)
             hints_path = argv[++i];
+        else if (!strcmp(argv[i], "--vad") && i + 1 < argc)
+            vad_path = argv[++i];
         else if (!path && argv[i][0] != '-')
             path = argv[i];
         else
             path = NULL, i = argc;
     }
     if (!path) {
-        fprintf(stderr, "usage: sttdump [-j THREADS] [--hints TEXTFILE] FILE\n");
+        fprintf(stderr, "usage: sttdump [-j THREADS] [--hints TEXTFILE] [--vad MODEL] FILE\n");
         return 2;
     }
     if (hints_path) {
@@ -86,6 +95,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "sttdump: %s\n", err);
         goto out;
     }
+    if (vad_path && vt_vad_open(vad_path, &vad, err, sizeof(err))) {
+        fprintf(stderr, "sttdump: %s\n", err);
+        goto out;
+    }
     t1 = vt_monotonic_s();
     e = vt_audio_load(path, &pcm, &n, err, sizeof(err));
     if (e == VT_SKIP) {
@@ -99,7 +112,28 @@ int main(int argc, char **argv)
         goto out;
     }
     t2 = vt_monotonic_s();
-    e = vt_stt_run(stt, pcm, n, &t, NULL, NULL, err, sizeof(err));
+    if (vad) {
+        struct vt_vad_params p;
+        struct vt_vad_segment *seg = NULL;
+        struct vt_stt_span *spans;
+        float *probs = NULL;
+        size_t n_probs = vt_vad_probs(vad, pcm, n, VT_VAD_FRAMING_SILERO, &probs), n_seg;
+
+        vt_vad_params_default(&p);
+        n_seg = vt_vad_segments(probs, n_probs, &p, &seg);
+        spans = vt_xcalloc(n_seg ? n_seg : 1, sizeof(*spans));
+        for (size_t i = 0; i < n_seg; i++) {
+            spans[i].start = seg[i].start;
+            spans[i].end = seg[i].end;
+        }
+        vad_s = vt_monotonic_s() - t2;
+        e = vt_stt_run_spans(stt, pcm, n, spans, n_seg, &t, err, sizeof(err));
+        free(spans);
+        free(seg);
+        free(probs);
+    } else {
+        e = vt_stt_run(stt, pcm, n, &t, NULL, NULL, err, sizeof(err));
+    }
     t3 = vt_monotonic_s();
     if (e == VT_SKIP) {
         fprintf(stderr, "sttdump: skipped: %s\n", err);
@@ -118,14 +152,17 @@ int main(int argc, char **argv)
         putchar('\n');
         json_decref(j);
     }
-    fprintf(stderr, "timing: load_s=%.3f audio_s=%.3f recognise_s=%.3f duration_s=%.3f rtf=%.4f\n",
+    fprintf(stderr,
+            "timing: load_s=%.3f audio_s=%.3f recognise_s=%.3f duration_s=%.3f rtf=%.4f "
+            "vad_s=%.3f\n",
             t1 - t0, t2 - t1, t3 - t2, (double)n / VT_AUDIO_RATE_HZ,
-            n ? (t3 - t2) / ((double)n / VT_AUDIO_RATE_HZ) : 0.0);
+            n ? (t3 - t2) / ((double)n / VT_AUDIO_RATE_HZ) : 0.0, vad_s);
     rc = 0;
 out:
     vt_transcript_release(&t);
     free(pcm);
     vt_stt_free(stt);
+    vt_vad_free(vad);
     vt_stt_hints_release(&hints);
     return rc;
 }
