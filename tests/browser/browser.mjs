@@ -13,100 +13,22 @@
 // failure. Chromium only ever talks to 127.0.0.1: no background networking, no updates,
 // no QUIC, no sync, a fresh profile, and every request to another host is aborted and
 // counted as a failure.
-import { mkdtempSync, mkdirSync, rmSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { open, fail, note, playerState, expectPlayerNear } from './lib.mjs';
 
 const [base, id, outdir, word = 'harbor', lookalike = ''] = process.argv.slice(2);
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const TOL = 0.5;
-
-function fail(msg) {
-  console.error(`FAIL: ${msg}`);
-  process.exitCode = 1;
-  throw new Error(msg);
-}
-function note(msg) { console.log(`# ${msg}`); }
 
 if (!base || !id || !outdir) {
   console.error('usage: browser.mjs BASE_URL VIDEO_ID OUTDIR [SLIDE_WORD [LOOKALIKE_ID]]');
   process.exit(2);
 }
-if (!existsSync(CHROMIUM)) {
-  console.error(`FAIL: ${CHROMIUM} is missing: install Debian's chromium (scripts/install-deps.sh)`);
-  process.exit(1);
-}
-let chromium;
-try {
-  ({ chromium } = await import('playwright-core'));
-} catch (e) {
-  console.error('FAIL: playwright-core is not installed: run (cd tests/browser && npm ci)');
-  process.exit(1);
-}
-const origin = new URL(base).origin;
-if (new URL(base).hostname !== '127.0.0.1') {
-  console.error(`FAIL: ${base} is not on 127.0.0.1`);
-  process.exit(2);
-}
 mkdirSync(outdir, { recursive: true });
 
-const profile = mkdtempSync(join(tmpdir(), 'vt-chromium-'));
-let context;
-const foreign = [];
-const pageErrors = [];
-
-// The player's state, read in the page.
-async function playerState(page) {
-  return page.evaluate(() => {
-    const p = document.getElementById('player');
-    return p ? { t: p.currentTime, ready: p.readyState, seeking: p.seeking,
-                 err: p.error ? p.error.code : null, dur: p.duration } : null;
-  });
-}
-
-// Wait until the player has metadata and is not seeking, with currentTime near want.
-// play() after a click keeps the time moving, so accept [want - TOL, want + TOL] at the
-// first settled reading after the seek.
-async function expectPlayerNear(page, want, what) {
-  const deadline = Date.now() + 15000;
-  let s = null;
-  while (Date.now() < deadline) {
-    s = await playerState(page);
-    if (!s) fail(`${what}: no #player on ${page.url()}`);
-    if (s.err) fail(`${what}: the player failed to load the media (MediaError ${s.err})`);
-    if (s.ready >= 1 && !s.seeking && Math.abs(s.t - want) <= TOL) {
-      note(`${what}: currentTime ${s.t.toFixed(3)} (want ${want.toFixed(3)} ± ${TOL})`);
-      return s;
-    }
-    await page.waitForTimeout(50);
-  }
-  fail(`${what}: currentTime ${s && s.t}, readyState ${s && s.ready}, want ${want} ± ${TOL}`);
-}
-
+let b;
 try {
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-           '--disable-component-update', '--no-first-run', '--disable-quic', '--disable-sync',
-           '--disable-default-apps', '--disable-extensions', '--no-default-browser-check',
-           '--autoplay-policy=no-user-gesture-required', '--mute-audio'],
-    viewport: { width: 1280, height: 900 },
-    timeout: 30000,
-  });
-  // Nothing but the server under test.
-  await context.route('**/*', (route) => {
-    const u = route.request().url();
-    if (u.startsWith(origin + '/') || u === origin || u.startsWith('data:') || u.startsWith('blob:')) {
-      return route.continue();
-    }
-    foreign.push(u);
-    return route.abort();
-  });
-  const page = context.pages()[0] || (await context.newPage());
-  page.setDefaultTimeout(15000);
-  page.on('pageerror', (e) => pageErrors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(`console: ${m.text()}`); });
+  b = await open(base, { width: 1280, height: 900 });
+  const { page, origin } = b;
 
   // ---- the library page ----
   let r = await page.goto(`${base}/`);
@@ -248,8 +170,7 @@ try {
     await expectPlayerNear(page, far.t, `lookalike -> ${fu.pathname}${fu.search}`);
   }
 
-  if (pageErrors.length) fail(`errors in the page: ${pageErrors.join(' | ')}`);
-  if (foreign.length) fail(`the browser tried to reach other hosts: ${foreign.join(', ')}`);
+  b.check();
   console.log('browser: all good');
 } catch (e) {
   if (!process.exitCode) {
@@ -257,6 +178,5 @@ try {
     process.exitCode = 1;
   }
 } finally {
-  if (context) await context.close().catch(() => {});
-  rmSync(profile, { recursive: true, force: true });
+  if (b) await b.close();
 }
