@@ -936,7 +936,8 @@ static void model_segment(struct vt_tokenizer *t, const unsigned char *s, size_t
         ce->len = (unsigned char)len;
         memcpy(ce->key, s, len);
         ce->nids = (unsigned char)(t->ids_len - at);
-        memcpy(ce->ids, t->ids + at, ce->nids * sizeof(*ce->ids));
+        if (ce->nids) /* t->ids is NULL until the first id */
+            memcpy(ce->ids, t->ids + at, ce->nids * sizeof(*ce->ids));
     }
 fuse:
     if (t->model == M_UNIGRAM && t->fuse_unk && at > piece_start && at < t->ids_len &&
