@@ -196,18 +196,13 @@ const char *vt_store_errmsg(const struct vt_store *s)
 /* Record the database's message for what failed and return VT_EIO. */
 int store_fail(struct vt_store *s, const char *what)
 {
-    int code = sqlite3_errcode(s->db);
-
-    snprintf(s->err, sizeof(s->err), "database: %.60s: %.400s", what, sqlite3_errmsg(s->db));
-    return code == SQLITE_BUSY || code == SQLITE_LOCKED ? VT_EBUSY : VT_EIO;
+    return s->ops->fail(s, what);
 }
 
 /* Run sql; a failure says what it was doing ("database: WHAT: why"), never the SQL. */
 int store_exec(struct vt_store *s, const char *sql, const char *what)
 {
-    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-        return store_fail(s, what);
-    return 0;
+    return s->ops->exec(s, sql, what);
 }
 
 #ifndef NDEBUG
@@ -233,10 +228,10 @@ static int stmt_cache_holds(const struct vt_store *s, const char *sql)
  * text; a slot's statement is out to one caller at a time, and reset (not busy) while
  * it is not out; store_finish() takes only statements store_prepare() gave, each once.
  */
-int store_prepare(struct vt_store *s, const char *sql, sqlite3_stmt **st)
+int store_prepare(struct vt_store *s, const char *sql, struct db_stmt **st)
 {
     size_t i;
-    int cached = 0;
+    int cached = 0, rc;
 
     for (i = 0; i < STMT_CACHE && s->cache[i].sql; i++) {
         if (strcmp(s->cache[i].sql, sql))
@@ -245,16 +240,13 @@ int store_prepare(struct vt_store *s, const char *sql, sqlite3_stmt **st)
         /* out is ours to know: SQLite calls a statement not yet stepped "not busy" */
         if (s->cache[i].out)
             break;
-        assert(!sqlite3_stmt_busy(s->cache[i].st));
         s->cache[i].out = 1;
         *st = s->cache[i].st;
         return 0;
     }
-    if (sqlite3_prepare_v3(s->db, sql, -1, cached ? 0 : SQLITE_PREPARE_PERSISTENT, st, NULL) !=
-        SQLITE_OK) {
-        *st = NULL;
-        return store_fail(s, "prepare a query");
-    }
+    rc = s->ops->prepare(s, sql, !cached, st);
+    if (rc)
+        return rc;
     /*
      * One cached copy per SQL text: the copy for a nested read is finalized by store_finish(),
      * so the cache never fills with copies of a statement that was out once.
@@ -275,44 +267,39 @@ int store_prepare(struct vt_store *s, const char *sql, sqlite3_stmt **st)
 }
 
 /* Give back a statement from store_prepare(): reset if cached, finalized otherwise. */
-void store_finish(struct vt_store *s, sqlite3_stmt *st)
+void store_finish(struct vt_store *s, struct db_stmt *st)
 {
     if (!st)
         return;
-    assert(sqlite3_db_handle(st) == s->db);
     for (size_t i = 0; i < STMT_CACHE && s->cache[i].sql; i++) {
         if (s->cache[i].st == st) {
             assert(s->cache[i].out); /* given back twice, or never handed out */
-            sqlite3_reset(st);
-            sqlite3_clear_bindings(st);
+            st->ops->reset(st, 1);
             s->cache[i].out = 0;
             return;
         }
     }
     assert(s->uncached > 0); /* not from store_prepare(), or finished twice */
     s->uncached--;
-    sqlite3_finalize(st);
+    st->ops->finalize(st);
 }
 
-void store_bind_text(sqlite3_stmt *st, int i, const char *v)
+void store_bind_text(struct db_stmt *st, int i, const char *v)
 {
-    if (v)
-        sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-    else
-        sqlite3_bind_null(st, i);
+    db_bind_text(st, i, v);
 }
 
-char *store_col_dup(sqlite3_stmt *st, int i)
+char *store_col_dup(struct db_stmt *st, int i)
 {
-    const unsigned char *t = sqlite3_column_text(st, i);
+    const char *t = db_col_text(st, i);
 
-    return t ? vt_xstrdup((const char *)t) : NULL;
+    return t ? vt_xstrdup(t) : NULL;
 }
 
 /* Run a statement that returns no rows; finalizes it. */
-int store_step_done(struct vt_store *s, sqlite3_stmt *st, const char *what)
+int store_step_done(struct vt_store *s, struct db_stmt *st, const char *what)
 {
-    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_fail(s, what);
+    int rc = db_step(st) == DB_DONE ? 0 : store_fail(s, what);
 
     store_finish(s, st);
     return rc;
@@ -321,7 +308,7 @@ int store_step_done(struct vt_store *s, sqlite3_stmt *st, const char *what)
 static int store_vrows(struct vt_store *s, const char *sql, const char *what, store_row_fn fn,
                        void *user, const char *binds, va_list ap)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(s, sql, &st), i = 1;
 
     if (rc)
@@ -330,18 +317,18 @@ static int store_vrows(struct vt_store *s, const char *sql, const char *what, st
         if (*b == 's')
             store_bind_text(st, i, va_arg(ap, const char *));
         else if (*b == 'I')
-            sqlite3_bind_int64(st, i, va_arg(ap, int64_t));
+            db_bind_int64(st, i, va_arg(ap, int64_t));
         else if (*b == 'i')
-            sqlite3_bind_int(st, i, va_arg(ap, int));
+            db_bind_int(st, i, va_arg(ap, int));
         else if (*b == 'd')
-            sqlite3_bind_double(st, i, va_arg(ap, double));
+            db_bind_double(st, i, va_arg(ap, double));
         else
             assert(!"store_rows: unknown bind letter");
     }
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    while ((rc = db_step(st)) == DB_ROW)
         if (fn(user, st))
             break;
-    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, what);
+    rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, what);
     store_finish(s, st);
     return rc;
 }
@@ -359,7 +346,7 @@ int store_rows(struct vt_store *s, const char *sql, const char *what, store_row_
 }
 
 int store_read_array(struct vt_store *s, const char *sql, const char *what, size_t size,
-                     void (*read)(sqlite3_stmt *st, void *item), void (*release)(void *item),
+                     void (*read)(struct db_stmt *st, void *item), void (*release)(void *item),
                      void **out, size_t *n, const char *binds, ...)
 {
     struct store_array a = {NULL, 0, 0, size, read};
@@ -382,7 +369,7 @@ int store_read_array(struct vt_store *s, const char *sql, const char *what, size
     return 0;
 }
 
-int store_array_row(void *user, sqlite3_stmt *st)
+int store_array_row(void *user, struct db_stmt *st)
 {
     struct store_array *a = user;
     char *item;
@@ -396,14 +383,14 @@ int store_array_row(void *user, sqlite3_stmt *st)
 
 static int migrate(struct vt_store *s)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int version = 0, rc;
 
     rc = store_prepare(s, "PRAGMA user_version", &st);
     if (rc)
         return rc;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        version = sqlite3_column_int(st, 0);
+    if (db_step(st) == DB_ROW)
+        version = db_col_int(st, 0);
     store_finish(s, st);
     if (version > (int)VT_ARRAY_LEN(migrations)) {
         snprintf(s->err, sizeof(s->err),
@@ -427,7 +414,7 @@ static int migrate(struct vt_store *s)
     rc = store_prepare(s, "PRAGMA user_version", &st);
     if (rc)
         goto fail;
-    version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    version = db_step(st) == DB_ROW ? db_col_int(st, 0) : 0;
     store_finish(s, st);
     for (int v = version; v < (int)VT_ARRAY_LEN(migrations); v++) {
         char pragma[64];
@@ -565,6 +552,7 @@ int vt_store_open_flags(const char *db_path, int flags, struct vt_store **out, c
 
     pthread_once(&once, sqlite_setup);
     s = vt_xcalloc(1, sizeof(*s));
+    s->ops = &db_sqlite_ops;
     *out = NULL;
     s->dir = vt_xstrdup(slash ? db_path : ".");
     if (slash)
@@ -637,7 +625,8 @@ void vt_store_close(struct vt_store *s)
     assert(!s->uncached);
     for (size_t i = 0; i < STMT_CACHE; i++) {
         assert(!s->cache[i].out);
-        sqlite3_finalize(s->cache[i].st);
+        if (s->cache[i].st)
+            s->cache[i].st->ops->finalize(s->cache[i].st);
         free(s->cache[i].sql);
     }
     sqlite3_close(s->db);
@@ -661,14 +650,14 @@ int vt_store_begin_read(struct vt_store *s)
 
 long long vt_store_version(struct vt_store *s)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     long long v = -1;
 
     /* data_version moves when another connection commits; commits counts ours */
     if (store_prepare(s, "PRAGMA data_version", &st))
         return -1;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
+    if (db_step(st) == DB_ROW)
+        v = db_col_int64(st, 0);
     store_finish(s, st);
     return v < 0 ? -1 : (v << 24) + (long long)(s->commits & 0xffffff);
 }
@@ -691,13 +680,13 @@ void vt_store_rollback(struct vt_store *s)
 
 int vt_store_check(struct vt_store *s, int *ok)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(s, "PRAGMA integrity_check", &st);
 
     *ok = 0;
     if (rc)
         return rc;
-    if (sqlite3_step(st) == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(st, 0), "ok"))
+    if (db_step(st) == DB_ROW && !strcmp(db_col_text(st, 0), "ok"))
         *ok = 1;
     else
         snprintf(s->err, sizeof(s->err), "database: integrity check failed");

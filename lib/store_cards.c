@@ -48,25 +48,25 @@ struct cards_ctx {
     void *user;
 };
 
-static int card_row(void *user, sqlite3_stmt *st)
+static int card_row(void *user, struct db_stmt *st)
 {
     struct cards_ctx *c = user;
     struct vt_store_card k;
 
     memset(&k, 0, sizeof(k));
-    snprintf(k.id, sizeof(k.id), "%s", (const char *)sqlite3_column_text(st, 0));
-    k.title = (const char *)sqlite3_column_text(st, 1);
-    k.channel = (const char *)sqlite3_column_text(st, 2);
-    k.duration_s = sqlite3_column_double(st, 3);
-    if (vt_index_state_parse((const char *)sqlite3_column_text(st, 4), &k.index_state))
+    snprintf(k.id, sizeof(k.id), "%s", db_col_text(st, 0));
+    k.title = db_col_text(st, 1);
+    k.channel = db_col_text(st, 2);
+    k.duration_s = db_col_double(st, 3);
+    if (vt_index_state_parse(db_col_text(st, 4), &k.index_state))
         k.index_state = VT_INDEX_QUEUED;
-    if (vt_data_status_parse((const char *)sqlite3_column_text(st, 5), &k.data_status))
+    if (vt_data_status_parse(db_col_text(st, 5), &k.data_status))
         k.data_status = VT_DATA_MISSING;
-    k.added_at = sqlite3_column_double(st, 6);
-    k.stages_total = sqlite3_column_int(st, 7);
-    k.stages_finished = sqlite3_column_int(st, 8);
-    k.poster_frame = sqlite3_column_type(st, 9) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 9);
-    k.running = (const char *)sqlite3_column_text(st, 10);
+    k.added_at = db_col_double(st, 6);
+    k.stages_total = db_col_int(st, 7);
+    k.stages_finished = db_col_int(st, 8);
+    k.poster_frame = db_col_null(st, 9) ? -1 : db_col_int(st, 9);
+    k.running = db_col_text(st, 10);
     return c->fn(c->user, &k);
 }
 
@@ -92,7 +92,7 @@ int vt_store_cards(struct vt_store *s, const struct vt_store_cards_query *q,
     char *text = filter_text(q->text);
     struct cards_ctx c = {fn, user};
     struct vt_sb sql = {0};
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc;
 
     *total = 0;
@@ -101,12 +101,12 @@ int vt_store_cards(struct vt_store *s, const struct vt_store_cards_query *q,
         goto out;
     store_bind_text(st, 1, state);
     store_bind_text(st, 2, text);
-    sqlite3_bind_int(st, 3, q->reuse_only);
+    db_bind_int(st, 3, q->reuse_only);
     store_bind_text(st, 6, q->id);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *total = sqlite3_column_int64(st, 0);
-    rc = rc == SQLITE_ROW ? 0 : store_fail(s, "count videos");
+    rc = db_step(st);
+    if (rc == DB_ROW)
+        *total = db_col_int64(st, 0);
+    rc = rc == DB_ROW ? 0 : store_fail(s, "count videos");
     store_finish(s, st);
     if (rc || q->limit == 0)
         goto out;
@@ -136,7 +136,7 @@ out:
 
 int vt_store_frame_kept(struct vt_store *s, const char *id, int idx, int *kept)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(s,
                            "SELECT g.idx FROM frames f JOIN frames g ON g.video_id = f.video_id"
                            " AND g.idx = coalesce(f.duplicate_of, f.idx)"
@@ -147,11 +147,11 @@ int vt_store_frame_kept(struct vt_store *s, const char *id, int idx, int *kept)
     if (rc)
         return rc;
     store_bind_text(st, 1, id);
-    sqlite3_bind_int(st, 2, idx);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *kept = sqlite3_column_int(st, 0);
-    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, "find a frame");
+    db_bind_int(st, 2, idx);
+    rc = db_step(st);
+    if (rc == DB_ROW)
+        *kept = db_col_int(st, 0);
+    rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "find a frame");
     store_finish(s, st);
     return rc;
 }

@@ -10,6 +10,7 @@
 #ifndef VT_STORE_INT_H
 #define VT_STORE_INT_H
 
+#include "db.h"
 #include "store.h"
 
 #include <sqlite3.h>
@@ -24,13 +25,17 @@ struct df_entry {
 
 #define STMT_CACHE 64
 
+struct pg_conn; /* db_pg.c */
+
 struct vt_store {
-    sqlite3 *db;
+    const struct db_ops *ops; /* the backend's statements (db.h) */
+    sqlite3 *db;              /* SQLite: the connection; NULL on PostgreSQL */
+    struct pg_conn *pg;       /* PostgreSQL (store_pg.c): the connection; NULL on SQLite */
     char err[512];
     /* statements prepared once and reused (parsing SQL cost more than running it) */
     struct {
         char *sql;
-        sqlite3_stmt *st;
+        struct db_stmt *st;
         int out; /* handed out by prepare(), not yet given back by finish() */
     } cache[STMT_CACHE];
     size_t uncached; /* statements from prepare() outside the cache, not yet finished */
@@ -49,15 +54,15 @@ int store_fail(struct vt_store *s, const char *what);
 /* Run sql; a failure says what it was doing ("database: WHAT: why"), never the SQL. */
 int store_exec(struct vt_store *s, const char *sql, const char *what);
 /* Prepare sql through the statement cache; give it back with store_finish(). */
-int store_prepare(struct vt_store *s, const char *sql, sqlite3_stmt **st);
+int store_prepare(struct vt_store *s, const char *sql, struct db_stmt **st);
 /* Give back a statement from store_prepare(): reset if cached, finalized otherwise. */
-void store_finish(struct vt_store *s, sqlite3_stmt *st);
+void store_finish(struct vt_store *s, struct db_stmt *st);
 /* Bind v, or NULL when v is NULL. */
-void store_bind_text(sqlite3_stmt *st, int i, const char *v);
+void store_bind_text(struct db_stmt *st, int i, const char *v);
 /* Column i as a string the caller frees, or NULL. */
-char *store_col_dup(sqlite3_stmt *st, int i);
+char *store_col_dup(struct db_stmt *st, int i);
 /* Run a statement that returns no rows; gives it back with store_finish(). */
-int store_step_done(struct vt_store *s, sqlite3_stmt *st, const char *what);
+int store_step_done(struct vt_store *s, struct db_stmt *st, const char *what);
 
 /*
  * The one read loop. Run the query sql with its parameters bound from the arguments
@@ -65,7 +70,7 @@ int store_step_done(struct vt_store *s, sqlite3_stmt *st, const char *what);
  * int64_t, 'i' an int, 'd' a double. fn gets the statement on each row and returns
  * non-zero to stop. 0, or the prepare's error, or store_fail(what) when a step failed.
  */
-typedef int (*store_row_fn)(void *user, sqlite3_stmt *st);
+typedef int (*store_row_fn)(void *user, struct db_stmt *st);
 int store_rows(struct vt_store *s, const char *sql, const char *what, store_row_fn fn, void *user,
                const char *binds, ...);
 
@@ -75,18 +80,18 @@ int store_rows(struct vt_store *s, const char *sql, const char *what, store_row_
 struct store_array {
     void *v;
     size_t n, cap, size;
-    void (*read)(sqlite3_stmt *st, void *item);
+    void (*read)(struct db_stmt *st, void *item);
 };
 #define STORE_ARRAY(type, fn)                                                                      \
     {                                                                                              \
         NULL, 0, 0, sizeof(type), (fn)                                                             \
     }
-int store_array_row(void *user, sqlite3_stmt *st);
+int store_array_row(void *user, struct db_stmt *st);
 /* The rows into a new array of `size`-byte items: 0 with *out (caller-freed) and *n,
  * or an error with *out NULL and *n 0 (the items read are given to release, when not
  * NULL, and freed). binds as for store_rows. */
 int store_read_array(struct vt_store *s, const char *sql, const char *what, size_t size,
-                     void (*read)(sqlite3_stmt *st, void *item), void (*release)(void *item),
+                     void (*read)(struct db_stmt *st, void *item), void (*release)(void *item),
                      void **out, size_t *n, const char *binds, ...);
 
 /* store_search.c: the ranking function and the rows of the search index */
@@ -100,8 +105,8 @@ char *store_meta_tokens(const char *source, const char *id);
 /* Rebuild the "screen" index rows of a video from its frames and OCR lines. */
 int store_screen_docs_refresh(struct vt_store *s, const char *id);
 /* Insert one index row with st (the docs INSERT of the caller), then reset it. */
-int store_insert_doc(struct vt_store *s, sqlite3_stmt *st, const char *id, int ref, double start_s,
-                     double end_s, const char *text, const char *meta);
+int store_insert_doc(struct vt_store *s, struct db_stmt *st, const char *id, int ref,
+                     double start_s, double end_s, const char *text, const char *meta);
 
 /* store_fts.c: the parsed query as FTS5 text */
 
@@ -122,7 +127,7 @@ char *store_fts_match(const struct vt_query *q, int mode, char **const *alts);
 /* What store_add_fuzzy() writes with: st inserts (del, term) into the fuzzy table. */
 struct fuzzy_ctx {
     struct vt_store *s;
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc;
 };
 
@@ -132,7 +137,7 @@ void store_add_fuzzy(void *user, const char *tok, size_t n);
 /* What store_add_phonetic() writes with: st inserts (term, key) into the phonetic table. */
 struct phon_ctx {
     struct vt_store *s;
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc;
 };
 

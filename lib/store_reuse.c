@@ -15,7 +15,7 @@
 
 int vt_store_reuse_clear(struct vt_store *s, const char *id)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(s, "DELETE FROM reuse WHERE video_id = ?1 OR other_id = ?1", &st);
 
     if (rc)
@@ -27,7 +27,7 @@ int vt_store_reuse_clear(struct vt_store *s, const char *id)
 int vt_store_reuse_replace(struct vt_store *s, const char *id, const struct vt_reuse *runs,
                            size_t n)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = vt_store_reuse_clear(s, id);
 
     if (!rc)
@@ -42,15 +42,15 @@ int vt_store_reuse_replace(struct vt_store *s, const char *id, const struct vt_r
             const struct vt_reuse *r = &runs[i];
             store_bind_text(st, 1, side ? r->other_id : id);
             store_bind_text(st, 2, side ? id : r->other_id);
-            sqlite3_bind_double(st, 3, side ? r->other_start_s : r->start_s);
-            sqlite3_bind_double(st, 4, side ? r->other_end_s : r->end_s);
-            sqlite3_bind_double(st, 5, side ? r->start_s : r->other_start_s);
-            sqlite3_bind_double(st, 6, side ? r->end_s : r->other_end_s);
-            sqlite3_bind_double(st, 7, r->similarity);
-            sqlite3_bind_int(st, 8, r->frames);
-            if (sqlite3_step(st) != SQLITE_DONE)
+            db_bind_double(st, 3, side ? r->other_start_s : r->start_s);
+            db_bind_double(st, 4, side ? r->other_end_s : r->end_s);
+            db_bind_double(st, 5, side ? r->start_s : r->other_start_s);
+            db_bind_double(st, 6, side ? r->end_s : r->other_end_s);
+            db_bind_double(st, 7, r->similarity);
+            db_bind_int(st, 8, r->frames);
+            if (db_step(st) != DB_DONE)
                 rc = store_fail(s, "insert shared footage");
-            sqlite3_reset(st);
+            db_reset(st);
         }
     store_finish(s, st);
     return rc;
@@ -58,7 +58,7 @@ int vt_store_reuse_replace(struct vt_store *s, const char *id, const struct vt_r
 
 int vt_store_reuse_of(struct vt_store *s, const char *id, struct vt_reuse **out, size_t *n)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     size_t cap = 0;
     int rc = store_prepare(s,
                            "SELECT r.other_id, coalesce(v.title, ''), r.start_s, r.end_s,"
@@ -73,20 +73,20 @@ int vt_store_reuse_of(struct vt_store *s, const char *id, struct vt_reuse **out,
         return rc;
     store_bind_text(st, 1, id);
     int step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((step = db_step(st)) == DB_ROW) {
         vt_grow((void **)out, &cap, *n + 1, sizeof(**out));
         struct vt_reuse *r = &(*out)[(*n)++];
         memset(r, 0, sizeof(*r));
-        snprintf(r->other_id, sizeof(r->other_id), "%s", (const char *)sqlite3_column_text(st, 0));
-        r->other_title = vt_xstrdup((const char *)sqlite3_column_text(st, 1));
-        r->start_s = sqlite3_column_double(st, 2);
-        r->end_s = sqlite3_column_double(st, 3);
-        r->other_start_s = sqlite3_column_double(st, 4);
-        r->other_end_s = sqlite3_column_double(st, 5);
-        r->similarity = sqlite3_column_double(st, 6);
-        r->frames = sqlite3_column_int(st, 7);
+        snprintf(r->other_id, sizeof(r->other_id), "%s", db_col_text(st, 0));
+        r->other_title = vt_xstrdup(db_col_text(st, 1));
+        r->start_s = db_col_double(st, 2);
+        r->end_s = db_col_double(st, 3);
+        r->other_start_s = db_col_double(st, 4);
+        r->other_end_s = db_col_double(st, 5);
+        r->similarity = db_col_double(st, 6);
+        r->frames = db_col_int(st, 7);
     }
-    if (step != SQLITE_DONE) {
+    if (step != DB_DONE) {
         rc = store_fail(s, "read shared footage");
         vt_store_reuse_free(*out, *n);
         *out = NULL;
@@ -105,7 +105,7 @@ void vt_store_reuse_free(struct vt_reuse *r, size_t n)
 
 int vt_store_reuse_videos(struct vt_store *s, char ***ids, size_t *n)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     size_t cap = 0;
     int rc = store_prepare(s, "SELECT DISTINCT video_id FROM reuse ORDER BY video_id", &st);
 
@@ -114,11 +114,11 @@ int vt_store_reuse_videos(struct vt_store *s, char ***ids, size_t *n)
     if (rc)
         return rc;
     int step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((step = db_step(st)) == DB_ROW) {
         vt_grow((void **)ids, &cap, *n + 1, sizeof(**ids));
-        (*ids)[(*n)++] = vt_xstrdup((const char *)sqlite3_column_text(st, 0));
+        (*ids)[(*n)++] = vt_xstrdup(db_col_text(st, 0));
     }
-    if (step != SQLITE_DONE)
+    if (step != DB_DONE)
         rc = store_fail(s, "read shared footage");
     store_finish(s, st);
     return rc;
@@ -127,7 +127,7 @@ int vt_store_reuse_videos(struct vt_store *s, char ***ids, size_t *n)
 int vt_store_frame_hashes(struct vt_store *s, const char *only_id, const char *except_id,
                           struct vt_frame_hash **out, size_t *n)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     size_t cap = 0;
     int rc = store_prepare(s,
                            "SELECT video_id, idx, t_s, phash, shot FROM frames"
@@ -143,16 +143,16 @@ int vt_store_frame_hashes(struct vt_store *s, const char *only_id, const char *e
     store_bind_text(st, 1, only_id);
     store_bind_text(st, 2, except_id);
     int step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((step = db_step(st)) == DB_ROW) {
         vt_grow((void **)out, &cap, *n + 1, sizeof(**out));
         struct vt_frame_hash *h = &(*out)[(*n)++];
-        snprintf(h->video_id, sizeof(h->video_id), "%s", (const char *)sqlite3_column_text(st, 0));
-        h->idx = sqlite3_column_int(st, 1);
-        h->t_s = sqlite3_column_double(st, 2);
-        h->phash = (uint64_t)sqlite3_column_int64(st, 3);
-        h->shot = sqlite3_column_int(st, 4);
+        snprintf(h->video_id, sizeof(h->video_id), "%s", db_col_text(st, 0));
+        h->idx = db_col_int(st, 1);
+        h->t_s = db_col_double(st, 2);
+        h->phash = (uint64_t)db_col_int64(st, 3);
+        h->shot = db_col_int(st, 4);
     }
-    if (step != SQLITE_DONE) {
+    if (step != DB_DONE) {
         rc = store_fail(s, "read frame hashes");
         free(*out);
         *out = NULL;

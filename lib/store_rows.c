@@ -18,7 +18,7 @@
 
 static int delete_where_video(struct vt_store *s, const char *table, const char *id)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     char sql[96];
     int rc;
 
@@ -33,7 +33,7 @@ static int delete_where_video(struct vt_store *s, const char *table, const char 
 int vt_store_chapters_replace(struct vt_store *s, const char *id, const struct vt_chapter *c,
                               size_t n, const char *source)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = delete_where_video(s, "chapters", id);
 
     if (rc)
@@ -46,25 +46,25 @@ int vt_store_chapters_replace(struct vt_store *s, const char *id, const struct v
         return rc;
     for (size_t i = 0; i < n && !rc; i++) {
         store_bind_text(st, 1, id);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
-        sqlite3_bind_double(st, 3, c[i].start_s);
-        sqlite3_bind_double(st, 4, c[i].end_s);
+        db_bind_int64(st, 2, (int64_t)i);
+        db_bind_double(st, 3, c[i].start_s);
+        db_bind_double(st, 4, c[i].end_s);
         store_bind_text(st, 5, c[i].title);
         store_bind_text(st, 6, source);
-        if (sqlite3_step(st) != SQLITE_DONE)
+        if (db_step(st) != DB_DONE)
             rc = store_fail(s, "insert chapter");
-        sqlite3_reset(st);
+        db_reset(st);
     }
     store_finish(s, st);
     return rc;
 }
 
-static void read_chapter(sqlite3_stmt *st, void *item)
+static void read_chapter(struct db_stmt *st, void *item)
 {
     struct vt_store_chapter *c = item;
 
-    c->start_s = sqlite3_column_double(st, 0);
-    c->end_s = sqlite3_column_double(st, 1);
+    c->start_s = db_col_double(st, 0);
+    c->end_s = db_col_double(st, 1);
     c->title = store_col_dup(st, 2);
     c->source = store_col_dup(st, 3);
 }
@@ -107,7 +107,7 @@ int vt_store_keyframes_clear(struct vt_store *s, const char *id)
 int vt_store_keyframes_replace(struct vt_store *s, const char *id, const struct vt_kf_result *r,
                                const char *frames_rel_dir)
 {
-    sqlite3_stmt *st = NULL;
+    struct db_stmt *st = NULL;
     int rc = vt_store_keyframes_clear(s, id);
 
     if (rc)
@@ -120,22 +120,22 @@ int vt_store_keyframes_replace(struct vt_store *s, const char *id, const struct 
         const struct vt_kf_shot *x = &r->shots[i];
 
         store_bind_text(st, 1, id);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
-        sqlite3_bind_double(st, 3, x->start_s);
-        sqlite3_bind_double(st, 4, x->end_s);
-        sqlite3_bind_int(st, 5, x->captured);
-        sqlite3_bind_int(st, 6, x->kept);
+        db_bind_int64(st, 2, (int64_t)i);
+        db_bind_double(st, 3, x->start_s);
+        db_bind_double(st, 4, x->end_s);
+        db_bind_int(st, 5, x->captured);
+        db_bind_int(st, 6, x->kept);
         store_bind_text(st, 7, x->transition);
         if (x->transition) {
-            sqlite3_bind_double(st, 8, x->trans_start_s);
-            sqlite3_bind_double(st, 9, x->trans_end_s);
+            db_bind_double(st, 8, x->trans_start_s);
+            db_bind_double(st, 9, x->trans_end_s);
         } else {
-            sqlite3_bind_null(st, 8);
-            sqlite3_bind_null(st, 9);
+            db_bind_null(st, 8);
+            db_bind_null(st, 9);
         }
-        if (sqlite3_step(st) != SQLITE_DONE)
+        if (db_step(st) != DB_DONE)
             rc = store_fail(s, "insert shot");
-        sqlite3_reset(st);
+        db_reset(st);
     }
     store_finish(s, st);
     if (rc)
@@ -149,30 +149,30 @@ int vt_store_keyframes_replace(struct vt_store *s, const char *id, const struct 
         const struct vt_kf_frame *f = &r->frames[i];
 
         store_bind_text(st, 1, id);
-        sqlite3_bind_int(st, 2, f->index);
-        sqlite3_bind_double(st, 3, f->t_s);
-        sqlite3_bind_int64(st, 4, f->frame_no);
-        sqlite3_bind_int(st, 5, f->shot);
+        db_bind_int(st, 2, f->index);
+        db_bind_double(st, 3, f->t_s);
+        db_bind_int64(st, 4, f->frame_no);
+        db_bind_int(st, 5, f->shot);
         if (f->duplicate_of >= 0)
-            sqlite3_bind_int(st, 6, f->duplicate_of);
+            db_bind_int(st, 6, f->duplicate_of);
         else
-            sqlite3_bind_null(st, 6);
-        sqlite3_bind_double(st, 7, f->sharpness);
-        sqlite3_bind_int64(st, 8, f->bytes);
+            db_bind_null(st, 6);
+        db_bind_double(st, 7, f->sharpness);
+        db_bind_int64(st, 8, f->bytes);
         if (f->file[0]) {
             char *p = vt_xasprintf("%s/%s", frames_rel_dir, f->file);
 
             store_bind_text(st, 9, p);
             free(p);
         } else {
-            sqlite3_bind_null(st, 9);
+            db_bind_null(st, 9);
         }
-        sqlite3_bind_int(st, 10, f->width);
-        sqlite3_bind_int(st, 11, f->height);
-        sqlite3_bind_int64(st, 12, (sqlite3_int64)f->phash);
-        if (sqlite3_step(st) != SQLITE_DONE)
+        db_bind_int(st, 10, f->width);
+        db_bind_int(st, 11, f->height);
+        db_bind_int64(st, 12, (int64_t)f->phash);
+        if (db_step(st) != DB_DONE)
             rc = store_fail(s, "insert frame");
-        sqlite3_reset(st);
+        db_reset(st);
     }
     store_finish(s, st);
     return rc;
@@ -183,17 +183,17 @@ int vt_store_shots(struct vt_store *s, const char *id, struct vt_kf_shot **out, 
     return vt_store_shots_range(s, id, 0, INT64_MAX, out, n);
 }
 
-static void read_shot(sqlite3_stmt *st, void *item)
+static void read_shot(struct db_stmt *st, void *item)
 {
     struct vt_kf_shot *v = item;
 
-    v->start_s = sqlite3_column_double(st, 0);
-    v->end_s = sqlite3_column_double(st, 1);
-    v->captured = sqlite3_column_int(st, 2);
-    v->kept = sqlite3_column_int(st, 3);
-    v->transition = vt_kf_transition_name((const char *)sqlite3_column_text(st, 4));
-    v->trans_start_s = sqlite3_column_double(st, 5);
-    v->trans_end_s = sqlite3_column_double(st, 6);
+    v->start_s = db_col_double(st, 0);
+    v->end_s = db_col_double(st, 1);
+    v->captured = db_col_int(st, 2);
+    v->kept = db_col_int(st, 3);
+    v->transition = vt_kf_transition_name(db_col_text(st, 4));
+    v->trans_start_s = db_col_double(st, 5);
+    v->trans_end_s = db_col_double(st, 6);
 }
 
 int vt_store_shots_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
@@ -212,21 +212,21 @@ int vt_store_frames(struct vt_store *s, const char *id, struct vt_store_frame **
     return vt_store_frames_range(s, id, 0, INT64_MAX, out, n);
 }
 
-static void read_frame(sqlite3_stmt *st, void *item)
+static void read_frame(struct db_stmt *st, void *item)
 {
     struct vt_store_frame *x = item;
 
-    x->f.index = sqlite3_column_int(st, 0);
-    x->f.t_s = sqlite3_column_double(st, 1);
-    x->f.frame_no = sqlite3_column_int64(st, 2);
-    x->f.shot = sqlite3_column_int(st, 3);
-    x->f.duplicate_of = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
-    x->f.sharpness = sqlite3_column_double(st, 5);
-    x->f.bytes = sqlite3_column_int64(st, 6);
+    x->f.index = db_col_int(st, 0);
+    x->f.t_s = db_col_double(st, 1);
+    x->f.frame_no = db_col_int64(st, 2);
+    x->f.shot = db_col_int(st, 3);
+    x->f.duplicate_of = db_col_null(st, 4) ? -1 : db_col_int(st, 4);
+    x->f.sharpness = db_col_double(st, 5);
+    x->f.bytes = db_col_int64(st, 6);
     x->path = store_col_dup(st, 7);
-    x->f.width = sqlite3_column_int(st, 8);
-    x->f.height = sqlite3_column_int(st, 9);
-    x->f.phash = (uint64_t)sqlite3_column_int64(st, 10);
+    x->f.width = db_col_int(st, 8);
+    x->f.height = db_col_int(st, 9);
+    x->f.phash = (uint64_t)db_col_int64(st, 10);
 }
 
 /* OCR lines, in frame order, onto the frames read before (a.v, in index order). */
@@ -235,10 +235,10 @@ struct frame_lines {
     size_t len, fi, lcap;
 };
 
-static int read_frame_line(void *user, sqlite3_stmt *st)
+static int read_frame_line(void *user, struct db_stmt *st)
 {
     struct frame_lines *c = user;
-    int idx = sqlite3_column_int(st, 0);
+    int idx = db_col_int(st, 0);
     struct vt_ocr_page *pg;
     struct vt_ocr_line *ln;
 
@@ -256,10 +256,10 @@ static int read_frame_line(void *user, sqlite3_stmt *st)
     ln->text = store_col_dup(st, 1);
     if (!ln->text)
         ln->text = vt_xstrdup("");
-    ln->conf = sqlite3_column_double(st, 2);
+    ln->conf = db_col_double(st, 2);
     for (int k = 0; k < 4; k++)
-        ln->box[k] = sqlite3_column_int(st, 3 + k);
-    ln->noise = sqlite3_column_int(st, 7) != 0;
+        ln->box[k] = db_col_int(st, 3 + k);
+    ln->noise = db_col_int(st, 7) != 0;
     return 0;
 }
 
@@ -315,7 +315,7 @@ int vt_store_ocr_clear(struct vt_store *s, const char *id)
 int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_index,
                          const struct vt_ocr_page *pages, size_t n)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     struct fuzzy_ctx fc = {s, NULL, 0};
     int rc = vt_store_ocr_clear(s, id);
 
@@ -333,16 +333,16 @@ int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_in
             const struct vt_ocr_line *l = &pages[i].lines[k];
 
             store_bind_text(st, 1, id);
-            sqlite3_bind_int(st, 2, frame_index[i]);
-            sqlite3_bind_int64(st, 3, (sqlite3_int64)k);
+            db_bind_int(st, 2, frame_index[i]);
+            db_bind_int64(st, 3, (int64_t)k);
             store_bind_text(st, 4, l->text);
-            sqlite3_bind_double(st, 5, l->conf);
+            db_bind_double(st, 5, l->conf);
             for (int j = 0; j < 4; j++)
-                sqlite3_bind_int(st, 6 + j, l->box[j]);
-            sqlite3_bind_int(st, 10, l->noise != 0);
-            if (sqlite3_step(st) != SQLITE_DONE)
+                db_bind_int(st, 6 + j, l->box[j]);
+            db_bind_int(st, 10, l->noise != 0);
+            if (db_step(st) != DB_DONE)
                 rc = store_fail(s, "insert OCR line");
-            sqlite3_reset(st);
+            db_reset(st);
         }
     }
     store_finish(s, st);
@@ -376,7 +376,7 @@ int vt_store_transcript_clear(struct vt_store *s, const char *id)
 
 int vt_store_transcript_replace(struct vt_store *s, const char *id, const struct vt_transcript *t)
 {
-    sqlite3_stmt *cue = NULL, *word = NULL, *doc = NULL;
+    struct db_stmt *cue = NULL, *word = NULL, *doc = NULL;
     struct phon_ctx pc = {s, NULL, 0};
     char *meta = store_meta_tokens("speech", id);
     int rc = vt_store_transcript_clear(s, id);
@@ -400,26 +400,26 @@ int vt_store_transcript_replace(struct vt_store *s, const char *id, const struct
         const struct vt_cue *c = &t->cues[i];
 
         store_bind_text(cue, 1, id);
-        sqlite3_bind_int64(cue, 2, (sqlite3_int64)i);
-        sqlite3_bind_double(cue, 3, c->start_s);
-        sqlite3_bind_double(cue, 4, c->end_s);
+        db_bind_int64(cue, 2, (int64_t)i);
+        db_bind_double(cue, 3, c->start_s);
+        db_bind_double(cue, 4, c->end_s);
         store_bind_text(cue, 5, c->text);
-        if (sqlite3_step(cue) != SQLITE_DONE)
+        if (db_step(cue) != DB_DONE)
             rc = store_fail(s, "insert cue");
-        sqlite3_reset(cue);
+        db_reset(cue);
         for (size_t k = 0; k < c->n_words && !rc; k++) {
             const struct vt_word *w = &c->words[k];
 
             store_bind_text(word, 1, id);
-            sqlite3_bind_int64(word, 2, (sqlite3_int64)i);
-            sqlite3_bind_int64(word, 3, (sqlite3_int64)k);
+            db_bind_int64(word, 2, (int64_t)i);
+            db_bind_int64(word, 3, (int64_t)k);
             store_bind_text(word, 4, w->text);
-            sqlite3_bind_double(word, 5, w->start_s);
-            sqlite3_bind_double(word, 6, w->end_s);
-            sqlite3_bind_double(word, 7, w->conf);
-            if (sqlite3_step(word) != SQLITE_DONE)
+            db_bind_double(word, 5, w->start_s);
+            db_bind_double(word, 6, w->end_s);
+            db_bind_double(word, 7, w->conf);
+            if (db_step(word) != DB_DONE)
                 rc = store_fail(s, "insert word");
-            sqlite3_reset(word);
+            db_reset(word);
         }
         if (!rc)
             rc = store_insert_doc(s, doc, id, (int)i, c->start_s, c->end_s, c->text, meta);
@@ -441,12 +441,12 @@ int vt_store_transcript(struct vt_store *s, const char *id, struct vt_transcript
     return vt_store_transcript_range(s, id, 0, INT64_MAX, out);
 }
 
-static void read_cue(sqlite3_stmt *st, void *item)
+static void read_cue(struct db_stmt *st, void *item)
 {
     struct vt_cue *c = item;
 
-    c->start_s = sqlite3_column_double(st, 0);
-    c->end_s = sqlite3_column_double(st, 1);
+    c->start_s = db_col_double(st, 0);
+    c->end_s = db_col_double(st, 1);
     c->text = store_col_dup(st, 2);
 }
 
@@ -457,10 +457,10 @@ struct cue_words {
     size_t wcap, last;
 };
 
-static int read_cue_word(void *user, sqlite3_stmt *st)
+static int read_cue_word(void *user, struct db_stmt *st)
 {
     struct cue_words *x = user;
-    size_t ci = (size_t)(sqlite3_column_int64(st, 0) - x->from);
+    size_t ci = (size_t)(db_col_int64(st, 0) - x->from);
     struct vt_cue *c;
     struct vt_word *w;
 
@@ -476,9 +476,9 @@ static int read_cue_word(void *user, sqlite3_stmt *st)
     w->text = store_col_dup(st, 1);
     if (!w->text)
         w->text = vt_xstrdup("");
-    w->start_s = sqlite3_column_double(st, 2);
-    w->end_s = sqlite3_column_double(st, 3);
-    w->conf = sqlite3_column_double(st, 4);
+    w->start_s = db_col_double(st, 2);
+    w->end_s = db_col_double(st, 3);
+    w->conf = db_col_double(st, 4);
     return 0;
 }
 
@@ -515,7 +515,7 @@ int vt_store_chunks_clear(struct vt_store *s, const char *id)
 
 int vt_store_chunks_replace(struct vt_store *s, const char *id, const struct vt_chunk *c, size_t n)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = vt_store_chunks_clear(s, id);
 
     if (!rc)
@@ -528,15 +528,15 @@ int vt_store_chunks_replace(struct vt_store *s, const char *id, const struct vt_
         return rc;
     for (size_t i = 0; i < n && !rc; i++) {
         store_bind_text(st, 1, id);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
-        sqlite3_bind_double(st, 3, c[i].start_s);
-        sqlite3_bind_double(st, 4, c[i].end_s);
+        db_bind_int64(st, 2, (int64_t)i);
+        db_bind_double(st, 3, c[i].start_s);
+        db_bind_double(st, 4, c[i].end_s);
         store_bind_text(st, 5, c[i].text);
-        sqlite3_bind_int(st, 6, c[i].first_cue);
-        sqlite3_bind_int(st, 7, c[i].last_cue);
-        if (sqlite3_step(st) != SQLITE_DONE)
+        db_bind_int(st, 6, c[i].first_cue);
+        db_bind_int(st, 7, c[i].last_cue);
+        if (db_step(st) != DB_DONE)
             rc = store_fail(s, "insert chunk");
-        sqlite3_reset(st);
+        db_reset(st);
     }
     store_finish(s, st);
     return rc;
@@ -547,15 +547,15 @@ int vt_store_chunks(struct vt_store *s, const char *id, struct vt_chunk **out, s
     return vt_store_chunks_range(s, id, 0, INT64_MAX, out, n);
 }
 
-static void read_chunk(sqlite3_stmt *st, void *item)
+static void read_chunk(struct db_stmt *st, void *item)
 {
     struct vt_chunk *c = item;
 
-    c->start_s = sqlite3_column_double(st, 0);
-    c->end_s = sqlite3_column_double(st, 1);
+    c->start_s = db_col_double(st, 0);
+    c->end_s = db_col_double(st, 1);
     c->text = store_col_dup(st, 2);
-    c->first_cue = sqlite3_column_int(st, 3);
-    c->last_cue = sqlite3_column_int(st, 4);
+    c->first_cue = db_col_int(st, 3);
+    c->last_cue = db_col_int(st, 4);
 }
 
 static void release_chunk(void *item)
@@ -584,7 +584,7 @@ void vt_chunks_free(struct vt_chunk *c, size_t n)
 
 int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *c)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(
         s,
         "SELECT (SELECT count(*) FROM shots WHERE video_id = ?1),"
@@ -603,18 +603,18 @@ int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *
     if (rc)
         return rc;
     store_bind_text(st, 1, id);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        c->shots = sqlite3_column_int64(st, 0);
-        c->frames = sqlite3_column_int64(st, 1);
-        c->kept = sqlite3_column_int64(st, 2);
-        c->keyframe_bytes = (int64_t)sqlite3_column_double(st, 3);
-        c->frames_with_text = sqlite3_column_int64(st, 4);
-        c->ocr_lines = sqlite3_column_int64(st, 5);
-        c->cues = sqlite3_column_int64(st, 6);
-        c->word_timed_cues = sqlite3_column_int64(st, 7);
-        c->chunks = sqlite3_column_int64(st, 8);
-        c->text_vectors = sqlite3_column_int64(st, 9);
+    rc = db_step(st);
+    if (rc == DB_ROW) {
+        c->shots = db_col_int64(st, 0);
+        c->frames = db_col_int64(st, 1);
+        c->kept = db_col_int64(st, 2);
+        c->keyframe_bytes = (int64_t)db_col_double(st, 3);
+        c->frames_with_text = db_col_int64(st, 4);
+        c->ocr_lines = db_col_int64(st, 5);
+        c->cues = db_col_int64(st, 6);
+        c->word_timed_cues = db_col_int64(st, 7);
+        c->chunks = db_col_int64(st, 8);
+        c->text_vectors = db_col_int64(st, 9);
         rc = 0;
     } else {
         rc = store_fail(s, "count a video's outputs");
@@ -642,17 +642,17 @@ int vt_store_frame_at(struct vt_store *s, const char *id, double t_s, int *frame
 
     *frame = -1;
     for (int i = 0; i < 2 && *frame < 0 && !rc; i++) {
-        sqlite3_stmt *st;
+        struct db_stmt *st;
 
         rc = store_prepare(s, sql[i], &st);
         if (rc)
             return rc;
         store_bind_text(st, 1, id);
-        sqlite3_bind_double(st, 2, t_s);
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW)
-            *frame = sqlite3_column_int(st, 0);
-        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, "find a frame");
+        db_bind_double(st, 2, t_s);
+        rc = db_step(st);
+        if (rc == DB_ROW)
+            *frame = db_col_int(st, 0);
+        rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "find a frame");
         store_finish(s, st);
     }
     return rc;
@@ -660,18 +660,18 @@ int vt_store_frame_at(struct vt_store *s, const char *id, double t_s, int *frame
 
 int vt_store_cue_at(struct vt_store *s, const char *id, double t_s, int64_t *cue)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(s, "SELECT max(idx) FROM cues WHERE video_id = ? AND start_s <= ?", &st);
 
     *cue = -1;
     if (rc)
         return rc;
     store_bind_text(st, 1, id);
-    sqlite3_bind_double(st, 2, t_s);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-        *cue = sqlite3_column_int64(st, 0);
-    rc = rc == SQLITE_ROW ? 0 : store_fail(s, "find a cue");
+    db_bind_double(st, 2, t_s);
+    rc = db_step(st);
+    if (rc == DB_ROW && !db_col_null(st, 0))
+        *cue = db_col_int64(st, 0);
+    rc = rc == DB_ROW ? 0 : store_fail(s, "find a cue");
     store_finish(s, st);
     return rc;
 }

@@ -5,6 +5,7 @@
  * tables, index merging, and the search verbs that take a parsed query (the FTS5
  * text for it is written by store_fts.c).
  */
+#include "db_sqlite.h"
 #include "query.h"
 #include "store_int.h"
 #include "util.h"
@@ -101,13 +102,13 @@ static void vtrank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_contex
 int store_register_rank(struct vt_store *s)
 {
     fts5_api *api = NULL;
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(s, "SELECT fts5(?1)", &st);
 
     if (rc)
         return rc;
-    sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
-    sqlite3_step(st);
+    sqlite3_bind_pointer(db_sqlite_stmt(st), 1, (void *)&api, "fts5_api_ptr", NULL);
+    db_step(st);
     store_finish(s, st);
     if (!api || api->iVersion < 2 ||
         api->xCreateFunction(api, "vtrank", NULL, vtrank, NULL) != SQLITE_OK) {
@@ -119,7 +120,7 @@ int store_register_rank(struct vt_store *s)
 
 int store_delete_docs(struct vt_store *s, const char *id, const char *source)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(s, "DELETE FROM docs WHERE video_id = ? AND source = ?", &st);
 
     if (rc)
@@ -143,7 +144,7 @@ char *store_meta_tokens(const char *source, const char *id)
 /* One index row per frame (kept or duplicate) with text: all its lines but noise, in order. */
 int store_screen_docs_refresh(struct vt_store *s, const char *id)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     char *meta;
     int rc = store_delete_docs(s, id, "screen");
 
@@ -174,11 +175,11 @@ static void fuzzy_put(struct fuzzy_ctx *c, const char *del, size_t dn, const cha
 {
     if (c->rc)
         return;
-    sqlite3_bind_text(c->st, 1, del, (int)dn, SQLITE_TRANSIENT);
-    sqlite3_bind_text(c->st, 2, term, (int)tn, SQLITE_TRANSIENT);
-    if (sqlite3_step(c->st) != SQLITE_DONE)
+    db_bind_textn(c->st, 1, del, dn);
+    db_bind_textn(c->st, 2, term, tn);
+    if (db_step(c->st) != DB_DONE)
         c->rc = store_fail(c->s, "index fuzzy key");
-    sqlite3_reset(c->st);
+    db_reset(c->st);
 }
 
 void store_add_fuzzy(void *user, const char *tok, size_t n)
@@ -217,7 +218,7 @@ static int within_one_edit(const char *a, const char *b)
 static int fuzzy_terms(struct vt_store *s, const char *word, void (*fn)(void *u, const char *t),
                        void *user)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     size_t n = strlen(word);
     char del[VT_FUZZY_MAX_LEN];
     int rc;
@@ -234,34 +235,34 @@ static int fuzzy_terms(struct vt_store *s, const char *word, void (*fn)(void *u,
         memcpy(del, word, i == n ? n : i);
         if (i < n)
             memcpy(del + i, word + i + 1, n - i - 1);
-        sqlite3_bind_text(st, 1, del, (int)dn, SQLITE_TRANSIENT);
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            const char *t = (const char *)sqlite3_column_text(st, 0);
+        db_bind_textn(st, 1, del, dn);
+        while ((rc = db_step(st)) == DB_ROW) {
+            const char *t = db_col_text(st, 0);
 
             if (t && within_one_edit(word, t))
                 fn(user, t);
         }
-        rc = rc == SQLITE_DONE ? 0 : store_fail(s, "fuzzy lookup");
-        sqlite3_reset(st);
+        rc = rc == DB_DONE ? 0 : store_fail(s, "fuzzy lookup");
+        db_reset(st);
     }
     store_finish(s, st);
     return rc;
 }
 
-int store_insert_doc(struct vt_store *s, sqlite3_stmt *st, const char *id, int ref, double start_s,
-                     double end_s, const char *text, const char *meta)
+int store_insert_doc(struct vt_store *s, struct db_stmt *st, const char *id, int ref,
+                     double start_s, double end_s, const char *text, const char *meta)
 {
     int rc = 0;
 
     store_bind_text(st, 1, id);
-    sqlite3_bind_int(st, 2, ref);
-    sqlite3_bind_double(st, 3, start_s);
-    sqlite3_bind_double(st, 4, end_s);
+    db_bind_int(st, 2, ref);
+    db_bind_double(st, 3, start_s);
+    db_bind_double(st, 4, end_s);
     store_bind_text(st, 5, text);
     store_bind_text(st, 6, meta);
-    if (sqlite3_step(st) != SQLITE_DONE)
+    if (db_step(st) != DB_DONE)
         rc = store_fail(s, "index row");
-    sqlite3_reset(st);
+    db_reset(st);
     return rc;
 }
 
@@ -275,18 +276,18 @@ void store_add_phonetic(void *user, const char *tok, size_t n)
     vt_metaphone(tok, key, sizeof(key));
     if (!key[0])
         return;
-    sqlite3_bind_text(c->st, 1, tok, (int)n, SQLITE_TRANSIENT);
-    sqlite3_bind_text(c->st, 2, key, -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(c->st) != SQLITE_DONE)
+    db_bind_textn(c->st, 1, tok, n);
+    db_bind_text(c->st, 2, key);
+    if (db_step(c->st) != DB_DONE)
         c->rc = store_fail(c->s, "index phonetic key");
-    sqlite3_reset(c->st);
+    db_reset(c->st);
 }
 
 /* ---- titles ---- */
 
 int vt_store_title_docs_refresh(struct vt_store *s, const char *id)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     char *meta = store_meta_tokens("title", id);
     int rc = store_delete_docs(s, id, "title");
 
@@ -332,7 +333,7 @@ static int fts_rows(struct vt_store *s, const char *match, const char *source, c
     struct vt_sb m = {0};
     struct fts_id *v = NULL;
     size_t vcap = 0, len = 0;
-    sqlite3_stmt *st = NULL;
+    struct db_stmt *st = NULL;
     long long hi = 0, window = 20000;
     int rc;
 
@@ -350,8 +351,8 @@ static int fts_rows(struct vt_store *s, const char *match, const char *source, c
         free(meta);
     }
     rc = store_prepare(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
-    if (!rc && sqlite3_step(st) == SQLITE_ROW)
-        hi = sqlite3_column_int64(st, 0);
+    if (!rc && db_step(st) == DB_ROW)
+        hi = db_col_int64(st, 0);
     if (st)
         store_finish(s, st);
     st = NULL;
@@ -370,21 +371,21 @@ static int fts_rows(struct vt_store *s, const char *match, const char *source, c
         long long lo = hi > window ? hi - window : 0;
 
         store_bind_text(st, 1, m.buf);
-        sqlite3_bind_int(st, 2, cap - (int)len);
-        sqlite3_bind_blob(st, 3, df, (int)(n_df * sizeof(*df)), SQLITE_TRANSIENT);
-        sqlite3_bind_int64(st, 4, lo);
-        sqlite3_bind_int64(st, 5, hi);
-        sqlite3_bind_int(st, 6, phrase_n);
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        db_bind_int(st, 2, cap - (int)len);
+        db_bind_blob(st, 3, df, n_df * sizeof(*df));
+        db_bind_int64(st, 4, lo);
+        db_bind_int64(st, 5, hi);
+        db_bind_int(st, 6, phrase_n);
+        while ((rc = db_step(st)) == DB_ROW) {
             vt_grow((void **)&v, &vcap, len + 1, sizeof(*v));
-            v[len].rowid = sqlite3_column_int64(st, 0);
-            v[len].score = sqlite3_column_double(st, 1);
+            v[len].rowid = db_col_int64(st, 0);
+            v[len].score = db_col_double(st, 1);
             v[len].video_id[0] = '\0';
             v[len].start_s = 0;
             len++;
         }
-        rc = rc == SQLITE_DONE ? 0 : store_fail(s, "search");
-        sqlite3_reset(st);
+        rc = rc == DB_DONE ? 0 : store_fail(s, "search");
+        db_reset(st);
         hi = lo;
         window *= 4;
         if (hi > 0 && deadline_s > 0 && vt_monotonic_s() > deadline_s) {
@@ -407,7 +408,7 @@ static int fts_rows(struct vt_store *s, const char *match, const char *source, c
 int vt_store_doc(struct vt_store *s, long long rowid,
                  void (*fn)(void *user, const struct vt_doc *d), void *user)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(s,
                            "SELECT d.video_id, v.title, d.source, d.ref, d.start_s, d.end_s, d.text"
                            " FROM docs d JOIN videos v ON v.id = d.video_id WHERE d.id = ?",
@@ -415,19 +416,19 @@ int vt_store_doc(struct vt_store *s, long long rowid,
 
     if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, rowid);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
+    db_bind_int64(st, 1, rowid);
+    rc = db_step(st);
+    if (rc == DB_ROW) {
         struct vt_doc d;
 
         d.rowid = rowid;
-        d.video_id = (const char *)sqlite3_column_text(st, 0);
-        d.title = (const char *)sqlite3_column_text(st, 1);
-        d.source = (const char *)sqlite3_column_text(st, 2);
-        d.ref = sqlite3_column_int(st, 3);
-        d.start_s = sqlite3_column_double(st, 4);
-        d.end_s = sqlite3_column_double(st, 5);
-        d.text = (const char *)sqlite3_column_text(st, 6);
+        d.video_id = db_col_text(st, 0);
+        d.title = db_col_text(st, 1);
+        d.source = db_col_text(st, 2);
+        d.ref = db_col_int(st, 3);
+        d.start_s = db_col_double(st, 4);
+        d.end_s = db_col_double(st, 5);
+        d.text = db_col_text(st, 6);
         if (!d.title)
             d.title = "";
         if (!d.text)
@@ -435,7 +436,7 @@ int vt_store_doc(struct vt_store *s, long long rowid,
         fn(user, &d);
         rc = 0;
     } else {
-        rc = rc == SQLITE_DONE ? VT_ENOTFOUND : store_fail(s, "read index row");
+        rc = rc == DB_DONE ? VT_ENOTFOUND : store_fail(s, "read index row");
     }
     store_finish(s, st);
     return rc;
@@ -458,25 +459,25 @@ static size_t df_slot(const char *term)
 
 static int count_term_docs(struct vt_store *s, const char *term, long long *docs)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     long long top = 0, in_window = 0;
     char *match;
     int rc = store_prepare(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
 
     if (rc)
         return rc;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        top = sqlite3_column_int64(st, 0);
+    if (db_step(st) == DB_ROW)
+        top = db_col_int64(st, 0);
     store_finish(s, st);
     match = vt_xasprintf("text : \"%s\"", term); /* tokens hold no quotes */
     rc = store_prepare(s, "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?1 AND rowid > ?2",
                        &st);
     if (!rc) {
         store_bind_text(st, 1, match);
-        sqlite3_bind_int64(st, 2, top - DF_WINDOW);
-        rc = sqlite3_step(st);
-        in_window = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, "term statistics");
+        db_bind_int64(st, 2, top - DF_WINDOW);
+        rc = db_step(st);
+        in_window = rc == DB_ROW ? db_col_int64(st, 0) : 0;
+        rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "term statistics");
         store_finish(s, st);
     }
     free(match);
@@ -490,9 +491,9 @@ static int count_term_docs(struct vt_store *s, const char *term, long long *docs
     if (rc)
         return rc;
     store_bind_text(st, 1, term);
-    rc = sqlite3_step(st);
-    *docs = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, "term statistics");
+    rc = db_step(st);
+    *docs = rc == DB_ROW ? db_col_int64(st, 0) : 0;
+    rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "term statistics");
     store_finish(s, st);
     return rc;
 }
@@ -538,11 +539,11 @@ struct term_fn {
     void *user;
 };
 
-static int term_row(void *user, sqlite3_stmt *st)
+static int term_row(void *user, struct db_stmt *st)
 {
     struct term_fn *t = user;
 
-    t->fn(t->user, (const char *)sqlite3_column_text(st, 0));
+    t->fn(t->user, db_col_text(st, 0));
     return 0;
 }
 
@@ -589,12 +590,12 @@ struct word_fn {
     void *user;
 };
 
-static int word_row(void *user, sqlite3_stmt *st)
+static int word_row(void *user, struct db_stmt *st)
 {
     struct word_fn *w = user;
-    const char *t = (const char *)sqlite3_column_text(st, 0);
+    const char *t = db_col_text(st, 0);
 
-    return w->fn(w->user, t ? t : "", sqlite3_column_double(st, 1), sqlite3_column_double(st, 2));
+    return w->fn(w->user, t ? t : "", db_col_double(st, 1), db_col_double(st, 2));
 }
 
 int vt_store_cue_words(struct vt_store *s, const char *id, int cue,
@@ -715,7 +716,7 @@ static int tie_places(struct vt_store *s, struct fts_id *v, size_t n)
     int rc = 0;
 
     for (size_t i = 0, j; i < n && !rc; i = j) {
-        sqlite3_stmt *st = NULL;
+        struct db_stmt *st = NULL;
 
         for (j = i + 1; j < n && v[j].score == v[i].score;)
             j++;
@@ -723,16 +724,16 @@ static int tie_places(struct vt_store *s, struct fts_id *v, size_t n)
             continue;
         rc = store_prepare(s, "SELECT video_id, start_s FROM docs WHERE id = ?", &st);
         for (size_t k = i; k < j && !rc; k++) {
-            sqlite3_bind_int64(st, 1, v[k].rowid);
-            rc = sqlite3_step(st);
-            if (rc == SQLITE_ROW) {
-                const char *id = (const char *)sqlite3_column_text(st, 0);
+            db_bind_int64(st, 1, v[k].rowid);
+            rc = db_step(st);
+            if (rc == DB_ROW) {
+                const char *id = db_col_text(st, 0);
 
                 snprintf(v[k].video_id, sizeof(v[k].video_id), "%s", id ? id : "");
-                v[k].start_s = sqlite3_column_double(st, 1);
+                v[k].start_s = db_col_double(st, 1);
             }
-            rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, "search");
-            sqlite3_reset(st);
+            rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "search");
+            db_reset(st);
         }
         if (st)
             store_finish(s, st);

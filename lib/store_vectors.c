@@ -47,7 +47,7 @@ static void kinds_list(unsigned kinds, char *out, size_t len)
 
 int vt_store_vectors_clear_kinds(struct vt_store *s, const char *id, unsigned kinds)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     char list[128], *sql;
 
     kinds_list(kinds, list, sizeof(list));
@@ -77,7 +77,7 @@ int vt_store_vectors_replace_kinds(struct vt_store *s, const char *id, unsigned 
                                    const char *space, int dim, const struct vt_vec_rec *recs,
                                    size_t n)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int8_t *q = vt_xmalloc((size_t)dim);
     int rc = vt_store_vectors_clear_kinds(s, id, kinds);
 
@@ -93,18 +93,18 @@ int vt_store_vectors_replace_kinds(struct vt_store *s, const char *id, unsigned 
     for (size_t i = 0; i < n && !rc; i++) {
         float scale = vt_vec_quantize(recs[i].v, dim, q);
         store_bind_text(st, 1, id);
-        sqlite3_bind_text(st, 2, vt_vec_kind_name(recs[i].kind), -1, SQLITE_STATIC);
-        sqlite3_bind_int(st, 3, recs[i].ref);
-        sqlite3_bind_double(st, 4, recs[i].start_s);
-        sqlite3_bind_double(st, 5, recs[i].end_s);
+        db_bind_text(st, 2, vt_vec_kind_name(recs[i].kind));
+        db_bind_int(st, 3, recs[i].ref);
+        db_bind_double(st, 4, recs[i].start_s);
+        db_bind_double(st, 5, recs[i].end_s);
         store_bind_text(st, 6, space);
-        sqlite3_bind_int(st, 7, dim);
-        sqlite3_bind_blob(st, 8, recs[i].v, (int)(sizeof(float) * (size_t)dim), SQLITE_STATIC);
-        sqlite3_bind_blob(st, 9, q, dim, SQLITE_STATIC);
-        sqlite3_bind_double(st, 10, scale);
-        if (sqlite3_step(st) != SQLITE_DONE)
+        db_bind_int(st, 7, dim);
+        db_bind_blob(st, 8, recs[i].v, sizeof(float) * (size_t)dim);
+        db_bind_blob(st, 9, q, (size_t)dim);
+        db_bind_double(st, 10, scale);
+        if (db_step(st) != DB_DONE)
             rc = store_fail(s, "insert vector");
-        sqlite3_reset(st);
+        db_reset(st);
     }
     store_finish(s, st);
     free(q);
@@ -113,16 +113,16 @@ int vt_store_vectors_replace_kinds(struct vt_store *s, const char *id, unsigned 
 
 int vt_store_vectors_stat(struct vt_store *s, const char *space, int64_t *count, int64_t *max_id)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc =
         store_prepare(s, "SELECT count(*), coalesce(max(id), 0) FROM vectors WHERE space = ?", &st);
 
     if (rc)
         return rc;
     store_bind_text(st, 1, space);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        *count = sqlite3_column_int64(st, 0);
-        *max_id = sqlite3_column_int64(st, 1);
+    if (db_step(st) == DB_ROW) {
+        *count = db_col_int64(st, 0);
+        *max_id = db_col_int64(st, 1);
     } else {
         rc = store_fail(s, "count vectors");
     }
@@ -135,7 +135,7 @@ int vt_store_vectors_each(struct vt_store *s, const char *space, int dim, int64_
                                     float scale),
                           void *user)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(s,
                            "SELECT id, f32, i8, scale FROM vectors WHERE space = ? AND id > ?"
                            " ORDER BY id",
@@ -144,21 +144,23 @@ int vt_store_vectors_each(struct vt_store *s, const char *space, int dim, int64_
     if (rc)
         return rc;
     store_bind_text(st, 1, space);
-    sqlite3_bind_int64(st, 2, after_id);
+    db_bind_int64(st, 2, after_id);
     size_t fbytes = sizeof(float) * (size_t)dim;
     float *f = vt_xmalloc(fbytes);
     int step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((step = db_step(st)) == DB_ROW) {
+        size_t nf, nq;
+        const void *pf = db_col_blob(st, 1, &nf), *pq = db_col_blob(st, 2, &nq);
+
         /* a row of another dimension (a changed server model under one name) is not
          * comparable: skipped */
-        if ((size_t)sqlite3_column_bytes(st, 1) != fbytes || sqlite3_column_bytes(st, 2) != dim)
+        if (nf != fbytes || nq != (size_t)dim)
             continue;
-        memcpy(f, sqlite3_column_blob(st, 1), fbytes); /* blobs need not be aligned */
-        if (fn(user, sqlite3_column_int64(st, 0), f, sqlite3_column_blob(st, 2),
-               (float)sqlite3_column_double(st, 3)))
+        memcpy(f, pf, fbytes); /* blobs need not be aligned */
+        if (fn(user, db_col_int64(st, 0), f, pq, (float)db_col_double(st, 3)))
             break;
     }
-    if (step != SQLITE_ROW && step != SQLITE_DONE)
+    if (step != DB_ROW && step != DB_DONE)
         rc = store_fail(s, "read vectors");
     free(f);
     store_finish(s, st);
@@ -167,22 +169,22 @@ int vt_store_vectors_each(struct vt_store *s, const char *space, int dim, int64_
 
 int vt_store_vector_get(struct vt_store *s, int64_t key, struct vt_vec_where *w)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(
         s, "SELECT video_id, kind, ref, start_s, end_s FROM vectors WHERE id = ?", &st);
 
     if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, key);
-    int step = sqlite3_step(st);
-    if (step == SQLITE_ROW) {
-        snprintf(w->video_id, sizeof(w->video_id), "%s", (const char *)sqlite3_column_text(st, 0));
-        if (kind_parse((const char *)sqlite3_column_text(st, 1), &w->kind))
+    db_bind_int64(st, 1, key);
+    int step = db_step(st);
+    if (step == DB_ROW) {
+        snprintf(w->video_id, sizeof(w->video_id), "%s", db_col_text(st, 0));
+        if (kind_parse(db_col_text(st, 1), &w->kind))
             rc = VT_ENOTFOUND;
-        w->ref = sqlite3_column_int(st, 2);
-        w->start_s = sqlite3_column_double(st, 3);
-        w->end_s = sqlite3_column_double(st, 4);
-    } else if (step == SQLITE_DONE) {
+        w->ref = db_col_int(st, 2);
+        w->start_s = db_col_double(st, 3);
+        w->end_s = db_col_double(st, 4);
+    } else if (step == DB_DONE) {
         rc = VT_ENOTFOUND;
     } else {
         rc = store_fail(s, "read a vector");
@@ -194,7 +196,7 @@ int vt_store_vector_get(struct vt_store *s, int64_t key, struct vt_vec_where *w)
 int vt_store_vector_find(struct vt_store *s, const char *id, enum vt_vec_kind kind, int ref,
                          int64_t *key, char *space, size_t spacelen, int *dim, float **v)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(s,
                            "SELECT id, space, dim, f32 FROM vectors WHERE video_id = ? AND kind = ?"
                            " AND ref = ? ORDER BY id DESC LIMIT 1",
@@ -204,22 +206,23 @@ int vt_store_vector_find(struct vt_store *s, const char *id, enum vt_vec_kind ki
     if (rc)
         return rc;
     store_bind_text(st, 1, id);
-    sqlite3_bind_text(st, 2, vt_vec_kind_name(kind), -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 3, ref);
-    int step = sqlite3_step(st);
-    if (step == SQLITE_ROW) {
-        int d = sqlite3_column_int(st, 2);
-        if (d <= 0 || d > 65536 ||
-            (size_t)sqlite3_column_bytes(st, 3) != sizeof(float) * (size_t)d) {
+    db_bind_text(st, 2, vt_vec_kind_name(kind));
+    db_bind_int(st, 3, ref);
+    int step = db_step(st);
+    if (step == DB_ROW) {
+        int d = db_col_int(st, 2);
+        size_t nb;
+        const void *p = db_col_blob(st, 3, &nb);
+        if (d <= 0 || d > 65536 || nb != sizeof(float) * (size_t)d) {
             rc = VT_ENOTFOUND; /* a row that cannot be a vector of its dimension */
         } else {
-            *key = sqlite3_column_int64(st, 0);
-            snprintf(space, spacelen, "%s", (const char *)sqlite3_column_text(st, 1));
+            *key = db_col_int64(st, 0);
+            snprintf(space, spacelen, "%s", db_col_text(st, 1));
             *dim = d;
             *v = vt_xmalloc(sizeof(float) * (size_t)d);
-            memcpy(*v, sqlite3_column_blob(st, 3), sizeof(float) * (size_t)d);
+            memcpy(*v, p, sizeof(float) * (size_t)d);
         }
-    } else if (step == SQLITE_DONE) {
+    } else if (step == DB_DONE) {
         rc = VT_ENOTFOUND;
     } else {
         rc = store_fail(s, "read a vector");
@@ -231,7 +234,7 @@ int vt_store_vector_find(struct vt_store *s, const char *id, enum vt_vec_kind ki
 int vt_store_vectors_of(struct vt_store *s, const char *id, enum vt_vec_kind kind,
                         const char *space, int dim, int **refs, float **v, size_t *n)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(s,
                            /* by the video's index: a space's is the whole library */
                            "SELECT ref, f32 FROM vectors WHERE video_id = ? AND +kind = ?"
@@ -245,19 +248,21 @@ int vt_store_vectors_of(struct vt_store *s, const char *id, enum vt_vec_kind kin
     if (rc)
         return rc;
     store_bind_text(st, 1, id);
-    sqlite3_bind_text(st, 2, vt_vec_kind_name(kind), -1, SQLITE_STATIC);
+    db_bind_text(st, 2, vt_vec_kind_name(kind));
     store_bind_text(st, 3, space);
     int step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        if ((size_t)sqlite3_column_bytes(st, 1) != fbytes)
+    while ((step = db_step(st)) == DB_ROW) {
+        size_t nb;
+        const void *p = db_col_blob(st, 1, &nb);
+        if (nb != fbytes)
             continue;
         vt_grow((void **)refs, &cap, *n + 1, sizeof(**refs));
         vt_grow((void **)v, &vcap, (*n + 1) * (size_t)dim, sizeof(float));
-        (*refs)[*n] = sqlite3_column_int(st, 0);
-        memcpy(*v + *n * (size_t)dim, sqlite3_column_blob(st, 1), fbytes);
+        (*refs)[*n] = db_col_int(st, 0);
+        memcpy(*v + *n * (size_t)dim, p, fbytes);
         (*n)++;
     }
-    if (step != SQLITE_DONE) {
+    if (step != DB_DONE) {
         rc = store_fail(s, "read vectors");
         free(*refs);
         free(*v);

@@ -22,10 +22,10 @@
     "extractor, "                                                                                  \
     "description, thumbnail, captions_path, captions_model, keep_media, list_id"
 
-static void video_from_row(sqlite3_stmt *st, struct vt_video_rec *v)
+static void video_from_row(struct db_stmt *st, struct vt_video_rec *v)
 {
     memset(v, 0, sizeof(*v));
-    snprintf(v->id, sizeof(v->id), "%s", (const char *)sqlite3_column_text(st, 0));
+    snprintf(v->id, sizeof(v->id), "%s", db_col_text(st, 0));
     v->content_key = store_col_dup(st, 1);
     v->source_kind = store_col_dup(st, 2);
     v->source_path = store_col_dup(st, 3);
@@ -34,21 +34,21 @@ static void video_from_row(sqlite3_stmt *st, struct vt_video_rec *v)
     v->published = store_col_dup(st, 6);
     v->language = store_col_dup(st, 7);
     v->container = store_col_dup(st, 8);
-    v->duration_s = sqlite3_column_double(st, 9);
-    v->width = sqlite3_column_int(st, 10);
-    v->height = sqlite3_column_int(st, 11);
-    v->rotation = sqlite3_column_int(st, 12);
-    v->fps = sqlite3_column_double(st, 13);
-    v->has_video = sqlite3_column_int(st, 14);
-    v->has_audio = sqlite3_column_int(st, 15);
-    v->size_bytes = sqlite3_column_int64(st, 16);
+    v->duration_s = db_col_double(st, 9);
+    v->width = db_col_int(st, 10);
+    v->height = db_col_int(st, 11);
+    v->rotation = db_col_int(st, 12);
+    v->fps = db_col_double(st, 13);
+    v->has_video = db_col_int(st, 14);
+    v->has_audio = db_col_int(st, 15);
+    v->size_bytes = db_col_int64(st, 16);
     /* a state this version does not know reads as the first (queued, missing) */
-    if (vt_index_state_parse((const char *)sqlite3_column_text(st, 17), &v->index_state))
+    if (vt_index_state_parse(db_col_text(st, 17), &v->index_state))
         v->index_state = VT_INDEX_QUEUED;
-    if (vt_data_status_parse((const char *)sqlite3_column_text(st, 18), &v->data_status))
+    if (vt_data_status_parse(db_col_text(st, 18), &v->data_status))
         v->data_status = VT_DATA_MISSING;
-    v->created_at = sqlite3_column_double(st, 19);
-    v->indexed_at = sqlite3_column_double(st, 20);
+    v->created_at = db_col_double(st, 19);
+    v->indexed_at = db_col_double(st, 20);
     v->stt_mode = store_col_dup(st, 21);
     v->source_url = store_col_dup(st, 22);
     v->page_url = store_col_dup(st, 23);
@@ -58,8 +58,8 @@ static void video_from_row(sqlite3_stmt *st, struct vt_video_rec *v)
     v->thumbnail = store_col_dup(st, 27);
     v->captions_path = store_col_dup(st, 28);
     v->captions_model = store_col_dup(st, 29);
-    v->keep_media = sqlite3_column_int(st, 30);
-    v->list_id = sqlite3_column_int64(st, 31);
+    v->keep_media = db_col_int(st, 30);
+    v->list_id = db_col_int64(st, 31);
 }
 
 void vt_video_rec_release(struct vt_video_rec *v)
@@ -88,17 +88,17 @@ void vt_video_rec_release(struct vt_video_rec *v)
 
 int vt_store_video_get(struct vt_store *s, const char *id, struct vt_video_rec *v)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(s, "SELECT " VIDEO_COLS " FROM videos WHERE id = ?", &st);
 
     if (rc)
         return rc;
     store_bind_text(st, 1, id);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
+    rc = db_step(st);
+    if (rc == DB_ROW) {
         video_from_row(st, v);
         rc = 0;
-    } else if (rc == SQLITE_DONE) {
+    } else if (rc == DB_DONE) {
         snprintf(s->err, sizeof(s->err), "no video '%s'", id);
         rc = VT_ENOTFOUND;
     } else {
@@ -110,19 +110,19 @@ int vt_store_video_get(struct vt_store *s, const char *id, struct vt_video_rec *
 
 static int lookup_id(struct vt_store *s, const char *sql, const char *arg, char id[65])
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(s, sql, &st);
 
     if (rc)
         return rc;
     store_bind_text(st, 1, arg);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
+    rc = db_step(st);
+    if (rc == DB_ROW) {
         if (id)
-            snprintf(id, 65, "%s", (const char *)sqlite3_column_text(st, 0));
+            snprintf(id, 65, "%s", db_col_text(st, 0));
         rc = 0;
     } else {
-        rc = rc == SQLITE_DONE ? VT_ENOTFOUND : store_fail(s, "look up video");
+        rc = rc == DB_DONE ? VT_ENOTFOUND : store_fail(s, "look up video");
     }
     store_finish(s, st);
     return rc;
@@ -142,7 +142,7 @@ int vt_store_video_id_taken(struct vt_store *s, const char *id)
 
 int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(s,
                            "INSERT INTO videos (" VIDEO_COLS
                            ", seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
@@ -161,18 +161,18 @@ int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v)
     store_bind_text(st, 7, v->published);
     store_bind_text(st, 8, v->language);
     store_bind_text(st, 9, v->container);
-    sqlite3_bind_double(st, 10, v->duration_s);
-    sqlite3_bind_int(st, 11, v->width);
-    sqlite3_bind_int(st, 12, v->height);
-    sqlite3_bind_int(st, 13, v->rotation);
-    sqlite3_bind_double(st, 14, v->fps);
-    sqlite3_bind_int(st, 15, v->has_video);
-    sqlite3_bind_int(st, 16, v->has_audio);
-    sqlite3_bind_int64(st, 17, v->size_bytes);
+    db_bind_double(st, 10, v->duration_s);
+    db_bind_int(st, 11, v->width);
+    db_bind_int(st, 12, v->height);
+    db_bind_int(st, 13, v->rotation);
+    db_bind_double(st, 14, v->fps);
+    db_bind_int(st, 15, v->has_video);
+    db_bind_int(st, 16, v->has_audio);
+    db_bind_int64(st, 17, v->size_bytes);
     store_bind_text(st, 18, vt_index_state_name(v->index_state));
     store_bind_text(st, 19, vt_data_status_name(v->data_status));
-    sqlite3_bind_double(st, 20, v->created_at);
-    sqlite3_bind_double(st, 21, v->indexed_at);
+    db_bind_double(st, 20, v->created_at);
+    db_bind_double(st, 21, v->indexed_at);
     store_bind_text(st, 22, v->stt_mode ? v->stt_mode : "auto");
     store_bind_text(st, 23, v->source_url);
     store_bind_text(st, 24, v->page_url);
@@ -182,17 +182,17 @@ int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v)
     store_bind_text(st, 28, v->thumbnail);
     store_bind_text(st, 29, v->captions_path);
     store_bind_text(st, 30, v->captions_model);
-    sqlite3_bind_int(st, 31, v->keep_media);
+    db_bind_int(st, 31, v->keep_media);
     if (v->list_id)
-        sqlite3_bind_int64(st, 32, v->list_id);
+        db_bind_int64(st, 32, v->list_id);
     else
-        sqlite3_bind_null(st, 32);
+        db_bind_null(st, 32);
     return store_step_done(s, st, "insert video");
 }
 
 int vt_store_video_update_meta(struct vt_store *s, const struct vt_video_rec *v)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc =
         store_prepare(s,
                       "UPDATE videos SET title=?, channel=?, published=?, language=?, container=?,"
@@ -207,21 +207,21 @@ int vt_store_video_update_meta(struct vt_store *s, const struct vt_video_rec *v)
     store_bind_text(st, 3, v->published);
     store_bind_text(st, 4, v->language);
     store_bind_text(st, 5, v->container);
-    sqlite3_bind_double(st, 6, v->duration_s);
-    sqlite3_bind_int(st, 7, v->width);
-    sqlite3_bind_int(st, 8, v->height);
-    sqlite3_bind_int(st, 9, v->rotation);
-    sqlite3_bind_double(st, 10, v->fps);
-    sqlite3_bind_int(st, 11, v->has_video);
-    sqlite3_bind_int(st, 12, v->has_audio);
-    sqlite3_bind_int64(st, 13, v->size_bytes);
+    db_bind_double(st, 6, v->duration_s);
+    db_bind_int(st, 7, v->width);
+    db_bind_int(st, 8, v->height);
+    db_bind_int(st, 9, v->rotation);
+    db_bind_double(st, 10, v->fps);
+    db_bind_int(st, 11, v->has_video);
+    db_bind_int(st, 12, v->has_audio);
+    db_bind_int64(st, 13, v->size_bytes);
     store_bind_text(st, 14, v->id);
     return store_step_done(s, st, "update video");
 }
 
 int vt_store_video_update_source(struct vt_store *s, const struct vt_video_rec *v)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc =
         store_prepare(s,
                       "UPDATE videos SET source_path=?, page_url=?, platform_id=?, extractor=?,"
@@ -245,7 +245,7 @@ int vt_store_video_update_source(struct vt_store *s, const struct vt_video_rec *
 int vt_store_video_set_state(struct vt_store *s, const char *id, enum vt_index_state index_state,
                              enum vt_data_status data_status, double indexed_at)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = 0;
 
     /* the video is indexed: a bounded step of merging the full-text index keeps
@@ -259,21 +259,21 @@ int vt_store_video_set_state(struct vt_store *s, const char *id, enum vt_index_s
         return rc;
     store_bind_text(st, 1, vt_index_state_name(index_state));
     store_bind_text(st, 2, vt_data_status_name(data_status));
-    sqlite3_bind_double(st, 3, indexed_at);
+    db_bind_double(st, 3, indexed_at);
     store_bind_text(st, 4, id);
     return store_step_done(s, st, "update video state");
 }
 
 int vt_store_video_delete(struct vt_store *s, const char *id)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(s, "DELETE FROM videos WHERE id = ?", &st);
 
     if (rc)
         return rc;
     store_bind_text(st, 1, id);
     rc = store_step_done(s, st, "delete video");
-    if (!rc && sqlite3_changes(s->db) == 0) {
+    if (!rc && s->ops->changes(s) == 0) {
         snprintf(s->err, sizeof(s->err), "no video '%s'", id);
         rc = VT_ENOTFOUND;
     }
@@ -291,7 +291,7 @@ struct each_video {
     void *user;
 };
 
-static int each_video_row(void *user, sqlite3_stmt *st)
+static int each_video_row(void *user, struct db_stmt *st)
 {
     struct each_video *e = user;
     struct vt_video_rec v;
@@ -314,21 +314,21 @@ int vt_store_video_each(struct vt_store *s, int (*fn)(void *user, const struct v
 
 /* ---- stages ---- */
 
-static void read_stage(sqlite3_stmt *st, void *item)
+static void read_stage(struct db_stmt *st, void *item)
 {
     struct vt_stage_rec *x = item;
 
-    snprintf(x->name, sizeof(x->name), "%s", (const char *)sqlite3_column_text(st, 0));
+    snprintf(x->name, sizeof(x->name), "%s", db_col_text(st, 0));
     /* a state this version does not know is run again, as queued */
-    if (vt_state_parse((const char *)sqlite3_column_text(st, 1), &x->state))
+    if (vt_state_parse(db_col_text(st, 1), &x->state))
         x->state = VT_STATE_QUEUED;
     x->model = store_col_dup(st, 2);
     x->error = store_col_dup(st, 3);
     x->owner = store_col_dup(st, 4);
-    x->started_at = sqlite3_column_double(st, 5);
-    x->took_s = sqlite3_column_double(st, 6);
-    x->attempts = sqlite3_column_int(st, 7);
-    x->retry_at = sqlite3_column_double(st, 8);
+    x->started_at = db_col_double(st, 5);
+    x->took_s = db_col_double(st, 6);
+    x->attempts = db_col_int(st, 7);
+    x->retry_at = db_col_double(st, 8);
 }
 
 static void release_stage(void *item)
@@ -358,7 +358,7 @@ void vt_stage_recs_free(struct vt_stage_rec *recs, size_t n)
 
 int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage_rec *r)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc =
         store_prepare(s,
                       "INSERT INTO stages (video_id, name, ord, state, model, error, owner,"
@@ -376,10 +376,10 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
     store_bind_text(st, 4, r->model);
     store_bind_text(st, 5, r->error);
     store_bind_text(st, 6, r->owner);
-    sqlite3_bind_double(st, 7, r->started_at);
-    sqlite3_bind_double(st, 8, r->took_s);
-    sqlite3_bind_int(st, 9, r->attempts);
-    sqlite3_bind_double(st, 10, r->retry_at);
+    db_bind_double(st, 7, r->started_at);
+    db_bind_double(st, 8, r->took_s);
+    db_bind_int(st, 9, r->attempts);
+    db_bind_double(st, 10, r->retry_at);
     return store_step_done(s, st, "record stage");
 }
 
@@ -387,10 +387,10 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
 static int lease_after_update(struct vt_store *s, const char *id, const char *stage,
                               enum vt_lease *res)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc;
 
-    if (sqlite3_changes(s->db) > 0) {
+    if (s->ops->changes(s) > 0) {
         *res = VT_LEASE_HELD;
         return 0;
     }
@@ -399,9 +399,9 @@ static int lease_after_update(struct vt_store *s, const char *id, const char *st
         return rc;
     store_bind_text(st, 1, id);
     store_bind_text(st, 2, stage);
-    rc = sqlite3_step(st);
-    *res = rc == SQLITE_ROW ? VT_LEASE_LOST : VT_LEASE_GONE;
-    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, "read stage");
+    rc = db_step(st);
+    *res = rc == DB_ROW ? VT_LEASE_LOST : VT_LEASE_GONE;
+    rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "read stage");
     store_finish(s, st);
     return rc;
 }
@@ -409,7 +409,7 @@ static int lease_after_update(struct vt_store *s, const char *id, const char *st
 int vt_store_stage_claim(struct vt_store *s, const char *id, const struct vt_stage_rec *seen,
                          const char *owner, double now, enum vt_lease *res)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc = store_prepare(s,
                            "UPDATE stages SET state = 'running', owner = ?3, started_at = ?4,"
                            " took_s = 0, retry_at = 0, error = NULL, attempts = attempts + 1"
@@ -423,10 +423,10 @@ int vt_store_stage_claim(struct vt_store *s, const char *id, const struct vt_sta
     store_bind_text(st, 1, id);
     store_bind_text(st, 2, seen->name);
     store_bind_text(st, 3, owner);
-    sqlite3_bind_double(st, 4, now);
+    db_bind_double(st, 4, now);
     store_bind_text(st, 5, vt_state_name(seen->state));
     store_bind_text(st, 6, seen->owner);
-    sqlite3_bind_int(st, 7, seen->attempts);
+    db_bind_int(st, 7, seen->attempts);
     rc = store_step_done(s, st, "claim stage");
     return rc ? rc : lease_after_update(s, id, seen->name, res);
 }
@@ -434,7 +434,7 @@ int vt_store_stage_claim(struct vt_store *s, const char *id, const struct vt_sta
 int vt_store_stage_lease(struct vt_store *s, const char *id, const char *stage, const char *owner,
                          enum vt_lease *res)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc =
         store_prepare(s, "SELECT state, owner FROM stages WHERE video_id = ? AND name = ?", &st);
 
@@ -442,10 +442,10 @@ int vt_store_stage_lease(struct vt_store *s, const char *id, const char *stage, 
         return rc;
     store_bind_text(st, 1, id);
     store_bind_text(st, 2, stage);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        const char *state = (const char *)sqlite3_column_text(st, 0);
-        const char *o = (const char *)sqlite3_column_text(st, 1);
+    rc = db_step(st);
+    if (rc == DB_ROW) {
+        const char *state = db_col_text(st, 0);
+        const char *o = db_col_text(st, 1);
 
         *res = state && !strcmp(state, vt_state_name(VT_STATE_RUNNING)) && o && !strcmp(o, owner)
                    ? VT_LEASE_HELD
@@ -453,7 +453,7 @@ int vt_store_stage_lease(struct vt_store *s, const char *id, const char *stage, 
         rc = 0;
     } else {
         *res = VT_LEASE_GONE;
-        rc = rc == SQLITE_DONE ? 0 : store_fail(s, "read stage");
+        rc = rc == DB_DONE ? 0 : store_fail(s, "read stage");
     }
     store_finish(s, st);
     return rc;
@@ -462,7 +462,7 @@ int vt_store_stage_lease(struct vt_store *s, const char *id, const char *stage, 
 int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_stage_rec *r,
                           const char *owner, enum vt_lease *res)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc =
         store_prepare(s,
                       "UPDATE stages SET state = ?3, model = ?4, error = ?5, owner = NULL,"
@@ -478,15 +478,15 @@ int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_st
     store_bind_text(st, 3, vt_state_name(r->state));
     store_bind_text(st, 4, r->model);
     store_bind_text(st, 5, r->error);
-    sqlite3_bind_double(st, 6, r->took_s);
-    sqlite3_bind_int(st, 7, r->attempts);
-    sqlite3_bind_double(st, 8, r->retry_at);
+    db_bind_double(st, 6, r->took_s);
+    db_bind_int(st, 7, r->attempts);
+    db_bind_double(st, 8, r->retry_at);
     store_bind_text(st, 9, owner);
     rc = store_step_done(s, st, "record stage");
     return rc ? rc : lease_after_update(s, id, r->name, res);
 }
 
-static void read_id(sqlite3_stmt *st, void *item)
+static void read_id(struct db_stmt *st, void *item)
 {
     *(char **)item = store_col_dup(st, 0);
 }
@@ -512,7 +512,7 @@ int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n
 
 int vt_store_list_put(struct vt_store *s, struct vt_list_rec *l)
 {
-    sqlite3_stmt *st;
+    struct db_stmt *st;
     int rc =
         store_prepare(s,
                       "INSERT INTO lists (url, kind, title, max_entries, stt_mode, keep_media,"
@@ -526,15 +526,15 @@ int vt_store_list_put(struct vt_store *s, struct vt_list_rec *l)
     store_bind_text(st, 1, l->url);
     store_bind_text(st, 2, l->kind);
     store_bind_text(st, 3, l->title);
-    sqlite3_bind_int(st, 4, l->max_entries);
+    db_bind_int(st, 4, l->max_entries);
     store_bind_text(st, 5, l->stt_mode ? l->stt_mode : "auto");
-    sqlite3_bind_int(st, 6, l->keep_media);
-    sqlite3_bind_double(st, 7, l->added_at);
-    sqlite3_bind_double(st, 8, l->checked_at);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        l->id = sqlite3_column_int64(st, 0);
-        rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_fail(s, "record list");
+    db_bind_int(st, 6, l->keep_media);
+    db_bind_double(st, 7, l->added_at);
+    db_bind_double(st, 8, l->checked_at);
+    rc = db_step(st);
+    if (rc == DB_ROW) {
+        l->id = db_col_int64(st, 0);
+        rc = db_step(st) == DB_DONE ? 0 : store_fail(s, "record list");
     } else {
         rc = store_fail(s, "record list");
     }
@@ -542,19 +542,19 @@ int vt_store_list_put(struct vt_store *s, struct vt_list_rec *l)
     return rc;
 }
 
-static void read_list(sqlite3_stmt *st, void *item)
+static void read_list(struct db_stmt *st, void *item)
 {
     struct vt_list_rec *x = item;
 
-    x->id = sqlite3_column_int64(st, 0);
+    x->id = db_col_int64(st, 0);
     x->url = store_col_dup(st, 1);
     x->kind = store_col_dup(st, 2);
     x->title = store_col_dup(st, 3);
-    x->max_entries = sqlite3_column_int(st, 4);
+    x->max_entries = db_col_int(st, 4);
     x->stt_mode = store_col_dup(st, 5);
-    x->keep_media = sqlite3_column_int(st, 6);
-    x->added_at = sqlite3_column_double(st, 7);
-    x->checked_at = sqlite3_column_double(st, 8);
+    x->keep_media = db_col_int(st, 6);
+    x->added_at = db_col_double(st, 7);
+    x->checked_at = db_col_double(st, 8);
 }
 
 static void release_list(void *item)

@@ -1,0 +1,125 @@
+/*
+ * Statements of either database behind the store (store_int.h), in SQLite's calling
+ * shape: prepare SQL with `?` placeholders, bind by 1-based index, step through the
+ * rows, read columns by 0-based index, reset and step again. The store's row code
+ * (videos, stages, outputs, vectors, lists) is written once against this and runs on
+ * SQLite (db_sqlite.c, a thin wrapper around sqlite3_stmt) and on PostgreSQL
+ * (db_pg.c: `?` becomes `$n`, values travel as text, rows come back whole).
+ *
+ * SQL given here must mean the same on both: COALESCE not IFNULL, CASE not boolean
+ * arithmetic, integers for flags, CAST(? AS TEXT) where a bare parameter's type cannot
+ * be inferred (PostgreSQL asks). What only one backend can say lives in that backend's
+ * own files (the schema, FTS5 or tsvector, PRAGMAs).
+ *
+ * A column read returns what the row holds until the next step or reset: strings and
+ * blobs are borrowed. A NULL reads as 0, 0.0, NULL (text) or a NULL blob of 0 bytes.
+ */
+#ifndef VT_DB_H
+#define VT_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vt_store;
+struct db_stmt;
+
+/* What db_step() says besides a VT_E* error code (negative). */
+enum { DB_ROW = 1, DB_DONE = 2 };
+
+struct db_ops {
+    const char *name; /* "sqlite" or "postgresql" */
+    /* A new statement for sql; persistent: it will be reused many times (cached). */
+    int (*prepare)(struct vt_store *s, const char *sql, int persistent, struct db_stmt **st);
+    void (*finalize)(struct db_stmt *st);
+    /* Ready to run again with the same bindings (clear: and without them). */
+    void (*reset)(struct db_stmt *st, int clear);
+    void (*bind_text)(struct db_stmt *st, int i, const char *v);            /* NULL binds NULL */
+    void (*bind_textn)(struct db_stmt *st, int i, const char *v, size_t n); /* n bytes of v */
+    void (*bind_int64)(struct db_stmt *st, int i, int64_t v);
+    void (*bind_double)(struct db_stmt *st, int i, double v);
+    void (*bind_blob)(struct db_stmt *st, int i, const void *p, size_t n); /* copied */
+    void (*bind_null)(struct db_stmt *st, int i);
+    int (*step)(struct db_stmt *st);
+    int (*col_null)(struct db_stmt *st, int i);
+    int64_t (*col_int64)(struct db_stmt *st, int i);
+    double (*col_double)(struct db_stmt *st, int i);
+    const char *(*col_text)(struct db_stmt *st, int i);
+    const void *(*col_blob)(struct db_stmt *st, int i, size_t *n);
+    /* Rows changed by the last INSERT, UPDATE or DELETE run on s. */
+    int64_t (*changes)(struct vt_store *s);
+    /* Run sql (one or more statements, no parameters, no rows wanted). */
+    int (*exec)(struct vt_store *s, const char *sql, const char *what);
+    /* Record the last failure on s as "database: WHAT: why"; the VT_E* code for it. */
+    int (*fail)(struct vt_store *s, const char *what);
+};
+
+/* Every statement starts with its backend's operations. */
+struct db_stmt {
+    const struct db_ops *ops;
+};
+
+extern const struct db_ops db_sqlite_ops;
+
+static inline void db_bind_text(struct db_stmt *st, int i, const char *v)
+{
+    st->ops->bind_text(st, i, v);
+}
+static inline void db_bind_textn(struct db_stmt *st, int i, const char *v, size_t n)
+{
+    st->ops->bind_textn(st, i, v, n);
+}
+static inline void db_bind_int64(struct db_stmt *st, int i, int64_t v)
+{
+    st->ops->bind_int64(st, i, v);
+}
+static inline void db_bind_int(struct db_stmt *st, int i, int v)
+{
+    st->ops->bind_int64(st, i, v);
+}
+static inline void db_bind_double(struct db_stmt *st, int i, double v)
+{
+    st->ops->bind_double(st, i, v);
+}
+static inline void db_bind_blob(struct db_stmt *st, int i, const void *p, size_t n)
+{
+    st->ops->bind_blob(st, i, p, n);
+}
+static inline void db_bind_null(struct db_stmt *st, int i)
+{
+    st->ops->bind_null(st, i);
+}
+/* DB_ROW (a row to read), DB_DONE, or an error (see store_fail). */
+static inline int db_step(struct db_stmt *st)
+{
+    return st->ops->step(st);
+}
+static inline void db_reset(struct db_stmt *st)
+{
+    st->ops->reset(st, 0);
+}
+static inline int db_col_null(struct db_stmt *st, int i)
+{
+    return st->ops->col_null(st, i);
+}
+static inline int64_t db_col_int64(struct db_stmt *st, int i)
+{
+    return st->ops->col_int64(st, i);
+}
+static inline int db_col_int(struct db_stmt *st, int i)
+{
+    return (int)st->ops->col_int64(st, i);
+}
+static inline double db_col_double(struct db_stmt *st, int i)
+{
+    return st->ops->col_double(st, i);
+}
+static inline const char *db_col_text(struct db_stmt *st, int i)
+{
+    return st->ops->col_text(st, i);
+}
+static inline const void *db_col_blob(struct db_stmt *st, int i, size_t *n)
+{
+    return st->ops->col_blob(st, i, n);
+}
+
+#endif
