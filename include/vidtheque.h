@@ -32,6 +32,9 @@ enum {
     /* not possible in the current state: a write on a read-only library, a stage held by
      * another live process, a video left unfinished (the message says why) */
     VT_ESTATE = -6,
+    /* the database server cannot be reached (PostgreSQL down or restarting): try again
+     * later; nothing was changed */
+    VT_EUNAVAIL = -7,
 };
 
 enum vt_log_level { VT_LOG_ERROR, VT_LOG_WARN, VT_LOG_INFO, VT_LOG_DEBUG };
