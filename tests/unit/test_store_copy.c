@@ -1,6 +1,8 @@
 /* Unit tests of lib/store_copy.c: a catalog copied store to store reads back the same. */
 #include "harness.h"
+#include "library.h"
 #include "media.h"
+#include "migrate.h"
 #include "query.h"
 #include "store.h"
 #include "store_copy.h"
@@ -214,5 +216,40 @@ VT_TEST(store_copy_everything)
     vt_store_close(a);
     vt_store_close(b);
     vt_rm_rf(da);
+    vt_rm_rf(db);
+}
+
+/* migrate's proof: every export document equal; a copy that lost one OCR line fails it. */
+VT_TEST(store_copy_verified_by_documents)
+{
+    char dir[64], db[64], err[256] = "";
+    struct vt_library *lib;
+    struct vt_store *b;
+    struct vt_ocr_line line = {"Quarterly results", 0.93, {1, 2, 3, 4}, 0};
+    struct vt_ocr_page page = {&line, 1};
+    int frame = 1;
+    size_t checked = 0;
+
+    snprintf(dir, sizeof(dir), "/tmp/vt-unit-migrate.XXXXXX");
+    CHECK(mkdtemp(dir) != NULL);
+    lib = vt_library_open(dir, VT_OPEN_CREATE, err, sizeof(err));
+    b = scratch(db, sizeof(db));
+    CHECK(lib && b);
+    if (!lib || !b)
+        return;
+    fill(lib->store);
+    CHECK_INT(vt_store_copy(lib->store, b, NULL, NULL, err, sizeof(err)), 0);
+    CHECK_INT(vt_library_verify_copy(lib, b, &checked, err, sizeof(err)), 0);
+    CHECK_INT(checked, 2);
+    /* the noise line of frame 1 dropped from the copy of b */
+    CHECK_INT(vt_store_begin(b), 0);
+    CHECK_INT(vt_store_ocr_replace(b, "b", &frame, &page, 1), 0);
+    CHECK_INT(vt_store_commit(b), 0);
+    CHECK_INT(vt_library_verify_copy(lib, b, &checked, err, sizeof(err)), VT_EIO);
+    CHECK(strstr(err, "video b") != NULL);
+    CHECK_INT(checked, 1);
+    vt_store_close(b);
+    vt_library_close(lib);
+    vt_rm_rf(dir);
     vt_rm_rf(db);
 }
