@@ -8,6 +8,7 @@
  */
 #include "migrate.h"
 
+#include "config.h"
 #include "library.h"
 #include "store_copy.h"
 #include "util.h"
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Forget the documents the handle keeps (export.c): they belong to the store it had. */
 static void forget_docs(struct vt_library *lib)
@@ -99,5 +101,52 @@ out:
     for (size_t i = 0; i < ids.n; i++)
         free(ids.v[i]);
     free(ids.v);
+    return rc;
+}
+
+static int is_pg_url(const char *s)
+{
+    return !strncmp(s, "postgresql://", 13) || !strncmp(s, "postgres://", 11);
+}
+
+int vt_library_migrate(struct vt_library *lib, const char *to, vt_store_copy_fn progress,
+                       void *user, size_t *videos, char *err, size_t errlen)
+{
+    struct vt_config *cfg = NULL;
+    struct vt_store *dest = NULL;
+    char *db = NULL;
+    const char *now;
+    int to_sqlite = !strcmp(to, "sqlite"), rc;
+
+    *videos = 0;
+    if (!to_sqlite && !is_pg_url(to))
+        return vt_err(err, errlen, VT_EINVAL,
+                      "'%s': migrate --to takes a postgresql:// URL or 'sqlite'", to);
+    rc = vt_config_load(lib->dir, &cfg, err, errlen);
+    if (rc)
+        return rc;
+    now = vt_config_get(cfg, "db");
+    if (to_sqlite ? !now : now && !strcmp(now, to)) {
+        rc = vt_err(err, errlen, VT_EINVAL, "the library is already there");
+        goto out;
+    }
+    db = to_sqlite ? vt_xasprintf("%s/library.db", lib->dir) : vt_xstrdup(to);
+    if (to_sqlite && !access(db, F_OK)) {
+        rc = vt_err(err, errlen, VT_ESTATE,
+                    "'%s' exists (the catalog from before a move?): move it away first", db);
+        goto out;
+    }
+    rc = vt_store_open(db, &dest, err, errlen);
+    if (!rc)
+        rc = vt_store_copy(lib->store, dest, progress, user, err, errlen);
+    if (!rc)
+        rc = vt_library_verify_copy(lib, dest, videos, err, errlen);
+    /* only a proven copy becomes the library's catalog; the original stays as it was */
+    if (!rc)
+        rc = vt_config_set(cfg, "db", to_sqlite ? NULL : to, err, errlen);
+out:
+    vt_store_close(dest);
+    vt_config_free(cfg);
+    free(db);
     return rc;
 }

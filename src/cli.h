@@ -108,6 +108,7 @@ int cmd_rm(int argc, char **argv);
 int cmd_redo(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_migrate(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_similar(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
