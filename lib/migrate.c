@@ -27,20 +27,6 @@ static void forget_docs(struct vt_library *lib)
     }
 }
 
-struct ids {
-    char **v;
-    size_t n, cap;
-};
-
-static int collect_id(void *user, const struct vt_video_rec *v)
-{
-    struct ids *x = user;
-
-    vt_grow((void **)&x->v, &x->cap, x->n + 1, sizeof(*x->v));
-    x->v[x->n++] = vt_xstrdup(v->id);
-    return 0;
-}
-
 static int count_video(void *user, const struct vt_video_rec *v)
 {
     (void)v;
@@ -65,8 +51,8 @@ static int doc_from(struct vt_library *lib, struct vt_store *s, const char *id, 
 int vt_library_verify_copy(struct vt_library *lib, struct vt_store *to, size_t *checked, char *err,
                            size_t errlen)
 {
-    struct ids ids = {0};
-    int rc = vt_store_video_each(lib->store, collect_id, &ids);
+    struct vt_store_ids ids;
+    int rc = vt_store_ids_read(lib->store, &ids);
     size_t there = 0;
 
     *checked = 0;
@@ -98,9 +84,7 @@ int vt_library_verify_copy(struct vt_library *lib, struct vt_store *to, size_t *
         rc = vt_err(err, errlen, VT_EIO, "the copy holds %zu videos, the original %zu", there,
                     ids.n);
 out:
-    for (size_t i = 0; i < ids.n; i++)
-        free(ids.v[i]);
-    free(ids.v);
+    vt_store_ids_release(&ids);
     return rc;
 }
 

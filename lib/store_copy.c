@@ -16,25 +16,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct ids {
-    char **v;
-    size_t n, cap;
-};
-
 static int collect_id(void *user, const struct vt_video_rec *v)
 {
-    struct ids *x = user;
+    struct vt_store_ids *x = user;
 
     vt_grow((void **)&x->v, &x->cap, x->n + 1, sizeof(*x->v));
     x->v[x->n++] = vt_xstrdup(v->id);
     return 0;
 }
 
-static void ids_free(struct ids *x)
+int vt_store_ids_read(struct vt_store *s, struct vt_store_ids *ids)
 {
-    for (size_t i = 0; i < x->n; i++)
-        free(x->v[i]);
-    free(x->v);
+    memset(ids, 0, sizeof(*ids));
+    return vt_store_video_each(s, collect_id, ids);
+}
+
+void vt_store_ids_release(struct vt_store_ids *ids)
+{
+    for (size_t i = 0; i < ids->n; i++)
+        free(ids->v[i]);
+    free(ids->v);
+    memset(ids, 0, sizeof(*ids));
 }
 
 /* The destination's copy of list id old (lists get new ids), 0 when none. */
@@ -305,7 +307,7 @@ out:
     return rc;
 }
 
-static int copy_reuse(struct vt_store *from, struct vt_store *to, const struct ids *ids)
+static int copy_reuse(struct vt_store *from, struct vt_store *to, const struct vt_store_ids *ids)
 {
     int rc = 0;
 
@@ -335,7 +337,7 @@ static int count_one(void *user, const struct vt_video_rec *v)
 int vt_store_copy(struct vt_store *from, struct vt_store *to, vt_store_copy_fn progress, void *user,
                   char *err, size_t errlen)
 {
-    struct ids ids = {0};
+    struct vt_store_ids ids = {0};
     struct list_map lists = {0};
     size_t there = 0;
     int rc;
@@ -345,7 +347,7 @@ int vt_store_copy(struct vt_store *from, struct vt_store *to, vt_store_copy_fn p
     if (!rc && there)
         return vt_err(err, errlen, VT_ESTATE, "the destination already holds videos");
     if (!rc)
-        rc = vt_store_video_each(from, collect_id, &ids);
+        rc = vt_store_ids_read(from, &ids);
     if (!rc)
         rc = copy_lists(from, to, &lists);
     if (rc && !err[0])
@@ -362,6 +364,6 @@ int vt_store_copy(struct vt_store *from, struct vt_store *to, vt_store_copy_fn p
     }
     free(lists.old);
     free(lists.new_id);
-    ids_free(&ids);
+    vt_store_ids_release(&ids);
     return rc;
 }

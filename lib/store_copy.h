@@ -8,6 +8,14 @@
 
 struct vt_store;
 
+/* The ids of every video of a store, oldest first. */
+struct vt_store_ids {
+    char **v;
+    size_t n, cap;
+};
+int vt_store_ids_read(struct vt_store *s, struct vt_store_ids *ids);
+void vt_store_ids_release(struct vt_store_ids *ids);
+
 /* Told after each video copied: done of total, and its id. */
 typedef void (*vt_store_copy_fn)(void *user, size_t done, size_t total, const char *id);
 

@@ -20,27 +20,28 @@ static void progress(void *user, size_t done, size_t total, const char *id)
         fputc('\n', stderr);
 }
 
+static int own_option(int c, const char *arg, void *user)
+{
+    if (c != 't')
+        return -1;
+    *(const char **)user = arg;
+    return 0;
+}
+
 int cmd_migrate(int argc, char **argv)
 {
-    static const struct option longs[] = {{"to", required_argument, NULL, 't'}, {0}};
+    static const struct option longs[] = {{"library", required_argument, NULL, 'L'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {"to", required_argument, NULL, 't'},
+                                          {0}};
     struct vt_library *lib;
-    struct cli_opt g;
     const char *to = NULL;
     char err[1024];
     size_t videos = 0;
-    int c, rc = EXIT_OK;
+    int rc = cli_parse("migrate", argc, argv, "L:q", longs, own_option, &to);
 
-    cli_opt_init(&g, "migrate", argc, argv, "L:q", longs);
-    while ((c = cli_opt_next(&g)) != -1) {
-        if (c == '?')
-            return EXIT_USAGE;
-        if (c == 'L')
-            cli_opts.library = optarg;
-        else if (c == 'q')
-            cli_opts.quiet = 1;
-        else if (c == 't')
-            to = optarg;
-    }
+    if (rc)
+        return rc;
     if (optind != argc)
         return cli_usage_error("migrate", "unexpected argument '%s'", argv[optind]);
     if (!to)
