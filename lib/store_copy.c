@@ -53,14 +53,15 @@ static int64_t map_list(const struct list_map *m, int64_t old)
     return 0;
 }
 
-static int copy_lists(struct vt_store *from, struct vt_store *to, struct list_map *m)
+static int copy_lists(struct vt_store *from, struct vt_store *to, struct list_map *m, char *err,
+                      size_t errlen)
 {
     struct vt_list_rec *l = NULL;
     size_t n = 0;
     int rc = vt_store_lists(from, &l, &n);
 
     if (rc)
-        return rc;
+        return vt_err(err, errlen, rc, "lists: %s", vt_store_errmsg(from));
     m->old = vt_xcalloc(n ? n : 1, sizeof(*m->old));
     m->new_id = vt_xcalloc(n ? n : 1, sizeof(*m->new_id));
     rc = n ? vt_store_begin(to) : 0;
@@ -72,6 +73,8 @@ static int copy_lists(struct vt_store *from, struct vt_store *to, struct list_ma
     }
     if (n)
         rc = rc ? (vt_store_rollback(to), rc) : vt_store_commit(to);
+    if (rc)
+        vt_err(err, errlen, rc, "lists: %s", vt_store_errmsg(to));
     vt_list_recs_free(l, n);
     return rc;
 }
@@ -348,10 +351,10 @@ int vt_store_copy(struct vt_store *from, struct vt_store *to, vt_store_copy_fn p
         return vt_err(err, errlen, VT_ESTATE, "the destination already holds videos");
     if (!rc)
         rc = vt_store_ids_read(from, &ids);
-    if (!rc)
-        rc = copy_lists(from, to, &lists);
-    if (rc && !err[0])
-        vt_err(err, errlen, rc, "%s", vt_store_errmsg(from));
+    if (rc)
+        vt_err(err, errlen, rc, "%s", vt_store_errmsg(there ? to : from));
+    else
+        rc = copy_lists(from, to, &lists, err, errlen);
     for (size_t i = 0; i < ids.n && !rc; i++) {
         rc = copy_video(from, to, ids.v[i], &lists, err, errlen);
         if (!rc && progress)

@@ -3,6 +3,7 @@
 #include "library.h"
 #include "media.h"
 #include "migrate.h"
+#include "pgtest.h"
 #include "query.h"
 #include "store.h"
 #include "store_copy.h"
@@ -11,19 +12,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct vt_store *scratch(char *dir, size_t n)
+/* A store in a new directory: SQLite's file there (sqlite set), else the test's database
+ * (pgtest.h: PostgreSQL on the @pg run), into *db for vt_test_db_free. */
+static struct vt_store *scratch(char *dir, size_t n, int sqlite, char **db)
 {
     struct vt_store *s = NULL;
-    char err[256], *db;
+    char err[256];
 
+    *db = NULL;
     snprintf(dir, n, "/tmp/vt-unit-copy.XXXXXX");
     if (!mkdtemp(dir))
         return NULL;
-    db = vt_xasprintf("%s/library.db", dir);
-    if (vt_store_open(db, &s, err, sizeof(err)))
+    *db = sqlite ? vt_xasprintf("%s/library.db", dir) : vt_test_db(dir);
+    if (*db && vt_store_open(*db, &s, err, sizeof(err))) {
         fprintf(stderr, "  %s\n", err);
-    free(db);
+        vt_test_failures++;
+    }
     return s;
+}
+
+static void scratch_done(struct vt_store *s, const char *dir, char *db)
+{
+    vt_store_close(s);
+    vt_rm_rf(dir);
+    vt_test_db_free(db);
 }
 
 #define D 4
@@ -122,7 +134,11 @@ static void same_video(struct vt_store *a, struct vt_store *b, const char *id)
     float *v = NULL;
 
     CHECK_INT(vt_store_video_get(a, id, &x), 0);
-    CHECK_INT(vt_store_video_get(b, id, &y), 0);
+    if (vt_store_video_get(b, id, &y)) {
+        CHECK(!"the copy has the video");
+        vt_video_rec_release(&x);
+        return;
+    }
     CHECK_STR(y.title, x.title);
     CHECK_STR(y.content_key, x.content_key);
     CHECK_INT(y.index_state, x.index_state);
@@ -185,18 +201,23 @@ static void same_video(struct vt_store *a, struct vt_store *b, const char *id)
     vt_store_reuse_free(ry, nry);
 }
 
-VT_TEST(store_copy_everything)
+/* SQLite into the test's backend (PostgreSQL on the @pg run), and back into SQLite. */
+VT_TEST_STORE(store_copy_everything)
 {
-    char da[64], db[64], err[256] = "";
-    struct vt_store *a = scratch(da, sizeof(da)), *b = scratch(db, sizeof(db));
+    char da[64], db[64], dc[64], err[256] = "";
+    char *ua, *ub, *uc;
+    struct vt_store *a = scratch(da, sizeof(da), 1, &ua), *b = scratch(db, sizeof(db), 0, &ub);
+    struct vt_store *c = scratch(dc, sizeof(dc), 1, &uc);
     struct vt_list_rec *l = NULL;
     size_t nl = 0;
 
-    CHECK(a && b);
-    if (!a || !b)
+    CHECK(a && b && c);
+    if (!a || !b || !c)
         return;
     fill(a);
     CHECK_INT(vt_store_copy(a, b, NULL, NULL, err, sizeof(err)), 0);
+    if (err[0])
+        fprintf(stderr, "  %s\n", err);
     same_video(a, b, "a");
     same_video(a, b, "b");
     CHECK_INT(vt_store_lists(b, &l, &nl), 0);
@@ -213,16 +234,21 @@ VT_TEST(store_copy_everything)
     /* a second copy into a catalog that holds videos is refused, and changes nothing */
     CHECK_INT(vt_store_copy(a, b, NULL, NULL, err, sizeof(err)), VT_ESTATE);
     CHECK(strstr(err, "already holds") != NULL);
-    vt_store_close(a);
-    vt_store_close(b);
-    vt_rm_rf(da);
-    vt_rm_rf(db);
+    /* and back: what the copy holds is what the original held */
+    CHECK_INT(vt_store_copy(b, c, NULL, NULL, err, sizeof(err)), 0);
+    same_video(a, c, "a");
+    same_video(a, c, "b");
+    CHECK_INT(hits_for(c, "quarterly"), hits_for(a, "quarterly"));
+    scratch_done(a, da, ua);
+    scratch_done(b, db, ub);
+    scratch_done(c, dc, uc);
 }
 
 /* migrate's proof: every export document equal; a copy that lost one OCR line fails it. */
-VT_TEST(store_copy_verified_by_documents)
+VT_TEST_STORE(store_copy_verified_by_documents)
 {
     char dir[64], db[64], err[256] = "";
+    char *ub;
     struct vt_library *lib;
     struct vt_store *b;
     struct vt_ocr_line line = {"Quarterly results", 0.93, {1, 2, 3, 4}, 0};
@@ -233,7 +259,7 @@ VT_TEST(store_copy_verified_by_documents)
     snprintf(dir, sizeof(dir), "/tmp/vt-unit-migrate.XXXXXX");
     CHECK(mkdtemp(dir) != NULL);
     lib = vt_library_open(dir, VT_OPEN_CREATE, err, sizeof(err));
-    b = scratch(db, sizeof(db));
+    b = scratch(db, sizeof(db), 0, &ub);
     CHECK(lib && b);
     if (!lib || !b)
         return;
@@ -248,8 +274,7 @@ VT_TEST(store_copy_verified_by_documents)
     CHECK_INT(vt_library_verify_copy(lib, b, &checked, err, sizeof(err)), VT_EIO);
     CHECK(strstr(err, "video b") != NULL);
     CHECK_INT(checked, 1);
-    vt_store_close(b);
+    scratch_done(b, db, ub);
     vt_library_close(lib);
     vt_rm_rf(dir);
-    vt_rm_rf(db);
 }
