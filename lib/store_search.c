@@ -569,11 +569,6 @@ int vt_store_maintain(struct vt_store *s, enum vt_maintain how)
     char sql[96];
     int pages = how == VT_MAINTAIN_FULL ? 0 : MERGE_STEP_PAGES;
 
-    /* PostgreSQL's GIN index needs no merging (autovacuum folds its pending list in);
-     * a full upkeep refreshes the planner's statistics of the words */
-    if (s->pg)
-        return how == VT_MAINTAIN_FULL ? store_exec(s, "ANALYZE docs", "analyze the search index")
-                                       : 0;
     /* FTS5 answers faster from fewer, larger segments: 'merge' does a bounded amount
      * of that work (pages > 0), 'optimize' all of it */
     if (pages > 0)
