@@ -8,7 +8,7 @@
 
 PREFIX ?= /usr/local
 CC ?= cc
-PKGS = libavformat libavcodec libavutil libswscale libswresample sqlite3 jansson tesseract lept libjpeg pocketsphinx sphinxbase libmicrohttpd uchardet libcurl
+PKGS = libavformat libavcodec libavutil libswscale libswresample sqlite3 jansson tesseract lept libjpeg pocketsphinx sphinxbase libmicrohttpd uchardet libcurl libpq
 # flite (no pkg-config file): its CMU lexicon pronounces the words speech hints add
 FLITE_LIBS = -lflite_cmulex -lflite
 
