@@ -51,7 +51,10 @@ struct pg_stmt {
     Oid *bound;        /* the type each value was bound as */
     PGresult *res;     /* the rows of the last run */
     int row, nrows, ran;
-    unsigned char *blob; /* the last bytea read, decoded (PQfreemem) */
+    /* the row's bytea columns read so far, decoded (PQfreemem), one per column: a
+     * caller may hold two at once; freed at the next step or reset */
+    unsigned char **blobs;
+    int nblobs;
 };
 
 static struct pg_stmt *ps(struct db_stmt *st)
@@ -290,12 +293,19 @@ static int pg_prepare(struct vt_store *s, const char *sql, int persistent, struc
     return 0;
 }
 
+static void drop_blobs(struct pg_stmt *st)
+{
+    for (int i = 0; i < st->nblobs; i++) {
+        PQfreemem(st->blobs[i]);
+        st->blobs[i] = NULL;
+    }
+}
+
 static void drop_result(struct pg_stmt *st)
 {
     PQclear(st->res);
     st->res = NULL;
-    PQfreemem(st->blob);
-    st->blob = NULL;
+    drop_blobs(st);
     st->row = -1;
     st->nrows = 0;
     st->ran = 0;
@@ -330,6 +340,7 @@ static void pg_finalize(struct db_stmt *x)
     free(st->types);
     free(st->vals);
     free(st->bound);
+    free(st->blobs);
     free(st);
 }
 
@@ -470,8 +481,7 @@ static int pg_step(struct db_stmt *x)
     }
     if (st->row + 1 < st->nrows) {
         st->row++;
-        PQfreemem(st->blob);
-        st->blob = NULL;
+        drop_blobs(st);
         return DB_ROW;
     }
     /* done: the next step runs the statement again, as SQLite's does */
@@ -547,11 +557,18 @@ static const void *pg_col_blob(struct db_stmt *x, int i, size_t *n)
         *n = (size_t)PQgetlength(st->res, st->row, i);
         return v;
     }
-    PQfreemem(st->blob);
-    st->blob = PQunescapeBytea((const unsigned char *)v, n);
-    if (!st->blob)
+    if (i >= st->nblobs) {
+        int k = PQnfields(st->res);
+
+        st->blobs = vt_xrealloc(st->blobs, sizeof(*st->blobs) * (size_t)k);
+        memset(st->blobs + st->nblobs, 0, sizeof(*st->blobs) * (size_t)(k - st->nblobs));
+        st->nblobs = k;
+    }
+    PQfreemem(st->blobs[i]);
+    st->blobs[i] = PQunescapeBytea((const unsigned char *)v, n);
+    if (!st->blobs[i])
         *n = 0;
-    return st->blob;
+    return st->blobs[i];
 }
 
 static int64_t pg_changes(struct vt_store *s)

@@ -56,7 +56,8 @@ static int cmd_models_any(int argc, char **argv)
 }
 
 static const struct cmd commands[] = {
-    {"init", cmd_init, "", "create an empty library"},
+    {"init", cmd_init, "[--db postgresql://...]",
+     "create an empty library (its database in DIR, or on a PostgreSQL server)"},
     {"add", FULL(cmd_add),
      "[--stt=auto|captions|recognize] [--no-keep-media] [--limit N] [--info-json F] "
      "[--yt-dlp PATH] [--max-time S] [--max-size MIB] FILE|URL...",

@@ -1,6 +1,7 @@
 /* Databases for the store's tests on either backend (pgtest.h). */
 #include "pgtest.h"
 
+#include "config.h"
 #include "harness.h"
 #include "util.h"
 
@@ -79,6 +80,23 @@ char *vt_test_db(const char *dir)
         return NULL;
     }
     return vt_test_pg_url_for(server, name);
+}
+
+char *vt_test_library_db(const char *dir)
+{
+    struct vt_config *cf = NULL;
+    char *db, err[256];
+
+    if (!vt_test_on_pg)
+        return NULL;
+    db = vt_test_db(dir);
+    if (db && (vt_config_load(dir, &cf, err, sizeof(err)) ||
+               vt_config_set(cf, "db", db, err, sizeof(err)))) {
+        fprintf(stderr, "  %s\n", err);
+        vt_test_failures++;
+    }
+    vt_config_free(cf);
+    return db;
 }
 
 void vt_test_db_free(char *db)

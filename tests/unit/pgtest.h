@@ -11,6 +11,9 @@
 /* dir/library.db, or a fresh PostgreSQL database's URL (NULL when it cannot be made:
  * the reason is printed and counted as a failure). Caller frees with vt_test_db_free. */
 char *vt_test_db(const char *dir);
+/* For a test of a library in dir: nothing on SQLite (NULL); on PostgreSQL a fresh
+ * database named in dir/config (db), returned for vt_test_db_free. */
+char *vt_test_library_db(const char *dir);
 /* Drop the database db names (PostgreSQL) and free db. */
 void vt_test_db_free(char *db);
 /* Run one SQL command on the database url (tests' setup): 0, or -1 with the reason
