@@ -1786,13 +1786,13 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
         struct web_args a = {query_arg, c};
 
         status = web_page_library(lib, &tl_ctx, &a, &b);
-        return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
+        return send_page(c, status, &b);
     }
     if (!strncmp(url, "/v/", 3) && (rest = similar_path(url + 3, id, sizeof(id)))) {
         status =
             web_page_similar(lib, &tl_ctx, id, rest,
                              MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit"), &b);
-        return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
+        return send_page(c, status, &b);
     }
     if (!strncmp(url, "/api/videos/", 12) && (rest = similar_path(url + 12, id, sizeof(id))))
         return api_similar(c, lib, id, rest);
@@ -1802,13 +1802,13 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q"),
                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "frames"),
                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cues"), &b);
-        return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
+        return send_page(c, status, &b);
     }
     if (!strcmp(url, "/search")) {
         struct web_args a = {query_arg, c};
 
         status = web_page_search(lib, &tl_ctx, &a, &b);
-        return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
+        return send_page(c, status, &b);
     }
     if ((rest = after(url, "/media/")))
         return route_media(c, lib, rest);
