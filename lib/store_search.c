@@ -166,11 +166,37 @@ int store_screen_docs_refresh(struct vt_store *s, const char *id)
     return store_step_done(s, st, "index frame text");
 }
 
+/*
+ * Bind a deletion key. Deleting one byte of a word that is not ASCII can cut a UTF-8
+ * sequence, which PostgreSQL's text refuses: there such a key is written as ~ and its
+ * bytes in hex (~ is in no token, so no key of a word is taken for another), on writing
+ * and on lookup alike, so both backends find the same words.
+ */
+static void bind_fuzzy_key(struct vt_store *s, struct db_stmt *st, int i, const char *del,
+                           size_t dn)
+{
+    struct vt_sb hex = {0};
+    size_t k = 0;
+
+    for (size_t step; s->pg && k < dn; k += step)
+        if (!(step = vt_utf8_decode(del + k, dn - k, NULL)))
+            break;
+    if (!s->pg || k == dn) {
+        db_bind_textn(st, i, del, dn);
+        return;
+    }
+    vt_sb_addc(&hex, '~');
+    for (k = 0; k < dn; k++)
+        vt_sb_addf(&hex, "%02x", (unsigned char)del[k]);
+    db_bind_text(st, i, hex.buf);
+    vt_sb_release(&hex);
+}
+
 static void fuzzy_put(struct fuzzy_ctx *c, const char *del, size_t dn, const char *term, size_t tn)
 {
     if (c->rc)
         return;
-    db_bind_textn(c->st, 1, del, dn);
+    bind_fuzzy_key(c->s, c->st, 1, del, dn);
     db_bind_textn(c->st, 2, term, tn);
     if (db_step(c->st) != DB_DONE)
         c->rc = store_fail(c->s, "index fuzzy key");
@@ -230,7 +256,7 @@ static int fuzzy_terms(struct vt_store *s, const char *word, void (*fn)(void *u,
         memcpy(del, word, i == n ? n : i);
         if (i < n)
             memcpy(del + i, word + i + 1, n - i - 1);
-        db_bind_textn(st, 1, del, dn);
+        bind_fuzzy_key(s, st, 1, del, dn);
         while ((rc = db_step(st)) == DB_ROW) {
             const char *t = db_col_text(st, 0);
 

@@ -604,6 +604,12 @@ int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, const dou
     *out = NULL;
     *n = 0;
     *partial = 0;
+    /* a filter that is not UTF-8 names no source or video (PostgreSQL would refuse it) */
+    if ((r->source && *r->source && !lexeme_ok(r->source)) ||
+        (r->video && *r->video && !lexeme_ok(r->video))) {
+        free(tsq);
+        return 0;
+    }
     if (!tsq || r->cap <= 0) {
         free(tsq);
         return 0;
