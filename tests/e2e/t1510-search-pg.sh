@@ -89,7 +89,7 @@ queries = [
     "x" * 5000, "quick " * 40, "- - -quick", "*", "quick*" * 30,
 ]
 def search(lib, q):
-    r = subprocess.run([vt, "-q", "-L", lib, "search", "--json", "--limit", "20", q],
+    r = subprocess.run([vt, "-q", "-L", lib, "search", "--json", "--limit", "20", "--", q],
                        capture_output=True, text=True)
     if r.returncode:
         sys.exit("search %r on %s: exit %d: %s" % (q, lib, r.returncode, r.stderr.strip()))
