@@ -45,6 +45,7 @@ struct vt_store {
     struct df_entry df[DF_CACHE];
     size_t df_used;
     unsigned long commits; /* write transactions committed through this handle */
+    int pg_stats;          /* PostgreSQL: docs_stats is there (1), is not (-1), not looked (0) */
     int read_only;         /* opened by vt_store_open_flags(VT_STORE_READ) on a read-only db */
     char *dir;             /* the database's directory, for messages */
 };
@@ -246,8 +247,9 @@ double store_pg_score(const char *text, const struct store_phrase *ph, size_t n_
 /* Rows matching r (see fts_rows in store_search.c), scored in C from their text. */
 int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, const double *df,
                   size_t n_df, int phrase_n, int *partial, struct fts_id **out, size_t *n);
-/* Indexed rows past id `above` whose text holds term. */
-int store_pg_term_count(struct vt_store *s, const char *term, long long above, long long *n);
+/* count_term_docs (store_search.c) on PostgreSQL: the rows holding term among the newest
+ * `window`, scaled up when they are 100 or more, else counted in all rows. */
+int store_pg_term_docs(struct vt_store *s, const char *term, long long window, long long *docs);
 /* The index statistics table (docs_stats) and the triggers that keep it: run once by a
  * PostgreSQL migration, inside its transaction. */
 int store_pg_search_schema(struct vt_store *s);

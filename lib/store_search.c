@@ -548,23 +548,17 @@ static int count_term_docs(struct vt_store *s, const char *term, long long *docs
     struct db_stmt *st;
     long long top = 0, in_window = 0;
     char *match;
-    int rc = store_prepare(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
+    int rc;
 
+    /* PostgreSQL: the same estimate in one statement (store_search_pg.c) */
+    if (s->pg)
+        return store_pg_term_docs(s, term, DF_WINDOW, docs);
+    rc = store_prepare(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
     if (rc)
         return rc;
     if (db_step(st) == DB_ROW)
         top = db_col_int64(st, 0);
     store_finish(s, st);
-    if (s->pg) {
-        /* PostgreSQL counts a word's rows from its GIN posting list, exactly or in the window */
-        rc = store_pg_term_count(s, term, top - DF_WINDOW, &in_window);
-        if (!rc && !(top > DF_WINDOW && in_window >= 100))
-            rc = top > DF_WINDOW ? store_pg_term_count(s, term, 0, &in_window) : 0;
-        *docs = in_window;
-        if (!rc && top > DF_WINDOW && in_window >= 100)
-            *docs = in_window * top / DF_WINDOW;
-        return rc;
-    }
     match = vt_xasprintf("text : \"%s\"", term); /* tokens hold no quotes */
     rc = store_prepare(s, "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?1 AND rowid > ?2",
                        &st);
