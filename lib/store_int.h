@@ -250,8 +250,51 @@ int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, const dou
 /* count_term_docs (store_search.c) on PostgreSQL: the rows holding term among the newest
  * `window`, scaled up when they are 100 or more, else counted in all rows. */
 int store_pg_term_docs(struct vt_store *s, const char *term, long long window, long long *docs);
-/* The index statistics table (docs_stats) and the triggers that keep it: run once by a
- * PostgreSQL migration, inside its transaction. */
+/* A word of the index's tokens in the regex dialect of PostgreSQL: what vt_tokenize
+ * counts as word bytes (ASCII letters and digits, anything not ASCII). */
+#define PG_TOKEN_RE "'[^\\x01-/:-@[-`{-\\x7f]+'"
+
+/*
+ * docs_stats: rows and tokens per video and source, so BM25's row count and average
+ * length (store_pg_rows) are a small sum, not a scan of the index. One row per (video,
+ * source): the writers of different videos never wait on each other. Statement triggers
+ * count what each statement inserted or deleted (its transition tables), the tokens as
+ * vt_tokenize cuts them; the INSERT fills it for rows indexed before it existed. SQL for a
+ * PostgreSQL migration (it may be appended to the first one's text); idempotent.
+ */
+#define STORE_PG_SEARCH_DDL                                                                        \
+    "CREATE TABLE IF NOT EXISTS docs_stats (video_id text COLLATE \"C\" NOT NULL REFERENCES "      \
+    "videos(id)"                                                                                   \
+    "  ON DELETE CASCADE, source text COLLATE \"C\" NOT NULL, rows bigint NOT NULL,"               \
+    "  tokens bigint NOT NULL, PRIMARY KEY (video_id, source));"                                   \
+    "CREATE OR REPLACE FUNCTION docs_stats_count() RETURNS trigger LANGUAGE plpgsql AS $f$"        \
+    " BEGIN"                                                                                       \
+    "  IF TG_OP <> 'INSERT' THEN"                                                                  \
+    "   UPDATE docs_stats t SET rows = t.rows - o.rows, tokens = t.tokens - o.tokens"              \
+    "    FROM (SELECT video_id, source, count(*) AS rows,"                                         \
+    "     sum(regexp_count(text, " PG_TOKEN_RE ")) AS tokens FROM old_docs GROUP BY 1, 2) o"       \
+    "    WHERE t.video_id = o.video_id AND t.source = o.source;"                                   \
+    "  END IF;"                                                                                    \
+    "  IF TG_OP <> 'DELETE' THEN"                                                                  \
+    "   INSERT INTO docs_stats AS t (video_id, source, rows, tokens)"                              \
+    "    SELECT video_id, source, count(*), sum(regexp_count(text, " PG_TOKEN_RE "))"              \
+    "    FROM new_docs GROUP BY 1, 2"                                                              \
+    "    ON CONFLICT (video_id, source) DO UPDATE SET rows = t.rows + excluded.rows,"              \
+    "     tokens = t.tokens + excluded.tokens;"                                                    \
+    "  END IF;"                                                                                    \
+    "  RETURN NULL;"                                                                               \
+    " END $f$;"                                                                                    \
+    "CREATE OR REPLACE TRIGGER docs_stats_ins AFTER INSERT ON docs REFERENCING NEW TABLE AS"       \
+    " new_docs FOR EACH STATEMENT EXECUTE FUNCTION docs_stats_count();"                            \
+    "CREATE OR REPLACE TRIGGER docs_stats_del AFTER DELETE ON docs REFERENCING OLD TABLE AS"       \
+    " old_docs FOR EACH STATEMENT EXECUTE FUNCTION docs_stats_count();"                            \
+    "CREATE OR REPLACE TRIGGER docs_stats_upd AFTER UPDATE ON docs REFERENCING OLD TABLE AS"       \
+    " old_docs NEW TABLE AS new_docs FOR EACH STATEMENT EXECUTE FUNCTION docs_stats_count();"      \
+    "INSERT INTO docs_stats (video_id, source, rows, tokens)"                                      \
+    " SELECT video_id, source, count(*), sum(regexp_count(text, " PG_TOKEN_RE "))"                 \
+    " FROM docs GROUP BY 1, 2 ON CONFLICT (video_id, source) DO UPDATE"                            \
+    " SET rows = excluded.rows, tokens = excluded.tokens;"
+/* Run STORE_PG_SEARCH_DDL (inside the caller's transaction). */
 int store_pg_search_schema(struct vt_store *s);
 
 #endif
