@@ -341,6 +341,8 @@ static int run(const char *dir, const char *url, int nq)
         return fail("postgresql", err);
     vt_store_close(lib->store);
     lib->store = ps;
+    if (getenv("VT_BENCH_PG_SET"))
+        store_exec(ps, getenv("VT_BENCH_PG_SET"), "bench setting");
     if (run_on(lib, queries, nq, &pg))
         return 1;
     vt_library_close(lib);

@@ -437,6 +437,23 @@ double store_pg_score(const char *text, const struct store_phrase *ph, size_t n_
 
 /* ---- the statements ---- */
 
+/*
+ * A statement planned for its values at every run (PQexecParams), not through the
+ * statement cache: a prepared one gets a generic plan after five runs, one plan for every
+ * tsquery, which for a rare word walks the whole id window that suits a common word (or
+ * the other way round); planning costs a fraction of a millisecond, a wrong plan tens.
+ */
+static int prepare_planned(struct vt_store *s, const char *sql, struct db_stmt **st)
+{
+    return s->ops->prepare(s, sql, 0, st);
+}
+
+static void finish_planned(struct db_stmt *st)
+{
+    if (st)
+        st->ops->finalize(st);
+}
+
 static int read_pair(struct vt_store *s, const char *sql, const char *what, long long *a,
                      long long *b)
 {
@@ -502,7 +519,7 @@ int store_pg_term_docs(struct vt_store *s, const char *term, long long window, l
         return 0;
     /* the exact count (a scalar subquery: run only when the CASE reaches it) for a term
      * rare in the window, as SQLite reads docs_vocab then */
-    rc = store_prepare(
+    rc = prepare_planned(
         s,
         "WITH t AS (SELECT coalesce(max(id), 0) AS top FROM docs),"
         " w AS (SELECT count(*) AS n FROM docs, t WHERE tsv @@ CAST(?1 AS tsquery) AND id > t.top "
@@ -520,7 +537,7 @@ int store_pg_term_docs(struct vt_store *s, const char *term, long long window, l
     if (rc == DB_ROW)
         *docs = db_col_int64(st, 0);
     rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "term statistics");
-    store_finish(s, st);
+    finish_planned(st);
     vt_sb_release(&q);
     return rc;
 }
@@ -574,7 +591,7 @@ static int window_rows(struct vt_store *s, const struct vt_store_search *r, cons
     struct fts_id *v = NULL;
     size_t vcap = 0, len = 0;
     struct db_stmt *st = NULL;
-    int rc = store_prepare(s, rows_sql(by_source, by_video), &st);
+    int rc = prepare_planned(s, rows_sql(by_source, by_video), &st);
 
     while (!rc && hi > 0 && (int)len < r->cap) {
         long long lo = hi > window ? hi - window : 0;
@@ -601,8 +618,7 @@ static int window_rows(struct vt_store *s, const struct vt_store_search *r, cons
             break;
         }
     }
-    if (st)
-        store_finish(s, st);
+    finish_planned(st);
     if (rc) {
         free(v);
         return rc;
