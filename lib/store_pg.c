@@ -340,6 +340,11 @@ fail:
     return rc;
 }
 
+int store_pg_lost(const struct vt_store *s)
+{
+    return s->pg->lost;
+}
+
 void store_pg_close(struct vt_store *s)
 {
     db_pg_disconnect(s->pg);
