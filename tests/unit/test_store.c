@@ -23,6 +23,8 @@ static struct vt_store *scratch(char *dir, size_t n)
     if (scratch_db && vt_store_open(scratch_db, &s, err, sizeof(err))) {
         fprintf(stderr, "  %s\n", err);
         vt_test_failures++;
+        vt_test_db_free(scratch_db); /* the test returns without scratch_done() */
+        scratch_db = NULL;
     }
     return s;
 }
