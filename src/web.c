@@ -136,6 +136,9 @@ struct server {
 
 static struct server srv;
 static __thread struct vt_library *tl_lib;
+/* why this thread's library did not open, when its database server was unreachable
+ * (vt_library_open says it in its message only): a 503 until it opens */
+static __thread char tl_unavailable[512];
 /* What the pages of the request this thread answers know (route() fills it). */
 static __thread struct web_ctx tl_ctx;
 
@@ -162,10 +165,15 @@ static struct vt_library *thread_lib(void)
     if (srv.n_handles < MAX_HANDLES) {
         tl_lib = vt_library_open(srv.opts->library_dir, srv.opts->read_only ? VT_OPEN_READ : 0, err,
                                  sizeof(err));
+        tl_unavailable[0] = '\0';
         if (tl_lib) {
             vt_library_set_callbacks(tl_lib, &cb);
             srv.handles[srv.n_handles++] = tl_lib;
         } else {
+            const char *u = strstr(err, "database unavailable:");
+
+            if (u)
+                snprintf(tl_unavailable, sizeof(tl_unavailable), "%s", u);
             cli_error("%s", err);
         }
     }
@@ -194,12 +202,44 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, struct M
 }
 
 /* Takes b's memory. */
+/*
+ * A 500 because the database server could not be reached (PostgreSQL restarting: the
+ * handle reconnects on its next request) is a 503 that says so: try again, nothing
+ * changed. The page or JSON error is written again with that message.
+ */
+static unsigned unavailable_503(unsigned status, const char *type, struct vt_sb *b)
+{
+    const char *msg;
+
+    msg = !tl_lib ? (tl_unavailable[0] ? tl_unavailable : NULL) : vt_library_unavailable(tl_lib);
+    if (status != 500 || !msg)
+        return status;
+    vt_sb_release(b);
+    if (!strncmp(type, "application/json", 16)) {
+        json_t *e = json_pack("{s:{s:s, s:s}}", "error", "code", "unavailable", "message", msg);
+        char *s = e ? json_dumps(e, JSON_INDENT(2)) : NULL;
+
+        json_decref(e);
+        vt_sb_adds(b, s ? s : "{}");
+        vt_sb_adds(b, "\n");
+        free(s);
+    } else {
+        web_page_error(&tl_ctx, 503, msg, b);
+    }
+    return 503;
+}
+
 static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, const char *type,
                                 struct vt_sb *b)
 {
-    size_t len = b->len;
-    char *body = vt_sb_detach(b);
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    size_t len;
+    char *body;
+    struct MHD_Response *r;
+
+    status = unavailable_503(status, type, b);
+    len = b->len;
+    body = vt_sb_detach(b);
+    r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 
     if (!r) {
         free(body);
