@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(dirname "${VIDTHEQUE:-$PWD/build/rel/vidtheque}")
 [[ -f $build/libvidtheque.a ]] || build=build/rel
-pkgs=$(sed -n 's/^PKGS = //p' Makefile)
+pkgs=$(sed -n 's/^PKGS = //p' Makefile) flite=$(sed -n 's/^FLITE_LIBS = //p' Makefile)
 videos=${PG_BENCH_VIDEOS:-200} cues=${PG_BENCH_CUES:-100} queries=${PG_BENCH_QUERIES:-400}
 t=$(mktemp -d)
 cluster=
@@ -19,7 +19,7 @@ cleanup() {
 }
 trap cleanup EXIT
 cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib bench/pg_search_bench.c "$build/libvidtheque.a" \
-  $(pkg-config --cflags --libs $pkgs) -lm -pthread -o "$t/pg_search_bench"
+  $(pkg-config --cflags --libs $pkgs) $flite -lm -pthread -o "$t/pg_search_bench"
 if [[ -n ${PG_BENCH_URL:-} ]]; then
   base=$PG_BENCH_URL
 else

@@ -34,6 +34,9 @@ echo
 echo "== search: 10,000 videos, 1,000,000 cues vs plain FTS5 MATCH ORDER BY rank"
 bash bench/search_bench.sh
 echo
+echo "== search on PostgreSQL next to SQLite on the same rows (PG_BENCH_VIDEOS=10000: 1,000,000 cues)"
+bash bench/pg_search_bench.sh
+echo
 echo "== Model2Vec text embedding on one core vs tokenising only (chunks of ~60 words)"
 bash bench/embed_bench.sh
 echo

@@ -202,6 +202,20 @@ static int alive(PGconn *conn)
     return PQstatus(conn) == CONNECTION_OK;
 }
 
+/*
+ * What every session needs, whatever the server's and the role's defaults: text in
+ * UTF-8, and floats printed so that they read back as the same double (the default
+ * since PostgreSQL 12; older servers print 15 digits without it).
+ */
+static int session_setup(PGconn *conn)
+{
+    PGresult *r = PQexec(conn, "SET client_encoding = 'UTF8'; SET extra_float_digits = 3");
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+
+    PQclear(r);
+    return ok;
+}
+
 int db_pg_ready(struct pg_conn *c)
 {
     if (!c->lost && PQstatus(c->conn) == CONNECTION_OK && alive(c->conn))
@@ -210,7 +224,7 @@ int db_pg_ready(struct pg_conn *c)
     if (c->in_tx)
         return record_msg(c, VT_EUNAVAIL, "the connection was lost in the middle of a transaction");
     PQreset(c->conn);
-    if (PQstatus(c->conn) != CONNECTION_OK) {
+    if (PQstatus(c->conn) != CONNECTION_OK || !session_setup(c->conn)) {
         record_msg(c, VT_EUNAVAIL, "");
         first_line(c->msg, sizeof(c->msg), PQerrorMessage(c->conn));
         return VT_EUNAVAIL;
@@ -252,6 +266,11 @@ int db_pg_connect(const char *url, struct pg_conn **out, char *err, size_t errle
         return vt_err(err, errlen, VT_EUNAVAIL, "database unavailable: cannot connect: %s", line);
     }
     PQsetNoticeProcessor(c->conn, no_notices, NULL);
+    if (!session_setup(c->conn)) {
+        first_line(line, sizeof(line), PQerrorMessage(c->conn));
+        db_pg_disconnect(c);
+        return vt_err(err, errlen, VT_EIO, "database: set up the session: %s", line);
+    }
     *out = c;
     return 0;
 }

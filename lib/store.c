@@ -34,6 +34,7 @@
 #pragma weak store_pg_rollback
 #pragma weak store_pg_version
 #pragma weak store_pg_check
+#pragma weak store_pg_lost
 
 /* Migration i takes the schema from version i to i+1. Never edit a shipped one. */
 static const char *const migrations[] = {
@@ -202,6 +203,11 @@ static const char *const migrations[] = {
 };
 
 _Static_assert(VT_ARRAY_LEN(migrations) == VT_STORE_SCHEMA_VERSION, "one migration per version");
+
+int vt_store_unavailable(const struct vt_store *s)
+{
+    return s->pg && store_pg_lost(s);
+}
 
 const char *vt_store_errmsg(const struct vt_store *s)
 {
@@ -647,6 +653,9 @@ void vt_store_close(struct vt_store *s)
         return;
     for (size_t i = 0; i < DF_CACHE; i++)
         free(s->df[i].term);
+    /* first: the session's prepared statements end with it, not one DEALLOCATE each */
+    if (s->pg)
+        store_pg_close(s);
     /* a statement still out would keep sqlite3_close() from closing (and leak the db) */
     assert(!s->uncached);
     for (size_t i = 0; i < STMT_CACHE; i++) {
@@ -655,8 +664,6 @@ void vt_store_close(struct vt_store *s)
             s->cache[i].st->ops->finalize(s->cache[i].st);
         free(s->cache[i].sql);
     }
-    if (s->pg)
-        store_pg_close(s);
     sqlite3_close(s->db);
     free(s->dir);
     free(s);

@@ -45,6 +45,7 @@ struct vt_store {
     struct df_entry df[DF_CACHE];
     size_t df_used;
     unsigned long commits; /* write transactions committed through this handle */
+    int pg_stats;          /* PostgreSQL: docs_stats is there (1), is not (-1), not looked (0) */
     int read_only;         /* opened by vt_store_open_flags(VT_STORE_READ) on a read-only db */
     char *dir;             /* the database's directory, for messages */
 };
@@ -161,6 +162,8 @@ int store_pg_commit(struct vt_store *s);
 void store_pg_rollback(struct vt_store *s);
 long long store_pg_version(struct vt_store *s);
 int store_pg_check(struct vt_store *s, int *ok);
+/* The connection is lost: the last statement failed with VT_EUNAVAIL. */
+int store_pg_lost(const struct vt_store *s);
 /* url with any password replaced by ***, for messages. Caller frees. */
 char *store_pg_url_redact(const char *url);
 
@@ -246,10 +249,54 @@ double store_pg_score(const char *text, const struct store_phrase *ph, size_t n_
 /* Rows matching r (see fts_rows in store_search.c), scored in C from their text. */
 int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, const double *df,
                   size_t n_df, int phrase_n, int *partial, struct fts_id **out, size_t *n);
-/* Indexed rows past id `above` whose text holds term. */
-int store_pg_term_count(struct vt_store *s, const char *term, long long above, long long *n);
-/* The index statistics table (docs_stats) and the triggers that keep it: run once by a
- * PostgreSQL migration, inside its transaction. */
+/* count_term_docs (store_search.c) on PostgreSQL: the rows holding term among the newest
+ * `window`, scaled up when they are 100 or more, else counted in all rows. */
+int store_pg_term_docs(struct vt_store *s, const char *term, long long window, long long *docs);
+/* A word of the index's tokens in the regex dialect of PostgreSQL: what vt_tokenize
+ * counts as word bytes (ASCII letters and digits, anything not ASCII). */
+#define PG_TOKEN_RE "'[^\\x01-/:-@[-`{-\\x7f]+'"
+
+/*
+ * docs_stats: rows and tokens per video and source, so BM25's row count and average
+ * length (store_pg_rows) are a small sum, not a scan of the index. One row per (video,
+ * source): the writers of different videos never wait on each other. Statement triggers
+ * count what each statement inserted or deleted (its transition tables), the tokens as
+ * vt_tokenize cuts them; the INSERT fills it for rows indexed before it existed. SQL for a
+ * PostgreSQL migration (it may be appended to the first one's text); idempotent.
+ */
+#define STORE_PG_SEARCH_DDL                                                                        \
+    "CREATE TABLE IF NOT EXISTS docs_stats (video_id text COLLATE \"C\" NOT NULL REFERENCES "      \
+    "videos(id)"                                                                                   \
+    "  ON DELETE CASCADE, source text COLLATE \"C\" NOT NULL, rows bigint NOT NULL,"               \
+    "  tokens bigint NOT NULL, PRIMARY KEY (video_id, source));"                                   \
+    "CREATE OR REPLACE FUNCTION docs_stats_count() RETURNS trigger LANGUAGE plpgsql AS $f$"        \
+    " BEGIN"                                                                                       \
+    "  IF TG_OP <> 'INSERT' THEN"                                                                  \
+    "   UPDATE docs_stats t SET rows = t.rows - o.rows, tokens = t.tokens - o.tokens"              \
+    "    FROM (SELECT video_id, source, count(*) AS rows,"                                         \
+    "     sum(regexp_count(text, " PG_TOKEN_RE ")) AS tokens FROM old_docs GROUP BY 1, 2) o"       \
+    "    WHERE t.video_id = o.video_id AND t.source = o.source;"                                   \
+    "  END IF;"                                                                                    \
+    "  IF TG_OP <> 'DELETE' THEN"                                                                  \
+    "   INSERT INTO docs_stats AS t (video_id, source, rows, tokens)"                              \
+    "    SELECT video_id, source, count(*), sum(regexp_count(text, " PG_TOKEN_RE "))"              \
+    "    FROM new_docs GROUP BY 1, 2"                                                              \
+    "    ON CONFLICT (video_id, source) DO UPDATE SET rows = t.rows + excluded.rows,"              \
+    "     tokens = t.tokens + excluded.tokens;"                                                    \
+    "  END IF;"                                                                                    \
+    "  RETURN NULL;"                                                                               \
+    " END $f$;"                                                                                    \
+    "CREATE OR REPLACE TRIGGER docs_stats_ins AFTER INSERT ON docs REFERENCING NEW TABLE AS"       \
+    " new_docs FOR EACH STATEMENT EXECUTE FUNCTION docs_stats_count();"                            \
+    "CREATE OR REPLACE TRIGGER docs_stats_del AFTER DELETE ON docs REFERENCING OLD TABLE AS"       \
+    " old_docs FOR EACH STATEMENT EXECUTE FUNCTION docs_stats_count();"                            \
+    "CREATE OR REPLACE TRIGGER docs_stats_upd AFTER UPDATE ON docs REFERENCING OLD TABLE AS"       \
+    " old_docs NEW TABLE AS new_docs FOR EACH STATEMENT EXECUTE FUNCTION docs_stats_count();"      \
+    "INSERT INTO docs_stats (video_id, source, rows, tokens)"                                      \
+    " SELECT video_id, source, count(*), sum(regexp_count(text, " PG_TOKEN_RE "))"                 \
+    " FROM docs GROUP BY 1, 2 ON CONFLICT (video_id, source) DO UPDATE"                            \
+    " SET rows = excluded.rows, tokens = excluded.tokens;"
+/* Run STORE_PG_SEARCH_DDL (inside the caller's transaction). */
 int store_pg_search_schema(struct vt_store *s);
 
 #endif

@@ -57,6 +57,9 @@ static const char *const pg_migrations[] = {
     " thumbnail text, captions_path text, captions_model text,"
     " keep_media bigint NOT NULL DEFAULT 1, list_id bigint);"
     "CREATE INDEX videos_by_seq ON videos (seq);"
+    /* the order videos were added in: SQLite's max(seq) + 1 is read under its one writer;
+     * here writers run at once, and each takes its own number */
+    "CREATE SEQUENCE videos_seq OWNED BY videos.seq;"
     "CREATE TABLE stages ("
     " video_id text COLLATE \"C\" NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
     " name text COLLATE \"C\" NOT NULL, ord bigint NOT NULL,"
@@ -338,6 +341,11 @@ int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, 
 fail:
     vt_store_close(s);
     return rc;
+}
+
+int store_pg_lost(const struct vt_store *s)
+{
+    return s->pg->lost;
 }
 
 void store_pg_close(struct vt_store *s)

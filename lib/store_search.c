@@ -166,11 +166,46 @@ int store_screen_docs_refresh(struct vt_store *s, const char *id)
     return store_step_done(s, st, "index frame text");
 }
 
+/*
+ * Bind a deletion key. Deleting one byte of a word that is not ASCII can cut a UTF-8
+ * sequence, which PostgreSQL's text refuses: there such a key is written as ~ and its
+ * bytes in hex (~ is in no token, so no key of a word is taken for another), on writing
+ * and on lookup alike, so both backends find the same words.
+ */
+/* The deletion key del (dn bytes) as the fuzzy table holds it, into key (reset first). */
+static void fuzzy_key(struct vt_store *s, const char *del, size_t dn, struct vt_sb *key)
+{
+    size_t k = 0;
+
+    key->len = 0;
+    vt_sb_add(key, "", 0);
+    for (size_t step; s->pg && k < dn; k += step)
+        if (!(step = vt_utf8_decode(del + k, dn - k, NULL)))
+            break;
+    if (!s->pg || k == dn) {
+        vt_sb_add(key, del, dn);
+        return;
+    }
+    vt_sb_addc(key, '~');
+    for (k = 0; k < dn; k++)
+        vt_sb_addf(key, "%02x", (unsigned char)del[k]);
+}
+
+static void bind_fuzzy_key(struct vt_store *s, struct db_stmt *st, int i, const char *del,
+                           size_t dn)
+{
+    struct vt_sb key = {0};
+
+    fuzzy_key(s, del, dn, &key);
+    db_bind_textn(st, i, key.buf, key.len);
+    vt_sb_release(&key);
+}
+
 static void fuzzy_put(struct fuzzy_ctx *c, const char *del, size_t dn, const char *term, size_t tn)
 {
     if (c->rc)
         return;
-    db_bind_textn(c->st, 1, del, dn);
+    bind_fuzzy_key(c->s, c->st, 1, del, dn);
     db_bind_textn(c->st, 2, term, tn);
     if (db_step(c->st) != DB_DONE)
         c->rc = store_fail(c->s, "index fuzzy key");
@@ -209,6 +244,57 @@ static int within_one_edit(const char *a, const char *b)
     return n > m ? !strcmp(a + i + 1, b + i) : !strcmp(a + i, b + i + 1);
 }
 
+/*
+ * fuzzy_terms on PostgreSQL: the word's keys as one array, one round trip instead of
+ * one per key, the terms in the order SQLite's loop finds them (key by key, each key's
+ * terms in byte order).
+ */
+static int fuzzy_terms_pg(struct vt_store *s, const char *word, void (*fn)(void *u, const char *t),
+                          void *user)
+{
+    struct vt_sb keys = {0}, key = {0};
+    size_t n = strlen(word);
+    char del[VT_FUZZY_MAX_LEN];
+    struct db_stmt *st;
+    int rc;
+
+    vt_sb_addc(&keys, '{');
+    for (size_t i = 0; i <= n; i++) {
+        size_t dn = i == n ? n : n - 1;
+
+        memcpy(del, word, i == n ? n : i);
+        if (i < n)
+            memcpy(del + i, word + i + 1, n - i - 1);
+        fuzzy_key(s, del, dn, &key);
+        vt_sb_adds(&keys, i ? ",\"" : "\"");
+        for (size_t k = 0; k < key.len; k++) {
+            if (key.buf[k] == '"' || key.buf[k] == '\\')
+                vt_sb_addc(&keys, '\\');
+            vt_sb_addc(&keys, key.buf[k]);
+        }
+        vt_sb_addc(&keys, '"');
+    }
+    vt_sb_addc(&keys, '}');
+    rc = store_prepare(s,
+                       "SELECT f.term FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS k(del, i)"
+                       " JOIN fuzzy f ON f.del = k.del COLLATE \"C\" ORDER BY k.i, f.term",
+                       &st);
+    if (!rc) {
+        db_bind_text(st, 1, keys.buf);
+        while ((rc = db_step(st)) == DB_ROW) {
+            const char *t = db_col_text(st, 0);
+
+            if (t && within_one_edit(word, t))
+                fn(user, t);
+        }
+        rc = rc == DB_DONE ? 0 : store_fail(s, "fuzzy lookup");
+        store_finish(s, st);
+    }
+    vt_sb_release(&keys);
+    vt_sb_release(&key);
+    return rc;
+}
+
 /* Words sharing a deletion key with word that are within one edit of it. */
 static int fuzzy_terms(struct vt_store *s, const char *word, void (*fn)(void *u, const char *t),
                        void *user)
@@ -220,6 +306,8 @@ static int fuzzy_terms(struct vt_store *s, const char *word, void (*fn)(void *u,
 
     if (n < VT_FUZZY_MIN_LEN || n >= VT_FUZZY_MAX_LEN)
         return 0;
+    if (s->pg)
+        return fuzzy_terms_pg(s, word, fn, user);
     rc = store_prepare(s, "SELECT term FROM fuzzy WHERE del = ?", &st);
     if (rc)
         return rc;
@@ -230,7 +318,7 @@ static int fuzzy_terms(struct vt_store *s, const char *word, void (*fn)(void *u,
         memcpy(del, word, i == n ? n : i);
         if (i < n)
             memcpy(del + i, word + i + 1, n - i - 1);
-        db_bind_textn(st, 1, del, dn);
+        bind_fuzzy_key(s, st, 1, del, dn);
         while ((rc = db_step(st)) == DB_ROW) {
             const char *t = db_col_text(st, 0);
 
@@ -460,23 +548,17 @@ static int count_term_docs(struct vt_store *s, const char *term, long long *docs
     struct db_stmt *st;
     long long top = 0, in_window = 0;
     char *match;
-    int rc = store_prepare(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
+    int rc;
 
+    /* PostgreSQL: the same estimate in one statement (store_search_pg.c) */
+    if (s->pg)
+        return store_pg_term_docs(s, term, DF_WINDOW, docs);
+    rc = store_prepare(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
     if (rc)
         return rc;
     if (db_step(st) == DB_ROW)
         top = db_col_int64(st, 0);
     store_finish(s, st);
-    if (s->pg) {
-        /* PostgreSQL counts a word's rows from its GIN posting list, exactly or in the window */
-        rc = store_pg_term_count(s, term, top - DF_WINDOW, &in_window);
-        if (!rc && !(top > DF_WINDOW && in_window >= 100))
-            rc = top > DF_WINDOW ? store_pg_term_count(s, term, 0, &in_window) : 0;
-        *docs = in_window;
-        if (!rc && top > DF_WINDOW && in_window >= 100)
-            *docs = in_window * top / DF_WINDOW;
-        return rc;
-    }
     match = vt_xasprintf("text : \"%s\"", term); /* tokens hold no quotes */
     rc = store_prepare(s, "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?1 AND rowid > ?2",
                        &st);

@@ -27,10 +27,6 @@
 /* PostgreSQL's longest lexeme (MAXSTRLEN); the tokenizer's are far shorter */
 #define PG_MAX_LEXEME 2047
 
-/* A word of the index's tokens in the regex dialect of PostgreSQL: what vt_tokenize
- * counts as word bytes (ASCII letters and digits, anything not ASCII). */
-#define PG_TOKEN_RE "'[^\\x01-/:-@[-`{-\\x7f]+'"
-
 /* ---- the tsquery ---- */
 
 /* Can the index hold w? Words that are not valid UTF-8 (the database's encoding) or
@@ -441,6 +437,23 @@ double store_pg_score(const char *text, const struct store_phrase *ph, size_t n_
 
 /* ---- the statements ---- */
 
+/*
+ * A statement planned for its values at every run (PQexecParams), not through the
+ * statement cache: a prepared one gets a generic plan after five runs, one plan for every
+ * tsquery, which for a rare word walks the whole id window that suits a common word (or
+ * the other way round); planning costs a fraction of a millisecond, a wrong plan tens.
+ */
+static int prepare_planned(struct vt_store *s, const char *sql, struct db_stmt **st)
+{
+    return s->ops->prepare(s, sql, 0, st);
+}
+
+static void finish_planned(struct db_stmt *st)
+{
+    if (st)
+        st->ops->finalize(st);
+}
+
 static int read_pair(struct vt_store *s, const char *sql, const char *what, long long *a,
                      long long *b)
 {
@@ -459,47 +472,72 @@ static int read_pair(struct vt_store *s, const char *sql, const char *what, long
     return rc;
 }
 
-/* The index's row count and total length in tokens, for BM25. */
-static int index_sizes(struct vt_store *s, double *rows, double *tokens)
+/* The newest row's id, and the index's row count and total length in tokens (BM25's). */
+static int index_sizes(struct vt_store *s, long long *top, double *rows, double *tokens)
 {
-    long long have = 0, r = 0, t = 0, unused;
-    int rc = read_pair(s, "SELECT CASE WHEN to_regclass('docs_stats') IS NULL THEN 0 ELSE 1 END, 0",
-                       "search statistics", &have, &unused);
+    struct db_stmt *st;
+    long long have = 0, unused;
+    int rc = 0;
 
+    /* looked up once per handle: a table made later only makes this handle slower */
+    if (!s->pg_stats) {
+        rc = read_pair(s, "SELECT CASE WHEN to_regclass('docs_stats') IS NULL THEN 0 ELSE 1 END, 0",
+                       "search statistics", &have, &unused);
+        s->pg_stats = rc ? 0 : have ? 1 : -1;
+    }
     /* without the table (a schema before it) the sizes are counted: right, and slow */
     if (!rc)
-        rc = read_pair(s,
-                       have ? "SELECT CAST(coalesce(sum(rows), 0) AS bigint),"
-                              " CAST(coalesce(sum(tokens), 0) AS bigint) FROM docs_stats"
-                            : "SELECT count(*), CAST(coalesce(sum(regexp_count(text, " PG_TOKEN_RE
-                              ")), 0) AS bigint) FROM docs",
-                       "search statistics", &r, &t);
-    *rows = (double)r;
-    *tokens = (double)t;
+        rc = store_prepare(
+            s,
+            s->pg_stats > 0
+                ? "SELECT (SELECT coalesce(max(id), 0) FROM docs), CAST(coalesce(sum(rows), 0) AS"
+                  " bigint), CAST(coalesce(sum(tokens), 0) AS bigint) FROM docs_stats"
+                : "SELECT coalesce(max(id), 0), count(*), "
+                  "CAST(coalesce(sum(regexp_count(text, " PG_TOKEN_RE ")), 0) AS bigint) FROM docs",
+            &st);
+    if (rc)
+        return rc;
+    rc = db_step(st);
+    if (rc == DB_ROW) {
+        *top = db_col_int64(st, 0);
+        *rows = (double)db_col_int64(st, 1);
+        *tokens = (double)db_col_int64(st, 2);
+    }
+    rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "search statistics");
+    store_finish(s, st);
     return rc;
 }
 
-int store_pg_term_count(struct vt_store *s, const char *term, long long above, long long *n)
+int store_pg_term_docs(struct vt_store *s, const char *term, long long window, long long *docs)
 {
     struct vt_sb q = {0};
     struct db_stmt *st;
     int rc;
 
-    *n = 0;
+    *docs = 0;
     if (!lexeme_ok(term))
         return 0;
-    rc = store_prepare(s, "SELECT count(*) FROM docs WHERE tsv @@ CAST(? AS tsquery) AND id > ?",
-                       &st);
+    /* the exact count (a scalar subquery: run only when the CASE reaches it) for a term
+     * rare in the window, as SQLite reads docs_vocab then */
+    rc = prepare_planned(
+        s,
+        "WITH t AS (SELECT coalesce(max(id), 0) AS top FROM docs),"
+        " w AS (SELECT count(*) AS n FROM docs, t WHERE tsv @@ CAST(?1 AS tsquery) AND id > t.top "
+        "- ?2)"
+        " SELECT CASE WHEN t.top > ?2 AND w.n >= 100 THEN w.n * t.top / ?2"
+        "  WHEN t.top <= ?2 THEN w.n"
+        "  ELSE (SELECT count(*) FROM docs WHERE tsv @@ CAST(?1 AS tsquery)) END FROM t, w",
+        &st);
     if (rc)
         return rc;
     store_pg_lexeme(&q, term);
     db_bind_text(st, 1, q.buf);
-    db_bind_int64(st, 2, above);
+    db_bind_int64(st, 2, window);
     rc = db_step(st);
     if (rc == DB_ROW)
-        *n = db_col_int64(st, 0);
+        *docs = db_col_int64(st, 0);
     rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "term statistics");
-    store_finish(s, st);
+    finish_planned(st);
     vt_sb_release(&q);
     return rc;
 }
@@ -545,17 +583,16 @@ static void read_row(struct db_stmt *st, const struct rank_ctx *c, struct fts_id
  * served from the first window and the deadline is looked at between windows.
  */
 static int window_rows(struct vt_store *s, const struct vt_store_search *r, const char *tsq,
-                       const struct rank_ctx *c, int *partial, struct fts_id **out, size_t *n)
+                       const struct rank_ctx *c, long long hi, int *partial, struct fts_id **out,
+                       size_t *n)
 {
     int by_source = r->source && *r->source, by_video = r->video && *r->video;
-    long long hi = 0, window = 20000, unused;
+    long long window = 20000;
     struct fts_id *v = NULL;
     size_t vcap = 0, len = 0;
     struct db_stmt *st = NULL;
-    int rc = read_pair(s, "SELECT coalesce(max(id), 0), 0 FROM docs", "search", &hi, &unused);
+    int rc = prepare_planned(s, rows_sql(by_source, by_video), &st);
 
-    if (!rc)
-        rc = store_prepare(s, rows_sql(by_source, by_video), &st);
     while (!rc && hi > 0 && (int)len < r->cap) {
         long long lo = hi > window ? hi - window : 0;
         int i = 1;
@@ -581,8 +618,7 @@ static int window_rows(struct vt_store *s, const struct vt_store_search *r, cons
             break;
         }
     }
-    if (st)
-        store_finish(s, st);
+    finish_planned(st);
     if (rc) {
         free(v);
         return rc;
@@ -599,64 +635,32 @@ int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, const dou
     struct rank_ctx c = {ph, 0, n_df, df, phrase_n, 0, 0};
     char *tsq = store_pg_tsquery(r->q, r->match == VT_MATCH_ALL_BUT_ONE ? 2 : 0, r->alts, ph,
                                  STORE_MAX_PHRASES, &c.n_ph);
+    long long top = 0;
     int rc;
 
     *out = NULL;
     *n = 0;
     *partial = 0;
+    /* a filter that is not UTF-8 names no source or video (PostgreSQL would refuse it) */
+    if ((r->source && *r->source && !lexeme_ok(r->source)) ||
+        (r->video && *r->video && !lexeme_ok(r->video))) {
+        free(tsq);
+        return 0;
+    }
     if (!tsq || r->cap <= 0) {
         free(tsq);
         return 0;
     }
-    rc = index_sizes(s, &c.rows, &c.tokens);
+    rc = index_sizes(s, &top, &c.rows, &c.tokens);
     if (!rc)
-        rc = window_rows(s, r, tsq, &c, partial, out, n);
+        rc = window_rows(s, r, tsq, &c, top, partial, out, n);
     free(tsq);
     return rc;
 }
 
 /* ---- the schema ---- */
 
-/*
- * docs_stats: rows and tokens per video and source, so BM25's row count and average
- * length are a small sum, not a scan of the index. One row per (video, source): the
- * writers of different videos never wait on each other. The triggers count what each
- * statement inserted or deleted (its transition tables), the tokens as vt_tokenize
- * cuts them; the INSERT fills it for rows indexed before it existed.
- */
 int store_pg_search_schema(struct vt_store *s)
 {
-    return store_exec(
-        s,
-        "CREATE TABLE IF NOT EXISTS docs_stats (video_id text NOT NULL REFERENCES videos(id)"
-        "  ON DELETE CASCADE, source text NOT NULL, rows bigint NOT NULL,"
-        "  tokens bigint NOT NULL, PRIMARY KEY (video_id, source));"
-        "CREATE OR REPLACE FUNCTION docs_stats_count() RETURNS trigger LANGUAGE plpgsql AS $f$"
-        " BEGIN"
-        "  IF TG_OP <> 'INSERT' THEN"
-        "   UPDATE docs_stats t SET rows = t.rows - o.rows, tokens = t.tokens - o.tokens"
-        "    FROM (SELECT video_id, source, count(*) AS rows,"
-        "     sum(regexp_count(text, " PG_TOKEN_RE ")) AS tokens FROM old_docs GROUP BY 1, 2) o"
-        "    WHERE t.video_id = o.video_id AND t.source = o.source;"
-        "  END IF;"
-        "  IF TG_OP <> 'DELETE' THEN"
-        "   INSERT INTO docs_stats AS t (video_id, source, rows, tokens)"
-        "    SELECT video_id, source, count(*), sum(regexp_count(text, " PG_TOKEN_RE "))"
-        "    FROM new_docs GROUP BY 1, 2"
-        "    ON CONFLICT (video_id, source) DO UPDATE SET rows = t.rows + excluded.rows,"
-        "     tokens = t.tokens + excluded.tokens;"
-        "  END IF;"
-        "  RETURN NULL;"
-        " END $f$;"
-        "CREATE OR REPLACE TRIGGER docs_stats_ins AFTER INSERT ON docs REFERENCING NEW TABLE AS"
-        " new_docs FOR EACH STATEMENT EXECUTE FUNCTION docs_stats_count();"
-        "CREATE OR REPLACE TRIGGER docs_stats_del AFTER DELETE ON docs REFERENCING OLD TABLE AS"
-        " old_docs FOR EACH STATEMENT EXECUTE FUNCTION docs_stats_count();"
-        "CREATE OR REPLACE TRIGGER docs_stats_upd AFTER UPDATE ON docs REFERENCING OLD TABLE AS"
-        " old_docs NEW TABLE AS new_docs FOR EACH STATEMENT EXECUTE FUNCTION docs_stats_count();"
-        "INSERT INTO docs_stats (video_id, source, rows, tokens)"
-        " SELECT video_id, source, count(*), sum(regexp_count(text, " PG_TOKEN_RE "))"
-        " FROM docs GROUP BY 1, 2 ON CONFLICT (video_id, source) DO UPDATE"
-        " SET rows = excluded.rows, tokens = excluded.tokens;",
-        "create the search statistics");
+    return store_exec(s, STORE_PG_SEARCH_DDL, "create the search statistics");
 }

@@ -143,12 +143,15 @@ int vt_store_video_id_taken(struct vt_store *s, const char *id)
 int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v)
 {
     struct db_stmt *st;
-    int rc = store_prepare(s,
-                           "INSERT INTO videos (" VIDEO_COLS
-                           ", seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-                           "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-                           " (SELECT coalesce(max(seq),0)+1 FROM videos))",
-                           &st);
+    /* seq: the order of adding (PostgreSQL's writers run at once: a sequence) */
+    int rc = store_prepare(
+        s,
+        s->pg ? "INSERT INTO videos (" VIDEO_COLS ", seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, nextval('videos_seq'))"
+              : "INSERT INTO videos (" VIDEO_COLS ", seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                " (SELECT coalesce(max(seq),0)+1 FROM videos))",
+        &st);
 
     if (rc)
         return rc;

@@ -5,9 +5,28 @@ export OMP_THREAD_LIMIT=1
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DATA=$ROOT/tests/data
 T=$(mktemp -d "${TMPDIR:-/tmp}/vt-e2e.XXXXXX")
-trap 'stop_server; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
+trap 'stop_server; e2e_pg_drop; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
 LIB=$T/lib
 vt() { "$VIDTHEQUE" -q -L "$LIB" "$@"; }
+# VT_E2E_PG=1 with VT_TEST_PG (tests/pg/with-cluster.sh): `vt init` puts $LIB's database
+# on a fresh PostgreSQL database of its own (dropped at exit), so a test runs there too.
+E2E_PG_DB=
+e2e_pg_drop() {
+  [[ -z $E2E_PG_DB ]] ||
+    psql -X -q "$VT_TEST_PG" -c "DROP DATABASE IF EXISTS $E2E_PG_DB WITH (FORCE)" > /dev/null 2>&1 || true
+}
+if [[ -n ${VT_E2E_PG:-} && -n ${VT_TEST_PG:-} ]]; then
+  vt() {
+    if [[ ${1:-} == init && -z $E2E_PG_DB ]]; then
+      shift
+      E2E_PG_DB=vt_e2e_$$_$RANDOM
+      psql -X -q "$VT_TEST_PG" -c "CREATE DATABASE $E2E_PG_DB" > /dev/null || fail "CREATE DATABASE"
+      "$VIDTHEQUE" -q -L "$LIB" init --db "$(python3 -c 'import sys,re; print(re.sub(r"(://[^/?]*)/[^?]*", r"\1/" + sys.argv[2], sys.argv[1], count=1))' "$VT_TEST_PG" "$E2E_PG_DB")" "$@"
+      return
+    fi
+    "$VIDTHEQUE" -q -L "$LIB" "$@"
+  }
+fi
 fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "# $*"; }
 # expect_exit CODE CMD...: run CMD, check its exit code, keep its stderr in $T/err

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A library on PostgreSQL (init --db): the same generated talk added to it and to an
 # SQLite library gives the same document (export, show, ls), serve answers its pages
-# and API from PostgreSQL, check and rm work there, and a library on PostgreSQL is
+# and API from PostgreSQL (503 while the server is down, the pages again once it is
+# back), check and rm work there, and a library on PostgreSQL is
 # handed by the front binary to vidtheque-full (the front links no libpq). Runs on
 # VT_TEST_PG's server (tests/run-all.sh) or on a cluster of its own.
 . "$(dirname "$0")/lib.sh"
@@ -10,6 +11,7 @@ PGDIR=
 admin=${VT_TEST_PG:-}
 if [[ -z $admin ]]; then
   PGDIR=$T/pg
+  chmod 755 "$T" # as root the cluster runs as nobody, who must reach its directory
   rc=0
   admin=$(bash "$ROOT/tests/pg/cluster.sh" start "$PGDIR") || rc=$?
   if ((rc == 77)); then
@@ -69,14 +71,14 @@ for f in vtt srt txt; do
     fail "export --format $f differs"
 done
 # show: the same text once clock times and durations are blanked
-strip_times() { sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}/DATE/g; s/ [0-9]+\.[0-9]+s$/ Ns/; s|/r[0-9a-f]+/|/RUN/|g; s|'"$SQ"'|LIB|g; s|'"$LIB"'|LIB|g'; }
+strip_times() { sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}/DATE/g; s/ [0-9]+(\.[0-9]+)?s$/ Ns/; s|/r[0-9a-f]+/|/RUN/|g; s|'"$SQ"'|LIB|g; s|'"$LIB"'|LIB|g'; }
 vt show "$id" | strip_times > "$T/pg.show"
 "$VIDTHEQUE" -q -L "$SQ" show "$id" | strip_times > "$T/sq.show"
 cmp -s "$T/pg.show" "$T/sq.show" || fail "show differs: $(diff "$T/pg.show" "$T/sq.show" | head -20)"
 cmp -s <(vt ls) <("$VIDTHEQUE" -q -L "$SQ" ls) || fail "ls differs"
 
 # check: the server answers (amcheck is not installed in this database: said, not failed)
-vt check > "$T/check.out" 2> "$T/check.err" || fail "check: $(cat "$T/check.err")"
+"$VIDTHEQUE" -L "$LIB" check > "$T/check.out" 2> "$T/check.err" || fail "check: $(cat "$T/check.err")"
 grep -q "not checked" "$T/check.err" || fail "check does not say what it could not check"
 
 # serve: the library page and the API from PostgreSQL
@@ -88,6 +90,23 @@ curl -fsS "$B/api/videos/$id" > "$T/api.json" || fail "GET /api/videos/ID"
 [[ $(json "$T/api.json" "d['id']") == "$id" ]] || fail "API document"
 curl -fsS "$B/api/videos" > "$T/list.json" || fail "GET /api/videos"
 [[ $(json "$T/list.json" "d['total']") == 1 ]] || fail "API listing"
+# the server goes away and comes back: 503 saying so meanwhile, then the pages again
+cluster_dir=${PGDIR:-${VT_TEST_PG_DIR:-}}
+if [[ -n $cluster_dir ]]; then
+  bash "$ROOT/tests/pg/cluster.sh" stop "$cluster_dir" || fail "stop PostgreSQL"
+  code=$(curl -s -o "$T/down.html" -w '%{http_code}' "$B/")
+  [[ $code == 503 ]] || fail "GET / with PostgreSQL down: $code"
+  grep -q "database unavailable" "$T/down.html" || fail "the 503 page does not say why"
+  code=$(curl -s -o "$T/down.json" -w '%{http_code}' "$B/api/videos/$id")
+  [[ $code == 503 && $(json "$T/down.json" "d['error']['code']") == unavailable ]] ||
+    fail "GET /api/videos/ID with PostgreSQL down: $code $(head -c 300 "$T/down.json")"
+  bash "$ROOT/tests/pg/cluster.sh" start "$cluster_dir" > /dev/null || fail "start PostgreSQL"
+  curl -fsS "$B/" > "$T/home2.html" || fail "GET / once PostgreSQL is back"
+  grep -q "$id" "$T/home2.html" || fail "the library page after the outage"
+  curl -fsS "$B/api/videos/$id" > /dev/null || fail "GET /api/videos/ID once PostgreSQL is back"
+else
+  note "no cluster directory (VT_TEST_PG_DIR): the outage is not tested"
+fi
 stop_cleanly
 
 # rm: the rows go, with the fuzzy keys of words only this video showed

@@ -23,6 +23,8 @@ static struct vt_store *scratch(char *dir, size_t n)
     if (scratch_db && vt_store_open(scratch_db, &s, err, sizeof(err))) {
         fprintf(stderr, "  %s\n", err);
         vt_test_failures++;
+        vt_test_db_free(scratch_db); /* the test returns without scratch_done() */
+        scratch_db = NULL;
     }
     return s;
 }
@@ -520,5 +522,78 @@ VT_TEST_STORE(store_search_parsed_query)
         CHECK_INT(vt_store_similar_words(s, "focks", VT_SIMILAR_SOUND, 0, note_term, &found), 0);
         CHECK_INT(found, 0); /* at most max */
     }
+    scratch_done(s, dir);
+}
+
+static void note_word(void *user, const char *term)
+{
+    char *want = user;
+
+    if (!strcmp(term, want))
+        want[0] = '\0'; /* found: emptied */
+}
+
+/* Whether word is among the store's similar words (how) of itself. */
+static int knows(struct vt_store *s, const char *word, enum vt_similar how)
+{
+    char w[64];
+
+    snprintf(w, sizeof(w), "%s", word);
+    CHECK_INT(vt_store_similar_words(s, word, how, 24, note_word, w), 0);
+    return w[0] == '\0';
+}
+
+/* Removing a video drops the phonetic and fuzzy keys of the words only it said or
+ * showed, and keeps those another video still holds. */
+VT_TEST_STORE(store_delete_forgets_own_words)
+{
+    char dir[64];
+    struct vt_store *s = scratch(dir, sizeof(dir));
+    struct vt_video_rec v;
+    const char *ids[2] = {"va", "vb"};
+    const char *said[2] = {"hello zebra", "hello walrus"};
+    const char *shown[2] = {"Harbor Zeppelin", "Harbor Gondola"};
+
+    if (!s)
+        return;
+    for (int i = 0; i < 2; i++) {
+        struct vt_cue cue = {0};
+        struct vt_transcript t = {0};
+        struct vt_ocr_line line = {(char *)shown[i], 0.9, {0, 0, 1, 1}, 0};
+        struct vt_ocr_page page = {&line, 1};
+        struct vt_kf_shot shot = {.start_s = 0, .end_s = 5, .captured = 1, .kept = 1};
+        struct vt_kf_frame frame = {.index = 0, .t_s = 1, .duplicate_of = -1, .file = "0.jpg"};
+        struct vt_kf_result r = {0};
+        int idx = 0;
+        char key[16];
+
+        cue.end_s = 1;
+        cue.text = (char *)said[i];
+        t.cues = &cue;
+        t.n_cues = 1;
+        r.shots = &shot;
+        r.n_shots = 1;
+        r.frames = &frame;
+        r.n_frames = 1;
+        snprintf(key, sizeof(key), "k%d", i);
+        video(&v, ids[i], key);
+        CHECK_INT(vt_store_begin(s), 0);
+        CHECK_INT(vt_store_video_insert(s, &v), 0);
+        CHECK_INT(vt_store_transcript_replace(s, ids[i], &t), 0);
+        CHECK_INT(vt_store_keyframes_replace(s, ids[i], &r, "frames/x"), 0);
+        CHECK_INT(vt_store_ocr_replace(s, ids[i], &idx, &page, 1), 0);
+        CHECK_INT(vt_store_commit(s), 0);
+    }
+    CHECK(knows(s, "zebra", VT_SIMILAR_SOUND));
+    CHECK(knows(s, "zeppelin", VT_SIMILAR_EDIT));
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_video_delete(s, "va"), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK(!knows(s, "zebra", VT_SIMILAR_SOUND));
+    CHECK(!knows(s, "zeppelin", VT_SIMILAR_EDIT));
+    CHECK(knows(s, "hello", VT_SIMILAR_SOUND)); /* vb says it too */
+    CHECK(knows(s, "walrus", VT_SIMILAR_SOUND));
+    CHECK(knows(s, "harbor", VT_SIMILAR_EDIT));
+    CHECK(knows(s, "gondola", VT_SIMILAR_EDIT));
     scratch_done(s, dir);
 }

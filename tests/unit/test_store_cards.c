@@ -95,6 +95,8 @@ static struct vt_store *library(char *dir, size_t n)
     if (library_db && vt_store_open(library_db, &s, err, sizeof(err))) {
         fprintf(stderr, "  %s\n", err);
         vt_test_failures++;
+        vt_test_db_free(library_db); /* the test returns without library_done() */
+        library_db = NULL;
     }
     if (!s)
         return NULL;

@@ -5,6 +5,7 @@
  * row's text, which must give SQLite's vtrank() scores to the last bit on the same rows.
  */
 #include "harness.h"
+#include "pgtest.h"
 #include "query.h"
 #include "store_int.h"
 #include "util.h"
@@ -257,5 +258,294 @@ VT_TEST(store_pg_score_is_vtrank)
     check_scores(s, "quick brown fox", 2, alts, 0, 8);
     check_scores(s, "quick lazy dog -afternoons", 2, NULL, 0, 4);
     vt_store_close(s);
+    vt_rm_rf(dir);
+}
+
+/* ---- on a server: PostgreSQL's search gives SQLite's answers ---- */
+
+/* A PostgreSQL-only test (NAME@pg, run only when VT_TEST_PG names a server). */
+#define VT_TEST_PG_ONLY(name)                                                                      \
+    static void test_##name(void);                                                                 \
+    __attribute__((constructor)) static void register_##name(void)                                 \
+    {                                                                                              \
+        vt_test_register_pg(#name, test_##name);                                                   \
+    }                                                                                              \
+    static void test_##name(void)
+
+static void fill(struct vt_store *s, const char *id, size_t from, size_t to, const char *title)
+{
+    struct vt_video_rec v;
+    struct vt_transcript tr;
+    struct vt_cue cues[VT_ARRAY_LEN(texts)];
+
+    memset(&v, 0, sizeof(v));
+    snprintf(v.id, sizeof(v.id), "%s", id);
+    v.content_key = (char *)id;
+    v.source_kind = "file";
+    v.title = (char *)title;
+    memset(cues, 0, sizeof(cues));
+    for (size_t i = from; i < to; i++) {
+        cues[i - from].start_s = (double)i;
+        cues[i - from].end_s = (double)i + 0.5;
+        cues[i - from].text = (char *)texts[i];
+    }
+    memset(&tr, 0, sizeof(tr));
+    tr.cues = cues;
+    tr.n_cues = to - from;
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_video_insert(s, &v), 0);
+    CHECK_INT(vt_store_transcript_replace(s, id, &tr), 0);
+    CHECK_INT(vt_store_title_docs_refresh(s, id), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+}
+
+struct doc_id {
+    char line[256];
+};
+
+static void got_doc_id(void *user, const struct vt_doc *d)
+{
+    snprintf(((struct doc_id *)user)->line, sizeof(((struct doc_id *)user)->line), "%s %s %d",
+             d->video_id, d->source, d->ref);
+}
+
+/* One search on both stores: the same rows, in the same order, with the same scores. */
+static int same_search(struct vt_store *sq, struct vt_store *pg, const char *query, int mode,
+                       char **const *alts, const char *source, const char *video)
+{
+    struct vt_query q;
+    struct vt_store_search r = {
+        &q, mode == 2 ? VT_MATCH_ALL_BUT_ONE : VT_MATCH_ALL, alts, source, video, mode == 1, 100,
+        0};
+    struct vt_store_hit *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    int partial = 0, same = 1;
+
+    vt_query_parse(query, strlen(query), &q);
+    CHECK_INT(vt_store_search(sq, &r, &a, &na, &partial), 0);
+    CHECK_INT(vt_store_search(pg, &r, &b, &nb, &partial), 0);
+    same = na == nb;
+    for (size_t i = 0; same && i < na; i++) {
+        struct doc_id da = {""}, db = {""};
+
+        vt_store_doc(sq, a[i].rowid, got_doc_id, &da);
+        vt_store_doc(pg, b[i].rowid, got_doc_id, &db);
+        same = !strcmp(da.line, db.line) && a[i].score == b[i].score && a[i].exact == b[i].exact &&
+               !strcmp(a[i].video_id, b[i].video_id) && a[i].start_s == b[i].start_s;
+        if (!same)
+            fprintf(stderr, "  hit %zu: %s %.17g%s vs %s %.17g%s\n", i, da.line, a[i].score,
+                    a[i].exact ? " exact" : "", db.line, b[i].score, b[i].exact ? " exact" : "");
+    }
+    if (!same)
+        fprintf(stderr, "  \"%s\" mode %d source \"%s\" video \"%s\": %zu hits vs %zu\n", query,
+                mode, source, video, na, nb);
+    CHECK(same);
+    free(a);
+    free(b);
+    vt_query_release(&q);
+    return (int)na;
+}
+
+static void add_word(void *user, const char *term)
+{
+    struct vt_sb *sb = user;
+
+    vt_sb_addf(sb, "%s ", term);
+}
+
+static void same_similar(struct vt_store *sq, struct vt_store *pg, const char *word,
+                         enum vt_similar how)
+{
+    struct vt_sb a = {0}, b = {0};
+
+    vt_sb_add(&a, "", 0);
+    vt_sb_add(&b, "", 0);
+    CHECK_INT(vt_store_similar_words(sq, word, how, 24, add_word, &a), 0);
+    CHECK_INT(vt_store_similar_words(pg, word, how, 24, add_word, &b), 0);
+    CHECK_STR(b.buf, a.buf);
+    vt_sb_release(&a);
+    vt_sb_release(&b);
+}
+
+static int same_everything(struct vt_store *sq, struct vt_store *pg)
+{
+    static const char *const queries[] = {
+        "fox",           "quick brown", "quick brown fox", "brown quick",  "\"brown fox\"",
+        "quick* dog",    "over lazy",   "fox -hunting",    "the -quick",   "\"quick brown\" fox",
+        "lazy dog over", "nothing",     "brown",           "quick",        "a",
+        "talk",          "dogs foxes",  "quickest route",  "fox won over", "zzz"};
+    static const char *const sources[] = {"", "speech", "title"};
+    static const char *const videos[] = {"", "beta"};
+    char *a_fox[] = {"dog", "hen", NULL}, *a_quick[] = {"quiet", "quickest", NULL};
+    char **alts[VT_QUERY_MAX_TERMS] = {a_quick, NULL, a_fox};
+    int hits = 0;
+
+    for (size_t i = 0; i < VT_ARRAY_LEN(queries); i++)
+        for (int mode = 0; mode < 3; mode++)
+            for (size_t k = 0; k < VT_ARRAY_LEN(sources) * VT_ARRAY_LEN(videos); k++) {
+                const char *src = sources[k % VT_ARRAY_LEN(sources)];
+                const char *vid = videos[k / VT_ARRAY_LEN(sources)];
+
+                hits += same_search(sq, pg, queries[i], mode, NULL, src, vid);
+                hits += same_search(sq, pg, queries[i], mode, alts, src, vid);
+            }
+    same_similar(sq, pg, "focks", VT_SIMILAR_SOUND);
+    same_similar(sq, pg, "kwick", VT_SIMILAR_SOUND);
+    same_similar(sq, pg, "brwn", VT_SIMILAR_EDIT);
+    same_similar(sq, pg, "lazzy", VT_SIMILAR_EDIT);
+    same_similar(sq, pg, "quikc", VT_SIMILAR_EDIT);
+    return hits;
+}
+
+static void check_stats(struct vt_store *pg)
+{
+    struct db_stmt *st;
+
+    /* the triggers' counts are the tokens vt_tokenize cuts (fixture_count) */
+    CHECK_INT(store_prepare(pg,
+                            "SELECT CAST(sum(rows) AS bigint), CAST(sum(tokens) AS bigint)"
+                            " FROM docs_stats WHERE source = 'speech'",
+                            &st),
+              0);
+    CHECK_INT(db_step(st), DB_ROW);
+    CHECK_INT(db_col_int64(st, 0), (long long)VT_ARRAY_LEN(texts));
+    CHECK_INT(db_col_int64(st, 1), (long long)fixture_count(NULL));
+    store_finish(pg, st);
+}
+
+/* What the server makes of the tsquery text of hostile queries: always a tsquery. */
+static void server_parses(struct vt_store *pg)
+{
+    static const char *const hostile[] = {"'; DROP TABLE docs; --",
+                                          "\\",
+                                          "a'b",
+                                          "it''s",
+                                          "((( ",
+                                          "!!! & | <-> :*",
+                                          "\"",
+                                          "'quick':* & !'x'",
+                                          "\xe9t\xe9",
+                                          "caf\xc3\xa9 na\xc3\xafve",
+                                          "x\xff\xfey",
+                                          "-a b",
+                                          "\"a b\" c* -\"d e\"",
+                                          "a b c d e f g h i j k l m n o p q r s",
+                                          "source:\xff quick",
+                                          "video:\xff\xfe quick",
+                                          "video:caf\xc3 fox"};
+    char *alt[] = {"o'k", "back\\slash", "sp ace", "\xc3\xa9", NULL};
+    char **alts[VT_QUERY_MAX_TERMS] = {alt, alt, alt, alt};
+    struct db_stmt *st;
+
+    CHECK_INT(store_prepare(pg, "SELECT numnode(CAST(? AS tsquery))", &st), 0);
+    for (size_t i = 0; i < VT_ARRAY_LEN(hostile); i++) {
+        struct store_phrase ph[STORE_MAX_PHRASES];
+        struct vt_query q;
+        size_t n_ph;
+
+        vt_query_parse(hostile[i], strlen(hostile[i]), &q);
+        for (int mode = 0; mode < 4; mode++) {
+            char *t = store_pg_tsquery(&q, mode & 2, mode & 1 ? alts : NULL, ph, STORE_MAX_PHRASES,
+                                       &n_ph);
+
+            if (!t)
+                continue;
+            CHECK(store_pg_tsquery_valid(t));
+            db_bind_text(st, 1, t);
+            if (db_step(st) != DB_ROW)
+                fprintf(stderr, "  the server refused %s: %s\n", t, vt_store_errmsg(pg));
+            else
+                CHECK(db_col_int64(st, 0) > 0);
+            db_reset(st);
+            free(t);
+        }
+        {
+            struct vt_store_search r = {&q, VT_MATCH_ALL, alts, "", "", 1, 10, 0};
+            struct vt_store_hit *h = NULL;
+            size_t n = 0;
+            int partial;
+
+            CHECK_INT(vt_store_search(pg, &r, &h, &n, &partial), 0);
+            free(h);
+        }
+        vt_query_release(&q);
+    }
+    store_finish(pg, st);
+}
+
+/* Screen words that are not ASCII: their one-byte deletions are not UTF-8, which
+ * PostgreSQL's text refuses; the same words are found one edit away on both. */
+static void same_fuzzy_beyond_ascii(struct vt_store *sq, struct vt_store *pg)
+{
+    static const char text[] =
+        "caf\xc3\xa9 na\xc3\xafve r\xc3\xa9sum\xc3\xa9 \xe2\x82\xac\xe2\x82\xac";
+    static const char *const words[] = {
+        "caf\xc3\xa8",      "cafe",   "naive", "r\xc3\xa9sume", "\xe2\x82\xac\xe2\x82\xac",
+        "\xff\xfe\xfd\xfc", "caf\xc3"};
+
+    for (int k = 0; k < 2; k++) {
+        struct vt_store *s = k ? pg : sq;
+        struct fuzzy_ctx fc = {s, NULL, 0};
+
+        CHECK_INT(vt_store_begin(s), 0);
+        CHECK_INT(
+            store_prepare(s, "INSERT INTO fuzzy (del, term) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                          &fc.st),
+            0);
+        vt_tokenize(text, strlen(text), store_add_fuzzy, &fc);
+        CHECK_INT(fc.rc, 0);
+        store_finish(s, fc.st);
+        CHECK_INT(vt_store_commit(s), 0);
+    }
+    for (size_t i = 0; i < VT_ARRAY_LEN(words); i++)
+        same_similar(sq, pg, words[i], VT_SIMILAR_EDIT);
+}
+
+VT_TEST_PG_ONLY(store_pg_search_same_as_sqlite)
+{
+    char dir[] = "/tmp/vt-unit-pgsearch.XXXXXX", err[256], *sdb, *pdb;
+    struct vt_store *sq = NULL, *pg = NULL;
+    int hits;
+
+    CHECK(mkdtemp(dir) != NULL);
+    sdb = vt_xasprintf("%s/library.db", dir);
+    pdb = vt_test_db(dir);
+    CHECK_INT(vt_store_open(sdb, &sq, err, sizeof(err)), 0);
+    CHECK(pdb && vt_store_open(pdb, &pg, err, sizeof(err)) == 0);
+    if (!sq || !pg) {
+        fprintf(stderr, "  %s\n", err);
+        return;
+    }
+    for (int k = 0; k < 2; k++) {
+        struct vt_store *s = k ? pg : sq;
+
+        fill(s, "alpha", 0, 7, "A talk about the quick fox");
+        fill(s, "beta", 7, VT_ARRAY_LEN(texts), "Lazy dogs talk");
+    }
+    /* without docs_stats the sizes are counted; with it, read: the same answers */
+    hits = same_everything(sq, pg);
+    CHECK(hits > 500);
+    CHECK_INT(vt_store_begin(pg), 0);
+    CHECK_INT(store_pg_search_schema(pg), 0);
+    CHECK_INT(vt_store_commit(pg), 0);
+    check_stats(pg);
+    CHECK_INT(same_everything(sq, pg), hits);
+    /* the triggers follow rows deleted and added */
+    for (int k = 0; k < 2; k++) {
+        struct vt_store *s = k ? pg : sq;
+
+        CHECK_INT(vt_store_begin(s), 0);
+        CHECK_INT(vt_store_video_delete(s, "beta"), 0);
+        CHECK_INT(vt_store_commit(s), 0);
+        fill(s, "beta", 7, VT_ARRAY_LEN(texts), "Lazy dogs talk");
+    }
+    check_stats(pg);
+    CHECK_INT(same_everything(sq, pg), hits);
+    server_parses(pg);
+    same_fuzzy_beyond_ascii(sq, pg);
+    vt_store_close(sq);
+    vt_store_close(pg);
+    vt_test_db_free(pdb);
+    free(sdb);
     vt_rm_rf(dir);
 }
