@@ -35,6 +35,7 @@ int vt_lib_fail(struct vt_library *lib, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(lib->err, sizeof(lib->err), fmt, ap);
     va_end(ap);
+    lib->err_code = code;
     return code;
 }
 
@@ -47,14 +48,14 @@ int vt_lib_end_write(struct vt_library *lib, int rc)
     return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
 }
 
+int vt_errcode(const struct vt_library *lib)
+{
+    return lib->err_code;
+}
+
 const char *vt_errmsg(const struct vt_library *lib)
 {
     return lib->err;
-}
-
-const char *vt_library_unavailable(const struct vt_library *lib)
-{
-    return vt_store_unavailable(lib->store) ? vt_store_errmsg(lib->store) : NULL;
 }
 
 const char *vt_library_dir(const struct vt_library *lib)

@@ -314,11 +314,6 @@ fail:
     return rc;
 }
 
-int store_pg_lost(const struct vt_store *s)
-{
-    return s->pg->lost;
-}
-
 void store_pg_close(struct vt_store *s)
 {
     db_pg_disconnect(s->pg);

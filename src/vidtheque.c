@@ -79,6 +79,8 @@ static const struct cmd commands[] = {
     {"resume", FULL(cmd_resume), "[--yt-dlp PATH]",
      "finish whatever interrupted runs left; retry failed downloads when due"},
     {"check", cmd_check, "", "check the database's integrity and the frame files"},
+    {"migrate", FULL(cmd_migrate), "--to postgresql://...|sqlite",
+     "move the library's catalog to PostgreSQL or back, verified video by video"},
     {"serve", FULL(cmd_serve),
      "[--bind ADDR] [--port N] [--read-only] [--token-file F] [--max-per-ip N] "
      "[--max-connections N] [--head-timeout S] [--deadline S] [--idle-timeout S]",

@@ -136,9 +136,8 @@ struct server {
 
 static struct server srv;
 static __thread struct vt_library *tl_lib;
-/* why this thread's library did not open, when its database server was unreachable
- * (vt_library_open says it in its message only): a 503 until it opens */
-static __thread char tl_unavailable[512];
+/* the last open of tl_lib failed because the database server could not be reached */
+static __thread int tl_open_unavailable;
 /* What the pages of the request this thread answers know (route() fills it). */
 static __thread struct web_ctx tl_ctx;
 
@@ -165,16 +164,13 @@ static struct vt_library *thread_lib(void)
     if (srv.n_handles < MAX_HANDLES) {
         tl_lib = vt_library_open(srv.opts->library_dir, srv.opts->read_only ? VT_OPEN_READ : 0, err,
                                  sizeof(err));
-        tl_unavailable[0] = '\0';
         if (tl_lib) {
             vt_library_set_callbacks(tl_lib, &cb);
             srv.handles[srv.n_handles++] = tl_lib;
         } else {
-            const char *u = strstr(err, "database unavailable:");
-
-            if (u)
-                snprintf(tl_unavailable, sizeof(tl_unavailable), "%s", u);
             cli_error("%s", err);
+            /* vt_library_open returns no code: the message says (db_pg.c's wording) */
+            tl_open_unavailable = strstr(err, "database unavailable") != NULL;
         }
     }
     pthread_mutex_unlock(&srv.lock);
@@ -196,50 +192,20 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, struct M
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
     MHD_add_response_header(r, "X-Frame-Options", "DENY");
+    if (status == 503) /* busy or the database out of reach: both pass within seconds */
+        MHD_add_response_header(r, "Retry-After", "5");
     ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
 }
 
 /* Takes b's memory. */
-/*
- * A 500 because the database server could not be reached (PostgreSQL restarting: the
- * handle reconnects on its next request) is a 503 that says so: try again, nothing
- * changed. The page or JSON error is written again with that message.
- */
-static unsigned unavailable_503(unsigned status, const char *type, struct vt_sb *b)
-{
-    const char *msg;
-
-    msg = !tl_lib ? (tl_unavailable[0] ? tl_unavailable : NULL) : vt_library_unavailable(tl_lib);
-    if (status != 500 || !msg)
-        return status;
-    vt_sb_release(b);
-    if (!strncmp(type, "application/json", 16)) {
-        json_t *e = json_pack("{s:{s:s, s:s}}", "error", "code", "unavailable", "message", msg);
-        char *s = e ? json_dumps(e, JSON_INDENT(2)) : NULL;
-
-        json_decref(e);
-        vt_sb_adds(b, s ? s : "{}");
-        vt_sb_adds(b, "\n");
-        free(s);
-    } else {
-        web_page_error(&tl_ctx, 503, msg, b);
-    }
-    return 503;
-}
-
 static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, const char *type,
                                 struct vt_sb *b)
 {
-    size_t len;
-    char *body;
-    struct MHD_Response *r;
-
-    status = unavailable_503(status, type, b);
-    len = b->len;
-    body = vt_sb_detach(b);
-    r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    size_t len = b->len;
+    char *body = vt_sb_detach(b);
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 
     if (!r) {
         free(body);
@@ -266,11 +232,27 @@ static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json
     return send_buf(c, status, "application/json; charset=utf-8", &b);
 }
 
+/*
+ * Whether this thread's last failure was the database server out of reach (PostgreSQL
+ * down or restarting): such a 500 is sent as a 503, which a client may retry.
+ */
+static int db_unavailable(void)
+{
+    return tl_lib ? vt_errcode(tl_lib) == VT_EUNAVAIL : tl_open_unavailable;
+}
+
+static const char unavailable_msg[] = "the database is unavailable: try again in a moment";
+
 static enum MHD_Result send_error(struct MHD_Connection *c, int api, unsigned status,
                                   const char *code, const char *msg)
 {
     struct vt_sb b = {0};
 
+    if (status == 500 && db_unavailable()) {
+        status = 503;
+        code = "unavailable";
+        msg = unavailable_msg;
+    }
     if (api) {
         json_t *e = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
 
@@ -1347,6 +1329,10 @@ static enum MHD_Result send_redirect(struct MHD_Connection *c, const char *loc, 
 
 static enum MHD_Result send_page(struct MHD_Connection *c, int status, struct vt_sb *b)
 {
+    if (status == 500 && db_unavailable()) {
+        vt_sb_release(b);
+        return send_error(c, 0, 500, "internal", unavailable_msg);
+    }
     return send_buf(c, (unsigned)status, "text/html; charset=utf-8", b);
 }
 
@@ -1800,13 +1786,13 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
         struct web_args a = {query_arg, c};
 
         status = web_page_library(lib, &tl_ctx, &a, &b);
-        return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
+        return send_page(c, status, &b);
     }
     if (!strncmp(url, "/v/", 3) && (rest = similar_path(url + 3, id, sizeof(id)))) {
         status =
             web_page_similar(lib, &tl_ctx, id, rest,
                              MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit"), &b);
-        return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
+        return send_page(c, status, &b);
     }
     if (!strncmp(url, "/api/videos/", 12) && (rest = similar_path(url + 12, id, sizeof(id))))
         return api_similar(c, lib, id, rest);
@@ -1816,13 +1802,13 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q"),
                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "frames"),
                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cues"), &b);
-        return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
+        return send_page(c, status, &b);
     }
     if (!strcmp(url, "/search")) {
         struct web_args a = {query_arg, c};
 
         status = web_page_search(lib, &tl_ctx, &a, &b);
-        return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
+        return send_page(c, status, &b);
     }
     if ((rest = after(url, "/media/")))
         return route_media(c, lib, rest);

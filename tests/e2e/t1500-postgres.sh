@@ -96,7 +96,7 @@ if [[ -n $cluster_dir ]]; then
   bash "$ROOT/tests/pg/cluster.sh" stop "$cluster_dir" || fail "stop PostgreSQL"
   code=$(curl -s -o "$T/down.html" -w '%{http_code}' "$B/")
   [[ $code == 503 ]] || fail "GET / with PostgreSQL down: $code"
-  grep -q "database unavailable" "$T/down.html" || fail "the 503 page does not say why"
+  grep -q "database is unavailable" "$T/down.html" || fail "the 503 page does not say why"
   code=$(curl -s -o "$T/down.json" -w '%{http_code}' "$B/api/videos/$id")
   [[ $code == 503 && $(json "$T/down.json" "d['error']['code']") == unavailable ]] ||
     fail "GET /api/videos/ID with PostgreSQL down: $code $(head -c 300 "$T/down.json")"
