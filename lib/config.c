@@ -56,6 +56,39 @@ static int db_url_ok(const char *v)
     return 1;
 }
 
+/* url with its password (user:PASSWORD@ or password=...) hidden, for messages. Caller frees. */
+char *vt_config_db_redact(const char *url)
+{
+    const char *scheme = strstr(url, "://");
+    struct vt_sb sb = {0};
+    const char *p = url;
+
+    if (scheme) {
+        const char *auth = scheme + 3, *end = auth + strcspn(auth, "/?#");
+        const char *at = memchr(auth, '@', (size_t)(end - auth));
+        const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+
+        if (colon) {
+            vt_sb_add(&sb, url, (size_t)(colon + 1 - url));
+            vt_sb_adds(&sb, "***");
+            p = at;
+        }
+    }
+    /* password=... and sslpassword=... among the query's parameters */
+    while (*p) {
+        size_t k = !strncmp(p, "password=", 9) ? 9 : !strncmp(p, "sslpassword=", 12) ? 12 : 0;
+
+        if (k && p > url && (p[-1] == '?' || p[-1] == '&')) {
+            vt_sb_add(&sb, p, k);
+            vt_sb_adds(&sb, "***");
+            p += k + strcspn(p + k, "&#");
+        } else {
+            vt_sb_addc(&sb, *p++);
+        }
+    }
+    return vt_sb_detach(&sb);
+}
+
 int vt_config_db_url(const char *lib_dir, char **url, char *err, size_t errlen)
 {
     const char *env = getenv("VIDTHEQUE_DB");

@@ -67,5 +67,8 @@ int vt_config_check(const char *key, const char *value, char *err, size_t errlen
  * config's read error, with err.
  */
 int vt_config_db_url(const char *lib_dir, char **url, char *err, size_t errlen);
+/* A db URL with its password (user:PASSWORD@, password=...) shown as ***, for messages
+ * and listings. Caller frees. */
+char *vt_config_db_redact(const char *url);
 
 #endif

@@ -58,11 +58,6 @@ const char *vt_errmsg(const struct vt_library *lib)
     return lib->err;
 }
 
-const char *vt_library_unavailable(const struct vt_library *lib)
-{
-    return vt_store_unavailable(lib->store) ? vt_store_errmsg(lib->store) : NULL;
-}
-
 const char *vt_library_dir(const struct vt_library *lib)
 {
     return lib->dir;

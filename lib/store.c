@@ -34,7 +34,6 @@
 #pragma weak store_pg_rollback
 #pragma weak store_pg_version
 #pragma weak store_pg_check
-#pragma weak store_pg_lost
 
 /* Migration i takes the schema from version i to i+1. Never edit a shipped one. */
 static const char *const migrations[] = {
@@ -203,11 +202,6 @@ static const char *const migrations[] = {
 };
 
 _Static_assert(VT_ARRAY_LEN(migrations) == VT_STORE_SCHEMA_VERSION, "one migration per version");
-
-int vt_store_unavailable(const struct vt_store *s)
-{
-    return s->pg && store_pg_lost(s);
-}
 
 const char *vt_store_errmsg(const struct vt_store *s)
 {

@@ -135,9 +135,6 @@ int vt_store_open_flags(const char *db_path, int flags, struct vt_store **out, c
 /* Whether s was opened read-only (VT_STORE_READ on a database that cannot be written). */
 int vt_store_read_only(const struct vt_store *s);
 void vt_store_close(struct vt_store *s);
-/* Whether the connection to the database server is lost (PostgreSQL, after a verb failed
- * with VT_EUNAVAIL, until the next verb reconnects); always 0 on SQLite. */
-int vt_store_unavailable(const struct vt_store *s);
 /* Message of the last failure on s; borrowed until the next call. */
 const char *vt_store_errmsg(const struct vt_store *s);
 

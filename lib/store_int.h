@@ -162,10 +162,6 @@ int store_pg_commit(struct vt_store *s);
 void store_pg_rollback(struct vt_store *s);
 long long store_pg_version(struct vt_store *s);
 int store_pg_check(struct vt_store *s, int *ok);
-/* The connection is lost: the last statement failed with VT_EUNAVAIL. */
-int store_pg_lost(const struct vt_store *s);
-/* url with any password replaced by ***, for messages. Caller frees. */
-char *store_pg_url_redact(const char *url);
 
 /* store_pg_index.c: db.h only, callable from the shared row code in any program. */
 

@@ -13,6 +13,7 @@
  * store.c reaches these functions through weak references: only programs that name
  * store_pg_open (vidtheque-full, the unit tests) link libpq.
  */
+#include "config.h"
 #include "db_pg.h"
 #include "store_int.h"
 #include "util.h"
@@ -147,36 +148,6 @@ static const char *const pg_migrations[] = {
 
 _Static_assert(PG_FIRST_VERSION - 1 + VT_ARRAY_LEN(pg_migrations) == VT_STORE_SCHEMA_VERSION,
                "one PostgreSQL migration per version from PG_FIRST_VERSION on");
-
-/* url with its password (user:PASSWORD@ or password=...) hidden, for messages. Caller frees. */
-char *store_pg_url_redact(const char *url)
-{
-    const char *scheme = strstr(url, "://");
-    struct vt_sb sb = {0};
-    const char *p = url;
-
-    if (scheme) {
-        const char *auth = scheme + 3, *end = auth + strcspn(auth, "/?#");
-        const char *at = memchr(auth, '@', (size_t)(end - auth));
-        const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-
-        if (colon) {
-            vt_sb_add(&sb, url, (size_t)(colon + 1 - url));
-            vt_sb_adds(&sb, "***");
-            p = at;
-        }
-    }
-    /* password=... among the query's parameters */
-    while (*p) {
-        if (p > url && (p[-1] == '?' || p[-1] == '&') && !strncmp(p, "password=", 9)) {
-            vt_sb_adds(&sb, "password=***");
-            p += 9 + strcspn(p + 9, "&#");
-        } else {
-            vt_sb_addc(&sb, *p++);
-        }
-    }
-    return vt_sb_detach(&sb);
-}
 
 /* The database's schema version (0: none yet). */
 static int schema_version(struct vt_store *s, int *version)
@@ -313,7 +284,7 @@ int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, 
 
     *out = NULL;
     s->ops = &db_pg_ops;
-    s->dir = store_pg_url_redact(url);
+    s->dir = vt_config_db_redact(url);
     rc = db_pg_connect(url, &s->pg, s->err, sizeof(s->err));
     if (rc) {
         vt_err(err, errlen, rc, "'%s': %s", s->dir, s->err);
@@ -341,11 +312,6 @@ int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, 
 fail:
     vt_store_close(s);
     return rc;
-}
-
-int store_pg_lost(const struct vt_store *s)
-{
-    return s->pg->lost;
 }
 
 void store_pg_close(struct vt_store *s)

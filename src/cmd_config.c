@@ -24,10 +24,16 @@ static int print_entry(void *user, const char *key, const char *value)
     (void)user;
     fputs(key, stdout);
     fputs(" = ", stdout);
-    if (is_secret(key) && *value)
+    if (is_secret(key) && *value) {
         fputs("********", stdout);
-    else
+    } else if (!strcmp(key, "db")) {
+        char *r = vt_config_db_redact(value); /* the URL, not its password */
+
+        cli_put_safe(stdout, r);
+        free(r);
+    } else {
         cli_put_safe(stdout, value);
+    }
     fputc('\n', stdout);
     return 0;
 }

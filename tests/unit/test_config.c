@@ -104,3 +104,24 @@ VT_TEST(config_check_values)
         CHECK(strstr(err, bad[i][0]) == err && !strchr(err, '\n'));
     }
 }
+
+/* db: a postgresql:// URL; listed and said without its password */
+VT_TEST(config_db_url)
+{
+    char err[256], *r;
+
+    CHECK_INT(vt_config_check("db", "postgresql://u@h/db", err, sizeof(err)), 0);
+    CHECK_INT(vt_config_check("db", "postgres://h/db?host=%2Ftmp", err, sizeof(err)), 0);
+    CHECK_INT(vt_config_check("db", "mysql://h/db", err, sizeof(err)), VT_EINVAL);
+    CHECK_INT(vt_config_check("db", "postgresql://h/d b", err, sizeof(err)), VT_EINVAL);
+    CHECK_INT(vt_config_check("db", "/tmp/library.db", err, sizeof(err)), VT_EINVAL);
+    r = vt_config_db_redact("postgresql://u:s3cret@h:5432/db?password=x&host=y");
+    CHECK_STR(r, "postgresql://u:***@h:5432/db?password=***&host=y");
+    free(r);
+    r = vt_config_db_redact("postgresql://u@/db?host=%2Ftmp");
+    CHECK_STR(r, "postgresql://u@/db?host=%2Ftmp");
+    free(r);
+    r = vt_config_db_redact("postgresql://h/db?sslpassword=x&user=password=y");
+    CHECK_STR(r, "postgresql://h/db?sslpassword=***&user=password=y");
+    free(r);
+}
