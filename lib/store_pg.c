@@ -143,7 +143,9 @@ static const char *const pg_migrations[] = {
     " other_start_s double precision NOT NULL, other_end_s double precision NOT NULL,"
     " similarity double precision NOT NULL, frames bigint NOT NULL);"
     "CREATE INDEX reuse_by_video ON reuse (video_id, start_s);"
-    "CREATE INDEX reuse_by_other ON reuse (other_id);",
+    "CREATE INDEX reuse_by_other ON reuse (other_id);"
+    /* the index's sizes per video and source, for BM25 (store_search_pg.c) */
+    STORE_PG_SEARCH_DDL,
 };
 
 _Static_assert(PG_FIRST_VERSION - 1 + VT_ARRAY_LEN(pg_migrations) == VT_STORE_SCHEMA_VERSION,
