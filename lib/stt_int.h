@@ -46,21 +46,4 @@ int vt_stt_openai_parse(const char *body, size_t len, double seg_start_s, double
                         struct vt_word **words, size_t *n_words, size_t *cap_words, char *reported,
                         size_t reported_len, char *err, size_t errlen);
 
-struct vt_stt;
-
-/* Speech found by another detector: samples [start, end) of the audio. */
-struct vt_stt_span {
-    size_t start, end;
-};
-
-/*
- * vt_stt_run with the speech given (spans, in order, e.g. a VAD's segments) instead of found
- * by the energy detector: the spans are the runs of speech that segments are cut from, by
- * the same rules (pauses of LONG_PAUSE_S, 10-30 s). Reads all the audio first: for
- * benchmarks (bench/vad_bench.sh), not for hours of it.
- */
-int vt_stt_run_spans(struct vt_stt *stt, const int16_t *pcm, size_t n,
-                     const struct vt_stt_span *spans, size_t n_spans, struct vt_transcript *out,
-                     char *err, size_t errlen);
-
 #endif

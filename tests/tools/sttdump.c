@@ -10,15 +10,15 @@
  * Usage: sttdump [-j THREADS] [--hints TEXTFILE] [--vad MODEL] FILE. With --hints, every line
  * of TEXTFILE is a text of the video's (a slide's line, its title...) given to the recogniser
  * as speech hints (stt_hints.h), as the stt stage gives its OCR lines. With --vad, the speech
- * is found by the Silero VAD of the ggml file MODEL (vad.h, whisper.cpp's segment rules)
- * instead of the stage's energy detector, and cut into segments by the same rules
- * (vt_stt_run_spans); its time is in recognise_s and also alone in vad_s. Exit status 0, 3 when the
+ * is found by the Silero VAD of the ggml file MODEL inside the stage's streaming segmenter
+ * (vt_stt_set_vad: what `stt.vad silero` does), instead of its energy detector; vad_s is the
+ * network's time alone over the same audio (a separate pass, not in recognise_s, which
+ * includes the stage's own). Exit status 0, 3 when the
  * stage would be skipped (the reason on stderr, "{}" on stdout), 1 on error.
  */
 #include "audio.h"
 #include "stt.h"
 #include "stt_hints.h"
-#include "stt_int.h"
 #include "util.h"
 #include "vad.h"
 
@@ -112,29 +112,16 @@ int main(int argc, char **argv)
         goto out;
     }
     t2 = vt_monotonic_s();
-    if (vad) {
-        struct vt_vad_params p;
-        struct vt_vad_segment *seg = NULL;
-        struct vt_stt_span *spans;
-        float *probs = NULL;
-        size_t n_probs = vt_vad_probs(vad, pcm, n, VT_VAD_FRAMING_SILERO, &probs), n_seg;
-
-        vt_vad_params_default(&p);
-        n_seg = vt_vad_segments(probs, n_probs, &p, &seg);
-        spans = vt_xcalloc(n_seg ? n_seg : 1, sizeof(*spans));
-        for (size_t i = 0; i < n_seg; i++) {
-            spans[i].start = seg[i].start;
-            spans[i].end = seg[i].end;
-        }
-        vad_s = vt_monotonic_s() - t2;
-        e = vt_stt_run_spans(stt, pcm, n, spans, n_seg, &t, err, sizeof(err));
-        free(spans);
-        free(seg);
-        free(probs);
-    } else {
-        e = vt_stt_run(stt, pcm, n, &t, NULL, NULL, err, sizeof(err));
-    }
+    vt_stt_set_vad(stt, vad);
+    e = vt_stt_run(stt, pcm, n, &t, NULL, NULL, err, sizeof(err));
     t3 = vt_monotonic_s();
+    if (vad) {
+        float *probs = NULL;
+
+        vt_vad_probs(vad, pcm, n, VT_VAD_FRAMING_SILERO, &probs);
+        vad_s = vt_monotonic_s() - t3;
+        free(probs);
+    }
     if (e == VT_SKIP) {
         fprintf(stderr, "sttdump: skipped: %s\n", err);
         printf("{}\n");
