@@ -100,6 +100,7 @@ struct vt_stt {
     char model_vad[160];          /* model; and the segmenter: vt_stt_model */
     struct vt_stt_openai *server; /* NULL: PocketSphinx */
     const struct vt_vad *vad;     /* borrowed: Silero finds the speech; NULL: the energy detector */
+    struct vt_stt_cuts *cuts;     /* tests (vt_stt_cut): the segments are noted, not recognised */
 };
 
 /* A run of frames [start, end) of speech. */
@@ -672,10 +673,12 @@ struct stt_stream {
     vt_progress_fn progress;
     void *user;
     double reported;
+    size_t block; /* samples per read (READ_SAMPLES; smaller in tests) */
 
     int16_t *pcm; /* samples from pcm_base on */
     size_t pcm_base, pcm_n, pcm_cap;
-    double *db; /* levels of frames from db_base on */
+    size_t pcm_peak; /* the most samples ever held */
+    double *db;      /* levels of frames from db_base on */
     size_t db_base, db_n, db_cap;
     int eof; /* everything read: n_levels is the number of frames */
 
@@ -841,6 +844,14 @@ static int emit_segment(struct stt_stream *st, size_t start_f, size_t end_f)
     memset(seg, 0, sizeof(*seg));
     seg->start = start_f * FRAME_SAMPLES;
     seg->n = (end_f - start_f) * FRAME_SAMPLES;
+    if (st->stt->cuts) {
+        struct vt_stt_cuts *c = st->stt->cuts;
+
+        vt_grow((void **)&c->seg, &c->cap, c->n + 1, sizeof(*c->seg));
+        c->seg[c->n].start = seg->start;
+        c->seg[c->n++].end = seg->start + seg->n;
+        return 0;
+    }
     seg->pcm = vt_xmalloc(seg->n * sizeof(*seg->pcm));
     memcpy(seg->pcm, st->pcm + (seg->start - st->pcm_base), seg->n * sizeof(*seg->pcm));
     if (st->inline_mode) {
@@ -1036,13 +1047,15 @@ static int read_more(struct stt_stream *st, char *err, size_t errlen)
         st->db_base += drop;
     }
 
-    vt_grow((void **)&st->pcm, &st->pcm_cap, st->pcm_n + READ_SAMPLES, sizeof(*st->pcm));
-    rc = st->read(st->src, st->pcm + st->pcm_n, READ_SAMPLES, &got, err, errlen);
+    vt_grow((void **)&st->pcm, &st->pcm_cap, st->pcm_n + st->block, sizeof(*st->pcm));
+    rc = st->read(st->src, st->pcm + st->pcm_n, st->block, &got, err, errlen);
     if (rc)
         return rc;
     st->pcm_n += got;
-    if (got < READ_SAMPLES)
+    if (got < st->block)
         st->eof = 1;
+    if (st->pcm_n > st->pcm_peak)
+        st->pcm_peak = st->pcm_n;
 
     /* Level of every new whole frame in dB below full scale (digital silence is -100). */
     f0 = n_levels(st);
@@ -1274,6 +1287,17 @@ static int stream_run(struct stt_stream *st, char *err, size_t errlen)
     return 0;
 }
 
+static void stream_release(struct stt_stream *st)
+{
+    for (size_t i = 0; i < st->n_words; i++)
+        free(st->words[i].text);
+    free(st->words);
+    free(st->runs);
+    free(st->scratch);
+    free(st->db);
+    free(st->pcm);
+}
+
 static int stt_run_source(struct vt_stt *stt, stt_read_fn read, void *src, double duration_s,
                           struct vt_transcript *out, vt_progress_fn progress, void *user, char *err,
                           size_t errlen)
@@ -1283,7 +1307,8 @@ static int stt_run_source(struct vt_stt *stt, stt_read_fn read, void *src, doubl
                             .src = src,
                             .duration_s = duration_s,
                             .progress = progress,
-                            .user = user};
+                            .user = user,
+                            .block = READ_SAMPLES};
     char head[sizeof(out->model)];
     int rc;
 
@@ -1314,13 +1339,7 @@ static int stt_run_source(struct vt_stt *stt, stt_read_fn read, void *src, doubl
     }
     vt_cues_from_words(st.words, st.n_words, out);
 out:
-    for (size_t i = 0; i < st.n_words; i++)
-        free(st.words[i].text);
-    free(st.words);
-    free(st.runs);
-    free(st.scratch);
-    free(st.db);
-    free(st.pcm);
+    stream_release(&st);
     return rc;
 }
 
@@ -1350,6 +1369,25 @@ int vt_stt_run(struct vt_stt *stt, const int16_t *pcm, size_t n, struct vt_trans
 
     return stt_run_source(stt, mem_read, &m, (double)m.n / VT_AUDIO_RATE_HZ, out, progress, user,
                           err, errlen);
+}
+
+int vt_stt_cut(const struct vt_vad *vad, const int16_t *pcm, size_t n, size_t block,
+               struct vt_stt_cuts *out, char *err, size_t errlen)
+{
+    struct vt_stt stt = {.n_decoders = 1, .vad = vad, .cuts = out};
+    struct mem_src m = {.pcm = pcm, .n = pcm ? n : 0};
+    struct stt_stream st = {.stt = &stt, .read = mem_read, .src = &m, .block = block};
+    int rc;
+
+    if (block < 1 || block > READ_SAMPLES)
+        return vt_err(err, errlen, VT_EINVAL, "'%zu': bad block size", block);
+    /* one worker, which never gets a segment */
+    start_workers(&st);
+    rc = stream_run(&st, err, errlen);
+    stop_workers(&st, rc != 0);
+    out->pcm_peak = st.pcm_peak;
+    stream_release(&st);
+    return rc;
 }
 
 static int file_read(void *src, int16_t *buf, size_t max, size_t *n, char *err, size_t errlen)

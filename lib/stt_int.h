@@ -46,4 +46,23 @@ int vt_stt_openai_parse(const char *body, size_t len, double seg_start_s, double
                         struct vt_word **words, size_t *n_words, size_t *cap_words, char *reported,
                         size_t reported_len, char *err, size_t errlen);
 
+struct vt_vad;
+
+/* For tests: the segments the streaming segmenter cuts, noted instead of recognised. */
+struct vt_stt_cuts {
+    struct {
+        size_t start, end; /* samples */
+    } * seg;               /* caller frees */
+    size_t n, cap;
+    size_t pcm_peak; /* the most samples of audio held at once */
+};
+
+/*
+ * Cut n samples of 16 kHz audio into segments as vt_stt_run would, with Silero (vad) or
+ * the energy detector (NULL), reading them in blocks of block samples (1 to 4 s' worth; the
+ * stage reads 4 s), into out (zeroed by the caller). 0 or VT_EINVAL.
+ */
+int vt_stt_cut(const struct vt_vad *vad, const int16_t *pcm, size_t n, size_t block,
+               struct vt_stt_cuts *out, char *err, size_t errlen);
+
 #endif
