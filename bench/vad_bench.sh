@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Does the Silero VAD pay for itself in the stt stage? Word error rate and time of speech
-# recognition with the stage's energy segmenter against the same stage with Silero's speech
-# segments (tests/data/silero-vad, whisper.cpp's segment rules; the segments are then cut by
-# the stage's own rules: tests/tools/sttdump --vad), in one run. Fixtures:
+# recognition with the stage's energy segmenter against the same stage with Silero finding
+# the speech (tests/data/silero-vad; `stt.vad silero`: probabilities window by window inside
+# the streaming segmenter, cut by upstream Silero's rules, then into segments by the stage's
+# own; tests/tools/sttdump --vad), in one run. Fixtures:
 #   clean        the five LibriVox clips of pocketsphinx-testdata after 1.3 s pauses
 #                (tests/tools/hint_fixture.py plain), 32 s;
 #   white10      the same mixed with white noise (ffmpeg's anoisesrc) at 10 dB SNR (the
@@ -15,7 +16,7 @@
 #                for speech.
 # Each row: WER with each segmenter and the ratio silero/energy, the recognition time
 # (best of REPEATS runs, the VAD's own time included, model loading not) and its ratio, and
-# the VAD's time alone.
+# the VAD network's time alone (a separate pass over the same audio).
 #
 # Usage, from the repository root: bench/vad_bench.sh [REPEATS]    (REPEATS defaults to 2)
 # VAD_BENCH_SEED sets the noise's seed (7), VAD_BENCH_KEEP=1 keeps the files.

@@ -12,6 +12,12 @@
  * the segment's start and are mapped onto the audio's time line; fillers are dropped and
  * the words grouped into cues (transcript.c). vt_stt_run does the same from a buffer.
  *
+ * Speech is found by that energy detector, or, after vt_stt_set_vad, by the Silero VAD: a
+ * probability per 32 ms window computed as the blocks arrive (its state carried from window
+ * to window), cut into speech runs by upstream Silero's rules (vad.h, vt_vad_cutter), which
+ * then take the energy runs' place; the look-ahead is then only the open run, not the noise
+ * window. docs/ARCHITECTURE.md ("Voice activity detection") says why each number.
+ *
  * Segments: a pause of LONG_PAUSE_S (0.6 s) or more always ends one, cut in its middle with
  * at most PAD_S of silence kept on either side, so long silences are never decoded. That is
  * also where pocketsphinx_continuous ends its utterances (0.5 s of silence), and short
@@ -1161,8 +1167,12 @@ static void vad_cut_long(struct stt_stream *st)
     size_t seg_max = (size_t)(SEG_MAX_S / FRAME_S), start, now;
     struct vt_vad_segment seg;
 
+    /* the last window may run past the audio (zeros): only frames with a level count */
     now = st->cut.n_windows * VT_VAD_WINDOW / FRAME_SAMPLES;
-    while (vt_vad_cutter_open(&st->cut, &start) && now - start / FRAME_SAMPLES > seg_max) {
+    if (now > n_levels(st))
+        now = n_levels(st);
+    while (vt_vad_cutter_open(&st->cut, &start) && now > start / FRAME_SAMPLES &&
+           now - start / FRAME_SAMPLES > seg_max) {
         size_t cut = quietest_frame(st, start / FRAME_SAMPLES);
 
         if (!vt_vad_cutter_cut(&st->cut, cut * FRAME_SAMPLES, &seg))

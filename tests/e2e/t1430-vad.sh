@@ -172,6 +172,10 @@ head -c 5000 "$MODEL" > "$T/short.bin"
 expect_exit 0 vt config set stt.vad_model "$T/short.bin"
 expect_exit 1 vt redo "$id" --stage stt
 grep -qF "stt.vad_model: '$T/short.bin': " "$T/err" || fail "short model: $(cat "$T/err")"
+# a folder
+expect_exit 0 vt config set stt.vad_model "$FX"
+expect_exit 1 vt redo "$id" --stage stt
+grep -qF "stt.vad_model: '$FX': not a regular file" "$T/err" || fail "folder as model: $(cat "$T/err")"
 # bad values: refused by config set, and the stage fails when the file says one
 expect_exit 2 vt config set stt.vad webrtc
 grep -q "stt.vad 'webrtc' is not energy or silero" "$T/err" || fail "bad value: $(cat "$T/err")"
