@@ -1,7 +1,7 @@
 /*
  * Inside of the stt stage (stt.h), shared by stt.c (the streaming segmenter and the worker
- * threads) and stt_openai.c (the transcription-server client that recognises one segment)
- * and by no one else.
+ * threads) and stt_openai.c (the transcription-server client that recognises one segment),
+ * and the unit tests of both; by no one else.
  */
 #ifndef VT_STT_INT_H
 #define VT_STT_INT_H

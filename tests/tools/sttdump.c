@@ -5,7 +5,9 @@
  *   {"model": ..., "cues": [{"start_s", "end_s", "text", "words": [{"text", "start_s",
  *   "end_s", "conf"}]}]}
  * and the time spent loading the model, decoding the audio and recognising it on stderr
- * ("timing: load_s=... audio_s=... recognise_s=... duration_s=... rtf=...").
+ * ("timing: load_s=... audio_s=... recognise_s=... duration_s=... rtf=... vad_s=...
+ * recognise_cpu_s=..."; the last is the CPU time of every thread while recognising, which
+ * a loaded machine's neighbours change less than the wall time).
  *
  * Usage: sttdump [-j THREADS] [--hints TEXTFILE] [--vad MODEL] FILE. With --hints, every line
  * of TEXTFILE is a text of the video's (a slide's line, its title...) given to the recogniser
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static json_t *transcript_json(const struct vt_transcript *t)
 {
@@ -45,6 +48,16 @@ static json_t *transcript_json(const struct vt_transcript *t)
     return json_pack("{s:s, s:o}", "model", t->model, "cues", cues);
 }
 
+/* CPU seconds of the whole process (all its threads) so far. */
+static double cpu_s(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+        return 0;
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 int main(int argc, char **argv)
 {
     struct vt_transcript t = {0};
@@ -57,7 +70,7 @@ int main(int argc, char **argv)
     struct vt_vad *vad = NULL;
     double vad_s = 0;
     struct vt_stt_hints hints = {0};
-    double t0, t1, t2, t3;
+    double t0, t1, t2, t3, c2, c3;
     int rc = 1, e;
 
     for (int i = 1; i < argc; i++) {
@@ -112,9 +125,11 @@ int main(int argc, char **argv)
         goto out;
     }
     t2 = vt_monotonic_s();
+    c2 = cpu_s();
     vt_stt_set_vad(stt, vad);
     e = vt_stt_run(stt, pcm, n, &t, NULL, NULL, err, sizeof(err));
     t3 = vt_monotonic_s();
+    c3 = cpu_s();
     if (vad) {
         float *probs = NULL;
 
@@ -141,9 +156,9 @@ int main(int argc, char **argv)
     }
     fprintf(stderr,
             "timing: load_s=%.3f audio_s=%.3f recognise_s=%.3f duration_s=%.3f rtf=%.4f "
-            "vad_s=%.3f\n",
+            "vad_s=%.3f recognise_cpu_s=%.3f\n",
             t1 - t0, t2 - t1, t3 - t2, (double)n / VT_AUDIO_RATE_HZ,
-            n ? (t3 - t2) / ((double)n / VT_AUDIO_RATE_HZ) : 0.0, vad_s);
+            n ? (t3 - t2) / ((double)n / VT_AUDIO_RATE_HZ) : 0.0, vad_s, c3 - c2);
     rc = 0;
 out:
     vt_transcript_release(&t);
