@@ -7,6 +7,8 @@
 #   make DEVELOPER=1          warnings are errors
 
 PREFIX ?= /usr/local
+# data files (the Silero VAD model): the binary looks there, so it is fixed at build time
+DATADIR ?= $(PREFIX)/share/vidtheque
 CC ?= cc
 PKGS = libavformat libavcodec libavutil libswscale libswresample sqlite3 jansson tesseract lept libjpeg pocketsphinx sphinxbase libmicrohttpd uchardet libcurl libpq
 # flite (no pkg-config file): its CMU lexicon pronounces the words speech hints add
@@ -26,7 +28,7 @@ WARN += -Werror
 endif
 # Sections per function and --gc-sections: the front binary (below) keeps only the code
 # its commands reach, and so needs none of the media libraries.
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Ilib $(PKG_CFLAGS) -pthread \
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -DVT_DATADIR='"$(DATADIR)"' $(WARN) -Iinclude -Ilib $(PKG_CFLAGS) -pthread \
              -ffunction-sections -fdata-sections $(CFLAGS)
 ALL_LDFLAGS = -pthread -Wl,--gc-sections -Wl,--as-needed $(LDFLAGS)
 LIBS = $(PKG_LIBS) $(FLITE_LIBS) -lm
@@ -113,6 +115,9 @@ install: vidtheque
 	install -m 755 $(FULL) $(DESTDIR)$(PREFIX)/bin/vidtheque-full
 	install -m 644 include/vidtheque.h $(DESTDIR)$(PREFIX)/include/vidtheque.h
 	install -m 644 $(BUILD)/libvidtheque.a $(DESTDIR)$(PREFIX)/lib/libvidtheque.a
+	install -d $(DESTDIR)$(DATADIR)
+	install -m 644 tests/data/silero-vad/for-tests-silero-v6.2.0-ggml.bin $(DESTDIR)$(DATADIR)/ggml-silero-v6.2.0.bin
+	install -m 644 tests/data/silero-vad/LICENSE $(DESTDIR)$(DATADIR)/LICENSE-silero-vad
 
 clean:
 	rm -rf build vidtheque

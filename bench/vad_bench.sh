@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Does the Silero VAD pay for itself in the stt stage? Word error rate and time of speech
-# recognition with the stage's energy segmenter against the same stage with Silero's speech
-# segments (tests/data/silero-vad, whisper.cpp's segment rules; the segments are then cut by
-# the stage's own rules: tests/tools/sttdump --vad), in one run. Fixtures:
+# recognition with the stage's energy segmenter against the same stage with Silero finding
+# the speech (tests/data/silero-vad; `stt.vad silero`: probabilities window by window inside
+# the streaming segmenter, cut by upstream Silero's rules, then into segments by the stage's
+# own; tests/tools/sttdump --vad), in one run. Fixtures:
 #   clean        the five LibriVox clips of pocketsphinx-testdata after 1.3 s pauses
 #                (tests/tools/hint_fixture.py plain), 32 s;
 #   white10      the same mixed with white noise (ffmpeg's anoisesrc) at 10 dB SNR (the
@@ -14,8 +15,9 @@
 #                burst of pink noise or a chord, alternately): what an energy detector takes
 #                for speech.
 # Each row: WER with each segmenter and the ratio silero/energy, the recognition time
-# (best of REPEATS runs, the VAD's own time included, model loading not) and its ratio, and
-# the VAD's time alone.
+# (best of REPEATS runs, the VAD's own time included, model loading not) and its ratio, the
+# same for CPU time (all threads: what neighbours on shared cores disturb least), and the
+# VAD network's time alone (a separate pass over the same audio).
 #
 # Usage, from the repository root: bench/vad_bench.sh [REPEATS]    (REPEATS defaults to 2)
 # VAD_BENCH_SEED sets the noise's seed (7), VAD_BENCH_KEEP=1 keeps the files.
@@ -132,10 +134,10 @@ min() {
     python3 -c 'import sys; print(min(map(float, sys.argv[1:])))' "$@"
 }
 
-printf '%-8s %9s %9s %7s   %8s %8s %7s  %7s\n' fixture "WER en." "WER sil." ratio "time en." \
-    "time sil." ratio "vad_s"
+printf '%-8s %9s %9s %7s   %8s %8s %7s   %8s %8s %7s  %7s\n' fixture "WER en." "WER sil." \
+    ratio "time en." "time sil." ratio "cpu en." "cpu sil." ratio "vad_s"
 for f in clean sounds white20 pink20 white10 pink10 pink0; do
-    te=() ts=()
+    te=() ts=() ce=() cs=()
     # rounds alternate the two, so a neighbour's load hits both alike
     for ((r = 0; r < reps; r++)); do
         "$tmp/sttdump" -j 2 "$tmp/$f/talk.wav" >"$tmp/$f/energy.json" 2>"$tmp/$f/energy.err" || true
@@ -143,13 +145,17 @@ for f in clean sounds white20 pink20 white10 pink10 pink0; do
             2>"$tmp/$f/silero.err" || true
         te+=("$(field recognise_s "$tmp/$f/energy.err")")
         ts+=("$(field recognise_s "$tmp/$f/silero.err")")
+        ce+=("$(field recognise_cpu_s "$tmp/$f/energy.err")")
+        cs+=("$(field recognise_cpu_s "$tmp/$f/silero.err")")
     done
     we=$(wer "$tmp/$f/truth.json" "$tmp/$f/energy.json")
     ws=$(wer "$tmp/$f/truth.json" "$tmp/$f/silero.json")
     tbe=$(min "${te[@]}")
     tbs=$(min "${ts[@]}")
-    printf '%-8s %8.2f%% %8.2f%% %7s   %7.2fs %8.2fs %7s  %6.3fs\n' "$f" "$we" "$ws" \
-        "$(ratio "$we" "$ws")" "$tbe" "$tbs" "$(ratio "$tbe" "$tbs")" \
-        "$(field vad_s "$tmp/$f/silero.err")"
+    cbe=$(min "${ce[@]}")
+    cbs=$(min "${cs[@]}")
+    printf '%-8s %8.2f%% %8.2f%% %7s   %7.2fs %8.2fs %7s   %7.2fs %8.2fs %7s  %6.3fs\n' "$f" \
+        "$we" "$ws" "$(ratio "$we" "$ws")" "$tbe" "$tbs" "$(ratio "$tbe" "$tbs")" \
+        "$cbe" "$cbs" "$(ratio "$cbe" "$cbs")" "$(field vad_s "$tmp/$f/silero.err")"
 done
-echo "(audio ${dur} s per fixture; time: recognition on 2 threads, best of $reps; kept in $tmp when VAD_BENCH_KEEP is set)"
+echo "(audio ${dur} s per fixture; time: recognition on 2 threads, wall and CPU, best of $reps; kept in $tmp when VAD_BENCH_KEEP is set)"

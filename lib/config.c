@@ -31,6 +31,8 @@ const char *const vt_config_keys[] = {
     "stt.url",
     "stt.api_key",
     "stt.hints",
+    "stt.vad",
+    "stt.vad_model",
     "frame_embed.backend",
     "frame_embed.model",
     "frame_embed.tensor",
@@ -127,6 +129,12 @@ int vt_config_check(const char *key, const char *value, char *err, size_t errlen
     } else if (!strcmp(key, "stt.hints")) {
         if (strcmp(value, "true") && strcmp(value, "false"))
             return vt_err(err, errlen, VT_EINVAL, "%s '%s' is not true or false", key, value);
+    } else if (!strcmp(key, "stt.vad")) {
+        if (strcmp(value, "energy") && strcmp(value, "silero"))
+            return vt_err(err, errlen, VT_EINVAL, "%s '%s' is not energy or silero", key, value);
+    } else if (!strcmp(key, "stt.vad_model")) {
+        if (!*value)
+            return vt_err(err, errlen, VT_EINVAL, "%s is empty: a path to a ggml file", key);
     } else if (!strcmp(key, "frame_embed.api_style")) {
         if (strcmp(value, "openai") && strcmp(value, "jina"))
             return vt_err(err, errlen, VT_EINVAL, "%s '%s' is not openai or jina", key, value);

@@ -14,6 +14,10 @@
  *   stt.model            openai: the server's model name, e.g. whisper-1
  *   stt.url              openai: base URL of the transcription server
  *   stt.api_key          openai: optional Bearer token
+ *   stt.hints            true | false: the video's words as speech hints    (true)
+ *   stt.vad              energy | silero: what finds the speech to recognise (energy)
+ *   stt.vad_model        silero: the Silero VAD v6 ggml file
+ *                        (VT_CONFIG_VAD_MODEL, which `make install` puts there)
  *   frame_embed.backend  tflite | openai | none             (none: stage skipped)
  *   frame_embed.model    tflite: a .tflite file, or a folder holding one (a path, or a
  *                        folder's name under LIBRARY/models/, or a pulled model's name);
@@ -35,6 +39,13 @@
 
 #include <stddef.h>
 
+/* Where `make install` puts the data files (the Makefile's DATADIR, fixed at build time). */
+#ifndef VT_DATADIR
+#define VT_DATADIR "/usr/local/share/vidtheque"
+#endif
+/* stt.vad_model when unset: Silero VAD v6.2.0 in whisper.cpp's ggml format */
+#define VT_CONFIG_VAD_MODEL VT_DATADIR "/ggml-silero-v6.2.0.bin"
+
 struct vt_config;
 
 /* Read DIR/config (a missing file is an empty config). 0 or an error code with err. */
@@ -54,8 +65,8 @@ extern const char *const vt_config_keys[];
 
 /*
  * Whether value has the form key takes, for the keys whose values have one
- * (frame_embed.api_style, .timeout_s, .batch): 0, or VT_EINVAL with one line in err
- * naming the key, the value and what it must be. Every other key: 0. `config set`
+ * (stt.vad, stt.vad_model, frame_embed.api_style, .timeout_s, .batch): 0, or VT_EINVAL with one
+ * line in err naming the key, the value and what it must be. Every other key: 0. `config set`
  * refuses such a value, and the stage fails with the same line when the file says it.
  */
 int vt_config_check(const char *key, const char *value, char *err, size_t errlen);

@@ -14,6 +14,7 @@
 #include "stt.h"
 #include "stt_hints.h"
 #include "util.h"
+#include "vad.h"
 
 #include <dirent.h>
 #include <libavformat/avformat.h>
@@ -369,23 +370,74 @@ out:
 }
 
 /*
+ * The VAD the config asks for (stt.vad: energy, the default, is none: *vad stays NULL;
+ * silero loads stt.vad_model or the installed model). A model asked for that cannot be
+ * loaded fails the stage: recognising with another segmenter than the one configured would
+ * give a transcript nobody asked for.
+ */
+static int stt_vad_open(struct vt_stage_ctx *c, const struct vt_config *cfg, struct vt_vad **vad)
+{
+    const char *kind = vt_config_get(cfg, "stt.vad"), *path = vt_config_get(cfg, "stt.vad_model");
+    char why[384];
+    int rc;
+
+    *vad = NULL;
+    if (path) {
+        rc = vt_config_check("stt.vad_model", path, c->err, sizeof(c->err));
+        if (rc)
+            return rc;
+    }
+    if (kind) {
+        rc = vt_config_check("stt.vad", kind, c->err, sizeof(c->err));
+        if (rc)
+            return rc;
+    }
+    if (!kind || !strcmp(kind, "energy"))
+        return 0;
+    if (!path)
+        path = VT_CONFIG_VAD_MODEL;
+    rc = vt_vad_open(path, vad, why, sizeof(why));
+    if (rc == VT_ENOTFOUND)
+        return vt_err(c->err, sizeof(c->err), rc,
+                      "stt.vad is silero but '%s' does not exist (set stt.vad_model to the "
+                      "Silero VAD ggml file, or stt.vad to energy)",
+                      path);
+    if (rc)
+        return vt_err(c->err, sizeof(c->err), rc, "stt.vad_model: %s", why);
+    return 0;
+}
+
+/* Recognise the video with stt, vad (NULL: the energy detector) finding the speech. */
+static int stt_run_vad(struct vt_stage_ctx *c, struct vt_stt *stt, const struct vt_vad *vad,
+                       struct stt_result *r)
+{
+    int rc;
+
+    vt_stt_set_vad(stt, vad);
+    snprintf(c->model, sizeof(c->model), "%s", vt_stt_model(stt));
+    rc = vt_stt_run_file(stt, c->video->source_path, &r->t, vt_stage_progress, c, c->err,
+                         sizeof(c->err));
+    /* stt may outlive vad (lib->stt is kept between videos) */
+    vt_stt_set_vad(stt, NULL);
+    return rc;
+}
+
+/*
  * Speech recognition with the backend the library's config chooses (config.h: stt.backend
  * pocketsphinx, the default, or openai with stt.url, stt.model, stt.api_key). A server's
  * recogniser costs nothing to make and is made per run, with the video's language as a
  * hint; PocketSphinx's decoders are kept in lib->stt between videos.
  * VIDTHEQUE_STT_TIMEOUT_S bounds each request to a server (300 s by default).
  */
-static int stt_recognise(struct vt_stage_ctx *c, struct stt_result *r)
+static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
+                              const struct vt_config *cfg, const struct vt_vad *vad)
 {
-    struct vt_config *cfg = NULL;
     struct vt_stt_hints hints = {0};
-    const char *backend;
-    int hints_on, rc = vt_config_load(c->lib->dir, &cfg, c->err, sizeof(c->err));
+    const char *backend = vt_config_get(cfg, "stt.backend");
+    const char *hints_cfg = vt_config_get(cfg, "stt.hints");
+    int rc;
 
-    if (rc)
-        return rc;
     r->recognised = 1;
-    backend = vt_config_get(cfg, "stt.backend");
     if (backend && !strcmp(backend, "openai")) {
         const char *tmo = getenv("VIDTHEQUE_STT_TIMEOUT_S");
         struct vt_stt_server_spec spec = {.base_url = vt_config_get(cfg, "stt.url"),
@@ -394,28 +446,20 @@ static int stt_recognise(struct vt_stage_ctx *c, struct stt_result *r)
                                           .timeout_s = tmo && *tmo ? strtod(tmo, NULL) : 0};
         struct vt_stt *stt = vt_stt_new_server(&spec, c->err, sizeof(c->err));
 
-        vt_config_free(cfg);
         if (!stt)
             return VT_EINVAL;
         vt_stt_set_language(stt, c->video->language);
-        snprintf(c->model, sizeof(c->model), "%s", vt_stt_model(stt));
-        rc = vt_stt_run_file(stt, c->video->source_path, &r->t, vt_stage_progress, c, c->err,
-                             sizeof(c->err));
+        rc = stt_run_vad(c, stt, vad, r);
         if (!rc)
             snprintf(c->model, sizeof(c->model), "%s", r->t.model);
         vt_stt_free(stt);
         return rc;
     }
-    if (backend && *backend && strcmp(backend, "pocketsphinx")) {
-        rc = vt_err(c->err, sizeof(c->err), VT_EINVAL,
-                    "stt.backend '%s': not pocketsphinx or openai", backend);
-        vt_config_free(cfg);
-        return rc;
-    }
-    hints_on = !vt_config_get(cfg, "stt.hints") || strcmp(vt_config_get(cfg, "stt.hints"), "false");
-    vt_config_free(cfg);
+    if (backend && *backend && strcmp(backend, "pocketsphinx"))
+        return vt_err(c->err, sizeof(c->err), VT_EINVAL,
+                      "stt.backend '%s': not pocketsphinx or openai", backend);
     c->lib->free_engines = free_engines;
-    if (hints_on) {
+    if (!hints_cfg || strcmp(hints_cfg, "false")) {
         rc = stt_hints_gather(c, &hints);
         if (rc) {
             vt_stt_hints_release(&hints);
@@ -433,9 +477,7 @@ static int stt_recognise(struct vt_stage_ctx *c, struct stt_result *r)
             vt_stt_hints_release(&hints);
             return VT_ENOTFOUND;
         }
-        snprintf(c->model, sizeof(c->model), "%s", vt_stt_model(stt));
-        rc = vt_stt_run_file(stt, c->video->source_path, &r->t, vt_stage_progress, c, c->err,
-                             sizeof(c->err));
+        rc = stt_run_vad(c, stt, vad, r);
         /* no rare word was left: these are plain decoders, kept for the next video */
         if (!hints.n_words)
             c->lib->stt = stt;
@@ -449,9 +491,23 @@ static int stt_recognise(struct vt_stage_ctx *c, struct stt_result *r)
         if (!c->lib->stt)
             return VT_ENOTFOUND;
     }
-    snprintf(c->model, sizeof(c->model), "%s", vt_stt_model(c->lib->stt));
-    return vt_stt_run_file(c->lib->stt, c->video->source_path, &r->t, vt_stage_progress, c, c->err,
-                           sizeof(c->err));
+    return stt_run_vad(c, c->lib->stt, vad, r);
+}
+
+/* The config, its VAD, then the recognition. */
+static int stt_recognise(struct vt_stage_ctx *c, struct stt_result *r)
+{
+    struct vt_config *cfg = NULL;
+    struct vt_vad *vad = NULL;
+    int rc = vt_config_load(c->lib->dir, &cfg, c->err, sizeof(c->err));
+
+    if (!rc)
+        rc = stt_vad_open(c, cfg, &vad);
+    if (!rc)
+        rc = stt_recognise_with(c, r, cfg, vad);
+    vt_vad_free(vad);
+    vt_config_free(cfg);
+    return rc;
 }
 
 /* The transcript from captions (unless the mode says recognize, or !captions), else from

@@ -12,6 +12,12 @@
  * the segment's start and are mapped onto the audio's time line; fillers are dropped and
  * the words grouped into cues (transcript.c). vt_stt_run does the same from a buffer.
  *
+ * Speech is found by that energy detector, or, after vt_stt_set_vad, by the Silero VAD: a
+ * probability per 32 ms window computed as the blocks arrive (its state carried from window
+ * to window), cut into speech runs by upstream Silero's rules (vad.h, vt_vad_cutter), which
+ * then take the energy runs' place; the look-ahead is then only the open run, not the noise
+ * window. docs/ARCHITECTURE.md ("Voice activity detection") says why each number.
+ *
  * Segments: a pause of LONG_PAUSE_S (0.6 s) or more always ends one, cut in its middle with
  * at most PAD_S of silence kept on either side, so long silences are never decoded. That is
  * also where pocketsphinx_continuous ends its utterances (0.5 s of silence), and short
@@ -35,6 +41,7 @@
 #include "stt_hints.h"
 #include "stt_int.h"
 #include "util.h"
+#include "vad.h"
 #include "workpool.h"
 
 #include <math.h>
@@ -93,10 +100,13 @@
 #define STT_SERVER_DEFAULT_TIMEOUT_S 300.0
 
 struct vt_stt {
-    ps_decoder_t **decoders; /* PocketSphinx: one per worker; NULL with a server */
-    int n_decoders;          /* workers: decoders, or concurrent requests to the server */
-    char model[160];
+    ps_decoder_t **decoders;      /* PocketSphinx: one per worker; NULL with a server */
+    int n_decoders;               /* workers: decoders, or concurrent requests to the server */
+    char model[160];              /* the recogniser */
+    char model_vad[160];          /* model; and the segmenter: vt_stt_model */
     struct vt_stt_openai *server; /* NULL: PocketSphinx */
+    const struct vt_vad *vad;     /* borrowed: Silero finds the speech; NULL: the energy detector */
+    struct vt_stt_cuts *cuts;     /* tests (vt_stt_cut): the segments are noted, not recognised */
 };
 
 /* A run of frames [start, end) of speech. */
@@ -391,6 +401,7 @@ struct vt_stt *vt_stt_new_hinted(int nthreads, struct vt_stt_hints *hints, char 
                  "; hints %zu rare of %zu word(s) (%zu new) at %.2f", hints->n_words, n_given,
                  n_new, HINT_WEIGHT);
     }
+    vt_stt_set_vad(stt, NULL);
     ok = 1;
 out:
     if (!ok) {
@@ -409,7 +420,24 @@ out:
 
 const char *vt_stt_model(const struct vt_stt *stt)
 {
-    return stt->model;
+    return stt->model_vad;
+}
+
+/* head, then which segmenter ran; head is cut rather than the segmenter's name */
+static void model_with_vad(char *out, size_t n, const char *head, const struct vt_vad *vad)
+{
+    char tail[128];
+    int room;
+
+    snprintf(tail, sizeof(tail), "; vad %s", vad ? vt_vad_model(vad) : "energy");
+    room = (int)(n - 1 - strlen(tail));
+    snprintf(out, n, "%.*s%s", room > 0 ? room : 0, head, tail);
+}
+
+void vt_stt_set_vad(struct vt_stt *stt, const struct vt_vad *vad)
+{
+    stt->vad = vad;
+    model_with_vad(stt->model_vad, sizeof(stt->model_vad), stt->model, vad);
 }
 
 static int bad_language(const char *lang)
@@ -460,6 +488,7 @@ struct vt_stt *vt_stt_new_server(const struct vt_stt_server_spec *spec, char *er
     vt_http_url_drop_userinfo(base);
     stt->n_decoders = conc;
     snprintf(stt->model, sizeof(stt->model), "openai-transcribe %.50s at %.60s", spec->model, base);
+    vt_stt_set_vad(stt, NULL);
     free(base);
     return stt;
 }
@@ -650,10 +679,12 @@ struct stt_stream {
     vt_progress_fn progress;
     void *user;
     double reported;
+    size_t block; /* samples per read (READ_SAMPLES; smaller in tests) */
 
     int16_t *pcm; /* samples from pcm_base on */
     size_t pcm_base, pcm_n, pcm_cap;
-    double *db; /* levels of frames from db_base on */
+    size_t pcm_peak; /* the most samples ever held */
+    double *db;      /* levels of frames from db_base on */
     size_t db_base, db_n, db_cap;
     int eof; /* everything read: n_levels is the number of frames */
 
@@ -683,8 +714,9 @@ struct stt_stream {
     size_t n_words, cap_words;
     char server_model[96]; /* the first model name a server reported */
 
-    const struct vt_stt_span *given; /* speech found by another detector (a VAD), or NULL */
-    size_t n_given;
+    /* with stt->vad: the network's state and the cutter of its probabilities */
+    struct vt_vad_state vst;
+    struct vt_vad_cutter cut;
 };
 
 static size_t n_levels(const struct stt_stream *st)
@@ -818,6 +850,14 @@ static int emit_segment(struct stt_stream *st, size_t start_f, size_t end_f)
     memset(seg, 0, sizeof(*seg));
     seg->start = start_f * FRAME_SAMPLES;
     seg->n = (end_f - start_f) * FRAME_SAMPLES;
+    if (st->stt->cuts) {
+        struct vt_stt_cuts *c = st->stt->cuts;
+
+        vt_grow((void **)&c->seg, &c->cap, c->n + 1, sizeof(*c->seg));
+        c->seg[c->n].start = seg->start;
+        c->seg[c->n++].end = seg->start + seg->n;
+        return 0;
+    }
     seg->pcm = vt_xmalloc(seg->n * sizeof(*seg->pcm));
     memcpy(seg->pcm, st->pcm + (seg->start - st->pcm_base), seg->n * sizeof(*seg->pcm));
     if (st->inline_mode) {
@@ -911,11 +951,26 @@ static void run_finished(struct stt_stream *st, size_t start, size_t end, int sp
     st->n_speech++;
 }
 
+/*
+ * Where speech without a pause (talk over music) that starts at frame os is cut: its
+ * quietest frame from SEG_MIN_S to SEG_MAX_S in (those levels must be there).
+ */
+static size_t quietest_frame(const struct stt_stream *st, size_t os)
+{
+    size_t seg_min = (size_t)(SEG_MIN_S / FRAME_S), seg_max = (size_t)(SEG_MAX_S / FRAME_S);
+    size_t cut = os + seg_min;
+
+    for (size_t k = os + seg_min; k < os + seg_max; k++)
+        if (level(st, k) < level(st, cut))
+            cut = k;
+    return cut;
+}
+
 /* Classify frame st->pos (its threshold known) and advance the runs. */
 static void classify(struct stt_stream *st)
 {
     size_t merge = (size_t)(GAP_MERGE_S / FRAME_S), f = st->pos++;
-    size_t seg_min = (size_t)(SEG_MIN_S / FRAME_S), seg_max = (size_t)(SEG_MAX_S / FRAME_S);
+    size_t seg_max = (size_t)(SEG_MAX_S / FRAME_S);
 
     if (level(st, f) >= st->thr) {
         if (!st->raw) {
@@ -930,13 +985,9 @@ static void classify(struct stt_stream *st)
             }
         }
         st->oe = f + 1;
-        /* Speech without a pause (talk over music) is cut at its quietest frame. */
         while (st->oe - st->os > seg_max) {
-            size_t cut = st->os + seg_min;
+            size_t cut = quietest_frame(st, st->os);
 
-            for (size_t k = st->os + seg_min; k < st->os + seg_max; k++)
-                if (level(st, k) < level(st, cut))
-                    cut = k;
             run_finished(st, st->os, cut, 1);
             st->os = cut;
             st->open_split = 1;
@@ -950,20 +1001,41 @@ static void classify(struct stt_stream *st)
     }
 }
 
+/*
+ * The first frames whose audio (*keep_f) and levels (*keep_db) may still be needed: audio
+ * from where the next segment can start (with Silero, also the next window's), levels for
+ * the noise window (energy only) and for cutting speech that goes on.
+ */
+static void keep_frames(const struct stt_stream *st, size_t *keep_f, size_t *keep_db)
+{
+    size_t pad = (size_t)(PAD_S / FRAME_S), half = (size_t)(NOISE_WINDOW_S / FRAME_S);
+    size_t block = (size_t)(NOISE_BLOCK_S / FRAME_S), from;
+
+    if (st->stt->vad) {
+        /* the open segment's start, or before the next window: no later than pos */
+        from = vt_vad_cutter_frontier(&st->cut) / FRAME_SAMPLES;
+        if (from > st->pos)
+            from = st->pos;
+        *keep_db = from;
+    } else {
+        from = st->open ? st->os : st->pos;
+        *keep_db = st->pos / block * block;
+        *keep_db = *keep_db > half ? *keep_db - half : 0;
+        if (st->open && st->os < *keep_db)
+            *keep_db = st->os;
+    }
+    if (st->n_runs)
+        from = st->runs[0].start;
+    *keep_f = from > pad ? from - pad : 0;
+}
+
 /* Read the next block of audio and measure its whole frames. 0 or an error. */
 static int read_more(struct stt_stream *st, char *err, size_t errlen)
 {
-    size_t pad = (size_t)(PAD_S / FRAME_S), half = (size_t)(NOISE_WINDOW_S / FRAME_S);
-    size_t block = (size_t)(NOISE_BLOCK_S / FRAME_S), keep_f, keep_db, got = 0, f0, f1;
+    size_t keep_f, keep_db, got = 0, f0, f1;
     int rc;
 
-    /* Audio from where the next segment can start; levels for the noise window and a cut. */
-    keep_f = st->n_runs ? st->runs[0].start : st->open ? st->os : st->pos;
-    keep_f = keep_f > pad ? keep_f - pad : 0;
-    keep_db = st->pos / block * block;
-    keep_db = keep_db > half ? keep_db - half : 0;
-    if (st->open && st->os < keep_db)
-        keep_db = st->os;
+    keep_frames(st, &keep_f, &keep_db);
     /* Compacted only once more is dropped than kept, so each sample moves at most once. */
     if (keep_f * FRAME_SAMPLES > st->pcm_base &&
         keep_f * FRAME_SAMPLES - st->pcm_base >= st->pcm_n / 2) {
@@ -981,13 +1053,15 @@ static int read_more(struct stt_stream *st, char *err, size_t errlen)
         st->db_base += drop;
     }
 
-    vt_grow((void **)&st->pcm, &st->pcm_cap, st->pcm_n + READ_SAMPLES, sizeof(*st->pcm));
-    rc = st->read(st->src, st->pcm + st->pcm_n, READ_SAMPLES, &got, err, errlen);
+    vt_grow((void **)&st->pcm, &st->pcm_cap, st->pcm_n + st->block, sizeof(*st->pcm));
+    rc = st->read(st->src, st->pcm + st->pcm_n, st->block, &got, err, errlen);
     if (rc)
         return rc;
     st->pcm_n += got;
-    if (got < READ_SAMPLES)
+    if (got < st->block)
         st->eof = 1;
+    if (st->pcm_n > st->pcm_peak)
+        st->pcm_peak = st->pcm_n;
 
     /* Level of every new whole frame in dB below full scale (digital silence is -100). */
     f0 = n_levels(st);
@@ -1071,32 +1145,106 @@ static int stopped(struct stt_job *job)
     return stop;
 }
 
-/*
- * The speech spans were given (st->given, samples, in order): read everything, take them as
- * the finished runs (in frames, widened to whole frames) and cut segments from them by the
- * same rules as the energy detector's runs.
- */
-static int given_run(struct stt_stream *st, char *err, size_t errlen)
+/* ---- Silero: speech from the VAD's probabilities, window by window as the audio comes ---- */
+
+/* A segment Silero found (samples) is a run of whole frames: never a click, never overlapping. */
+static void vad_run_found(struct stt_stream *st, const struct vt_vad_segment *seg)
 {
+    size_t s = seg->start / FRAME_SAMPLES, e = (seg->end + FRAME_SAMPLES - 1) / FRAME_SAMPLES;
+    size_t last = st->n_runs ? st->runs[st->n_runs - 1].end : st->have_prev ? st->prev_end : 0;
+
+    if (e > n_levels(st))
+        e = n_levels(st);
+    if (s < last)
+        s = last;
+    if (s < e)
+        run_finished(st, s, e, 1);
+}
+
+/* Speech that goes on past SEG_MAX_S is cut at its quietest frame, as the energy runs are. */
+static void vad_cut_long(struct stt_stream *st)
+{
+    size_t seg_max = (size_t)(SEG_MAX_S / FRAME_S), start, now;
+    struct vt_vad_segment seg;
+
+    /* the last window may run past the audio (zeros): only frames with a level count */
+    now = st->cut.n_windows * VT_VAD_WINDOW / FRAME_SAMPLES;
+    if (now > n_levels(st))
+        now = n_levels(st);
+    while (vt_vad_cutter_open(&st->cut, &start) && now > start / FRAME_SAMPLES &&
+           now - start / FRAME_SAMPLES > seg_max) {
+        size_t cut = quietest_frame(st, start / FRAME_SAMPLES);
+
+        if (!vt_vad_cutter_cut(&st->cut, cut * FRAME_SAMPLES, &seg))
+            break;
+        vad_run_found(st, &seg);
+    }
+}
+
+/*
+ * The probability of every window whose audio is all read (last: the end, the window it
+ * begins padded with zeros, as upstream pads it), its segments into the runs, and the
+ * segments that are ready to the workers.
+ */
+static int vad_windows(struct stt_stream *st, int last)
+{
+    size_t total = st->pcm_base + st->pcm_n, frontier, end;
+    struct vt_vad_segment seg;
+    float x[VT_VAD_WINDOW];
+
+    for (;;) {
+        size_t at = st->cut.n_windows * VT_VAD_WINDOW, have;
+        const int16_t *pcm;
+
+        if (at >= total || (total - at < VT_VAD_WINDOW && !last))
+            break;
+        pcm = st->pcm + (at - st->pcm_base);
+        have = total - at < VT_VAD_WINDOW ? total - at : VT_VAD_WINDOW;
+        for (size_t k = 0; k < VT_VAD_WINDOW; k++)
+            x[k] = k < have ? pcm[k] / 32768.0f : 0;
+        if (vt_vad_cutter_push(
+                &st->cut, vt_vad_window(st->stt->vad, &st->vst, x, VT_VAD_FRAMING_SILERO), &seg))
+            vad_run_found(st, &seg);
+        vad_cut_long(st);
+    }
+    st->pos = st->cut.n_windows * VT_VAD_WINDOW / FRAME_SAMPLES;
+    if (st->pos > n_levels(st))
+        st->pos = n_levels(st);
+    if (!st->n_runs || last)
+        return 0;
+    /* no run can start before the frontier, nor before the last one ended */
+    frontier = vt_vad_cutter_frontier(&st->cut) / FRAME_SAMPLES;
+    end = st->runs[st->n_runs - 1].end;
+    return make_segments(st, frontier > end ? frontier : end, 0);
+}
+
+/* stream_run with Silero finding the speech. */
+static int vad_stream_run(struct stt_stream *st, char *err, size_t errlen)
+{
+    struct vt_vad_params p;
+    struct vt_vad_segment seg;
     int rc;
 
-    while (!st->eof) {
+    vt_vad_params_default(&p);
+    vt_vad_cutter_init(&st->cut, &p);
+    vt_vad_state_init(&st->vst);
+    for (;;) {
+        rc = vad_windows(st, 0);
+        if (rc)
+            return rc;
+        if (stopped(&st->job))
+            return VT_EIO;
+        if (st->eof)
+            break;
         rc = read_more(st, err, errlen);
         if (rc)
             return rc;
     }
-    st->pos = n_levels(st);
-    for (size_t i = 0; i < st->n_given; i++) {
-        size_t s = st->given[i].start / FRAME_SAMPLES;
-        size_t e = (st->given[i].end + FRAME_SAMPLES - 1) / FRAME_SAMPLES;
-
-        if (e > st->pos)
-            e = st->pos;
-        if (st->n_runs && s < st->runs[st->n_runs - 1].end)
-            s = st->runs[st->n_runs - 1].end;
-        if (s < e)
-            run_finished(st, s, e, 1);
-    }
+    rc = vad_windows(st, 1);
+    if (rc)
+        return rc;
+    if (vt_vad_cutter_finish(&st->cut, st->pcm_base + st->pcm_n, &seg))
+        vad_run_found(st, &seg);
     rc = make_segments(st, st->pos, 1);
     if (rc)
         return rc;
@@ -1110,8 +1258,8 @@ static int stream_run(struct stt_stream *st, char *err, size_t errlen)
     size_t block = (size_t)(NOISE_BLOCK_S / FRAME_S);
     int rc;
 
-    if (st->given)
-        return given_run(st, err, errlen);
+    if (st->stt->vad)
+        return vad_stream_run(st, err, errlen);
 
     st->thr_block = SIZE_MAX;
     for (;;) {
@@ -1149,8 +1297,18 @@ static int stream_run(struct stt_stream *st, char *err, size_t errlen)
     return 0;
 }
 
+static void stream_release(struct stt_stream *st)
+{
+    for (size_t i = 0; i < st->n_words; i++)
+        free(st->words[i].text);
+    free(st->words);
+    free(st->runs);
+    free(st->scratch);
+    free(st->db);
+    free(st->pcm);
+}
+
 static int stt_run_source(struct vt_stt *stt, stt_read_fn read, void *src, double duration_s,
-                          const struct vt_stt_span *given, size_t n_given,
                           struct vt_transcript *out, vt_progress_fn progress, void *user, char *err,
                           size_t errlen)
 {
@@ -1160,11 +1318,11 @@ static int stt_run_source(struct vt_stt *stt, stt_read_fn read, void *src, doubl
                             .duration_s = duration_s,
                             .progress = progress,
                             .user = user,
-                            .given = given,
-                            .n_given = n_given};
+                            .block = READ_SAMPLES};
+    char head[sizeof(out->model)];
     int rc;
 
-    snprintf(out->model, sizeof(out->model), "%s", stt->model);
+    snprintf(out->model, sizeof(out->model), "%s", stt->model_vad);
     start_workers(&st);
     rc = stream_run(&st, err, errlen);
     stop_workers(&st, rc != 0);
@@ -1173,11 +1331,13 @@ static int stt_run_source(struct vt_stt *stt, stt_read_fn read, void *src, doubl
         rc = vt_err(err, errlen, st.job.fail.code, "%s", st.job.fail.msg);
     if (rc)
         goto out;
+    snprintf(head, sizeof(head), "%s", stt->model);
     if (st.server_model[0]) {
-        size_t len = strlen(out->model);
+        size_t len = strlen(head);
 
-        snprintf(out->model + len, sizeof(out->model) - len, " (server model %s)", st.server_model);
+        snprintf(head + len, sizeof(head) - len, " (server model %s)", st.server_model);
     }
+    model_with_vad(out->model, sizeof(out->model), head, stt->vad);
     /* Less than a frame cannot hold a word. */
     if (st.n_speech == 0) {
         rc = vt_err(err, errlen, VT_SKIP, "silence only");
@@ -1189,13 +1349,7 @@ static int stt_run_source(struct vt_stt *stt, stt_read_fn read, void *src, doubl
     }
     vt_cues_from_words(st.words, st.n_words, out);
 out:
-    for (size_t i = 0; i < st.n_words; i++)
-        free(st.words[i].text);
-    free(st.words);
-    free(st.runs);
-    free(st.scratch);
-    free(st.db);
-    free(st.pcm);
+    stream_release(&st);
     return rc;
 }
 
@@ -1223,20 +1377,27 @@ int vt_stt_run(struct vt_stt *stt, const int16_t *pcm, size_t n, struct vt_trans
 {
     struct mem_src m = {.pcm = pcm, .n = pcm ? n : 0};
 
-    return stt_run_source(stt, mem_read, &m, (double)m.n / VT_AUDIO_RATE_HZ, NULL, 0, out, progress,
-                          user, err, errlen);
+    return stt_run_source(stt, mem_read, &m, (double)m.n / VT_AUDIO_RATE_HZ, out, progress, user,
+                          err, errlen);
 }
 
-int vt_stt_run_spans(struct vt_stt *stt, const int16_t *pcm, size_t n,
-                     const struct vt_stt_span *spans, size_t n_spans, struct vt_transcript *out,
-                     char *err, size_t errlen)
+int vt_stt_cut(const struct vt_vad *vad, const int16_t *pcm, size_t n, size_t block,
+               struct vt_stt_cuts *out, char *err, size_t errlen)
 {
+    struct vt_stt stt = {.n_decoders = 1, .vad = vad, .cuts = out};
     struct mem_src m = {.pcm = pcm, .n = pcm ? n : 0};
-    /* no span at all is silence: a run with none given but not NULL */
-    static const struct vt_stt_span none;
+    struct stt_stream st = {.stt = &stt, .read = mem_read, .src = &m, .block = block};
+    int rc;
 
-    return stt_run_source(stt, mem_read, &m, (double)m.n / VT_AUDIO_RATE_HZ,
-                          n_spans ? spans : &none, n_spans, out, NULL, NULL, err, errlen);
+    if (block < 1 || block > READ_SAMPLES)
+        return vt_err(err, errlen, VT_EINVAL, "'%zu': bad block size", block);
+    /* one worker, which never gets a segment */
+    start_workers(&st);
+    rc = stream_run(&st, err, errlen);
+    stop_workers(&st, rc != 0);
+    out->pcm_peak = st.pcm_peak;
+    stream_release(&st);
+    return rc;
 }
 
 static int file_read(void *src, int16_t *buf, size_t max, size_t *n, char *err, size_t errlen)
@@ -1250,12 +1411,12 @@ int vt_stt_run_file(struct vt_stt *stt, const char *path, struct vt_transcript *
     struct vt_audio *a = NULL;
     int rc;
 
-    snprintf(out->model, sizeof(out->model), "%s", stt->model);
+    snprintf(out->model, sizeof(out->model), "%s", stt->model_vad);
     rc = vt_audio_open(path, &a, err, errlen);
     if (rc)
         return rc;
-    rc = stt_run_source(stt, file_read, a, vt_audio_duration_s(a), NULL, 0, out, progress, user,
-                        err, errlen);
+    rc =
+        stt_run_source(stt, file_read, a, vt_audio_duration_s(a), out, progress, user, err, errlen);
     vt_audio_close(a);
     return rc;
 }

@@ -53,14 +53,22 @@ struct vt_stt_server_spec {
  * A run fails with VT_EIO for what may pass (no connection, timeouts, 5xx, an answer that is
  * not verbose_json or whose timings fall outside the segment) and VT_EINVAL for a 4xx.
  * The run's transcript model is "openai-transcribe MODEL at BASE", followed by
- * " (server model NAME)" when the server names the model it used.
+ * " (server model NAME)" when the server names the model it used, then "; vad ...".
  */
 struct vt_stt *vt_stt_new_server(const struct vt_stt_server_spec *spec, char *err, size_t errlen);
 /* Language hint for the next runs of a server recogniser ("en", "en-US" -> "en"; NULL or
  * anything not a language code: none). No effect on PocketSphinx. */
 void vt_stt_set_language(struct vt_stt *stt, const char *lang);
+/*
+ * Which segmenter finds the speech in the next runs: the Silero VAD vad (vad.h, borrowed
+ * until set again or stt is freed; its probabilities are computed window by window as the
+ * audio is read, and cut by upstream Silero's rules), or NULL: the energy detector, the
+ * default. The model strings then end with "; vad silero-16k 6.2.0" or "; vad energy".
+ */
+struct vt_vad;
+void vt_stt_set_vad(struct vt_stt *stt, const struct vt_vad *vad);
 /* Provenance, e.g. "pocketsphinx 5prealpha, hmm en-us, lm en-us.lm.bin, dict
- * cmudict-en-us.dict"; borrowed for the life of stt. */
+ * cmudict-en-us.dict; vad energy"; borrowed for the life of stt. */
 const char *vt_stt_model(const struct vt_stt *stt);
 void vt_stt_free(struct vt_stt *stt);
 

@@ -1,7 +1,7 @@
 /*
  * Inside of the stt stage (stt.h), shared by stt.c (the streaming segmenter and the worker
- * threads) and stt_openai.c (the transcription-server client that recognises one segment)
- * and by no one else.
+ * threads) and stt_openai.c (the transcription-server client that recognises one segment),
+ * and the unit tests of both; by no one else.
  */
 #ifndef VT_STT_INT_H
 #define VT_STT_INT_H
@@ -46,21 +46,23 @@ int vt_stt_openai_parse(const char *body, size_t len, double seg_start_s, double
                         struct vt_word **words, size_t *n_words, size_t *cap_words, char *reported,
                         size_t reported_len, char *err, size_t errlen);
 
-struct vt_stt;
+struct vt_vad;
 
-/* Speech found by another detector: samples [start, end) of the audio. */
-struct vt_stt_span {
-    size_t start, end;
+/* For tests: the segments the streaming segmenter cuts, noted instead of recognised. */
+struct vt_stt_cuts {
+    struct {
+        size_t start, end; /* samples */
+    } * seg;               /* caller frees */
+    size_t n, cap;
+    size_t pcm_peak; /* the most samples of audio held at once */
 };
 
 /*
- * vt_stt_run with the speech given (spans, in order, e.g. a VAD's segments) instead of found
- * by the energy detector: the spans are the runs of speech that segments are cut from, by
- * the same rules (pauses of LONG_PAUSE_S, 10-30 s). Reads all the audio first: for
- * benchmarks (bench/vad_bench.sh), not for hours of it.
+ * Cut n samples of 16 kHz audio into segments as vt_stt_run would, with Silero (vad) or
+ * the energy detector (NULL), reading them in blocks of block samples (1 to 4 s' worth; the
+ * stage reads 4 s), into out (zeroed by the caller). 0 or VT_EINVAL.
  */
-int vt_stt_run_spans(struct vt_stt *stt, const int16_t *pcm, size_t n,
-                     const struct vt_stt_span *spans, size_t n_spans, struct vt_transcript *out,
-                     char *err, size_t errlen);
+int vt_stt_cut(const struct vt_vad *vad, const int16_t *pcm, size_t n, size_t block,
+               struct vt_stt_cuts *out, char *err, size_t errlen);
 
 #endif

@@ -707,3 +707,104 @@ size_t vt_vad_segments(const float *probs, size_t n_probs, const struct vt_vad_p
     *out = v;
     return n;
 }
+
+/* ---- segments as a stream ---- */
+
+void vt_vad_cutter_init(struct vt_vad_cutter *c, const struct vt_vad_params *p)
+{
+    const size_t rate = VT_VAD_RATE_HZ;
+
+    memset(c, 0, sizeof(*c));
+    c->threshold = p->threshold;
+    c->neg = p->threshold - 0.15f < 0.01f ? 0.01f : p->threshold - 0.15f;
+    c->min_speech = rate * (size_t)(p->min_speech_ms > 0 ? p->min_speech_ms : 0) / 1000;
+    c->min_silence = rate * (size_t)(p->min_silence_ms > 0 ? p->min_silence_ms : 0) / 1000;
+    c->pad = rate * (size_t)(p->speech_pad_ms > 0 ? p->speech_pad_ms : 0) / 1000;
+    /* a segment ends min_silence after its speech: half of that is room for both pads */
+    if (c->pad > c->min_silence / 2)
+        c->pad = c->min_silence / 2;
+}
+
+static size_t padded_start(const struct vt_vad_cutter *c)
+{
+    if (c->no_pad)
+        return c->start;
+    return c->start > c->pad ? c->start - c->pad : 0;
+}
+
+/* The open segment ending at end (unpadded) into *seg if long enough; closes it. */
+static int cutter_close(struct vt_vad_cutter *c, size_t end, size_t pad_end,
+                        struct vt_vad_segment *seg)
+{
+    /* the rest of a cut segment is speech whatever its length */
+    int keep = end > c->start && (c->no_pad || end - c->start > c->min_speech);
+
+    if (keep) {
+        seg->start = padded_start(c);
+        seg->end = end + pad_end;
+    }
+    c->triggered = c->quiet = c->no_pad = 0;
+    return keep;
+}
+
+int vt_vad_cutter_push(struct vt_vad_cutter *c, float prob, struct vt_vad_segment *seg)
+{
+    size_t at = c->n_windows++ * VT_VAD_WINDOW;
+
+    if (prob >= c->threshold) {
+        c->quiet = 0;
+        if (!c->triggered) {
+            c->triggered = 1;
+            c->start = at;
+        }
+        return 0;
+    }
+    if (!c->triggered || prob >= c->neg)
+        return 0;
+    if (!c->quiet) {
+        c->quiet = 1;
+        c->temp_end = at;
+    }
+    if (at - c->temp_end < c->min_silence)
+        return 0;
+    /* at is min_silence past temp_end, and pad at most half of it: the pad is all audio */
+    return cutter_close(c, c->temp_end, c->pad, seg);
+}
+
+int vt_vad_cutter_finish(struct vt_vad_cutter *c, size_t n_samples, struct vt_vad_segment *seg)
+{
+    if (!c->triggered || n_samples <= c->start)
+        return c->triggered = c->quiet = c->no_pad = 0;
+    /* upstream's last segment runs to the end of the audio, a silence at its end included */
+    return cutter_close(c, n_samples, 0, seg);
+}
+
+size_t vt_vad_cutter_frontier(const struct vt_vad_cutter *c)
+{
+    size_t next = c->n_windows * VT_VAD_WINDOW;
+
+    if (c->triggered)
+        return padded_start(c);
+    return next > c->pad ? next - c->pad : 0;
+}
+
+int vt_vad_cutter_open(const struct vt_vad_cutter *c, size_t *start)
+{
+    if (c->triggered)
+        *start = padded_start(c);
+    return c->triggered;
+}
+
+int vt_vad_cutter_cut(struct vt_vad_cutter *c, size_t at, struct vt_vad_segment *seg)
+{
+    if (!c->triggered || at <= padded_start(c) || at > c->n_windows * VT_VAD_WINDOW)
+        return 0;
+    seg->start = padded_start(c);
+    seg->end = at;
+    c->start = at;
+    c->no_pad = 1;
+    /* a silence that began before the cut now begins at it */
+    if (c->quiet && c->temp_end < at)
+        c->temp_end = at;
+    return 1;
+}

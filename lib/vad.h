@@ -145,4 +145,48 @@ struct vt_vad_segment {
 size_t vt_vad_segments(const float *probs, size_t n_probs, const struct vt_vad_params *p,
                        struct vt_vad_segment **out);
 
+/*
+ * The same rules as a stream, one window's probability at a time, as upstream Silero's
+ * get_speech_timestamps (utils_vad.py) has them: speech starts at a window at or above
+ * threshold and ends where the probability fell below threshold - 0.15, once it stayed
+ * there min_silence_ms (a return above threshold in between cancels the end); segments of
+ * min_speech_ms or less are dropped; each is padded by speech_pad_ms on both sides (at most
+ * half of min_silence_ms, so that padded segments never touch: upstream splits the gap
+ * then). No merging of close segments (whisper.cpp's addition) and no max_speech_s: a
+ * caller cuts long speech itself (vt_vad_cutter_cut). Memory is this struct, whatever the
+ * length of the audio, and the segments do not depend on how the windows are grouped.
+ */
+struct vt_vad_cutter {
+    float threshold, neg;
+    size_t min_speech, min_silence, pad; /* samples */
+    size_t n_windows;                    /* probabilities pushed */
+    int triggered;                       /* inside speech */
+    int no_pad;                          /* the open segment continues a cut: no pad before */
+    int quiet;                           /* inside the open segment, silence since temp_end */
+    size_t start, temp_end;              /* the open segment's first sample; silence's */
+};
+
+/* A cutter with p's thresholds and durations (p->max_speech_s is not used). */
+void vt_vad_cutter_init(struct vt_vad_cutter *c, const struct vt_vad_params *p);
+/*
+ * The probability of the next window (window i covers samples [i * VT_VAD_WINDOW, +512)).
+ * 1 with *seg set (padded, samples) when this window ended a segment, else 0.
+ */
+int vt_vad_cutter_push(struct vt_vad_cutter *c, float prob, struct vt_vad_segment *seg);
+/*
+ * The end of the audio, n_samples in all: 1 with *seg for the open segment (it ends at the
+ * end, as upstream's last one does), if long enough; 0 otherwise. The cutter is then empty.
+ */
+int vt_vad_cutter_finish(struct vt_vad_cutter *c, size_t n_samples, struct vt_vad_segment *seg);
+/* The first sample a segment still to come can start at (padding included). */
+size_t vt_vad_cutter_frontier(const struct vt_vad_cutter *c);
+/* Whether a segment is open, and where it starts (padded) into *start. */
+int vt_vad_cutter_open(const struct vt_vad_cutter *c, size_t *start);
+/*
+ * Cut the open segment at sample at (after its start, before the next window): *seg gets
+ * its part before at, and the segment goes on from at without padding. 1, or 0 (nothing
+ * open, or at not inside it).
+ */
+int vt_vad_cutter_cut(struct vt_vad_cutter *c, size_t at, struct vt_vad_segment *seg);
+
 #endif

@@ -3,6 +3,7 @@
  * dispatches to one function per subcommand from the table below (git style).
  */
 #include "cli.h"
+#include "config.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -125,6 +126,11 @@ static const struct {
      "  stt.model           openai: the server's model name (whisper-1)\n"
      "  stt.url             openai: the transcription server's base URL\n"
      "  stt.api_key         openai: a Bearer token, when the server wants one\n"
+     "  stt.hints           true | false: the video's own words as speech hints (true)\n"
+     "  stt.vad             energy | silero: what finds the speech (default energy;\n"
+     "                      silero pays when music, applause or noise fill the pauses)\n"
+     "  stt.vad_model       silero: the Silero VAD ggml file (default the installed one,\n"
+     "                      " VT_CONFIG_VAD_MODEL ")\n"
      "  frame_embed.backend tflite | openai | none (default none: no picture vectors)\n"
      "  frame_embed.model   tflite: a .tflite file or a folder holding one; openai: the\n"
      "                      server's model\n"

@@ -72,7 +72,7 @@ ffmpeg -nostdin -v error -y -i "$T/talk.mp4" -vn -ac 1 -ar 16000 -c:a pcm_s16le 
   fail "sttdump: $(cat "$T/ours.err")"
 note "$(grep '^timing:' "$T/ours.err")"
 note "model: $(json "$T/ours.json" 'd["model"]')"
-want="pocketsphinx 5prealpha, hmm en-us, lm en-us.lm.bin, dict cmudict-en-us.dict"
+want="pocketsphinx 5prealpha, hmm en-us, lm en-us.lm.bin, dict cmudict-en-us.dict; vad energy"
 [[ $(json "$T/ours.json" 'd["model"]') == "$want" ]] || fail "unexpected model string"
 pocketsphinx_continuous -infile "$T/talk.wav" -hmm "$model/en-us" -lm "$model/en-us.lm.bin" \
   -dict "$model/cmudict-en-us.dict" -time yes > "$T/theirs.txt" 2> /dev/null ||

@@ -3,8 +3,9 @@
 # (FLAC in Matroska: silence, and one LibriVox clip at 2:30:00) peaks no higher than `add`
 # on the clip alone plus 64 MB (the whole decoded track, what the stage used to hold, is
 # 345 MB), and under 400 MB on a machine of up to 3 cores (each core adds a ~95 MB decoder).
-# The clip's words come back at 2:30:00: the whole time line went through. Checks memory
-# (peak RSS from /usr/bin/time), never time.
+# The clip's words come back at 2:30:00: the whole time line went through. The same with
+# stt.vad silero (the network runs over all 3 h, window by window): the same bound, and the
+# words at the same place. Checks memory (peak RSS from /usr/bin/time), never time.
 . "$(dirname "$0")/lib.sh"
 LV=/usr/share/pocketsphinx/test/data/librivox
 [[ -d $LV ]] || fail "no $LV (Debian package pocketsphinx-testdata)"
@@ -46,14 +47,26 @@ if [[ -z $san ]] && (($(getconf _NPROCESSORS_ONLN) <= 3)); then
   ((long_kb < 400 * 1024)) || fail "add peaked at $((long_kb / 1024)) MB (over 400 MB)"
 fi
 
-"$VIDTHEQUE" -q -L "$T/long" export "$(cat "$T/long.id")" > "$T/long.json"
-python3 - "$T/long.json" << 'PY' || fail "the clip's words are missing or misplaced"
+"$VIDTHEQUE" -q -L "$T/longsil" init || fail "init"
+"$VIDTHEQUE" -q -L "$T/longsil" config set stt.vad silero || fail "config set stt.vad"
+"$VIDTHEQUE" -q -L "$T/longsil" config set stt.vad_model "$DATA/silero-vad/for-tests-silero-v6.2.0-ggml.bin" ||
+  fail "config set stt.vad_model"
+sil_kb=$(peak_kb longsil "$T/long.mka")
+note "peak rss with Silero: 3 h $((sil_kb / 1024)) MB"
+((sil_kb - short_kb < 64 * 1024)) ||
+  fail "3 h of audio with Silero took $(((sil_kb - short_kb) / 1024)) MB more than 7 s"
+
+for lib in long longsil; do
+  "$VIDTHEQUE" -q -L "$T/$lib" export "$(cat "$T/$lib.id")" > "$T/$lib.json"
+  python3 - "$T/$lib.json" << 'PY' || fail "$lib: the clip's words are missing or misplaced"
 import json, sys
 d = json.load(open(sys.argv[1]))
 stt = [s for s in d["stages"] if s["name"] == "stt"][0]
 assert stt["state"] == "done", stt
+assert stt["model"].endswith("; vad silero-16k 6.2.0" if "longsil" in sys.argv[1] else "; vad energy"), stt
 words = [w for c in d["cues"] for w in c["words"]]
 assert len(words) >= 15, len(words)
 assert all(9000 <= w["start_s"] <= w["end_s"] <= 9007.2 for w in words), words
 PY
+done
 echo "all good"

@@ -8,7 +8,8 @@
 # byte. Checked: `add` gives cues whose words are the JFK sentence in order, each at its true
 # time plus the 2 s (word timings, top-level or per segment as whisper.cpp puts them), or
 # inside its segment's span (segment timings only); the server's model is in the stage's
-# provenance; `search` finds "fellow americans" at the moment it is said; the LibriVox clips
+# provenance (with the segmenter: energy, or Silero with stt.vad silero, whose segments
+# bring back the same words); `search` finds "fellow americans" at the moment it is said; the LibriVox clips
 # (one segment each, sent in parallel) come back in order, each word in its clip. Then every
 # failure mode (timeout, 500s, truncated JSON, garbage, an answer over the size cap, 404
 # model, timings outside the segment, no URL, no API key, an unknown backend) makes `add`
@@ -148,7 +149,7 @@ expect_exit 0 vt add "$T/jfk.mkv"
 id=$(cat "$T/out")
 vt export "$id" > "$T/doc.json"
 [[ $(stt_field state) == done ]] || fail "stt not done: $(stt_field error)"
-want="openai-transcribe whisper-test at $BASE (server model whisper-test)"
+want="openai-transcribe whisper-test at $BASE (server model whisper-test); vad energy"
 [[ $(stt_field model) == "$want" ]] || fail "stt model: '$(stt_field model)', expected '$want'"
 vt show "$id" | grep -qF "$want" || fail "show does not give the stt model"
 check_words words || fail "words or timings differ from the truth"
@@ -161,6 +162,15 @@ assert hits and hits[0]["video_id"] == sys.argv[2] and hits[0]["source"] == "spe
 # "fellow americans" is said from 1.15 to 2.20 s of jfk.wav
 assert pad + 1.15 - 0.01 <= hits[0]["start_s"] <= pad + 2.2 and hits[0]["end_s"] >= pad + 1.5, hits[0]
 PY
+
+note "the same with stt.vad silero: Silero's segments go to the server, all the words come back"
+new_lib libsil "${server_cfg[@]}" "stt.vad = silero" "stt.vad_model = $DATA/silero-vad/for-tests-silero-v6.2.0-ggml.bin"
+expect_exit 0 vt add "$T/jfk.mkv"
+vt export "$(cat "$T/out")" > "$T/doc.json"
+[[ $(stt_field state) == done ]] || fail "silero: stt not done: $(stt_field error)"
+want="openai-transcribe whisper-test at $BASE (server model whisper-test); vad silero-16k 6.2.0"
+[[ $(stt_field model) == "$want" ]] || fail "silero: stt model '$(stt_field model)', expected '$want'"
+check_words words || fail "silero: words or timings differ from the truth"
 
 note "the LibriVox clips: five segments in parallel, every word in its clip, in order"
 new_lib libvox "${server_cfg[@]}"

@@ -5,20 +5,22 @@
  *   {"model": ..., "cues": [{"start_s", "end_s", "text", "words": [{"text", "start_s",
  *   "end_s", "conf"}]}]}
  * and the time spent loading the model, decoding the audio and recognising it on stderr
- * ("timing: load_s=... audio_s=... recognise_s=... duration_s=... rtf=...").
+ * ("timing: load_s=... audio_s=... recognise_s=... duration_s=... rtf=... vad_s=...
+ * recognise_cpu_s=..."; the last is the CPU time of every thread while recognising, which
+ * a loaded machine's neighbours change less than the wall time).
  *
  * Usage: sttdump [-j THREADS] [--hints TEXTFILE] [--vad MODEL] FILE. With --hints, every line
  * of TEXTFILE is a text of the video's (a slide's line, its title...) given to the recogniser
  * as speech hints (stt_hints.h), as the stt stage gives its OCR lines. With --vad, the speech
- * is found by the Silero VAD of the ggml file MODEL (vad.h, whisper.cpp's segment rules)
- * instead of the stage's energy detector, and cut into segments by the same rules
- * (vt_stt_run_spans); its time is in recognise_s and also alone in vad_s. Exit status 0, 3 when the
+ * is found by the Silero VAD of the ggml file MODEL inside the stage's streaming segmenter
+ * (vt_stt_set_vad: what `stt.vad silero` does), instead of its energy detector; vad_s is the
+ * network's time alone over the same audio (a separate pass, not in recognise_s, which
+ * includes the stage's own). Exit status 0, 3 when the
  * stage would be skipped (the reason on stderr, "{}" on stdout), 1 on error.
  */
 #include "audio.h"
 #include "stt.h"
 #include "stt_hints.h"
-#include "stt_int.h"
 #include "util.h"
 #include "vad.h"
 
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static json_t *transcript_json(const struct vt_transcript *t)
 {
@@ -45,6 +48,16 @@ static json_t *transcript_json(const struct vt_transcript *t)
     return json_pack("{s:s, s:o}", "model", t->model, "cues", cues);
 }
 
+/* CPU seconds of the whole process (all its threads) so far. */
+static double cpu_s(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+        return 0;
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 int main(int argc, char **argv)
 {
     struct vt_transcript t = {0};
@@ -57,7 +70,7 @@ int main(int argc, char **argv)
     struct vt_vad *vad = NULL;
     double vad_s = 0;
     struct vt_stt_hints hints = {0};
-    double t0, t1, t2, t3;
+    double t0, t1, t2, t3, c2, c3;
     int rc = 1, e;
 
     for (int i = 1; i < argc; i++) {
@@ -112,29 +125,18 @@ int main(int argc, char **argv)
         goto out;
     }
     t2 = vt_monotonic_s();
-    if (vad) {
-        struct vt_vad_params p;
-        struct vt_vad_segment *seg = NULL;
-        struct vt_stt_span *spans;
-        float *probs = NULL;
-        size_t n_probs = vt_vad_probs(vad, pcm, n, VT_VAD_FRAMING_SILERO, &probs), n_seg;
-
-        vt_vad_params_default(&p);
-        n_seg = vt_vad_segments(probs, n_probs, &p, &seg);
-        spans = vt_xcalloc(n_seg ? n_seg : 1, sizeof(*spans));
-        for (size_t i = 0; i < n_seg; i++) {
-            spans[i].start = seg[i].start;
-            spans[i].end = seg[i].end;
-        }
-        vad_s = vt_monotonic_s() - t2;
-        e = vt_stt_run_spans(stt, pcm, n, spans, n_seg, &t, err, sizeof(err));
-        free(spans);
-        free(seg);
-        free(probs);
-    } else {
-        e = vt_stt_run(stt, pcm, n, &t, NULL, NULL, err, sizeof(err));
-    }
+    c2 = cpu_s();
+    vt_stt_set_vad(stt, vad);
+    e = vt_stt_run(stt, pcm, n, &t, NULL, NULL, err, sizeof(err));
     t3 = vt_monotonic_s();
+    c3 = cpu_s();
+    if (vad) {
+        float *probs = NULL;
+
+        vt_vad_probs(vad, pcm, n, VT_VAD_FRAMING_SILERO, &probs);
+        vad_s = vt_monotonic_s() - t3;
+        free(probs);
+    }
     if (e == VT_SKIP) {
         fprintf(stderr, "sttdump: skipped: %s\n", err);
         printf("{}\n");
@@ -154,9 +156,9 @@ int main(int argc, char **argv)
     }
     fprintf(stderr,
             "timing: load_s=%.3f audio_s=%.3f recognise_s=%.3f duration_s=%.3f rtf=%.4f "
-            "vad_s=%.3f\n",
+            "vad_s=%.3f recognise_cpu_s=%.3f\n",
             t1 - t0, t2 - t1, t3 - t2, (double)n / VT_AUDIO_RATE_HZ,
-            n ? (t3 - t2) / ((double)n / VT_AUDIO_RATE_HZ) : 0.0, vad_s);
+            n ? (t3 - t2) / ((double)n / VT_AUDIO_RATE_HZ) : 0.0, vad_s, c3 - c2);
     rc = 0;
 out:
     vt_transcript_release(&t);

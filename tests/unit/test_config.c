@@ -69,10 +69,17 @@ VT_TEST(config_check_values)
 {
     char err[256];
     static const char *const good[][2] = {
-        {"frame_embed.api_style", "openai"}, {"frame_embed.api_style", "jina"},
-        {"frame_embed.timeout_s", "0.5"},    {"frame_embed.timeout_s", "3600"},
-        {"frame_embed.batch", "1"},          {"frame_embed.batch", "128"},
-        {"frame_embed.model", "anything"},   {"text_embed.url", "not checked here"},
+        {"frame_embed.api_style", "openai"},
+        {"frame_embed.api_style", "jina"},
+        {"frame_embed.timeout_s", "0.5"},
+        {"frame_embed.timeout_s", "3600"},
+        {"frame_embed.batch", "1"},
+        {"frame_embed.batch", "128"},
+        {"frame_embed.model", "anything"},
+        {"text_embed.url", "not checked here"},
+        {"stt.vad", "energy"},
+        {"stt.vad", "silero"},
+        {"stt.vad_model", "/some/file.bin"},
     };
     static const char *const bad[][2] = {
         {"frame_embed.api_style", "Jina"},
@@ -92,6 +99,11 @@ VT_TEST(config_check_values)
         {"frame_embed.batch", "4x"},
         {"frame_embed.batch", ""},
         {"frame_embed.batch", "999999999999999999999"},
+        {"stt.vad", "Silero"},
+        {"stt.vad", "webrtc"},
+        {"stt.vad", ""},
+        {"stt.vad", "silero "},
+        {"stt.vad_model", ""},
     };
     for (size_t i = 0; i < VT_ARRAY_LEN(good); i++)
         CHECK_INT(vt_config_check(good[i][0], good[i][1], err, sizeof(err)), 0);
