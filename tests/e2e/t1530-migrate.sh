@@ -9,7 +9,8 @@
 PGDIR=
 admin=${VT_TEST_PG:-}
 if [[ -z $admin ]]; then
-  PGDIR=$T/pg
+  # beside $T, not in it: the cluster's owner (nobody, when run as root) cannot enter $T
+  PGDIR=$(mktemp -d "${TMPDIR:-/tmp}/vt-pg.XXXXXX")
   rc=0
   admin=$(bash "$ROOT/tests/pg/cluster.sh" start "$PGDIR") || rc=$?
   if ((rc == 77)); then
@@ -24,7 +25,7 @@ psql() { command psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 cleanup() {
   stop_server
   psql "$admin" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" > /dev/null 2>&1 || true
-  [[ -z $PGDIR ]] || bash "$ROOT/tests/pg/cluster.sh" stop "$PGDIR" > /dev/null 2>&1 || true
+  [[ -z $PGDIR ]] || { bash "$ROOT/tests/pg/cluster.sh" stop "$PGDIR" > /dev/null 2>&1; rm -rf "$PGDIR"; }
   [[ -n ${KEEP:-} ]] || rm -rf "$T"
 }
 trap cleanup EXIT
