@@ -228,6 +228,8 @@ int vt_store_video_priority(struct vt_store *s, const char *id, int priority);
  * vidtheque_jobs (sent when a stage is queued or settles); SQLite polls for a commit by
  * any process. 0 (woken or timed out), or an error code. */
 int vt_store_wait_work(struct vt_store *s, double timeout_s);
+/* "sqlite" or "postgresql". */
+const char *vt_store_backend(const struct vt_store *s);
 /* Write the stage table's dependencies into stage_deps when they differ (at open). */
 int vt_store_sync_stage_deps(struct vt_store *s);
 

@@ -143,6 +143,11 @@ int vt_store_video_priority(struct vt_store *s, const char *id, int priority)
     return store_step_done(s, st, "set a video's priority");
 }
 
+const char *vt_store_backend(const struct vt_store *s)
+{
+    return s->ops->name;
+}
+
 int store_notify_work(struct vt_store *s)
 {
     return s->pg ? store_exec(s, "NOTIFY vidtheque_jobs", "wake workers") : 0;
