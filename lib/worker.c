@@ -187,6 +187,23 @@ static void give_back_all(struct worker *w, struct vt_library *hb)
     }
 }
 
+/* A heartbeat found the stage not held: warn when another run has it (the stage may
+ * also have just settled here, between the slot's read and the heartbeat). */
+static void say_lost(struct vt_library *hb, const struct slot *sl)
+{
+    struct vt_stage_rec *r;
+    size_t n;
+
+    if (vt_store_stages(hb->store, sl->id, &r, &n))
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(r[i].name, sl->stage) && r[i].state == VT_STATE_RUNNING &&
+            (r[i].attempts != sl->attempts || !r[i].owner || strcmp(r[i].owner, sl->owner)))
+            vt_log(hb, VT_LOG_WARN, "%s: %s: lease lost: attempt %d taken over by %s", sl->id,
+                   sl->stage, sl->attempts, r[i].owner ? r[i].owner : "?");
+    vt_stage_recs_free(r, n);
+}
+
 /* Extend the lease of every running stage; warn of one taken over meanwhile. */
 static void beat(struct worker *w, struct vt_library *hb)
 {
@@ -205,8 +222,7 @@ static void beat(struct worker *w, struct vt_library *hb)
         if (rc)
             vt_log(hb, VT_LOG_WARN, "heartbeat: %s", vt_store_errmsg(hb->store));
         else if (res != VT_LEASE_HELD)
-            vt_log(hb, VT_LOG_WARN, "%s: %s: lease lost (taken over or settled meanwhile)", sl.id,
-                   sl.stage);
+            say_lost(hb, &sl);
         pthread_mutex_lock(&w->mu);
         w->stats.heartbeats++;
         pthread_mutex_unlock(&w->mu);

@@ -108,8 +108,8 @@ int cmd_worker(int argc, char **argv)
     if (rc < 0)
         return cli_error("%s", err);
     if (stats || !cli_opts.quiet)
-        cli_info("worker: %ld stage run(s), %ld result(s) refused (lease lost), %ld error(s)",
-                 st.ran, st.fenced, st.errors);
+        cli_info("worker: %ld stage run(s), %ld late result(s) refused, %ld error(s)", st.ran,
+                 st.fenced, st.errors);
     if (stats)
         cli_info("worker: queue overhead per stage run: p50 %.2f ms, p99 %.2f ms, total %.3f s",
                  st.overhead_p50_s * 1e3, st.overhead_p99_s * 1e3, st.queue_s);
