@@ -8,7 +8,7 @@
 
 PREFIX ?= /usr/local
 CC ?= cc
-PKGS = libavformat libavcodec libavutil libswscale libswresample sqlite3 jansson tesseract lept libjpeg pocketsphinx sphinxbase libmicrohttpd uchardet libcurl
+PKGS = libavformat libavcodec libavutil libswscale libswresample sqlite3 jansson tesseract lept libjpeg pocketsphinx sphinxbase libmicrohttpd uchardet libcurl libpq
 # flite (no pkg-config file): its CMU lexicon pronounces the words speech hints add
 FLITE_LIBS = -lflite_cmulex -lflite
 
@@ -94,8 +94,9 @@ check-headers:
 	  echo "#include \"$$(basename $$h)\"" | $(CC) $(ALL_CFLAGS) -Iinclude -Ilib -x c -fsyntax-only - || exit 1; \
 	done
 
+# The unit tests, the store's on SQLite and again on a throwaway PostgreSQL (VT_TEST_PG).
 unit: $(UNIT)
-	OMP_THREAD_LIMIT=1 $(UNIT)
+	OMP_THREAD_LIMIT=1 tests/pg/with-cluster.sh $(UNIT)
 
 e2e: vidtheque
 	VIDTHEQUE=$(abspath $(BIN)) tests/run-all.sh --e2e

@@ -40,12 +40,58 @@ const char *const vt_config_keys[] = {
     "frame_embed.api_style",
     "frame_embed.timeout_s",
     "frame_embed.batch",
+    "db",
     NULL,
 };
 
+/* A libpq URL as the db key holds it: the scheme, then printable ASCII without spaces
+ * (libpq percent-decodes the rest; what it refuses is said when the library opens). */
+static int db_url_ok(const char *v)
+{
+    if (strncmp(v, "postgresql://", 13) && strncmp(v, "postgres://", 11))
+        return 0;
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+        if (*p <= ' ' || *p >= 0x7f)
+            return 0;
+    return 1;
+}
+
+int vt_config_db_url(const char *lib_dir, char **url, char *err, size_t errlen)
+{
+    const char *env = getenv("VIDTHEQUE_DB");
+    struct vt_config *c = NULL;
+    const char *v;
+    int rc;
+
+    *url = NULL;
+    if (env && *env) {
+        if (!db_url_ok(env))
+            return vt_err(err, errlen, VT_EINVAL,
+                          "VIDTHEQUE_DB is not a postgresql:// URL (without spaces)");
+        *url = vt_xstrdup(env);
+        return 0;
+    }
+    rc = vt_config_load(lib_dir, &c, err, errlen);
+    if (rc)
+        return rc;
+    v = vt_config_get(c, "db");
+    if (v && *v && !db_url_ok(v))
+        rc = vt_err(err, errlen, VT_EINVAL,
+                    "'%s/config': db is not a postgresql:// URL (without spaces)", lib_dir);
+    else if (v && *v)
+        *url = vt_xstrdup(v);
+    vt_config_free(c);
+    return rc;
+}
+
 int vt_config_check(const char *key, const char *value, char *err, size_t errlen)
 {
-    if (!strcmp(key, "stt.hints")) {
+    if (!strcmp(key, "db")) {
+        if (!db_url_ok(value))
+            return vt_err(err, errlen, VT_EINVAL,
+                          "db '%s' is not a postgresql:// or postgres:// URL (without spaces)",
+                          value);
+    } else if (!strcmp(key, "stt.hints")) {
         if (strcmp(value, "true") && strcmp(value, "false"))
             return vt_err(err, errlen, VT_EINVAL, "%s '%s' is not true or false", key, value);
     } else if (!strcmp(key, "frame_embed.api_style")) {

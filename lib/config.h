@@ -26,6 +26,9 @@
  *   frame_embed.api_style   openai: openai | jina, the request's shape      (openai)
  *   frame_embed.timeout_s   openai: seconds per request, more than 0, at most 3600 (60)
  *   frame_embed.batch       openai: pictures per request, 1 to 128          (16)
+ *   db                   the library's database on PostgreSQL: a libpq URL
+ *                        (postgresql://USER@HOST/DB?...); unset: SQLite, DIR/library.db.
+ *                        The environment's VIDTHEQUE_DB overrides it.
  */
 #ifndef VT_CONFIG_H
 #define VT_CONFIG_H
@@ -56,5 +59,13 @@ extern const char *const vt_config_keys[];
  * refuses such a value, and the stage fails with the same line when the file says it.
  */
 int vt_config_check(const char *key, const char *value, char *err, size_t errlen);
+
+/*
+ * Where the library in lib_dir keeps its database: *url gets the PostgreSQL URL
+ * (VIDTHEQUE_DB when set, else the config's db key; caller frees), or NULL for SQLite's
+ * lib_dir/library.db. 0, or VT_EINVAL (a value that is not a postgresql:// URL) or the
+ * config's read error, with err.
+ */
+int vt_config_db_url(const char *lib_dir, char **url, char *err, size_t errlen);
 
 #endif

@@ -6,6 +6,7 @@
  */
 #include "library.h"
 
+#include "config.h"
 #include "embed.h"
 #include "keyframe.h"
 #include "media.h"
@@ -228,7 +229,7 @@ struct vt_library *vt_library_open(const char *dir, int flags, char *err, size_t
     struct vt_library *lib = NULL;
     struct stat st;
     char host[64] = "localhost";
-    char *db = NULL;
+    char *db = NULL, *url = NULL;
 
     if (!dir || !*dir) {
         vt_err(err, errlen, VT_EINVAL, "no library directory");
@@ -245,8 +246,12 @@ struct vt_library *vt_library_open(const char *dir, int flags, char *err, size_t
         vt_err(err, errlen, VT_EINVAL, "'%s': not a directory", dir);
         return NULL;
     }
-    db = vt_xasprintf("%s/library.db", dir);
-    if (!create && access(db, F_OK)) {
+    /* the database: on PostgreSQL when the config (or VIDTHEQUE_DB) says so, and then the
+     * directory holds the media and frames only */
+    if (vt_config_db_url(dir, &url, err, errlen))
+        return NULL;
+    db = url ? url : vt_xasprintf("%s/library.db", dir);
+    if (!create && !url && access(db, F_OK)) {
         vt_err(err, errlen, VT_ENOTFOUND, "'%s': no library here (run 'vidtheque init')", dir);
         goto fail;
     }
@@ -486,6 +491,9 @@ int vt_check(struct vt_library *lib, int *problems)
     if (!ok) {
         vt_log(lib, VT_LOG_ERROR, "%s", vt_store_errmsg(lib->store));
         c.problems++;
+    } else if (*vt_store_errmsg(lib->store)) {
+        /* sound as far as it could be checked: what was not is said (PostgreSQL without amcheck) */
+        vt_log(lib, VT_LOG_WARN, "%s", vt_store_errmsg(lib->store));
     }
     rc = vt_store_video_each(lib->store, check_video, &c);
     if (!rc)

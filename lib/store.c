@@ -20,6 +20,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/*
+ * PostgreSQL (store_pg.c) needs libpq, which the front binary does not link (Makefile):
+ * these references are weak, so a program links the backend only when something else
+ * names it (src/vidtheque.c does in vidtheque-full, and the unit tests). They are called
+ * only on a handle whose s->pg is set, which only store_pg_open does.
+ */
+#pragma weak store_pg_open
+#pragma weak store_pg_close
+#pragma weak store_pg_begin
+#pragma weak store_pg_begin_read
+#pragma weak store_pg_commit
+#pragma weak store_pg_rollback
+#pragma weak store_pg_version
+#pragma weak store_pg_check
+
 /* Migration i takes the schema from version i to i+1. Never edit a shipped one. */
 static const char *const migrations[] = {
     "CREATE TABLE videos ("
@@ -547,6 +562,11 @@ static int open_read_only(struct vt_store *s, const char *db_path)
     return 0;
 }
 
+int vt_store_is_url(const char *db)
+{
+    return db && (!strncmp(db, "postgresql://", 13) || !strncmp(db, "postgres://", 11));
+}
+
 int vt_store_open(const char *db_path, struct vt_store **out, char *err, size_t errlen)
 {
     return vt_store_open_flags(db_path, 0, out, err, errlen);
@@ -561,6 +581,12 @@ int vt_store_open_flags(const char *db_path, int flags, struct vt_store **out, c
     const char *slash = strrchr(db_path, '/');
     int rc, writable;
 
+    if (vt_store_is_url(db_path)) {
+        if (!store_pg_open)
+            return vt_err(err, errlen, VT_EINVAL,
+                          "this program was built without PostgreSQL (vidtheque-full has it)");
+        return store_pg_open(db_path, flags, out, err, errlen);
+    }
     pthread_once(&once, sqlite_setup);
     s = vt_xcalloc(1, sizeof(*s));
     s->ops = &db_sqlite_ops;
@@ -642,6 +668,8 @@ void vt_store_close(struct vt_store *s)
             s->cache[i].st->ops->finalize(s->cache[i].st);
         free(s->cache[i].sql);
     }
+    if (s->pg)
+        store_pg_close(s);
     sqlite3_close(s->db);
     free(s->dir);
     free(s);
@@ -649,6 +677,8 @@ void vt_store_close(struct vt_store *s)
 
 int vt_store_begin(struct vt_store *s)
 {
+    if (s->pg)
+        return store_pg_begin(s);
     if (s->read_only) {
         snprintf(s->err, sizeof(s->err), "library '%.400s' is read-only", s->dir);
         return VT_ESTATE;
@@ -658,6 +688,8 @@ int vt_store_begin(struct vt_store *s)
 
 int vt_store_begin_read(struct vt_store *s)
 {
+    if (s->pg)
+        return store_pg_begin_read(s);
     return store_exec(s, "BEGIN", "start a read");
 }
 
@@ -666,6 +698,8 @@ long long vt_store_version(struct vt_store *s)
     struct db_stmt *st;
     long long v = -1;
 
+    if (s->pg)
+        return store_pg_version(s);
     /* data_version moves when another connection commits; commits counts ours */
     if (store_prepare(s, "PRAGMA data_version", &st))
         return -1;
@@ -677,7 +711,11 @@ long long vt_store_version(struct vt_store *s)
 
 int vt_store_commit(struct vt_store *s)
 {
-    int rc = store_exec(s, "COMMIT", "commit");
+    int rc;
+
+    if (s->pg)
+        return store_pg_commit(s);
+    rc = store_exec(s, "COMMIT", "commit");
 
     s->commits++;
     if (rc)
@@ -687,6 +725,10 @@ int vt_store_commit(struct vt_store *s)
 
 void vt_store_rollback(struct vt_store *s)
 {
+    if (s->pg) {
+        store_pg_rollback(s);
+        return;
+    }
     if (!sqlite3_get_autocommit(s->db))
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
@@ -694,9 +736,13 @@ void vt_store_rollback(struct vt_store *s)
 int vt_store_check(struct vt_store *s, int *ok)
 {
     struct db_stmt *st;
-    int rc = store_prepare(s, "PRAGMA integrity_check", &st);
+    int rc;
 
+    if (s->pg)
+        return store_pg_check(s, ok);
+    rc = store_prepare(s, "PRAGMA integrity_check", &st);
     *ok = 0;
+    s->err[0] = '\0';
     if (rc)
         return rc;
     if (db_step(st) == DB_ROW && !strcmp(db_col_text(st, 0), "ok"))

@@ -116,7 +116,17 @@ struct vt_store_frame {
     struct vt_ocr_page ocr; /* lines in reading order */
 };
 
+/*
+ * Open (creating and migrating as needed) the database db_path: a file for SQLite, or a
+ * libpq URL (postgresql://... or postgres://..., vt_store_is_url) for PostgreSQL, in
+ * the programs that link it (store_pg.c; not the front binary: VT_EINVAL there). A
+ * PostgreSQL server that cannot be reached gives VT_EUNAVAIL; so does any verb whose
+ * connection is lost (nothing of it took effect; the next verb outside a transaction
+ * reconnects).
+ */
 int vt_store_open(const char *db_path, struct vt_store **out, char *err, size_t errlen);
+/* Whether db names a PostgreSQL database (a postgresql:// or postgres:// URL). */
+int vt_store_is_url(const char *db);
 /*
  * vt_store_open with flags. VT_STORE_READ: the caller only reads, so a database that
  * cannot be written (a read-only mount, files or a directory without write permission)
@@ -142,8 +152,10 @@ void vt_store_rollback(struct vt_store *s);
  * by this handle or any other connection); -1 on error. */
 long long vt_store_version(struct vt_store *s);
 
-/* PRAGMA integrity_check: 0 with *ok set (1 when "ok"; else 0 and the errmsg says so),
- * or an error code when the check could not run. */
+/* SQLite: PRAGMA integrity_check; PostgreSQL: the server answers and, when the amcheck
+ * extension is installed, every B-tree index is verified. 0 with *ok set (1 when sound;
+ * else 0 and the errmsg says so), or an error code when the check could not run. With
+ * *ok 1 the errmsg is "" or says what could not be checked. */
 int vt_store_check(struct vt_store *s, int *ok);
 
 /* Videos. Strings in records are owned by the record (vt_video_rec_release). */

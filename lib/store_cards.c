@@ -13,14 +13,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ASCII case folding on PostgreSQL, as SQLite's lower(), instr() and NOCASE do (its
+ * lower() would fold by the database's locale) */
+#define PG_FOLD(col)                                                                               \
+    "translate(" col ", 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+
 /* ORDER BY per sort (vt_store_cards_query.sort); seq last, so the order is total. */
-static const char *order_by(enum vt_store_card_sort sort)
+static const char *order_by(const struct vt_store *s, enum vt_store_card_sort sort)
 {
     switch (sort) {
     case VT_CARDS_NEWEST:
         return " ORDER BY v.seq DESC";
     case VT_CARDS_TITLE:
-        return " ORDER BY coalesce(v.title, '') COLLATE NOCASE, v.seq";
+        return s->pg ? " ORDER BY " PG_FOLD("coalesce(v.title, '')") " COLLATE \"C\", v.seq"
+                     : " ORDER BY coalesce(v.title, '') COLLATE NOCASE, v.seq";
     case VT_CARDS_DURATION:
         return " ORDER BY v.duration_s, v.seq";
     case VT_CARDS_ADDED:
@@ -37,6 +43,18 @@ static const char *order_by(enum vt_store_card_sort sort)
     "  OR instr(lower(coalesce(v.channel, '')), ?2) > 0)"                                          \
     " AND (?3 = 0 OR EXISTS (SELECT 1 FROM reuse r WHERE r.video_id = v.id))"                      \
     " AND (?6 IS NULL OR v.id = ?6)"
+/* The same on PostgreSQL: the parameters that may be NULL say their type */
+#define CARDS_WHERE_PG                                                                             \
+    " FROM videos v WHERE (CAST(?1 AS text) IS NULL OR v.index_state = ?1)"                        \
+    " AND (CAST(?2 AS text) IS NULL OR strpos(" PG_FOLD(                                           \
+        "coalesce(v.title, '')") ", ?2) > 0"                                                       \
+                                 "  OR strpos(" PG_FOLD(                                           \
+                                     "coalesce(v.channel, '')") ", ?2) > 0)"                       \
+                                                                " AND (?3 = 0 OR EXISTS (SELECT "  \
+                                                                "1 FROM reuse r WHERE r.video_id " \
+                                                                "= v.id))"                         \
+                                                                " AND (CAST(?6 AS text) IS NULL "  \
+                                                                "OR v.id = ?6)"
 
 /* The first kept frame of the video (time order): its poster. */
 #define CARDS_POSTER                                                                               \
@@ -96,7 +114,8 @@ int vt_store_cards(struct vt_store *s, const struct vt_store_cards_query *q,
     int rc;
 
     *total = 0;
-    rc = store_prepare(s, "SELECT count(*)" CARDS_WHERE, &st);
+    rc = store_prepare(s, s->pg ? "SELECT count(*)" CARDS_WHERE_PG : "SELECT count(*)" CARDS_WHERE,
+                       &st);
     if (rc)
         goto out;
     store_bind_text(st, 1, state);
@@ -121,10 +140,12 @@ int vt_store_cards(struct vt_store *s, const struct vt_store_cards_query *q,
                      " (SELECT g.name FROM stages g WHERE g.video_id = v.id AND g.state = 'running'"
                      "  ORDER BY g.ord LIMIT 1)"
                      " FROM (SELECT v.id, v.title, v.channel, v.duration_s, v.index_state,"
-                     "  v.data_status, v.created_at, v.seq" CARDS_WHERE);
-    vt_sb_adds(&sql, order_by(q->sort));
-    vt_sb_adds(&sql, " LIMIT ?4 OFFSET ?5) v");
-    vt_sb_adds(&sql, order_by(q->sort));
+                     "  v.data_status, v.created_at, v.seq");
+    vt_sb_adds(&sql, s->pg ? CARDS_WHERE_PG : CARDS_WHERE);
+    vt_sb_adds(&sql, order_by(s, q->sort));
+    /* no limit: SQLite's is -1, PostgreSQL's NULL */
+    vt_sb_adds(&sql, s->pg ? " LIMIT nullif(?4, -1) OFFSET ?5) v" : " LIMIT ?4 OFFSET ?5) v");
+    vt_sb_adds(&sql, order_by(s, q->sort));
     rc = store_rows(s, sql.buf, "list videos", card_row, &c, "ssiIIs", state, text, q->reuse_only,
                     (int64_t)(q->limit < 0 ? -1 : q->limit),
                     (int64_t)(q->offset > 0 ? q->offset : 0), q->id);

@@ -152,4 +152,37 @@ struct phon_ctx {
 /* vt_tokenize() callback: index the token's metaphone key (user: struct phon_ctx). */
 void store_add_phonetic(void *user, const char *tok, size_t n);
 
+/* ---- PostgreSQL (store_pg.c, store_pg_index.c) ---- */
+
+/*
+ * The connection-level verbs (store_pg.c) need libpq: store.c calls them through weak
+ * references (only programs that name store_pg_open link them), and only when s->pg is
+ * set, which only store_pg_open does.
+ */
+int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, size_t errlen);
+void store_pg_close(struct vt_store *s);
+int store_pg_begin(struct vt_store *s);
+int store_pg_begin_read(struct vt_store *s);
+int store_pg_commit(struct vt_store *s);
+void store_pg_rollback(struct vt_store *s);
+long long store_pg_version(struct vt_store *s);
+int store_pg_check(struct vt_store *s, int *ok);
+/* url with any password replaced by ***, for messages. Caller frees. */
+char *store_pg_url_redact(const char *url);
+
+/* store_pg_index.c: db.h only, callable from the shared row code in any program. */
+
+/* text as a tsvector literal: each vt_tokenize() token in order at positions 1, 2, ...
+ * (at most 16383, the last repeated beyond), quoted with ' and \ escaped. Caller frees;
+ * "" (the empty tsvector) for text without a token. */
+char *store_pg_tsv(const char *text);
+/* The docs INSERT for source ("speech", "screen", "title") that store_insert_doc binds:
+ * its ?1..?6 and the tsvector as ?7. Static. */
+const char *store_pg_doc_insert_sql(const char *source);
+int store_pg_screen_docs_refresh(struct vt_store *s, const char *id);
+int store_pg_title_docs_refresh(struct vt_store *s, const char *id);
+/* Before video id is deleted: drop the phonetic and fuzzy keys only its rows hold. */
+int store_pg_forget_words(struct vt_store *s, const char *id);
+int store_pg_maintain(struct vt_store *s, enum vt_maintain how);
+
 #endif

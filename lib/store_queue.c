@@ -246,6 +246,17 @@ int vt_store_sync_stage_deps(struct vt_store *s)
     if (rc || same)
         return rc;
     rc = vt_store_begin(s);
+    /* PostgreSQL: workers starting together rewrite it one at a time, and only the
+     * first finds it different (SQLite's write lock, taken by begin, does the same) */
+    if (!rc && s->pg)
+        rc = store_exec(s, "SELECT pg_advisory_xact_lock(8532461420160577910)",
+                        "lock stage_deps");
+    if (!rc)
+        rc = deps_current(s, &same);
+    if (!rc && same) {
+        vt_store_rollback(s);
+        return 0;
+    }
     if (!rc)
         rc = store_exec(s, "DELETE FROM stage_deps", "write stage_deps");
     for (int k = 0; k < VT_STAGE_COUNT && !rc; k++) {

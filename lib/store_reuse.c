@@ -132,7 +132,8 @@ int vt_store_frame_hashes(struct vt_store *s, const char *only_id, const char *e
     int rc = store_prepare(s,
                            "SELECT video_id, idx, t_s, phash, shot FROM frames"
                            " WHERE duplicate_of IS NULL AND path IS NOT NULL"
-                           " AND (?1 IS NULL OR video_id = ?1) AND (?2 IS NULL OR video_id <> ?2)"
+                           " AND (CAST(?1 AS TEXT) IS NULL OR video_id = ?1)"
+                           " AND (CAST(?2 AS TEXT) IS NULL OR video_id <> ?2)"
                            " ORDER BY video_id, idx",
                            &st);
 

@@ -347,7 +347,8 @@ int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_in
     }
     store_finish(s, st);
     if (!rc)
-        rc = store_prepare(s, "INSERT OR IGNORE INTO fuzzy (del, term) VALUES (?, ?)", &fc.st);
+        rc = store_prepare(s, "INSERT INTO fuzzy (del, term) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                           &fc.st);
     for (size_t i = 0; i < n && !rc; i++)
         for (size_t k = 0; k < pages[i].n_lines && !rc; k++) {
             /* noise is never searched, so no approximate spelling may lead to it */
@@ -391,11 +392,13 @@ int vt_store_transcript_replace(struct vt_store *s, const char *id, const struct
                            &word);
     if (!rc)
         rc = store_prepare(s,
-                           "INSERT INTO docs (video_id, source, ref, start_s, end_s, text, meta)"
-                           " VALUES (?1, 'speech', ?2, ?3, ?4, ?5, ?6)",
+                           s->pg ? store_pg_doc_insert_sql("speech")
+                                 : "INSERT INTO docs (video_id, source, ref, start_s, end_s, text,"
+                                   " meta) VALUES (?1, 'speech', ?2, ?3, ?4, ?5, ?6)",
                            &doc);
     if (!rc)
-        rc = store_prepare(s, "INSERT OR IGNORE INTO phonetic (term, key) VALUES (?, ?)", &pc.st);
+        rc = store_prepare(
+            s, "INSERT INTO phonetic (term, key) VALUES (?, ?) ON CONFLICT DO NOTHING", &pc.st);
     for (size_t i = 0; i < t->n_cues && !rc; i++) {
         const struct vt_cue *c = &t->cues[i];
 
@@ -590,7 +593,8 @@ int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *
         "SELECT (SELECT count(*) FROM shots WHERE video_id = ?1),"
         " (SELECT count(*) FROM frames WHERE video_id = ?1),"
         " (SELECT count(*) FROM frames WHERE video_id = ?1 AND duplicate_of IS NULL),"
-        " (SELECT total(bytes) FROM frames WHERE video_id = ?1 AND duplicate_of IS NULL),"
+        " (SELECT coalesce(sum(bytes), 0) FROM frames WHERE video_id = ?1 AND duplicate_of IS "
+        "NULL),"
         " (SELECT count(DISTINCT frame_idx) FROM ocr_lines WHERE video_id = ?1 AND noise = 0),"
         " (SELECT count(*) FROM ocr_lines WHERE video_id = ?1 AND noise = 0),"
         " (SELECT count(*) FROM cues WHERE video_id = ?1),"

@@ -146,8 +146,11 @@ int store_screen_docs_refresh(struct vt_store *s, const char *id)
 {
     struct db_stmt *st;
     char *meta;
-    int rc = store_delete_docs(s, id, "screen");
+    int rc;
 
+    if (s->pg)
+        return store_pg_screen_docs_refresh(s, id);
+    rc = store_delete_docs(s, id, "screen");
     if (rc)
         return rc;
     rc =
@@ -260,6 +263,13 @@ int store_insert_doc(struct vt_store *s, struct db_stmt *st, const char *id, int
     db_bind_double(st, 4, end_s);
     store_bind_text(st, 5, text);
     store_bind_text(st, 6, meta);
+    if (s->pg) {
+        /* PostgreSQL's rows carry their tokens (store_pg.c's docs.tsv) */
+        char *tsv = store_pg_tsv(text);
+
+        store_bind_text(st, 7, tsv);
+        free(tsv);
+    }
     if (db_step(st) != DB_DONE)
         rc = store_fail(s, "index row");
     db_reset(st);
@@ -288,9 +298,13 @@ void store_add_phonetic(void *user, const char *tok, size_t n)
 int vt_store_title_docs_refresh(struct vt_store *s, const char *id)
 {
     struct db_stmt *st;
-    char *meta = store_meta_tokens("title", id);
-    int rc = store_delete_docs(s, id, "title");
+    char *meta;
+    int rc;
 
+    if (s->pg)
+        return store_pg_title_docs_refresh(s, id);
+    meta = store_meta_tokens("title", id);
+    rc = store_delete_docs(s, id, "title");
     if (!rc)
         rc = store_prepare(s,
                            "INSERT INTO docs (video_id, source, ref, start_s, end_s, text, meta)"
@@ -575,6 +589,8 @@ int vt_store_maintain(struct vt_store *s, enum vt_maintain how)
     char sql[96];
     int pages = how == VT_MAINTAIN_FULL ? 0 : MERGE_STEP_PAGES;
 
+    if (s->pg)
+        return store_pg_maintain(s, how);
     /* FTS5 answers faster from fewer, larger segments: 'merge' does a bounded amount
      * of that work (pages > 0), 'optimize' all of it */
     if (pages > 0)

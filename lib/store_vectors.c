@@ -235,10 +235,13 @@ int vt_store_vectors_of(struct vt_store *s, const char *id, enum vt_vec_kind kin
                         const char *space, int dim, int **refs, float **v, size_t *n)
 {
     struct db_stmt *st;
+    /* by the video's index, not a space's (the whole library): SQLite is told so with +,
+     * which PostgreSQL's planner does not need (nor parse) */
     int rc = store_prepare(s,
-                           /* by the video's index: a space's is the whole library */
-                           "SELECT ref, f32 FROM vectors WHERE video_id = ? AND +kind = ?"
-                           " AND +space = ? ORDER BY ref",
+                           s->pg ? "SELECT ref, f32 FROM vectors WHERE video_id = ? AND kind = ?"
+                                   " AND space = ? ORDER BY ref"
+                                 : "SELECT ref, f32 FROM vectors WHERE video_id = ? AND +kind = ?"
+                                   " AND +space = ? ORDER BY ref",
                            &st);
     size_t cap = 0, vcap = 0, fbytes = sizeof(float) * (size_t)dim;
 

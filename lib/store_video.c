@@ -267,8 +267,11 @@ int vt_store_video_set_state(struct vt_store *s, const char *id, enum vt_index_s
 int vt_store_video_delete(struct vt_store *s, const char *id)
 {
     struct db_stmt *st;
-    int rc = store_prepare(s, "DELETE FROM videos WHERE id = ?", &st);
+    /* PostgreSQL: the words only this video holds are found from its rows, before they go */
+    int rc = s->pg ? store_pg_forget_words(s, id) : 0;
 
+    if (!rc)
+        rc = store_prepare(s, "DELETE FROM videos WHERE id = ?", &st);
     if (rc)
         return rc;
     store_bind_text(st, 1, id);
@@ -278,7 +281,7 @@ int vt_store_video_delete(struct vt_store *s, const char *id)
         rc = VT_ENOTFOUND;
     }
     /* words said or shown only in this video leave the lookup tables with it */
-    if (!rc)
+    if (!rc && !s->pg)
         rc = store_exec(s,
                         "DELETE FROM phonetic WHERE term NOT IN (SELECT term FROM docs_vocab);"
                         "DELETE FROM fuzzy WHERE term NOT IN (SELECT term FROM docs_vocab);",
@@ -424,13 +427,13 @@ int vt_store_stage_claim(struct vt_store *s, const char *id, const struct vt_sta
                          const char *owner, double now, double lease_until, enum vt_lease *res)
 {
     struct db_stmt *st;
-    int rc = store_prepare(s,
-                           "UPDATE stages SET state = 'running', owner = ?3, started_at = ?4,"
-                           " took_s = 0, retry_at = 0, error = NULL, attempts = attempts + 1,"
-                           " lease_until = ?8"
-                           " WHERE video_id = ?1 AND name = ?2 AND state = ?5 AND owner IS ?6"
-                           " AND attempts = ?7",
-                           &st);
+    int rc = store_prepare(
+        s,
+        "UPDATE stages SET state = 'running', owner = ?3, started_at = ?4,"
+        " took_s = 0, retry_at = 0, error = NULL, attempts = attempts + 1, lease_until = ?8"
+        " WHERE video_id = ?1 AND name = ?2 AND state = ?5 AND owner IS NOT DISTINCT FROM ?6"
+        " AND attempts = ?7",
+        &st);
 
     if (rc)
         return rc;

@@ -4,6 +4,7 @@
  * videos control safe to print on a terminal.
  */
 #include "cli.h"
+#include "config.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -87,6 +88,20 @@ struct vt_library *cli_open_library(int flags)
     if (vt_library_default_dir(cli_opts.library, dir, sizeof(dir))) {
         cli_error("cannot tell where the library is: use -L DIR or set VIDTHEQUE_LIBRARY");
         return NULL;
+    }
+    if (cli_run_full) {
+        /* the front links no libpq: a library on PostgreSQL is vidtheque-full's */
+        char *url = NULL;
+
+        if (vt_config_db_url(dir, &url, err, sizeof(err))) {
+            cli_error("%s", err);
+            return NULL;
+        }
+        if (url) {
+            free(url);
+            cli_run_full(0, NULL); /* returns only when it could not run */
+            return NULL;
+        }
     }
     lib = vt_library_open(dir, flags, err, sizeof(err));
     if (!lib) {

@@ -32,10 +32,14 @@ static int run_full(int argc, char **argv);
 #else
 #define FULL(fn) fn
 /* Backends the library references weakly so that the front binary can go without
- * libcurl (lib/embed.c, lib/imgembed.c): named here, they are linked into vidtheque-full. */
+ * libcurl (lib/embed.c, lib/imgembed.c) and libpq (lib/store.c): named here, they are
+ * linked into vidtheque-full. */
 #include "embed_int.h"
 #include "imgembed_int.h"
-void *const vt_full_backends[] = {(void *)vt_embed_openai_open, (void *)vt_imgembed_openai_open};
+struct vt_store;
+int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, size_t errlen);
+void *const vt_full_backends[] = {(void *)vt_embed_openai_open, (void *)vt_imgembed_openai_open,
+                                  (void *)store_pg_open};
 #endif
 
 /* `models` lists (front); `models pull` downloads with libcurl, in vidtheque-full. */
@@ -52,7 +56,8 @@ static int cmd_models_any(int argc, char **argv)
 }
 
 static const struct cmd commands[] = {
-    {"init", cmd_init, "", "create an empty library"},
+    {"init", cmd_init, "[--db postgresql://...]",
+     "create an empty library (its database in DIR, or on a PostgreSQL server)"},
     {"add", FULL(cmd_add),
      "[--stt=auto|captions|recognize] [--no-keep-media] [--limit N] [--info-json F] "
      "[--yt-dlp PATH] [--max-time S] [--max-size MIB] [--queue] [--wait] [--priority N] "

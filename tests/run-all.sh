@@ -2,7 +2,13 @@
 # The whole suite: unit tests, then every end-to-end script tests/e2e/t*.sh.
 # Ends with one line "N passed, N failed" counting unit tests and e2e scripts.
 # --e2e: only the end-to-end scripts (UNIT need not be set).
+# One throwaway PostgreSQL cluster serves the whole run (tests/pg/with-cluster.sh:
+# VT_TEST_PG and VT_TEST_PG_DIR), stopped at the end whatever happens.
 set -u
+if [[ -z ${VT_TEST_PG:-} && -z ${VT_RUN_ALL_PG_TRIED:-} ]]; then
+  export VT_RUN_ALL_PG_TRIED=1
+  exec "$(dirname "$0")/pg/with-cluster.sh" bash "$0" "$@"
+fi
 e2e_only=
 [[ ${1:-} == --e2e ]] && e2e_only=1
 cd "$(dirname "$0")/.."

@@ -13,13 +13,28 @@
 
 typedef void (*vt_test_fn)(void);
 void vt_test_register(const char *name, vt_test_fn fn);
-extern int vt_test_failures; /* failures in the running test */
+/* Register fn to run again on PostgreSQL as NAME@pg, when VT_TEST_PG names a server. */
+void vt_test_register_pg(const char *name, vt_test_fn fn);
+extern int vt_test_failures;     /* failures in the running test */
+extern const char *vt_test_name; /* the running test's name (NAME@pg on PostgreSQL) */
+extern int vt_test_on_pg;        /* the running test is the PostgreSQL run of a VT_TEST_STORE */
 
 #define VT_TEST(name)                                                                              \
     static void test_##name(void);                                                                 \
     __attribute__((constructor)) static void register_##name(void)                                 \
     {                                                                                              \
         vt_test_register(#name, test_##name);                                                      \
+    }                                                                                              \
+    static void test_##name(void)
+
+/* A test of the store: run on SQLite, and again on PostgreSQL when VT_TEST_PG is set
+ * (tests/pg/cluster.sh); its database comes from vt_test_db() (pgtest.h). */
+#define VT_TEST_STORE(name)                                                                        \
+    static void test_##name(void);                                                                 \
+    __attribute__((constructor)) static void register_##name(void)                                 \
+    {                                                                                              \
+        vt_test_register(#name, test_##name);                                                      \
+        vt_test_register_pg(#name, test_##name);                                                   \
     }                                                                                              \
     static void test_##name(void)
 

@@ -12,6 +12,7 @@
 #include "keyframe.h"
 #include "library.h"
 #include "ocr.h"
+#include "pgtest.h"
 #include "store.h"
 #include "util.h"
 #include "vecsearch.h"
@@ -23,6 +24,8 @@
 #define D     8
 #define SPACE "unit:visual"
 
+static char *test_db; /* the running test's database on PostgreSQL (pgtest.h) */
+
 static struct vt_library *scratch(char *dir, size_t n)
 {
     char err[256];
@@ -30,6 +33,7 @@ static struct vt_library *scratch(char *dir, size_t n)
     snprintf(dir, n, "/tmp/vt-unit-frames.XXXXXX");
     if (!mkdtemp(dir))
         return NULL;
+    test_db = vt_test_library_db(dir);
     return vt_library_open(dir, VT_OPEN_CREATE, err, sizeof(err));
 }
 
@@ -92,7 +96,7 @@ static int put(struct vt_library *lib, const char *id, int nf, const uint64_t *h
     return rc;
 }
 
-VT_TEST(frames_same_footage)
+VT_TEST_STORE(frames_same_footage)
 {
     char dir[64];
     struct vt_library *lib = scratch(dir, sizeof(dir));
@@ -198,9 +202,11 @@ VT_TEST(frames_same_footage)
     vt_store_reuse_free(runs, n);
     vt_library_close(lib);
     vt_rm_rf(dir);
+    vt_test_db_free(test_db);
+    test_db = NULL;
 }
 
-VT_TEST(frames_vector_kinds_and_similar)
+VT_TEST_STORE(frames_vector_kinds_and_similar)
 {
     char dir[64];
     struct vt_library *lib = scratch(dir, sizeof(dir));
@@ -256,4 +262,6 @@ VT_TEST(frames_vector_kinds_and_similar)
     free(j);
     vt_library_close(lib);
     vt_rm_rf(dir);
+    vt_test_db_free(test_db);
+    test_db = NULL;
 }

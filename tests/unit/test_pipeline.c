@@ -4,11 +4,14 @@
  */
 #include "harness.h"
 #include "library.h"
+#include "pgtest.h"
 #include "util.h"
 
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+static char *test_db; /* the running test's database on PostgreSQL (pgtest.h) */
 
 static struct vt_library *scratch(char *dir, size_t n)
 {
@@ -18,6 +21,7 @@ static struct vt_library *scratch(char *dir, size_t n)
     snprintf(dir, n, "/tmp/vt-unit-pipeline.XXXXXX");
     if (!mkdtemp(dir))
         return NULL;
+    test_db = vt_test_library_db(dir);
     lib = vt_library_open(dir, 1, err, sizeof(err));
     if (!lib)
         fprintf(stderr, "  %s\n", err);
@@ -75,7 +79,7 @@ static void fail_once(struct vt_library *lib, const char *stage, int code, const
 /* Out of space, an I/O error, a database that cannot be written: may pass, so any stage
  * (not only fetch) is queued again with its error kept and a retry time; after the last
  * attempt it is failed. Bad media is final at once. */
-VT_TEST(pipeline_io_failure_retried)
+VT_TEST_STORE(pipeline_io_failure_retried)
 {
     char dir[64], state[16], kept[256];
     struct vt_library *lib = scratch(dir, sizeof(dir));
@@ -113,11 +117,13 @@ VT_TEST(pipeline_io_failure_retried)
     unsetenv("VIDTHEQUE_RETRY_BASE");
     vt_library_close(lib);
     vt_rm_rf(dir);
+    vt_test_db_free(test_db);
+    test_db = NULL;
 }
 
 /* An owner is alive exactly while its process holds its lock: not after it exits, even
  * as a zombie, whatever its pid now names; names not of our form are no owner. */
-VT_TEST(pipeline_owner_dead)
+VT_TEST_STORE(pipeline_owner_dead)
 {
     char dir[64], err[256], owner[128] = "";
     struct vt_library *a = scratch(dir, sizeof(dir)), *b;
@@ -195,4 +201,6 @@ out:
     vt_library_close(b);
     vt_library_close(a);
     vt_rm_rf(dir);
+    vt_test_db_free(test_db);
+    test_db = NULL;
 }

@@ -1,5 +1,6 @@
 /* Unit tests of lib/store*.c on a scratch database: migrations, rows, round trips. */
 #include "harness.h"
+#include "pgtest.h"
 #include "query.h"
 #include "store.h"
 #include "util.h"
@@ -8,19 +9,31 @@
 #include <string.h>
 #include <unistd.h>
 
+static char *scratch_db; /* the running test's database (pgtest.h) */
+
 static struct vt_store *scratch(char *dir, size_t n)
 {
     struct vt_store *s = NULL;
-    char err[256], *db;
+    char err[256];
 
     snprintf(dir, n, "/tmp/vt-unit-store.XXXXXX");
     if (!mkdtemp(dir))
         return NULL;
-    db = vt_xasprintf("%s/library.db", dir);
-    if (vt_store_open(db, &s, err, sizeof(err)))
+    scratch_db = vt_test_db(dir);
+    if (scratch_db && vt_store_open(scratch_db, &s, err, sizeof(err))) {
         fprintf(stderr, "  %s\n", err);
-    free(db);
+        vt_test_failures++;
+    }
     return s;
+}
+
+/* Close s, remove dir and the test's database. */
+static void scratch_done(struct vt_store *s, const char *dir)
+{
+    vt_store_close(s);
+    vt_rm_rf(dir);
+    vt_test_db_free(scratch_db);
+    scratch_db = NULL;
 }
 
 static void video(struct vt_video_rec *v, const char *id, const char *key)
@@ -44,7 +57,7 @@ static void insert_video(struct vt_store *s, struct vt_video_rec *v, const char 
     CHECK_INT(vt_store_commit(s), 0);
 }
 
-VT_TEST(store_video_roundtrip)
+VT_TEST_STORE(store_video_roundtrip)
 {
     char dir[64], id[65];
     struct vt_store *s = scratch(dir, sizeof(dir));
@@ -75,11 +88,10 @@ VT_TEST(store_video_roundtrip)
         CHECK_INT(vt_store_check(s, &ok), 0);
         CHECK_INT(ok, 1);
     }
-    vt_store_close(s);
-    vt_rm_rf(dir);
+    scratch_done(s, dir);
 }
 
-VT_TEST(store_frames_cascade)
+VT_TEST_STORE(store_frames_cascade)
 {
     char dir[64];
     struct vt_store *s = scratch(dir, sizeof(dir));
@@ -163,23 +175,19 @@ VT_TEST(store_frames_cascade)
     CHECK_INT(vt_store_stages(s, "vid", &sr, &n), 0);
     CHECK_INT(n, 0);
     vt_stage_recs_free(sr, n);
-    vt_store_close(s);
-    vt_rm_rf(dir);
+    scratch_done(s, dir);
 }
 
-VT_TEST(store_reopen_keeps_schema)
+VT_TEST_STORE(store_reopen_keeps_schema)
 {
-    char dir[64], err[256], *db;
+    char dir[64], err[256];
     struct vt_store *s = scratch(dir, sizeof(dir));
 
     if (!s)
         return;
     vt_store_close(s);
-    db = vt_xasprintf("%s/library.db", dir);
-    CHECK_INT(vt_store_open(db, &s, err, sizeof(err)), 0);
-    vt_store_close(s);
-    free(db);
-    vt_rm_rf(dir);
+    CHECK_INT(vt_store_open(scratch_db, &s, err, sizeof(err)), 0);
+    scratch_done(s, dir);
 }
 
 VT_TEST(store_refuses_garbage_file)
@@ -214,7 +222,7 @@ static int nest_each(void *user, const struct vt_video_rec *v)
     return vt_store_video_each(s, nest_each, s);
 }
 
-VT_TEST(store_nested_reads_beyond_cache)
+VT_TEST_STORE(store_nested_reads_beyond_cache)
 {
     char dir[64];
     struct vt_store *s = scratch(dir, sizeof(dir));
@@ -232,13 +240,12 @@ VT_TEST(store_nested_reads_beyond_cache)
     }
     /* and the handle still answers afterwards */
     CHECK_INT(vt_store_video_id_taken(s, "abc"), 1);
-    vt_store_close(s);
-    vt_rm_rf(dir);
+    scratch_done(s, dir);
 }
 
 /* A page of a video's lists reads that page alone; counts and the frame at a moment come
  * from queries of their own, so a reader of one page never loads the rest. */
-VT_TEST(store_pages_counts_frame_at)
+VT_TEST_STORE(store_pages_counts_frame_at)
 {
     char dir[64];
     struct vt_store *s = scratch(dir, sizeof(dir));
@@ -376,13 +383,12 @@ VT_TEST(store_pages_counts_frame_at)
         CHECK_INT(vt_store_cue_at(s, "vid", -1, &cue), 0);
         CHECK_INT(cue, -1);
     }
-    vt_store_close(s);
-    vt_rm_rf(dir);
+    scratch_done(s, dir);
 }
 
 /* Claiming, holding and finishing a stage change its row only while it is as the caller
  * saw it, and say what they found as an enum. */
-VT_TEST(store_stage_leases)
+VT_TEST_STORE(store_stage_leases)
 {
     char dir[64];
     struct vt_store *s = scratch(dir, sizeof(dir));
@@ -437,8 +443,7 @@ VT_TEST(store_stage_leases)
         CHECK(r[0].took_s == 2);
     }
     vt_stage_recs_free(r, n);
-    vt_store_close(s);
-    vt_rm_rf(dir);
+    scratch_done(s, dir);
 }
 
 static int count_hits(struct vt_store *s, const char *query, enum vt_match match, int exact_phrase,
@@ -462,7 +467,8 @@ static void note_term(void *user, const char *term)
         *(int *)user = 1;
 }
 
-/* The store's search takes the parsed query: exact rows first, excluded words never,
+/* The store's search takes the parsed query (SQLite; PostgreSQL's search is
+ * store_search_pg.c's): exact rows first, excluded words never,
  * all-but-one for three words, and words that sound alike. */
 VT_TEST(store_search_parsed_query)
 {
@@ -515,6 +521,5 @@ VT_TEST(store_search_parsed_query)
         CHECK_INT(vt_store_similar_words(s, "focks", VT_SIMILAR_SOUND, 0, note_term, &found), 0);
         CHECK_INT(found, 0); /* at most max */
     }
-    vt_store_close(s);
-    vt_rm_rf(dir);
+    scratch_done(s, dir);
 }

@@ -1,6 +1,7 @@
 /* Unit tests of lib/store_cards.c: the library's listing as pages of cards, and the kept
  * frame standing for a frame. */
 #include "harness.h"
+#include "pgtest.h"
 #include "store.h"
 #include "util.h"
 
@@ -68,21 +69,33 @@ static void put_stage(struct vt_store *s, const char *id, const char *name, enum
     CHECK_INT(vt_store_stage_put(s, id, &st), 0);
 }
 
+static char *library_db; /* the running test's database (pgtest.h) */
+
+/* Close s, remove dir and the test's database. */
+static void library_done(struct vt_store *s, const char *dir)
+{
+    vt_store_close(s);
+    vt_rm_rf(dir);
+    vt_test_db_free(library_db);
+    library_db = NULL;
+}
+
 static struct vt_store *library(char *dir, size_t n)
 {
     struct vt_store *s = NULL;
     struct vt_kf_shot shots[2] = {{0, 5, 1, 1}, {5, 9, 1, 1}};
     struct vt_kf_frame frames[3];
     struct vt_kf_result r;
-    char err[256], *db;
+    char err[256];
 
     snprintf(dir, n, "/tmp/vt-unit-cards.XXXXXX");
     if (!mkdtemp(dir))
         return NULL;
-    db = vt_xasprintf("%s/library.db", dir);
-    if (vt_store_open(db, &s, err, sizeof(err)))
+    library_db = vt_test_db(dir);
+    if (library_db && vt_store_open(library_db, &s, err, sizeof(err))) {
         fprintf(stderr, "  %s\n", err);
-    free(db);
+        vt_test_failures++;
+    }
     if (!s)
         return NULL;
     /* frame 0 has no image; 1 is kept; 2 repeats 1 */
@@ -120,7 +133,7 @@ static void cards(struct vt_store *s, const struct vt_store_cards_query *q, stru
     CHECK_INT(vt_store_cards(s, q, see, got, total), 0);
 }
 
-VT_TEST(store_cards_pages_sorts_filters)
+VT_TEST_STORE(store_cards_pages_sorts_filters)
 {
     char dir[64], buf[128];
     struct vt_store *s = library(dir, sizeof(dir));
@@ -200,11 +213,10 @@ VT_TEST(store_cards_pages_sorts_filters)
     q.id = "nope";
     cards(s, &q, &got, &total);
     CHECK_INT(total, 0);
-    vt_store_close(s);
-    vt_rm_rf(dir);
+    library_done(s, dir);
 }
 
-VT_TEST(store_frame_kept)
+VT_TEST_STORE(store_frame_kept)
 {
     char dir[64];
     struct vt_store *s = library(dir, sizeof(dir));
@@ -223,6 +235,5 @@ VT_TEST(store_frame_kept)
     CHECK_INT(k, -1);
     CHECK_INT(vt_store_frame_kept(s, "v2", 1, &k), 0);
     CHECK_INT(k, -1);
-    vt_store_close(s);
-    vt_rm_rf(dir);
+    library_done(s, dir);
 }

@@ -1,0 +1,25 @@
+/*
+ * Databases for the store's tests on either backend. A VT_TEST_STORE test asks
+ * vt_test_db() for its database: SQLite's file in the test's scratch directory, or, on
+ * its PostgreSQL run, a new database on the server VT_TEST_PG names (CREATE DATABASE
+ * vt_<test>_<pid>_<n>), dropped by vt_test_db_free(), so tests never see each other's
+ * rows.
+ */
+#ifndef VT_PGTEST_H
+#define VT_PGTEST_H
+
+/* dir/library.db, or a fresh PostgreSQL database's URL (NULL when it cannot be made:
+ * the reason is printed and counted as a failure). Caller frees with vt_test_db_free. */
+char *vt_test_db(const char *dir);
+/* For a test of a library in dir: nothing on SQLite (NULL); on PostgreSQL a fresh
+ * database named in dir/config (db), returned for vt_test_db_free. */
+char *vt_test_library_db(const char *dir);
+/* Drop the database db names (PostgreSQL) and free db. */
+void vt_test_db_free(char *db);
+/* Run one SQL command on the database url (tests' setup): 0, or -1 with the reason
+ * printed. */
+int vt_test_pg_exec(const char *url, const char *sql);
+/* url with its database name replaced by name. Caller frees. */
+char *vt_test_pg_url_for(const char *url, const char *name);
+
+#endif

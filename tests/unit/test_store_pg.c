@@ -1,0 +1,358 @@
+/*
+ * Unit tests of the PostgreSQL backend's own parts (lib/db_pg.c, lib/store_pg*.c): `?`
+ * placeholders as $n, the tsvector literal, bytea round trips, the schema's version and
+ * its migration by two handles at once, and a server that stops and comes back. The
+ * tests that need a server run only when VT_TEST_PG names one (tests/pg/cluster.sh);
+ * the outage tests also need VT_TEST_PG_DIR, the cluster's directory, to stop it.
+ */
+#include "db_pg.h"
+#include "harness.h"
+#include "pgtest.h"
+#include "store_int.h"
+#include "util.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Run a PostgreSQL-only test (registered as NAME@pg, skipped without VT_TEST_PG). */
+#define VT_TEST_PG(name)                                                                           \
+    static void test_##name(void);                                                                 \
+    __attribute__((constructor)) static void register_##name(void)                                 \
+    {                                                                                              \
+        vt_test_register_pg(#name, test_##name);                                                   \
+    }                                                                                              \
+    static void test_##name(void)
+
+static void check_convert(const char *sql, const char *want, int want_n)
+{
+    unsigned char *used = NULL;
+    int n = -1;
+    char *got = db_pg_convert(sql, &n, &used);
+
+    CHECK_STR(got, want);
+    CHECK_INT(n, want_n);
+    free(got);
+    free(used);
+}
+
+VT_TEST(pg_convert_placeholders)
+{
+    unsigned char *used = NULL;
+    int n = 0;
+    char *got;
+
+    check_convert("SELECT 1", "SELECT 1", 0);
+    check_convert("a = ? AND b = ?", "a = $1 AND b = $2", 2);
+    /* numbered ones, and a bare ? after them is one more than the largest so far */
+    check_convert("x = ?3 AND y = ?1 AND z = ?", "x = $3 AND y = $1 AND z = $4", 4);
+    /* inside quotes, quoted names and comments a ? is text */
+    check_convert("SELECT '?', 'it''s ?', \"a?\", ? -- what?\n, ? /* ? */ , ?",
+                  "SELECT '?', 'it''s ?', \"a?\", $1 -- what?\n, $2 /* ? */ , $3", 3);
+    check_convert("'unclosed ?", "'unclosed ?", 0);
+    CHECK(db_pg_convert("a = ?0", &n, NULL) == NULL);
+    CHECK(db_pg_convert("a = ?99999", &n, NULL) == NULL);
+    /* which numbers appear: gaps are named text when prepared */
+    got = db_pg_convert("?1 ?3", &n, &used);
+    CHECK_INT(n, 3);
+    if (used)
+        CHECK(used[0] && !used[1] && used[2]);
+    free(got);
+    free(used);
+}
+
+VT_TEST(pg_tsv_literal)
+{
+    char *t = store_pg_tsv("It's O'Brien: C:\\path, café x");
+
+    /* vidtheque's tokens, lowercase, in order; quote and backslash never inside one */
+    CHECK_STR(t, "'it':1 's':2 'o':3 'brien':4 'c':5 'path':6 'café':7 'x':8");
+    free(t);
+    t = store_pg_tsv("");
+    CHECK_STR(t, "");
+    free(t);
+    t = store_pg_tsv(NULL);
+    CHECK_STR(t, "");
+    free(t);
+    {
+        /* positions stop at 16383, PostgreSQL's largest */
+        struct vt_sb sb = {0};
+
+        for (int i = 0; i < 16390; i++)
+            vt_sb_adds(&sb, "w ");
+        t = store_pg_tsv(sb.buf);
+        CHECK(strstr(t, "'w':16383 'w':16383") != NULL);
+        CHECK(strstr(t, "16384") == NULL);
+        free(t);
+        vt_sb_release(&sb);
+    }
+}
+
+/* A store on a fresh database of its own; *db gets its URL (vt_test_db_free). */
+static struct vt_store *fresh(char **db)
+{
+    struct vt_store *s = NULL;
+    char err[512];
+
+    *db = vt_test_db("/nonexistent");
+    if (*db && vt_store_open(*db, &s, err, sizeof(err))) {
+        fprintf(stderr, "  %s\n", err);
+        vt_test_failures++;
+    }
+    return s;
+}
+
+/* The first column of the first row of sql (one text parameter, may be NULL) on s, as an
+ * int; -1000 when the query fails. */
+static long long one_int(struct vt_store *s, const char *sql, const char *arg)
+{
+    struct db_stmt *st;
+    long long v = -1000;
+
+    if (store_prepare(s, sql, &st))
+        return v;
+    store_bind_text(st, 1, arg);
+    if (db_step(st) == DB_ROW)
+        v = db_col_int64(st, 0);
+    store_finish(s, st);
+    return v;
+}
+
+VT_TEST_PG(pg_statements_round_trip)
+{
+    char *db;
+    struct vt_store *s = fresh(&db);
+    unsigned char bytes[256];
+    struct db_stmt *st;
+
+    if (!s)
+        goto out;
+    for (int i = 0; i < 256; i++)
+        bytes[i] = (unsigned char)i;
+    /* a ? in a string stays text; the parameter after it is $1 */
+    CHECK_INT(store_prepare(s, "SELECT '?' || CAST(? AS text), CAST(? AS bytea), ?, ?, ?", &st), 0);
+    store_bind_text(st, 1, "x");
+    db_bind_blob(st, 2, bytes, sizeof(bytes));
+    db_bind_int64(st, 3, INT64_MIN);
+    db_bind_double(st, 4, 0.1);
+    db_bind_null(st, 5);
+    for (int round = 0; round < 2; round++) { /* prepared on the first, reused after */
+        CHECK_INT(db_step(st), DB_ROW);
+        CHECK_STR(db_col_text(st, 0), "?x");
+        {
+            size_t n = 0;
+            const void *p = db_col_blob(st, 1, &n);
+
+            CHECK_INT(n, 256);
+            CHECK(p && !memcmp(p, bytes, sizeof(bytes)));
+        }
+        CHECK(db_col_int64(st, 2) == INT64_MIN);
+        CHECK(db_col_double(st, 3) == 0.1); /* %.17g and back: the same double */
+        CHECK(db_col_null(st, 4));
+        CHECK(db_col_text(st, 4) == NULL);
+        CHECK_INT(db_step(st), DB_DONE);
+        db_reset(st);
+    }
+    store_finish(s, st);
+    /* an empty bytea, and a blob column of a vector row */
+    CHECK_INT(one_int(s, "SELECT length(CAST(? AS bytea))", "\\x"), 0);
+    {
+        struct vt_video_rec v;
+        float f[4] = {0.5f, -0.25f, 1e-30f, 0};
+        struct vt_vec_rec r = {VT_VEC_CHUNK, 3, 1, 2, f};
+        char space[32];
+        int64_t key = 0;
+        float *got = NULL;
+        int dim = 0;
+
+        memset(&v, 0, sizeof(v));
+        snprintf(v.id, sizeof(v.id), "vid");
+        v.content_key = "k";
+        v.source_kind = "file";
+        CHECK_INT(vt_store_begin(s), 0);
+        CHECK_INT(vt_store_video_insert(s, &v), 0);
+        CHECK_INT(vt_store_vectors_replace(s, "vid", "sp", 4, &r, 1), 0);
+        CHECK_INT(vt_store_commit(s), 0);
+        CHECK_INT(
+            vt_store_vector_find(s, "vid", VT_VEC_CHUNK, 3, &key, space, sizeof(space), &dim, &got),
+            0);
+        CHECK_INT(dim, 4);
+        CHECK_STR(space, "sp");
+        CHECK(got && !memcmp(got, f, sizeof(f)));
+        free(got);
+    }
+    /* a failed statement says what failed, with the server's first line */
+    CHECK_INT(vt_store_begin(s), 0);
+    {
+        struct vt_video_rec v;
+
+        memset(&v, 0, sizeof(v));
+        snprintf(v.id, sizeof(v.id), "vid");
+        v.content_key = "k2";
+        v.source_kind = "file";
+        CHECK_INT(vt_store_video_insert(s, &v), VT_EIO);
+        CHECK(strstr(vt_store_errmsg(s), "database: insert video: duplicate key") != NULL);
+    }
+    vt_store_rollback(s);
+    /* a nested begin is refused, as SQLite refuses it */
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_begin(s), VT_ESTATE);
+    vt_store_rollback(s);
+    {
+        long long v1 = vt_store_version(s), v2;
+
+        CHECK(v1 >= 0);
+        CHECK_INT(vt_test_pg_exec(db, "UPDATE videos SET title = 'other' WHERE id = 'vid'"), 0);
+        v2 = vt_store_version(s);
+        CHECK(v2 >= 0 && v2 != v1); /* another connection's commit */
+    }
+    {
+        int ok = 0;
+
+        CHECK_INT(vt_store_check(s, &ok), 0);
+        CHECK_INT(ok, 1);
+        CHECK(strstr(vt_store_errmsg(s), "not checked") != NULL);
+        CHECK_INT(vt_test_pg_exec(db, "CREATE EXTENSION IF NOT EXISTS amcheck"), 0);
+        CHECK_INT(vt_store_check(s, &ok), 0);
+        CHECK_INT(ok, 1);
+        CHECK_STR(vt_store_errmsg(s), "");
+    }
+out:
+    vt_store_close(s);
+    vt_test_db_free(db);
+}
+
+VT_TEST_PG(pg_refuses_newer_schema)
+{
+    char *db, err[512];
+    struct vt_store *s = fresh(&db);
+
+    if (!s)
+        goto out;
+    vt_store_close(s);
+    s = NULL;
+    CHECK_INT(vt_test_pg_exec(db, "UPDATE vt_meta SET schema_version = 99"), 0);
+    CHECK_INT(vt_store_open(db, &s, err, sizeof(err)), VT_ESTATE);
+    CHECK(s == NULL);
+    CHECK(strstr(err, "schema version 99 is newer than this program") != NULL);
+out:
+    vt_store_close(s);
+    vt_test_db_free(db);
+}
+
+struct opener {
+    const char *db;
+    pthread_barrier_t *go;
+    int rc;
+    char err[512];
+};
+
+static void *open_at_once(void *user)
+{
+    struct opener *o = user;
+    struct vt_store *s = NULL;
+
+    pthread_barrier_wait(o->go);
+    o->rc = vt_store_open(o->db, &s, o->err, sizeof(o->err));
+    vt_store_close(s);
+    return NULL;
+}
+
+/* Two handles opening an empty database at the same moment: one migrates under the
+ * advisory lock, the other waits and finds the schema made. */
+VT_TEST_PG(pg_two_handles_migrate_at_once)
+{
+    char *db = vt_test_db("/nonexistent");
+    pthread_barrier_t go;
+    struct opener o[2];
+    pthread_t t[2];
+    struct vt_store *s = NULL;
+    char err[512];
+
+    if (!db)
+        return;
+    pthread_barrier_init(&go, NULL, 2);
+    for (int i = 0; i < 2; i++) {
+        o[i] = (struct opener){db, &go, -1, ""};
+        pthread_create(&t[i], NULL, open_at_once, &o[i]);
+    }
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        if (o[i].rc)
+            fprintf(stderr, "  %s\n", o[i].err);
+        CHECK_INT(o[i].rc, 0);
+    }
+    pthread_barrier_destroy(&go);
+    CHECK_INT(vt_store_open(db, &s, err, sizeof(err)), 0);
+    if (s) {
+        CHECK_INT(one_int(s, "SELECT count(*) FROM vt_meta WHERE CAST(? AS text) IS NULL", NULL),
+                  1);
+        CHECK_INT(one_int(s,
+                          "SELECT max(schema_version) FROM vt_meta WHERE CAST(? AS text) IS NULL",
+                          NULL),
+                  VT_STORE_SCHEMA_VERSION);
+    }
+    vt_store_close(s);
+    vt_test_db_free(db);
+}
+
+/* tests/pg/cluster.sh CMD on the test cluster: 0 when it ran. */
+static int cluster(const char *cmd)
+{
+    const char *dir = getenv("VT_TEST_PG_DIR");
+    char *sh = vt_xasprintf("bash tests/pg/cluster.sh %s '%s' >/dev/null", cmd, dir);
+    int rc = system(sh);
+
+    free(sh);
+    return rc == 0 ? 0 : -1;
+}
+
+/* A store reading its videos: 0, or the error code. */
+static int read_videos(struct vt_store *s)
+{
+    char id[65];
+    int rc = vt_store_video_find_key(s, "none", id);
+
+    return rc == VT_ENOTFOUND ? 0 : rc;
+}
+
+/* The server stops: statements fail with VT_EUNAVAIL and say so; once it is back the
+ * handle reconnects by itself; a transaction cut by a restart fails and the next
+ * statement after the rollback works. */
+VT_TEST_PG(pg_outage_and_reconnect)
+{
+    char *db;
+    struct vt_store *s;
+
+    if (!getenv("VT_TEST_PG_DIR")) {
+        fprintf(stderr, "  (VT_TEST_PG_DIR unset: the server cannot be stopped here)\n");
+        return;
+    }
+    s = fresh(&db);
+    if (!s)
+        goto out;
+    CHECK_INT(read_videos(s), 0);
+    CHECK_INT(cluster("stop"), 0);
+    CHECK_INT(read_videos(s), VT_EUNAVAIL);
+    CHECK(!strncmp(vt_store_errmsg(s), "database unavailable: ", 22));
+    CHECK_INT(read_videos(s), VT_EUNAVAIL); /* the one reset tried fails too */
+    CHECK(vt_store_version(s) == -1);
+    CHECK_INT(cluster("start"), 0);
+    CHECK_INT(read_videos(s), 0);
+    /* a restart between statements: the closed socket is seen before the next one */
+    CHECK_INT(cluster("restart"), 0);
+    CHECK_INT(read_videos(s), 0);
+    /* a restart inside a transaction: lost, refused, then fine after the rollback */
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(read_videos(s), 0);
+    CHECK_INT(cluster("restart"), 0);
+    CHECK_INT(read_videos(s), VT_EUNAVAIL);
+    CHECK_INT(vt_store_commit(s), VT_EUNAVAIL);
+    vt_store_rollback(s);
+    CHECK_INT(read_videos(s), 0);
+out:
+    vt_store_close(s);
+    cluster("start"); /* whatever happened above, the tests after this one need it */
+    vt_test_db_free(db);
+}
