@@ -249,8 +249,7 @@ int vt_store_sync_stage_deps(struct vt_store *s)
     /* PostgreSQL: workers starting together rewrite it one at a time, and only the
      * first finds it different (SQLite's write lock, taken by begin, does the same) */
     if (!rc && s->pg)
-        rc = store_exec(s, "SELECT pg_advisory_xact_lock(8532461420160577910)",
-                        "lock stage_deps");
+        rc = store_exec(s, "SELECT pg_advisory_xact_lock(8532461420160577910)", "lock stage_deps");
     if (!rc)
         rc = deps_current(s, &same);
     if (!rc && same) {

@@ -9,6 +9,7 @@
 #include "harness.h"
 #include "library.h"
 #include "media.h"
+#include "pgtest.h"
 #include "store_int.h"
 #include "util.h"
 
@@ -16,19 +17,31 @@
 #include <string.h>
 #include <unistd.h>
 
+static char *scratch_db; /* the running test's database (pgtest.h) */
+
 static struct vt_store *scratch(char *dir, size_t n)
 {
     struct vt_store *s = NULL;
-    char err[256], *db;
+    char err[256];
 
     snprintf(dir, n, "/tmp/vt-unit-queue.XXXXXX");
     if (!mkdtemp(dir))
         return NULL;
-    db = vt_xasprintf("%s/library.db", dir);
-    if (vt_store_open(db, &s, err, sizeof(err)))
+    scratch_db = vt_test_db(dir);
+    if (scratch_db && vt_store_open(scratch_db, &s, err, sizeof(err))) {
         fprintf(stderr, "  %s\n", err);
-    free(db);
+        vt_test_failures++;
+    }
     return s;
+}
+
+/* Close s, remove dir and the test's database. */
+static void scratch_done(struct vt_store *s, const char *dir)
+{
+    vt_store_close(s);
+    vt_rm_rf(dir);
+    vt_test_db_free(scratch_db);
+    scratch_db = NULL;
 }
 
 /* Video id with every stage of the table queued. */
@@ -108,7 +121,7 @@ static const char *next(struct vt_store *s, unsigned set, double now)
 #define ALL ((1u << VT_STAGE_COUNT) - 1)
 
 /* Priority first, then age; only stages whose inputs (deps and after) have settled. */
-VT_TEST(queue_order_and_dependencies)
+VT_TEST_STORE(queue_order_and_dependencies)
 {
     char dir[64];
     struct vt_store *s = scratch(dir, sizeof(dir));
@@ -136,11 +149,11 @@ VT_TEST(queue_order_and_dependencies)
     CHECK_STR(next(s, VT_BIT(FRAME_EMBED), now), "b2/frame_embed");
     /* a stage not in the set is never picked, whatever its priority */
     CHECK_STR(next(s, VT_BIT(FETCH), now), "a1/fetch");
-    vt_store_close(s);
+    scratch_done(s, dir);
 }
 
 /* A retried stage is not runnable before its retry time; then it is. */
-VT_TEST(queue_retry_time)
+VT_TEST_STORE(queue_retry_time)
 {
     char dir[64];
     struct vt_store *s = scratch(dir, sizeof(dir));
@@ -159,7 +172,7 @@ VT_TEST(queue_retry_time)
     CHECK_INT(vt_store_commit(s), 0);
     CHECK_STR(next(s, ALL, now), "");
     CHECK_STR(next(s, ALL, now + 101), "a1/fetch");
-    vt_store_close(s);
+    scratch_done(s, dir);
 }
 
 /* Claim stage of id as owner at now under a lease of lease_s; its attempt after. */
@@ -195,7 +208,7 @@ static int claim_at(struct vt_store *s, const char *id, const char *stage, const
  * with it: nothing of it remains. Its heartbeat and give-back are refused too; the new
  * holder's pass.
  */
-VT_TEST(queue_takeover_and_fencing)
+VT_TEST_STORE(queue_takeover_and_fencing)
 {
     char dir[64];
     struct vt_store *s = scratch(dir, sizeof(dir));
@@ -261,12 +274,12 @@ VT_TEST(queue_takeover_and_fencing)
     CHECK(get_stage(s, "a1", "fetch", &r));
     CHECK_INT(r.state, VT_STATE_DONE);
     CHECK_INT(r.lease_until, 0);
-    vt_store_close(s);
+    scratch_done(s, dir);
 }
 
 /* A stopping worker gives its stage back: queued at once, the attempt not counted; a
  * give-back from anyone else changes nothing. */
-VT_TEST(queue_give_back)
+VT_TEST_STORE(queue_give_back)
 {
     char dir[64];
     struct vt_store *s = scratch(dir, sizeof(dir));
@@ -288,11 +301,11 @@ VT_TEST(queue_give_back)
     CHECK_INT(r.attempts, 0);
     CHECK_INT(r.lease_until, 0);
     CHECK_STR(next(s, VT_BIT(FETCH), t0 + 1), "a1/fetch");
-    vt_store_close(s);
+    scratch_done(s, dir);
 }
 
 /* stage_deps holds the stage table's pairs, rewritten when they differ. */
-VT_TEST(queue_stage_deps_synced)
+VT_TEST_STORE(queue_stage_deps_synced)
 {
     char dir[64];
     struct vt_store *s = scratch(dir, sizeof(dir));
@@ -318,7 +331,7 @@ VT_TEST(queue_stage_deps_synced)
         CHECK_INT(c[i].runnable, !strcmp(c[i].stage, "fetch"));
     }
     free(c);
-    vt_store_close(s);
+    scratch_done(s, dir);
 }
 
 /*
@@ -328,7 +341,7 @@ VT_TEST(queue_stage_deps_synced)
  * then empty for every stage, the video failed, and fetch is a dead letter with its
  * error.
  */
-VT_TEST(queue_worker_dead_letter)
+VT_TEST_STORE(queue_worker_dead_letter)
 {
     char dir[64], err[256];
     struct vt_library *lib;
@@ -339,6 +352,7 @@ VT_TEST(queue_worker_dead_letter)
 
     snprintf(dir, sizeof(dir), "/tmp/vt-unit-queue.XXXXXX");
     CHECK(mkdtemp(dir) != NULL);
+    scratch_db = vt_test_library_db(dir);
     lib = vt_library_open(dir, VT_OPEN_CREATE, err, sizeof(err));
     CHECK(lib != NULL);
     if (!lib)
@@ -368,4 +382,7 @@ VT_TEST(queue_worker_dead_letter)
     }
     vt_queue_jobs_free(j, n);
     vt_library_close(lib);
+    vt_rm_rf(dir);
+    vt_test_db_free(scratch_db);
+    scratch_db = NULL;
 }
