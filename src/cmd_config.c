@@ -113,6 +113,11 @@ int cmd_config(int argc, char **argv)
         vt_sb_release(&sb);
         return rc;
     }
+    /* the database a library is in does not move by a change of config: its rows would
+     * stay behind (init --db sets it, on a new library) */
+    if (key && !strcmp(key, "db") && strcmp(verb, "get"))
+        return cli_usage_error("config",
+                               "'db' is set by 'vidtheque init --db URL' on a new library");
     if (value) {
         rc = check_value(key, value);
         if (rc)

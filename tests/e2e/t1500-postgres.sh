@@ -80,7 +80,7 @@ cmp -s "$T/pg.show" "$T/sq.show" || fail "show differs: $(diff "$T/pg.show" "$T/
 cmp -s <(vt ls) <("$VIDTHEQUE" -q -L "$SQ" ls) || fail "ls differs"
 
 # check: the server answers (amcheck is not installed in this database: said, not failed)
-vt check > "$T/check.out" 2> "$T/check.err" || fail "check: $(cat "$T/check.err")"
+"$VIDTHEQUE" -L "$LIB" check > "$T/check.out" 2> "$T/check.err" || fail "check: $(cat "$T/check.err")"
 grep -q "not checked" "$T/check.err" || fail "check does not say what it could not check"
 
 # serve: the library page and the API from PostgreSQL

@@ -26,11 +26,18 @@ char *vt_test_pg_url_for(const char *url, const char *name)
     return vt_xasprintf("%.*s/%s%s", (int)(path - url), url, name, rest);
 }
 
+static void quiet(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message; /* "does not exist, skipping" */
+}
+
 int vt_test_pg_exec(const char *url, const char *sql)
 {
     PGconn *c = PQconnectdb(url);
     int rc = -1;
 
+    PQsetNoticeProcessor(c, quiet, NULL);
     if (PQstatus(c) != CONNECTION_OK) {
         fprintf(stderr, "  cannot connect to %s: %s", url, PQerrorMessage(c));
     } else {

@@ -155,6 +155,20 @@ VT_TEST_PG(pg_statements_round_trip)
         db_reset(st);
     }
     store_finish(s, st);
+    /* two blobs of one row held at once (a vector's float and int8 copies) */
+    CHECK_INT(store_prepare(s, "SELECT CAST(?1 AS bytea), CAST(?2 AS bytea)", &st), 0);
+    db_bind_blob(st, 1, bytes, 100);
+    db_bind_blob(st, 2, bytes + 100, 50);
+    if (db_step(st) == DB_ROW) {
+        size_t n1 = 0, n2 = 0;
+        const void *p1 = db_col_blob(st, 0, &n1), *p2 = db_col_blob(st, 1, &n2);
+
+        CHECK(n1 == 100 && p1 && !memcmp(p1, bytes, 100));
+        CHECK(n2 == 50 && p2 && !memcmp(p2, bytes + 100, 50));
+    } else {
+        CHECK(!"no row");
+    }
+    store_finish(s, st);
     /* an empty bytea, and a blob column of a vector row */
     CHECK_INT(one_int(s, "SELECT length(CAST(? AS bytea))", "\\x"), 0);
     {
@@ -355,4 +369,60 @@ out:
     vt_store_close(s);
     cluster("start"); /* whatever happened above, the tests after this one need it */
     vt_test_db_free(db);
+}
+
+/* A role that may only read: VT_STORE_READ opens read-only (writes refused with
+ * VT_ESTATE), without it the open is refused; a role whose sessions are read-only
+ * (default_transaction_read_only) is read-only too. */
+VT_TEST_PG(pg_read_only_role)
+{
+    char *db, *sql, *url = NULL, role[48], err[512];
+    struct vt_store *s = fresh(&db), *r = NULL;
+    const char *at;
+
+    if (!s)
+        goto out;
+    vt_store_close(s);
+    s = NULL;
+    snprintf(role, sizeof(role), "vt_ro_%ld", (long)getpid());
+    sql = vt_xasprintf("DROP ROLE IF EXISTS %s; CREATE ROLE %s LOGIN;"
+                       " GRANT SELECT ON ALL TABLES IN SCHEMA public TO %s",
+                       role, role, role);
+    CHECK_INT(vt_test_pg_exec(db, sql), 0);
+    free(sql);
+    /* the same URL as role */
+    at = strchr(strstr(db, "://") + 3, '@');
+    if (at)
+        url = vt_xasprintf("postgresql://%s%s", role, at);
+    CHECK(url != NULL);
+    if (!url)
+        goto out;
+    CHECK_INT(vt_store_open(url, &r, err, sizeof(err)), VT_ESTATE);
+    CHECK(strstr(err, "read-only") != NULL);
+    CHECK_INT(vt_store_open_flags(url, VT_STORE_READ, &r, err, sizeof(err)), 0);
+    if (r) {
+        char id[65];
+
+        CHECK_INT(vt_store_read_only(r), 1);
+        CHECK_INT(vt_store_video_find_key(r, "none", id), VT_ENOTFOUND);
+        CHECK_INT(vt_store_begin(r), VT_ESTATE);
+        vt_store_close(r);
+        r = NULL;
+    }
+    sql = vt_xasprintf("GRANT INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO %s;"
+                       " ALTER ROLE %s SET default_transaction_read_only = on",
+                       role, role);
+    CHECK_INT(vt_test_pg_exec(db, sql), 0);
+    free(sql);
+    CHECK_INT(vt_store_open(url, &r, err, sizeof(err)), VT_ESTATE);
+out:
+    vt_store_close(r);
+    vt_store_close(s);
+    vt_test_db_free(db);
+    if (url) {
+        sql = vt_xasprintf("DROP ROLE IF EXISTS %s", role);
+        vt_test_pg_exec(getenv("VT_TEST_PG"), sql);
+        free(sql);
+    }
+    free(url);
 }
