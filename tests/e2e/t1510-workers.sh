@@ -20,6 +20,30 @@ files=("$T"/media/v*.mp4)
 
 export VIDTHEQUE_RETRY_BASE=0.2
 
+# With VT_TEST_PG (tests/run-all.sh) the workers' libraries live in PostgreSQL, each in a
+# database of its own; the reference stays a single process on SQLite.
+dbs=()
+cleanup_dbs() {
+  for db in "${dbs[@]}"; do
+    psql -X -q "$VT_TEST_PG" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" > /dev/null 2>&1 || true
+  done
+  [[ -n ${KEEP:-} ]] || rm -rf "$T"
+}
+trap 'cleanup_dbs' EXIT
+# mklib DIR: an empty library (in PostgreSQL when VT_TEST_PG is set)
+mklib() {
+  if [[ -n ${VT_TEST_PG:-} ]]; then
+    local db=vt_t1510_$$_${#dbs[@]} url
+    dbs+=("$db")
+    psql -X -q -v ON_ERROR_STOP=1 "$VT_TEST_PG" -c "CREATE DATABASE $db" > /dev/null || fail "CREATE DATABASE"
+    url=$(python3 -c 'import sys,re; print(re.sub(r"(://[^/?]*)/[^?]*", r"\1/" + sys.argv[2], sys.argv[1], count=1))' "$VT_TEST_PG" "$db")
+    "$VIDTHEQUE" -q -L "$1" init --db "$url" || fail "init --db"
+  else
+    "$VIDTHEQUE" -q -L "$1" init || fail "init"
+  fi
+}
+note "backend: $([[ -n ${VT_TEST_PG:-} ]] && echo PostgreSQL || echo SQLite)"
+
 # the reference: one process, in-process pipeline
 "$VIDTHEQUE" -q -L "$T/ref" add "${files[@]}" > "$T/ref.ids"
 [[ $(wc -l < "$T/ref.ids") == "$N" ]] || fail "reference: expected $N ids"
@@ -64,6 +88,7 @@ queue_idle() {
 
 note "4 workers, 20 videos: every stage once"
 L1=$T/lib1
+mklib "$L1"
 "$VIDTHEQUE" -q -L "$L1" add --queue "${files[@]}" > "$T/l1.ids"
 cmp -s "$T/ref.ids" "$T/l1.ids" || fail "add --queue printed other ids"
 [[ $(json <("$VIDTHEQUE" -q -L "$L1" jobs --json) "sum(s['runnable'] for s in d['stages'])") == "$N" ]] ||
@@ -84,6 +109,7 @@ grep -h 'lease lost' "$T"/w1.*.err && fail "a lease was lost with no worker kill
 
 note "30 SIGKILLs at random moments, workers restarted"
 L2=$T/lib2
+mklib "$L2"
 "$VIDTHEQUE" -q -L "$L2" add --queue "${files[@]}" > /dev/null
 LEASE=2
 declare -A wp
@@ -106,6 +132,7 @@ note "a worker presumed dead: its stage is taken over, its late result refused"
 # the stage over once its lease expires and finish it; then it is let go on, and its
 # result for the old attempt must be refused
 L3=$T/lib3
+mklib "$L3"
 "$VIDTHEQUE" -q -L "$L3" add --queue "${files[0]}" > "$T/l3.id"
 id3=$(cat "$T/l3.id")
 VIDTHEQUE_TEST_STOP_AT=ocr:claimed "$VIDTHEQUE" -L "$L3" worker --lease $LEASE 2> "$T/w3.stopped.err" &
@@ -161,6 +188,7 @@ PY
 
 note "SIGTERM: a worker finishes what it runs and exits 0"
 L4=$T/lib4
+mklib "$L4"
 "$VIDTHEQUE" -q -L "$L4" add --queue "${files[@]:0:4}" > /dev/null
 "$VIDTHEQUE" -L "$L4" worker --lease 5 2> "$T/w4.err" &
 p4=$!
