@@ -207,7 +207,9 @@ static const char *const migrations[] = {
     "ALTER TABLE stages ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE stages ADD COLUMN queued_at REAL NOT NULL DEFAULT 0;"
     "UPDATE stages SET queued_at = (SELECT created_at FROM videos WHERE id = stages.video_id);"
-    "CREATE INDEX stages_queue ON stages (state, priority, queued_at);"
+    /* the claim's order, over the rows that may be claimed: the next is the first */
+    "CREATE INDEX stages_runnable ON stages (priority DESC, queued_at, video_id, ord)"
+    " WHERE state IN ('queued', 'running');"
     "CREATE TABLE stage_deps (name TEXT NOT NULL, dep TEXT NOT NULL,"
     " PRIMARY KEY (name, dep)) WITHOUT ROWID;",
 };

@@ -147,7 +147,8 @@ static const char *const pg_migrations[] = {
     "ALTER TABLE stages ADD COLUMN priority bigint NOT NULL DEFAULT 0;"
     "ALTER TABLE stages ADD COLUMN queued_at double precision NOT NULL DEFAULT 0;"
     "UPDATE stages SET queued_at = v.created_at FROM videos v WHERE v.id = stages.video_id;"
-    "CREATE INDEX stages_queue ON stages (state, priority, queued_at);"
+    "CREATE INDEX stages_runnable ON stages (priority DESC, queued_at, video_id, ord)"
+    " WHERE state IN ('queued', 'running');"
     "CREATE TABLE stage_deps (name text COLLATE \"C\" NOT NULL, dep text COLLATE \"C\" NOT NULL,"
     " PRIMARY KEY (name, dep));",
 };
