@@ -356,6 +356,8 @@ int cmd_update(int argc, char **argv)
     lib = cli_open_library(0);
     if (!lib)
         return EXIT_ERR;
+    /* on PostgreSQL what is new is left to the workers, as add does */
+    done.queue = !strcmp(vt_library_backend(lib), "postgresql");
     if (vt_update(lib, on_added, &done))
         status = cli_error("%s", vt_errmsg(lib));
     if (process_added(lib, &done))
