@@ -465,6 +465,7 @@ lost:
     /* someone else took the stage over (we were presumed dead): the fence refuses our
      * result, and nothing of it is written */
     rc = VT_ESTATE;
+    lib->fenced++;
     snprintf(lib->err, sizeof(lib->err),
              "%s: %s: lease lost (attempt %d was taken over): result dropped", c->video->id,
              c->stage, rec->attempts);
@@ -486,6 +487,7 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_sta
     enum claim res;
     char why[600];
     double t0;
+    long fenced;
     int rc, outcome;
 
     memset(&c, 0, sizeof(c));
@@ -532,6 +534,7 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_sta
     {
         double t1 = vt_monotonic_s();
 
+        fenced = lib->fenced;
         rc = finish(lib, id, &c, &rec, outcome, t1 - t0);
         lib->queue_s += vt_monotonic_s() - t1 - c.save_s;
     }
@@ -544,10 +547,9 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_sta
         d->release(&c);
     if (rc == VT_ENOTFOUND)
         return vt_lib_fail(lib, rc, "%s: removed from the library while being indexed", v->id);
-    if (rc == VT_ESTATE) {
+    if (rc == VT_ESTATE && lib->fenced != fenced) {
         /* fenced: the stage is another run's now; not this run's failure */
         vt_log(lib, VT_LOG_WARN, "%s", lib->err);
-        lib->fenced++;
         return 0;
     }
     if (rc)
