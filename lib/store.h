@@ -180,6 +180,9 @@ void vt_video_rec_release(struct vt_video_rec *v);
 /* Stages of a video, in pipeline order of insertion. *recs is caller-freed with
  * vt_stage_recs_free. */
 int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **recs, size_t *n);
+/* Insert or update a stage row from r (state, model, error, owner, started_at, took_s,
+ * attempts, retry_at). The lease is cleared (only a claim sets one); queued_at is stamped
+ * when the row becomes queued; a new row takes the priority of its video's others. */
 int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage_rec *r);
 void vt_stage_recs_free(struct vt_stage_rec *recs, size_t n);
 /*
