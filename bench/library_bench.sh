@@ -48,12 +48,12 @@ SELECT printf('bench%05d', i), content_key || '-' || i, source_kind, source_path
   fps, has_video, has_audio, size_bytes, CASE WHEN i % 10 = 0 THEN 'processing' ELSE index_state END,
   data_status, created_at + i, indexed_at, seq + i
 FROM videos, n WHERE id = '$id';
-INSERT INTO stages SELECT printf('bench%05d', n.i), name, ord,
-  CASE WHEN n.i % 10 = 0 AND name = 'ocr' THEN 'running' ELSE state END, model, error, owner,
-  started_at, took_s, attempts, retry_at FROM stages, n WHERE video_id = '$id';
-INSERT INTO shots SELECT printf('bench%05d', n.i), idx, start_s, end_s, captured, kept, transition, trans_start_s, trans_end_s FROM shots, n WHERE video_id = '$id';
-INSERT INTO frames SELECT printf('bench%05d', n.i), idx, t_s, frame_no, shot, duplicate_of, sharpness,
-  bytes, path, width, height, phash FROM frames, n WHERE video_id = '$id';
+$(for tab in stages shots frames; do
+  # every column but video_id, read from the schema: a new column is copied too
+  cols=$(sqlite3 "$t/lib/library.db" "SELECT group_concat(name, ', ') FROM pragma_table_info('$tab') WHERE name != 'video_id'")
+  echo "INSERT INTO $tab (video_id, $cols) SELECT printf('bench%05d', n.i), $cols FROM $tab, n WHERE video_id = '$id';"
+done)
+UPDATE stages SET state = 'running' WHERE name = 'ocr' AND video_id IN (SELECT printf('bench%05d', i) FROM n WHERE i % 10 = 0);
 COMMIT;
 SQL
 n=$("$VIDTHEQUE" -q -L "$t/lib" ls | wc -l)

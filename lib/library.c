@@ -35,6 +35,7 @@ int vt_lib_fail(struct vt_library *lib, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(lib->err, sizeof(lib->err), fmt, ap);
     va_end(ap);
+    lib->err_code = code;
     return code;
 }
 
@@ -45,6 +46,11 @@ int vt_lib_end_write(struct vt_library *lib, int rc)
     else
         vt_store_rollback(lib->store);
     return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+}
+
+int vt_errcode(const struct vt_library *lib)
+{
+    return lib->err_code;
 }
 
 const char *vt_errmsg(const struct vt_library *lib)

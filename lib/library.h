@@ -64,6 +64,7 @@ struct vt_library {
     } docs[16];
     unsigned docs_next;
     char err[1024];
+    int err_code; /* the VT_E* code recorded with err (vt_lib_fail) */
 };
 
 /* Read video id into *v (released with vt_video_rec_release), or record why not

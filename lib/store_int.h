@@ -11,8 +11,10 @@
 #define VT_STORE_INT_H
 
 #include "db.h"
+#include "query.h"
 #include "store.h"
 
+#include <math.h>
 #include <sqlite3.h>
 #include <stddef.h>
 
@@ -184,5 +186,78 @@ int store_pg_title_docs_refresh(struct vt_store *s, const char *id);
 /* Before video id is deleted: drop the phonetic and fuzzy keys only its rows hold. */
 int store_pg_forget_words(struct vt_store *s, const char *id);
 int store_pg_maintain(struct vt_store *s, enum vt_maintain how);
+
+/* ---- ranking, shared by both backends (SQLite's vtrank, store_search_pg.c) ---- */
+
+#define VT_PHRASE_BONUS 1000.0 /* added to the score of a row with the phrase in sequence */
+
+/*
+ * One phrase's part of a row's BM25 score: the phrase occurs tf times in the row's text of
+ * len tokens; rows rows of avg tokens are indexed, d of them hold the phrase (an estimate:
+ * see term_docs). One expression for both backends, so their scores are the same doubles.
+ */
+static inline double store_bm25_term(double rows, double avg, int len, int tf, double d)
+{
+    const double k1 = 1.2, b = 0.75;
+    double idf;
+
+    if (d > rows)
+        d = rows;
+    idf = log((rows - d + 0.5) / (d + 0.5) + 1.0);
+    return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg));
+}
+
+/* A row found by a search's match: its score, VT_PHRASE_BONUS on top when exact. */
+struct fts_id {
+    long long rowid;
+    double score;
+    char video_id[VT_ID_MAX]; /* and start_s: the order of rows that score the same, */
+    double start_s;           /* kept only for those (tie_places); "" and 0 for the others */
+};
+
+/* ---- store_search_pg.c: the search verbs on PostgreSQL (through db.h) ---- */
+
+/* A phrase of the match expression as FTS5 numbers them (store_fts_match's order): the
+ * words (borrowed from the query or its alternatives), the last one a prefix when prefix. */
+struct store_phrase {
+    char *const *words;
+    size_t n;
+    int prefix;
+    /* all-but-one: the group (1..) and term (1..) the phrase is one of the words of; a
+     * group that does not match a row scores none of its phrases there (FTS5 clears
+     * their positions) */
+    int group, term;
+};
+
+#define STORE_MAX_PHRASES (VT_QUERY_MAX_TERMS * (VT_STORE_MAX_ALTS + 1))
+
+/*
+ * The tsquery text of q for a search (mode 0: all terms, 2: all but one, as
+ * store_fts_match), lexemes quoted; caller frees. NULL when nothing can match (no
+ * positive term, fewer than three plain words for mode 2, or words no index holds).
+ * ph gets the phrases in FTS5's order (at most max; *n_ph how many), for ranking.
+ */
+char *store_pg_tsquery(const struct vt_query *q, int mode, char **const *alts,
+                       struct store_phrase *ph, size_t max, size_t *n_ph);
+/* A lexeme as a tsquery operand ('...', quotes and backslashes escaped) onto sb. */
+void store_pg_lexeme(struct vt_sb *sb, const char *w);
+/* Does text follow PostgreSQL's tsquery input syntax as this file writes it (quoted
+ * operands, & | ! <-> and parentheses, :* after an operand, valid UTF-8)? */
+int store_pg_tsquery_valid(const char *text);
+/*
+ * The score vtrank() gives a row of this text (tokenized as the index is) for phrases
+ * ph with document frequencies df (n_df of them, negative: not scored) and the phrase
+ * bonus when phrase_n > 1 (see store_search.c); rows and tokens: the index's sizes.
+ */
+double store_pg_score(const char *text, const struct store_phrase *ph, size_t n_ph,
+                      const double *df, size_t n_df, int phrase_n, double rows, double tokens);
+/* Rows matching r (see fts_rows in store_search.c), scored in C from their text. */
+int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, const double *df,
+                  size_t n_df, int phrase_n, int *partial, struct fts_id **out, size_t *n);
+/* Indexed rows past id `above` whose text holds term. */
+int store_pg_term_count(struct vt_store *s, const char *term, long long above, long long *n);
+/* The index statistics table (docs_stats) and the triggers that keep it: run once by a
+ * PostgreSQL migration, inside its transaction. */
+int store_pg_search_schema(struct vt_store *s);
 
 #endif

@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VT_PHRASE_BONUS 1000.0 /* added to the score of a row with the phrase in sequence */
-
 /*
  * vtrank(docs_fts, df, phrase_n): BM25 over the text column where the frequency of
  * each phrase comes from the caller (a blob of doubles, one per phrase in query
@@ -60,7 +58,6 @@ static int in_sequence(const Fts5ExtensionApi *api, Fts5Context *fts, int n)
 static void vtrank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
                    sqlite3_value **val)
 {
-    const double k1 = 1.2, b = 0.75;
     const double *df = NULL;
     sqlite3_int64 rows = 0, total = 0;
     int ndf = 0, len = 0, nphrase = api->xPhraseCount(fts);
@@ -82,19 +79,14 @@ static void vtrank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_contex
     for (int i = 0; i < nphrase && i < ndf; i++) {
         Fts5PhraseIter it;
         int col, off, tf = 0;
-        double idf, d = df[i];
 
-        if (d < 0)
+        if (df[i] < 0)
             continue;
         for (api->xPhraseFirst(fts, i, &it, &col, &off); col >= 0;
              api->xPhraseNext(fts, &it, &col, &off))
             tf += col == 0;
-        if (!tf)
-            continue;
-        if (d > (double)rows)
-            d = (double)rows;
-        idf = log(((double)rows - d + 0.5) / (d + 0.5) + 1.0);
-        score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg));
+        if (tf)
+            score += store_bm25_term((double)rows, avg, len, tf, df[i]);
     }
     sqlite3_result_double(ctx, score);
 }
@@ -325,14 +317,6 @@ int vt_store_title_docs_refresh(struct vt_store *s, const char *id)
 
 /* ---- search primitives ---- */
 
-/* A row found by fts_rows: its vtrank() score, VT_PHRASE_BONUS on top when exact. */
-struct fts_id {
-    long long rowid;
-    double score;
-    char video_id[VT_ID_MAX]; /* and start_s: the order of rows that score the same, */
-    double start_s;           /* read only for those (tie_places); "" and 0 for the others */
-};
-
 /*
  * Rows matching the FTS5 expression match, restricted to source and video when
  * non-empty: the newest `cap` matches in index order, each with its vtrank() score,
@@ -483,6 +467,16 @@ static int count_term_docs(struct vt_store *s, const char *term, long long *docs
     if (db_step(st) == DB_ROW)
         top = db_col_int64(st, 0);
     store_finish(s, st);
+    if (s->pg) {
+        /* PostgreSQL counts a word's rows from its GIN posting list, exactly or in the window */
+        rc = store_pg_term_count(s, term, top - DF_WINDOW, &in_window);
+        if (!rc && !(top > DF_WINDOW && in_window >= 100))
+            rc = top > DF_WINDOW ? store_pg_term_count(s, term, 0, &in_window) : 0;
+        *docs = in_window;
+        if (!rc && top > DF_WINDOW && in_window >= 100)
+            *docs = in_window * top / DF_WINDOW;
+        return rc;
+    }
     match = vt_xasprintf("text : \"%s\"", term); /* tokens hold no quotes */
     rc = store_prepare(s, "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?1 AND rowid > ?2",
                        &st);
@@ -628,7 +622,7 @@ int vt_store_cue_words(struct vt_store *s, const char *id, int cue,
 
 /* ---- the search verb ---- */
 
-#define MAX_PHRASES (VT_QUERY_MAX_TERMS * (VT_STORE_MAX_ALTS + 1))
+#define MAX_PHRASES STORE_MAX_PHRASES
 
 static double word_docs(struct vt_store *s, const char *w)
 {
@@ -736,8 +730,17 @@ static int tie_places(struct vt_store *s, struct fts_id *v, size_t n)
 
         for (j = i + 1; j < n && v[j].score == v[i].score;)
             j++;
-        if (j - i < 2)
+        if (j - i < 2) {
+            /* a row of its own score has no place: what PostgreSQL's rows came with goes */
+            v[i].video_id[0] = '\0';
+            v[i].start_s = 0;
             continue;
+        }
+        if (s->pg) {
+            /* PostgreSQL's rows came with their place */
+            qsort(v + i, j - i, sizeof(*v), by_raw_score);
+            continue;
+        }
         rc = store_prepare(s, "SELECT video_id, start_s FROM docs WHERE id = ?", &st);
         for (size_t k = i; k < j && !rc; k++) {
             db_bind_int64(st, 1, v[k].rowid);
@@ -762,7 +765,7 @@ int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct 
                     size_t *n, int *partial)
 {
     int all_but_one = r->match == VT_MATCH_ALL_BUT_ONE;
-    char *m = store_fts_match(r->q, all_but_one ? 2 : 0, r->alts);
+    char *m = s->pg ? NULL : store_fts_match(r->q, all_but_one ? 2 : 0, r->alts);
     double df[MAX_PHRASES];
     struct fts_id *ids = NULL;
     size_t n_df, n_ids = 0;
@@ -771,7 +774,7 @@ int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct 
     *out = NULL;
     *n = 0;
     *partial = 0;
-    if (!m)
+    if (!m && (!s->pg || !vt_query_positive(r->q)))
         return 0;
     n_df = all_but_one ? phrase_docs_all_but_one(s, r->q, r->alts, df)
                        : phrase_docs(s, r->q, r->alts, df);
@@ -780,8 +783,12 @@ int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct 
 
         phrase_n = plain >= 2 ? (int)plain : 0;
     }
-    rc = fts_rows(s, m, r->source, r->video, df, n_df, phrase_n, r->cap, r->deadline_s, partial,
-                  &ids, &n_ids);
+    /* the backends differ only in finding and scoring the rows */
+    if (s->pg)
+        rc = store_pg_rows(s, r, df, n_df, phrase_n, partial, &ids, &n_ids);
+    else
+        rc = fts_rows(s, m, r->source, r->video, df, n_df, phrase_n, r->cap, r->deadline_s, partial,
+                      &ids, &n_ids);
     free(m);
     if (rc)
         return rc;

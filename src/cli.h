@@ -71,6 +71,13 @@ int cli_opt_next(struct cli_opt *g);
  * or is NULL. Returns EXIT_USAGE. */
 int cli_opt_bad_value(struct cli_opt *g, int c, const char *want);
 
+/* The options every command takes (-L, -q, and the fetch options) read as they are set, the
+ * command's own handed to own (non-zero: a bad value); the arguments end at
+ * argv[optind..argc). 0, or the exit code of a usage error already printed. */
+int cli_parse(const char *cmd, int argc, char **argv, const char *shortopts,
+              const struct option *longopts, int (*own)(int c, const char *arg, void *u),
+              void *user);
+
 /* A whole number in min..max (nothing else in s): 0, else -1. */
 int cli_parse_long(const char *s, long min, long max, long *out);
 
@@ -108,6 +115,7 @@ int cmd_rm(int argc, char **argv);
 int cmd_redo(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_migrate(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_similar(int argc, char **argv);
 int cmd_serve(int argc, char **argv);

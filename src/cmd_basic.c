@@ -609,3 +609,10 @@ int cmd_check(int argc, char **argv)
     vt_library_close(lib);
     return rc;
 }
+
+int cli_parse(const char *cmd, int argc, char **argv, const char *shortopts,
+              const struct option *longopts, int (*own)(int c, const char *arg, void *u),
+              void *user)
+{
+    return parse(cmd, argc, argv, shortopts, longopts, own, user);
+}

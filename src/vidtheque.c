@@ -85,6 +85,8 @@ static const struct cmd commands[] = {
      "run stages of any video from the library's queue, until stopped (SIGTERM)"},
     {"jobs", cmd_jobs, "[--failed] [--json]",
      "the queue: depth by stage and state, running stages by worker, failures"},
+    {"migrate", FULL(cmd_migrate), "--to postgresql://...|sqlite",
+     "move the library's catalog to PostgreSQL or back, verified video by video"},
     {"serve", FULL(cmd_serve),
      "[--bind ADDR] [--port N] [--read-only] [--token-file F] [--max-per-ip N] "
      "[--max-connections N] [--head-timeout S] [--deadline S] [--idle-timeout S]",

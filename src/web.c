@@ -136,6 +136,8 @@ struct server {
 
 static struct server srv;
 static __thread struct vt_library *tl_lib;
+/* the last open of tl_lib failed because the database server could not be reached */
+static __thread int tl_open_unavailable;
 /* What the pages of the request this thread answers know (route() fills it). */
 static __thread struct web_ctx tl_ctx;
 
@@ -167,6 +169,8 @@ static struct vt_library *thread_lib(void)
             srv.handles[srv.n_handles++] = tl_lib;
         } else {
             cli_error("%s", err);
+            /* vt_library_open returns no code: the message says (db_pg.c's wording) */
+            tl_open_unavailable = strstr(err, "database unavailable") != NULL;
         }
     }
     pthread_mutex_unlock(&srv.lock);
@@ -188,6 +192,8 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, struct M
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
     MHD_add_response_header(r, "X-Frame-Options", "DENY");
+    if (status == 503) /* busy or the database out of reach: both pass within seconds */
+        MHD_add_response_header(r, "Retry-After", "5");
     ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
@@ -226,11 +232,27 @@ static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json
     return send_buf(c, status, "application/json; charset=utf-8", &b);
 }
 
+/*
+ * Whether this thread's last failure was the database server out of reach (PostgreSQL
+ * down or restarting): such a 500 is sent as a 503, which a client may retry.
+ */
+static int db_unavailable(void)
+{
+    return tl_lib ? vt_errcode(tl_lib) == VT_EUNAVAIL : tl_open_unavailable;
+}
+
+static const char unavailable_msg[] = "the database is unavailable: try again in a moment";
+
 static enum MHD_Result send_error(struct MHD_Connection *c, int api, unsigned status,
                                   const char *code, const char *msg)
 {
     struct vt_sb b = {0};
 
+    if (status == 500 && db_unavailable()) {
+        status = 503;
+        code = "unavailable";
+        msg = unavailable_msg;
+    }
     if (api) {
         json_t *e = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
 
@@ -1307,6 +1329,10 @@ static enum MHD_Result send_redirect(struct MHD_Connection *c, const char *loc, 
 
 static enum MHD_Result send_page(struct MHD_Connection *c, int status, struct vt_sb *b)
 {
+    if (status == 500 && db_unavailable()) {
+        vt_sb_release(b);
+        return send_error(c, 0, 500, "internal", unavailable_msg);
+    }
     return send_buf(c, (unsigned)status, "text/html; charset=utf-8", b);
 }
 
@@ -1760,13 +1786,13 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
         struct web_args a = {query_arg, c};
 
         status = web_page_library(lib, &tl_ctx, &a, &b);
-        return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
+        return send_page(c, status, &b);
     }
     if (!strncmp(url, "/v/", 3) && (rest = similar_path(url + 3, id, sizeof(id)))) {
         status =
             web_page_similar(lib, &tl_ctx, id, rest,
                              MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit"), &b);
-        return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
+        return send_page(c, status, &b);
     }
     if (!strncmp(url, "/api/videos/", 12) && (rest = similar_path(url + 12, id, sizeof(id))))
         return api_similar(c, lib, id, rest);
@@ -1776,13 +1802,13 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q"),
                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "frames"),
                                 MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cues"), &b);
-        return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
+        return send_page(c, status, &b);
     }
     if (!strcmp(url, "/search")) {
         struct web_args a = {query_arg, c};
 
         status = web_page_search(lib, &tl_ctx, &a, &b);
-        return send_buf(c, (unsigned)status, "text/html; charset=utf-8", &b);
+        return send_page(c, status, &b);
     }
     if ((rest = after(url, "/media/")))
         return route_media(c, lib, rest);

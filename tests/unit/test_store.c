@@ -467,10 +467,9 @@ static void note_term(void *user, const char *term)
         *(int *)user = 1;
 }
 
-/* The store's search takes the parsed query (SQLite; PostgreSQL's search is
- * store_search_pg.c's): exact rows first, excluded words never,
- * all-but-one for three words, and words that sound alike. */
-VT_TEST(store_search_parsed_query)
+/* The store's search takes the parsed query (on either backend): exact rows first,
+ * excluded words never, all-but-one for three words, and words that sound alike. */
+VT_TEST_STORE(store_search_parsed_query)
 {
     char dir[64];
     struct vt_store *s = scratch(dir, sizeof(dir));

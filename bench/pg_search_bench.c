@@ -1,0 +1,376 @@
+/*
+ * Search on PostgreSQL next to SQLite on the same rows (issue 15: p50/p99 at 1M cues).
+ *
+ *   pg_search_bench gen DIR URL VIDEOS CUES   the rows, once: videos through the store into
+ *                                             both, the index rows straight into SQLite
+ *                                             (DIR/sqlite/library.db, its triggers fill FTS5)
+ *                                             and as COPY files DIR/*.copy for psql
+ *   pg_search_bench run DIR URL QUERIES       the query mix through vt_search on each;
+ *                                             prints p50/p99 of both and how many queries
+ *                                             gave the same hits in the same order
+ *
+ * The cues are search_bench.c's (a Zipf-like vocabulary, some words in every video); the
+ * phonetic and fuzzy tables hold the vocabulary's keys, as indexing would write them.
+ */
+#include "library.h"
+#include "query.h"
+#include "store_int.h"
+#include "util.h"
+#include "vidtheque.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define VOCAB 20000
+
+static char *vocab[VOCAB];
+static uint64_t rng = 88172645463325252ULL;
+
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* Zipf-ish: rank r has weight 1/(r+1); inverse CDF via exp of a uniform */
+static const char *word(void)
+{
+    double u = (double)(next() % 1000000) / 1000000.0;
+    size_t r = (size_t)(exp(u * log((double)VOCAB + 1)) - 1);
+
+    return vocab[r < VOCAB ? r : VOCAB - 1];
+}
+
+static void make_vocab(void)
+{
+    static const char *common[] = {"the",   "and",  "of", "to",   "a",  "in",  "is",      "that",
+                                   "model", "data", "we", "this", "it", "for", "training"};
+    static const char syl[][4] = {"ka", "lo", "mi",  "ter", "an",  "ro", "su", "vel",
+                                  "di", "on", "pra", "ne",  "qui", "ba", "zo", "tem"};
+
+    for (size_t i = 0; i < VOCAB; i++) {
+        char buf[32] = "";
+
+        if (i < VT_ARRAY_LEN(common)) {
+            vocab[i] = vt_xstrdup(common[i]);
+            continue;
+        }
+        for (size_t x = i, k = 0; k < 3 || x; k++, x /= 16)
+            strcat(buf, syl[x % 16]);
+        vocab[i] = vt_xstrdup(buf);
+    }
+}
+
+static int fail(const char *what, const char *why)
+{
+    fprintf(stderr, "pg_search_bench: %s: %s\n", what, why);
+    return 1;
+}
+
+/* ---- gen ---- */
+
+static int insert_videos(struct vt_store *s, int videos, int per_video)
+{
+    int rc = vt_store_begin(s);
+
+    for (int v = 0; v < videos && !rc; v++) {
+        struct vt_video_rec rec = {0};
+        char key[32], title[64];
+
+        snprintf(rec.id, sizeof(rec.id), "v%010d", v);
+        snprintf(key, sizeof(key), "bench:%d", v);
+        snprintf(title, sizeof(title), "Talk %d", v);
+        rec.content_key = key;
+        rec.source_kind = "file";
+        rec.title = title;
+        rec.duration_s = per_video * 8.0;
+        rec.index_state = VT_INDEX_READY;
+        rec.data_status = VT_DATA_OK;
+        rc = vt_store_video_insert(s, &rec);
+    }
+    if (!rc)
+        rc = vt_store_commit(s);
+    return rc;
+}
+
+/* COPY's text format: \, tab, newline and carriage return escaped */
+static void copy_field(FILE *f, const char *v, int last)
+{
+    for (; *v; v++) {
+        if (*v == '\\' || *v == '\t' || *v == '\n' || *v == '\r')
+            fputc('\\', f);
+        fputc(*v == '\t' ? 't' : *v == '\n' ? 'n' : *v == '\r' ? 'r' : *v, f);
+    }
+    fputc(last ? '\n' : '\t', f);
+}
+
+static void write_keys(const char *dir, sqlite3 *db)
+{
+    char *pp = vt_xasprintf("%s/phonetic.copy", dir), *fp = vt_xasprintf("%s/fuzzy.copy", dir);
+    FILE *pf = fopen(pp, "w"), *ff = fopen(fp, "w");
+    sqlite3_stmt *ps, *fs;
+
+    sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO phonetic (term, key) VALUES (?, ?)", -1, &ps,
+                       NULL);
+    sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO fuzzy (del, term) VALUES (?, ?)", -1, &fs, NULL);
+    for (size_t i = 0; i < VOCAB; i++) {
+        const char *w = vocab[i];
+        size_t n = strlen(w);
+        char key[16], del[VT_FUZZY_MAX_LEN];
+
+        vt_metaphone(w, key, sizeof(key));
+        if (key[0] && n >= 2) {
+            fprintf(pf, "%s\t%s\n", w, key);
+            sqlite3_bind_text(ps, 1, w, -1, SQLITE_STATIC);
+            sqlite3_bind_text(ps, 2, key, -1, SQLITE_STATIC);
+            sqlite3_step(ps);
+            sqlite3_reset(ps);
+        }
+        if (n < VT_FUZZY_MIN_LEN || n >= VT_FUZZY_MAX_LEN)
+            continue;
+        /* each one-letter deletion, then the word itself (duplicates are dropped by the
+         * tables' keys: OR IGNORE here, ON CONFLICT in the script) */
+        for (size_t d = 0; d <= n; d++) {
+            size_t dn = d == n ? n : n - 1;
+
+            memcpy(del, w, d == n ? n : d);
+            if (d < n)
+                memcpy(del + d, w + d + 1, n - d - 1);
+            del[dn] = '\0';
+            fprintf(ff, "%s\t%s\n", del, w);
+            sqlite3_bind_text(fs, 1, del, -1, SQLITE_STATIC);
+            sqlite3_bind_text(fs, 2, w, -1, SQLITE_STATIC);
+            sqlite3_step(fs);
+            sqlite3_reset(fs);
+        }
+    }
+    sqlite3_finalize(ps);
+    sqlite3_finalize(fs);
+    fclose(pf);
+    fclose(ff);
+    free(pp);
+    free(fp);
+}
+
+static int gen(const char *dir, const char *url, int videos, int per_video)
+{
+    char err[512], *sdir = vt_xasprintf("%s/sqlite", dir), *db, *path;
+    struct vt_store *sq = NULL, *pg = NULL;
+    sqlite3 *raw;
+    sqlite3_stmt *ins;
+    FILE *f;
+    int rc;
+
+    vt_mkdir_p(sdir, err, sizeof(err));
+    db = vt_xasprintf("%s/library.db", sdir);
+    if (vt_store_open(db, &sq, err, sizeof(err)) || vt_store_open(url, &pg, err, sizeof(err)))
+        return fail("open", err);
+    if (insert_videos(sq, videos, per_video) || insert_videos(pg, videos, per_video))
+        return fail("videos", vt_store_errmsg(pg));
+    /* the statistics table of the search (store_pg_search_schema), if the migrations
+     * have not made it */
+    if (vt_store_begin(pg) || store_pg_search_schema(pg) || vt_store_commit(pg))
+        return fail("docs_stats", vt_store_errmsg(pg));
+    vt_store_close(sq);
+    vt_store_close(pg);
+    sqlite3_open(db, &raw);
+    sqlite3_exec(raw, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; BEGIN", NULL, NULL, NULL);
+    sqlite3_prepare_v2(raw,
+                       "INSERT INTO docs (video_id, source, ref, start_s, end_s, text, meta)"
+                       " VALUES (?, 'speech', ?, ?, ?, ?, ?)",
+                       -1, &ins, NULL);
+    path = vt_xasprintf("%s/docs.copy", dir);
+    f = fopen(path, "w");
+    for (int v = 0; v < videos; v++) {
+        char id[32], *meta;
+
+        snprintf(id, sizeof(id), "v%010d", v);
+        meta = store_meta_tokens("speech", id);
+        if (v % 500 == 0)
+            fprintf(stderr, "\rgenerating: %d/%d videos", v, videos);
+        for (int c = 0; c < per_video; c++) {
+            struct vt_sb sb = {0};
+            int n = 6 + (int)(next() % 10);
+            char num[64], *tsv;
+
+            for (int k = 0; k < n; k++) {
+                if (k)
+                    vt_sb_addc(&sb, ' ');
+                vt_sb_adds(&sb, word());
+            }
+            sqlite3_bind_text(ins, 1, id, -1, SQLITE_STATIC);
+            sqlite3_bind_int(ins, 2, c);
+            sqlite3_bind_double(ins, 3, c * 8.0);
+            sqlite3_bind_double(ins, 4, c * 8.0 + 7.0);
+            sqlite3_bind_text(ins, 5, sb.buf, -1, SQLITE_STATIC);
+            sqlite3_bind_text(ins, 6, meta, -1, SQLITE_STATIC);
+            if (sqlite3_step(ins) != SQLITE_DONE)
+                return fail("sqlite", sqlite3_errmsg(raw));
+            sqlite3_reset(ins);
+            copy_field(f, id, 0);
+            copy_field(f, "speech", 0);
+            snprintf(num, sizeof(num), "%d", c);
+            copy_field(f, num, 0);
+            snprintf(num, sizeof(num), "%.1f", c * 8.0);
+            copy_field(f, num, 0);
+            snprintf(num, sizeof(num), "%.1f", c * 8.0 + 7.0);
+            copy_field(f, num, 0);
+            copy_field(f, sb.buf, 0);
+            copy_field(f, meta, 0);
+            tsv = store_pg_tsv(sb.buf);
+            copy_field(f, tsv, 1);
+            free(tsv);
+            vt_sb_release(&sb);
+        }
+        free(meta);
+    }
+    sqlite3_finalize(ins);
+    write_keys(dir, raw);
+    rc = sqlite3_exec(raw, "COMMIT; INSERT INTO docs_fts (docs_fts) VALUES ('optimize')", NULL,
+                      NULL, NULL);
+    if (rc)
+        return fail("sqlite", sqlite3_errmsg(raw));
+    sqlite3_close(raw);
+    fclose(f);
+    fprintf(stderr, "\rgenerated %d videos, %d cues\n", videos, videos * per_video);
+    free(path);
+    free(db);
+    free(sdir);
+    return 0;
+}
+
+/* ---- run ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, int n, double p)
+{
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    return v[(int)fmin(n - 1, floor(p * n))];
+}
+
+/* The query mix: one to three words (a third led by a word in every video), a phrase,
+ * a prefix, an excluded word, a misheard word (phonetic tier). */
+static char *query(int i)
+{
+    struct vt_sb sb = {0};
+    int kind = i % 8, k = kind < 3 ? 1 + kind : 0;
+
+    for (int j = 0; j < k; j++)
+        vt_sb_addf(&sb, "%s%s", j ? " " : "", i % 3 == 0 && j == 0 ? vocab[next() % 5] : word());
+    if (kind == 3)
+        vt_sb_addf(&sb, "\"%s %s\"", word(), word());
+    else if (kind == 4)
+        vt_sb_addf(&sb, "%.4s*", vocab[15 + next() % 2000]);
+    else if (kind == 5)
+        vt_sb_addf(&sb, "%s %s -%s", vocab[next() % 5], word(), word());
+    else if (kind == 6)
+        vt_sb_addf(&sb, "%sx", vocab[15 + next() % 2000]); /* not indexed: approximate tiers */
+    else if (kind == 7)
+        vt_sb_addf(&sb, "%s %s %s", word(), word(), word());
+    return vt_sb_detach(&sb);
+}
+
+struct result {
+    double *ms;
+    char **hits; /* per query: the hits, one "video start source" line each */
+    long partial;
+};
+
+static int run_on(struct vt_library *lib, char **queries, int nq, struct result *r)
+{
+    r->ms = vt_xcalloc((size_t)nq, sizeof(double));
+    r->hits = vt_xcalloc((size_t)nq, sizeof(char *));
+    for (int i = 0; i < nq; i++) {
+        struct vt_search_opts o = {.limit = 10};
+        struct vt_search_info info;
+        struct vt_sb sb = {0};
+        struct vt_hit *h;
+        size_t n;
+        double t0 = vt_monotonic_s();
+
+        if (vt_search(lib, queries[i], strlen(queries[i]), &o, &h, &n, &info))
+            return fail("search", vt_errmsg(lib));
+        r->ms[i] = (vt_monotonic_s() - t0) * 1000;
+        r->partial += info.partial;
+        vt_sb_add(&sb, "", 0);
+        for (size_t k = 0; k < n; k++)
+            vt_sb_addf(&sb, "%s %.1f %s\n", h[k].video_id, h[k].start_s, h[k].source);
+        r->hits[i] = vt_sb_detach(&sb);
+        vt_hits_free(h, n);
+    }
+    return 0;
+}
+
+static int run(const char *dir, const char *url, int nq)
+{
+    char err[512], *sdir = vt_xasprintf("%s/sqlite", dir), *pdir = vt_xasprintf("%s/pg", dir);
+    char **queries = vt_xcalloc((size_t)nq, sizeof(char *));
+    struct result sq = {0}, pg = {0};
+    struct vt_library *lib;
+    struct vt_store *ps;
+    int same = 0, rows = 0;
+
+    for (int i = 0; i < nq; i++)
+        queries[i] = query(i);
+    lib = vt_library_open(sdir, VT_OPEN_READ, err, sizeof(err));
+    if (!lib || run_on(lib, queries, nq, &sq))
+        return fail("sqlite", err);
+    vt_library_close(lib);
+    /* the same library (media would be on shared storage) with its rows on PostgreSQL:
+     * the handle is swapped in, whatever the config wiring of the day */
+    vt_mkdir_p(pdir, err, sizeof(err));
+    lib = vt_library_open(pdir, 0, err, sizeof(err));
+    if (!lib || vt_store_open(url, &ps, err, sizeof(err)))
+        return fail("postgresql", err);
+    vt_store_close(lib->store);
+    lib->store = ps;
+    if (run_on(lib, queries, nq, &pg))
+        return 1;
+    vt_library_close(lib);
+    for (int i = 0; i < nq; i++) {
+        same += !strcmp(sq.hits[i], pg.hits[i]);
+        rows += sq.hits[i][0] != '\0';
+        if (strcmp(sq.hits[i], pg.hits[i]) && getenv("VT_BENCH_DIFF"))
+            fprintf(stderr, "differs: %s\n--- sqlite\n%s--- postgresql\n%s", queries[i],
+                    sq.hits[i], pg.hits[i]);
+    }
+    printf("search (vt_search, 3 tiers) on the same rows, %d queries (words, phrase, prefix, "
+           "excluded, misheard)\n",
+           nq);
+    printf("  %-12s %8s %8s %10s\n", "", "p50 ms", "p99 ms", "partial");
+    printf("  %-12s %8.2f %8.2f %10ld\n", "SQLite", pct(sq.ms, nq, 0.5), pct(sq.ms, nq, 0.99),
+           sq.partial);
+    printf("  %-12s %8.2f %8.2f %10ld\n", "PostgreSQL", pct(pg.ms, nq, 0.5), pct(pg.ms, nq, 0.99),
+           pg.partial);
+    printf("  PostgreSQL/SQLite p99: %.2fx; goal: p99 <= 100 ms on PostgreSQL\n",
+           pct(pg.ms, nq, 0.99) / fmax(pct(sq.ms, nq, 0.99), 1e-3));
+    printf("  same hits in the same order: %d of %d queries (%d with hits)\n", same, nq, rows);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4)
+        return fail("usage", "pg_search_bench gen DIR URL VIDEOS CUES | run DIR URL QUERIES");
+    make_vocab();
+    if (!strcmp(argv[1], "gen") && argc >= 6)
+        return gen(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]));
+    if (!strcmp(argv[1], "run") && argc >= 5) {
+        for (int i = 0; i < 1000; i++) /* the generator's words drawn: the same vocabulary */
+            next();
+        return run(argv[2], argv[3], atoi(argv[4]));
+    }
+    return fail("usage", "pg_search_bench gen DIR URL VIDEOS CUES | run DIR URL QUERIES");
+}

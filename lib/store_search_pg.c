@@ -1,0 +1,662 @@
+/*
+ * The search side of the PostgreSQL store: the parsed query (query.h) as a tsquery
+ * for the docs table's GIN index, and the ranking of the rows it finds. Only the
+ * finding differs from SQLite: the document-frequency estimates, the sort and the
+ * order of ties are store_search.c's, shared.
+ *
+ * Ranking is vtrank()'s BM25 computed here in C from each candidate row's text: the
+ * same tokens (vt_tokenize, which also built the row's tsvector), the same phrases in
+ * the order FTS5 numbers them, the same k1, b and phrase bonus, one expression
+ * (store_bm25_term) for both. ts_rank_cd would rank by another formula (cover density,
+ * no document frequencies), so SQLite and PostgreSQL would order the same hits
+ * differently; a cue's text is short, so tokenizing the few hundred rows a search
+ * ranks costs less than the round trip. The index's row count and total length
+ * (BM25's average) come from docs_stats, kept by triggers (store_pg_search_schema).
+ *
+ * User input never reaches PostgreSQL as syntax: the tsquery is written here from
+ * the query's tokens, each a quoted lexeme, and travels as one parameter.
+ */
+#include "query.h"
+#include "store_int.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* PostgreSQL's longest lexeme (MAXSTRLEN); the tokenizer's are far shorter */
+#define PG_MAX_LEXEME 2047
+
+/* A word of the index's tokens in the regex dialect of PostgreSQL: what vt_tokenize
+ * counts as word bytes (ASCII letters and digits, anything not ASCII). */
+#define PG_TOKEN_RE "'[^\\x01-/:-@[-`{-\\x7f]+'"
+
+/* ---- the tsquery ---- */
+
+/* Can the index hold w? Words that are not valid UTF-8 (the database's encoding) or
+ * longer than a lexeme never reached it, and PostgreSQL would refuse them in a query. */
+static int lexeme_ok(const char *w)
+{
+    size_t n = strlen(w);
+
+    if (!n || n > PG_MAX_LEXEME)
+        return 0;
+    for (size_t k; n; w += k, n -= k)
+        if (!(k = vt_utf8_decode(w, n, NULL)))
+            return 0;
+    return 1;
+}
+
+void store_pg_lexeme(struct vt_sb *sb, const char *w)
+{
+    vt_sb_addc(sb, '\'');
+    for (; *w; w++) {
+        if (*w == '\'' || *w == '\\')
+            vt_sb_addc(sb, *w == '\'' ? '\'' : '\\');
+        vt_sb_addc(sb, *w);
+    }
+    vt_sb_addc(sb, '\'');
+}
+
+static int phrase_ok(const struct store_phrase *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (!lexeme_ok(p->words[i]))
+            return 0;
+    return p->n > 0;
+}
+
+/* 'a' <-> 'b' <-> 'c':* */
+static void add_phrase(struct vt_sb *sb, const struct store_phrase *p)
+{
+    vt_sb_addc(sb, '(');
+    for (size_t i = 0; i < p->n; i++) {
+        if (i)
+            vt_sb_adds(sb, " <-> ");
+        store_pg_lexeme(sb, p->words[i]);
+    }
+    if (p->prefix)
+        vt_sb_adds(sb, ":*");
+    vt_sb_addc(sb, ')');
+}
+
+struct builder {
+    struct store_phrase *ph;
+    size_t max, n; /* phrases kept, and counted (as FTS5 numbers them) */
+};
+
+static struct store_phrase phrase_of(char *const *words, size_t n, int prefix)
+{
+    struct store_phrase p = {words, n, prefix, 0, 0};
+
+    return p;
+}
+
+static void note_phrase(struct builder *b, struct store_phrase p)
+{
+    if (b->n < b->max)
+        b->ph[b->n] = p;
+    b->n++;
+}
+
+/* The term or one of its alternatives, onto sb: 0 when none of them can match. */
+static int add_term(struct vt_sb *sb, struct builder *b, const struct vt_qterm *t, char *const *alt,
+                    int group, int term)
+{
+    struct store_phrase p = phrase_of(t->words, t->n_words, t->prefix);
+    size_t any = 0;
+
+    p.group = group;
+    p.term = term;
+    vt_sb_addc(sb, '(');
+    note_phrase(b, p);
+    if (phrase_ok(&p)) {
+        add_phrase(sb, &p);
+        any++;
+    }
+    for (size_t k = 0; alt && alt[k]; k++) {
+        p = phrase_of(&alt[k], 1, 0);
+        p.group = group;
+        p.term = term;
+        note_phrase(b, p);
+        if (!phrase_ok(&p))
+            continue;
+        if (any++)
+            vt_sb_adds(sb, " | ");
+        add_phrase(sb, &p);
+    }
+    vt_sb_addc(sb, ')');
+    return any > 0;
+}
+
+/* Every positive term (mode 0) into sb: 0 when one of them can match nothing. */
+static int add_all(struct vt_sb *sb, struct builder *b, const struct vt_query *q,
+                   char **const *alts)
+{
+    size_t pos = 0;
+    int ok = 1;
+
+    for (size_t i = 0; i < q->n_terms; i++) {
+        if (q->terms[i].exclude)
+            continue;
+        if (pos)
+            vt_sb_adds(sb, " & ");
+        ok &= add_term(sb, b, &q->terms[i], alts ? alts[pos] : NULL, 0, 0);
+        pos++;
+    }
+    return ok;
+}
+
+/* All but one of three or more plain words (mode 2): the groups that can match. */
+static int add_all_but_one(struct vt_sb *sb, struct builder *b, const struct vt_query *q,
+                           char **const *alts)
+{
+    const struct vt_qterm *plain[VT_QUERY_MAX_TERMS];
+    size_t np = vt_query_plain_words(q, plain), groups = 0;
+
+    if (np < 3)
+        return 0;
+    vt_sb_addc(sb, '(');
+    for (size_t skip = 0; skip < np; skip++) {
+        struct vt_sb g = {0};
+        int ok = 1;
+
+        for (size_t i = 0, k = 0; i < np; i++) {
+            if (i == skip)
+                continue;
+            if (k++)
+                vt_sb_adds(&g, " & ");
+            ok &= add_term(&g, b, plain[i], alts ? alts[i] : NULL, (int)skip + 1, (int)i + 1);
+        }
+        if (ok) {
+            vt_sb_adds(sb, groups++ ? " | (" : "(");
+            vt_sb_adds(sb, g.buf);
+            vt_sb_addc(sb, ')');
+        }
+        vt_sb_release(&g);
+    }
+    vt_sb_addc(sb, ')');
+    return groups > 0;
+}
+
+char *store_pg_tsquery(const struct vt_query *q, int mode, char **const *alts,
+                       struct store_phrase *ph, size_t max, size_t *n_ph)
+{
+    struct builder b = {ph, max, 0};
+    struct vt_sb sb = {0};
+    int ok;
+
+    *n_ph = 0;
+    if (!vt_query_positive(q))
+        return NULL;
+    vt_sb_addc(&sb, '(');
+    ok = mode == 2 ? add_all_but_one(&sb, &b, q, alts) : add_all(&sb, &b, q, alts);
+    vt_sb_addc(&sb, ')');
+    for (size_t i = 0; ok && i < q->n_terms; i++) {
+        const struct vt_qterm *t = &q->terms[i];
+        struct store_phrase p = phrase_of(t->words, t->n_words, t->prefix);
+
+        if (!t->exclude)
+            continue;
+        note_phrase(&b, p);
+        /* a phrase no index can hold excludes nothing */
+        if (phrase_ok(&p)) {
+            vt_sb_adds(&sb, " & !");
+            add_phrase(&sb, &p);
+        }
+    }
+    if (!ok) {
+        vt_sb_release(&sb);
+        return NULL;
+    }
+    *n_ph = b.n < max ? b.n : max;
+    return vt_sb_detach(&sb);
+}
+
+/* ---- the tsquery syntax, as PostgreSQL reads it (for the fuzz target and the tests) ---- */
+
+struct tsq_parse {
+    const char *p;
+    int depth;
+};
+
+static void skip_space(struct tsq_parse *t)
+{
+    while (*t->p == ' ' || *t->p == '\t' || *t->p == '\n' || *t->p == '\r')
+        t->p++;
+}
+
+/* A quoted operand ('' and \x escape), not empty, not too long, then an optional :*. */
+static int tsq_operand(struct tsq_parse *t)
+{
+    size_t n = 0;
+
+    if (*t->p++ != '\'')
+        return 0;
+    for (;;) {
+        if (!*t->p)
+            return 0;
+        if (*t->p == '\'' && t->p[1] == '\'') {
+            t->p += 2;
+        } else if (*t->p == '\'') {
+            t->p++;
+            break;
+        } else if (*t->p == '\\') {
+            if (!t->p[1])
+                return 0;
+            t->p += 2;
+        } else {
+            t->p++;
+        }
+        n++;
+    }
+    if (!n || n > PG_MAX_LEXEME)
+        return 0;
+    if (t->p[0] == ':' && t->p[1] == '*')
+        t->p += 2;
+    return 1;
+}
+
+static int tsq_or(struct tsq_parse *t);
+
+static int tsq_unary(struct tsq_parse *t)
+{
+    skip_space(t);
+    if (*t->p == '!') {
+        t->p++;
+        return tsq_unary(t);
+    }
+    if (*t->p == '(') {
+        int ok;
+
+        if (++t->depth > 1000)
+            return 0;
+        t->p++;
+        ok = tsq_or(t);
+        skip_space(t);
+        t->depth--;
+        return ok && *t->p++ == ')';
+    }
+    return tsq_operand(t);
+}
+
+static int tsq_phrase(struct tsq_parse *t)
+{
+    if (!tsq_unary(t))
+        return 0;
+    for (;;) {
+        skip_space(t);
+        if (strncmp(t->p, "<->", 3))
+            return 1;
+        t->p += 3;
+        if (!tsq_unary(t))
+            return 0;
+    }
+}
+
+static int tsq_binary(struct tsq_parse *t, char op, int (*next)(struct tsq_parse *))
+{
+    if (!next(t))
+        return 0;
+    for (;;) {
+        skip_space(t);
+        if (*t->p != op)
+            return 1;
+        t->p++;
+        if (!next(t))
+            return 0;
+    }
+}
+
+static int tsq_and(struct tsq_parse *t)
+{
+    return tsq_binary(t, '&', tsq_phrase);
+}
+
+static int tsq_or(struct tsq_parse *t)
+{
+    return tsq_binary(t, '|', tsq_and);
+}
+
+int store_pg_tsquery_valid(const char *text)
+{
+    struct tsq_parse t = {text, 0};
+    size_t n = strlen(text);
+
+    for (const char *w = text, *end = text + n; w < end;) {
+        size_t k = vt_utf8_decode(w, (size_t)(end - w), NULL);
+
+        if (!k)
+            return 0;
+        w += k;
+    }
+    if (!tsq_or(&t))
+        return 0;
+    skip_space(&t);
+    return *t.p == '\0';
+}
+
+/* ---- ranking ---- */
+
+struct tokens {
+    char *buf;   /* the row's tokens, each NUL-terminated */
+    size_t *off; /* where each starts in buf */
+    size_t n, cap_off, len, cap;
+};
+
+static void add_token(void *user, const char *tok, size_t n)
+{
+    struct tokens *t = user;
+
+    vt_grow((void **)&t->buf, &t->cap, t->len + n + 1, 1);
+    vt_grow((void **)&t->off, &t->cap_off, t->n + 1, sizeof(*t->off));
+    memcpy(t->buf + t->len, tok, n);
+    t->buf[t->len + n] = '\0';
+    t->off[t->n++] = t->len;
+    t->len += n + 1;
+}
+
+static const char *token(const struct tokens *t, size_t i)
+{
+    return t->buf + t->off[i];
+}
+
+/* Does phrase p stand at token `at`? (FTS5's rule: the last word matches a prefix.) */
+static int phrase_at(const struct tokens *t, const struct store_phrase *p, size_t at)
+{
+    if (at + p->n > t->n)
+        return 0;
+    for (size_t k = 0; k < p->n; k++) {
+        const char *w = p->words[k], *tok = token(t, at + k);
+
+        if (p->prefix && k + 1 == p->n ? strncmp(tok, w, strlen(w)) : strcmp(tok, w))
+            return 0;
+    }
+    return 1;
+}
+
+/* vtrank's in_sequence: an instance of phrase 0 followed by one of each phrase 1..n-1. */
+static int in_sequence(const struct tokens *t, const struct store_phrase *ph, size_t n_ph, size_t n)
+{
+    if (n > n_ph)
+        return 0;
+    for (size_t at = 0; at < t->n; at++) {
+        size_t k = 0;
+
+        if (!phrase_at(t, &ph[0], at))
+            continue;
+        for (k = 1; k < n && phrase_at(t, &ph[k], at + k);)
+            k++;
+        if (k == n)
+            return 1;
+    }
+    return 0;
+}
+
+/* Does every term of the phrases' group stand in the row (one of its phrases, tf[])? */
+static int group_matches(const struct store_phrase *ph, size_t n_ph, const int *tf, int group)
+{
+    for (size_t i = 0; i < n_ph; i++) {
+        int found = 0;
+
+        if (ph[i].group != group)
+            continue;
+        for (size_t k = 0; k < n_ph && !found; k++)
+            found = ph[k].group == group && ph[k].term == ph[i].term && tf[k] > 0;
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+double store_pg_score(const char *text, const struct store_phrase *ph, size_t n_ph,
+                      const double *df, size_t n_df, int phrase_n, double rows, double tokens)
+{
+    struct tokens t = {0};
+    double avg = rows > 0 && tokens > 0 ? tokens / rows : 1, score = 0;
+    int tf[STORE_MAX_PHRASES];
+
+    if (n_ph > STORE_MAX_PHRASES)
+        n_ph = STORE_MAX_PHRASES;
+    vt_tokenize(text, strlen(text), add_token, &t);
+    for (size_t i = 0; i < n_ph; i++) {
+        tf[i] = 0;
+        for (size_t at = 0; at < t.n; at++)
+            tf[i] += phrase_at(&t, &ph[i], at);
+    }
+    /* an all-but-one group the row does not satisfy: its phrases are not counted */
+    for (size_t i = 0; i < n_ph; i++)
+        if (ph[i].group && tf[i] && !group_matches(ph, n_ph, tf, ph[i].group))
+            for (size_t k = n_ph; k-- > i;)
+                tf[k] = ph[k].group == ph[i].group ? 0 : tf[k];
+    if (phrase_n > 1 && in_sequence(&t, ph, n_ph, (size_t)phrase_n))
+        score = VT_PHRASE_BONUS;
+    for (size_t i = 0; i < n_ph && i < n_df; i++)
+        if (df[i] >= 0 && tf[i])
+            score += store_bm25_term(rows, avg, (int)t.n, tf[i], df[i]);
+    free(t.buf);
+    free(t.off);
+    return score;
+}
+
+/* ---- the statements ---- */
+
+static int read_pair(struct vt_store *s, const char *sql, const char *what, long long *a,
+                     long long *b)
+{
+    struct db_stmt *st;
+    int rc = store_prepare(s, sql, &st);
+
+    if (rc)
+        return rc;
+    rc = db_step(st);
+    if (rc == DB_ROW) {
+        *a = db_col_int64(st, 0);
+        *b = b ? db_col_int64(st, 1) : 0;
+    }
+    rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, what);
+    store_finish(s, st);
+    return rc;
+}
+
+/* The index's row count and total length in tokens, for BM25. */
+static int index_sizes(struct vt_store *s, double *rows, double *tokens)
+{
+    long long have = 0, r = 0, t = 0, unused;
+    int rc = read_pair(s, "SELECT CASE WHEN to_regclass('docs_stats') IS NULL THEN 0 ELSE 1 END, 0",
+                       "search statistics", &have, &unused);
+
+    /* without the table (a schema before it) the sizes are counted: right, and slow */
+    if (!rc)
+        rc = read_pair(s,
+                       have ? "SELECT CAST(coalesce(sum(rows), 0) AS bigint),"
+                              " CAST(coalesce(sum(tokens), 0) AS bigint) FROM docs_stats"
+                            : "SELECT count(*), CAST(coalesce(sum(regexp_count(text, " PG_TOKEN_RE
+                              ")), 0) AS bigint) FROM docs",
+                       "search statistics", &r, &t);
+    *rows = (double)r;
+    *tokens = (double)t;
+    return rc;
+}
+
+int store_pg_term_count(struct vt_store *s, const char *term, long long above, long long *n)
+{
+    struct vt_sb q = {0};
+    struct db_stmt *st;
+    int rc;
+
+    *n = 0;
+    if (!lexeme_ok(term))
+        return 0;
+    rc = store_prepare(s, "SELECT count(*) FROM docs WHERE tsv @@ CAST(? AS tsquery) AND id > ?",
+                       &st);
+    if (rc)
+        return rc;
+    store_pg_lexeme(&q, term);
+    db_bind_text(st, 1, q.buf);
+    db_bind_int64(st, 2, above);
+    rc = db_step(st);
+    if (rc == DB_ROW)
+        *n = db_col_int64(st, 0);
+    rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "term statistics");
+    store_finish(s, st);
+    vt_sb_release(&q);
+    return rc;
+}
+
+/* The newest matches in (lo, hi], source and video filters as the caller asks. */
+static const char *rows_sql(int by_source, int by_video)
+{
+    static const char *const sql[4] = {
+        "SELECT id, video_id, start_s, text FROM docs WHERE tsv @@ CAST(? AS tsquery)"
+        " AND id > ? AND id <= ? ORDER BY id DESC LIMIT ?",
+        "SELECT id, video_id, start_s, text FROM docs WHERE tsv @@ CAST(? AS tsquery)"
+        " AND id > ? AND id <= ? AND source = ? ORDER BY id DESC LIMIT ?",
+        "SELECT id, video_id, start_s, text FROM docs WHERE tsv @@ CAST(? AS tsquery)"
+        " AND id > ? AND id <= ? AND video_id = ? ORDER BY id DESC LIMIT ?",
+        "SELECT id, video_id, start_s, text FROM docs WHERE tsv @@ CAST(? AS tsquery)"
+        " AND id > ? AND id <= ? AND source = ? AND video_id = ? ORDER BY id DESC LIMIT ?",
+    };
+
+    return sql[(by_source ? 1 : 0) + (by_video ? 2 : 0)];
+}
+
+struct rank_ctx {
+    const struct store_phrase *ph;
+    size_t n_ph, n_df;
+    const double *df;
+    int phrase_n;
+    double rows, tokens;
+};
+
+static void read_row(struct db_stmt *st, const struct rank_ctx *c, struct fts_id *v)
+{
+    const char *id = db_col_text(st, 1), *text = db_col_text(st, 3);
+
+    v->rowid = db_col_int64(st, 0);
+    snprintf(v->video_id, sizeof(v->video_id), "%s", id ? id : "");
+    v->start_s = db_col_double(st, 2);
+    v->score = store_pg_score(text ? text : "", c->ph, c->n_ph, c->df, c->n_df, c->phrase_n,
+                              c->rows, c->tokens);
+}
+
+/*
+ * As fts_rows: newest first in growing windows of ids, so a word found everywhere is
+ * served from the first window and the deadline is looked at between windows.
+ */
+static int window_rows(struct vt_store *s, const struct vt_store_search *r, const char *tsq,
+                       const struct rank_ctx *c, int *partial, struct fts_id **out, size_t *n)
+{
+    int by_source = r->source && *r->source, by_video = r->video && *r->video;
+    long long hi = 0, window = 20000, unused;
+    struct fts_id *v = NULL;
+    size_t vcap = 0, len = 0;
+    struct db_stmt *st = NULL;
+    int rc = read_pair(s, "SELECT coalesce(max(id), 0), 0 FROM docs", "search", &hi, &unused);
+
+    if (!rc)
+        rc = store_prepare(s, rows_sql(by_source, by_video), &st);
+    while (!rc && hi > 0 && (int)len < r->cap) {
+        long long lo = hi > window ? hi - window : 0;
+        int i = 1;
+
+        db_bind_text(st, i++, tsq);
+        db_bind_int64(st, i++, lo);
+        db_bind_int64(st, i++, hi);
+        if (by_source)
+            db_bind_text(st, i++, r->source);
+        if (by_video)
+            db_bind_text(st, i++, r->video);
+        db_bind_int(st, i, r->cap - (int)len);
+        while ((rc = db_step(st)) == DB_ROW) {
+            vt_grow((void **)&v, &vcap, len + 1, sizeof(*v));
+            read_row(st, c, &v[len++]);
+        }
+        rc = rc == DB_DONE ? 0 : store_fail(s, "search");
+        db_reset(st);
+        hi = lo;
+        window *= 4;
+        if (hi > 0 && r->deadline_s > 0 && vt_monotonic_s() > r->deadline_s) {
+            *partial = 1;
+            break;
+        }
+    }
+    if (st)
+        store_finish(s, st);
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = len;
+    return 0;
+}
+
+int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, const double *df,
+                  size_t n_df, int phrase_n, int *partial, struct fts_id **out, size_t *n)
+{
+    struct store_phrase ph[STORE_MAX_PHRASES];
+    struct rank_ctx c = {ph, 0, n_df, df, phrase_n, 0, 0};
+    char *tsq = store_pg_tsquery(r->q, r->match == VT_MATCH_ALL_BUT_ONE ? 2 : 0, r->alts, ph,
+                                 STORE_MAX_PHRASES, &c.n_ph);
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    *partial = 0;
+    if (!tsq || r->cap <= 0) {
+        free(tsq);
+        return 0;
+    }
+    rc = index_sizes(s, &c.rows, &c.tokens);
+    if (!rc)
+        rc = window_rows(s, r, tsq, &c, partial, out, n);
+    free(tsq);
+    return rc;
+}
+
+/* ---- the schema ---- */
+
+/*
+ * docs_stats: rows and tokens per video and source, so BM25's row count and average
+ * length are a small sum, not a scan of the index. One row per (video, source): the
+ * writers of different videos never wait on each other. The triggers count what each
+ * statement inserted or deleted (its transition tables), the tokens as vt_tokenize
+ * cuts them; the INSERT fills it for rows indexed before it existed.
+ */
+int store_pg_search_schema(struct vt_store *s)
+{
+    return store_exec(
+        s,
+        "CREATE TABLE IF NOT EXISTS docs_stats (video_id text NOT NULL REFERENCES videos(id)"
+        "  ON DELETE CASCADE, source text NOT NULL, rows bigint NOT NULL,"
+        "  tokens bigint NOT NULL, PRIMARY KEY (video_id, source));"
+        "CREATE OR REPLACE FUNCTION docs_stats_count() RETURNS trigger LANGUAGE plpgsql AS $f$"
+        " BEGIN"
+        "  IF TG_OP <> 'INSERT' THEN"
+        "   UPDATE docs_stats t SET rows = t.rows - o.rows, tokens = t.tokens - o.tokens"
+        "    FROM (SELECT video_id, source, count(*) AS rows,"
+        "     sum(regexp_count(text, " PG_TOKEN_RE ")) AS tokens FROM old_docs GROUP BY 1, 2) o"
+        "    WHERE t.video_id = o.video_id AND t.source = o.source;"
+        "  END IF;"
+        "  IF TG_OP <> 'DELETE' THEN"
+        "   INSERT INTO docs_stats AS t (video_id, source, rows, tokens)"
+        "    SELECT video_id, source, count(*), sum(regexp_count(text, " PG_TOKEN_RE "))"
+        "    FROM new_docs GROUP BY 1, 2"
+        "    ON CONFLICT (video_id, source) DO UPDATE SET rows = t.rows + excluded.rows,"
+        "     tokens = t.tokens + excluded.tokens;"
+        "  END IF;"
+        "  RETURN NULL;"
+        " END $f$;"
+        "CREATE OR REPLACE TRIGGER docs_stats_ins AFTER INSERT ON docs REFERENCING NEW TABLE AS"
+        " new_docs FOR EACH STATEMENT EXECUTE FUNCTION docs_stats_count();"
+        "CREATE OR REPLACE TRIGGER docs_stats_del AFTER DELETE ON docs REFERENCING OLD TABLE AS"
+        " old_docs FOR EACH STATEMENT EXECUTE FUNCTION docs_stats_count();"
+        "CREATE OR REPLACE TRIGGER docs_stats_upd AFTER UPDATE ON docs REFERENCING OLD TABLE AS"
+        " old_docs NEW TABLE AS new_docs FOR EACH STATEMENT EXECUTE FUNCTION docs_stats_count();"
+        "INSERT INTO docs_stats (video_id, source, rows, tokens)"
+        " SELECT video_id, source, count(*), sum(regexp_count(text, " PG_TOKEN_RE "))"
+        " FROM docs GROUP BY 1, 2 ON CONFLICT (video_id, source) DO UPDATE"
+        " SET rows = excluded.rows, tokens = excluded.tokens;",
+        "create the search statistics");
+}
