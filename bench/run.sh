@@ -52,6 +52,9 @@ echo
 echo "== frames by likeness: more like this over 1,000,000 frame vectors; same footage on 100 videos"
 bash bench/frames_bench.sh
 echo
+echo "== job queue: claim + lease + commit per stage (SQLite, PostgreSQL), its share of a talk's indexing, a fleet of 8-64 stub workers on PostgreSQL"
+bash bench/queue_bench.sh
+echo
 echo "== whole add: peak memory and realtime factors"
 bash bench/add_bench.sh
 echo

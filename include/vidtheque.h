@@ -152,6 +152,51 @@ int vt_redo(struct vt_library *lib, const char *id, const char *stage);
  * now ready. VT_ESTATE (the first reason in the message) when some video could not be
  * finished (a stage held by a live process, a retry not yet due) or a stage failed. */
 int vt_resume(struct vt_library *lib, int *n_videos);
+/*
+ * The job queue (docs/ARCHITECTURE.md, "Job queue"). Workers on any number of machines
+ * run stages of any video from one queue, the library's stage rows, each stage under a
+ * lease that a heartbeat extends: `vidtheque worker`.
+ */
+/* "sqlite" or "postgresql": where the library's catalog and queue live. */
+const char *vt_library_backend(const struct vt_library *lib);
+/* A comma-separated list of stage names ("stt,ocr") as a set (bit k: stage k of the
+ * stage table); VT_EINVAL with a message for a name that is no stage. */
+int vt_stage_set_parse(const char *list, unsigned *set, char *err, size_t errlen);
+/* Set the priority of every stage of video id: higher runs first (default 0). */
+int vt_video_set_priority(struct vt_library *lib, const char *id, int priority);
+/* Wait until the n videos have settled (every stage done, skipped or failed), logging
+ * each stage as it runs and settles; 0, or an error (a video removed meanwhile). */
+int vt_wait_settled(struct vt_library *lib, char (*ids)[VT_ID_MAX], size_t n);
+/* The queue as text (failed: with every dead letter and its last error) or as JSON,
+ * into *out (caller frees): depth by stage and state, running stages with their owner
+ * and lease, failures. */
+int vt_jobs_report(struct vt_library *lib, int failed, int json, char **out);
+
+struct vt_worker_opts {
+    unsigned stages;          /* the stages it runs (vt_stage_set_parse); 0: all */
+    int concurrency;          /* stage threads, each with its own handle on the library */
+    double lease_s;           /* each claim's lease; the heartbeat extends it every lease_s / 3 */
+    double idle_s;            /* longest wait for work before looking again (0: 1 s) */
+    int drain;                /* end once no stage of the set is queued or running anywhere */
+    const volatile int *stop; /* 1: claim no more, finish the running stages, return;
+                               * 2: give their leases back and return at once */
+    const struct vt_callbacks *cb;
+    const struct vt_fetch_opts *fetch;
+};
+struct vt_worker_stats {
+    long ran, fenced, errors, heartbeats; /* fenced: results refused (lease lost) */
+    double queue_s;        /* seconds spent claiming and recording stages, all threads */
+    double overhead_p50_s; /* the same per stage run: median and 99th percentile */
+    double overhead_p99_s;
+};
+/*
+ * Run a worker on the library in dir until *stop or, with drain, until no work is
+ * left: 0; 1 when it gave its leases back (stop 2) with stage threads still running,
+ * so the caller must end the process at once (_exit); or an error code with err.
+ */
+int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_worker_stats *stats,
+                  char *err, size_t errlen);
+
 /* Remove a video: database rows, then its files (frames, downloaded media; never a
  * local file it was added from). VT_EINVAL for a malformed id, VT_ENOTFOUND when the
  * library has no such video. */

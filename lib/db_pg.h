@@ -26,6 +26,9 @@ struct pg_conn {
     char msg[400];
     char state[6];
     int code; /* its VT_E* code */
+    /* queue_pg.c: gen + 1 of the session that ran LISTEN vidtheque_jobs, 0 when none did
+     * (a reconnection starts a session that listens to nothing) */
+    unsigned long listen_gen;
 };
 
 extern const struct db_ops db_pg_ops;

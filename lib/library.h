@@ -25,6 +25,17 @@ struct vt_library {
      * lock on locks/<pid>-<nonce>.lock (taken before the first claim, -1 until then) */
     char owner[128];
     int owner_fd;
+    /* a queue worker's handle (vt_work_one): the lease its claims take, in seconds (0:
+     * none, the in-process runs of add and resume), and what it is told of its jobs */
+    double lease_s;
+    struct {
+        /* a stage was claimed at attempt attempts / its run ended (result stored or not) */
+        void (*claimed)(void *user, const char *id, const char *stage, int attempts);
+        void (*released)(void *user, const char *id, const char *stage, int attempts);
+        void *user;
+    } job;
+    double queue_s;     /* seconds spent claiming and recording stages (not running, not saving) */
+    long fenced;        /* results refused because the stage was taken over */
     struct vt_ocr *ocr; /* engines created on first use, reused for every video */
     struct vt_stt *stt;
     /*
@@ -93,7 +104,8 @@ struct vt_stage_ctx {
     const char *stage;
     char model[160];
     char err[512];
-    void *result; /* the stage's output between run and save */
+    void *result;  /* the stage's output between run and save */
+    double save_s; /* seconds its save took, inside the finishing transaction */
 };
 
 /* What a stage does; its name, inputs and kind are its line in the stage table
@@ -157,6 +169,16 @@ VT_STAGE_LIST(VT_STAGE_X)
 
 /* Report progress of the running stage through the library's callback. */
 void vt_stage_progress(void *ctx, double frac);
+
+/*
+ * A queue worker's step: claim the next runnable stage of any video among the stages
+ * of the set (VT_BIT bits), run it as vt_process would (claim, run, save with its
+ * provenance, the video's state; its media dropped when the video is indexed), under
+ * a lease of lib->lease_s seconds. *did: 0 nothing runnable, 1 a stage ran or settled,
+ * 2 one was found but not taken (another handle was faster, or rows were added). 0 or
+ * an error code (recorded for vt_errmsg).
+ */
+int vt_work_one(struct vt_library *lib, unsigned stages, int *did);
 
 /* Insert a video row and its queued stages; inside a write transaction. */
 int vt_pipeline_register(struct vt_library *lib, const struct vt_video_rec *v);

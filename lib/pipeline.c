@@ -145,8 +145,12 @@ static int update_video_state(struct vt_library *lib, const char *id)
     int all_terminal = 1, any_failed = 0, any_started = 0, fetch_failed = 0;
     enum vt_index_state index_state;
     enum vt_data_status data_status;
-    int rc = vt_store_stages(lib->store, id, &r, &n);
+    /* workers settling two stages of one video at once each read the other's row as
+     * it was: the video's row lock orders them (PostgreSQL; SQLite has one writer) */
+    int rc = vt_store_video_lock(lib->store, id);
 
+    if (!rc)
+        rc = vt_store_stages(lib->store, id, &r, &n);
     if (rc)
         return rc;
     for (size_t i = 0; i < n; i++) {
@@ -271,10 +275,21 @@ enum claim {
     CLAIM_WAITING, /* a retried stage waiting for its next attempt */
 };
 
-/* Claim stage id of video v for this process: 0 with *res said (why says why for
- * CLAIM_SETTLED and CLAIM_WAITING), or an error code. */
-static int claim(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id,
-                 struct vt_stage_rec *out, enum claim *res, char *why, size_t whylen)
+/*
+ * Whether the owner of running stage r is gone: a stage under a lease (a queue
+ * worker's, on any machine) when the lease expired; one without (an in-process run)
+ * when its owner's lock file says so (one machine).
+ */
+static int holder_gone(struct vt_library *lib, const struct vt_stage_rec *r, double now)
+{
+    return r->lease_until > 0 ? r->lease_until < now : vt_lib_owner_dead(lib, r->owner);
+}
+
+/* Claim stage id of video v for this process, inside the write transaction the caller
+ * began, which this ends: 0 with *res said (why says why for CLAIM_SETTLED and
+ * CLAIM_WAITING), or an error code. */
+static int claim_in(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id,
+                    struct vt_stage_rec *out, enum claim *res, char *why, size_t whylen)
 {
     const struct vt_stage_info *t = &vt_stages[id];
     struct vt_stage_rec *r = NULL, *me;
@@ -283,15 +298,12 @@ static int claim(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_i
 
     why[0] = '\0';
     *res = CLAIM_NONE;
-    rc = vt_store_begin(lib->store);
-    if (rc)
-        return rc;
     rc = read_stages(lib, v->id, &r, &n, &added);
     if (rc)
         goto out;
     me = find_rec(r, n, id);
     if (vt_state_terminal(me->state) ||
-        (me->state == VT_STATE_RUNNING && !vt_lib_owner_dead(lib, me->owner)))
+        (me->state == VT_STATE_RUNNING && !holder_gone(lib, me, vt_wall_s())))
         goto commit; /* nothing to do here (but keep rows read_stages added) */
     if (me->state == VT_STATE_QUEUED && me->retry_at > vt_wall_s()) {
         char when[32];
@@ -342,7 +354,8 @@ static int claim(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_i
         double now = vt_wall_s();
         enum vt_lease lease;
 
-        rc = vt_store_stage_claim(lib->store, v->id, me, lib->owner, now, &lease);
+        me->lease_until = lib->lease_s > 0 ? now + lib->lease_s : 0;
+        rc = vt_store_stage_claim(lib->store, v->id, me, lib->owner, now, me->lease_until, &lease);
         if (!rc && lease != VT_LEASE_HELD)
             goto out; /* not as read: another handle has it */
         me->state = VT_STATE_RUNNING;
@@ -379,6 +392,16 @@ done:
     return rc;
 }
 
+/* claim_in in a write transaction of its own. */
+static int claim(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id,
+                 struct vt_stage_rec *out, enum claim *res, char *why, size_t whylen)
+{
+    int rc = vt_store_begin(lib->store);
+
+    *res = CLAIM_NONE;
+    return rc ? rc : claim_in(lib, v, id, out, res, why, whylen);
+}
+
 /* Store the outcome of a run; the stage's outputs and its state in one transaction. */
 static int finish(struct vt_library *lib, enum vt_stage_id id, struct vt_stage_ctx *c,
                   struct vt_stage_rec *rec, int outcome, double took_s)
@@ -389,21 +412,21 @@ static int finish(struct vt_library *lib, enum vt_stage_id id, struct vt_stage_c
 
     if (rc)
         return rc;
-    rc = vt_store_stage_lease(lib->store, c->video->id, vt_stages[id].name, lib->owner, &lease);
+    rc = vt_store_stage_lease(lib->store, c->video->id, vt_stages[id].name, lib->owner,
+                              rec->attempts, &lease);
     if (!rc && lease == VT_LEASE_GONE)
         rc = VT_ENOTFOUND; /* the video was removed meanwhile */
     if (rc)
         goto fail;
-    if (lease == VT_LEASE_LOST) {
-        /* someone else took the stage over (we were presumed dead): drop our result */
-        vt_log(lib, VT_LOG_WARN, "%s: %s: result dropped, stage taken over", c->video->id,
-               c->stage);
-        goto fail;
-    }
+    if (lease == VT_LEASE_LOST)
+        goto lost;
     if (outcome == 0 && d->save) {
+        double t0 = vt_monotonic_s();
+
         rc = clear_dependents(lib, c->video, id);
         if (!rc)
             rc = d->save(c);
+        c->save_s = vt_monotonic_s() - t0;
     } else {
         rc = clear_outputs(lib, c->video, id);
     }
@@ -427,11 +450,8 @@ static int finish(struct vt_library *lib, enum vt_stage_id id, struct vt_stage_c
     rec->took_s = took_s;
     rc = vt_store_stage_finish(lib->store, c->video->id, rec, lib->owner, &lease);
     rec->model = rec->error = NULL;
-    if (!rc && lease != VT_LEASE_HELD) {
-        vt_log(lib, VT_LOG_WARN, "%s: %s: result dropped, stage taken over", c->video->id,
-               c->stage);
-        goto fail;
-    }
+    if (!rc && lease != VT_LEASE_HELD)
+        goto lost;
     if (!rc)
         rc = update_video_state(lib, c->video->id);
     if (!rc)
@@ -441,12 +461,24 @@ static int finish(struct vt_library *lib, enum vt_stage_id id, struct vt_stage_c
     if (outcome == 0 && d->after_commit)
         d->after_commit(c);
     return 0;
+lost:
+    /* someone else took the stage over (we were presumed dead): the fence refuses our
+     * result, and nothing of it is written */
+    rc = VT_ESTATE;
+    lib->fenced++;
+    snprintf(lib->err, sizeof(lib->err),
+             "%s: %s: lease lost (attempt %d was taken over): result dropped", c->video->id,
+             c->stage, rec->attempts);
 fail:
     vt_store_rollback(lib->store);
     return rc;
 }
 
-static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id)
+/* Run stage id of video v if it may run now: 1 when it ran or settled, 0 when not, or
+ * an error code. in_txn: the caller began the write transaction the claim runs in
+ * (the queue's pick), which is ended here whatever happens. */
+static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id,
+                     int in_txn)
 {
     const struct vt_stage_def *d = stages[id];
     const char *name = vt_stages[id].name;
@@ -455,6 +487,7 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_sta
     enum claim res;
     char why[600];
     double t0;
+    long fenced;
     int rc, outcome;
 
     memset(&c, 0, sizeof(c));
@@ -464,9 +497,15 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_sta
     c.stage = name;
     /* alive in the lock before our name is on any stage */
     rc = vt_lib_owner_lock(lib);
-    if (rc)
+    if (rc) {
+        if (in_txn)
+            vt_store_rollback(lib->store);
         return rc;
-    rc = claim(lib, v, id, &rec, &res, why, sizeof(why));
+    }
+    t0 = vt_monotonic_s();
+    rc = in_txn ? claim_in(lib, v, id, &rec, &res, why, sizeof(why))
+                : claim(lib, v, id, &rec, &res, why, sizeof(why));
+    lib->queue_s += vt_monotonic_s() - t0;
     if (rc == VT_ENOTFOUND) /* no stage rows: the video is gone */
         return vt_lib_fail(lib, rc, "%s: removed from the library while being indexed", v->id);
     if (rc)
@@ -483,6 +522,8 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_sta
     case CLAIM_TAKEN:
         break;
     }
+    if (lib->job.claimed)
+        lib->job.claimed(lib->job.user, v->id, name, rec.attempts);
     test_stop_at(name, "claimed");
     vt_log(lib, VT_LOG_INFO, "%s: %s started", v->id, name);
     vt_stage_progress(&c, 0);
@@ -490,7 +531,15 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_sta
     outcome = d->run(&c);
     if (outcome < 0 && !c.err[0])
         snprintf(c.err, sizeof(c.err), "failed (code %d)", outcome);
-    rc = finish(lib, id, &c, &rec, outcome, vt_monotonic_s() - t0);
+    {
+        double t1 = vt_monotonic_s();
+
+        fenced = lib->fenced;
+        rc = finish(lib, id, &c, &rec, outcome, t1 - t0);
+        lib->queue_s += vt_monotonic_s() - t1 - c.save_s;
+    }
+    if (lib->job.released)
+        lib->job.released(lib->job.user, v->id, name, rec.attempts);
     if (!rc)
         test_stop_at(name, "saved");
     vt_stage_progress(&c, -1);
@@ -498,6 +547,11 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_sta
         d->release(&c);
     if (rc == VT_ENOTFOUND)
         return vt_lib_fail(lib, rc, "%s: removed from the library while being indexed", v->id);
+    if (rc == VT_ESTATE && lib->fenced != fenced) {
+        /* fenced: the stage is another run's now; not this run's failure */
+        vt_log(lib, VT_LOG_WARN, "%s", lib->err);
+        return 0;
+    }
     if (rc)
         return vt_lib_fail(lib, rc, "%s: %s: %s", v->id, name, vt_store_errmsg(lib->store));
     if (outcome == 0)
@@ -564,7 +618,7 @@ int vt_process(struct vt_library *lib, const char *id)
     for (int progress = 1; progress && !rc;) {
         progress = 0;
         for (int k = 0; k < VT_STAGE_COUNT && rc >= 0; k++) {
-            rc = run_stage(lib, &v, k);
+            rc = run_stage(lib, &v, k, 0);
             if (rc > 0) {
                 progress = ran[k] = 1;
                 rc = 0;
@@ -594,6 +648,56 @@ int vt_process(struct vt_library *lib, const char *id)
             rc = why[0] ? vt_lib_fail(lib, VT_ESTATE, "%s", why) : 0;
     }
     return rc;
+}
+
+/* Once video id has settled, what follows indexing (media not kept goes). */
+static int after_settled(struct vt_library *lib, const char *id)
+{
+    struct vt_video_rec v;
+    int rc = vt_lib_video(lib, id, &v);
+
+    if (rc == VT_ENOTFOUND)
+        return 0; /* removed meanwhile */
+    if (rc)
+        return rc;
+    if (v.index_state == VT_INDEX_READY || v.index_state == VT_INDEX_FAILED)
+        for (int k = 0; k < VT_STAGE_COUNT; k++)
+            if (stages[k]->indexed)
+                stages[k]->indexed(lib, &v);
+    vt_video_rec_release(&v);
+    return 0;
+}
+
+int vt_work_one(struct vt_library *lib, unsigned set, int *did)
+{
+    struct vt_video_rec v;
+    char id[65], stage[32];
+    int rc, found = 0, k;
+    double t0 = vt_monotonic_s();
+
+    *did = 0;
+    rc = vt_store_begin(lib->store);
+    if (!rc)
+        rc = vt_store_queue_next(lib->store, set, vt_wall_s(), id, stage, &found);
+    if (rc || !found) {
+        lib->queue_s += vt_monotonic_s() - t0;
+        vt_store_rollback(lib->store);
+        return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+    }
+    k = vt_stage_find(stage);
+    rc = k < 0 ? VT_ENOTFOUND : vt_lib_video(lib, id, &v);
+    if (rc) {
+        vt_store_rollback(lib->store);
+        return k < 0 ? vt_lib_fail(lib, VT_EINVAL, "'%s': no such stage", stage) : rc;
+    }
+    lib->queue_s += vt_monotonic_s() - t0;
+    /* the claim runs in the pick's transaction: on PostgreSQL the row stays locked */
+    rc = run_stage(lib, &v, k, 1);
+    vt_video_rec_release(&v);
+    if (rc < 0)
+        return rc;
+    *did = rc > 0 ? 1 : 2;
+    return rc > 0 ? after_settled(lib, id) : 0;
 }
 
 int vt_redo(struct vt_library *lib, const char *id, const char *stage)

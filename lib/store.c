@@ -199,6 +199,19 @@ static const char *const migrations[] = {
     "ALTER TABLE shots ADD COLUMN transition TEXT;"
     "ALTER TABLE shots ADD COLUMN trans_start_s REAL;"
     "ALTER TABLE shots ADD COLUMN trans_end_s REAL;",
+
+    /* 8: the job queue (store_queue.c): a lease a heartbeat extends, a priority, when a
+     * stage was queued (the queue's age order), and the stage table's dependencies as
+     * rows, so the claim's query can tell which stages may run */
+    "ALTER TABLE stages ADD COLUMN lease_until REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE stages ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE stages ADD COLUMN queued_at REAL NOT NULL DEFAULT 0;"
+    "UPDATE stages SET queued_at = (SELECT created_at FROM videos WHERE id = stages.video_id);"
+    /* the claim's order, over the rows that may be claimed: the next is the first */
+    "CREATE INDEX stages_runnable ON stages (priority DESC, queued_at, video_id, ord)"
+    " WHERE state IN ('queued', 'running');"
+    "CREATE TABLE stage_deps (name TEXT NOT NULL, dep TEXT NOT NULL,"
+    " PRIMARY KEY (name, dep)) WITHOUT ROWID;",
 };
 
 _Static_assert(VT_ARRAY_LEN(migrations) == VT_STORE_SCHEMA_VERSION, "one migration per version");
@@ -625,6 +638,8 @@ int vt_store_open_flags(const char *db_path, int flags, struct vt_store **out, c
         rc = migrate(s);
     if (!rc)
         rc = store_register_rank(s);
+    if (!rc && !s->read_only)
+        rc = vt_store_sync_stage_deps(s);
     if (rc) {
         vt_err(err, errlen, rc, "'%s': %s", db_path, s->err);
         goto fail;

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VT_STORE_SCHEMA_VERSION 7
+#define VT_STORE_SCHEMA_VERSION 8
 
 struct vt_store;
 struct vt_chapter; /* media.h: the store needs no media headers */
@@ -96,7 +96,12 @@ struct vt_stage_rec {
     char *owner; /* "host:pid:nonce" of the handle running it (library.h), else NULL */
     double started_at, took_s;
     int attempts;
-    double retry_at; /* a failed attempt of a retried stage: not before this time */
+    double retry_at;    /* a failed attempt of a retried stage: not before this time */
+    double lease_until; /* running: a queue worker holds it until then (epoch s), its
+                         * heartbeat extends it; 0: no lease, the owner's lock file
+                         * (one machine) says whether it is alive */
+    int priority;       /* higher first in the queue */
+    double queued_at;   /* when it was last queued: the queue's age order */
 };
 
 struct vt_store_chapter {
@@ -175,6 +180,9 @@ void vt_video_rec_release(struct vt_video_rec *v);
 /* Stages of a video, in pipeline order of insertion. *recs is caller-freed with
  * vt_stage_recs_free. */
 int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **recs, size_t *n);
+/* Insert or update a stage row from r (state, model, error, owner, started_at, took_s,
+ * attempts, retry_at). The lease is cleared (only a claim sets one); queued_at is stamped
+ * when the row becomes queued; a new row takes the priority of its video's others. */
 int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage_rec *r);
 void vt_stage_recs_free(struct vt_stage_rec *recs, size_t n);
 /*
@@ -188,18 +196,76 @@ void vt_stage_recs_free(struct vt_stage_rec *recs, size_t n);
  */
 enum vt_lease { VT_LEASE_HELD, VT_LEASE_LOST, VT_LEASE_GONE };
 /* Claim the stage seen->name of video id for owner at time now: state running, owner,
- * started_at now, attempts + 1, error cleared, took_s and retry_at 0; only if the row
- * still has seen's state, owner and attempts. */
+ * started_at now, attempts + 1, error cleared, took_s and retry_at 0, the lease until
+ * lease_until (0: none, liveness by the owner's lock file); only if the row still has
+ * seen's state, owner and attempts. */
 int vt_store_stage_claim(struct vt_store *s, const char *id, const struct vt_stage_rec *seen,
-                         const char *owner, double now, enum vt_lease *res);
-/* Whether owner still holds stage of video id (running, owned by owner); the row stays
- * the caller's until the transaction ends. */
+                         const char *owner, double now, double lease_until, enum vt_lease *res);
+/* Whether owner still holds stage of video id at attempt attempts (running, owned by
+ * owner, attempts unchanged: the fencing token); the row stays the caller's until the
+ * transaction ends. */
 int vt_store_stage_lease(struct vt_store *s, const char *id, const char *stage, const char *owner,
-                         enum vt_lease *res);
-/* Record the outcome r of a run (state, model, error, took_s, attempts, retry_at; the
- * owner cleared), only while owner holds the stage. */
+                         int attempts, enum vt_lease *res);
+/* Record the outcome r of a run (state, model, error, took_s, retry_at; the owner and
+ * the lease cleared), only while owner holds the stage at attempt r->attempts (fencing:
+ * a worker whose lease was taken over has an older attempt or another owner). */
 int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_stage_rec *r,
                           const char *owner, enum vt_lease *res);
+
+/*
+ * The job queue (store_queue.c; docs/ARCHITECTURE.md, "Job queue"): the stage rows are
+ * the jobs. A stage is runnable when it is queued (retry_at passed), or running with
+ * an expired lease (its worker is presumed dead: takeover), and every stage it reads
+ * (the stage table's deps and after, kept as rows in stage_deps) has settled.
+ */
+/* Inside a write transaction: the next runnable stage among the stages of the set
+ * (VT_BIT bits) at time now, highest priority then oldest first. PostgreSQL locks its
+ * row (FOR UPDATE SKIP LOCKED: two workers never pick the same row); SQLite's single
+ * writer does the same. 0 with *found 1 and id, stage set; or 0 with *found 0. */
+int vt_store_queue_next(struct vt_store *s, unsigned stages, double now, char id[65],
+                        char stage[32], int *found);
+/* Extend the lease of stage of video id to lease_until while owner holds it at attempt
+ * attempts; its own transaction. *res HELD, or LOST (taken over, or settled). */
+int vt_store_stage_heartbeat(struct vt_store *s, const char *id, const char *stage,
+                             const char *owner, int attempts, double lease_until,
+                             enum vt_lease *res);
+/* Give back a stage owner holds at attempt attempts (a worker stopping): queued again
+ * at once, the attempt not counted; its own transaction. *res as for heartbeat. */
+int vt_store_stage_give_back(struct vt_store *s, const char *id, const char *stage,
+                             const char *owner, int attempts, enum vt_lease *res);
+/* Inside a write transaction: hold video id's row until it ends (PostgreSQL: FOR
+ * UPDATE; SQLite's single writer already does), so that two handles settling stages of
+ * one video recompute its state one after the other. */
+int vt_store_video_lock(struct vt_store *s, const char *id);
+/* Set the priority of every stage of video id (higher runs first). */
+int vt_store_video_priority(struct vt_store *s, const char *id, int priority);
+/* Wait up to timeout_s for stages to become runnable: PostgreSQL wakes on NOTIFY
+ * vidtheque_jobs (sent when a stage is queued or settles); SQLite polls for a commit by
+ * any process. 0 (woken or timed out), or an error code. */
+int vt_store_wait_work(struct vt_store *s, double timeout_s);
+/* "sqlite" or "postgresql". */
+const char *vt_store_backend(const struct vt_store *s);
+/* Write the stage table's dependencies into stage_deps when they differ (at open). */
+int vt_store_sync_stage_deps(struct vt_store *s);
+
+/* What `vidtheque jobs` shows. */
+struct vt_queue_count {
+    char stage[32];
+    enum vt_state state;
+    long long n;
+    long long runnable; /* queued ones whose inputs have settled and retry time passed */
+};
+struct vt_queue_job {
+    char video_id[65], stage[32];
+    char *owner; /* running: the worker */
+    char *error; /* failed: the last error */
+    int attempts;
+    double started_at, lease_until;
+};
+int vt_store_queue_counts(struct vt_store *s, double now, struct vt_queue_count **out, size_t *n);
+/* Running stages (failed 0), oldest first, or failed ones (failed 1), newest first. */
+int vt_store_queue_jobs(struct vt_store *s, int failed, struct vt_queue_job **out, size_t *n);
+void vt_queue_jobs_free(struct vt_queue_job *j, size_t n);
 /* Ids of videos with a stage that is queued or running, or with fewer than n_stages
  * stage rows (made before a stage existed), oldest first. */
 int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n);

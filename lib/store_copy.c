@@ -87,6 +87,10 @@ static int copy_stages(struct vt_store *from, struct vt_store *to, const char *i
 
     for (size_t i = 0; i < n && !rc; i++)
         rc = vt_store_stage_put(to, id, &r[i]);
+    /* the queue's order goes along (a put does not write the priority; all of a video's
+     * stages share one) */
+    if (!rc && n && r[0].priority)
+        rc = vt_store_video_priority(to, id, r[0].priority);
     vt_stage_recs_free(r, n);
     return rc;
 }

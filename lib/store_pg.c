@@ -19,6 +19,7 @@
 #include "util.h"
 
 #include <libpq-fe.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,16 @@ static const char *const pg_migrations[] = {
     "CREATE INDEX reuse_by_other ON reuse (other_id);"
     /* the index's sizes per video and source, for BM25 (store_search_pg.c) */
     STORE_PG_SEARCH_DDL,
+
+    /* 8: the job queue (store_queue.c), as SQLite's migration 8 */
+    "ALTER TABLE stages ADD COLUMN lease_until double precision NOT NULL DEFAULT 0;"
+    "ALTER TABLE stages ADD COLUMN priority bigint NOT NULL DEFAULT 0;"
+    "ALTER TABLE stages ADD COLUMN queued_at double precision NOT NULL DEFAULT 0;"
+    "UPDATE stages SET queued_at = v.created_at FROM videos v WHERE v.id = stages.video_id;"
+    "CREATE INDEX stages_runnable ON stages (priority DESC, queued_at, video_id, ord)"
+    " WHERE state IN ('queued', 'running');"
+    "CREATE TABLE stage_deps (name text COLLATE \"C\" NOT NULL, dep text COLLATE \"C\" NOT NULL,"
+    " PRIMARY KEY (name, dep));",
 };
 
 _Static_assert(PG_FIRST_VERSION - 1 + VT_ARRAY_LEN(pg_migrations) == VT_STORE_SCHEMA_VERSION,
@@ -305,6 +316,8 @@ int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, 
     }
     if (!rc)
         rc = migrate(s);
+    if (!rc && !s->read_only)
+        rc = vt_store_sync_stage_deps(s);
     if (rc) {
         vt_err(err, errlen, rc, "'%s': %s", s->dir, s->err);
         goto fail;
@@ -469,4 +482,42 @@ int store_pg_check(struct vt_store *s, int *ok)
     }
     store_finish(s, st);
     return rc;
+}
+
+/*
+ * The queue's wait (store_queue.c, vt_store_wait_work): LISTEN vidtheque_jobs once per
+ * session, then wait on the connection's socket for a notification (sent by NOTIFY at
+ * the commit that queued or settled a stage) up to timeout_s. A notification that came
+ * in while other statements ran is already queued in libpq: it returns at once. A
+ * worker never waits inside a transaction, where none would be delivered.
+ */
+int store_pg_wait_work(struct vt_store *s, double timeout_s)
+{
+    struct pg_conn *c = s->pg;
+    struct pollfd p;
+    PGnotify *n;
+    int rc = db_pg_ready(c), got = 0;
+
+    if (rc)
+        return store_fail(s, "wait for work");
+    if (c->listen_gen != c->gen + 1) {
+        rc = store_exec(s, "LISTEN vidtheque_jobs", "listen for work");
+        if (rc)
+            return rc;
+        c->listen_gen = c->gen + 1;
+    }
+    while ((n = PQnotifies(c->conn))) {
+        PQfreemem(n);
+        got = 1;
+    }
+    if (got)
+        return 0;
+    p = (struct pollfd){PQsocket(c->conn), POLLIN, 0};
+    if (poll(&p, 1, (int)(timeout_s * 1000)) > 0 && !PQconsumeInput(c->conn)) {
+        c->lost = 1; /* the next statement reconnects, or says the server is away */
+        return 0;
+    }
+    while ((n = PQnotifies(c->conn)))
+        PQfreemem(n);
+    return 0;
 }

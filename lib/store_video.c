@@ -335,6 +335,9 @@ static void read_stage(struct db_stmt *st, void *item)
     x->took_s = db_col_double(st, 6);
     x->attempts = db_col_int(st, 7);
     x->retry_at = db_col_double(st, 8);
+    x->lease_until = db_col_double(st, 9);
+    x->priority = db_col_int(st, 10);
+    x->queued_at = db_col_double(st, 11);
 }
 
 static void release_stage(void *item)
@@ -348,11 +351,12 @@ static void release_stage(void *item)
 
 int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **recs, size_t *n)
 {
-    return store_read_array(s,
-                            "SELECT name, state, model, error, owner, started_at, took_s, attempts,"
-                            " retry_at FROM stages WHERE video_id = ? ORDER BY ord",
-                            "read stages", sizeof(**recs), read_stage, release_stage, (void **)recs,
-                            n, "s", id);
+    return store_read_array(
+        s,
+        "SELECT name, state, model, error, owner, started_at, took_s, attempts,"
+        " retry_at, lease_until, priority, queued_at FROM stages WHERE video_id = ?"
+        " ORDER BY ord",
+        "read stages", sizeof(**recs), read_stage, release_stage, (void **)recs, n, "s", id);
 }
 
 void vt_stage_recs_free(struct vt_stage_rec *recs, size_t n)
@@ -365,14 +369,21 @@ void vt_stage_recs_free(struct vt_stage_rec *recs, size_t n)
 int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage_rec *r)
 {
     struct db_stmt *st;
-    int rc =
-        store_prepare(s,
-                      "INSERT INTO stages (video_id, name, ord, state, model, error, owner,"
-                      " started_at, took_s, attempts, retry_at) VALUES (?1, ?2,"
-                      " (SELECT count(*) FROM stages WHERE video_id = ?1), ?3, ?4, ?5, ?6, ?7, ?8,"
-                      " ?9, ?10) ON CONFLICT (video_id, name) DO UPDATE SET state=?3, model=?4,"
-                      " error=?5, owner=?6, started_at=?7, took_s=?8, attempts=?9, retry_at=?10",
-                      &st);
+    /* a stage that becomes queued is stamped now (the queue's age order); the lease is
+     * the claim's to set, and a put is never a claim; a new row takes the priority of
+     * its video's other stages */
+    int rc = store_prepare(
+        s,
+        "INSERT INTO stages (video_id, name, ord, state, model, error, owner,"
+        " started_at, took_s, attempts, retry_at, lease_until, priority, queued_at)"
+        " VALUES (?1, ?2, (SELECT count(*) FROM stages WHERE video_id = ?1), ?3, ?4, ?5, ?6,"
+        " ?7, ?8, ?9, ?10, 0,"
+        " (SELECT coalesce(max(priority), 0) FROM stages WHERE video_id = ?1), ?11)"
+        " ON CONFLICT (video_id, name) DO UPDATE SET state=?3, model=?4,"
+        " error=?5, owner=?6, started_at=?7, took_s=?8, attempts=?9, retry_at=?10,"
+        " lease_until=0, queued_at=CASE WHEN ?3 = 'queued' AND stages.state <> 'queued'"
+        " THEN ?11 ELSE stages.queued_at END",
+        &st);
 
     if (rc)
         return rc;
@@ -386,7 +397,10 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
     db_bind_double(st, 8, r->took_s);
     db_bind_int(st, 9, r->attempts);
     db_bind_double(st, 10, r->retry_at);
-    return store_step_done(s, st, "record stage");
+    db_bind_double(st, 11, vt_wall_s());
+    rc = store_step_done(s, st, "record stage");
+    /* a queued stage, or a settled one (the stages after it may run): wake workers */
+    return rc ? rc : store_notify_work(s);
 }
 
 /* HELD when the last UPDATE changed the row, else LOST (the row differs) or GONE. */
@@ -413,13 +427,13 @@ static int lease_after_update(struct vt_store *s, const char *id, const char *st
 }
 
 int vt_store_stage_claim(struct vt_store *s, const char *id, const struct vt_stage_rec *seen,
-                         const char *owner, double now, enum vt_lease *res)
+                         const char *owner, double now, double lease_until, enum vt_lease *res)
 {
     struct db_stmt *st;
     int rc = store_prepare(
         s,
         "UPDATE stages SET state = 'running', owner = ?3, started_at = ?4,"
-        " took_s = 0, retry_at = 0, error = NULL, attempts = attempts + 1"
+        " took_s = 0, retry_at = 0, error = NULL, attempts = attempts + 1, lease_until = ?8"
         " WHERE video_id = ?1 AND name = ?2 AND state = ?5 AND owner IS NOT DISTINCT FROM ?6"
         " AND attempts = ?7",
         &st);
@@ -434,16 +448,17 @@ int vt_store_stage_claim(struct vt_store *s, const char *id, const struct vt_sta
     store_bind_text(st, 5, vt_state_name(seen->state));
     store_bind_text(st, 6, seen->owner);
     db_bind_int(st, 7, seen->attempts);
+    db_bind_double(st, 8, lease_until);
     rc = store_step_done(s, st, "claim stage");
     return rc ? rc : lease_after_update(s, id, seen->name, res);
 }
 
 int vt_store_stage_lease(struct vt_store *s, const char *id, const char *stage, const char *owner,
-                         enum vt_lease *res)
+                         int attempts, enum vt_lease *res)
 {
     struct db_stmt *st;
-    int rc =
-        store_prepare(s, "SELECT state, owner FROM stages WHERE video_id = ? AND name = ?", &st);
+    int rc = store_prepare(
+        s, "SELECT state, owner, attempts FROM stages WHERE video_id = ? AND name = ?", &st);
 
     if (rc)
         return rc;
@@ -454,7 +469,8 @@ int vt_store_stage_lease(struct vt_store *s, const char *id, const char *stage, 
         const char *state = db_col_text(st, 0);
         const char *o = db_col_text(st, 1);
 
-        *res = state && !strcmp(state, vt_state_name(VT_STATE_RUNNING)) && o && !strcmp(o, owner)
+        *res = state && !strcmp(state, vt_state_name(VT_STATE_RUNNING)) && o && !strcmp(o, owner) &&
+                       db_col_int(st, 2) == attempts
                    ? VT_LEASE_HELD
                    : VT_LEASE_LOST;
         rc = 0;
@@ -470,12 +486,13 @@ int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_st
                           const char *owner, enum vt_lease *res)
 {
     struct db_stmt *st;
-    int rc =
-        store_prepare(s,
-                      "UPDATE stages SET state = ?3, model = ?4, error = ?5, owner = NULL,"
-                      " took_s = ?6, attempts = ?7, retry_at = ?8"
-                      " WHERE video_id = ?1 AND name = ?2 AND state = 'running' AND owner = ?9",
-                      &st);
+    int rc = store_prepare(s,
+                           "UPDATE stages SET state = ?3, model = ?4, error = ?5, owner = NULL,"
+                           " took_s = ?6, retry_at = ?8, lease_until = 0,"
+                           " queued_at = CASE WHEN ?3 = 'queued' THEN ?10 ELSE queued_at END"
+                           " WHERE video_id = ?1 AND name = ?2 AND state = 'running' AND owner = ?9"
+                           " AND attempts = ?7",
+                           &st);
 
     if (rc)
         return rc;
@@ -489,8 +506,14 @@ int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_st
     db_bind_int(st, 7, r->attempts);
     db_bind_double(st, 8, r->retry_at);
     store_bind_text(st, 9, owner);
+    db_bind_double(st, 10, vt_wall_s());
     rc = store_step_done(s, st, "record stage");
-    return rc ? rc : lease_after_update(s, id, r->name, res);
+    if (!rc)
+        rc = lease_after_update(s, id, r->name, res);
+    if (!rc && *res == VT_LEASE_LOST)
+        snprintf(s->err, sizeof(s->err), "lease lost: stage '%s' of %s was taken over", r->name,
+                 id);
+    return rc || *res != VT_LEASE_HELD ? rc : store_notify_work(s);
 }
 
 static void read_id(struct db_stmt *st, void *item)

@@ -122,6 +122,8 @@ int cmd_serve(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_models_pull(int argc, char **argv);
+int cmd_worker(int argc, char **argv);
+int cmd_jobs(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
 #endif

@@ -137,6 +137,7 @@ struct add_args {
     struct vt_add_opts opts;
     const char **info_json; /* --info-json FILE, in order */
     int n_info_json;
+    int queue, wait, priority; /* --queue, --wait, --priority N */
 };
 
 static int add_opt(int c, const char *arg, void *u)
@@ -161,6 +162,17 @@ static int add_opt(int c, const char *arg, void *u)
     case 'I':
         a->info_json[a->n_info_json++] = arg;
         return 0;
+    case 'Q':
+        a->queue = 1;
+        return 0;
+    case 'W':
+        a->wait = 1;
+        return 0;
+    case 'P':
+        if (cli_parse_long(arg, -1000000, 1000000, &n))
+            return -1;
+        a->priority = (int)n;
+        return 0;
     }
     return -1;
 }
@@ -171,6 +183,11 @@ struct added {
     char (*ids)[VT_ID_MAX];
     size_t n, cap;
     const char *source;
+    /* queued for workers (add --queue, or a PostgreSQL library): not run here; the ids
+     * kept for --wait */
+    int queue, priority;
+    char (*queued)[VT_ID_MAX];
+    size_t n_queued, cap_queued;
 };
 
 static int on_added(void *user, const char *id, int is_new)
@@ -193,11 +210,51 @@ static int on_added(void *user, const char *id, int is_new)
     return 0;
 }
 
+/* Leave every id in a to the workers (with its priority), kept for --wait. */
+static int queue_added(struct vt_library *lib, struct added *a)
+{
+    int status = EXIT_OK;
+
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->priority && vt_video_set_priority(lib, a->ids[i], a->priority))
+            status = cli_error("%s", vt_errmsg(lib));
+        if (a->n_queued == a->cap_queued) {
+            a->cap_queued = a->cap_queued ? 2 * a->cap_queued : 16;
+            a->queued = realloc(a->queued, a->cap_queued * sizeof(*a->queued));
+            if (!a->queued) {
+                cli_error("out of memory");
+                abort();
+            }
+        }
+        memcpy(a->queued[a->n_queued++], a->ids[i], VT_ID_MAX);
+    }
+    a->n = 0;
+    return status;
+}
+
+/* add --wait: until every queued video has settled; EXIT_ERR when one is not ok. */
+static int wait_queued(struct vt_library *lib, struct added *a)
+{
+    int status = EXIT_OK;
+
+    if (vt_wait_settled(lib, a->queued, a->n_queued))
+        return cli_error("%s", vt_errmsg(lib));
+    for (size_t i = 0; i < a->n_queued; i++) {
+        char state[16], data[16];
+
+        if (vt_video_state(lib, a->queued[i], state, data) || strcmp(data, "ok"))
+            status = EXIT_ERR;
+    }
+    return status;
+}
+
 /* Run the pipeline of every id in a; EXIT_ERR when any stage failed. */
 static int process_added(struct vt_library *lib, struct added *a)
 {
     int status = EXIT_OK;
 
+    if (a->queue)
+        return queue_added(lib, a);
     for (size_t i = 0; i < a->n; i++) {
         char state[16], data[16];
 
@@ -220,6 +277,9 @@ int cmd_add(int argc, char **argv)
                                           {"no-keep-media", no_argument, NULL, 'K'},
                                           {"limit", required_argument, NULL, 'N'},
                                           {"info-json", required_argument, NULL, 'I'},
+                                          {"queue", no_argument, NULL, 'Q'},
+                                          {"wait", no_argument, NULL, 'W'},
+                                          {"priority", required_argument, NULL, 'P'},
                                           FETCH_LONGS,
                                           {"library", required_argument, NULL, 'L'},
                                           {"quiet", no_argument, NULL, 'q'},
@@ -241,6 +301,9 @@ int cmd_add(int argc, char **argv)
         rc = EXIT_ERR;
         goto out;
     }
+    /* a library in PostgreSQL is indexed by its workers, wherever they run */
+    done.queue = a.queue || !strcmp(vt_library_backend(lib), "postgresql");
+    done.priority = a.priority;
     for (int i = 0; i < a.n_info_json; i++) {
         done.source = a.info_json[i];
         if (vt_add_info_json(lib, a.info_json[i], &a.opts, on_added, &done))
@@ -265,10 +328,13 @@ int cmd_add(int argc, char **argv)
         if (process_added(lib, &done))
             status = EXIT_ERR;
     }
+    if (done.queue && a.wait && wait_queued(lib, &done))
+        status = EXIT_ERR;
     rc = status;
 out:
     vt_library_close(lib);
     free(done.ids);
+    free(done.queued);
     free(a.info_json);
     return rc;
 }
@@ -290,6 +356,8 @@ int cmd_update(int argc, char **argv)
     lib = cli_open_library(0);
     if (!lib)
         return EXIT_ERR;
+    /* on PostgreSQL what is new is left to the workers, as add does */
+    done.queue = !strcmp(vt_library_backend(lib), "postgresql");
     if (vt_update(lib, on_added, &done))
         status = cli_error("%s", vt_errmsg(lib));
     if (process_added(lib, &done))

@@ -61,7 +61,8 @@ static const struct cmd commands[] = {
      "create an empty library (its database in DIR, or on a PostgreSQL server)"},
     {"add", FULL(cmd_add),
      "[--stt=auto|captions|recognize] [--no-keep-media] [--limit N] [--info-json F] "
-     "[--yt-dlp PATH] [--max-time S] [--max-size MIB] FILE|URL...",
+     "[--yt-dlp PATH] [--max-time S] [--max-size MIB] [--queue] [--wait] [--priority N] "
+     "FILE|URL...",
      "register media files or URLs (videos, playlists, channels) and index them; prints ids"},
     {"update", FULL(cmd_update), "[--yt-dlp PATH]",
      "re-check every playlist or channel that was added, add what is new, then resume"},
@@ -80,6 +81,11 @@ static const struct cmd commands[] = {
     {"resume", FULL(cmd_resume), "[--yt-dlp PATH]",
      "finish whatever interrupted runs left; retry failed downloads when due"},
     {"check", cmd_check, "", "check the database's integrity and the frame files"},
+    {"worker", FULL(cmd_worker),
+     "[--stages NAME,...] [--concurrency N] [--lease S] [--drain] [--stats]",
+     "run stages of any video from the library's queue, until stopped (SIGTERM)"},
+    {"jobs", cmd_jobs, "[--failed] [--json]",
+     "the queue: depth by stage and state, running stages by worker, failures"},
     {"migrate", FULL(cmd_migrate), "--to postgresql://...|sqlite",
      "move the library's catalog to PostgreSQL or back, verified video by video"},
     {"serve", FULL(cmd_serve),
@@ -100,6 +106,34 @@ static const struct {
     {"ls", "One row per video, fields separated by tabs. A backslash, tab, newline or carriage\n"
            "return inside a field is written \\\\, \\t, \\n or \\r; other control characters\n"
            "(which could drive the terminal) become spaces.\n"},
+    {"add", "Each FILE or URL is registered (its id printed), then indexed by this process, one\n"
+            "stage after another, as its stages' inputs are ready. On a library whose database is\n"
+            "PostgreSQL (config key db), add only registers and queues: workers on any machine\n"
+            "index (vidtheque worker). Either way:\n"
+            "  --queue         only register and queue, for workers (the default on PostgreSQL)\n"
+            "  --wait          with --queue: wait until every video has settled, printing each\n"
+            "                  stage as it runs and ends; exit 1 when a video is not ok\n"
+            "  --priority N    its stages run before those of lower priority (default 0)\n"},
+    {"worker",
+     "Claims the next runnable stage of any video (queued, inputs settled, retry due; or\n"
+     "running under a lease that expired: its worker is presumed dead) and runs it as add\n"
+     "would, in N threads. Runs on SQLite (processes on one machine) and on PostgreSQL\n"
+     "(any number of machines sharing the library directory).\n"
+     "  --stages LIST   only these stages (e.g. stt on a GPU box, fetch,keyframe,ocr,...)\n"
+     "  --concurrency N stage threads (default 1)\n"
+     "  --lease S       each claim's lease in seconds (default 60), extended every S/3 while\n"
+     "                  the stage runs; a stage whose lease expires is taken over and the\n"
+     "                  late result of its first worker refused\n"
+     "  --drain         exit once no stage it runs is queued or running anywhere\n"
+     "  --stats         print the queue's overhead per stage (p50, p99) at exit\n"
+     "SIGTERM or SIGINT: claim no more and finish the running stages, then exit 0; a\n"
+     "second one gives their leases back (queued again, the attempt not counted) and\n"
+     "exits 0 at once.\n"},
+    {"jobs",
+     "Counts of stages by state (runnable: queued with every input settled and no retry\n"
+     "pending), the running stages with their worker (host:pid:nonce) and when their lease\n"
+     "expires, and the number of failed stages; --failed lists each with its last error\n"
+     "(after its last attempt: 'vidtheque redo ID --stage NAME' queues it again).\n"},
     {"models",
      "Without arguments: the backends the config chooses (and whether the text embedding\n"
      "model is found), then the models pulled into LIBRARY/models/, each with its repo,\n"

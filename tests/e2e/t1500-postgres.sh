@@ -44,13 +44,17 @@ grep -q "not a postgresql:// or postgres:// URL" "$T/err" || fail "bad --db: $(c
 vt init --db "$url" || fail "init --db"
 [[ $(sed -n 's/^db = //p' "$LIB/config") == "$url" ]] || fail "config db: $(cat "$LIB/config")"
 [[ ! -e $LIB/library.db ]] || fail "a library.db beside a PostgreSQL library"
-[[ $(psql "$url" -Atc "SELECT schema_version FROM vt_meta") == 7 ]] || fail "schema version"
+[[ $(psql "$url" -Atc "SELECT schema_version FROM vt_meta") == 8 ]] || fail "schema version"
 # another database for the same directory, or --db over an SQLite library: refused
 expect_exit 1 vt init --db "${url}x"
 expect_exit 1 "$VIDTHEQUE" -q -L "$SQ" init --db "$url"
 vt init --db "$url" || fail "init --db again, same URL"
 
+# on PostgreSQL add only registers and queues; a worker indexes
 pg_id=$(vt add "$T/talk/talk.mp4") || fail "add to the PostgreSQL library"
+[[ $(psql "$url" -Atc "SELECT count(*) FROM stages WHERE state = 'queued'") == 7 ]] ||
+  fail "add on PostgreSQL should only queue"
+vt worker --drain || fail "worker"
 [[ $pg_id == "$sq_id" ]] || fail "ids differ: $pg_id vs $sq_id"
 id=$pg_id
 # the rows are in PostgreSQL, and the index rows carry their tokens

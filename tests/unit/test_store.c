@@ -408,7 +408,7 @@ VT_TEST_STORE(store_stage_leases)
     rec.state = VT_STATE_QUEUED;
     CHECK_INT(vt_store_begin(s), 0);
     CHECK_INT(vt_store_stage_put(s, "abc", &rec), 0);
-    CHECK_INT(vt_store_stage_claim(s, "abc", &rec, "h:1:a", 5, &res), 0);
+    CHECK_INT(vt_store_stage_claim(s, "abc", &rec, "h:1:a", 5, 0, &res), 0);
     CHECK_INT(res, VT_LEASE_HELD);
     CHECK_INT(vt_store_commit(s), 0);
     CHECK_INT(vt_store_stages(s, "abc", &r, &n), 0);
@@ -422,13 +422,13 @@ VT_TEST_STORE(store_stage_leases)
     vt_stage_recs_free(r, n);
     CHECK_INT(vt_store_begin(s), 0);
     /* what was seen (queued, no attempt) is no longer so: another claim loses */
-    CHECK_INT(vt_store_stage_claim(s, "abc", &rec, "h:2:b", 6, &res), 0);
+    CHECK_INT(vt_store_stage_claim(s, "abc", &rec, "h:2:b", 6, 0, &res), 0);
     CHECK_INT(res, VT_LEASE_LOST);
-    CHECK_INT(vt_store_stage_lease(s, "abc", rec.name, "h:1:a", &res), 0);
+    CHECK_INT(vt_store_stage_lease(s, "abc", rec.name, "h:1:a", 1, &res), 0);
     CHECK_INT(res, VT_LEASE_HELD);
-    CHECK_INT(vt_store_stage_lease(s, "abc", rec.name, "h:2:b", &res), 0);
+    CHECK_INT(vt_store_stage_lease(s, "abc", rec.name, "h:2:b", 1, &res), 0);
     CHECK_INT(res, VT_LEASE_LOST);
-    CHECK_INT(vt_store_stage_lease(s, "nope", rec.name, "h:1:a", &res), 0);
+    CHECK_INT(vt_store_stage_lease(s, "nope", rec.name, "h:1:a", 1, &res), 0);
     CHECK_INT(res, VT_LEASE_GONE);
     rec.state = VT_STATE_DONE;
     rec.attempts = 1;

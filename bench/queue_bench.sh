@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The job queue (issue 15, "Measured"), on SQLite and on PostgreSQL (VT_TEST_PG's server,
+# else a throwaway cluster, tests/pg/cluster.sh):
+#  1. claim + lease + commit overhead per stage: one stub worker (bench/queue_bench.c,
+#     the pipeline's store verbs and transactions, no work) over OVERHEAD_JOBS jobs: p50
+#     and p99 (target p99 <= 5 ms);
+#  2. the same overhead on the real path: a generated talk indexed by `vidtheque worker
+#     --stats`, as a share of its indexing time measured in the same run (target <= 2 %);
+#  3. a simulated fleet on PostgreSQL: 8, 16, 32, 64 threads with a stub stage of
+#     SLEEP_MS (1 ms) claiming QUEUE_JOBS jobs (default 20,000; the issue's 100,000 with
+#     QUEUE_JOBS=100000): jobs/s and its growth over 8 threads, to show where it saturates.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${VIDTHEQUE:=$PWD/build/rel/vidtheque}"
+t=$(mktemp -d)
+PGDIR=
+cleanup() {
+  if [[ -n ${admin:-} ]]; then
+    for db in $(psql -X -At "$admin" -c "SELECT datname FROM pg_database WHERE datname LIKE 'vt_qbench_$$_%'" 2> /dev/null); do
+      psql -X -q "$admin" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" > /dev/null 2>&1 || true
+    done
+  fi
+  [[ -z $PGDIR ]] || bash tests/pg/cluster.sh stop "$PGDIR" > /dev/null 2>&1 || true
+  rm -rf "$t"
+}
+trap cleanup EXIT
+if ! make -s build/rel/libvidtheque.a > "$t/make.log" 2>&1; then
+  cat "$t/make.log" >&2
+  echo "queue_bench.sh: cannot build build/rel/libvidtheque.a" >&2
+  exit 1
+fi
+cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib bench/queue_bench.c build/rel/libvidtheque.a \
+  -Wl,--gc-sections -lsqlite3 -lpq -ljansson -lm -pthread -o "$t/queue_bench"
+
+admin=${VT_TEST_PG:-}
+if [[ -z $admin ]]; then
+  PGDIR=$t/pg
+  rc=0
+  admin=$(bash tests/pg/cluster.sh start "$PGDIR") || rc=$?
+  ((rc == 0)) || { echo "queue_bench.sh: no PostgreSQL (cluster.sh: $rc): SQLite only"; admin=; PGDIR=; }
+fi
+# newdb: a fresh database on the server (dropped at the end), its URL
+newdb() {
+  local db=vt_qbench_$$_$RANDOM$RANDOM
+  psql -X -q -v ON_ERROR_STOP=1 "$admin" -c "CREATE DATABASE $db" > /dev/null
+  python3 -c 'import sys,re; print(re.sub(r"(://[^/?]*)/[^?]*", r"\1/" + sys.argv[2], sys.argv[1], count=1))' "$admin" "$db"
+}
+[[ -r /proc/loadavg ]] && echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(getconf _NPROCESSORS_ONLN) cores"
+
+OVERHEAD_JOBS=${OVERHEAD_JOBS:-2000}
+echo "-- 1. claim + lease + commit per stage, one stub worker, $OVERHEAD_JOBS jobs (target p99 <= 5 ms)"
+echo -n "sqlite      "; "$t/queue_bench" "$t/overhead.db" "$OVERHEAD_JOBS" 1 0
+[[ -z $admin ]] || { echo -n "postgresql  "; "$t/queue_bench" "$(newdb)" "$OVERHEAD_JOBS" 1 0; }
+
+echo "-- 2. a generated talk indexed by one worker: the queue's share of its indexing time (target <= 2 %)"
+bash tests/fixtures/gen_talk.sh "$t/talk" 1 > /dev/null
+talk_share() { # NAME LIBDIR [--db URL]
+  local name=$1 lib=$2; shift 2
+  "$VIDTHEQUE" -q -L "$lib" init "$@"
+  "$VIDTHEQUE" -q -L "$lib" add --queue "$t/talk/talk.mp4" > /dev/null
+  local s0 s1
+  s0=$(date +%s.%N)
+  "$VIDTHEQUE" -L "$lib" worker --drain --stats 2> "$t/$name.err"
+  s1=$(date +%s.%N)
+  python3 - "$name" "$s0" "$s1" "$t/$name.err" << 'PY'
+import re, sys
+name, s0, s1, err = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), open(sys.argv[4]).read()
+m = re.search(r'p50 ([0-9.]+) ms, p99 ([0-9.]+) ms, total ([0-9.]+) s', err)
+n = re.search(r'worker: (\d+) stage run', err)
+wall = s1 - s0
+q = float(m.group(3))
+print(f"{name:<11} {n.group(1)} stages, indexing {wall:.2f} s, queue {q * 1e3:.1f} ms = {100 * q / wall:.3f} %"
+      f" (per stage p50 {m.group(1)} ms, p99 {m.group(2)} ms)")
+PY
+}
+talk_share sqlite "$t/talk-sqlite"
+[[ -z $admin ]] || talk_share postgresql "$t/talk-pg" --db "$(newdb)"
+
+if [[ -n $admin ]]; then
+  QUEUE_JOBS=${QUEUE_JOBS:-20000}
+  echo "-- 3. a simulated fleet on PostgreSQL: $QUEUE_JOBS jobs, stub stage ${SLEEP_MS:-1} ms"
+  base=
+  for n in 8 16 32 64; do
+    line=$("$t/queue_bench" "$(newdb)" "$QUEUE_JOBS" "$n" "${SLEEP_MS:-1}")
+    rate=$(sed -E 's/.* ([0-9.]+) jobs\/s.*/\1/' <<< "$line")
+    base=${base:-$rate}
+    echo "$line  x$(python3 -c "print(f'{$rate / $base:.2f}')") of 8 threads"
+  done
+fi
+[[ -r /proc/loadavg ]] && echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,337 @@
+/*
+ * `vidtheque worker`: threads that each open the library (a handle of their own, so a
+ * store connection of their own) and run stages of any video from the queue with
+ * vt_work_one, the pipeline's own path for one stage; and one heartbeat thread, with
+ * its own handle too, that extends the leases of the stages they run every third of
+ * the lease. A worker killed at any moment leaves running stages whose lease expires:
+ * another worker takes them over then, and the fence (owner and attempt) refuses a
+ * late result from the one presumed dead. docs/ARCHITECTURE.md, "Job queue".
+ */
+#include "library.h"
+#include "util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* What a stage thread is running, for the heartbeat (one slot per thread). */
+struct slot {
+    int active;
+    char id[65], stage[32], owner[128];
+    int attempts;
+};
+
+struct worker {
+    const struct vt_worker_opts *o;
+    char dir[4096];
+    unsigned set;
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* signalled when a thread ends or a stop is asked */
+    struct slot *slots;
+    int running; /* stage threads not yet ended */
+    struct vt_worker_stats stats;
+    double *samples; /* queue overhead per stage run, seconds */
+    size_t n_samples, cap_samples;
+    int failed; /* a thread could not open the library */
+    char err[1024];
+};
+
+struct thread_arg {
+    struct worker *w;
+    struct vt_library *lib;
+    int k;
+};
+
+static void on_claimed(void *user, const char *id, const char *stage, int attempts)
+{
+    struct thread_arg *a = user;
+    struct slot *sl = &a->w->slots[a->k];
+
+    pthread_mutex_lock(&a->w->mu);
+    snprintf(sl->id, sizeof(sl->id), "%s", id);
+    snprintf(sl->stage, sizeof(sl->stage), "%s", stage);
+    snprintf(sl->owner, sizeof(sl->owner), "%s", a->lib->owner);
+    sl->attempts = attempts;
+    sl->active = 1;
+    pthread_mutex_unlock(&a->w->mu);
+}
+
+static void on_released(void *user, const char *id, const char *stage, int attempts)
+{
+    struct thread_arg *a = user;
+
+    (void)id, (void)stage, (void)attempts;
+    pthread_mutex_lock(&a->w->mu);
+    a->w->slots[a->k].active = 0;
+    pthread_mutex_unlock(&a->w->mu);
+}
+
+static int stop_level(const struct worker *w)
+{
+    return w->o->stop ? (int)*w->o->stop : 0;
+}
+
+static struct vt_library *open_handle(struct worker *w)
+{
+    char err[1024];
+    struct vt_library *lib = vt_library_open(w->dir, 0, err, sizeof(err));
+
+    if (!lib) {
+        pthread_mutex_lock(&w->mu);
+        if (!w->failed++)
+            snprintf(w->err, sizeof(w->err), "%s", err);
+        pthread_mutex_unlock(&w->mu);
+        return NULL;
+    }
+    if (w->o->cb)
+        vt_library_set_callbacks(lib, w->o->cb);
+    if (w->o->fetch)
+        vt_library_set_fetch(lib, w->o->fetch);
+    lib->lease_s = w->o->lease_s;
+    return lib;
+}
+
+/* No stage of the worker's set is queued or running anywhere: --drain may end. */
+static int drained(struct vt_library *lib, unsigned set)
+{
+    struct vt_queue_count *c;
+    size_t n;
+    long long left = 0;
+
+    if (vt_store_queue_counts(lib->store, vt_wall_s(), &c, &n))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        int k = vt_stage_find(c[i].stage);
+
+        if (k >= 0 && (set & (1u << k)) &&
+            (c[i].state == VT_STATE_QUEUED || c[i].state == VT_STATE_RUNNING))
+            left += c[i].n;
+    }
+    free(c);
+    return left == 0;
+}
+
+static void add_sample(struct worker *w, double s)
+{
+    pthread_mutex_lock(&w->mu);
+    vt_grow((void **)&w->samples, &w->cap_samples, w->n_samples + 1, sizeof(*w->samples));
+    w->samples[w->n_samples++] = s;
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void *stage_thread(void *p)
+{
+    struct thread_arg *a = p;
+    struct worker *w = a->w;
+    struct vt_library *lib = open_handle(w);
+    long ran = 0, errors = 0;
+
+    a->lib = lib;
+    if (lib) {
+        lib->job.claimed = on_claimed;
+        lib->job.released = on_released;
+        lib->job.user = a;
+    }
+    while (lib && !stop_level(w)) {
+        double q0 = lib->queue_s;
+        int did, rc = vt_work_one(lib, w->set, &did);
+
+        if (rc) {
+            /* the database away, a video removed under us: say it, wait, carry on */
+            vt_log(lib, VT_LOG_ERROR, "%s", vt_errmsg(lib));
+            errors++;
+            vt_store_wait_work(lib->store, 1.0);
+        } else if (did == 1) {
+            ran++;
+            add_sample(w, lib->queue_s - q0);
+        } else if (did == 0) {
+            if (w->o->drain && drained(lib, w->set))
+                break;
+            vt_store_wait_work(lib->store, w->o->idle_s > 0 ? w->o->idle_s : 1.0);
+        } else {
+            vt_store_wait_work(lib->store, 0.05);
+        }
+    }
+    pthread_mutex_lock(&w->mu);
+    w->stats.ran += ran;
+    w->stats.errors += errors;
+    if (lib) {
+        w->stats.fenced += lib->fenced;
+        w->stats.queue_s += lib->queue_s;
+    }
+    w->running--;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    vt_library_close(lib);
+    return NULL;
+}
+
+/* Give back every stage the threads hold (a second stop signal: leave now). */
+static void give_back_all(struct worker *w, struct vt_library *hb)
+{
+    for (int k = 0; k < w->o->concurrency; k++) {
+        struct slot sl;
+        enum vt_lease res;
+
+        pthread_mutex_lock(&w->mu);
+        sl = w->slots[k];
+        pthread_mutex_unlock(&w->mu);
+        if (!sl.active)
+            continue;
+        if (!vt_store_stage_give_back(hb->store, sl.id, sl.stage, sl.owner, sl.attempts, &res) &&
+            res == VT_LEASE_HELD)
+            vt_log(hb, VT_LOG_INFO, "%s: %s given back", sl.id, sl.stage);
+    }
+}
+
+/* A heartbeat found the stage not held: warn when another run has it (the stage may
+ * also have just settled here, between the slot's read and the heartbeat). */
+static void say_lost(struct vt_library *hb, const struct slot *sl)
+{
+    struct vt_stage_rec *r;
+    size_t n;
+
+    if (vt_store_stages(hb->store, sl->id, &r, &n))
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(r[i].name, sl->stage) && r[i].state == VT_STATE_RUNNING &&
+            (r[i].attempts != sl->attempts || !r[i].owner || strcmp(r[i].owner, sl->owner)))
+            vt_log(hb, VT_LOG_WARN, "%s: %s: lease lost: attempt %d taken over by %s", sl->id,
+                   sl->stage, sl->attempts, r[i].owner ? r[i].owner : "?");
+    vt_stage_recs_free(r, n);
+}
+
+/* Extend the lease of every running stage; warn of one taken over meanwhile. */
+static void beat(struct worker *w, struct vt_library *hb)
+{
+    for (int k = 0; k < w->o->concurrency; k++) {
+        struct slot sl;
+        enum vt_lease res;
+        int rc;
+
+        pthread_mutex_lock(&w->mu);
+        sl = w->slots[k];
+        pthread_mutex_unlock(&w->mu);
+        if (!sl.active)
+            continue;
+        rc = vt_store_stage_heartbeat(hb->store, sl.id, sl.stage, sl.owner, sl.attempts,
+                                      vt_wall_s() + w->o->lease_s, &res);
+        if (rc)
+            vt_log(hb, VT_LOG_WARN, "heartbeat: %s", vt_store_errmsg(hb->store));
+        else if (res != VT_LEASE_HELD)
+            say_lost(hb, &sl);
+        pthread_mutex_lock(&w->mu);
+        w->stats.heartbeats++;
+        pthread_mutex_unlock(&w->mu);
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static void finish_stats(struct worker *w)
+{
+    if (w->n_samples) {
+        qsort(w->samples, w->n_samples, sizeof(*w->samples), cmp_double);
+        w->stats.overhead_p50_s = w->samples[(w->n_samples - 1) / 2];
+        w->stats.overhead_p99_s = w->samples[(size_t)((double)(w->n_samples - 1) * 0.99)];
+    }
+}
+
+int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_worker_stats *stats,
+                  char *err, size_t errlen)
+{
+    struct worker w;
+    struct thread_arg *args;
+    pthread_t *th;
+    struct vt_library *hb;
+    int rc = 0, gave_back = 0, started = 0;
+    double next_beat = 0;
+
+    memset(&w, 0, sizeof(w));
+    memset(stats, 0, sizeof(*stats));
+    w.o = o;
+    snprintf(w.dir, sizeof(w.dir), "%s", dir);
+    w.set = o->stages ? o->stages : (1u << VT_STAGE_COUNT) - 1;
+    if (o->concurrency < 1 || o->concurrency > 256 || !(o->lease_s >= 1))
+        return vt_err(err, errlen, VT_EINVAL, "worker: concurrency 1 to 256, lease >= 1 s");
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    hb = open_handle(&w);
+    if (!hb) {
+        rc = vt_err(err, errlen, VT_EIO, "%s", w.err);
+        goto out;
+    }
+    w.slots = vt_xcalloc((size_t)o->concurrency, sizeof(*w.slots));
+    args = vt_xcalloc((size_t)o->concurrency, sizeof(*args));
+    th = vt_xcalloc((size_t)o->concurrency, sizeof(*th));
+    for (int k = 0; k < o->concurrency; k++) {
+        args[k] = (struct thread_arg){&w, NULL, k};
+        pthread_mutex_lock(&w.mu);
+        w.running++;
+        pthread_mutex_unlock(&w.mu);
+        if (pthread_create(&th[k], NULL, stage_thread, &args[k])) {
+            pthread_mutex_lock(&w.mu);
+            w.running--;
+            pthread_mutex_unlock(&w.mu);
+            break;
+        }
+        started++;
+    }
+    /* the owner names are the threads' handles': the heartbeat reads them from slots */
+    pthread_mutex_lock(&w.mu);
+    while (w.running > 0) {
+        struct timespec ts;
+
+        /* a stop signal cannot signal the condition: look every 200 ms (the heartbeat
+         * itself goes every third of the lease) */
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 200000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&w.cv, &w.mu, &ts);
+        pthread_mutex_unlock(&w.mu);
+        if (stop_level(&w) >= 2) {
+            give_back_all(&w, hb);
+            gave_back = 1;
+            pthread_mutex_lock(&w.mu);
+            break;
+        }
+        if (vt_monotonic_s() >= next_beat) {
+            beat(&w, hb);
+            next_beat = vt_monotonic_s() + o->lease_s / 3;
+        }
+        pthread_mutex_lock(&w.mu);
+    }
+    pthread_mutex_unlock(&w.mu);
+    if (!gave_back)
+        for (int k = 0; k < started; k++)
+            pthread_join(th[k], NULL);
+    pthread_mutex_lock(&w.mu);
+    finish_stats(&w);
+    *stats = w.stats;
+    if (w.failed && !rc)
+        rc = vt_err(err, errlen, VT_EIO, "%s", w.err);
+    pthread_mutex_unlock(&w.mu);
+    /* given back: the stage threads still run; the caller ends the process at once */
+    if (gave_back)
+        return rc ? rc : 1;
+    free(th);
+    free(args);
+out:
+    vt_library_close(hb);
+    free(w.slots);
+    free(w.samples);
+    pthread_mutex_destroy(&w.mu);
+    pthread_cond_destroy(&w.cv);
+    return rc;
+}

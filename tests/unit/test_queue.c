@@ -1,0 +1,388 @@
+/*
+ * Unit tests of the job queue (lib/store_queue.c, the fenced claim and finish of
+ * lib/store_video.c, and the worker's step vt_work_one in lib/pipeline.c): which stage
+ * is next (priority, age, the stage table's dependencies, retry times), leases that
+ * expire and are taken over, heartbeats and give-backs that only the holder may do, and
+ * a late result that the fence refuses with nothing of it written. Times are passed in
+ * (a lease "expires" because the caller says it is later), never waited for.
+ */
+#include "harness.h"
+#include "library.h"
+#include "media.h"
+#include "pgtest.h"
+#include "store_int.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *scratch_db; /* the running test's database (pgtest.h) */
+
+static struct vt_store *scratch(char *dir, size_t n)
+{
+    struct vt_store *s = NULL;
+    char err[256];
+
+    snprintf(dir, n, "/tmp/vt-unit-queue.XXXXXX");
+    if (!mkdtemp(dir))
+        return NULL;
+    scratch_db = vt_test_db(dir);
+    if (scratch_db && vt_store_open(scratch_db, &s, err, sizeof(err))) {
+        fprintf(stderr, "  %s\n", err);
+        vt_test_failures++;
+    }
+    return s;
+}
+
+/* Close s, remove dir and the test's database. */
+static void scratch_done(struct vt_store *s, const char *dir)
+{
+    vt_store_close(s);
+    vt_rm_rf(dir);
+    vt_test_db_free(scratch_db);
+    scratch_db = NULL;
+}
+
+/* Video id with every stage of the table queued. */
+static void add_video(struct vt_store *s, const char *id)
+{
+    struct vt_video_rec v;
+
+    memset(&v, 0, sizeof(v));
+    snprintf(v.id, sizeof(v.id), "%s", id);
+    v.content_key = (char *)id;
+    v.source_kind = "file";
+    v.source_path = "/x/y.mp4";
+    v.created_at = 1000;
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_video_insert(s, &v), 0);
+    for (int k = 0; k < VT_STAGE_COUNT; k++) {
+        struct vt_stage_rec r;
+
+        memset(&r, 0, sizeof(r));
+        snprintf(r.name, sizeof(r.name), "%s", vt_stages[k].name);
+        r.state = VT_STATE_QUEUED;
+        CHECK_INT(vt_store_stage_put(s, id, &r), 0);
+    }
+    CHECK_INT(vt_store_commit(s), 0);
+}
+
+/* The row of stage of video id (caller frees its strings with vt_stage_recs_free). */
+static int get_stage(struct vt_store *s, const char *id, const char *stage,
+                     struct vt_stage_rec *out)
+{
+    struct vt_stage_rec *r;
+    size_t n;
+    int found = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (vt_store_stages(s, id, &r, &n))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(r[i].name, stage))
+            continue;
+        *out = r[i];
+        out->model = out->error = out->owner = NULL;
+        found = 1;
+    }
+    vt_stage_recs_free(r, n);
+    return found;
+}
+
+/* Set stage of video id to state (outside any claim, as the pipeline's settle does). */
+static void set_state(struct vt_store *s, const char *id, const char *stage, enum vt_state st)
+{
+    struct vt_stage_rec r;
+
+    CHECK(get_stage(s, id, stage, &r));
+    r.state = st;
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_stage_put(s, id, &r), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+}
+
+/* The next runnable stage among set at now, as "id/stage", or "" when none. */
+static const char *next(struct vt_store *s, unsigned set, double now)
+{
+    static char buf[128];
+    char id[65], stage[32];
+    int found = 0;
+
+    buf[0] = '\0';
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_queue_next(s, set, now, id, stage, &found), 0);
+    vt_store_rollback(s);
+    if (found)
+        snprintf(buf, sizeof(buf), "%s/%s", id, stage);
+    return buf;
+}
+
+#define ALL ((1u << VT_STAGE_COUNT) - 1)
+
+/* Priority first, then age; only stages whose inputs (deps and after) have settled. */
+VT_TEST_STORE(queue_order_and_dependencies)
+{
+    char dir[64];
+    struct vt_store *s = scratch(dir, sizeof(dir));
+    double now = vt_wall_s() + 10;
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    add_video(s, "a1");
+    add_video(s, "b2");
+    /* only fetch has no inputs: the older video's first (ids break a tie of ages) */
+    CHECK_STR(next(s, ALL, now), "a1/fetch");
+    CHECK_STR(next(s, VT_BIT(KEYFRAME) | VT_BIT(STT), now), "");
+    CHECK_INT(vt_store_video_priority(s, "b2", 5), 0);
+    CHECK_STR(next(s, ALL, now), "b2/fetch");
+    /* keyframe waits for fetch; stt for fetch (dep) and ocr (after) */
+    set_state(s, "b2", "fetch", VT_STATE_DONE);
+    CHECK_STR(next(s, VT_BIT(KEYFRAME) | VT_BIT(STT), now), "b2/keyframe");
+    set_state(s, "b2", "keyframe", VT_STATE_DONE);
+    CHECK_STR(next(s, VT_BIT(STT) | VT_BIT(FRAME_EMBED), now), "");
+    CHECK_STR(next(s, VT_BIT(OCR), now), "b2/ocr");
+    /* a failed input counts as settled: the pipeline then settles the stage itself */
+    set_state(s, "b2", "ocr", VT_STATE_FAILED);
+    CHECK_STR(next(s, VT_BIT(STT), now), "b2/stt");
+    CHECK_STR(next(s, VT_BIT(FRAME_EMBED), now), "b2/frame_embed");
+    /* a stage not in the set is never picked, whatever its priority */
+    CHECK_STR(next(s, VT_BIT(FETCH), now), "a1/fetch");
+    scratch_done(s, dir);
+}
+
+/* A retried stage is not runnable before its retry time; then it is. */
+VT_TEST_STORE(queue_retry_time)
+{
+    char dir[64];
+    struct vt_store *s = scratch(dir, sizeof(dir));
+    struct vt_stage_rec r;
+    double now = vt_wall_s();
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    add_video(s, "a1");
+    CHECK(get_stage(s, "a1", "fetch", &r));
+    r.attempts = 1;
+    r.retry_at = now + 100;
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_stage_put(s, "a1", &r), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_STR(next(s, ALL, now), "");
+    CHECK_STR(next(s, ALL, now + 101), "a1/fetch");
+    scratch_done(s, dir);
+}
+
+/* Claim stage of id as owner at now under a lease of lease_s; its attempt after. */
+static int claim_at(struct vt_store *s, const char *id, const char *stage, const char *owner,
+                    double now, double lease_s)
+{
+    struct vt_stage_rec seen;
+    enum vt_lease res = VT_LEASE_GONE;
+    char *seen_owner = NULL;
+    struct vt_stage_rec *r;
+    size_t n;
+
+    /* the row as read, owner included (get_stage drops the strings) */
+    CHECK(get_stage(s, id, stage, &seen));
+    CHECK_INT(vt_store_stages(s, id, &r, &n), 0);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(r[i].name, stage) && r[i].owner)
+            seen_owner = vt_xstrdup(r[i].owner);
+    vt_stage_recs_free(r, n);
+    seen.owner = seen_owner;
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_stage_claim(s, id, &seen, owner, now, now + lease_s, &res), 0);
+    CHECK_INT(res, VT_LEASE_HELD);
+    CHECK_INT(vt_store_commit(s), 0);
+    free(seen_owner);
+    return seen.attempts + 1;
+}
+
+/*
+ * A worker claims fetch under a lease and is presumed dead when the lease expires:
+ * another claims it (takeover, attempt 2). The first one's late result is refused by
+ * the fence (its attempt is older), and what it wrote in that transaction is rolled back
+ * with it: nothing of it remains. Its heartbeat and give-back are refused too; the new
+ * holder's pass.
+ */
+VT_TEST_STORE(queue_takeover_and_fencing)
+{
+    char dir[64];
+    struct vt_store *s = scratch(dir, sizeof(dir));
+    struct vt_stage_rec r, late;
+    struct vt_chapter ch = {0, 10, "late chapter"};
+    struct vt_store_chapter *got = NULL;
+    enum vt_lease res;
+    size_t n = 0;
+    double t0 = vt_wall_s();
+    int a1, a2;
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    add_video(s, "a1");
+    a1 = claim_at(s, "a1", "fetch", "h:1:old", t0, 30);
+    CHECK_INT(a1, 1);
+    /* held: not runnable while the lease lasts, runnable (a takeover) once it expired */
+    CHECK_STR(next(s, VT_BIT(FETCH), t0 + 29), "");
+    CHECK_STR(next(s, VT_BIT(FETCH), t0 + 31), "a1/fetch");
+    a2 = claim_at(s, "a1", "fetch", "h:2:new", t0 + 31, 30);
+    CHECK_INT(a2, 2);
+    /* the old worker's heartbeat comes late: refused, the lease stays the new one's */
+    CHECK_INT(vt_store_stage_heartbeat(s, "a1", "fetch", "h:1:old", a1, t0 + 1000, &res), 0);
+    CHECK_INT(res, VT_LEASE_LOST);
+    /* the old worker's result: outputs and state in one transaction, refused at the fence */
+    CHECK(get_stage(s, "a1", "fetch", &late));
+    late.state = VT_STATE_DONE;
+    late.attempts = a1;
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_stage_lease(s, "a1", "fetch", "h:1:old", a1, &res), 0);
+    CHECK_INT(res, VT_LEASE_LOST);
+    CHECK_INT(vt_store_chapters_replace(s, "a1", &ch, 1, "test"), 0);
+    CHECK_INT(vt_store_stage_finish(s, "a1", &late, "h:1:old", &res), 0);
+    CHECK_INT(res, VT_LEASE_LOST);
+    CHECK(strstr(vt_store_errmsg(s), "lease lost") != NULL);
+    vt_store_rollback(s);
+    /* the same owner with the old attempt is refused too: the attempt is the token */
+    late.attempts = a1;
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_stage_finish(s, "a1", &late, "h:2:new", &res), 0);
+    CHECK_INT(res, VT_LEASE_LOST);
+    vt_store_rollback(s);
+    CHECK_INT(vt_store_chapters(s, "a1", &got, &n), 0);
+    CHECK_INT(n, 0);
+    vt_store_chapters_free(got, n);
+    CHECK(get_stage(s, "a1", "fetch", &r));
+    CHECK_INT(r.state, VT_STATE_RUNNING);
+    CHECK_INT(r.attempts, 2);
+    CHECK_NEAR(r.lease_until, t0 + 61, 1e-3);
+    /* the holder's heartbeat extends the lease */
+    CHECK_INT(vt_store_stage_heartbeat(s, "a1", "fetch", "h:2:new", a2, t0 + 500, &res), 0);
+    CHECK_INT(res, VT_LEASE_HELD);
+    CHECK(get_stage(s, "a1", "fetch", &r));
+    CHECK_NEAR(r.lease_until, t0 + 500, 1e-3);
+    CHECK_STR(next(s, VT_BIT(FETCH), t0 + 400), "");
+    /* and its result passes the fence */
+    late.attempts = a2;
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_stage_finish(s, "a1", &late, "h:2:new", &res), 0);
+    CHECK_INT(res, VT_LEASE_HELD);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK(get_stage(s, "a1", "fetch", &r));
+    CHECK_INT(r.state, VT_STATE_DONE);
+    CHECK_INT(r.lease_until, 0);
+    scratch_done(s, dir);
+}
+
+/* A stopping worker gives its stage back: queued at once, the attempt not counted; a
+ * give-back from anyone else changes nothing. */
+VT_TEST_STORE(queue_give_back)
+{
+    char dir[64];
+    struct vt_store *s = scratch(dir, sizeof(dir));
+    struct vt_stage_rec r;
+    enum vt_lease res;
+    double t0 = vt_wall_s();
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    add_video(s, "a1");
+    CHECK_INT(claim_at(s, "a1", "fetch", "h:1:a", t0, 60), 1);
+    CHECK_INT(vt_store_stage_give_back(s, "a1", "fetch", "h:9:z", 1, &res), 0);
+    CHECK_INT(res, VT_LEASE_LOST);
+    CHECK_INT(vt_store_stage_give_back(s, "a1", "fetch", "h:1:a", 1, &res), 0);
+    CHECK_INT(res, VT_LEASE_HELD);
+    CHECK(get_stage(s, "a1", "fetch", &r));
+    CHECK_INT(r.state, VT_STATE_QUEUED);
+    CHECK_INT(r.attempts, 0);
+    CHECK_INT(r.lease_until, 0);
+    CHECK_STR(next(s, VT_BIT(FETCH), t0 + 1), "a1/fetch");
+    scratch_done(s, dir);
+}
+
+/* stage_deps holds the stage table's pairs, rewritten when they differ. */
+VT_TEST_STORE(queue_stage_deps_synced)
+{
+    char dir[64];
+    struct vt_store *s = scratch(dir, sizeof(dir));
+    struct vt_queue_count *c = NULL;
+    size_t n = 0;
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    add_video(s, "a1");
+    CHECK_STR(next(s, VT_BIT(KEYFRAME), vt_wall_s() + 1), "");
+    /* rows of another version's table (keyframe reads nothing there): runnable at once,
+     * until the sync puts this table's rows back */
+    CHECK_INT(store_exec(s, "DELETE FROM stage_deps WHERE name = 'keyframe'", "test"), 0);
+    CHECK_STR(next(s, VT_BIT(KEYFRAME), vt_wall_s() + 1), "a1/keyframe");
+    CHECK_INT(vt_store_sync_stage_deps(s), 0);
+    CHECK_STR(next(s, VT_BIT(KEYFRAME), vt_wall_s() + 1), "");
+    CHECK_INT(vt_store_queue_counts(s, vt_wall_s() + 1, &c, &n), 0);
+    CHECK_INT(n, VT_STAGE_COUNT);
+    for (size_t i = 0; i < n; i++) {
+        CHECK_INT(c[i].state, VT_STATE_QUEUED);
+        CHECK_INT(c[i].n, 1);
+        CHECK_INT(c[i].runnable, !strcmp(c[i].stage, "fetch"));
+    }
+    free(c);
+    scratch_done(s, dir);
+}
+
+/*
+ * The worker's step on a library: a video whose file is gone fails fetch for good (not
+ * a failure that may pass), and the stages that read it settle as failed without
+ * running (the others run: they only use fetch's outputs when there); the queue is
+ * then empty for every stage, the video failed, and fetch is a dead letter with its
+ * error.
+ */
+VT_TEST_STORE(queue_worker_dead_letter)
+{
+    char dir[64], err[256];
+    struct vt_library *lib;
+    struct vt_video_rec v;
+    struct vt_queue_job *j = NULL;
+    size_t n = 0;
+    int did = 1, steps = 0;
+
+    snprintf(dir, sizeof(dir), "/tmp/vt-unit-queue.XXXXXX");
+    CHECK(mkdtemp(dir) != NULL);
+    scratch_db = vt_test_library_db(dir);
+    lib = vt_library_open(dir, VT_OPEN_CREATE, err, sizeof(err));
+    CHECK(lib != NULL);
+    if (!lib)
+        return;
+    lib->lease_s = 30;
+    add_video(lib->store, "gone1");
+    while (steps < 3 * VT_STAGE_COUNT) {
+        CHECK_INT(vt_work_one(lib, ALL, &did), 0);
+        if (!did)
+            break;
+        steps++;
+    }
+    CHECK_INT(did, 0);
+    CHECK_INT(steps, VT_STAGE_COUNT);
+    CHECK_INT(vt_lib_video(lib, "gone1", &v), 0);
+    CHECK_INT(v.index_state, VT_INDEX_FAILED);
+    vt_video_rec_release(&v);
+    CHECK_INT(vt_store_queue_jobs(lib->store, 1, &j, &n), 0);
+    /* fetch, and every stage that needs its outputs (deps, through other stages) */
+    CHECK_INT(n, 5);
+    for (size_t i = 0; i < n; i++) {
+        CHECK(j[i].error != NULL);
+        if (!strcmp(j[i].stage, "fetch"))
+            CHECK_INT(j[i].attempts, 1);
+        else
+            CHECK(j[i].error && !strncmp(j[i].error, "not run: ", 9));
+    }
+    vt_queue_jobs_free(j, n);
+    vt_library_close(lib);
+    vt_rm_rf(dir);
+    vt_test_db_free(scratch_db);
+    scratch_db = NULL;
+}
