@@ -26,7 +26,8 @@ url=$admin
 
 bash "$ROOT/tests/fixtures/gen_talk.sh" "$T/talk" 3 > /dev/null
 vt init --db "$url" || fail "init --db"
-id=$(vt add --wait "$T/talk/talk.mp4" 2> /dev/null || vt add "$T/talk/talk.mp4") || fail "add"
+id=$(vt add "$T/talk/talk.mp4") || fail "add (queues it on PostgreSQL)"
+vt worker --drain || fail "worker --drain"
 start_server
 # every thread of the server holds a connection: ask enough pages to open several
 for p in / "/v/$id" "/api/videos/$id" "/search?q=the" /api/videos; do
@@ -59,4 +60,34 @@ for _ in 1 2 3; do
 done
 ((ok)) || fail "the server did not reconnect after pg_ctl restart"
 stop_cleanly
+
+# workers through an outage: three videos queued, two workers, PostgreSQL restarted
+# while they index and then stopped for a few seconds; they reconnect and every video
+# ends ready, each stage run to done once its outputs are committed
+ids=()
+for seed in 4 5 6; do
+  bash "$ROOT/tests/fixtures/gen_talk.sh" "$T/w$seed" "$seed" > /dev/null
+  ids+=("$(vt add "$T/w$seed/talk.mp4")") || fail "add (queue) $seed"
+done
+"$VIDTHEQUE" -q -L "$LIB" worker --lease 6 --drain 2> "$T/w1.err" &
+W1=$!
+"$VIDTHEQUE" -q -L "$LIB" worker --lease 6 --drain 2> "$T/w2.err" &
+W2=$!
+sleep 3
+bash "$ROOT/tests/pg/cluster.sh" restart "$PGDIR" || fail "pg_ctl restart under the workers"
+sleep 2
+bash "$ROOT/tests/pg/cluster.sh" stop "$PGDIR" || fail "pg_ctl stop under the workers"
+sleep 3
+kill -0 $W1 2> /dev/null || kill -0 $W2 2> /dev/null || note "both workers finished before the outage"
+bash "$ROOT/tests/pg/cluster.sh" start "$PGDIR" > /dev/null || fail "pg_ctl start"
+rc1=0 rc2=0
+wait $W1 || rc1=$?
+wait $W2 || rc2=$?
+((rc1 == 0 && rc2 == 0)) || fail "workers exited $rc1 $rc2: $(tail -3 "$T/w1.err") $(tail -3 "$T/w2.err")"
+for i in "${ids[@]}"; do
+  vt export "$i" > "$T/$i.json" || fail "export $i"
+  [[ $(json "$T/$i.json" "d['index_state']") == ready ]] ||
+    fail "video $i is $(json "$T/$i.json" "d['index_state']") after the outage: $(json "$T/$i.json" "[(s['name'], s['state'], s.get('error')) for s in d['stages']]")"
+done
+vt jobs > "$T/jobs" || fail "jobs"
 echo "all good"
