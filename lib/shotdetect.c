@@ -170,13 +170,15 @@ static double galpha(const struct vt_sd_feat *i, const struct vt_sd_feat *a,
 
 /* Half-widths of the windows a dissolve is looked for in, and its limits. */
 static const double gr_half_s[] = {0.2, 0.35, 0.6, 1.1};
-#define GR_NET   6.0  /* least net change of the coarse grid across a dissolve */
-#define GR_LIN   0.25 /* the middle frame is the half-way mix within this share of it */
-#define GR_RATE  2.25 /* across it, the picture changes this much faster than outside */
-#define GR_OUT_S 1.0  /* longest stretch outside compared with it */
-#define GR_STEP  0.4  /* largest step of the mix between two analysed frames */
-#define GR_LO    0.15 /* the ramp of a dissolve is measured between these shares */
-#define GR_HI    0.85
+#define GR_NET       6.0  /* least net change of the coarse grid across a dissolve */
+#define GR_LIN       0.25 /* the middle frame is the half-way mix within this share of it */
+#define GR_STILL     0.1  /* a side is still when it changes this share of the net as long */
+#define GR_LIN_STILL 0.34 /* GR_LIN when one side is still (a cut: 0.5) */
+#define GR_RATE      2.25 /* across it, the picture changes this much faster than outside */
+#define GR_OUT_S     1.0  /* longest stretch outside compared with it */
+#define GR_STEP      0.4  /* largest step of the mix between two analysed frames */
+#define GR_LO        0.15 /* the ramp of a dissolve is measured between these shares */
+#define GR_HI        0.85
 
 struct grad {
     double score;
@@ -223,6 +225,50 @@ static int smooth_ramp(const struct vt_sd_feat *f, size_t a, size_t b)
 }
 
 /*
+ * The rates of change of the grid just outside the window [a, b] (per second, over as
+ * long as the window, up to GR_OUT_S: further the next transition may lie) into *ra
+ * and *rb; 0 when too near the start or the end to tell.
+ */
+static int out_rates(const struct vt_sd_feat *f, size_t n, size_t a, size_t b, double *ra,
+                     double *rb)
+{
+    double lout = fmin(f[b].t_s - f[a].t_s, GR_OUT_S);
+    size_t a2 = near_idx(f, n, f[a].t_s - lout), b2 = near_idx(f, n, f[b].t_s + lout);
+
+    if (f[a].t_s - f[a2].t_s < 0.5 * lout || f[b2].t_s - f[b].t_s < 0.5 * lout)
+        return 0;
+    /* as rates: a steady change over the longer window inside is as fast */
+    *ra = gdist(&f[a2], &f[a]) / (f[a].t_s - f[a2].t_s);
+    *rb = gdist(&f[b], &f[b2]) / (f[b2].t_s - f[b].t_s);
+    return 1;
+}
+
+/*
+ * The score of [a, b] as a dissolve whose half-way mix is m (lin off it), 0 when it is
+ * none: a pan or a zoom changes the picture steadily, as fast before or after.
+ */
+static double mix_score(const struct vt_sd_feat *f, size_t n, const uint32_t *pmask, size_t a,
+                        size_t b, double net, double lin)
+{
+    double dur = f[b].t_s - f[a].t_s, ra, rb, out;
+
+    if (!out_rates(f, n, a, b, &ra, &rb))
+        return 0;
+    out = fmin(ra, rb);
+    /* one side may move (a still slide dissolving into a moving shot), but
+     * not faster than the dissolve changes: an accelerating zoom would */
+    if (net < GR_RATE * out * dur + 2 || net < fmax(ra, rb) * dur)
+        return 0;
+    /* with one side still, the middle differs from the mix of the ends by half of what
+     * the other side moved meanwhile: a longer window leaves more of it */
+    if (lin > GR_LIN * net && (lin > GR_LIN_STILL * net || out * dur > GR_STILL * net))
+        return 0;
+    if ((pmask[b] != pmask[a + 1] && !is_dark(&f[a]) && !is_dark(&f[b])) || !smooth_ramp(f, a, b))
+        return 0;
+    return net - 1.5 * lin;
+}
+
+/*
  * The best window in which frame m is the middle of a dissolve; score 0 when none.
  * pmask: prefix sums of the frames already taken by fades, which a window may only
  * end on (a fade-in or fade-out the luma did not follow to its end, see merge_fade).
@@ -232,8 +278,8 @@ static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t 
     struct grad best = {0, 0, 0};
 
     for (size_t k = 0; k < VT_ARRAY_LEN(gr_half_s); k++) {
-        double h = gr_half_s[k], t = f[m].t_s, net, lin, out, lout, ra, rb;
-        size_t a = near_idx(f, n, t - h), b = near_idx(f, n, t + h), a2, b2;
+        double h = gr_half_s[k], t = f[m].t_s, net, lin, sc = 0;
+        size_t a = near_idx(f, n, t - h), b = near_idx(f, n, t + h);
 
         if (a >= m || b <= m || t - f[a].t_s < 0.7 * h || f[b].t_s - t < 0.7 * h)
             continue;
@@ -241,37 +287,14 @@ static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t 
         if (net < GR_NET)
             continue;
         lin = glin(&f[m], &f[a], &f[b]);
-        if (lin > GR_LIN * net) {
-            /* both sides move: the contrast's dip is the evidence (a pan or a zoom
-             * keeps it), weaker than the grid's mix, so it ranks below */
-            if (pmask[b] == pmask[a + 1] && var_dip(f, a, m, b) && 0.5 * net > best.score) {
-                best.score = 0.5 * net;
-                best.a = a;
-                best.b = b;
-            }
-            continue;
-        }
-        /* a pan or a zoom changes the picture steadily: as fast before or after (over
-         * as long, up to GR_OUT_S: further the next transition may lie) */
-        lout = fmin(f[b].t_s - f[a].t_s, GR_OUT_S);
-        a2 = near_idx(f, n, f[a].t_s - lout);
-        b2 = near_idx(f, n, f[b].t_s + lout);
-        if (f[a].t_s - f[a2].t_s < 0.5 * lout || f[b2].t_s - f[b].t_s < 0.5 * lout)
-            continue; /* too near the start or the end to tell */
-        /* as rates: a steady change over the longer window inside is as fast */
-        ra = gdist(&f[a2], &f[a]) / (f[a].t_s - f[a2].t_s);
-        rb = gdist(&f[b], &f[b2]) / (f[b2].t_s - f[b].t_s);
-        out = fmin(ra, rb);
-        /* one side may move (a still slide dissolving into a moving shot), but
-         * not faster than the dissolve changes: an accelerating zoom would */
-        if (net < GR_RATE * out * (f[b].t_s - f[a].t_s) + 2 ||
-            net < fmax(ra, rb) * (f[b].t_s - f[a].t_s))
-            continue;
-        if ((pmask[b] != pmask[a + 1] && !is_dark(&f[a]) && !is_dark(&f[b])) ||
-            !smooth_ramp(f, a, b))
-            continue;
-        if (net - 1.5 * lin > best.score) {
-            best.score = net - 1.5 * lin;
+        /* both sides move: the contrast's dip is the evidence (a pan or a zoom keeps
+         * it), weaker than the grid's mix, so it ranks below */
+        if (lin > GR_LIN * net && pmask[b] == pmask[a + 1] && var_dip(f, a, m, b))
+            sc = 0.5 * net;
+        if (lin <= GR_LIN_STILL * net)
+            sc = fmax(sc, mix_score(f, n, pmask, a, b, net, lin));
+        if (sc > best.score) {
+            best.score = sc;
             best.a = a;
             best.b = b;
         }
