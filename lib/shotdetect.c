@@ -419,6 +419,57 @@ static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, st
 }
 
 /*
+ * A dissolve between two still pictures that differ in little more than their text (two
+ * slides on one template): too small a change for the grid's cells, but every pixel
+ * moves one way, so the frame differences across it add up to the net change (twin
+ * comparison, Zhang et al. 1993), while a pointer moving or a flicker adds up to more.
+ * The net change is the long-range difference, so only mixes shorter than its lag.
+ */
+#define QM_BASE 1.0  /* the still sides' mean frame difference, at most */
+#define QM_MIN  0.15 /* a mixed frame differs this much more than the still sides */
+#define QM_NET  1.0  /* least net change (mean abs on the thumbnail) */
+#define QM_TWIN 0.7  /* the net change is at least this share of the accumulated one */
+#define QM_PEAK 0.5  /* no frame holds more of it than this: a cut holds it all */
+
+/* Whether frames [s, e] are a still mix as above, from the quiet sides' level base. */
+static int still_mix(const struct vt_sd_feat *f, size_t n, size_t s, size_t e, double base)
+{
+    size_t j = e + 1 < n ? e + 1 : e;
+    double sum = 0, peak = 0;
+
+    if (e < s + 2 || f[j].t_s - VT_SD_LAG_S >= f[s].t_s)
+        return 0;
+    for (size_t k = s; k <= e; k++) {
+        sum += f[k].d1 - base;
+        peak = fmax(peak, f[k].d1 - base);
+    }
+    /* f[j].dlong compares j, after the mix, with a frame before it */
+    return f[j].dlong >= QM_NET && f[j].dlong >= QM_TWIN * sum && peak <= QM_PEAK * sum;
+}
+
+static void find_still_mixes(const struct vt_sd_feat *f, size_t n, const double *pd1, uint8_t *mask,
+                             struct bounds *b)
+{
+    for (size_t s = BASE_WIN; s + 1 < n; s++) {
+        double base = win_mean(pd1, s - BASE_WIN, s), after;
+        size_t e = s;
+
+        if (mask[s] || base > QM_BASE || f[s].d1 < 2 * base + QM_MIN)
+            continue;
+        while (e + 1 < n && !mask[e + 1] && f[e + 1].d1 >= 2 * base + QM_MIN)
+            e++;
+        after = win_mean(pd1, e + 1, e + 1 + BASE_WIN < n ? e + 1 + BASE_WIN : n);
+        base = fmax(base, after);
+        if (after <= QM_BASE && still_mix(f, n, s, e, base)) {
+            for (size_t k = s - 1; k <= e + 1 && k < n; k++)
+                mask[k] = 1;
+            add_bound(b, near_idx(f, n, (f[s].t_s + f[e].t_s) / 2), s, e - 1, VT_SD_DISSOLVE);
+        }
+        s = e;
+    }
+}
+
+/*
  * A cut on the coarse grid: a spike of its frame difference well above both sides'.
  * Fine motion (noise, a cellular automaton, scrolling texture) raises the thumbnail's
  * difference to a cut's level but leaves the cells' means nearly still.
@@ -565,6 +616,7 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
     }
     find_fades(f, n, mask, &b);
     find_gradual(f, n, mask, &b);
+    find_still_mixes(f, n, pd1, mask, &b);
     find_cuts(f, n, pd1, pch, pg, mask, &b);
     if (b.n)
         qsort(b.v, b.n, sizeof(*b.v), by_at);

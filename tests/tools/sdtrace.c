@@ -67,8 +67,8 @@ int main(int argc, char **argv)
     for (size_t m = 1; m + 1 < n; m++) {
         if (f[m].t_s < t0 || f[m].t_s > t1)
             continue;
-        printf("%5zu %7.3f%c mean %5.1f sd %5.1f d1 %5.2f ch %.3f gd %5.2f", m, f[m].t_s,
-               f[m].key ? 'K' : ' ', f[m].mean, f[m].stddev, f[m].d1, f[m].changed,
+        printf("%5zu %7.3f%c mean %5.1f sd %5.1f d1 %5.2f ch %.3f dl %5.2f gd %5.2f", m, f[m].t_s,
+               f[m].key ? 'K' : ' ', f[m].mean, f[m].stddev, f[m].d1, f[m].changed, f[m].dlong,
                gdist(&f[m - 1], &f[m]));
         for (size_t k = 0; k < VT_ARRAY_LEN(gr_half_s); k++)
             trace_window(f, n, m, gr_half_s[k]);
