@@ -80,6 +80,36 @@ static double win_mean(const double *pre, size_t a, size_t b)
     return b > a ? (pre[b] - pre[a]) / (double)(b - a) : 0;
 }
 
+/*
+ * The end of the fade-out before black frame k (dir -1) or of the fade-in after it
+ * (dir 1): followed while the luma grows away from black, in steps no smaller than
+ * FADE_STEP of the largest yet, since a moving shot's own luma may drift on the same
+ * way once the fade is over. A single stalled step is passed over: pass 1 now and then
+ * shows a picture twice.
+ */
+#define FADE_STEP 0.25
+
+static size_t follow_fade(const struct vt_sd_feat *f, size_t n, size_t k, int dir)
+{
+    double t0 = f[k].t_s, most = 0;
+
+    for (;;) {
+        size_t j = k + dir, j2 = j + dir;
+        double thr = fmax(0.2, FADE_STEP * most), step;
+
+        if ((dir < 0 && k == 0) || j >= n || fabs(f[j].t_s - t0) > MAX_FADE_S)
+            return k;
+        step = f[j].mean - f[k].mean;
+        if (step <= thr && (j2 >= n || (dir < 0 && j == 0) || f[j2].mean - f[j].mean <= thr ||
+                            fabs(f[j2].t_s - t0) > MAX_FADE_S))
+            return k;
+        if (step <= thr)
+            j = j2;
+        most = fmax(most, f[j].mean - f[k].mean);
+        k = j;
+    }
+}
+
 static void find_fades(const struct vt_sd_feat *f, size_t n, uint8_t *mask, struct bounds *b)
 {
     size_t i = 0;
@@ -96,15 +126,8 @@ static void find_fades(const struct vt_sd_feat *f, size_t n, uint8_t *mask, stru
             i++;
         e = i;
         i++;
-        /* follow the fade-out back and the fade-in forward while the luma moves */
-        s0 = s;
-        while (s0 > 0 && f[s0 - 1].mean > f[s0].mean + 0.2 &&
-               f[s].t_s - f[s0 - 1].t_s <= MAX_FADE_S)
-            s0--;
-        e1 = e;
-        while (e1 + 1 < n && f[e1 + 1].mean > f[e1].mean + 0.2 &&
-               f[e1 + 1].t_s - f[e].t_s <= MAX_FADE_S)
-            e1++;
+        s0 = follow_fade(f, n, s, -1);
+        e1 = follow_fade(f, n, e, 1);
         for (size_t k = s0; k <= e1; k++)
             mask[k] = 1;
         /* black at the very start or end opens or closes the video: no boundary */
