@@ -497,15 +497,20 @@ static void find_still_mixes(const struct vt_sd_feat *f, size_t n, const double 
  * Fine motion (noise, a cellular automaton, scrolling texture) raises the thumbnail's
  * difference to a cut's level but leaves the cells' means nearly still.
  */
+#define GC_BUSY 0.8 /* a cut into a busy shot: at least this share of its steps */
+
 static int grid_cut(const struct vt_sd_feat *f, size_t n, const double *pg, size_t i)
 {
     size_t a0 = i > BASE_WIN ? i - BASE_WIN : 1, b1 = i + 1 + BASE_WIN < n ? i + 1 + BASE_WIN : n;
-    double d = pg[i + 1] - pg[i], base = fmax(win_mean(pg, a0, i), win_mean(pg, i + 1, b1));
+    double d = pg[i + 1] - pg[i], bb = win_mean(pg, a0, i), ba = win_mean(pg, i + 1, b1);
+    double base = fmax(bb, ba), low = fmin(bb, ba);
 
     for (size_t k = i > 2 ? i - 2 : 1; k <= i + 2 && k < n; k++)
         if (k != i && pg[k + 1] - pg[k] >= d)
             return 0;
-    return d >= 8 && d >= 4 * base + 4;
+    /* or from cells standing still into a shot whose whole picture changes every
+     * frame, whose steps are as large: no camera starts to move so in one frame */
+    return d >= 8 && (d >= 4 * base + 4 || (d >= 10 * low + 5 && d >= GC_BUSY * base));
 }
 
 static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, const double *pch,
