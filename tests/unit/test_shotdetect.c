@@ -297,6 +297,111 @@ VT_TEST(shotdetect_cut_into_fine_motion)
     free(f);
 }
 
+VT_TEST(shotdetect_cut_into_busy_cells)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    unsigned r = 5;
+    size_t n;
+
+    /* an automaton whose cells stand still, then a zoom whose whole picture changes
+     * every frame (mandelbrot's first seconds): its steps on the grid are nearly the
+     * cut's, so the cut is no spike over both sides, only over the still one */
+    mix_grid(f, 150, 1000, 1000, 0);
+    for (size_t i = 0; i < 150; i++) {
+        f[i].d1 = i ? 70 + (float)(i % 3) : 0;
+        f[i].changed = 0.7f;
+        for (int k = 0; k < VT_SD_GRID && i >= 70; k++) {
+            r = r * 1103515245u + 12345u;
+            f[i].grid[k] = (uint8_t)(128 + (int)(r >> 16 & 63) - 32);
+        }
+    }
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_INT(s[1].first, 70);
+        CHECK_INT(s[1].kind, VT_SD_CUT);
+    }
+    free(s);
+    free(f);
+}
+
+/* A still picture changing its text over frames [d0, d1) (each frame a step of d1 on
+ * the thumbnail), the long-range difference after it being net. */
+static void still_steps(struct vt_sd_feat *f, size_t n, size_t d0, size_t d1, float step, float net)
+{
+    for (size_t i = d0; i < d1; i++)
+        f[i].d1 = step;
+    for (size_t i = d1; i < n && i < d0 + (size_t)FPS; i++)
+        f[i].dlong = net;
+}
+
+VT_TEST(shotdetect_dissolve_same_template)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* two slides on one background, 0.5 s: the grid's cells do not move, but the
+     * thumbnail's differences add up to the net change */
+    still_steps(f, 150, 60, 68, 0.6f, 4.5f);
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
+        CHECK(s[1].first >= 62 && s[1].first <= 66);
+        CHECK(s[1].span0 == 60 && s[1].span1 >= 66 && s[1].span1 <= 67);
+        CHECK(s[0].chosen < 60 && s[1].chosen >= 68);
+    }
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_pointer_no_dissolve)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+
+    /* a pointer crossing a slide: as many differences, but it leaves the picture as
+     * it was, and moving for longer than a mix */
+    still_steps(f, 150, 60, 68, 0.6f, 0.6f);
+    CHECK_INT(detect(f, 150, &s), 1);
+    free(s);
+    still_steps(f, 150, 60, 90, 0.6f, 4.5f);
+    CHECK_INT(detect(f, 150, &s), 1);
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_fade_into_drift)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* a fade through black into a shot whose own luma then keeps rising slowly: the
+     * fade-in ends where its steps do */
+    for (size_t i = 60; i < 150; i++) {
+        double m = i < 70   ? 120 - (i - 59) * 10.5
+                   : i < 74 ? 16
+                   : i < 84 ? 16 + (i - 73) * 10
+                            : 116 + (i - 83) * 0.5;
+
+        f[i].mean = (float)m;
+        f[i].stddev = (float)(i >= 70 && i < 74 ? 1 : m / 3);
+        f[i].d1 = 10;
+    }
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_INT(s[1].kind, VT_SD_FADE);
+        CHECK(s[1].span0 >= 59 && s[1].span0 <= 60);
+        CHECK(s[1].span1 >= 82 && s[1].span1 <= 84);
+    }
+    free(s);
+    free(f);
+}
+
 VT_TEST(shotdetect_empty)
 {
     struct vt_sd_shot *s = NULL;
