@@ -383,8 +383,13 @@ static void grad_span(const struct vt_sd_feat *f, size_t n, const struct grad *g
     ah = galpha(&f[j], fa, fb);
     dur = ah - al > 0.2 ? (f[j].t_s - f[i].t_s) / (ah - al) : f[j].t_s - f[i].t_s;
     t0 = f[i].t_s - fmax(0, al) * dur;
+    /* the mix is 0 at t0 and 1 at t0 + dur: those frames are the shots', not mixed */
     *s0 = near_idx(f, n, t0);
     *s1 = near_idx(f, n, t0 + dur);
+    if (f[*s0].t_s <= t0 + 1e-3 && *s0 + 1 < n)
+        ++*s0;
+    if (f[*s1].t_s >= t0 + dur - 1e-3 && *s1 > 0)
+        --*s1;
     if (*s0 <= g->a)
         *s0 = g->a + 1;
     if (*s1 >= g->b)
