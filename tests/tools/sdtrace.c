@@ -6,7 +6,8 @@
  * One line per analysed frame in [T0, T1]: its features, the grid's and the thumbnail's
  * difference to the previous frame, then for each dissolve window (half-width h) the
  * ends a, b, the net change, the share off the half-way mix (lin/net), the rates outside
- * (ra, rb), the rate needed, and which tests pass: r(ate), s(mooth ramp), v(ariance dip).
+ * (ra, rb), and which tests pass: r(ate), s(mooth ramp), v(ariance dip); last, the
+ * dissolve score grad_at gives the frame (after fades are taken) and its window.
  */
 #include "../../lib/shotdetect.c"
 
@@ -44,6 +45,9 @@ int main(int argc, char **argv)
     struct vt_sd_feat *f = NULL;
     size_t n = 0, cap = 0;
     double t0, t1;
+    struct bounds b = {0};
+    uint8_t *mask;
+    uint32_t *pmask;
     FILE *fp;
 
     if (argc != 4) {
@@ -62,6 +66,11 @@ int main(int argc, char **argv)
         n++;
     }
     fclose(fp);
+    mask = vt_xcalloc(n ? n : 1, 1);
+    pmask = vt_xcalloc(n + 1, sizeof(*pmask));
+    find_fades(f, n, mask, &b);
+    for (size_t i = 0; i < n; i++)
+        pmask[i + 1] = pmask[i] + mask[i];
     t0 = strtod(argv[2], NULL);
     t1 = strtod(argv[3], NULL);
     for (size_t m = 1; m + 1 < n; m++) {
@@ -72,8 +81,17 @@ int main(int argc, char **argv)
                gdist(&f[m - 1], &f[m]));
         for (size_t k = 0; k < VT_ARRAY_LEN(gr_half_s); k++)
             trace_window(f, n, m, gr_half_s[k]);
-        printf("\n");
+        if (mask[m]) {
+            printf(" | fade\n");
+        } else {
+            struct grad g = grad_at(f, n, pmask, m);
+
+            printf(" | g %.1f %zu-%zu\n", g.score, g.a, g.b);
+        }
     }
+    free(b.v);
+    free(mask);
+    free(pmask);
     free(f);
     return 0;
 }
