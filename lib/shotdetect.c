@@ -371,10 +371,53 @@ static int by_score(const void *x, const void *y)
     return i < j ? -1 : i > j;
 }
 
-/* The span [*s0, *s1] of the dissolve whose middle is m, from the ramp of its mix. */
-static void grad_span(const struct vt_sd_feat *f, size_t n, const struct grad *g, size_t m,
-                      size_t *s0, size_t *s1)
+/* How far frame i is from the line through a's and b's grids, at its own share al. */
+static double off_line(const struct vt_sd_feat *i, const struct vt_sd_feat *a,
+                       const struct vt_sd_feat *b, double al)
 {
+    double s = 0;
+
+    for (int k = 0; k < VT_SD_GRID; k++)
+        s += fabs((double)i->grid[k] - ((1 - al) * a->grid[k] + al * b->grid[k]));
+    return s / VT_SD_GRID;
+}
+
+/*
+ * The window's end e (g->a, dir -1; g->b, dir 1) moved on while the frames beyond it
+ * still go on along the mix (a window shorter than the dissolve ends inside it, when
+ * the shot beyond moved before it began): at most as far again, and not into frames
+ * other transitions took.
+ */
+#define GR_EXT 0.005 /* least step of the mix from one analysed frame to the next */
+
+static size_t ramp_end(const struct vt_sd_feat *f, size_t n, const uint8_t *mask,
+                       const struct grad *g, size_t e, int dir)
+{
+    const struct vt_sd_feat *fa = &f[g->a], *fb = &f[g->b];
+    double al = dir < 0 ? 0 : 1, net = gdist(fa, fb), span = fb->t_s - fa->t_s;
+
+    for (;;) {
+        size_t j = e + dir;
+        double aj;
+
+        if ((dir < 0 && e == 0) || j >= n || mask[j] ||
+            fabs(f[j].t_s - f[dir < 0 ? g->a : g->b].t_s) > span)
+            return e;
+        aj = galpha(&f[j], fa, fb);
+        if (dir * (aj - al) < GR_EXT || off_line(&f[j], fa, fb, aj) > GR_LIN * net)
+            return e;
+        e = j;
+        al = aj;
+    }
+}
+
+/* The span [*s0, *s1] of the dissolve whose middle is m, from the ramp of its mix. */
+static void grad_span(const struct vt_sd_feat *f, size_t n, const uint8_t *mask,
+                      const struct grad *win, size_t m, size_t *s0, size_t *s1)
+{
+    struct grad g0 = {win->score, ramp_end(f, n, mask, win, win->a, -1),
+                      ramp_end(f, n, mask, win, win->b, 1)},
+                *g = &g0;
     const struct vt_sd_feat *fa = &f[g->a], *fb = &f[g->b];
     size_t i = m, j = m;
     double al, ah, dur, t0;
@@ -440,7 +483,7 @@ static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, st
 
         if (mask[m])
             continue;
-        grad_span(f, n, &g[m], m, &s0, &s1);
+        grad_span(f, n, mask, &g[m], m, &s0, &s1);
         for (size_t k = s0 > 0 ? s0 - 1 : 0; k <= s1 + 1 && k < n; k++)
             mask[k] = 1;
         if (!merge_fade(f, b, g[m].a, g[m].b, s0, s1))
