@@ -411,6 +411,43 @@ static size_t ramp_end(const struct vt_sd_feat *f, size_t n, const uint8_t *mask
     }
 }
 
+/* Still pictures, for the edges of dissolves here and for find_still_mixes below */
+#define QM_BASE 1.0  /* the still sides' mean frame difference, at most */
+#define QM_MIN  0.15 /* a mixed frame differs this much more than the still sides */
+
+/*
+ * Where a dissolve begins (dir -1) or ends (dir 1) when the shot on that side, beyond
+ * its window's end e, is still: at the first or the last frame that changes, a sharper
+ * edge than the ramp's when the other side moves. s is the ramp's, kept when the
+ * side moves, or when the changing frames end more than half the span dur beyond it
+ * or a tenth inside (a slow mix of like pictures changes some frames too little).
+ */
+static size_t still_edge(const struct vt_sd_feat *f, size_t n, size_t m, size_t e, int dir,
+                         size_t s, double dur)
+{
+    double base = 0, thr, out;
+    size_t k = m, cnt = 0;
+
+    for (size_t i = e, j = 0; j < BASE_WIN && i > 0 && i < n; j++, i += dir, cnt++)
+        base += f[i].d1;
+    base = cnt ? base / cnt : INFINITY;
+    thr = 2 * base + QM_MIN;
+    if (base > QM_BASE || f[m].d1 <= thr)
+        return s;
+    /* f[k].d1 is k's change from the frame before: the first mixed frame has one, and
+     * so has the first frame of the shot after */
+    if (dir < 0)
+        while (k > 1 && f[k - 1].d1 > thr)
+            k--;
+    else
+        while (k + 1 < n && f[k + 1].d1 > thr)
+            k++;
+    if (dir > 0 && k > m)
+        k--;
+    out = dir * (f[k].t_s - f[s].t_s);
+    return out <= 0.5 * dur && out >= -0.1 * dur ? k : s;
+}
+
 /* The span [*s0, *s1] of the dissolve whose middle is m, from the ramp of its mix. */
 static void grad_span(const struct vt_sd_feat *f, size_t n, const uint8_t *mask,
                       const struct grad *win, size_t m, size_t *s0, size_t *s1)
@@ -446,6 +483,9 @@ static void grad_span(const struct vt_sd_feat *f, size_t n, const uint8_t *mask,
         *s0 = m;
     if (*s1 < m)
         *s1 = m;
+    dur = f[*s1].t_s - f[*s0].t_s;
+    *s0 = still_edge(f, n, m, g->a, -1, *s0, dur);
+    *s1 = still_edge(f, n, m, g->b, 1, *s1, dur);
 }
 
 static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, struct bounds *b)
@@ -501,11 +541,9 @@ static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, st
  * comparison, Zhang et al. 1993), while a pointer moving or a flicker adds up to more.
  * The net change is the long-range difference, so only mixes shorter than its lag.
  */
-#define QM_BASE 1.0  /* the still sides' mean frame difference, at most */
-#define QM_MIN  0.15 /* a mixed frame differs this much more than the still sides */
-#define QM_NET  1.0  /* least net change (mean abs on the thumbnail) */
-#define QM_TWIN 0.7  /* the net change is at least this share of the accumulated one */
-#define QM_PEAK 0.5  /* no frame holds more of it than this: a cut holds it all */
+#define QM_NET  1.0 /* least net change (mean abs on the thumbnail) */
+#define QM_TWIN 0.7 /* the net change is at least this share of the accumulated one */
+#define QM_PEAK 0.5 /* no frame holds more of it than this: a cut holds it all */
 
 /* Whether frames [s, e] are a still mix as above, from the quiet sides' level base. */
 static int still_mix(const struct vt_sd_feat *f, size_t n, size_t s, size_t e, double base)
