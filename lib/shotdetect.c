@@ -1,16 +1,19 @@
 /*
- * Shot boundaries from per-frame features. Three detectors share one feature array:
+ * Shot boundaries from per-frame features. Four detectors share one feature array:
  *
  *  - fades through black: a run of black frames inside the video is one boundary, in
  *    the middle of the run (like PySceneDetect's ThresholdDetector), and the fade-out
  *    and fade-in around it belong to no shot's stable part;
- *  - dissolves: twin comparison (Zhang et al. 1993). A run of moderately raised frame
- *    differences whose accumulated difference is large is a gradual transition when
- *    the net change across it (the long-range difference) is most of the accumulated
- *    one; noise and motion accumulate differences without a net change;
+ *  - dissolves on the coarse grid: a window across which the cells change a lot, whose
+ *    middle frame is the half-way mix of its ends, reached in small steps, faster than
+ *    the picture changes outside it (or, between two moving shots, a dip of contrast);
+ *  - dissolves between two still pictures too alike for the grid (slides on one
+ *    template): twin comparison (Zhang et al. 1993) of the thumbnail's differences, which
+ *    add up to the net change across a mix and to more across a pointer's path;
  *  - hard cuts: a spike of the frame difference well above the local baseline on
  *    both sides, or, for a slide change on the same background where few pixels
- *    change, a spike of the fraction of strongly changed pixels over a quiet baseline.
+ *    change, a spike of the fraction of strongly changed pixels over a quiet baseline,
+ *    or a spike of the grid's difference (over both sides, or over a still one).
  *
  * Thresholds are relative to local baselines so that noisy or moving shots do not
  * produce cuts. Every pass is linear in the number of frames.
