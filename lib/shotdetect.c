@@ -216,8 +216,6 @@ static int is_dark(const struct vt_sd_feat *f)
     return f->mean < 1.5 * BLACK_MEAN && f->stddev < 1.5 * BLACK_STDDEV;
 }
 
-#define VD_MIX 0.8 /* least contrast in the middle, of what a mix of unrelated pictures has */
-
 /*
  * Whether m looks like the middle of a mix of a and b even though both move (the
  * grid's cells then follow the motion, not the mix): the mix's mean luma is the mean
@@ -227,10 +225,7 @@ static int var_dip(const struct vt_sd_feat *f, size_t a, size_t m, size_t b)
 {
     double lo = fmin(f[a].stddev, f[b].stddev);
 
-    /* but no lower than a mix makes it: half the ends' in quadrature when unrelated
-     * (a moving shot's own flat moment is no mix) */
     if (lo < 12 || f[m].stddev > 0.7 * lo ||
-        f[m].stddev < VD_MIX * 0.5 * hypot(f[a].stddev, f[b].stddev) ||
         fabs(f[m].mean - (f[a].mean + f[b].mean) / 2) > 0.1 * fabs(f[a].mean - f[b].mean) + 3)
         return 0;
     /* a bowl: down to m and up again, no frame lower than m's by much */
