@@ -486,6 +486,19 @@ static void grad_span(const struct vt_sd_feat *f, size_t n, const uint8_t *mask,
     *s1 = still_edge(f, n, m, g->b, 1, *s1, dur);
 }
 
+/*
+ * Whether the window (a, b) holds frames a stronger dissolve took (masked now, but not
+ * by a fade, pmask): its ends are then no pictures of the shots on either side, and a
+ * moving shot's own contrast or mix compared with them means nothing.
+ */
+static int crosses_taken(const uint8_t *mask, const uint32_t *pmask, size_t a, size_t b)
+{
+    for (size_t k = a + 1; k < b; k++)
+        if (mask[k] && pmask[k + 1] == pmask[k])
+            return 1;
+    return 0;
+}
+
 static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, struct bounds *b)
 {
     struct grad *g = vt_xcalloc(n, sizeof(*g));
@@ -519,7 +532,7 @@ static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, st
     for (size_t r = 0; r < n_runs; r++) {
         size_t m = runs[r], s0, s1;
 
-        if (mask[m])
+        if (mask[m] || crosses_taken(mask, pmask, g[m].a, g[m].b))
             continue;
         grad_span(f, n, mask, &g[m], m, &s0, &s1);
         for (size_t k = s0 > 0 ? s0 - 1 : 0; k <= s1 + 1 && k < n; k++)
