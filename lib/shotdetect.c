@@ -550,26 +550,81 @@ static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, st
  * slides on one template): too small a change for the grid's cells, but every pixel
  * moves one way, so the frame differences across it add up to the net change (twin
  * comparison, Zhang et al. 1993), while a pointer moving or a flicker adds up to more.
- * The net change is the long-range difference, so only mixes shorter than its lag.
+ * The net change is the long-range difference, whose lag (VT_SD_LAG_S) may be shorter
+ * than the mix: then the differences of the frames it was taken against, in a chain
+ * back to before the mix, which add up as each pixel moves one way.
  */
-#define QM_NET  1.0 /* least net change (mean abs on the thumbnail) */
-#define QM_TWIN 0.7 /* the net change is at least this share of the accumulated one */
-#define QM_PEAK 0.5 /* no frame holds more of it than this: a cut holds it all */
+#define QM_STEP  0.05 /* a mixed frame differs this much more than twice the still sides */
+#define QM_MAX_S 2.2  /* longest such mix, as the grid's longest window */
+#define QM_NET   1.0  /* least net change (mean abs on the thumbnail) */
+#define QM_TWIN  0.7  /* the net change is at least this share of the accumulated one */
+#define QM_PEAK                                                                                    \
+    4.0 /* no frame changes more than this many times the others' mean: a                          \
+         * cut is one large step, a mix many like ones */
+
+/* The frame the long-range difference of j was taken against (as keyframe.c takes it:
+ * the newest at least VT_SD_LAG_S older); SIZE_MAX when there is none. */
+static size_t lag_of(const struct vt_sd_feat *f, size_t n, size_t j)
+{
+    double t = f[j].t_s - VT_SD_LAG_S + 1e-6;
+    size_t k = near_idx(f, n, t);
+
+    while (k > 0 && f[k].t_s > t)
+        k--;
+    return f[k].t_s <= t ? k : SIZE_MAX;
+}
+
+/* The net change from before frame s to frame j, by a chain of long-range differences;
+ * 0 when the chain is too long or starts too near the beginning. */
+static double chained_net(const struct vt_sd_feat *f, size_t n, size_t s, size_t j)
+{
+    double net = 0;
+
+    for (int hop = 0; hop < 3; hop++) {
+        size_t k = lag_of(f, n, j);
+
+        if (k == SIZE_MAX)
+            return 0;
+        net += f[j].dlong;
+        if (k < s)
+            return net;
+        j = k;
+    }
+    return 0;
+}
 
 /* Whether frames [s, e] are a still mix as above, from the quiet sides' level base. */
 static int still_mix(const struct vt_sd_feat *f, size_t n, size_t s, size_t e, double base)
 {
-    size_t j = e + 1 < n ? e + 1 : e;
-    double sum = 0, peak = 0;
+    double sum = 0, peak = 0, net;
 
-    if (e < s + 2 || f[j].t_s - VT_SD_LAG_S >= f[s].t_s)
+    if (e < s + 2 || e + 1 >= n || f[e].t_s - f[s].t_s > QM_MAX_S)
         return 0;
     for (size_t k = s; k <= e; k++) {
-        sum += f[k].d1 - base;
+        sum += fmax(0, f[k].d1 - base);
         peak = fmax(peak, f[k].d1 - base);
     }
-    /* f[j].dlong compares j, after the mix, with a frame before it */
-    return f[j].dlong >= QM_NET && f[j].dlong >= QM_TWIN * sum && peak <= QM_PEAK * sum;
+    /* from e + 1, after the mix, back to a frame before it */
+    net = chained_net(f, n, s, e + 1);
+    return net >= QM_NET && net >= QM_TWIN * sum &&
+           peak <= QM_PEAK * (sum - peak) / (double)(e - s);
+}
+
+/* The last frame of the run of changing frames from s on (over thr; one frame under it
+ * is passed over: with B-frames skipped, one step in two may be half as large). */
+static size_t changing_run(const struct vt_sd_feat *f, size_t n, const uint8_t *mask, size_t s,
+                           double thr)
+{
+    size_t e = s;
+
+    for (;;) {
+        if (e + 1 < n && !mask[e + 1] && f[e + 1].d1 >= thr)
+            e++;
+        else if (e + 2 < n && !mask[e + 1] && !mask[e + 2] && f[e + 2].d1 >= thr)
+            e += 2;
+        else
+            return e;
+    }
 }
 
 static void find_still_mixes(const struct vt_sd_feat *f, size_t n, const double *pd1, uint8_t *mask,
@@ -577,12 +632,11 @@ static void find_still_mixes(const struct vt_sd_feat *f, size_t n, const double 
 {
     for (size_t s = BASE_WIN; s + 1 < n; s++) {
         double base = win_mean(pd1, s - BASE_WIN, s), after;
-        size_t e = s;
+        size_t e;
 
-        if (mask[s] || base > QM_BASE || f[s].d1 < 2 * base + QM_MIN)
+        if (mask[s] || base > QM_BASE || f[s].d1 < 2 * base + QM_STEP)
             continue;
-        while (e + 1 < n && !mask[e + 1] && f[e + 1].d1 >= 2 * base + QM_MIN)
-            e++;
+        e = changing_run(f, n, mask, s, 2 * base + QM_STEP);
         after = win_mean(pd1, e + 1, e + 1 + BASE_WIN < n ? e + 1 + BASE_WIN : n);
         base = fmax(base, after);
         if (after <= QM_BASE && still_mix(f, n, s, e, base)) {

@@ -326,26 +326,36 @@ VT_TEST(shotdetect_cut_into_busy_cells)
     free(f);
 }
 
-/* A still picture changing its text over frames [d0, d1) (each frame a step of d1 on
- * the thumbnail), the long-range difference after it being net. */
-static void still_steps(struct vt_sd_feat *f, size_t n, size_t d0, size_t d1, float step, float net)
+/*
+ * A still picture changing its text over frames [d0, d1), each frame by step on the
+ * thumbnail. As a mix (pointer 0), every pixel moves one way, so the long-range
+ * difference (15 frames back) is the steps between; a pointer's path leaves the picture
+ * as it was, but for the pointer drawn in two places.
+ */
+static void still_steps(struct vt_sd_feat *f, size_t n, size_t d0, size_t d1, float step,
+                        int pointer)
 {
-    for (size_t i = d0; i < d1; i++)
-        f[i].d1 = step;
-    for (size_t i = d1; i < n && i < d0 + (size_t)FPS; i++)
-        f[i].dlong = net;
+    for (size_t i = 0; i < n; i++) {
+        size_t lag = i >= (size_t)FPS ? i - (size_t)FPS : 0;
+        size_t to = i < d1 ? i : d1 - 1, from = lag + 1 > d0 ? lag + 1 : d0;
+
+        if (i >= d0 && i < d1)
+            f[i].d1 = step;
+        if (to >= from && i >= d0)
+            f[i].dlong = pointer ? 2 * step : step * (float)(to - from + 1);
+    }
 }
 
 VT_TEST(shotdetect_dissolve_same_template)
 {
-    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_feat *f = quiet(200);
     struct vt_sd_shot *s = NULL;
     size_t n;
 
     /* two slides on one background, 0.5 s: the grid's cells do not move, but the
      * thumbnail's differences add up to the net change */
-    still_steps(f, 150, 60, 68, 0.6f, 4.5f);
-    n = detect(f, 150, &s);
+    still_steps(f, 200, 60, 68, 0.6f, 0);
+    n = detect(f, 200, &s);
     CHECK_INT(n, 2);
     if (n == 2) {
         CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
@@ -355,20 +365,33 @@ VT_TEST(shotdetect_dissolve_same_template)
     }
     free(s);
     free(f);
+    /* 2 s, longer than the long-range difference's lag: its net is chained */
+    f = quiet(200);
+    still_steps(f, 200, 60, 90, 0.3f, 0);
+    n = detect(f, 200, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
+        CHECK(s[1].span0 == 60 && s[1].span1 >= 88 && s[1].span1 <= 89);
+    }
+    free(s);
+    free(f);
 }
 
 VT_TEST(shotdetect_pointer_no_dissolve)
 {
-    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_feat *f = quiet(200);
     struct vt_sd_shot *s = NULL;
 
     /* a pointer crossing a slide: as many differences, but it leaves the picture as
-     * it was, and moving for longer than a mix */
-    still_steps(f, 150, 60, 68, 0.6f, 0.6f);
-    CHECK_INT(detect(f, 150, &s), 1);
+     * it was; and a change going on for longer than a mix */
+    still_steps(f, 200, 60, 68, 0.6f, 1);
+    CHECK_INT(detect(f, 200, &s), 1);
     free(s);
-    still_steps(f, 150, 60, 90, 0.6f, 4.5f);
-    CHECK_INT(detect(f, 150, &s), 1);
+    free(f);
+    f = quiet(200);
+    still_steps(f, 200, 60, 110, 0.3f, 0);
+    CHECK_INT(detect(f, 200, &s), 1);
     free(s);
     free(f);
 }
