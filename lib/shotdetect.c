@@ -669,6 +669,50 @@ static int grid_cut(const struct vt_sd_feat *f, size_t n, const double *pg, size
     return d >= 8 && (d >= 4 * base + 4 || (d >= 10 * low + 5 && d >= GC_BUSY * base));
 }
 
+/*
+ * Whether the jump at keyframe i is pass 1's drift going back (see find_cuts) later in a
+ * shot: its group of pictures began in a transition, and the jump only shifts the
+ * brightness, the same on every cell and with no change of colour (a still slide after
+ * a dissolve from a moving shot drifted so by 11 grey levels in 1.4 s), as no change of
+ * picture does: a cut between slides changes their colours, their text or far more.
+ */
+#define DRIFT_SHIFT  0.8  /* least share of the frame difference that is the mean's shift */
+#define DRIFT_CELLS  0.3  /* the luma cells' shifts spread at most this share of it */
+#define DRIFT_CHROMA 2.0  /* largest mean change of the chroma cells */
+#define DRIFT_MAX    24.0 /* largest drift */
+
+static int uniform_shift(const struct vt_sd_feat *x, const struct vt_sd_feat *y)
+{
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
+    double dm = (double)y->mean - x->mean, sum = 0, sq = 0, ch = 0;
+
+    if (fabs(dm) < DRIFT_SHIFT * y->d1 || fabs(dm) > DRIFT_MAX)
+        return 0;
+    for (int k = 0; k < nl; k++) {
+        double d = (double)y->grid[k] - x->grid[k];
+
+        sum += d;
+        sq += d * d;
+    }
+    for (int k = nl; k < VT_SD_GRID; k++)
+        ch += abs((int)y->grid[k] - (int)x->grid[k]);
+    return sqrt(fmax(0, sq / nl - (sum / nl) * (sum / nl))) <= DRIFT_CELLS * fabs(dm) &&
+           ch / (VT_SD_GRID - nl) <= DRIFT_CHROMA;
+}
+
+static int drift_back(const struct vt_sd_feat *f, const uint8_t *mask, size_t i)
+{
+    if (!f[i].key || !uniform_shift(&f[i - 1], &f[i]))
+        return 0;
+    for (size_t k = i - 1; k > 0; k--) {
+        if (mask[k])
+            return 1;
+        if (f[k].key)
+            return 0;
+    }
+    return 0;
+}
+
 static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, const double *pch,
                       const double *pg, const uint8_t *mask, struct bounds *b)
 {
@@ -687,6 +731,8 @@ static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, c
          * encoder's until the next keyframe; most in a fade or dissolve, after which
          * the encoder often places one: the jump back is the transition's end */
         if (f[i].key && (mask[i - 1] || (i > 2 && mask[i - 2]) || (i > 3 && mask[i - 3])))
+            continue;
+        if (drift_back(f, mask, i))
             continue;
         if (grid_cut(f, n, pg, i)) {
             add_bound(b, i, i - 1, i, VT_SD_CUT);
