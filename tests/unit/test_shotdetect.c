@@ -396,6 +396,41 @@ VT_TEST(shotdetect_pointer_no_dissolve)
     free(f);
 }
 
+VT_TEST(shotdetect_keyframe_drift_no_cut)
+{
+    struct vt_sd_feat *f = quiet(200);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* a dissolve into a still picture that pass 1 shows 11 levels too bright until the
+     * next keyframe, which puts it right: the same shift on every cell, no new colour */
+    mix_grid(f, 200, 60, 72, 0);
+    for (size_t i = 72; i < 120; i++) {
+        for (int k = 0; k < VT_SD_GRID_W * VT_SD_GRID_H; k++)
+            f[i].grid[k] = (uint8_t)(f[i].grid[k] + 11);
+        f[i].mean += 11;
+    }
+    f[72].d1 = 3.5f;
+    f[120].key = 1;
+    f[120].d1 = 11.5f;
+    f[120].changed = 0.05f;
+    n = detect(f, 200, &s);
+    CHECK_INT(n, 2);
+    if (n == 2)
+        CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
+    free(s);
+    /* the same jump with a change of colour is a cut */
+    for (size_t i = 120; i < 200; i++)
+        for (int k = VT_SD_GRID_W * VT_SD_GRID_H; k < VT_SD_GRID; k++)
+            f[i].grid[k] = (uint8_t)(f[i].grid[k] + 9);
+    n = detect(f, 200, &s);
+    CHECK_INT(n, 3);
+    if (n == 3)
+        CHECK_INT(s[2].first, 120);
+    free(s);
+    free(f);
+}
+
 VT_TEST(shotdetect_fade_into_drift)
 {
     struct vt_sd_feat *f = quiet(150);
