@@ -558,9 +558,7 @@ static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, st
 #define QM_MAX_S 2.2  /* longest such mix, as the grid's longest window */
 #define QM_NET   1.0  /* least net change (mean abs on the thumbnail) */
 #define QM_TWIN  0.7  /* the net change is at least this share of the accumulated one */
-#define QM_PEAK                                                                                    \
-    4.0 /* no frame changes more than this many times the others' mean: a                          \
-         * cut is one large step, a mix many like ones */
+#define QM_PEAK  4.0  /* no step over this many times the others' mean: a cut is one step */
 
 /* The frame the long-range difference of j was taken against (as keyframe.c takes it:
  * the newest at least VT_SD_LAG_S older); SIZE_MAX when there is none. */
