@@ -6,7 +6,8 @@
 # (seeds BENCH_SEEDS, default "1 2 3": dissolves and fades of 0.3-2 s between every pairing
 # of slides and moving shots, and cuts), scored by tests/tools/score_transitions.py: F1
 # (precision, recall) over all of them, dissolves and fades found N of M with kind and
-# span right; target F1 >= 0.97 with every dissolve found. Speed: kfdump on the bench
+# span right; target F1 >= 0.97 with every dissolve found; then the same on one video whose
+# slides share one template (GEN_THEME=0, seed 1). Speed: kfdump on the bench
 # talk of bench/keyframe_bench.sh against `ffmpeg -threads 2 -i FILE -an -f null -`,
 # runs alternated, best of 3 each; target ratio <= 0.6.
 set -euo pipefail
@@ -28,6 +29,14 @@ for seed in ${BENCH_SEEDS:-1 2 3}; do
     pairs+=("$tmp/tr$seed/truth.json" "$tmp/tr$seed/result.json")
 done
 score=$(python3 tests/tools/score_transitions.py "${pairs[@]}" --quiet || true)
+# and slides on one template (GEN_THEME=0): slide-to-slide mixes change only the text
+echo "generating transitions, slides on one template, seed 1 ..." >&2
+GEN_THEME=0 bash tests/fixtures/gen_transitions.sh "$tmp/th" 1 >/dev/null
+mkdir -p "$tmp/outth"
+"$tmp/kfdump" "$tmp/th/trans.mp4" "$tmp/outth" >"$tmp/th/result.json" 2>/dev/null
+rm -rf "$tmp/outth" "$tmp/th/trans.mp4"
+score_th=$(python3 tests/tools/score_transitions.py "$tmp/th/truth.json" "$tmp/th/result.json" \
+    --quiet || true)
 
 echo "generating the 720p talk (x264 medium) ..." >&2
 GEN_STRETCH=${BENCH_STRETCH:-4} GEN_PRESET=medium GEN_NOISE=6 \
@@ -51,6 +60,8 @@ dur=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$v")
 
 echo "transitions (seeds ${BENCH_SEEDS:-1 2 3}; target F1 >= 0.97, every dissolve found)"
 echo "$score" | sed 's/^/  /'
+echo "transitions, slides on one template (GEN_THEME=0, seed 1)"
+echo "$score_th" | sed 's/^/  /'
 printf '%-44s %10s\n' "keyframe stage ($(printf '%.0f' "$dur") s of 720p H.264)" "seconds"
 printf '%-44s %10s\n' "ffmpeg -threads 2 decode (best of 3)" "$t_ff"
 printf '%-44s %10s\n' "kfdump, keyframe stage (best of 3)" "$t_kf"

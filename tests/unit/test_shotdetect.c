@@ -297,6 +297,169 @@ VT_TEST(shotdetect_cut_into_fine_motion)
     free(f);
 }
 
+VT_TEST(shotdetect_cut_into_busy_cells)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    unsigned r = 5;
+    size_t n;
+
+    /* an automaton whose cells stand still, then a zoom whose whole picture changes
+     * every frame (mandelbrot's first seconds): its steps on the grid are nearly the
+     * cut's, so the cut is no spike over both sides, only over the still one */
+    mix_grid(f, 150, 1000, 1000, 0);
+    for (size_t i = 0; i < 150; i++) {
+        f[i].d1 = i ? 70 + (float)(i % 3) : 0;
+        f[i].changed = 0.7f;
+        for (int k = 0; k < VT_SD_GRID && i >= 70; k++) {
+            r = r * 1103515245u + 12345u;
+            f[i].grid[k] = (uint8_t)(128 + (int)(r >> 16 & 63) - 32);
+        }
+    }
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_INT(s[1].first, 70);
+        CHECK_INT(s[1].kind, VT_SD_CUT);
+    }
+    free(s);
+    free(f);
+}
+
+/*
+ * A still picture changing its text over frames [d0, d1), each frame by step on the
+ * thumbnail. As a mix (pointer 0), every pixel moves one way, so the long-range
+ * difference (15 frames back) is the steps between; a pointer's path leaves the picture
+ * as it was, but for the pointer drawn in two places.
+ */
+static void still_steps(struct vt_sd_feat *f, size_t n, size_t d0, size_t d1, float step,
+                        int pointer)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t lag = i >= (size_t)FPS ? i - (size_t)FPS : 0;
+        size_t to = i < d1 ? i : d1 - 1, from = lag + 1 > d0 ? lag + 1 : d0;
+
+        if (i >= d0 && i < d1)
+            f[i].d1 = step;
+        if (to >= from && i >= d0)
+            f[i].dlong = pointer ? 2 * step : step * (float)(to - from + 1);
+    }
+}
+
+VT_TEST(shotdetect_dissolve_same_template)
+{
+    struct vt_sd_feat *f = quiet(200);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* two slides on one background, 0.5 s: the grid's cells do not move, but the
+     * thumbnail's differences add up to the net change */
+    still_steps(f, 200, 60, 68, 0.6f, 0);
+    n = detect(f, 200, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
+        CHECK(s[1].first >= 62 && s[1].first <= 66);
+        CHECK(s[1].span0 == 60 && s[1].span1 >= 66 && s[1].span1 <= 67);
+        CHECK(s[0].chosen < 60 && s[1].chosen >= 68);
+    }
+    free(s);
+    free(f);
+    /* 2 s, longer than the long-range difference's lag: its net is chained */
+    f = quiet(200);
+    still_steps(f, 200, 60, 90, 0.3f, 0);
+    n = detect(f, 200, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
+        CHECK(s[1].span0 == 60 && s[1].span1 >= 88 && s[1].span1 <= 89);
+    }
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_pointer_no_dissolve)
+{
+    struct vt_sd_feat *f = quiet(200);
+    struct vt_sd_shot *s = NULL;
+
+    /* a pointer crossing a slide: as many differences, but it leaves the picture as
+     * it was; and a change going on for longer than a mix */
+    still_steps(f, 200, 60, 68, 0.6f, 1);
+    CHECK_INT(detect(f, 200, &s), 1);
+    free(s);
+    free(f);
+    f = quiet(200);
+    still_steps(f, 200, 60, 110, 0.3f, 0);
+    CHECK_INT(detect(f, 200, &s), 1);
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_keyframe_drift_no_cut)
+{
+    struct vt_sd_feat *f = quiet(200);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* a dissolve into a still picture that pass 1 shows 11 levels too bright until the
+     * next keyframe, which puts it right: the same shift on every cell, no new colour */
+    mix_grid(f, 200, 60, 72, 0);
+    for (size_t i = 72; i < 120; i++) {
+        for (int k = 0; k < VT_SD_GRID_W * VT_SD_GRID_H; k++)
+            f[i].grid[k] = (uint8_t)(f[i].grid[k] + 11);
+        f[i].mean += 11;
+    }
+    f[72].d1 = 3.5f;
+    f[120].key = 1;
+    f[120].d1 = 11.5f;
+    f[120].changed = 0.05f;
+    n = detect(f, 200, &s);
+    CHECK_INT(n, 2);
+    if (n == 2)
+        CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
+    free(s);
+    /* the same jump with a change of colour is a cut */
+    for (size_t i = 120; i < 200; i++)
+        for (int k = VT_SD_GRID_W * VT_SD_GRID_H; k < VT_SD_GRID; k++)
+            f[i].grid[k] = (uint8_t)(f[i].grid[k] + 9);
+    n = detect(f, 200, &s);
+    CHECK_INT(n, 3);
+    if (n == 3)
+        CHECK_INT(s[2].first, 120);
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_fade_into_drift)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* a fade through black into a shot whose own luma then keeps rising slowly: the
+     * fade-in ends where its steps do */
+    for (size_t i = 60; i < 150; i++) {
+        double m = i < 70   ? 120 - (i - 59) * 10.5
+                   : i < 74 ? 16
+                   : i < 84 ? 16 + (i - 73) * 10
+                            : 116 + (i - 83) * 0.5;
+
+        f[i].mean = (float)m;
+        f[i].stddev = (float)(i >= 70 && i < 74 ? 1 : m / 3);
+        f[i].d1 = 10;
+    }
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_INT(s[1].kind, VT_SD_FADE);
+        CHECK(s[1].span0 >= 59 && s[1].span0 <= 60);
+        CHECK(s[1].span1 >= 82 && s[1].span1 <= 84);
+    }
+    free(s);
+    free(f);
+}
+
 VT_TEST(shotdetect_empty)
 {
     struct vt_sd_shot *s = NULL;
