@@ -86,7 +86,7 @@
  * for an image), for two lines of garbage. A speck is a component of Tesseract's own binary
  * image (computed once, and used by Recognize as well) at most OCR_SPECK_SIDE px each way.
  * Type makes few (a page filled with 12 px type: 430 per megapixel; the slides: at most 190),
- * random noise 4,800-8,700 (Tesseract is quick on it), the automaton 75,000, a Game of Life
+ * noisy frames 2,500-8,700 (Tesseract is quick on them), the automaton 75,000, a Game of Life
  * board at 1280x720 32,000. From OCR_TEXTURE_SPECKS per megapixel the frame is read in grey
  * with everything within OCR_TEXTURE_REACH px of a speck made white: what is left is what
  * stands on a plain ground, a caption box for instance. The automaton then costs 0.15-0.2 s
