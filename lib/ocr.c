@@ -79,6 +79,25 @@
 #define OCR_FIND_JOIN     9
 #define OCR_FIND_MIN_H    6
 #define OCR_FIND_MAX      24
+/*
+ * Textures (bench/ocr_small_bench.sh, one thread): Tesseract's page layout costs 0.1-0.5 s
+ * on a slide or a photo but 17-24 s on a texture of fine specks (the rule 110 cellular
+ * automaton of the fixtures: its column finder is superlinear in the blobs it does not take
+ * for an image), for two lines of garbage. A speck is a component of Tesseract's own binary
+ * image (computed once, and used by Recognize as well) at most OCR_SPECK_SIDE px each way.
+ * Type makes few (a page filled with 12 px type: 430 per megapixel; the slides: at most 190),
+ * noisy frames 2,500-8,700 (Tesseract is quick on them), the automaton 75,000, a Game of Life
+ * board at 1280x720 32,000. From OCR_TEXTURE_SPECKS per megapixel the frame is read in grey
+ * with everything within OCR_TEXTURE_REACH px of a speck made white: what is left is what
+ * stands on a plain ground, a caption box for instance. The automaton then costs 0.15-0.2 s
+ * and gives no line; a caption in a box on it is read whole ("Harvest yield by region" at
+ * 0.96, where the full layout read it in three pieces in 20 s); letters drawn on the texture
+ * itself go with it (the full layout did not read them either). No small-text pass there:
+ * the edge of the white area is all strokes.
+ */
+#define OCR_SPECK_SIDE     3
+#define OCR_TEXTURE_SPECKS 20000
+#define OCR_TEXTURE_REACH  7
 /* The word list of the noise floor for English (PocketSphinx's pronouncing dictionary). */
 #define OCR_DICT_EN "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
 
@@ -480,12 +499,47 @@ out:
     return out;
 }
 
+/*
+ * The texture of the binary image bin (see OCR_TEXTURE_SPECKS): NULL when it has none, else
+ * a copy of pix in grey (caller destroys) in which the textured area (within
+ * OCR_TEXTURE_REACH px of a speck) is white. NULL as well when leptonica fails (the frame is
+ * then read as it is).
+ */
+static PIX *blank_texture(PIX *pix, PIX *bin)
+{
+    BOXA *boxes = pixConnCompBB(bin, 8);
+    double mpx = (double)pixGetWidth(bin) * pixGetHeight(bin) / 1e6;
+    int n = boxes ? boxaGetCount(boxes) : 0, specks = 0;
+    PIX *only = NULL, *mask = NULL, *grey = NULL;
+
+    for (int i = 0; i < n; i++) {
+        l_int32 x, y, w, h;
+
+        if (!boxaGetBoxGeometry(boxes, i, &x, &y, &w, &h) && w <= OCR_SPECK_SIDE &&
+            h <= OCR_SPECK_SIDE)
+            specks++;
+    }
+    boxaDestroy(&boxes);
+    if (specks < OCR_TEXTURE_SPECKS * mpx)
+        return NULL;
+    only = pixSelectBySize(bin, OCR_SPECK_SIDE, OCR_SPECK_SIDE, 8, L_SELECT_IF_BOTH,
+                           L_SELECT_IF_LTE, NULL);
+    mask = only ? pixDilateBrick(NULL, only, 2 * OCR_TEXTURE_REACH + 1, 2 * OCR_TEXTURE_REACH + 1)
+                : NULL;
+    grey = mask ? pixConvertTo8(pix, 0) : NULL;
+    if (grey && pixSetMasked(grey, mask, 255))
+        pixDestroy(&grey);
+    pixDestroy(&mask);
+    pixDestroy(&only);
+    return grey;
+}
+
 /* Read the image at path with ocr's engine api into page. Returns 0 or VT_EMEDIA with the
  * message in err. */
 static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path,
                     struct vt_ocr_page *page, char *err, size_t errlen)
 {
-    PIX *pix = NULL, *grey = NULL;
+    PIX *pix = NULL, *grey = NULL, *bin = NULL, *clean = NULL;
     struct vt_ocr_line *lines = NULL;
     unsigned char *merged = NULL;
     size_t n_lines = 0, cap = 0;
@@ -506,6 +560,11 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
         goto out;
     }
     TessBaseAPISetImage2(api, pix);
+    /* Tesseract's own thresholding, which Recognize then uses as it is */
+    bin = TessBaseAPIGetThresholdedImage(api);
+    clean = bin ? blank_texture(pix, bin) : NULL;
+    if (clean)
+        TessBaseAPISetImage2(api, clean);
     if (TessBaseAPIRecognize(api, NULL)) {
         rc = vt_err(err, errlen, VT_EMEDIA, "'%s': text recognition failed", path);
         goto out;
@@ -513,7 +572,8 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
     read_lines(api, 1, &lines, &n_lines, &cap);
     /* Drop the results now, not when the engine reads its next frame. */
     TessBaseAPIClear(api);
-    if (ocr->small_text)
+    /* not on a texture (OCR_TEXTURE_SPECKS): the edge of its white area is all strokes */
+    if (ocr->small_text && !clean)
         grey = pixConvertTo8(pix, 0);
     if (grey) {
         BOXA *found = find_small_text(grey, lines, n_lines);
@@ -563,6 +623,8 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
 out:
     TessBaseAPIClear(api);
     free(merged);
+    pixDestroy(&clean);
+    pixDestroy(&bin);
     pixDestroy(&grey);
     pixDestroy(&pix);
     if (rc == 0) {
