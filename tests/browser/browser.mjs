@@ -34,10 +34,13 @@ try {
   let r = await page.goto(`${base}/`);
   if (!r || r.status() !== 200) fail(`GET / gave ${r && r.status()}`);
   if (!(await page.locator(`a[href="/v/${id}"]`).count())) fail('the library page does not link the video');
-  const thumbOk = await page.evaluate(() => {
-    const img = document.querySelector('img');
-    return img ? img.complete && img.naturalWidth > 0 : false;
-  });
+  // the load event may come before a busy server has sent the thumbnail: wait for it
+  const thumbOk = await page
+    .waitForFunction(() => {
+      const img = document.querySelector('img');
+      return img && img.complete && img.naturalWidth > 0;
+    }, null, { timeout: 30000 })
+    .then(() => true, () => false);
   if (!thumbOk) fail('the library page thumbnail did not load');
   await page.screenshot({ path: join(outdir, 'library.png'), fullPage: true });
   note('library page ok');
