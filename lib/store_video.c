@@ -543,13 +543,13 @@ int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n
 int vt_store_list_put(struct vt_store *s, struct vt_list_rec *l)
 {
     struct db_stmt *st;
-    int rc =
-        store_prepare(s,
-                      "INSERT INTO lists (url, kind, title, max_entries, stt_mode, keep_media,"
-                      " added_at, checked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-                      " ON CONFLICT (url) DO UPDATE SET title=coalesce(?3, lists.title), max_entries=?4,"
-                      " stt_mode=?5, keep_media=?6, checked_at=?8 RETURNING id",
-                      &st);
+    int rc = store_prepare(
+        s,
+        "INSERT INTO lists (url, kind, title, max_entries, stt_mode, keep_media,"
+        " added_at, checked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+        " ON CONFLICT (url) DO UPDATE SET title=coalesce(?3, lists.title), max_entries=?4,"
+        " stt_mode=?5, keep_media=?6, checked_at=?8 RETURNING id",
+        &st);
 
     if (rc)
         return rc;
