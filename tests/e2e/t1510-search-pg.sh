@@ -63,6 +63,8 @@ SQ=$T/sqlite
 sq_id=$("$VIDTHEQUE" -q -L "$SQ" add --stt=captions "$T/talk/talk.mp4") || fail "add to SQLite"
 vt init --db "$url" || fail "init --db"
 pg_id=$(vt add --stt=captions "$T/talk/talk.mp4") || fail "add to PostgreSQL"
+# on PostgreSQL add only queues: a worker indexes it
+vt worker --drain || fail "worker --drain"
 [[ $pg_id == "$sq_id" ]] || fail "ids differ: $pg_id vs $sq_id"
 [[ $(psql -X -Atc "SELECT count(*) FROM docs WHERE source = 'speech'" "$url") == 16 ]] ||
   fail "speech rows on PostgreSQL"
