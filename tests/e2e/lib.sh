@@ -5,9 +5,41 @@ export OMP_THREAD_LIMIT=1
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DATA=$ROOT/tests/data
 T=$(mktemp -d "${TMPDIR:-/tmp}/vt-e2e.XXXXXX")
-trap 'stop_server; e2e_pg_drop; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
+trap 'stop_server; e2e_pg_drop; pg_cleanup; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
 LIB=$T/lib
 vt() { "$VIDTHEQUE" -q -L "$LIB" "$@"; }
+# pg_url_for URL NAME: URL with its database name replaced by NAME
+pg_url_for() { python3 -c 'import sys,re; print(re.sub(r"(://[^/?]*)/[^?]*", r"\1/" + sys.argv[2], sys.argv[1], count=1))' "$1" "$2"; }
+# pg_database NAME [own]: a fresh PostgreSQL database NAME for the test: its URL in $url,
+# the server's in $admin. On VT_TEST_PG's server, else (or with `own`: a test that stops
+# it) on a cluster of the test's own in $PGDIR, beside $T (as root the cluster runs as
+# nobody, who cannot enter $T). The database and the cluster go at exit. No PostgreSQL
+# installed: a note, and the test passes having tested nothing.
+PGDIR= PG_DB= admin= url=
+pg_cleanup() {
+  [[ -z $PG_DB || -z $admin ]] ||
+    psql -X -q "$admin" -c "DROP DATABASE IF EXISTS $PG_DB WITH (FORCE)" > /dev/null 2>&1 || true
+  if [[ -n $PGDIR ]]; then
+    bash "$ROOT/tests/pg/cluster.sh" stop "$PGDIR" > /dev/null 2>&1 || true
+    rm -rf "$PGDIR"
+  fi
+}
+pg_database() {
+  local rc=0
+  admin=${VT_TEST_PG:-}
+  if [[ -z $admin || ${2:-} == own ]]; then
+    PGDIR=$(mktemp -d "${TMPDIR:-/tmp}/vt-pg.XXXXXX")
+    admin=$(bash "$ROOT/tests/pg/cluster.sh" start "$PGDIR") || rc=$?
+    if ((rc == 77)); then
+      note "no PostgreSQL server binaries here: nothing to test"
+      exit 0
+    fi
+    ((rc == 0)) || fail "cannot start a PostgreSQL cluster"
+  fi
+  PG_DB=$1_$$
+  url=$(pg_url_for "$admin" "$PG_DB")
+  psql -X -q -v ON_ERROR_STOP=1 "$admin" -c "CREATE DATABASE $PG_DB" > /dev/null || fail "CREATE DATABASE"
+}
 # VT_E2E_PG=1 with VT_TEST_PG (tests/pg/with-cluster.sh): `vt init` puts $LIB's database
 # on a fresh PostgreSQL database of its own (dropped at exit), so a test runs there too.
 E2E_PG_DB=
@@ -21,7 +53,7 @@ if [[ -n ${VT_E2E_PG:-} && -n ${VT_TEST_PG:-} ]]; then
       shift
       E2E_PG_DB=vt_e2e_$$_$RANDOM
       psql -X -q "$VT_TEST_PG" -c "CREATE DATABASE $E2E_PG_DB" > /dev/null || fail "CREATE DATABASE"
-      "$VIDTHEQUE" -q -L "$LIB" init --db "$(python3 -c 'import sys,re; print(re.sub(r"(://[^/?]*)/[^?]*", r"\1/" + sys.argv[2], sys.argv[1], count=1))' "$VT_TEST_PG" "$E2E_PG_DB")" "$@"
+      "$VIDTHEQUE" -q -L "$LIB" init --db "$(pg_url_for "$VT_TEST_PG" "$E2E_PG_DB")" "$@"
       return
     fi
     "$VIDTHEQUE" -q -L "$LIB" "$@"

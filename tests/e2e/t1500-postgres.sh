@@ -7,30 +7,8 @@
 # VT_TEST_PG's server (tests/run-all.sh) or on a cluster of its own.
 . "$(dirname "$0")/lib.sh"
 
-PGDIR=
-admin=${VT_TEST_PG:-}
-if [[ -z $admin ]]; then
-  PGDIR=$T/pg
-  chmod 755 "$T" # as root the cluster runs as nobody, who must reach its directory
-  rc=0
-  admin=$(bash "$ROOT/tests/pg/cluster.sh" start "$PGDIR") || rc=$?
-  if ((rc == 77)); then
-    note "no PostgreSQL server binaries here: nothing to test"
-    exit 0
-  fi
-  ((rc == 0)) || fail "cannot start a PostgreSQL cluster"
-fi
-db=vt_t1500_$$
-url=$(python3 -c 'import sys,re; print(re.sub(r"(://[^/?]*)/[^?]*", r"\1/" + sys.argv[2], sys.argv[1], count=1))' "$admin" "$db")
+pg_database vt_t1500
 psql() { command psql -X -q -v ON_ERROR_STOP=1 "$@"; }
-cleanup() {
-  stop_server
-  psql "$admin" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" > /dev/null 2>&1 || true
-  [[ -z $PGDIR ]] || bash "$ROOT/tests/pg/cluster.sh" stop "$PGDIR" > /dev/null 2>&1 || true
-  [[ -n ${KEEP:-} ]] || rm -rf "$T"
-}
-trap cleanup EXIT
-psql "$admin" -c "CREATE DATABASE $db" > /dev/null || fail "CREATE DATABASE"
 
 SQ=$T/sqlite
 PG=$T/lib # vt's library: the one on PostgreSQL

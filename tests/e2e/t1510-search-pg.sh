@@ -8,27 +8,7 @@
 # VT_TEST_PG's server (tests/run-all.sh) or on a cluster of its own.
 . "$(dirname "$0")/lib.sh"
 
-PGDIR=
-admin=${VT_TEST_PG:-}
-if [[ -z $admin ]]; then
-  PGDIR=$T/pg
-  rc=0
-  admin=$(bash "$ROOT/tests/pg/cluster.sh" start "$PGDIR") || rc=$?
-  if ((rc == 77)); then
-    note "no PostgreSQL server binaries here: nothing to test"
-    exit 0
-  fi
-  ((rc == 0)) || fail "cannot start a PostgreSQL cluster"
-fi
-db=vt_t1510_$$
-url=$(python3 -c 'import sys,re; print(re.sub(r"(://[^/?]*)/[^?]*", r"\1/" + sys.argv[2], sys.argv[1], count=1))' "$admin" "$db")
-cleanup() {
-  psql -X -q "$admin" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" > /dev/null 2>&1 || true
-  [[ -z $PGDIR ]] || bash "$ROOT/tests/pg/cluster.sh" stop "$PGDIR" > /dev/null 2>&1 || true
-  [[ -n ${KEEP:-} ]] || rm -rf "$T"
-}
-trap cleanup EXIT
-psql -X -q -v ON_ERROR_STOP=1 "$admin" -c "CREATE DATABASE $db" > /dev/null || fail "CREATE DATABASE"
+pg_database vt_t1510
 
 bash "$ROOT/tests/fixtures/gen_talk.sh" "$T/talk" 1 > /dev/null
 python3 - "$T/talk/talk.srt" <<'PY'

@@ -36,7 +36,7 @@ mklib() {
     local db=vt_t1510_$$_${#dbs[@]} url
     dbs+=("$db")
     psql -X -q -v ON_ERROR_STOP=1 "$VT_TEST_PG" -c "CREATE DATABASE $db" > /dev/null || fail "CREATE DATABASE"
-    url=$(python3 -c 'import sys,re; print(re.sub(r"(://[^/?]*)/[^?]*", r"\1/" + sys.argv[2], sys.argv[1], count=1))' "$VT_TEST_PG" "$db")
+    url=$(pg_url_for "$VT_TEST_PG" "$db")
     "$VIDTHEQUE" -q -L "$1" init --db "$url" || fail "init --db"
   else
     "$VIDTHEQUE" -q -L "$1" init || fail "init"

@@ -6,23 +6,7 @@
 # Always on a cluster of its own: stopping the suite's shared one would break the others.
 . "$(dirname "$0")/lib.sh"
 
-# beside $T, not in it: the cluster's owner (nobody, when run as root) cannot enter $T
-PGDIR=$(mktemp -d "${TMPDIR:-/tmp}/vt-pg.XXXXXX")
-rc=0
-admin=$(bash "$ROOT/tests/pg/cluster.sh" start "$PGDIR") || rc=$?
-if ((rc == 77)); then
-  note "no PostgreSQL server binaries here: nothing to test"
-  exit 0
-fi
-((rc == 0)) || fail "cannot start a PostgreSQL cluster"
-cleanup() {
-  stop_server
-  bash "$ROOT/tests/pg/cluster.sh" stop "$PGDIR" > /dev/null 2>&1 || true
-  rm -rf "$PGDIR"
-  [[ -n ${KEEP:-} ]] || rm -rf "$T"
-}
-trap cleanup EXIT
-url=$admin
+pg_database vt_t1520 own
 
 bash "$ROOT/tests/fixtures/gen_talk.sh" "$T/talk" 3 > /dev/null
 vt init --db "$url" || fail "init --db"
