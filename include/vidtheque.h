@@ -73,8 +73,11 @@ void vt_library_close(struct vt_library *lib);
 void vt_library_set_callbacks(struct vt_library *lib, const struct vt_callbacks *cb);
 /* Message for the last failing call on lib; borrowed until the next call. */
 const char *vt_errmsg(const struct vt_library *lib);
-/* The VT_E* code of the failure vt_errmsg describes (0 before any). */
+/* The VT_E* code of the failure vt_errmsg describes (0 before any, or after
+ * vt_clear_error). */
 int vt_errcode(const struct vt_library *lib);
+/* Forget the last failure: vt_errmsg "" and vt_errcode 0. */
+void vt_clear_error(struct vt_library *lib);
 /* Directory of the library; borrowed for the life of lib. */
 const char *vt_library_dir(const struct vt_library *lib);
 /* Whether lib was opened read-only (VT_OPEN_READ on a library that cannot be written). */

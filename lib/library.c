@@ -53,6 +53,12 @@ int vt_errcode(const struct vt_library *lib)
     return lib->err_code;
 }
 
+void vt_clear_error(struct vt_library *lib)
+{
+    lib->err[0] = '\0';
+    lib->err_code = 0;
+}
+
 const char *vt_errmsg(const struct vt_library *lib)
 {
     return lib->err;

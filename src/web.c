@@ -2127,6 +2127,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         *upload_data_size = 0;
         return conn_wants_body(c);
     }
+    /* what failed in this thread's last request says nothing of this one (a 503 only
+     * for a database out of reach now, see db_unavailable) */
+    if (tl_lib)
+        vt_clear_error(tl_lib);
+    tl_open_unavailable = 0;
     return route(c, url, method, rq);
 }
 
