@@ -121,6 +121,24 @@ int cmd_worker(int argc, char **argv)
     return EXIT_OK;
 }
 
+struct jobs_flags {
+    int failed, json;
+};
+
+static int jobs_option(int c, const char *arg, void *user)
+{
+    struct jobs_flags *f = user;
+
+    (void)arg;
+    if (c == 'f')
+        f->failed = 1;
+    else if (c == 'j')
+        f->json = 1;
+    else
+        return -1;
+    return 0;
+}
+
 int cmd_jobs(int argc, char **argv)
 {
     static const struct option longs[] = {{"failed", no_argument, NULL, 'f'},
@@ -129,34 +147,23 @@ int cmd_jobs(int argc, char **argv)
                                           {"quiet", no_argument, NULL, 'q'},
                                           {NULL, 0, NULL, 0}};
     struct vt_library *lib;
-    struct cli_opt g;
-    int c, failed = 0, json = 0, rc;
+    struct jobs_flags f = {0, 0};
+    int rc = cli_parse("jobs", argc, argv, "L:q", longs, jobs_option, &f);
     char *out;
 
-    cli_opt_init(&g, "jobs", argc, argv, "L:q", longs);
-    while ((c = cli_opt_next(&g)) != -1) {
-        if (c == '?')
-            return EXIT_USAGE;
-        if (c == 'L')
-            cli_opts.library = optarg;
-        else if (c == 'q')
-            cli_opts.quiet = 1;
-        else if (c == 'f')
-            failed = 1;
-        else if (c == 'j')
-            json = 1;
-    }
+    if (rc)
+        return rc;
     if (optind != argc)
         return cli_usage_error("jobs", "unexpected argument '%s'", argv[optind]);
     lib = cli_open_library(VT_OPEN_READ);
     if (!lib)
         return EXIT_ERR;
-    rc = vt_jobs_report(lib, failed, json, &out);
+    rc = vt_jobs_report(lib, f.failed, f.json, &out);
     if (rc) {
         rc = cli_error("%s", vt_errmsg(lib));
     } else {
         cli_put_text(stdout, out);
-        if (json)
+        if (f.json)
             fputc('\n', stdout);
         free(out);
         rc = EXIT_OK;
