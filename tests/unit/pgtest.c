@@ -3,6 +3,7 @@
 
 #include "config.h"
 #include "harness.h"
+#include "store.h"
 #include "util.h"
 
 #include <libpq-fe.h>
@@ -118,4 +119,30 @@ void vt_test_db_free(char *db)
         free(name);
     }
     free(db);
+}
+
+struct vt_store *vt_test_store(const char *what, char *dir, size_t n, char **db)
+{
+    struct vt_store *s = NULL;
+    char err[256];
+
+    *db = NULL;
+    snprintf(dir, n, "/tmp/vt-unit-%s.XXXXXX", what);
+    if (!mkdtemp(dir))
+        return NULL;
+    *db = vt_test_db(dir);
+    if (*db && vt_store_open(*db, &s, err, sizeof(err))) {
+        fprintf(stderr, "  %s\n", err);
+        vt_test_failures++;
+        vt_test_db_free(*db); /* the test returns without vt_test_store_done() */
+        *db = NULL;
+    }
+    return s;
+}
+
+void vt_test_store_done(struct vt_store *s, const char *dir, char *db)
+{
+    vt_store_close(s);
+    vt_rm_rf(dir);
+    vt_test_db_free(db);
 }

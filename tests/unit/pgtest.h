@@ -22,4 +22,14 @@ int vt_test_pg_exec(const char *url, const char *sql);
 /* url with its database name replaced by name. Caller frees. */
 char *vt_test_pg_url_for(const char *url, const char *name);
 
+#include <stddef.h>
+
+struct vt_store;
+/* A store for a test of what ("store", "queue"): a new directory /tmp/vt-unit-WHAT.XXXXXX
+ * into dir (n bytes) and the test's database there (vt_test_db) into *db, opened; NULL
+ * when it cannot be (the reason printed and counted). */
+struct vt_store *vt_test_store(const char *what, char *dir, size_t n, char **db);
+/* Close s, remove dir and drop the database db (freeing it). */
+void vt_test_store_done(struct vt_store *s, const char *dir, char *db);
+
 #endif

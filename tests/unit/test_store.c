@@ -13,28 +13,13 @@ static char *scratch_db; /* the running test's database (pgtest.h) */
 
 static struct vt_store *scratch(char *dir, size_t n)
 {
-    struct vt_store *s = NULL;
-    char err[256];
-
-    snprintf(dir, n, "/tmp/vt-unit-store.XXXXXX");
-    if (!mkdtemp(dir))
-        return NULL;
-    scratch_db = vt_test_db(dir);
-    if (scratch_db && vt_store_open(scratch_db, &s, err, sizeof(err))) {
-        fprintf(stderr, "  %s\n", err);
-        vt_test_failures++;
-        vt_test_db_free(scratch_db); /* the test returns without scratch_done() */
-        scratch_db = NULL;
-    }
-    return s;
+    return vt_test_store("store", dir, n, &scratch_db);
 }
 
 /* Close s, remove dir and the test's database. */
 static void scratch_done(struct vt_store *s, const char *dir)
 {
-    vt_store_close(s);
-    vt_rm_rf(dir);
-    vt_test_db_free(scratch_db);
+    vt_test_store_done(s, dir, scratch_db);
     scratch_db = NULL;
 }
 

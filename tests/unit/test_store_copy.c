@@ -14,17 +14,21 @@
 
 /* A store in a new directory: SQLite's file there (sqlite set), else the test's database
  * (pgtest.h: PostgreSQL on the @pg run), into *db for vt_test_db_free. */
+/* A store in a new directory: SQLite's file there (sqlite set), else the test's database
+ * (pgtest.h: PostgreSQL on the @pg run), into *db for scratch_done. */
 static struct vt_store *scratch(char *dir, size_t n, int sqlite, char **db)
 {
     struct vt_store *s = NULL;
     char err[256];
 
+    if (!sqlite)
+        return vt_test_store("copy", dir, n, db);
     *db = NULL;
     snprintf(dir, n, "/tmp/vt-unit-copy.XXXXXX");
     if (!mkdtemp(dir))
         return NULL;
-    *db = sqlite ? vt_xasprintf("%s/library.db", dir) : vt_test_db(dir);
-    if (*db && vt_store_open(*db, &s, err, sizeof(err))) {
+    *db = vt_xasprintf("%s/library.db", dir);
+    if (vt_store_open(*db, &s, err, sizeof(err))) {
         fprintf(stderr, "  %s\n", err);
         vt_test_failures++;
     }
@@ -33,9 +37,7 @@ static struct vt_store *scratch(char *dir, size_t n, int sqlite, char **db)
 
 static void scratch_done(struct vt_store *s, const char *dir, char *db)
 {
-    vt_store_close(s);
-    vt_rm_rf(dir);
-    vt_test_db_free(db);
+    vt_test_store_done(s, dir, db);
 }
 
 #define D 4
