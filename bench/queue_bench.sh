@@ -20,7 +20,7 @@ cleanup() {
       psql -X -q "$admin" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" > /dev/null 2>&1 || true
     done
   fi
-  [[ -z $PGDIR ]] || bash tests/pg/cluster.sh stop "$PGDIR" > /dev/null 2>&1 || true
+  [[ -z $PGDIR ]] || { bash tests/pg/cluster.sh stop "$PGDIR" > /dev/null 2>&1 || true; rm -rf "$PGDIR"; }
   rm -rf "$t"
 }
 trap cleanup EXIT
@@ -34,7 +34,8 @@ cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib bench/queue_bench.c build/rel/libv
 
 admin=${VT_TEST_PG:-}
 if [[ -z $admin ]]; then
-  PGDIR=$t/pg
+  # its own folder under /tmp: the cluster runs as nobody, who cannot enter $t (0700)
+  PGDIR=$(mktemp -d /tmp/vt-qbench-pg.XXXXXX)
   rc=0
   admin=$(bash tests/pg/cluster.sh start "$PGDIR") || rc=$?
   ((rc == 0)) || { echo "queue_bench.sh: no PostgreSQL (cluster.sh: $rc): SQLite only"; admin=; PGDIR=; }
