@@ -655,8 +655,11 @@ int vt_fetch_url_run(struct vt_stage_ctx *c, struct vt_video_rec *meta,
         goto out;
     }
     if (info.is_live) {
-        /* no whole file until it ends: a later attempt may find one */
-        unlink(info_path);
+        /* no whole file until it ends: a later attempt may find one, asking again (an
+         * info file added by hand is the source itself: kept, so the last attempt
+         * still says why) */
+        if (strcmp(v->source_kind, "info-json"))
+            unlink(info_path);
         rc = vt_err(c->err, sizeof(c->err), VT_EIO, "a live or upcoming stream: not yet a video");
         goto out;
     }

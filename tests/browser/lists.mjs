@@ -15,12 +15,16 @@ import { open, go, fail, note, run, axe, screenshots, expectPlayerNear } from '.
 
 const [base, db, idA, idB, outdir] = process.argv.slice(2);
 if (!base || !db || !idA || !idB || !outdir) {
-  console.error('usage: lists.mjs BASE_URL LIBRARY_DB VIDEO_A VIDEO_B OUTDIR');
+  console.error('usage: lists.mjs BASE_URL LIBRARY_DB|POSTGRESQL_URL VIDEO_A VIDEO_B OUTDIR');
   process.exit(2);
 }
 
+// the catalog is SQLite's library.db, or a PostgreSQL URL when the suite runs there
 function sql(s) {
-  execFileSync('sqlite3', [db, `PRAGMA busy_timeout=5000; ${s}`], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const [cmd, args] = /^postgres(ql)?:\/\//.test(db)
+    ? ['psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', db, '-c', s]]
+    : ['sqlite3', [db, `PRAGMA busy_timeout=5000; ${s}`]];
+  execFileSync(cmd, args, { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 const cardTitles = (page) => page.$$eval('li.card h2.title a', (as) => as.map((a) => a.textContent));

@@ -40,26 +40,60 @@ pg_database() {
   url=$(pg_url_for "$admin" "$PG_DB")
   psql -X -q -v ON_ERROR_STOP=1 "$admin" -c "CREATE DATABASE $PG_DB" > /dev/null || fail "CREATE DATABASE"
 }
-# VT_E2E_PG=1 with VT_TEST_PG (tests/pg/with-cluster.sh): `vt init` puts $LIB's database
-# on a fresh PostgreSQL database of its own (dropped at exit), so a test runs there too.
-E2E_PG_DB=
+# VT_E2E_PG=1 with VT_TEST_PG (tests/pg/with-cluster.sh): `vt init` of a library that has
+# no config yet puts its catalog on a fresh PostgreSQL database of its own (dropped at
+# exit), so a test runs there too. E2E_PG_DB[LIB] is that database's name.
+declare -A E2E_PG_DB=()
 e2e_pg_drop() {
-  [[ -z $E2E_PG_DB ]] ||
-    psql -X -q "$VT_TEST_PG" -c "DROP DATABASE IF EXISTS $E2E_PG_DB WITH (FORCE)" > /dev/null 2>&1 || true
+  local db
+  for db in "${E2E_PG_DB[@]}"; do
+    psql -X -q "$VT_TEST_PG" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" > /dev/null 2>&1 || true
+  done
 }
+# There `add` only queues, as a user's would: `vt add` starts a worker of the library's
+# own for the time of an `add --wait`, so a test reads the same results as after SQLite's
+# in-process add, and no worker is left to race the test's own redo or resume.
 if [[ -n ${VT_E2E_PG:-} && -n ${VT_TEST_PG:-} ]]; then
   vt() {
-    if [[ ${1:-} == init && -z $E2E_PG_DB ]]; then
+    if [[ ${1:-} == init && ! -e $LIB/config ]]; then
       shift
-      E2E_PG_DB=vt_e2e_$$_$RANDOM
-      psql -X -q "$VT_TEST_PG" -c "CREATE DATABASE $E2E_PG_DB" > /dev/null || fail "CREATE DATABASE"
-      "$VIDTHEQUE" -q -L "$LIB" init --db "$(pg_url_for "$VT_TEST_PG" "$E2E_PG_DB")" "$@"
+      local db=vt_e2e_$$_$RANDOM$RANDOM
+      psql -X -q "$VT_TEST_PG" -c "CREATE DATABASE $db" > /dev/null || fail "CREATE DATABASE"
+      E2E_PG_DB[$LIB]=$db
+      "$VIDTHEQUE" -q -L "$LIB" init --db "$(pg_url_for "$VT_TEST_PG" "$db")" "$@"
       return
+    fi
+    if [[ ${1:-} == add && -n ${E2E_PG_DB[$LIB]:-} ]]; then
+      shift
+      local w rc=0
+      "$VIDTHEQUE" -q -L "$LIB" worker >> "$T/worker.log" 2>&1 &
+      w=$!
+      "$VIDTHEQUE" -q -L "$LIB" add --wait "$@" || rc=$?
+      kill -TERM "$w" 2> /dev/null || true
+      wait "$w" 2> /dev/null || true
+      return $rc
     fi
     "$VIDTHEQUE" -q -L "$LIB" "$@"
   }
 fi
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# lib_sql SQL: run SQL on $LIB's catalog, whichever backend holds it (SQLite's library.db,
+# or the PostgreSQL database `vt init` made under VT_E2E_PG); rows as "a|b", no header.
+# For what no command shows (a row left behind, a state set by hand); keep it to SQL both
+# dialects read the same.
+lib_sql() {
+  if [[ -n ${E2E_PG_DB[$LIB]:-} ]]; then
+    psql -X -q -At -v ON_ERROR_STOP=1 "$(lib_catalog)" -c "$1"
+  else
+    sqlite3 -cmd '.timeout 5000' "$LIB/library.db" "$1"
+  fi
+}
+# lib_catalog: where $LIB's catalog is, as lib_sql reaches it (a path or a URL)
+lib_catalog() {
+  if [[ -n ${E2E_PG_DB[$LIB]:-} ]]; then pg_url_for "$VT_TEST_PG" "${E2E_PG_DB[$LIB]}"; else echo "$LIB/library.db"; fi
+}
+# on_pg: true when this run puts the library's catalog on PostgreSQL (VT_E2E_PG)
+on_pg() { [[ -n ${VT_E2E_PG:-} && -n ${VT_TEST_PG:-} ]]; }
 note() { echo "# $*"; }
 # expect_exit CODE CMD...: run CMD, check its exit code, keep its stderr in $T/err
 expect_exit() {

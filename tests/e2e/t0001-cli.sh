@@ -112,7 +112,7 @@ expect_exit 0 vt rm "$id"
 expect_exit 0 vt ls
 [[ ! -s $T/out ]] || fail "rm left the video listed"
 for table in docs cues words frames ocr_lines shots stages chapters chunks phonetic fuzzy; do
-  [[ $(sqlite3 "$LIB/library.db" "SELECT count(*) FROM $table") == 0 ]] ||
+  [[ $(lib_sql "SELECT count(*) FROM $table") == 0 ]] ||
     fail "rm left rows in $table"
 done
 [[ ! -e $LIB/frames/$id ]] || fail "rm left the frames"

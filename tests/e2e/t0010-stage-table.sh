@@ -3,6 +3,7 @@
 # file spells a stage's name as a string. No call cycle between fetch.c, library.c and
 # pipeline.c. And a video made before a stage existed gets
 # that stage's row, queued, when the pipeline first looks at it (resume runs it).
+# backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
 
 table=$ROOT/lib/stage.h
@@ -48,7 +49,7 @@ expect_exit 0 vt export "$id" --format json
 cp "$T/out" "$T/before.json"
 # as if the last stage had been added to the table after this video was indexed
 last=${names[${#names[@]} - 1]}
-sqlite3 "$LIB/library.db" "DELETE FROM stages WHERE video_id = '$id' AND name = '$last'"
+lib_sql "DELETE FROM stages WHERE video_id = '$id' AND name = '$last'"
 expect_exit 0 vt export "$id" --format json
 [[ $(json "$T/out" "[s['name'] for s in d['stages']].count('$last')") == 0 ]] ||
   fail "the row of '$last' is still there"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Hostile input: each bad file gives one clear error in bounded time and memory and
 # leaves the library as it was.
+# backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
 
 vt init

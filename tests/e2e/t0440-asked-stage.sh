@@ -3,6 +3,7 @@
 # file it refuses (or none), `--stt=recognize` on a file without audio. The stage is
 # `failed` with the reason, the video `ready partial`, `add` finishes the other files
 # and exits 1 with one error line, also with -q (which silences progress, not errors).
+# backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
 
 gen_clip "$T/bad.mp4" 3 "Refused captions"

@@ -6,6 +6,7 @@
 # give one clear line (error or skip reason) in bounded time and memory, never a crash.
 # The captions module is driven through tests/tools/capdump.c, built here against the
 # static library next to $VIDTHEQUE (and against build/san's too when it exists).
+# backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
 
 BUILD=$(dirname "$(readlink -f "$VIDTHEQUE")")

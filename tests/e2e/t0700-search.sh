@@ -3,6 +3,7 @@
 # slide find that slide's shot in the top 5 (>= 95 %), three consecutive words of a
 # spoken sentence find that moment within +-2 s in the top 5 (>= 80 %). Plus the query
 # language and hostile queries through the real binary.
+# backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
 LV=/usr/share/pocketsphinx/test/data/librivox
 [[ -d $LV ]] || fail "no $LV (Debian package pocketsphinx-testdata)"

@@ -2,6 +2,7 @@
 # The web application (`serve`): every route, status codes, JSON shapes, HTTP ranges,
 # path traversal, a hostile title rendered inert, read-only mode, the write token and
 # the Host check. Curl only ever talks to 127.0.0.1.
+# backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
 command -v curl > /dev/null || fail "curl is needed"
 

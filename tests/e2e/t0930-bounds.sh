@@ -5,6 +5,7 @@
 # page of each long list, the rest a link away; the library page reads what it shows, not
 # whole documents. A library indexed before the bounds (150,000 cues in a 5 s video) is
 # served in pages too.
+# backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
 command -v curl > /dev/null || fail "curl is needed"
 

@@ -7,6 +7,7 @@
 # matched. Nothing configured, the stage is skipped with the reason; a broken config fails
 # it with one line; a model changed makes `redo --stage text_embed` re-embed, and vectors
 # of the old model are never compared with the new one's.
+# backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
 
 MODEL=$DATA/model2vec-test-vocab-quantized

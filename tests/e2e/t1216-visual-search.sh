@@ -4,6 +4,7 @@
 # find the frames whose pictures are nearest, as hits of source "visual" fused with the
 # other signals and saying so; a frame model that embeds no text adds nothing; a server
 # that is down leaves the words answering with a warning.
+# backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
 
 FAKE_PID=

@@ -10,6 +10,7 @@
 # without moving the page, the transcript following playback, a hit's arrival and n/p,
 # keys, captions, the strip, the state polled in place, axe-core, screenshots at 1366x900
 # and 390x844 in tests/out/screenshots/. Everything talks to 127.0.0.1 only.
+# backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
 command -v curl > /dev/null || fail "curl is needed"
 command -v node > /dev/null || fail "node is missing: install nodejs (scripts/install-deps.sh)"

@@ -14,9 +14,9 @@
 #   - the library page is a page of cards from one listing (?per=, ?page=, ?q=, ?sort=),
 #     an empty library says how to add a video, /api/videos?state=processing lists only
 #     videos being indexed with their progress.
+# backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
 command -v curl > /dev/null || fail "curl is needed"
-command -v sqlite3 > /dev/null || fail "sqlite3 is needed (the test marks a video as being indexed)"
 
 # get URL [WANT]: body in $T/body, fails unless the status is WANT (200)
 get() {
@@ -184,7 +184,7 @@ for q in 'source=bogus' "video=../x" 'page=0' 'page=x' 'per=0' 'per=101' "channe
   get "$B/search?q=banana&$q" 400
 done
 # a channel: the hits of its videos only (the channel is set in the database: the clips have none)
-sqlite3 "$LIB/library.db" "PRAGMA busy_timeout=5000; UPDATE videos SET channel='Bakery <Channel>' WHERE id='$VB'" > /dev/null
+lib_sql "UPDATE videos SET channel='Bakery <Channel>' WHERE id='$VB'" > /dev/null
 nb=$(json "$T/banana.json" "sum(h['video_id'] == '$VB' for h in d['hits'])")
 get "$B/search?q=banana"
 grep -qF "href=\"/search?q=banana&amp;channel=Bakery%20%3CChannel%3E\">Bakery &lt;Channel&gt;</a> <span class=\"n\">($nb)</span>" "$T/body" ||
@@ -194,7 +194,7 @@ get "$B/search?q=banana&channel=Bakery%20%3CChannel%3E"
 ! grep -q "data-video=\"$A\"" "$T/body" || fail "channel filter shows another channel's video"
 get "$B/search?q=banana&channel=Nobody"
 grep -q 'with these filters' "$T/body" || fail "an unknown channel: no 'with these filters'"
-sqlite3 "$LIB/library.db" "PRAGMA busy_timeout=5000; UPDATE videos SET channel=NULL WHERE id='$VB'" > /dev/null
+lib_sql "UPDATE videos SET channel=NULL WHERE id='$VB'" > /dev/null
 get "$B/search?q=bana"
 grep -q 'Nothing found' "$T/body" || fail "'bana' found something: the suggestion test needs a word with no hit"
 grep -qF 'href="/search?q=bana%2A"' "$T/body" || fail "no suggestion 'bana*' for 'bana'"
@@ -232,7 +232,7 @@ done
 get "$B/?state=ready&sort=title&reuse=0"
 get "$B/?reuse=1"
 # a video being indexed: its card has a progress bar, /api/videos?state=processing lists it
-sqlite3 "$LIB/library.db" "PRAGMA busy_timeout=5000; UPDATE videos SET index_state='processing' WHERE id='$VB';
+lib_sql "UPDATE videos SET index_state='processing' WHERE id='$VB';
   UPDATE stages SET state='running' WHERE video_id='$VB' AND name='ocr';
   UPDATE stages SET state='queued' WHERE video_id='$VB' AND ord > (SELECT ord FROM stages WHERE video_id='$VB' AND name='ocr');"  > /dev/null
 get "$B/api/videos?state=processing"
@@ -261,7 +261,7 @@ else
     fail "tests/browser/node_modules is missing: run bash scripts/setup.sh"
   shots=$ROOT/tests/out/screenshots
   rc=0
-  timeout 180 node "$ROOT/tests/browser/lists.mjs" "$B" "$LIB/library.db" "$A" "$VB" "$shots" || rc=$?
+  timeout 180 node "$ROOT/tests/browser/lists.mjs" "$B" "$(lib_catalog)" "$A" "$VB" "$shots" || rc=$?
   kill -0 "$SRV_PID" 2> /dev/null || fail "the server died during the browser test: $(cat "$T/srv.err")"
   [[ $rc == 0 ]] || fail "lists.mjs exited $rc (server stderr: $(head -c 500 "$T/srv.err"))"
   for f in lists-library lists-search; do

@@ -6,6 +6,7 @@
 # the video and search pages use it with width/height, lazy loading and a srcset where
 # it helps; a library
 # indexed before small versions existed still gets an image; hostile URLs are refused.
+# backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
 command -v curl > /dev/null || fail "curl is needed"
 

@@ -7,6 +7,7 @@
 # "retry", remove after a confirmation; every refusal changes nothing; read-only mode has
 # none of it. Then the same flow in Chromium (tests/browser/manage.mjs). Curl and the
 # browser only ever talk to 127.0.0.1.
+# backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
 command -v curl > /dev/null || fail "curl is needed"
 
