@@ -384,18 +384,53 @@ static void bind_val(struct db_stmt *x, int i, char *v, Oid type)
     st->bound[i - 1] = v ? type : 0;
 }
 
+/*
+ * A copy of the n bytes at v that PostgreSQL's UTF8 text accepts: each byte that starts
+ * no valid sequence (and each NUL, which text cannot hold) becomes U+FFFD. SQLite keeps
+ * such bytes as they came (a tag of a hostile file, a file name); every reader shows
+ * them as U+FFFD already (the export, the pages), so both backends show the same.
+ */
+static char *pg_text(const char *v, size_t n)
+{
+    const char *p = v;
+    size_t left = n, k;
+    struct vt_sb sb = {0};
+
+    /* the common case, all valid: one copy */
+    while (left && (k = vt_utf8_decode(p, left, NULL)) && *p) {
+        p += k;
+        left -= k;
+    }
+    if (!left) {
+        char *t = vt_xmalloc(n + 1);
+
+        memcpy(t, v, n);
+        t[n] = '\0';
+        return t;
+    }
+    vt_sb_add(&sb, v, (size_t)(p - v));
+    while (left) {
+        k = vt_utf8_decode(p, left, NULL);
+        if (!k || !*p) {
+            vt_sb_adds(&sb, "\xef\xbf\xbd");
+            k = 1;
+        } else {
+            vt_sb_add(&sb, p, k);
+        }
+        p += k;
+        left -= k;
+    }
+    return vt_sb_detach(&sb);
+}
+
 static void pg_bind_text(struct db_stmt *x, int i, const char *v)
 {
-    bind_val(x, i, v ? vt_xstrdup(v) : NULL, 0);
+    bind_val(x, i, v ? pg_text(v, strlen(v)) : NULL, 0);
 }
 
 static void pg_bind_textn(struct db_stmt *x, int i, const char *v, size_t n)
 {
-    char *t = vt_xmalloc(n + 1);
-
-    memcpy(t, v, n);
-    t[n] = '\0';
-    bind_val(x, i, t, 0);
+    bind_val(x, i, pg_text(v, n), 0);
 }
 
 static void pg_bind_int64(struct db_stmt *x, int i, int64_t v)

@@ -237,6 +237,61 @@ out:
     vt_test_db_free(db);
 }
 
+/* Text PostgreSQL's UTF8 refuses (a hostile file's tag, a file name in Latin-1, a NUL
+ * inside a counted string) is stored with U+FFFD for each bad byte, as every reader
+ * shows it on SQLite; valid text, four-byte characters included, is untouched. */
+VT_TEST_PG(pg_text_not_utf8)
+{
+    char *db;
+    struct vt_store *s = fresh(&db);
+    struct db_stmt *st;
+    static const struct {
+        const char *in;
+        size_t n;
+        const char *want;
+    } cases[] = {
+        {"caf\xe9 cr\xe8me", 10, "caf\xef\xbf\xbd cr\xef\xbf\xbdme"},  /* Latin-1 */
+        {"\xed\xa0\x80x", 4, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdx"}, /* a surrogate */
+        {"\xc0\xafok", 4, "\xef\xbf\xbd\xef\xbf\xbdok"},               /* overlong "/" */
+        {"ab\0cd", 5,
+         "ab\xef\xbf\xbd"
+         "cd"},                                                         /* NUL, counted */
+        {"\xf0\x9f\x8e\xac ok", 7, "\xf0\x9f\x8e\xac ok"},              /* valid */
+        {"trailing \xe2\x82", 11, "trailing \xef\xbf\xbd\xef\xbf\xbd"}, /* cut short */
+    };
+
+    if (!s)
+        goto out;
+    CHECK_INT(store_prepare(s, "SELECT CAST(? AS text)", &st), 0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        db_bind_textn(st, 1, cases[i].in, cases[i].n);
+        CHECK_INT(db_step(st), DB_ROW);
+        CHECK_STR(db_col_text(st, 0), cases[i].want);
+        db_reset(st);
+    }
+    store_finish(s, st);
+    /* through a verb: a video whose title is not UTF-8 is stored, not refused */
+    {
+        struct vt_video_rec v, got;
+
+        memset(&v, 0, sizeof(v));
+        snprintf(v.id, sizeof(v.id), "latin1");
+        v.content_key = "k";
+        v.source_kind = "file";
+        v.title = "r\xe9sum\xe9";
+        CHECK_INT(vt_store_begin(s), 0);
+        CHECK_INT(vt_store_video_insert(s, &v), 0);
+        CHECK_INT(vt_store_commit(s), 0);
+        memset(&got, 0, sizeof(got));
+        CHECK_INT(vt_store_video_get(s, "latin1", &got), 0);
+        CHECK_STR(got.title, "r\xef\xbf\xbdsum\xef\xbf\xbd");
+        vt_video_rec_release(&got);
+    }
+out:
+    vt_store_close(s);
+    vt_test_db_free(db);
+}
+
 VT_TEST_PG(pg_refuses_newer_schema)
 {
     char *db, err[512];
