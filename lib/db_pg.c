@@ -240,6 +240,29 @@ static void no_notices(void *arg, const char *message)
     (void)message; /* "relation exists, skipping" and the like: the library never prints */
 }
 
+/*
+ * Whether a failed connection's message says something waiting will not mend: a wrong
+ * password, a role or database that does not exist, no pg_hba.conf line for us. libpq
+ * gives no SQLSTATE before a session exists, so the server's words are read (English,
+ * its default; a server set to another language reads as unavailable, the old answer).
+ * Anything else (refused, timed out, starting up, too many clients) is unavailable.
+ */
+static int connect_is_final(const char *msg)
+{
+    static const char *const final[] = {"password authentication failed",
+                                        "authentication failed for user",
+                                        "does not exist",
+                                        "no pg_hba.conf entry",
+                                        "permission denied for database",
+                                        "not permitted to log in",
+                                        NULL};
+
+    for (int i = 0; final[i]; i++)
+        if (strstr(msg, final[i]))
+            return 1;
+    return 0;
+}
+
 int db_pg_connect(const char *url, struct pg_conn **out, char *err, size_t errlen)
 {
     /* ours first: what the URL says overrides them (libpq keeps the last value) */
@@ -261,8 +284,13 @@ int db_pg_connect(const char *url, struct pg_conn **out, char *err, size_t errle
     c->conn = PQconnectdbParams(keys, vals, 1);
     c->gen = 1;
     if (!c->conn || PQstatus(c->conn) != CONNECTION_OK) {
-        first_line(line, sizeof(line), c->conn ? PQerrorMessage(c->conn) : "out of memory");
+        const char *msg = c->conn ? PQerrorMessage(c->conn) : "out of memory";
+        int final = connect_is_final(msg);
+
+        first_line(line, sizeof(line), msg);
         db_pg_disconnect(c);
+        if (final)
+            return vt_err(err, errlen, VT_EINVAL, "database: cannot connect: %s", line);
         return vt_err(err, errlen, VT_EUNAVAIL, "database unavailable: cannot connect: %s", line);
     }
     PQsetNoticeProcessor(c->conn, no_notices, NULL);

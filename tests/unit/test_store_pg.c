@@ -292,6 +292,31 @@ out:
     vt_test_db_free(db);
 }
 
+/* A connection that waiting will not mend (no such database, no such role) is refused
+ * as such (VT_EINVAL), not as "unavailable: try again"; no server at all is unavailable. */
+VT_TEST_PG(pg_connect_failures)
+{
+    const char *base = getenv("VT_TEST_PG");
+    char *nodb = vt_test_pg_url_for(base, "vt_no_such_database_here");
+    const char *params = strchr(base, '?');
+    char *norole = vt_xasprintf("postgresql://vt_no_such_role@/vidtheque%s", params ? params : "");
+    struct pg_conn *c = NULL;
+    char err[512];
+
+    CHECK_INT(db_pg_connect(nodb, &c, err, sizeof(err)), VT_EINVAL);
+    CHECK(strstr(err, "does not exist") != NULL);
+    CHECK(strstr(err, "unavailable") == NULL);
+    CHECK(c == NULL);
+    CHECK_INT(db_pg_connect(norole, &c, err, sizeof(err)), VT_EINVAL);
+    CHECK(strstr(err, "vt_no_such_role") != NULL);
+    CHECK_INT(db_pg_connect("postgresql://x@/vidtheque?host=/nonexistent-vt-socket-dir", &c, err,
+                            sizeof(err)),
+              VT_EUNAVAIL);
+    CHECK(strstr(err, "unavailable") != NULL);
+    free(nodb);
+    free(norole);
+}
+
 VT_TEST_PG(pg_refuses_newer_schema)
 {
     char *db, err[512];
