@@ -381,6 +381,7 @@ int store_pg_commit(struct vt_store *s)
                  "database unavailable: commit: the connection was lost, nothing was committed");
         return VT_EUNAVAIL;
     }
+    c->trips++;
     r = PQexec(c->conn, "COMMIT");
     if (PQresultStatus(r) != PGRES_COMMAND_OK) {
         db_pg_record(c, r);
@@ -403,8 +404,10 @@ void store_pg_rollback(struct vt_store *s)
 {
     struct pg_conn *c = s->pg;
 
-    if (c->in_tx && !c->lost && PQstatus(c->conn) == CONNECTION_OK)
+    if (c->in_tx && !c->lost && PQstatus(c->conn) == CONNECTION_OK) {
+        c->trips++;
         PQclear(PQexec(c->conn, "ROLLBACK"));
+    }
     c->in_tx = 0;
 }
 
