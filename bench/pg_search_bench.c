@@ -27,6 +27,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* store.c reaches PostgreSQL through a weak reference: named here, it is linked */
+void *const pg_backend = (void *)store_pg_open;
+
 static int fail(const char *what, const char *why)
 {
     fprintf(stderr, "pg_search_bench: %s: %s\n", what, why);
