@@ -515,6 +515,8 @@ int vt_store_doc(struct vt_store *s, long long rowid,
         d.start_s = db_col_double(st, 4);
         d.end_s = db_col_double(st, 5);
         d.text = db_col_text(st, 6);
+        d.words = NULL;
+        d.n_words = 0;
         if (!d.title)
             d.title = "";
         if (!d.text)
@@ -700,6 +702,129 @@ int vt_store_cue_words(struct vt_store *s, const char *id, int cue,
                       "SELECT text, start_s, end_s FROM words WHERE video_id = ? AND"
                       " cue_idx = ? ORDER BY idx",
                       "read words", word_row, &w, "si", id, cue);
+}
+
+/* ---- many rows at once ---- */
+
+/* One row read by vt_store_docs, held until the rows are handed on in the caller's order. */
+struct doc_buf {
+    struct vt_doc d; /* its strings are the copies below */
+    char *video_id, *title, *source, *text;
+    struct vt_doc_word *words;
+    size_t cap_words;
+};
+
+/*
+ * The rows, then each speech row's words, in one statement: a row (kind 0) comes before
+ * its words (kind 1, in order). The ids travel as one parameter, which each backend
+ * unpacks (SQLite's json_each, PostgreSQL's bigint[]); the rest is the same SQL.
+ */
+#define DOCS_SQL(ids)                                                                              \
+    "WITH ids(id) AS (" ids ")"                                                                    \
+    " SELECT 0, d.id, d.video_id, v.title, d.source, d.ref, d.start_s, d.end_s, d.text"            \
+    " FROM docs d JOIN videos v ON v.id = d.video_id WHERE d.id IN (SELECT id FROM ids)"           \
+    " UNION ALL"                                                                                   \
+    " SELECT 1, d.id, NULL, NULL, NULL, w.idx, w.start_s, w.end_s, w.text FROM docs d"             \
+    " JOIN words w ON w.video_id = d.video_id AND w.cue_idx = d.ref"                               \
+    " WHERE d.id IN (SELECT id FROM ids) AND d.source = 'speech'"                                  \
+    " ORDER BY 2, 1, 6"
+
+static char *dup_or_empty(const char *v)
+{
+    return vt_xstrdup(v ? v : "");
+}
+
+static void doc_buf_row(struct doc_buf *b, struct db_stmt *st)
+{
+    memset(b, 0, sizeof(*b));
+    b->d.rowid = db_col_int64(st, 1);
+    b->d.video_id = b->video_id = dup_or_empty(db_col_text(st, 2));
+    b->d.title = b->title = dup_or_empty(db_col_text(st, 3));
+    b->d.source = b->source = dup_or_empty(db_col_text(st, 4));
+    b->d.ref = db_col_int(st, 5);
+    b->d.start_s = db_col_double(st, 6);
+    b->d.end_s = db_col_double(st, 7);
+    b->d.text = b->text = dup_or_empty(db_col_text(st, 8));
+}
+
+static void doc_buf_word(struct doc_buf *b, struct db_stmt *st)
+{
+    struct vt_doc_word *w;
+
+    vt_grow((void **)&b->words, &b->cap_words, b->d.n_words + 1, sizeof(*b->words));
+    w = &b->words[b->d.n_words++];
+    w->text = dup_or_empty(db_col_text(st, 8));
+    w->start_s = db_col_double(st, 6);
+    w->end_s = db_col_double(st, 7);
+    b->d.words = b->words;
+}
+
+static void doc_bufs_free(struct doc_buf *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].video_id);
+        free(v[i].title);
+        free(v[i].source);
+        free(v[i].text);
+        for (size_t k = 0; k < v[i].d.n_words; k++)
+            free((char *)v[i].words[k].text);
+        free(v[i].words);
+    }
+    free(v);
+}
+
+static int by_doc_rowid(const void *key, const void *item)
+{
+    long long a = *(const long long *)key, b = ((const struct doc_buf *)item)->d.rowid;
+
+    return a < b ? -1 : a > b;
+}
+
+int vt_store_docs(struct vt_store *s, const long long *rowids, size_t n,
+                  void (*fn)(void *user, const struct vt_doc *d), void *user)
+{
+    struct vt_sb ids = {0};
+    struct doc_buf *v = NULL;
+    size_t len = 0, cap = 0;
+    struct db_stmt *st;
+    int rc;
+
+    if (!n)
+        return 0;
+    vt_sb_addc(&ids, s->pg ? '{' : '[');
+    for (size_t i = 0; i < n; i++)
+        vt_sb_addf(&ids, "%s%lld", i ? "," : "", rowids[i]);
+    vt_sb_addc(&ids, s->pg ? '}' : ']');
+    rc = store_prepare(s,
+                       s->pg ? DOCS_SQL("SELECT unnest(CAST(? AS bigint[]))")
+                             : DOCS_SQL("SELECT value FROM json_each(?)"),
+                       &st);
+    if (rc) {
+        vt_sb_release(&ids);
+        return rc;
+    }
+    db_bind_text(st, 1, ids.buf);
+    while ((rc = db_step(st)) == DB_ROW) {
+        if (db_col_int(st, 0) == 0) {
+            vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
+            doc_buf_row(&v[len++], st);
+        } else if (len && v[len - 1].d.rowid == db_col_int64(st, 1)) {
+            doc_buf_word(&v[len - 1], st);
+        }
+    }
+    rc = rc == DB_DONE ? 0 : store_fail(s, "read index rows");
+    store_finish(s, st);
+    vt_sb_release(&ids);
+    /* the rows came in rowid order: handed on in the caller's */
+    for (size_t i = 0; i < n && !rc; i++) {
+        const struct doc_buf *b =
+            len ? bsearch(&rowids[i], v, len, sizeof(*v), by_doc_rowid) : NULL;
+
+        if (b)
+            fn(user, &b->d);
+    }
+    doc_bufs_free(v, len);
+    return rc;
 }
 
 /* ---- the search verb ---- */
