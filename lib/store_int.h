@@ -48,6 +48,12 @@ struct vt_store {
     int pg_stats;          /* PostgreSQL: docs_stats is there (1), is not (-1), not looked (0) */
     int read_only;         /* opened by vt_store_open_flags(VT_STORE_READ) on a read-only db */
     char *dir;             /* the database's directory, for messages */
+    /* PostgreSQL: the index's sizes as read in read transaction tx (pg_conn.read_serial) */
+    struct {
+        unsigned long tx;
+        long long top;
+        double rows, tokens;
+    } pg_sizes;
 };
 
 /* store.c: errors, the statement cache and the helpers around it */
@@ -253,9 +259,11 @@ double store_pg_score(const char *text, const struct store_phrase *ph, size_t n_
 /* Rows matching r (see fts_rows in store_search.c), scored in C from their text. */
 int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, const double *df,
                   size_t n_df, int phrase_n, int *partial, struct fts_id **out, size_t *n);
-/* count_term_docs (store_search.c) on PostgreSQL: the rows holding term among the newest
- * `window`, scaled up when they are 100 or more, else counted in all rows. */
-int store_pg_term_docs(struct vt_store *s, const char *term, long long window, long long *docs);
+/* count_term_docs (store_search.c) on PostgreSQL for terms[0..n-1] in one statement: the
+ * rows holding each among the newest `window`, scaled up when they are 100 or more, else
+ * counted in all rows, into docs[0..n-1] (0 for a word no index can hold). */
+int store_pg_terms_docs(struct vt_store *s, char *const *terms, size_t n, long long window,
+                        long long *docs);
 /* A word of the index's tokens in the regex dialect of PostgreSQL: what vt_tokenize
  * counts as word bytes (ASCII letters and digits, anything not ASCII). */
 #define PG_TOKEN_RE "'[^\\x01-/:-@[-`{-\\x7f]+'"

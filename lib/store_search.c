@@ -275,9 +275,12 @@ static int fuzzy_terms_pg(struct vt_store *s, const char *word, void (*fn)(void 
         vt_sb_addc(&keys, '"');
     }
     vt_sb_addc(&keys, '}');
+    /* = ANY: an index scan for the few keys whatever the statistics say (a join with the
+     * unnested keys was planned as a scan of the whole table until fuzzy was analyzed);
+     * a key given twice is found once, at its first place, as SQLite's loop finds it */
     rc = store_prepare(s,
-                       "SELECT f.term FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS k(del, i)"
-                       " JOIN fuzzy f ON f.del = k.del COLLATE \"C\" ORDER BY k.i, f.term",
+                       "SELECT term FROM fuzzy WHERE del = ANY(CAST(?1 AS text[]))"
+                       " ORDER BY array_position(CAST(?1 AS text[]), del), term",
                        &st);
     if (!rc) {
         db_bind_text(st, 1, keys.buf);
@@ -554,7 +557,7 @@ static int count_term_docs(struct vt_store *s, const char *term, long long *docs
 
     /* PostgreSQL: the same estimate in one statement (store_search_pg.c) */
     if (s->pg)
-        return store_pg_term_docs(s, term, DF_WINDOW, docs);
+        return store_pg_terms_docs(s, (char *const *)&term, 1, DF_WINDOW, docs);
     rc = store_prepare(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
     if (rc)
         return rc;
@@ -590,27 +593,28 @@ static int count_term_docs(struct vt_store *s, const char *term, long long *docs
     return rc;
 }
 
-/* In how many indexed rows the term occurs: exact when it is rare in the newest
- * DF_WINDOW rows, else scaled up from them. Counted once per handle and cached (new
- * rows do not update it: it is for ranking, not for display). */
-static int term_docs(struct vt_store *s, const char *term, long long *docs)
+/* The cached count of term: 1 with *docs, or 0. */
+static int df_cached(struct vt_store *s, const char *term, long long *docs)
 {
     size_t i = df_slot(term);
-    int rc;
 
     for (size_t k = 0; k < 8; k++) {
         struct df_entry *e = &s->df[(i + k) & (DF_CACHE - 1)];
 
         if (e->term && !strcmp(e->term, term)) {
             *docs = e->docs;
-            return 0;
+            return 1;
         }
     }
-    rc = count_term_docs(s, term, docs);
-    if (rc)
-        return rc;
-    /* a frequency counted once is good enough for ranking: cache it in a free slot of
-     * the probe window, or evict the slot the term hashes to */
+    return 0;
+}
+
+/* A frequency counted once is good enough for ranking: cached in a free slot of the probe
+ * window, or in the slot the term hashes to (evicting). */
+static void df_put(struct vt_store *s, const char *term, long long docs)
+{
+    size_t i = df_slot(term);
+
     for (size_t k = 0; k < 8; k++) {
         struct df_entry *e = &s->df[(i + k) & (DF_CACHE - 1)];
 
@@ -618,11 +622,72 @@ static int term_docs(struct vt_store *s, const char *term, long long *docs)
             e = e->term ? &s->df[i] : e;
             free(e->term);
             e->term = vt_xstrdup(term);
-            e->docs = *docs;
-            break;
+            e->docs = docs;
+            return;
         }
     }
-    return 0;
+}
+
+/* In how many indexed rows the term occurs: exact when it is rare in the newest
+ * DF_WINDOW rows, else scaled up from them. Counted once per handle and cached (new
+ * rows do not update it: it is for ranking, not for display). */
+static int term_docs(struct vt_store *s, const char *term, long long *docs)
+{
+    int rc;
+
+    if (df_cached(s, term, docs))
+        return 0;
+    rc = count_term_docs(s, term, docs);
+    if (!rc)
+        df_put(s, term, *docs);
+    return rc;
+}
+
+#define DF_BATCH 64 /* words counted in one statement at most */
+
+struct df_batch {
+    char *w[DF_BATCH];
+    size_t n;
+};
+
+static void df_want(struct vt_store *s, struct df_batch *b, char *w)
+{
+    long long unused;
+
+    if (b->n >= DF_BATCH || df_cached(s, w, &unused))
+        return;
+    for (size_t i = 0; i < b->n; i++)
+        if (!strcmp(b->w[i], w))
+            return;
+    b->w[b->n++] = w;
+}
+
+/*
+ * On PostgreSQL, count the words of q's positive terms and their alternatives that the
+ * cache lacks in one statement (a round trip and a read of the newest rows for them all,
+ * not one each), and cache them; SQLite counts in-process, one by one, when asked. As in
+ * word_docs, a failure is not the search's: what is not cached is counted when asked.
+ */
+static void prefetch_term_docs(struct vt_store *s, const struct vt_query *q, char **const *alts)
+{
+    struct df_batch b = {{0}, 0};
+    long long docs[DF_BATCH];
+
+    if (!s->pg)
+        return;
+    for (size_t i = 0, pos = 0; i < q->n_terms; i++) {
+        if (q->terms[i].exclude)
+            continue;
+        for (size_t k = 0; k < q->terms[i].n_words; k++)
+            df_want(s, &b, q->terms[i].words[k]);
+        for (size_t k = 0; alts && alts[pos] && alts[pos][k]; k++)
+            df_want(s, &b, alts[pos][k]);
+        pos++;
+    }
+    if (!b.n || store_pg_terms_docs(s, b.w, b.n, DF_WINDOW, docs))
+        return;
+    for (size_t i = 0; i < b.n; i++)
+        df_put(s, b.w[i], docs[i]);
 }
 
 /* store_rows callback: the row's first column (a term) to fn. */
@@ -983,6 +1048,7 @@ int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct 
     *partial = 0;
     if (!m && (!s->pg || !vt_query_positive(r->q)))
         return 0;
+    prefetch_term_docs(s, r->q, r->alts);
     n_df = all_but_one ? phrase_docs_all_but_one(s, r->q, r->alts, df)
                        : phrase_docs(s, r->q, r->alts, df);
     if (r->exact_phrase) {

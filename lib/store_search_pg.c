@@ -16,6 +16,7 @@
  * User input never reaches PostgreSQL as syntax: the tsquery is written here from
  * the query's tokens, each a quoted lexeme, and travels as one parameter.
  */
+#include "db_pg.h"
 #include "query.h"
 #include "store_int.h"
 #include "util.h"
@@ -472,13 +473,21 @@ static int read_pair(struct vt_store *s, const char *sql, const char *what, long
     return rc;
 }
 
-/* The newest row's id, and the index's row count and total length in tokens (BM25's). */
+/* The newest row's id, and the index's row count and total length in tokens (BM25's);
+ * read once per read transaction (a search's tiers ask each), whose snapshot they are. */
 static int index_sizes(struct vt_store *s, long long *top, double *rows, double *tokens)
 {
+    struct pg_conn *c = s->pg;
     struct db_stmt *st;
     long long have = 0, unused;
-    int rc = 0;
+    int rc = 0, in_read = c->in_tx && c->read_serial == c->tx_serial;
 
+    if (in_read && s->pg_sizes.tx == c->tx_serial) {
+        *top = s->pg_sizes.top;
+        *rows = s->pg_sizes.rows;
+        *tokens = s->pg_sizes.tokens;
+        return 0;
+    }
     /* looked up once per handle: a table made later only makes this handle slower */
     if (!s->pg_stats) {
         rc = read_pair(s, "SELECT CASE WHEN to_regclass('docs_stats') IS NULL THEN 0 ELSE 1 END, 0",
@@ -505,40 +514,89 @@ static int index_sizes(struct vt_store *s, long long *top, double *rows, double 
     }
     rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "search statistics");
     store_finish(s, st);
+    if (!rc && in_read) {
+        s->pg_sizes.tx = c->tx_serial;
+        s->pg_sizes.top = *top;
+        s->pg_sizes.rows = *rows;
+        s->pg_sizes.tokens = *tokens;
+    }
     return rc;
 }
 
-int store_pg_term_docs(struct vt_store *s, const char *term, long long window, long long *docs)
+/*
+ * One statement for all the terms a search tier needs, a scalar subquery each: its count in
+ * the window (ids above lo), scaled up when it is 100 or more (the scaling written in C by
+ * the caller's values: top and window are constants here), else counted in all rows by a
+ * subquery the CASE runs only then, as SQLite reads docs_vocab. Planned with the values
+ * (prepare_planned), so each count is planned for its word: the GIN index for a rare one,
+ * the newest ids for a common one.
+ */
+static char *terms_docs_sql(size_t n, long long top, long long window)
 {
-    struct vt_sb q = {0};
-    struct db_stmt *st;
-    int rc;
+    struct vt_sb sql = {0};
 
-    *docs = 0;
-    if (!lexeme_ok(term))
-        return 0;
-    /* the exact count (a scalar subquery: run only when the CASE reaches it) for a term
-     * rare in the window, as SQLite reads docs_vocab then */
-    rc = prepare_planned(
-        s,
-        "WITH t AS (SELECT coalesce(max(id), 0) AS top FROM docs),"
-        " w AS (SELECT count(*) AS n FROM docs, t WHERE tsv @@ CAST(?1 AS tsquery) AND id > t.top "
-        "- ?2)"
-        " SELECT CASE WHEN t.top > ?2 AND w.n >= 100 THEN w.n * t.top / ?2"
-        "  WHEN t.top <= ?2 THEN w.n"
-        "  ELSE (SELECT count(*) FROM docs WHERE tsv @@ CAST(?1 AS tsquery)) END FROM t, w",
-        &st);
+    vt_sb_adds(&sql, "SELECT 0");
+    for (size_t i = 0; i < n; i++) {
+        size_t q = i + 2;
+
+        if (top <= window)
+            vt_sb_addf(&sql, ", (SELECT count(*) FROM docs WHERE tsv @@ CAST(?%zu AS tsquery))", q);
+        else
+            vt_sb_addf(&sql,
+                       ", (SELECT CASE WHEN w.n >= 100 THEN w.n * %lld / %lld"
+                       " ELSE (SELECT count(*) FROM docs WHERE tsv @@ CAST(?%zu AS tsquery)) END"
+                       " FROM (SELECT count(*) AS n FROM docs WHERE tsv @@ CAST(?%zu AS tsquery)"
+                       " AND id > ?1) w)",
+                       top, window, q, q);
+    }
+    return vt_sb_detach(&sql);
+}
+
+int store_pg_terms_docs(struct vt_store *s, char *const *terms, size_t n, long long window,
+                        long long *docs)
+{
+    char **asked = vt_xcalloc(n + 1, sizeof(*asked));
+    size_t *at = vt_xcalloc(n + 1, sizeof(*at)), m = 0;
+    long long top = 0;
+    double rows, tokens;
+    struct db_stmt *st = NULL;
+    char *sql;
+    int rc = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        docs[i] = 0;
+        if (lexeme_ok(terms[i])) {
+            asked[m] = terms[i];
+            at[m++] = i;
+        }
+    }
+    if (!m)
+        goto out;
+    rc = index_sizes(s, &top, &rows, &tokens);
     if (rc)
-        return rc;
-    store_pg_lexeme(&q, term);
-    db_bind_text(st, 1, q.buf);
-    db_bind_int64(st, 2, window);
+        goto out;
+    sql = terms_docs_sql(m, top, window);
+    rc = prepare_planned(s, sql, &st);
+    free(sql);
+    if (rc)
+        goto out;
+    db_bind_int64(st, 1, top - window);
+    for (size_t i = 0; i < m; i++) {
+        struct vt_sb q = {0};
+
+        store_pg_lexeme(&q, asked[i]);
+        db_bind_text(st, (int)i + 2, q.buf);
+        vt_sb_release(&q);
+    }
     rc = db_step(st);
     if (rc == DB_ROW)
-        *docs = db_col_int64(st, 0);
+        for (size_t i = 0; i < m; i++)
+            docs[at[i]] = db_col_int64(st, (int)i + 1);
     rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "term statistics");
     finish_planned(st);
-    vt_sb_release(&q);
+out:
+    free(asked);
+    free(at);
     return rc;
 }
 
