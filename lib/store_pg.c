@@ -345,8 +345,10 @@ static int start(struct vt_store *s, const char *sql, const char *what)
         return VT_ESTATE;
     }
     rc = store_exec(s, sql, what);
-    if (!rc)
+    if (!rc) {
         s->pg->in_tx = 1;
+        s->pg->tx_serial++;
+    }
     return rc;
 }
 
@@ -362,7 +364,11 @@ int store_pg_begin(struct vt_store *s)
 int store_pg_begin_read(struct vt_store *s)
 {
     /* one snapshot for every statement of the read, as SQLite's read transaction gives */
-    return start(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "start a read");
+    int rc = start(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "start a read");
+
+    if (!rc)
+        s->pg->read_serial = s->pg->tx_serial;
+    return rc;
 }
 
 int store_pg_commit(struct vt_store *s)
