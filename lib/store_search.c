@@ -557,7 +557,7 @@ static int count_term_docs(struct vt_store *s, const char *term, long long *docs
 
     /* PostgreSQL: the same estimate in one statement (store_search_pg.c) */
     if (s->pg)
-        return store_pg_terms_docs(s, (char *const *)&term, 1, DF_WINDOW, docs);
+        return store_pg_terms_docs(s, &term, 1, DF_WINDOW, docs);
     rc = store_prepare(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
     if (rc)
         return rc;
@@ -646,11 +646,11 @@ static int term_docs(struct vt_store *s, const char *term, long long *docs)
 #define DF_BATCH 64 /* words counted in one statement at most */
 
 struct df_batch {
-    char *w[DF_BATCH];
+    const char *w[DF_BATCH];
     size_t n;
 };
 
-static void df_want(struct vt_store *s, struct df_batch *b, char *w)
+static void df_want(struct vt_store *s, struct df_batch *b, const char *w)
 {
     long long unused;
 
@@ -660,34 +660,6 @@ static void df_want(struct vt_store *s, struct df_batch *b, char *w)
         if (!strcmp(b->w[i], w))
             return;
     b->w[b->n++] = w;
-}
-
-/*
- * On PostgreSQL, count the words of q's positive terms and their alternatives that the
- * cache lacks in one statement (a round trip and a read of the newest rows for them all,
- * not one each), and cache them; SQLite counts in-process, one by one, when asked. As in
- * word_docs, a failure is not the search's: what is not cached is counted when asked.
- */
-static void prefetch_term_docs(struct vt_store *s, const struct vt_query *q, char **const *alts)
-{
-    struct df_batch b = {{0}, 0};
-    long long docs[DF_BATCH];
-
-    if (!s->pg)
-        return;
-    for (size_t i = 0, pos = 0; i < q->n_terms; i++) {
-        if (q->terms[i].exclude)
-            continue;
-        for (size_t k = 0; k < q->terms[i].n_words; k++)
-            df_want(s, &b, q->terms[i].words[k]);
-        for (size_t k = 0; alts && alts[pos] && alts[pos][k]; k++)
-            df_want(s, &b, alts[pos][k]);
-        pos++;
-    }
-    if (!b.n || store_pg_terms_docs(s, b.w, b.n, DF_WINDOW, docs))
-        return;
-    for (size_t i = 0; i < b.n; i++)
-        df_put(s, b.w[i], docs[i]);
 }
 
 /* store_rows callback: the row's first column (a term) to fn. */
@@ -896,21 +868,37 @@ int vt_store_docs(struct vt_store *s, const long long *rowids, size_t n,
 
 #define MAX_PHRASES STORE_MAX_PHRASES
 
-static double word_docs(struct vt_store *s, const char *w)
+/* Where the document frequencies of a query's phrases are being gathered. */
+struct df_ctx {
+    struct vt_store *s;
+    const unsigned char *used; /* the phrases whose frequency is wanted; NULL: all */
+    struct df_batch *collect;  /* not NULL: only note the words to count, into it */
+};
+
+static int wanted(const struct df_ctx *c, size_t phrase)
+{
+    return !c->used || c->used[phrase];
+}
+
+static double word_docs(struct df_ctx *c, const char *w)
 {
     long long d = 0;
 
-    term_docs(s, w, &d); /* on error d stays 0: ranking only, never a failure */
+    if (c->collect) {
+        df_want(c->s, c->collect, w);
+        return 0;
+    }
+    term_docs(c->s, w, &d); /* on error d stays 0: ranking only, never a failure */
     return (double)d;
 }
 
 /* A term's document frequency: its rarest word's (a phrase is at most that common). */
-static double qterm_docs(struct vt_store *s, const struct vt_qterm *t)
+static double qterm_docs(struct df_ctx *c, const struct vt_qterm *t)
 {
     double best = -1;
 
     for (size_t k = 0; k < t->n_words; k++) {
-        double d = word_docs(s, t->words[k]);
+        double d = word_docs(c, t->words[k]);
 
         if (best < 0 || d < best)
             best = d;
@@ -921,9 +909,10 @@ static double qterm_docs(struct vt_store *s, const struct vt_qterm *t)
 /*
  * Document frequencies of the phrases of store_fts_match(q, 0, alts), in the order
  * that function writes them: each positive term (then its alternatives), then the
- * excluded terms, which are not scored.
+ * excluded terms, which are not scored; a phrase not wanted gets 0 (it is in no row
+ * ranked, so its frequency is never used).
  */
-static size_t phrase_docs(struct vt_store *s, const struct vt_query *q, char **const *alts,
+static size_t phrase_docs(struct df_ctx *c, const struct vt_query *q, char **const *alts,
                           double *df)
 {
     size_t n = 0, pos = 0;
@@ -931,9 +920,10 @@ static size_t phrase_docs(struct vt_store *s, const struct vt_query *q, char **c
     for (size_t i = 0; i < q->n_terms && n < MAX_PHRASES; i++) {
         if (q->terms[i].exclude)
             continue;
-        df[n++] = qterm_docs(s, &q->terms[i]);
-        for (size_t k = 0; alts && alts[pos] && alts[pos][k] && n < MAX_PHRASES; k++)
-            df[n++] = word_docs(s, alts[pos][k]);
+        df[n] = wanted(c, n) ? qterm_docs(c, &q->terms[i]) : 0;
+        n++;
+        for (size_t k = 0; alts && alts[pos] && alts[pos][k] && n < MAX_PHRASES; k++, n++)
+            df[n] = wanted(c, n) ? word_docs(c, alts[pos][k]) : 0;
         pos++;
     }
     for (size_t i = 0; i < q->n_terms && n < MAX_PHRASES; i++)
@@ -944,27 +934,62 @@ static size_t phrase_docs(struct vt_store *s, const struct vt_query *q, char **c
 
 /* The same for store_fts_match(q, 2, alts): group k skips term k, each term followed
  * by its alternatives, then the excluded terms. */
-static size_t phrase_docs_all_but_one(struct vt_store *s, const struct vt_query *q,
+static size_t phrase_docs_all_but_one(struct df_ctx *c, const struct vt_query *q,
                                       char **const *alts, double *df)
 {
+    const struct vt_qterm *pos[VT_QUERY_MAX_TERMS];
     double word[VT_QUERY_MAX_TERMS];
+    int have[VT_QUERY_MAX_TERMS] = {0};
     size_t n = 0, np = 0;
 
     for (size_t i = 0; i < q->n_terms; i++)
         if (!q->terms[i].exclude)
-            word[np++] = qterm_docs(s, &q->terms[i]);
+            pos[np++] = &q->terms[i];
     for (size_t skip = 0; skip < np; skip++)
         for (size_t i = 0; i < np && n < MAX_PHRASES; i++) {
             if (i == skip)
                 continue;
-            df[n++] = word[i];
-            for (size_t k = 0; alts && alts[i] && alts[i][k] && n < MAX_PHRASES; k++)
-                df[n++] = word_docs(s, alts[i][k]);
+            if (wanted(c, n) && !have[i]) {
+                word[i] = qterm_docs(c, pos[i]);
+                have[i] = !c->collect;
+            }
+            df[n] = wanted(c, n) ? word[i] : 0;
+            n++;
+            for (size_t k = 0; alts && alts[i] && alts[i][k] && n < MAX_PHRASES; k++, n++)
+                df[n] = wanted(c, n) ? word_docs(c, alts[i][k]) : 0;
         }
     for (size_t i = 0; i < q->n_terms && n < MAX_PHRASES; i++)
         if (q->terms[i].exclude)
             df[n++] = -1;
     return n;
+}
+
+/*
+ * The document frequencies of the phrases of r's query that used marks (NULL: all) into
+ * df: their count. On PostgreSQL the words the cache lacks are counted first in one
+ * statement (one round trip and one plan for them all, not one each) and cached; SQLite
+ * counts in-process, one by one. As in word_docs, a failure is not the search's.
+ */
+size_t store_query_docs(struct vt_store *s, const struct vt_store_search *r,
+                        const unsigned char *used, double *df)
+{
+    int all_but_one = r->match == VT_MATCH_ALL_BUT_ONE;
+    struct df_batch b = {{0}, 0};
+    struct df_ctx c = {s, used, &b};
+    long long docs[DF_BATCH];
+
+    if (s->pg) {
+        if (all_but_one)
+            phrase_docs_all_but_one(&c, r->q, r->alts, df);
+        else
+            phrase_docs(&c, r->q, r->alts, df);
+        if (b.n && !store_pg_terms_docs(s, b.w, b.n, DF_WINDOW, docs))
+            for (size_t i = 0; i < b.n; i++)
+                df_put(s, b.w[i], docs[i]);
+    }
+    c.collect = NULL;
+    return all_but_one ? phrase_docs_all_but_one(&c, r->q, r->alts, df)
+                       : phrase_docs(&c, r->q, r->alts, df);
 }
 
 /*
@@ -1048,20 +1073,20 @@ int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct 
     *partial = 0;
     if (!m && (!s->pg || !vt_query_positive(r->q)))
         return 0;
-    prefetch_term_docs(s, r->q, r->alts);
-    n_df = all_but_one ? phrase_docs_all_but_one(s, r->q, r->alts, df)
-                       : phrase_docs(s, r->q, r->alts, df);
     if (r->exact_phrase) {
         size_t plain = vt_query_plain_words(r->q, NULL);
 
         phrase_n = plain >= 2 ? (int)plain : 0;
     }
-    /* the backends differ only in finding and scoring the rows */
-    if (s->pg)
-        rc = store_pg_rows(s, r, df, n_df, phrase_n, partial, &ids, &n_ids);
-    else
+    /* the backends differ only in finding and scoring the rows; PostgreSQL scores in C
+     * after finding them, so it counts only the frequencies of phrases found in them */
+    if (s->pg) {
+        rc = store_pg_rows(s, r, phrase_n, partial, &ids, &n_ids);
+    } else {
+        n_df = store_query_docs(s, r, NULL, df);
         rc = fts_rows(s, m, r->source, r->video, df, n_df, phrase_n, r->cap, r->deadline_s, partial,
                       &ids, &n_ids);
+    }
     free(m);
     if (rc)
         return rc;

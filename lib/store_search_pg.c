@@ -552,10 +552,10 @@ static char *terms_docs_sql(size_t n, long long top, long long window)
     return vt_sb_detach(&sql);
 }
 
-int store_pg_terms_docs(struct vt_store *s, char *const *terms, size_t n, long long window,
+int store_pg_terms_docs(struct vt_store *s, const char *const *terms, size_t n, long long window,
                         long long *docs)
 {
-    char **asked = vt_xcalloc(n + 1, sizeof(*asked));
+    const char **asked = vt_xcalloc(n + 1, sizeof(*asked));
     size_t *at = vt_xcalloc(n + 1, sizeof(*at)), m = 0;
     long long top = 0;
     double rows, tokens;
@@ -617,23 +617,34 @@ static const char *rows_sql(int by_source, int by_video)
     return sql[(by_source ? 1 : 0) + (by_video ? 2 : 0)];
 }
 
-struct rank_ctx {
-    const struct store_phrase *ph;
-    size_t n_ph, n_df;
-    const double *df;
-    int phrase_n;
-    double rows, tokens;
+/* The rows a search found, with their texts until they are scored. */
+struct found {
+    struct fts_id *v;
+    char **text;
+    size_t n, cap, cap_text;
 };
 
-static void read_row(struct db_stmt *st, const struct rank_ctx *c, struct fts_id *v)
+static void found_free(struct found *f)
+{
+    for (size_t i = 0; i < f->n; i++)
+        free(f->text[i]);
+    free(f->text);
+    free(f->v);
+}
+
+static void read_row(struct db_stmt *st, struct found *f)
 {
     const char *id = db_col_text(st, 1), *text = db_col_text(st, 3);
+    struct fts_id *v;
 
+    vt_grow((void **)&f->v, &f->cap, f->n + 1, sizeof(*f->v));
+    vt_grow((void **)&f->text, &f->cap_text, f->n + 1, sizeof(*f->text));
+    v = &f->v[f->n];
     v->rowid = db_col_int64(st, 0);
     snprintf(v->video_id, sizeof(v->video_id), "%s", id ? id : "");
     v->start_s = db_col_double(st, 2);
-    v->score = store_pg_score(text ? text : "", c->ph, c->n_ph, c->df, c->n_df, c->phrase_n,
-                              c->rows, c->tokens);
+    v->score = 0;
+    f->text[f->n++] = vt_xstrdup(text ? text : "");
 }
 
 /*
@@ -641,17 +652,14 @@ static void read_row(struct db_stmt *st, const struct rank_ctx *c, struct fts_id
  * served from the first window and the deadline is looked at between windows.
  */
 static int window_rows(struct vt_store *s, const struct vt_store_search *r, const char *tsq,
-                       const struct rank_ctx *c, long long hi, int *partial, struct fts_id **out,
-                       size_t *n)
+                       long long hi, int *partial, struct found *f)
 {
     int by_source = r->source && *r->source, by_video = r->video && *r->video;
     long long window = 20000;
-    struct fts_id *v = NULL;
-    size_t vcap = 0, len = 0;
     struct db_stmt *st = NULL;
     int rc = prepare_planned(s, rows_sql(by_source, by_video), &st);
 
-    while (!rc && hi > 0 && (int)len < r->cap) {
+    while (!rc && hi > 0 && (int)f->n < r->cap) {
         long long lo = hi > window ? hi - window : 0;
         int i = 1;
 
@@ -662,11 +670,9 @@ static int window_rows(struct vt_store *s, const struct vt_store_search *r, cons
             db_bind_text(st, i++, r->source);
         if (by_video)
             db_bind_text(st, i++, r->video);
-        db_bind_int(st, i, r->cap - (int)len);
-        while ((rc = db_step(st)) == DB_ROW) {
-            vt_grow((void **)&v, &vcap, len + 1, sizeof(*v));
-            read_row(st, c, &v[len++]);
-        }
+        db_bind_int(st, i, r->cap - (int)f->n);
+        while ((rc = db_step(st)) == DB_ROW)
+            read_row(st, f);
         rc = rc == DB_DONE ? 0 : store_fail(s, "search");
         db_reset(st);
         hi = lo;
@@ -677,22 +683,33 @@ static int window_rows(struct vt_store *s, const struct vt_store_search *r, cons
         }
     }
     finish_planned(st);
-    if (rc) {
-        free(v);
-        return rc;
-    }
-    *out = v;
-    *n = len;
-    return 0;
+    return rc;
 }
 
-int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, const double *df,
-                  size_t n_df, int phrase_n, int *partial, struct fts_id **out, size_t *n)
+/* Mark in used the phrases that stand somewhere in text: only theirs are scored. */
+static void mark_found(const char *text, const struct store_phrase *ph, size_t n_ph,
+                       unsigned char *used)
+{
+    struct tokens t = {0};
+
+    vt_tokenize(text, strlen(text), add_token, &t);
+    for (size_t i = 0; i < n_ph; i++)
+        for (size_t at = 0; !used[i] && at < t.n; at++)
+            used[i] = (unsigned char)phrase_at(&t, &ph[i], at);
+    free(t.buf);
+    free(t.off);
+}
+
+int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, int phrase_n, int *partial,
+                  struct fts_id **out, size_t *n)
 {
     struct store_phrase ph[STORE_MAX_PHRASES];
-    struct rank_ctx c = {ph, 0, n_df, df, phrase_n, 0, 0};
+    unsigned char used[STORE_MAX_PHRASES] = {0};
+    double df[STORE_MAX_PHRASES], rows = 0, tokens = 0;
+    struct found f = {0};
+    size_t n_ph = 0, n_df;
     char *tsq = store_pg_tsquery(r->q, r->match == VT_MATCH_ALL_BUT_ONE ? 2 : 0, r->alts, ph,
-                                 STORE_MAX_PHRASES, &c.n_ph);
+                                 STORE_MAX_PHRASES, &n_ph);
     long long top = 0;
     int rc;
 
@@ -709,11 +726,30 @@ int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, const dou
         free(tsq);
         return 0;
     }
-    rc = index_sizes(s, &top, &c.rows, &c.tokens);
+    rc = index_sizes(s, &top, &rows, &tokens);
     if (!rc)
-        rc = window_rows(s, r, tsq, &c, top, partial, out, n);
+        rc = window_rows(s, r, tsq, top, partial, &f);
     free(tsq);
-    return rc;
+    if (rc || !f.n) {
+        found_free(&f);
+        return rc;
+    }
+    /*
+     * The frequencies of the phrases found in these rows, counted now: a phrase in none of
+     * them adds nothing to any score, and an approximate tier's alternatives are many, each
+     * a count over the newest rows (what SQLite reads in its index's posting lists costs a
+     * scan of rows here).
+     */
+    for (size_t i = 0; i < f.n; i++)
+        mark_found(f.text[i], ph, n_ph, used);
+    n_df = store_query_docs(s, r, used, df);
+    for (size_t i = 0; i < f.n; i++)
+        f.v[i].score = store_pg_score(f.text[i], ph, n_ph, df, n_df, phrase_n, rows, tokens);
+    *out = f.v; /* the rows go to the caller, their texts are freed */
+    *n = f.n;
+    f.v = NULL;
+    found_free(&f);
+    return 0;
 }
 
 /* ---- the schema ---- */
