@@ -27,7 +27,8 @@ struct df_entry {
 
 #define STMT_CACHE 64
 
-struct pg_conn; /* db_pg.c */
+struct pg_conn;   /* db_pg.c */
+struct pg_window; /* store_search_pg.c */
 
 struct vt_store {
     const struct db_ops *ops; /* the backend's statements (db.h) */
@@ -54,6 +55,7 @@ struct vt_store {
         long long top;
         double rows, tokens;
     } pg_sizes;
+    struct pg_window *pg_window; /* PostgreSQL: the newest rows' lexemes (store_search_pg.c) */
 };
 
 /* store.c: errors, the statement cache and the helpers around it */
@@ -269,6 +271,8 @@ int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, int phras
  * counted in all rows, into docs[0..n-1] (0 for a word no index can hold). */
 int store_pg_terms_docs(struct vt_store *s, const char *const *terms, size_t n, long long window,
                         long long *docs);
+/* Free what store_pg_terms_docs keeps on the handle (at close). */
+void store_pg_window_free(struct vt_store *s);
 /* A word of the index's tokens in the regex dialect of PostgreSQL: what vt_tokenize
  * counts as word bytes (ASCII letters and digits, anything not ASCII). */
 #define PG_TOKEN_RE "'[^\\x01-/:-@[-`{-\\x7f]+'"

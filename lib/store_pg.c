@@ -331,6 +331,7 @@ fail:
 
 void store_pg_close(struct vt_store *s)
 {
+    store_pg_window_free(s);
     db_pg_disconnect(s->pg);
     s->pg = NULL;
 }

@@ -552,6 +552,155 @@ static char *terms_docs_sql(size_t n, long long top, long long window)
     return vt_sb_detach(&sql);
 }
 
+/*
+ * The lexemes of the newest rows (ids above top - window) with how many of them hold each,
+ * read once with ts_stat: a term's count in the window is then a lookup for every later
+ * search on the handle, where a count per term reads the window's rows again (SQLite reads
+ * a posting list; here each is a scan of 20,000 rows). Kept while the newest id stays.
+ */
+struct pg_lexeme {
+    char *word;
+    long long ndoc;
+};
+
+struct pg_window {
+    long long top;
+    struct pg_lexeme *v; /* sorted by word (strcmp) */
+    size_t n, cap;
+};
+
+#define PG_WINDOW_TERMS 4 /* terms to count at once that make reading the window worth it */
+
+void store_pg_window_free(struct vt_store *s)
+{
+    struct pg_window *w = s->pg_window;
+
+    if (!w)
+        return;
+    for (size_t i = 0; i < w->n; i++)
+        free(w->v[i].word);
+    free(w->v);
+    free(w);
+    s->pg_window = NULL;
+}
+
+static int by_word(const void *a, const void *b)
+{
+    return strcmp(((const struct pg_lexeme *)a)->word, ((const struct pg_lexeme *)b)->word);
+}
+
+static int window_word(void *user, struct db_stmt *st)
+{
+    struct pg_window *w = user;
+    const char *word = db_col_text(st, 0);
+
+    if (word) {
+        vt_grow((void **)&w->v, &w->cap, w->n + 1, sizeof(*w->v));
+        w->v[w->n].word = vt_xstrdup(word);
+        w->v[w->n++].ndoc = db_col_int64(st, 1);
+    }
+    return 0;
+}
+
+/* Read the window's lexemes for the newest id top into s->pg_window. */
+static int window_load(struct vt_store *s, long long top, long long window)
+{
+    struct pg_window *w = vt_xcalloc(1, sizeof(*w));
+    int rc;
+
+    store_pg_window_free(s);
+    s->pg_window = w;
+    w->top = top;
+    /* the bound is a bigint the server formats: no text of ours becomes SQL */
+    rc = store_rows(s,
+                    "SELECT word, ndoc FROM ts_stat(format('SELECT tsv FROM docs WHERE id > %s',"
+                    " CAST(? AS bigint)))",
+                    "term statistics", window_word, w, "I", (int64_t)(top - window));
+    if (rc) {
+        store_pg_window_free(s);
+        return rc;
+    }
+    if (w->n)
+        qsort(w->v, w->n, sizeof(*w->v), by_word);
+    return 0;
+}
+
+/* The rows of the window holding term, from s->pg_window. */
+static long long window_count(const struct vt_store *s, const char *term)
+{
+    struct pg_lexeme key = {(char *)term, 0};
+    const struct pg_lexeme *e =
+        s->pg_window->n ? bsearch(&key, s->pg_window->v, s->pg_window->n, sizeof(key), by_word)
+                        : NULL;
+
+    return e ? e->ndoc : 0;
+}
+
+/* Counts in all rows (terms[0..n-1]) in one statement: docs[at[i]]. */
+static int exact_docs(struct vt_store *s, const char *const *terms, const size_t *at, size_t n,
+                      long long window, long long *docs)
+{
+    struct db_stmt *st = NULL;
+    char *sql = terms_docs_sql(n, 0, window);
+    int rc = prepare_planned(s, sql, &st);
+
+    free(sql);
+    if (rc)
+        return rc;
+    db_bind_int64(st, 1, 0);
+    for (size_t i = 0; i < n; i++) {
+        struct vt_sb q = {0};
+
+        store_pg_lexeme(&q, terms[i]);
+        db_bind_text(st, (int)i + 2, q.buf);
+        vt_sb_release(&q);
+    }
+    rc = db_step(st);
+    if (rc == DB_ROW)
+        for (size_t i = 0; i < n; i++)
+            docs[at[i]] = db_col_int64(st, (int)i + 1);
+    rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "term statistics");
+    finish_planned(st);
+    return rc;
+}
+
+/*
+ * With the window's lexemes read (or worth reading for these many terms): a term common in
+ * the window is scaled from its count there, the others are counted in all rows, in one
+ * statement. 1 when done so, 0 when not worth it, or an error code.
+ */
+static int terms_docs_by_window(struct vt_store *s, const char *const *asked, const size_t *at,
+                                size_t m, long long top, long long window, long long *docs)
+{
+    const char **rare = vt_xcalloc(m + 1, sizeof(*rare));
+    size_t *rare_at = vt_xcalloc(m + 1, sizeof(*rare_at)), n_rare = 0;
+    int rc = 0;
+
+    if (!s->pg_window || s->pg_window->top != top) {
+        if (m < PG_WINDOW_TERMS)
+            goto out;
+        rc = window_load(s, top, window);
+        if (rc)
+            goto out;
+    }
+    for (size_t i = 0; i < m; i++) {
+        long long n = window_count(s, asked[i]);
+
+        if (n >= 100) {
+            docs[at[i]] = n * top / window;
+        } else {
+            rare[n_rare] = asked[i];
+            rare_at[n_rare++] = at[i];
+        }
+    }
+    rc = n_rare ? exact_docs(s, rare, rare_at, n_rare, window, docs) : 0;
+    rc = rc ? rc : 1;
+out:
+    free(rare);
+    free(rare_at);
+    return rc;
+}
+
 int store_pg_terms_docs(struct vt_store *s, const char *const *terms, size_t n, long long window,
                         long long *docs)
 {
@@ -573,8 +722,12 @@ int store_pg_terms_docs(struct vt_store *s, const char *const *terms, size_t n, 
     if (!m)
         goto out;
     rc = index_sizes(s, &top, &rows, &tokens);
-    if (rc)
+    if (!rc && top > window)
+        rc = terms_docs_by_window(s, asked, at, m, top, window, docs);
+    if (rc) {
+        rc = rc < 0 ? rc : 0;
         goto out;
+    }
     sql = terms_docs_sql(m, top, window);
     rc = prepare_planned(s, sql, &st);
     free(sql);

@@ -256,3 +256,68 @@ out:
     vt_test_db_free(test_db);
     test_db = NULL;
 }
+
+/* A PostgreSQL-only test (NAME@pg, run only when VT_TEST_PG names a server). */
+#define VT_TEST_PG_ONLY(name)                                                                      \
+    static void test_##name(void);                                                                 \
+    __attribute__((constructor)) static void register_##name(void)                                 \
+    {                                                                                              \
+        vt_test_register_pg(#name, test_##name);                                                   \
+    }                                                                                              \
+    static void test_##name(void)
+
+#define N_ROWS 300
+
+/*
+ * Term frequencies on PostgreSQL for an index larger than the window: through the window's
+ * lexemes (ts_stat, 4 terms or more) and one count per term give SQLite's estimate (scaled
+ * from the window when 100 rows or more hold the word there, else exact).
+ */
+VT_TEST_PG_ONLY(store_pg_terms_docs_window)
+{
+    char dir[64], *db = NULL;
+    struct vt_store *s = vt_test_store("search", dir, sizeof(dir), &db);
+    struct vt_video_rec v = {0};
+    struct vt_cue cues[N_ROWS];
+    struct vt_transcript t = {0};
+    char text[N_ROWS][64];
+    /* every row, every other row, every third row (rows 0 3 6 ...), one row, none */
+    const char *terms[] = {"every", "even", "third", "once", "never"};
+    long long got[5], one[5], top = N_ROWS;
+    /* the window is ids above top - 150: 150 rows, of which 75 even and 50 thirds */
+    const long long want[5] = {150 * top / 150, 150, 100, 1, 0};
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    snprintf(v.id, sizeof(v.id), "big");
+    v.content_key = "k-big";
+    v.source_kind = "file";
+    memset(cues, 0, sizeof(cues));
+    for (int i = 0; i < N_ROWS; i++) {
+        snprintf(text[i], sizeof(text[i]), "every%s%s%s", i % 2 ? "" : " even",
+                 i % 3 ? "" : " third", i == 7 ? " once" : "");
+        cues[i].start_s = i;
+        cues[i].end_s = i + 0.5;
+        cues[i].text = text[i];
+    }
+    t.cues = cues;
+    t.n_cues = N_ROWS;
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_video_insert(s, &v), 0);
+    CHECK_INT(vt_store_transcript_replace(s, v.id, &t), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(vt_store_begin_read(s), 0);
+    CHECK_INT(store_pg_terms_docs(s, terms, 5, 150, got), 0);
+    CHECK(s->pg_window != NULL); /* five terms: the window's lexemes were read */
+    store_pg_window_free(s);
+    for (int i = 0; i < 5; i++)
+        CHECK_INT(store_pg_terms_docs(s, &terms[i], 1, 150, &one[i]), 0);
+    CHECK(s->pg_window == NULL); /* one term: counted alone */
+    for (int i = 0; i < 5; i++) {
+        CHECK_INT(got[i], want[i]);
+        CHECK_INT(one[i], want[i]);
+    }
+    vt_store_rollback(s);
+    vt_test_store_done(s, dir, db);
+}
