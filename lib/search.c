@@ -14,9 +14,11 @@
  * rows (the newest): when fewer rows match that is exact ranking, and a word
  * present in every video costs no more than VT_SCAN_CAP rows. word_hits() gathers
  * the ranked rows of all tiers (another signal would add its own ranked rows to the
- * same candidates); vt_search then reads them best first, merges hits at the same
- * moment of the same video, and marks the matched words from the query's own words,
- * so marking costs nothing per index size. No backend syntax is written here.
+ * same candidates); vt_search then reads them best first, a batch of rows with their cue
+ * words per call of the store (vt_store_docs: one statement, where a server would take
+ * two round trips per hit), merges hits at the same moment of the same video, and marks
+ * the matched words from the query's own words, so marking costs nothing per index size.
+ * No backend syntax is written here.
  */
 #include "library.h"
 #include "query.h"
