@@ -636,18 +636,19 @@ static long long window_count(const struct vt_store *s, const char *term)
     return e ? e->ndoc : 0;
 }
 
-/* Counts in all rows (terms[0..n-1]) in one statement: docs[at[i]]. */
-static int exact_docs(struct vt_store *s, const char *const *terms, const size_t *at, size_t n,
-                      long long window, long long *docs)
+/* The counts of terms[0..n-1] into docs[at[i]], in one statement (terms_docs_sql(n, top,
+ * window)): in the window above top - window, scaled, or in all rows when top <= window. */
+static int count_terms(struct vt_store *s, const char *const *terms, const size_t *at, size_t n,
+                       long long top, long long window, long long *docs)
 {
     struct db_stmt *st = NULL;
-    char *sql = terms_docs_sql(n, 0, window);
+    char *sql = terms_docs_sql(n, top, window);
     int rc = prepare_planned(s, sql, &st);
 
     free(sql);
     if (rc)
         return rc;
-    db_bind_int64(st, 1, 0);
+    db_bind_int64(st, 1, top - window);
     for (size_t i = 0; i < n; i++) {
         struct vt_sb q = {0};
 
@@ -693,7 +694,8 @@ static int terms_docs_by_window(struct vt_store *s, const char *const *asked, co
             rare_at[n_rare++] = at[i];
         }
     }
-    rc = n_rare ? exact_docs(s, rare, rare_at, n_rare, window, docs) : 0;
+    /* top 0: counted in all rows */
+    rc = n_rare ? count_terms(s, rare, rare_at, n_rare, 0, window, docs) : 0;
     rc = rc ? rc : 1;
 out:
     free(rare);
@@ -708,8 +710,6 @@ int store_pg_terms_docs(struct vt_store *s, const char *const *terms, size_t n, 
     size_t *at = vt_xcalloc(n + 1, sizeof(*at)), m = 0;
     long long top = 0;
     double rows, tokens;
-    struct db_stmt *st = NULL;
-    char *sql;
     int rc = 0;
 
     for (size_t i = 0; i < n; i++) {
@@ -728,25 +728,7 @@ int store_pg_terms_docs(struct vt_store *s, const char *const *terms, size_t n, 
         rc = rc < 0 ? rc : 0;
         goto out;
     }
-    sql = terms_docs_sql(m, top, window);
-    rc = prepare_planned(s, sql, &st);
-    free(sql);
-    if (rc)
-        goto out;
-    db_bind_int64(st, 1, top - window);
-    for (size_t i = 0; i < m; i++) {
-        struct vt_sb q = {0};
-
-        store_pg_lexeme(&q, asked[i]);
-        db_bind_text(st, (int)i + 2, q.buf);
-        vt_sb_release(&q);
-    }
-    rc = db_step(st);
-    if (rc == DB_ROW)
-        for (size_t i = 0; i < m; i++)
-            docs[at[i]] = db_col_int64(st, (int)i + 1);
-    rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "term statistics");
-    finish_planned(st);
+    rc = count_terms(s, asked, at, m, top, window, docs);
 out:
     free(asked);
     free(at);

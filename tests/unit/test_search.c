@@ -257,15 +257,6 @@ out:
     test_db = NULL;
 }
 
-/* A PostgreSQL-only test (NAME@pg, run only when VT_TEST_PG names a server). */
-#define VT_TEST_PG_ONLY(name)                                                                      \
-    static void test_##name(void);                                                                 \
-    __attribute__((constructor)) static void register_##name(void)                                 \
-    {                                                                                              \
-        vt_test_register_pg(#name, test_##name);                                                   \
-    }                                                                                              \
-    static void test_##name(void)
-
 #define N_ROWS 300
 
 /*
