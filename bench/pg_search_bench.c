@@ -322,33 +322,66 @@ static void print_slowest(const struct result *pg, char **queries, int nq, int m
     free(order);
 }
 
+/* The query mix on the library in sdir, its rows on SQLite (url NULL) or on PostgreSQL: the
+ * same library directory (media would be on shared storage) with the store handle swapped. */
+static int run_backend(const char *sdir, const char *url, char **queries, int nq, struct result *r)
+{
+    char err[512];
+    struct vt_library *lib = vt_library_open(sdir, VT_OPEN_READ, err, sizeof(err));
+    struct vt_store *ps;
+    int rc;
+
+    if (!lib)
+        return fail(url ? "postgresql" : "sqlite", err);
+    if (url) {
+        if (vt_store_open(url, &ps, err, sizeof(err))) {
+            vt_library_close(lib);
+            return fail("postgresql", err);
+        }
+        vt_store_close(lib->store);
+        lib->store = ps;
+        if (getenv("VT_BENCH_PG_SET"))
+            store_exec(ps, getenv("VT_BENCH_PG_SET"), "bench setting");
+    }
+    rc = run_on(lib, queries, nq, r);
+    vt_library_close(lib);
+    return rc;
+}
+
+static void result_free(struct result *r, int nq)
+{
+    for (int i = 0; i < nq && r->hits; i++)
+        free(r->hits[i]);
+    free(r->hits);
+    free(r->ms);
+    free(r->stmts);
+    free(r->cut);
+}
+
 static int run(const char *dir, const char *url, int nq)
 {
-    char err[512], *sdir = vt_xasprintf("%s/sqlite", dir);
+    char *sdir = vt_xasprintf("%s/sqlite", dir);
     char **queries = vt_xcalloc((size_t)nq, sizeof(char *));
     struct result sq = {0}, pg = {0};
-    struct vt_library *lib;
-    struct vt_store *ps;
     int same = 0, rows = 0, full = 0, same_full = 0;
+    int warm = !getenv("PG_BENCH_WARM") || strcmp(getenv("PG_BENCH_WARM"), "0");
 
     for (int i = 0; i < nq; i++)
         queries[i] = query(i);
-    lib = vt_library_open(sdir, VT_OPEN_READ, err, sizeof(err));
-    if (!lib || run_on(lib, queries, nq, &sq))
-        return fail("sqlite", err);
-    vt_library_close(lib);
-    /* the same library directory (media would be on shared storage) with its rows on
-     * PostgreSQL: the store handle is swapped in */
-    lib = vt_library_open(sdir, VT_OPEN_READ, err, sizeof(err));
-    if (!lib || vt_store_open(url, &ps, err, sizeof(err)))
-        return fail("postgresql", err);
-    vt_store_close(lib->store);
-    lib->store = ps;
-    if (getenv("VT_BENCH_PG_SET"))
-        store_exec(ps, getenv("VT_BENCH_PG_SET"), "bench setting");
-    if (run_on(lib, queries, nq, &pg))
+    /* a pass of the same queries on handles of their own first, unless PG_BENCH_WARM=0:
+     * what is measured is then the page caches warm (a server that has been serving), each
+     * measured handle's own term-frequency cache cold, as a new server's */
+    if (warm) {
+        struct result w[2] = {{0}, {0}};
+
+        if (run_backend(sdir, NULL, queries, nq, &w[0]) ||
+            run_backend(sdir, url, queries, nq, &w[1]))
+            return 1;
+        result_free(&w[0], nq);
+        result_free(&w[1], nq);
+    }
+    if (run_backend(sdir, NULL, queries, nq, &sq) || run_backend(sdir, url, queries, nq, &pg))
         return 1;
-    vt_library_close(lib);
     for (int i = 0; i < nq; i++) {
         int eq = !strcmp(sq.hits[i], pg.hits[i]), whole = !sq.cut[i] && !pg.cut[i];
 
@@ -361,8 +394,8 @@ static int run(const char *dir, const char *url, int nq)
                     pg.hits[i]);
     }
     printf("search (vt_search, 3 tiers) on the same rows, %d queries (words, phrase, prefix, "
-           "excluded, misheard)\n",
-           nq);
+           "excluded, misheard)%s\n",
+           nq, warm ? ", after one unmeasured pass" : ", caches cold");
     printf("  %-12s %8s %8s %10s %12s %12s\n", "", "p50 ms", "p99 ms", "partial", "stmts mean",
            "stmts p99");
     printf("  %-12s %8.2f %8.2f %10ld %12.1f %12.0f\n", "SQLite", pct(sq.ms, nq, 0.5),

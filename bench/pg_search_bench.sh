@@ -6,6 +6,7 @@
 # PG_BENCH_KEEP=DIR (a new or kept directory directly under /tmp): the throwaway cluster
 # and the SQLite rows live there and are kept, so a second run of the same size only
 # searches (1M cues take long to generate and load).
+# The queries run once unmeasured first (PG_BENCH_WARM=0: not), on handles of their own.
 #   bench/pg_search_bench.sh      env: PG_BENCH_VIDEOS, PG_BENCH_CUES (100), PG_BENCH_QUERIES (400)
 set -euo pipefail
 cd "$(dirname "$0")/.."
