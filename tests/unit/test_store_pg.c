@@ -16,6 +16,15 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Run a PostgreSQL-only test (registered as NAME@pg, skipped without VT_TEST_PG). */
+#define VT_TEST_PG(name)                                                                           \
+    static void test_##name(void);                                                                 \
+    __attribute__((constructor)) static void register_##name(void)                                 \
+    {                                                                                              \
+        vt_test_register_pg(#name, test_##name);                                                   \
+    }                                                                                              \
+    static void test_##name(void)
+
 static void check_convert(const char *sql, const char *want, int want_n)
 {
     unsigned char *used = NULL;
@@ -110,7 +119,7 @@ static long long one_int(struct vt_store *s, const char *sql, const char *arg)
     return v;
 }
 
-VT_TEST_PG_ONLY(pg_statements_round_trip)
+VT_TEST_PG(pg_statements_round_trip)
 {
     char *db;
     struct vt_store *s = fresh(&db);
@@ -228,7 +237,7 @@ out:
     vt_test_db_free(db);
 }
 
-VT_TEST_PG_ONLY(pg_refuses_newer_schema)
+VT_TEST_PG(pg_refuses_newer_schema)
 {
     char *db, err[512];
     struct vt_store *s = fresh(&db);
@@ -266,7 +275,7 @@ static void *open_at_once(void *user)
 
 /* Two handles opening an empty database at the same moment: one migrates under the
  * advisory lock, the other waits and finds the schema made. */
-VT_TEST_PG_ONLY(pg_two_handles_migrate_at_once)
+VT_TEST_PG(pg_two_handles_migrate_at_once)
 {
     char *db = vt_test_db("/nonexistent");
     pthread_barrier_t go;
@@ -325,7 +334,7 @@ static int read_videos(struct vt_store *s)
 /* The server stops: statements fail with VT_EUNAVAIL and say so; once it is back the
  * handle reconnects by itself; a transaction cut by a restart fails and the next
  * statement after the rollback works. */
-VT_TEST_PG_ONLY(pg_outage_and_reconnect)
+VT_TEST_PG(pg_outage_and_reconnect)
 {
     char *db;
     struct vt_store *s;
@@ -365,7 +374,7 @@ out:
 /* A role that may only read: VT_STORE_READ opens read-only (writes refused with
  * VT_ESTATE), without it the open is refused; a role whose sessions are read-only
  * (default_transaction_read_only) is read-only too. */
-VT_TEST_PG_ONLY(pg_read_only_role)
+VT_TEST_PG(pg_read_only_role)
 {
     char *db, *sql, *url = NULL, role[48], err[512];
     struct vt_store *s = fresh(&db), *r = NULL;
