@@ -12,6 +12,8 @@
  * The cues are search_bench.c's (a Zipf-like vocabulary, some words in every video); the
  * phonetic and fuzzy tables hold the vocabulary's keys, as indexing would write them.
  */
+#include "bench_words.h"
+#include "db_pg.h"
 #include "library.h"
 #include "query.h"
 #include "store_int.h"
@@ -25,50 +27,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define VOCAB 20000
-
 /* store.c reaches PostgreSQL through a weak reference: named here, it is linked */
 void *const pg_backend = (void *)store_pg_open;
-
-static char *vocab[VOCAB];
-static uint64_t rng = 88172645463325252ULL;
-
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
-/* Zipf-ish: rank r has weight 1/(r+1); inverse CDF via exp of a uniform */
-static const char *word(void)
-{
-    double u = (double)(next() % 1000000) / 1000000.0;
-    size_t r = (size_t)(exp(u * log((double)VOCAB + 1)) - 1);
-
-    return vocab[r < VOCAB ? r : VOCAB - 1];
-}
-
-static void make_vocab(void)
-{
-    static const char *common[] = {"the",   "and",  "of", "to",   "a",  "in",  "is",      "that",
-                                   "model", "data", "we", "this", "it", "for", "training"};
-    static const char syl[][4] = {"ka", "lo", "mi",  "ter", "an",  "ro", "su", "vel",
-                                  "di", "on", "pra", "ne",  "qui", "ba", "zo", "tem"};
-
-    for (size_t i = 0; i < VOCAB; i++) {
-        char buf[32] = "";
-
-        if (i < VT_ARRAY_LEN(common)) {
-            vocab[i] = vt_xstrdup(common[i]);
-            continue;
-        }
-        for (size_t x = i, k = 0; k < 3 || x; k++, x /= 16)
-            strcat(buf, syl[x % 16]);
-        vocab[i] = vt_xstrdup(buf);
-    }
-}
 
 static int fail(const char *what, const char *why)
 {
@@ -250,19 +210,6 @@ static int gen(const char *dir, const char *url, int videos, int per_video)
 
 /* ---- run ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, int n, double p)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return v[(int)fmin(n - 1, floor(p * n))];
-}
-
 /* The query mix: one to three words (a third led by a word in every video), a phrase,
  * a prefix, an excluded word, a misheard word (phonetic tier). */
 static char *query(int i)
@@ -287,27 +234,51 @@ static char *query(int i)
 
 struct result {
     double *ms;
-    char **hits; /* per query: the hits, one "video start source" line each */
-    int *cut;    /* per query: stopped at the time budget */
+    double *stmts; /* per query: statements run (SQLite) or round trips (PostgreSQL) */
+    char **hits;   /* per query: the hits, one "video start source" line each */
+    int *cut;      /* per query: stopped at the time budget */
     long partial;
 };
 
+/* SQLite: every statement run (a step after a reset) is traced once */
+static int count_stmt(unsigned type, void *user, void *p, void *x)
+{
+    (void)type;
+    (void)p;
+    (void)x;
+    ++*(unsigned long *)user;
+    return 0;
+}
+
+/* What the store has sent so far: PostgreSQL's round trips, SQLite's statements. */
+static unsigned long statements(struct vt_store *s, const unsigned long *traced)
+{
+    return s->pg ? s->pg->trips : *traced;
+}
+
 static int run_on(struct vt_library *lib, char **queries, int nq, struct result *r)
 {
+    unsigned long traced = 0;
+
     r->ms = vt_xcalloc((size_t)nq, sizeof(double));
+    r->stmts = vt_xcalloc((size_t)nq, sizeof(double));
     r->hits = vt_xcalloc((size_t)nq, sizeof(char *));
     r->cut = vt_xcalloc((size_t)nq, sizeof(int));
+    if (lib->store->db)
+        sqlite3_trace_v2(lib->store->db, SQLITE_TRACE_STMT, count_stmt, &traced);
     for (int i = 0; i < nq; i++) {
         struct vt_search_opts o = {.limit = 10};
         struct vt_search_info info;
         struct vt_sb sb = {0};
         struct vt_hit *h;
         size_t n;
+        unsigned long s0 = statements(lib->store, &traced);
         double t0 = vt_monotonic_s();
 
         if (vt_search(lib, queries[i], strlen(queries[i]), &o, &h, &n, &info))
             return fail("search", vt_errmsg(lib));
         r->ms[i] = (vt_monotonic_s() - t0) * 1000;
+        r->stmts[i] = (double)(statements(lib->store, &traced) - s0);
         r->partial += info.partial;
         r->cut[i] = info.partial;
         vt_sb_add(&sb, "", 0);
@@ -316,36 +287,101 @@ static int run_on(struct vt_library *lib, char **queries, int nq, struct result 
         r->hits[i] = vt_sb_detach(&sb);
         vt_hits_free(h, n);
     }
+    if (lib->store->db)
+        sqlite3_trace_v2(lib->store->db, 0, NULL, NULL);
     return 0;
+}
+
+static double mean(const double *v, int n)
+{
+    double sum = 0;
+
+    for (int i = 0; i < n; i++)
+        sum += v[i];
+    return n ? sum / n : 0;
+}
+
+/* The slowest queries on PostgreSQL, for EXPLAIN ANALYZE: their time, round trips, text. */
+static void print_slowest(const struct result *pg, char **queries, int nq, int most)
+{
+    int *order = vt_xcalloc((size_t)nq, sizeof(int));
+
+    for (int i = 0; i < nq; i++)
+        order[i] = i;
+    for (int i = 0; i < nq && i < most; i++)
+        for (int k = i + 1; k < nq; k++)
+            if (pg->ms[order[k]] > pg->ms[order[i]]) {
+                int t = order[i];
+
+                order[i] = order[k];
+                order[k] = t;
+            }
+    printf("  slowest on PostgreSQL (ms, round trips, query):\n");
+    for (int i = 0; i < nq && i < most; i++)
+        printf("    %8.2f %4.0f  %s\n", pg->ms[order[i]], pg->stmts[order[i]], queries[order[i]]);
+    free(order);
+}
+
+/* The query mix on the library in sdir, its rows on SQLite (url NULL) or on PostgreSQL: the
+ * same library directory (media would be on shared storage) with the store handle swapped. */
+static int run_backend(const char *sdir, const char *url, char **queries, int nq, struct result *r)
+{
+    char err[512];
+    struct vt_library *lib = vt_library_open(sdir, VT_OPEN_READ, err, sizeof(err));
+    struct vt_store *ps;
+    int rc;
+
+    if (!lib)
+        return fail(url ? "postgresql" : "sqlite", err);
+    if (url) {
+        if (vt_store_open(url, &ps, err, sizeof(err))) {
+            vt_library_close(lib);
+            return fail("postgresql", err);
+        }
+        vt_store_close(lib->store);
+        lib->store = ps;
+        if (getenv("VT_BENCH_PG_SET"))
+            store_exec(ps, getenv("VT_BENCH_PG_SET"), "bench setting");
+    }
+    rc = run_on(lib, queries, nq, r);
+    vt_library_close(lib);
+    return rc;
+}
+
+static void result_free(struct result *r, int nq)
+{
+    for (int i = 0; i < nq && r->hits; i++)
+        free(r->hits[i]);
+    free(r->hits);
+    free(r->ms);
+    free(r->stmts);
+    free(r->cut);
 }
 
 static int run(const char *dir, const char *url, int nq)
 {
-    char err[512], *sdir = vt_xasprintf("%s/sqlite", dir);
+    char *sdir = vt_xasprintf("%s/sqlite", dir);
     char **queries = vt_xcalloc((size_t)nq, sizeof(char *));
     struct result sq = {0}, pg = {0};
-    struct vt_library *lib;
-    struct vt_store *ps;
     int same = 0, rows = 0, full = 0, same_full = 0;
+    int warm = !getenv("PG_BENCH_WARM") || strcmp(getenv("PG_BENCH_WARM"), "0");
 
     for (int i = 0; i < nq; i++)
         queries[i] = query(i);
-    lib = vt_library_open(sdir, VT_OPEN_READ, err, sizeof(err));
-    if (!lib || run_on(lib, queries, nq, &sq))
-        return fail("sqlite", err);
-    vt_library_close(lib);
-    /* the same library directory (media would be on shared storage) with its rows on
-     * PostgreSQL: the store handle is swapped in */
-    lib = vt_library_open(sdir, VT_OPEN_READ, err, sizeof(err));
-    if (!lib || vt_store_open(url, &ps, err, sizeof(err)))
-        return fail("postgresql", err);
-    vt_store_close(lib->store);
-    lib->store = ps;
-    if (getenv("VT_BENCH_PG_SET"))
-        store_exec(ps, getenv("VT_BENCH_PG_SET"), "bench setting");
-    if (run_on(lib, queries, nq, &pg))
+    /* a pass of the same queries on handles of their own first, unless PG_BENCH_WARM=0:
+     * what is measured is then the page caches warm (a server that has been serving), each
+     * measured handle's own term-frequency cache cold, as a new server's */
+    if (warm) {
+        struct result w[2] = {{0}, {0}};
+
+        if (run_backend(sdir, NULL, queries, nq, &w[0]) ||
+            run_backend(sdir, url, queries, nq, &w[1]))
+            return 1;
+        result_free(&w[0], nq);
+        result_free(&w[1], nq);
+    }
+    if (run_backend(sdir, NULL, queries, nq, &sq) || run_backend(sdir, url, queries, nq, &pg))
         return 1;
-    vt_library_close(lib);
     for (int i = 0; i < nq; i++) {
         int eq = !strcmp(sq.hits[i], pg.hits[i]), whole = !sq.cut[i] && !pg.cut[i];
 
@@ -358,18 +394,22 @@ static int run(const char *dir, const char *url, int nq)
                     pg.hits[i]);
     }
     printf("search (vt_search, 3 tiers) on the same rows, %d queries (words, phrase, prefix, "
-           "excluded, misheard)\n",
-           nq);
-    printf("  %-12s %8s %8s %10s\n", "", "p50 ms", "p99 ms", "partial");
-    printf("  %-12s %8.2f %8.2f %10ld\n", "SQLite", pct(sq.ms, nq, 0.5), pct(sq.ms, nq, 0.99),
-           sq.partial);
-    printf("  %-12s %8.2f %8.2f %10ld\n", "PostgreSQL", pct(pg.ms, nq, 0.5), pct(pg.ms, nq, 0.99),
-           pg.partial);
+           "excluded, misheard)%s\n",
+           nq, warm ? ", after one unmeasured pass" : ", caches cold");
+    printf("  %-12s %8s %8s %10s %12s %12s\n", "", "p50 ms", "p99 ms", "partial", "stmts mean",
+           "stmts p99");
+    printf("  %-12s %8.2f %8.2f %10ld %12.1f %12.0f\n", "SQLite", pct(sq.ms, nq, 0.5),
+           pct(sq.ms, nq, 0.99), sq.partial, mean(sq.stmts, nq), pct(sq.stmts, nq, 0.99));
+    printf("  %-12s %8.2f %8.2f %10ld %12.1f %12.0f\n", "PostgreSQL", pct(pg.ms, nq, 0.5),
+           pct(pg.ms, nq, 0.99), pg.partial, mean(pg.stmts, nq), pct(pg.stmts, nq, 0.99));
+    printf("  (stmts: statements run per query on SQLite, round trips to the server on "
+           "PostgreSQL)\n");
     printf("  PostgreSQL/SQLite p99: %.2fx; goal: p99 <= 100 ms on PostgreSQL\n",
            pct(pg.ms, nq, 0.99) / fmax(pct(sq.ms, nq, 0.99), 1e-3));
     printf("  same hits in the same order: %d of %d queries (%d with hits); %d of the %d that "
            "neither backend cut at the time budget\n",
            same, nq, rows, same_full, full);
+    print_slowest(&pg, queries, nq, 5);
     return 0;
 }
 

@@ -7,6 +7,7 @@
  *
  * usage: search_bench DIR [VIDEOS [CUES_PER_VIDEO [QUERIES]]]
  */
+#include "bench_words.h"
 #include "library.h"
 #include "store.h"
 #include "util.h"
@@ -18,48 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define VOCAB 20000
-
-static char *vocab[VOCAB];
-static uint64_t rng = 88172645463325252ULL;
-
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
-/* Zipf-ish: rank r has weight 1/(r+1); inverse CDF via exp of a uniform */
-static const char *word(void)
-{
-    double u = (double)(next() % 1000000) / 1000000.0;
-    size_t r = (size_t)(exp(u * log((double)VOCAB + 1)) - 1);
-
-    return vocab[r < VOCAB ? r : VOCAB - 1];
-}
-
-static void make_vocab(void)
-{
-    static const char *common[] = {"the",   "and",  "of", "to",   "a",  "in",  "is",      "that",
-                                   "model", "data", "we", "this", "it", "for", "training"};
-    static const char syl[][4] = {"ka", "lo", "mi",  "ter", "an",  "ro", "su", "vel",
-                                  "di", "on", "pra", "ne",  "qui", "ba", "zo", "tem"};
-
-    for (size_t i = 0; i < VOCAB; i++) {
-        char buf[32] = "";
-
-        if (i < VT_ARRAY_LEN(common)) {
-            vocab[i] = vt_xstrdup(common[i]);
-            continue;
-        }
-        for (size_t x = i, k = 0; k < 3 || x; k++, x /= 16)
-            strcat(buf, syl[x % 16]);
-        vocab[i] = vt_xstrdup(buf);
-    }
-}
 
 static int generate(const char *dir, int videos, int per_video)
 {
@@ -132,19 +91,6 @@ static int generate(const char *dir, int videos, int per_video)
     free(t.cues);
     vt_store_close(s);
     return rc;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, int n, double p)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return v[(int)fmin(n - 1, floor(p * n))];
 }
 
 int main(int argc, char **argv)

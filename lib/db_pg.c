@@ -379,6 +379,7 @@ static void pg_finalize(struct db_stmt *x)
         char sql[48];
 
         snprintf(sql, sizeof(sql), "DEALLOCATE %s", st->name);
+        c->trips++;
         PQclear(PQexec(c->conn, sql));
     }
     clear_binds(st);
@@ -514,6 +515,7 @@ static int run(struct pg_stmt *st)
     if (st->persistent && st->gen != c->gen) {
         param_types(st);
         snprintf(st->name, sizeof(st->name), "vt%lu", ++c->names);
+        c->trips++;
         r = PQprepare(c->conn, st->name, st->sql, st->nparams, st->types);
         if (PQresultStatus(r) != PGRES_COMMAND_OK) {
             rc = db_pg_record(c, r);
@@ -523,6 +525,7 @@ static int run(struct pg_stmt *st)
         PQclear(r);
         st->gen = c->gen;
     }
+    c->trips++;
     if (st->persistent) {
         r = PQexecPrepared(c->conn, st->name, st->nparams, (const char *const *)st->vals, NULL,
                            NULL, 0);
@@ -667,6 +670,7 @@ static int pg_exec(struct vt_store *s, const char *sql, const char *what)
     if (rc)
         return store_fail(s, what);
     c->msg[0] = '\0';
+    c->trips++;
     r = PQexec(c->conn, sql);
     status = PQresultStatus(r);
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {

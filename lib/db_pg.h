@@ -22,6 +22,12 @@ struct pg_conn {
     int in_tx;           /* BEGIN sent, COMMIT or ROLLBACK not yet */
     int lost;            /* the server went away: reconnect before the next statement */
     int64_t changes;     /* rows changed by the last INSERT, UPDATE or DELETE */
+    /* round trips to the server so far (statements, PREPAREs, BEGIN, COMMIT, ROLLBACK):
+     * what a search costs beyond SQLite is mostly these, so the benches count them */
+    unsigned long trips;
+    /* transactions begun on this handle, and which of them was the last read-only one:
+     * within one read's snapshot what the search reads of the index's size stays */
+    unsigned long tx_serial, read_serial;
     /* the last failure, for db_ops.fail: the server's message (first line), its SQLSTATE */
     char msg[400];
     char state[6];

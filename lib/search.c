@@ -14,9 +14,11 @@
  * rows (the newest): when fewer rows match that is exact ranking, and a word
  * present in every video costs no more than VT_SCAN_CAP rows. word_hits() gathers
  * the ranked rows of all tiers (another signal would add its own ranked rows to the
- * same candidates); vt_search then reads them best first, merges hits at the same
- * moment of the same video, and marks the matched words from the query's own words,
- * so marking costs nothing per index size. No backend syntax is written here.
+ * same candidates); vt_search then reads them best first, a batch of rows with their cue
+ * words per call of the store (vt_store_docs: one statement, where a server would take
+ * two round trips per hit), merges hits at the same moment of the same video, and marks
+ * the matched words from the query's own words, so marking costs nothing per index size.
+ * No backend syntax is written here.
  */
 #include "library.h"
 #include "query.h"
@@ -321,47 +323,68 @@ static char *mark_text(const char *text, const struct marks *m)
     return vt_sb_detach(&sb);
 }
 
-struct fill {
-    struct vt_hit *h;
-    const struct marks *m;
-};
-
-struct first_word {
-    const struct marks *m;
-    double start_s;
-    int found;
-};
-
-static int find_marked_word(void *user, const char *text, double start_s, double end_s)
+/* The moment a speech hit starts: when the first marked word of its cue was said (within
+ * the cue), not when the cue began. */
+static double first_marked_s(const struct vt_doc *d, const struct marks *m)
 {
-    struct first_word *f = user;
-    char low[128];
-    size_t n = 0;
+    for (size_t i = 0; i < d->n_words; i++) {
+        char low[128];
+        size_t n = 0;
 
-    (void)end_s;
-    for (const char *p = text; *p && n < sizeof(low) - 1; p++)
-        if (isalnum((unsigned char)*p) || (unsigned char)*p >= 0x80)
-            low[n++] = (char)tolower((unsigned char)*p);
-    low[n] = '\0';
-    if (n && is_marked(f->m, low, n)) {
-        f->start_s = start_s;
-        f->found = 1;
-        return 1;
+        for (const char *p = d->words[i].text; *p && n < sizeof(low) - 1; p++)
+            if (isalnum((unsigned char)*p) || (unsigned char)*p >= 0x80)
+                low[n++] = (char)tolower((unsigned char)*p);
+        low[n] = '\0';
+        if (n && is_marked(m, low, n)) {
+            double t = d->words[i].start_s;
+
+            return t >= d->start_s && t < d->end_s ? t : d->start_s;
+        }
     }
-    return 0;
+    return d->start_s;
 }
+
+/* A batch of candidates being read (vt_store_docs hands the rows on in their order). */
+struct fill {
+    struct cand *v;
+    size_t n, at; /* v[0..n-1]; rows up to v[at] were handed on */
+    const struct marks *m;
+};
 
 static void fill_hit(void *user, const struct vt_doc *d)
 {
     struct fill *f = user;
+    struct vt_hit *h;
 
-    snprintf(f->h->video_id, sizeof(f->h->video_id), "%s", d->video_id);
-    f->h->title = vt_xstrdup(d->title);
-    f->h->start_s = d->start_s;
-    f->h->end_s = d->end_s;
-    snprintf(f->h->source, sizeof(f->h->source), "%s", d->source);
-    f->h->ref = d->ref;
-    f->h->text = mark_text(d->text, f->m);
+    while (f->at < f->n && f->v[f->at].rowid != d->rowid)
+        f->at++;
+    if (f->at >= f->n)
+        return;
+    h = &f->v[f->at++].h;
+    snprintf(h->video_id, sizeof(h->video_id), "%s", d->video_id);
+    h->title = vt_xstrdup(d->title);
+    h->end_s = d->end_s;
+    snprintf(h->source, sizeof(h->source), "%s", d->source);
+    h->ref = d->ref;
+    h->text = mark_text(d->text, f->m);
+    h->start_s = !strcmp(d->source, "speech") && d->ref >= 0 ? first_marked_s(d, f->m) : d->start_s;
+}
+
+/*
+ * Read the rows of the candidates v[0..n-1] (title and text set; a row gone meanwhile
+ * keeps text NULL) in one call of the store, not one or two statements per hit.
+ */
+static int read_cands(struct vt_library *lib, struct cand *v, size_t n, const struct marks *m)
+{
+    long long *ids = vt_xcalloc(n, sizeof(*ids));
+    struct fill f = {v, n, 0, m};
+    int rc;
+
+    for (size_t i = 0; i < n; i++)
+        ids[i] = v[i].rowid;
+    rc = vt_store_docs(lib->store, ids, n, fill_hit, &f);
+    free(ids);
+    return rc;
 }
 
 int vt_search_words(struct vt_library *lib, const char *query, size_t query_len,
@@ -375,7 +398,7 @@ int vt_search_words(struct vt_library *lib, const char *query, size_t query_len,
     struct marks marks = {{0}, {0}, 0};
     const char *video, *source;
     int limit = opts && opts->limit > 0 ? opts->limit : 20, rc = 0;
-    size_t kept = 0;
+    size_t kept = 0, at = 0, read = 0; /* c.v[at..read-1]: rows read, not yet looked at */
 
     *hits = NULL;
     *n = 0;
@@ -414,45 +437,35 @@ int vt_search_words(struct vt_library *lib, const char *query, size_t query_len,
     }
     if (c.n)
         qsort(c.v, c.n, sizeof(*c.v), by_score);
-    /* read the rows, best first, merging hits at the same moment into the better one */
-    for (size_t i = 0; i < c.n && kept < (size_t)limit; i++) {
-        struct fill f = {&c.v[i].h, &marks};
+    /* read the rows, best first, merging hits at the same moment into the better one; a
+     * batch is what the page still needs and some more, since merged hits fill no place */
+    for (; at < c.n && kept < (size_t)limit; at++) {
         size_t k;
 
-        rc = vt_store_doc(lib->store, c.v[i].rowid, fill_hit, &f);
-        if (rc == VT_ENOTFOUND) {
-            rc = 0;
-            continue;
-        }
-        if (rc) {
-            rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
-            goto done;
-        }
-        if (!strcmp(c.v[i].h.source, "speech") && c.v[i].h.ref >= 0) {
-            /* the moment is when the first matched word was said, not when the cue began */
-            struct first_word fw = {&marks, 0, 0};
+        if (at == read) {
+            size_t need = (size_t)limit - kept, batch = need + need / 2 + 2;
 
-            rc = vt_store_cue_words(lib->store, c.v[i].h.video_id, c.v[i].h.ref, find_marked_word,
-                                    &fw);
+            if (batch > c.n - at)
+                batch = c.n - at;
+            rc = read_cands(lib, c.v + at, batch, &marks);
+            read = at + batch;
             if (rc) {
                 rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
-                free(c.v[i].h.title);
-                free(c.v[i].h.text);
                 goto done;
             }
-            if (fw.found && fw.start_s >= c.v[i].h.start_s && fw.start_s < c.v[i].h.end_s)
-                c.v[i].h.start_s = fw.start_s;
         }
+        if (!c.v[at].h.text)
+            continue; /* removed since the tiers found it */
         for (k = 0; k < kept; k++)
-            if (same_moment(&c.v[k].h, &c.v[i].h))
+            if (same_moment(&c.v[k].h, &c.v[at].h))
                 break;
         if (k < kept) {
-            add_also(&c.v[k].h, c.v[i].h.source);
-            free(c.v[i].h.title);
-            free(c.v[i].h.text);
+            add_also(&c.v[k].h, c.v[at].h.source);
+            free(c.v[at].h.title);
+            free(c.v[at].h.text);
             continue;
         }
-        c.v[kept++] = c.v[i];
+        c.v[kept++] = c.v[at];
     }
     *hits = vt_xcalloc(kept, sizeof(**hits));
     for (size_t i = 0; i < kept; i++)
@@ -461,9 +474,13 @@ int vt_search_words(struct vt_library *lib, const char *query, size_t query_len,
     kept = 0;
 done:
     vt_store_rollback(lib->store);
-    for (size_t i = 0; i < kept; i++) {
-        free(c.v[i].h.title);
-        free(c.v[i].h.text);
+    for (size_t k = 0; k < kept; k++) {
+        free(c.v[k].h.title);
+        free(c.v[k].h.text);
+    }
+    for (; at < read; at++) {
+        free(c.v[at].h.title);
+        free(c.v[at].h.text);
     }
 out:
     free(c.v);

@@ -419,11 +419,21 @@ enum vt_similar {
 int vt_store_similar_words(struct vt_store *s, const char *word, enum vt_similar how, int max,
                            void (*fn)(void *user, const char *term), void *user);
 
+/* A word of a cue with its timing (vt_store_docs). */
+struct vt_doc_word {
+    const char *text; /* borrowed for the callback */
+    double start_s, end_s;
+};
+
 struct vt_doc {
     long long rowid;
     const char *video_id, *title, *source, *text; /* borrowed for the callback */
     int ref; /* cue, frame or chapter index; -1 for the video's title */
     double start_s, end_s;
+    /* vt_store_docs: a speech row's cue words, in order (none for other rows, and from
+     * vt_store_doc); borrowed for the callback */
+    const struct vt_doc_word *words;
+    size_t n_words;
 };
 /* The indexed row rowid: 0 and fn called once, or VT_ENOTFOUND. */
 int vt_store_doc(struct vt_store *s, long long rowid,
@@ -433,6 +443,16 @@ int vt_store_doc(struct vt_store *s, long long rowid,
 int vt_store_cue_words(struct vt_store *s, const char *id, int cue,
                        int (*fn)(void *user, const char *text, double start_s, double end_s),
                        void *user);
+
+/*
+ * The indexed rows rowids[0..n-1] with their cue words, in one statement whatever n is
+ * (a search reads a page of hits: one round trip, not two per hit, on a server): fn is
+ * called once per rowid found, in the order of rowids (twice for a rowid given twice);
+ * a rowid not found is skipped, as vt_store_doc says VT_ENOTFOUND. 0 or an error code,
+ * before any call of fn.
+ */
+int vt_store_docs(struct vt_store *s, const long long *rowids, size_t n,
+                  void (*fn)(void *user, const struct vt_doc *d), void *user);
 
 /*
  * Index upkeep a backend may need as the library grows (SQLite: merging FTS5's

@@ -27,7 +27,8 @@ struct df_entry {
 
 #define STMT_CACHE 64
 
-struct pg_conn; /* db_pg.c */
+struct pg_conn;   /* db_pg.c */
+struct pg_window; /* store_search_pg.c */
 
 struct vt_store {
     const struct db_ops *ops; /* the backend's statements (db.h) */
@@ -48,6 +49,13 @@ struct vt_store {
     int pg_stats;          /* PostgreSQL: docs_stats is there (1), is not (-1), not looked (0) */
     int read_only;         /* opened by vt_store_open_flags(VT_STORE_READ) on a read-only db */
     char *dir;             /* the database's directory, for messages */
+    /* PostgreSQL: the index's sizes as read in read transaction tx (pg_conn.read_serial) */
+    struct {
+        unsigned long tx;
+        long long top;
+        double rows, tokens;
+    } pg_sizes;
+    struct pg_window *pg_window; /* PostgreSQL: the newest rows' lexemes (store_search_pg.c) */
 };
 
 /* store.c: errors, the statement cache and the helpers around it */
@@ -250,12 +258,21 @@ int store_pg_tsquery_valid(const char *text);
  */
 double store_pg_score(const char *text, const struct store_phrase *ph, size_t n_ph,
                       const double *df, size_t n_df, int phrase_n, double rows, double tokens);
-/* Rows matching r (see fts_rows in store_search.c), scored in C from their text. */
-int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, const double *df,
-                  size_t n_df, int phrase_n, int *partial, struct fts_id **out, size_t *n);
-/* count_term_docs (store_search.c) on PostgreSQL: the rows holding term among the newest
- * `window`, scaled up when they are 100 or more, else counted in all rows. */
-int store_pg_term_docs(struct vt_store *s, const char *term, long long window, long long *docs);
+/* The document frequencies of the phrases of r's query (in FTS5's order) that used marks
+ * (NULL: all; the others get 0) into df (STORE_MAX_PHRASES): how many (store_search.c). */
+size_t store_query_docs(struct vt_store *s, const struct vt_store_search *r,
+                        const unsigned char *used, double *df);
+/* Rows matching r (see fts_rows in store_search.c), scored in C from their text with the
+ * frequencies (store_query_docs) of the phrases found in them. */
+int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, int phrase_n, int *partial,
+                  struct fts_id **out, size_t *n);
+/* count_term_docs (store_search.c) on PostgreSQL for terms[0..n-1] in one statement: the
+ * rows holding each among the newest `window`, scaled up when they are 100 or more, else
+ * counted in all rows, into docs[0..n-1] (0 for a word no index can hold). */
+int store_pg_terms_docs(struct vt_store *s, const char *const *terms, size_t n, long long window,
+                        long long *docs);
+/* Free what store_pg_terms_docs keeps on the handle (at close). */
+void store_pg_window_free(struct vt_store *s);
 /* A word of the index's tokens in the regex dialect of PostgreSQL: what vt_tokenize
  * counts as word bytes (ASCII letters and digits, anything not ASCII). */
 #define PG_TOKEN_RE "'[^\\x01-/:-@[-`{-\\x7f]+'"

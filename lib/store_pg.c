@@ -331,6 +331,7 @@ fail:
 
 void store_pg_close(struct vt_store *s)
 {
+    store_pg_window_free(s);
     db_pg_disconnect(s->pg);
     s->pg = NULL;
 }
@@ -345,8 +346,10 @@ static int start(struct vt_store *s, const char *sql, const char *what)
         return VT_ESTATE;
     }
     rc = store_exec(s, sql, what);
-    if (!rc)
+    if (!rc) {
         s->pg->in_tx = 1;
+        s->pg->tx_serial++;
+    }
     return rc;
 }
 
@@ -362,7 +365,11 @@ int store_pg_begin(struct vt_store *s)
 int store_pg_begin_read(struct vt_store *s)
 {
     /* one snapshot for every statement of the read, as SQLite's read transaction gives */
-    return start(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "start a read");
+    int rc = start(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "start a read");
+
+    if (!rc)
+        s->pg->read_serial = s->pg->tx_serial;
+    return rc;
 }
 
 int store_pg_commit(struct vt_store *s)
@@ -381,6 +388,7 @@ int store_pg_commit(struct vt_store *s)
                  "database unavailable: commit: the connection was lost, nothing was committed");
         return VT_EUNAVAIL;
     }
+    c->trips++;
     r = PQexec(c->conn, "COMMIT");
     if (PQresultStatus(r) != PGRES_COMMAND_OK) {
         db_pg_record(c, r);
@@ -403,8 +411,10 @@ void store_pg_rollback(struct vt_store *s)
 {
     struct pg_conn *c = s->pg;
 
-    if (c->in_tx && !c->lost && PQstatus(c->conn) == CONNECTION_OK)
+    if (c->in_tx && !c->lost && PQstatus(c->conn) == CONNECTION_OK) {
+        c->trips++;
         PQclear(PQexec(c->conn, "ROLLBACK"));
+    }
     c->in_tx = 0;
 }
 

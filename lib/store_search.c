@@ -275,9 +275,12 @@ static int fuzzy_terms_pg(struct vt_store *s, const char *word, void (*fn)(void 
         vt_sb_addc(&keys, '"');
     }
     vt_sb_addc(&keys, '}');
+    /* = ANY: an index scan for the few keys whatever the statistics say (a join with the
+     * unnested keys was planned as a scan of the whole table until fuzzy was analyzed);
+     * a key given twice is found once, at its first place, as SQLite's loop finds it */
     rc = store_prepare(s,
-                       "SELECT f.term FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS k(del, i)"
-                       " JOIN fuzzy f ON f.del = k.del COLLATE \"C\" ORDER BY k.i, f.term",
+                       "SELECT term FROM fuzzy WHERE del = ANY(CAST(?1 AS text[]))"
+                       " ORDER BY array_position(CAST(?1 AS text[]), del), term",
                        &st);
     if (!rc) {
         db_bind_text(st, 1, keys.buf);
@@ -515,6 +518,8 @@ int vt_store_doc(struct vt_store *s, long long rowid,
         d.start_s = db_col_double(st, 4);
         d.end_s = db_col_double(st, 5);
         d.text = db_col_text(st, 6);
+        d.words = NULL;
+        d.n_words = 0;
         if (!d.title)
             d.title = "";
         if (!d.text)
@@ -552,7 +557,7 @@ static int count_term_docs(struct vt_store *s, const char *term, long long *docs
 
     /* PostgreSQL: the same estimate in one statement (store_search_pg.c) */
     if (s->pg)
-        return store_pg_term_docs(s, term, DF_WINDOW, docs);
+        return store_pg_terms_docs(s, &term, 1, DF_WINDOW, docs);
     rc = store_prepare(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
     if (rc)
         return rc;
@@ -588,27 +593,28 @@ static int count_term_docs(struct vt_store *s, const char *term, long long *docs
     return rc;
 }
 
-/* In how many indexed rows the term occurs: exact when it is rare in the newest
- * DF_WINDOW rows, else scaled up from them. Counted once per handle and cached (new
- * rows do not update it: it is for ranking, not for display). */
-static int term_docs(struct vt_store *s, const char *term, long long *docs)
+/* The cached count of term: 1 with *docs, or 0. */
+static int df_cached(struct vt_store *s, const char *term, long long *docs)
 {
     size_t i = df_slot(term);
-    int rc;
 
     for (size_t k = 0; k < 8; k++) {
         struct df_entry *e = &s->df[(i + k) & (DF_CACHE - 1)];
 
         if (e->term && !strcmp(e->term, term)) {
             *docs = e->docs;
-            return 0;
+            return 1;
         }
     }
-    rc = count_term_docs(s, term, docs);
-    if (rc)
-        return rc;
-    /* a frequency counted once is good enough for ranking: cache it in a free slot of
-     * the probe window, or evict the slot the term hashes to */
+    return 0;
+}
+
+/* A frequency counted once is good enough for ranking: cached in a free slot of the probe
+ * window, or in the slot the term hashes to (evicting). */
+static void df_put(struct vt_store *s, const char *term, long long docs)
+{
+    size_t i = df_slot(term);
+
     for (size_t k = 0; k < 8; k++) {
         struct df_entry *e = &s->df[(i + k) & (DF_CACHE - 1)];
 
@@ -616,11 +622,44 @@ static int term_docs(struct vt_store *s, const char *term, long long *docs)
             e = e->term ? &s->df[i] : e;
             free(e->term);
             e->term = vt_xstrdup(term);
-            e->docs = *docs;
-            break;
+            e->docs = docs;
+            return;
         }
     }
-    return 0;
+}
+
+/* In how many indexed rows the term occurs: exact when it is rare in the newest
+ * DF_WINDOW rows, else scaled up from them. Counted once per handle and cached (new
+ * rows do not update it: it is for ranking, not for display). */
+static int term_docs(struct vt_store *s, const char *term, long long *docs)
+{
+    int rc;
+
+    if (df_cached(s, term, docs))
+        return 0;
+    rc = count_term_docs(s, term, docs);
+    if (!rc)
+        df_put(s, term, *docs);
+    return rc;
+}
+
+#define DF_BATCH 64 /* words counted in one statement at most */
+
+struct df_batch {
+    const char *w[DF_BATCH];
+    size_t n;
+};
+
+static void df_want(struct vt_store *s, struct df_batch *b, const char *w)
+{
+    long long unused;
+
+    if (b->n >= DF_BATCH || df_cached(s, w, &unused))
+        return;
+    for (size_t i = 0; i < b->n; i++)
+        if (!strcmp(b->w[i], w))
+            return;
+    b->w[b->n++] = w;
 }
 
 /* store_rows callback: the row's first column (a term) to fn. */
@@ -702,25 +741,164 @@ int vt_store_cue_words(struct vt_store *s, const char *id, int cue,
                       "read words", word_row, &w, "si", id, cue);
 }
 
+/* ---- many rows at once ---- */
+
+/* One row read by vt_store_docs, held until the rows are handed on in the caller's order. */
+struct doc_buf {
+    struct vt_doc d; /* its strings are the copies below */
+    char *video_id, *title, *source, *text;
+    struct vt_doc_word *words;
+    size_t cap_words;
+};
+
+/*
+ * The rows, then each speech row's words, in one statement: a row (kind 0) comes before
+ * its words (kind 1, in order). The ids travel as one parameter, which each backend
+ * unpacks (SQLite's json_each, PostgreSQL's bigint[]); the rest is the same SQL.
+ */
+#define DOCS_SQL(ids)                                                                              \
+    "WITH ids(id) AS (" ids ")"                                                                    \
+    " SELECT 0, d.id, d.video_id, v.title, d.source, d.ref, d.start_s, d.end_s, d.text"            \
+    " FROM docs d JOIN videos v ON v.id = d.video_id WHERE d.id IN (SELECT id FROM ids)"           \
+    " UNION ALL"                                                                                   \
+    " SELECT 1, d.id, NULL, NULL, NULL, w.idx, w.start_s, w.end_s, w.text FROM docs d"             \
+    " JOIN words w ON w.video_id = d.video_id AND w.cue_idx = d.ref"                               \
+    " WHERE d.id IN (SELECT id FROM ids) AND d.source = 'speech'"                                  \
+    " ORDER BY 2, 1, 6"
+
+static char *dup_or_empty(const char *v)
+{
+    return vt_xstrdup(v ? v : "");
+}
+
+static void doc_buf_row(struct doc_buf *b, struct db_stmt *st)
+{
+    memset(b, 0, sizeof(*b));
+    b->d.rowid = db_col_int64(st, 1);
+    b->d.video_id = b->video_id = dup_or_empty(db_col_text(st, 2));
+    b->d.title = b->title = dup_or_empty(db_col_text(st, 3));
+    b->d.source = b->source = dup_or_empty(db_col_text(st, 4));
+    b->d.ref = db_col_int(st, 5);
+    b->d.start_s = db_col_double(st, 6);
+    b->d.end_s = db_col_double(st, 7);
+    b->d.text = b->text = dup_or_empty(db_col_text(st, 8));
+}
+
+static void doc_buf_word(struct doc_buf *b, struct db_stmt *st)
+{
+    struct vt_doc_word *w;
+
+    vt_grow((void **)&b->words, &b->cap_words, b->d.n_words + 1, sizeof(*b->words));
+    w = &b->words[b->d.n_words++];
+    w->text = dup_or_empty(db_col_text(st, 8));
+    w->start_s = db_col_double(st, 6);
+    w->end_s = db_col_double(st, 7);
+    b->d.words = b->words;
+}
+
+static void doc_bufs_free(struct doc_buf *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].video_id);
+        free(v[i].title);
+        free(v[i].source);
+        free(v[i].text);
+        for (size_t k = 0; k < v[i].d.n_words; k++)
+            free((char *)v[i].words[k].text);
+        free(v[i].words);
+    }
+    free(v);
+}
+
+static int by_doc_rowid(const void *key, const void *item)
+{
+    long long a = *(const long long *)key, b = ((const struct doc_buf *)item)->d.rowid;
+
+    return a < b ? -1 : a > b;
+}
+
+int vt_store_docs(struct vt_store *s, const long long *rowids, size_t n,
+                  void (*fn)(void *user, const struct vt_doc *d), void *user)
+{
+    struct vt_sb ids = {0};
+    struct doc_buf *v = NULL;
+    size_t len = 0, cap = 0;
+    struct db_stmt *st;
+    int rc;
+
+    if (!n)
+        return 0;
+    vt_sb_addc(&ids, s->pg ? '{' : '[');
+    for (size_t i = 0; i < n; i++)
+        vt_sb_addf(&ids, "%s%lld", i ? "," : "", rowids[i]);
+    vt_sb_addc(&ids, s->pg ? '}' : ']');
+    rc = store_prepare(s,
+                       s->pg ? DOCS_SQL("SELECT unnest(CAST(? AS bigint[]))")
+                             : DOCS_SQL("SELECT value FROM json_each(?)"),
+                       &st);
+    if (rc) {
+        vt_sb_release(&ids);
+        return rc;
+    }
+    db_bind_text(st, 1, ids.buf);
+    while ((rc = db_step(st)) == DB_ROW) {
+        if (db_col_int(st, 0) == 0) {
+            vt_grow((void **)&v, &cap, len + 1, sizeof(*v));
+            doc_buf_row(&v[len++], st);
+        } else if (len && v[len - 1].d.rowid == db_col_int64(st, 1)) {
+            doc_buf_word(&v[len - 1], st);
+        }
+    }
+    rc = rc == DB_DONE ? 0 : store_fail(s, "read index rows");
+    store_finish(s, st);
+    vt_sb_release(&ids);
+    /* the rows came in rowid order: handed on in the caller's */
+    for (size_t i = 0; i < n && !rc; i++) {
+        const struct doc_buf *b =
+            len ? bsearch(&rowids[i], v, len, sizeof(*v), by_doc_rowid) : NULL;
+
+        if (b)
+            fn(user, &b->d);
+    }
+    doc_bufs_free(v, len);
+    return rc;
+}
+
 /* ---- the search verb ---- */
 
 #define MAX_PHRASES STORE_MAX_PHRASES
 
-static double word_docs(struct vt_store *s, const char *w)
+/* Where the document frequencies of a query's phrases are being gathered. */
+struct df_ctx {
+    struct vt_store *s;
+    const unsigned char *used; /* the phrases whose frequency is wanted; NULL: all */
+    struct df_batch *collect;  /* not NULL: only note the words to count, into it */
+};
+
+static int wanted(const struct df_ctx *c, size_t phrase)
+{
+    return !c->used || c->used[phrase];
+}
+
+static double word_docs(struct df_ctx *c, const char *w)
 {
     long long d = 0;
 
-    term_docs(s, w, &d); /* on error d stays 0: ranking only, never a failure */
+    if (c->collect) {
+        df_want(c->s, c->collect, w);
+        return 0;
+    }
+    term_docs(c->s, w, &d); /* on error d stays 0: ranking only, never a failure */
     return (double)d;
 }
 
 /* A term's document frequency: its rarest word's (a phrase is at most that common). */
-static double qterm_docs(struct vt_store *s, const struct vt_qterm *t)
+static double qterm_docs(struct df_ctx *c, const struct vt_qterm *t)
 {
     double best = -1;
 
     for (size_t k = 0; k < t->n_words; k++) {
-        double d = word_docs(s, t->words[k]);
+        double d = word_docs(c, t->words[k]);
 
         if (best < 0 || d < best)
             best = d;
@@ -731,9 +909,10 @@ static double qterm_docs(struct vt_store *s, const struct vt_qterm *t)
 /*
  * Document frequencies of the phrases of store_fts_match(q, 0, alts), in the order
  * that function writes them: each positive term (then its alternatives), then the
- * excluded terms, which are not scored.
+ * excluded terms, which are not scored; a phrase not wanted gets 0 (it is in no row
+ * ranked, so its frequency is never used).
  */
-static size_t phrase_docs(struct vt_store *s, const struct vt_query *q, char **const *alts,
+static size_t phrase_docs(struct df_ctx *c, const struct vt_query *q, char **const *alts,
                           double *df)
 {
     size_t n = 0, pos = 0;
@@ -741,9 +920,10 @@ static size_t phrase_docs(struct vt_store *s, const struct vt_query *q, char **c
     for (size_t i = 0; i < q->n_terms && n < MAX_PHRASES; i++) {
         if (q->terms[i].exclude)
             continue;
-        df[n++] = qterm_docs(s, &q->terms[i]);
-        for (size_t k = 0; alts && alts[pos] && alts[pos][k] && n < MAX_PHRASES; k++)
-            df[n++] = word_docs(s, alts[pos][k]);
+        df[n] = wanted(c, n) ? qterm_docs(c, &q->terms[i]) : 0;
+        n++;
+        for (size_t k = 0; alts && alts[pos] && alts[pos][k] && n < MAX_PHRASES; k++, n++)
+            df[n] = wanted(c, n) ? word_docs(c, alts[pos][k]) : 0;
         pos++;
     }
     for (size_t i = 0; i < q->n_terms && n < MAX_PHRASES; i++)
@@ -754,27 +934,62 @@ static size_t phrase_docs(struct vt_store *s, const struct vt_query *q, char **c
 
 /* The same for store_fts_match(q, 2, alts): group k skips term k, each term followed
  * by its alternatives, then the excluded terms. */
-static size_t phrase_docs_all_but_one(struct vt_store *s, const struct vt_query *q,
+static size_t phrase_docs_all_but_one(struct df_ctx *c, const struct vt_query *q,
                                       char **const *alts, double *df)
 {
+    const struct vt_qterm *pos[VT_QUERY_MAX_TERMS];
     double word[VT_QUERY_MAX_TERMS];
+    int have[VT_QUERY_MAX_TERMS] = {0};
     size_t n = 0, np = 0;
 
     for (size_t i = 0; i < q->n_terms; i++)
         if (!q->terms[i].exclude)
-            word[np++] = qterm_docs(s, &q->terms[i]);
+            pos[np++] = &q->terms[i];
     for (size_t skip = 0; skip < np; skip++)
         for (size_t i = 0; i < np && n < MAX_PHRASES; i++) {
             if (i == skip)
                 continue;
-            df[n++] = word[i];
-            for (size_t k = 0; alts && alts[i] && alts[i][k] && n < MAX_PHRASES; k++)
-                df[n++] = word_docs(s, alts[i][k]);
+            if (wanted(c, n) && !have[i]) {
+                word[i] = qterm_docs(c, pos[i]);
+                have[i] = !c->collect;
+            }
+            df[n] = wanted(c, n) ? word[i] : 0;
+            n++;
+            for (size_t k = 0; alts && alts[i] && alts[i][k] && n < MAX_PHRASES; k++, n++)
+                df[n] = wanted(c, n) ? word_docs(c, alts[i][k]) : 0;
         }
     for (size_t i = 0; i < q->n_terms && n < MAX_PHRASES; i++)
         if (q->terms[i].exclude)
             df[n++] = -1;
     return n;
+}
+
+/*
+ * The document frequencies of the phrases of r's query that used marks (NULL: all) into
+ * df: their count. On PostgreSQL the words the cache lacks are counted first in one
+ * statement (one round trip and one plan for them all, not one each) and cached; SQLite
+ * counts in-process, one by one. As in word_docs, a failure is not the search's.
+ */
+size_t store_query_docs(struct vt_store *s, const struct vt_store_search *r,
+                        const unsigned char *used, double *df)
+{
+    int all_but_one = r->match == VT_MATCH_ALL_BUT_ONE;
+    struct df_batch b = {{0}, 0};
+    struct df_ctx c = {s, used, &b};
+    long long docs[DF_BATCH];
+
+    if (s->pg) {
+        if (all_but_one)
+            phrase_docs_all_but_one(&c, r->q, r->alts, df);
+        else
+            phrase_docs(&c, r->q, r->alts, df);
+        if (b.n && !store_pg_terms_docs(s, b.w, b.n, DF_WINDOW, docs))
+            for (size_t i = 0; i < b.n; i++)
+                df_put(s, b.w[i], docs[i]);
+    }
+    c.collect = NULL;
+    return all_but_one ? phrase_docs_all_but_one(&c, r->q, r->alts, df)
+                       : phrase_docs(&c, r->q, r->alts, df);
 }
 
 /*
@@ -858,19 +1073,20 @@ int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct 
     *partial = 0;
     if (!m && (!s->pg || !vt_query_positive(r->q)))
         return 0;
-    n_df = all_but_one ? phrase_docs_all_but_one(s, r->q, r->alts, df)
-                       : phrase_docs(s, r->q, r->alts, df);
     if (r->exact_phrase) {
         size_t plain = vt_query_plain_words(r->q, NULL);
 
         phrase_n = plain >= 2 ? (int)plain : 0;
     }
-    /* the backends differ only in finding and scoring the rows */
-    if (s->pg)
-        rc = store_pg_rows(s, r, df, n_df, phrase_n, partial, &ids, &n_ids);
-    else
+    /* the backends differ only in finding and scoring the rows; PostgreSQL scores in C
+     * after finding them, so it counts only the frequencies of phrases found in them */
+    if (s->pg) {
+        rc = store_pg_rows(s, r, phrase_n, partial, &ids, &n_ids);
+    } else {
+        n_df = store_query_docs(s, r, NULL, df);
         rc = fts_rows(s, m, r->source, r->video, df, n_df, phrase_n, r->cap, r->deadline_s, partial,
                       &ids, &n_ids);
+    }
     free(m);
     if (rc)
         return rc;

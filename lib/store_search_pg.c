@@ -16,6 +16,7 @@
  * User input never reaches PostgreSQL as syntax: the tsquery is written here from
  * the query's tokens, each a quoted lexeme, and travels as one parameter.
  */
+#include "db_pg.h"
 #include "query.h"
 #include "store_int.h"
 #include "util.h"
@@ -472,13 +473,21 @@ static int read_pair(struct vt_store *s, const char *sql, const char *what, long
     return rc;
 }
 
-/* The newest row's id, and the index's row count and total length in tokens (BM25's). */
+/* The newest row's id, and the index's row count and total length in tokens (BM25's);
+ * read once per read transaction (a search's tiers ask each), whose snapshot they are. */
 static int index_sizes(struct vt_store *s, long long *top, double *rows, double *tokens)
 {
+    struct pg_conn *c = s->pg;
     struct db_stmt *st;
     long long have = 0, unused;
-    int rc = 0;
+    int rc = 0, in_read = c->in_tx && c->read_serial == c->tx_serial;
 
+    if (in_read && s->pg_sizes.tx == c->tx_serial) {
+        *top = s->pg_sizes.top;
+        *rows = s->pg_sizes.rows;
+        *tokens = s->pg_sizes.tokens;
+        return 0;
+    }
     /* looked up once per handle: a table made later only makes this handle slower */
     if (!s->pg_stats) {
         rc = read_pair(s, "SELECT CASE WHEN to_regclass('docs_stats') IS NULL THEN 0 ELSE 1 END, 0",
@@ -505,40 +514,224 @@ static int index_sizes(struct vt_store *s, long long *top, double *rows, double 
     }
     rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "search statistics");
     store_finish(s, st);
+    if (!rc && in_read) {
+        s->pg_sizes.tx = c->tx_serial;
+        s->pg_sizes.top = *top;
+        s->pg_sizes.rows = *rows;
+        s->pg_sizes.tokens = *tokens;
+    }
     return rc;
 }
 
-int store_pg_term_docs(struct vt_store *s, const char *term, long long window, long long *docs)
+/*
+ * One statement for all the terms a search tier needs, a scalar subquery each: its count in
+ * the window (ids above lo), scaled up when it is 100 or more (the scaling written in C by
+ * the caller's values: top and window are constants here), else counted in all rows by a
+ * subquery the CASE runs only then, as SQLite reads docs_vocab. Planned with the values
+ * (prepare_planned), so each count is planned for its word: the GIN index for a rare one,
+ * the newest ids for a common one.
+ */
+static char *terms_docs_sql(size_t n, long long top, long long window)
 {
-    struct vt_sb q = {0};
-    struct db_stmt *st;
+    struct vt_sb sql = {0};
+
+    vt_sb_adds(&sql, "SELECT 0");
+    for (size_t i = 0; i < n; i++) {
+        size_t q = i + 2;
+
+        if (top <= window)
+            vt_sb_addf(&sql, ", (SELECT count(*) FROM docs WHERE tsv @@ CAST(?%zu AS tsquery))", q);
+        else
+            vt_sb_addf(&sql,
+                       ", (SELECT CASE WHEN w.n >= 100 THEN w.n * %lld / %lld"
+                       " ELSE (SELECT count(*) FROM docs WHERE tsv @@ CAST(?%zu AS tsquery)) END"
+                       " FROM (SELECT count(*) AS n FROM docs WHERE tsv @@ CAST(?%zu AS tsquery)"
+                       " AND id > ?1) w)",
+                       top, window, q, q);
+    }
+    return vt_sb_detach(&sql);
+}
+
+/*
+ * The lexemes of the newest rows (ids above top - window) with how many of them hold each,
+ * read once with ts_stat: a term's count in the window is then a lookup for every later
+ * search on the handle, where a count per term reads the window's rows again (SQLite reads
+ * a posting list; here each is a scan of 20,000 rows). Kept while the newest id stays.
+ */
+struct pg_lexeme {
+    char *word;
+    long long ndoc;
+};
+
+struct pg_window {
+    long long top;
+    struct pg_lexeme *v; /* sorted by word (strcmp) */
+    size_t n, cap;
+};
+
+#define PG_WINDOW_TERMS 4 /* terms to count at once that make reading the window worth it */
+
+void store_pg_window_free(struct vt_store *s)
+{
+    struct pg_window *w = s->pg_window;
+
+    if (!w)
+        return;
+    for (size_t i = 0; i < w->n; i++)
+        free(w->v[i].word);
+    free(w->v);
+    free(w);
+    s->pg_window = NULL;
+}
+
+static int by_word(const void *a, const void *b)
+{
+    return strcmp(((const struct pg_lexeme *)a)->word, ((const struct pg_lexeme *)b)->word);
+}
+
+static int window_word(void *user, struct db_stmt *st)
+{
+    struct pg_window *w = user;
+    const char *word = db_col_text(st, 0);
+
+    if (word) {
+        vt_grow((void **)&w->v, &w->cap, w->n + 1, sizeof(*w->v));
+        w->v[w->n].word = vt_xstrdup(word);
+        w->v[w->n++].ndoc = db_col_int64(st, 1);
+    }
+    return 0;
+}
+
+/* Read the window's lexemes for the newest id top into s->pg_window. */
+static int window_load(struct vt_store *s, long long top, long long window)
+{
+    struct pg_window *w = vt_xcalloc(1, sizeof(*w));
     int rc;
 
-    *docs = 0;
-    if (!lexeme_ok(term))
-        return 0;
-    /* the exact count (a scalar subquery: run only when the CASE reaches it) for a term
-     * rare in the window, as SQLite reads docs_vocab then */
-    rc = prepare_planned(
-        s,
-        "WITH t AS (SELECT coalesce(max(id), 0) AS top FROM docs),"
-        " w AS (SELECT count(*) AS n FROM docs, t WHERE tsv @@ CAST(?1 AS tsquery) AND id > t.top "
-        "- ?2)"
-        " SELECT CASE WHEN t.top > ?2 AND w.n >= 100 THEN w.n * t.top / ?2"
-        "  WHEN t.top <= ?2 THEN w.n"
-        "  ELSE (SELECT count(*) FROM docs WHERE tsv @@ CAST(?1 AS tsquery)) END FROM t, w",
-        &st);
+    store_pg_window_free(s);
+    s->pg_window = w;
+    w->top = top;
+    /* the bound is a bigint the server formats: no text of ours becomes SQL */
+    rc = store_rows(s,
+                    "SELECT word, ndoc FROM ts_stat(format('SELECT tsv FROM docs WHERE id > %s',"
+                    " CAST(? AS bigint)))",
+                    "term statistics", window_word, w, "I", (int64_t)(top - window));
+    if (rc) {
+        store_pg_window_free(s);
+        return rc;
+    }
+    if (w->n)
+        qsort(w->v, w->n, sizeof(*w->v), by_word);
+    return 0;
+}
+
+/* The rows of the window holding term, from s->pg_window. */
+static long long window_count(const struct vt_store *s, const char *term)
+{
+    struct pg_lexeme key = {(char *)term, 0};
+    const struct pg_lexeme *e =
+        s->pg_window->n ? bsearch(&key, s->pg_window->v, s->pg_window->n, sizeof(key), by_word)
+                        : NULL;
+
+    return e ? e->ndoc : 0;
+}
+
+/* The counts of terms[0..n-1] into docs[at[i]], in one statement (terms_docs_sql(n, top,
+ * window)): in the window above top - window, scaled, or in all rows when top <= window. */
+static int count_terms(struct vt_store *s, const char *const *terms, const size_t *at, size_t n,
+                       long long top, long long window, long long *docs)
+{
+    struct db_stmt *st = NULL;
+    char *sql = terms_docs_sql(n, top, window);
+    int rc = prepare_planned(s, sql, &st);
+
+    free(sql);
     if (rc)
         return rc;
-    store_pg_lexeme(&q, term);
-    db_bind_text(st, 1, q.buf);
-    db_bind_int64(st, 2, window);
+    db_bind_int64(st, 1, top - window);
+    for (size_t i = 0; i < n; i++) {
+        struct vt_sb q = {0};
+
+        store_pg_lexeme(&q, terms[i]);
+        db_bind_text(st, (int)i + 2, q.buf);
+        vt_sb_release(&q);
+    }
     rc = db_step(st);
     if (rc == DB_ROW)
-        *docs = db_col_int64(st, 0);
+        for (size_t i = 0; i < n; i++)
+            docs[at[i]] = db_col_int64(st, (int)i + 1);
     rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "term statistics");
     finish_planned(st);
-    vt_sb_release(&q);
+    return rc;
+}
+
+/*
+ * With the window's lexemes read (or worth reading for these many terms): a term common in
+ * the window is scaled from its count there, the others are counted in all rows, in one
+ * statement. 1 when done so, 0 when not worth it, or an error code.
+ */
+static int terms_docs_by_window(struct vt_store *s, const char *const *asked, const size_t *at,
+                                size_t m, long long top, long long window, long long *docs)
+{
+    const char **rare = vt_xcalloc(m + 1, sizeof(*rare));
+    size_t *rare_at = vt_xcalloc(m + 1, sizeof(*rare_at)), n_rare = 0;
+    int rc = 0;
+
+    if (!s->pg_window || s->pg_window->top != top) {
+        if (m < PG_WINDOW_TERMS)
+            goto out;
+        rc = window_load(s, top, window);
+        if (rc)
+            goto out;
+    }
+    for (size_t i = 0; i < m; i++) {
+        long long n = window_count(s, asked[i]);
+
+        if (n >= 100) {
+            docs[at[i]] = n * top / window;
+        } else {
+            rare[n_rare] = asked[i];
+            rare_at[n_rare++] = at[i];
+        }
+    }
+    /* top 0: counted in all rows */
+    rc = n_rare ? count_terms(s, rare, rare_at, n_rare, 0, window, docs) : 0;
+    rc = rc ? rc : 1;
+out:
+    free(rare);
+    free(rare_at);
+    return rc;
+}
+
+int store_pg_terms_docs(struct vt_store *s, const char *const *terms, size_t n, long long window,
+                        long long *docs)
+{
+    const char **asked = vt_xcalloc(n + 1, sizeof(*asked));
+    size_t *at = vt_xcalloc(n + 1, sizeof(*at)), m = 0;
+    long long top = 0;
+    double rows, tokens;
+    int rc = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        docs[i] = 0;
+        if (lexeme_ok(terms[i])) {
+            asked[m] = terms[i];
+            at[m++] = i;
+        }
+    }
+    if (!m)
+        goto out;
+    rc = index_sizes(s, &top, &rows, &tokens);
+    if (!rc && top > window)
+        rc = terms_docs_by_window(s, asked, at, m, top, window, docs);
+    if (rc) {
+        rc = rc < 0 ? rc : 0;
+        goto out;
+    }
+    rc = count_terms(s, asked, at, m, top, window, docs);
+out:
+    free(asked);
+    free(at);
     return rc;
 }
 
@@ -559,23 +752,34 @@ static const char *rows_sql(int by_source, int by_video)
     return sql[(by_source ? 1 : 0) + (by_video ? 2 : 0)];
 }
 
-struct rank_ctx {
-    const struct store_phrase *ph;
-    size_t n_ph, n_df;
-    const double *df;
-    int phrase_n;
-    double rows, tokens;
+/* The rows a search found, with their texts until they are scored. */
+struct found {
+    struct fts_id *v;
+    char **text;
+    size_t n, cap, cap_text;
 };
 
-static void read_row(struct db_stmt *st, const struct rank_ctx *c, struct fts_id *v)
+static void found_free(struct found *f)
+{
+    for (size_t i = 0; i < f->n; i++)
+        free(f->text[i]);
+    free(f->text);
+    free(f->v);
+}
+
+static void read_row(struct db_stmt *st, struct found *f)
 {
     const char *id = db_col_text(st, 1), *text = db_col_text(st, 3);
+    struct fts_id *v;
 
+    vt_grow((void **)&f->v, &f->cap, f->n + 1, sizeof(*f->v));
+    vt_grow((void **)&f->text, &f->cap_text, f->n + 1, sizeof(*f->text));
+    v = &f->v[f->n];
     v->rowid = db_col_int64(st, 0);
     snprintf(v->video_id, sizeof(v->video_id), "%s", id ? id : "");
     v->start_s = db_col_double(st, 2);
-    v->score = store_pg_score(text ? text : "", c->ph, c->n_ph, c->df, c->n_df, c->phrase_n,
-                              c->rows, c->tokens);
+    v->score = 0;
+    f->text[f->n++] = vt_xstrdup(text ? text : "");
 }
 
 /*
@@ -583,17 +787,14 @@ static void read_row(struct db_stmt *st, const struct rank_ctx *c, struct fts_id
  * served from the first window and the deadline is looked at between windows.
  */
 static int window_rows(struct vt_store *s, const struct vt_store_search *r, const char *tsq,
-                       const struct rank_ctx *c, long long hi, int *partial, struct fts_id **out,
-                       size_t *n)
+                       long long hi, int *partial, struct found *f)
 {
     int by_source = r->source && *r->source, by_video = r->video && *r->video;
     long long window = 20000;
-    struct fts_id *v = NULL;
-    size_t vcap = 0, len = 0;
     struct db_stmt *st = NULL;
     int rc = prepare_planned(s, rows_sql(by_source, by_video), &st);
 
-    while (!rc && hi > 0 && (int)len < r->cap) {
+    while (!rc && hi > 0 && (int)f->n < r->cap) {
         long long lo = hi > window ? hi - window : 0;
         int i = 1;
 
@@ -604,11 +805,9 @@ static int window_rows(struct vt_store *s, const struct vt_store_search *r, cons
             db_bind_text(st, i++, r->source);
         if (by_video)
             db_bind_text(st, i++, r->video);
-        db_bind_int(st, i, r->cap - (int)len);
-        while ((rc = db_step(st)) == DB_ROW) {
-            vt_grow((void **)&v, &vcap, len + 1, sizeof(*v));
-            read_row(st, c, &v[len++]);
-        }
+        db_bind_int(st, i, r->cap - (int)f->n);
+        while ((rc = db_step(st)) == DB_ROW)
+            read_row(st, f);
         rc = rc == DB_DONE ? 0 : store_fail(s, "search");
         db_reset(st);
         hi = lo;
@@ -619,22 +818,33 @@ static int window_rows(struct vt_store *s, const struct vt_store_search *r, cons
         }
     }
     finish_planned(st);
-    if (rc) {
-        free(v);
-        return rc;
-    }
-    *out = v;
-    *n = len;
-    return 0;
+    return rc;
 }
 
-int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, const double *df,
-                  size_t n_df, int phrase_n, int *partial, struct fts_id **out, size_t *n)
+/* Mark in used the phrases that stand somewhere in text: only theirs are scored. */
+static void mark_found(const char *text, const struct store_phrase *ph, size_t n_ph,
+                       unsigned char *used)
+{
+    struct tokens t = {0};
+
+    vt_tokenize(text, strlen(text), add_token, &t);
+    for (size_t i = 0; i < n_ph; i++)
+        for (size_t at = 0; !used[i] && at < t.n; at++)
+            used[i] = (unsigned char)phrase_at(&t, &ph[i], at);
+    free(t.buf);
+    free(t.off);
+}
+
+int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, int phrase_n, int *partial,
+                  struct fts_id **out, size_t *n)
 {
     struct store_phrase ph[STORE_MAX_PHRASES];
-    struct rank_ctx c = {ph, 0, n_df, df, phrase_n, 0, 0};
+    unsigned char used[STORE_MAX_PHRASES] = {0};
+    double df[STORE_MAX_PHRASES], rows = 0, tokens = 0;
+    struct found f = {0};
+    size_t n_ph = 0, n_df;
     char *tsq = store_pg_tsquery(r->q, r->match == VT_MATCH_ALL_BUT_ONE ? 2 : 0, r->alts, ph,
-                                 STORE_MAX_PHRASES, &c.n_ph);
+                                 STORE_MAX_PHRASES, &n_ph);
     long long top = 0;
     int rc;
 
@@ -651,11 +861,30 @@ int store_pg_rows(struct vt_store *s, const struct vt_store_search *r, const dou
         free(tsq);
         return 0;
     }
-    rc = index_sizes(s, &top, &c.rows, &c.tokens);
+    rc = index_sizes(s, &top, &rows, &tokens);
     if (!rc)
-        rc = window_rows(s, r, tsq, &c, top, partial, out, n);
+        rc = window_rows(s, r, tsq, top, partial, &f);
     free(tsq);
-    return rc;
+    if (rc || !f.n) {
+        found_free(&f);
+        return rc;
+    }
+    /*
+     * The frequencies of the phrases found in these rows, counted now: a phrase in none of
+     * them adds nothing to any score, and an approximate tier's alternatives are many, each
+     * a count over the newest rows (what SQLite reads in its index's posting lists costs a
+     * scan of rows here).
+     */
+    for (size_t i = 0; i < f.n; i++)
+        mark_found(f.text[i], ph, n_ph, used);
+    n_df = store_query_docs(s, r, used, df);
+    for (size_t i = 0; i < f.n; i++)
+        f.v[i].score = store_pg_score(f.text[i], ph, n_ph, df, n_df, phrase_n, rows, tokens);
+    *out = f.v; /* the rows go to the caller, their texts are freed */
+    *n = f.n;
+    f.v = NULL;
+    found_free(&f);
+    return 0;
 }
 
 /* ---- the schema ---- */

@@ -38,6 +38,15 @@ extern int vt_test_on_pg;        /* the running test is the PostgreSQL run of a 
     }                                                                                              \
     static void test_##name(void)
 
+/* A PostgreSQL-only test (NAME@pg, run only when VT_TEST_PG names a server). */
+#define VT_TEST_PG_ONLY(name)                                                                      \
+    static void test_##name(void);                                                                 \
+    __attribute__((constructor)) static void register_##name(void)                                 \
+    {                                                                                              \
+        vt_test_register_pg(#name, test_##name);                                                   \
+    }                                                                                              \
+    static void test_##name(void)
+
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
         if (!(cond)) {                                                                             \

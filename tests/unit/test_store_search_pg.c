@@ -263,15 +263,6 @@ VT_TEST(store_pg_score_is_vtrank)
 
 /* ---- on a server: PostgreSQL's search gives SQLite's answers ---- */
 
-/* A PostgreSQL-only test (NAME@pg, run only when VT_TEST_PG names a server). */
-#define VT_TEST_PG_ONLY(name)                                                                      \
-    static void test_##name(void);                                                                 \
-    __attribute__((constructor)) static void register_##name(void)                                 \
-    {                                                                                              \
-        vt_test_register_pg(#name, test_##name);                                                   \
-    }                                                                                              \
-    static void test_##name(void)
-
 static void fill(struct vt_store *s, const char *id, size_t from, size_t to, const char *title)
 {
     struct vt_video_rec v;
