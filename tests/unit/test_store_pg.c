@@ -16,15 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Run a PostgreSQL-only test (registered as NAME@pg, skipped without VT_TEST_PG). */
-#define VT_TEST_PG(name)                                                                           \
-    static void test_##name(void);                                                                 \
-    __attribute__((constructor)) static void register_##name(void)                                 \
-    {                                                                                              \
-        vt_test_register_pg(#name, test_##name);                                                   \
-    }                                                                                              \
-    static void test_##name(void)
-
 static void check_convert(const char *sql, const char *want, int want_n)
 {
     unsigned char *used = NULL;
@@ -119,7 +110,7 @@ static long long one_int(struct vt_store *s, const char *sql, const char *arg)
     return v;
 }
 
-VT_TEST_PG(pg_statements_round_trip)
+VT_TEST_PG_ONLY(pg_statements_round_trip)
 {
     char *db;
     struct vt_store *s = fresh(&db);
@@ -240,7 +231,7 @@ out:
 /* Text PostgreSQL's UTF8 refuses (a hostile file's tag, a file name in Latin-1, a NUL
  * inside a counted string) is stored with U+FFFD for each bad byte, as every reader
  * shows it on SQLite; valid text, four-byte characters included, is untouched. */
-VT_TEST_PG(pg_text_not_utf8)
+VT_TEST_PG_ONLY(pg_text_not_utf8)
 {
     char *db;
     struct vt_store *s = fresh(&db);
@@ -294,7 +285,7 @@ out:
 
 /* A connection that waiting will not mend (no such database, no such role) is refused
  * as such (VT_EINVAL), not as "unavailable: try again"; no server at all is unavailable. */
-VT_TEST_PG(pg_connect_failures)
+VT_TEST_PG_ONLY(pg_connect_failures)
 {
     const char *base = getenv("VT_TEST_PG");
     char *nodb = vt_test_pg_url_for(base, "vt_no_such_database_here");
@@ -317,7 +308,7 @@ VT_TEST_PG(pg_connect_failures)
     free(norole);
 }
 
-VT_TEST_PG(pg_refuses_newer_schema)
+VT_TEST_PG_ONLY(pg_refuses_newer_schema)
 {
     char *db, err[512];
     struct vt_store *s = fresh(&db);
@@ -355,7 +346,7 @@ static void *open_at_once(void *user)
 
 /* Two handles opening an empty database at the same moment: one migrates under the
  * advisory lock, the other waits and finds the schema made. */
-VT_TEST_PG(pg_two_handles_migrate_at_once)
+VT_TEST_PG_ONLY(pg_two_handles_migrate_at_once)
 {
     char *db = vt_test_db("/nonexistent");
     pthread_barrier_t go;
@@ -414,7 +405,7 @@ static int read_videos(struct vt_store *s)
 /* The server stops: statements fail with VT_EUNAVAIL and say so; once it is back the
  * handle reconnects by itself; a transaction cut by a restart fails and the next
  * statement after the rollback works. */
-VT_TEST_PG(pg_outage_and_reconnect)
+VT_TEST_PG_ONLY(pg_outage_and_reconnect)
 {
     char *db;
     struct vt_store *s;
@@ -454,7 +445,7 @@ out:
 /* A role that may only read: VT_STORE_READ opens read-only (writes refused with
  * VT_ESTATE), without it the open is refused; a role whose sessions are read-only
  * (default_transaction_read_only) is read-only too. */
-VT_TEST_PG(pg_read_only_role)
+VT_TEST_PG_ONLY(pg_read_only_role)
 {
     char *db, *sql, *url = NULL, role[48], err[512];
     struct vt_store *s = fresh(&db), *r = NULL;
