@@ -40,15 +40,36 @@ _Static_assert(VT_STAGE_COUNT <= NAME_SLOTS, "one name parameter per stage");
     "SELECT s.video_id, s.name FROM stages s WHERE s.name IN (" NAME_PARAMS                        \
     ") AND " RUNNABLE_AT("?9") " ORDER BY s.priority DESC, s.queued_at, s.video_id, s.ord LIMIT 1"
 
+/*
+ * PostgreSQL: the pick must walk stages_runnable in its order and stop at the first
+ * runnable row, however many rows are queued. The planner does so only when its
+ * statistics say the queue is long; while they are stale (a table not yet analyzed, a
+ * burst of new videos since autovacuum last looked) it reads every queued row, tests
+ * each one's inputs and sorts them: 5 ms a pick at 2,000 queued stages, growing with the
+ * queue (bench/queue_bench.sh). So the pick is planned with sorting disabled, which
+ * leaves the index walk as the only cheap plan, once (a generic plan, kept by the
+ * prepared statement; re-planned after an ANALYZE), and the settings are restored for
+ * the rest of the transaction (a sort disabled elsewhere only adds cost, and enough of
+ * it to have the query compiled by JIT).
+ */
+#define PICK_PLAN_SET   "SET LOCAL enable_sort = off; SET LOCAL plan_cache_mode = force_generic_plan"
+#define PICK_PLAN_RESET "RESET enable_sort; RESET plan_cache_mode"
+
 int vt_store_queue_next(struct vt_store *s, unsigned stages, double now, char id[65],
                         char stage[32], int *found)
 {
     /* PostgreSQL: rows another worker's claim holds are passed over, not waited for */
     static const char *const sql[2] = {NEXT_SQL, NEXT_SQL " FOR UPDATE OF s SKIP LOCKED"};
     struct db_stmt *st;
-    int rc = store_prepare(s, sql[s->pg != NULL], &st), slot = 1;
+    int rc, slot = 1;
 
     *found = 0;
+    if (s->pg) {
+        rc = store_exec(s, PICK_PLAN_SET, "plan the pick");
+        if (rc)
+            return rc;
+    }
+    rc = store_prepare(s, sql[s->pg != NULL], &st);
     if (rc)
         return rc;
     for (int k = 0; k < VT_STAGE_COUNT; k++)
@@ -67,6 +88,8 @@ int vt_store_queue_next(struct vt_store *s, unsigned stages, double now, char id
         rc = rc == DB_DONE ? 0 : store_fail(s, "pick a queued stage");
     }
     store_finish(s, st);
+    if (!rc && s->pg)
+        rc = store_exec(s, PICK_PLAN_RESET, "plan the pick");
     return rc;
 }
 
