@@ -135,8 +135,8 @@ int vt_store_stage_give_back(struct vt_store *s, const char *id, const char *sta
                           id, stage, owner, attempts, 0, res);
 
     /* the stage is runnable again: another worker may take it at once */
-    if (!rc && *res == VT_LEASE_HELD && s->pg)
-        rc = store_exec(s, "NOTIFY vidtheque_jobs", "wake workers");
+    if (!rc && *res == VT_LEASE_HELD)
+        rc = store_notify_work(s);
     return rc;
 }
 
@@ -176,7 +176,7 @@ const char *vt_store_backend(const struct vt_store *s)
 
 int store_notify_work(struct vt_store *s)
 {
-    return s->pg ? store_exec(s, "NOTIFY vidtheque_jobs", "wake workers") : 0;
+    return s->pg && store_pg_notify_work ? store_pg_notify_work(s) : 0;
 }
 
 /* SQLite: a commit by any connection moves PRAGMA data_version; poll it. */
@@ -196,7 +196,7 @@ static int sqlite_wait_work(struct vt_store *s, double timeout_s)
         if (v < 0)
             return store_fail(s, "wait for work");
         if (v != v0)
-            return 0;
+            return 1;
     }
     return 0;
 }

@@ -3,8 +3,9 @@
  * lib/store_video.c, and the worker's step vt_work_one in lib/pipeline.c): which stage
  * is next (priority, age, the stage table's dependencies, retry times), leases that
  * expire and are taken over, heartbeats and give-backs that only the holder may do, and
- * a late result that the fence refuses with nothing of it written. Times are passed in
- * (a lease "expires" because the caller says it is later), never waited for.
+ * a late result that the fence refuses with nothing of it written, and the wake of an
+ * idle worker by a commit (never by a transaction still open or rolled back). Times are
+ * passed in (a lease "expires" because the caller says it is later), never waited for.
  */
 #include "harness.h"
 #include "library.h"
@@ -13,8 +14,10 @@
 #include "store_int.h"
 #include "util.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static char *scratch_db; /* the running test's database (pgtest.h) */
@@ -374,6 +377,24 @@ VT_TEST_STORE(queue_worker_dead_letter)
     scratch_db = NULL;
 }
 
+/* A stage queued in a transaction wakes a waiting worker once committed: not while the
+ * transaction is open, not when it is rolled back (PostgreSQL: the NOTIFY goes with the
+ * COMMIT; SQLite: the commit moves data_version). */
+struct waiter {
+    struct vt_store *s;
+    volatile int done;
+    int rc;
+};
+
+static void *wait_thread(void *p)
+{
+    struct waiter *w = p;
+
+    w->rc = vt_store_wait_work(w->s, 60);
+    w->done = 1;
+    return NULL;
+}
+
 static void put_queued(struct vt_store *s, const char *id, const char *stage)
 {
     struct vt_stage_rec r;
@@ -382,6 +403,46 @@ static void put_queued(struct vt_store *s, const char *id, const char *stage)
     snprintf(r.name, sizeof(r.name), "%s", stage);
     r.state = VT_STATE_QUEUED;
     CHECK_INT(vt_store_stage_put(s, id, &r), 0);
+}
+
+VT_TEST_STORE(queue_wake_at_commit)
+{
+    char dir[64], err[256];
+    struct vt_store *s = scratch(dir, sizeof(dir)), *s2 = NULL;
+    struct waiter w = {0};
+    pthread_t th;
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    add_video(s, "a1");
+    CHECK_INT(vt_store_open(scratch_db, &s2, err, sizeof(err)), 0);
+    if (!s2)
+        goto out;
+    /* PostgreSQL: the first wait LISTENs; what was committed before it is not seen */
+    CHECK(vt_store_wait_work(s2, 0.01) >= 0);
+    CHECK_INT(vt_store_begin(s), 0);
+    put_queued(s, "a1", "ocr");
+    CHECK_INT(vt_store_wait_work(s2, 0.2), 0); /* not yet committed */
+    vt_store_rollback(s);
+    CHECK_INT(vt_store_wait_work(s2, 0.2), 0); /* rolled back: nothing to wake for */
+    /* committed while the other waits (committed again until it wakes: SQLite's wait
+     * compares with the version it read first, which may follow a commit) */
+    w.s = s2;
+    CHECK_INT(pthread_create(&th, NULL, wait_thread, &w), 0);
+    for (int i = 0; i < 6000 && !w.done; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+
+        CHECK_INT(vt_store_begin(s), 0);
+        put_queued(s, "a1", "ocr");
+        CHECK_INT(vt_store_commit(s), 0);
+        nanosleep(&ts, NULL);
+    }
+    pthread_join(th, NULL);
+    CHECK_INT(w.rc, 1);
+out:
+    vt_store_close(s2);
+    scratch_done(s, dir);
 }
 
 static int read_count_row(void *user, struct db_stmt *st)
