@@ -511,3 +511,117 @@ VT_TEST_STORE(queue_pick_walks_the_index)
     vt_store_rollback(s);
     scratch_done(s, dir);
 }
+
+/* What an in-process run's stage looked like from another handle while it ran. */
+struct inproc {
+    struct vt_store *other;  /* the same database, another connection */
+    struct vt_library *lib2; /* the same library, another handle (another process's) */
+    int seen;
+    double lease_until, extended_to;
+    char owner[128];
+    char runnable_now[128], runnable_later[128];
+    int redo_rc;
+    char redo_err[1024];
+};
+
+static void inproc_progress(void *user, const char *id, const char *stage, double frac)
+{
+    struct inproc *p = user;
+    struct vt_stage_rec r;
+
+    if (frac != 0 || strcmp(stage, "fetch") || p->seen++)
+        return;
+    if (!get_stage(p->other, id, stage, &r))
+        return;
+    p->lease_until = r.lease_until;
+    {
+        struct vt_stage_rec *all;
+        size_t n;
+
+        CHECK_INT(vt_store_stages(p->other, id, &all, &n), 0);
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(all[i].name, stage) && all[i].owner)
+                snprintf(p->owner, sizeof(p->owner), "%s", all[i].owner);
+        vt_stage_recs_free(all, n);
+    }
+    snprintf(p->runnable_now, sizeof(p->runnable_now), "%s",
+             next(p->other, VT_BIT(FETCH), vt_wall_s()));
+    snprintf(p->runnable_later, sizeof(p->runnable_later), "%s",
+             next(p->other, VT_BIT(FETCH), vt_wall_s() + 3600));
+    p->redo_rc = vt_redo(p->lib2, id, "fetch");
+    snprintf(p->redo_err, sizeof(p->redo_err), "%s", vt_errmsg(p->lib2));
+    /* the heartbeat extends the lease (every third of it): wait for one, at most 60 s */
+    for (int i = 0; i < 600 && r.lease_until > 0; i++) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        struct vt_stage_rec x;
+
+        nanosleep(&ts, NULL);
+        if (get_stage(p->other, id, stage, &x) && x.lease_until > r.lease_until) {
+            p->extended_to = x.lease_until;
+            break;
+        }
+    }
+}
+
+/* A stage run in-process (add, redo, resume, the server's indexer) on PostgreSQL takes a
+ * lease as a worker's claim does, kept by a heartbeat: a worker passes over it until it
+ * runs out, and a redo elsewhere is refused meanwhile; on SQLite it takes none (its lock
+ * file says it is alive), and a redo elsewhere is refused all the same. */
+VT_TEST_STORE(queue_inprocess_lease)
+{
+    char dir[64], err[256], *path = NULL, want[1200];
+    struct vt_library *lib;
+    struct inproc p;
+    struct vt_callbacks cb = {NULL, inproc_progress, &p};
+    struct vt_stage_rec r;
+    double t0 = vt_wall_s();
+    int pg;
+
+    memset(&p, 0, sizeof(p));
+    setenv("VIDTHEQUE_LEASE", "3", 1);
+    snprintf(dir, sizeof(dir), "/tmp/vt-unit-queue.XXXXXX");
+    CHECK(mkdtemp(dir) != NULL);
+    scratch_db = vt_test_library_db(dir);
+    lib = vt_library_open(dir, VT_OPEN_CREATE, err, sizeof(err));
+    CHECK(lib != NULL);
+    if (!lib)
+        goto out;
+    pg = !strcmp(vt_store_backend(lib->store), "postgresql");
+    path = scratch_db ? vt_xstrdup(scratch_db) : vt_xasprintf("%s/library.db", dir);
+    CHECK_INT(vt_store_open(path, &p.other, err, sizeof(err)), 0);
+    p.lib2 = vt_library_open(dir, 0, err, sizeof(err));
+    CHECK(p.other != NULL && p.lib2 != NULL);
+    if (!p.other || !p.lib2)
+        goto out;
+    vt_library_set_callbacks(lib, &cb);
+    add_video(lib->store, "p1");
+    vt_process(lib, "p1"); /* fetch fails (no such file): only the claim matters here */
+    CHECK_INT(p.seen, 1);
+    CHECK_STR(p.owner, lib->owner);
+    snprintf(want, sizeof(want), "p1: stage 'fetch' is running in process %s", lib->owner);
+    CHECK_INT(p.redo_rc, VT_ESTATE);
+    CHECK(!strncmp(p.redo_err, want, strlen(want)));
+    CHECK_STR(p.runnable_now, "");
+    if (pg) {
+        CHECK(p.lease_until >= t0 + 3 && p.lease_until <= vt_wall_s() + 3);
+        CHECK(strstr(p.redo_err, "(its lease holds it until ") != NULL);
+        CHECK_STR(p.runnable_later, "p1/fetch"); /* once it runs out: taken over */
+        CHECK(p.extended_to > p.lease_until);
+    } else {
+        CHECK_INT(p.lease_until, 0);
+        CHECK_STR(p.runnable_later, ""); /* never: resume on this machine asks its lock */
+    }
+    /* settled: no lease left behind */
+    CHECK(get_stage(p.other, "p1", "fetch", &r));
+    CHECK_INT(r.state, VT_STATE_FAILED);
+    CHECK_INT(r.lease_until, 0);
+out:
+    unsetenv("VIDTHEQUE_LEASE");
+    vt_store_close(p.other);
+    vt_library_close(p.lib2);
+    vt_library_close(lib);
+    free(path);
+    vt_rm_rf(dir);
+    vt_test_db_free(scratch_db);
+    scratch_db = NULL;
+}
