@@ -26,11 +26,12 @@ _Static_assert(VT_STAGE_COUNT <= NAME_SLOTS, "one name parameter per stage");
     " AND o.name = d.dep WHERE d.name = s.name"                                                    \
     " AND o.state NOT IN ('done', 'skipped', 'failed'))"
 
-/* Queued and due, or running under a lease that expired (its worker is presumed dead);
- * a running stage without a lease (lease_until 0) belongs to an in-process run on SQLite, whose
- * liveness only its own machine can tell (the owner's lock file: vt_resume). The first
- * term is the partial index stages_runnable's: it gives the rows in the claim's order,
- * so the next one is the first that passes, not a sort of every queued row. */
+/* Queued and due, or running under a lease that expired (its holder is presumed dead);
+ * a running stage without a lease (lease_until 0) belongs to an in-process run on
+ * SQLite, whose liveness only its own machine can tell (the owner's lock file:
+ * vt_resume). The first term is the partial index stages_runnable's: it gives the rows
+ * in the claim's order, so the next one is the first that passes, not a sort of every
+ * queued row. */
 #define RUNNABLE_AT(now)                                                                           \
     "s.state IN ('queued', 'running') AND (s.state = 'queued' OR (s.state = 'running'"             \
     " AND s.lease_until > 0 AND s.lease_until < " now ")) AND s.retry_at <= " now                  \
