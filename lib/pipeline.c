@@ -299,6 +299,15 @@ static double claim_lease_s(struct vt_library *lib)
     return strcmp(vt_store_backend(lib->store), "postgresql") ? 0 : vt_lease_default_s();
 }
 
+/* Whether a stage of r other than me has left queued (started, whatever came of it). */
+static int other_started(const struct vt_stage_rec *r, size_t n, const struct vt_stage_rec *me)
+{
+    for (size_t i = 0; i < n; i++)
+        if (&r[i] != me && r[i].state != VT_STATE_QUEUED)
+            return 1;
+    return 0;
+}
+
 /* Claim stage id of video v for this process, inside the write transaction the caller
  * began, which this ends: 0 with *res said (why says why for CLAIM_SETTLED and
  * CLAIM_WAITING), or an error code. */
@@ -378,7 +387,10 @@ static int claim_in(struct vt_library *lib, struct vt_video_rec *v, enum vt_stag
         me->retry_at = 0;
         me->attempts++;
     }
-    if (!rc)
+    /* a claim changes the video's state only when it starts the first of its stages: once
+     * one has left queued the video is processing either way, and its row says so (every
+     * change of a stage recomputes it, under the video's lock). Three round trips less. */
+    if (!rc && (added || !other_started(r, n, me)))
         rc = update_video_state(lib, v->id);
     if (!rc)
         rc = vt_store_commit(lib->store);
