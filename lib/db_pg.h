@@ -20,6 +20,7 @@ struct pg_conn {
     unsigned long gen;   /* bumped by each reconnection: statements prepare again */
     unsigned long names; /* prepared statements named so far on this handle */
     int in_tx;           /* BEGIN sent, COMMIT or ROLLBACK not yet */
+    int notify;          /* the open transaction queued or settled a stage: NOTIFY at commit */
     int lost;            /* the server went away: reconnect before the next statement */
     int64_t changes;     /* rows changed by the last INSERT, UPDATE or DELETE */
     /* round trips to the server so far (statements, PREPAREs, BEGIN, COMMIT, ROLLBACK):
@@ -32,7 +33,7 @@ struct pg_conn {
     char msg[400];
     char state[6];
     int code; /* its VT_E* code */
-    /* queue_pg.c: gen + 1 of the session that ran LISTEN vidtheque_jobs, 0 when none did
+    /* store_pg.c: gen + 1 of the session that ran LISTEN vidtheque_jobs, 0 when none did
      * (a reconnection starts a session that listens to nothing) */
     unsigned long listen_gen;
 };

@@ -246,8 +246,7 @@ int vt_wait_settled(struct vt_library *lib, char (*ids)[VT_ID_MAX], size_t n)
         if (rc || all)
             break;
         rc = vt_store_wait_work(lib->store, 1.0);
-        if (rc)
-            rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+        rc = rc < 0 ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
     }
     free(seen);
     return rc;

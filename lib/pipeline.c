@@ -285,6 +285,29 @@ static int holder_gone(struct vt_library *lib, const struct vt_stage_rec *r, dou
     return r->lease_until > 0 ? r->lease_until < now : vt_lib_owner_dead(lib, r->owner);
 }
 
+/*
+ * The lease a claim takes, in seconds: a queue worker's (--lease); an in-process run's
+ * on PostgreSQL too, whose machines cannot see each other's lock files, so that workers
+ * and other machines' runs leave the stage alone while its heartbeat (vt_lease_keep)
+ * extends it and take it over once it runs out; none (0) on SQLite, one machine, where
+ * the owner's lock file says whether an in-process run is alive.
+ */
+static double claim_lease_s(struct vt_library *lib)
+{
+    if (lib->lease_s > 0)
+        return lib->lease_s;
+    return strcmp(vt_store_backend(lib->store), "postgresql") ? 0 : vt_lease_default_s();
+}
+
+/* Whether a stage of r other than me has left queued (started, whatever came of it). */
+static int other_started(const struct vt_stage_rec *r, size_t n, const struct vt_stage_rec *me)
+{
+    for (size_t i = 0; i < n; i++)
+        if (&r[i] != me && r[i].state != VT_STATE_QUEUED)
+            return 1;
+    return 0;
+}
+
 /* Claim stage id of video v for this process, inside the write transaction the caller
  * began, which this ends: 0 with *res said (why says why for CLAIM_SETTLED and
  * CLAIM_WAITING), or an error code. */
@@ -351,10 +374,10 @@ static int claim_in(struct vt_library *lib, struct vt_video_rec *v, enum vt_stag
         }
     }
     {
-        double now = vt_wall_s();
+        double now = vt_wall_s(), lease_s = claim_lease_s(lib);
         enum vt_lease lease;
 
-        me->lease_until = lib->lease_s > 0 ? now + lib->lease_s : 0;
+        me->lease_until = lease_s > 0 ? now + lease_s : 0;
         rc = vt_store_stage_claim(lib->store, v->id, me, lib->owner, now, me->lease_until, &lease);
         if (!rc && lease != VT_LEASE_HELD)
             goto out; /* not as read: another handle has it */
@@ -364,7 +387,10 @@ static int claim_in(struct vt_library *lib, struct vt_video_rec *v, enum vt_stag
         me->retry_at = 0;
         me->attempts++;
     }
-    if (!rc)
+    /* a claim changes the video's state only when it starts the first of its stages: once
+     * one has left queued the video is processing either way, and its row says so (every
+     * change of a stage recomputes it, under the video's lock). Three round trips less. */
+    if (!rc && (added || !other_started(r, n, me)))
         rc = update_video_state(lib, v->id);
     if (!rc)
         rc = vt_store_commit(lib->store);
@@ -484,6 +510,7 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_sta
     const char *name = vt_stages[id].name;
     struct vt_stage_ctx c;
     struct vt_stage_rec rec;
+    struct vt_lease_keeper *keeper = NULL;
     enum claim res;
     char why[600];
     double t0;
@@ -522,8 +549,11 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_sta
     case CLAIM_TAKEN:
         break;
     }
+    /* a worker's heartbeat extends its leases; an in-process run's lease has its own */
     if (lib->job.claimed)
         lib->job.claimed(lib->job.user, v->id, name, rec.attempts);
+    else if (rec.lease_until > 0)
+        keeper = vt_lease_keep(lib, v->id, name, rec.attempts, claim_lease_s(lib));
     test_stop_at(name, "claimed");
     vt_log(lib, VT_LOG_INFO, "%s: %s started", v->id, name);
     vt_stage_progress(&c, 0);
@@ -538,6 +568,7 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_sta
         rc = finish(lib, id, &c, &rec, outcome, t1 - t0);
         lib->queue_s += vt_monotonic_s() - t1 - c.save_s;
     }
+    vt_lease_keeper_stop(keeper);
     if (lib->job.released)
         lib->job.released(lib->job.user, v->id, name, rec.attempts);
     if (!rc)
@@ -567,6 +598,19 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_sta
     return 1;
 }
 
+/* Why a stage that another run holds was left alone: "ID: stage 'NAME' is running in
+ * process OWNER", and until when its lease holds it, when it has one. */
+static void running_why(char *why, size_t n, const char *id, const struct vt_stage_rec *r)
+{
+    char until[32] = "";
+
+    if (r->lease_until > 0)
+        vt_utc_iso(until, sizeof(until), r->lease_until);
+    snprintf(why, n, "%s: stage '%s' is running in process %s%s%s%s", id, r->name,
+             r->owner ? r->owner : "?", until[0] ? " (its lease holds it until " : "", until,
+             until[0] ? ")" : "");
+}
+
 /*
  * Whether video id is left unfinished (1) or not (0), and why into why: a stage
  * running in another process that is alive, or a stage waiting for its next
@@ -589,8 +633,8 @@ static int unfinished_why(struct vt_library *lib, const char *id, const int *ran
         if (vt_state_terminal(r[i].state))
             continue;
         unfinished = 1;
-        if (r[i].state == VT_STATE_RUNNING && !vt_lib_owner_dead(lib, r[i].owner)) {
-            snprintf(why, n, "%s: stage '%s' is running in process %s", id, r[i].name, r[i].owner);
+        if (r[i].state == VT_STATE_RUNNING && !holder_gone(lib, &r[i], vt_wall_s())) {
+            running_why(why, n, id, &r[i]);
             break;
         }
         if (r[i].retry_at > 0 && !why[0] && k >= 0 && !(ran && ran[k])) {
@@ -721,10 +765,9 @@ int vt_redo(struct vt_library *lib, const char *id, const char *stage)
 
         if (k != target && !depends_on(k, target))
             continue;
-        if (x->state == VT_STATE_RUNNING && !vt_lib_owner_dead(lib, x->owner)) {
+        if (x->state == VT_STATE_RUNNING && !holder_gone(lib, x, vt_wall_s())) {
             rc = VT_ESTATE;
-            snprintf(lib->err, sizeof(lib->err), "%s: stage '%s' is running in process %s", id,
-                     vt_stages[k].name, x->owner);
+            running_why(lib->err, sizeof(lib->err), id, x);
             break;
         }
         x->state = VT_STATE_QUEUED;

@@ -241,7 +241,8 @@ int vt_store_video_lock(struct vt_store *s, const char *id);
 int vt_store_video_priority(struct vt_store *s, const char *id, int priority);
 /* Wait up to timeout_s for stages to become runnable: PostgreSQL wakes on NOTIFY
  * vidtheque_jobs (sent when a stage is queued or settles); SQLite polls for a commit by
- * any process. 0 (woken or timed out), or an error code. */
+ * any process. 1 when woken, 0 when the time ran out (or nothing can wake it: it waited
+ * as a poll would), or an error code. */
 int vt_store_wait_work(struct vt_store *s, double timeout_s);
 /* "sqlite" or "postgresql". */
 const char *vt_store_backend(const struct vt_store *s);

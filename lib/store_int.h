@@ -108,10 +108,13 @@ int store_read_array(struct vt_store *s, const char *sql, const char *what, size
 /* store_queue.c: tell waiting workers that stages may have become runnable (PostgreSQL:
  * NOTIFY vidtheque_jobs, delivered at commit; nothing on SQLite, whose workers poll). */
 int store_notify_work(struct vt_store *s);
-/* PostgreSQL (queue_pg.c): LISTEN vidtheque_jobs once, then wait on the connection's
+/* PostgreSQL (store_pg.c): LISTEN vidtheque_jobs once, then wait on the connection's
  * socket up to timeout_s for a notification. Weak: a build without the PostgreSQL
  * backend has none (and no PostgreSQL handle to call it with). */
 int store_pg_wait_work(struct vt_store *s, double timeout_s) __attribute__((weak));
+/* PostgreSQL (store_pg.c): store_notify_work's NOTIFY, deferred to the commit inside a
+ * transaction. Weak, as store_pg_wait_work. */
+int store_pg_notify_work(struct vt_store *s) __attribute__((weak));
 
 /* store_search.c: the ranking function and the rows of the search index */
 

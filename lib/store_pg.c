@@ -389,7 +389,9 @@ int store_pg_commit(struct vt_store *s)
         return VT_EUNAVAIL;
     }
     c->trips++;
-    r = PQexec(c->conn, "COMMIT");
+    /* one round trip for both; a NOTIFY that fails leaves COMMIT unrun (rolled back below) */
+    r = PQexec(c->conn, c->notify ? "NOTIFY vidtheque_jobs; COMMIT" : "COMMIT");
+    c->notify = 0;
     if (PQresultStatus(r) != PGRES_COMMAND_OK) {
         db_pg_record(c, r);
         rc = store_fail(s, "commit");
@@ -416,6 +418,7 @@ void store_pg_rollback(struct vt_store *s)
         PQclear(PQexec(c->conn, "ROLLBACK"));
     }
     c->in_tx = 0;
+    c->notify = 0;
 }
 
 /*
@@ -495,6 +498,20 @@ int store_pg_check(struct vt_store *s, int *ok)
 }
 
 /*
+ * store_notify_work on PostgreSQL. Inside a transaction the NOTIFY is only remembered and
+ * sent with the COMMIT, in the same round trip (the server delivers a notification at
+ * commit either way, and sends one for any number of identical ones); outside, at once.
+ */
+int store_pg_notify_work(struct vt_store *s)
+{
+    if (s->pg->in_tx) {
+        s->pg->notify = 1;
+        return 0;
+    }
+    return store_exec(s, "NOTIFY vidtheque_jobs", "wake workers");
+}
+
+/*
  * The queue's wait (store_queue.c, vt_store_wait_work): LISTEN vidtheque_jobs once per
  * session, then wait on the connection's socket for a notification (sent by NOTIFY at
  * the commit that queued or settled a stage) up to timeout_s. A notification that came
@@ -521,13 +538,15 @@ int store_pg_wait_work(struct vt_store *s, double timeout_s)
         got = 1;
     }
     if (got)
-        return 0;
+        return 1;
     p = (struct pollfd){PQsocket(c->conn), POLLIN, 0};
     if (poll(&p, 1, (int)(timeout_s * 1000)) > 0 && !PQconsumeInput(c->conn)) {
         c->lost = 1; /* the next statement reconnects, or says the server is away */
         return 0;
     }
-    while ((n = PQnotifies(c->conn)))
+    while ((n = PQnotifies(c->conn))) {
         PQfreemem(n);
-    return 0;
+        got = 1;
+    }
+    return got;
 }

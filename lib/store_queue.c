@@ -26,11 +26,12 @@ _Static_assert(VT_STAGE_COUNT <= NAME_SLOTS, "one name parameter per stage");
     " AND o.name = d.dep WHERE d.name = s.name"                                                    \
     " AND o.state NOT IN ('done', 'skipped', 'failed'))"
 
-/* Queued and due, or running under a lease that expired (its worker is presumed dead);
- * a running stage without a lease (lease_until 0) belongs to an in-process run, whose
- * liveness only its own machine can tell (the owner's lock file: vt_resume). The first
- * term is the partial index stages_runnable's: it gives the rows in the claim's order,
- * so the next one is the first that passes, not a sort of every queued row. */
+/* Queued and due, or running under a lease that expired (its holder is presumed dead);
+ * a running stage without a lease (lease_until 0) belongs to an in-process run on
+ * SQLite, whose liveness only its own machine can tell (the owner's lock file:
+ * vt_resume). The first term is the partial index stages_runnable's: it gives the rows
+ * in the claim's order, so the next one is the first that passes, not a sort of every
+ * queued row. */
 #define RUNNABLE_AT(now)                                                                           \
     "s.state IN ('queued', 'running') AND (s.state = 'queued' OR (s.state = 'running'"             \
     " AND s.lease_until > 0 AND s.lease_until < " now ")) AND s.retry_at <= " now                  \
@@ -40,15 +41,36 @@ _Static_assert(VT_STAGE_COUNT <= NAME_SLOTS, "one name parameter per stage");
     "SELECT s.video_id, s.name FROM stages s WHERE s.name IN (" NAME_PARAMS                        \
     ") AND " RUNNABLE_AT("?9") " ORDER BY s.priority DESC, s.queued_at, s.video_id, s.ord LIMIT 1"
 
+/*
+ * PostgreSQL: the pick must walk stages_runnable in its order and stop at the first
+ * runnable row, however many rows are queued. The planner does so only when its
+ * statistics say the queue is long; while they are stale (a table not yet analyzed, a
+ * burst of new videos since autovacuum last looked) it reads every queued row, tests
+ * each one's inputs and sorts them: 5 ms a pick at 2,000 queued stages, growing with the
+ * queue (bench/queue_bench.sh). So the pick is planned with sorting disabled, which
+ * leaves the index walk as the only cheap plan, once (a generic plan, kept by the
+ * prepared statement; re-planned after an ANALYZE), and the settings are restored for
+ * the rest of the transaction (a sort disabled elsewhere only adds cost, and enough of
+ * it to have the query compiled by JIT).
+ */
+#define PICK_PLAN_SET   "SET LOCAL enable_sort = off; SET LOCAL plan_cache_mode = force_generic_plan"
+#define PICK_PLAN_RESET "RESET enable_sort; RESET plan_cache_mode"
+
 int vt_store_queue_next(struct vt_store *s, unsigned stages, double now, char id[65],
                         char stage[32], int *found)
 {
     /* PostgreSQL: rows another worker's claim holds are passed over, not waited for */
     static const char *const sql[2] = {NEXT_SQL, NEXT_SQL " FOR UPDATE OF s SKIP LOCKED"};
     struct db_stmt *st;
-    int rc = store_prepare(s, sql[s->pg != NULL], &st), slot = 1;
+    int rc, slot = 1;
 
     *found = 0;
+    if (s->pg) {
+        rc = store_exec(s, PICK_PLAN_SET, "plan the pick");
+        if (rc)
+            return rc;
+    }
+    rc = store_prepare(s, sql[s->pg != NULL], &st);
     if (rc)
         return rc;
     for (int k = 0; k < VT_STAGE_COUNT; k++)
@@ -67,6 +89,8 @@ int vt_store_queue_next(struct vt_store *s, unsigned stages, double now, char id
         rc = rc == DB_DONE ? 0 : store_fail(s, "pick a queued stage");
     }
     store_finish(s, st);
+    if (!rc && s->pg)
+        rc = store_exec(s, PICK_PLAN_RESET, "plan the pick");
     return rc;
 }
 
@@ -112,8 +136,8 @@ int vt_store_stage_give_back(struct vt_store *s, const char *id, const char *sta
                           id, stage, owner, attempts, 0, res);
 
     /* the stage is runnable again: another worker may take it at once */
-    if (!rc && *res == VT_LEASE_HELD && s->pg)
-        rc = store_exec(s, "NOTIFY vidtheque_jobs", "wake workers");
+    if (!rc && *res == VT_LEASE_HELD)
+        rc = store_notify_work(s);
     return rc;
 }
 
@@ -153,7 +177,7 @@ const char *vt_store_backend(const struct vt_store *s)
 
 int store_notify_work(struct vt_store *s)
 {
-    return s->pg ? store_exec(s, "NOTIFY vidtheque_jobs", "wake workers") : 0;
+    return s->pg && store_pg_notify_work ? store_pg_notify_work(s) : 0;
 }
 
 /* SQLite: a commit by any connection moves PRAGMA data_version; poll it. */
@@ -173,7 +197,7 @@ static int sqlite_wait_work(struct vt_store *s, double timeout_s)
         if (v < 0)
             return store_fail(s, "wait for work");
         if (v != v0)
-            return 0;
+            return 1;
     }
     return 0;
 }

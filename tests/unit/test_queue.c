@@ -3,8 +3,9 @@
  * lib/store_video.c, and the worker's step vt_work_one in lib/pipeline.c): which stage
  * is next (priority, age, the stage table's dependencies, retry times), leases that
  * expire and are taken over, heartbeats and give-backs that only the holder may do, and
- * a late result that the fence refuses with nothing of it written. Times are passed in
- * (a lease "expires" because the caller says it is later), never waited for.
+ * a late result that the fence refuses with nothing of it written, and the wake of an
+ * idle worker by a commit (never by a transaction still open or rolled back). Times are
+ * passed in (a lease "expires" because the caller says it is later), never waited for.
  */
 #include "harness.h"
 #include "library.h"
@@ -13,8 +14,10 @@
 #include "store_int.h"
 #include "util.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static char *scratch_db; /* the running test's database (pgtest.h) */
@@ -369,6 +372,255 @@ VT_TEST_STORE(queue_worker_dead_letter)
     }
     vt_queue_jobs_free(j, n);
     vt_library_close(lib);
+    vt_rm_rf(dir);
+    vt_test_db_free(scratch_db);
+    scratch_db = NULL;
+}
+
+/* A stage queued in a transaction wakes a waiting worker once committed: not while the
+ * transaction is open, not when it is rolled back (PostgreSQL: the NOTIFY goes with the
+ * COMMIT; SQLite: the commit moves data_version). */
+struct waiter {
+    struct vt_store *s;
+    volatile int done;
+    int rc;
+};
+
+static void *wait_thread(void *p)
+{
+    struct waiter *w = p;
+
+    w->rc = vt_store_wait_work(w->s, 60);
+    w->done = 1;
+    return NULL;
+}
+
+static void put_queued(struct vt_store *s, const char *id, const char *stage)
+{
+    struct vt_stage_rec r;
+
+    memset(&r, 0, sizeof(r));
+    snprintf(r.name, sizeof(r.name), "%s", stage);
+    r.state = VT_STATE_QUEUED;
+    CHECK_INT(vt_store_stage_put(s, id, &r), 0);
+}
+
+VT_TEST_STORE(queue_wake_at_commit)
+{
+    char dir[64], err[256];
+    struct vt_store *s = scratch(dir, sizeof(dir)), *s2 = NULL;
+    struct waiter w = {0};
+    pthread_t th;
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    add_video(s, "a1");
+    CHECK_INT(vt_store_open(scratch_db, &s2, err, sizeof(err)), 0);
+    if (!s2)
+        goto out;
+    /* PostgreSQL: the first wait LISTENs; what was committed before it is not seen */
+    CHECK(vt_store_wait_work(s2, 0.01) >= 0);
+    CHECK_INT(vt_store_begin(s), 0);
+    put_queued(s, "a1", "ocr");
+    CHECK_INT(vt_store_wait_work(s2, 0.2), 0); /* not yet committed */
+    vt_store_rollback(s);
+    CHECK_INT(vt_store_wait_work(s2, 0.2), 0); /* rolled back: nothing to wake for */
+    /* committed while the other waits (committed again until it wakes: SQLite's wait
+     * compares with the version it read first, which may follow a commit) */
+    w.s = s2;
+    CHECK_INT(pthread_create(&th, NULL, wait_thread, &w), 0);
+    for (int i = 0; i < 6000 && !w.done; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+
+        CHECK_INT(vt_store_begin(s), 0);
+        put_queued(s, "a1", "ocr");
+        CHECK_INT(vt_store_commit(s), 0);
+        nanosleep(&ts, NULL);
+    }
+    pthread_join(th, NULL);
+    CHECK_INT(w.rc, 1);
+out:
+    vt_store_close(s2);
+    scratch_done(s, dir);
+}
+
+static int read_count_row(void *user, struct db_stmt *st)
+{
+    *(long long *)user = db_col_int64(st, 0);
+    return 0;
+}
+
+/* Rows of stages this PostgreSQL transaction has read so far. */
+static long long stage_rows_read(struct vt_store *s)
+{
+    long long n = -1;
+
+    CHECK_INT(store_rows(s,
+                         "SELECT seq_tup_read + coalesce(idx_tup_fetch, 0)"
+                         " FROM pg_stat_xact_user_tables WHERE relname = 'stages'",
+                         "count rows read", read_count_row, &n, ""),
+              0);
+    return n;
+}
+
+/* The pick walks the runnable index to its first row, however long the queue and
+ * however stale the planner's statistics: on PostgreSQL a table never analyzed (its
+ * autovacuum off here) once made it read and sort every queued row. */
+VT_TEST_STORE(queue_pick_walks_the_index)
+{
+    char dir[64], id[65], stage[32];
+    struct vt_store *s = scratch(dir, sizeof(dir));
+    int found = 0, pg;
+    long long before = 0;
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    pg = !strcmp(vt_store_backend(s), "postgresql");
+    if (pg)
+        CHECK_INT(store_exec(s, "ALTER TABLE stages SET (autovacuum_enabled = false)", "setup"), 0);
+    CHECK_INT(vt_store_begin(s), 0);
+    for (int i = 0; i < 3000; i++) {
+        struct vt_video_rec v;
+        char vid[16];
+
+        memset(&v, 0, sizeof(v));
+        snprintf(vid, sizeof(vid), "q%05d", i);
+        snprintf(v.id, sizeof(v.id), "%s", vid);
+        v.content_key = vid;
+        v.source_kind = "file";
+        v.created_at = 1000 + i;
+        CHECK_INT(vt_store_video_insert(s, &v), 0);
+        put_queued(s, vid, "fetch");
+    }
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(vt_store_begin(s), 0);
+    if (pg)
+        before = stage_rows_read(s);
+    CHECK_INT(vt_store_queue_next(s, VT_BIT(FETCH), vt_wall_s() + 10, id, stage, &found), 0);
+    CHECK_INT(found, 1);
+    CHECK_STR(id, "q00000");
+    if (pg) {
+        long long read = stage_rows_read(s) - before;
+
+        CHECK(read >= 1 && read < 20);
+        if (!(read >= 1 && read < 20))
+            fprintf(stderr, "  the pick read %lld rows of stages\n", read);
+    }
+    vt_store_rollback(s);
+    scratch_done(s, dir);
+}
+
+/* What an in-process run's stage looked like from another handle while it ran. */
+struct inproc {
+    struct vt_store *other;  /* the same database, another connection */
+    struct vt_library *lib2; /* the same library, another handle (another process's) */
+    int seen;
+    double lease_until, extended_to;
+    char owner[128];
+    char runnable_now[128], runnable_later[128];
+    int redo_rc;
+    char redo_err[1024];
+};
+
+static void inproc_progress(void *user, const char *id, const char *stage, double frac)
+{
+    struct inproc *p = user;
+    struct vt_stage_rec r;
+
+    if (frac != 0 || strcmp(stage, "fetch") || p->seen++)
+        return;
+    if (!get_stage(p->other, id, stage, &r))
+        return;
+    p->lease_until = r.lease_until;
+    {
+        struct vt_stage_rec *all;
+        size_t n;
+
+        CHECK_INT(vt_store_stages(p->other, id, &all, &n), 0);
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(all[i].name, stage) && all[i].owner)
+                snprintf(p->owner, sizeof(p->owner), "%s", all[i].owner);
+        vt_stage_recs_free(all, n);
+    }
+    snprintf(p->runnable_now, sizeof(p->runnable_now), "%s",
+             next(p->other, VT_BIT(FETCH), vt_wall_s()));
+    snprintf(p->runnable_later, sizeof(p->runnable_later), "%s",
+             next(p->other, VT_BIT(FETCH), vt_wall_s() + 3600));
+    p->redo_rc = vt_redo(p->lib2, id, "fetch");
+    snprintf(p->redo_err, sizeof(p->redo_err), "%s", vt_errmsg(p->lib2));
+    /* the heartbeat extends the lease (every third of it): wait for one, at most 60 s */
+    for (int i = 0; i < 600 && r.lease_until > 0; i++) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        struct vt_stage_rec x;
+
+        nanosleep(&ts, NULL);
+        if (get_stage(p->other, id, stage, &x) && x.lease_until > r.lease_until) {
+            p->extended_to = x.lease_until;
+            break;
+        }
+    }
+}
+
+/* A stage run in-process (add, redo, resume, the server's indexer) on PostgreSQL takes a
+ * lease as a worker's claim does, kept by a heartbeat: a worker passes over it until it
+ * runs out, and a redo elsewhere is refused meanwhile; on SQLite it takes none (its lock
+ * file says it is alive), and a redo elsewhere is refused all the same. */
+VT_TEST_STORE(queue_inprocess_lease)
+{
+    char dir[64], err[256], *path = NULL, want[1200];
+    struct vt_library *lib;
+    struct inproc p;
+    struct vt_callbacks cb = {NULL, inproc_progress, &p};
+    struct vt_stage_rec r;
+    double t0 = vt_wall_s();
+    int pg;
+
+    memset(&p, 0, sizeof(p));
+    setenv("VIDTHEQUE_LEASE", "3", 1);
+    snprintf(dir, sizeof(dir), "/tmp/vt-unit-queue.XXXXXX");
+    CHECK(mkdtemp(dir) != NULL);
+    scratch_db = vt_test_library_db(dir);
+    lib = vt_library_open(dir, VT_OPEN_CREATE, err, sizeof(err));
+    CHECK(lib != NULL);
+    if (!lib)
+        goto out;
+    pg = !strcmp(vt_store_backend(lib->store), "postgresql");
+    path = scratch_db ? vt_xstrdup(scratch_db) : vt_xasprintf("%s/library.db", dir);
+    CHECK_INT(vt_store_open(path, &p.other, err, sizeof(err)), 0);
+    p.lib2 = vt_library_open(dir, 0, err, sizeof(err));
+    CHECK(p.other != NULL && p.lib2 != NULL);
+    if (!p.other || !p.lib2)
+        goto out;
+    vt_library_set_callbacks(lib, &cb);
+    add_video(lib->store, "p1");
+    vt_process(lib, "p1"); /* fetch fails (no such file): only the claim matters here */
+    CHECK_INT(p.seen, 1);
+    CHECK_STR(p.owner, lib->owner);
+    snprintf(want, sizeof(want), "p1: stage 'fetch' is running in process %s", lib->owner);
+    CHECK_INT(p.redo_rc, VT_ESTATE);
+    CHECK(!strncmp(p.redo_err, want, strlen(want)));
+    CHECK_STR(p.runnable_now, "");
+    if (pg) {
+        CHECK(p.lease_until >= t0 + 3 && p.lease_until <= vt_wall_s() + 3);
+        CHECK(strstr(p.redo_err, "(its lease holds it until ") != NULL);
+        CHECK_STR(p.runnable_later, "p1/fetch"); /* once it runs out: taken over */
+        CHECK(p.extended_to > p.lease_until);
+    } else {
+        CHECK_INT(p.lease_until, 0);
+        CHECK_STR(p.runnable_later, ""); /* never: resume on this machine asks its lock */
+    }
+    /* settled: no lease left behind */
+    CHECK(get_stage(p.other, "p1", "fetch", &r));
+    CHECK_INT(r.state, VT_STATE_FAILED);
+    CHECK_INT(r.lease_until, 0);
+out:
+    unsetenv("VIDTHEQUE_LEASE");
+    vt_store_close(p.other);
+    vt_library_close(p.lib2);
+    vt_library_close(lib);
+    free(path);
     vt_rm_rf(dir);
     vt_test_db_free(scratch_db);
     scratch_db = NULL;
