@@ -61,12 +61,16 @@
  */
 #define OCR_SMALL_GAP 1.5f
 /*
- * A small line read whole at this confidence or more is not read again: on the fixtures
- * every misread small line of the first pass is below 0.945, and skipping the others halves
- * the pass's cost.
+ * A small line the first pass read at OCR_SMALL_TRUST or more, every letter of it in
+ * dictionary words or numbers, is not read again (without a dictionary: from
+ * OCR_SMALL_TRUST_NODICT). On the fixtures (gen_small_text.sh seeds 1-4) every misread small
+ * line of the first pass is either below 0.80 or holds a word not in the dictionary
+ * ("expor", "Porton" at 0.90); a line read whole from 0.85 with dictionary words only was
+ * read the same again, at 40-75 ms for nothing.
  */
-#define OCR_SMALL_TRUST       0.95
-#define OCR_SMALL_MERGED_CONF 0.60
+#define OCR_SMALL_TRUST        0.85
+#define OCR_SMALL_TRUST_NODICT 0.95
+#define OCR_SMALL_MERGED_CONF  0.60
 /*
  * Small text the page's layout analysis did not see at all (a footnote under large type is
  * taken for specks): strokes thinner than OCR_FIND_STROKE px that differ from their
@@ -98,6 +102,14 @@
 #define OCR_SPECK_SIDE     3
 #define OCR_TEXTURE_SPECKS 20000
 #define OCR_TEXTURE_REACH  7
+/*
+ * A frame whose mean grey is below this (light type on a dark ground) is inverted before
+ * it is read. Tesseract 5 reads a line it reads poorly a second time inverted, so on a dark
+ * slide every line cost two recognitions: the fixtures' dark slides read the same text
+ * inverted at 0.62-0.75 of the time (bench/ocr_small_bench.sh), and the lines the small-text
+ * pass reads again are dark on light too.
+ */
+#define OCR_DARK_MEAN 128
 /* The word list of the noise floor for English (PocketSphinx's pronouncing dictionary). */
 #define OCR_DICT_EN "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
 
@@ -328,6 +340,21 @@ static int is_small(const struct vt_ocr_line *l)
     return l->box[3] > 0 && l->box[3] <= OCR_SMALL_LINE_H;
 }
 
+/* Whether small line l, as the first pass read it, is good enough not to be read again. */
+static int small_trusted(const struct vt_ocr_line *l, const struct vt_ocr_dict *dict)
+{
+    struct vt_ocr_plausibility p;
+
+    if (!l->text)
+        return 0;
+    if (!dict)
+        return l->conf >= OCR_SMALL_TRUST_NODICT;
+    if (l->conf < OCR_SMALL_TRUST)
+        return 0;
+    vt_ocr_plausibility(l->text, dict, &p);
+    return p.dict_ratio >= 1.0;
+}
+
 /* Whether small lines a and b stand on one row, near enough to be one line. */
 static int same_row(const struct vt_ocr_line *a, const struct vt_ocr_line *b)
 {
@@ -501,16 +528,16 @@ out:
 
 /*
  * The texture of the binary image bin (see OCR_TEXTURE_SPECKS): NULL when it has none, else
- * a copy of pix in grey (caller destroys) in which the textured area (within
+ * a copy of grey (caller destroys) in which the textured area (within
  * OCR_TEXTURE_REACH px of a speck) is white. NULL as well when leptonica fails (the frame is
  * then read as it is).
  */
-static PIX *blank_texture(PIX *pix, PIX *bin)
+static PIX *blank_texture(PIX *grey, PIX *bin)
 {
     BOXA *boxes = pixConnCompBB(bin, 8);
     double mpx = (double)pixGetWidth(bin) * pixGetHeight(bin) / 1e6;
     int n = boxes ? boxaGetCount(boxes) : 0, specks = 0;
-    PIX *only = NULL, *mask = NULL, *grey = NULL;
+    PIX *only = NULL, *mask = NULL, *clean = NULL;
 
     for (int i = 0; i < n; i++) {
         l_int32 x, y, w, h;
@@ -526,12 +553,99 @@ static PIX *blank_texture(PIX *pix, PIX *bin)
                            L_SELECT_IF_LTE, NULL);
     mask = only ? pixDilateBrick(NULL, only, 2 * OCR_TEXTURE_REACH + 1, 2 * OCR_TEXTURE_REACH + 1)
                 : NULL;
-    grey = mask ? pixConvertTo8(pix, 0) : NULL;
-    if (grey && pixSetMasked(grey, mask, 255))
-        pixDestroy(&grey);
+    clean = mask ? pixCopy(NULL, grey) : NULL;
+    if (clean && pixSetMasked(clean, mask, 255))
+        pixDestroy(&clean);
     pixDestroy(&mask);
     pixDestroy(&only);
-    return grey;
+    return clean;
+}
+
+/*
+ * Read the image at path into *pix (colour or grey, as the file has it) and *grey (caller
+ * destroys both), both inverted when the frame is dark (OCR_DARK_MEAN). Returns 0 or
+ * VT_EMEDIA with the message in err.
+ */
+static int load_frame(const char *path, PIX **pix, PIX **grey, char *err, size_t errlen)
+{
+    l_int32 format, w, h, bps, spp, iscmap;
+    l_float32 mean = 255;
+
+    if (pixReadHeader(path, &format, &w, &h, &bps, &spp, &iscmap) || w <= 0 || h <= 0)
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
+    if (w > OCR_MAX_SIDE || h > OCR_MAX_SIDE || (long)w * h > OCR_MAX_PIXELS)
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': image too large (%dx%d)", path, w, h);
+    *pix = pixRead(path);
+    /* a palette would be inverted as indices, not colours */
+    if (*pix && pixGetColormap(*pix)) {
+        PIX *plain = pixRemoveColormap(*pix, REMOVE_CMAP_BASED_ON_SRC);
+
+        pixDestroy(pix);
+        *pix = plain;
+    }
+    *grey = *pix ? pixConvertTo8(*pix, 0) : NULL;
+    if (!*grey)
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
+    if (!pixGetAverageMasked(*grey, NULL, 0, 0, 4, L_MEAN_ABSVAL, &mean) && mean < OCR_DARK_MEAN) {
+        pixInvert(*pix, *pix);
+        pixInvert(*grey, *grey);
+    }
+    return 0;
+}
+
+/*
+ * The small-text pass over the n_read lines of the first pass in *lines (capacity *cap),
+ * with the frame in grey: candidates found, pieces merged, small lines read again; lines
+ * left in reading order in *lines[0..*n_lines-1].
+ */
+static void small_pass(const struct vt_ocr *ocr, TessBaseAPI *api, PIX *grey,
+                       struct vt_ocr_line **lines, size_t *n_lines, size_t *cap)
+{
+    BOXA *found = find_small_text(grey, *lines, *n_lines);
+    size_t n_read = *n_lines;
+    unsigned char *merged;
+    struct vt_ocr_line *ls;
+
+    /* the candidates become lines (read below, like the small lines of the first pass) */
+    for (int i = 0; found && i < boxaGetCount(found); i++) {
+        struct vt_ocr_line *l;
+
+        vt_grow((void **)lines, cap, *n_lines + 1, sizeof(**lines));
+        l = &(*lines)[(*n_lines)++];
+        memset(l, 0, sizeof(*l));
+        boxaGetBoxGeometry(found, i, &l->box[0], &l->box[1], &l->box[2], &l->box[3]);
+        l->conf = -1;
+    }
+    boxaDestroy(&found);
+    ls = *lines;
+    merged = vt_xcalloc(*n_lines ? *n_lines : 1, 1);
+    merge_rows(ls, n_lines, &n_read, merged);
+    TessBaseAPISetPageSegMode(api, PSM_SINGLE_LINE);
+    for (size_t i = 0; i < *n_lines; i++)
+        if (is_small(&ls[i]) && (merged[i] || !small_trusted(&ls[i], ocr->dict)))
+            reread_small(api, grey, &ls[i], merged[i]);
+    TessBaseAPISetPageSegMode(api, PSM_AUTO);
+    free(merged);
+    /*
+     * Candidates where nothing was read go; the others take their place in reading order,
+     * before the first line of the first pass that starts below them.
+     */
+    for (size_t i = n_read; i < *n_lines; i++) {
+        struct vt_ocr_line l = ls[i];
+        size_t at = 0;
+
+        if (!l.text) {
+            memmove(&ls[i], &ls[i + 1], (*n_lines - i - 1) * sizeof(*ls));
+            (*n_lines)--;
+            i--;
+            continue;
+        }
+        while (at < n_read && ls[at].box[1] <= l.box[1])
+            at++;
+        memmove(&ls[at + 1], &ls[at], (i - at) * sizeof(*ls));
+        ls[at] = l;
+        n_read++;
+    }
 }
 
 /* Read the image at path with ocr's engine api into page. Returns 0 or VT_EMEDIA with the
@@ -541,28 +655,15 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
 {
     PIX *pix = NULL, *grey = NULL, *bin = NULL, *clean = NULL;
     struct vt_ocr_line *lines = NULL;
-    unsigned char *merged = NULL;
     size_t n_lines = 0, cap = 0;
-    l_int32 format, w, h, bps, spp, iscmap;
-    int rc = 0;
+    int rc = load_frame(path, &pix, &grey, err, errlen);
 
-    if (pixReadHeader(path, &format, &w, &h, &bps, &spp, &iscmap) || w <= 0 || h <= 0) {
-        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
+    if (rc)
         goto out;
-    }
-    if (w > OCR_MAX_SIDE || h > OCR_MAX_SIDE || (long)w * h > OCR_MAX_PIXELS) {
-        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': image too large (%dx%d)", path, w, h);
-        goto out;
-    }
-    pix = pixRead(path);
-    if (!pix) {
-        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
-        goto out;
-    }
     TessBaseAPISetImage2(api, pix);
     /* Tesseract's own thresholding, which Recognize then uses as it is */
     bin = TessBaseAPIGetThresholdedImage(api);
-    clean = bin ? blank_texture(pix, bin) : NULL;
+    clean = bin ? blank_texture(grey, bin) : NULL;
     if (clean)
         TessBaseAPISetImage2(api, clean);
     if (TessBaseAPIRecognize(api, NULL)) {
@@ -574,55 +675,11 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
     TessBaseAPIClear(api);
     /* not on a texture (OCR_TEXTURE_SPECKS): the edge of its white area is all strokes */
     if (ocr->small_text && !clean)
-        grey = pixConvertTo8(pix, 0);
-    if (grey) {
-        BOXA *found = find_small_text(grey, lines, n_lines);
-        size_t n_read = n_lines;
-
-        /* the candidates become lines (read below, like the small lines of the first pass) */
-        for (int i = 0; found && i < boxaGetCount(found); i++) {
-            struct vt_ocr_line *l;
-
-            vt_grow((void **)&lines, &cap, n_lines + 1, sizeof(*lines));
-            l = &lines[n_lines++];
-            memset(l, 0, sizeof(*l));
-            boxaGetBoxGeometry(found, i, &l->box[0], &l->box[1], &l->box[2], &l->box[3]);
-            l->conf = -1;
-        }
-        boxaDestroy(&found);
-        merged = vt_xcalloc(n_lines ? n_lines : 1, 1);
-        merge_rows(lines, &n_lines, &n_read, merged);
-        TessBaseAPISetPageSegMode(api, PSM_SINGLE_LINE);
-        for (size_t i = 0; i < n_lines; i++)
-            if (is_small(&lines[i]) && (merged[i] || lines[i].conf < OCR_SMALL_TRUST))
-                reread_small(api, grey, &lines[i], merged[i]);
-        TessBaseAPISetPageSegMode(api, PSM_AUTO);
-        /*
-         * Candidates where nothing was read go; the others take their place in reading
-         * order, before the first line of the first pass that starts below them.
-         */
-        for (size_t i = n_read; i < n_lines; i++) {
-            struct vt_ocr_line l = lines[i];
-            size_t at = 0;
-
-            if (!l.text) {
-                memmove(&lines[i], &lines[i + 1], (n_lines - i - 1) * sizeof(*lines));
-                n_lines--;
-                i--;
-                continue;
-            }
-            while (at < n_read && lines[at].box[1] <= l.box[1])
-                at++;
-            memmove(&lines[at + 1], &lines[at], (i - at) * sizeof(*lines));
-            lines[at] = l;
-            n_read++;
-        }
-    }
+        small_pass(ocr, api, grey, &lines, &n_lines, &cap);
     for (size_t i = 0; i < n_lines; i++)
         lines[i].noise = vt_ocr_line_is_noise(lines[i].text, lines[i].conf, ocr->dict);
 out:
     TessBaseAPIClear(api);
-    free(merged);
     pixDestroy(&clean);
     pixDestroy(&bin);
     pixDestroy(&grey);
