@@ -84,6 +84,13 @@
 #define OCR_FIND_MIN_H    6
 #define OCR_FIND_MAX      24
 /*
+ * Dark frames are inverted (OCR_DARK_MEAN), so type is mostly dark on light: light strokes
+ * are looked for too (a second top-hat, 14 ms of the pass's 25 at 720p) only when more
+ * than this share of Tesseract's binary image is dark, i.e. when there are dark areas that
+ * could hold light type. The fixtures' slides: at most 0.08; photo-like frames 0.06-0.49.
+ */
+#define OCR_FIND_DARK_SHARE 0.15
+/*
  * Textures (bench/ocr_small_bench.sh, one thread): Tesseract's page layout costs 0.1-0.5 s
  * on a slide or a photo but 17-24 s on a texture of fine specks (the rule 110 cellular
  * automaton of the fixtures: its column finder is superlinear in the blobs it does not take
@@ -468,25 +475,48 @@ static void reread_small(TessBaseAPI *api, PIX *grey, struct vt_ocr_line *l, int
 }
 
 /*
- * Candidate lines of small text in grey outside the n lines already read: a BOXA (caller
- * destroys) or NULL when there is none or too many.
+ * The strokes of grey that stand OCR_FIND_CONTRAST from their surroundings, as 1 in a
+ * binary image (caller destroys; NULL when leptonica fails): dark strokes, and light ones
+ * too when the frame has dark areas that could hold light type (OCR_FIND_DARK_SHARE of
+ * Tesseract's binary image tb, or tb NULL).
  */
-static BOXA *find_small_text(PIX *grey, const struct vt_ocr_line *lines, size_t n)
+static PIX *find_strokes(PIX *grey, PIX *tb)
 {
+    l_int32 dark_px = 0;
+    int both = !tb || pixCountPixels(tb, &dark_px, NULL) ||
+               dark_px > OCR_FIND_DARK_SHARE * pixGetWidth(tb) * pixGetHeight(tb);
     PIX *dark = pixTophat(grey, OCR_FIND_STROKE, OCR_FIND_STROKE, L_TOPHAT_BLACK);
-    PIX *light = pixTophat(grey, OCR_FIND_STROKE, OCR_FIND_STROKE, L_TOPHAT_WHITE);
-    PIX *detail = dark && light ? pixMinOrMax(NULL, dark, light, L_CHOOSE_MAX) : NULL;
-    PIX *bin = NULL, *joined = NULL;
+    PIX *light =
+        both && dark ? pixTophat(grey, OCR_FIND_STROKE, OCR_FIND_STROKE, L_TOPHAT_WHITE) : NULL;
+    PIX *detail = light ? pixMinOrMax(NULL, dark, light, L_CHOOSE_MAX) : NULL;
+    PIX *bin = NULL;
+
+    if (both && !detail)
+        goto out;
+    /* 1 where the detail is at least OCR_FIND_CONTRAST */
+    bin = dark ? pixThresholdToBinary(detail ? detail : dark, OCR_FIND_CONTRAST) : NULL;
+    if (bin)
+        pixInvert(bin, bin);
+out:
+    pixDestroy(&detail);
+    pixDestroy(&light);
+    pixDestroy(&dark);
+    return bin;
+}
+
+/*
+ * Candidate lines of small text in grey (tb: Tesseract's binary image of it, or NULL)
+ * outside the n lines already read: a BOXA (caller destroys) or NULL when there is none or
+ * too many.
+ */
+static BOXA *find_small_text(PIX *grey, PIX *tb, const struct vt_ocr_line *lines, size_t n)
+{
+    PIX *bin = find_strokes(grey, tb), *joined = NULL;
     BOXA *all = NULL, *out = NULL;
     int count;
 
-    if (!detail)
-        goto out;
-    /* 1 where the detail is at least OCR_FIND_CONTRAST */
-    bin = pixThresholdToBinary(detail, OCR_FIND_CONTRAST);
     if (!bin)
         goto out;
-    pixInvert(bin, bin);
     for (size_t i = 0; i < n; i++) {
         BOX *b = boxCreate(lines[i].box[0] - 2, lines[i].box[1] - 2, lines[i].box[2] + 4,
                            lines[i].box[3] + 4);
@@ -520,9 +550,6 @@ out:
     boxaDestroy(&all);
     pixDestroy(&joined);
     pixDestroy(&bin);
-    pixDestroy(&detail);
-    pixDestroy(&light);
-    pixDestroy(&dark);
     return out;
 }
 
@@ -595,13 +622,13 @@ static int load_frame(const char *path, PIX **pix, PIX **grey, char *err, size_t
 
 /*
  * The small-text pass over the n_read lines of the first pass in *lines (capacity *cap),
- * with the frame in grey: candidates found, pieces merged, small lines read again; lines
- * left in reading order in *lines[0..*n_lines-1].
+ * with the frame in grey and Tesseract's binary image tb of it (or NULL): candidates found, pieces
+ * merged, small lines read again; lines left in reading order in *lines[0..*n_lines-1].
  */
-static void small_pass(const struct vt_ocr *ocr, TessBaseAPI *api, PIX *grey,
+static void small_pass(const struct vt_ocr *ocr, TessBaseAPI *api, PIX *grey, PIX *tb,
                        struct vt_ocr_line **lines, size_t *n_lines, size_t *cap)
 {
-    BOXA *found = find_small_text(grey, *lines, *n_lines);
+    BOXA *found = find_small_text(grey, tb, *lines, *n_lines);
     size_t n_read = *n_lines;
     unsigned char *merged;
     struct vt_ocr_line *ls;
@@ -675,7 +702,7 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
     TessBaseAPIClear(api);
     /* not on a texture (OCR_TEXTURE_SPECKS): the edge of its white area is all strokes */
     if (ocr->small_text && !clean)
-        small_pass(ocr, api, grey, &lines, &n_lines, &cap);
+        small_pass(ocr, api, grey, bin, &lines, &n_lines, &cap);
     for (size_t i = 0; i < n_lines; i++)
         lines[i].noise = vt_ocr_line_is_noise(lines[i].text, lines[i].conf, ocr->dict);
 out:
