@@ -553,18 +553,12 @@ out:
     return out;
 }
 
-/*
- * The texture of the binary image bin (see OCR_TEXTURE_SPECKS): NULL when it has none, else
- * a copy of grey (caller destroys) in which the textured area (within
- * OCR_TEXTURE_REACH px of a speck) is white. NULL as well when leptonica fails (the frame is
- * then read as it is).
- */
-static PIX *blank_texture(PIX *grey, PIX *bin)
+/* Specks (see OCR_TEXTURE_SPECKS) per megapixel of the binary image bin. */
+static double specks_per_mpx(PIX *bin)
 {
     BOXA *boxes = pixConnCompBB(bin, 8);
     double mpx = (double)pixGetWidth(bin) * pixGetHeight(bin) / 1e6;
     int n = boxes ? boxaGetCount(boxes) : 0, specks = 0;
-    PIX *only = NULL, *mask = NULL, *clean = NULL;
 
     for (int i = 0; i < n; i++) {
         l_int32 x, y, w, h;
@@ -574,7 +568,19 @@ static PIX *blank_texture(PIX *grey, PIX *bin)
             specks++;
     }
     boxaDestroy(&boxes);
-    if (specks < OCR_TEXTURE_SPECKS * mpx)
+    return mpx > 0 ? specks / mpx : 0;
+}
+
+/*
+ * The texture of the binary image bin (see OCR_TEXTURE_SPECKS): NULL when it has none, else
+ * a copy of grey (caller destroys) in which the textured area (within OCR_TEXTURE_REACH px
+ * of a speck) is white. NULL as well when leptonica fails (the frame is then read as it is).
+ */
+static PIX *blank_texture(PIX *grey, PIX *bin)
+{
+    PIX *only = NULL, *mask = NULL, *clean = NULL;
+
+    if (specks_per_mpx(bin) < OCR_TEXTURE_SPECKS)
         return NULL;
     only = pixSelectBySize(bin, OCR_SPECK_SIDE, OCR_SPECK_SIDE, 8, L_SELECT_IF_BOTH,
                            L_SELECT_IF_LTE, NULL);
@@ -719,6 +725,31 @@ out:
 
         vt_ocr_page_release(&tmp);
     }
+    return rc;
+}
+
+int vt_ocr_texture(struct vt_ocr *ocr, const char *path, double *specks_mpx, char *err,
+                   size_t errlen)
+{
+    TessBaseAPI *api = ocr->engines[0];
+    PIX *pix = NULL, *grey = NULL, *bin = NULL;
+    int rc = load_frame(path, &pix, &grey, err, errlen);
+
+    if (rc)
+        goto out;
+    TessBaseAPISetImage2(api, pix);
+    bin = TessBaseAPIGetThresholdedImage(api);
+    if (!bin) {
+        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot threshold image", path);
+        goto out;
+    }
+    *specks_mpx = specks_per_mpx(bin);
+    rc = *specks_mpx >= OCR_TEXTURE_SPECKS;
+out:
+    TessBaseAPIClear(api);
+    pixDestroy(&bin);
+    pixDestroy(&grey);
+    pixDestroy(&pix);
     return rc;
 }
 
