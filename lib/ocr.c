@@ -84,6 +84,15 @@
 #define OCR_FIND_MIN_H    6
 #define OCR_FIND_MAX      24
 /*
+ * A candidate is the stroke finder's guess, not a line of Tesseract's layout, and a
+ * picture is full of strokes: its reading is text only from this confidence (the noise
+ * floor's sure text), else it is kept as noise. On the fixtures (gen_small_text.sh seeds
+ * 1-4, t1410's video) the candidates of slides read at 0.88-0.97, those of photo-like
+ * frames at most 0.81 ("aa"; a sparrow's feathers gave "all" at 0.45, which its 3-letter
+ * word made text under the noise floor alone).
+ */
+#define OCR_SMALL_CANDIDATE_CONF 0.85
+/*
  * Dark frames are inverted (OCR_DARK_MEAN), so type is mostly dark on light: light strokes
  * are looked for too (a second top-hat, 14 ms of the pass's 25 at 720p) only when more
  * than this share of Tesseract's binary image is dark, i.e. when there are dark areas that
@@ -673,6 +682,7 @@ static void small_pass(const struct vt_ocr *ocr, TessBaseAPI *api, PIX *grey, PI
             i--;
             continue;
         }
+        l.noise = l.conf < OCR_SMALL_CANDIDATE_CONF;
         while (at < n_read && ls[at].box[1] <= l.box[1])
             at++;
         memmove(&ls[at + 1], &ls[at], (i - at) * sizeof(*ls));
@@ -710,7 +720,8 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
     if (ocr->small_text && !clean)
         small_pass(ocr, api, grey, bin, &lines, &n_lines, &cap);
     for (size_t i = 0; i < n_lines; i++)
-        lines[i].noise = vt_ocr_line_is_noise(lines[i].text, lines[i].conf, ocr->dict);
+        lines[i].noise =
+            lines[i].noise || vt_ocr_line_is_noise(lines[i].text, lines[i].conf, ocr->dict);
 out:
     TessBaseAPIClear(api);
     pixDestroy(&clean);
