@@ -10,10 +10,11 @@
  * After the page is read, thin strokes outside the lines read are looked for (a footnote under
  * large type is often not even taken for text) and make candidate lines; pieces of one small
  * line are merged; then every small line (box at most OCR_SMALL_LINE_H tall) that is a
- * candidate, was merged or was read below OCR_SMALL_TRUST is cropped from the frame in grey,
- * scaled up so that its box is about OCR_SMALL_TARGET_H tall and read again as one line. The
- * better reading stays in the line's place, so nothing is read twice. Then each line is
- * judged text or noise (ocr_noise.h).
+ * candidate, was merged or is not trusted (read below OCR_SMALL_TRUST, or with a word not in
+ * the dictionary) is cropped from the frame in grey, scaled up so that its box is about
+ * OCR_SMALL_TARGET_H tall and read again as one line. The better reading stays in the line's
+ * place, so nothing is read twice. Then each line is judged text or noise (ocr_noise.h).
+ * Dark frames are inverted first (OCR_DARK_MEAN), so that type is mostly dark on light.
  *
  * Threads: libtesseract links libgomp and its LSTM code opens OpenMP parallel regions inside
  * every recognition. With one engine per core that only adds contention, so OpenMP must be
