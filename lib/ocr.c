@@ -123,7 +123,7 @@
  * A frame whose mean grey is below this (light type on a dark ground) is inverted before
  * it is read. Tesseract 5 reads a line it reads poorly a second time inverted, so on a dark
  * slide every line cost two recognitions: the fixtures' dark slides read the same text
- * inverted at 0.62-0.75 of the time (bench/ocr_small_bench.sh), and the lines the small-text
+ * inverted at 0.62-0.76 of the time (bench/ocr_small_bench.sh), and the lines the small-text
  * pass reads again are dark on light too.
  */
 #define OCR_DARK_MEAN 128
