@@ -630,6 +630,15 @@ static int load_frame(const char *path, PIX **pix, PIX **grey, char *err, size_t
     if (!*grey)
         return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
     if (!pixGetAverageMasked(*grey, NULL, 0, 0, 4, L_MEAN_ABSVAL, &mean) && mean < OCR_DARK_MEAN) {
+        /* inverted, an opaque alpha channel would make the frame transparent */
+        if (pixGetSpp(*pix) == 4) {
+            PIX *opaque = pixRemoveAlpha(*pix);
+
+            pixDestroy(pix);
+            *pix = opaque;
+        }
+        if (!*pix)
+            return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
         pixInvert(*pix, *pix);
         pixInvert(*grey, *grey);
     }

@@ -557,3 +557,52 @@ out:
         vt_rm_rf(dir);
     free(dir);
 }
+
+/*
+ * Light type on a dark ground, as JPEG and as PNG with an alpha channel (a frame that is read
+ * inverted must not turn transparent): both read as a light slide of the same lines reads.
+ */
+VT_TEST(ocr_dark_slide)
+{
+    static const char *const text[] = {"Quarterly revenue grew", "Costs fell by twelve percent"};
+    static const char *const names[] = {"dark.jpg", "dark.png"};
+    char err[256] = "";
+    char *dir = make_dir();
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_sb cmd = {0};
+
+    CHECK(dir != NULL);
+    CHECK(ocr != NULL);
+    if (!dir || !ocr)
+        goto out;
+    for (size_t k = 0; k < VT_ARRAY_LEN(names); k++) {
+        char *path = vt_xasprintf("%s/%s", dir, names[k]);
+        struct vt_ocr_page page = {0};
+        const char *paths[1] = {path};
+
+        vt_sb_adds(&cmd, "ffmpeg -nostdin -v error -y -f lavfi -i color=0x18243c:s=1280x720:d=1 "
+                         "-vf \"");
+        for (size_t i = 0; i < VT_ARRAY_LEN(text); i++)
+            vt_sb_addf(&cmd,
+                       "%sdrawtext=fontfile=" FONT
+                       ":text='%s':fontsize=48:fontcolor=0xf0f0f0:x=100:y=%zu",
+                       i ? "," : "", text[i], 100 + 120 * i);
+        vt_sb_addf(&cmd, "%s\" -frames:v 1 '%s'", k ? ",format=rgba" : "", path);
+        CHECK_INT(run_ffmpeg(&cmd), 0);
+        CHECK_INT(vt_ocr_run(ocr, paths, 1, &page, NULL, NULL, err, sizeof(err)), 0);
+        CHECK_INT(page.n_lines, 2);
+        for (size_t i = 0; i < page.n_lines && i < 2; i++) {
+            CHECK_STR(page.lines[i].text, text[i]);
+            CHECK(!page.lines[i].noise);
+            CHECK(abs(page.lines[i].box[1] - (100 + 120 * (int)i)) < 20);
+        }
+        vt_ocr_page_release(&page);
+        free(path);
+    }
+out:
+    vt_sb_release(&cmd);
+    vt_ocr_free(ocr);
+    if (dir)
+        vt_rm_rf(dir);
+    free(dir);
+}
