@@ -14,24 +14,12 @@
 # Usage, from the repository root: bench/stt_hints_bench.sh
 set -euo pipefail
 
-if [[ ! -f lib/stt.h || ! -f Makefile ]]; then
+. bench/lib.sh 2>/dev/null || {
     echo "stt_hints_bench.sh: run from the repository root" >&2
     exit 2
-fi
-for tool in ffmpeg flite pkg-config cc make python3; do
-    if ! command -v "$tool" >/dev/null; then
-        echo "stt_hints_bench.sh: '$tool': not found (scripts/install-deps.sh installs it)" >&2
-        exit 2
-    fi
-done
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-if ! make -s build/rel/libvidtheque.a >"$tmp/make.log" 2>&1; then
-    cat "$tmp/make.log" >&2
-    echo "stt_hints_bench.sh: cannot build build/rel/libvidtheque.a" >&2
-    exit 1
-fi
+}
+bench_setup stt_hints_bench.sh lib/stt.h ffmpeg flite pkg-config cc make python3
+bench_lib stt_hints_bench.sh
 read -r -a pkgs <<<"$(sed -n 's/^PKGS = //p' Makefile)"
 read -r -a libs <<<"$(pkg-config --cflags --libs "${pkgs[@]}") $(sed -n 's/^FLITE_LIBS = //p' Makefile)"
 cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Ilib -pthread -o "$tmp/sttdump" tests/tools/sttdump.c \

@@ -10,10 +10,11 @@
  * After the page is read, thin strokes outside the lines read are looked for (a footnote under
  * large type is often not even taken for text) and make candidate lines; pieces of one small
  * line are merged; then every small line (box at most OCR_SMALL_LINE_H tall) that is a
- * candidate, was merged or was read below OCR_SMALL_TRUST is cropped from the frame in grey,
- * scaled up so that its box is about OCR_SMALL_TARGET_H tall and read again as one line. The
- * better reading stays in the line's place, so nothing is read twice. Then each line is
- * judged text or noise (ocr_noise.h).
+ * candidate, was merged or is not trusted (read below OCR_SMALL_TRUST, or with a word not in
+ * the dictionary) is cropped from the frame in grey, scaled up so that its box is about
+ * OCR_SMALL_TARGET_H tall and read again as one line. The better reading stays in the line's
+ * place, so nothing is read twice. Then each line is judged text or noise (ocr_noise.h).
+ * Dark frames are inverted first (OCR_DARK_MEAN), so that type is mostly dark on light.
  *
  * Threads: libtesseract links libgomp and its LSTM code opens OpenMP parallel regions inside
  * every recognition. With one engine per core that only adds contention, so OpenMP must be
@@ -61,12 +62,16 @@
  */
 #define OCR_SMALL_GAP 1.5f
 /*
- * A small line read whole at this confidence or more is not read again: on the fixtures
- * every misread small line of the first pass is below 0.945, and skipping the others halves
- * the pass's cost.
+ * A small line the first pass read at OCR_SMALL_TRUST or more, every letter of it in
+ * dictionary words or numbers, is not read again (without a dictionary: from
+ * OCR_SMALL_TRUST_NODICT). On the fixtures (gen_small_text.sh seeds 1-4) every misread small
+ * line of the first pass is either below 0.80 or holds a word not in the dictionary
+ * ("expor", "Porton" at 0.90); a line read whole from 0.85 with dictionary words only was
+ * read the same again, at 40-75 ms for nothing.
  */
-#define OCR_SMALL_TRUST       0.95
-#define OCR_SMALL_MERGED_CONF 0.60
+#define OCR_SMALL_TRUST        0.85
+#define OCR_SMALL_TRUST_NODICT 0.95
+#define OCR_SMALL_MERGED_CONF  0.60
 /*
  * Small text the page's layout analysis did not see at all (a footnote under large type is
  * taken for specks): strokes thinner than OCR_FIND_STROKE px that differ from their
@@ -79,6 +84,22 @@
 #define OCR_FIND_JOIN     9
 #define OCR_FIND_MIN_H    6
 #define OCR_FIND_MAX      24
+/*
+ * A candidate is the stroke finder's guess, not a line of Tesseract's layout, and a
+ * picture is full of strokes: its reading is text only from this confidence (the noise
+ * floor's sure text), else it is kept as noise. On the fixtures (gen_small_text.sh seeds
+ * 1-4, t1410's video) the candidates of slides read at 0.88-0.97, those of photo-like
+ * frames at most 0.81 ("aa"; a sparrow's feathers gave "all" at 0.45, which its 3-letter
+ * word made text under the noise floor alone).
+ */
+#define OCR_SMALL_CANDIDATE_CONF 0.85
+/*
+ * Dark frames are inverted (OCR_DARK_MEAN), so type is mostly dark on light: light strokes
+ * are looked for too (a second top-hat, 14 ms of the pass's 25 at 720p) only when more
+ * than this share of Tesseract's binary image is dark, i.e. when there are dark areas that
+ * could hold light type. The fixtures' slides: at most 0.08; photo-like frames 0.06-0.49.
+ */
+#define OCR_FIND_DARK_SHARE 0.15
 /*
  * Textures (bench/ocr_small_bench.sh, one thread): Tesseract's page layout costs 0.1-0.5 s
  * on a slide or a photo but 17-24 s on a texture of fine specks (the rule 110 cellular
@@ -98,6 +119,14 @@
 #define OCR_SPECK_SIDE     3
 #define OCR_TEXTURE_SPECKS 20000
 #define OCR_TEXTURE_REACH  7
+/*
+ * A frame whose mean grey is below this (light type on a dark ground) is inverted before
+ * it is read. Tesseract 5 reads a line it reads poorly a second time inverted, so on a dark
+ * slide every line cost two recognitions: the fixtures' dark slides read the same text
+ * inverted at 0.62-0.76 of the time (bench/ocr_small_bench.sh), and the lines the small-text
+ * pass reads again are dark on light too.
+ */
+#define OCR_DARK_MEAN 128
 /* The word list of the noise floor for English (PocketSphinx's pronouncing dictionary). */
 #define OCR_DICT_EN "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
 
@@ -328,6 +357,21 @@ static int is_small(const struct vt_ocr_line *l)
     return l->box[3] > 0 && l->box[3] <= OCR_SMALL_LINE_H;
 }
 
+/* Whether small line l, as the first pass read it, is good enough not to be read again. */
+static int small_trusted(const struct vt_ocr_line *l, const struct vt_ocr_dict *dict)
+{
+    struct vt_ocr_plausibility p;
+
+    if (!l->text)
+        return 0;
+    if (!dict)
+        return l->conf >= OCR_SMALL_TRUST_NODICT;
+    if (l->conf < OCR_SMALL_TRUST)
+        return 0;
+    vt_ocr_plausibility(l->text, dict, &p);
+    return p.dict_ratio >= 1.0;
+}
+
 /* Whether small lines a and b stand on one row, near enough to be one line. */
 static int same_row(const struct vt_ocr_line *a, const struct vt_ocr_line *b)
 {
@@ -441,25 +485,48 @@ static void reread_small(TessBaseAPI *api, PIX *grey, struct vt_ocr_line *l, int
 }
 
 /*
- * Candidate lines of small text in grey outside the n lines already read: a BOXA (caller
- * destroys) or NULL when there is none or too many.
+ * The strokes of grey that stand OCR_FIND_CONTRAST from their surroundings, as 1 in a
+ * binary image (caller destroys; NULL when leptonica fails): dark strokes, and light ones
+ * too when the frame has dark areas that could hold light type (OCR_FIND_DARK_SHARE of
+ * Tesseract's binary image tb, or tb NULL).
  */
-static BOXA *find_small_text(PIX *grey, const struct vt_ocr_line *lines, size_t n)
+static PIX *find_strokes(PIX *grey, PIX *tb)
 {
+    l_int32 dark_px = 0;
+    int both = !tb || pixCountPixels(tb, &dark_px, NULL) ||
+               dark_px > OCR_FIND_DARK_SHARE * pixGetWidth(tb) * pixGetHeight(tb);
     PIX *dark = pixTophat(grey, OCR_FIND_STROKE, OCR_FIND_STROKE, L_TOPHAT_BLACK);
-    PIX *light = pixTophat(grey, OCR_FIND_STROKE, OCR_FIND_STROKE, L_TOPHAT_WHITE);
-    PIX *detail = dark && light ? pixMinOrMax(NULL, dark, light, L_CHOOSE_MAX) : NULL;
-    PIX *bin = NULL, *joined = NULL;
+    PIX *light =
+        both && dark ? pixTophat(grey, OCR_FIND_STROKE, OCR_FIND_STROKE, L_TOPHAT_WHITE) : NULL;
+    PIX *detail = light ? pixMinOrMax(NULL, dark, light, L_CHOOSE_MAX) : NULL;
+    PIX *bin = NULL;
+
+    if (both && !detail)
+        goto out;
+    /* 1 where the detail is at least OCR_FIND_CONTRAST */
+    bin = dark ? pixThresholdToBinary(detail ? detail : dark, OCR_FIND_CONTRAST) : NULL;
+    if (bin)
+        pixInvert(bin, bin);
+out:
+    pixDestroy(&detail);
+    pixDestroy(&light);
+    pixDestroy(&dark);
+    return bin;
+}
+
+/*
+ * Candidate lines of small text in grey (tb: Tesseract's binary image of it, or NULL)
+ * outside the n lines already read: a BOXA (caller destroys) or NULL when there is none or
+ * too many.
+ */
+static BOXA *find_small_text(PIX *grey, PIX *tb, const struct vt_ocr_line *lines, size_t n)
+{
+    PIX *bin = find_strokes(grey, tb), *joined = NULL;
     BOXA *all = NULL, *out = NULL;
     int count;
 
-    if (!detail)
-        goto out;
-    /* 1 where the detail is at least OCR_FIND_CONTRAST */
-    bin = pixThresholdToBinary(detail, OCR_FIND_CONTRAST);
     if (!bin)
         goto out;
-    pixInvert(bin, bin);
     for (size_t i = 0; i < n; i++) {
         BOX *b = boxCreate(lines[i].box[0] - 2, lines[i].box[1] - 2, lines[i].box[2] + 4,
                            lines[i].box[3] + 4);
@@ -493,24 +560,15 @@ out:
     boxaDestroy(&all);
     pixDestroy(&joined);
     pixDestroy(&bin);
-    pixDestroy(&detail);
-    pixDestroy(&light);
-    pixDestroy(&dark);
     return out;
 }
 
-/*
- * The texture of the binary image bin (see OCR_TEXTURE_SPECKS): NULL when it has none, else
- * a copy of pix in grey (caller destroys) in which the textured area (within
- * OCR_TEXTURE_REACH px of a speck) is white. NULL as well when leptonica fails (the frame is
- * then read as it is).
- */
-static PIX *blank_texture(PIX *pix, PIX *bin)
+/* Specks (see OCR_TEXTURE_SPECKS) per megapixel of the binary image bin. */
+static double specks_per_mpx(PIX *bin)
 {
     BOXA *boxes = pixConnCompBB(bin, 8);
     double mpx = (double)pixGetWidth(bin) * pixGetHeight(bin) / 1e6;
     int n = boxes ? boxaGetCount(boxes) : 0, specks = 0;
-    PIX *only = NULL, *mask = NULL, *grey = NULL;
 
     for (int i = 0; i < n; i++) {
         l_int32 x, y, w, h;
@@ -520,18 +578,127 @@ static PIX *blank_texture(PIX *pix, PIX *bin)
             specks++;
     }
     boxaDestroy(&boxes);
-    if (specks < OCR_TEXTURE_SPECKS * mpx)
+    return mpx > 0 ? specks / mpx : 0;
+}
+
+/*
+ * The texture of the binary image bin (see OCR_TEXTURE_SPECKS): NULL when it has none, else
+ * a copy of grey (caller destroys) in which the textured area (within OCR_TEXTURE_REACH px
+ * of a speck) is white. NULL as well when leptonica fails (the frame is then read as it is).
+ */
+static PIX *blank_texture(PIX *grey, PIX *bin)
+{
+    PIX *only = NULL, *mask = NULL, *clean = NULL;
+
+    if (specks_per_mpx(bin) < OCR_TEXTURE_SPECKS)
         return NULL;
     only = pixSelectBySize(bin, OCR_SPECK_SIDE, OCR_SPECK_SIDE, 8, L_SELECT_IF_BOTH,
                            L_SELECT_IF_LTE, NULL);
     mask = only ? pixDilateBrick(NULL, only, 2 * OCR_TEXTURE_REACH + 1, 2 * OCR_TEXTURE_REACH + 1)
                 : NULL;
-    grey = mask ? pixConvertTo8(pix, 0) : NULL;
-    if (grey && pixSetMasked(grey, mask, 255))
-        pixDestroy(&grey);
+    clean = mask ? pixCopy(NULL, grey) : NULL;
+    if (clean && pixSetMasked(clean, mask, 255))
+        pixDestroy(&clean);
     pixDestroy(&mask);
     pixDestroy(&only);
-    return grey;
+    return clean;
+}
+
+/*
+ * Read the image at path into *pix (colour or grey, as the file has it) and *grey (caller
+ * destroys both), both inverted when the frame is dark (OCR_DARK_MEAN). Returns 0 or
+ * VT_EMEDIA with the message in err.
+ */
+static int load_frame(const char *path, PIX **pix, PIX **grey, char *err, size_t errlen)
+{
+    l_int32 format, w, h, bps, spp, iscmap;
+    l_float32 mean = 255;
+
+    if (pixReadHeader(path, &format, &w, &h, &bps, &spp, &iscmap) || w <= 0 || h <= 0)
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
+    if (w > OCR_MAX_SIDE || h > OCR_MAX_SIDE || (long)w * h > OCR_MAX_PIXELS)
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': image too large (%dx%d)", path, w, h);
+    *pix = pixRead(path);
+    /* a palette would be inverted as indices, not colours */
+    if (*pix && pixGetColormap(*pix)) {
+        PIX *plain = pixRemoveColormap(*pix, REMOVE_CMAP_BASED_ON_SRC);
+
+        pixDestroy(pix);
+        *pix = plain;
+    }
+    *grey = *pix ? pixConvertTo8(*pix, 0) : NULL;
+    if (!*grey)
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
+    if (!pixGetAverageMasked(*grey, NULL, 0, 0, 4, L_MEAN_ABSVAL, &mean) && mean < OCR_DARK_MEAN) {
+        /* inverted, an opaque alpha channel would make the frame transparent */
+        if (pixGetSpp(*pix) == 4) {
+            PIX *opaque = pixRemoveAlpha(*pix);
+
+            pixDestroy(pix);
+            *pix = opaque;
+        }
+        if (!*pix)
+            return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
+        pixInvert(*pix, *pix);
+        pixInvert(*grey, *grey);
+    }
+    return 0;
+}
+
+/*
+ * The small-text pass over the n_read lines of the first pass in *lines (capacity *cap),
+ * with the frame in grey and Tesseract's binary image tb of it (or NULL): candidates found, pieces
+ * merged, small lines read again; lines left in reading order in *lines[0..*n_lines-1].
+ */
+static void small_pass(const struct vt_ocr *ocr, TessBaseAPI *api, PIX *grey, PIX *tb,
+                       struct vt_ocr_line **lines, size_t *n_lines, size_t *cap)
+{
+    BOXA *found = find_small_text(grey, tb, *lines, *n_lines);
+    size_t n_read = *n_lines;
+    unsigned char *merged;
+    struct vt_ocr_line *ls;
+
+    /* the candidates become lines (read below, like the small lines of the first pass) */
+    for (int i = 0; found && i < boxaGetCount(found); i++) {
+        struct vt_ocr_line *l;
+
+        vt_grow((void **)lines, cap, *n_lines + 1, sizeof(**lines));
+        l = &(*lines)[(*n_lines)++];
+        memset(l, 0, sizeof(*l));
+        boxaGetBoxGeometry(found, i, &l->box[0], &l->box[1], &l->box[2], &l->box[3]);
+        l->conf = -1;
+    }
+    boxaDestroy(&found);
+    ls = *lines;
+    merged = vt_xcalloc(*n_lines ? *n_lines : 1, 1);
+    merge_rows(ls, n_lines, &n_read, merged);
+    TessBaseAPISetPageSegMode(api, PSM_SINGLE_LINE);
+    for (size_t i = 0; i < *n_lines; i++)
+        if (is_small(&ls[i]) && (merged[i] || !small_trusted(&ls[i], ocr->dict)))
+            reread_small(api, grey, &ls[i], merged[i]);
+    TessBaseAPISetPageSegMode(api, PSM_AUTO);
+    free(merged);
+    /*
+     * Candidates where nothing was read go; the others take their place in reading order,
+     * before the first line of the first pass that starts below them.
+     */
+    for (size_t i = n_read; i < *n_lines; i++) {
+        struct vt_ocr_line l = ls[i];
+        size_t at = 0;
+
+        if (!l.text) {
+            memmove(&ls[i], &ls[i + 1], (*n_lines - i - 1) * sizeof(*ls));
+            (*n_lines)--;
+            i--;
+            continue;
+        }
+        l.noise = l.conf < OCR_SMALL_CANDIDATE_CONF;
+        while (at < n_read && ls[at].box[1] <= l.box[1])
+            at++;
+        memmove(&ls[at + 1], &ls[at], (i - at) * sizeof(*ls));
+        ls[at] = l;
+        n_read++;
+    }
 }
 
 /* Read the image at path with ocr's engine api into page. Returns 0 or VT_EMEDIA with the
@@ -541,28 +708,15 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
 {
     PIX *pix = NULL, *grey = NULL, *bin = NULL, *clean = NULL;
     struct vt_ocr_line *lines = NULL;
-    unsigned char *merged = NULL;
     size_t n_lines = 0, cap = 0;
-    l_int32 format, w, h, bps, spp, iscmap;
-    int rc = 0;
+    int rc = load_frame(path, &pix, &grey, err, errlen);
 
-    if (pixReadHeader(path, &format, &w, &h, &bps, &spp, &iscmap) || w <= 0 || h <= 0) {
-        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
+    if (rc)
         goto out;
-    }
-    if (w > OCR_MAX_SIDE || h > OCR_MAX_SIDE || (long)w * h > OCR_MAX_PIXELS) {
-        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': image too large (%dx%d)", path, w, h);
-        goto out;
-    }
-    pix = pixRead(path);
-    if (!pix) {
-        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
-        goto out;
-    }
     TessBaseAPISetImage2(api, pix);
     /* Tesseract's own thresholding, which Recognize then uses as it is */
     bin = TessBaseAPIGetThresholdedImage(api);
-    clean = bin ? blank_texture(pix, bin) : NULL;
+    clean = bin ? blank_texture(grey, bin) : NULL;
     if (clean)
         TessBaseAPISetImage2(api, clean);
     if (TessBaseAPIRecognize(api, NULL)) {
@@ -574,55 +728,12 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
     TessBaseAPIClear(api);
     /* not on a texture (OCR_TEXTURE_SPECKS): the edge of its white area is all strokes */
     if (ocr->small_text && !clean)
-        grey = pixConvertTo8(pix, 0);
-    if (grey) {
-        BOXA *found = find_small_text(grey, lines, n_lines);
-        size_t n_read = n_lines;
-
-        /* the candidates become lines (read below, like the small lines of the first pass) */
-        for (int i = 0; found && i < boxaGetCount(found); i++) {
-            struct vt_ocr_line *l;
-
-            vt_grow((void **)&lines, &cap, n_lines + 1, sizeof(*lines));
-            l = &lines[n_lines++];
-            memset(l, 0, sizeof(*l));
-            boxaGetBoxGeometry(found, i, &l->box[0], &l->box[1], &l->box[2], &l->box[3]);
-            l->conf = -1;
-        }
-        boxaDestroy(&found);
-        merged = vt_xcalloc(n_lines ? n_lines : 1, 1);
-        merge_rows(lines, &n_lines, &n_read, merged);
-        TessBaseAPISetPageSegMode(api, PSM_SINGLE_LINE);
-        for (size_t i = 0; i < n_lines; i++)
-            if (is_small(&lines[i]) && (merged[i] || lines[i].conf < OCR_SMALL_TRUST))
-                reread_small(api, grey, &lines[i], merged[i]);
-        TessBaseAPISetPageSegMode(api, PSM_AUTO);
-        /*
-         * Candidates where nothing was read go; the others take their place in reading
-         * order, before the first line of the first pass that starts below them.
-         */
-        for (size_t i = n_read; i < n_lines; i++) {
-            struct vt_ocr_line l = lines[i];
-            size_t at = 0;
-
-            if (!l.text) {
-                memmove(&lines[i], &lines[i + 1], (n_lines - i - 1) * sizeof(*lines));
-                n_lines--;
-                i--;
-                continue;
-            }
-            while (at < n_read && lines[at].box[1] <= l.box[1])
-                at++;
-            memmove(&lines[at + 1], &lines[at], (i - at) * sizeof(*lines));
-            lines[at] = l;
-            n_read++;
-        }
-    }
+        small_pass(ocr, api, grey, bin, &lines, &n_lines, &cap);
     for (size_t i = 0; i < n_lines; i++)
-        lines[i].noise = vt_ocr_line_is_noise(lines[i].text, lines[i].conf, ocr->dict);
+        lines[i].noise =
+            lines[i].noise || vt_ocr_line_is_noise(lines[i].text, lines[i].conf, ocr->dict);
 out:
     TessBaseAPIClear(api);
-    free(merged);
     pixDestroy(&clean);
     pixDestroy(&bin);
     pixDestroy(&grey);
@@ -635,6 +746,31 @@ out:
 
         vt_ocr_page_release(&tmp);
     }
+    return rc;
+}
+
+int vt_ocr_texture(struct vt_ocr *ocr, const char *path, double *specks_mpx, char *err,
+                   size_t errlen)
+{
+    TessBaseAPI *api = ocr->engines[0];
+    PIX *pix = NULL, *grey = NULL, *bin = NULL;
+    int rc = load_frame(path, &pix, &grey, err, errlen);
+
+    if (rc)
+        goto out;
+    TessBaseAPISetImage2(api, pix);
+    bin = TessBaseAPIGetThresholdedImage(api);
+    if (!bin) {
+        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot threshold image", path);
+        goto out;
+    }
+    *specks_mpx = specks_per_mpx(bin);
+    rc = *specks_mpx >= OCR_TEXTURE_SPECKS;
+out:
+    TessBaseAPIClear(api);
+    pixDestroy(&bin);
+    pixDestroy(&grey);
+    pixDestroy(&pix);
     return rc;
 }
 

@@ -42,6 +42,14 @@ void vt_ocr_set_small_text(struct vt_ocr *ocr, int on);
  */
 int vt_ocr_run(struct vt_ocr *ocr, const char *const *paths, size_t n, struct vt_ocr_page *pages,
                vt_progress_fn progress, void *user, char *err, size_t errlen);
+/*
+ * Whether the image at path is a texture of fine specks, which the stage reads with the
+ * specks whited out (docs/ARCHITECTURE.md, ocr): 1 or 0, *specks_mpx set to its specks per
+ * megapixel; or a negative VT_E* code with the message in err. Uses the first engine: not
+ * while vt_ocr_run runs. For tests and benchmarks.
+ */
+int vt_ocr_texture(struct vt_ocr *ocr, const char *path, double *specks_mpx, char *err,
+                   size_t errlen);
 void vt_ocr_page_release(struct vt_ocr_page *page);
 void vt_ocr_free(struct vt_ocr *ocr);
 

@@ -1,7 +1,8 @@
 /*
  * Tests of the ocr stage against slides drawn at test time with ffmpeg's drawtext in
  * DejaVu Sans: the words come back with their boxes, blank slides give no lines, corrupt
- * files fail with VT_EMEDIA naming the file, and two threads read what one thread reads.
+ * files fail with VT_EMEDIA naming the file, two threads read what one thread reads, small
+ * type is read, and a caption on a texture is read whole while the texture gives no text.
  */
 #include "harness.h"
 #include "ocr.h"
@@ -419,6 +420,188 @@ out:
     vt_ocr_page_release(&page);
     vt_ocr_free(ocr);
     free(path);
+    if (dir)
+        vt_rm_rf(dir);
+    free(dir);
+}
+
+/* Run the command line in cmd and release cmd: 0 when it succeeded, else -1. */
+static int run_ffmpeg(struct vt_sb *cmd)
+{
+    int rc = cmd->buf && system(cmd->buf) == 0 ? 0 : -1;
+
+    vt_sb_release(cmd);
+    return rc;
+}
+
+/*
+ * A caption box (dark type on white) over a texture of fine specks (ffmpeg's rule 110
+ * cellular automaton, whose page layout costs Tesseract 17-24 s and came out as three pieces
+ * of the caption and garbage): the frame is taken for a texture, the caption comes out
+ * whole as its one text line, and the texture alone (the same automaton without the box)
+ * gives no line that is not noise.
+ */
+VT_TEST(ocr_texture_caption)
+{
+    static const char caption[] = "Harvest yield by region";
+    char err[256] = "";
+    char *dir = make_dir();
+    char *boxed = dir ? vt_xasprintf("%s/boxed.jpg", dir) : NULL;
+    char *bare = dir ? vt_xasprintf("%s/bare.jpg", dir) : NULL;
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_ocr_page pages[2] = {{0}};
+    const char *paths[2] = {boxed, bare};
+    struct vt_sb cmd = {0};
+    double specks = 0;
+    size_t text_lines = 0;
+
+    CHECK(dir != NULL);
+    CHECK(ocr != NULL);
+    if (!dir || !ocr)
+        goto out;
+    vt_sb_addf(&cmd,
+               "ffmpeg -nostdin -v error -y -f lavfi -i cellauto=s=1280x720:rule=110:seed=1 -vf "
+               "\"drawbox=x=340:y=300:w=600:h=90:color=white:t=fill,drawtext=fontfile=" FONT
+               ":text='%s':fontsize=44:fontcolor=0x202020:x=380:y=322\" -frames:v 1 -q:v 2 '%s'",
+               caption, boxed);
+    CHECK_INT(run_ffmpeg(&cmd), 0);
+    vt_sb_addf(&cmd,
+               "ffmpeg -nostdin -v error -y -f lavfi -i cellauto=s=1280x720:rule=110:seed=1 "
+               "-frames:v 1 -q:v 2 '%s'",
+               bare);
+    CHECK_INT(run_ffmpeg(&cmd), 0);
+    CHECK_INT(vt_ocr_texture(ocr, boxed, &specks, err, sizeof(err)), 1);
+    CHECK(specks >= 20000);
+    CHECK_INT(vt_ocr_run(ocr, paths, 2, pages, NULL, NULL, err, sizeof(err)), 0);
+    for (size_t i = 0; i < pages[0].n_lines; i++) {
+        const struct vt_ocr_line *l = &pages[0].lines[i];
+
+        if (l->noise)
+            continue;
+        text_lines++;
+        CHECK_STR(l->text, caption);
+        /* the line is where the box is */
+        CHECK(l->box[0] >= 340 && l->box[0] + l->box[2] <= 940);
+        CHECK(l->box[1] >= 300 && l->box[1] + l->box[3] <= 390);
+    }
+    CHECK_INT(text_lines, 1);
+    for (size_t i = 0; i < pages[1].n_lines; i++) {
+        if (!pages[1].lines[i].noise)
+            fprintf(stderr, "  texture line read as text: '%s' (%.2f)\n", pages[1].lines[i].text,
+                    pages[1].lines[i].conf);
+        CHECK(pages[1].lines[i].noise);
+    }
+out:
+    vt_sb_release(&cmd);
+    release_pages(pages, 2);
+    vt_ocr_free(ocr);
+    free(boxed);
+    free(bare);
+    if (dir)
+        vt_rm_rf(dir);
+    free(dir);
+}
+
+/*
+ * The texture threshold against real pictures (tests/data/mobilenet-v1-0.25-224: a burger
+ * and a sparrow, Apache-2.0), at their own size and scaled to 720p as a keyframe would be,
+ * and against a generated fine texture (a Game of Life board): the pictures stay far below
+ * the threshold (they are read normally), the board is above it.
+ */
+VT_TEST(ocr_texture_threshold)
+{
+    static const char *const pictures[] = {"burger-224.png", "sparrow.png"};
+    char err[256] = "";
+    char *dir = make_dir();
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_sb cmd = {0};
+    double specks = -1;
+    char *path = NULL;
+
+    CHECK(dir != NULL);
+    CHECK(ocr != NULL);
+    if (!dir || !ocr)
+        goto out;
+    for (size_t i = 0; i < VT_ARRAY_LEN(pictures); i++) {
+        char *src = vt_xasprintf("tests/data/mobilenet-v1-0.25-224/%s", pictures[i]);
+
+        free(path);
+        path = vt_xasprintf("%s/pic%zu.jpg", dir, i);
+        specks = -1;
+        CHECK_INT(vt_ocr_texture(ocr, src, &specks, err, sizeof(err)), 0);
+        CHECK(specks >= 0 && specks < 20000 / 4);
+        vt_sb_addf(&cmd,
+                   "ffmpeg -nostdin -v error -y -i '%s' -vf scale=1280:720:flags=bicubic "
+                   "-frames:v 1 -q:v 2 '%s'",
+                   src, path);
+        CHECK_INT(run_ffmpeg(&cmd), 0);
+        specks = -1;
+        CHECK_INT(vt_ocr_texture(ocr, path, &specks, err, sizeof(err)), 0);
+        CHECK(specks >= 0 && specks < 20000 / 4);
+        free(src);
+    }
+    free(path);
+    path = vt_xasprintf("%s/life.png", dir);
+    vt_sb_addf(&cmd,
+               "ffmpeg -nostdin -v error -y -f lavfi -i life=s=1280x720:mold=10:ratio=0.3:seed=1 "
+               "-frames:v 1 '%s'",
+               path);
+    CHECK_INT(run_ffmpeg(&cmd), 0);
+    CHECK_INT(vt_ocr_texture(ocr, path, &specks, err, sizeof(err)), 1);
+    CHECK_INT(vt_ocr_texture(ocr, "/nonexistent/x.jpg", &specks, err, sizeof(err)), VT_EMEDIA);
+out:
+    vt_sb_release(&cmd);
+    free(path);
+    vt_ocr_free(ocr);
+    if (dir)
+        vt_rm_rf(dir);
+    free(dir);
+}
+
+/*
+ * Light type on a dark ground, as JPEG and as PNG with an alpha channel (a frame that is read
+ * inverted must not turn transparent): both read as a light slide of the same lines reads.
+ */
+VT_TEST(ocr_dark_slide)
+{
+    static const char *const text[] = {"Quarterly revenue grew", "Costs fell by twelve percent"};
+    static const char *const names[] = {"dark.jpg", "dark.png"};
+    char err[256] = "";
+    char *dir = make_dir();
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_sb cmd = {0};
+
+    CHECK(dir != NULL);
+    CHECK(ocr != NULL);
+    if (!dir || !ocr)
+        goto out;
+    for (size_t k = 0; k < VT_ARRAY_LEN(names); k++) {
+        char *path = vt_xasprintf("%s/%s", dir, names[k]);
+        struct vt_ocr_page page = {0};
+        const char *paths[1] = {path};
+
+        vt_sb_adds(&cmd, "ffmpeg -nostdin -v error -y -f lavfi -i color=0x18243c:s=1280x720:d=1 "
+                         "-vf \"");
+        for (size_t i = 0; i < VT_ARRAY_LEN(text); i++)
+            vt_sb_addf(&cmd,
+                       "%sdrawtext=fontfile=" FONT
+                       ":text='%s':fontsize=48:fontcolor=0xf0f0f0:x=100:y=%zu",
+                       i ? "," : "", text[i], 100 + 120 * i);
+        vt_sb_addf(&cmd, "%s\" -frames:v 1 '%s'", k ? ",format=rgba" : "", path);
+        CHECK_INT(run_ffmpeg(&cmd), 0);
+        CHECK_INT(vt_ocr_run(ocr, paths, 1, &page, NULL, NULL, err, sizeof(err)), 0);
+        CHECK_INT(page.n_lines, 2);
+        for (size_t i = 0; i < page.n_lines && i < 2; i++) {
+            CHECK_STR(page.lines[i].text, text[i]);
+            CHECK(!page.lines[i].noise);
+            CHECK(abs(page.lines[i].box[1] - (100 + 120 * (int)i)) < 20);
+        }
+        vt_ocr_page_release(&page);
+        free(path);
+    }
+out:
+    vt_sb_release(&cmd);
+    vt_ocr_free(ocr);
     if (dir)
         vt_rm_rf(dir);
     free(dir);
