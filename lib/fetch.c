@@ -632,7 +632,11 @@ int vt_fetch_url_run(struct vt_stage_ctx *c, struct vt_video_rec *meta,
         goto out;
     /* the metadata: kept from add while fresh (format URLs expire), else asked again;
      * a video added from an info file has only that file */
-    if (!strcmp(v->source_kind, "info-json") || file_age_ok(info_path, INFO_FRESH_S)) {
+    if (!strcmp(v->source_kind, "info-json") && access(info_path, F_OK) && errno == ENOENT) {
+        rc = vt_err(c->err, sizeof(c->err), VT_EINVAL,
+                    "its info JSON was of a live or upcoming stream: add the video's URL once "
+                    "the stream has ended");
+    } else if (!strcmp(v->source_kind, "info-json") || file_age_ok(info_path, INFO_FRESH_S)) {
         rc = vt_read_file_capped(info_path, "info JSON", INFO_MAX_BYTES, &data, &len, c->err,
                                  sizeof(c->err));
     } else {
@@ -655,11 +659,9 @@ int vt_fetch_url_run(struct vt_stage_ctx *c, struct vt_video_rec *meta,
         goto out;
     }
     if (info.is_live) {
-        /* no whole file until it ends: a later attempt may find one, asking again (an
-         * info file added by hand is the source itself: kept, so the last attempt
-         * still says why) */
-        if (strcmp(v->source_kind, "info-json"))
-            unlink(info_path);
+        /* no whole file until it ends: a later attempt may find one, asking again (one
+         * added from an info file has nothing to ask: its next attempt says so) */
+        unlink(info_path);
         rc = vt_err(c->err, sizeof(c->err), VT_EIO, "a live or upcoming stream: not yet a video");
         goto out;
     }

@@ -149,11 +149,11 @@ expect_exit 1 vt add --info-json "$T/live.info.json"
 vt export live01 --format json > "$T/live.json"
 [[ $(json "$T/live.json" '[(s["state"], "live" in s["error"]) for s in d["stages"] if s["name"]=="fetch"][0]') == "('queued', True)" ]] ||
   fail "live stream: $(json "$T/live.json" 'd["stages"][0]')"
-# the next attempt reads the same info file (it is the source) and still says why
+# its next attempt has no URL to ask again: it fails for good, and says why
 sleep 0.5
 vt resume 2> /dev/null || true
 vt export live01 --format json > "$T/live.json"
-[[ $(json "$T/live.json" '[(s["attempts"], "live" in s["error"]) for s in d["stages"] if s["name"]=="fetch"][0]') == "(2, True)" ]] ||
+[[ $(json "$T/live.json" '[(s["state"], s["attempts"], "live" in s["error"] and "URL" in s["error"]) for s in d["stages"] if s["name"]=="fetch"][0]') == "('failed', 2, True)" ]] ||
   fail "live stream, second attempt: $(json "$T/live.json" 'd["stages"][0]')"
 yt_info nofmt01 Youtube '{}' '{}' | python3 -c 'import json,sys; d=json.load(sys.stdin); d["formats"]=d["formats"][1:]; print(json.dumps(d))' > "$T/nofmt.info.json"
 expect_exit 1 vt add --info-json "$T/nofmt.info.json"
