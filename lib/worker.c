@@ -125,6 +125,18 @@ static void add_sample(struct worker *w, double s)
     pthread_mutex_unlock(&w->mu);
 }
 
+/* Wait up to s seconds for work, in slices short enough that a stop signal is seen
+ * within a fifth of a second (the signal cannot cut the wait itself short); an idle
+ * worker told to stop leaves at once instead of after its whole wait. */
+static void idle_wait(struct worker *w, struct vt_library *lib, double s)
+{
+    double end = vt_monotonic_s() + s, left;
+
+    while (!stop_level(w) && (left = end - vt_monotonic_s()) > 0)
+        if (vt_store_wait_work(lib->store, left < 0.2 ? left : 0.2))
+            break; /* woken, or the database away: the caller looks again */
+}
+
 static void *stage_thread(void *p)
 {
     struct thread_arg *a = p;
@@ -146,14 +158,14 @@ static void *stage_thread(void *p)
             /* the database away, a video removed under us: say it, wait, carry on */
             vt_log(lib, VT_LOG_ERROR, "%s", vt_errmsg(lib));
             errors++;
-            vt_store_wait_work(lib->store, 1.0);
+            idle_wait(w, lib, 1.0);
         } else if (did == 1) {
             ran++;
             add_sample(w, lib->queue_s - q0);
         } else if (did == 0) {
             if (w->o->drain && drained(lib, w->set))
                 break;
-            vt_store_wait_work(lib->store, w->o->idle_s > 0 ? w->o->idle_s : 1.0);
+            idle_wait(w, lib, w->o->idle_s > 0 ? w->o->idle_s : 1.0);
         } else {
             vt_store_wait_work(lib->store, 0.05);
         }
