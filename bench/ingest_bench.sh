@@ -12,31 +12,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${VIDTHEQUE:=$PWD/build/rel/vidtheque}"
 videos=${INGEST_VIDEOS:-4} procs=${INGEST_PROCS:-1 2 4}
+. bench/lib.sh
 t=$(mktemp -d)
-PGDIR= admin=
-cleanup() {
-  if [[ -n $admin ]]; then
-    for db in $(psql -X -At "$admin" -c "SELECT datname FROM pg_database WHERE datname LIKE 'vt_ingest_$$_%'" 2> /dev/null); do
-      psql -X -q "$admin" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" > /dev/null 2>&1 || true
-    done
-  fi
-  [[ -z $PGDIR ]] || { bash tests/pg/cluster.sh stop "$PGDIR" > /dev/null 2>&1 || true; rm -rf "$PGDIR"; }
-  rm -rf "$t"
-}
-trap cleanup EXIT
-admin=${VT_TEST_PG:-}
-if [[ -z $admin ]]; then
-  # a folder of its own under /tmp: the cluster runs as nobody, who cannot enter $t
-  PGDIR=$(mktemp -d /tmp/vt-ingest-pg.XXXXXX)
-  rc=0
-  admin=$(bash tests/pg/cluster.sh start "$PGDIR") || rc=$?
-  ((rc == 0)) || { echo "ingest_bench.sh: no PostgreSQL (cluster.sh: $rc)"; admin=; PGDIR=; exit 0; }
-fi
-newdb() {
-  local db=vt_ingest_$$_$RANDOM$RANDOM
-  psql -X -q -v ON_ERROR_STOP=1 "$admin" -c "CREATE DATABASE $db" > /dev/null
-  python3 -c 'import sys,re; print(re.sub(r"(://[^/?]*)/[^?]*", r"\1/" + sys.argv[2], sys.argv[1], count=1))' "$admin" "$db"
-}
+trap 'bench_pg_cleanup; rm -rf "$t"' EXIT
+bench_pg_start vt_ingest || { echo "ingest_bench.sh: no PostgreSQL"; exit 0; }
 for i in $(seq 1 "$videos"); do
   bash tests/fixtures/gen_talk.sh "$t/talk$i" "$i" > /dev/null
 done
@@ -46,7 +25,7 @@ echo "$videos talks of $(ffprobe -v error -show_entries format=duration -of csv=
 base=
 for p in $procs; do
   lib=$t/lib$p
-  "$VIDTHEQUE" -q -L "$lib" init --db "$(newdb)"
+  "$VIDTHEQUE" -q -L "$lib" init --db "$(bench_pg_newdb)"
   for i in $(seq 1 "$videos"); do "$VIDTHEQUE" -q -L "$lib" add "$t/talk$i/talk.mp4" > /dev/null; done
   s0=$(date +%s.%N)
   pids=()

@@ -1,5 +1,6 @@
-# The preamble of the benches that build a C driver against the library (ocr_small_bench.sh,
-# stt_hints_bench.sh). Source it from the repository root, after parsing arguments.
+# What benches share: the preamble of those that build a C driver against the library (ocr_small_bench.sh,
+# stt_hints_bench.sh), and a PostgreSQL server with fresh databases (queue_bench.sh, ingest_bench.sh).
+# Source it from the repository root, after parsing arguments.
 
 # bench_setup NAME FILE TOOL...: exit 2 unless run from the repository root (FILE and the
 # Makefile there) with every TOOL found; then $tmp is a fresh directory, removed on exit.
@@ -27,4 +28,37 @@ bench_lib() {
         echo "$1: cannot build build/rel/libvidtheque.a" >&2
         exit 1
     fi
+}
+
+# bench_pg_start PREFIX: a PostgreSQL server for a bench in $pg_admin: VT_TEST_PG's, else a
+# throwaway cluster (tests/pg/cluster.sh) in a folder of its own under /tmp (it runs as
+# nobody, who cannot enter a mktemp folder of root's). Returns 1, $pg_admin empty, when
+# there is none. bench_pg_cleanup drops every PREFIX_ database and stops the cluster.
+bench_pg_start() {
+    pg_prefix=$1_$$ pg_admin=${VT_TEST_PG:-} pg_dir=
+    [[ -z $pg_admin ]] || return 0
+    pg_dir=$(mktemp -d /tmp/vt-bench-pg.XXXXXX)
+    if ! pg_admin=$(bash tests/pg/cluster.sh start "$pg_dir"); then
+        rm -rf "$pg_dir"
+        pg_admin= pg_dir=
+        return 1
+    fi
+}
+bench_pg_cleanup() {
+    local db
+    if [[ -n ${pg_admin:-} ]]; then
+        for db in $(psql -X -At "$pg_admin" -c "SELECT datname FROM pg_database WHERE datname LIKE '${pg_prefix}_%'" 2>/dev/null); do
+            psql -X -q "$pg_admin" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+        done
+    fi
+    if [[ -n ${pg_dir:-} ]]; then
+        bash tests/pg/cluster.sh stop "$pg_dir" >/dev/null 2>&1 || true
+        rm -rf "$pg_dir"
+    fi
+}
+# bench_pg_newdb: a fresh database on $pg_admin (dropped by bench_pg_cleanup), its URL
+bench_pg_newdb() {
+    local db=${pg_prefix}_$RANDOM$RANDOM
+    psql -X -q -v ON_ERROR_STOP=1 "$pg_admin" -c "CREATE DATABASE $db" >/dev/null
+    python3 -c 'import sys,re; print(re.sub(r"(://[^/?]*)/[^?]*", r"\1/" + sys.argv[2], sys.argv[1], count=1))' "$pg_admin" "$db"
 }

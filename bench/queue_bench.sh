@@ -12,18 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${VIDTHEQUE:=$PWD/build/rel/vidtheque}"
+. bench/lib.sh
 t=$(mktemp -d)
-PGDIR=
-cleanup() {
-  if [[ -n ${admin:-} ]]; then
-    for db in $(psql -X -At "$admin" -c "SELECT datname FROM pg_database WHERE datname LIKE 'vt_qbench_$$_%'" 2> /dev/null); do
-      psql -X -q "$admin" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" > /dev/null 2>&1 || true
-    done
-  fi
-  [[ -z $PGDIR ]] || { bash tests/pg/cluster.sh stop "$PGDIR" > /dev/null 2>&1 || true; rm -rf "$PGDIR"; }
-  rm -rf "$t"
-}
-trap cleanup EXIT
+trap 'bench_pg_cleanup; rm -rf "$t"' EXIT
 if ! make -s build/rel/libvidtheque.a > "$t/make.log" 2>&1; then
   cat "$t/make.log" >&2
   echo "queue_bench.sh: cannot build build/rel/libvidtheque.a" >&2
@@ -32,20 +23,9 @@ fi
 cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib bench/queue_bench.c build/rel/libvidtheque.a \
   -Wl,--gc-sections -lsqlite3 -lpq -ljansson -lm -pthread -o "$t/queue_bench"
 
-admin=${VT_TEST_PG:-}
-if [[ -z $admin ]]; then
-  # its own folder under /tmp: the cluster runs as nobody, who cannot enter $t (0700)
-  PGDIR=$(mktemp -d /tmp/vt-qbench-pg.XXXXXX)
-  rc=0
-  admin=$(bash tests/pg/cluster.sh start "$PGDIR") || rc=$?
-  ((rc == 0)) || { echo "queue_bench.sh: no PostgreSQL (cluster.sh: $rc): SQLite only"; admin=; PGDIR=; }
-fi
-# newdb: a fresh database on the server (dropped at the end), its URL
-newdb() {
-  local db=vt_qbench_$$_$RANDOM$RANDOM
-  psql -X -q -v ON_ERROR_STOP=1 "$admin" -c "CREATE DATABASE $db" > /dev/null
-  python3 -c 'import sys,re; print(re.sub(r"(://[^/?]*)/[^?]*", r"\1/" + sys.argv[2], sys.argv[1], count=1))' "$admin" "$db"
-}
+bench_pg_start vt_qbench || echo "queue_bench.sh: no PostgreSQL: SQLite only"
+admin=$pg_admin
+newdb() { bench_pg_newdb; }
 [[ -r /proc/loadavg ]] && echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(getconf _NPROCESSORS_ONLN) cores"
 
 OVERHEAD_JOBS=${OVERHEAD_JOBS:-2000}
