@@ -28,7 +28,7 @@ WARN += -Werror
 endif
 # Sections per function and --gc-sections: the front binary (below) keeps only the code
 # its commands reach, and so needs none of the media libraries.
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -DVT_DATADIR='"$(DATADIR)"' $(WARN) -Iinclude -Ilib $(PKG_CFLAGS) -pthread \
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -DVT_DATADIR='"$(DATADIR)"' $(WARN) -Iinclude -Ilib -Isrc $(PKG_CFLAGS) -pthread \
              -ffunction-sections -fdata-sections $(CFLAGS)
 ALL_LDFLAGS = -pthread -Wl,--gc-sections -Wl,--as-needed $(LDFLAGS)
 LIBS = $(PKG_LIBS) $(FLITE_LIBS) -lm
@@ -44,8 +44,8 @@ else
 BUILD = build/rel
 endif
 
-LIB_SRC := $(sort $(wildcard lib/*.c))
-CLI_SRC := $(sort $(wildcard src/*.c))
+LIB_SRC := $(sort $(shell find lib -name '*.c'))
+CLI_SRC := $(sort $(shell find src -name '*.c'))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -53,10 +53,10 @@ UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 
 # Two binaries from the same sources: vidtheque (the front: reading commands, linked
 # without FFmpeg, Tesseract and PocketSphinx, so it starts in a few milliseconds) runs
-# the commands that index or serve by executing vidtheque-full beside it (src/vidtheque.c).
+# the commands that index or serve by executing vidtheque-full beside it (src/cli/vidtheque.c).
 BIN = $(BUILD)/vidtheque
 FULL = $(BUILD)/vidtheque-full
-FRONT_OBJ := $(filter-out $(BUILD)/src/vidtheque.o,$(CLI_OBJ)) $(BUILD)/src/vidtheque-front.o
+FRONT_OBJ := $(filter-out $(BUILD)/src/cli/vidtheque.o,$(CLI_OBJ)) $(BUILD)/src/cli/vidtheque-front.o
 UNIT = $(BUILD)/run-unit
 
 all: vidtheque
@@ -74,7 +74,7 @@ $(FULL): $(CLI_OBJ) $(BUILD)/libvidtheque.a
 $(BIN): $(FRONT_OBJ) $(BUILD)/libvidtheque.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(FRONT_OBJ) $(BUILD)/libvidtheque.a $(FRONT_LIBS)
 
-$(BUILD)/src/vidtheque-front.o: src/vidtheque.c
+$(BUILD)/src/cli/vidtheque-front.o: src/cli/vidtheque.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DVT_FRONT -MMD -MP -c -o $@ $<
 
@@ -86,14 +86,14 @@ $(BUILD)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The web front-end's files are assembled into it (.incbin): the compiler's -MMD does not see them.
-$(BUILD)/src/web_assets.o: $(wildcard web/*)
+$(BUILD)/src/web/web_assets.o: $(wildcard web/*)
 
 -include $(LIB_OBJ:.o=.d) $(FRONT_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
 
 # Every header compiles on its own.
 check-headers:
-	@for h in include/*.h lib/*.h; do \
-	  echo "#include \"$$(basename $$h)\"" | $(CC) $(ALL_CFLAGS) -Iinclude -Ilib -x c -fsyntax-only - || exit 1; \
+	@for h in include/*.h $$(cd lib && find . -name '*.h' | sed 's|^\./||'); do \
+	  echo "#include \"$${h#include/}\"" | $(CC) $(ALL_CFLAGS) -x c -fsyntax-only - || exit 1; \
 	done
 
 # The unit tests, the store's on SQLite and again on a throwaway PostgreSQL (VT_TEST_PG).

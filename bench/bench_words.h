@@ -7,7 +7,7 @@
 #ifndef VT_BENCH_WORDS_H
 #define VT_BENCH_WORDS_H
 
-#include "util.h"
+#include "base/util.h"
 
 #include <math.h>
 #include <stdint.h>

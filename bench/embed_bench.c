@@ -9,9 +9,9 @@
  *
  * usage: embed_bench MODEL_DIR [CHUNKS [ROUNDS]]
  */
-#include "embed.h"
-#include "tokenizer.h"
-#include "util.h"
+#include "ml/embed.h"
+#include "ml/tokenizer.h"
+#include "base/util.h"
 
 #include <math.h>
 #include <stdio.h>

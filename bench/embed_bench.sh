@@ -7,7 +7,7 @@ build=$(dirname "${VIDTHEQUE:-$PWD/build/rel/vidtheque}")
 [[ -f $build/libvidtheque.a ]] || build=build/rel
 pkgs=$(sed -n 's/^PKGS = //p' Makefile)
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
-cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib bench/embed_bench.c "$build/libvidtheque.a" \
+cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc bench/embed_bench.c "$build/libvidtheque.a" \
   $(pkg-config --cflags --libs $pkgs) -lm -pthread -o "$t/embed_bench"
 pin=()
 command -v taskset >/dev/null && pin=(taskset -c 0)

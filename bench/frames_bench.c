@@ -14,13 +14,13 @@
  *
  * usage: frames_bench DIR [QUERIES]   (libraries built once under DIR)
  */
-#include "embed.h"
-#include "frame_embed.h"
-#include "keyframe.h"
-#include "library.h"
-#include "store.h"
-#include "util.h"
-#include "vecsearch.h"
+#include "ml/embed.h"
+#include "stages/frame_embed.h"
+#include "visual/keyframe.h"
+#include "core/library.h"
+#include "store/store.h"
+#include "base/util.h"
+#include "search/vecsearch.h"
 #include "vidtheque.h"
 
 #include <math.h>

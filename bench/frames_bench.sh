@@ -7,6 +7,6 @@ build=$(dirname "${VIDTHEQUE:-$PWD/build/rel/vidtheque}")
 [[ -f $build/libvidtheque.a ]] || build=build/rel
 pkgs=$(sed -n 's/^PKGS = //p' Makefile)
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
-cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib bench/frames_bench.c "$build/libvidtheque.a" \
+cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc bench/frames_bench.c "$build/libvidtheque.a" \
   $(pkg-config --cflags --libs $pkgs) -lm -pthread -o "$t/frames_bench"
 "$t/frames_bench" "${VT_FRAMES_DIR:-/tmp/vt-frames-bench}" 300

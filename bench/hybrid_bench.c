@@ -10,11 +10,11 @@
  *
  * usage: hybrid_bench LIBDIR MODELDIR [QUERIES]
  */
-#include "config.h"
-#include "embed.h"
-#include "library.h"
-#include "store.h"
-#include "util.h"
+#include "base/config.h"
+#include "ml/embed.h"
+#include "core/library.h"
+#include "store/store.h"
+#include "base/util.h"
 #include "vidtheque.h"
 
 #include <math.h>

@@ -31,6 +31,6 @@ with open(out + '/model.safetensors', 'wb') as f:
 PY
 fi
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
-cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib bench/hybrid_bench.c "$build/libvidtheque.a" \
+cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc bench/hybrid_bench.c "$build/libvidtheque.a" \
   $(pkg-config --cflags --libs $pkgs) -lm -pthread -o "$t/hybrid_bench"
 "$t/hybrid_bench" "$dir/lib" "$dir/model" 300

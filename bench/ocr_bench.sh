@@ -14,7 +14,7 @@ if ! [[ $n =~ ^[1-9][0-9]*$ ]]; then
     echo "ocr_bench.sh: '$n': bad slide count" >&2
     exit 2
 fi
-if [[ ! -f lib/ocr.h || ! -f Makefile ]]; then
+if [[ ! -f lib/visual/ocr.h || ! -f Makefile ]]; then
     echo "ocr_bench.sh: run from the repository root" >&2
     exit 2
 fi
@@ -67,7 +67,7 @@ pkgs=(tesseract lept libavformat libavcodec libavutil libswscale libswresample s
     libjpeg)
 read -r -a cflags <<<"$(pkg-config --cflags "${pkgs[@]}")"
 read -r -a libs <<<"$(pkg-config --libs "${pkgs[@]}")"
-cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Ilib "${cflags[@]}" -pthread -o "$tmp/ocr_bench" \
+cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Ilib -Isrc "${cflags[@]}" -pthread -o "$tmp/ocr_bench" \
     bench/ocr_bench.c build/rel/libvidtheque.a "${libs[@]}" -lm
 
 now_ms() {

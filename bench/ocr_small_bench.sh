@@ -35,7 +35,7 @@ fi
     echo "ocr_small_bench.sh: run from the repository root" >&2
     exit 2
 }
-bench_setup ocr_small_bench.sh lib/ocr.h ffmpeg tesseract pkg-config cc make python3
+bench_setup ocr_small_bench.sh lib/visual/ocr.h ffmpeg tesseract pkg-config cc make python3
 
 bash tests/fixtures/gen_small_text.sh "$tmp/fx" "$seed" "$n"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -54,7 +54,7 @@ pkgs=(tesseract lept libavformat libavcodec libavutil libswscale libswresample s
     libjpeg)
 read -r -a cflags <<<"$(pkg-config --cflags "${pkgs[@]}")"
 read -r -a libs <<<"$(pkg-config --libs "${pkgs[@]}")"
-cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Ilib "${cflags[@]}" -pthread -o "$tmp/ocr_bench" \
+cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Ilib -Isrc "${cflags[@]}" -pthread -o "$tmp/ocr_bench" \
     bench/ocr_bench.c build/rel/libvidtheque.a "${libs[@]}" -lm
 
 # a dump of ocr_bench, or the tesseract command's text files, as an export's frames[]

@@ -13,11 +13,11 @@
  * phonetic and fuzzy tables hold the vocabulary's keys, as indexing would write them.
  */
 #include "bench_words.h"
-#include "db_pg.h"
-#include "library.h"
-#include "query.h"
-#include "store_int.h"
-#include "util.h"
+#include "store/db/db_pg.h"
+#include "core/library.h"
+#include "text/query.h"
+#include "store/store_int.h"
+#include "base/util.h"
 #include "vidtheque.h"
 
 #include <math.h>

@@ -33,7 +33,7 @@ drop() {
   cleanup
 }
 trap drop EXIT
-cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib bench/pg_search_bench.c "$build/libvidtheque.a" \
+cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc bench/pg_search_bench.c "$build/libvidtheque.a" \
   $(pkg-config --cflags --libs $pkgs) $flite -lm -pthread -o "$t/pg_search_bench"
 if [[ -n ${PG_BENCH_URL:-} ]]; then
   base=$PG_BENCH_URL

@@ -20,7 +20,7 @@ if ! make -s build/rel/libvidtheque.a > "$t/make.log" 2>&1; then
   echo "queue_bench.sh: cannot build build/rel/libvidtheque.a" >&2
   exit 1
 fi
-cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib bench/queue_bench.c build/rel/libvidtheque.a \
+cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc bench/queue_bench.c build/rel/libvidtheque.a \
   -Wl,--gc-sections -lsqlite3 -lpq -ljansson -lm -pthread -o "$t/queue_bench"
 
 bench_pg_start vt_qbench || echo "queue_bench.sh: no PostgreSQL: SQLite only"

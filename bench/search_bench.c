@@ -8,9 +8,9 @@
  * usage: search_bench DIR [VIDEOS [CUES_PER_VIDEO [QUERIES]]]
  */
 #include "bench_words.h"
-#include "library.h"
-#include "store.h"
-#include "util.h"
+#include "core/library.h"
+#include "store/store.h"
+#include "base/util.h"
 #include "vidtheque.h"
 
 #include <math.h>

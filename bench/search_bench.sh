@@ -6,6 +6,6 @@ build=$(dirname "${VIDTHEQUE:-$PWD/build/rel/vidtheque}")
 [[ -f $build/libvidtheque.a ]] || build=build/rel
 pkgs=$(sed -n 's/^PKGS = //p' Makefile)
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
-cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib bench/search_bench.c "$build/libvidtheque.a" \
+cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc bench/search_bench.c "$build/libvidtheque.a" \
   $(pkg-config --cflags --libs $pkgs) -lm -pthread -o "$t/search_bench"
 "$t/search_bench" "${VT_BENCH_DIR:-/tmp/vt-search-bench}" "${VIDEOS:-10000}" "${CUES:-100}" 300

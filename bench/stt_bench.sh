@@ -20,7 +20,7 @@ if ! [[ $reps =~ ^[1-9][0-9]*$ ]]; then
     echo "stt_bench.sh: '$reps': bad repeat count" >&2
     exit 2
 fi
-if [[ ! -f lib/stt.h || ! -f Makefile ]]; then
+if [[ ! -f lib/speech/stt.h || ! -f Makefile ]]; then
     echo "stt_bench.sh: run from the repository root" >&2
     exit 2
 fi
@@ -63,7 +63,7 @@ fi
 read -r -a pkgs <<<"$(sed -n 's/^PKGS = //p' Makefile)"
 read -r -a cflags <<<"$(pkg-config --cflags "${pkgs[@]}")"
 read -r -a libs <<<"$(pkg-config --libs "${pkgs[@]}") $(sed -n 's/^FLITE_LIBS = //p' Makefile)"
-cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Ilib "${cflags[@]}" -pthread -o "$tmp/sttdump" \
+cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Ilib -Isrc "${cflags[@]}" -pthread -o "$tmp/sttdump" \
     tests/tools/sttdump.c build/rel/libvidtheque.a "${libs[@]}" -lm
 
 field() {

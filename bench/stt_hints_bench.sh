@@ -18,11 +18,11 @@ set -euo pipefail
     echo "stt_hints_bench.sh: run from the repository root" >&2
     exit 2
 }
-bench_setup stt_hints_bench.sh lib/stt.h ffmpeg flite pkg-config cc make python3
+bench_setup stt_hints_bench.sh lib/speech/stt.h ffmpeg flite pkg-config cc make python3
 bench_lib stt_hints_bench.sh
 read -r -a pkgs <<<"$(sed -n 's/^PKGS = //p' Makefile)"
 read -r -a libs <<<"$(pkg-config --cflags --libs "${pkgs[@]}") $(sed -n 's/^FLITE_LIBS = //p' Makefile)"
-cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Ilib -pthread -o "$tmp/sttdump" tests/tools/sttdump.c \
+cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Ilib -Isrc -pthread -o "$tmp/sttdump" tests/tools/sttdump.c \
     build/rel/libvidtheque.a "${libs[@]}" -lm
 
 for kind in devops biology librivox plain; do

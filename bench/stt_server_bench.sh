@@ -19,7 +19,7 @@ if ! [[ $reps =~ ^[1-9][0-9]*$ && $delay_ms =~ ^[0-9]+$ ]]; then
     echo "stt_server_bench.sh: usage: stt_server_bench.sh [REPEATS [DELAY_MS]]" >&2
     exit 2
 fi
-if [[ ! -f lib/stt.h || ! -f Makefile ]]; then
+if [[ ! -f lib/speech/stt.h || ! -f Makefile ]]; then
     echo "stt_server_bench.sh: run from the repository root" >&2
     exit 2
 fi
@@ -29,7 +29,7 @@ if [[ ! -d $data ]]; then
     echo "stt_server_bench.sh: '$data': missing (install pocketsphinx-testdata)" >&2
     exit 2
 fi
-concurrency=4 # the backend's default (lib/stt.c, STT_SERVER_DEFAULT_CONCURRENCY)
+concurrency=4 # the backend's default (lib/speech/stt.c, STT_SERVER_DEFAULT_CONCURRENCY)
 
 tmp=$(mktemp -d)
 fake_pid=

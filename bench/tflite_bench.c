@@ -9,9 +9,9 @@
  *
  * usage: tflite_bench MODEL.tflite [FRAMES [ROUNDS]]
  */
-#include "imgembed.h"
-#include "tflite.h"
-#include "util.h"
+#include "ml/imgembed.h"
+#include "ml/tflite.h"
+#include "base/util.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -16,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 PKGS=$(sed -n "s/^PKGS = //p" Makefile)
 
 make -s build/rel/libvidtheque.a
-cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -o "$tmp/kfdump" tests/tools/kfdump.c \
+cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc -o "$tmp/kfdump" tests/tools/kfdump.c \
     build/rel/libvidtheque.a $(pkg-config --cflags --libs $PKGS) -lm -pthread
 
 pairs=()

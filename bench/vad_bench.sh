@@ -28,7 +28,7 @@ if ! [[ $reps =~ ^[1-9][0-9]*$ ]]; then
     echo "vad_bench.sh: '$reps': bad repeat count" >&2
     exit 2
 fi
-if [[ ! -f lib/vad.h || ! -f Makefile ]]; then
+if [[ ! -f lib/speech/vad.h || ! -f Makefile ]]; then
     echo "vad_bench.sh: run from the repository root" >&2
     exit 2
 fi
@@ -49,7 +49,7 @@ if ! make -s build/rel/libvidtheque.a >"$tmp/make.log" 2>&1; then
 fi
 read -r -a pkgs <<<"$(sed -n 's/^PKGS = //p' Makefile)"
 read -r -a libs <<<"$(pkg-config --cflags --libs "${pkgs[@]}") $(sed -n 's/^FLITE_LIBS = //p' Makefile)"
-cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Ilib -pthread -o "$tmp/sttdump" tests/tools/sttdump.c \
+cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Ilib -Isrc -pthread -o "$tmp/sttdump" tests/tools/sttdump.c \
     build/rel/libvidtheque.a "${libs[@]}" -lm
 
 python3 tests/tools/hint_fixture.py plain "$tmp/clean" >/dev/null

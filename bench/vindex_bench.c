@@ -10,7 +10,7 @@
  *
  * usage: vindex_bench [N [DIM [QUERIES]]]    (defaults 1000000 256 200)
  */
-#include "vindex.h"
+#include "ml/vindex.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -12,7 +12,7 @@ if ! make -s build/rel/libvidtheque.a >"$t/make.log" 2>&1; then
     echo "vindex_bench.sh: cannot build build/rel/libvidtheque.a" >&2
     exit 1
 fi
-cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib bench/vindex_bench.c build/rel/libvidtheque.a \
+cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc bench/vindex_bench.c build/rel/libvidtheque.a \
     -lm -pthread -o "$t/vindex_bench"
 # Wall times include waiting for a core: the load says how busy the machine was.
 [[ -r /proc/loadavg ]] && echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(getconf _NPROCESSORS_ONLN) cores"

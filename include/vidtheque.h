@@ -404,7 +404,7 @@ void vt_sb_release(struct vt_sb *sb);
 void vt_sb_add_seek(struct vt_sb *sb, double s);
 
 /*
- * Templates, for the web pages' HTML (web/NAME.html; lib/tmpl.c): a small subset of
+ * Templates, for the web pages' HTML (web/NAME.html; lib/base/tmpl.c): a small subset of
  * Mustache with no logic beyond "is this set".
  *
  *   {{name}}                 the value, escaped by the caller's escape function

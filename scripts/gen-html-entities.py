@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Write lib/html_entities.inc: the HTML named character references (the WHATWG list that
-WebVTT's cue text tokenizer uses) as a compact table for lib/captions_encoding.c.
+"""Write lib/captions/html_entities.inc: the HTML named character references (the WHATWG list that
+WebVTT's cue text tokenizer uses) as a compact table for lib/captions/captions_encoding.c.
 
 The list comes from Python's html.entities.html5, which carries the WHATWG entities.json
 (2231 names, among them the 106 legacy ones HTML also accepts without the ';'). Names are
 sorted bytewise so that the reader can binary-search them. Run from the repository root:
-    python3 scripts/gen-html-entities.py > lib/html_entities.inc
+    python3 scripts/gen-html-entities.py > lib/captions/html_entities.inc
 """
 import html.entities
 import sys

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Generate lib/unicode_tables.inc, the Unicode facts the tokenizer (lib/tokenizer.c)
+"""Generate lib/ml/unicode_tables.inc, the Unicode facts the tokenizer (lib/ml/tokenizer.c)
 needs, from Python's unicodedata: full lowercase mappings (str.lower), accent stripping
 (NFD without marks, as Hugging Face's StripAccents and BertNormalizer do), and ranges of
 marks (M*), punctuation (P*), symbols (S*) and "other" (Cc, Cf, Co, Cn: what BERT's
 clean_text drops). Hangul syllables decompose algorithmically in tokenizer.c and are
-left out. Run: python3 scripts/gen-unicode-tables.py > lib/unicode_tables.inc"""
+left out. Run: python3 scripts/gen-unicode-tables.py > lib/ml/unicode_tables.inc"""
 import sys
 import unicodedata as ud
 

@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# The stage table (lib/stage.h) is the one place that names the stages: no other source
+# The stage table (lib/model/stage.h) is the one place that names the stages: no other source
 # file spells a stage's name as a string. No call cycle between fetch.c, library.c and
 # pipeline.c. And a video made before a stage existed gets
 # that stage's row, queued, when the pipeline first looks at it (resume runs it).
 # backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
 
-table=$ROOT/lib/stage.h
+table=$ROOT/lib/model/stage.h
 mapfile -t names < <(sed -n 's/^ *X([A-Z_]*, *\([a-z_][a-z0-9_]*\),.*/\1/p' "$table")
 ((${#names[@]} >= 7)) || fail "cannot read the stage names from $table: ${names[*]}"
 
 # The same words used for something that is not a stage (file: fixed string, and why).
 allowed=(
-  'lib/export.c:json_object_set_new(o, "ocr", ocr)'           # a frame's OCR lines (JSON key)
-  'src/cmd_show.c:json_object_get(v, "ocr")'                  # reads that key
-  'src/web_video.c:json_object_get(f, "ocr")'                 # reads that key
-  'src/cmd_basic.c:{"stt", required_argument'                 # the --stt option of add
+  'lib/run/export.c:json_object_set_new(o, "ocr", ocr)'           # a frame's OCR lines (JSON key)
+  'src/cli/cmd_show.c:json_object_get(v, "ocr")'                  # reads that key
+  'src/web/web_video.c:json_object_get(f, "ocr")'                 # reads that key
+  'src/cli/cmd_basic.c:{"stt", required_argument'                 # the --stt option of add
 )
 bad=
 for name in "${names[@]}"; do
@@ -26,8 +26,8 @@ for name in "${names[@]}"; do
       [[ $file == "${a%%:*}" && $line == *"${a#*:}"* ]] && ok=1
     done
     [[ -n $ok ]] || bad+="$hit"$'\n'
-  done < <(cd "$ROOT" && grep -nE "[\"']$name[\"']" lib/*.c lib/*.h src/*.c src/*.h include/*.h |
-           grep -v '^lib/stage\.[ch]:' || true)
+  done < <(cd "$ROOT" && grep -rnE --include="*.[ch]" "[\"']$name[\"']" lib src include |
+           grep -v '^lib/model/stage\.[ch]:' || true)
 done
 [[ -z $bad ]] || fail "a stage name as a string outside the stage table:"$'\n'"$bad"
 
@@ -35,9 +35,9 @@ done
 # neither, and the pipeline does not call into fetch (fetch's step after indexing is its
 # stage's indexed hook).
 calls() { grep -nE "\<($2)\(" "$ROOT/$1" | grep -vE '^[0-9]+:(int|void|static) ' || true; }
-hits=$(calls lib/library.c 'vt_pipeline_[a-z_]+|vt_process|vt_redo|vt_resume|vt_fetch_[a-z_]+|vt_add_[a-z_]+|vt_update|vt_is_url|vt_source_url_at|vt_library_set_fetch')
+hits=$(calls lib/core/library.c 'vt_pipeline_[a-z_]+|vt_process|vt_redo|vt_resume|vt_fetch_[a-z_]+|vt_add_[a-z_]+|vt_update|vt_is_url|vt_source_url_at|vt_library_set_fetch')
 [[ -z $hits ]] || fail "library.c calls the pipeline or fetch: $hits"
-hits=$(calls lib/pipeline.c 'vt_fetch_[a-z_]+|vt_add_[a-z_]+|vt_update|vt_is_url|vt_source_url_at|vt_library_set_fetch')
+hits=$(calls lib/run/pipeline.c 'vt_fetch_[a-z_]+|vt_add_[a-z_]+|vt_update|vt_is_url|vt_source_url_at|vt_library_set_fetch')
 [[ -z $hits ]] || fail "pipeline.c calls into fetch: $hits"
 
 # ---- lazily created stage rows ----

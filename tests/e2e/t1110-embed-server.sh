@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The "openai" text-embedding backend (lib/embed_openai.c over lib/http.c) against the fake
+# The "openai" text-embedding backend (lib/ml/embed_openai.c over lib/base/http.c) against the fake
 # server of tests/tools/fake_openai.py on loopback: vectors come back in input order (the
 # fake answers in reverse order with indexes), L2-normalised, equal to the fake's documented
 # hash vectors or to the known vectors it is given, across several batches, with blank texts
@@ -14,7 +14,7 @@ libdir=$(dirname "$VIDTHEQUE")
 [[ -f $libdir/libvidtheque.a ]] || fail "'$libdir/libvidtheque.a': missing (run make first)"
 nm "$libdir/libvidtheque.a" > "$T/nm" 2> /dev/null || true
 grep -q ' T vt_embed_open$' "$T/nm" ||
-  fail "libvidtheque.a has no vt_embed_open (lib/embed.c, the dispatcher)"
+  fail "libvidtheque.a has no vt_embed_open (lib/ml/embed.c, the dispatcher)"
 read -r -a pkgs <<< "$(sed -n 's/^PKGS = //p' "$ROOT/Makefile")"
 read -r -a pkgflags <<< "$(pkg-config --cflags --libs "${pkgs[@]}")"
 san=()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The "openai" image-embedding backend (lib/imgembed_openai.c over lib/embed_http.c and
-# lib/http.c) against the fake CLIP-class server of tests/tools/fake_openai.py on loopback.
+# The "openai" image-embedding backend (lib/ml/imgembed_openai.c over lib/ml/embed_http.c and
+# lib/base/http.c) against the fake CLIP-class server of tests/tools/fake_openai.py on loopback.
 # Pictures generated with ffmpeg, each of its own size, come back as unit vectors in input
 # order (the fake answers in reverse order with indexes), equal to the fake's documented
 # vector of "image:WxH" for the size the client sent (so the test also sees that a picture
@@ -18,7 +18,7 @@ libdir=$(dirname "$VIDTHEQUE")
 [[ -f $libdir/libvidtheque.a ]] || fail "'$libdir/libvidtheque.a': missing (run make first)"
 nm "$libdir/libvidtheque.a" > "$T/nm" 2> /dev/null || true
 grep -q ' T vt_imgembed_openai_open$' "$T/nm" ||
-  fail "libvidtheque.a has no vt_imgembed_openai_open (lib/imgembed_openai.c)"
+  fail "libvidtheque.a has no vt_imgembed_openai_open (lib/ml/imgembed_openai.c)"
 read -r -a pkgs <<< "$(sed -n 's/^PKGS = //p' "$ROOT/Makefile")"
 read -r -a pkgflags <<< "$(pkg-config --cflags --libs "${pkgs[@]}")"
 san=()

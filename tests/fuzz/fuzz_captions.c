@@ -5,11 +5,11 @@
  * words too for WebVTT), which checks that the writers' sanitising keeps every file valid.
  * The first byte picks the format hint: none, "srt" or "vtt".
  *
- * fuzz-sources: lib/captions*.c lib/transcript.c lib/util.c lib/media.c
+ * fuzz-sources: lib/captions/*.c lib/text/transcript.c lib/base/util.c lib/media/media.c
  * fuzz-pkgs: libavformat libavcodec libavutil jansson uchardet
  */
-#include "captions.h"
-#include "util.h"
+#include "captions/captions.h"
+#include "base/util.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -1,10 +1,10 @@
 /*
- * libFuzzer target for the web server's form parser (src/web_form.c), which reads the
+ * libFuzzer target for the web server's form parser (src/web/web_form.c), which reads the
  * bodies of the manage routes from anyone. Any bytes as a body, for each field the routes
  * read: the answer is -1, 0 or 1, the value is NUL-terminated within the buffer and holds
  * no control character; and a value made from the input, percent-encoded as a browser
  * would, decodes back to itself, whatever fields come before it.
- * fuzz-sources: src/web_form.c
+ * fuzz-sources: src/web/web_form.c
  * fuzz-pkgs: jansson
  */
 #include "../../src/web_form.h"

@@ -2,12 +2,12 @@
  * libFuzzer target for the speech hints' word list (stt_hints.c): any bytes, cut into texts at
  * newlines as OCR lines and titles come, are read into words, finished, filtered, written as
  * an ARPA model whose counts must match what it holds, and every word is pronounced.
- * fuzz-sources: lib/stt_hints.c lib/util.c
+ * fuzz-sources: lib/speech/stt_hints.c lib/base/util.c
  * fuzz-pkgs: sqlite3
  * fuzz-libs: -lflite_cmulex -lflite
  */
-#include "stt_hints.h"
-#include "util.h"
+#include "speech/stt_hints.h"
+#include "base/util.h"
 
 #include <stdint.h>
 #include <stdio.h>

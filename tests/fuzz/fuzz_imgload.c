@@ -3,10 +3,10 @@
  * at a reduced DCT scale; libjpeg's fatal errors must come back as an error, never an
  * exit, and a picture must fill exactly the buffer it reports.
  *
- * fuzz-sources: lib/imgload.c lib/util.c
+ * fuzz-sources: lib/media/imgload.c lib/base/util.c
  * fuzz-pkgs: libjpeg jansson sqlite3
  */
-#include "imgload.h"
+#include "media/imgload.h"
 
 #include <stdint.h>
 #include <stdlib.h>

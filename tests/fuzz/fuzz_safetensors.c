@@ -2,11 +2,11 @@
  * libFuzzer target for the safetensors reader: any bytes are parsed; when they parse,
  * every tensor is converted to float or int64, which must stay inside the buffer.
  *
- * fuzz-sources: lib/safetensors.c lib/util.c
+ * fuzz-sources: lib/ml/safetensors.c lib/base/util.c
  * fuzz-pkgs: jansson sqlite3
  */
-#include "safetensors.h"
-#include "util.h"
+#include "ml/safetensors.h"
+#include "base/util.h"
 
 #include <stdint.h>
 #include <stdlib.h>

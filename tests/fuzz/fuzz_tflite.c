@@ -4,10 +4,10 @@
  * tests/unit/test_tflite.c, written with VT_TFLITE_WRITE_SEED=PATH run-unit tflite_tiny),
  * the model is run once on a constant picture, which must stay inside its buffers.
  *
- * fuzz-sources: lib/tflite.c lib/util.c
+ * fuzz-sources: lib/ml/tflite.c lib/base/util.c
  * fuzz-pkgs: jansson sqlite3
  */
-#include "tflite.h"
+#include "ml/tflite.h"
 
 #include <stdint.h>
 #include <stdlib.h>

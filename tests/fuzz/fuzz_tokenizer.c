@@ -4,11 +4,11 @@
  * the test model's Unigram tokenizer and a small WordPiece one. Every id must name a
  * token.
  *
- * fuzz-sources: lib/tokenizer.c lib/util.c
+ * fuzz-sources: lib/ml/tokenizer.c lib/base/util.c
  * fuzz-pkgs: jansson sqlite3
  */
-#include "tokenizer.h"
-#include "util.h"
+#include "ml/tokenizer.h"
+#include "base/util.h"
 
 #include <stdint.h>
 #include <stdio.h>

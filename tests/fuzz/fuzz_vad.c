@@ -3,10 +3,10 @@
  * every tensor is converted to float, which must stay inside the file, and the Silero
  * loader checks the header and tensors (a file that passed would run one window).
  *
- * fuzz-sources: lib/vad.c lib/util.c
+ * fuzz-sources: lib/speech/vad.c lib/base/util.c
  * fuzz-pkgs: jansson sqlite3
  */
-#include "vad.h"
+#include "speech/vad.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,12 +5,12 @@
  * rebuilt for yt-dlp must hold only allowed keys and http(s) URLs and read back. The input
  * is also checked as a URL.
  *
- * fuzz-sources: lib/ytinfo.c lib/util.c
+ * fuzz-sources: lib/source/ytinfo.c lib/base/util.c
  * fuzz-pkgs: jansson libavformat libavcodec libavutil
  */
-#include "media.h"
-#include "util.h"
-#include "ytinfo.h"
+#include "media/media.h"
+#include "base/util.h"
+#include "source/ytinfo.h"
 
 #include <jansson.h>
 #include <stdint.h>

@@ -5,10 +5,10 @@
 # tests/fuzz/corpus_<name>/ (copied to a scratch directory, so the run never changes the
 # tree) and an optional dictionary in tests/fuzz/<name>.dict. The library sources and
 # pkg-config packages it needs are listed in its opening comment:
-#    * fuzz-sources: lib/captions*.c lib/util.c ...   (globs expand)
+#    * fuzz-sources: lib/captions*.c lib/base/util.c ...   (globs expand)
 #    * fuzz-pkgs: libavformat libavcodec ...
 #    * fuzz-libs: -lflite ...                      (libraries without a pkg-config file)
-# (default: every lib/*.c, the Makefile's PKGS and its FLITE_LIBS). Everything is compiled with clang and
+# (default: every .c under lib/, the Makefile's PKGS and its FLITE_LIBS). Everything is compiled with clang and
 # -fsanitize=fuzzer,address,undefined, undefined behaviour being fatal.
 # Environment: FUZZ_TIME seconds per target (20), FUZZ_JOBS targets at once (the cores),
 # FUZZ_RSS_MB (512), FUZZ_MAX_LEN (65536),
@@ -32,7 +32,7 @@ fuzz_one() {
   sources=$(sed -n 's/^ *\* fuzz-sources: *//p' "$src" | head -n 1)
   pkgs=$(sed -n 's/^ *\* fuzz-pkgs: *//p' "$src" | head -n 1)
   libs=$(sed -n 's/^ *\* fuzz-libs: *//p' "$src" | head -n 1)
-  [[ -n $sources ]] || sources=$(ls lib/*.c)
+  [[ -n $sources ]] || sources=$(find lib -name "*.c" | sort)
   [[ -n $pkgs ]] || pkgs=$all_pkgs
   [[ -n $libs ]] || libs=$all_libs
   bin=$out/fuzz_$name
@@ -40,7 +40,7 @@ fuzz_one() {
   # shellcheck disable=SC2086
   if ! clang -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-      -Iinclude -Ilib $(pkg-config --cflags $pkgs) \
+      -Iinclude -Ilib -Isrc -Isrc $(pkg-config --cflags $pkgs) \
       "$src" $sources $(pkg-config --libs $pkgs) $libs -lm -pthread -o "$bin" 2> "$out/$name.build.log"; then
     echo "fuzz $name: build failed"; sed 's/^/    /' "$out/$name.build.log" | head -n 30
     return 1

@@ -7,9 +7,9 @@
  * Usage: embeddump [-b BATCH] [-t TIMEOUT_S] [-r RETRIES] BACKEND MODEL [BASE_URL]
  * The API key, if any, comes from $EMBEDDUMP_API_KEY (so it is on no command line).
  */
-#include "embed.h"
-#include "embed_int.h"
-#include "util.h"
+#include "ml/embed.h"
+#include "ml/embed_int.h"
+#include "base/util.h"
 
 #include <jansson.h>
 #include <stdio.h>

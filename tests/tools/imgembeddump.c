@@ -12,10 +12,10 @@
  *   -T  embed the lines of stdin as texts instead of reading them as files
  * The API key, if any, comes from $EMBEDDUMP_API_KEY (so it is on no command line).
  */
-#include "imgembed.h"
-#include "imgembed_int.h"
-#include "imgload.h"
-#include "util.h"
+#include "ml/imgembed.h"
+#include "ml/imgembed_int.h"
+#include "media/imgload.h"
+#include "base/util.h"
 
 #include <jansson.h>
 #include <stdio.h>

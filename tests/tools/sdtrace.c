@@ -1,10 +1,10 @@
 /*
  * sdtrace: the shot detector's per-frame signals over a stretch of a video, to see why a
- * boundary is missed or found where there is none. It includes lib/shotdetect.c itself,
+ * boundary is missed or found where there is none. It includes lib/visual/shotdetect.c itself,
  * so it reads the very statics the detector uses and the library carries no trace.
  *   sdtrace FEATS T0 T1     FEATS as `sdtune dump` writes it; times in seconds
  * Built like bench/transitions_bench.sh builds kfdump, from the repository root:
- *   cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -o sdtrace tests/tools/sdtrace.c \
+ *   cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc -o sdtrace tests/tools/sdtrace.c \
  *       build/rel/libvidtheque.a $(pkg-config --libs $PKGS) -lm -pthread
  * (PKGS as in the Makefile). Not built by `make`: a tool to look with, not a test.
  * One line per analysed frame in [T0, T1]: its features, the grid's and the thumbnail's

@@ -1,10 +1,10 @@
 /* Databases for the store's tests on either backend (pgtest.h). */
 #include "pgtest.h"
 
-#include "config.h"
+#include "base/config.h"
 #include "harness.h"
-#include "store.h"
-#include "util.h"
+#include "store/store.h"
+#include "base/util.h"
 
 #include <libpq-fe.h>
 #include <stdlib.h>

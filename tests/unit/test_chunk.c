@@ -1,7 +1,7 @@
-/* Unit tests of chunking (lib/chunk.c) on synthetic transcripts. */
-#include "chunk.h"
+/* Unit tests of chunking (lib/text/chunk.c) on synthetic transcripts. */
+#include "text/chunk.h"
 #include "harness.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 

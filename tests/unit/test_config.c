@@ -1,7 +1,7 @@
 /* The library's config file: reading, setting, unknown keys, atomic rewrite. */
-#include "config.h"
+#include "base/config.h"
 #include "harness.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

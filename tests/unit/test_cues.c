@@ -4,8 +4,8 @@
  * equal or broken timestamps) handled.
  */
 #include "harness.h"
-#include "transcript.h"
-#include "util.h"
+#include "text/transcript.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

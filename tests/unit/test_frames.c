@@ -6,16 +6,16 @@
  * (vt_similar_frames: the frame itself left out, a duplicate standing for its original,
  * bad arguments).
  */
-#include "embed.h"
-#include "frame_embed.h"
+#include "ml/embed.h"
+#include "stages/frame_embed.h"
 #include "harness.h"
-#include "keyframe.h"
-#include "library.h"
-#include "ocr.h"
+#include "visual/keyframe.h"
+#include "core/library.h"
+#include "visual/ocr.h"
 #include "pgtest.h"
-#include "store.h"
-#include "util.h"
-#include "vecsearch.h"
+#include "store/store.h"
+#include "base/util.h"
+#include "search/vecsearch.h"
 #include "vidtheque.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
-/* lib/models.c: model names to repo ids and folders, and how a config's model is found. */
+/* lib/ml/models.c: model names to repo ids and folders, and how a config's model is found. */
 #include "harness.h"
-#include "models.h"
-#include "util.h"
+#include "ml/models.h"
+#include "base/util.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -5,8 +5,8 @@
  * type is read, and a caption on a texture is read whole while the texture gives no text.
  */
 #include "harness.h"
-#include "ocr.h"
-#include "util.h"
+#include "visual/ocr.h"
+#include "base/util.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,12 +1,12 @@
 /*
- * Tests of the ocr stage's noise floor (lib/ocr_noise.c): loading a CMU-style dictionary,
+ * Tests of the ocr stage's noise floor (lib/visual/ocr_noise.c): loading a CMU-style dictionary,
  * the plausibility measures of a line with and without it, and the decision on lines read
  * from real slides and from photo-like frames (tests/fixtures/gen_small_text.sh and
  * gen_talk.sh, as Tesseract 5.3 read them), with the English dictionary the stage uses.
  */
 #include "harness.h"
-#include "ocr_noise.h"
-#include "util.h"
+#include "visual/ocr_noise.h"
+#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

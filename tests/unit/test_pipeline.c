@@ -1,11 +1,11 @@
 /*
- * Unit tests of lib/pipeline.c and the stage ownership in lib/library.c on a scratch
+ * Unit tests of lib/run/pipeline.c and the stage ownership in lib/core/library.c on a scratch
  * library: which failures are retried, and when the owner of a running stage is dead.
  */
 #include "harness.h"
-#include "library.h"
+#include "core/library.h"
 #include "pgtest.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <sys/wait.h>

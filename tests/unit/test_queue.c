@@ -1,6 +1,6 @@
 /*
- * Unit tests of the job queue (lib/store_queue.c, the fenced claim and finish of
- * lib/store_video.c, and the worker's step vt_work_one in lib/pipeline.c): which stage
+ * Unit tests of the job queue (lib/store/store_queue.c, the fenced claim and finish of
+ * lib/store/store_video.c, and the worker's step vt_work_one in lib/run/pipeline.c): which stage
  * is next (priority, age, the stage table's dependencies, retry times), leases that
  * expire and are taken over, heartbeats and give-backs that only the holder may do, and
  * a late result that the fence refuses with nothing of it written, and the wake of an
@@ -8,11 +8,11 @@
  * passed in (a lease "expires" because the caller says it is later), never waited for.
  */
 #include "harness.h"
-#include "library.h"
-#include "media.h"
+#include "core/library.h"
+#include "media/media.h"
 #include "pgtest.h"
-#include "store_int.h"
-#include "util.h"
+#include "store/store_int.h"
+#include "base/util.h"
 
 #include <pthread.h>
 #include <stdlib.h>

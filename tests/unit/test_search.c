@@ -1,14 +1,14 @@
 /*
- * Unit tests of reading a search's hits (lib/search.c over vt_store_docs), on both
+ * Unit tests of reading a search's hits (lib/search/search.c over vt_store_docs), on both
  * backends: the rows of a page in one call of the store, handed on in the caller's order
  * with their cue words, and the hits built from them (the moment a matched word was
  * said, hits at the same moment merged) the same whatever the batch the page is read in.
  */
 #include "harness.h"
-#include "library.h"
+#include "core/library.h"
 #include "pgtest.h"
-#include "store_int.h"
-#include "util.h"
+#include "store/store_int.h"
+#include "base/util.h"
 #include "vidtheque.h"
 
 #include <stdlib.h>

@@ -5,9 +5,9 @@
  * perceptual hash, rotation, JPEG writing).
  */
 #include "harness.h"
-#include "imgutil.h"
-#include "shotdetect.h"
-#include "util.h"
+#include "media/imgutil.h"
+#include "visual/shotdetect.h"
+#include "base/util.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 /*
- * Unit tests of the stage table (lib/stage.h, lib/stage.c): names unique and found
+ * Unit tests of the stage table (lib/model/stage.h, lib/model/stage.c): names unique and found
  * back, inputs that are stages of the table and reach no cycle, kinds that the
  * pipeline and export rely on, and the states' names.
  */
 #include "harness.h"
-#include "stage.h"
+#include "model/stage.h"
 #include "vidtheque.h"
 
 /* Whether stage k reaches itself through its inputs (seen: stages on the path). */

@@ -1,9 +1,9 @@
 /* Unit tests of lib/store*.c on a scratch database: migrations, rows, round trips. */
 #include "harness.h"
 #include "pgtest.h"
-#include "query.h"
-#include "store.h"
-#include "util.h"
+#include "text/query.h"
+#include "store/store.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,9 +1,9 @@
-/* Unit tests of lib/store_cards.c: the library's listing as pages of cards, and the kept
+/* Unit tests of lib/store/store_cards.c: the library's listing as pages of cards, and the kept
  * frame standing for a frame. */
 #include "harness.h"
 #include "pgtest.h"
-#include "store.h"
-#include "util.h"
+#include "store/store.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,13 +1,13 @@
-/* Unit tests of lib/store_copy.c: a catalog copied store to store reads back the same. */
+/* Unit tests of lib/store/store_copy.c: a catalog copied store to store reads back the same. */
 #include "harness.h"
-#include "library.h"
-#include "media.h"
-#include "migrate.h"
+#include "core/library.h"
+#include "media/media.h"
+#include "run/migrate.h"
 #include "pgtest.h"
-#include "query.h"
-#include "store.h"
-#include "store_copy.h"
-#include "util.h"
+#include "text/query.h"
+#include "store/store.h"
+#include "store/store_copy.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,15 +1,15 @@
 /*
- * Unit tests of the PostgreSQL backend's own parts (lib/db_pg.c, lib/store_pg*.c): `?`
+ * Unit tests of the PostgreSQL backend's own parts (lib/store/db/db_pg.c, lib/store_pg*.c): `?`
  * placeholders as $n, the tsvector literal, bytea round trips, the schema's version and
  * its migration by two handles at once, and a server that stops and comes back. The
  * tests that need a server run only when VT_TEST_PG names one (tests/pg/cluster.sh);
  * the outage tests also need VT_TEST_PG_DIR, the cluster's directory, to stop it.
  */
-#include "db_pg.h"
+#include "store/db/db_pg.h"
 #include "harness.h"
 #include "pgtest.h"
-#include "store_int.h"
-#include "util.h"
+#include "store/store_int.h"
+#include "base/util.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,14 +1,14 @@
 /*
- * Unit tests of lib/store_search_pg.c that need no server: the tsquery written for a
+ * Unit tests of lib/store/pg/store_search_pg.c that need no server: the tsquery written for a
  * parsed query (quoting, hostile input, words no index holds, all-but-one groups),
  * the tsquery syntax check the fuzz target uses, and the ranking computed in C from a
  * row's text, which must give SQLite's vtrank() scores to the last bit on the same rows.
  */
 #include "harness.h"
 #include "pgtest.h"
-#include "query.h"
-#include "store_int.h"
-#include "util.h"
+#include "text/query.h"
+#include "store/store_int.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,10 +6,10 @@
  * two hours of audio recognised from the file in bounded memory.
  * The full word error rate comparison is tests/e2e/t0500-stt.sh.
  */
-#include "audio.h"
+#include "media/audio.h"
 #include "harness.h"
-#include "stt.h"
-#include "util.h"
+#include "speech/stt.h"
+#include "base/util.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,9 +5,9 @@
  * hearing a word PocketSphinx's dictionary lacks.
  */
 #include "harness.h"
-#include "stt.h"
-#include "stt_hints.h"
-#include "util.h"
+#include "speech/stt.h"
+#include "speech/stt_hints.h"
+#include "base/util.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,8 +6,8 @@
  * word left behind after a rejection.
  */
 #include "harness.h"
-#include "stt_int.h"
-#include "util.h"
+#include "speech/stt_int.h"
+#include "base/util.h"
 #include "vidtheque.h"
 
 #include <stdlib.h>

@@ -11,11 +11,11 @@
  * FFmpeg's PNG decoder (FFmpeg is linked already; the library itself reads only JPEG).
  */
 #include "harness.h"
-#include "imgembed.h"
-#include "imgload.h"
-#include "imgutil.h"
-#include "tflite.h"
-#include "util.h"
+#include "ml/imgembed.h"
+#include "media/imgload.h"
+#include "media/imgutil.h"
+#include "ml/tflite.h"
+#include "base/util.h"
 #include "vidtheque.h"
 
 #include <libavcodec/avcodec.h>

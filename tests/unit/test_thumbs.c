@@ -3,9 +3,9 @@
  * downscale is known by hand), the small size and the small file's name.
  */
 #include "harness.h"
-#include "imgutil.h"
-#include "keyframe.h"
-#include "util.h"
+#include "media/imgutil.h"
+#include "visual/keyframe.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 

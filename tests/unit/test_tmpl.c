@@ -1,5 +1,5 @@
 /*
- * The web pages' templates (lib/tmpl.c): values escaped or raw, sections shown when set,
+ * The web pages' templates (lib/base/tmpl.c): values escaped or raw, sections shown when set,
  * inverted sections, nesting, and malformed templates refused.
  */
 #include "harness.h"

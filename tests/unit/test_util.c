@@ -1,6 +1,6 @@
-/* Unit tests of lib/util.c: ids, UTF-8 decoding and repair, strict parsing, the string buffer. */
+/* Unit tests of lib/base/util.c: ids, UTF-8 decoding and repair, strict parsing, the string buffer. */
 #include "harness.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 

@@ -7,10 +7,10 @@
  * absurd counts and sizes, a lying shape, an unknown type, a renamed tensor) must fail with
  * one line of error.
  */
-#include "audio.h"
+#include "media/audio.h"
 #include "harness.h"
-#include "util.h"
-#include "vad.h"
+#include "base/util.h"
+#include "speech/vad.h"
 #include "vidtheque.h"
 
 #include <stdint.h>

@@ -7,11 +7,11 @@
  * few seconds of it however long the audio, and cuts speech without pauses into pieces of
  * at most 30 s, with Silero as with the energy detector.
  */
-#include "audio.h"
+#include "media/audio.h"
 #include "harness.h"
-#include "stt_int.h"
-#include "util.h"
-#include "vad.h"
+#include "speech/stt_int.h"
+#include "base/util.h"
+#include "speech/vad.h"
 #include "vidtheque.h"
 
 #include <stdint.h>

@@ -1,12 +1,12 @@
 /*
- * Unit tests of the vector index (lib/vindex.c): int8 quantization error bounds, search
+ * Unit tests of the vector index (lib/ml/vindex.c): int8 quantization error bounds, search
  * against the exact float32 scan on small sets (equal results) and on 20,000 random
  * vectors (recall@10 at least 0.98), ties, k larger than the index, dimension checks,
  * replacement and removal of keys, the keep filter, hostile values, and vt_rrf.
  */
 #include "harness.h"
 #include "vidtheque.h"
-#include "vindex.h"
+#include "ml/vindex.h"
 
 #include <stdint.h>
 #include <stdlib.h>

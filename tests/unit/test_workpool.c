@@ -1,7 +1,7 @@
-/* Unit tests of lib/workpool.c: every item once, the lowest failure, progress on the caller. */
+/* Unit tests of lib/base/workpool.c: every item once, the lowest failure, progress on the caller. */
 #include "harness.h"
-#include "util.h"
-#include "workpool.h"
+#include "base/util.h"
+#include "base/workpool.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -4,9 +4,9 @@
  * directory are ours, and the caps (time, bytes written, bytes printed) stop it.
  */
 #include "harness.h"
-#include "util.h"
+#include "base/util.h"
 #include "vidtheque.h"
-#include "ytdlp.h"
+#include "source/ytdlp.h"
 
 #include <signal.h>
 #include <stdlib.h>

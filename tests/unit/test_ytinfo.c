@@ -6,9 +6,9 @@
  * track, the rebuilt JSON for --load-info-json, and the URL check.
  */
 #include "harness.h"
-#include "media.h"
-#include "util.h"
-#include "ytinfo.h"
+#include "media/media.h"
+#include "base/util.h"
+#include "source/ytinfo.h"
 
 #include <jansson.h>
 #include <stdlib.h>

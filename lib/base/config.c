@@ -1,0 +1,337 @@
+/*
+ * The library's config file (config.h): parsed whole into a small array of key/value
+ * pairs, rewritten whole on every change. The file may hold an API key, so it is
+ * written readable by its owner only. Lines it does not understand are kept as they
+ * are, so a config written by a newer version survives a set by an older one.
+ */
+#include "base/config.h"
+
+#include "ml/imgembed.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CONFIG_MAX_BYTES        (64 * 1024)
+#define CONFIG_VALUE_MAX        2048
+#define VT_CONFIG_TIMEOUT_MAX_S 3600 /* a request to a model server */
+
+const char *const vt_config_keys[] = {
+    "text_embed.backend",
+    "text_embed.model",
+    "text_embed.url",
+    "text_embed.api_key",
+    "stt.backend",
+    "stt.model",
+    "stt.url",
+    "stt.api_key",
+    "stt.hints",
+    "stt.vad",
+    "stt.vad_model",
+    "frame_embed.backend",
+    "frame_embed.model",
+    "frame_embed.tensor",
+    "frame_embed.url",
+    "frame_embed.api_key",
+    "frame_embed.joint_text",
+    "frame_embed.api_style",
+    "frame_embed.timeout_s",
+    "frame_embed.batch",
+    "db",
+    NULL,
+};
+
+/* A libpq URL as the db key holds it: the scheme, then printable ASCII without spaces
+ * (libpq percent-decodes the rest; what it refuses is said when the library opens). */
+static int db_url_ok(const char *v)
+{
+    if (strncmp(v, "postgresql://", 13) && strncmp(v, "postgres://", 11))
+        return 0;
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+        if (*p <= ' ' || *p >= 0x7f)
+            return 0;
+    return 1;
+}
+
+/* url with its password (user:PASSWORD@ or password=...) hidden, for messages. Caller frees. */
+char *vt_config_db_redact(const char *url)
+{
+    const char *scheme = strstr(url, "://");
+    struct vt_sb sb = {0};
+    const char *p = url;
+
+    if (scheme) {
+        const char *auth = scheme + 3, *end = auth + strcspn(auth, "/?#");
+        const char *at = memchr(auth, '@', (size_t)(end - auth));
+        const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+
+        if (colon) {
+            vt_sb_add(&sb, url, (size_t)(colon + 1 - url));
+            vt_sb_adds(&sb, "***");
+            p = at;
+        }
+    }
+    /* password=... and sslpassword=... among the query's parameters */
+    while (*p) {
+        size_t k = !strncmp(p, "password=", 9) ? 9 : !strncmp(p, "sslpassword=", 12) ? 12 : 0;
+
+        if (k && p > url && (p[-1] == '?' || p[-1] == '&')) {
+            vt_sb_add(&sb, p, k);
+            vt_sb_adds(&sb, "***");
+            p += k + strcspn(p + k, "&#");
+        } else {
+            vt_sb_addc(&sb, *p++);
+        }
+    }
+    return vt_sb_detach(&sb);
+}
+
+int vt_config_db_url(const char *lib_dir, char **url, char *err, size_t errlen)
+{
+    const char *env = getenv("VIDTHEQUE_DB");
+    struct vt_config *c = NULL;
+    const char *v;
+    int rc;
+
+    *url = NULL;
+    if (env && *env) {
+        if (!db_url_ok(env))
+            return vt_err(err, errlen, VT_EINVAL,
+                          "VIDTHEQUE_DB is not a postgresql:// URL (without spaces)");
+        *url = vt_xstrdup(env);
+        return 0;
+    }
+    rc = vt_config_load(lib_dir, &c, err, errlen);
+    if (rc)
+        return rc;
+    v = vt_config_get(c, "db");
+    if (v && *v && !db_url_ok(v))
+        rc = vt_err(err, errlen, VT_EINVAL,
+                    "'%s/config': db is not a postgresql:// URL (without spaces)", lib_dir);
+    else if (v && *v)
+        *url = vt_xstrdup(v);
+    vt_config_free(c);
+    return rc;
+}
+
+int vt_config_check(const char *key, const char *value, char *err, size_t errlen)
+{
+    if (!strcmp(key, "db")) {
+        if (!db_url_ok(value))
+            return vt_err(err, errlen, VT_EINVAL,
+                          "db '%s' is not a postgresql:// or postgres:// URL (without spaces)",
+                          value);
+    } else if (!strcmp(key, "stt.hints")) {
+        if (strcmp(value, "true") && strcmp(value, "false"))
+            return vt_err(err, errlen, VT_EINVAL, "%s '%s' is not true or false", key, value);
+    } else if (!strcmp(key, "stt.vad")) {
+        if (strcmp(value, "energy") && strcmp(value, "silero"))
+            return vt_err(err, errlen, VT_EINVAL, "%s '%s' is not energy or silero", key, value);
+    } else if (!strcmp(key, "stt.vad_model")) {
+        if (!*value)
+            return vt_err(err, errlen, VT_EINVAL, "%s is empty: a path to a ggml file", key);
+    } else if (!strcmp(key, "frame_embed.api_style")) {
+        if (strcmp(value, "openai") && strcmp(value, "jina"))
+            return vt_err(err, errlen, VT_EINVAL, "%s '%s' is not openai or jina", key, value);
+    } else if (!strcmp(key, "frame_embed.timeout_s")) {
+        char *end = NULL;
+        /* decimal digits with one point at most: no sign, exponent, hex, inf or nan */
+        int plain = value[0] >= '0' && value[0] <= '9' && !value[strspn(value, "0123456789.")] &&
+                    (!strchr(value, '.') || strchr(value, '.') == strrchr(value, '.'));
+        double v = plain ? strtod(value, &end) : -1;
+        if (!end || *end || !(v > 0 && v <= VT_CONFIG_TIMEOUT_MAX_S))
+            return vt_err(err, errlen, VT_EINVAL,
+                          "%s '%s' is not a number of seconds above 0 and at most %d", key, value,
+                          VT_CONFIG_TIMEOUT_MAX_S);
+    } else if (!strcmp(key, "frame_embed.batch")) {
+        long v = 0;
+        size_t n = 0;
+        for (; value[n] >= '0' && value[n] <= '9' && n < 4; n++)
+            v = v * 10 + (value[n] - '0');
+        if (!n || value[n] || v < 1 || v > VT_IMGEMBED_MAX_BATCH)
+            return vt_err(err, errlen, VT_EINVAL, "%s '%s' is not a whole number from 1 to %d", key,
+                          value, VT_IMGEMBED_MAX_BATCH);
+    }
+    return 0;
+}
+
+struct config_line {
+    char *key;   /* NULL for a line kept verbatim (comment, blank, not understood) */
+    char *value; /* the value, or the verbatim line */
+};
+
+struct vt_config {
+    char *path;
+    struct config_line *lines;
+    size_t n, cap;
+};
+
+static int key_known(const char *key)
+{
+    for (size_t i = 0; vt_config_keys[i]; i++)
+        if (!strcmp(vt_config_keys[i], key))
+            return 1;
+    return 0;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+    return s;
+}
+
+static void push(struct vt_config *c, const char *key, const char *value)
+{
+    vt_grow((void **)&c->lines, &c->cap, c->n + 1, sizeof(*c->lines));
+    c->lines[c->n].key = vt_xstrdup_or_null(key);
+    c->lines[c->n].value = vt_xstrdup(value);
+    c->n++;
+}
+
+/* A key line "key = value": the last one of a key wins, as in git config. */
+static void parse_line(struct vt_config *c, char *line)
+{
+    char *verbatim = vt_xstrdup(line);
+    char *eq = strchr(line, '=');
+    char *t = trim(line);
+    if (*t && *t != '#' && *t != ';' && eq) {
+        *eq = '\0';
+        char *key = trim(t), *value = trim(eq + 1);
+        if (key_known(key)) {
+            free(verbatim);
+            for (size_t i = 0; i < c->n; i++)
+                if (c->lines[i].key && !strcmp(c->lines[i].key, key)) {
+                    free(c->lines[i].value);
+                    c->lines[i].value = vt_xstrdup(value);
+                    return;
+                }
+            push(c, key, value);
+            return;
+        }
+    }
+    push(c, NULL, verbatim);
+    free(verbatim);
+}
+
+int vt_config_load(const char *lib_dir, struct vt_config **out, char *err, size_t errlen)
+{
+    struct vt_config *c = vt_xcalloc(1, sizeof(*c));
+    c->path = vt_xasprintf("%s/config", lib_dir);
+    *out = NULL;
+    char *data = NULL;
+    size_t len = 0;
+    struct stat st;
+    if (lstat(c->path, &st) && errno == ENOENT) {
+        *out = c;
+        return 0;
+    }
+    int rc = vt_read_file_capped(c->path, "config", CONFIG_MAX_BYTES, &data, &len, err, errlen);
+    if (rc) {
+        vt_config_free(c);
+        return rc;
+    }
+    if (memchr(data, '\0', len)) {
+        free(data);
+        vt_config_free(c);
+        return vt_err(err, errlen, VT_EINVAL, "'%s/config': not a text file", lib_dir);
+    }
+    char *save = NULL;
+    for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        parse_line(c, line);
+    free(data);
+    *out = c;
+    return 0;
+}
+
+void vt_config_free(struct vt_config *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->lines[i].key);
+        free(c->lines[i].value);
+    }
+    free(c->lines);
+    free(c->path);
+    free(c);
+}
+
+const char *vt_config_get(const struct vt_config *c, const char *key)
+{
+    for (size_t i = 0; c && i < c->n; i++)
+        if (c->lines[i].key && !strcmp(c->lines[i].key, key))
+            return c->lines[i].value;
+    return NULL;
+}
+
+static int write_config(const struct vt_config *c, char *err, size_t errlen)
+{
+    struct vt_sb sb = {0};
+    vt_sb_adds(&sb, "");
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->lines[i].key)
+            vt_sb_addf(&sb, "%s = %s\n", c->lines[i].key, c->lines[i].value);
+        else
+            vt_sb_addf(&sb, "%s\n", c->lines[i].value);
+    }
+    int rc = vt_write_file_atomic_mode(c->path, sb.buf, sb.len, 0600, err, errlen);
+    vt_sb_release(&sb);
+    return rc;
+}
+
+int vt_config_set(struct vt_config *c, const char *key, const char *value, char *err, size_t errlen)
+{
+    if (!key_known(key))
+        return vt_err(err, errlen, VT_EINVAL, "unknown config key '%s' (see 'vidtheque config')",
+                      key);
+    if (value) {
+        if (strlen(value) > CONFIG_VALUE_MAX)
+            return vt_err(err, errlen, VT_EINVAL, "config value for '%s' too long (max %d bytes)",
+                          key, CONFIG_VALUE_MAX);
+        for (const char *p = value; *p; p++)
+            if (*p == '\n' || *p == '\r')
+                return vt_err(err, errlen, VT_EINVAL, "config value for '%s' has a line break",
+                              key);
+    }
+    char *copy = value ? vt_xstrdup(value) : NULL;
+    const char *v = copy ? trim(copy) : NULL;
+    size_t i = 0;
+    while (i < c->n && !(c->lines[i].key && !strcmp(c->lines[i].key, key)))
+        i++;
+    if (i < c->n && !v) {
+        free(c->lines[i].key);
+        free(c->lines[i].value);
+        memmove(c->lines + i, c->lines + i + 1, (c->n - i - 1) * sizeof(*c->lines));
+        c->n--;
+    } else if (i < c->n) {
+        free(c->lines[i].value);
+        c->lines[i].value = vt_xstrdup(v);
+    } else if (v) {
+        push(c, key, v);
+    } else {
+        return 0;
+    }
+    free(copy);
+    return write_config(c, err, errlen);
+}
+
+int vt_config_each(const struct vt_config *c,
+                   int (*fn)(void *user, const char *key, const char *value), void *user)
+{
+    for (size_t i = 0; c && i < c->n; i++)
+        if (c->lines[i].key) {
+            int r = fn(user, c->lines[i].key, c->lines[i].value);
+            if (r)
+                return r;
+        }
+    return 0;
+}

@@ -1,0 +1,549 @@
+/*
+ * The library handle: opening a library directory, its errors and log, the locks
+ * that tell a live stage owner from a dead one, listing, checking and removing
+ * videos. Adding a local file is add.c's, a URL fetch.c's; the per-video work
+ * lives in pipeline.c and stages.c, which call in here and never the other way.
+ */
+#include "core/library.h"
+
+#include "base/config.h"
+#include "ml/embed.h"
+#include "visual/keyframe.h"
+#include "media/media.h"
+#include "visual/ocr.h"
+#include "speech/stt.h"
+#include "base/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int vt_lib_fail(struct vt_library *lib, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(lib->err, sizeof(lib->err), fmt, ap);
+    va_end(ap);
+    lib->err_code = code;
+    return code;
+}
+
+int vt_lib_end_write(struct vt_library *lib, int rc)
+{
+    if (!rc)
+        rc = vt_store_commit(lib->store);
+    else
+        vt_store_rollback(lib->store);
+    return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+}
+
+int vt_errcode(const struct vt_library *lib)
+{
+    return lib->err_code;
+}
+
+void vt_clear_error(struct vt_library *lib)
+{
+    lib->err[0] = '\0';
+    lib->err_code = 0;
+}
+
+const char *vt_errmsg(const struct vt_library *lib)
+{
+    return lib->err;
+}
+
+const char *vt_library_dir(const struct vt_library *lib)
+{
+    return lib->dir;
+}
+
+int vt_library_read_only(const struct vt_library *lib)
+{
+    return vt_store_read_only(lib->store);
+}
+
+void vt_library_set_callbacks(struct vt_library *lib, const struct vt_callbacks *cb)
+{
+    lib->cb = *cb;
+}
+
+void vt_log(struct vt_library *lib, int level, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+
+    if (!lib || !lib->cb.log)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    lib->cb.log(lib->cb.user, level, buf);
+}
+
+int vt_library_default_dir(const char *dir, char *buf, size_t n)
+{
+    const char *env = getenv("VIDTHEQUE_LIBRARY");
+    int w;
+
+    if (dir && *dir)
+        w = snprintf(buf, n, "%s", dir);
+    else if (env && *env)
+        w = snprintf(buf, n, "%s", env);
+    else if ((env = getenv("XDG_DATA_HOME")) && *env == '/')
+        w = snprintf(buf, n, "%s/vidtheque", env);
+    else if ((env = getenv("HOME")) && *env)
+        w = snprintf(buf, n, "%s/.local/share/vidtheque", env);
+    else
+        return VT_EINVAL;
+    return w < 0 || (size_t)w >= n ? VT_EINVAL : 0;
+}
+
+/*
+ * Stage ownership. A stage marked running names its owner, "host:pid:nonce"; the
+ * owner holds an exclusive flock on LIBRARY/locks/<pid>-<nonce>.lock for as long as
+ * it lives. The kernel drops the lock when the process dies, however it dies: a
+ * zombie, a reused pid or a reboot cannot keep a dead owner's stage running. The file
+ * gets its final name only once locked, so a lock file under that name that is not
+ * locked always means its owner is gone.
+ */
+static char *owner_lock_path(const struct vt_library *lib, const char *owner)
+{
+    const char *nonce = strrchr(owner, ':'), *pid;
+    long v;
+    char digits[24];
+
+    if (!nonce || strlen(nonce + 1) != 16 || strspn(nonce + 1, "0123456789abcdef") != 16)
+        return NULL;
+    for (pid = nonce; pid > owner && pid[-1] != ':'; pid--)
+        ;
+    if (pid == owner || (size_t)(nonce - pid) >= sizeof(digits))
+        return NULL;
+    memcpy(digits, pid, (size_t)(nonce - pid));
+    digits[nonce - pid] = '\0';
+    if (vt_parse_long(digits, 1, 1L << 30, &v))
+        return NULL;
+    return vt_xasprintf("%s/locks/%ld-%s.lock", lib->dir, v, nonce + 1);
+}
+
+void vt_lib_owner_locks_sweep(struct vt_library *lib)
+{
+    char *dir = vt_xasprintf("%s/locks", lib->dir);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    while (d && (e = readdir(d)) && n < 1000) {
+        size_t len = strlen(e->d_name);
+        int is_lock = len > 5 && !strcmp(e->d_name + len - 5, ".lock");
+        int is_tmp = len > 4 && !strcmp(e->d_name + len - 4, ".tmp");
+        struct stat st;
+        char *p;
+        int fd;
+
+        if (!is_lock && !is_tmp)
+            continue;
+        n++;
+        p = vt_xasprintf("%s/%s", dir, e->d_name);
+        fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        /* a .tmp is locked a moment after it is made: only old ones are leftovers */
+        if (fd >= 0 && !fstat(fd, &st) && (is_lock || st.st_mtime < time(NULL) - 60) &&
+            !flock(fd, LOCK_SH | LOCK_NB))
+            unlink(p);
+        if (fd >= 0)
+            close(fd);
+        free(p);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+}
+
+int vt_lib_owner_lock(struct vt_library *lib)
+{
+    char err[512];
+    char *dir, *path, *tmp = NULL;
+    int fd = -1, rc = 0;
+
+    if (lib->owner_fd >= 0)
+        return 0;
+    dir = vt_xasprintf("%s/locks", lib->dir);
+    path = owner_lock_path(lib, lib->owner);
+    if (!path) {
+        rc = vt_lib_fail(lib, VT_EINVAL, "'%s': not an owner name", lib->owner);
+        goto out;
+    }
+    if (vt_mkdir_p(dir, err, sizeof(err))) {
+        rc = vt_lib_fail(lib, VT_EIO, "%s", err);
+        goto out;
+    }
+    tmp = vt_xasprintf("%.*s.tmp", (int)(strlen(path) - 5), path);
+    fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+        rc = vt_lib_fail(lib, VT_EIO, "cannot create '%s': %s", tmp, strerror(errno));
+        goto out;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) || rename(tmp, path)) {
+        rc = vt_lib_fail(lib, VT_EIO, "cannot lock '%s': %s", tmp, strerror(errno));
+        unlink(tmp);
+        close(fd);
+        goto out;
+    }
+    lib->owner_fd = fd;
+    vt_lib_owner_locks_sweep(lib);
+out:
+    free(tmp);
+    free(path);
+    free(dir);
+    return rc;
+}
+
+int vt_lib_owner_dead(struct vt_library *lib, const char *owner)
+{
+    char *path;
+    int fd, dead = 0;
+
+    if (!owner)
+        return 1;
+    if (!strcmp(owner, lib->owner))
+        return 0; /* ourselves */
+    path = owner_lock_path(lib, owner);
+    if (!path)
+        return 1; /* not an owner this version writes: no process can hold it */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+        dead = errno == ENOENT;
+    } else if (!flock(fd, LOCK_SH | LOCK_NB)) {
+        dead = 1;
+        unlink(path);
+    }
+    /* else EWOULDBLOCK: alive; anything else cannot be told and leaves the stage alone */
+    if (fd >= 0)
+        close(fd);
+    free(path);
+    return dead;
+}
+
+struct vt_library *vt_library_open(const char *dir, int flags, char *err, size_t errlen)
+{
+    const int create = flags & VT_OPEN_CREATE;
+    struct vt_library *lib = NULL;
+    struct stat st;
+    char host[64] = "localhost";
+    char *db = NULL, *url = NULL;
+
+    if (!dir || !*dir) {
+        vt_err(err, errlen, VT_EINVAL, "no library directory");
+        return NULL;
+    }
+    if (stat(dir, &st)) {
+        if (!create) {
+            vt_err(err, errlen, VT_ENOTFOUND, "'%s': no library here (run 'vidtheque init')", dir);
+            return NULL;
+        }
+        if (vt_mkdir_p(dir, err, errlen))
+            return NULL;
+    } else if (!S_ISDIR(st.st_mode)) {
+        vt_err(err, errlen, VT_EINVAL, "'%s': not a directory", dir);
+        return NULL;
+    }
+    /* the database: on PostgreSQL when the config (or VIDTHEQUE_DB) says so, and then the
+     * directory holds the media and frames only */
+    if (vt_config_db_url(dir, &url, err, errlen))
+        return NULL;
+    db = url ? url : vt_xasprintf("%s/library.db", dir);
+    if (!create && !url && access(db, F_OK)) {
+        vt_err(err, errlen, VT_ENOTFOUND, "'%s': no library here (run 'vidtheque init')", dir);
+        goto fail;
+    }
+    lib = vt_xcalloc(1, sizeof(*lib));
+    lib->dir = vt_xstrdup(dir);
+    lib->owner_fd = -1;
+    if (vt_store_open_flags(db, flags & VT_OPEN_READ ? VT_STORE_READ : 0, &lib->store, err, errlen))
+        goto fail;
+    if (!vt_store_read_only(lib->store)) {
+        char *frames = vt_xasprintf("%s/frames", dir);
+        int rc = vt_mkdir_p(frames, err, errlen);
+
+        free(frames);
+        if (rc)
+            goto fail;
+    }
+    gethostname(host, sizeof(host) - 1);
+    host[sizeof(host) - 1] = '\0';
+    {
+        /* the nonce tells this handle from a dead process whose pid came back */
+        uint64_t nonce;
+        struct timespec ts;
+
+        if (getrandom(&nonce, sizeof(nonce), GRND_NONBLOCK) != (ssize_t)sizeof(nonce)) {
+            clock_gettime(CLOCK_REALTIME, &ts);
+            nonce = vt_fnv1a64(VT_FNV64_INIT, &ts, sizeof(ts));
+            nonce = vt_fnv1a64(nonce, &lib, sizeof(lib));
+        }
+        snprintf(lib->owner, sizeof(lib->owner), "%s:%ld:%016llx", host, (long)getpid(),
+                 (unsigned long long)nonce);
+    }
+    free(db);
+    return lib;
+fail:
+    free(db);
+    vt_library_close(lib);
+    return NULL;
+}
+
+void vt_library_close(struct vt_library *lib)
+{
+    if (!lib)
+        return;
+    if (lib->owner_fd >= 0) {
+        char *p = owner_lock_path(lib, lib->owner);
+
+        /* removed while still held: a checker that opened it sees it unlocked after */
+        if (p)
+            unlink(p);
+        free(p);
+        close(lib->owner_fd);
+    }
+    for (size_t i = 0; i < VT_ARRAY_LEN(lib->docs); i++)
+        free(lib->docs[i].json);
+    if (lib->free_engines)
+        lib->free_engines(lib);
+    vt_embed_close(lib->text_embed);
+    free(lib->text_embed_key);
+    vt_meaning_index_free(lib->meaning);
+    free(lib->ytdlp);
+    vt_store_close(lib->store);
+    free(lib->dir);
+    free(lib);
+}
+
+char *vt_lib_path(const struct vt_library *lib, const char *path)
+{
+    return path[0] == '/' ? vt_xstrdup(path) : vt_xasprintf("%s/%s", lib->dir, path);
+}
+
+int vt_lib_alloc_id(struct vt_library *lib, const char *preferred, uint64_t hash, char *id)
+{
+    int rc = 1;
+
+    if (preferred && vt_id_valid(preferred)) {
+        snprintf(id, VT_ID_MAX, "%s", preferred);
+        rc = vt_store_video_id_taken(lib->store, id);
+        if (rc != 1)
+            return rc;
+    }
+    vt_id_encode(hash, id);
+    /* a different video whose hash gives the same id: derive another (vanishingly rare) */
+    for (int i = 0; (rc = vt_store_video_id_taken(lib->store, id)) == 1 && i < 100; i++)
+        vt_id_encode(vt_fnv1a64(hash, &i, sizeof(i)), id);
+    return rc ? (rc < 0 ? rc : VT_EIO) : 0;
+}
+
+int vt_remove(struct vt_library *lib, const char *id)
+{
+    char *frames;
+    int rc;
+
+    if (!vt_id_valid(id))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
+    rc = vt_store_begin(lib->store);
+    if (!rc)
+        rc = vt_store_video_delete(lib->store, id);
+    rc = vt_lib_end_write(lib, rc);
+    if (rc)
+        return rc;
+    /* files go after the rows: a crash in between leaves only unreferenced files */
+    frames = vt_xasprintf("%s/frames/%s", lib->dir, id);
+    vt_rm_rf(frames);
+    free(frames);
+    frames = vt_xasprintf("%s/media/%s", lib->dir, id);
+    vt_rm_rf(frames);
+    free(frames);
+    return 0;
+}
+
+struct list_ctx {
+    int (*fn)(void *user, const struct vt_video_summary *v);
+    void *user;
+};
+
+static int list_one(void *user, const struct vt_video_rec *v)
+{
+    struct list_ctx *c = user;
+    struct vt_video_summary s;
+
+    memset(&s, 0, sizeof(s));
+    snprintf(s.id, sizeof(s.id), "%s", v->id);
+    s.title = v->title ? v->title : "";
+    s.duration_s = v->duration_s;
+    s.index_state = vt_index_state_name(v->index_state);
+    s.data_status = vt_data_status_name(v->data_status);
+    return c->fn(c->user, &s);
+}
+
+int vt_list(struct vt_library *lib, int (*fn)(void *user, const struct vt_video_summary *v),
+            void *user)
+{
+    struct list_ctx c = {fn, user};
+    int rc = vt_store_video_each(lib->store, list_one, &c);
+
+    return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+}
+
+struct check_ctx {
+    struct vt_library *lib;
+    int problems;
+    int rc;
+};
+
+/*
+ * The small versions of the kept frames (vt_kf_small_name). A video indexed before they
+ * were written has none, which is no damage (pages then show the full frames): a note. A
+ * video with some has them all, else one was lost: a problem for each missing one.
+ */
+static void check_small(struct check_ctx *c, const char *id, const struct vt_store_frame *f,
+                        size_t n)
+{
+    size_t kept = 0, have = 0;
+    char *missing = vt_xcalloc(n ? n : 1, 1);
+
+    for (size_t i = 0; i < n; i++) {
+        char name[PATH_MAX], *p;
+
+        if (!f[i].path)
+            continue;
+        kept++;
+        if (vt_kf_small_name(f[i].path, name, sizeof(name))) {
+            missing[i] = 1;
+            continue;
+        }
+        p = vt_lib_path(c->lib, name);
+        if (access(p, R_OK))
+            missing[i] = 1;
+        else
+            have++;
+        free(p);
+    }
+    if (kept && !have)
+        vt_log(c->lib, VT_LOG_INFO,
+               "%s: no small frame images (indexed before they were written); pages show the "
+               "full frames, `redo --stage keyframe` writes them",
+               id);
+    for (size_t i = 0; have && i < n; i++) {
+        char name[PATH_MAX];
+
+        if (!missing[i])
+            continue;
+        if (vt_kf_small_name(f[i].path, name, sizeof(name)))
+            snprintf(name, sizeof(name), "%s", f[i].path);
+        vt_log(c->lib, VT_LOG_ERROR, "%s: frame #%d: small image '%s' is missing", id, f[i].f.index,
+               name);
+        c->problems++;
+    }
+    free(missing);
+}
+
+static int check_video(void *user, const struct vt_video_rec *v)
+{
+    struct check_ctx *c = user;
+    struct vt_store_frame *f;
+    size_t n;
+
+    if (v->source_path && v->source_kind && strcmp(v->source_kind, "file")) {
+        char *p = vt_lib_path(c->lib, v->source_path);
+
+        if (access(p, R_OK)) {
+            vt_log(c->lib, VT_LOG_ERROR, "%s: the downloaded media '%s' is missing", v->id,
+                   v->source_path);
+            c->problems++;
+        }
+        free(p);
+    }
+    c->rc = vt_store_frames(c->lib->store, v->id, &f, &n);
+    if (c->rc)
+        return 1;
+    for (size_t i = 0; i < n; i++) {
+        char *p;
+
+        if (!f[i].path)
+            continue;
+        p = vt_xasprintf("%s/%s", c->lib->dir, f[i].path);
+        if (access(p, R_OK)) {
+            vt_log(c->lib, VT_LOG_ERROR, "%s: frame #%d: image '%s' is missing", v->id,
+                   f[i].f.index, f[i].path);
+            c->problems++;
+        }
+        free(p);
+    }
+    check_small(c, v->id, f, n);
+    vt_store_frames_free(f, n);
+    return 0;
+}
+
+int vt_check(struct vt_library *lib, int *problems)
+{
+    struct check_ctx c = {lib, 0, 0};
+    int ok, rc = vt_store_check(lib->store, &ok);
+
+    *problems = 0;
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    if (!ok) {
+        vt_log(lib, VT_LOG_ERROR, "%s", vt_store_errmsg(lib->store));
+        c.problems++;
+    } else if (*vt_store_errmsg(lib->store)) {
+        /* sound as far as it could be checked: what was not is said (PostgreSQL without amcheck) */
+        vt_log(lib, VT_LOG_WARN, "%s", vt_store_errmsg(lib->store));
+    }
+    rc = vt_store_video_each(lib->store, check_video, &c);
+    if (!rc)
+        rc = c.rc;
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    *problems = c.problems;
+    return 0;
+}
+
+int vt_lib_video(struct vt_library *lib, const char *id, struct vt_video_rec *v)
+{
+    int rc;
+
+    if (!vt_id_valid(id))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
+    rc = vt_store_video_get(lib->store, id, v);
+    if (rc)
+        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
+    /* downloaded media lives in the library and is named relative to it */
+    if (v->source_path && v->source_path[0] != '/') {
+        char *abs = vt_lib_path(lib, v->source_path);
+
+        free(v->source_path);
+        v->source_path = abs;
+    }
+    return 0;
+}
+
+int vt_video_state(struct vt_library *lib, const char *id, char *index_state, char *data_status)
+{
+    struct vt_video_rec v;
+    int rc = vt_lib_video(lib, id, &v);
+
+    if (rc)
+        return rc;
+    snprintf(index_state, 16, "%s", vt_index_state_name(v.index_state));
+    snprintf(data_status, 16, "%s", vt_data_status_name(v.data_status));
+    vt_video_rec_release(&v);
+    return 0;
+}

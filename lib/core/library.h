@@ -1,0 +1,206 @@
+/*
+ * The library handle and the pipeline's internal interface. A library is a
+ * directory holding the database (library.db) and the keyframe images
+ * (frames/<video id>/<run>/<index>.jpg). The stage table (stage.h) names the
+ * stages and says how they connect, the pipeline (pipeline.c) runs them by it;
+ * the stages (stages.c) know how to compute and store their own outputs and
+ * nothing of each other.
+ */
+#ifndef VT_LIBRARY_H
+#define VT_LIBRARY_H
+
+#include "model/stage.h"
+#include "store/store.h"
+#include "vidtheque.h"
+
+struct vt_chapter;
+struct vt_ocr;
+struct vt_stt;
+
+struct vt_library {
+    char *dir;
+    struct vt_store *store;
+    struct vt_callbacks cb;
+    /* "host:pid:nonce", marks stages this handle runs; alive while owner_fd holds the
+     * lock on locks/<pid>-<nonce>.lock (taken before the first claim, -1 until then) */
+    char owner[128];
+    int owner_fd;
+    /* a queue worker's handle (vt_work_one): the lease its claims take, in seconds (0:
+     * not a worker's: an in-process run takes vt_lease_default_s() on PostgreSQL, none on
+     * SQLite), and what it is told of its jobs */
+    double lease_s;
+    struct {
+        /* a stage was claimed at attempt attempts / its run ended (result stored or not) */
+        void (*claimed)(void *user, const char *id, const char *stage, int attempts);
+        void (*released)(void *user, const char *id, const char *stage, int attempts);
+        void *user;
+    } job;
+    double queue_s;     /* seconds spent claiming and recording stages (not running, not saving) */
+    long fenced;        /* results refused because the stage was taken over */
+    struct vt_ocr *ocr; /* engines created on first use, reused for every video */
+    struct vt_stt *stt;
+    /*
+     * Frees ocr and stt; set by the stages that create them, so that a command that runs
+     * no stage links (and loads) neither Tesseract nor PocketSphinx (the Makefile's front
+     * binary, docs/ARCHITECTURE.md).
+     */
+    void (*free_engines)(struct vt_library *lib);
+    /* the text embedding model of the config and the key of what it was opened for
+     * (text_embed.c), and the in-memory index of its vectors */
+    struct vt_embed *text_embed;
+    char *text_embed_key;
+    struct vt_meaning_index *meaning;
+    /* fetching URLs: the yt-dlp program, its version (asked once), caps per download */
+    char *ytdlp;
+    char ytdlp_version[64];
+    double fetch_max_time_s;
+    int64_t fetch_max_bytes;
+    /* the last exported documents, valid while the database version is unchanged:
+     * a web server thread answers the same few pages over and over */
+    struct {
+        char id[VT_ID_MAX];
+        long long version;
+        struct vt_doc_pages pages;
+        char *json;
+    } docs[16];
+    unsigned docs_next;
+    char err[1024];
+    int err_code; /* the VT_E* code recorded with err (vt_lib_fail) */
+};
+
+/* Read video id into *v (released with vt_video_rec_release), or record why not
+ * (not an id, no such video, database trouble) and return the code. */
+int vt_lib_video(struct vt_library *lib, const char *id, struct vt_video_rec *v);
+
+/* path itself when absolute, else the library's file at that relative path; caller frees. */
+char *vt_lib_path(const struct vt_library *lib, const char *path);
+/* A free id for a new video, inside a write transaction: preferred when it is a
+ * usable id and free, else one from hash (another derived on a collision). */
+int vt_lib_alloc_id(struct vt_library *lib, const char *preferred, uint64_t hash, char *id);
+
+/* Take the lock that says this handle's owner is alive (once, before a first claim). */
+int vt_lib_owner_lock(struct vt_library *lib);
+/* Whether the process that wrote owner into a stage is gone: 1 when its lock file is
+ * missing or unlocked (or owner is NULL or not of our form), 0 when it holds it or
+ * that cannot be told (the stage is then left alone). */
+int vt_lib_owner_dead(struct vt_library *lib, const char *owner);
+/* Remove lock files nobody holds (owners killed between two stages leave them);
+ * best effort, in passing. */
+void vt_lib_owner_locks_sweep(struct vt_library *lib);
+
+/* Record a message for vt_errmsg and return code. */
+int vt_lib_fail(struct vt_library *lib, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/*
+ * End the write transaction begun with vt_store_begin: commit when rc is 0, else roll
+ * back. A failure, rc's or the commit's, is recorded for vt_errmsg with the store's
+ * message. Returns 0 or that failure's code.
+ */
+int vt_lib_end_write(struct vt_library *lib, int rc);
+
+/* One run of one stage on one video. */
+struct vt_stage_ctx {
+    struct vt_library *lib;
+    struct vt_video_rec *video;
+    const char *stage;
+    char model[160];
+    char err[512];
+    void *result;  /* the stage's output between run and save */
+    double save_s; /* seconds its save took, inside the finishing transaction */
+};
+
+/* What a stage does; its name, inputs and kind are its line in the stage table
+ * (stage.h), and its definition is vt_stage_<name>. */
+struct vt_stage_def {
+    /* Compute, outside any transaction: 0, VT_SKIP (reason in err) or < 0 (err). */
+    int (*run)(struct vt_stage_ctx *c);
+    /* Store the result; called inside the write transaction that marks it done. */
+    int (*save)(struct vt_stage_ctx *c);
+    /* Drop the stage's stored outputs; inside a write transaction. */
+    int (*clear)(struct vt_stage_ctx *c);
+    /* After the commit that stored the result (e.g. remove superseded files). */
+    void (*after_commit)(struct vt_stage_ctx *c);
+    void (*release)(struct vt_stage_ctx *c);
+    /* Once the video is indexed (every stage settled), e.g. drop media not kept. */
+    void (*indexed)(struct vt_library *lib, const struct vt_video_rec *v);
+};
+
+/* text_embed.c: the configured text embedding model, opened once per handle: 0,
+ * VT_SKIP when none is configured, or an error; one line in err. */
+struct vt_embed;
+struct vt_query;
+struct vt_meaning_index;
+int vt_lib_text_embed(struct vt_library *lib, struct vt_embed **out, char *err, size_t errlen);
+void vt_meaning_index_free(struct vt_meaning_index *mi);
+/* The moments nearest to q's words by meaning, best first (score: the cosine), at most
+ * limit, with opts' filters; matched is VT_MATCH_MEANING. */
+int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
+                      const struct vt_search_opts *opts, int limit, struct vt_hit **hits,
+                      size_t *n_hits, char *err, size_t errlen);
+/* search.c: the words typed, through the full-text index (vt_search's words mode). */
+int vt_search_words(struct vt_library *lib, const char *query, size_t query_len,
+                    const struct vt_search_opts *opts, struct vt_hit **hits, size_t *n,
+                    struct vt_search_info *info);
+/* frame_embed.c: the frames whose pictures are nearest to q's words, for a joint
+ * text-image frame model (source "visual", matched VT_MATCH_VISUAL); VT_SKIP when the
+ * configured frame model embeds no text (or none is configured). */
+int vt_search_visual(struct vt_library *lib, const struct vt_query *q,
+                     const struct vt_search_opts *opts, int limit, struct vt_hit **hits,
+                     size_t *n_hits, char *err, size_t errlen);
+/* Fuse ranked word hits and meaning hits by reciprocal rank into *out (at most limit),
+ * taking ownership of both lists. */
+void vt_hits_fuse(struct vt_hit *words, size_t n_words, struct vt_hit *meaning, size_t n_meaning,
+                  size_t limit, struct vt_hit **out, size_t *n_out);
+/* Add a third ranked list (extra, whose hits say flag) to fused hits *list (their score the
+ * rank fusion's), by the same rule; sorted again, at most limit. Takes extra. */
+void vt_hits_fuse_more(struct vt_hit **list, size_t *n, struct vt_hit *extra, size_t n_extra,
+                       size_t limit);
+
+/* fetch.c: the fetch stage's work for a video from a URL (run: download, learn
+ * the metadata; save: store it), and what follows indexing (drop media not kept). */
+struct vt_stage_ctx;
+int vt_fetch_url_run(struct vt_stage_ctx *c, struct vt_video_rec *meta,
+                     struct vt_chapter **chapters, size_t *n_chapters);
+void vt_fetch_after_index(struct vt_library *lib, const struct vt_video_rec *v);
+
+#define VT_STAGE_X(ID, name, retries, deps, after, flags)                                          \
+    extern const struct vt_stage_def vt_stage_##name;
+VT_STAGE_LIST(VT_STAGE_X)
+#undef VT_STAGE_X
+
+/* Report progress of the running stage through the library's callback. */
+void vt_stage_progress(void *ctx, double frac);
+
+/*
+ * A queue worker's step: claim the next runnable stage of any video among the stages
+ * of the set (VT_BIT bits), run it as vt_process would (claim, run, save with its
+ * provenance, the video's state; its media dropped when the video is indexed), under
+ * a lease of lib->lease_s seconds. *did: 0 nothing runnable, 1 a stage ran or settled,
+ * 2 one was found but not taken (another handle was faster, or rows were added). 0 or
+ * an error code (recorded for vt_errmsg).
+ */
+int vt_work_one(struct vt_library *lib, unsigned stages, int *did);
+
+/*
+ * The lease of a stage run in-process on a database that machines share (the pipeline's
+ * claim): the seconds it lasts, VIDTHEQUE_LEASE (60 by default), and a thread that extends
+ * it every third of that with a connection of its own, as a worker's heartbeat does, until
+ * vt_lease_keeper_stop (after the run's finish) or until the lease is no longer the
+ * run's. NULL when no thread could be started (the lease then runs out unextended).
+ */
+struct vt_lease_keeper;
+double vt_lease_default_s(void);
+struct vt_lease_keeper *vt_lease_keep(struct vt_library *lib, const char *id, const char *stage,
+                                      int attempts, double lease_s);
+/* Stop and free k (NULL: nothing). */
+void vt_lease_keeper_stop(struct vt_lease_keeper *k);
+
+/* Insert a video row and its queued stages; inside a write transaction. */
+int vt_pipeline_register(struct vt_library *lib, const struct vt_video_rec *v);
+/* Record a failed attempt of a stage that ran outside the pipeline (fetch's first
+ * look at a URL, before the video had a row); inside a write transaction. */
+int vt_pipeline_record_failure(struct vt_library *lib, const char *id, enum vt_stage_id stage,
+                               const char *model, int code, const char *error, double started_at,
+                               double took_s);
+
+#endif

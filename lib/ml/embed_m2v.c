@@ -1,0 +1,240 @@
+/*
+ * The Model2Vec backend of embed.h: static embeddings read from a model folder
+ * (model.safetensors with the tensor `embeddings`, and for vocabulary-quantized models
+ * `mapping` (token to row) and `weights` (per-token scale); tokenizer.json). A text's
+ * vector is the mean over its tokens of embeddings[mapping[id]] * weights[id], as
+ * MinishLab's model2vec-rs computes it: the text is first cut to 512 tokens' worth of
+ * characters (512 times the vocabulary's median token length), unknown tokens are
+ * dropped, and at most 512 tokens are pooled. embed.c normalises the result.
+ */
+#include "ml/embed_int.h"
+#include "ml/safetensors.h"
+#include "ml/tokenizer.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define M2V_MAX_TOKENS      512
+#define M2V_MAX_MODEL_BYTES ((size_t)4 << 30)
+#define M2V_MAX_DIM         65536
+
+/* where a token's vector comes from: one load per token */
+struct m2v_tok {
+    int32_t row;
+    float scale; /* weight (1 when the model has none) */
+};
+
+struct m2v {
+    struct vt_tokenizer *tok;
+    float *emb; /* rows x dim */
+    size_t rows;
+    struct m2v_tok *tok_rows; /* by token id */
+    size_t n_ids;
+    int32_t unk_id;
+    size_t max_chars;
+};
+
+static void m2v_close(struct vt_embed *e)
+{
+    struct m2v *m = e->priv;
+    if (!m)
+        return;
+    vt_tokenizer_free(m->tok);
+    free(m->emb);
+    free(m->tok_rows);
+    free(m);
+    e->priv = NULL;
+}
+
+/* Byte length of the first max_chars characters of s (UTF-8, or bytes where invalid). */
+static size_t cut_chars(const char *s, size_t len, size_t max_chars)
+{
+    size_t chars = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (((unsigned char)s[i] & 0xC0) != 0x80) {
+            if (chars == max_chars)
+                return i;
+            chars++;
+        }
+    }
+    return len;
+}
+
+static int m2v_embed(struct vt_embed *e, const char *const *texts, size_t n, float *out, char *err,
+                     size_t errlen)
+{
+    struct m2v *m = e->priv;
+    size_t dim = (size_t)e->dim;
+
+    for (size_t t = 0; t < n; t++) {
+        if (!texts[t])
+            return vt_err(err, errlen, VT_EINVAL, "text %zu is NULL", t);
+        const int32_t *ids;
+        size_t nids, used = 0;
+        size_t len = strlen(texts[t]);
+        float *o = out + t * dim;
+
+        len = cut_chars(texts[t], len, m->max_chars);
+        vt_tokenizer_encode(m->tok, texts[t], len, &ids, &nids);
+        memset(o, 0, dim * sizeof(*o));
+        for (size_t k = 0; k < nids && used < M2V_MAX_TOKENS; k++) {
+            int32_t id = ids[k];
+            if (id == m->unk_id || id < 0 || (size_t)id >= m->n_ids)
+                continue;
+            const float *row = m->emb + (size_t)m->tok_rows[id].row * dim;
+            float w = m->tok_rows[id].scale;
+            size_t j = 0;
+            /* blocks of 8 with a fixed trip count: the compiler vectorises them at -O2 */
+            for (; j + 8 <= dim; j += 8)
+                for (size_t q = 0; q < 8; q++)
+                    o[j + q] += row[j + q] * w;
+            for (; j < dim; j++)
+                o[j] += row[j] * w;
+            used++;
+        }
+        if (used) {
+            float inv = 1.0f / (float)used;
+            for (size_t j = 0; j < dim; j++)
+                o[j] *= inv;
+        }
+    }
+    return 0;
+}
+
+static int all_finite(const float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return 0;
+    return 1;
+}
+
+int vt_embed_m2v_open(const struct vt_embed_spec *spec, struct vt_embed **out, char *err,
+                      size_t errlen)
+{
+    const char *dir = spec->model;
+    struct vt_safetensors *st = NULL;
+    struct m2v *m = NULL;
+    char *path = NULL;
+    int64_t *map = NULL;
+    float *w = NULL;
+    struct stat sb;
+    int rc = 0;
+
+    if (!dir || !*dir)
+        return vt_err(err, errlen, VT_EINVAL, "model2vec: no model folder given");
+    if (stat(dir, &sb) != 0)
+        return vt_err(err, errlen, errno == ENOENT ? VT_ENOTFOUND : VT_EIO,
+                      "'%s': no such model folder", dir);
+    if (!S_ISDIR(sb.st_mode))
+        return vt_err(err, errlen, VT_EINVAL, "'%s': not a model folder", dir);
+
+    m = vt_xcalloc(1, sizeof(*m));
+    path = vt_xasprintf("%s/tokenizer.json", dir);
+    rc = vt_tokenizer_load(path, &m->tok, err, errlen);
+    if (rc)
+        goto out;
+    free(path);
+    path = vt_xasprintf("%s/model.safetensors", dir);
+    rc = vt_safetensors_open(path, M2V_MAX_MODEL_BYTES, &st, err, errlen);
+    if (rc)
+        goto out;
+
+    const struct vt_st_tensor *te = vt_safetensors_find(st, "embeddings");
+    if (!te)
+        te = vt_safetensors_find(st, "0");
+    if (!te || te->ndim != 2 || !te->shape[0] || !te->shape[1] || te->shape[1] > M2V_MAX_DIM) {
+        rc = vt_err(err, errlen, VT_EINVAL, "'%s': no 2-D 'embeddings' tensor", path);
+        goto out;
+    }
+    m->rows = (size_t)te->shape[0];
+    size_t dim = (size_t)te->shape[1];
+    m->emb = vt_xmalloc(m->rows * dim * sizeof(*m->emb));
+    rc = vt_st_to_f32(te, m->emb, err, errlen);
+    if (rc)
+        goto out;
+    if (!all_finite(m->emb, m->rows * dim)) {
+        rc = vt_err(err, errlen, VT_EINVAL, "'%s': embeddings hold NaN or infinity", path);
+        goto out;
+    }
+
+    m->n_ids = vt_tokenizer_vocab_size(m->tok);
+    m->tok_rows = vt_xmalloc(m->n_ids * sizeof(*m->tok_rows));
+    const struct vt_st_tensor *tm = vt_safetensors_find(st, "mapping");
+    const struct vt_st_tensor *tw = vt_safetensors_find(st, "weights");
+    if (tm) {
+        if (tm->ndim != 1 || tm->count < m->n_ids) {
+            rc = vt_err(err, errlen, VT_EINVAL, "'%s': 'mapping' has %llu entries for %zu tokens",
+                        path, (unsigned long long)tm->count, m->n_ids);
+            goto out;
+        }
+        map = vt_xmalloc((size_t)tm->count * sizeof(*map));
+        rc = vt_st_to_i64(tm, map, err, errlen);
+        if (rc)
+            goto out;
+    } else if (m->n_ids > m->rows) {
+        rc = vt_err(err, errlen, VT_EINVAL, "'%s': %zu embedding rows for %zu tokens", path,
+                    m->rows, m->n_ids);
+        goto out;
+    }
+    if (tw) {
+        if (tw->ndim != 1) {
+            rc = vt_err(err, errlen, VT_EINVAL, "'%s': 'weights' is not 1-D", path);
+            goto out;
+        }
+        w = vt_xmalloc((size_t)tw->count * sizeof(*w) + 1);
+        rc = vt_st_to_f32(tw, w, err, errlen);
+        if (rc)
+            goto out;
+        if (!all_finite(w, (size_t)tw->count)) {
+            rc = vt_err(err, errlen, VT_EINVAL, "'%s': weights hold NaN or infinity", path);
+            goto out;
+        }
+    }
+    for (size_t id = 0; id < m->n_ids; id++) {
+        int64_t row = map ? map[id] : (int64_t)id;
+        if (row < 0 || (uint64_t)row >= m->rows) {
+            rc = vt_err(err, errlen, VT_EINVAL, "'%s': token %zu maps to row %lld of %zu", path, id,
+                        (long long)row, m->rows);
+            goto out;
+        }
+        m->tok_rows[id].row = (int32_t)row;
+        m->tok_rows[id].scale = tw && id < tw->count ? w[id] : 1.0f;
+    }
+    m->unk_id = vt_tokenizer_unk_id(m->tok);
+    if (m->unk_id < 0)
+        m->unk_id = vt_tokenizer_token_to_id(m->tok, "[UNK]");
+    m->max_chars = M2V_MAX_TOKENS * vt_tokenizer_median_token_len(m->tok);
+
+    /* provenance */
+    size_t blen = strlen(dir);
+    while (blen > 1 && dir[blen - 1] == '/')
+        blen--;
+    size_t bstart = blen;
+    while (bstart > 0 && dir[bstart - 1] != '/')
+        bstart--;
+    struct vt_embed *e = vt_xcalloc(1, sizeof(*e));
+    e->dim = (int)dim;
+    e->model = vt_xasprintf("model2vec %.*s (%zu d)", (int)(blen - bstart), dir + bstart, dim);
+    e->id = vt_xasprintf("model2vec:%016llx",
+                         (unsigned long long)vt_fnv1a64(VT_FNV64_INIT, st->buf, st->len));
+    e->embed = m2v_embed;
+    e->close = m2v_close;
+    e->priv = m;
+    m = NULL;
+    *out = e;
+out:
+    if (m) {
+        struct vt_embed tmp = {.priv = m};
+        m2v_close(&tmp);
+    }
+    vt_safetensors_free(st);
+    free(map);
+    free(w);
+    free(path);
+    return rc;
+}

@@ -1,0 +1,474 @@
+/*
+ * `vidtheque worker`: threads that each open the library (a handle of their own, so a
+ * store connection of their own) and run stages of any video from the queue with
+ * vt_work_one, the pipeline's own path for one stage; and one heartbeat thread, with
+ * its own handle too, that extends the leases of the stages they run every third of
+ * the lease. A worker killed at any moment leaves running stages whose lease expires:
+ * another worker takes them over then, and the fence (owner and attempt) refuses a
+ * late result from the one presumed dead. Also the heartbeat of a stage run in-process
+ * (add, redo, resume, the server's indexer) on a database that machines share: a thread
+ * of its own keeps that one lease (vt_lease_keep). docs/ARCHITECTURE.md, "Job queue".
+ */
+#include "base/config.h"
+#include "core/library.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* What a stage thread is running, for the heartbeat (one slot per thread). */
+struct slot {
+    int active;
+    char id[65], stage[32], owner[128];
+    int attempts;
+};
+
+struct worker {
+    const struct vt_worker_opts *o;
+    char dir[4096];
+    unsigned set;
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* signalled when a thread ends or a stop is asked */
+    struct slot *slots;
+    int running; /* stage threads not yet ended */
+    struct vt_worker_stats stats;
+    double *samples; /* queue overhead per stage run, seconds */
+    size_t n_samples, cap_samples;
+    int failed; /* a thread could not open the library */
+    char err[1024];
+};
+
+struct thread_arg {
+    struct worker *w;
+    struct vt_library *lib;
+    int k;
+};
+
+static void on_claimed(void *user, const char *id, const char *stage, int attempts)
+{
+    struct thread_arg *a = user;
+    struct slot *sl = &a->w->slots[a->k];
+
+    pthread_mutex_lock(&a->w->mu);
+    snprintf(sl->id, sizeof(sl->id), "%s", id);
+    snprintf(sl->stage, sizeof(sl->stage), "%s", stage);
+    snprintf(sl->owner, sizeof(sl->owner), "%s", a->lib->owner);
+    sl->attempts = attempts;
+    sl->active = 1;
+    pthread_mutex_unlock(&a->w->mu);
+}
+
+static void on_released(void *user, const char *id, const char *stage, int attempts)
+{
+    struct thread_arg *a = user;
+
+    (void)id, (void)stage, (void)attempts;
+    pthread_mutex_lock(&a->w->mu);
+    a->w->slots[a->k].active = 0;
+    pthread_mutex_unlock(&a->w->mu);
+}
+
+static int stop_level(const struct worker *w)
+{
+    return w->o->stop ? (int)*w->o->stop : 0;
+}
+
+static struct vt_library *open_handle(struct worker *w)
+{
+    char err[1024];
+    struct vt_library *lib = vt_library_open(w->dir, 0, err, sizeof(err));
+
+    if (!lib) {
+        pthread_mutex_lock(&w->mu);
+        if (!w->failed++)
+            snprintf(w->err, sizeof(w->err), "%s", err);
+        pthread_mutex_unlock(&w->mu);
+        return NULL;
+    }
+    if (w->o->cb)
+        vt_library_set_callbacks(lib, w->o->cb);
+    if (w->o->fetch)
+        vt_library_set_fetch(lib, w->o->fetch);
+    lib->lease_s = w->o->lease_s;
+    return lib;
+}
+
+/* No stage of the worker's set is queued or running anywhere: --drain may end. */
+static int drained(struct vt_library *lib, unsigned set)
+{
+    struct vt_queue_count *c;
+    size_t n;
+    long long left = 0;
+
+    if (vt_store_queue_counts(lib->store, vt_wall_s(), &c, &n))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        int k = vt_stage_find(c[i].stage);
+
+        if (k >= 0 && (set & (1u << k)) &&
+            (c[i].state == VT_STATE_QUEUED || c[i].state == VT_STATE_RUNNING))
+            left += c[i].n;
+    }
+    free(c);
+    return left == 0;
+}
+
+static void add_sample(struct worker *w, double s)
+{
+    pthread_mutex_lock(&w->mu);
+    vt_grow((void **)&w->samples, &w->cap_samples, w->n_samples + 1, sizeof(*w->samples));
+    w->samples[w->n_samples++] = s;
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Wait up to s seconds for work, in slices short enough that a stop signal is seen
+ * within a fifth of a second (the signal cannot cut the wait itself short); an idle
+ * worker told to stop leaves at once instead of after its whole wait. */
+static void idle_wait(struct worker *w, struct vt_library *lib, double s)
+{
+    double end = vt_monotonic_s() + s, left;
+
+    while (!stop_level(w) && (left = end - vt_monotonic_s()) > 0)
+        if (vt_store_wait_work(lib->store, left < 0.2 ? left : 0.2))
+            break; /* woken, or the database away: the caller looks again */
+}
+
+static void *stage_thread(void *p)
+{
+    struct thread_arg *a = p;
+    struct worker *w = a->w;
+    struct vt_library *lib = open_handle(w);
+    long ran = 0, errors = 0;
+
+    a->lib = lib;
+    if (lib) {
+        lib->job.claimed = on_claimed;
+        lib->job.released = on_released;
+        lib->job.user = a;
+    }
+    while (lib && !stop_level(w)) {
+        double q0 = lib->queue_s;
+        int did, rc = vt_work_one(lib, w->set, &did);
+
+        if (rc) {
+            /* the database away, a video removed under us: say it, wait, carry on */
+            vt_log(lib, VT_LOG_ERROR, "%s", vt_errmsg(lib));
+            errors++;
+            idle_wait(w, lib, 1.0);
+        } else if (did == 1) {
+            ran++;
+            add_sample(w, lib->queue_s - q0);
+        } else if (did == 0) {
+            if (w->o->drain && drained(lib, w->set))
+                break;
+            idle_wait(w, lib, w->o->idle_s > 0 ? w->o->idle_s : 1.0);
+        } else {
+            vt_store_wait_work(lib->store, 0.05);
+        }
+    }
+    pthread_mutex_lock(&w->mu);
+    w->stats.ran += ran;
+    w->stats.errors += errors;
+    if (lib) {
+        w->stats.fenced += lib->fenced;
+        w->stats.queue_s += lib->queue_s;
+    }
+    w->running--;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    vt_library_close(lib);
+    return NULL;
+}
+
+/* Give back every stage the threads hold (a second stop signal: leave now). */
+static void give_back_all(struct worker *w, struct vt_library *hb)
+{
+    for (int k = 0; k < w->o->concurrency; k++) {
+        struct slot sl;
+        enum vt_lease res;
+
+        pthread_mutex_lock(&w->mu);
+        sl = w->slots[k];
+        pthread_mutex_unlock(&w->mu);
+        if (!sl.active)
+            continue;
+        if (!vt_store_stage_give_back(hb->store, sl.id, sl.stage, sl.owner, sl.attempts, &res) &&
+            res == VT_LEASE_HELD)
+            vt_log(hb, VT_LOG_INFO, "%s: %s given back", sl.id, sl.stage);
+    }
+}
+
+/* A heartbeat found the stage not held: warn when another run has it (the stage may
+ * also have just settled here, between the slot's read and the heartbeat). */
+static void say_lost(struct vt_library *hb, const struct slot *sl)
+{
+    struct vt_stage_rec *r;
+    size_t n;
+
+    if (vt_store_stages(hb->store, sl->id, &r, &n))
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(r[i].name, sl->stage) && r[i].state == VT_STATE_RUNNING &&
+            (r[i].attempts != sl->attempts || !r[i].owner || strcmp(r[i].owner, sl->owner)))
+            vt_log(hb, VT_LOG_WARN, "%s: %s: lease lost: attempt %d taken over by %s", sl->id,
+                   sl->stage, sl->attempts, r[i].owner ? r[i].owner : "?");
+    vt_stage_recs_free(r, n);
+}
+
+/* Extend the lease of every running stage; warn of one taken over meanwhile. */
+static void beat(struct worker *w, struct vt_library *hb)
+{
+    for (int k = 0; k < w->o->concurrency; k++) {
+        struct slot sl;
+        enum vt_lease res;
+        int rc;
+
+        pthread_mutex_lock(&w->mu);
+        sl = w->slots[k];
+        pthread_mutex_unlock(&w->mu);
+        if (!sl.active)
+            continue;
+        rc = vt_store_stage_heartbeat(hb->store, sl.id, sl.stage, sl.owner, sl.attempts,
+                                      vt_wall_s() + w->o->lease_s, &res);
+        if (rc)
+            vt_log(hb, VT_LOG_WARN, "heartbeat: %s", vt_store_errmsg(hb->store));
+        else if (res != VT_LEASE_HELD)
+            say_lost(hb, &sl);
+        pthread_mutex_lock(&w->mu);
+        w->stats.heartbeats++;
+        pthread_mutex_unlock(&w->mu);
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static void finish_stats(struct worker *w)
+{
+    if (w->n_samples) {
+        qsort(w->samples, w->n_samples, sizeof(*w->samples), cmp_double);
+        w->stats.overhead_p50_s = w->samples[(w->n_samples - 1) / 2];
+        w->stats.overhead_p99_s = w->samples[(size_t)((double)(w->n_samples - 1) * 0.99)];
+    }
+}
+
+int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_worker_stats *stats,
+                  char *err, size_t errlen)
+{
+    struct worker w;
+    struct thread_arg *args;
+    pthread_t *th;
+    struct vt_library *hb;
+    int rc = 0, gave_back = 0, started = 0;
+    double next_beat = 0;
+
+    memset(&w, 0, sizeof(w));
+    memset(stats, 0, sizeof(*stats));
+    w.o = o;
+    snprintf(w.dir, sizeof(w.dir), "%s", dir);
+    w.set = o->stages ? o->stages : (1u << VT_STAGE_COUNT) - 1;
+    if (o->concurrency < 1 || o->concurrency > 256 || !(o->lease_s >= 1))
+        return vt_err(err, errlen, VT_EINVAL, "worker: concurrency 1 to 256, lease >= 1 s");
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    hb = open_handle(&w);
+    if (!hb) {
+        rc = vt_err(err, errlen, VT_EIO, "%s", w.err);
+        goto out;
+    }
+    w.slots = vt_xcalloc((size_t)o->concurrency, sizeof(*w.slots));
+    args = vt_xcalloc((size_t)o->concurrency, sizeof(*args));
+    th = vt_xcalloc((size_t)o->concurrency, sizeof(*th));
+    for (int k = 0; k < o->concurrency; k++) {
+        args[k] = (struct thread_arg){&w, NULL, k};
+        pthread_mutex_lock(&w.mu);
+        w.running++;
+        pthread_mutex_unlock(&w.mu);
+        if (pthread_create(&th[k], NULL, stage_thread, &args[k])) {
+            pthread_mutex_lock(&w.mu);
+            w.running--;
+            pthread_mutex_unlock(&w.mu);
+            break;
+        }
+        started++;
+    }
+    /* the owner names are the threads' handles': the heartbeat reads them from slots */
+    pthread_mutex_lock(&w.mu);
+    while (w.running > 0) {
+        struct timespec ts;
+
+        /* a stop signal cannot signal the condition: look every 200 ms (the heartbeat
+         * itself goes every third of the lease) */
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 200000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&w.cv, &w.mu, &ts);
+        pthread_mutex_unlock(&w.mu);
+        if (stop_level(&w) >= 2) {
+            give_back_all(&w, hb);
+            gave_back = 1;
+            pthread_mutex_lock(&w.mu);
+            break;
+        }
+        if (vt_monotonic_s() >= next_beat) {
+            beat(&w, hb);
+            next_beat = vt_monotonic_s() + o->lease_s / 3;
+        }
+        pthread_mutex_lock(&w.mu);
+    }
+    pthread_mutex_unlock(&w.mu);
+    if (!gave_back)
+        for (int k = 0; k < started; k++)
+            pthread_join(th[k], NULL);
+    pthread_mutex_lock(&w.mu);
+    finish_stats(&w);
+    *stats = w.stats;
+    if (w.failed && !rc)
+        rc = vt_err(err, errlen, VT_EIO, "%s", w.err);
+    pthread_mutex_unlock(&w.mu);
+    /* given back: the stage threads still run; the caller ends the process at once */
+    if (gave_back)
+        return rc ? rc : 1;
+    free(th);
+    free(args);
+out:
+    vt_library_close(hb);
+    free(w.slots);
+    free(w.samples);
+    pthread_mutex_destroy(&w.mu);
+    pthread_cond_destroy(&w.cv);
+    return rc;
+}
+
+/* ---- the lease of a stage run in-process ---- */
+
+struct vt_lease_keeper {
+    pthread_t th;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* on CLOCK_MONOTONIC: signalled by vt_lease_keeper_stop */
+    int stop;
+    char *dir;
+    char id[65], stage[32], owner[128];
+    int attempts;
+    double lease_s;
+};
+
+double vt_lease_default_s(void)
+{
+    const char *env = getenv("VIDTHEQUE_LEASE");
+    double v = env && *env ? strtod(env, NULL) : 60;
+
+    return v >= 1 && v <= 86400 ? v : 60;
+}
+
+/* One heartbeat with a connection of the keeper's own (opened at the first): 0 when the
+ * lease is no longer this run's (settled here, or taken over), else 1, also when the
+ * database cannot be reached now (the next beat tries again). */
+static int keep_beat(struct vt_lease_keeper *k, struct vt_store **s)
+{
+    enum vt_lease res = VT_LEASE_HELD;
+    char err[512];
+    char *url = NULL;
+
+    if (!*s) {
+        if (vt_config_db_url(k->dir, &url, err, sizeof(err)) || !url)
+            return 1;
+        vt_store_open(url, s, err, sizeof(err));
+        free(url);
+        if (!*s)
+            return 1;
+    }
+    if (vt_store_stage_heartbeat(*s, k->id, k->stage, k->owner, k->attempts,
+                                 vt_wall_s() + k->lease_s, &res))
+        return 1;
+    return res == VT_LEASE_HELD;
+}
+
+static void *keep_thread(void *p)
+{
+    struct vt_lease_keeper *k = p;
+    struct vt_store *s = NULL;
+    double next = vt_monotonic_s() + k->lease_s / 3;
+
+    pthread_mutex_lock(&k->mu);
+    while (!k->stop) {
+        double now = vt_monotonic_s();
+        int held;
+
+        if (now < next) {
+            struct timespec ts;
+
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_sec += (time_t)(next - now);
+            ts.tv_nsec += (long)((next - now - (double)(time_t)(next - now)) * 1e9);
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&k->cv, &k->mu, &ts);
+            continue;
+        }
+        pthread_mutex_unlock(&k->mu);
+        held = keep_beat(k, &s);
+        pthread_mutex_lock(&k->mu);
+        if (!held)
+            break; /* the fenced finish says the rest */
+        next = vt_monotonic_s() + k->lease_s / 3;
+    }
+    pthread_mutex_unlock(&k->mu);
+    vt_store_close(s);
+    return NULL;
+}
+
+struct vt_lease_keeper *vt_lease_keep(struct vt_library *lib, const char *id, const char *stage,
+                                      int attempts, double lease_s)
+{
+    struct vt_lease_keeper *k = vt_xcalloc(1, sizeof(*k));
+    pthread_condattr_t ca;
+
+    k->dir = vt_xstrdup(lib->dir);
+    snprintf(k->id, sizeof(k->id), "%s", id);
+    snprintf(k->stage, sizeof(k->stage), "%s", stage);
+    snprintf(k->owner, sizeof(k->owner), "%s", lib->owner);
+    k->attempts = attempts;
+    k->lease_s = lease_s;
+    pthread_mutex_init(&k->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&k->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (pthread_create(&k->th, NULL, keep_thread, k)) {
+        vt_lease_keeper_stop(k);
+        return NULL;
+    }
+    k->started = 1;
+    return k;
+}
+
+void vt_lease_keeper_stop(struct vt_lease_keeper *k)
+{
+    if (!k)
+        return;
+    pthread_mutex_lock(&k->mu);
+    k->stop = 1;
+    pthread_cond_signal(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    if (k->started)
+        pthread_join(k->th, NULL);
+    pthread_mutex_destroy(&k->mu);
+    pthread_cond_destroy(&k->cv);
+    free(k->dir);
+    free(k);
+}

@@ -1,0 +1,718 @@
+/*
+ * db.h on PostgreSQL (libpq). SQL is written with SQLite's `?` placeholders, which
+ * become `$n` here. Values travel as text (the server parses them into the column's
+ * type), results come back whole in text format and are parsed when read. A statement
+ * the store will reuse (persistent) is prepared on the server once per connection,
+ * with the parameter types of its first run's binds; others run with PQexecParams.
+ *
+ * A lost connection (the server restarted, the network dropped) fails the statement
+ * with VT_EUNAVAIL and marks the handle: the next statement outside a transaction
+ * tries one PQreset first. Inside a transaction nothing is retried: what it did is
+ * gone with the connection, and the caller rolls back.
+ */
+#include "store/db/db_pg.h"
+
+#include "store/store_int.h"
+#include "base/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* PostgreSQL's type oids (server/catalog/pg_type_d.h, stable across versions) */
+enum {
+    OID_BOOL = 16,
+    OID_BYTEA = 17,
+    OID_INT8 = 20,
+    OID_TEXT = 25,
+    OID_FLOAT4 = 700,
+    OID_FLOAT8 = 701,
+    OID_NUMERIC = 1700,
+};
+
+#define PG_MAX_PARAMS 32766 /* SQLite's SQLITE_MAX_VARIABLE_NUMBER default, below libpq's */
+
+struct pg_stmt {
+    struct db_stmt base;
+    struct vt_store *s;
+    char *sql; /* with $n */
+    int nparams;
+    unsigned char *used; /* which $n appear in sql */
+    int persistent;
+    char name[32];     /* of the server's prepared statement */
+    unsigned long gen; /* the connection generation it was prepared on; 0: not prepared */
+    Oid *types;        /* of the prepared statement's parameters */
+    char **vals;       /* bound values as text; NULL binds NULL */
+    Oid *bound;        /* the type each value was bound as */
+    PGresult *res;     /* the rows of the last run */
+    int row, nrows, ran;
+    /* the row's bytea columns read so far, decoded (PQfreemem), one per column: a
+     * caller may hold two at once; freed at the next step or reset */
+    unsigned char **blobs;
+    int nblobs;
+};
+
+static struct pg_stmt *ps(struct db_stmt *st)
+{
+    return (struct pg_stmt *)st;
+}
+
+char *db_pg_convert(const char *sql, int *nparams, unsigned char **used)
+{
+    struct vt_sb out = {0};
+    unsigned char *u = NULL;
+    size_t ucap = 0;
+    int max = 0;
+    const char *p = sql;
+
+    while (*p) {
+        if (*p == '\'' || *p == '"') {
+            /* a quoted string or name: to its closing quote (a doubled one is inside) */
+            const char q = *p;
+            const char *e = p + 1;
+
+            for (; *e; e++)
+                if (*e == q && e[1] != q)
+                    break;
+                else if (*e == q)
+                    e++;
+            e += *e != '\0';
+            vt_sb_add(&out, p, (size_t)(e - p));
+            p = e;
+        } else if (p[0] == '-' && p[1] == '-') {
+            size_t n = strcspn(p, "\n");
+
+            vt_sb_add(&out, p, n);
+            p += n;
+        } else if (p[0] == '/' && p[1] == '*') {
+            const char *e = strstr(p + 2, "*/");
+            size_t n = e ? (size_t)(e + 2 - p) : strlen(p);
+
+            vt_sb_add(&out, p, n);
+            p += n;
+        } else if (*p == '?') {
+            long n = max + 1;
+
+            p++;
+            if (isdigit((unsigned char)*p)) {
+                char *end;
+
+                n = strtol(p, &end, 10);
+                p = end;
+            }
+            if (n < 1 || n > PG_MAX_PARAMS)
+                goto bad;
+            if (n > max)
+                max = (int)n;
+            if ((size_t)n > ucap) {
+                size_t old = ucap;
+
+                vt_grow((void **)&u, &ucap, (size_t)n, 1);
+                memset(u + old, 0, ucap - old);
+            }
+            u[n - 1] = 1;
+            vt_sb_addf(&out, "$%ld", n);
+        } else {
+            vt_sb_addc(&out, *p++);
+        }
+    }
+    *nparams = max;
+    if (used)
+        *used = u ? u : vt_xcalloc(1, 1);
+    else
+        free(u);
+    return vt_sb_detach(&out);
+bad:
+    free(u);
+    vt_sb_release(&out);
+    return NULL;
+}
+
+/* The first line of m, without libpq's "ERROR:  " style prefix, into out. */
+static void first_line(char *out, size_t n, const char *m)
+{
+    static const char *const prefixes[] = {"ERROR:  ", "FATAL:  ", "PANIC:  "};
+    size_t len;
+
+    if (!m || !*m)
+        m = "no message from the server";
+    for (size_t i = 0; i < VT_ARRAY_LEN(prefixes); i++)
+        if (!strncmp(m, prefixes[i], strlen(prefixes[i])))
+            m += strlen(prefixes[i]);
+    len = strcspn(m, "\r\n");
+    snprintf(out, n, "%.*s", (int)len, m);
+}
+
+int db_pg_record(struct pg_conn *c, PGresult *r)
+{
+    const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    const char *m = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+
+    if (!m || !*m)
+        m = r ? PQresultErrorMessage(r) : NULL;
+    if (!m || !*m)
+        m = PQerrorMessage(c->conn);
+    first_line(c->msg, sizeof(c->msg), m);
+    snprintf(c->state, sizeof(c->state), "%s", state ? state : "");
+    /* class 08: connection exceptions; 57P01-3: the server shuts down or cannot take
+     * connections now. Either way the statement never took effect. */
+    if (PQstatus(c->conn) == CONNECTION_BAD || !strncmp(c->state, "08", 2) ||
+        !strcmp(c->state, "57P01") || !strcmp(c->state, "57P02") || !strcmp(c->state, "57P03")) {
+        c->lost = 1;
+        c->code = VT_EUNAVAIL;
+    } else if (!strcmp(c->state, "40001") || !strcmp(c->state, "40P01")) {
+        c->code = VT_EBUSY; /* serialization failure or deadlock: the caller may retry */
+    } else {
+        c->code = VT_EIO;
+    }
+    return c->code;
+}
+
+/* Record a failure of our own making (no server message). */
+static int record_msg(struct pg_conn *c, int code, const char *msg)
+{
+    snprintf(c->msg, sizeof(c->msg), "%s", msg);
+    c->state[0] = '\0';
+    c->code = code;
+    return code;
+}
+
+/*
+ * Whether an idle connection is still there. A server that restarted or shut down has
+ * sent a FATAL and closed the socket: an idle connection has nothing else to read but
+ * notifications, so when poll() says there is something, it is read (the message, then
+ * the end of the stream, which marks the connection bad) before a statement is lost to
+ * it. One poll() when all is well.
+ */
+static int alive(PGconn *conn)
+{
+    struct pollfd p = {PQsocket(conn), POLLIN, 0};
+
+    for (int i = 0; i < 4 && PQstatus(conn) == CONNECTION_OK; i++) {
+        if (poll(&p, 1, 0) <= 0 || !(p.revents & (POLLIN | POLLHUP | POLLERR)))
+            return 1;
+        if (!PQconsumeInput(conn))
+            return 0;
+    }
+    return PQstatus(conn) == CONNECTION_OK;
+}
+
+/*
+ * What every session needs, whatever the server's and the role's defaults: text in
+ * UTF-8, and floats printed so that they read back as the same double (the default
+ * since PostgreSQL 12; older servers print 15 digits without it).
+ */
+static int session_setup(PGconn *conn)
+{
+    PGresult *r = PQexec(conn, "SET client_encoding = 'UTF8'; SET extra_float_digits = 3");
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+
+    PQclear(r);
+    return ok;
+}
+
+int db_pg_ready(struct pg_conn *c)
+{
+    if (!c->lost && PQstatus(c->conn) == CONNECTION_OK && alive(c->conn))
+        return 0;
+    c->lost = 1;
+    if (c->in_tx)
+        return record_msg(c, VT_EUNAVAIL, "the connection was lost in the middle of a transaction");
+    PQreset(c->conn);
+    if (PQstatus(c->conn) != CONNECTION_OK || !session_setup(c->conn)) {
+        record_msg(c, VT_EUNAVAIL, "");
+        first_line(c->msg, sizeof(c->msg), PQerrorMessage(c->conn));
+        return VT_EUNAVAIL;
+    }
+    c->lost = 0;
+    c->gen++; /* a new session: every statement is prepared again */
+    return 0;
+}
+
+static void no_notices(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message; /* "relation exists, skipping" and the like: the library never prints */
+}
+
+/*
+ * Whether a failed connection's message says something waiting will not mend: a wrong
+ * password, a role or database that does not exist, no pg_hba.conf line for us. libpq
+ * gives no SQLSTATE before a session exists, so the server's words are read (English,
+ * its default; a server set to another language reads as unavailable, the old answer).
+ * Anything else (refused, timed out, starting up, too many clients) is unavailable.
+ */
+static int connect_is_final(const char *msg)
+{
+    static const char *const final[] = {"password authentication failed",
+                                        "authentication failed for user",
+                                        "does not exist",
+                                        "no pg_hba.conf entry",
+                                        "permission denied for database",
+                                        "not permitted to log in",
+                                        NULL};
+
+    for (int i = 0; final[i]; i++)
+        if (strstr(msg, final[i]))
+            return 1;
+    return 0;
+}
+
+int db_pg_connect(const char *url, struct pg_conn **out, char *err, size_t errlen)
+{
+    /* ours first: what the URL says overrides them (libpq keeps the last value) */
+    const char *keys[] = {"application_name", "connect_timeout", "dbname", NULL};
+    const char *vals[] = {"vidtheque", "10", url, NULL};
+    PQconninfoOption *opts;
+    struct pg_conn *c;
+    char *perr = NULL, line[400];
+
+    *out = NULL;
+    opts = PQconninfoParse(url, &perr);
+    if (!opts) {
+        first_line(line, sizeof(line), perr ? perr : "out of memory");
+        PQfreemem(perr);
+        return vt_err(err, errlen, VT_EINVAL, "database: not a PostgreSQL URL: %s", line);
+    }
+    PQconninfoFree(opts);
+    c = vt_xcalloc(1, sizeof(*c));
+    c->conn = PQconnectdbParams(keys, vals, 1);
+    c->gen = 1;
+    if (!c->conn || PQstatus(c->conn) != CONNECTION_OK) {
+        const char *msg = c->conn ? PQerrorMessage(c->conn) : "out of memory";
+        int final = connect_is_final(msg);
+
+        first_line(line, sizeof(line), msg);
+        db_pg_disconnect(c);
+        if (final)
+            return vt_err(err, errlen, VT_EINVAL, "database: cannot connect: %s", line);
+        return vt_err(err, errlen, VT_EUNAVAIL, "database unavailable: cannot connect: %s", line);
+    }
+    PQsetNoticeProcessor(c->conn, no_notices, NULL);
+    if (!session_setup(c->conn)) {
+        first_line(line, sizeof(line), PQerrorMessage(c->conn));
+        db_pg_disconnect(c);
+        return vt_err(err, errlen, VT_EIO, "database: set up the session: %s", line);
+    }
+    *out = c;
+    return 0;
+}
+
+void db_pg_disconnect(struct pg_conn *c)
+{
+    if (!c)
+        return;
+    PQfinish(c->conn);
+    free(c);
+}
+
+/* ---- statements ---- */
+
+static int pg_prepare(struct vt_store *s, const char *sql, int persistent, struct db_stmt **out)
+{
+    struct pg_stmt *st;
+    unsigned char *used = NULL;
+    int n = 0;
+    char *conv = db_pg_convert(sql, &n, &used);
+
+    *out = NULL;
+    if (!conv) {
+        record_msg(s->pg, VT_EINVAL, "a parameter number out of range");
+        return store_fail(s, "prepare a query");
+    }
+    st = vt_xcalloc(1, sizeof(*st));
+    st->base.ops = &db_pg_ops;
+    st->s = s;
+    st->sql = conv;
+    st->nparams = n;
+    st->used = used;
+    st->persistent = persistent;
+    st->types = vt_xcalloc((size_t)n + 1, sizeof(*st->types));
+    st->vals = vt_xcalloc((size_t)n + 1, sizeof(*st->vals));
+    st->bound = vt_xcalloc((size_t)n + 1, sizeof(*st->bound));
+    st->row = -1;
+    *out = &st->base;
+    return 0;
+}
+
+static void drop_blobs(struct pg_stmt *st)
+{
+    for (int i = 0; i < st->nblobs; i++) {
+        PQfreemem(st->blobs[i]);
+        st->blobs[i] = NULL;
+    }
+}
+
+static void drop_result(struct pg_stmt *st)
+{
+    PQclear(st->res);
+    st->res = NULL;
+    drop_blobs(st);
+    st->row = -1;
+    st->nrows = 0;
+    st->ran = 0;
+}
+
+static void clear_binds(struct pg_stmt *st)
+{
+    for (int i = 0; i < st->nparams; i++) {
+        free(st->vals[i]);
+        st->vals[i] = NULL;
+        st->bound[i] = 0;
+    }
+}
+
+static void pg_finalize(struct db_stmt *x)
+{
+    struct pg_stmt *st = ps(x);
+    struct pg_conn *c = st->s->pg;
+
+    drop_result(st);
+    /* a statement finalized before its handle closes (outside the cache) would stay
+     * on the server for the session's life */
+    if (st->gen && c && st->gen == c->gen && PQstatus(c->conn) == CONNECTION_OK) {
+        char sql[48];
+
+        snprintf(sql, sizeof(sql), "DEALLOCATE %s", st->name);
+        c->trips++;
+        PQclear(PQexec(c->conn, sql));
+    }
+    clear_binds(st);
+    free(st->sql);
+    free(st->used);
+    free(st->types);
+    free(st->vals);
+    free(st->bound);
+    free(st->blobs);
+    free(st);
+}
+
+static void pg_reset(struct db_stmt *x, int clear)
+{
+    drop_result(ps(x));
+    if (clear)
+        clear_binds(ps(x));
+}
+
+/* Bind text v (NULL: SQL NULL) as value i of type type; v is copied. */
+static void bind_val(struct db_stmt *x, int i, char *v, Oid type)
+{
+    struct pg_stmt *st = ps(x);
+
+    if (i < 1 || i > st->nparams) {
+        free(v); /* SQLite ignores such a bind too (SQLITE_RANGE, unchecked) */
+        return;
+    }
+    free(st->vals[i - 1]);
+    st->vals[i - 1] = v;
+    st->bound[i - 1] = v ? type : 0;
+}
+
+/*
+ * A copy of the n bytes at v that PostgreSQL's UTF8 text accepts: each byte that starts
+ * no valid sequence (and each NUL, which text cannot hold) becomes U+FFFD. SQLite keeps
+ * such bytes as they came (a tag of a hostile file, a file name); every reader shows
+ * them as U+FFFD already (the export, the pages), so both backends show the same.
+ */
+static char *pg_text(const char *v, size_t n)
+{
+    const char *p = v;
+    size_t left = n, k;
+    struct vt_sb sb = {0};
+
+    /* the common case, all valid: one copy */
+    while (left && (k = vt_utf8_decode(p, left, NULL)) && *p) {
+        p += k;
+        left -= k;
+    }
+    if (!left) {
+        char *t = vt_xmalloc(n + 1);
+
+        memcpy(t, v, n);
+        t[n] = '\0';
+        return t;
+    }
+    vt_sb_add(&sb, v, (size_t)(p - v));
+    while (left) {
+        k = vt_utf8_decode(p, left, NULL);
+        if (!k || !*p) {
+            vt_sb_adds(&sb, "\xef\xbf\xbd");
+            k = 1;
+        } else {
+            vt_sb_add(&sb, p, k);
+        }
+        p += k;
+        left -= k;
+    }
+    return vt_sb_detach(&sb);
+}
+
+static void pg_bind_text(struct db_stmt *x, int i, const char *v)
+{
+    bind_val(x, i, v ? pg_text(v, strlen(v)) : NULL, 0);
+}
+
+static void pg_bind_textn(struct db_stmt *x, int i, const char *v, size_t n)
+{
+    bind_val(x, i, pg_text(v, n), 0);
+}
+
+static void pg_bind_int64(struct db_stmt *x, int i, int64_t v)
+{
+    bind_val(x, i, vt_xasprintf("%lld", (long long)v), OID_INT8);
+}
+
+static void pg_bind_double(struct db_stmt *x, int i, double v)
+{
+    /* %.17g reads back as the same double; PostgreSQL reads "nan", "inf" and "-inf" */
+    bind_val(x, i, vt_xasprintf("%.17g", v), OID_FLOAT8);
+}
+
+static void pg_bind_blob(struct db_stmt *x, int i, const void *p, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *b = p;
+    char *t = vt_xmalloc(2 * n + 3);
+
+    /* bytea's hex input form: \x then two digits a byte */
+    t[0] = '\\';
+    t[1] = 'x';
+    for (size_t k = 0; k < n; k++) {
+        t[2 + 2 * k] = hex[b[k] >> 4];
+        t[3 + 2 * k] = hex[b[k] & 15];
+    }
+    t[2 + 2 * n] = '\0';
+    bind_val(x, i, t, OID_BYTEA);
+}
+
+static void pg_bind_null(struct db_stmt *x, int i)
+{
+    bind_val(x, i, NULL, 0);
+}
+
+/* The parameter types to prepare with: each bound value's, text for a number that the
+ * SQL never names (SQLite allows gaps; PostgreSQL must know every type). */
+static void param_types(struct pg_stmt *st)
+{
+    for (int i = 0; i < st->nparams; i++)
+        st->types[i] = st->used[i] ? st->bound[i] : OID_TEXT;
+}
+
+static int run(struct pg_stmt *st)
+{
+    struct pg_conn *c = st->s->pg;
+    PGresult *r;
+    int rc = db_pg_ready(c), status;
+
+    if (rc)
+        return rc;
+    c->msg[0] = '\0';
+    if (st->persistent && st->gen != c->gen) {
+        param_types(st);
+        snprintf(st->name, sizeof(st->name), "vt%lu", ++c->names);
+        c->trips++;
+        r = PQprepare(c->conn, st->name, st->sql, st->nparams, st->types);
+        if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+            rc = db_pg_record(c, r);
+            PQclear(r);
+            return rc;
+        }
+        PQclear(r);
+        st->gen = c->gen;
+    }
+    c->trips++;
+    if (st->persistent) {
+        r = PQexecPrepared(c->conn, st->name, st->nparams, (const char *const *)st->vals, NULL,
+                           NULL, 0);
+    } else {
+        param_types(st);
+        r = PQexecParams(c->conn, st->sql, st->nparams, st->types, (const char *const *)st->vals,
+                         NULL, NULL, 0);
+    }
+    status = PQresultStatus(r);
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+        rc = db_pg_record(c, r);
+        PQclear(r);
+        return rc;
+    }
+    {
+        const char *cmd = PQcmdStatus(r);
+
+        if (!strncmp(cmd, "INSERT", 6) || !strncmp(cmd, "UPDATE", 6) ||
+            !strncmp(cmd, "DELETE", 6) || !strncmp(cmd, "MERGE", 5))
+            c->changes = strtoll(PQcmdTuples(r), NULL, 10);
+    }
+    st->res = r;
+    st->nrows = status == PGRES_TUPLES_OK ? PQntuples(r) : 0;
+    st->row = -1;
+    st->ran = 1;
+    return 0;
+}
+
+static int pg_step(struct db_stmt *x)
+{
+    struct pg_stmt *st = ps(x);
+
+    if (!st->ran) {
+        int rc = run(st);
+
+        if (rc)
+            return rc;
+    }
+    if (st->row + 1 < st->nrows) {
+        st->row++;
+        drop_blobs(st);
+        return DB_ROW;
+    }
+    /* done: the next step runs the statement again, as SQLite's does */
+    drop_result(st);
+    return DB_DONE;
+}
+
+static const char *value(struct pg_stmt *st, int i)
+{
+    if (!st->res || st->row < 0 || i < 0 || i >= PQnfields(st->res) ||
+        PQgetisnull(st->res, st->row, i))
+        return NULL;
+    return PQgetvalue(st->res, st->row, i);
+}
+
+static int pg_col_null(struct db_stmt *x, int i)
+{
+    return value(ps(x), i) == NULL;
+}
+
+static double pg_col_double(struct db_stmt *x, int i)
+{
+    struct pg_stmt *st = ps(x);
+    const char *v = value(st, i);
+
+    if (!v)
+        return 0;
+    if (PQftype(st->res, i) == OID_BOOL)
+        return *v == 't';
+    return strtod(v, NULL);
+}
+
+static int64_t pg_col_int64(struct db_stmt *x, int i)
+{
+    struct pg_stmt *st = ps(x);
+    const char *v = value(st, i);
+    Oid t;
+
+    if (!v)
+        return 0;
+    t = PQftype(st->res, i);
+    if (t == OID_BOOL)
+        return *v == 't';
+    if (t == OID_FLOAT8 || t == OID_FLOAT4 || t == OID_NUMERIC) {
+        /* as SQLite converts a real: truncated, saturated */
+        double d = strtod(v, NULL);
+
+        if (isnan(d))
+            return 0;
+        if (d >= 9223372036854775807.0)
+            return INT64_MAX;
+        if (d <= -9223372036854775808.0)
+            return INT64_MIN;
+        return (int64_t)d;
+    }
+    return strtoll(v, NULL, 10);
+}
+
+static const char *pg_col_text(struct db_stmt *x, int i)
+{
+    return value(ps(x), i);
+}
+
+static const void *pg_col_blob(struct db_stmt *x, int i, size_t *n)
+{
+    struct pg_stmt *st = ps(x);
+    const char *v = value(st, i);
+
+    *n = 0;
+    if (!v)
+        return NULL;
+    if (PQftype(st->res, i) != OID_BYTEA) {
+        *n = (size_t)PQgetlength(st->res, st->row, i);
+        return v;
+    }
+    if (i >= st->nblobs) {
+        int k = PQnfields(st->res);
+
+        st->blobs = vt_xrealloc(st->blobs, sizeof(*st->blobs) * (size_t)k);
+        memset(st->blobs + st->nblobs, 0, sizeof(*st->blobs) * (size_t)(k - st->nblobs));
+        st->nblobs = k;
+    }
+    PQfreemem(st->blobs[i]);
+    st->blobs[i] = PQunescapeBytea((const unsigned char *)v, n);
+    if (!st->blobs[i])
+        *n = 0;
+    return st->blobs[i];
+}
+
+static int64_t pg_changes(struct vt_store *s)
+{
+    return s->pg->changes;
+}
+
+static int pg_exec(struct vt_store *s, const char *sql, const char *what)
+{
+    struct pg_conn *c = s->pg;
+    PGresult *r;
+    int rc = db_pg_ready(c), status;
+
+    if (rc)
+        return store_fail(s, what);
+    c->msg[0] = '\0';
+    c->trips++;
+    r = PQexec(c->conn, sql);
+    status = PQresultStatus(r);
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+        db_pg_record(c, r);
+        PQclear(r);
+        return store_fail(s, what);
+    }
+    PQclear(r);
+    return 0;
+}
+
+static int pg_fail(struct vt_store *s, const char *what)
+{
+    struct pg_conn *c = s->pg;
+
+    if (!c->msg[0])
+        record_msg(c, VT_EIO, "the statement gave an unexpected result");
+    if (c->code == VT_EUNAVAIL)
+        snprintf(s->err, sizeof(s->err), "database unavailable: %.60s: %.400s", what, c->msg);
+    else
+        snprintf(s->err, sizeof(s->err), "database: %.60s: %.400s", what, c->msg);
+    return c->code;
+}
+
+const struct db_ops db_pg_ops = {
+    .name = "postgresql",
+    .prepare = pg_prepare,
+    .finalize = pg_finalize,
+    .reset = pg_reset,
+    .bind_text = pg_bind_text,
+    .bind_textn = pg_bind_textn,
+    .bind_int64 = pg_bind_int64,
+    .bind_double = pg_bind_double,
+    .bind_blob = pg_bind_blob,
+    .bind_null = pg_bind_null,
+    .step = pg_step,
+    .col_null = pg_col_null,
+    .col_int64 = pg_col_int64,
+    .col_double = pg_col_double,
+    .col_text = pg_col_text,
+    .col_blob = pg_col_blob,
+    .changes = pg_changes,
+    .exec = pg_exec,
+    .fail = pg_fail,
+};

@@ -1,0 +1,60 @@
+/*
+ * What the PostgreSQL side of the store (store_pg.c, store_search_pg.c) needs from
+ * db.h's statements on libpq (db_pg.c): the connection a handle holds, connecting and
+ * reconnecting, whether it is inside a transaction, and `?` → `$n`. Only the store's
+ * PostgreSQL files include this header (it pulls in <libpq-fe.h>).
+ */
+#ifndef VT_DB_PG_H
+#define VT_DB_PG_H
+
+#include "store/db/db.h"
+
+#include <libpq-fe.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct vt_store;
+
+struct pg_conn {
+    PGconn *conn;
+    unsigned long gen;   /* bumped by each reconnection: statements prepare again */
+    unsigned long names; /* prepared statements named so far on this handle */
+    int in_tx;           /* BEGIN sent, COMMIT or ROLLBACK not yet */
+    int notify;          /* the open transaction queued or settled a stage: NOTIFY at commit */
+    int lost;            /* the server went away: reconnect before the next statement */
+    int64_t changes;     /* rows changed by the last INSERT, UPDATE or DELETE */
+    /* round trips to the server so far (statements, PREPAREs, BEGIN, COMMIT, ROLLBACK):
+     * what a search costs beyond SQLite is mostly these, so the benches count them */
+    unsigned long trips;
+    /* transactions begun on this handle, and which of them was the last read-only one:
+     * within one read's snapshot what the search reads of the index's size stays */
+    unsigned long tx_serial, read_serial;
+    /* the last failure, for db_ops.fail: the server's message (first line), its SQLSTATE */
+    char msg[400];
+    char state[6];
+    int code; /* its VT_E* code */
+    /* store_pg.c: gen + 1 of the session that ran LISTEN vidtheque_jobs, 0 when none did
+     * (a reconnection starts a session that listens to nothing) */
+    unsigned long listen_gen;
+};
+
+extern const struct db_ops db_pg_ops;
+
+/* Connect with the libpq URL url (application_name and connect_timeout defaulted):
+ * 0 with *out (caller frees with db_pg_disconnect), or VT_EUNAVAIL / VT_EINVAL with
+ * one line in err. */
+int db_pg_connect(const char *url, struct pg_conn **out, char *err, size_t errlen);
+void db_pg_disconnect(struct pg_conn *c);
+/* Before a statement: a lost connection is reset (once) when not in a transaction.
+ * 0, or VT_EUNAVAIL recorded on c. */
+int db_pg_ready(struct pg_conn *c);
+/* Record a failed result (or the connection's message when r is NULL) on c: its code. */
+int db_pg_record(struct pg_conn *c, PGresult *r);
+
+/* sql with each `?` or `?NNN` outside quotes and comments as `$n` (SQLite's numbering:
+ * a bare ? is one more than the largest number so far). Caller frees. *nparams gets the
+ * largest number; used, when not NULL, gets a malloc'd array of nparams flags (the
+ * numbers that appear; caller frees). NULL when a number is out of range (0 or > 32766). */
+char *db_pg_convert(const char *sql, int *nparams, unsigned char **used);
+
+#endif

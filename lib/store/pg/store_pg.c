@@ -1,0 +1,552 @@
+/*
+ * The PostgreSQL backend of the store (see store.h): opening a library's database from
+ * its libpq URL, the schema and its migrations, transactions, the change counter and
+ * the integrity check. The row code (store_video.c, store_rows.c, ...) is shared with
+ * SQLite through db.h; what the index needs only here is in store_pg_index.c.
+ *
+ * The schema holds SQLite's tables at version 7 in PostgreSQL's types, with `docs`
+ * carrying a tsvector of vidtheque's own tokens (store_pg_tsv) under a GIN index
+ * instead of FTS5. Its version is the one row of vt_meta; migrations run in one
+ * transaction under an advisory lock, so that of many processes opening a new or old
+ * database at once exactly one migrates and the others wait and see it done.
+ *
+ * store.c reaches these functions through weak references: only programs that name
+ * store_pg_open (vidtheque-full, the unit tests) link libpq.
+ */
+#include "base/config.h"
+#include "store/db/db_pg.h"
+#include "store/store_int.h"
+#include "base/util.h"
+
+#include <libpq-fe.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* pg_advisory_xact_lock key of the migrations: "vidthequ" as a big-endian int64 */
+#define PG_MIGRATE_LOCK "8532461420160577909"
+
+/* The first version a PostgreSQL database has: SQLite's schema up to then is created at once. */
+#define PG_FIRST_VERSION 7
+
+/*
+ * pg_migrations[0] creates the schema at PG_FIRST_VERSION; pg_migrations[k] (k >= 1)
+ * takes it from version PG_FIRST_VERSION + k - 1 to PG_FIRST_VERSION + k. Never edit a
+ * shipped one. Ids and terms compare bytewise (COLLATE "C"), as SQLite's do, whatever
+ * the database's locale.
+ */
+static const char *const pg_migrations[] = {
+    "CREATE TABLE vt_meta (schema_version int NOT NULL);"
+    "INSERT INTO vt_meta (schema_version) VALUES (0);"
+    "CREATE TABLE videos ("
+    " id text COLLATE \"C\" PRIMARY KEY,"
+    " content_key text NOT NULL UNIQUE,"
+    " source_kind text NOT NULL,"
+    " source_path text,"
+    " title text, channel text, published text, language text, container text,"
+    " duration_s double precision NOT NULL DEFAULT 0,"
+    " width bigint NOT NULL DEFAULT 0, height bigint NOT NULL DEFAULT 0,"
+    " rotation bigint NOT NULL DEFAULT 0, fps double precision NOT NULL DEFAULT 0,"
+    " has_video bigint NOT NULL DEFAULT 0, has_audio bigint NOT NULL DEFAULT 0,"
+    " size_bytes bigint NOT NULL DEFAULT 0,"
+    " index_state text NOT NULL DEFAULT 'queued',"
+    " data_status text NOT NULL DEFAULT 'missing',"
+    " created_at double precision NOT NULL, indexed_at double precision NOT NULL DEFAULT 0,"
+    " seq bigint NOT NULL,"
+    " stt_mode text NOT NULL DEFAULT 'auto',"
+    " source_url text, page_url text, platform_id text, extractor text, description text,"
+    " thumbnail text, captions_path text, captions_model text,"
+    " keep_media bigint NOT NULL DEFAULT 1, list_id bigint);"
+    "CREATE INDEX videos_by_seq ON videos (seq);"
+    /* the order videos were added in: SQLite's max(seq) + 1 is read under its one writer;
+     * here writers run at once, and each takes its own number */
+    "CREATE SEQUENCE videos_seq OWNED BY videos.seq;"
+    "CREATE TABLE stages ("
+    " video_id text COLLATE \"C\" NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " name text COLLATE \"C\" NOT NULL, ord bigint NOT NULL,"
+    " state text NOT NULL, model text, error text, owner text,"
+    " started_at double precision NOT NULL DEFAULT 0, took_s double precision NOT NULL DEFAULT 0,"
+    " attempts bigint NOT NULL DEFAULT 0, retry_at double precision NOT NULL DEFAULT 0,"
+    " PRIMARY KEY (video_id, name));"
+    "CREATE TABLE chapters ("
+    " video_id text COLLATE \"C\" NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " idx bigint NOT NULL, start_s double precision NOT NULL, end_s double precision NOT NULL,"
+    " title text, source text NOT NULL,"
+    " PRIMARY KEY (video_id, idx));"
+    "CREATE TABLE shots ("
+    " video_id text COLLATE \"C\" NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " idx bigint NOT NULL, start_s double precision NOT NULL, end_s double precision NOT NULL,"
+    " captured bigint NOT NULL, kept bigint NOT NULL,"
+    " transition text, trans_start_s double precision, trans_end_s double precision,"
+    " PRIMARY KEY (video_id, idx));"
+    "CREATE TABLE frames ("
+    " video_id text COLLATE \"C\" NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " idx bigint NOT NULL, t_s double precision NOT NULL, frame_no bigint NOT NULL,"
+    " shot bigint NOT NULL, duplicate_of bigint, sharpness double precision NOT NULL,"
+    " bytes bigint NOT NULL, path text, width bigint NOT NULL, height bigint NOT NULL,"
+    " phash bigint NOT NULL,"
+    " PRIMARY KEY (video_id, idx));"
+    "CREATE TABLE ocr_lines ("
+    " video_id text COLLATE \"C\" NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " frame_idx bigint NOT NULL, line_no bigint NOT NULL,"
+    " text text NOT NULL, conf double precision NOT NULL,"
+    " x bigint NOT NULL, y bigint NOT NULL, w bigint NOT NULL, h bigint NOT NULL,"
+    " noise bigint NOT NULL DEFAULT 0,"
+    " PRIMARY KEY (video_id, frame_idx, line_no));"
+    "CREATE TABLE cues ("
+    " video_id text COLLATE \"C\" NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " idx bigint NOT NULL, start_s double precision NOT NULL, end_s double precision NOT NULL,"
+    " text text NOT NULL,"
+    " PRIMARY KEY (video_id, idx));"
+    "CREATE TABLE words ("
+    " video_id text COLLATE \"C\" NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " cue_idx bigint NOT NULL, idx bigint NOT NULL, text text NOT NULL,"
+    " start_s double precision NOT NULL, end_s double precision NOT NULL,"
+    " conf double precision NOT NULL,"
+    " PRIMARY KEY (video_id, cue_idx, idx));"
+    "CREATE TABLE chunks ("
+    " video_id text COLLATE \"C\" NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " idx bigint NOT NULL, start_s double precision NOT NULL, end_s double precision NOT NULL,"
+    " text text NOT NULL, first_cue bigint NOT NULL, last_cue bigint NOT NULL,"
+    " PRIMARY KEY (video_id, idx));"
+    /* one row per searchable moment; tsv: its text as vidtheque's tokens (store_pg_tsv) */
+    "CREATE TABLE docs ("
+    " id bigserial PRIMARY KEY,"
+    " video_id text COLLATE \"C\" NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " source text COLLATE \"C\" NOT NULL, ref bigint NOT NULL,"
+    " start_s double precision NOT NULL, end_s double precision NOT NULL,"
+    " text text NOT NULL, meta text NOT NULL, tsv tsvector NOT NULL);"
+    "CREATE INDEX docs_by_video ON docs (video_id, source);"
+    "CREATE INDEX docs_tsv ON docs USING gin (tsv);"
+    "CREATE TABLE phonetic (term text COLLATE \"C\" PRIMARY KEY, key text COLLATE \"C\" NOT NULL);"
+    "CREATE INDEX phonetic_by_key ON phonetic (key);"
+    "CREATE TABLE fuzzy (del text COLLATE \"C\" NOT NULL, term text COLLATE \"C\" NOT NULL,"
+    " PRIMARY KEY (del, term));"
+    "CREATE TABLE lists ("
+    " id bigserial PRIMARY KEY, url text NOT NULL UNIQUE, kind text NOT NULL, title text,"
+    " max_entries bigint NOT NULL DEFAULT 0, stt_mode text NOT NULL DEFAULT 'auto',"
+    " keep_media bigint NOT NULL DEFAULT 1, added_at double precision NOT NULL,"
+    " checked_at double precision NOT NULL DEFAULT 0);"
+    "CREATE TABLE vectors ("
+    " id bigserial PRIMARY KEY,"
+    " video_id text COLLATE \"C\" NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " kind text COLLATE \"C\" NOT NULL, ref bigint NOT NULL,"
+    " start_s double precision NOT NULL, end_s double precision NOT NULL,"
+    " space text COLLATE \"C\" NOT NULL, dim bigint NOT NULL,"
+    " f32 bytea NOT NULL, i8 bytea NOT NULL, scale double precision NOT NULL);"
+    "CREATE INDEX vectors_by_video ON vectors (video_id);"
+    "CREATE INDEX vectors_by_space ON vectors (space, id);"
+    "CREATE TABLE reuse ("
+    " video_id text COLLATE \"C\" NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " other_id text COLLATE \"C\" NOT NULL REFERENCES videos(id) ON DELETE CASCADE,"
+    " start_s double precision NOT NULL, end_s double precision NOT NULL,"
+    " other_start_s double precision NOT NULL, other_end_s double precision NOT NULL,"
+    " similarity double precision NOT NULL, frames bigint NOT NULL);"
+    "CREATE INDEX reuse_by_video ON reuse (video_id, start_s);"
+    "CREATE INDEX reuse_by_other ON reuse (other_id);"
+    /* the index's sizes per video and source, for BM25 (store_search_pg.c) */
+    STORE_PG_SEARCH_DDL,
+
+    /* 8: the job queue (store_queue.c), as SQLite's migration 8 */
+    "ALTER TABLE stages ADD COLUMN lease_until double precision NOT NULL DEFAULT 0;"
+    "ALTER TABLE stages ADD COLUMN priority bigint NOT NULL DEFAULT 0;"
+    "ALTER TABLE stages ADD COLUMN queued_at double precision NOT NULL DEFAULT 0;"
+    "UPDATE stages SET queued_at = v.created_at FROM videos v WHERE v.id = stages.video_id;"
+    "CREATE INDEX stages_runnable ON stages (priority DESC, queued_at, video_id, ord)"
+    " WHERE state IN ('queued', 'running');"
+    "CREATE TABLE stage_deps (name text COLLATE \"C\" NOT NULL, dep text COLLATE \"C\" NOT NULL,"
+    " PRIMARY KEY (name, dep));",
+};
+
+_Static_assert(PG_FIRST_VERSION - 1 + VT_ARRAY_LEN(pg_migrations) == VT_STORE_SCHEMA_VERSION,
+               "one PostgreSQL migration per version from PG_FIRST_VERSION on");
+
+/* The database's schema version (0: none yet). */
+static int schema_version(struct vt_store *s, int *version)
+{
+    struct db_stmt *st;
+    /* pg_class itself, read with the statement's snapshot: to_regclass() answers from the
+     * backend's catalog cache, which may not yet have seen another process's migration */
+    int rc = store_prepare(s,
+                           "SELECT count(*) FROM pg_catalog.pg_class WHERE relname = 'vt_meta'"
+                           " AND relnamespace = CAST(current_schema() AS regnamespace)",
+                           &st),
+        exists = 0;
+
+    *version = 0;
+    if (rc)
+        return rc;
+    rc = db_step(st);
+    if (rc == DB_ROW)
+        exists = db_col_int(st, 0);
+    rc = rc == DB_ROW ? 0 : store_fail(s, "read the schema version");
+    store_finish(s, st);
+    if (rc || !exists)
+        return rc;
+    rc = store_prepare(s, "SELECT max(schema_version) FROM vt_meta", &st);
+    if (rc)
+        return rc;
+    rc = db_step(st);
+    if (rc == DB_ROW)
+        *version = db_col_int(st, 0);
+    rc = rc == DB_ROW ? 0 : store_fail(s, "read the schema version");
+    store_finish(s, st);
+    return rc;
+}
+
+static int too_new(struct vt_store *s, int version)
+{
+    snprintf(s->err, sizeof(s->err), "database: schema version %d is newer than this program (%d)",
+             version, VT_STORE_SCHEMA_VERSION);
+    return VT_ESTATE;
+}
+
+static int apply_migrations(struct vt_store *s, int version)
+{
+    char sql[96];
+    int rc;
+
+    for (int k = version ? version - PG_FIRST_VERSION + 1 : 0; k < (int)VT_ARRAY_LEN(pg_migrations);
+         k++) {
+        rc = store_exec(s, pg_migrations[k], "upgrade the schema");
+        if (rc)
+            return rc;
+    }
+    snprintf(sql, sizeof(sql), "UPDATE vt_meta SET schema_version = %d", VT_STORE_SCHEMA_VERSION);
+    return store_exec(s, sql, "upgrade the schema");
+}
+
+/*
+ * Bring the schema to this program's version: under the advisory lock, in one
+ * transaction (PostgreSQL's DDL is transactional: a migration killed half-way leaves
+ * the old schema whole). The version is read again once the lock is held: another
+ * process may have migrated while this one waited.
+ */
+static int migrate(struct vt_store *s)
+{
+    int version, rc = schema_version(s, &version);
+
+    if (rc)
+        return rc;
+    if (version > VT_STORE_SCHEMA_VERSION)
+        return too_new(s, version);
+    if (version == VT_STORE_SCHEMA_VERSION)
+        return 0;
+    if (version && version < PG_FIRST_VERSION) {
+        snprintf(s->err, sizeof(s->err), "database: schema version %d was never a PostgreSQL one",
+                 version);
+        return VT_ESTATE;
+    }
+    if (s->read_only) {
+        snprintf(s->err, sizeof(s->err),
+                 "database '%.300s' is read-only and needs an upgrade (schema version %d, this "
+                 "program %d): open it once with a role that may write",
+                 s->dir, version, VT_STORE_SCHEMA_VERSION);
+        return VT_ESTATE;
+    }
+    rc = vt_store_begin(s);
+    if (!rc)
+        rc = store_exec(s, "SELECT pg_advisory_xact_lock(" PG_MIGRATE_LOCK ")",
+                        "lock the schema for an upgrade");
+    if (!rc)
+        rc = schema_version(s, &version);
+    if (!rc && version > VT_STORE_SCHEMA_VERSION)
+        rc = too_new(s, version);
+    if (!rc && version < VT_STORE_SCHEMA_VERSION)
+        rc = apply_migrations(s, version);
+    if (rc) {
+        vt_store_rollback(s);
+        return rc;
+    }
+    return vt_store_commit(s);
+}
+
+/*
+ * Whether this connection may write: not a read-only session (the role's or the
+ * database's default_transaction_read_only, a standby), and the rights to create the
+ * schema (none yet) or to change the videos table.
+ */
+static int may_write(struct vt_store *s, int *yes)
+{
+    struct db_stmt *st;
+    int rc = store_prepare(
+        s,
+        "SELECT current_setting('transaction_read_only') = 'off' AND NOT pg_is_in_recovery()"
+        " AND CASE WHEN to_regclass('videos') IS NULL"
+        "  THEN coalesce(has_schema_privilege(current_schema(), 'CREATE'), false)"
+        "  ELSE has_table_privilege('videos', 'INSERT') AND has_table_privilege('videos', 'UPDATE')"
+        "   AND has_table_privilege('videos', 'DELETE') END",
+        &st);
+
+    *yes = 0;
+    if (rc)
+        return rc;
+    rc = db_step(st);
+    if (rc == DB_ROW)
+        *yes = db_col_int(st, 0);
+    rc = rc == DB_ROW ? 0 : store_fail(s, "look at the role's rights");
+    store_finish(s, st);
+    return rc;
+}
+
+int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, size_t errlen)
+{
+    struct vt_store *s = vt_xcalloc(1, sizeof(*s));
+    int rc, writable = 0;
+
+    *out = NULL;
+    s->ops = &db_pg_ops;
+    s->dir = vt_config_db_redact(url);
+    rc = db_pg_connect(url, &s->pg, s->err, sizeof(s->err));
+    if (rc) {
+        vt_err(err, errlen, rc, "'%s': %s", s->dir, s->err);
+        goto fail;
+    }
+    rc = may_write(s, &writable);
+    if (!rc && !writable) {
+        if (flags & VT_STORE_READ) {
+            s->read_only = 1;
+        } else {
+            snprintf(s->err, sizeof(s->err),
+                     "database is read-only (the role may not write, or its sessions are "
+                     "read-only)");
+            rc = VT_ESTATE;
+        }
+    }
+    if (!rc)
+        rc = migrate(s);
+    if (!rc && !s->read_only)
+        rc = vt_store_sync_stage_deps(s);
+    if (rc) {
+        vt_err(err, errlen, rc, "'%s': %s", s->dir, s->err);
+        goto fail;
+    }
+    *out = s;
+    return 0;
+fail:
+    vt_store_close(s);
+    return rc;
+}
+
+void store_pg_close(struct vt_store *s)
+{
+    store_pg_window_free(s);
+    db_pg_disconnect(s->pg);
+    s->pg = NULL;
+}
+
+static int start(struct vt_store *s, const char *sql, const char *what)
+{
+    int rc;
+
+    if (s->pg->in_tx) {
+        /* PostgreSQL would only warn and carry on in the open one: refuse, as SQLite does */
+        snprintf(s->err, sizeof(s->err), "database: %s: a transaction is already open", what);
+        return VT_ESTATE;
+    }
+    rc = store_exec(s, sql, what);
+    if (!rc) {
+        s->pg->in_tx = 1;
+        s->pg->tx_serial++;
+    }
+    return rc;
+}
+
+int store_pg_begin(struct vt_store *s)
+{
+    if (s->read_only) {
+        snprintf(s->err, sizeof(s->err), "library '%.400s' is read-only", s->dir);
+        return VT_ESTATE;
+    }
+    return start(s, "BEGIN", "start a write");
+}
+
+int store_pg_begin_read(struct vt_store *s)
+{
+    /* one snapshot for every statement of the read, as SQLite's read transaction gives */
+    int rc = start(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "start a read");
+
+    if (!rc)
+        s->pg->read_serial = s->pg->tx_serial;
+    return rc;
+}
+
+int store_pg_commit(struct vt_store *s)
+{
+    struct pg_conn *c = s->pg;
+    PGresult *r;
+    int rc = 0;
+
+    if (!c->in_tx) {
+        snprintf(s->err, sizeof(s->err), "database: commit: no transaction is open");
+        return VT_ESTATE;
+    }
+    if (c->lost) {
+        c->in_tx = 0;
+        snprintf(s->err, sizeof(s->err),
+                 "database unavailable: commit: the connection was lost, nothing was committed");
+        return VT_EUNAVAIL;
+    }
+    c->trips++;
+    /* one round trip for both; a NOTIFY that fails leaves COMMIT unrun (rolled back below) */
+    r = PQexec(c->conn, c->notify ? "NOTIFY vidtheque_jobs; COMMIT" : "COMMIT");
+    c->notify = 0;
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+        db_pg_record(c, r);
+        rc = store_fail(s, "commit");
+    } else if (strcmp(PQcmdStatus(r), "COMMIT")) {
+        /* COMMIT of a transaction that had failed rolls it back, without an error */
+        snprintf(s->err, sizeof(s->err),
+                 "database: commit: the transaction had failed and was rolled back");
+        rc = VT_EIO;
+    }
+    PQclear(r);
+    c->in_tx = 0;
+    s->commits++;
+    if (rc && PQstatus(c->conn) == CONNECTION_OK && PQtransactionStatus(c->conn) != PQTRANS_IDLE)
+        PQclear(PQexec(c->conn, "ROLLBACK"));
+    return rc;
+}
+
+void store_pg_rollback(struct vt_store *s)
+{
+    struct pg_conn *c = s->pg;
+
+    if (c->in_tx && !c->lost && PQstatus(c->conn) == CONNECTION_OK) {
+        c->trips++;
+        PQclear(PQexec(c->conn, "ROLLBACK"));
+    }
+    c->in_tx = 0;
+    c->notify = 0;
+}
+
+/*
+ * The server's current snapshot ("xmin:xmax:xip,...") moves whenever any transaction
+ * that wrote ends (commit or abort): xmax is one past the latest completed one, and the
+ * list holds those still running below it, so a commit either raises xmax or leaves the
+ * list. Its hash, with this handle's own commits below it as on SQLite, changes
+ * whenever anything may have changed; one round trip, no table read.
+ */
+long long store_pg_version(struct vt_store *s)
+{
+    struct db_stmt *st;
+    long long v = -1;
+
+    if (store_prepare(s, "SELECT CAST(pg_current_snapshot() AS text)", &st))
+        return -1;
+    if (db_step(st) == DB_ROW && db_col_text(st, 0)) {
+        const char *t = db_col_text(st, 0);
+        uint64_t h = vt_fnv1a64(VT_FNV64_INIT, t, strlen(t));
+
+        v = (long long)((h & 0xffffffffffULL) << 23) + (long long)(s->commits & 0x7fffff);
+    }
+    store_finish(s, st);
+    return v;
+}
+
+/*
+ * The server answers, and with amcheck installed in the database every B-tree index of
+ * the schema is verified (bt_index_check: a lock that does not block writers). Without
+ * it *ok is 1 and the message says what was not checked.
+ */
+int store_pg_check(struct vt_store *s, int *ok)
+{
+    struct db_stmt *st;
+    int rc = store_prepare(s, "SELECT count(*) FROM pg_extension WHERE extname = 'amcheck'", &st),
+        amcheck = 0;
+
+    *ok = 0;
+    s->err[0] = '\0';
+    if (rc)
+        return rc;
+    rc = db_step(st);
+    if (rc == DB_ROW)
+        amcheck = db_col_int(st, 0) > 0;
+    rc = rc == DB_ROW ? 0 : store_fail(s, "check the database");
+    store_finish(s, st);
+    if (rc)
+        return rc;
+    if (!amcheck) {
+        *ok = 1;
+        snprintf(s->err, sizeof(s->err),
+                 "database: PostgreSQL answers; its indexes were not checked (install the "
+                 "amcheck extension in the database to check them)");
+        return 0;
+    }
+    rc = store_prepare(s,
+                       "SELECT count(bt_index_check(i.indexrelid)) FROM pg_index i"
+                       " JOIN pg_class c ON c.oid = i.indexrelid"
+                       " JOIN pg_am a ON a.oid = c.relam"
+                       " WHERE a.amname = 'btree' AND c.relnamespace = CAST(current_schema() AS"
+                       " regnamespace)",
+                       &st);
+    if (rc)
+        return rc;
+    rc = db_step(st);
+    if (rc == DB_ROW) {
+        *ok = 1;
+        rc = 0;
+    } else if (!strcmp(s->pg->state, "XX002")) {
+        store_fail(s, "integrity check failed"); /* index_corrupted: the answer, not a failure */
+        rc = 0;
+    } else {
+        rc = store_fail(s, "check the database");
+    }
+    store_finish(s, st);
+    return rc;
+}
+
+/*
+ * store_notify_work on PostgreSQL. Inside a transaction the NOTIFY is only remembered and
+ * sent with the COMMIT, in the same round trip (the server delivers a notification at
+ * commit either way, and sends one for any number of identical ones); outside, at once.
+ */
+int store_pg_notify_work(struct vt_store *s)
+{
+    if (s->pg->in_tx) {
+        s->pg->notify = 1;
+        return 0;
+    }
+    return store_exec(s, "NOTIFY vidtheque_jobs", "wake workers");
+}
+
+/*
+ * The queue's wait (store_queue.c, vt_store_wait_work): LISTEN vidtheque_jobs once per
+ * session, then wait on the connection's socket for a notification (sent by NOTIFY at
+ * the commit that queued or settled a stage) up to timeout_s. A notification that came
+ * in while other statements ran is already queued in libpq: it returns at once. A
+ * worker never waits inside a transaction, where none would be delivered.
+ */
+int store_pg_wait_work(struct vt_store *s, double timeout_s)
+{
+    struct pg_conn *c = s->pg;
+    struct pollfd p;
+    PGnotify *n;
+    int rc = db_pg_ready(c), got = 0;
+
+    if (rc)
+        return store_fail(s, "wait for work");
+    if (c->listen_gen != c->gen + 1) {
+        rc = store_exec(s, "LISTEN vidtheque_jobs", "listen for work");
+        if (rc)
+            return rc;
+        c->listen_gen = c->gen + 1;
+    }
+    while ((n = PQnotifies(c->conn))) {
+        PQfreemem(n);
+        got = 1;
+    }
+    if (got)
+        return 1;
+    p = (struct pollfd){PQsocket(c->conn), POLLIN, 0};
+    if (poll(&p, 1, (int)(timeout_s * 1000)) > 0 && !PQconsumeInput(c->conn)) {
+        c->lost = 1; /* the next statement reconnects, or says the server is away */
+        return 0;
+    }
+    while ((n = PQnotifies(c->conn))) {
+        PQfreemem(n);
+        got = 1;
+    }
+    return got;
+}

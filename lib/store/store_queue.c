@@ -1,0 +1,384 @@
+/*
+ * The job queue (see store.h and docs/ARCHITECTURE.md, "Job queue"): the stage rows
+ * are the jobs, and these verbs pick the next runnable one, extend or give back a
+ * lease, and say what the queue holds. The claim itself, the run and the fenced
+ * finish are the pipeline's (pipeline.c) through vt_store_stage_claim and
+ * vt_store_stage_finish, the same on every path that runs a stage. The SQL is written
+ * once for both backends; what differs (row locks, LISTEN/NOTIFY) is chosen with s->pg.
+ */
+#include "store/store_int.h"
+#include "base/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The stage names a query takes: one parameter per stage of the table, unused ones
+ * NULL (which equals nothing), so that the SQL text is one and is prepared once. */
+#define NAME_SLOTS 8
+_Static_assert(VT_STAGE_COUNT <= NAME_SLOTS, "one name parameter per stage");
+#define NAME_PARAMS "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8"
+
+/* The stages that stage s reads have all settled. */
+#define INPUTS_SETTLED                                                                             \
+    "NOT EXISTS (SELECT 1 FROM stage_deps d JOIN stages o ON o.video_id = s.video_id"              \
+    " AND o.name = d.dep WHERE d.name = s.name"                                                    \
+    " AND o.state NOT IN ('done', 'skipped', 'failed'))"
+
+/* Queued and due, or running under a lease that expired (its holder is presumed dead);
+ * a running stage without a lease (lease_until 0) belongs to an in-process run on
+ * SQLite, whose liveness only its own machine can tell (the owner's lock file:
+ * vt_resume). The first term is the partial index stages_runnable's: it gives the rows
+ * in the claim's order, so the next one is the first that passes, not a sort of every
+ * queued row. */
+#define RUNNABLE_AT(now)                                                                           \
+    "s.state IN ('queued', 'running') AND (s.state = 'queued' OR (s.state = 'running'"             \
+    " AND s.lease_until > 0 AND s.lease_until < " now ")) AND s.retry_at <= " now                  \
+    " AND " INPUTS_SETTLED
+
+#define NEXT_SQL                                                                                   \
+    "SELECT s.video_id, s.name FROM stages s WHERE s.name IN (" NAME_PARAMS                        \
+    ") AND " RUNNABLE_AT("?9") " ORDER BY s.priority DESC, s.queued_at, s.video_id, s.ord LIMIT 1"
+
+/*
+ * PostgreSQL: the pick must walk stages_runnable in its order and stop at the first
+ * runnable row, however many rows are queued. The planner does so only when its
+ * statistics say the queue is long; while they are stale (a table not yet analyzed, a
+ * burst of new videos since autovacuum last looked) it reads every queued row, tests
+ * each one's inputs and sorts them: 5 ms a pick at 2,000 queued stages, growing with the
+ * queue (bench/queue_bench.sh). So the pick is planned with sorting disabled, which
+ * leaves the index walk as the only cheap plan, once (a generic plan, kept by the
+ * prepared statement; re-planned after an ANALYZE), and the settings are restored for
+ * the rest of the transaction (a sort disabled elsewhere only adds cost, and enough of
+ * it to have the query compiled by JIT).
+ */
+#define PICK_PLAN_SET   "SET LOCAL enable_sort = off; SET LOCAL plan_cache_mode = force_generic_plan"
+#define PICK_PLAN_RESET "RESET enable_sort; RESET plan_cache_mode"
+
+int vt_store_queue_next(struct vt_store *s, unsigned stages, double now, char id[65],
+                        char stage[32], int *found)
+{
+    /* PostgreSQL: rows another worker's claim holds are passed over, not waited for */
+    static const char *const sql[2] = {NEXT_SQL, NEXT_SQL " FOR UPDATE OF s SKIP LOCKED"};
+    struct db_stmt *st;
+    int rc, slot = 1;
+
+    *found = 0;
+    if (s->pg) {
+        rc = store_exec(s, PICK_PLAN_SET, "plan the pick");
+        if (rc)
+            return rc;
+    }
+    rc = store_prepare(s, sql[s->pg != NULL], &st);
+    if (rc)
+        return rc;
+    for (int k = 0; k < VT_STAGE_COUNT; k++)
+        if (stages & (1u << k))
+            store_bind_text(st, slot++, vt_stages[k].name);
+    for (; slot <= NAME_SLOTS; slot++)
+        db_bind_null(st, slot);
+    db_bind_double(st, 9, now);
+    rc = db_step(st);
+    if (rc == DB_ROW) {
+        snprintf(id, 65, "%s", db_col_text(st, 0));
+        snprintf(stage, 32, "%s", db_col_text(st, 1));
+        *found = 1;
+        rc = 0;
+    } else {
+        rc = rc == DB_DONE ? 0 : store_fail(s, "pick a queued stage");
+    }
+    store_finish(s, st);
+    if (!rc && s->pg)
+        rc = store_exec(s, PICK_PLAN_RESET, "plan the pick");
+    return rc;
+}
+
+/* Run a lease UPDATE whose parameters 1-4 are id, stage, owner, attempts: HELD when it
+ * changed the row, else LOST. */
+static int lease_update(struct vt_store *s, const char *sql, const char *id, const char *stage,
+                        const char *owner, int attempts, double lease_until, enum vt_lease *res)
+{
+    struct db_stmt *st;
+    int rc = store_prepare(s, sql, &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    store_bind_text(st, 2, stage);
+    store_bind_text(st, 3, owner);
+    db_bind_int(st, 4, attempts);
+    if (lease_until > 0)
+        db_bind_double(st, 5, lease_until);
+    rc = store_step_done(s, st, "update a lease");
+    if (!rc)
+        *res = s->ops->changes(s) > 0 ? VT_LEASE_HELD : VT_LEASE_LOST;
+    return rc;
+}
+
+int vt_store_stage_heartbeat(struct vt_store *s, const char *id, const char *stage,
+                             const char *owner, int attempts, double lease_until,
+                             enum vt_lease *res)
+{
+    return lease_update(s,
+                        "UPDATE stages SET lease_until = ?5 WHERE video_id = ?1 AND name = ?2"
+                        " AND state = 'running' AND owner = ?3 AND attempts = ?4",
+                        id, stage, owner, attempts, lease_until > 0 ? lease_until : 1, res);
+}
+
+int vt_store_stage_give_back(struct vt_store *s, const char *id, const char *stage,
+                             const char *owner, int attempts, enum vt_lease *res)
+{
+    int rc = lease_update(s,
+                          "UPDATE stages SET state = 'queued', owner = NULL, lease_until = 0,"
+                          " attempts = attempts - 1, retry_at = 0 WHERE video_id = ?1"
+                          " AND name = ?2 AND state = 'running' AND owner = ?3 AND attempts = ?4",
+                          id, stage, owner, attempts, 0, res);
+
+    /* the stage is runnable again: another worker may take it at once */
+    if (!rc && *res == VT_LEASE_HELD)
+        rc = store_notify_work(s);
+    return rc;
+}
+
+int vt_store_video_lock(struct vt_store *s, const char *id)
+{
+    struct db_stmt *st;
+    int rc;
+
+    if (!s->pg)
+        return 0;
+    rc = store_prepare(s, "SELECT id FROM videos WHERE id = ? FOR UPDATE", &st);
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    rc = db_step(st);
+    rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "lock video");
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_video_priority(struct vt_store *s, const char *id, int priority)
+{
+    struct db_stmt *st;
+    int rc = store_prepare(s, "UPDATE stages SET priority = ? WHERE video_id = ?", &st);
+
+    if (rc)
+        return rc;
+    db_bind_int(st, 1, priority);
+    store_bind_text(st, 2, id);
+    return store_step_done(s, st, "set a video's priority");
+}
+
+const char *vt_store_backend(const struct vt_store *s)
+{
+    return s->ops->name;
+}
+
+int store_notify_work(struct vt_store *s)
+{
+    return s->pg && store_pg_notify_work ? store_pg_notify_work(s) : 0;
+}
+
+/* SQLite: a commit by any connection moves PRAGMA data_version; poll it. */
+static int sqlite_wait_work(struct vt_store *s, double timeout_s)
+{
+    long long v0 = vt_store_version(s);
+    double end = vt_monotonic_s() + timeout_s;
+
+    if (v0 < 0)
+        return store_fail(s, "wait for work");
+    while (vt_monotonic_s() < end) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        long long v;
+
+        nanosleep(&ts, NULL);
+        v = vt_store_version(s);
+        if (v < 0)
+            return store_fail(s, "wait for work");
+        if (v != v0)
+            return 1;
+    }
+    return 0;
+}
+
+int vt_store_wait_work(struct vt_store *s, double timeout_s)
+{
+    if (timeout_s <= 0)
+        return 0;
+    if (s->pg && store_pg_wait_work)
+        return store_pg_wait_work(s, timeout_s);
+    if (s->pg) {
+        /* no LISTEN here: poll, at most a fifth of a second late */
+        struct timespec ts = {0, (long)(1e9 * (timeout_s < 0.2 ? timeout_s : 0.2))};
+
+        nanosleep(&ts, NULL);
+        return 0;
+    }
+    return sqlite_wait_work(s, timeout_s);
+}
+
+/* ---- the stage table's dependencies, as rows ---- */
+
+static int deps_row(void *user, struct db_stmt *st)
+{
+    struct vt_sb *sb = user;
+
+    vt_sb_addf(sb, "\n%s\t%s", db_col_text(st, 0), db_col_text(st, 1));
+    return 0;
+}
+
+/* Whether stage_deps holds exactly the table's pairs (as a set: the order of rows
+ * depends on the backend's collation). */
+static int deps_current(struct vt_store *s, int *same)
+{
+    struct vt_sb have = {0};
+    int rc = store_rows(s, "SELECT name, dep FROM stage_deps", "read stage_deps", deps_row, &have,
+                        ""),
+        n = 0;
+
+    *same = 0;
+    if (rc)
+        goto out;
+    vt_sb_addc(&have, '\n');
+    *same = 1;
+    for (int k = 0; k < VT_STAGE_COUNT; k++) {
+        unsigned in = vt_stages[k].deps | vt_stages[k].after;
+
+        for (int d = 0; d < VT_STAGE_COUNT; d++) {
+            char pair[80];
+
+            if (!(in & (1u << d)))
+                continue;
+            n++;
+            snprintf(pair, sizeof(pair), "\n%s\t%s\n", vt_stages[k].name, vt_stages[d].name);
+            if (!strstr(have.buf, pair))
+                *same = 0;
+        }
+    }
+    for (size_t i = 0; i < have.len; i++)
+        n -= have.buf[i] == '\t';
+    if (n)
+        *same = 0;
+out:
+    vt_sb_release(&have);
+    return rc;
+}
+
+int vt_store_sync_stage_deps(struct vt_store *s)
+{
+    struct db_stmt *st;
+    int same, rc = deps_current(s, &same);
+
+    if (rc || same)
+        return rc;
+    rc = vt_store_begin(s);
+    /* PostgreSQL: workers starting together rewrite it one at a time, and only the
+     * first finds it different (SQLite's write lock, taken by begin, does the same) */
+    if (!rc && s->pg)
+        rc = store_exec(s, "SELECT pg_advisory_xact_lock(8532461420160577910)", "lock stage_deps");
+    if (!rc)
+        rc = deps_current(s, &same);
+    if (!rc && same) {
+        vt_store_rollback(s);
+        return 0;
+    }
+    if (!rc)
+        rc = store_exec(s, "DELETE FROM stage_deps", "write stage_deps");
+    for (int k = 0; k < VT_STAGE_COUNT && !rc; k++) {
+        unsigned in = vt_stages[k].deps | vt_stages[k].after;
+
+        for (int d = 0; d < VT_STAGE_COUNT && !rc; d++) {
+            if (!(in & (1u << d)))
+                continue;
+            rc = store_prepare(s, "INSERT INTO stage_deps (name, dep) VALUES (?, ?)", &st);
+            if (rc)
+                break;
+            store_bind_text(st, 1, vt_stages[k].name);
+            store_bind_text(st, 2, vt_stages[d].name);
+            rc = store_step_done(s, st, "write stage_deps");
+        }
+    }
+    if (!rc)
+        return vt_store_commit(s);
+    vt_store_rollback(s);
+    return rc;
+}
+
+/* ---- what `vidtheque jobs` shows ---- */
+
+static void read_count(struct db_stmt *st, void *item)
+{
+    struct vt_queue_count *c = item;
+
+    snprintf(c->stage, sizeof(c->stage), "%s", db_col_text(st, 0));
+    if (vt_state_parse(db_col_text(st, 1), &c->state))
+        c->state = VT_STATE_QUEUED;
+    c->n = db_col_int64(st, 2);
+    c->runnable = db_col_int64(st, 3);
+}
+
+/* In the stage table's order, then the states'. */
+static int count_cmp(const void *a, const void *b)
+{
+    const struct vt_queue_count *x = a, *y = b;
+    int kx = vt_stage_find(x->stage), ky = vt_stage_find(y->stage);
+
+    if (kx != ky)
+        return (kx < 0 ? VT_STAGE_COUNT : kx) - (ky < 0 ? VT_STAGE_COUNT : ky);
+    return (int)x->state - (int)y->state;
+}
+
+int vt_store_queue_counts(struct vt_store *s, double now, struct vt_queue_count **out, size_t *n)
+{
+    int rc = store_read_array(s,
+                              "SELECT s.name, s.state, count(*), sum(CASE WHEN s.state = 'queued'"
+                              " AND s.retry_at <= ?1 AND " INPUTS_SETTLED
+                              " THEN 1 ELSE 0 END) FROM stages s GROUP BY s.name, s.state",
+                              "count the queue", sizeof(**out), read_count, NULL, (void **)out, n,
+                              "d", now);
+
+    if (!rc && *n)
+        qsort(*out, *n, sizeof(**out), count_cmp);
+    return rc;
+}
+
+static void read_job(struct db_stmt *st, void *item)
+{
+    struct vt_queue_job *j = item;
+
+    snprintf(j->video_id, sizeof(j->video_id), "%s", db_col_text(st, 0));
+    snprintf(j->stage, sizeof(j->stage), "%s", db_col_text(st, 1));
+    j->owner = store_col_dup(st, 2);
+    j->error = store_col_dup(st, 3);
+    j->attempts = db_col_int(st, 4);
+    j->started_at = db_col_double(st, 5);
+    j->lease_until = db_col_double(st, 6);
+}
+
+static void release_job(void *item)
+{
+    struct vt_queue_job *j = item;
+
+    free(j->owner);
+    free(j->error);
+}
+
+int vt_store_queue_jobs(struct vt_store *s, int failed, struct vt_queue_job **out, size_t *n)
+{
+    static const char *const sql[2] = {
+        "SELECT video_id, name, owner, error, attempts, started_at, lease_until FROM stages"
+        " WHERE state = 'running' ORDER BY started_at, video_id, name",
+        "SELECT video_id, name, owner, error, attempts, started_at, lease_until FROM stages"
+        " WHERE state = 'failed' ORDER BY started_at DESC, video_id, name"};
+
+    return store_read_array(s, sql[failed != 0], "list jobs", sizeof(**out), read_job, release_job,
+                            (void **)out, n, "");
+}
+
+void vt_queue_jobs_free(struct vt_queue_job *j, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        release_job(&j[i]);
+    free(j);
+}

@@ -1,0 +1,805 @@
+/*
+ * The ocr stage: Tesseract (through its C API) over the kept keyframe images. vt_ocr_new
+ * creates one TessBaseAPI engine per worker thread, each initialised once with the language
+ * and reused for every frame; vt_ocr_run hands frames to the workers of the pool (workpool.c)
+ * and reports progress from the calling thread only. Tesseract's output is treated as
+ * untrusted: every line is checked to be UTF-8 before it leaves this file.
+ *
+ * Small type: Tesseract reads best at an x-height of 20-30 px, and a 12-16 px caption or
+ * footnote at 720p (an x-height of 6-9 px) is often misread or lost at the page's own scale.
+ * After the page is read, thin strokes outside the lines read are looked for (a footnote under
+ * large type is often not even taken for text) and make candidate lines; pieces of one small
+ * line are merged; then every small line (box at most OCR_SMALL_LINE_H tall) that is a
+ * candidate, was merged or is not trusted (read below OCR_SMALL_TRUST, or with a word not in
+ * the dictionary) is cropped from the frame in grey, scaled up so that its box is about
+ * OCR_SMALL_TARGET_H tall and read again as one line. The better reading stays in the line's
+ * place, so nothing is read twice. Then each line is judged text or noise (ocr_noise.h).
+ * Dark frames are inverted first (OCR_DARK_MEAN), so that type is mostly dark on light.
+ *
+ * Threads: libtesseract links libgomp and its LSTM code opens OpenMP parallel regions inside
+ * every recognition. With one engine per core that only adds contention, so OpenMP must be
+ * limited to one thread. libgomp reads OMP_THREAD_LIMIT once, when the process loads it, so
+ * setting the variable from here would be too late: the command line re-executes itself with
+ * OMP_THREAD_LIMIT=1 instead. Without it this file still works, only more slowly, and says
+ * nothing about it.
+ */
+#include "visual/ocr.h"
+
+#include "visual/ocr_noise.h"
+#include "base/util.h"
+#include "base/workpool.h"
+
+#include <leptonica/allheaders.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tesseract/capi.h>
+#include <unistd.h>
+
+/* More engines than this would only cost memory (tens of MB each). */
+#define OCR_MAX_THREADS 256
+/*
+ * Images larger than this are refused before decoding: keyframes are at most 4096x4096
+ * and a hostile header must not make us allocate gigabytes.
+ */
+#define OCR_MAX_SIDE   16384
+#define OCR_MAX_PIXELS (4096L * 4096L * 2L)
+/*
+ * The small-text pass (chosen on tests/fixtures/gen_small_text.sh, bench/ocr_small_bench.sh):
+ * a line box this short or shorter holds type of about 20 px or less; it is scaled towards
+ * OCR_SMALL_TARGET_H, by at most OCR_SMALL_MAX_SCALE, with OCR_SMALL_PAD of its height
+ * around it (so that no stroke is cut, and little of a neighbouring line comes in).
+ */
+#define OCR_SMALL_LINE_H    28
+#define OCR_SMALL_TARGET_H  48.0f
+#define OCR_SMALL_MAX_SCALE 4.0f
+#define OCR_SMALL_PAD       0.3f
+/*
+ * Pieces of one small line (Tesseract splits some at a misread letter, and a candidate
+ * may hold a word it left out) are merged when their rows overlap by half the shorter
+ * height and the gap is at most OCR_SMALL_GAP heights; the merged line's new reading is
+ * taken from OCR_SMALL_MERGED_CONF up, even below the pieces' own confidence.
+ */
+#define OCR_SMALL_GAP 1.5f
+/*
+ * A small line the first pass read at OCR_SMALL_TRUST or more, every letter of it in
+ * dictionary words or numbers, is not read again (without a dictionary: from
+ * OCR_SMALL_TRUST_NODICT). On the fixtures (gen_small_text.sh seeds 1-4) every misread small
+ * line of the first pass is either below 0.80 or holds a word not in the dictionary
+ * ("expor", "Porton" at 0.90); a line read whole from 0.85 with dictionary words only was
+ * read the same again, at 40-75 ms for nothing.
+ */
+#define OCR_SMALL_TRUST        0.85
+#define OCR_SMALL_TRUST_NODICT 0.95
+#define OCR_SMALL_MERGED_CONF  0.60
+/*
+ * Small text the page's layout analysis did not see at all (a footnote under large type is
+ * taken for specks): strokes thinner than OCR_FIND_STROKE px that differ from their
+ * surroundings by OCR_FIND_CONTRAST grey levels, outside the lines already read, joined
+ * horizontally over OCR_FIND_JOIN px, make candidate lines of a text-like shape. More than
+ * OCR_FIND_MAX candidates means a picture, not a slide: none are read.
+ */
+#define OCR_FIND_STROKE   9
+#define OCR_FIND_CONTRAST 48
+#define OCR_FIND_JOIN     9
+#define OCR_FIND_MIN_H    6
+#define OCR_FIND_MAX      24
+/*
+ * A candidate is the stroke finder's guess, not a line of Tesseract's layout, and a
+ * picture is full of strokes: its reading is text only from this confidence (the noise
+ * floor's sure text), else it is kept as noise. On the fixtures (gen_small_text.sh seeds
+ * 1-4, t1410's video) the candidates of slides read at 0.88-0.97, those of photo-like
+ * frames at most 0.81 ("aa"; a sparrow's feathers gave "all" at 0.45, which its 3-letter
+ * word made text under the noise floor alone).
+ */
+#define OCR_SMALL_CANDIDATE_CONF 0.85
+/*
+ * Dark frames are inverted (OCR_DARK_MEAN), so type is mostly dark on light: light strokes
+ * are looked for too (a second top-hat, 14 ms of the pass's 25 at 720p) only when more
+ * than this share of Tesseract's binary image is dark, i.e. when there are dark areas that
+ * could hold light type. The fixtures' slides: at most 0.08; photo-like frames 0.06-0.49.
+ */
+#define OCR_FIND_DARK_SHARE 0.15
+/*
+ * Textures (bench/ocr_small_bench.sh, one thread): Tesseract's page layout costs 0.1-0.5 s
+ * on a slide or a photo but 17-24 s on a texture of fine specks (the rule 110 cellular
+ * automaton of the fixtures: its column finder is superlinear in the blobs it does not take
+ * for an image), for two lines of garbage. A speck is a component of Tesseract's own binary
+ * image (computed once, and used by Recognize as well) at most OCR_SPECK_SIDE px each way.
+ * Type makes few (a page filled with 12 px type: 430 per megapixel; the slides: at most 190),
+ * noisy frames 2,500-8,700 (Tesseract is quick on them), the automaton 75,000, a Game of Life
+ * board at 1280x720 32,000. From OCR_TEXTURE_SPECKS per megapixel the frame is read in grey
+ * with everything within OCR_TEXTURE_REACH px of a speck made white: what is left is what
+ * stands on a plain ground, a caption box for instance. The automaton then costs 0.15-0.2 s
+ * and gives no line; a caption in a box on it is read whole ("Harvest yield by region" at
+ * 0.96, where the full layout read it in three pieces in 20 s); letters drawn on the texture
+ * itself go with it (the full layout did not read them either). No small-text pass there:
+ * the edge of the white area is all strokes.
+ */
+#define OCR_SPECK_SIDE     3
+#define OCR_TEXTURE_SPECKS 20000
+#define OCR_TEXTURE_REACH  7
+/*
+ * A frame whose mean grey is below this (light type on a dark ground) is inverted before
+ * it is read. Tesseract 5 reads a line it reads poorly a second time inverted, so on a dark
+ * slide every line cost two recognitions: the fixtures' dark slides read the same text
+ * inverted at 0.62-0.76 of the time (bench/ocr_small_bench.sh), and the lines the small-text
+ * pass reads again are dark on light too.
+ */
+#define OCR_DARK_MEAN 128
+/* The word list of the noise floor for English (PocketSphinx's pronouncing dictionary). */
+#define OCR_DICT_EN "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
+
+struct vt_ocr {
+    TessBaseAPI **engines;
+    int n_engines;
+    char *model;
+    struct vt_ocr_dict *dict; /* NULL: the noise floor uses character classes */
+    int small_text;
+};
+
+/* What the workers of one vt_ocr_run call share; each frame has its own page. */
+struct ocr_job {
+    struct vt_ocr *ocr;
+    const char *const *paths;
+    struct vt_ocr_page *pages;
+};
+
+static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
+
+/*
+ * Leptonica writes its errors (e.g. for a corrupt JPEG) to stderr; we report through err
+ * instead. Its severity is a process-wide setting, so it is set once.
+ */
+static void quiet_leptonica(void)
+{
+    setMsgSeverity(L_SEVERITY_NONE);
+}
+
+/* Language names as Tesseract takes them: "eng", "chi_sim", "eng+fra". No paths. */
+static int lang_valid(const char *lang)
+{
+    size_t n = 0;
+
+    if (!lang)
+        return 0;
+    for (; lang[n]; n++) {
+        char c = lang[n];
+
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '+'))
+            return 0;
+        if (n >= 64)
+            return 0;
+    }
+    return n > 0;
+}
+
+struct vt_ocr *vt_ocr_new(int nthreads, const char *lang, char *err, size_t errlen)
+{
+    struct vt_ocr *ocr = NULL;
+    int ok = 0;
+
+    if (!lang_valid(lang)) {
+        vt_err(err, errlen, VT_EINVAL, "'%s': bad ocr language", lang ? lang : "(null)");
+        goto out;
+    }
+    if (nthreads < 0 || nthreads > OCR_MAX_THREADS) {
+        vt_err(err, errlen, VT_EINVAL, "'%d': bad ocr thread count", nthreads);
+        goto out;
+    }
+    if (nthreads == 0) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+        nthreads = ncpu < 1 ? 1 : ncpu > OCR_MAX_THREADS ? OCR_MAX_THREADS : (int)ncpu;
+    }
+    pthread_once(&quiet_once, quiet_leptonica);
+
+    ocr = vt_xcalloc(1, sizeof(*ocr));
+    ocr->engines = vt_xcalloc((size_t)nthreads, sizeof(*ocr->engines));
+    /* Engines are initialised one after the other: Init touches global parameters. */
+    for (int i = 0; i < nthreads; i++) {
+        TessBaseAPI *api = TessBaseAPICreate();
+
+        if (!api) {
+            vt_err(err, errlen, VT_EIO, "cannot create tesseract engine");
+            goto out;
+        }
+        ocr->engines[ocr->n_engines++] = api;
+        /*
+         * Tesseract's chatter ("Estimating resolution as ...", "Empty page!!", data file
+         * errors) goes through tprintf to this file. The variable is global to the
+         * process, and it is set before Init so that a failing Init is quiet too.
+         */
+        TessBaseAPISetVariable(api, "debug_file", "/dev/null");
+        /* NULL datapath: $TESSDATA_PREFIX if set, else the compiled-in tessdata. */
+        if (TessBaseAPIInit3(api, NULL, lang)) {
+            vt_err(err, errlen, VT_ENOTFOUND,
+                   "'%s': cannot load tesseract language data (install its tesseract-ocr-* "
+                   "package or set TESSDATA_PREFIX)",
+                   lang);
+            goto out;
+        }
+        /* The tesseract command's default: page layout analysis, no orientation detection. */
+        TessBaseAPISetPageSegMode(api, PSM_AUTO);
+    }
+    /*
+     * tprintf opens debug_file on its first call, with no lock: make that first call here,
+     * on one thread, rather than in two workers at once (a race and a leaked FILE). With no
+     * image set, Recognize only prints "Please call SetImage..." (into /dev/null) and fails.
+     */
+    TessBaseAPIRecognize(ocr->engines[0], NULL);
+    ocr->model = vt_xasprintf("tesseract %s %s", TessVersion(), lang);
+    ocr->small_text = 1;
+    /* English alone or first: its dictionary; otherwise (or if it is missing) no dictionary. */
+    if (!strcmp(lang, "eng") || !strncmp(lang, "eng+", 4))
+        ocr->dict = vt_ocr_dict_load(OCR_DICT_EN, NULL, 0);
+    ok = 1;
+out:
+    if (!ok) {
+        vt_ocr_free(ocr);
+        ocr = NULL;
+    }
+    return ocr;
+}
+
+const char *vt_ocr_model(const struct vt_ocr *ocr)
+{
+    return ocr->model;
+}
+
+void vt_ocr_set_small_text(struct vt_ocr *ocr, int on)
+{
+    ocr->small_text = on;
+}
+
+void vt_ocr_free(struct vt_ocr *ocr)
+{
+    if (!ocr)
+        return;
+    for (int i = 0; i < ocr->n_engines; i++) {
+        TessBaseAPIEnd(ocr->engines[i]);
+        TessBaseAPIDelete(ocr->engines[i]);
+    }
+    free(ocr->engines);
+    free(ocr->model);
+    vt_ocr_dict_free(ocr->dict);
+    free(ocr);
+}
+
+void vt_ocr_page_release(struct vt_ocr_page *page)
+{
+    if (!page)
+        return;
+    for (size_t i = 0; i < page->n_lines; i++)
+        free(page->lines[i].text);
+    free(page->lines);
+    page->lines = NULL;
+    page->n_lines = 0;
+}
+
+/*
+ * A line as it may be stored: invalid UTF-8 bytes become '?', control characters become
+ * spaces (a line is one line), and leading and trailing white space is cut. NULL when
+ * nothing is left; otherwise caller frees.
+ */
+static char *clean_line(const char *text)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    struct vt_sb sb = {0};
+    size_t start = 0;
+    char *line = NULL;
+
+    while (*s) {
+        /* the decoder stops at the terminator */
+        size_t n = vt_utf8_decode((const char *)s, 4, NULL);
+
+        if (n == 0)
+            vt_sb_addc(&sb, '?');
+        else if (n == 1 && (*s < 0x20 || *s == 0x7f))
+            vt_sb_addc(&sb, ' ');
+        else
+            vt_sb_add(&sb, (const char *)s, n);
+        s += n ? n : 1;
+    }
+    while (sb.len > 0 && sb.buf[sb.len - 1] == ' ')
+        sb.buf[--sb.len] = '\0';
+    while (start < sb.len && sb.buf[start] == ' ')
+        start++;
+    if (start < sb.len)
+        line = vt_xstrdup(sb.buf + start);
+    vt_sb_release(&sb);
+    return line;
+}
+
+/*
+ * Append the lines of what api recognised last to lines[0..*n_lines-1] (capacity *cap; the
+ * caller frees the texts and the array): all of them, or with all unset only the first.
+ */
+static void read_lines(TessBaseAPI *api, int all, struct vt_ocr_line **lines, size_t *n_lines,
+                       size_t *cap)
+{
+    TessResultIterator *it = TessBaseAPIGetIterator(api);
+
+    /* No iterator means no text at all. */
+    if (!it)
+        return;
+    do {
+        const TessPageIterator *pit = TessResultIteratorGetPageIteratorConst(it);
+        char *raw = TessResultIteratorGetUTF8Text(it, RIL_TEXTLINE);
+        char *text = raw ? clean_line(raw) : NULL;
+        struct vt_ocr_line *l;
+        int x0, y0, x1, y1;
+        double conf;
+
+        if (raw)
+            TessDeleteText(raw);
+        if (!text)
+            continue;
+        if (!TessPageIteratorBoundingBox(pit, RIL_TEXTLINE, &x0, &y0, &x1, &y1))
+            x0 = y0 = x1 = y1 = 0;
+        conf = TessResultIteratorConfidence(it, RIL_TEXTLINE) / 100.0;
+        vt_grow((void **)lines, cap, *n_lines + 1, sizeof(**lines));
+        l = &(*lines)[(*n_lines)++];
+        l->text = text;
+        l->conf = conf < 0 ? 0 : conf > 1 ? 1 : conf;
+        l->box[0] = x0;
+        l->box[1] = y0;
+        l->box[2] = x1 - x0;
+        l->box[3] = y1 - y0;
+        l->noise = 0;
+    } while (all && TessResultIteratorNext(it, RIL_TEXTLINE));
+    TessResultIteratorDelete(it);
+}
+
+static int is_small(const struct vt_ocr_line *l)
+{
+    return l->box[3] > 0 && l->box[3] <= OCR_SMALL_LINE_H;
+}
+
+/* Whether small line l, as the first pass read it, is good enough not to be read again. */
+static int small_trusted(const struct vt_ocr_line *l, const struct vt_ocr_dict *dict)
+{
+    struct vt_ocr_plausibility p;
+
+    if (!l->text)
+        return 0;
+    if (!dict)
+        return l->conf >= OCR_SMALL_TRUST_NODICT;
+    if (l->conf < OCR_SMALL_TRUST)
+        return 0;
+    vt_ocr_plausibility(l->text, dict, &p);
+    return p.dict_ratio >= 1.0;
+}
+
+/* Whether small lines a and b stand on one row, near enough to be one line. */
+static int same_row(const struct vt_ocr_line *a, const struct vt_ocr_line *b)
+{
+    int ay1 = a->box[1] + a->box[3], by1 = b->box[1] + b->box[3];
+    int ax1 = a->box[0] + a->box[2], bx1 = b->box[0] + b->box[2];
+    int top = a->box[1] > b->box[1] ? a->box[1] : b->box[1], bottom = ay1 < by1 ? ay1 : by1;
+    int hmin = a->box[3] < b->box[3] ? a->box[3] : b->box[3];
+    int hmax = a->box[3] > b->box[3] ? a->box[3] : b->box[3];
+    int gap = (a->box[0] > b->box[0] ? a->box[0] : b->box[0]) - (ax1 < bx1 ? ax1 : bx1);
+
+    return 2 * (bottom - top) >= hmin && (float)gap <= OCR_SMALL_GAP * (float)hmax;
+}
+
+/*
+ * Merge the small lines of lines[0..*n-1] that are pieces of one line (same_row) into the
+ * first of them: boxes joined, texts joined left to right, the lower confidence of those
+ * read. *n_read (the lines of the first pass, in front) and merged[] follow.
+ */
+static void merge_rows(struct vt_ocr_line *lines, size_t *n, size_t *n_read, unsigned char *merged)
+{
+    for (size_t i = 0; i < *n; i++) {
+        for (size_t j = i + 1; j < *n; j++) {
+            struct vt_ocr_line *a = &lines[i], *b = &lines[j];
+            int x0, y0, x1, y1;
+
+            if (!is_small(a) || !is_small(b) || !same_row(a, b))
+                continue;
+            if (a->text && b->text) {
+                int b_first = b->box[0] < a->box[0];
+                char *t =
+                    vt_xasprintf("%s %s", b_first ? b->text : a->text, b_first ? a->text : b->text);
+
+                free(a->text);
+                a->text = t;
+                a->conf = a->conf < b->conf ? a->conf : b->conf;
+            } else if (b->text) {
+                a->text = b->text;
+                a->conf = b->conf;
+                b->text = NULL;
+            }
+            free(b->text);
+            x0 = a->box[0] < b->box[0] ? a->box[0] : b->box[0];
+            y0 = a->box[1] < b->box[1] ? a->box[1] : b->box[1];
+            x1 = a->box[0] + a->box[2] > b->box[0] + b->box[2] ? a->box[0] + a->box[2]
+                                                               : b->box[0] + b->box[2];
+            y1 = a->box[1] + a->box[3] > b->box[1] + b->box[3] ? a->box[1] + a->box[3]
+                                                               : b->box[1] + b->box[3];
+            a->box[0] = x0;
+            a->box[1] = y0;
+            a->box[2] = x1 - x0;
+            a->box[3] = y1 - y0;
+            merged[i] = 1;
+            memmove(&lines[j], &lines[j + 1], (*n - j - 1) * sizeof(*lines));
+            memmove(&merged[j], &merged[j + 1], *n - j - 1);
+            if (j < *n_read)
+                (*n_read)--;
+            (*n)--;
+            /* the line grew: look at every other one again */
+            j = i;
+        }
+    }
+}
+
+/*
+ * Read line l of the frame in grey again, scaled up, as a single line; keep the reading
+ * with the higher confidence in l (a merged line: any reading from OCR_SMALL_MERGED_CONF).
+ * A reading that fails keeps the first one.
+ */
+static void reread_small(TessBaseAPI *api, PIX *grey, struct vt_ocr_line *l, int merged)
+{
+    int w = pixGetWidth(grey), h = pixGetHeight(grey), lh = l->box[3];
+    int pad = (int)(OCR_SMALL_PAD * (float)lh + 0.5f) + 1;
+    int x0 = l->box[0] - pad, y0 = l->box[1] - pad;
+    int x1 = l->box[0] + l->box[2] + pad, y1 = l->box[1] + lh + pad;
+    float scale = OCR_SMALL_TARGET_H / (float)(lh > 0 ? lh : 1);
+    BOX *box;
+    PIX *crop, *big;
+    struct vt_ocr_line *again = NULL;
+    size_t n = 0, cap = 0;
+
+    if (scale > OCR_SMALL_MAX_SCALE)
+        scale = OCR_SMALL_MAX_SCALE;
+    x0 = x0 < 0 ? 0 : x0;
+    y0 = y0 < 0 ? 0 : y0;
+    x1 = x1 > w ? w : x1;
+    y1 = y1 > h ? h : y1;
+    if (x1 - x0 < 2 || y1 - y0 < 2)
+        return;
+    box = boxCreate(x0, y0, x1 - x0, y1 - y0);
+    crop = box ? pixClipRectangle(grey, box, NULL) : NULL;
+    big = crop ? pixScaleGrayLI(crop, scale, scale) : NULL;
+    if (big) {
+        TessBaseAPISetImage2(api, big);
+        if (!TessBaseAPIRecognize(api, NULL))
+            read_lines(api, 0, &again, &n, &cap);
+        TessBaseAPIClear(api);
+    }
+    /* a candidate line (conf -1, no text yet) takes any reading */
+    if (n == 1 && (again[0].conf > l->conf || (merged && again[0].conf >= OCR_SMALL_MERGED_CONF))) {
+        free(l->text);
+        l->text = again[0].text;
+        l->conf = again[0].conf;
+        again[0].text = NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(again[i].text);
+    free(again);
+    pixDestroy(&big);
+    pixDestroy(&crop);
+    boxDestroy(&box);
+}
+
+/*
+ * The strokes of grey that stand OCR_FIND_CONTRAST from their surroundings, as 1 in a
+ * binary image (caller destroys; NULL when leptonica fails): dark strokes, and light ones
+ * too when the frame has dark areas that could hold light type (OCR_FIND_DARK_SHARE of
+ * Tesseract's binary image tb, or tb NULL).
+ */
+static PIX *find_strokes(PIX *grey, PIX *tb)
+{
+    l_int32 dark_px = 0;
+    int both = !tb || pixCountPixels(tb, &dark_px, NULL) ||
+               dark_px > OCR_FIND_DARK_SHARE * pixGetWidth(tb) * pixGetHeight(tb);
+    PIX *dark = pixTophat(grey, OCR_FIND_STROKE, OCR_FIND_STROKE, L_TOPHAT_BLACK);
+    PIX *light =
+        both && dark ? pixTophat(grey, OCR_FIND_STROKE, OCR_FIND_STROKE, L_TOPHAT_WHITE) : NULL;
+    PIX *detail = light ? pixMinOrMax(NULL, dark, light, L_CHOOSE_MAX) : NULL;
+    PIX *bin = NULL;
+
+    if (both && !detail)
+        goto out;
+    /* 1 where the detail is at least OCR_FIND_CONTRAST */
+    bin = dark ? pixThresholdToBinary(detail ? detail : dark, OCR_FIND_CONTRAST) : NULL;
+    if (bin)
+        pixInvert(bin, bin);
+out:
+    pixDestroy(&detail);
+    pixDestroy(&light);
+    pixDestroy(&dark);
+    return bin;
+}
+
+/*
+ * Candidate lines of small text in grey (tb: Tesseract's binary image of it, or NULL)
+ * outside the n lines already read: a BOXA (caller destroys) or NULL when there is none or
+ * too many.
+ */
+static BOXA *find_small_text(PIX *grey, PIX *tb, const struct vt_ocr_line *lines, size_t n)
+{
+    PIX *bin = find_strokes(grey, tb), *joined = NULL;
+    BOXA *all = NULL, *out = NULL;
+    int count;
+
+    if (!bin)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        BOX *b = boxCreate(lines[i].box[0] - 2, lines[i].box[1] - 2, lines[i].box[2] + 4,
+                           lines[i].box[3] + 4);
+
+        if (b)
+            pixClearInRect(bin, b);
+        boxDestroy(&b);
+    }
+    joined = pixCloseBrick(NULL, bin, OCR_FIND_JOIN, 1);
+    all = joined ? pixConnCompBB(joined, 8) : NULL;
+    if (!all)
+        goto out;
+    out = boxaCreate(0);
+    count = boxaGetCount(all);
+    for (int i = 0; i < count && out; i++) {
+        l_int32 x, y, w, h;
+
+        if (boxaGetBoxGeometry(all, i, &x, &y, &w, &h))
+            continue;
+        if (h < OCR_FIND_MIN_H || h > OCR_SMALL_LINE_H || w < 2 * h)
+            continue;
+        if (boxaGetCount(out) == OCR_FIND_MAX) {
+            boxaDestroy(&out);
+            break;
+        }
+        boxaAddBox(out, boxCreate(x, y, w, h), L_INSERT);
+    }
+    if (out && boxaGetCount(out) == 0)
+        boxaDestroy(&out);
+out:
+    boxaDestroy(&all);
+    pixDestroy(&joined);
+    pixDestroy(&bin);
+    return out;
+}
+
+/* Specks (see OCR_TEXTURE_SPECKS) per megapixel of the binary image bin. */
+static double specks_per_mpx(PIX *bin)
+{
+    BOXA *boxes = pixConnCompBB(bin, 8);
+    double mpx = (double)pixGetWidth(bin) * pixGetHeight(bin) / 1e6;
+    int n = boxes ? boxaGetCount(boxes) : 0, specks = 0;
+
+    for (int i = 0; i < n; i++) {
+        l_int32 x, y, w, h;
+
+        if (!boxaGetBoxGeometry(boxes, i, &x, &y, &w, &h) && w <= OCR_SPECK_SIDE &&
+            h <= OCR_SPECK_SIDE)
+            specks++;
+    }
+    boxaDestroy(&boxes);
+    return mpx > 0 ? specks / mpx : 0;
+}
+
+/*
+ * The texture of the binary image bin (see OCR_TEXTURE_SPECKS): NULL when it has none, else
+ * a copy of grey (caller destroys) in which the textured area (within OCR_TEXTURE_REACH px
+ * of a speck) is white. NULL as well when leptonica fails (the frame is then read as it is).
+ */
+static PIX *blank_texture(PIX *grey, PIX *bin)
+{
+    PIX *only = NULL, *mask = NULL, *clean = NULL;
+
+    if (specks_per_mpx(bin) < OCR_TEXTURE_SPECKS)
+        return NULL;
+    only = pixSelectBySize(bin, OCR_SPECK_SIDE, OCR_SPECK_SIDE, 8, L_SELECT_IF_BOTH,
+                           L_SELECT_IF_LTE, NULL);
+    mask = only ? pixDilateBrick(NULL, only, 2 * OCR_TEXTURE_REACH + 1, 2 * OCR_TEXTURE_REACH + 1)
+                : NULL;
+    clean = mask ? pixCopy(NULL, grey) : NULL;
+    if (clean && pixSetMasked(clean, mask, 255))
+        pixDestroy(&clean);
+    pixDestroy(&mask);
+    pixDestroy(&only);
+    return clean;
+}
+
+/*
+ * Read the image at path into *pix (colour or grey, as the file has it) and *grey (caller
+ * destroys both), both inverted when the frame is dark (OCR_DARK_MEAN). Returns 0 or
+ * VT_EMEDIA with the message in err.
+ */
+static int load_frame(const char *path, PIX **pix, PIX **grey, char *err, size_t errlen)
+{
+    l_int32 format, w, h, bps, spp, iscmap;
+    l_float32 mean = 255;
+
+    if (pixReadHeader(path, &format, &w, &h, &bps, &spp, &iscmap) || w <= 0 || h <= 0)
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
+    if (w > OCR_MAX_SIDE || h > OCR_MAX_SIDE || (long)w * h > OCR_MAX_PIXELS)
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': image too large (%dx%d)", path, w, h);
+    *pix = pixRead(path);
+    /* a palette would be inverted as indices, not colours */
+    if (*pix && pixGetColormap(*pix)) {
+        PIX *plain = pixRemoveColormap(*pix, REMOVE_CMAP_BASED_ON_SRC);
+
+        pixDestroy(pix);
+        *pix = plain;
+    }
+    *grey = *pix ? pixConvertTo8(*pix, 0) : NULL;
+    if (!*grey)
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
+    if (!pixGetAverageMasked(*grey, NULL, 0, 0, 4, L_MEAN_ABSVAL, &mean) && mean < OCR_DARK_MEAN) {
+        /* inverted, an opaque alpha channel would make the frame transparent */
+        if (pixGetSpp(*pix) == 4) {
+            PIX *opaque = pixRemoveAlpha(*pix);
+
+            pixDestroy(pix);
+            *pix = opaque;
+        }
+        if (!*pix)
+            return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
+        pixInvert(*pix, *pix);
+        pixInvert(*grey, *grey);
+    }
+    return 0;
+}
+
+/*
+ * The small-text pass over the n_read lines of the first pass in *lines (capacity *cap),
+ * with the frame in grey and Tesseract's binary image tb of it (or NULL): candidates found, pieces
+ * merged, small lines read again; lines left in reading order in *lines[0..*n_lines-1].
+ */
+static void small_pass(const struct vt_ocr *ocr, TessBaseAPI *api, PIX *grey, PIX *tb,
+                       struct vt_ocr_line **lines, size_t *n_lines, size_t *cap)
+{
+    BOXA *found = find_small_text(grey, tb, *lines, *n_lines);
+    size_t n_read = *n_lines;
+    unsigned char *merged;
+    struct vt_ocr_line *ls;
+
+    /* the candidates become lines (read below, like the small lines of the first pass) */
+    for (int i = 0; found && i < boxaGetCount(found); i++) {
+        struct vt_ocr_line *l;
+
+        vt_grow((void **)lines, cap, *n_lines + 1, sizeof(**lines));
+        l = &(*lines)[(*n_lines)++];
+        memset(l, 0, sizeof(*l));
+        boxaGetBoxGeometry(found, i, &l->box[0], &l->box[1], &l->box[2], &l->box[3]);
+        l->conf = -1;
+    }
+    boxaDestroy(&found);
+    ls = *lines;
+    merged = vt_xcalloc(*n_lines ? *n_lines : 1, 1);
+    merge_rows(ls, n_lines, &n_read, merged);
+    TessBaseAPISetPageSegMode(api, PSM_SINGLE_LINE);
+    for (size_t i = 0; i < *n_lines; i++)
+        if (is_small(&ls[i]) && (merged[i] || !small_trusted(&ls[i], ocr->dict)))
+            reread_small(api, grey, &ls[i], merged[i]);
+    TessBaseAPISetPageSegMode(api, PSM_AUTO);
+    free(merged);
+    /*
+     * Candidates where nothing was read go; the others take their place in reading order,
+     * before the first line of the first pass that starts below them.
+     */
+    for (size_t i = n_read; i < *n_lines; i++) {
+        struct vt_ocr_line l = ls[i];
+        size_t at = 0;
+
+        if (!l.text) {
+            memmove(&ls[i], &ls[i + 1], (*n_lines - i - 1) * sizeof(*ls));
+            (*n_lines)--;
+            i--;
+            continue;
+        }
+        l.noise = l.conf < OCR_SMALL_CANDIDATE_CONF;
+        while (at < n_read && ls[at].box[1] <= l.box[1])
+            at++;
+        memmove(&ls[at + 1], &ls[at], (i - at) * sizeof(*ls));
+        ls[at] = l;
+        n_read++;
+    }
+}
+
+/* Read the image at path with ocr's engine api into page. Returns 0 or VT_EMEDIA with the
+ * message in err. */
+static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path,
+                    struct vt_ocr_page *page, char *err, size_t errlen)
+{
+    PIX *pix = NULL, *grey = NULL, *bin = NULL, *clean = NULL;
+    struct vt_ocr_line *lines = NULL;
+    size_t n_lines = 0, cap = 0;
+    int rc = load_frame(path, &pix, &grey, err, errlen);
+
+    if (rc)
+        goto out;
+    TessBaseAPISetImage2(api, pix);
+    /* Tesseract's own thresholding, which Recognize then uses as it is */
+    bin = TessBaseAPIGetThresholdedImage(api);
+    clean = bin ? blank_texture(grey, bin) : NULL;
+    if (clean)
+        TessBaseAPISetImage2(api, clean);
+    if (TessBaseAPIRecognize(api, NULL)) {
+        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': text recognition failed", path);
+        goto out;
+    }
+    read_lines(api, 1, &lines, &n_lines, &cap);
+    /* Drop the results now, not when the engine reads its next frame. */
+    TessBaseAPIClear(api);
+    /* not on a texture (OCR_TEXTURE_SPECKS): the edge of its white area is all strokes */
+    if (ocr->small_text && !clean)
+        small_pass(ocr, api, grey, bin, &lines, &n_lines, &cap);
+    for (size_t i = 0; i < n_lines; i++)
+        lines[i].noise =
+            lines[i].noise || vt_ocr_line_is_noise(lines[i].text, lines[i].conf, ocr->dict);
+out:
+    TessBaseAPIClear(api);
+    pixDestroy(&clean);
+    pixDestroy(&bin);
+    pixDestroy(&grey);
+    pixDestroy(&pix);
+    if (rc == 0) {
+        page->lines = lines;
+        page->n_lines = n_lines;
+    } else {
+        struct vt_ocr_page tmp = {lines, n_lines};
+
+        vt_ocr_page_release(&tmp);
+    }
+    return rc;
+}
+
+int vt_ocr_texture(struct vt_ocr *ocr, const char *path, double *specks_mpx, char *err,
+                   size_t errlen)
+{
+    TessBaseAPI *api = ocr->engines[0];
+    PIX *pix = NULL, *grey = NULL, *bin = NULL;
+    int rc = load_frame(path, &pix, &grey, err, errlen);
+
+    if (rc)
+        goto out;
+    TessBaseAPISetImage2(api, pix);
+    bin = TessBaseAPIGetThresholdedImage(api);
+    if (!bin) {
+        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot threshold image", path);
+        goto out;
+    }
+    *specks_mpx = specks_per_mpx(bin);
+    rc = *specks_mpx >= OCR_TEXTURE_SPECKS;
+out:
+    TessBaseAPIClear(api);
+    pixDestroy(&bin);
+    pixDestroy(&grey);
+    pixDestroy(&pix);
+    return rc;
+}
+
+/* One frame on one worker (a vt_pool task): worker k owns engine k. */
+static int ocr_task(void *user, size_t worker, size_t i, char *err, size_t errlen)
+{
+    struct ocr_job *job = user;
+
+    return ocr_page(job->ocr, job->ocr->engines[worker], job->paths[i], &job->pages[i], err,
+                    errlen);
+}
+
+int vt_ocr_run(struct vt_ocr *ocr, const char *const *paths, size_t n, struct vt_ocr_page *pages,
+               vt_progress_fn progress, void *user, char *err, size_t errlen)
+{
+    struct ocr_job job = {.ocr = ocr, .paths = paths, .pages = pages};
+    /* The callback runs on the caller's thread, never on a worker. */
+    struct vt_pool pool = {.n_items = n,
+                           .n_workers = (size_t)ocr->n_engines,
+                           .task = ocr_task,
+                           .user = &job,
+                           .progress = progress,
+                           .progress_user = user};
+    int rc = vt_pool_run(&pool, err, errlen);
+
+    if (rc < 0) {
+        /* On failure the caller gets no partial result to free. */
+        for (size_t i = 0; i < n; i++)
+            vt_ocr_page_release(&pages[i]);
+    }
+    return rc;
+}

@@ -1,0 +1,56 @@
+/*
+ * The ocr stage: Tesseract over the kept keyframe images, one engine per worker
+ * thread created once and reused, frames read on all cores in parallel.
+ */
+#ifndef VT_OCR_H
+#define VT_OCR_H
+
+#include "model/stage.h"
+
+#include <stddef.h>
+
+struct vt_ocr_line {
+    char *text;  /* UTF-8, owned, no trailing newline, never empty */
+    double conf; /* 0..1 */
+    int box[4];  /* x, y, w, h in image pixels */
+    int noise;   /* 1: below the noise floor (ocr_noise.h): kept, never indexed or counted */
+};
+
+struct vt_ocr_page {
+    struct vt_ocr_line *lines; /* owned */
+    size_t n_lines;
+};
+
+struct vt_ocr;
+
+/*
+ * Create nthreads engines (0 = number of cores) for language lang ("eng").
+ * NULL with a message in err when Tesseract or its data is missing.
+ */
+struct vt_ocr *vt_ocr_new(int nthreads, const char *lang, char *err, size_t errlen);
+/* "tesseract 5.3.0 eng"; borrowed for the life of ocr. */
+const char *vt_ocr_model(const struct vt_ocr *ocr);
+/*
+ * Whether lines in small type are read a second time, upscaled (on by default). Off, each
+ * frame is read once as the tesseract command reads it; for benchmarks and tests. Not
+ * while vt_ocr_run runs.
+ */
+void vt_ocr_set_small_text(struct vt_ocr *ocr, int on);
+/*
+ * Read the n image files in paths into pages[0..n-1] (zeroed by the caller).
+ * Returns 0 or a negative VT_E* code with the message in err.
+ */
+int vt_ocr_run(struct vt_ocr *ocr, const char *const *paths, size_t n, struct vt_ocr_page *pages,
+               vt_progress_fn progress, void *user, char *err, size_t errlen);
+/*
+ * Whether the image at path is a texture of fine specks, which the stage reads with the
+ * specks whited out (docs/ARCHITECTURE.md, ocr): 1 or 0, *specks_mpx set to its specks per
+ * megapixel; or a negative VT_E* code with the message in err. Uses the first engine: not
+ * while vt_ocr_run runs. For tests and benchmarks.
+ */
+int vt_ocr_texture(struct vt_ocr *ocr, const char *path, double *specks_mpx, char *err,
+                   size_t errlen);
+void vt_ocr_page_release(struct vt_ocr_page *page);
+void vt_ocr_free(struct vt_ocr *ocr);
+
+#endif

@@ -1,0 +1,899 @@
+/*
+ * Shot boundaries from per-frame features. Four detectors share one feature array:
+ *
+ *  - fades through black: a run of black frames inside the video is one boundary, in
+ *    the middle of the run (like PySceneDetect's ThresholdDetector), and the fade-out
+ *    and fade-in around it belong to no shot's stable part;
+ *  - dissolves on the coarse grid: a window across which the cells change a lot, whose
+ *    middle frame is the half-way mix of its ends, reached in small steps, faster than
+ *    the picture changes outside it (or, between two moving shots, a dip of contrast);
+ *  - dissolves between two still pictures too alike for the grid (slides on one
+ *    template): twin comparison (Zhang et al. 1993) of the thumbnail's differences, which
+ *    add up to the net change across a mix and to more across a pointer's path;
+ *  - hard cuts: a spike of the frame difference well above the local baseline on
+ *    both sides, or, for a slide change on the same background where few pixels
+ *    change, a spike of the fraction of strongly changed pixels over a quiet baseline,
+ *    or a spike of the grid's difference (over both sides, or over a still one).
+ *
+ * Thresholds are relative to local baselines so that noisy or moving shots do not
+ * produce cuts. Every pass is linear in the number of frames.
+ */
+#include "visual/shotdetect.h"
+
+#include "visual/keyframe.h"
+#include "base/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BASE_WIN     8    /* analysed frames on each side for local baselines */
+#define MIN_SHOT_S   0.25 /* boundaries closer than this are one boundary */
+#define MAX_FADE_S   3.0  /* a fade-out or fade-in longer than this is not followed */
+#define MAX_DISS_S   3.0  /* longest dissolve looked for */
+#define BLACK_MEAN   24.0
+#define BLACK_STDDEV 10.0
+
+struct bound {
+    size_t at;           /* first analysed frame of the new shot */
+    size_t span0, span1; /* transition frames [span0, span1] */
+    enum vt_sd_kind kind;
+};
+
+struct bounds {
+    struct bound *v;
+    size_t n, cap;
+};
+
+static void add_bound(struct bounds *b, size_t at, size_t s0, size_t s1, enum vt_sd_kind kind)
+{
+    vt_grow((void **)&b->v, &b->cap, b->n + 1, sizeof(*b->v));
+    b->v[b->n].at = at;
+    b->v[b->n].span0 = s0;
+    b->v[b->n].span1 = s1;
+    b->v[b->n].kind = kind;
+    b->n++;
+}
+
+/* Here, not in keyframe.c, so that the store (which names kinds) needs no FFmpeg. */
+static const char *const kind_names[] = {
+    [VT_SD_CUT] = "cut", [VT_SD_FADE] = "fade", [VT_SD_DISSOLVE] = "dissolve"};
+
+const char *vt_sd_kind_name(enum vt_sd_kind kind)
+{
+    return (size_t)kind < VT_ARRAY_LEN(kind_names) ? kind_names[kind] : NULL;
+}
+
+const char *vt_kf_transition_name(const char *s)
+{
+    for (size_t i = 0; s && i < VT_ARRAY_LEN(kind_names); i++)
+        if (kind_names[i] && !strcmp(s, kind_names[i]))
+            return kind_names[i];
+    return NULL;
+}
+
+int vt_sd_is_black(const struct vt_sd_feat *f)
+{
+    return f->mean < BLACK_MEAN && f->stddev < BLACK_STDDEV;
+}
+
+/* Mean of d1 (or changed) over [a, b), from prefix sums; 0 when empty. */
+static double win_mean(const double *pre, size_t a, size_t b)
+{
+    return b > a ? (pre[b] - pre[a]) / (double)(b - a) : 0;
+}
+
+/*
+ * The end of the fade-out before black frame k (dir -1) or of the fade-in after it
+ * (dir 1): followed while the luma grows away from black, in steps no smaller than
+ * FADE_STEP of the largest yet, since a moving shot's own luma may drift on the same
+ * way once the fade is over. A single stalled step is passed over: pass 1 now and then
+ * shows a picture twice.
+ */
+#define FADE_STEP 0.25
+
+static size_t follow_fade(const struct vt_sd_feat *f, size_t n, size_t k, int dir)
+{
+    double t0 = f[k].t_s, most = 0;
+
+    for (;;) {
+        size_t j = k + dir, j2 = j + dir;
+        double thr = fmax(0.2, FADE_STEP * most), step;
+
+        if ((dir < 0 && k == 0) || j >= n || fabs(f[j].t_s - t0) > MAX_FADE_S)
+            return k;
+        step = f[j].mean - f[k].mean;
+        if (step <= thr && (j2 >= n || (dir < 0 && j == 0) || f[j2].mean - f[j].mean <= thr ||
+                            fabs(f[j2].t_s - t0) > MAX_FADE_S))
+            return k;
+        if (step <= thr)
+            j = j2;
+        most = fmax(most, f[j].mean - f[k].mean);
+        k = j;
+    }
+}
+
+static void find_fades(const struct vt_sd_feat *f, size_t n, uint8_t *mask, struct bounds *b)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        size_t s, e, s0, e1;
+
+        if (!vt_sd_is_black(&f[i])) {
+            i++;
+            continue;
+        }
+        s = i;
+        while (i + 1 < n && vt_sd_is_black(&f[i + 1]))
+            i++;
+        e = i;
+        i++;
+        s0 = follow_fade(f, n, s, -1);
+        e1 = follow_fade(f, n, e, 1);
+        for (size_t k = s0; k <= e1; k++)
+            mask[k] = 1;
+        /* black at the very start or end opens or closes the video: no boundary */
+        if (s == 0 || e == n - 1)
+            continue;
+        add_bound(b, s + (e - s + 1) / 2, s0, e1, VT_SD_FADE);
+    }
+}
+
+/* The analysed frame whose time is nearest t (frames are in time order). */
+static size_t near_idx(const struct vt_sd_feat *f, size_t n, double t)
+{
+    size_t lo = 0, hi = n - 1;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (f[mid].t_s < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && t - f[lo - 1].t_s < f[lo].t_s - t)
+        lo--;
+    return lo;
+}
+
+/* Mean abs difference of two frames' coarse grids. */
+static double gdist(const struct vt_sd_feat *x, const struct vt_sd_feat *y)
+{
+    int s = 0;
+
+    for (int i = 0; i < VT_SD_GRID; i++)
+        s += abs((int)x->grid[i] - (int)y->grid[i]);
+    return (double)s / VT_SD_GRID;
+}
+
+/* How far frame m is from the half-way mix of frames a and b (grid mean abs). */
+static double glin(const struct vt_sd_feat *m, const struct vt_sd_feat *a,
+                   const struct vt_sd_feat *b)
+{
+    int s = 0;
+
+    for (int i = 0; i < VT_SD_GRID; i++)
+        s += abs(2 * (int)m->grid[i] - (int)a->grid[i] - (int)b->grid[i]);
+    return (double)s / (2.0 * VT_SD_GRID);
+}
+
+/* Where frame i lies on the way from a's grid to b's: 0 at a, 1 at b. */
+static double galpha(const struct vt_sd_feat *i, const struct vt_sd_feat *a,
+                     const struct vt_sd_feat *b)
+{
+    double num = 0, den = 0;
+
+    for (int k = 0; k < VT_SD_GRID; k++) {
+        double v = (double)b->grid[k] - a->grid[k];
+
+        num += ((double)i->grid[k] - a->grid[k]) * v;
+        den += v * v;
+    }
+    return den > 0 ? num / den : 0;
+}
+
+/* Half-widths of the windows a dissolve is looked for in, and its limits. */
+static const double gr_half_s[] = {0.2, 0.35, 0.6, 1.1};
+#define GR_NET       6.0  /* least net change of the coarse grid across a dissolve */
+#define GR_LIN       0.25 /* the middle frame is the half-way mix within this share of it */
+#define GR_STILL     0.1  /* a side is still when it changes this share of the net as long */
+#define GR_LIN_STILL 0.34 /* GR_LIN when one side is still (a cut: 0.5) */
+#define GR_RATE      2.25 /* across it, the picture changes this much faster than outside */
+#define GR_OUT_S     1.0  /* longest stretch outside compared with it */
+#define GR_STEP      0.4  /* largest step of the mix between two analysed frames */
+#define GR_LO        0.15 /* the ramp of a dissolve is measured between these shares */
+#define GR_HI        0.85
+
+struct grad {
+    double score;
+    size_t a, b; /* the frames compared, on either side of the transition */
+};
+
+static int is_dark(const struct vt_sd_feat *f)
+{
+    return f->mean < 1.5 * BLACK_MEAN && f->stddev < 1.5 * BLACK_STDDEV;
+}
+
+/*
+ * Whether m looks like the middle of a mix of a and b even though both move (the
+ * grid's cells then follow the motion, not the mix): the mix's mean luma is the mean
+ * of the ends', and two unrelated pictures mixed have less contrast than either.
+ */
+static int var_dip(const struct vt_sd_feat *f, size_t a, size_t m, size_t b)
+{
+    double lo = fmin(f[a].stddev, f[b].stddev);
+
+    if (lo < 12 || f[m].stddev > 0.7 * lo ||
+        fabs(f[m].mean - (f[a].mean + f[b].mean) / 2) > 0.1 * fabs(f[a].mean - f[b].mean) + 3)
+        return 0;
+    /* a bowl: down to m and up again, no frame lower than m's by much */
+    for (size_t i = a; i <= b; i++)
+        if (f[i].stddev < 0.9 * f[m].stddev)
+            return 0;
+    return 1;
+}
+
+/* Whether the mix goes from a to b in small steps: a cut jumps half-way at once. */
+static int smooth_ramp(const struct vt_sd_feat *f, size_t a, size_t b)
+{
+    double prev = 0;
+
+    for (size_t i = a + 1; i <= b; i++) {
+        double al = galpha(&f[i], &f[a], &f[b]);
+
+        if (fabs(al - prev) > GR_STEP)
+            return 0;
+        prev = al;
+    }
+    return 1;
+}
+
+/*
+ * The rates of change of the grid just outside the window [a, b] (per second, over as
+ * long as the window, up to GR_OUT_S: further the next transition may lie) into *ra
+ * and *rb; 0 when too near the start or the end to tell.
+ */
+static int out_rates(const struct vt_sd_feat *f, size_t n, size_t a, size_t b, double *ra,
+                     double *rb)
+{
+    double lout = fmin(f[b].t_s - f[a].t_s, GR_OUT_S);
+    size_t a2 = near_idx(f, n, f[a].t_s - lout), b2 = near_idx(f, n, f[b].t_s + lout);
+
+    if (f[a].t_s - f[a2].t_s < 0.5 * lout || f[b2].t_s - f[b].t_s < 0.5 * lout)
+        return 0;
+    /* as rates: a steady change over the longer window inside is as fast */
+    *ra = gdist(&f[a2], &f[a]) / (f[a].t_s - f[a2].t_s);
+    *rb = gdist(&f[b], &f[b2]) / (f[b2].t_s - f[b].t_s);
+    return 1;
+}
+
+/*
+ * The score of [a, b] as a dissolve whose half-way mix is m (lin off it), 0 when it is
+ * none: a pan or a zoom changes the picture steadily, as fast before or after.
+ */
+static double mix_score(const struct vt_sd_feat *f, size_t n, const uint32_t *pmask, size_t a,
+                        size_t b, double net, double lin)
+{
+    double dur = f[b].t_s - f[a].t_s, ra, rb, out;
+
+    if (!out_rates(f, n, a, b, &ra, &rb))
+        return 0;
+    out = fmin(ra, rb);
+    /* one side may move (a still slide dissolving into a moving shot), but
+     * not faster than the dissolve changes: an accelerating zoom would */
+    if (net < GR_RATE * out * dur + 2 || net < fmax(ra, rb) * dur)
+        return 0;
+    /* with one side still, the middle differs from the mix of the ends by half of what
+     * the other side moved meanwhile: a longer window leaves more of it */
+    if (lin > GR_LIN * net && (lin > GR_LIN_STILL * net || out * dur > GR_STILL * net))
+        return 0;
+    if ((pmask[b] != pmask[a + 1] && !is_dark(&f[a]) && !is_dark(&f[b])) || !smooth_ramp(f, a, b))
+        return 0;
+    return net - 1.5 * lin;
+}
+
+/*
+ * The best window in which frame m is the middle of a dissolve; score 0 when none.
+ * pmask: prefix sums of the frames already taken by fades, which a window may only
+ * end on (a fade-in or fade-out the luma did not follow to its end, see merge_fade).
+ */
+static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t *pmask, size_t m)
+{
+    struct grad best = {0, 0, 0};
+
+    for (size_t k = 0; k < VT_ARRAY_LEN(gr_half_s); k++) {
+        double h = gr_half_s[k], t = f[m].t_s, net, lin, sc = 0;
+        size_t a = near_idx(f, n, t - h), b = near_idx(f, n, t + h);
+
+        if (a >= m || b <= m || t - f[a].t_s < 0.7 * h || f[b].t_s - t < 0.7 * h)
+            continue;
+        net = gdist(&f[a], &f[b]);
+        if (net < GR_NET)
+            continue;
+        lin = glin(&f[m], &f[a], &f[b]);
+        /* both sides move: the contrast's dip is the evidence (a pan or a zoom keeps
+         * it), weaker than the grid's mix, so it ranks below */
+        if (lin > GR_LIN * net && pmask[b] == pmask[a + 1] && var_dip(f, a, m, b))
+            sc = 0.5 * net;
+        if (lin <= GR_LIN_STILL * net)
+            sc = fmax(sc, mix_score(f, n, pmask, a, b, net, lin));
+        if (sc > best.score) {
+            best.score = sc;
+            best.a = a;
+            best.b = b;
+        }
+    }
+    return best;
+}
+
+/*
+ * A mix from or to black next to a fade through black (found first) is that fade's
+ * fade-in or fade-out, which the luma alone did not follow to its end (noise, motion):
+ * the fade's span grows to hold it. Returns whether it was merged.
+ */
+static int merge_fade(const struct vt_sd_feat *f, struct bounds *b, size_t a, size_t z, size_t s0,
+                      size_t s1)
+{
+    if (!is_dark(&f[a]) && !is_dark(&f[z]))
+        return 0;
+    for (size_t i = 0; i < b->n; i++) {
+        struct bound *x = &b->v[i];
+
+        if (x->kind != VT_SD_FADE || x->span1 + 1 < a || x->span0 > z + 1)
+            continue;
+        x->span0 = s0 < x->span0 ? s0 : x->span0;
+        x->span1 = s1 > x->span1 ? s1 : x->span1;
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * Dissolves, between still or moving shots alike: a window [a, b] across which the
+ * coarse picture changes a lot, whose middle frame is the half-way mix of its ends
+ * (motion gives no such mix, a cut gives one end or the other), and outside which the
+ * picture changes much more slowly (a pan changes steadily). The best middle of a run
+ * of such frames is the boundary; the ramp of the mix from a to b gives the span.
+ */
+/* Run middles by score, best first (ties: earlier first). */
+static const struct grad *sort_g;
+
+static int by_score(const void *x, const void *y)
+{
+    size_t i = *(const size_t *)x, j = *(const size_t *)y;
+
+    if (sort_g[i].score != sort_g[j].score)
+        return sort_g[i].score > sort_g[j].score ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* How far frame i is from the line through a's and b's grids, at its own share al. */
+static double off_line(const struct vt_sd_feat *i, const struct vt_sd_feat *a,
+                       const struct vt_sd_feat *b, double al)
+{
+    double s = 0;
+
+    for (int k = 0; k < VT_SD_GRID; k++)
+        s += fabs((double)i->grid[k] - ((1 - al) * a->grid[k] + al * b->grid[k]));
+    return s / VT_SD_GRID;
+}
+
+/*
+ * The window's end e (g->a, dir -1; g->b, dir 1) moved on while the frames beyond it
+ * still go on along the mix (a window shorter than the dissolve ends inside it, when
+ * the shot beyond moved before it began): at most as far again, and not into frames
+ * other transitions took.
+ */
+#define GR_EXT 0.005 /* least step of the mix from one analysed frame to the next */
+
+static size_t ramp_end(const struct vt_sd_feat *f, size_t n, const uint8_t *mask,
+                       const struct grad *g, size_t e, int dir)
+{
+    const struct vt_sd_feat *fa = &f[g->a], *fb = &f[g->b];
+    double al = dir < 0 ? 0 : 1, net = gdist(fa, fb), span = fb->t_s - fa->t_s;
+
+    for (;;) {
+        size_t j = e + dir;
+        double aj;
+
+        if ((dir < 0 && e == 0) || j >= n || mask[j] ||
+            fabs(f[j].t_s - f[dir < 0 ? g->a : g->b].t_s) > span)
+            return e;
+        aj = galpha(&f[j], fa, fb);
+        if (dir * (aj - al) < GR_EXT || off_line(&f[j], fa, fb, aj) > GR_LIN * net)
+            return e;
+        e = j;
+        al = aj;
+    }
+}
+
+/* Still pictures, for the edges of dissolves here and for find_still_mixes below */
+#define QM_BASE 1.0  /* the still sides' mean frame difference, at most */
+#define QM_MIN  0.15 /* a mixed frame differs this much more than the still sides */
+
+/*
+ * Where a dissolve begins (dir -1) or ends (dir 1) when the shot on that side, beyond
+ * its window's end e, is still: at the first or the last frame that changes, a sharper
+ * edge than the ramp's when the other side moves. s is the ramp's, kept when the
+ * side moves, or when the changing frames end more than half the span dur beyond it
+ * or a tenth inside (a slow mix of like pictures changes some frames too little).
+ */
+static size_t still_edge(const struct vt_sd_feat *f, size_t n, size_t m, size_t e, int dir,
+                         size_t s, double dur)
+{
+    double base = 0, thr, out;
+    size_t k = m, cnt = 0;
+
+    for (size_t i = e, j = 0; j < BASE_WIN && i > 0 && i < n; j++, i += dir, cnt++)
+        base += f[i].d1;
+    base = cnt ? base / cnt : INFINITY;
+    thr = 2 * base + QM_MIN;
+    if (base > QM_BASE || f[m].d1 <= thr)
+        return s;
+    /* f[k].d1 is k's change from the frame before: the first mixed frame has one, and
+     * so has the first frame of the shot after */
+    if (dir < 0)
+        while (k > 1 && f[k - 1].d1 > thr)
+            k--;
+    else
+        while (k + 1 < n && f[k + 1].d1 > thr)
+            k++;
+    if (dir > 0 && k > m)
+        k--;
+    out = dir * (f[k].t_s - f[s].t_s);
+    return out <= 0.5 * dur && out >= -0.1 * dur ? k : s;
+}
+
+/* The span [*s0, *s1] of the dissolve whose middle is m, from the ramp of its mix. */
+static void grad_span(const struct vt_sd_feat *f, size_t n, const uint8_t *mask,
+                      const struct grad *win, size_t m, size_t *s0, size_t *s1)
+{
+    struct grad g0 = {win->score, ramp_end(f, n, mask, win, win->a, -1),
+                      ramp_end(f, n, mask, win, win->b, 1)},
+                *g = &g0;
+    const struct vt_sd_feat *fa = &f[g->a], *fb = &f[g->b];
+    size_t i = m, j = m;
+    double al, ah, dur, t0;
+
+    /* the ramp between GR_LO and GR_HI, extended linearly to 0 and 1 */
+    while (i > g->a + 1 && galpha(&f[i - 1], fa, fb) > GR_LO)
+        i--;
+    while (j + 1 < g->b && galpha(&f[j + 1], fa, fb) < GR_HI)
+        j++;
+    al = galpha(&f[i], fa, fb);
+    ah = galpha(&f[j], fa, fb);
+    dur = ah - al > 0.2 ? (f[j].t_s - f[i].t_s) / (ah - al) : f[j].t_s - f[i].t_s;
+    t0 = f[i].t_s - fmax(0, al) * dur;
+    /* the mix is 0 at t0 and 1 at t0 + dur: those frames are the shots', not mixed */
+    *s0 = near_idx(f, n, t0);
+    *s1 = near_idx(f, n, t0 + dur);
+    if (f[*s0].t_s <= t0 + 1e-3 && *s0 + 1 < n)
+        ++*s0;
+    if (f[*s1].t_s >= t0 + dur - 1e-3 && *s1 > 0)
+        --*s1;
+    if (*s0 <= g->a)
+        *s0 = g->a + 1;
+    if (*s1 >= g->b)
+        *s1 = g->b - 1;
+    if (*s0 > m)
+        *s0 = m;
+    if (*s1 < m)
+        *s1 = m;
+    dur = f[*s1].t_s - f[*s0].t_s;
+    *s0 = still_edge(f, n, m, g->a, -1, *s0, dur);
+    *s1 = still_edge(f, n, m, g->b, 1, *s1, dur);
+}
+
+/*
+ * Whether the window (a, b) holds frames a stronger dissolve took (masked now, but not
+ * by a fade, pmask): its ends are then no pictures of the shots on either side, and a
+ * moving shot's own contrast or mix compared with them means nothing.
+ */
+static int crosses_taken(const uint8_t *mask, const uint32_t *pmask, size_t a, size_t b)
+{
+    for (size_t k = a + 1; k < b; k++)
+        if (mask[k] && pmask[k + 1] == pmask[k])
+            return 1;
+    return 0;
+}
+
+static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, struct bounds *b)
+{
+    struct grad *g = vt_xcalloc(n, sizeof(*g));
+    uint32_t *pmask = vt_xmalloc((n + 1) * sizeof(*pmask));
+    size_t *runs = vt_xmalloc(n * sizeof(*runs)), n_runs = 0;
+
+    pmask[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        pmask[i + 1] = pmask[i] + mask[i];
+    for (size_t m = 1; m + 1 < n; m++)
+        if (!mask[m])
+            g[m] = grad_at(f, n, pmask, m);
+    /* the best middle of each run of candidates (allowing one frame's gap) */
+    for (size_t m = 1; m + 1 < n; m++) {
+        size_t best = m, e = m;
+
+        if (g[m].score <= 0)
+            continue;
+        while (e + 1 < n && (g[e + 1].score > 0 || (e + 2 < n && g[e + 2].score > 0)))
+            e++;
+        for (size_t k = m; k <= e; k++)
+            if (g[k].score > g[best].score)
+                best = k;
+        runs[n_runs++] = best;
+        m = e;
+    }
+    /* best first: a long dissolve can give two runs, the weaker one inside the span
+     * of the stronger is the same dissolve */
+    sort_g = g;
+    qsort(runs, n_runs, sizeof(*runs), by_score);
+    for (size_t r = 0; r < n_runs; r++) {
+        size_t m = runs[r], s0, s1;
+
+        if (mask[m] || crosses_taken(mask, pmask, g[m].a, g[m].b))
+            continue;
+        grad_span(f, n, mask, &g[m], m, &s0, &s1);
+        for (size_t k = s0 > 0 ? s0 - 1 : 0; k <= s1 + 1 && k < n; k++)
+            mask[k] = 1;
+        if (!merge_fade(f, b, g[m].a, g[m].b, s0, s1))
+            add_bound(b, near_idx(f, n, (f[s0].t_s + f[s1].t_s) / 2), s0, s1, VT_SD_DISSOLVE);
+    }
+    free(runs);
+    free(g);
+    free(pmask);
+}
+
+/*
+ * A dissolve between two still pictures that differ in little more than their text (two
+ * slides on one template): too small a change for the grid's cells, but every pixel
+ * moves one way, so the frame differences across it add up to the net change (twin
+ * comparison, Zhang et al. 1993), while a pointer moving or a flicker adds up to more.
+ * The net change is the long-range difference, whose lag (VT_SD_LAG_S) may be shorter
+ * than the mix: then the differences of the frames it was taken against, in a chain
+ * back to before the mix, which add up as each pixel moves one way.
+ */
+#define QM_STEP  0.05 /* a mixed frame differs this much more than twice the still sides */
+#define QM_MAX_S 2.2  /* longest such mix, as the grid's longest window */
+#define QM_NET   1.0  /* least net change (mean abs on the thumbnail) */
+#define QM_TWIN  0.7  /* the net change is at least this share of the accumulated one */
+#define QM_PEAK  4.0  /* no step over this many times the others' mean: a cut is one step */
+
+/* The frame the long-range difference of j was taken against (as keyframe.c takes it:
+ * the newest at least VT_SD_LAG_S older); SIZE_MAX when there is none. */
+static size_t lag_of(const struct vt_sd_feat *f, size_t n, size_t j)
+{
+    double t = f[j].t_s - VT_SD_LAG_S + 1e-6;
+    size_t k = near_idx(f, n, t);
+
+    while (k > 0 && f[k].t_s > t)
+        k--;
+    return f[k].t_s <= t ? k : SIZE_MAX;
+}
+
+/* The net change from before frame s to frame j, by a chain of long-range differences;
+ * 0 when the chain is too long or starts too near the beginning. */
+static double chained_net(const struct vt_sd_feat *f, size_t n, size_t s, size_t j)
+{
+    double net = 0;
+
+    for (int hop = 0; hop < 3; hop++) {
+        size_t k = lag_of(f, n, j);
+
+        if (k == SIZE_MAX)
+            return 0;
+        net += f[j].dlong;
+        if (k < s)
+            return net;
+        j = k;
+    }
+    return 0;
+}
+
+/* Whether frames [s, e] are a still mix as above, from the quiet sides' level base. */
+static int still_mix(const struct vt_sd_feat *f, size_t n, size_t s, size_t e, double base)
+{
+    double sum = 0, peak = 0, net;
+
+    if (e < s + 2 || e + 1 >= n || f[e].t_s - f[s].t_s > QM_MAX_S)
+        return 0;
+    for (size_t k = s; k <= e; k++) {
+        sum += fmax(0, f[k].d1 - base);
+        peak = fmax(peak, f[k].d1 - base);
+    }
+    /* from e + 1, after the mix, back to a frame before it */
+    net = chained_net(f, n, s, e + 1);
+    return net >= QM_NET && net >= QM_TWIN * sum &&
+           peak <= QM_PEAK * (sum - peak) / (double)(e - s);
+}
+
+/* The last frame of the run of changing frames from s on (over thr; one frame under it
+ * is passed over: with B-frames skipped, one step in two may be half as large). */
+static size_t changing_run(const struct vt_sd_feat *f, size_t n, const uint8_t *mask, size_t s,
+                           double thr)
+{
+    size_t e = s;
+
+    for (;;) {
+        if (e + 1 < n && !mask[e + 1] && f[e + 1].d1 >= thr)
+            e++;
+        else if (e + 2 < n && !mask[e + 1] && !mask[e + 2] && f[e + 2].d1 >= thr)
+            e += 2;
+        else
+            return e;
+    }
+}
+
+static void find_still_mixes(const struct vt_sd_feat *f, size_t n, const double *pd1, uint8_t *mask,
+                             struct bounds *b)
+{
+    for (size_t s = BASE_WIN; s + 1 < n; s++) {
+        double base = win_mean(pd1, s - BASE_WIN, s), after;
+        size_t e;
+
+        if (mask[s] || base > QM_BASE || f[s].d1 < 2 * base + QM_STEP)
+            continue;
+        e = changing_run(f, n, mask, s, 2 * base + QM_STEP);
+        after = win_mean(pd1, e + 1, e + 1 + BASE_WIN < n ? e + 1 + BASE_WIN : n);
+        base = fmax(base, after);
+        if (after <= QM_BASE && still_mix(f, n, s, e, base)) {
+            for (size_t k = s - 1; k <= e + 1 && k < n; k++)
+                mask[k] = 1;
+            add_bound(b, near_idx(f, n, (f[s].t_s + f[e].t_s) / 2), s, e - 1, VT_SD_DISSOLVE);
+        }
+        s = e;
+    }
+}
+
+/*
+ * A cut on the coarse grid: a spike of its frame difference well above both sides'.
+ * Fine motion (noise, a cellular automaton, scrolling texture) raises the thumbnail's
+ * difference to a cut's level but leaves the cells' means nearly still.
+ */
+#define GC_BUSY 0.8 /* a cut into a busy shot: at least this share of its steps */
+
+static int grid_cut(const struct vt_sd_feat *f, size_t n, const double *pg, size_t i)
+{
+    size_t a0 = i > BASE_WIN ? i - BASE_WIN : 1, b1 = i + 1 + BASE_WIN < n ? i + 1 + BASE_WIN : n;
+    double d = pg[i + 1] - pg[i], bb = win_mean(pg, a0, i), ba = win_mean(pg, i + 1, b1);
+    double base = fmax(bb, ba), low = fmin(bb, ba);
+
+    for (size_t k = i > 2 ? i - 2 : 1; k <= i + 2 && k < n; k++)
+        if (k != i && pg[k + 1] - pg[k] >= d)
+            return 0;
+    /* or from cells standing still into a shot whose whole picture changes every
+     * frame, whose steps are as large: no camera starts to move so in one frame */
+    return d >= 8 && (d >= 4 * base + 4 || (d >= 10 * low + 5 && d >= GC_BUSY * base));
+}
+
+/*
+ * Whether the jump at keyframe i is pass 1's drift going back (see find_cuts) later in a
+ * shot: its group of pictures began in a transition, and the jump only shifts the
+ * brightness, the same on every cell and with no change of colour (a still slide after
+ * a dissolve from a moving shot drifted so by 11 grey levels in 1.4 s), as no change of
+ * picture does: a cut between slides changes their colours, their text or far more.
+ */
+#define DRIFT_SHIFT  0.8  /* least share of the frame difference that is the mean's shift */
+#define DRIFT_CELLS  0.3  /* the luma cells' shifts spread at most this share of it */
+#define DRIFT_CHROMA 2.0  /* largest mean change of the chroma cells */
+#define DRIFT_MAX    24.0 /* largest drift */
+
+static int uniform_shift(const struct vt_sd_feat *x, const struct vt_sd_feat *y)
+{
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
+    double dm = (double)y->mean - x->mean, sum = 0, sq = 0, ch = 0;
+
+    if (fabs(dm) < DRIFT_SHIFT * y->d1 || fabs(dm) > DRIFT_MAX)
+        return 0;
+    for (int k = 0; k < nl; k++) {
+        double d = (double)y->grid[k] - x->grid[k];
+
+        sum += d;
+        sq += d * d;
+    }
+    for (int k = nl; k < VT_SD_GRID; k++)
+        ch += abs((int)y->grid[k] - (int)x->grid[k]);
+    return sqrt(fmax(0, sq / nl - (sum / nl) * (sum / nl))) <= DRIFT_CELLS * fabs(dm) &&
+           ch / (VT_SD_GRID - nl) <= DRIFT_CHROMA;
+}
+
+static int drift_back(const struct vt_sd_feat *f, const uint8_t *mask, size_t i)
+{
+    if (!f[i].key || !uniform_shift(&f[i - 1], &f[i]))
+        return 0;
+    for (size_t k = i - 1; k > 0; k--) {
+        if (mask[k])
+            return 1;
+        if (f[k].key)
+            return 0;
+    }
+    return 0;
+}
+
+static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, const double *pch,
+                      const double *pg, const uint8_t *mask, struct bounds *b)
+{
+    for (size_t i = 1; i < n; i++) {
+        size_t a0 = i > BASE_WIN ? i - BASE_WIN : 0,
+               b1 = i + 1 + BASE_WIN < n ? i + 1 + BASE_WIN : n;
+        double bb = win_mean(pd1, a0, i), ba = win_mean(pd1, i + 1, b1);
+        double base = fmax(bb, ba), low = fmin(bb, ba);
+        double cbase = fmax(win_mean(pch, a0, i), win_mean(pch, i + 1, b1));
+        double d = f[i].d1;
+        int peak = 1, hard, soft;
+
+        if (mask[i])
+            continue;
+        /* pass 1 decodes without the loop filter, so its pictures drift from the
+         * encoder's until the next keyframe; most in a fade or dissolve, after which
+         * the encoder often places one: the jump back is the transition's end */
+        if (f[i].key && (mask[i - 1] || (i > 2 && mask[i - 2]) || (i > 3 && mask[i - 3])))
+            continue;
+        if (drift_back(f, mask, i))
+            continue;
+        if (grid_cut(f, n, pg, i)) {
+            add_bound(b, i, i - 1, i, VT_SD_CUT);
+            continue;
+        }
+        /* the strongest frame of a neighbourhood carries the cut */
+        for (size_t k = i > 2 ? i - 2 : 0; k <= i + 2 && k < n; k++)
+            if (k != i && (f[k].d1 > d || (f[k].d1 == d && k < i)))
+                peak = 0;
+        if (!peak)
+            continue;
+        /* well above both sides, or (between a still and a moving shot) well above
+         * the quiet side and clearly above the busy one */
+        hard = (d >= 6 && d >= 2.0 * base + 3) || (d >= 10 && d >= 3 * low + 5 && d >= 1.3 * base);
+        soft = f[i].changed >= 0.004 && f[i].changed >= 4 * cbase + 0.002 && d >= 2.0 * base + 0.25;
+        if (hard || soft)
+            add_bound(b, i, i - 1, i, VT_SD_CUT);
+    }
+}
+
+/*
+ * The stable part begins after a transition's span and ends before it, with a margin
+ * for gradual ones: their measured ends may fall short of the true ones (motion on
+ * either side blurs the ramp), and the kept frame must show one shot only.
+ */
+#define SPAN_MARGIN 0.25 /* of the transition's length */
+
+static size_t after_span(const struct vt_sd_feat *f, size_t n, const struct bound *x)
+{
+    size_t i = x->span1 + 1;
+    double t;
+
+    if (x->kind == VT_SD_CUT)
+        return i;
+    t = f[x->span1].t_s + SPAN_MARGIN * (f[x->span1].t_s - f[x->span0].t_s);
+    while (i + 1 < n && f[i].t_s < t)
+        i++;
+    return i;
+}
+
+static size_t before_span(const struct vt_sd_feat *f, const struct bound *x)
+{
+    size_t i = x->span0 - 1;
+    double t;
+
+    if (x->kind == VT_SD_CUT)
+        return i;
+    t = f[x->span0].t_s - SPAN_MARGIN * (f[x->span1].t_s - f[x->span0].t_s);
+    while (i > 0 && f[i].t_s > t)
+        i--;
+    return i;
+}
+
+static int by_at(const void *a, const void *b)
+{
+    const struct bound *x = a, *y = b;
+
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static void choose_frame(const struct vt_sd_feat *f, struct vt_sd_shot *s, const size_t *last_key)
+{
+    size_t a = s->stable_first, z = s->stable_last, best = a;
+    double maxs = 0, minstab = INFINITY;
+
+    for (size_t j = a; j <= z; j++) {
+        double st = (j > s->first ? f[j].d1 : 0) + (j < s->last ? f[j + 1].d1 : 0);
+
+        maxs = fmax(maxs, f[j].sharpness);
+        minstab = fmin(minstab, st);
+    }
+    /* among the sharp and still frames, the one cheapest to decode again (closest
+     * after a keyframe): pass 2 seeks to the keyframe and decodes up to it */
+    for (size_t j = a, best_cost = SIZE_MAX; j <= z; j++) {
+        double st = (j > s->first ? f[j].d1 : 0) + (j < s->last ? f[j + 1].d1 : 0);
+        size_t cost = j - last_key[j];
+
+        if (f[j].sharpness < 0.9 * maxs || st > 2 * minstab + 1.0)
+            continue;
+        if (cost < best_cost || (cost == best_cost && f[j].sharpness > f[best].sharpness)) {
+            best_cost = cost;
+            best = j;
+        }
+    }
+    s->chosen = best;
+}
+
+size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **out)
+{
+    struct bounds b = {0};
+    uint8_t *mask = NULL;
+    double *pd1 = NULL, *pch = NULL, *pg = NULL;
+    size_t *last_key = NULL, n_shots = 0, kept = 0;
+    struct vt_sd_shot *shots = NULL;
+
+    *out = NULL;
+    if (n == 0)
+        goto out;
+    mask = vt_xcalloc(n, 1);
+    pd1 = vt_xmalloc((n + 1) * sizeof(*pd1));
+    pch = vt_xmalloc((n + 1) * sizeof(*pch));
+    last_key = vt_xmalloc(n * sizeof(*last_key));
+    pg = vt_xmalloc((n + 1) * sizeof(*pg));
+    pd1[0] = pch[0] = pg[0] = pg[1] = 0;
+    for (size_t i = 0; i < n; i++) {
+        pd1[i + 1] = pd1[i] + f[i].d1;
+        pch[i + 1] = pch[i] + f[i].changed;
+        if (i)
+            pg[i + 1] = pg[i] + gdist(&f[i - 1], &f[i]);
+        last_key[i] = f[i].key || i == 0 ? i : last_key[i - 1];
+    }
+    find_fades(f, n, mask, &b);
+    find_gradual(f, n, mask, &b);
+    find_still_mixes(f, n, pd1, mask, &b);
+    find_cuts(f, n, pd1, pch, pg, mask, &b);
+    if (b.n)
+        qsort(b.v, b.n, sizeof(*b.v), by_at);
+    /* drop boundaries too close to the previous one (or to the start) */
+    for (size_t i = 0; i < b.n; i++) {
+        double prev_t = kept ? f[b.v[kept - 1].at].t_s : f[0].t_s;
+
+        if (b.v[i].at == 0 || f[b.v[i].at].t_s - prev_t < MIN_SHOT_S)
+            continue;
+        b.v[kept++] = b.v[i];
+    }
+    n_shots = kept + 1;
+    shots = vt_xcalloc(n_shots, sizeof(*shots));
+    for (size_t k = 0; k < n_shots; k++) {
+        struct vt_sd_shot *s = &shots[k];
+
+        s->first = k ? b.v[k - 1].at : 0;
+        s->last = k + 1 < n_shots ? b.v[k].at - 1 : n - 1;
+        s->kind = k ? b.v[k - 1].kind : VT_SD_START;
+        s->span0 = s->span1 = s->first;
+        if (k && s->kind != VT_SD_CUT) {
+            s->span0 = b.v[k - 1].span0;
+            s->span1 = b.v[k - 1].span1;
+        }
+        s->stable_first = s->first;
+        s->stable_last = s->last;
+        if (k && b.v[k - 1].span1 + 1 > s->stable_first)
+            s->stable_first = after_span(f, n, &b.v[k - 1]);
+        if (k + 1 < n_shots && b.v[k].span0 > 0 && b.v[k].span0 - 1 < s->stable_last)
+            s->stable_last = before_span(f, &b.v[k]);
+        /* frames in a fade at the very start or end are not stable either */
+        while (s->stable_first < s->stable_last && mask[s->stable_first] && k == 0)
+            s->stable_first++;
+        while (s->stable_last > s->stable_first && mask[s->stable_last] && k + 1 == n_shots)
+            s->stable_last--;
+        if (s->stable_first > s->stable_last || s->stable_first < s->first ||
+            s->stable_last > s->last) {
+            s->stable_first = s->first;
+            s->stable_last = s->last;
+        }
+        choose_frame(f, s, last_key);
+    }
+    *out = shots;
+out:
+    free(b.v);
+    free(mask);
+    free(pd1);
+    free(pch);
+    free(pg);
+    free(last_key);
+    return n_shots;
+}

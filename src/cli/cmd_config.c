@@ -1,0 +1,165 @@
+/*
+ * `vidtheque config`: read and change the library's config file (lib/base/config.h), which
+ * chooses the text embedding, speech recognition and frame embedding backends. Runs in the front
+ * binary (config.c needs nothing but libc). API keys are masked when the config is listed and shown
+ * only when asked for by name.
+ */
+#include "cli/cli.h"
+#include "base/config.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int is_secret(const char *key)
+{
+    size_t n = strlen(key);
+    return n >= 8 && !strcmp(key + n - 8, ".api_key");
+}
+
+static int print_entry(void *user, const char *key, const char *value)
+{
+    (void)user;
+    fputs(key, stdout);
+    fputs(" = ", stdout);
+    if (is_secret(key) && *value) {
+        fputs("********", stdout);
+    } else if (!strcmp(key, "db")) {
+        char *r = vt_config_db_redact(value); /* the URL, not its password */
+
+        cli_put_safe(stdout, r);
+        free(r);
+    } else {
+        cli_put_safe(stdout, value);
+    }
+    fputc('\n', stdout);
+    return 0;
+}
+
+static int key_known(const char *key)
+{
+    for (size_t i = 0; vt_config_keys[i]; i++)
+        if (!strcmp(vt_config_keys[i], key))
+            return 1;
+    return 0;
+}
+
+/* A value the stage could not use is refused now rather than found out while indexing. */
+static int check_value(const char *key, const char *value)
+{
+    static const char *const text_backends[] = {"model2vec", "openai", "none", NULL};
+    static const char *const stt_backends[] = {"pocketsphinx", "openai", NULL};
+    static const char *const frame_backends[] = {"tflite", "openai", "none", NULL};
+    const char *const *allowed = NULL;
+    size_t n = strlen(key);
+
+    if (!strcmp(key, "text_embed.backend"))
+        allowed = text_backends;
+    else if (!strcmp(key, "stt.backend"))
+        allowed = stt_backends;
+    else if (!strcmp(key, "frame_embed.backend"))
+        allowed = frame_backends;
+    if (allowed) {
+        for (size_t i = 0; allowed[i]; i++)
+            if (!strcmp(allowed[i], value))
+                return 0;
+        struct vt_sb sb = {0};
+        for (size_t i = 0; allowed[i]; i++)
+            vt_sb_addf(&sb, "%s%s", i ? ", " : "", allowed[i]);
+        int rc = cli_usage_error("config", "'%s' is not a backend for '%s' (one of: %s)", value,
+                                 key, sb.buf);
+        vt_sb_release(&sb);
+        return rc;
+    }
+    if (n >= 4 && !strcmp(key + n - 4, ".url") && strncmp(value, "http://", 7) &&
+        strncmp(value, "https://", 8))
+        return cli_usage_error("config", "'%s' for '%s' is not an http:// or https:// URL", value,
+                               key);
+    char err[512];
+    if (vt_config_check(key, value, err, sizeof(err)))
+        return cli_usage_error("config", "%s", err);
+    return 0;
+}
+
+int cmd_config(int argc, char **argv)
+{
+    static const struct option longs[] = {{NULL, 0, NULL, 0}};
+    struct cli_opt g;
+    struct vt_library *lib;
+    struct vt_config *cfg = NULL;
+    char err[1024], abs_path[PATH_MAX];
+    const char *verb, *key = NULL, *value = NULL;
+    int c, nargs, rc = EXIT_OK;
+
+    cli_opt_init(&g, "config", argc, argv, "", longs);
+    while ((c = cli_opt_next(&g)) != -1)
+        if (c == '?')
+            return EXIT_USAGE;
+    nargs = argc - optind;
+    verb = nargs > 0 ? argv[optind] : "list";
+    if (!strcmp(verb, "list") && nargs <= 1) {
+    } else if ((!strcmp(verb, "get") || !strcmp(verb, "unset")) && nargs == 2) {
+        key = argv[optind + 1];
+    } else if (!strcmp(verb, "set") && nargs == 3) {
+        key = argv[optind + 1];
+        value = argv[optind + 2];
+    } else if (strcmp(verb, "list") && strcmp(verb, "get") && strcmp(verb, "set") &&
+               strcmp(verb, "unset")) {
+        return cli_usage_error("config", "'%s' is not a config action (get, set, unset)", verb);
+    } else {
+        return cli_usage_error("config", "wrong number of arguments for 'config %s'", verb);
+    }
+    if (key && !key_known(key)) {
+        struct vt_sb sb = {0};
+        for (size_t i = 0; vt_config_keys[i]; i++)
+            vt_sb_addf(&sb, "%s%s", i ? ", " : "", vt_config_keys[i]);
+        rc = cli_usage_error("config", "'%s' is not a config key (keys: %s)", key, sb.buf);
+        vt_sb_release(&sb);
+        return rc;
+    }
+    /* the database a library is in does not move by a change of config: its rows would
+     * stay behind (init --db sets it, on a new library) */
+    if (key && !strcmp(key, "db") && strcmp(verb, "get"))
+        return cli_usage_error("config",
+                               "'db' is set by 'vidtheque init --db URL' on a new library");
+    if (value) {
+        rc = check_value(key, value);
+        if (rc)
+            return rc;
+        /* a model folder (or, for frame_embed, a .tflite file) given relative to here is
+         * stored absolute: the stage runs from anywhere (a name like owner/repo stays a
+         * name unless such a folder exists here) */
+        struct stat st;
+        int text = !strcmp(key, "text_embed.model"), image = !strcmp(key, "frame_embed.model");
+        if ((text || image) && (value[0] == '.' || strchr(value, '/')) && value[0] != '/' &&
+            !stat(value, &st) && (S_ISDIR(st.st_mode) || (image && S_ISREG(st.st_mode))) &&
+            realpath(value, abs_path))
+            value = abs_path;
+    }
+    lib = cli_open_library(VT_OPEN_READ);
+    if (!lib)
+        return EXIT_ERR;
+    if (vt_config_load(vt_library_dir(lib), &cfg, err, sizeof(err))) {
+        rc = cli_error("%s", err);
+        goto out;
+    }
+    if (!strcmp(verb, "list")) {
+        vt_config_each(cfg, print_entry, NULL);
+    } else if (!strcmp(verb, "get")) {
+        const char *v = vt_config_get(cfg, key);
+        if (!v) {
+            rc = cli_error("'%s' is not set", key);
+            goto out;
+        }
+        cli_put_safe(stdout, v);
+        fputc('\n', stdout);
+    } else if (vt_config_set(cfg, key, value, err, sizeof(err))) {
+        rc = cli_error("%s", err);
+    }
+out:
+    vt_config_free(cfg);
+    vt_library_close(lib);
+    return rc;
+}

@@ -1,0 +1,354 @@
+/*
+ * `vidtheque models` (what the config chooses and which models are in the library) and
+ * `models rm` (the front binary runs both) and `vidtheque models pull NAME` (downloads one from the
+ * hub with lib/ml/hub.c; it needs libcurl, so src/cli/vidtheque.c sends it to vidtheque-full, and the
+ * front binary drops cmd_models_pull with the other code it does not reach).
+ */
+#include "cli/cli.h"
+#include "base/config.h"
+#include "ml/hub.h"
+#include "ml/models.h"
+#include "model/stage.h"
+#include "base/util.h"
+
+#include <dirent.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void fmt_bytes(char *buf, size_t n, uint64_t b)
+{
+    if (b >= 1024 * 1024)
+        snprintf(buf, n, "%.1f MiB", (double)b / (1024.0 * 1024.0));
+    else if (b >= 1024)
+        snprintf(buf, n, "%.1f KiB", (double)b / 1024.0);
+    else
+        snprintf(buf, n, "%llu B", (unsigned long long)b);
+}
+
+static int print_model(void *user, const struct vt_model_info *m)
+{
+    char size[32];
+    int *count = user;
+
+    (*count)++;
+    fmt_bytes(size, sizeof(size), m->bytes);
+    fputs("  ", stdout);
+    cli_put_safe(stdout, m->repo[0] ? m->repo : m->folder);
+    if (m->repo[0]) {
+        printf("  %s", "");
+        cli_put_safe(stdout, m->revision);
+        printf(" %.12s  %s, %d files%s  pulled ", m->commit, size, m->n_files,
+               !strcmp(m->kind, "image") ? ", image model" : "");
+        cli_put_safe(stdout, m->pulled_at);
+    }
+    fputs("  ", stdout);
+    if (m->problem) {
+        fputs("damaged: ", stdout);
+        cli_put_safe(stdout, m->problem);
+    } else {
+        fputs("ok", stdout);
+    }
+    fputs("  (folder ", stdout);
+    cli_put_safe(stdout, m->folder);
+    fputs(")\n", stdout);
+    return 0;
+}
+
+/* How many .tflite files folder holds (the tflite backend wants one). */
+static int tflite_files(const char *folder)
+{
+    DIR *d = opendir(folder);
+    struct dirent *e;
+    int n = 0;
+
+    while (d && (e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        n += l > 7 && !strcmp(e->d_name + l - 7, ".tflite");
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* One line for a configured backend: its settings and, for a model in-process, whether
+ * the stage will find it. */
+static void print_configured(const char *lib_dir, const struct vt_config *cfg, enum vt_stage_id id,
+                             const char *dflt)
+{
+    const char *what = vt_stages[id].name;
+    int text = id == VT_STAGE_TEXT_EMBED, image = id == VT_STAGE_FRAME_EMBED;
+    char key[64], folder[PATH_MAX], err[1024], tensor[256];
+    const char *backend, *model, *url, *shown;
+
+    snprintf(key, sizeof(key), "%s.backend", what);
+    backend = vt_config_get(cfg, key);
+    snprintf(key, sizeof(key), "%s.model", what);
+    model = vt_config_get(cfg, key);
+    snprintf(key, sizeof(key), "%s.url", what);
+    url = vt_config_get(cfg, key);
+    /* unset, the embedding backends follow from what is set (as the stages read it) */
+    shown = backend && *backend                  ? backend
+            : (text || image) && url && *url     ? "openai"
+            : (text || image) && model && *model ? (text ? "model2vec" : "tflite")
+                                                 : dflt;
+    printf("  %-11s ", what);
+    cli_put_safe(stdout, shown);
+    if (!backend || !*backend)
+        fputs(shown == dflt ? " (default)" : " (from the model)", stdout);
+    if (model) {
+        fputs("  model ", stdout);
+        cli_put_safe(stdout, model);
+    }
+    if (url) {
+        fputs("  at ", stdout);
+        cli_put_safe(stdout, url);
+    }
+    if (image) {
+        static const char *const extra[] = {"tensor", "joint_text", "api_style", "timeout_s",
+                                            "batch"};
+        for (size_t i = 0; i < VT_ARRAY_LEN(extra); i++) {
+            snprintf(key, sizeof(key), "%s.%s", what, extra[i]);
+            const char *v = vt_config_get(cfg, key);
+            if (!v)
+                continue;
+            printf("  %s ", extra[i]);
+            cli_put_safe(stdout, v);
+            if (vt_config_check(key, v, err, sizeof(err))) {
+                fputs("  not usable: ", stdout);
+                cli_put_safe(stdout, err);
+                fputc('\n', stdout);
+                return;
+            }
+        }
+    }
+    if (text && model && !strcmp(shown, "model2vec")) {
+        if (vt_models_resolve(lib_dir, model, folder, sizeof(folder), err, sizeof(err))) {
+            fputs("  not usable: ", stdout);
+            cli_put_safe(stdout, err);
+        } else {
+            fputs("  ready: ", stdout);
+            cli_put_safe(stdout, folder);
+        }
+    }
+    if (image && model && !strcmp(shown, "tflite")) {
+        struct stat st;
+        if (vt_models_resolve_image(lib_dir, model, folder, sizeof(folder), tensor, sizeof(tensor),
+                                    err, sizeof(err))) {
+            fputs("  not usable: ", stdout);
+            cli_put_safe(stdout, err);
+        } else if (stat(folder, &st)) {
+            fputs("  not usable: no such file or folder ", stdout);
+            cli_put_safe(stdout, folder);
+        } else if (S_ISDIR(st.st_mode) && tflite_files(folder) != 1) {
+            fputs(tflite_files(folder) ? "  not usable: several .tflite files in "
+                                       : "  not usable: no .tflite file in ",
+                  stdout);
+            cli_put_safe(stdout, folder);
+        } else {
+            fputs("  ready: ", stdout);
+            cli_put_safe(stdout, folder);
+            snprintf(key, sizeof(key), "%s.tensor", what);
+            if (tensor[0] && !vt_config_get(cfg, key)) {
+                fputs(" (tensor ", stdout);
+                cli_put_safe(stdout, tensor);
+                fputs(")", stdout);
+            }
+        }
+    }
+    fputc('\n', stdout);
+}
+
+/* models rm NAME...: each removed, or an error line; a note when the config still names it */
+static int models_rm(int argc, char **argv)
+{
+    struct vt_library *lib;
+    struct vt_config *cfg = NULL;
+    char err[1024], folder[PATH_MAX], used[PATH_MAX];
+    int rc = EXIT_OK;
+
+    if (argc < 2)
+        return cli_usage_error("models", "'models rm' takes the names of models to remove");
+    lib = cli_open_library(VT_OPEN_READ);
+    if (!lib)
+        return EXIT_ERR;
+    if (vt_config_load(vt_library_dir(lib), &cfg, err, sizeof(err)))
+        cfg = NULL; /* the removal does not depend on it */
+    const char *model = cfg ? vt_config_get(cfg, "text_embed.model") : NULL;
+    const char *imodel = cfg ? vt_config_get(cfg, "frame_embed.model") : NULL;
+    char iused[PATH_MAX], tensor[256];
+    if (!model || vt_models_resolve(vt_library_dir(lib), model, used, sizeof(used), NULL, 0))
+        used[0] = '\0';
+    if (!imodel || vt_models_resolve_image(vt_library_dir(lib), imodel, iused, sizeof(iused),
+                                           tensor, sizeof(tensor), NULL, 0))
+        iused[0] = '\0';
+    for (int i = 1; i < argc; i++) {
+        if (vt_models_remove(vt_library_dir(lib), argv[i], folder, sizeof(folder), err,
+                             sizeof(err))) {
+            rc = cli_error("%s", err);
+            continue;
+        }
+        if (!cli_opts.quiet)
+            cli_info("removed '%s'", folder);
+        if (used[0] && !strcmp(used, folder))
+            cli_info("note: text_embed.model still names '%s'; the text_embed stage fails until "
+                     "it is pulled again or the config changes",
+                     model);
+        if (iused[0] && !strcmp(iused, folder))
+            cli_info("note: frame_embed.model still names '%s'; the frame_embed stage fails until "
+                     "it is pulled again or the config changes",
+                     imodel);
+    }
+    vt_config_free(cfg);
+    vt_library_close(lib);
+    return rc;
+}
+
+int cmd_models(int argc, char **argv)
+{
+    static const struct option longs[] = {{NULL, 0, NULL, 0}};
+    struct cli_opt g;
+    struct vt_library *lib;
+    struct vt_config *cfg = NULL;
+    char err[1024];
+    int c, count = 0, rc = EXIT_OK;
+
+    cli_opt_init(&g, "models", argc, argv, "", longs);
+    while ((c = cli_opt_next(&g)) != -1)
+        if (c == '?')
+            return EXIT_USAGE;
+    if (optind < argc && !strcmp(argv[optind], "rm"))
+        return models_rm(argc - optind, argv + optind);
+    if (optind < argc)
+        return cli_usage_error("models", "'%s' is not a models action (pull, rm)", argv[optind]);
+    lib = cli_open_library(VT_OPEN_READ);
+    if (!lib)
+        return EXIT_ERR;
+    if (vt_config_load(vt_library_dir(lib), &cfg, err, sizeof(err))) {
+        rc = cli_error("%s", err);
+        goto out;
+    }
+    fputs("configured:\n", stdout);
+    /* the config's sections are named after the stages they choose models for */
+    print_configured(vt_library_dir(lib), cfg, VT_STAGE_TEXT_EMBED, "none");
+    print_configured(vt_library_dir(lib), cfg, VT_STAGE_STT, "pocketsphinx");
+    print_configured(vt_library_dir(lib), cfg, VT_STAGE_FRAME_EMBED, "none");
+    fputs("pulled into ", stdout);
+    cli_put_safe(stdout, vt_library_dir(lib));
+    fputs("/models:\n", stdout);
+    if (vt_models_list(vt_library_dir(lib), print_model, &count, err, sizeof(err))) {
+        rc = cli_error("%s", err);
+        goto out;
+    }
+    if (!count)
+        fputs("  none ('vidtheque models pull potion-base-8M' fetches a text model, "
+              "'vidtheque models pull mobilenet-v2-1.0-224' an image model)\n",
+              stdout);
+out:
+    vt_config_free(cfg);
+    vt_library_close(lib);
+    return rc;
+}
+
+/* ---- models pull ---- */
+
+struct pull_report {
+    int tty;
+    int bar_open;
+    int last_pct;
+    char path[64];
+};
+
+static void pull_progress(void *user, const char *path, uint64_t done, uint64_t total)
+{
+    struct pull_report *r = user;
+    char d[32], t[32];
+    int pct = total ? (int)(done * 100 / total) : 100;
+
+    if (!r->tty)
+        return;
+    if (!strcmp(r->path, path) && pct == r->last_pct && (r->bar_open || done >= total))
+        return; /* nothing new, or the end of a file already shown */
+    if (r->bar_open && strcmp(r->path, path))
+        fputc('\n', stderr);
+    snprintf(r->path, sizeof(r->path), "%s", path);
+    r->last_pct = pct;
+    fmt_bytes(d, sizeof(d), done);
+    fmt_bytes(t, sizeof(t), total);
+    fprintf(stderr, "\r%-20s %10s of %-10s %3d%%\033[K", path, d, t, pct);
+    r->bar_open = 1;
+    if (done >= total) {
+        fputc('\n', stderr);
+        r->bar_open = 0;
+    }
+    fflush(stderr);
+}
+
+static void pull_note(void *user, const char *msg)
+{
+    struct pull_report *r = user;
+
+    if (r->bar_open) {
+        fputc('\n', stderr);
+        r->bar_open = 0;
+    }
+    cli_info("%s", msg);
+}
+
+int cmd_models_pull(int argc, char **argv)
+{
+    static const struct option longs[] = {{"revision", required_argument, NULL, 'r'},
+                                          {NULL, 0, NULL, 0}};
+    struct cli_opt g;
+    struct vt_hub_opts o = {0};
+    struct vt_hub_result res;
+    struct pull_report rep = {0};
+    struct vt_library *lib;
+    char err[2048];
+    int c, rc;
+
+    /* argv[0] is "models", argv[1] "pull" (options may come before it) */
+    cli_opt_init(&g, "models", argc, argv, "r:", longs);
+    while ((c = cli_opt_next(&g)) != -1) {
+        if (c == '?')
+            return EXIT_USAGE;
+        if (c == 'r')
+            o.revision = optarg;
+    }
+    if (argc - optind != 2 || strcmp(argv[optind], "pull"))
+        return cli_usage_error("models", "'models pull' takes one model name");
+    lib = cli_open_library(VT_OPEN_READ);
+    if (!lib)
+        return EXIT_ERR;
+    rep.tty = isatty(STDERR_FILENO) && !cli_opts.quiet;
+    o.progress = pull_progress;
+    o.note = cli_opts.quiet ? NULL : pull_note;
+    o.user = &rep;
+    rc = vt_hub_pull(vt_library_dir(lib), argv[optind + 1], &o, &res, err, sizeof(err));
+    if (rep.bar_open)
+        fputc('\n', stderr);
+    if (rc) {
+        rc = cli_error("pull of '%s' failed: %s", argv[optind + 1], err);
+    } else {
+        char size[32], *msg;
+        fmt_bytes(size, sizeof(size), res.bytes);
+        if (res.already)
+            msg = vt_xasprintf("%s is already at %s in %s (nothing to do)", res.repo, res.commit,
+                               res.folder);
+        else
+            msg = vt_xasprintf("%s at %s installed in %s (%d files, %s)", res.repo, res.commit,
+                               res.folder, res.n_files, size);
+        cli_put_safe(stdout, msg);
+        fputc('\n', stdout);
+        free(msg);
+        if (res.image && !cli_opts.quiet)
+            cli_info("an image model: 'vidtheque config set frame_embed.model %s' embeds frames "
+                     "with it",
+                     argv[optind + 1]);
+    }
+    vt_library_close(lib);
+    return rc;
+}

@@ -1,0 +1,173 @@
+/*
+ * worker: run stages of any video from the library's queue (lib/run/worker.c), until
+ * stopped; jobs: what the queue holds. docs/ARCHITECTURE.md, "Job queue".
+ *
+ * Stopping: the first SIGTERM or SIGINT stops claiming and lets the running stages
+ * finish and commit (a stage cannot be interrupted halfway without losing its work,
+ * and most take seconds); a second one gives their leases back (queued again, the
+ * attempt not counted) and exits at once. Either way the exit status is 0.
+ */
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile int stop_level;
+
+static void on_log(void *user, int level, const char *msg)
+{
+    (void)user;
+    if (cli_opts.quiet && level > VT_LOG_ERROR)
+        return;
+    cli_info("%s%s",
+             level == VT_LOG_ERROR  ? "error: "
+             : level == VT_LOG_WARN ? "warning: "
+                                    : "",
+             msg);
+}
+
+/* Takes the stop signals (blocked in every other thread): each one moves a level up. */
+static void *signal_thread(void *p)
+{
+    sigset_t *set = p;
+
+    for (;;) {
+        int sig;
+
+        if (sigwait(set, &sig))
+            continue;
+        if (stop_level < 2)
+            stop_level++;
+        if (!cli_opts.quiet)
+            cli_info(stop_level == 1 ? "worker: stopping: finishing the running stages "
+                                       "(again: give them back and exit now)"
+                                     : "worker: giving the running stages back");
+    }
+    return NULL;
+}
+
+int cmd_worker(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"stages", required_argument, NULL, 's'}, {"concurrency", required_argument, NULL, 'c'},
+        {"lease", required_argument, NULL, 'l'},  {"drain", no_argument, NULL, 'd'},
+        {"stats", no_argument, NULL, 'S'},        {"library", required_argument, NULL, 'L'},
+        {"quiet", no_argument, NULL, 'q'},        {NULL, 0, NULL, 0}};
+    struct vt_callbacks cb = {on_log, NULL, NULL};
+    struct vt_worker_opts o = {.concurrency = 1, .lease_s = 60, .stop = &stop_level, .cb = &cb};
+    struct vt_worker_stats st;
+    struct cli_opt g;
+    char dir[PATH_MAX], err[1024];
+    static sigset_t set;
+    pthread_t sig_th;
+    int c, rc, stats = 0;
+    long n;
+
+    cli_opt_init(&g, "worker", argc, argv, "L:q", longs);
+    while ((c = cli_opt_next(&g)) != -1) {
+        if (c == '?')
+            return EXIT_USAGE;
+        if (c == 'L')
+            cli_opts.library = optarg;
+        else if (c == 'q')
+            cli_opts.quiet = 1;
+        else if (c == 'd')
+            o.drain = 1;
+        else if (c == 'S')
+            stats = 1;
+        else if (c == 's' && vt_stage_set_parse(optarg, &o.stages, err, sizeof(err)))
+            return cli_usage_error("worker", "--stages: %s", err);
+        else if (c == 'c' && !cli_parse_long(optarg, 1, 256, &n))
+            o.concurrency = (int)n;
+        else if (c == 'l' && !cli_parse_long(optarg, 1, 86400, &n))
+            o.lease_s = (double)n;
+        else if (c == 'c')
+            return cli_opt_bad_value(&g, c, "a number, 1 to 256");
+        else if (c == 'l')
+            return cli_opt_bad_value(&g, c, "seconds, 1 to 86400");
+    }
+    if (optind != argc)
+        return cli_usage_error("worker", "unexpected argument '%s'", argv[optind]);
+    if (vt_library_default_dir(cli_opts.library, dir, sizeof(dir)))
+        return cli_error("cannot tell where the library is: use -L DIR or set VIDTHEQUE_LIBRARY");
+    o.fetch = &cli_opts.fetch;
+    o.idle_s = 2;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    if (pthread_create(&sig_th, NULL, signal_thread, &set))
+        return cli_error("cannot start the signal thread");
+    pthread_detach(sig_th);
+    rc = vt_worker_run(dir, &o, &st, err, sizeof(err));
+    if (rc < 0)
+        return cli_error("%s", err);
+    if (stats || !cli_opts.quiet)
+        cli_info("worker: %ld stage run(s), %ld late result(s) refused, %ld error(s)", st.ran,
+                 st.fenced, st.errors);
+    if (stats)
+        cli_info("worker: queue overhead per stage run: p50 %.2f ms, p99 %.2f ms, total %.3f s",
+                 st.overhead_p50_s * 1e3, st.overhead_p99_s * 1e3, st.queue_s);
+    if (rc > 0) {
+        /* leases given back while stage threads still run: leave without waiting */
+        fflush(NULL);
+        _exit(EXIT_OK);
+    }
+    return EXIT_OK;
+}
+
+struct jobs_flags {
+    int failed, json;
+};
+
+static int jobs_option(int c, const char *arg, void *user)
+{
+    struct jobs_flags *f = user;
+
+    (void)arg;
+    if (c == 'f')
+        f->failed = 1;
+    else if (c == 'j')
+        f->json = 1;
+    else
+        return -1;
+    return 0;
+}
+
+int cmd_jobs(int argc, char **argv)
+{
+    static const struct option longs[] = {{"failed", no_argument, NULL, 'f'},
+                                          {"json", no_argument, NULL, 'j'},
+                                          {"library", required_argument, NULL, 'L'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {NULL, 0, NULL, 0}};
+    struct vt_library *lib;
+    struct jobs_flags f = {0, 0};
+    int rc = cli_parse("jobs", argc, argv, "L:q", longs, jobs_option, &f);
+    char *out;
+
+    if (rc)
+        return rc;
+    if (optind != argc)
+        return cli_usage_error("jobs", "unexpected argument '%s'", argv[optind]);
+    lib = cli_open_library(VT_OPEN_READ);
+    if (!lib)
+        return EXIT_ERR;
+    rc = vt_jobs_report(lib, f.failed, f.json, &out);
+    if (rc) {
+        rc = cli_error("%s", vt_errmsg(lib));
+    } else {
+        cli_put_text(stdout, out);
+        if (f.json)
+            fputc('\n', stdout);
+        free(out);
+        rc = EXIT_OK;
+    }
+    vt_library_close(lib);
+    return rc;
+}

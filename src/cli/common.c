@@ -1,0 +1,323 @@
+/*
+ * Helpers shared by the commands: opening the library, reporting what the library
+ * does (progress bars on a terminal, plain log lines otherwise), and making text that
+ * videos control safe to print on a terminal.
+ */
+#include "cli/cli.h"
+#include "base/config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct report {
+    int tty;
+    int bar_open; /* a progress bar is on the current line */
+    char stage[32];
+    int last_pct;
+};
+static struct report report;
+
+static void end_bar(void)
+{
+    if (report.bar_open) {
+        fputc('\n', stderr);
+        report.bar_open = 0;
+    }
+}
+
+static void on_log(void *user, int level, const char *msg)
+{
+    if (cli_opts.quiet && level > VT_LOG_ERROR)
+        return;
+    if (report.tty && level >= VT_LOG_INFO)
+        return; /* the bars say it */
+    /* log lines quote titles, URLs, paths and what tools said: one line, no control */
+    cli_info("%s%s",
+             level == VT_LOG_ERROR  ? "error: "
+             : level == VT_LOG_WARN ? "warning: "
+                                    : "",
+             msg);
+}
+
+/* One bar per running stage: stages of a video run one after another. */
+static void on_progress(void *user, const char *id, const char *stage, double frac)
+{
+    enum { WIDTH = 30 };
+    char bar[WIDTH + 1];
+    int pct;
+
+    if (!report.tty || cli_opts.quiet)
+        return;
+    if (frac < 0) {
+        if (report.bar_open && !strcmp(report.stage, stage)) {
+            memset(bar, '#', WIDTH);
+            bar[WIDTH] = '\0';
+            fprintf(stderr, "\r%-12s %-10s [%s] done\033[K", id, stage, bar);
+            end_bar();
+        }
+        return;
+    }
+    pct = (int)lround(fmin(fmax(frac, 0), 1) * 100);
+    if (report.bar_open && !strcmp(report.stage, stage) && pct == report.last_pct)
+        return;
+    if (report.bar_open && strcmp(report.stage, stage))
+        end_bar();
+    snprintf(report.stage, sizeof(report.stage), "%s", stage);
+    report.last_pct = pct;
+    for (int i = 0; i < WIDTH; i++)
+        bar[i] = i < pct * WIDTH / 100 ? '#' : '.';
+    bar[WIDTH] = '\0';
+    fprintf(stderr, "\r%-12s %-10s [%s] %3d%%\033[K", id, stage, bar, pct);
+    report.bar_open = 1;
+}
+
+struct vt_library *cli_open_library(int flags)
+{
+    char dir[PATH_MAX], err[1024];
+    struct vt_library *lib;
+    struct vt_callbacks cb = {on_log, on_progress, NULL};
+
+    if (vt_library_default_dir(cli_opts.library, dir, sizeof(dir))) {
+        cli_error("cannot tell where the library is: use -L DIR or set VIDTHEQUE_LIBRARY");
+        return NULL;
+    }
+    if (cli_run_full) {
+        /* the front links no libpq: a library on PostgreSQL is vidtheque-full's */
+        char *url = NULL;
+
+        if (vt_config_db_url(dir, &url, err, sizeof(err))) {
+            cli_error("%s", err);
+            return NULL;
+        }
+        if (url) {
+            free(url);
+            cli_run_full(0, NULL); /* returns only when it could not run */
+            return NULL;
+        }
+    }
+    lib = vt_library_open(dir, flags, err, sizeof(err));
+    if (!lib) {
+        cli_error("%s", err);
+        return NULL;
+    }
+    report.tty = isatty(STDERR_FILENO);
+    vt_library_set_callbacks(lib, &cb);
+    vt_library_set_fetch(lib, &cli_opts.fetch);
+    return lib;
+}
+
+int cli_parse_long(const char *s, long min, long max, long *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+void cli_fmt_duration(char *buf, size_t n, double s)
+{
+    long t = s > 0 && s < 1e9 ? (long)s : 0;
+
+    if (t >= 3600)
+        snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
+}
+
+const char *cli_safe_char(const char **s, char buf[8])
+{
+    const char *p = *s;
+    uint32_t cp = 0;
+    size_t n = vt_utf8_decode(p, 4, &cp); /* it stops at the terminator */
+
+    if (!n) {
+        *s += 1;
+        return "\xef\xbf\xbd"; /* U+FFFD: a lone byte 0x9b is CSI to some terminals */
+    }
+    *s += n;
+    if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || /* C0, DEL, C1: escapes and controls */
+        (cp >= 0x202a && cp <= 0x202e) ||          /* bidirectional embeddings, overrides */
+        (cp >= 0x2066 && cp <= 0x2069) ||          /* bidirectional isolates */
+        cp == 0x2028 || cp == 0x2029)              /* line and paragraph separators */
+        return " ";
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+void cli_put_safe(FILE *f, const char *s)
+{
+    char buf[8];
+
+    for (const char *p = s ? s : ""; *p;)
+        fputs(cli_safe_char(&p, buf), f);
+}
+
+void cli_put_field(FILE *f, const char *s)
+{
+    char buf[8];
+
+    for (const char *p = s ? s : ""; *p;) {
+        const char *esc = *p == '\\'   ? "\\\\"
+                          : *p == '\t' ? "\\t"
+                          : *p == '\n' ? "\\n"
+                          : *p == '\r' ? "\\r"
+                                       : NULL;
+
+        if (esc) {
+            fputs(esc, f);
+            p++;
+        } else {
+            fputs(cli_safe_char(&p, buf), f);
+        }
+    }
+}
+
+void cli_put_text(FILE *f, const char *s)
+{
+    char buf[8];
+
+    for (const char *p = s ? s : ""; *p;) {
+        if (*p == '\n' || *p == '\t')
+            fputc(*p++, f);
+        else
+            fputs(cli_safe_char(&p, buf), f);
+    }
+}
+
+void cli_vput_line(FILE *f, const char *prefix, const char *fmt, va_list ap)
+{
+    char *msg = NULL, *line, buf[8];
+    size_t n, cap;
+
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    /* at most 3 bytes (U+FFFD) for each byte of the message */
+    cap = strlen(prefix) + 3 * (msg ? strlen(msg) : 0) + 24;
+    line = malloc(cap);
+    if (!line)
+        abort();
+    n = (size_t)snprintf(line, cap, "%s", prefix);
+    for (const char *p = msg ? msg : "(out of memory)"; *p;) {
+        const char *c = cli_safe_char(&p, buf);
+        size_t k = strlen(c);
+
+        memcpy(line + n, c, k);
+        n += k;
+    }
+    line[n++] = '\n';
+    line[n] = '\0';
+    end_bar();
+    fputs(line, f); /* one call: the server's threads do not mix their lines */
+    free(line);
+    free(msg);
+}
+
+void cli_info(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    cli_vput_line(stderr, "", fmt, ap);
+    va_end(ap);
+}
+
+void cli_opt_init(struct cli_opt *g, const char *cmd, int argc, char **argv, const char *shortopts,
+                  const struct option *longs)
+{
+    memset(g, 0, sizeof(*g));
+    g->cmd = cmd;
+    g->argc = argc;
+    g->argv = argv;
+    /* '-': options and other arguments in the order given (no permutation), so the
+     * element an option came from is known; the others are gathered by cli_opt_next */
+    snprintf(g->spec, sizeof(g->spec), "-%s", shortopts);
+    g->longs = longs;
+    g->longindex = -1;
+    optind = 0; /* glibc: start over, reading the '-' above */
+    opterr = 0;
+}
+
+/* Whether short option c exists (':' never does). */
+static int short_known(const struct cli_opt *g, int c)
+{
+    return c && c != ':' && c != '-' && strchr(g->spec, c);
+}
+
+/* The usage error for the option getopt_long refused in argv[g->elem]. */
+static int refused(struct cli_opt *g)
+{
+    const char *e = g->argv[g->elem];
+    int is_long = !strncmp(e, "--", 2);
+    int n = is_long ? (int)strcspn(e, "=") : 2;
+    int known = is_long ? optopt != 0 : short_known(g, optopt);
+
+    if (known && !is_long)
+        return cli_usage_error(g->cmd, "%s: option '-%c' needs a value", g->cmd, optopt);
+    if (known)
+        return cli_usage_error(g->cmd, "%s: option '%.*s' needs a value", g->cmd, n, e);
+    if (is_long && !strpbrk(e, "./"))
+        return cli_usage_error(g->cmd, "%s: unknown option '%.*s'", g->cmd, n, e);
+    if (!is_long && strlen(e) > 2 && !strpbrk(e, "./"))
+        return cli_usage_error(g->cmd, "%s: unknown option '-%c' in '%s'", g->cmd, optopt, e);
+    if (strpbrk(e, "./"))
+        /* more likely a file named like an option: say how to give it */
+        return cli_usage_error(g->cmd,
+                               "%s: unknown option '%s' (a file? write './%s', or '--' before it)",
+                               g->cmd, e, e);
+    return cli_usage_error(g->cmd, "%s: unknown option '%s'", g->cmd, e);
+}
+
+int cli_opt_next(struct cli_opt *g)
+{
+    for (;;) {
+        int at = optind ? optind : 1, c;
+
+        g->longindex = -1;
+        c = getopt_long(g->argc, g->argv, g->spec, g->longs, &g->longindex);
+        g->elem = at; /* in order: the element being read when the call started */
+        if (c == 1) {
+            /* an argument: moved to the front, behind those before it (slots read) */
+            g->argv[1 + g->npos++] = optarg;
+            continue;
+        }
+        if (c == -1) {
+            /* after "--", the rest are arguments too; then all go to the end */
+            while (optind < g->argc)
+                g->argv[1 + g->npos++] = g->argv[optind++];
+            memmove(&g->argv[g->argc - g->npos], &g->argv[1], (size_t)g->npos * sizeof(char *));
+            optind = g->argc - g->npos;
+            return -1;
+        }
+        if (c == '?' || c == ':') {
+            refused(g);
+            return '?';
+        }
+        return c;
+    }
+}
+
+int cli_opt_bad_value(struct cli_opt *g, int c, const char *want)
+{
+    char name[64];
+
+    if (g->longindex >= 0)
+        snprintf(name, sizeof(name), "--%s", g->longs[g->longindex].name);
+    else
+        snprintf(name, sizeof(name), "-%c", c);
+    return cli_usage_error(g->cmd, "%s: bad value '%s' for %s%s%s", g->cmd, optarg ? optarg : "",
+                           name, want ? ": " : "", want ? want : "");
+}
