@@ -19,13 +19,6 @@ static void put_csrf(struct vt_sb *b, const struct web_ctx *ctx)
     vt_sb_adds(b, "\">");
 }
 
-void web_put_session(struct vt_sb *b, const struct web_ctx *ctx)
-{
-    if (ctx->read_only)
-        return;
-    WEB_RENDER(b, "session", {"signed_in", ctx->signed_in ? "1" : NULL}, {"csrf", ctx->csrf});
-}
-
 /* POST /login's form: the token never appears in a URL, a log line or the browser's history. */
 int web_page_login(const struct web_ctx *ctx, int status, const char *msg, struct vt_sb *out)
 {
