@@ -41,6 +41,17 @@ double vt_wall_s(void);
 /* Strict number parsing: whole string must be a number in range; 0 on success. */
 int vt_parse_long(const char *s, long min, long max, long *out);
 
+/* s seconds as "1:02:03" or "2:03" (what the CLI and the web pages show). */
+void vt_fmt_duration(char *buf, size_t n, double s);
+
+/*
+ * What to print on a terminal for the character at *s: itself, " " for a control
+ * character (C0, DEL, C1), a bidirectional override or a line separator, or U+FFFD for
+ * invalid UTF-8 (buf may hold it); advances *s past it. Text a video or a client controls
+ * reaches a terminal or a log line only through this.
+ */
+const char *vt_safe_char(const char **s, char buf[8]);
+
 /* Directory helpers. mkdir -p with mode 0755; remove a directory tree (no symlink following). */
 int vt_mkdir_p(const char *path, char *err, size_t errlen);
 int vt_rm_rf(const char *path);

@@ -81,9 +81,6 @@ int cli_parse(const char *cmd, int argc, char **argv, const char *shortopts,
 /* A whole number in min..max (nothing else in s): 0, else -1. */
 int cli_parse_long(const char *s, long min, long max, long *out);
 
-/* "1:02:03" or "2:03" */
-void cli_fmt_duration(char *buf, size_t n, double s);
-
 /*
  * Text a video controls (titles, captions, OCR, URLs, paths, tools' messages) reaches a
  * terminal only through these: a control character (C0, DEL, C1), a bidirectional

@@ -380,7 +380,7 @@ static int print_row(void *user, const struct vt_video_summary *v)
     /* one row per video whatever its title holds: fields escaped, see 'help ls' */
     const char *field[] = {v->id, v->title, dur, v->index_state, v->data_status};
 
-    cli_fmt_duration(dur, sizeof(dur), v->duration_s);
+    vt_fmt_duration(dur, sizeof(dur), v->duration_s);
     for (size_t i = 0; i < sizeof(field) / sizeof(field[0]); i++) {
         if (i)
             fputc('\t', stdout);

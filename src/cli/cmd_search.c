@@ -4,6 +4,7 @@
  * source) with the matched terms marked and the signals that found it.
  */
 #include "cli/cli.h"
+#include "base/util.h"
 #include "base/config.h"
 
 #include <getopt.h>
@@ -84,8 +85,8 @@ static void print_text(const struct vt_hit *h, size_t n)
         char *text = marked(h[i].text, tty ? "\033[1m" : "[", tty ? "\033[0m" : "]");
         char *title = marked(h[i].title, "", "");
 
-        cli_fmt_duration(a, sizeof(a), h[i].start_s);
-        cli_fmt_duration(b, sizeof(b), h[i].end_s);
+        vt_fmt_duration(a, sizeof(a), h[i].start_s);
+        vt_fmt_duration(b, sizeof(b), h[i].end_s);
         printf("%s %s-%s %-6s%s%s %s\n    %s\n", h[i].video_id, a, b, h[i].source,
                h[i].approx ? " ~" : "", signals(h[i].matched), title, text);
         free(text);

@@ -1,8 +1,8 @@
 /*
  * `serve [--bind ADDR] [--port N] [--read-only] [--token-file F] [LIMITS]`: the web
- * front-end (src/web/web.c). This file parses the options and settles the write token: read
+ * front-end (src/web/web_server.c). This file parses the options and settles the write token: read
  * from --token-file, or made from /dev/urandom and printed once on stderr. API clients send
- * it as a bearer token; a person types it once into /login (web.c keeps a session). In
+ * it as a bearer token; a person types it once into /login (web_session.c keeps a session). In
  * read-only mode there is no token and every write is refused. The LIMITS (--max-per-ip,
  * --max-connections, --head-timeout, --deadline, --idle-timeout) are in docs/API.md.
  */

@@ -5,6 +5,7 @@
  * export and this text can never disagree about the facts.
  */
 #include "cli/cli.h"
+#include "base/util.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -30,7 +31,7 @@ static double jnum(const json_t *o, const char *key)
 
 static void fmt_t(char *buf, size_t n, double s)
 {
-    cli_fmt_duration(buf, n, s);
+    vt_fmt_duration(buf, n, s);
 }
 
 /* "2026-08-11T11:04:05Z" -> "2026-08-11 11:04" */

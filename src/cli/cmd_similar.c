@@ -5,6 +5,7 @@
  * answers it.
  */
 #include "cli/cli.h"
+#include "base/util.h"
 #include "search/vecsearch.h"
 
 #include <getopt.h>
@@ -69,7 +70,7 @@ int cmd_similar(int argc, char **argv)
     } else {
         for (size_t i = 0; i < n; i++) {
             char t[32];
-            cli_fmt_duration(t, sizeof(t), s[i].t_s);
+            vt_fmt_duration(t, sizeof(t), s[i].t_s);
             printf("%s %s frame %d  %.3f  ", s[i].video_id, t, s[i].frame, s[i].score);
             cli_put_safe(stdout, s[i].title);
             fputc('\n', stdout);

@@ -4,6 +4,7 @@
  * videos control safe to print on a terminal.
  */
 #include "cli/cli.h"
+#include "base/util.h"
 #include "base/config.h"
 
 #include <errno.h>
@@ -127,35 +128,9 @@ int cli_parse_long(const char *s, long min, long max, long *out)
     return 0;
 }
 
-void cli_fmt_duration(char *buf, size_t n, double s)
-{
-    long t = s > 0 && s < 1e9 ? (long)s : 0;
-
-    if (t >= 3600)
-        snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-    else
-        snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
-}
-
 const char *cli_safe_char(const char **s, char buf[8])
 {
-    const char *p = *s;
-    uint32_t cp = 0;
-    size_t n = vt_utf8_decode(p, 4, &cp); /* it stops at the terminator */
-
-    if (!n) {
-        *s += 1;
-        return "\xef\xbf\xbd"; /* U+FFFD: a lone byte 0x9b is CSI to some terminals */
-    }
-    *s += n;
-    if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || /* C0, DEL, C1: escapes and controls */
-        (cp >= 0x202a && cp <= 0x202e) ||          /* bidirectional embeddings, overrides */
-        (cp >= 0x2066 && cp <= 0x2069) ||          /* bidirectional isolates */
-        cp == 0x2028 || cp == 0x2029)              /* line and paragraph separators */
-        return " ";
-    memcpy(buf, p, n);
-    buf[n] = '\0';
-    return buf;
+    return vt_safe_char(s, buf);
 }
 
 void cli_put_safe(FILE *f, const char *s)

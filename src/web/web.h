@@ -1,7 +1,7 @@
 /*
- * The web front-end: an HTTP server (web.c, on libmicrohttpd) that serves the
- * library's pages (web_html.c and a file per page), a JSON API and the media files, using only the
- * public header. This header is shared by those two files and cmd_serve.c.
+ * The web front-end: an HTTP server (web_server.c and the files of web_http.h, on
+ * libmicrohttpd) that serves the library's pages (web_html.c and a file per page), a JSON
+ * API and the media files. This header is shared by those files and cmd_serve.c.
  */
 #ifndef VT_WEB_H
 #define VT_WEB_H

@@ -5,7 +5,7 @@
  * is escaped for where it goes; URLs are built only from validated ids and numbers,
  * or percent-encoded.
  */
-#include "cli/cli.h"
+#include "base/util.h"
 #include "model/stage.h"
 #include "search/vecsearch.h"
 #include "web/web.h"
@@ -131,7 +131,7 @@ void web_put_time(struct vt_sb *b, double s)
 {
     char buf[32];
 
-    cli_fmt_duration(buf, sizeof(buf), s);
+    vt_fmt_duration(buf, sizeof(buf), s);
     vt_sb_adds(b, buf);
 }
 
@@ -246,6 +246,15 @@ void web_render(struct vt_sb *b, const char *name, const struct vt_tmpl_var *v, 
     }
 }
 
+/* The header's "Sign in" link or "Sign out" button (web/session.html): here, with the head
+ * that shows it, so that web_manage.c uses the page files and they never use it. */
+static void put_session(struct vt_sb *b, const struct web_ctx *ctx)
+{
+    if (ctx->read_only)
+        return;
+    WEB_RENDER(b, "session", {"signed_in", ctx->signed_in ? "1" : NULL}, {"csrf", ctx->csrf});
+}
+
 /*
  * The page up to its <main> (web/head.html): the skip link first (keyboard users jump past
  * the header), the brand, the search box ("/" focuses it, app.js), the demo notice and
@@ -259,7 +268,7 @@ void web_head(struct vt_sb *b, const struct web_ctx *ctx, const char *title, con
 
     if (refresh_s > 0)
         snprintf(refresh, sizeof(refresh), "%d", refresh_s);
-    web_put_session(&session, ctx);
+    put_session(&session, ctx);
     WEB_RENDER(b, "head", {"title", title}, {"q", q}, {"refresh", refresh},
                {"read_only", ctx->read_only ? "1" : NULL}, {"session", session.buf});
     vt_sb_release(&session);

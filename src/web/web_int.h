@@ -66,11 +66,11 @@ void web_foot(struct vt_sb *b);
 
 /*
  * The controls that manage the library (web_manage.c), each empty unless the request is
- * signed in: the header's "Sign in" link or "Sign out" button (web_head); the form that
- * adds a URL or a server file (the library page); a video's failures with their reasons
- * and a retry button, redo of a stage and remove (the video page; doc is its document).
+ * signed in: the form that adds a URL or a server file (the library page); a video's
+ * failures with their reasons and a retry button, redo of a stage and remove (the video
+ * page; doc is its document). The header's "Sign in" link or "Sign out" button is
+ * web_head's (web_html.c).
  */
-void web_put_session(struct vt_sb *b, const struct web_ctx *ctx);
 void web_put_add_form(struct vt_sb *b, const struct web_ctx *ctx);
 void web_put_video_actions(struct vt_sb *b, const struct web_ctx *ctx, const json_t *doc);
 

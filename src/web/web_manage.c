@@ -3,7 +3,7 @@
  * thread, the confirmation before a video is removed, and the small forms the other
  * pages embed (add a video, a video's failures with a retry button, redo a stage,
  * remove). Every form that writes carries the session's CSRF token in a hidden field;
- * web.c checks it (and the session cookie, and the request's origin) before it queues
+ * web_write.c checks it (and the session cookie, and the request's origin) before it queues
  * anything. Nothing here is shown in read-only mode or to a request that is not signed in.
  * Everything from a video or a client (titles, paths, URLs, errors) is escaped here.
  */
@@ -17,13 +17,6 @@ static void put_csrf(struct vt_sb *b, const struct web_ctx *ctx)
     vt_sb_adds(b, "<input type=\"hidden\" name=\"csrf\" value=\"");
     web_html(b, ctx->csrf);
     vt_sb_adds(b, "\">");
-}
-
-void web_put_session(struct vt_sb *b, const struct web_ctx *ctx)
-{
-    if (ctx->read_only)
-        return;
-    WEB_RENDER(b, "session", {"signed_in", ctx->signed_in ? "1" : NULL}, {"csrf", ctx->csrf});
 }
 
 /* POST /login's form: the token never appears in a URL, a log line or the browser's history. */

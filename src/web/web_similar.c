@@ -1,7 +1,7 @@
 /*
  * "More like this": the frames of the whole library that look like one frame.
  */
-#include "cli/cli.h"
+#include "base/util.h"
 #include "model/stage.h"
 #include "search/vecsearch.h"
 #include "web/web.h"

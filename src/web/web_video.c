@@ -10,7 +10,7 @@
  * player). Also the two small routes the page's script and player use: the transcript as
  * WebVTT for <track> and the video's state.
  */
-#include "cli/cli.h"
+#include "base/util.h"
 #include "model/stage.h"
 #include "search/vecsearch.h"
 #include "web/web.h"

@@ -7,7 +7,7 @@
  * fuzz-sources: src/web/web_form.c
  * fuzz-pkgs: jansson
  */
-#include "../../src/web_form.h"
+#include "../../src/web/web_form.h"
 
 #include <stdint.h>
 #include <stdio.h>
