@@ -6,8 +6,8 @@
  */
 #include "ml/embed.h"
 
-#include "ml/embed_int.h"
 #include "base/util.h"
+#include "ml/embed_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,7 +28,7 @@ extern const struct vt_embed_backend vt_embed_openai __attribute__((weak));
 /* The backends by name, with the kinds of vector each makes. */
 static const struct backend {
     const char *name;
-    unsigned kinds;                     /* KIND_BIT of each kind served */
+    unsigned kinds;                      /* KIND_BIT of each kind served */
     const struct vt_embed_backend *impl; /* NULL: not linked into this program */
 } backends[] = {
     {"model2vec", KIND_BIT(VT_EMBED_TEXTS), &vt_embed_model2vec},

@@ -22,8 +22,8 @@ struct vt_embed_ops {
     int (*texts)(struct vt_embed *e, const char *const *texts, size_t n, float *out, char *err,
                  size_t errlen);
     /* Embed n pictures (checked by embed.c) into out, likewise. NULL: cannot. */
-    int (*images)(struct vt_embed *e, const struct vt_image *imgs, size_t n, float *out,
-                  char *err, size_t errlen);
+    int (*images)(struct vt_embed *e, const struct vt_image *imgs, size_t n, float *out, char *err,
+                  size_t errlen);
     /* Free priv and whatever the backend owns (not model, id or e itself). May be NULL. */
     void (*close)(struct vt_embed *e);
 };
@@ -33,9 +33,9 @@ struct vt_embed {
     enum vt_embed_kind kind; /* the spec's (set by embed.c) */
     int dim;                 /* > 0 once open succeeded */
     int mean_centre;         /* images: subtract each vector's mean over its dim values */
-    char *model; /* provenance string (vt_embed_model); heap, freed by embed.c */
-    char *id;    /* vector-space identity (vt_embed_id); heap, freed by embed.c */
-    void *priv;  /* backend state */
+    char *model;             /* provenance string (vt_embed_model); heap, freed by embed.c */
+    char *id;                /* vector-space identity (vt_embed_id); heap, freed by embed.c */
+    void *priv;              /* backend state */
 };
 
 /*
@@ -44,8 +44,7 @@ struct vt_embed {
  * VT_E* code with one line in err and leave *out untouched (nothing leaked).
  */
 struct vt_embed_backend {
-    int (*open)(const struct vt_embed_spec *spec, struct vt_embed **out, char *err,
-                size_t errlen);
+    int (*open)(const struct vt_embed_spec *spec, struct vt_embed **out, char *err, size_t errlen);
 };
 
 extern const struct vt_embed_backend vt_embed_model2vec; /* embed_m2v.c */

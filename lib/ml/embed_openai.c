@@ -30,9 +30,9 @@
  * get the zero vector, as a text with no token does in model2vec. The API key goes in the
  * Authorization header only, never in a message.
  */
+#include "base/util.h"
 #include "ml/embed_http.h"
 #include "ml/embed_int.h"
-#include "base/util.h"
 #include "vidtheque.h"
 
 #include <jansson.h>
@@ -48,9 +48,9 @@
 
 /* What differs between the two kinds: words in messages, names, batches, the probe. */
 static const struct oa_kind {
-    const char *what;  /* names the client in messages */
-    const char *noun;  /* "" or "image ": "bad %sembedding batch size" */
-    const char *name;  /* provenance and space id prefix */
+    const char *what; /* names the client in messages */
+    const char *noun; /* "" or "image ": "bad %sembedding batch size" */
+    const char *name; /* provenance and space id prefix */
     int default_batch;
     int max_batch;
     const char *probe; /* the probe text of a text space (and of a joint image space) */
@@ -172,8 +172,8 @@ static char *base64(const char *prefix, const unsigned char *data, size_t n)
 }
 
 /* The JSON item for one picture in the request's "input". */
-static int image_item(const struct oa_priv *p, const struct vt_image *im, json_t **item,
-                      char *err, size_t errlen)
+static int image_item(const struct oa_priv *p, const struct vt_image *im, json_t **item, char *err,
+                      size_t errlen)
 {
     int longer = im->width > im->height ? im->width : im->height;
     int w = im->width, h = im->height, rc;
@@ -205,8 +205,8 @@ static int image_item(const struct oa_priv *p, const struct vt_image *im, json_t
 
 /* One request for items[0..n) (pictures when images, else texts) into out (n * *dim
  * floats; *dim learnt when 0). */
-static int post(const struct oa_priv *p, json_t *items, int images, size_t n, int *dim,
-                float *out, char *err, size_t errlen)
+static int post(const struct oa_priv *p, json_t *items, int images, size_t n, int *dim, float *out,
+                char *err, size_t errlen)
 {
     struct vt_embed_http_call call = {
         .url = p->url, .api_key = p->api_key, .timeout_s = p->timeout_s, .retries = p->retries};
@@ -373,8 +373,8 @@ static int probe_image(struct oa_priv *p, int *dim, char *err, size_t errlen)
 }
 
 /* The spec's settings into a new *out, checked; its endpoint shown as *base. */
-static int configure(const struct vt_embed_spec *spec, struct oa_priv **out, char **base,
-                     char *err, size_t errlen)
+static int configure(const struct vt_embed_spec *spec, struct oa_priv **out, char **base, char *err,
+                     size_t errlen)
 {
     const struct oa_kind *k = &kinds[spec->kind];
     const char *style = spec->api_style && *spec->api_style ? spec->api_style : "openai";

@@ -172,7 +172,7 @@ VT_TEST(tflite_embedding_mirror_close_sparrow_far)
         goto out;
     CHECK_INT(vt_embed_dim(e), 256);
     CHECK_STR(vt_embed_model(e), "tflite mobilenet_v1_0.25_224_1_metadata_1 (256 d, "
-                                    "MobilenetV1/Logits/AvgPool_1a/AvgPool)");
+                                 "MobilenetV1/Logits/AvgPool_1a/AvgPool)");
     CHECK(strncmp(vt_embed_id(e), "tflite:", 7) == 0);
     CHECK(!vt_embed_has_texts(e));
 
