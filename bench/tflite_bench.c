@@ -1,5 +1,5 @@
 /*
- * MobileNet v1 0.25 (224x224) image embedding throughput through imgembed.h, on 1 and on
+ * MobileNet v1 0.25 (224x224) image embedding throughput through embed.h, on 1 and on
  * 2 threads, next to a plain GEMM of the same multiply-adds per frame (the blocked GEMM
  * the convolutions use, vt_tflite_sgemm, 256x256x256, on as many threads) so the ratio
  * to what this machine's arithmetic allows shows. Frames are synthetic 224x224 pictures
@@ -9,7 +9,7 @@
  *
  * usage: tflite_bench MODEL.tflite [FRAMES [ROUNDS]]
  */
-#include "ml/imgembed.h"
+#include "ml/embed.h"
 #include "ml/tflite.h"
 #include "base/util.h"
 
@@ -32,10 +32,11 @@ static uint8_t *picture(int w, int h, unsigned seed)
 /* Best frames/s over rounds of embedding frames pictures (batches of 32). */
 static double embed_fps(const char *model, int threads, int w, int h, int frames, int rounds)
 {
-    struct vt_imgembed_spec spec = {.backend = "tflite", .model = model, .threads = threads};
-    struct vt_imgembed *e;
+    struct vt_embed_spec spec = {
+        .kind = VT_EMBED_IMAGES, .backend = "tflite", .model = model, .threads = threads};
+    struct vt_embed *e;
     char err[512];
-    if (vt_imgembed_open(&spec, &e, err, sizeof(err))) {
+    if (vt_embed_open(&spec, &e, err, sizeof(err))) {
         fprintf(stderr, "tflite_bench: %s\n", err);
         exit(1);
     }
@@ -46,12 +47,12 @@ static double embed_fps(const char *model, int threads, int w, int h, int frames
         px[i] = picture(w, h, (unsigned)i);
         imgs[i] = (struct vt_image){px[i], w, h, (size_t)w * 3};
     }
-    float *out = vt_xmalloc(sizeof(float) * B * (size_t)vt_imgembed_dim(e));
+    float *out = vt_xmalloc(sizeof(float) * B * (size_t)vt_embed_dim(e));
     double best = 0;
     for (int r = 0; r < rounds; r++) {
         double t0 = vt_monotonic_s();
         for (int done = 0; done < frames; done += B)
-            if (vt_imgembed_images(e, imgs, B, out, err, sizeof(err))) {
+            if (vt_embed_images(e, imgs, B, out, err, sizeof(err))) {
                 fprintf(stderr, "tflite_bench: %s\n", err);
                 exit(1);
             }
@@ -61,7 +62,7 @@ static double embed_fps(const char *model, int threads, int w, int h, int frames
     for (int i = 0; i < B; i++)
         free(px[i]);
     free(out);
-    vt_imgembed_close(e);
+    vt_embed_close(e);
     return best;
 }
 
@@ -125,14 +126,15 @@ int main(int argc, char **argv)
         return 2;
     struct vt_tflite *m;
     char err[512];
-    struct vt_imgembed_spec spec = {.backend = "tflite", .model = model, .threads = 1};
-    struct vt_imgembed *e;
-    if (vt_imgembed_open(&spec, &e, err, sizeof(err))) {
+    struct vt_embed_spec spec = {
+        .kind = VT_EMBED_IMAGES, .backend = "tflite", .model = model, .threads = 1};
+    struct vt_embed *e;
+    if (vt_embed_open(&spec, &e, err, sizeof(err))) {
         fprintf(stderr, "tflite_bench: %s\n", err);
         return 1;
     }
-    printf("model: %s\n", vt_imgembed_model(e));
-    vt_imgembed_close(e);
+    printf("model: %s\n", vt_embed_model(e));
+    vt_embed_close(e);
     /* the MACs of one frame, from the model file itself */
     if (vt_tflite_open(model, &m, err, sizeof(err))) {
         fprintf(stderr, "tflite_bench: %s\n", err);

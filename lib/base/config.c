@@ -6,7 +6,7 @@
  */
 #include "base/config.h"
 
-#include "ml/imgembed.h"
+#include "ml/embed.h"
 #include "base/util.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 /*
- * The /v1/embeddings exchange shared by the text and image clients of OpenAI-compatible
- * servers (embed_http.h): the endpoint made from a base URL, and one request whose answer
- * is checked item by item before any vector is trusted.
+ * The /v1/embeddings exchange of the text and image client of OpenAI-compatible servers
+ * (embed_http.h, embed_openai.c): the endpoint made from a base URL, and one request whose
+ * answer is checked item by item before any vector is trusted.
  */
 #include "ml/embed_http.h"
 

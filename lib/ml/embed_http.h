@@ -1,6 +1,6 @@
 /*
- * The /v1/embeddings exchange shared by the two clients of OpenAI-compatible embedding
- * servers: text (embed_openai.c) and images (imgembed_openai.c). It turns a base URL into
+ * The /v1/embeddings exchange of the client of OpenAI-compatible embedding servers
+ * (embed_openai.c), for texts and images alike. It turns a base URL into
  * the endpoint and the form shown to people, and it posts one request and checks its
  * answer {"data": [{"embedding": [...], "index": i}, ...]}: one vector per input, every
  * index once, all of one dimension, finite numbers, put in input order by index. What may

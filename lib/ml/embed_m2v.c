@@ -1,5 +1,5 @@
 /*
- * The Model2Vec backend of embed.h: static embeddings read from a model folder
+ * The Model2Vec backend of embed.h (texts): static embeddings read from a model folder
  * (model.safetensors with the tensor `embeddings`, and for vocabulary-quantized models
  * `mapping` (token to row) and `weights` (per-token scale); tokenizer.json). A text's
  * vector is the mean over its tokens of embeddings[mapping[id]] * weights[id], as
@@ -113,17 +113,10 @@ static int all_finite(const float *v, size_t n)
     return 1;
 }
 
-int vt_embed_m2v_open(const struct vt_embed_spec *spec, struct vt_embed **out, char *err,
-                      size_t errlen)
+/* The folder must exist and be a folder: VT_ENOTFOUND when it does not. */
+static int check_folder(const char *dir, char *err, size_t errlen)
 {
-    const char *dir = spec->model;
-    struct vt_safetensors *st = NULL;
-    struct m2v *m = NULL;
-    char *path = NULL;
-    int64_t *map = NULL;
-    float *w = NULL;
     struct stat sb;
-    int rc = 0;
 
     if (!dir || !*dir)
         return vt_err(err, errlen, VT_EINVAL, "model2vec: no model folder given");
@@ -132,7 +125,127 @@ int vt_embed_m2v_open(const struct vt_embed_spec *spec, struct vt_embed **out, c
                       "'%s': no such model folder", dir);
     if (!S_ISDIR(sb.st_mode))
         return vt_err(err, errlen, VT_EINVAL, "'%s': not a model folder", dir);
+    return 0;
+}
 
+/* The `embeddings` tensor (or `0`) into m->emb (rows x *dim floats), all finite. */
+static int load_embeddings(struct m2v *m, const struct vt_safetensors *st, const char *path,
+                           size_t *dim, char *err, size_t errlen)
+{
+    const struct vt_st_tensor *te = vt_safetensors_find(st, "embeddings");
+    int rc;
+
+    if (!te)
+        te = vt_safetensors_find(st, "0");
+    if (!te || te->ndim != 2 || !te->shape[0] || !te->shape[1] || te->shape[1] > M2V_MAX_DIM)
+        return vt_err(err, errlen, VT_EINVAL, "'%s': no 2-D 'embeddings' tensor", path);
+    m->rows = (size_t)te->shape[0];
+    *dim = (size_t)te->shape[1];
+    m->emb = vt_xmalloc(m->rows * *dim * sizeof(*m->emb));
+    rc = vt_st_to_f32(te, m->emb, err, errlen);
+    if (rc)
+        return rc;
+    if (!all_finite(m->emb, m->rows * *dim))
+        return vt_err(err, errlen, VT_EINVAL, "'%s': embeddings hold NaN or infinity", path);
+    return 0;
+}
+
+/* The optional `mapping` (token to row) into *map (caller frees), checked against the
+ * vocabulary; without it every token must have its own row. */
+static int load_mapping(const struct m2v *m, const struct vt_safetensors *st, const char *path,
+                        int64_t **map, char *err, size_t errlen)
+{
+    const struct vt_st_tensor *tm = vt_safetensors_find(st, "mapping");
+
+    if (!tm) {
+        if (m->n_ids > m->rows)
+            return vt_err(err, errlen, VT_EINVAL, "'%s': %zu embedding rows for %zu tokens", path,
+                          m->rows, m->n_ids);
+        return 0;
+    }
+    if (tm->ndim != 1 || tm->count < m->n_ids)
+        return vt_err(err, errlen, VT_EINVAL, "'%s': 'mapping' has %llu entries for %zu tokens",
+                      path, (unsigned long long)tm->count, m->n_ids);
+    *map = vt_xmalloc((size_t)tm->count * sizeof(**map));
+    return vt_st_to_i64(tm, *map, err, errlen);
+}
+
+/* The optional per-token `weights` into *w (caller frees; *count of them), all finite. */
+static int load_weights(const struct vt_safetensors *st, const char *path, float **w,
+                        size_t *count, char *err, size_t errlen)
+{
+    const struct vt_st_tensor *tw = vt_safetensors_find(st, "weights");
+    int rc;
+
+    if (!tw)
+        return 0;
+    if (tw->ndim != 1)
+        return vt_err(err, errlen, VT_EINVAL, "'%s': 'weights' is not 1-D", path);
+    *w = vt_xmalloc((size_t)tw->count * sizeof(**w) + 1);
+    *count = (size_t)tw->count;
+    rc = vt_st_to_f32(tw, *w, err, errlen);
+    if (rc)
+        return rc;
+    if (!all_finite(*w, (size_t)tw->count))
+        return vt_err(err, errlen, VT_EINVAL, "'%s': weights hold NaN or infinity", path);
+    return 0;
+}
+
+/* Where each token's vector comes from (m->tok_rows): its row and its scale. */
+static int load_token_rows(struct m2v *m, const struct vt_safetensors *st, const char *path,
+                           char *err, size_t errlen)
+{
+    int64_t *map = NULL;
+    float *w = NULL;
+    size_t n_w = 0;
+    int rc;
+
+    m->n_ids = vt_tokenizer_vocab_size(m->tok);
+    m->tok_rows = vt_xmalloc(m->n_ids * sizeof(*m->tok_rows));
+    rc = load_mapping(m, st, path, &map, err, errlen);
+    if (!rc)
+        rc = load_weights(st, path, &w, &n_w, err, errlen);
+    for (size_t id = 0; !rc && id < m->n_ids; id++) {
+        int64_t row = map ? map[id] : (int64_t)id;
+        if (row < 0 || (uint64_t)row >= m->rows) {
+            rc = vt_err(err, errlen, VT_EINVAL, "'%s': token %zu maps to row %lld of %zu", path, id,
+                        (long long)row, m->rows);
+            break;
+        }
+        m->tok_rows[id].row = (int32_t)row;
+        m->tok_rows[id].scale = w && id < n_w ? w[id] : 1.0f;
+    }
+    free(map);
+    free(w);
+    return rc;
+}
+
+/* A model's name for provenance: the folder's last component (no trailing slash). */
+static char *folder_name(const char *dir)
+{
+    size_t blen = strlen(dir);
+    while (blen > 1 && dir[blen - 1] == '/')
+        blen--;
+    size_t bstart = blen;
+    while (bstart > 0 && dir[bstart - 1] != '/')
+        bstart--;
+    return vt_xasprintf("%.*s", (int)(blen - bstart), dir + bstart);
+}
+
+static const struct vt_embed_ops m2v_ops = {.texts = m2v_embed, .close = m2v_close};
+
+static int m2v_open(const struct vt_embed_spec *spec, struct vt_embed **out, char *err,
+                    size_t errlen)
+{
+    const char *dir = spec->model;
+    struct vt_safetensors *st = NULL;
+    struct m2v *m = NULL;
+    char *path = NULL;
+    size_t dim = 0;
+    int rc = check_folder(dir, err, errlen);
+
+    if (rc)
+        return rc;
     m = vt_xcalloc(1, sizeof(*m));
     path = vt_xasprintf("%s/tokenizer.json", dir);
     rc = vt_tokenizer_load(path, &m->tok, err, errlen);
@@ -141,90 +254,26 @@ int vt_embed_m2v_open(const struct vt_embed_spec *spec, struct vt_embed **out, c
     free(path);
     path = vt_xasprintf("%s/model.safetensors", dir);
     rc = vt_safetensors_open(path, M2V_MAX_MODEL_BYTES, &st, err, errlen);
+    if (!rc)
+        rc = load_embeddings(m, st, path, &dim, err, errlen);
+    if (!rc)
+        rc = load_token_rows(m, st, path, err, errlen);
     if (rc)
         goto out;
-
-    const struct vt_st_tensor *te = vt_safetensors_find(st, "embeddings");
-    if (!te)
-        te = vt_safetensors_find(st, "0");
-    if (!te || te->ndim != 2 || !te->shape[0] || !te->shape[1] || te->shape[1] > M2V_MAX_DIM) {
-        rc = vt_err(err, errlen, VT_EINVAL, "'%s': no 2-D 'embeddings' tensor", path);
-        goto out;
-    }
-    m->rows = (size_t)te->shape[0];
-    size_t dim = (size_t)te->shape[1];
-    m->emb = vt_xmalloc(m->rows * dim * sizeof(*m->emb));
-    rc = vt_st_to_f32(te, m->emb, err, errlen);
-    if (rc)
-        goto out;
-    if (!all_finite(m->emb, m->rows * dim)) {
-        rc = vt_err(err, errlen, VT_EINVAL, "'%s': embeddings hold NaN or infinity", path);
-        goto out;
-    }
-
-    m->n_ids = vt_tokenizer_vocab_size(m->tok);
-    m->tok_rows = vt_xmalloc(m->n_ids * sizeof(*m->tok_rows));
-    const struct vt_st_tensor *tm = vt_safetensors_find(st, "mapping");
-    const struct vt_st_tensor *tw = vt_safetensors_find(st, "weights");
-    if (tm) {
-        if (tm->ndim != 1 || tm->count < m->n_ids) {
-            rc = vt_err(err, errlen, VT_EINVAL, "'%s': 'mapping' has %llu entries for %zu tokens",
-                        path, (unsigned long long)tm->count, m->n_ids);
-            goto out;
-        }
-        map = vt_xmalloc((size_t)tm->count * sizeof(*map));
-        rc = vt_st_to_i64(tm, map, err, errlen);
-        if (rc)
-            goto out;
-    } else if (m->n_ids > m->rows) {
-        rc = vt_err(err, errlen, VT_EINVAL, "'%s': %zu embedding rows for %zu tokens", path,
-                    m->rows, m->n_ids);
-        goto out;
-    }
-    if (tw) {
-        if (tw->ndim != 1) {
-            rc = vt_err(err, errlen, VT_EINVAL, "'%s': 'weights' is not 1-D", path);
-            goto out;
-        }
-        w = vt_xmalloc((size_t)tw->count * sizeof(*w) + 1);
-        rc = vt_st_to_f32(tw, w, err, errlen);
-        if (rc)
-            goto out;
-        if (!all_finite(w, (size_t)tw->count)) {
-            rc = vt_err(err, errlen, VT_EINVAL, "'%s': weights hold NaN or infinity", path);
-            goto out;
-        }
-    }
-    for (size_t id = 0; id < m->n_ids; id++) {
-        int64_t row = map ? map[id] : (int64_t)id;
-        if (row < 0 || (uint64_t)row >= m->rows) {
-            rc = vt_err(err, errlen, VT_EINVAL, "'%s': token %zu maps to row %lld of %zu", path, id,
-                        (long long)row, m->rows);
-            goto out;
-        }
-        m->tok_rows[id].row = (int32_t)row;
-        m->tok_rows[id].scale = tw && id < tw->count ? w[id] : 1.0f;
-    }
     m->unk_id = vt_tokenizer_unk_id(m->tok);
     if (m->unk_id < 0)
         m->unk_id = vt_tokenizer_token_to_id(m->tok, "[UNK]");
     m->max_chars = M2V_MAX_TOKENS * vt_tokenizer_median_token_len(m->tok);
 
-    /* provenance */
-    size_t blen = strlen(dir);
-    while (blen > 1 && dir[blen - 1] == '/')
-        blen--;
-    size_t bstart = blen;
-    while (bstart > 0 && dir[bstart - 1] != '/')
-        bstart--;
+    char *name = folder_name(dir);
     struct vt_embed *e = vt_xcalloc(1, sizeof(*e));
     e->dim = (int)dim;
-    e->model = vt_xasprintf("model2vec %.*s (%zu d)", (int)(blen - bstart), dir + bstart, dim);
+    e->model = vt_xasprintf("model2vec %s (%zu d)", name, dim);
     e->id = vt_xasprintf("model2vec:%016llx",
                          (unsigned long long)vt_fnv1a64(VT_FNV64_INIT, st->buf, st->len));
-    e->embed = m2v_embed;
-    e->close = m2v_close;
+    e->ops = &m2v_ops;
     e->priv = m;
+    free(name);
     m = NULL;
     *out = e;
 out:
@@ -233,8 +282,8 @@ out:
         m2v_close(&tmp);
     }
     vt_safetensors_free(st);
-    free(map);
-    free(w);
     free(path);
     return rc;
 }
+
+const struct vt_embed_backend vt_embed_model2vec = {.open = m2v_open};

@@ -7,8 +7,8 @@
  * model by its name, models.h); nothing configured, the stage is skipped with "no
  * frame embedding model configured". The stage reads every kept frame's JPEG (a
  * duplicate points at its original and has no vector of its own), embeds it
- * (imgembed.h) and stores one vector per frame, of kind "visual", in the model's space
- * (vt_imgembed_id): a model change and `redo --stage frame_embed` re-embed, and spaces
+ * (embed.h) and stores one vector per frame, of kind "visual", in the model's space
+ * (vt_embed_id): a model change and `redo --stage frame_embed` re-embed, and spaces
  * are never compared.
  *
  * Then the video's kept frames are compared with every other video's (docs/
@@ -20,7 +20,7 @@
 #include "stages/frame_embed.h"
 
 #include "base/config.h"
-#include "ml/imgembed.h"
+#include "ml/embed.h"
 #include "media/imgload.h"
 #include "media/imgutil.h"
 #include "visual/keyframe.h"
@@ -107,12 +107,12 @@ static int read_conf(const struct vt_config *cf, struct fe_conf *c, char *err, s
  * gives it back, and a handle for another config is closed; closed at exit.
  */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct vt_imgembed *cache_e;
+static struct vt_embed *cache_e;
 static char *cache_key;
 
-static struct vt_imgembed *cache_take(const char *key)
+static struct vt_embed *cache_take(const char *key)
 {
-    struct vt_imgembed *e = NULL;
+    struct vt_embed *e = NULL;
 
     pthread_mutex_lock(&cache_lock);
     if (cache_e && !strcmp(cache_key, key)) {
@@ -127,17 +127,17 @@ static struct vt_imgembed *cache_take(const char *key)
 static void cache_drop(void)
 {
     pthread_mutex_lock(&cache_lock);
-    vt_imgembed_close(cache_e);
+    vt_embed_close(cache_e);
     free(cache_key);
     cache_e = NULL;
     cache_key = NULL;
     pthread_mutex_unlock(&cache_lock);
 }
 
-static void cache_give(const char *key, struct vt_imgembed *e)
+static void cache_give(const char *key, struct vt_embed *e)
 {
     static int registered;
-    struct vt_imgembed *old = NULL;
+    struct vt_embed *old = NULL;
     char *oldkey = NULL;
 
     pthread_mutex_lock(&cache_lock);
@@ -148,12 +148,12 @@ static void cache_give(const char *key, struct vt_imgembed *e)
     cache_e = e;
     cache_key = vt_xstrdup(key);
     pthread_mutex_unlock(&cache_lock);
-    vt_imgembed_close(old);
+    vt_embed_close(old);
     free(oldkey);
 }
 
 /* Open (or take from the cache) the configured model; *key gets the cache key. */
-static int open_model(struct vt_library *lib, struct vt_imgembed **out, char **key, char *err,
+static int open_model(struct vt_library *lib, struct vt_embed **out, char **key, char *err,
                       size_t errlen)
 {
     struct vt_config *cf = NULL;
@@ -188,7 +188,8 @@ static int open_model(struct vt_library *lib, struct vt_imgembed **out, char **k
     *out = cache_take(*key);
     if (*out)
         goto out;
-    struct vt_imgembed_spec spec = {.backend = c.backend,
+    struct vt_embed_spec spec = {.kind = VT_EMBED_IMAGES,
+                                 .backend = c.backend,
                                     .model = model,
                                     .tensor = tensor[0] ? tensor : NULL,
                                     .base_url = c.url,
@@ -197,7 +198,7 @@ static int open_model(struct vt_library *lib, struct vt_imgembed **out, char **k
                                     .api_style = c.api_style,
                                     .timeout_s = c.timeout_s,
                                     .batch = c.batch};
-    rc = vt_imgembed_open(&spec, out, err, errlen);
+    rc = vt_embed_open(&spec, out, err, errlen);
     if (rc) {
         free(*key);
         *key = NULL;
@@ -440,7 +441,7 @@ struct fe_result {
 static int frame_embed_run(struct vt_stage_ctx *c)
 {
     struct fe_result *r = vt_xcalloc(1, sizeof(*r));
-    struct vt_imgembed *e = NULL;
+    struct vt_embed *e = NULL;
     struct vt_store_frame *frames = NULL;
     struct vt_fe_frame *mine = NULL;
     size_t n_frames = 0;
@@ -452,9 +453,9 @@ static int frame_embed_run(struct vt_stage_ctx *c)
     rc = open_model(c->lib, &e, &key, c->err, sizeof(c->err));
     if (rc)
         return rc;
-    snprintf(c->model, sizeof(c->model), "%s", vt_imgembed_model(e));
-    snprintf(r->space, sizeof(r->space), "%s", vt_imgembed_id(e));
-    r->dim = vt_imgembed_dim(e);
+    snprintf(c->model, sizeof(c->model), "%s", vt_embed_model(e));
+    snprintf(r->space, sizeof(r->space), "%s", vt_embed_id(e));
+    r->dim = vt_embed_dim(e);
     rc = vt_store_frames(c->lib->store, c->video->id, &frames, &n_frames);
     if (rc) {
         rc = vt_err(c->err, sizeof(c->err), rc, "%s", vt_store_errmsg(c->lib->store));
@@ -488,7 +489,7 @@ static int frame_embed_run(struct vt_stage_ctx *c)
             imgs[k] = (struct vt_image){bufs[k].rgb, bufs[k].width, bufs[k].height, bufs[k].stride};
         }
         if (!rc)
-            rc = vt_imgembed_images(e, imgs, m, r->vecs + i * (size_t)r->dim, c->err,
+            rc = vt_embed_images(e, imgs, m, r->vecs + i * (size_t)r->dim, c->err,
                                     sizeof(c->err));
         for (size_t k = 0; k < m; k++)
             vt_image_buf_release(&bufs[k]);
@@ -584,7 +585,7 @@ int vt_search_visual(struct vt_library *lib, const struct vt_query *q,
 {
     struct vt_config *cf = NULL;
     struct fe_conf c;
-    struct vt_imgembed *e = NULL;
+    struct vt_embed *e = NULL;
     char *key = NULL, *text = NULL;
     float *qv = NULL;
     struct vt_vhit *vh = NULL;
@@ -614,10 +615,10 @@ int vt_search_visual(struct vt_library *lib, const struct vt_query *q,
     rc = open_model(lib, &e, &key, err, errlen);
     if (rc)
         goto out;
-    int dim = vt_imgembed_dim(e);
+    int dim = vt_embed_dim(e);
     qv = vt_xmalloc(sizeof(float) * (size_t)dim);
-    rc = vt_imgembed_texts(e, (const char *const *)&text, 1, qv, err, errlen);
-    char *space = vt_xstrdup(vt_imgembed_id(e));
+    rc = vt_embed_texts(e, (const char *const *)&text, 1, qv, err, errlen);
+    char *space = vt_xstrdup(vt_embed_id(e));
     cache_give(key, e); /* keeps a copy of key */
     free(key);
     if (rc) {

@@ -33,14 +33,12 @@ static int run_full(int argc, char **argv);
 #else
 #define FULL(fn) fn
 /* Backends the library references weakly so that the front binary can go without
- * libcurl (lib/ml/embed.c, lib/ml/imgembed.c) and libpq (lib/store/store.c): named here, they are
- * linked into vidtheque-full. */
-#include "ml/embed_int.h"
-#include "ml/imgembed_int.h"
+ * libcurl (ml/embed.h) and libpq (lib/store/store.c): named here, they are linked into
+ * vidtheque-full. */
+#include "ml/embed.h"
 struct vt_store;
 int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, size_t errlen);
-void *const vt_full_backends[] = {(void *)vt_embed_openai_open, (void *)vt_imgembed_openai_open,
-                                  (void *)store_pg_open};
+void *const vt_full_backends[] = {(void *)&vt_embed_openai, (void *)store_pg_open};
 #endif
 
 /* `models` lists (front); `models pull` downloads with libcurl, in vidtheque-full. */

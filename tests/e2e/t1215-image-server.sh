@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The "openai" image-embedding backend (lib/ml/imgembed_openai.c over lib/ml/embed_http.c and
+# The "openai" image-embedding backend (lib/ml/embed_openai.c over lib/ml/embed_http.c and
 # lib/base/http.c) against the fake CLIP-class server of tests/tools/fake_openai.py on loopback.
 # Pictures generated with ffmpeg, each of its own size, come back as unit vectors in input
 # order (the fake answers in reverse order with indexes), equal to the fake's documented
@@ -17,8 +17,8 @@
 libdir=$(dirname "$VIDTHEQUE")
 [[ -f $libdir/libvidtheque.a ]] || fail "'$libdir/libvidtheque.a': missing (run make first)"
 nm "$libdir/libvidtheque.a" > "$T/nm" 2> /dev/null || true
-grep -q ' T vt_imgembed_openai_open$' "$T/nm" ||
-  fail "libvidtheque.a has no vt_imgembed_openai_open (lib/ml/imgembed_openai.c)"
+grep -q ' [DR] vt_embed_openai$' "$T/nm" ||
+  fail "libvidtheque.a has no vt_embed_openai (lib/ml/embed_openai.c)"
 read -r -a pkgs <<< "$(sed -n 's/^PKGS = //p' "$ROOT/Makefile")"
 read -r -a pkgflags <<< "$(pkg-config --cflags --libs "${pkgs[@]}")"
 san=()

@@ -8,7 +8,6 @@
  * The API key, if any, comes from $EMBEDDUMP_API_KEY (so it is on no command line).
  */
 #include "ml/embed.h"
-#include "ml/embed_int.h"
 #include "base/util.h"
 
 #include <jansson.h>
@@ -18,7 +17,7 @@
 
 /* The openai backend is weakly referenced by embed.c (the front binary goes without
  * libcurl): naming it here links it in. */
-void *const embeddump_backends[] = {(void *)vt_embed_openai_open};
+void *const embeddump_backends[] = {(void *)&vt_embed_openai};
 
 int main(int argc, char **argv)
 {

@@ -1,7 +1,7 @@
 /*
- * imgembeddump: the image-embedding interface (imgembed.h) alone, for tests: opens a
+ * imgembeddump: the embedding interface (embed.h) for images alone, for tests: opens a
  * backend, embeds the JPEG files named on the lines of stdin (or, with -T, the lines of
- * stdin as texts, through vt_imgembed_texts) in batches as the backend makes them, and
+ * stdin as texts, through vt_embed_texts) in batches as the backend makes them, and
  * prints {"model", "id", "dim", "has_text", "vectors": [[...], ...]} on stdout. On
  * failure it prints "imgembeddump: code N: MESSAGE" (N the VT_E* code) on stderr and
  * exits 1.
@@ -12,8 +12,7 @@
  *   -T  embed the lines of stdin as texts instead of reading them as files
  * The API key, if any, comes from $EMBEDDUMP_API_KEY (so it is on no command line).
  */
-#include "ml/imgembed.h"
-#include "ml/imgembed_int.h"
+#include "ml/embed.h"
 #include "media/imgload.h"
 #include "base/util.h"
 
@@ -22,14 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The openai backend is weakly referenced by imgembed.c (the front binary goes without
+/* The openai backend is weakly referenced by embed.c (the front binary goes without
  * libcurl): naming it here links it in. */
-void *const imgembeddump_backends[] = {(void *)vt_imgembed_openai_open};
+void *const imgembeddump_backends[] = {(void *)&vt_embed_openai};
 
 int main(int argc, char **argv)
 {
-    struct vt_imgembed_spec spec = {0};
-    struct vt_imgembed *e = NULL;
+    struct vt_embed_spec spec = {.kind = VT_EMBED_IMAGES};
+    struct vt_embed *e = NULL;
     struct vt_image_buf *bufs = NULL;
     struct vt_image *imgs = NULL;
     char **lines = NULL, *line = NULL, err[1024] = "";
@@ -90,15 +89,15 @@ int main(int argc, char **argv)
         if (rc)
             goto out;
     }
-    rc = vt_imgembed_open(&spec, &e, err, sizeof(err));
+    rc = vt_embed_open(&spec, &e, err, sizeof(err));
     if (rc)
         goto out;
-    dim = vt_imgembed_dim(e);
+    dim = vt_embed_dim(e);
     vecs = vt_xcalloc(n ? n : 1, (size_t)dim * sizeof(*vecs));
     if (as_text)
-        rc = vt_imgembed_texts(e, (const char *const *)lines, n, vecs, err, sizeof(err));
+        rc = vt_embed_texts(e, (const char *const *)lines, n, vecs, err, sizeof(err));
     else
-        rc = vt_imgembed_images(e, imgs, n, vecs, err, sizeof(err));
+        rc = vt_embed_images(e, imgs, n, vecs, err, sizeof(err));
     if (rc)
         goto out;
     arr = json_array();
@@ -109,8 +108,8 @@ int main(int argc, char **argv)
             json_array_append_new(v, json_real(vecs[k * (size_t)dim + (size_t)j]));
         json_array_append_new(arr, v);
     }
-    out = json_pack("{s:s, s:s, s:i, s:b, s:o}", "model", vt_imgembed_model(e), "id",
-                    vt_imgembed_id(e), "dim", dim, "has_text", vt_imgembed_has_text(e), "vectors",
+    out = json_pack("{s:s, s:s, s:i, s:b, s:o}", "model", vt_embed_model(e), "id",
+                    vt_embed_id(e), "dim", dim, "has_text", vt_embed_has_texts(e), "vectors",
                     arr);
     json_dumpf(out, stdout, JSON_COMPACT);
     putchar('\n');
@@ -120,7 +119,7 @@ out:
     if (rc)
         fprintf(stderr, "imgembeddump: code %d: %s\n", rc, err);
     if (e)
-        vt_imgembed_close(e);
+        vt_embed_close(e);
     for (size_t k = 0; k < n; k++) {
         free(lines[k]);
         if (bufs)

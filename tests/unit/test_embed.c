@@ -112,6 +112,41 @@ VT_TEST(embed_open_errors)
     CHECK(e == NULL);
 }
 
+/* One dispatcher for both kinds: each kind's messages as the two interfaces had them. */
+VT_TEST(embed_open_errors_by_kind)
+{
+    struct vt_embed *e = NULL;
+    char err[256] = "";
+    struct vt_embed_spec spec = {.backend = ""};
+    CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), VT_EINVAL);
+    CHECK_STR(err, "embedding backend not set");
+    spec.kind = VT_EMBED_IMAGES;
+    CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), VT_EINVAL);
+    CHECK_STR(err, "image embedding backend not set");
+    spec.backend = "model2vec";
+    CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), VT_EINVAL);
+    CHECK_STR(err, "image embedding backend 'model2vec' unknown (tflite or openai)");
+    spec = (struct vt_embed_spec){.backend = "tflite", .model = "tests/unit"};
+    CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), VT_EINVAL);
+    CHECK_STR(err, "embedding backend 'tflite' unknown (model2vec or openai)");
+    spec.kind = (enum vt_embed_kind)7;
+    CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), VT_EINVAL);
+    CHECK(e == NULL);
+
+    /* a text handle embeds no picture */
+    spec = (struct vt_embed_spec){.backend = "model2vec", .model = M2V_DIR};
+    CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), 0);
+    if (!e)
+        return;
+    uint8_t px[3] = {0, 0, 0};
+    struct vt_image im = {px, 1, 1, 3};
+    float v[64];
+    CHECK(vt_embed_has_texts(e));
+    CHECK_INT(vt_embed_images(e, &im, 1, v, err, sizeof(err)), VT_EINVAL);
+    CHECK(strstr(err, "cannot embed images") != NULL);
+    vt_embed_close(e);
+}
+
 VT_TEST(embed_vec_normalize)
 {
     float v[3] = {3, 0, 4}, z[2] = {0, 0};

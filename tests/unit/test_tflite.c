@@ -1,6 +1,6 @@
 /*
  * Tests of the TFLite interpreter (tflite.h), the tflite image-embedding backend
- * (imgembed.h) and the JPEG loader (imgload.h) on the real MobileNet v1 0.25 model of
+ * (embed.h) and the JPEG loader (imgload.h) on the real MobileNet v1 0.25 model of
  * tests/data/mobilenet-v1-0.25-224 (from tensorflow/tflite-support): burger-224.png must
  * be class 934 "cheeseburger" with upstream's p 0.988, the burger's embedding must be
  * close to its mirror image's and far from the sparrow's, and the model file corrupted in
@@ -11,7 +11,7 @@
  * FFmpeg's PNG decoder (FFmpeg is linked already; the library itself reads only JPEG).
  */
 #include "harness.h"
-#include "ml/imgembed.h"
+#include "ml/embed.h"
 #include "media/imgload.h"
 #include "media/imgutil.h"
 #include "ml/tflite.h"
@@ -148,12 +148,13 @@ VT_TEST(tflite_burger_is_cheeseburger)
     vt_tflite_use_generic_kernels(0);
 }
 
-static struct vt_imgembed *open_mn(int threads)
+static struct vt_embed *open_mn(int threads)
 {
-    struct vt_imgembed_spec spec = {.backend = "tflite", .model = MN_DIR, .threads = threads};
-    struct vt_imgembed *e = NULL;
+    struct vt_embed_spec spec = {
+        .kind = VT_EMBED_IMAGES, .backend = "tflite", .model = MN_DIR, .threads = threads};
+    struct vt_embed *e = NULL;
     char err[512] = "";
-    int rc = vt_imgembed_open(&spec, &e, err, sizeof(err));
+    int rc = vt_embed_open(&spec, &e, err, sizeof(err));
     if (rc)
         fprintf(stderr, "  open: %s\n", err);
     CHECK_INT(rc, 0);
@@ -162,18 +163,18 @@ static struct vt_imgembed *open_mn(int threads)
 
 VT_TEST(tflite_embedding_mirror_close_sparrow_far)
 {
-    struct vt_imgembed *e = open_mn(2);
+    struct vt_embed *e = open_mn(2);
     int bw, bh, sw, sh;
     uint8_t *burger = load_png(MN_DIR "/burger-224.png", &bw, &bh);
     uint8_t *sparrow = load_png(MN_DIR "/sparrow.png", &sw, &sh);
     CHECK(burger && sparrow);
     if (!e || !burger || !sparrow)
         goto out;
-    CHECK_INT(vt_imgembed_dim(e), 256);
-    CHECK_STR(vt_imgembed_model(e), "tflite mobilenet_v1_0.25_224_1_metadata_1 (256 d, "
-                                    "MobilenetV1/Logits/AvgPool_1a/AvgPool)");
-    CHECK(strncmp(vt_imgembed_id(e), "tflite:", 7) == 0);
-    CHECK(!vt_imgembed_has_text(e));
+    CHECK_INT(vt_embed_dim(e), 256);
+    CHECK_STR(vt_embed_model(e), "tflite mobilenet_v1_0.25_224_1_metadata_1 (256 d, "
+                                 "MobilenetV1/Logits/AvgPool_1a/AvgPool)");
+    CHECK(strncmp(vt_embed_id(e), "tflite:", 7) == 0);
+    CHECK(!vt_embed_has_texts(e));
 
     uint8_t *mirror = vt_xmalloc((size_t)bw * bh * 3);
     for (int y = 0; y < bh; y++)
@@ -188,7 +189,7 @@ VT_TEST(tflite_embedding_mirror_close_sparrow_far)
     };
     float v[4 * 256];
     char err[256];
-    CHECK_INT(vt_imgembed_images(e, imgs, 4, v, err, sizeof(err)), 0);
+    CHECK_INT(vt_embed_images(e, imgs, 4, v, err, sizeof(err)), 0);
     double mirror_cos = dot(v, v + 256, 256), sparrow_cos = dot(v, v + 512, 256);
     double sum = 0;
     for (int i = 0; i < 256; i++)
@@ -215,7 +216,7 @@ VT_TEST(tflite_embedding_mirror_close_sparrow_far)
     if (b.rgb) {
         struct vt_image ji = {b.rgb, b.width, b.height, b.stride};
         float jv[256];
-        CHECK_INT(vt_imgembed_images(e, &ji, 1, jv, err, sizeof(err)), 0);
+        CHECK_INT(vt_embed_images(e, &ji, 1, jv, err, sizeof(err)), 0);
         CHECK(dot(v, jv, 256) > 0.95);
     }
     vt_image_buf_release(&b);
@@ -249,7 +250,7 @@ VT_TEST(tflite_embedding_mirror_close_sparrow_far)
             }
     struct vt_image hi = {half, hw, hh, (size_t)hw * 3};
     float hv[256];
-    CHECK_INT(vt_imgembed_images(e, &hi, 1, hv, err, sizeof(err)), 0);
+    CHECK_INT(vt_embed_images(e, &hi, 1, hv, err, sizeof(err)), 0);
     double half_cos = dot(v + 512, hv, 256);
     if (half_cos <= 0.985)
         fprintf(stderr, "  sparrow vs half-size sparrow %.4f\n", half_cos);
@@ -257,40 +258,42 @@ VT_TEST(tflite_embedding_mirror_close_sparrow_far)
     free(half);
 
     struct vt_image empty = {burger, 0, 10, 0};
-    CHECK_INT(vt_imgembed_images(e, &empty, 1, v, err, sizeof(err)), VT_EINVAL);
+    CHECK_INT(vt_embed_images(e, &empty, 1, v, err, sizeof(err)), VT_EINVAL);
     free(mirror);
 out:
     free(burger);
     free(sparrow);
-    vt_imgembed_close(e);
+    vt_embed_close(e);
 }
 
 VT_TEST(tflite_imgembed_spec_errors)
 {
-    struct vt_imgembed *e = NULL;
+    struct vt_embed *e = NULL;
     char err[512] = "";
-    struct vt_imgembed_spec spec = {.backend = "openai", .model = "clip"};
-    CHECK_INT(vt_imgembed_open(&spec, &e, err, sizeof(err)), VT_EINVAL);
-    spec = (struct vt_imgembed_spec){.backend = "onnx", .model = MN_DIR};
-    CHECK_INT(vt_imgembed_open(&spec, &e, err, sizeof(err)), VT_EINVAL);
+    struct vt_embed_spec spec = {.kind = VT_EMBED_IMAGES, .backend = "openai", .model = "clip"};
+    CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), VT_EINVAL);
+    spec = (struct vt_embed_spec){.kind = VT_EMBED_IMAGES, .backend = "onnx", .model = MN_DIR};
+    CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), VT_EINVAL);
     CHECK(strstr(err, "unknown") != NULL);
-    spec = (struct vt_imgembed_spec){.backend = "tflite", .model = "tests/data/no-such-model"};
-    CHECK_INT(vt_imgembed_open(&spec, &e, err, sizeof(err)), VT_ENOTFOUND);
-    spec = (struct vt_imgembed_spec){.backend = "tflite", .model = MN_DIR, .tensor = "nope"};
-    CHECK_INT(vt_imgembed_open(&spec, &e, err, sizeof(err)), VT_EINVAL);
+    spec = (struct vt_embed_spec){
+        .kind = VT_EMBED_IMAGES, .backend = "tflite", .model = "tests/data/no-such-model"};
+    CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), VT_ENOTFOUND);
+    spec = (struct vt_embed_spec){
+        .kind = VT_EMBED_IMAGES, .backend = "tflite", .model = MN_DIR, .tensor = "nope"};
+    CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), VT_EINVAL);
     CHECK(strstr(err, "no tensor named 'nope'") != NULL);
     /* a constant is not an embedding */
     spec.tensor = "MobilenetV1/Conv2d_0/weights";
-    CHECK_INT(vt_imgembed_open(&spec, &e, err, sizeof(err)), VT_EINVAL);
+    CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), VT_EINVAL);
     /* another tensor by name: the logits before the softmax, 1001 values */
     spec.tensor = "MobilenetV1/Logits/SpatialSqueeze";
-    int rc = vt_imgembed_open(&spec, &e, err, sizeof(err));
+    int rc = vt_embed_open(&spec, &e, err, sizeof(err));
     if (rc)
         fprintf(stderr, "  %s\n", err);
     CHECK_INT(rc, 0);
     if (e)
-        CHECK_INT(vt_imgembed_dim(e), 1001);
-    vt_imgembed_close(e);
+        CHECK_INT(vt_embed_dim(e), 1001);
+    vt_embed_close(e);
     CHECK(e == NULL || 1);
 }
 

@@ -1,14 +1,14 @@
 /*
- * The in-process TFLite image-embedding backend (imgembed.h, backend "tflite"): loads a
+ * The in-process TFLite image-embedding backend (embed.h, backend "tflite"): loads a
  * float32 MobileNet-class model with tflite.c, squashes each picture to the model's input
  * size (bilinear, no crop, as the TFLite task library's classifier does), normalises RGB
  * as the model's metadata says (MobileNet: mean 127.5 and std 127.5, so [-1, 1]; the same
  * when a model has no metadata), runs the
- * model up to the embedding tensor and hands its values to imgembed.c, which mean-centres
+ * model up to the embedding tensor and hands its values to embed.c, which mean-centres
  * and L2-normalises them. A batch is spread over spec->threads workers (workpool.h), each
  * with its own run state; the parsed model is shared read-only.
  */
-#include "ml/imgembed_int.h"
+#include "ml/embed_int.h"
 #include "ml/tflite.h"
 #include "base/util.h"
 #include "vidtheque.h"
@@ -53,7 +53,7 @@ static int embed_one(void *user, size_t worker, size_t item, char *err, size_t e
     return 0;
 }
 
-static int tfl_images(struct vt_imgembed *e, const struct vt_image *imgs, size_t n, float *out,
+static int tfl_images(struct vt_embed *e, const struct vt_image *imgs, size_t n, float *out,
                       char *err, size_t errlen)
 {
     struct tfl *t = e->priv;
@@ -68,7 +68,7 @@ static int tfl_images(struct vt_imgembed *e, const struct vt_image *imgs, size_t
     return vt_pool_run(&pool, err, errlen);
 }
 
-static void tfl_close(struct vt_imgembed *e)
+static void tfl_close(struct vt_embed *e)
 {
     struct tfl *t = e->priv;
     if (!t)
@@ -124,13 +124,15 @@ static int find_model(const char *path, char **file, char *err, size_t errlen)
     return 0;
 }
 
-int vt_imgembed_tflite_open(const struct vt_imgembed_spec *spec, struct vt_imgembed **out,
-                            char *err, size_t errlen)
+static const struct vt_embed_ops tfl_ops = {.images = tfl_images, .close = tfl_close};
+
+static int tfl_open(const struct vt_embed_spec *spec, struct vt_embed **out, char *err,
+                    size_t errlen)
 {
     char *file = NULL, *data = NULL;
     size_t len;
     struct tfl *t = NULL;
-    struct vt_imgembed *e = NULL;
+    struct vt_embed *e = NULL;
     char sub[384];
     int rc = find_model(spec->model, &file, err, errlen);
     if (rc)
@@ -189,17 +191,18 @@ int vt_imgembed_tflite_open(const struct vt_imgembed_spec *spec, struct vt_imgem
     e->model = vt_xasprintf("tflite %.*s (%zu d, %s)", (int)blen, base, dim, tname);
     e->id = vt_xasprintf("tflite:%016llx:%s",
                          (unsigned long long)vt_fnv1a64(VT_FNV64_INIT, data, len), tname);
-    e->images = tfl_images;
-    e->close = tfl_close;
+    e->ops = &tfl_ops;
     e->priv = t;
     t = NULL;
     *out = e;
 out:
     if (t) {
-        struct vt_imgembed tmp = {.priv = t};
+        struct vt_embed tmp = {.priv = t};
         tfl_close(&tmp);
     }
     free(data);
     free(file);
     return rc;
 }
+
+const struct vt_embed_backend vt_embed_tflite = {.open = tfl_open};
