@@ -112,9 +112,6 @@ int cli_parse(const char *cmd, int argc, char **argv, const char *shortopts,
 /* A whole number in min..max (nothing else in s): 0, else -1. */
 int cli_parse_long(const char *s, long min, long max, long *out);
 
-/* "1.5 MiB", "12.0 KiB", "300 B" */
-void cli_fmt_bytes(char *buf, size_t n, uint64_t b);
-
 /* "1:02:03" or "2:03" */
 void cli_fmt_duration(char *buf, size_t n, double s);
 
@@ -138,6 +135,9 @@ void cli_put_text(FILE *f, const char *s);
 void cli_vput_line(FILE *f, const char *prefix, const char *fmt, va_list ap);
 /* An informational line on stderr, made safe. */
 void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "1.5 MiB", "12.0 KiB", "300 B" */
+void cli_fmt_bytes(char *buf, size_t n, uint64_t b);
 
 int cmd_init(int argc, char **argv);
 int cmd_add(int argc, char **argv);
