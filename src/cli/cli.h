@@ -2,7 +2,12 @@
  * Shared pieces of the command-line tool: the command table's entry type, option
  * parsing helpers and opening the library with terminal-aware reporting.
  *
- * To add a command: write src/cmd_NAME.c with `int cmd_NAME(int argc, char **argv)`,
+ * The files call downward only: src/cli/vidtheque.c (main and the command table) calls
+ * the commands, one file each (src/cli/cmd_NAME.c, as git's builtin/), which call the
+ * helpers (options.c: reading options; added.c: what add and update registered;
+ * common.c: opening the library, messages, text safe for a terminal).
+ *
+ * To add a command: write src/cli/cmd_NAME.c with `int cmd_NAME(int argc, char **argv)`,
  * declare it below and add a line to the table in src/cli/vidtheque.c.
  */
 #ifndef VT_CLI_H
@@ -10,11 +15,28 @@
 
 #include "vidtheque.h"
 
+#include <getopt.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit codes. */
 enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2 };
+
+/* A line of the command table (src/cli/vidtheque.c). */
+struct cli_cmd {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *args;    /* what follows the name in its usage line */
+    const char *summary; /* one line for 'help' */
+};
+/* main hands the table down once, before any command runs: usage lines and help read it
+ * here (the commands do not reach up into main's file). */
+void cli_set_commands(const struct cli_cmd *cmds, size_t n);
+/* The command named name, or NULL. */
+const struct cli_cmd *cli_find_cmd(const char *name);
+/* The i-th command of the table, or NULL past its end. */
+const struct cli_cmd *cli_cmd_at(size_t i);
 
 struct cli_opts {
     const char *library; /* -L DIR */
@@ -51,7 +73,6 @@ struct vt_library *cli_open_library(int flags);
  *         if (c == '?') return EXIT_USAGE; ...
  *     the arguments are then argv[optind..argc), in the order given
  */
-struct option;
 struct cli_opt {
     const char *cmd;
     int argc;
@@ -70,6 +91,16 @@ int cli_opt_next(struct cli_opt *g);
 /* Usage error for the value of option c just read (optarg); want says what is expected
  * or is NULL. Returns EXIT_USAGE. */
 int cli_opt_bad_value(struct cli_opt *g, int c, const char *want);
+
+/* The options of a command that takes only -L and -q. */
+extern const struct option cli_no_long[];
+/* The long options of the commands that may fetch from URLs (--yt-dlp, --max-time,
+ * --max-size: 'Y', 'T', 'Z' for cli_parse). */
+#define CLI_FETCH_LONGS                                                                            \
+    {"yt-dlp", required_argument, NULL, 'Y'}, {"max-time", required_argument, NULL, 'T'},          \
+    {                                                                                              \
+        "max-size", required_argument, NULL, 'Z'                                                   \
+    }
 
 /* The options every command takes (-L, -q, and the fetch options) read as they are set, the
  * command's own handed to own (non-zero: a bad value); the arguments end at
@@ -102,6 +133,9 @@ void cli_vput_line(FILE *f, const char *prefix, const char *fmt, va_list ap);
 /* An informational line on stderr, made safe. */
 void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* "1.5 MiB", "12.0 KiB", "300 B" */
+void cli_fmt_bytes(char *buf, size_t n, uint64_t b);
+
 int cmd_init(int argc, char **argv);
 int cmd_add(int argc, char **argv);
 int cmd_update(int argc, char **argv);
@@ -122,5 +156,7 @@ int cmd_models_pull(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_jobs(int argc, char **argv);
 int cmd_help(int argc, char **argv);
+/* The overall help (the commands and the global options). */
+void cli_print_help(FILE *f);
 
 #endif

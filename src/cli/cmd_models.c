@@ -1,12 +1,9 @@
 /*
  * `vidtheque models` (what the config chooses and which models are in the library) and
- * `models rm` (the front binary runs both) and `vidtheque models pull NAME` (downloads one from the
- * hub with lib/ml/hub.c; it needs libcurl, so src/cli/vidtheque.c sends it to vidtheque-full, and the
- * front binary drops cmd_models_pull with the other code it does not reach).
+ * `models rm` (the front binary runs both); `models pull` is in cmd_models_pull.c.
  */
 #include "cli/cli.h"
 #include "base/config.h"
-#include "ml/hub.h"
 #include "ml/models.h"
 #include "model/stage.h"
 #include "base/util.h"
@@ -19,23 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void fmt_bytes(char *buf, size_t n, uint64_t b)
-{
-    if (b >= 1024 * 1024)
-        snprintf(buf, n, "%.1f MiB", (double)b / (1024.0 * 1024.0));
-    else if (b >= 1024)
-        snprintf(buf, n, "%.1f KiB", (double)b / 1024.0);
-    else
-        snprintf(buf, n, "%llu B", (unsigned long long)b);
-}
-
 static int print_model(void *user, const struct vt_model_info *m)
 {
     char size[32];
     int *count = user;
 
     (*count)++;
-    fmt_bytes(size, sizeof(size), m->bytes);
+    cli_fmt_bytes(size, sizeof(size), m->bytes);
     fputs("  ", stdout);
     cli_put_safe(stdout, m->repo[0] ? m->repo : m->folder);
     if (m->repo[0]) {
@@ -249,106 +236,6 @@ int cmd_models(int argc, char **argv)
               stdout);
 out:
     vt_config_free(cfg);
-    vt_library_close(lib);
-    return rc;
-}
-
-/* ---- models pull ---- */
-
-struct pull_report {
-    int tty;
-    int bar_open;
-    int last_pct;
-    char path[64];
-};
-
-static void pull_progress(void *user, const char *path, uint64_t done, uint64_t total)
-{
-    struct pull_report *r = user;
-    char d[32], t[32];
-    int pct = total ? (int)(done * 100 / total) : 100;
-
-    if (!r->tty)
-        return;
-    if (!strcmp(r->path, path) && pct == r->last_pct && (r->bar_open || done >= total))
-        return; /* nothing new, or the end of a file already shown */
-    if (r->bar_open && strcmp(r->path, path))
-        fputc('\n', stderr);
-    snprintf(r->path, sizeof(r->path), "%s", path);
-    r->last_pct = pct;
-    fmt_bytes(d, sizeof(d), done);
-    fmt_bytes(t, sizeof(t), total);
-    fprintf(stderr, "\r%-20s %10s of %-10s %3d%%\033[K", path, d, t, pct);
-    r->bar_open = 1;
-    if (done >= total) {
-        fputc('\n', stderr);
-        r->bar_open = 0;
-    }
-    fflush(stderr);
-}
-
-static void pull_note(void *user, const char *msg)
-{
-    struct pull_report *r = user;
-
-    if (r->bar_open) {
-        fputc('\n', stderr);
-        r->bar_open = 0;
-    }
-    cli_info("%s", msg);
-}
-
-int cmd_models_pull(int argc, char **argv)
-{
-    static const struct option longs[] = {{"revision", required_argument, NULL, 'r'},
-                                          {NULL, 0, NULL, 0}};
-    struct cli_opt g;
-    struct vt_hub_opts o = {0};
-    struct vt_hub_result res;
-    struct pull_report rep = {0};
-    struct vt_library *lib;
-    char err[2048];
-    int c, rc;
-
-    /* argv[0] is "models", argv[1] "pull" (options may come before it) */
-    cli_opt_init(&g, "models", argc, argv, "r:", longs);
-    while ((c = cli_opt_next(&g)) != -1) {
-        if (c == '?')
-            return EXIT_USAGE;
-        if (c == 'r')
-            o.revision = optarg;
-    }
-    if (argc - optind != 2 || strcmp(argv[optind], "pull"))
-        return cli_usage_error("models", "'models pull' takes one model name");
-    lib = cli_open_library(VT_OPEN_READ);
-    if (!lib)
-        return EXIT_ERR;
-    rep.tty = isatty(STDERR_FILENO) && !cli_opts.quiet;
-    o.progress = pull_progress;
-    o.note = cli_opts.quiet ? NULL : pull_note;
-    o.user = &rep;
-    rc = vt_hub_pull(vt_library_dir(lib), argv[optind + 1], &o, &res, err, sizeof(err));
-    if (rep.bar_open)
-        fputc('\n', stderr);
-    if (rc) {
-        rc = cli_error("pull of '%s' failed: %s", argv[optind + 1], err);
-    } else {
-        char size[32], *msg;
-        fmt_bytes(size, sizeof(size), res.bytes);
-        if (res.already)
-            msg = vt_xasprintf("%s is already at %s in %s (nothing to do)", res.repo, res.commit,
-                               res.folder);
-        else
-            msg = vt_xasprintf("%s at %s installed in %s (%d files, %s)", res.repo, res.commit,
-                               res.folder, res.n_files, size);
-        cli_put_safe(stdout, msg);
-        fputc('\n', stdout);
-        free(msg);
-        if (res.image && !cli_opts.quiet)
-            cli_info("an image model: 'vidtheque config set frame_embed.model %s' embeds frames "
-                     "with it",
-                     argv[optind + 1]);
-    }
     vt_library_close(lib);
     return rc;
 }

@@ -119,11 +119,10 @@ static void render_transcript(const json_t *doc)
     }
 }
 
-static void render(const json_t *doc)
+/* Title, state, channel, duration, language, and where the video came from. */
+static void render_header(const json_t *doc)
 {
-    const json_t *v, *stored = json_object_get(doc, "stored");
-    size_t i;
-    char a[32], b[32];
+    char a[32];
 
     put_safe(jstr(doc, "title"));
     printf("\n%s  index_state %s  data_status %s\n", jstr(doc, "id"), jstr(doc, "index_state"),
@@ -157,6 +156,15 @@ static void render(const json_t *doc)
     } else {
         put_safe(jstr(json_object_get(doc, "source"), "path"));
     }
+}
+
+/* The shots, each with its keyframes and the transition that led into it. */
+static void render_shots(const json_t *doc)
+{
+    const json_t *v;
+    size_t i;
+    char a[32], b[32];
+
     fputs("\n\nScene timeline\n", stdout);
     json_array_foreach(json_object_get(doc, "shots"), i, v)
     {
@@ -177,25 +185,37 @@ static void render(const json_t *doc)
         putchar('\n');
     }
     printf("%zu shot(s).\n", json_array_size(json_object_get(doc, "shots")));
+}
 
-    if (json_array_size(json_object_get(doc, "reuse"))) {
-        char c[32], d[32];
+/* Footage this video shares with others (nothing when it shares none). */
+static void render_reuse(const json_t *doc)
+{
+    const json_t *v;
+    size_t i;
+    char a[32], b[32], c[32], d[32];
 
-        fputs("\nThe same footage in other videos\n", stdout);
-        json_array_foreach(json_object_get(doc, "reuse"), i, v)
-        {
-            fmt_t(a, sizeof(a), jnum(v, "start_s"));
-            fmt_t(b, sizeof(b), jnum(v, "end_s"));
-            fmt_t(c, sizeof(c), jnum(v, "other_start_s"));
-            fmt_t(d, sizeof(d), jnum(v, "other_end_s"));
-            printf("  %s-%s also appears in ", a, b);
-            put_safe(jstr(v, "video_id"));
-            printf(" at %s-%s (%lld frame(s), similarity %.3f) ", c, d,
-                   json_integer_value(json_object_get(v, "frames")), jnum(v, "similarity"));
-            put_safe(jstr(v, "title"));
-            fputc('\n', stdout);
-        }
+    if (!json_array_size(json_object_get(doc, "reuse")))
+        return;
+    fputs("\nThe same footage in other videos\n", stdout);
+    json_array_foreach(json_object_get(doc, "reuse"), i, v)
+    {
+        fmt_t(a, sizeof(a), jnum(v, "start_s"));
+        fmt_t(b, sizeof(b), jnum(v, "end_s"));
+        fmt_t(c, sizeof(c), jnum(v, "other_start_s"));
+        fmt_t(d, sizeof(d), jnum(v, "other_end_s"));
+        printf("  %s-%s also appears in ", a, b);
+        put_safe(jstr(v, "video_id"));
+        printf(" at %s-%s (%lld frame(s), similarity %.3f) ", c, d,
+               json_integer_value(json_object_get(v, "frames")), jnum(v, "similarity"));
+        put_safe(jstr(v, "title"));
+        fputc('\n', stdout);
     }
+}
+
+/* The counts of what the stages stored. */
+static void render_stored(const json_t *doc)
+{
+    const json_t *stored = json_object_get(doc, "stored");
 
     fputs("\nWhat was stored\n", stdout);
     printf("  cues            %lld", json_integer_value(json_object_get(stored, "cues")));
@@ -225,6 +245,13 @@ static void render(const json_t *doc)
     put_bytes(jnum(stored, "keyframe_bytes"));
     printf("\n  word timings on %lld cues\n",
            json_integer_value(json_object_get(stored, "word_timed_cues")));
+}
+
+/* Each stage: its state, model, when it started, how long it took, its error. */
+static void render_provenance(const json_t *doc)
+{
+    const json_t *v;
+    size_t i;
 
     fputs("\nProvenance\n", stdout);
     printf("  %-10s %-8s %-44s %-17s %s\n", "stage", "state", "model", "started", "took");
@@ -244,40 +271,56 @@ static void render(const json_t *doc)
             fputc('\n', stdout);
         }
     }
+}
 
-    fputs("\nFrames, and what the machine read\n", stdout);
-    json_array_foreach(json_object_get(doc, "frames"), i, v)
-    {
-        const json_t *ocr = json_object_get(v, "ocr"), *line;
-        size_t k, n_noise = 0;
+/* One keyframe: skipped as a duplicate, or the lines OCR read on it. */
+static void render_frame(const json_t *v)
+{
+    const json_t *ocr = json_object_get(v, "ocr"), *line;
+    size_t k, n_noise = 0;
+    char a[32];
 
-        fmt_t(a, sizeof(a), jnum(v, "t_s"));
-        if (!strcmp(jstr(v, "state"), "skipped")) {
-            printf("  %s #%lld skipped (frame %lld)\n    shot %lld · duplicate of #%lld\n", a,
-                   json_integer_value(json_object_get(v, "index")),
-                   json_integer_value(json_object_get(v, "frame_no")),
-                   json_integer_value(json_object_get(v, "shot")),
-                   json_integer_value(json_object_get(v, "duplicate_of")));
-            continue;
-        }
-        /* noise lines (below the floor, not searchable) are listed, marked, not counted */
-        json_array_foreach(ocr, k, line) n_noise += json_is_true(json_object_get(line, "noise"));
-        printf("  %s #%lld done %zu line(s)", a, json_integer_value(json_object_get(v, "index")),
-               json_array_size(ocr) - n_noise);
-        if (n_noise)
-            printf(" and %zu noise", n_noise);
-        printf(" (frame %lld)\n    shot %lld · sharpness %.1f\n",
+    fmt_t(a, sizeof(a), jnum(v, "t_s"));
+    if (!strcmp(jstr(v, "state"), "skipped")) {
+        printf("  %s #%lld skipped (frame %lld)\n    shot %lld · duplicate of #%lld\n", a,
+               json_integer_value(json_object_get(v, "index")),
                json_integer_value(json_object_get(v, "frame_no")),
-               json_integer_value(json_object_get(v, "shot")), jnum(v, "sharpness"));
-        json_array_foreach(ocr, k, line)
-        {
-            int noise = json_is_true(json_object_get(line, "noise"));
-
-            printf("    %zu. %s", k + 1, noise ? "~ " : "");
-            put_safe(jstr(line, "text"));
-            printf("  %.2f%s\n", jnum(line, "conf"), noise ? "  noise" : "");
-        }
+               json_integer_value(json_object_get(v, "shot")),
+               json_integer_value(json_object_get(v, "duplicate_of")));
+        return;
     }
+    /* noise lines (below the floor, not searchable) are listed, marked, not counted */
+    json_array_foreach(ocr, k, line) n_noise += json_is_true(json_object_get(line, "noise"));
+    printf("  %s #%lld done %zu line(s)", a, json_integer_value(json_object_get(v, "index")),
+           json_array_size(ocr) - n_noise);
+    if (n_noise)
+        printf(" and %zu noise", n_noise);
+    printf(" (frame %lld)\n    shot %lld · sharpness %.1f\n",
+           json_integer_value(json_object_get(v, "frame_no")),
+           json_integer_value(json_object_get(v, "shot")), jnum(v, "sharpness"));
+    json_array_foreach(ocr, k, line)
+    {
+        int noise = json_is_true(json_object_get(line, "noise"));
+
+        printf("    %zu. %s", k + 1, noise ? "~ " : "");
+        put_safe(jstr(line, "text"));
+        printf("  %.2f%s\n", jnum(line, "conf"), noise ? "  noise" : "");
+    }
+}
+
+/* Everything but the transcript, in the order of the video page. */
+static void render(const json_t *doc)
+{
+    const json_t *v;
+    size_t i;
+
+    render_header(doc);
+    render_shots(doc);
+    render_reuse(doc);
+    render_stored(doc);
+    render_provenance(doc);
+    fputs("\nFrames, and what the machine read\n", stdout);
+    json_array_foreach(json_object_get(doc, "frames"), i, v) render_frame(v);
 }
 
 int cmd_show(int argc, char **argv)

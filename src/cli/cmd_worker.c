@@ -1,6 +1,6 @@
 /*
  * worker: run stages of any video from the library's queue (lib/run/worker.c), until
- * stopped; jobs: what the queue holds. docs/ARCHITECTURE.md, "Job queue".
+ * stopped (what the queue holds: cmd_jobs.c). docs/ARCHITECTURE.md, "Job queue".
  *
  * Stopping: the first SIGTERM or SIGINT stops claiming and lets the running stages
  * finish and commit (a stage cannot be interrupted halfway without losing its work,
@@ -119,55 +119,4 @@ int cmd_worker(int argc, char **argv)
         _exit(EXIT_OK);
     }
     return EXIT_OK;
-}
-
-struct jobs_flags {
-    int failed, json;
-};
-
-static int jobs_option(int c, const char *arg, void *user)
-{
-    struct jobs_flags *f = user;
-
-    (void)arg;
-    if (c == 'f')
-        f->failed = 1;
-    else if (c == 'j')
-        f->json = 1;
-    else
-        return -1;
-    return 0;
-}
-
-int cmd_jobs(int argc, char **argv)
-{
-    static const struct option longs[] = {{"failed", no_argument, NULL, 'f'},
-                                          {"json", no_argument, NULL, 'j'},
-                                          {"library", required_argument, NULL, 'L'},
-                                          {"quiet", no_argument, NULL, 'q'},
-                                          {NULL, 0, NULL, 0}};
-    struct vt_library *lib;
-    struct jobs_flags f = {0, 0};
-    int rc = cli_parse("jobs", argc, argv, "L:q", longs, jobs_option, &f);
-    char *out;
-
-    if (rc)
-        return rc;
-    if (optind != argc)
-        return cli_usage_error("jobs", "unexpected argument '%s'", argv[optind]);
-    lib = cli_open_library(VT_OPEN_READ);
-    if (!lib)
-        return EXIT_ERR;
-    rc = vt_jobs_report(lib, f.failed, f.json, &out);
-    if (rc) {
-        rc = cli_error("%s", vt_errmsg(lib));
-    } else {
-        cli_put_text(stdout, out);
-        if (f.json)
-            fputc('\n', stdout);
-        free(out);
-        rc = EXIT_OK;
-    }
-    vt_library_close(lib);
-    return rc;
 }

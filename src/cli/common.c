@@ -1,7 +1,8 @@
 /*
- * Helpers shared by the commands: opening the library, reporting what the library
- * does (progress bars on a terminal, plain log lines otherwise), and making text that
- * videos control safe to print on a terminal.
+ * Helpers shared by the commands: the global options and the command table main hands
+ * down, opening the library, reporting what the library does (progress bars on a
+ * terminal, plain log lines otherwise), making text that videos control safe to print
+ * on a terminal, and the error and usage lines.
  */
 #include "cli/cli.h"
 #include "base/util.h"
@@ -17,6 +18,31 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+struct cli_opts cli_opts;
+int (*cli_run_full)(int argc, char **argv);
+
+static const struct cli_cmd *commands;
+static size_t n_commands;
+
+void cli_set_commands(const struct cli_cmd *cmds, size_t n)
+{
+    commands = cmds;
+    n_commands = n;
+}
+
+const struct cli_cmd *cli_cmd_at(size_t i)
+{
+    return i < n_commands ? &commands[i] : NULL;
+}
+
+const struct cli_cmd *cli_find_cmd(const char *name)
+{
+    for (size_t i = 0; i < n_commands; i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    return NULL;
+}
 
 struct report {
     int tty;
@@ -115,6 +141,16 @@ struct vt_library *cli_open_library(int flags)
     return lib;
 }
 
+void cli_fmt_bytes(char *buf, size_t n, uint64_t b)
+{
+    if (b >= 1024 * 1024)
+        snprintf(buf, n, "%.1f MiB", (double)b / (1024.0 * 1024.0));
+    else if (b >= 1024)
+        snprintf(buf, n, "%.1f KiB", (double)b / 1024.0);
+    else
+        snprintf(buf, n, "%llu B", (unsigned long long)b);
+}
+
 int cli_parse_long(const char *s, long min, long max, long *out)
 {
     char *end;
@@ -210,89 +246,31 @@ void cli_info(const char *fmt, ...)
     va_end(ap);
 }
 
-void cli_opt_init(struct cli_opt *g, const char *cmd, int argc, char **argv, const char *shortopts,
-                  const struct option *longs)
+int cli_error(const char *fmt, ...)
 {
-    memset(g, 0, sizeof(*g));
-    g->cmd = cmd;
-    g->argc = argc;
-    g->argv = argv;
-    /* '-': options and other arguments in the order given (no permutation), so the
-     * element an option came from is known; the others are gathered by cli_opt_next */
-    snprintf(g->spec, sizeof(g->spec), "-%s", shortopts);
-    g->longs = longs;
-    g->longindex = -1;
-    optind = 0; /* glibc: start over, reading the '-' above */
-    opterr = 0;
+    va_list ap;
+
+    va_start(ap, fmt);
+    cli_vput_line(stderr, "vidtheque: ", fmt, ap);
+    va_end(ap);
+    return EXIT_ERR;
 }
 
-/* Whether short option c exists (':' never does). */
-static int short_known(const struct cli_opt *g, int c)
+void cli_print_usage(FILE *f, const char *name)
 {
-    return c && c != ':' && c != '-' && strchr(g->spec, c);
+    const struct cli_cmd *c = cli_find_cmd(name);
+
+    if (c)
+        fprintf(f, "usage: vidtheque [-L DIR] %s %s\n", c->name, c->args);
 }
 
-/* The usage error for the option getopt_long refused in argv[g->elem]. */
-static int refused(struct cli_opt *g)
+int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
-    const char *e = g->argv[g->elem];
-    int is_long = !strncmp(e, "--", 2);
-    int n = is_long ? (int)strcspn(e, "=") : 2;
-    int known = is_long ? optopt != 0 : short_known(g, optopt);
+    va_list ap;
 
-    if (known && !is_long)
-        return cli_usage_error(g->cmd, "%s: option '-%c' needs a value", g->cmd, optopt);
-    if (known)
-        return cli_usage_error(g->cmd, "%s: option '%.*s' needs a value", g->cmd, n, e);
-    if (is_long && !strpbrk(e, "./"))
-        return cli_usage_error(g->cmd, "%s: unknown option '%.*s'", g->cmd, n, e);
-    if (!is_long && strlen(e) > 2 && !strpbrk(e, "./"))
-        return cli_usage_error(g->cmd, "%s: unknown option '-%c' in '%s'", g->cmd, optopt, e);
-    if (strpbrk(e, "./"))
-        /* more likely a file named like an option: say how to give it */
-        return cli_usage_error(g->cmd,
-                               "%s: unknown option '%s' (a file? write './%s', or '--' before it)",
-                               g->cmd, e, e);
-    return cli_usage_error(g->cmd, "%s: unknown option '%s'", g->cmd, e);
-}
-
-int cli_opt_next(struct cli_opt *g)
-{
-    for (;;) {
-        int at = optind ? optind : 1, c;
-
-        g->longindex = -1;
-        c = getopt_long(g->argc, g->argv, g->spec, g->longs, &g->longindex);
-        g->elem = at; /* in order: the element being read when the call started */
-        if (c == 1) {
-            /* an argument: moved to the front, behind those before it (slots read) */
-            g->argv[1 + g->npos++] = optarg;
-            continue;
-        }
-        if (c == -1) {
-            /* after "--", the rest are arguments too; then all go to the end */
-            while (optind < g->argc)
-                g->argv[1 + g->npos++] = g->argv[optind++];
-            memmove(&g->argv[g->argc - g->npos], &g->argv[1], (size_t)g->npos * sizeof(char *));
-            optind = g->argc - g->npos;
-            return -1;
-        }
-        if (c == '?' || c == ':') {
-            refused(g);
-            return '?';
-        }
-        return c;
-    }
-}
-
-int cli_opt_bad_value(struct cli_opt *g, int c, const char *want)
-{
-    char name[64];
-
-    if (g->longindex >= 0)
-        snprintf(name, sizeof(name), "--%s", g->longs[g->longindex].name);
-    else
-        snprintf(name, sizeof(name), "-%c", c);
-    return cli_usage_error(g->cmd, "%s: bad value '%s' for %s%s%s", g->cmd, optarg ? optarg : "",
-                           name, want ? ": " : "", want ? want : "");
+    va_start(ap, fmt);
+    cli_vput_line(stderr, "vidtheque: ", fmt, ap);
+    va_end(ap);
+    cli_print_usage(stderr, cmd);
+    return EXIT_USAGE;
 }

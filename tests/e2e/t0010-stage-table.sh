@@ -15,7 +15,7 @@ allowed=(
   'lib/run/export.c:json_object_set_new(o, "ocr", ocr)'           # a frame's OCR lines (JSON key)
   'src/cli/cmd_show.c:json_object_get(v, "ocr")'                  # reads that key
   'src/web/web_video.c:json_object_get(f, "ocr")'                 # reads that key
-  'src/cli/cmd_basic.c:{"stt", required_argument'                 # the --stt option of add
+  'src/cli/cmd_add.c:{"stt", required_argument'                   # the --stt option of add
 )
 bad=
 for name in "${names[@]}"; do
