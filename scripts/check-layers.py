@@ -125,6 +125,8 @@ def check_calls(root, objects, rooms, breaches):
                     continue
                 obj = os.path.join(d, name)
                 src = os.path.relpath(obj, objects)[:-2] + ".c"
+                if not os.path.isfile(os.path.join(root, src)):
+                    continue  # left by a build of a file since removed
                 defined, used = nm(obj)
                 for s in defined:
                     owner.setdefault(s, src)

@@ -10,8 +10,6 @@
 #ifndef VT_WORKPOOL_H
 #define VT_WORKPOOL_H
 
-#include "model/stage.h"
-
 #include <pthread.h>
 #include <stddef.h>
 
@@ -19,6 +17,9 @@
  * One item: item i on worker w (0..n_workers-1; a worker is one thread, so per-worker
  * state indexed by w needs no lock). Returns 0, or a negative VT_E* code with err set.
  */
+/* Progress: frac in 0..1 (the same type as the stages' vt_progress_fn, model/stage.h). */
+typedef void (*vt_progress_fn)(void *user, double frac);
+
 typedef int (*vt_pool_task_fn)(void *user, size_t worker, size_t item, char *err, size_t errlen);
 
 struct vt_pool {
