@@ -19,6 +19,7 @@
  * (stage.h); a video made before a stage existed gets its row, queued, here.
  */
 #include "core/library.h"
+#include "run/lease.h"
 #include "base/util.h"
 
 #include <signal.h>
