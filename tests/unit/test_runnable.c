@@ -115,8 +115,8 @@ static int check_case(struct vt_store *s, int k, const struct own *o, const int 
 
         x.lease = x.state == VT_STATE_RUNNING ? 100 : 0;
         set_row(s, vt_stages[in[j]].name, &x, now);
-        snprintf(desc + strlen(desc), sizeof(desc) - strlen(desc), " %s=%s",
-                 vt_stages[in[j]].name, vt_state_name(x.state));
+        snprintf(desc + strlen(desc), sizeof(desc) - strlen(desc), " %s=%s", vt_stages[in[j]].name,
+                 vt_state_name(x.state));
     }
     runs = rule_runs(s, k, now);
     pick = picked(s, k, now);
