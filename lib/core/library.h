@@ -181,20 +181,6 @@ void vt_stage_progress(void *ctx, double frac);
  */
 int vt_work_one(struct vt_library *lib, unsigned stages, int *did);
 
-/*
- * The lease of a stage run in-process on a database that machines share (the pipeline's
- * claim): the seconds it lasts, VIDTHEQUE_LEASE (60 by default), and a thread that extends
- * it every third of that with a connection of its own, as a worker's heartbeat does, until
- * vt_lease_keeper_stop (after the run's finish) or until the lease is no longer the
- * run's. NULL when no thread could be started (the lease then runs out unextended).
- */
-struct vt_lease_keeper;
-double vt_lease_default_s(void);
-struct vt_lease_keeper *vt_lease_keep(struct vt_library *lib, const char *id, const char *stage,
-                                      int attempts, double lease_s);
-/* Stop and free k (NULL: nothing). */
-void vt_lease_keeper_stop(struct vt_lease_keeper *k);
-
 /* Insert a video row and its queued stages; inside a write transaction. */
 int vt_pipeline_register(struct vt_library *lib, const struct vt_video_rec *v);
 /* Record a failed attempt of a stage that ran outside the pipeline (fetch's first

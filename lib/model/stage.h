@@ -100,6 +100,19 @@ static inline int vt_state_terminal(enum vt_state s)
     return s == VT_STATE_DONE || s == VT_STATE_SKIPPED || s == VT_STATE_FAILED;
 }
 
+/*
+ * A state's name as an SQL string literal, pasted into a statement's text at compile
+ * time: "... WHERE state = " VT_SQL_STATE(running). A literal rather than a bound
+ * parameter, so that the planner matches it against a partial index's WHERE
+ * (stages_runnable). name is a name of VT_STATE_LIST; tests/unit/test_state_sql.c checks
+ * every use in lib/ against the table, and that lib/ spells no state in SQL otherwise.
+ */
+#define VT_SQL_STATE(name) "'" #name "'"
+/* The settled states (vt_state_terminal), and the others, as SQL lists for IN (...). */
+#define VT_SQL_STATES_SETTLED                                                                      \
+    VT_SQL_STATE(done) ", " VT_SQL_STATE(skipped) ", " VT_SQL_STATE(failed)
+#define VT_SQL_STATES_UNSETTLED VT_SQL_STATE(queued) ", " VT_SQL_STATE(running)
+
 /* Returned (positive) by a stage that cannot run for a legitimate reason; the
  * reason is in its err buffer and the pipeline records the stage as skipped. */
 #define VT_SKIP 1

@@ -19,6 +19,8 @@
  * (stage.h); a video made before a stage existed gets its row, queued, here.
  */
 #include "core/library.h"
+#include "run/lease.h"
+#include "run/runnable.h"
 #include "base/util.h"
 
 #include <signal.h>
@@ -276,16 +278,6 @@ enum claim {
 };
 
 /*
- * Whether the owner of running stage r is gone: a stage under a lease (a queue
- * worker's, on any machine) when the lease expired; one without (an in-process run)
- * when its owner's lock file says so (one machine).
- */
-static int holder_gone(struct vt_library *lib, const struct vt_stage_rec *r, double now)
-{
-    return r->lease_until > 0 ? r->lease_until < now : vt_lib_owner_dead(lib, r->owner);
-}
-
-/*
  * The lease a claim takes, in seconds: a queue worker's (--lease); an in-process run's
  * on PostgreSQL too, whose machines cannot see each other's lock files, so that workers
  * and other machines' runs leave the stage alone while its heartbeat (vt_lease_keep)
@@ -308,85 +300,85 @@ static int other_started(const struct vt_stage_rec *r, size_t n, const struct vt
     return 0;
 }
 
-/* Claim stage id of video v for this process, inside the write transaction the caller
- * began, which this ends: 0 with *res said (why says why for CLAIM_SETTLED and
- * CLAIM_WAITING), or an error code. */
-static int claim_in(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id,
-                    struct vt_stage_rec *out, enum claim *res, char *why, size_t whylen)
+/* Why a retried stage waits: its next attempt, when, and the last error. */
+static void retry_why(char *why, size_t whylen, enum vt_stage_id id, const struct vt_stage_rec *me)
 {
-    const struct vt_stage_info *t = &vt_stages[id];
-    struct vt_stage_rec *r = NULL, *me;
-    size_t n = 0;
-    int rc, added = 0;
+    char when[32];
 
-    why[0] = '\0';
-    *res = CLAIM_NONE;
-    rc = read_stages(lib, v->id, &r, &n, &added);
-    if (rc)
-        goto out;
-    me = find_rec(r, n, id);
-    if (vt_state_terminal(me->state) ||
-        (me->state == VT_STATE_RUNNING && !holder_gone(lib, me, vt_wall_s())))
-        goto commit; /* nothing to do here (but keep rows read_stages added) */
-    if (me->state == VT_STATE_QUEUED && me->retry_at > vt_wall_s()) {
-        char when[32];
+    vt_utc_iso(when, sizeof(when), me->retry_at);
+    snprintf(why, whylen, "attempt %d of %d not before %s (last error: %s)", me->attempts + 1,
+             stage_retries(id), when, me->error ? me->error : "none");
+}
 
-        vt_utc_iso(when, sizeof(when), me->retry_at);
-        snprintf(why, whylen, "attempt %d of %d not before %s (last error: %s)", me->attempts + 1,
-                 stage_retries(id), when, me->error ? me->error : "none");
-        *res = CLAIM_WAITING;
-        goto commit;
+/* End claim_in's transaction when it claims nothing: the rows read_stages added (and the
+ * video's state) are kept, else nothing was written. */
+static int end_unclaimed(struct vt_library *lib, const char *id, int added)
+{
+    int rc;
+
+    if (!added) {
+        vt_store_rollback(lib->store);
+        return 0;
     }
-    for (int k = 0; k < VT_STAGE_COUNT; k++) {
-        struct vt_stage_rec *dep = find_rec(r, n, k);
+    rc = update_video_state(lib, id);
+    if (!rc)
+        rc = vt_store_commit(lib->store);
+    if (rc < 0)
+        vt_store_rollback(lib->store);
+    return rc;
+}
 
-        if ((t->after & (1u << k)) && !vt_state_terminal(dep->state))
-            goto commit; /* wait for it */
-    }
-    for (int k = 0; k < VT_STAGE_COUNT; k++) {
-        struct vt_stage_rec *dep = find_rec(r, n, k);
+/* Dep k of stage me (id) failed or was skipped: so is me, without running; its outputs
+ * go. Ends claim_in's transaction; why says why. */
+static int settle_unrun(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id,
+                        struct vt_stage_rec *me, int k, const struct vt_stage_rec *dep, char *why,
+                        size_t whylen)
+{
+    int rc;
 
-        if (!(t->deps & (1u << k)))
-            continue;
-        if (!vt_state_terminal(dep->state))
-            goto commit; /* not ready yet (another process may be running it) */
-        if (dep->state != VT_STATE_DONE) {
-            /* the dependency failed or was skipped: so is this stage, without running */
-            snprintf(why, whylen, "%s %s%s%s%s", vt_stages[k].name, vt_state_name(dep->state),
-                     dep->error ? " (" : "", dep->error ? dep->error : "", dep->error ? ")" : "");
-            me->state = dep->state == VT_STATE_FAILED ? VT_STATE_FAILED : VT_STATE_SKIPPED;
-            free(me->error);
-            me->error = vt_xasprintf("not run: %s", why);
-            free(me->owner);
-            me->owner = NULL;
-            me->started_at = vt_wall_s();
-            me->took_s = 0;
-            rc = clear_outputs(lib, v, id);
-            if (!rc)
-                rc = vt_store_stage_put(lib->store, v->id, me);
-            if (!rc)
-                rc = update_video_state(lib, v->id);
-            if (!rc)
-                rc = vt_store_commit(lib->store);
-            if (!rc)
-                *res = CLAIM_SETTLED;
-            goto done;
-        }
-    }
-    {
-        double now = vt_wall_s(), lease_s = claim_lease_s(lib);
-        enum vt_lease lease;
+    snprintf(why, whylen, "%s %s%s%s%s", vt_stages[k].name, vt_state_name(dep->state),
+             dep->error ? " (" : "", dep->error ? dep->error : "", dep->error ? ")" : "");
+    me->state = dep->state == VT_STATE_FAILED ? VT_STATE_FAILED : VT_STATE_SKIPPED;
+    free(me->error);
+    me->error = vt_xasprintf("not run: %s", why);
+    free(me->owner);
+    me->owner = NULL;
+    me->started_at = vt_wall_s();
+    me->took_s = 0;
+    rc = clear_outputs(lib, v, id);
+    if (!rc)
+        rc = vt_store_stage_put(lib->store, v->id, me);
+    if (!rc)
+        rc = update_video_state(lib, v->id);
+    if (!rc)
+        rc = vt_store_commit(lib->store);
+    if (rc < 0)
+        vt_store_rollback(lib->store);
+    return rc;
+}
 
-        me->lease_until = lease_s > 0 ? now + lease_s : 0;
-        rc = vt_store_stage_claim(lib->store, v->id, me, lib->owner, now, me->lease_until, &lease);
-        if (!rc && lease != VT_LEASE_HELD)
-            goto out; /* not as read: another handle has it */
-        me->state = VT_STATE_RUNNING;
-        me->started_at = now;
-        me->took_s = 0;
-        me->retry_at = 0;
-        me->attempts++;
+/* Take stage me of video v (rows r[0..n)) for this process under its lease; ends
+ * claim_in's transaction. *taken: 1 with *out the running row, 0 when another handle
+ * changed the row since it was read. */
+static int take(struct vt_library *lib, struct vt_video_rec *v, const struct vt_stage_rec *r,
+                size_t n, struct vt_stage_rec *me, int added, struct vt_stage_rec *out, int *taken)
+{
+    double now = vt_wall_s(), lease_s = claim_lease_s(lib);
+    enum vt_lease lease;
+    int rc;
+
+    *taken = 0;
+    me->lease_until = lease_s > 0 ? now + lease_s : 0;
+    rc = vt_store_stage_claim(lib->store, v->id, me, lib->owner, now, me->lease_until, &lease);
+    if (!rc && lease != VT_LEASE_HELD) {
+        vt_store_rollback(lib->store); /* not as read: another handle has it */
+        return 0;
     }
+    me->state = VT_STATE_RUNNING;
+    me->started_at = now;
+    me->took_s = 0;
+    me->retry_at = 0;
+    me->attempts++;
     /* a claim changes the video's state only when it starts the first of its stages: once
      * one has left queued the video is processing either way, and its row says so (every
      * change of a stage recomputes it, under the video's lock). Three round trips less. */
@@ -394,26 +386,56 @@ static int claim_in(struct vt_library *lib, struct vt_video_rec *v, enum vt_stag
         rc = update_video_state(lib, v->id);
     if (!rc)
         rc = vt_store_commit(lib->store);
+    if (rc < 0)
+        vt_store_rollback(lib->store);
     if (!rc) {
         *out = *me;
         out->model = out->error = out->owner = NULL;
-        *res = CLAIM_TAKEN;
+        *taken = 1;
     }
-    goto done;
-commit:
-    if (!added)
-        goto out; /* rc 0, nothing written */
-    rc = update_video_state(lib, v->id);
-    if (!rc)
-        rc = vt_store_commit(lib->store);
-    goto done;
-out:
-    vt_store_rollback(lib->store);
-    vt_stage_recs_free(r, n);
     return rc;
-done:
-    if (rc < 0)
+}
+
+/* Claim stage id of video v for this process, inside the write transaction the caller
+ * began, which this ends: 0 with *res said (why says why for CLAIM_SETTLED and
+ * CLAIM_WAITING), or an error code. Whether it may run is the runnable rule's
+ * (runnable.c). */
+static int claim_in(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id,
+                    struct vt_stage_rec *out, enum claim *res, char *why, size_t whylen)
+{
+    struct vt_stage_rec *r = NULL, *me;
+    size_t n = 0;
+    int rc, added = 0, dep = -1, taken;
+
+    why[0] = '\0';
+    *res = CLAIM_NONE;
+    rc = read_stages(lib, v->id, &r, &n, &added);
+    if (rc) {
         vt_store_rollback(lib->store);
+        return rc;
+    }
+    me = find_rec(r, n, id);
+    switch (vt_stage_runnable(lib, r, n, id, vt_wall_s(), &dep)) {
+    case VT_RUNNABLE_RUN:
+        rc = take(lib, v, r, n, me, added, out, &taken);
+        if (!rc && taken)
+            *res = CLAIM_TAKEN;
+        break;
+    case VT_RUNNABLE_SETTLE:
+        rc = settle_unrun(lib, v, id, me, dep, find_rec(r, n, dep), why, whylen);
+        if (!rc)
+            *res = CLAIM_SETTLED;
+        break;
+    case VT_RUNNABLE_RETRY:
+        retry_why(why, whylen, id, me);
+        *res = CLAIM_WAITING;
+        rc = end_unclaimed(lib, v->id, added);
+        break;
+    case VT_RUNNABLE_NO:
+    case VT_RUNNABLE_INPUTS:
+        rc = end_unclaimed(lib, v->id, added); /* keep the rows read_stages added */
+        break;
+    }
     vt_stage_recs_free(r, n);
     return rc;
 }
@@ -633,7 +655,7 @@ static int unfinished_why(struct vt_library *lib, const char *id, const int *ran
         if (vt_state_terminal(r[i].state))
             continue;
         unfinished = 1;
-        if (r[i].state == VT_STATE_RUNNING && !holder_gone(lib, &r[i], vt_wall_s())) {
+        if (r[i].state == VT_STATE_RUNNING && !vt_stage_holder_gone(lib, &r[i], vt_wall_s())) {
             running_why(why, n, id, &r[i]);
             break;
         }
@@ -765,7 +787,7 @@ int vt_redo(struct vt_library *lib, const char *id, const char *stage)
 
         if (k != target && !depends_on(k, target))
             continue;
-        if (x->state == VT_STATE_RUNNING && !holder_gone(lib, x, vt_wall_s())) {
+        if (x->state == VT_STATE_RUNNING && !vt_stage_holder_gone(lib, x, vt_wall_s())) {
             rc = VT_ESTATE;
             running_why(lib->err, sizeof(lib->err), id, x);
             break;

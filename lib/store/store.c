@@ -209,7 +209,7 @@ static const char *const migrations[] = {
     "UPDATE stages SET queued_at = (SELECT created_at FROM videos WHERE id = stages.video_id);"
     /* the claim's order, over the rows that may be claimed: the next is the first */
     "CREATE INDEX stages_runnable ON stages (priority DESC, queued_at, video_id, ord)"
-    " WHERE state IN ('queued', 'running');"
+    " WHERE state IN (" VT_SQL_STATES_UNSETTLED ");"
     "CREATE TABLE stage_deps (name TEXT NOT NULL, dep TEXT NOT NULL,"
     " PRIMARY KEY (name, dep)) WITHOUT ROWID;",
 };

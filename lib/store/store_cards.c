@@ -136,8 +136,9 @@ int vt_store_cards(struct vt_store *s, const struct vt_store_cards_query *q,
                      " v.created_at,"
                      " (SELECT count(*) FROM stages g WHERE g.video_id = v.id),"
                      " (SELECT count(*) FROM stages g WHERE g.video_id = v.id"
-                     "  AND g.state IN ('done', 'skipped', 'failed')), " CARDS_POSTER ","
-                     " (SELECT g.name FROM stages g WHERE g.video_id = v.id AND g.state = 'running'"
+                     "  AND g.state IN (" VT_SQL_STATES_SETTLED ")), " CARDS_POSTER ","
+                     " (SELECT g.name FROM stages g WHERE g.video_id = v.id"
+                     " AND g.state = " VT_SQL_STATE(running)
                      "  ORDER BY g.ord LIMIT 1)"
                      " FROM (SELECT v.id, v.title, v.channel, v.duration_s, v.index_state,"
                      "  v.data_status, v.created_at, v.seq");

@@ -24,7 +24,7 @@ _Static_assert(VT_STAGE_COUNT <= NAME_SLOTS, "one name parameter per stage");
 #define INPUTS_SETTLED                                                                             \
     "NOT EXISTS (SELECT 1 FROM stage_deps d JOIN stages o ON o.video_id = s.video_id"              \
     " AND o.name = d.dep WHERE d.name = s.name"                                                    \
-    " AND o.state NOT IN ('done', 'skipped', 'failed'))"
+    " AND o.state NOT IN (" VT_SQL_STATES_SETTLED "))"
 
 /* Queued and due, or running under a lease that expired (its holder is presumed dead);
  * a running stage without a lease (lease_until 0) belongs to an in-process run on
@@ -33,8 +33,9 @@ _Static_assert(VT_STAGE_COUNT <= NAME_SLOTS, "one name parameter per stage");
  * in the claim's order, so the next one is the first that passes, not a sort of every
  * queued row. */
 #define RUNNABLE_AT(now)                                                                           \
-    "s.state IN ('queued', 'running') AND (s.state = 'queued' OR (s.state = 'running'"             \
-    " AND s.lease_until > 0 AND s.lease_until < " now ")) AND s.retry_at <= " now                  \
+    "s.state IN (" VT_SQL_STATES_UNSETTLED ") AND (s.state = " VT_SQL_STATE(queued)                \
+    " OR (s.state = " VT_SQL_STATE(running) " AND s.lease_until > 0 AND s.lease_until < " now      \
+    ")) AND s.retry_at <= " now                                                                    \
     " AND " INPUTS_SETTLED
 
 #define NEXT_SQL                                                                                   \
@@ -122,7 +123,7 @@ int vt_store_stage_heartbeat(struct vt_store *s, const char *id, const char *sta
 {
     return lease_update(s,
                         "UPDATE stages SET lease_until = ?5 WHERE video_id = ?1 AND name = ?2"
-                        " AND state = 'running' AND owner = ?3 AND attempts = ?4",
+                        " AND state = " VT_SQL_STATE(running) " AND owner = ?3 AND attempts = ?4",
                         id, stage, owner, attempts, lease_until > 0 ? lease_until : 1, res);
 }
 
@@ -130,9 +131,10 @@ int vt_store_stage_give_back(struct vt_store *s, const char *id, const char *sta
                              const char *owner, int attempts, enum vt_lease *res)
 {
     int rc = lease_update(s,
-                          "UPDATE stages SET state = 'queued', owner = NULL, lease_until = 0,"
-                          " attempts = attempts - 1, retry_at = 0 WHERE video_id = ?1"
-                          " AND name = ?2 AND state = 'running' AND owner = ?3 AND attempts = ?4",
+                          "UPDATE stages SET state = " VT_SQL_STATE(queued) ", owner = NULL,"
+                          " lease_until = 0, attempts = attempts - 1, retry_at = 0"
+                          " WHERE video_id = ?1 AND name = ?2 AND state = " VT_SQL_STATE(running)
+                          " AND owner = ?3 AND attempts = ?4",
                           id, stage, owner, attempts, 0, res);
 
     /* the stage is runnable again: another worker may take it at once */
@@ -332,8 +334,8 @@ static int count_cmp(const void *a, const void *b)
 int vt_store_queue_counts(struct vt_store *s, double now, struct vt_queue_count **out, size_t *n)
 {
     int rc = store_read_array(s,
-                              "SELECT s.name, s.state, count(*), sum(CASE WHEN s.state = 'queued'"
-                              " AND s.retry_at <= ?1 AND " INPUTS_SETTLED
+                              "SELECT s.name, s.state, count(*), sum(CASE WHEN s.state = "
+                              VT_SQL_STATE(queued) " AND s.retry_at <= ?1 AND " INPUTS_SETTLED
                               " THEN 1 ELSE 0 END) FROM stages s GROUP BY s.name, s.state",
                               "count the queue", sizeof(**out), read_count, NULL, (void **)out, n,
                               "d", now);
@@ -368,9 +370,9 @@ int vt_store_queue_jobs(struct vt_store *s, int failed, struct vt_queue_job **ou
 {
     static const char *const sql[2] = {
         "SELECT video_id, name, owner, error, attempts, started_at, lease_until FROM stages"
-        " WHERE state = 'running' ORDER BY started_at, video_id, name",
+        " WHERE state = " VT_SQL_STATE(running) " ORDER BY started_at, video_id, name",
         "SELECT video_id, name, owner, error, attempts, started_at, lease_until FROM stages"
-        " WHERE state = 'failed' ORDER BY started_at DESC, video_id, name"};
+        " WHERE state = " VT_SQL_STATE(failed) " ORDER BY started_at DESC, video_id, name"};
 
     return store_read_array(s, sql[failed != 0], "list jobs", sizeof(**out), read_job, release_job,
                             (void **)out, n, "");

@@ -381,7 +381,8 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
         " (SELECT coalesce(max(priority), 0) FROM stages WHERE video_id = ?1), ?11)"
         " ON CONFLICT (video_id, name) DO UPDATE SET state=?3, model=?4,"
         " error=?5, owner=?6, started_at=?7, took_s=?8, attempts=?9, retry_at=?10,"
-        " lease_until=0, queued_at=CASE WHEN ?3 = 'queued' AND stages.state <> 'queued'"
+        " lease_until=0, queued_at=CASE WHEN ?3 = " VT_SQL_STATE(queued)
+        " AND stages.state <> " VT_SQL_STATE(queued)
         " THEN ?11 ELSE stages.queued_at END",
         &st);
 
@@ -432,7 +433,7 @@ int vt_store_stage_claim(struct vt_store *s, const char *id, const struct vt_sta
     struct db_stmt *st;
     int rc = store_prepare(
         s,
-        "UPDATE stages SET state = 'running', owner = ?3, started_at = ?4,"
+        "UPDATE stages SET state = " VT_SQL_STATE(running) ", owner = ?3, started_at = ?4,"
         " took_s = 0, retry_at = 0, error = NULL, attempts = attempts + 1, lease_until = ?8"
         " WHERE video_id = ?1 AND name = ?2 AND state = ?5 AND owner IS NOT DISTINCT FROM ?6"
         " AND attempts = ?7",
@@ -489,8 +490,9 @@ int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_st
     int rc = store_prepare(s,
                            "UPDATE stages SET state = ?3, model = ?4, error = ?5, owner = NULL,"
                            " took_s = ?6, retry_at = ?8, lease_until = 0,"
-                           " queued_at = CASE WHEN ?3 = 'queued' THEN ?10 ELSE queued_at END"
-                           " WHERE video_id = ?1 AND name = ?2 AND state = 'running' AND owner = ?9"
+                           " queued_at = CASE WHEN ?3 = " VT_SQL_STATE(queued)
+                           " THEN ?10 ELSE queued_at END WHERE video_id = ?1 AND name = ?2"
+                           " AND state = " VT_SQL_STATE(running) " AND owner = ?9"
                            " AND attempts = ?7",
                            &st);
 

@@ -154,7 +154,7 @@ static const char *const pg_migrations[] = {
     "ALTER TABLE stages ADD COLUMN queued_at double precision NOT NULL DEFAULT 0;"
     "UPDATE stages SET queued_at = v.created_at FROM videos v WHERE v.id = stages.video_id;"
     "CREATE INDEX stages_runnable ON stages (priority DESC, queued_at, video_id, ord)"
-    " WHERE state IN ('queued', 'running');"
+    " WHERE state IN (" VT_SQL_STATES_UNSETTLED ");"
     "CREATE TABLE stage_deps (name text COLLATE \"C\" NOT NULL, dep text COLLATE \"C\" NOT NULL,"
     " PRIMARY KEY (name, dep));",
 };
