@@ -917,11 +917,73 @@ int vt_tflite_input_norm(const struct vt_tflite *m, float mean[3], float std[3])
     return m->norm_from_metadata;
 }
 
+/* The builtin code of each of the ncodes operator codes at cstart into codes (ncodes + 1). */
+static int read_op_codes(const struct fb *f, size_t cstart, uint32_t ncodes, int32_t *codes,
+                         char *err, size_t errlen)
+{
+    struct fbt ct;
+
+    for (uint32_t i = 0; i < ncodes; i++) {
+        uint8_t dep;
+        int32_t code;
+        if (fb_vec_table(f, cstart, i, &ct) || fb_u8(f, &ct, 0, 0, &dep) ||
+            fb_i32(f, &ct, 3, 0, &code))
+            return BAD("tflite: operator code %u out of range", i);
+        /* schema 3a: builtin_code is new, deprecated_builtin_code is what old files set
+         * (a signed byte up to 127); the real code is the larger of the two */
+        codes[i] = (int8_t)dep > code ? (int8_t)dep : code;
+        if (codes[i] == B_CUSTOM) {
+            const char *s;
+            size_t sl;
+            if (fb_str(f, &ct, 1, &s, &sl) == 1)
+                return BAD("tflite: unsupported operator 'CUSTOM' (%.60s)", s);
+        }
+    }
+    return 0;
+}
+
+/* The subgraph's one input (a float32 [1, h, w, 3] image) and its output. */
+static int parse_io(const struct fb *f, const struct fbt *sg, struct vt_tflite *m, char *err,
+                    size_t errlen)
+{
+    size_t istart, ostart;
+    uint32_t nin, nout;
+    if (fb_vec(f, sg, 1, 4, &istart, &nin) != 1 || fb_vec(f, sg, 2, 4, &ostart, &nout) != 1 ||
+        nin != 1 || nout < 1)
+        return BAD("tflite: subgraph needs one input and an output");
+    m->input = (int32_t)rd_u32(f->d + istart);
+    m->output = (int32_t)rd_u32(f->d + ostart);
+    if (m->input < 0 || m->input >= m->nt || m->output < 0 || m->output >= m->nt)
+        return BAD("tflite: subgraph input or output tensor out of range");
+    struct tensor *ti = &m->t[m->input];
+    int h, w, c;
+    if (nhwc(ti, &h, &w, &c) || c != 3 || ti->type != T_FLOAT32 || is_const(ti))
+        return BAD("tflite: input '%s' is not a float32 [1, h, w, 3] image", ti->name);
+    ti->is_input = 1;
+    return 0;
+}
+
+/* Lay the activations out one after the other (no reuse: a few MB for MobileNet). */
+static int lay_out_arena(struct vt_tflite *m, char *err, size_t errlen)
+{
+    for (int i = 0; i < m->nt; i++) {
+        struct tensor *t = &m->t[i];
+        if (t->producer >= 0 || t->is_input) {
+            t->off = m->arena;
+            m->arena += (t->count + 15) & ~(size_t)15;
+            if (m->arena > VT_TFLITE_MAX_ARENA)
+                return BAD("tflite: activations exceed %u floats", VT_TFLITE_MAX_ARENA);
+        }
+        t->raw = NULL; /* the file's bytes are not ours past this call */
+    }
+    return 0;
+}
+
 int vt_tflite_parse(const uint8_t *data, size_t len, struct vt_tflite **out, char *err,
                     size_t errlen)
 {
     struct fb f = {data, len};
-    struct fbt model, sg, ct;
+    struct fbt model, sg;
     struct vt_tflite *m = NULL;
     int32_t *codes = NULL;
     size_t cstart, sgstart, bstart, at;
@@ -943,26 +1005,9 @@ int vt_tflite_parse(const uint8_t *data, size_t len, struct vt_tflite **out, cha
     if (nsg < 1)
         return BAD("tflite: no subgraph");
     codes = vt_xcalloc(ncodes + 1, sizeof(*codes));
-    for (uint32_t i = 0; i < ncodes; i++) {
-        uint8_t dep;
-        int32_t code;
-        if (fb_vec_table(&f, cstart, i, &ct) || fb_u8(&f, &ct, 0, 0, &dep) ||
-            fb_i32(&f, &ct, 3, 0, &code)) {
-            rc = BAD("tflite: operator code %u out of range", i);
-            goto out;
-        }
-        /* schema 3a: builtin_code is new, deprecated_builtin_code is what old files set
-         * (a signed byte up to 127); the real code is the larger of the two */
-        codes[i] = (int8_t)dep > code ? (int8_t)dep : code;
-        if (codes[i] == B_CUSTOM) {
-            const char *s;
-            size_t sl;
-            if (fb_str(&f, &ct, 1, &s, &sl) == 1) {
-                rc = BAD("tflite: unsupported operator 'CUSTOM' (%.60s)", s);
-                goto out;
-            }
-        }
-    }
+    rc = read_op_codes(&f, cstart, ncodes, codes, err, errlen);
+    if (rc)
+        goto out;
     if (fb_vec_table(&f, sgstart, 0, &sg)) {
         rc = BAD("tflite: subgraph out of range");
         goto out;
@@ -975,48 +1020,19 @@ int vt_tflite_parse(const uint8_t *data, size_t len, struct vt_tflite **out, cha
         goto out;
     }
     rc = parse_tensors(&f, &sg, bstart, nbufs, m, err, errlen);
-    if (rc)
-        goto out;
-    size_t istart, ostart;
-    uint32_t nin, nout;
-    if (fb_vec(&f, &sg, 1, 4, &istart, &nin) != 1 || fb_vec(&f, &sg, 2, 4, &ostart, &nout) != 1 ||
-        nin != 1 || nout < 1) {
-        rc = BAD("tflite: subgraph needs one input and an output");
-        goto out;
-    }
-    m->input = (int32_t)rd_u32(data + istart);
-    m->output = (int32_t)rd_u32(data + ostart);
-    if (m->input < 0 || m->input >= m->nt || m->output < 0 || m->output >= m->nt) {
-        rc = BAD("tflite: subgraph input or output tensor out of range");
-        goto out;
-    }
-    struct tensor *ti = &m->t[m->input];
-    int h, w, c;
-    if (nhwc(ti, &h, &w, &c) || c != 3 || ti->type != T_FLOAT32 || is_const(ti)) {
-        rc = BAD("tflite: input '%s' is not a float32 [1, h, w, 3] image", ti->name);
-        goto out;
-    }
-    ti->is_input = 1;
-    rc = parse_ops(&f, &sg, codes, ncodes, m, err, errlen);
+    if (!rc)
+        rc = parse_io(&f, &sg, m, err, errlen);
+    if (!rc)
+        rc = parse_ops(&f, &sg, codes, ncodes, m, err, errlen);
     if (rc)
         goto out;
     if (m->t[m->output].producer < 0) {
         rc = BAD("tflite: output '%s' is made by no operator", m->t[m->output].name);
         goto out;
     }
-    /* lay the activations out one after the other (no reuse: a few MB for MobileNet) */
-    for (int i = 0; i < m->nt; i++) {
-        struct tensor *t = &m->t[i];
-        if (t->producer >= 0 || t->is_input) {
-            t->off = m->arena;
-            m->arena += (t->count + 15) & ~(size_t)15;
-            if (m->arena > VT_TFLITE_MAX_ARENA) {
-                rc = BAD("tflite: activations exceed %u floats", VT_TFLITE_MAX_ARENA);
-                goto out;
-            }
-        }
-        t->raw = NULL; /* the file's bytes are not ours past this call */
-    }
+    rc = lay_out_arena(m, err, errlen);
+    if (rc)
+        goto out;
     *out = m;
     m = NULL;
 out:
