@@ -136,154 +136,206 @@ static int transient_status(long status)
     return status == 429 || (status >= 500 && status <= 599);
 }
 
+/* One request's settings, defaults applied, shared by its attempts. */
+struct http_call {
+    const struct vt_http_req *req;
+    const char *method;
+    double timeout_s;
+    size_t max_bytes;
+    char *auth, *ctype; /* header lines, NULL when not sent */
+    char where[512];    /* the URL for messages */
+};
+
+/* A POST's body on h: its parts as multipart (the mime returned, freed after the transfer), or
+ * the raw body (NULL returned). */
+static curl_mime *set_post_body(CURL *h, const struct vt_http_req *req)
+{
+    curl_mime *mime;
+
+    if (!req->n_parts) {
+        curl_easy_setopt(h, CURLOPT_POST, 1L);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->body ? req->body : "");
+        return NULL;
+    }
+    mime = curl_mime_init(h);
+    for (size_t i = 0; i < req->n_parts; i++) {
+        const struct vt_http_part *p = &req->parts[i];
+        curl_mimepart *mp = curl_mime_addpart(mime);
+
+        curl_mime_name(mp, p->name);
+        curl_mime_data(mp, p->data ? p->data : "", p->len);
+        if (p->filename)
+            curl_mime_filename(mp, p->filename);
+        if (p->type)
+            curl_mime_type(mp, p->type);
+    }
+    curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
+    return mime;
+}
+
+/* Everything h needs for the call but the body; the header list returned, freed after the
+ * transfer. */
+static struct curl_slist *set_options(CURL *h, const struct http_call *c, struct sink *sink,
+                                      char *cerr)
+{
+    struct curl_slist *headers = NULL;
+    double connect_s = c->timeout_s < CONNECT_TIMEOUT_S ? c->timeout_s : CONNECT_TIMEOUT_S;
+
+    curl_easy_setopt(h, CURLOPT_URL, c->req->url);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS, (long)MAX_REDIRS);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->timeout_s * 1000));
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(connect_s * 1000));
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, sink);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "vidtheque");
+    /* no "Expect: 100-continue" round trip before a large body */
+    headers = curl_slist_append(headers, "Expect:");
+    if (c->auth)
+        headers = curl_slist_append(headers, c->auth);
+    if (c->ctype)
+        headers = curl_slist_append(headers, c->ctype);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    return headers;
+}
+
+/*
+ * One attempt of the call: resp holds what came back. 0 on a 2xx; else a VT_E* code with
+ * its message in err, *again set when the failure may pass (a connection failure, a
+ * timeout, 429, 5xx) and *retry_after_s what the server asked to wait.
+ */
+static int attempt_once(const struct http_call *c, struct vt_http_resp *resp,
+                        curl_off_t *retry_after_s, int *again, char *err, size_t errlen)
+{
+    CURL *h = curl_easy_init();
+    struct curl_slist *headers;
+    curl_mime *mime = NULL;
+    struct sink sink = {.max = c->max_bytes};
+    char cerr[CURL_ERROR_SIZE] = "", msg[SERVER_MSG_MAX + 1];
+    CURLcode cc;
+    long status = 0;
+
+    *again = 0;
+    if (!h)
+        return vt_err(err, errlen, VT_EIO, "'%s': libcurl: cannot make a handle", c->where);
+    headers = set_options(h, c, &sink, cerr);
+    if (!strcmp(c->method, "POST"))
+        mime = set_post_body(h, c->req);
+    else
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    cc = curl_easy_perform(h);
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, retry_after_s);
+    curl_mime_free(mime);
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(h);
+
+    vt_http_resp_release(resp);
+    resp->status = status;
+    resp->body = sink.buf ? sink.buf : vt_xstrdup("");
+    resp->len = sink.len;
+    if (sink.over)
+        return vt_err(err, errlen, VT_EIO, "'%s': response over %zu bytes", c->where,
+                      c->max_bytes);
+    if (cc != CURLE_OK) {
+        const char *why = cerr[0] ? cerr : curl_easy_strerror(cc);
+
+        resp->status = 0;
+        *again = cc != CURLE_UNSUPPORTED_PROTOCOL && cc != CURLE_URL_MALFORMAT &&
+                 cc != CURLE_TOO_MANY_REDIRECTS;
+        return vt_err(err, errlen, *again ? VT_EIO : VT_EINVAL, "'%s': %s%s", c->where, why,
+                      cc == CURLE_OPERATION_TIMEDOUT && !strstr(why, "imed out") ? " (timed out)"
+                                                                                 : "");
+    }
+    if (status >= 200 && status <= 299)
+        return 0;
+    server_message(resp->body, resp->len, msg, sizeof(msg));
+    *again = transient_status(status);
+    return vt_err(err, errlen, *again ? VT_EIO : VT_EINVAL, "'%s': HTTP %ld%s%s", c->where,
+                  status, msg[0] ? ": " : "", msg);
+}
+
+/* Append suffix to the message in err, cut to fit. */
+static void err_append(char *err, size_t errlen, const char *suffix)
+{
+    size_t l = err ? strlen(err) : 0;
+
+    if (l + 1 < errlen)
+        snprintf(err + l, errlen - l, "%s", suffix);
+}
+
+/* The wait before attempt + 1: the backoff doubled per attempt, or the server's Retry-After
+ * when longer. */
+static double retry_wait_s(double backoff_s, int attempt, curl_off_t retry_after_s)
+{
+    double wait = backoff_s;
+
+    for (int k = 1; k < attempt; k++)
+        wait *= 2;
+    if ((double)retry_after_s > wait)
+        wait = (double)retry_after_s;
+    return wait;
+}
+
 int vt_http_do(const struct vt_http_req *req, struct vt_http_resp *resp, char *err, size_t errlen)
 {
-    double timeout_s = req->timeout_s > 0 ? req->timeout_s : DEFAULT_TIMEOUT_S;
-    size_t max_bytes = req->max_bytes ? req->max_bytes : DEFAULT_MAX_BYTES;
+    struct http_call c = {
+        .req = req,
+        .method = req->method ? req->method : "GET",
+        .timeout_s = req->timeout_s > 0 ? req->timeout_s : DEFAULT_TIMEOUT_S,
+        .max_bytes = req->max_bytes ? req->max_bytes : DEFAULT_MAX_BYTES,
+    };
     int attempts = req->retries > 0 ? req->retries : DEFAULT_RETRIES;
     double backoff_s = req->backoff_s > 0 ? req->backoff_s : DEFAULT_BACKOFF_S;
-    const char *method = req->method ? req->method : "GET";
-    char where[512], msg[SERVER_MSG_MAX + 1];
-    char *auth = NULL, *ctype = NULL;
     double t0 = vt_monotonic_s();
-    int rc = VT_EIO;
+    int rc;
 
     memset(resp, 0, sizeof(*resp));
     if (!is_http_url(req->url))
         return vt_err(err, errlen, VT_EINVAL, "'%s': not an http(s) URL", req->url ? req->url : "");
-    url_for_msg(req->url, where, sizeof(where));
-    if (strcmp(method, "GET") && strcmp(method, "POST"))
-        return vt_err(err, errlen, VT_EINVAL, "'%s': method '%s' not supported", where, method);
+    url_for_msg(req->url, c.where, sizeof(c.where));
+    if (strcmp(c.method, "GET") && strcmp(c.method, "POST"))
+        return vt_err(err, errlen, VT_EINVAL, "'%s': method '%s' not supported", c.where,
+                      c.method);
     pthread_once(&global_once, global_init);
     if (global_rc != CURLE_OK)
         return vt_err(err, errlen, VT_EIO, "libcurl: cannot initialise: %s",
                       curl_easy_strerror(global_rc));
     if (req->bearer && *req->bearer)
-        auth = vt_xasprintf("Authorization: Bearer %s", req->bearer);
+        c.auth = vt_xasprintf("Authorization: Bearer %s", req->bearer);
     if (req->content_type && !req->n_parts)
-        ctype = vt_xasprintf("Content-Type: %s", req->content_type);
+        c.ctype = vt_xasprintf("Content-Type: %s", req->content_type);
 
     for (int attempt = 1;; attempt++) {
-        CURL *h = curl_easy_init();
-        struct curl_slist *headers = NULL;
-        curl_mime *mime = NULL;
-        struct sink sink = {.max = max_bytes};
-        curl_off_t retry_after = 0;
-        CURLcode cc;
-        long status = 0;
-        int again = 0;
-        char cerr[CURL_ERROR_SIZE] = "";
+        curl_off_t retry_after_s = 0;
+        char note[64];
+        int again;
 
-        if (!h) {
-            rc = vt_err(err, errlen, VT_EIO, "'%s': libcurl: cannot make a handle", where);
+        rc = attempt_once(&c, resp, &retry_after_s, &again, err, errlen);
+        if (!rc)
             break;
-        }
-        curl_easy_setopt(h, CURLOPT_URL, req->url);
-        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-        curl_easy_setopt(h, CURLOPT_MAXREDIRS, (long)MAX_REDIRS);
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
-        curl_easy_setopt(
-            h, CURLOPT_CONNECTTIMEOUT_MS,
-            (long)((timeout_s < CONNECT_TIMEOUT_S ? timeout_s : CONNECT_TIMEOUT_S) * 1000));
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
-        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
-        curl_easy_setopt(h, CURLOPT_USERAGENT, "vidtheque");
-        /* no "Expect: 100-continue" round trip before a large body */
-        headers = curl_slist_append(headers, "Expect:");
-        if (auth)
-            headers = curl_slist_append(headers, auth);
-        if (ctype)
-            headers = curl_slist_append(headers, ctype);
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-        if (!strcmp(method, "POST")) {
-            if (req->n_parts) {
-                mime = curl_mime_init(h);
-                for (size_t i = 0; i < req->n_parts; i++) {
-                    const struct vt_http_part *p = &req->parts[i];
-                    curl_mimepart *mp = curl_mime_addpart(mime);
-
-                    curl_mime_name(mp, p->name);
-                    curl_mime_data(mp, p->data ? p->data : "", p->len);
-                    if (p->filename)
-                        curl_mime_filename(mp, p->filename);
-                    if (p->type)
-                        curl_mime_type(mp, p->type);
-                }
-                curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
-            } else {
-                curl_easy_setopt(h, CURLOPT_POST, 1L);
-                curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
-                curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->body ? req->body : "");
-            }
-        } else {
-            curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-        }
-
-        cc = curl_easy_perform(h);
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-        curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &retry_after);
-        curl_mime_free(mime);
-        curl_slist_free_all(headers);
-        curl_easy_cleanup(h);
-
-        vt_http_resp_release(resp);
-        resp->status = status;
-        resp->body = sink.buf ? sink.buf : vt_xstrdup("");
-        resp->len = sink.len;
-
-        if (sink.over) {
-            rc = vt_err(err, errlen, VT_EIO, "'%s': response over %zu bytes", where, max_bytes);
-            break;
-        }
-        if (cc != CURLE_OK) {
-            const char *why = cerr[0] ? cerr : curl_easy_strerror(cc);
-
-            resp->status = 0;
-            again = cc != CURLE_UNSUPPORTED_PROTOCOL && cc != CURLE_URL_MALFORMAT &&
-                    cc != CURLE_TOO_MANY_REDIRECTS;
-            rc = vt_err(err, errlen, again ? VT_EIO : VT_EINVAL, "'%s': %s%s", where, why,
-                        cc == CURLE_OPERATION_TIMEDOUT && !strstr(why, "imed out") ? " (timed out)"
-                                                                                   : "");
-        } else if (status >= 200 && status <= 299) {
-            rc = 0;
-            break;
-        } else {
-            server_message(resp->body, resp->len, msg, sizeof(msg));
-            again = transient_status(status);
-            rc = vt_err(err, errlen, again ? VT_EIO : VT_EINVAL, "'%s': HTTP %ld%s%s", where,
-                        status, msg[0] ? ": " : "", msg);
-        }
         if (!again || attempt >= attempts) {
-            size_t l = err ? strlen(err) : 0;
-
-            if (again && attempt > 1 && l + 1 < errlen)
-                snprintf(err + l, errlen - l, " (after %d attempts)", attempt);
+            if (again && attempt > 1) {
+                snprintf(note, sizeof(note), " (after %d attempts)", attempt);
+                err_append(err, errlen, note);
+            }
             break;
         }
-        if (retry_after > RETRY_AFTER_MAX_S) {
-            size_t l = err ? strlen(err) : 0;
-
-            if (l + 1 < errlen)
-                snprintf(err + l, errlen - l, " (retry after %lld s)", (long long)retry_after);
+        if (retry_after_s > RETRY_AFTER_MAX_S) {
+            snprintf(note, sizeof(note), " (retry after %lld s)", (long long)retry_after_s);
+            err_append(err, errlen, note);
             break;
         }
-        {
-            double wait = backoff_s;
-
-            for (int k = 1; k < attempt; k++)
-                wait *= 2;
-            if ((double)retry_after > wait)
-                wait = (double)retry_after;
-            sleep_s(wait);
-        }
+        sleep_s(retry_wait_s(backoff_s, attempt, retry_after_s));
     }
     resp->took_s = vt_monotonic_s() - t0;
-    free(auth);
-    free(ctype);
+    free(c.auth);
+    free(c.ctype);
     return rc;
 }
 

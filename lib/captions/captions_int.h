@@ -3,7 +3,9 @@
  * SQLite's btreeInt.h to btree.h): the time bounds, the character classes of the readers,
  * the cue builder that turns raw cue text into a cue's text and timed words, the cue
  * collector the SubRip and WebVTT readers feed, and the functions each captions_*.c file
- * offers the others. The public interface is captions.h.
+ * offers the others. Calls go one way: captions.c (the entry points) to the readers
+ * (captions_srt.c, captions_vtt.c, captions_json3.c) and captions_stream.c, to
+ * captions_cue.c, to captions_encoding.c. The public interface is captions.h.
  */
 #ifndef VT_CAPTIONS_INT_H
 #define VT_CAPTIONS_INT_H
@@ -56,10 +58,12 @@ struct cap_parser {
     long bad_line; /* first line with an unreadable timing, 0 if none */
     char bad_msg[128];
     int full; /* 1: too many cues, 2: too many words */
-    int vtt;  /* WebVTT: the cue text tokenizer; else SubRip's markup rules */
+    /* the reader's cue text reader (WebVTT's tokenizer, SubRip's markup rules), set by
+     * vt_cap_parse_vtt or vt_cap_parse_srt: the collector calls it, knowing no reader */
+    void (*cue_text)(struct cue_builder *b, const char *s, const char *end, int64_t end_ms);
 };
 
-/* captions.c: lexical helpers, timestamps, cues */
+/* captions_cue.c: lexical helpers, timestamps, the cue builder and the cue collector */
 size_t vt_cap_tag_scan(const char *s, size_t n, int gt_later);
 int64_t vt_cap_parse_ts(const char **p, const char *end);
 char *vt_cap_tidy_text(const char *s);
@@ -83,12 +87,10 @@ char *vt_cap_normalize_input(const char *data, size_t len, int unicode_only, cha
 
 /* captions_srt.c */
 int vt_cap_timing_like(const char *s, const char *le);
-void vt_cap_cb_line(struct cue_builder *b, const char *s, const char *le, int64_t end_ms);
 void vt_cap_parse_srt(struct cap_parser *p, const char *buf, size_t len, int *any_timing,
                       long *first_content);
 
 /* captions_vtt.c */
-void vt_cap_vtt_cue_text(struct cue_builder *b, const char *s, const char *end, int64_t end_ms);
 void vt_cap_parse_vtt(struct cap_parser *p, const char *buf, size_t len);
 
 /* captions_json3.c */

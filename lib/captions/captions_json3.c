@@ -97,6 +97,100 @@ static void j3_text(struct cue_builder *b, const json_t *segs, int64_t start_ms,
     }
 }
 
+/* buf (normalized input) as JSON into *root; the error quotes the parser's one line. */
+static int j3_load(const char *buf, const char *name, json_t **root, char *err, size_t errlen)
+{
+    json_error_t jerr;
+    size_t fixed_len;
+    char *fixed = vt_json_repair(buf, strlen(buf), &fixed_len), *msg;
+    int rc;
+
+    *root = json_loadb(fixed, fixed_len, JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL, &jerr);
+    free(fixed);
+    if (*root)
+        return 0;
+    msg = vt_utf8_clean(jerr.text); /* it may quote the input: one line */
+    for (char *q = msg; *q; q++)
+        if (*q == '\n' || *q == '\t')
+            *q = ' ';
+    rc = vt_err(err, errlen, VT_EINVAL, "%s: line %d: not JSON: %s", name, jerr.line, msg);
+    free(msg);
+    return rc;
+}
+
+/* The events with text and a start into *ev (*n_ev of them), sorted by start. */
+static int j3_events(const json_t *events, const char *name, struct j3_event **ev, size_t *n_ev,
+                     char *err, size_t errlen)
+{
+    size_t cap_ev = 0, i;
+    json_t *e;
+
+    json_array_foreach(events, i, e)
+    {
+        const json_t *segs = json_object_get(e, "segs");
+        int64_t start_ms, dur_ms = -1;
+
+        if (!json_is_array(segs) || !j3_has_text(segs) ||
+            j3_ms(json_object_get(e, "tStartMs"), &start_ms))
+            continue;
+        if (json_object_get(e, "dDurationMs") && j3_ms(json_object_get(e, "dDurationMs"), &dur_ms))
+            continue; /* a negative or absurd duration: like a cue that ends before it starts */
+        if (*n_ev == VT_CAPTIONS_MAX_CUES)
+            return vt_err(err, errlen, VT_EINVAL, "%s: more than %d cues", name,
+                          VT_CAPTIONS_MAX_CUES);
+        vt_grow((void **)ev, &cap_ev, *n_ev + 1, sizeof(**ev));
+        (*ev)[(*n_ev)++] = (struct j3_event){start_ms, dur_ms, i, segs};
+    }
+    if (*n_ev)
+        qsort(*ev, *n_ev, sizeof(**ev), cmp_j3_event);
+    return 0;
+}
+
+/* next_ms[i]: the start of the first event starting after event i, or -1. Caller frees. */
+static int64_t *j3_next_starts(const struct j3_event *ev, size_t n_ev)
+{
+    int64_t *next_ms = vt_xcalloc(n_ev + 1, sizeof(*next_ms));
+
+    next_ms[n_ev] = -1;
+    for (size_t i = n_ev; i-- > 0;)
+        next_ms[i] = i + 1 < n_ev && ev[i + 1].start_ms > ev[i].start_ms ? ev[i + 1].start_ms
+                                                                         : next_ms[i + 1];
+    return next_ms;
+}
+
+/* The cue of event ev, from its start to end_ms, appended to out unless it has no text;
+ * *n_words counts the timed words so far. */
+static int j3_add_cue(struct vt_transcript *out, size_t *cap_cues, size_t *n_words,
+                      const struct j3_event *ev, int64_t end_ms, const char *name, char *err,
+                      size_t errlen)
+{
+    struct cue_builder b = {0};
+    struct vt_cue c = {0};
+    int rc = 0;
+
+    vt_grow((void **)&b.seg_ms, &b.cap_seg, 1, sizeof(int64_t));
+    b.seg_ms[b.n_seg++] = ev->start_ms;
+    j3_text(&b, ev->segs, ev->start_ms, end_ms);
+    if (b.text.len && b.n_seg > 1 && *n_words + b.n_word_seg > VT_CAPTIONS_MAX_WORDS) {
+        rc = vt_err(err, errlen, VT_EINVAL, "%s: more than %d timed words", name,
+                    VT_CAPTIONS_MAX_WORDS);
+    } else if (b.text.len) {
+        if (b.n_seg > 1) {
+            *n_words += b.n_word_seg;
+            vt_cap_cb_words(&b, end_ms, &c);
+        }
+        c.start_s = (double)ev->start_ms / 1000;
+        c.end_s = (double)end_ms / 1000;
+        c.text = vt_sb_detach(&b.text);
+        vt_grow((void **)&out->cues, cap_cues, out->n_cues + 1, sizeof(c));
+        out->cues[out->n_cues++] = c;
+    }
+    vt_sb_release(&b.text);
+    free(b.word_seg);
+    free(b.seg_ms);
+    return rc;
+}
+
 /*
  * Parse buf (normalized input) as json3. Each event with text is one cue from tStartMs for
  * dDurationMs (without one, until the next event, at most STREAM_CUE_DEFAULT_MS), clipped
@@ -108,85 +202,29 @@ int vt_cap_parse_json3(const char *buf, const char *name, struct vt_transcript *
 {
     struct j3_event *ev = NULL;
     int64_t *next_ms = NULL;
-    size_t n_ev = 0, cap_ev = 0, cap_cues = 0, n_words = 0, i;
-    json_error_t jerr;
-    json_t *root, *events, *e;
-    char *fixed;
-    size_t fixed_len;
-    int rc = 0;
+    size_t n_ev = 0, cap_cues = 0, n_words = 0;
+    json_t *root, *events;
+    int rc;
 
-    fixed = vt_json_repair(buf, strlen(buf), &fixed_len);
-    root = json_loadb(fixed, fixed_len, JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL, &jerr);
-    free(fixed);
-    if (!root) {
-        char *msg = vt_utf8_clean(jerr.text); /* it may quote the input: one line */
-
-        for (char *q = msg; *q; q++)
-            if (*q == '\n' || *q == '\t')
-                *q = ' ';
-        rc = vt_err(err, errlen, VT_EINVAL, "%s: line %d: not JSON: %s", name, jerr.line, msg);
-        free(msg);
+    rc = j3_load(buf, name, &root, err, errlen);
+    if (rc)
         return rc;
-    }
     events = json_object_get(root, "events");
     if (!json_is_array(events)) {
         rc = vt_err(err, errlen, VT_EINVAL, "%s: no \"events\" array (not json3 captions)", name);
         goto out;
     }
-    json_array_foreach(events, i, e)
-    {
-        const json_t *segs = json_object_get(e, "segs");
-        int64_t start_ms, dur_ms = -1;
-
-        if (!json_is_array(segs) || !j3_has_text(segs) ||
-            j3_ms(json_object_get(e, "tStartMs"), &start_ms))
-            continue;
-        if (json_object_get(e, "dDurationMs") && j3_ms(json_object_get(e, "dDurationMs"), &dur_ms))
-            continue; /* a negative or absurd duration: like a cue that ends before it starts */
-        if (n_ev == VT_CAPTIONS_MAX_CUES) {
-            rc =
-                vt_err(err, errlen, VT_EINVAL, "%s: more than %d cues", name, VT_CAPTIONS_MAX_CUES);
-            goto out;
-        }
-        vt_grow((void **)&ev, &cap_ev, n_ev + 1, sizeof(*ev));
-        ev[n_ev++] = (struct j3_event){start_ms, dur_ms, i, segs};
-    }
-    if (n_ev)
-        qsort(ev, n_ev, sizeof(*ev), cmp_j3_event);
-    /* next_ms[i]: the start of the first event starting after event i, or -1 */
-    next_ms = vt_xcalloc(n_ev + 1, sizeof(*next_ms));
-    next_ms[n_ev] = -1;
-    for (i = n_ev; i-- > 0;)
-        next_ms[i] = i + 1 < n_ev && ev[i + 1].start_ms > ev[i].start_ms ? ev[i + 1].start_ms
-                                                                         : next_ms[i + 1];
-    for (i = 0; i < n_ev; i++) {
-        struct cue_builder b = {0};
-        struct vt_cue c = {0};
-        int64_t start_ms = ev[i].start_ms;
-        int64_t end_ms = start_ms + (ev[i].dur_ms >= 0 ? ev[i].dur_ms : STREAM_CUE_DEFAULT_MS);
+    rc = j3_events(events, name, &ev, &n_ev, err, errlen);
+    if (rc)
+        goto out;
+    next_ms = j3_next_starts(ev, n_ev);
+    for (size_t i = 0; i < n_ev; i++) {
+        int64_t end_ms =
+            ev[i].start_ms + (ev[i].dur_ms >= 0 ? ev[i].dur_ms : STREAM_CUE_DEFAULT_MS);
 
         if (next_ms[i] >= 0 && next_ms[i] < end_ms)
             end_ms = next_ms[i];
-        vt_grow((void **)&b.seg_ms, &b.cap_seg, 1, sizeof(int64_t));
-        b.seg_ms[b.n_seg++] = start_ms;
-        j3_text(&b, ev[i].segs, start_ms, end_ms);
-        if (b.text.len && b.n_seg > 1 && n_words + b.n_word_seg > VT_CAPTIONS_MAX_WORDS) {
-            rc = vt_err(err, errlen, VT_EINVAL, "%s: more than %d timed words", name,
-                        VT_CAPTIONS_MAX_WORDS);
-        } else if (b.text.len) {
-            if (b.n_seg > 1) {
-                n_words += b.n_word_seg;
-                vt_cap_cb_words(&b, end_ms, &c);
-            }
-            c.start_s = (double)start_ms / 1000;
-            c.end_s = (double)end_ms / 1000;
-            c.text = vt_sb_detach(&b.text);
-            vt_grow((void **)&out->cues, &cap_cues, out->n_cues + 1, sizeof(c));
-            out->cues[out->n_cues++] = c;
-        }
-        vt_sb_release(&b.text);
-        free(b.word_seg);
-        free(b.seg_ms);
+        rc = j3_add_cue(out, &cap_cues, &n_words, &ev[i], end_ms, name, err, errlen);
         if (rc)
             goto out;
     }

@@ -53,7 +53,7 @@ static int parse_timing(const char *s, const char *end, int64_t *start_ms, int64
  * One line of SubRip cue text: markup tags (<i>, <font ...>, <00:00:01.000>) and ASS
  * overrides ({\an8}) removed, character references that end with ';' decoded.
  */
-void vt_cap_cb_line(struct cue_builder *b, const char *s, const char *le, int64_t end_ms)
+static void srt_cue_line(struct cue_builder *b, const char *s, const char *le, int64_t end_ms)
 {
     b->pending_nl = 1;
     while (s < le) {
@@ -80,6 +80,19 @@ void vt_cap_cb_line(struct cue_builder *b, const char *s, const char *le, int64_
         } else {
             vt_cap_cb_byte(b, s++);
         }
+    }
+}
+
+/* The cue text s..end (lines joined by '\n') into b, line by line: the collector's cue_text. */
+static void srt_cue_text(struct cue_builder *b, const char *s, const char *end, int64_t end_ms)
+{
+    for (;;) {
+        const char *nl = strchr(s, '\n'), *le = nl ? nl : s + strlen(s);
+
+        srt_cue_line(b, s, le, end_ms);
+        if (!nl)
+            break;
+        s = nl + 1;
     }
 }
 
@@ -115,6 +128,7 @@ void vt_cap_parse_srt(struct cap_parser *p, const char *buf, size_t len, int *an
     const char *s = buf, *end = buf + len;
     long lineno = 0;
 
+    p->cue_text = srt_cue_text;
     while (s <= end && !p->full) {
         const char *nl = memchr(s, '\n', (size_t)(end - s)), *le = nl ? nl : end, *t = s;
         int64_t a_ms, b_ms;

@@ -184,20 +184,108 @@ static int64_t clamp_ms(int64_t t_ms)
                                     : t_ms;
 }
 
+/* The decoder of subtitle stream st, opened, and a packet to read with. */
+static int open_decoder(const AVStream *st, const char *media_path, AVCodecContext **dec,
+                        AVPacket **pkt, char *err, size_t errlen)
+{
+    const AVCodec *codec = avcodec_find_decoder(st->codecpar->codec_id);
+    char eb[128];
+    int e;
+
+    if (!codec)
+        return vt_err(err, errlen, VT_SKIP, "no decoder for the %s subtitle stream",
+                      avcodec_get_name(st->codecpar->codec_id));
+    *dec = avcodec_alloc_context3(codec);
+    *pkt = av_packet_alloc();
+    if (!*dec || !*pkt)
+        return vt_err(err, errlen, VT_EIO, "'%s': out of memory", media_path);
+    e = avcodec_parameters_to_context(*dec, st->codecpar);
+    if (e >= 0) {
+        (*dec)->pkt_timebase = st->time_base;
+        e = avcodec_open2(*dec, codec, NULL);
+    }
+    if (e < 0) {
+        av_strerror(e, eb, sizeof(eb));
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot open the %s subtitle decoder: %s",
+                      media_path, codec->name, eb);
+    }
+    return 0;
+}
+
+/* A decoded subtitle's text: its rects' text (the dialogue of ASS events), one a line. */
+static void rects_text(struct vt_sb *sb, const AVSubtitle *sub)
+{
+    sb->len = 0;
+    vt_sb_add(sb, "", 0);
+    for (unsigned r = 0; r < sub->num_rects; r++) {
+        const AVSubtitleRect *rect = sub->rects[r];
+
+        if (sb->len)
+            vt_sb_addc(sb, '\n');
+        if (rect->ass)
+            add_ass_text(sb, rect->ass);
+        else if (rect->text)
+            vt_sb_adds(sb, rect->text);
+    }
+}
+
+/*
+ * Decode the packet pkt of stream st (unreferenced here): 1 with the cue's raw text in sb,
+ * its start (from origin_ms, within the bounds) and duration (-1 when unknown), 0 when
+ * it gives no cue: another stream, no time, undecodable, too late.
+ */
+static int decode_cue(AVCodecContext *dec, const AVStream *st, AVPacket *pkt, int64_t origin_ms,
+                      struct vt_sb *sb, int64_t *start_ms, int64_t *dur_ms)
+{
+    int64_t ts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
+    AVSubtitle sub;
+    int got = 0, e;
+
+    if (pkt->stream_index != st->index || ts == AV_NOPTS_VALUE) {
+        av_packet_unref(pkt);
+        return 0;
+    }
+    *start_ms = clamp_ms(av_rescale_q(ts, st->time_base, (AVRational){1, 1000})) - origin_ms;
+    *dur_ms = -1;
+    if (pkt->duration > 0)
+        *dur_ms = clamp_ms(av_rescale_q(pkt->duration, st->time_base, (AVRational){1, 1000}));
+    e = avcodec_decode_subtitle2(dec, &sub, &got, pkt);
+    av_packet_unref(pkt);
+    if (e < 0 || !got)
+        return 0; /* one undecodable cue is not worth failing the import */
+    rects_text(sb, &sub);
+    *start_ms += sub.start_display_time;
+    if (*dur_ms < 0 && sub.end_display_time > sub.start_display_time &&
+        sub.end_display_time != UINT32_MAX)
+        *dur_ms = sub.end_display_time - sub.start_display_time;
+    avsubtitle_free(&sub);
+    if (*start_ms < 0)
+        *start_ms = 0;
+    return *start_ms <= MAX_TIME_MS;
+}
+
+/* The error for a file without a text subtitle stream. */
+static int no_text_stream(const char *bitmap, char *err, size_t errlen)
+{
+    if (bitmap)
+        return vt_err(err, errlen, VT_SKIP, "no text subtitle stream (only bitmap subtitles: %s)",
+                      bitmap);
+    return vt_err(err, errlen, VT_SKIP, "no text subtitle stream");
+}
+
 int vt_captions_from_stream(const char *media_path, struct vt_transcript *out, char *err,
                             size_t errlen)
 {
     AVFormatContext *fmt = NULL;
     AVCodecContext *dec = NULL;
     AVPacket *pkt = NULL;
-    const AVCodec *codec;
     const char *bitmap;
     AVStream *st;
     struct vt_sb sb = {0};
     size_t cap_cues = 0, text_bytes = 0;
-    int64_t origin_ms = 0;
-    char lang[16], eb[128];
-    int rc, idx, e;
+    int64_t origin_ms = 0, start_ms, dur_ms;
+    char lang[16];
+    int rc, idx;
 
     memset(out, 0, sizeof(*out));
     rc = vt_media_open(media_path, &fmt, err, errlen);
@@ -205,78 +293,20 @@ int vt_captions_from_stream(const char *media_path, struct vt_transcript *out, c
         goto out;
     idx = find_text_stream(fmt, &bitmap);
     if (idx < 0) {
-        if (bitmap)
-            rc = vt_err(err, errlen, VT_SKIP, "no text subtitle stream (only bitmap subtitles: %s)",
-                        bitmap);
-        else
-            rc = vt_err(err, errlen, VT_SKIP, "no text subtitle stream");
+        rc = no_text_stream(bitmap, err, errlen);
         goto out;
     }
     st = fmt->streams[idx];
-    codec = avcodec_find_decoder(st->codecpar->codec_id);
-    if (!codec) {
-        rc = vt_err(err, errlen, VT_SKIP, "no decoder for the %s subtitle stream",
-                    avcodec_get_name(st->codecpar->codec_id));
+    rc = open_decoder(st, media_path, &dec, &pkt, err, errlen);
+    if (rc)
         goto out;
-    }
-    dec = avcodec_alloc_context3(codec);
-    pkt = av_packet_alloc();
-    if (!dec || !pkt) {
-        rc = vt_err(err, errlen, VT_EIO, "'%s': out of memory", media_path);
-        goto out;
-    }
-    e = avcodec_parameters_to_context(dec, st->codecpar);
-    if (e >= 0) {
-        dec->pkt_timebase = st->time_base;
-        e = avcodec_open2(dec, codec, NULL);
-    }
-    if (e < 0) {
-        av_strerror(e, eb, sizeof(eb));
-        rc = vt_err(err, errlen, VT_EMEDIA, "'%s': cannot open the %s subtitle decoder: %s",
-                    media_path, codec->name, eb);
-        goto out;
-    }
     for (unsigned i = 0; i < fmt->nb_streams; i++)
         fmt->streams[i]->discard = (int)i == idx ? AVDISCARD_DEFAULT : AVDISCARD_ALL;
     if (fmt->start_time != AV_NOPTS_VALUE)
         origin_ms = clamp_ms(av_rescale_q(fmt->start_time, AV_TIME_BASE_Q, (AVRational){1, 1000}));
     /* read errors after the first packet end the stream: keep what was read */
     while (av_read_frame(fmt, pkt) >= 0) {
-        int64_t ts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts, start_ms, dur_ms = -1;
-        AVSubtitle sub;
-        int got = 0;
-
-        if (pkt->stream_index != idx || ts == AV_NOPTS_VALUE) {
-            av_packet_unref(pkt);
-            continue;
-        }
-        start_ms = clamp_ms(av_rescale_q(ts, st->time_base, (AVRational){1, 1000})) - origin_ms;
-        if (pkt->duration > 0)
-            dur_ms = clamp_ms(av_rescale_q(pkt->duration, st->time_base, (AVRational){1, 1000}));
-        e = avcodec_decode_subtitle2(dec, &sub, &got, pkt);
-        av_packet_unref(pkt);
-        if (e < 0 || !got)
-            continue; /* one undecodable cue is not worth failing the import */
-        sb.len = 0;
-        vt_sb_add(&sb, "", 0);
-        for (unsigned r = 0; r < sub.num_rects; r++) {
-            const AVSubtitleRect *rect = sub.rects[r];
-
-            if (sb.len)
-                vt_sb_addc(&sb, '\n');
-            if (rect->ass)
-                add_ass_text(&sb, rect->ass);
-            else if (rect->text)
-                vt_sb_adds(&sb, rect->text);
-        }
-        start_ms += sub.start_display_time;
-        if (dur_ms < 0 && sub.end_display_time > sub.start_display_time &&
-            sub.end_display_time != UINT32_MAX)
-            dur_ms = sub.end_display_time - sub.start_display_time;
-        avsubtitle_free(&sub);
-        if (start_ms < 0)
-            start_ms = 0;
-        if (start_ms > MAX_TIME_MS)
+        if (!decode_cue(dec, st, pkt, origin_ms, &sb, &start_ms, &dur_ms))
             continue;
         if (add_stream_cue(out, &cap_cues, sb.buf, start_ms, dur_ms, &text_bytes)) {
             rc =

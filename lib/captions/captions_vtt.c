@@ -113,7 +113,7 @@ static int vtt_timing(const char *s, const char *end, int64_t *start_ms, int64_t
  * that holds a valid timestamp starts a timing segment. The tree the tags build only
  * styles the text, so the text in document order is the text of the cue.
  */
-void vt_cap_vtt_cue_text(struct cue_builder *b, const char *s, const char *end, int64_t end_ms)
+static void vtt_cue_text(struct cue_builder *b, const char *s, const char *end, int64_t end_ms)
 {
     b->pending_nl = 1;
     while (s < end) {
@@ -210,6 +210,7 @@ void vt_cap_parse_vtt(struct cap_parser *p, const char *buf, size_t len)
     const char *pos = buf, *end = buf + len, *nl;
     long line = 1;
 
+    p->cue_text = vtt_cue_text;
     /* the signature line was checked by the caller: skip it */
     nl = memchr(pos, '\n', len);
     if (!nl || nl + 1 >= end)

@@ -67,19 +67,34 @@ static void quiet_ffmpeg(void)
     av_log_set_level(getenv("VIDTHEQUE_FFMPEG_LOG") ? AV_LOG_INFO : AV_LOG_QUIET);
 }
 
-int vt_media_open(const char *path, AVFormatContext **out, char *err, size_t errlen)
+/* The error for avformat_open_input's failure e on path. */
+static int open_error(int e, const char *path, char *err, size_t errlen)
 {
-    static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
-    AVFormatContext *fmt = NULL;
-    AVDictionary *opts = NULL;
     char eb[128];
-    int rc = 0, e;
 
-    pthread_once(&quiet_once, quiet_ffmpeg);
-    *out = NULL;
-    if (!path || !*path)
-        return vt_err(err, errlen, VT_EINVAL, "empty media path");
-    fmt = avformat_alloc_context();
+    if (e == AVERROR_INVALIDDATA || e == AVERROR(EINVAL) || e == AVERROR_DEMUXER_NOT_FOUND)
+        return vt_err(err, errlen, VT_EMEDIA,
+                      "'%s': not a supported media file (unknown or refused container)", path);
+    if (e == AVERROR_EOF)
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': ends too early (truncated?)", path);
+    if (e == AVERROR(ENOMEM))
+        return vt_err(err, errlen, VT_EMEDIA,
+                      "'%s': cannot open: too many streams (more than %d, at most %d), "
+                      "or out of memory",
+                      path, VT_MEDIA_OPEN_STREAMS, VT_MEDIA_MAX_STREAMS);
+    /* a read error of the disk or the network mount may pass: retried (VT_EIO) */
+    return vt_err(err, errlen, e == AVERROR(EIO) ? VT_EIO : VT_EMEDIA, "'%s': cannot open: %s",
+                  path, averr(e, eb, sizeof(eb)));
+}
+
+/* Open path's container with our caps and allow-lists, streams not yet probed. */
+static int open_input(const char *path, AVFormatContext **fmtp, char *err, size_t errlen)
+{
+    AVFormatContext *fmt = avformat_alloc_context();
+    AVDictionary *opts = NULL;
+    char *url;
+    int e;
+
     if (!fmt)
         return vt_err(err, errlen, VT_EIO, "'%s': out of memory", path);
     /* the demuxer fails with ENOMEM past max_streams; with FFmpeg's own default cap
@@ -94,31 +109,49 @@ int vt_media_open(const char *path, AVFormatContext **out, char *err, size_t err
     av_dict_set(&opts, "enable_drefs", "0", 0);
     av_dict_set(&opts, "use_absolute_path", "0", 0);
     /* "file:" prefix so a path like "concat:a|b" is never parsed as a protocol */
-    {
-        char *url = vt_xasprintf("file:%s", path);
+    url = vt_xasprintf("file:%s", path);
+    e = avformat_open_input(&fmt, url, NULL, &opts);
+    free(url);
+    av_dict_free(&opts);
+    if (e < 0) /* fmt is freed by avformat_open_input on failure */
+        return open_error(e, path, err, errlen);
+    *fmtp = fmt;
+    return 0;
+}
 
-        e = avformat_open_input(&fmt, url, NULL, &opts);
-        free(url);
+/* The error for a video stream whose frame is over the pixel cap (with negative_too, or has
+ * a negative size); the last such stream is named. */
+static int check_frame_sizes(const AVFormatContext *fmt, const char *path, int negative_too,
+                             char *err, size_t errlen)
+{
+    int rc = 0;
+
+    for (unsigned i = 0; i < fmt->nb_streams; i++) {
+        const AVCodecParameters *par = fmt->streams[i]->codecpar;
+
+        if (par->codec_type == AVMEDIA_TYPE_VIDEO &&
+            ((int64_t)par->width * par->height > VT_MEDIA_MAX_PIXELS ||
+             (negative_too && (par->width < 0 || par->height < 0))))
+            rc = vt_err(err, errlen, VT_EMEDIA, "'%s': video frame %dx%d exceeds the %d pixel cap",
+                        path, par->width, par->height, VT_MEDIA_MAX_PIXELS);
     }
-    if (e < 0) {
-        /* fmt is freed by avformat_open_input on failure */
-        fmt = NULL;
-        if (e == AVERROR_INVALIDDATA || e == AVERROR(EINVAL) || e == AVERROR_DEMUXER_NOT_FOUND)
-            rc = vt_err(err, errlen, VT_EMEDIA,
-                        "'%s': not a supported media file (unknown or refused container)", path);
-        else if (e == AVERROR_EOF)
-            rc = vt_err(err, errlen, VT_EMEDIA, "'%s': ends too early (truncated?)", path);
-        else if (e == AVERROR(ENOMEM))
-            rc = vt_err(err, errlen, VT_EMEDIA,
-                        "'%s': cannot open: too many streams (more than %d, at most %d), "
-                        "or out of memory",
-                        path, VT_MEDIA_OPEN_STREAMS, VT_MEDIA_MAX_STREAMS);
-        else
-            /* a read error of the disk or the network mount may pass: retried (VT_EIO) */
-            rc = vt_err(err, errlen, e == AVERROR(EIO) ? VT_EIO : VT_EMEDIA,
-                        "'%s': cannot open: %s", path, averr(e, eb, sizeof(eb)));
-        goto out;
-    }
+    return rc;
+}
+
+int vt_media_open(const char *path, AVFormatContext **out, char *err, size_t errlen)
+{
+    static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
+    AVFormatContext *fmt = NULL;
+    char eb[128];
+    int rc, e;
+
+    pthread_once(&quiet_once, quiet_ffmpeg);
+    *out = NULL;
+    if (!path || !*path)
+        return vt_err(err, errlen, VT_EINVAL, "empty media path");
+    rc = open_input(path, &fmt, err, errlen);
+    if (rc)
+        return rc;
     if (!fmt->iformat || !demuxer_allowed(fmt->iformat->name)) {
         rc = vt_err(err, errlen, VT_EMEDIA, "'%s': container '%s' is not supported", path,
                     fmt->iformat ? fmt->iformat->name : "?");
@@ -129,15 +162,7 @@ int vt_media_open(const char *path, AVFormatContext **out, char *err, size_t err
                     fmt->nb_streams, VT_MEDIA_MAX_STREAMS);
         goto out;
     }
-    for (unsigned i = 0; i < fmt->nb_streams; i++) {
-        const AVCodecParameters *par = fmt->streams[i]->codecpar;
-
-        if (par->codec_type == AVMEDIA_TYPE_VIDEO &&
-            ((int64_t)par->width * par->height > VT_MEDIA_MAX_PIXELS || par->width < 0 ||
-             par->height < 0))
-            rc = vt_err(err, errlen, VT_EMEDIA, "'%s': video frame %dx%d exceeds the %d pixel cap",
-                        path, par->width, par->height, VT_MEDIA_MAX_PIXELS);
-    }
+    rc = check_frame_sizes(fmt, path, 1, err, errlen);
     if (rc)
         goto out;
     /* streams found while probing (MPEG-TS) count against our own cap */
@@ -153,20 +178,12 @@ int vt_media_open(const char *path, AVFormatContext **out, char *err, size_t err
                     averr(e, eb, sizeof(eb)));
         goto out;
     }
-    for (unsigned i = 0; i < fmt->nb_streams; i++) {
-        const AVCodecParameters *par = fmt->streams[i]->codecpar;
-
-        if (par->codec_type == AVMEDIA_TYPE_VIDEO &&
-            (int64_t)par->width * par->height > VT_MEDIA_MAX_PIXELS)
-            rc = vt_err(err, errlen, VT_EMEDIA, "'%s': video frame %dx%d exceeds the %d pixel cap",
-                        path, par->width, par->height, VT_MEDIA_MAX_PIXELS);
-    }
+    rc = check_frame_sizes(fmt, path, 0, err, errlen);
     if (rc)
         goto out;
     *out = fmt;
     fmt = NULL;
 out:
-    av_dict_free(&opts);
     avformat_close_input(&fmt);
     return rc;
 }

@@ -602,6 +602,220 @@ static int setup_add(struct vt_tflite *m, struct op *o, const struct fb *f, cons
     return 0;
 }
 
+/* The kernel for builtin operator code; an error names an operator we do not run. */
+static int op_kind_of(int32_t code, const char *nm, enum op_kind *kind, char *err, size_t errlen)
+{
+    switch (code) {
+    case B_CONV_2D:
+        *kind = K_CONV;
+        return 0;
+    case B_DEPTHWISE_CONV_2D:
+        *kind = K_DWCONV;
+        return 0;
+    case B_AVERAGE_POOL_2D:
+        *kind = K_AVGPOOL;
+        return 0;
+    case B_SQUEEZE:
+    case B_RESHAPE:
+        *kind = K_COPY;
+        return 0;
+    case B_SOFTMAX:
+        *kind = K_SOFTMAX;
+        return 0;
+    case B_ADD:
+        *kind = K_ADD;
+        return 0;
+    default:
+        if (nm)
+            return BAD("tflite: unsupported operator '%s'", nm);
+        return BAD("tflite: unsupported operator %d", (int)code);
+    }
+}
+
+/* The options table type a kernel's operator carries (a copy takes any). */
+static int opt_type_fits(enum op_kind kind, uint8_t opt_type)
+{
+    switch (kind) {
+    case K_CONV:
+        return opt_type == O_CONV;
+    case K_DWCONV:
+        return opt_type == O_DWCONV;
+    case K_AVGPOOL:
+        return opt_type == O_POOL;
+    case K_SOFTMAX:
+        return opt_type == O_SOFTMAX;
+    case K_ADD:
+        return opt_type == O_ADD;
+    default:
+        return 1;
+    }
+}
+
+/*
+ * Operator i's tensors (nin input indices at istart, the output at ostart) into o and ins,
+ * checked: in range, read after written, the output a fresh activation, their data sound.
+ */
+static int link_tensors(const struct fb *f, struct vt_tflite *m, struct op *o, uint32_t i,
+                        size_t istart, uint32_t nin, size_t ostart, uint32_t nout, int32_t ins[3],
+                        const char *nm, char *err, size_t errlen)
+{
+    uint32_t want_in = o->kind == K_CONV || o->kind == K_DWCONV || o->kind == K_ADD ? 2 : 1;
+    if (nin < want_in || nin > (o->kind == K_ADD ? 2u : 3u) || nout != 1)
+        return BAD("tflite: %s with %u inputs and %u outputs", nm, nin, nout);
+    for (uint32_t j = 0; j < nin; j++) {
+        ins[j] = (int32_t)rd_u32(f->d + istart + 4 * (size_t)j);
+        if (ins[j] < -1 || ins[j] >= m->nt || (ins[j] == -1 && j < want_in))
+            return BAD("tflite: %s input %u is tensor %d of %d", nm, j, (int)ins[j], m->nt);
+    }
+    int32_t outi = (int32_t)rd_u32(f->d + ostart);
+    if (outi < 0 || outi >= m->nt)
+        return BAD("tflite: %s output is tensor %d of %d", nm, (int)outi, m->nt);
+    o->in = ins[0];
+    o->out = outi;
+    struct tensor *tin = &m->t[o->in], *tout = &m->t[o->out];
+    /* data flows in order: the input is the graph's input, a constant, or made before */
+    if (!tin->is_input && !is_const(tin) && tin->producer < 0)
+        return BAD("tflite: %s reads tensor '%s' before anything writes it", nm, tin->name);
+    if (is_const(tout) || tout->is_input || tout->producer >= 0 || o->out == o->in ||
+        (o->kind == K_ADD && o->out == ins[1]))
+        return BAD("tflite: %s writes tensor '%s', which is not a fresh activation", nm,
+                   tout->name);
+    int rc = check_data(m, o->in, nm, err, errlen);
+    if (!rc)
+        rc = check_data(m, o->out, nm, err, errlen);
+    for (uint32_t j = 1; !rc && j < nin && o->kind != K_COPY; j++)
+        if (ins[j] >= 0)
+            rc = check_data(m, ins[j], nm, err, errlen);
+    if (rc)
+        return rc;
+    tout->producer = (int)i;
+    return 0;
+}
+
+/* A convolution, plain or depthwise: weights, window, bias, and for a plain one the packed
+ * weights and the im2col scratch it needs. */
+static int setup_conv_op(struct vt_tflite *m, struct op *o, const struct fb *f,
+                         const struct fbt *opt, int have_opt, const int32_t *ins, uint32_t nin,
+                         const char *nm, char *err, size_t errlen)
+{
+    int rc = setup_conv(m, o, ins, nin, nm, err, errlen);
+    if (!rc)
+        rc = setup_window(m, o, f, opt, have_opt, 0, nm, err, errlen);
+    if (!rc)
+        rc = read_bias(m, o, ins, nin, nm, err, errlen);
+    if (rc)
+        return rc;
+    if (o->kind != K_CONV) {
+        o->w = const_floats(&m->t[ins[1]]);
+        m->macs += (uint64_t)o->oh * o->ow * o->oc * (uint64_t)(o->kh * o->kw);
+        return 0;
+    }
+    size_t k = (size_t)o->kh * o->kw * o->ic, px = (size_t)o->oh * o->ow;
+    pack_conv(o, &m->t[ins[1]]);
+    o->direct =
+        o->kh == 1 && o->kw == 1 && o->sh == 1 && o->sw == 1 && o->pad_t == 0 && o->pad_l == 0;
+    if (!o->direct) {
+        if (k * px > VT_TFLITE_MAX_ARENA)
+            return BAD("tflite: %s im2col of %zu x %zu floats", nm, px, k);
+        if (k * px > m->scratch)
+            m->scratch = k * px;
+    }
+    m->macs += (uint64_t)px * k * (uint64_t)o->oc;
+    return 0;
+}
+
+/* A softmax over the last dimension, with its beta (1 unless the options say). */
+static int setup_softmax(struct op *o, const struct fb *f, const struct fbt *opt, int have_opt,
+                         const struct tensor *tin, const struct tensor *tout, const char *nm,
+                         char *err, size_t errlen)
+{
+    float beta = 1.0f;
+    size_t at;
+    int r = have_opt ? fb_field(f, opt, 0, 4, &at) : 0;
+    if (r < 0)
+        return BAD("tflite: %s options out of range", nm);
+    if (r == 1) {
+        uint32_t u = rd_u32(f->d + at);
+        memcpy(&beta, &u, 4);
+    }
+    if (!isfinite(beta) || tin->count != tout->count || tin->rank < 1 || tout->rank != tin->rank)
+        return BAD("tflite: %s beta or shapes do not fit", nm);
+    o->beta = beta;
+    o->cols = tin->dims[tin->rank - 1];
+    o->rows = tin->count / (size_t)o->cols;
+    return 0;
+}
+
+/* What o's kernel needs, from its tensors and options (have_opt: opt was read). */
+static int setup_op(struct vt_tflite *m, struct op *o, const struct fb *f, const struct fbt *opt,
+                    int have_opt, const int32_t *ins, uint32_t nin, const char *nm, char *err,
+                    size_t errlen)
+{
+    const struct tensor *tin = &m->t[o->in], *tout = &m->t[o->out];
+
+    switch (o->kind) {
+    case K_CONV:
+    case K_DWCONV:
+        return setup_conv_op(m, o, f, opt, have_opt, ins, nin, nm, err, errlen);
+    case K_AVGPOOL: {
+        int rc = setup_window(m, o, f, opt, have_opt, 1, nm, err, errlen);
+        if (rc)
+            return rc;
+        m->macs += (uint64_t)o->oh * o->ow * o->oc * (uint64_t)(o->kh * o->kw);
+        return 0;
+    }
+    case K_COPY:
+        if (tin->count != tout->count)
+            return BAD("tflite: %s turns %zu values into %zu", nm, tin->count, tout->count);
+        o->count = tout->count;
+        return 0;
+    case K_SOFTMAX:
+        return setup_softmax(o, f, opt, have_opt, tin, tout, nm, err, errlen);
+    case K_ADD:
+        return setup_add(m, o, f, opt, have_opt, ins, nm, err, errlen);
+    }
+    return 0;
+}
+
+/* Operator i of the subgraph's operator vector at start, appended to m->ops. */
+static int parse_op(const struct fb *f, size_t start, uint32_t i, const int32_t *codes,
+                    uint32_t ncodes, struct vt_tflite *m, char *err, size_t errlen)
+{
+    struct fbt ot, opt;
+    uint32_t opcode, nin, nout;
+    size_t istart, ostart;
+    uint8_t opt_type;
+    int32_t ins[3] = {-1, -1, -1};
+    if (fb_vec_table(f, start, i, &ot) || fb_u32(f, &ot, 0, 0, &opcode) ||
+        fb_vec(f, &ot, 1, 4, &istart, &nin) != 1 || fb_vec(f, &ot, 2, 4, &ostart, &nout) != 1 ||
+        fb_u8(f, &ot, 3, 0, &opt_type))
+        return BAD("tflite: operator %u: table, inputs or outputs out of range", i);
+    int have_opt = fb_sub(f, &ot, 4, &opt);
+    if (have_opt < 0)
+        return BAD("tflite: operator %u: options out of range", i);
+    if (opcode >= ncodes)
+        return BAD("tflite: operator %u: opcode %u of %u", i, opcode, ncodes);
+    int32_t code = codes[opcode];
+    const char *nm = code >= 0 && (size_t)code < VT_ARRAY_LEN(op_names) ? op_names[code] : NULL;
+    struct op *o = &m->ops[m->nops];
+    int rc = op_kind_of(code, nm, &o->kind, err, errlen);
+    if (rc)
+        return rc;
+    m->nops++;
+    rc = link_tensors(f, m, o, i, istart, nin, ostart, nout, ins, nm, err, errlen);
+    if (rc)
+        return rc;
+    if (have_opt && !opt_type_fits(o->kind, opt_type))
+        return BAD("tflite: %s with options of type %d", nm, opt_type);
+    rc = setup_op(m, o, f, &opt, have_opt == 1, ins, nin, nm, err, errlen);
+    if (rc)
+        return rc;
+    if (m->macs > VT_TFLITE_MAX_MACS)
+        return BAD("tflite: more than %llu multiply-adds per run",
+                   (unsigned long long)VT_TFLITE_MAX_MACS);
+    return 0;
+}
+
 static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *codes,
                      uint32_t ncodes, struct vt_tflite *m, char *err, size_t errlen)
 {
@@ -613,151 +827,9 @@ static int parse_ops(const struct fb *f, const struct fbt *sg, const int32_t *co
         return BAD("tflite: %u operators (1 to %d)", n, MAX_OPS);
     m->ops = vt_xcalloc(n, sizeof(*m->ops));
     for (uint32_t i = 0; i < n; i++) {
-        struct fbt ot, opt;
-        uint32_t opcode, nin, nout;
-        size_t istart, ostart;
-        uint8_t opt_type;
-        int32_t ins[3] = {-1, -1, -1};
-        if (fb_vec_table(f, start, i, &ot) || fb_u32(f, &ot, 0, 0, &opcode) ||
-            fb_vec(f, &ot, 1, 4, &istart, &nin) != 1 || fb_vec(f, &ot, 2, 4, &ostart, &nout) != 1 ||
-            fb_u8(f, &ot, 3, 0, &opt_type))
-            return BAD("tflite: operator %u: table, inputs or outputs out of range", i);
-        int have_opt = fb_sub(f, &ot, 4, &opt);
-        if (have_opt < 0)
-            return BAD("tflite: operator %u: options out of range", i);
-        if (opcode >= ncodes)
-            return BAD("tflite: operator %u: opcode %u of %u", i, opcode, ncodes);
-        int32_t code = codes[opcode];
-        const char *nm = code >= 0 && (size_t)code < VT_ARRAY_LEN(op_names) ? op_names[code] : NULL;
-        struct op *o = &m->ops[m->nops];
-        switch (code) {
-        case B_CONV_2D:
-            o->kind = K_CONV;
-            break;
-        case B_DEPTHWISE_CONV_2D:
-            o->kind = K_DWCONV;
-            break;
-        case B_AVERAGE_POOL_2D:
-            o->kind = K_AVGPOOL;
-            break;
-        case B_SQUEEZE:
-        case B_RESHAPE:
-            o->kind = K_COPY;
-            break;
-        case B_SOFTMAX:
-            o->kind = K_SOFTMAX;
-            break;
-        case B_ADD:
-            o->kind = K_ADD;
-            break;
-        default:
-            if (nm)
-                return BAD("tflite: unsupported operator '%s'", nm);
-            return BAD("tflite: unsupported operator %d", (int)code);
-        }
-        m->nops++;
-        uint32_t want_in = o->kind == K_CONV || o->kind == K_DWCONV || o->kind == K_ADD ? 2 : 1;
-        if (nin < want_in || nin > (o->kind == K_ADD ? 2u : 3u) || nout != 1)
-            return BAD("tflite: %s with %u inputs and %u outputs", nm, nin, nout);
-        for (uint32_t j = 0; j < nin; j++) {
-            ins[j] = (int32_t)rd_u32(f->d + istart + 4 * (size_t)j);
-            if (ins[j] < -1 || ins[j] >= m->nt || (ins[j] == -1 && j < want_in))
-                return BAD("tflite: %s input %u is tensor %d of %d", nm, j, (int)ins[j], m->nt);
-        }
-        int32_t outi = (int32_t)rd_u32(f->d + ostart);
-        if (outi < 0 || outi >= m->nt)
-            return BAD("tflite: %s output is tensor %d of %d", nm, (int)outi, m->nt);
-        o->in = ins[0];
-        o->out = outi;
-        struct tensor *tin = &m->t[o->in], *tout = &m->t[o->out];
-        /* data flows in order: the input is the graph's input, a constant, or made before */
-        if (!tin->is_input && !is_const(tin) && tin->producer < 0)
-            return BAD("tflite: %s reads tensor '%s' before anything writes it", nm, tin->name);
-        if (is_const(tout) || tout->is_input || tout->producer >= 0 || o->out == o->in ||
-            (o->kind == K_ADD && o->out == ins[1]))
-            return BAD("tflite: %s writes tensor '%s', which is not a fresh activation", nm,
-                       tout->name);
-        int rc = check_data(m, o->in, nm, err, errlen);
-        if (!rc)
-            rc = check_data(m, o->out, nm, err, errlen);
-        for (uint32_t j = 1; !rc && j < nin && o->kind != K_COPY; j++)
-            if (ins[j] >= 0)
-                rc = check_data(m, ins[j], nm, err, errlen);
+        int rc = parse_op(f, start, i, codes, ncodes, m, err, errlen);
         if (rc)
             return rc;
-        tout->producer = (int)i;
-        if (have_opt && opt_type != (o->kind == K_CONV      ? O_CONV
-                                     : o->kind == K_DWCONV  ? O_DWCONV
-                                     : o->kind == K_AVGPOOL ? O_POOL
-                                     : o->kind == K_SOFTMAX ? O_SOFTMAX
-                                     : o->kind == K_ADD     ? O_ADD
-                                                            : opt_type))
-            return BAD("tflite: %s with options of type %d", nm, opt_type);
-        switch (o->kind) {
-        case K_CONV:
-        case K_DWCONV:
-            rc = setup_conv(m, o, ins, nin, nm, err, errlen);
-            if (!rc)
-                rc = setup_window(m, o, f, &opt, have_opt == 1, 0, nm, err, errlen);
-            if (!rc)
-                rc = read_bias(m, o, ins, nin, nm, err, errlen);
-            if (rc)
-                return rc;
-            if (o->kind == K_CONV) {
-                size_t k = (size_t)o->kh * o->kw * o->ic, px = (size_t)o->oh * o->ow;
-                pack_conv(o, &m->t[ins[1]]);
-                o->direct = o->kh == 1 && o->kw == 1 && o->sh == 1 && o->sw == 1 && o->pad_t == 0 &&
-                            o->pad_l == 0;
-                if (!o->direct) {
-                    if (k * px > VT_TFLITE_MAX_ARENA)
-                        return BAD("tflite: %s im2col of %zu x %zu floats", nm, px, k);
-                    if (k * px > m->scratch)
-                        m->scratch = k * px;
-                }
-                m->macs += (uint64_t)px * k * (uint64_t)o->oc;
-            } else {
-                o->w = const_floats(&m->t[ins[1]]);
-                m->macs += (uint64_t)o->oh * o->ow * o->oc * (uint64_t)(o->kh * o->kw);
-            }
-            break;
-        case K_AVGPOOL:
-            rc = setup_window(m, o, f, &opt, have_opt == 1, 1, nm, err, errlen);
-            if (rc)
-                return rc;
-            m->macs += (uint64_t)o->oh * o->ow * o->oc * (uint64_t)(o->kh * o->kw);
-            break;
-        case K_COPY:
-            if (tin->count != tout->count)
-                return BAD("tflite: %s turns %zu values into %zu", nm, tin->count, tout->count);
-            o->count = tout->count;
-            break;
-        case K_SOFTMAX: {
-            float beta = 1.0f;
-            size_t at;
-            int r = have_opt == 1 ? fb_field(f, &opt, 0, 4, &at) : 0;
-            if (r < 0)
-                return BAD("tflite: %s options out of range", nm);
-            if (r == 1) {
-                uint32_t u = rd_u32(f->d + at);
-                memcpy(&beta, &u, 4);
-            }
-            if (!isfinite(beta) || tin->count != tout->count || tin->rank < 1 ||
-                tout->rank != tin->rank)
-                return BAD("tflite: %s beta or shapes do not fit", nm);
-            o->beta = beta;
-            o->cols = tin->dims[tin->rank - 1];
-            o->rows = tin->count / (size_t)o->cols;
-            break;
-        }
-        case K_ADD:
-            rc = setup_add(m, o, f, &opt, have_opt == 1, ins, nm, err, errlen);
-            if (rc)
-                return rc;
-            break;
-        }
-        if (m->macs > VT_TFLITE_MAX_MACS)
-            return BAD("tflite: more than %llu multiply-adds per run",
-                       (unsigned long long)VT_TFLITE_MAX_MACS);
     }
     return 0;
 }
@@ -845,11 +917,73 @@ int vt_tflite_input_norm(const struct vt_tflite *m, float mean[3], float std[3])
     return m->norm_from_metadata;
 }
 
+/* The builtin code of each of the ncodes operator codes at cstart into codes (ncodes + 1). */
+static int read_op_codes(const struct fb *f, size_t cstart, uint32_t ncodes, int32_t *codes,
+                         char *err, size_t errlen)
+{
+    struct fbt ct;
+
+    for (uint32_t i = 0; i < ncodes; i++) {
+        uint8_t dep;
+        int32_t code;
+        if (fb_vec_table(f, cstart, i, &ct) || fb_u8(f, &ct, 0, 0, &dep) ||
+            fb_i32(f, &ct, 3, 0, &code))
+            return BAD("tflite: operator code %u out of range", i);
+        /* schema 3a: builtin_code is new, deprecated_builtin_code is what old files set
+         * (a signed byte up to 127); the real code is the larger of the two */
+        codes[i] = (int8_t)dep > code ? (int8_t)dep : code;
+        if (codes[i] == B_CUSTOM) {
+            const char *s;
+            size_t sl;
+            if (fb_str(f, &ct, 1, &s, &sl) == 1)
+                return BAD("tflite: unsupported operator 'CUSTOM' (%.60s)", s);
+        }
+    }
+    return 0;
+}
+
+/* The subgraph's one input (a float32 [1, h, w, 3] image) and its output. */
+static int parse_io(const struct fb *f, const struct fbt *sg, struct vt_tflite *m, char *err,
+                    size_t errlen)
+{
+    size_t istart, ostart;
+    uint32_t nin, nout;
+    if (fb_vec(f, sg, 1, 4, &istart, &nin) != 1 || fb_vec(f, sg, 2, 4, &ostart, &nout) != 1 ||
+        nin != 1 || nout < 1)
+        return BAD("tflite: subgraph needs one input and an output");
+    m->input = (int32_t)rd_u32(f->d + istart);
+    m->output = (int32_t)rd_u32(f->d + ostart);
+    if (m->input < 0 || m->input >= m->nt || m->output < 0 || m->output >= m->nt)
+        return BAD("tflite: subgraph input or output tensor out of range");
+    struct tensor *ti = &m->t[m->input];
+    int h, w, c;
+    if (nhwc(ti, &h, &w, &c) || c != 3 || ti->type != T_FLOAT32 || is_const(ti))
+        return BAD("tflite: input '%s' is not a float32 [1, h, w, 3] image", ti->name);
+    ti->is_input = 1;
+    return 0;
+}
+
+/* Lay the activations out one after the other (no reuse: a few MB for MobileNet). */
+static int lay_out_arena(struct vt_tflite *m, char *err, size_t errlen)
+{
+    for (int i = 0; i < m->nt; i++) {
+        struct tensor *t = &m->t[i];
+        if (t->producer >= 0 || t->is_input) {
+            t->off = m->arena;
+            m->arena += (t->count + 15) & ~(size_t)15;
+            if (m->arena > VT_TFLITE_MAX_ARENA)
+                return BAD("tflite: activations exceed %u floats", VT_TFLITE_MAX_ARENA);
+        }
+        t->raw = NULL; /* the file's bytes are not ours past this call */
+    }
+    return 0;
+}
+
 int vt_tflite_parse(const uint8_t *data, size_t len, struct vt_tflite **out, char *err,
                     size_t errlen)
 {
     struct fb f = {data, len};
-    struct fbt model, sg, ct;
+    struct fbt model, sg;
     struct vt_tflite *m = NULL;
     int32_t *codes = NULL;
     size_t cstart, sgstart, bstart, at;
@@ -871,26 +1005,9 @@ int vt_tflite_parse(const uint8_t *data, size_t len, struct vt_tflite **out, cha
     if (nsg < 1)
         return BAD("tflite: no subgraph");
     codes = vt_xcalloc(ncodes + 1, sizeof(*codes));
-    for (uint32_t i = 0; i < ncodes; i++) {
-        uint8_t dep;
-        int32_t code;
-        if (fb_vec_table(&f, cstart, i, &ct) || fb_u8(&f, &ct, 0, 0, &dep) ||
-            fb_i32(&f, &ct, 3, 0, &code)) {
-            rc = BAD("tflite: operator code %u out of range", i);
-            goto out;
-        }
-        /* schema 3a: builtin_code is new, deprecated_builtin_code is what old files set
-         * (a signed byte up to 127); the real code is the larger of the two */
-        codes[i] = (int8_t)dep > code ? (int8_t)dep : code;
-        if (codes[i] == B_CUSTOM) {
-            const char *s;
-            size_t sl;
-            if (fb_str(&f, &ct, 1, &s, &sl) == 1) {
-                rc = BAD("tflite: unsupported operator 'CUSTOM' (%.60s)", s);
-                goto out;
-            }
-        }
-    }
+    rc = read_op_codes(&f, cstart, ncodes, codes, err, errlen);
+    if (rc)
+        goto out;
     if (fb_vec_table(&f, sgstart, 0, &sg)) {
         rc = BAD("tflite: subgraph out of range");
         goto out;
@@ -903,48 +1020,19 @@ int vt_tflite_parse(const uint8_t *data, size_t len, struct vt_tflite **out, cha
         goto out;
     }
     rc = parse_tensors(&f, &sg, bstart, nbufs, m, err, errlen);
-    if (rc)
-        goto out;
-    size_t istart, ostart;
-    uint32_t nin, nout;
-    if (fb_vec(&f, &sg, 1, 4, &istart, &nin) != 1 || fb_vec(&f, &sg, 2, 4, &ostart, &nout) != 1 ||
-        nin != 1 || nout < 1) {
-        rc = BAD("tflite: subgraph needs one input and an output");
-        goto out;
-    }
-    m->input = (int32_t)rd_u32(data + istart);
-    m->output = (int32_t)rd_u32(data + ostart);
-    if (m->input < 0 || m->input >= m->nt || m->output < 0 || m->output >= m->nt) {
-        rc = BAD("tflite: subgraph input or output tensor out of range");
-        goto out;
-    }
-    struct tensor *ti = &m->t[m->input];
-    int h, w, c;
-    if (nhwc(ti, &h, &w, &c) || c != 3 || ti->type != T_FLOAT32 || is_const(ti)) {
-        rc = BAD("tflite: input '%s' is not a float32 [1, h, w, 3] image", ti->name);
-        goto out;
-    }
-    ti->is_input = 1;
-    rc = parse_ops(&f, &sg, codes, ncodes, m, err, errlen);
+    if (!rc)
+        rc = parse_io(&f, &sg, m, err, errlen);
+    if (!rc)
+        rc = parse_ops(&f, &sg, codes, ncodes, m, err, errlen);
     if (rc)
         goto out;
     if (m->t[m->output].producer < 0) {
         rc = BAD("tflite: output '%s' is made by no operator", m->t[m->output].name);
         goto out;
     }
-    /* lay the activations out one after the other (no reuse: a few MB for MobileNet) */
-    for (int i = 0; i < m->nt; i++) {
-        struct tensor *t = &m->t[i];
-        if (t->producer >= 0 || t->is_input) {
-            t->off = m->arena;
-            m->arena += (t->count + 15) & ~(size_t)15;
-            if (m->arena > VT_TFLITE_MAX_ARENA) {
-                rc = BAD("tflite: activations exceed %u floats", VT_TFLITE_MAX_ARENA);
-                goto out;
-            }
-        }
-        t->raw = NULL; /* the file's bytes are not ours past this call */
-    }
+    rc = lay_out_arena(m, err, errlen);
+    if (rc)
+        goto out;
     *out = m;
     m = NULL;
 out:

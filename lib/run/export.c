@@ -81,51 +81,65 @@ static void note_page(json_t *pages, const char *name, int64_t from, size_t n, i
                                   (json_int_t)n, "total", (json_int_t)total));
 }
 
-static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
-                         const struct vt_doc_pages *pg, int *rc)
-{
-    struct vt_stage_rec *stages = NULL;
-    struct vt_kf_shot *shots = NULL;
-    struct vt_store_frame *frames = NULL;
-    struct vt_store_chapter *chapters = NULL;
-    struct vt_transcript tr = {0};
-    struct vt_chunk *chunks = NULL;
-    struct vt_reuse *reuse = NULL;
-    size_t n_stages = 0, n_shots = 0, n_frames = 0, n_chapters = 0, n_chunks = 0, n_reuse = 0;
-    const char *cue_source = NULL;
-    json_t *doc = json_object(), *a, *src, *pages = json_object();
+/* What a video document is built from, read from the store for one video and one page. */
+struct doc_parts {
+    struct vt_stage_rec *stages;
+    struct vt_kf_shot *shots;
+    struct vt_store_frame *frames;
+    struct vt_store_chapter *chapters;
+    struct vt_transcript tr;
+    struct vt_chunk *chunks;
+    struct vt_reuse *reuse;
+    size_t n_stages, n_shots, n_frames, n_chapters, n_chunks, n_reuse;
     struct vt_store_counts cnt;
     int64_t shot0, shot1, frame0, frame1, cue0, cue1, chunk0, chunk1;
+};
 
-    page_range(pg ? &pg->shots : NULL, &shot0, &shot1);
-    page_range(pg ? &pg->frames : NULL, &frame0, &frame1);
-    page_range(pg ? &pg->cues : NULL, &cue0, &cue1);
-    page_range(pg ? &pg->chunks : NULL, &chunk0, &chunk1);
-    *rc = vt_store_stages(lib->store, v->id, &stages, &n_stages);
-    if (!*rc)
-        *rc = vt_store_counts(lib->store, v->id, &cnt);
-    if (!*rc)
-        *rc = vt_store_shots_range(lib->store, v->id, shot0, shot1, &shots, &n_shots);
-    if (!*rc)
-        *rc = vt_store_frames_range(lib->store, v->id, frame0, frame1, &frames, &n_frames);
-    if (!*rc)
-        *rc = vt_store_chapters(lib->store, v->id, &chapters, &n_chapters);
-    if (!*rc)
-        *rc = vt_store_transcript_range(lib->store, v->id, cue0, cue1, &tr);
-    if (!*rc)
-        *rc = vt_store_chunks_range(lib->store, v->id, chunk0, chunk1, &chunks, &n_chunks);
-    if (!*rc)
-        *rc = vt_store_reuse_of(lib->store, v->id, &reuse, &n_reuse);
-    if (*rc) {
-        json_decref(doc);
-        json_decref(pages);
-        doc = NULL;
-        goto out;
-    }
-    json_object_set_new(doc, "id", json_string(v->id));
-    json_object_set_new(doc, "title", str_or_null(v->title));
-    json_object_set_new(doc, "duration_s", seconds(v->duration_s));
-    src = json_object();
+static int parts_read(struct vt_library *lib, const char *id, const struct vt_doc_pages *pg,
+                      struct doc_parts *d)
+{
+    int rc;
+
+    page_range(pg ? &pg->shots : NULL, &d->shot0, &d->shot1);
+    page_range(pg ? &pg->frames : NULL, &d->frame0, &d->frame1);
+    page_range(pg ? &pg->cues : NULL, &d->cue0, &d->cue1);
+    page_range(pg ? &pg->chunks : NULL, &d->chunk0, &d->chunk1);
+    rc = vt_store_stages(lib->store, id, &d->stages, &d->n_stages);
+    if (!rc)
+        rc = vt_store_counts(lib->store, id, &d->cnt);
+    if (!rc)
+        rc = vt_store_shots_range(lib->store, id, d->shot0, d->shot1, &d->shots, &d->n_shots);
+    if (!rc)
+        rc = vt_store_frames_range(lib->store, id, d->frame0, d->frame1, &d->frames,
+                                   &d->n_frames);
+    if (!rc)
+        rc = vt_store_chapters(lib->store, id, &d->chapters, &d->n_chapters);
+    if (!rc)
+        rc = vt_store_transcript_range(lib->store, id, d->cue0, d->cue1, &d->tr);
+    if (!rc)
+        rc = vt_store_chunks_range(lib->store, id, d->chunk0, d->chunk1, &d->chunks,
+                                   &d->n_chunks);
+    if (!rc)
+        rc = vt_store_reuse_of(lib->store, id, &d->reuse, &d->n_reuse);
+    return rc;
+}
+
+static void parts_release(struct doc_parts *d)
+{
+    vt_stage_recs_free(d->stages, d->n_stages);
+    free(d->shots);
+    vt_store_frames_free(d->frames, d->n_frames);
+    vt_store_chapters_free(d->chapters, d->n_chapters);
+    vt_transcript_release(&d->tr);
+    vt_chunks_free(d->chunks, d->n_chunks);
+    vt_store_reuse_free(d->reuse, d->n_reuse);
+}
+
+/* Where the video came from: a file, or a URL with what the platform said of it. */
+static json_t *source_json(const struct vt_video_rec *v)
+{
+    json_t *src = json_object();
+
     json_object_set_new(src, "kind", json_string(v->source_kind ? v->source_kind : "file"));
     json_object_set_new(src, "path", str_or_null(v->source_path));
     if (v->source_kind && strcmp(v->source_kind, "file")) {
@@ -136,7 +150,31 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
         json_object_set_new(src, "keep_media", json_boolean(v->keep_media));
         json_object_set_new(src, "captions", str_or_null(v->captions_model));
     }
-    json_object_set_new(doc, "source", src);
+    return src;
+}
+
+static json_t *media_json(const struct vt_video_rec *v)
+{
+    json_t *m = json_object();
+
+    json_object_set_new(m, "container", str_or_null(v->container));
+    json_object_set_new(m, "width", json_integer(v->width));
+    json_object_set_new(m, "height", json_integer(v->height));
+    json_object_set_new(m, "rotation", json_integer(v->rotation));
+    json_object_set_new(m, "fps", json_real(round(v->fps * 1000.0) / 1000.0));
+    json_object_set_new(m, "has_video", json_boolean(v->has_video));
+    json_object_set_new(m, "has_audio", json_boolean(v->has_audio));
+    json_object_set_new(m, "size_bytes", json_integer(v->size_bytes));
+    return m;
+}
+
+/* The video's own fields, in the document's order: id up to media. */
+static void put_video(json_t *doc, const struct vt_video_rec *v)
+{
+    json_object_set_new(doc, "id", json_string(v->id));
+    json_object_set_new(doc, "title", str_or_null(v->title));
+    json_object_set_new(doc, "duration_s", seconds(v->duration_s));
+    json_object_set_new(doc, "source", source_json(v));
     json_object_set_new(doc, "channel", str_or_null(v->channel));
     json_object_set_new(doc, "published", str_or_null(v->published));
     json_object_set_new(doc, "language", str_or_null(v->language));
@@ -146,22 +184,14 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
     json_object_set_new(doc, "data_status", json_string(vt_data_status_name(v->data_status)));
     json_object_set_new(doc, "added_at", iso_or_null(v->created_at));
     json_object_set_new(doc, "indexed_at", iso_or_null(v->indexed_at));
-    {
-        json_t *m = json_object();
+    json_object_set_new(doc, "media", media_json(v));
+}
 
-        json_object_set_new(m, "container", str_or_null(v->container));
-        json_object_set_new(m, "width", json_integer(v->width));
-        json_object_set_new(m, "height", json_integer(v->height));
-        json_object_set_new(m, "rotation", json_integer(v->rotation));
-        json_object_set_new(m, "fps", json_real(round(v->fps * 1000.0) / 1000.0));
-        json_object_set_new(m, "has_video", json_boolean(v->has_video));
-        json_object_set_new(m, "has_audio", json_boolean(v->has_audio));
-        json_object_set_new(m, "size_bytes", json_integer(v->size_bytes));
-        json_object_set_new(doc, "media", m);
-    }
+static json_t *stages_json(const struct vt_stage_rec *stages, size_t n)
+{
+    json_t *a = json_array();
 
-    a = json_array();
-    for (size_t i = 0; i < n_stages; i++) {
+    for (size_t i = 0; i < n; i++) {
         json_t *s = json_object();
 
         json_object_set_new(s, "name", json_string(stages[i].name));
@@ -173,10 +203,15 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
         json_object_set_new(s, "attempts", json_integer(stages[i].attempts));
         json_array_append_new(a, s);
     }
-    json_object_set_new(doc, "stages", a);
+    return a;
+}
 
-    a = json_array();
-    for (size_t i = 0; i < n_shots; i++) {
+/* Shots from index shot0 on. */
+static json_t *shots_json(const struct vt_kf_shot *shots, size_t n, int64_t shot0)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; i < n; i++) {
         json_t *s = json_object();
 
         json_object_set_new(s, "index", json_integer((json_int_t)(shot0 + (int64_t)i)));
@@ -193,46 +228,55 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
             json_object_set_new(s, "transition", json_null());
         json_array_append_new(a, s);
     }
-    json_object_set_new(doc, "shots", a);
+    return a;
+}
 
-    a = json_array();
-    for (size_t i = 0; i < n_frames; i++) {
-        const struct vt_store_frame *f = &frames[i];
-        json_t *o = json_object(), *ocr = json_array();
+static json_t *ocr_json(const struct vt_ocr_page *ocr)
+{
+    json_t *a = json_array();
 
-        json_object_set_new(o, "index", json_integer(f->f.index));
-        json_object_set_new(o, "t_s", seconds(f->f.t_s));
-        json_object_set_new(o, "frame_no", json_integer(f->f.frame_no));
-        json_object_set_new(o, "shot", json_integer(f->f.shot));
-        json_object_set_new(o, "state", json_string(f->f.duplicate_of >= 0 ? "skipped" : "done"));
-        json_object_set_new(o, "duplicate_of",
-                            f->f.duplicate_of >= 0 ? json_integer(f->f.duplicate_of) : json_null());
-        json_object_set_new(o, "sharpness", json_real(round(f->f.sharpness * 10.0) / 10.0));
-        json_object_set_new(o, "bytes", json_integer(f->f.bytes));
-        json_object_set_new(o, "width", json_integer(f->f.width));
-        json_object_set_new(o, "height", json_integer(f->f.height));
-        json_object_set_new(o, "image", str_or_null(f->path));
-        json_object_set_new(o, "image_small", small_or_null(lib, f->path));
-        for (size_t k = 0; k < f->ocr.n_lines; k++) {
-            const struct vt_ocr_line *l = &f->ocr.lines[k];
-            json_t *line = json_object();
+    for (size_t k = 0; k < ocr->n_lines; k++) {
+        const struct vt_ocr_line *l = &ocr->lines[k];
+        json_t *line = json_object();
 
-            json_object_set_new(line, "text", str_or_null(l->text));
-            json_object_set_new(line, "conf", json_real(round(l->conf * 100.0) / 100.0));
-            json_object_set_new(line, "box",
-                                json_pack("[iiii]", l->box[0], l->box[1], l->box[2], l->box[3]));
-            /* only where it holds, so that documents without noise keep their shape */
-            if (l->noise)
-                json_object_set_new(line, "noise", json_true());
-            json_array_append_new(ocr, line);
-        }
-        json_object_set_new(o, "ocr", ocr);
-        json_array_append_new(a, o);
+        json_object_set_new(line, "text", str_or_null(l->text));
+        json_object_set_new(line, "conf", json_real(round(l->conf * 100.0) / 100.0));
+        json_object_set_new(line, "box",
+                            json_pack("[iiii]", l->box[0], l->box[1], l->box[2], l->box[3]));
+        /* only where it holds, so that documents without noise keep their shape */
+        if (l->noise)
+            json_object_set_new(line, "noise", json_true());
+        json_array_append_new(a, line);
     }
-    json_object_set_new(doc, "frames", a);
+    return a;
+}
 
-    a = json_array();
-    for (size_t i = 0; i < n_chapters; i++) {
+static json_t *frame_json(const struct vt_library *lib, const struct vt_store_frame *f)
+{
+    json_t *o = json_object();
+
+    json_object_set_new(o, "index", json_integer(f->f.index));
+    json_object_set_new(o, "t_s", seconds(f->f.t_s));
+    json_object_set_new(o, "frame_no", json_integer(f->f.frame_no));
+    json_object_set_new(o, "shot", json_integer(f->f.shot));
+    json_object_set_new(o, "state", json_string(f->f.duplicate_of >= 0 ? "skipped" : "done"));
+    json_object_set_new(o, "duplicate_of",
+                        f->f.duplicate_of >= 0 ? json_integer(f->f.duplicate_of) : json_null());
+    json_object_set_new(o, "sharpness", json_real(round(f->f.sharpness * 10.0) / 10.0));
+    json_object_set_new(o, "bytes", json_integer(f->f.bytes));
+    json_object_set_new(o, "width", json_integer(f->f.width));
+    json_object_set_new(o, "height", json_integer(f->f.height));
+    json_object_set_new(o, "image", str_or_null(f->path));
+    json_object_set_new(o, "image_small", small_or_null(lib, f->path));
+    json_object_set_new(o, "ocr", ocr_json(&f->ocr));
+    return o;
+}
+
+static json_t *chapters_json(const struct vt_store_chapter *chapters, size_t n)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; i < n; i++) {
         json_t *c = json_object();
 
         json_object_set_new(c, "start_s", seconds(chapters[i].start_s));
@@ -241,11 +285,15 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
         json_object_set_new(c, "source", str_or_null(chapters[i].source));
         json_array_append_new(a, c);
     }
-    json_object_set_new(doc, "chapters", a);
+    return a;
+}
 
-    /* footage this video shares with others (frame_embed's same-footage pass) */
-    a = json_array();
-    for (size_t i = 0; i < n_reuse; i++) {
+/* Footage this video shares with others (frame_embed's same-footage pass). */
+static json_t *reuse_json(const struct vt_reuse *reuse, size_t n)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; i < n; i++) {
         json_t *o = json_object();
 
         json_object_set_new(o, "video_id", json_string(reuse[i].other_id));
@@ -259,32 +307,37 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
         json_object_set_new(o, "frames", json_integer(reuse[i].frames));
         json_array_append_new(a, o);
     }
-    json_object_set_new(doc, "reuse", a);
+    return a;
+}
 
-    a = json_array();
-    for (size_t i = 0; i < tr.n_cues; i++) {
-        const struct vt_cue *cue = &tr.cues[i];
-        json_t *o = json_object(), *w = json_array();
+/* A cue, index-th of the transcript, with its timed words. */
+static json_t *cue_json(const struct vt_cue *cue, int64_t index)
+{
+    json_t *o = json_object(), *w = json_array();
 
-        json_object_set_new(o, "index", json_integer((json_int_t)(cue0 + (int64_t)i)));
-        json_object_set_new(o, "start_s", seconds(cue->start_s));
-        json_object_set_new(o, "end_s", seconds(cue->end_s));
-        json_object_set_new(o, "text", str_or_null(cue->text));
-        for (size_t k = 0; k < cue->n_words; k++) {
-            json_t *x = json_object();
+    json_object_set_new(o, "index", json_integer((json_int_t)index));
+    json_object_set_new(o, "start_s", seconds(cue->start_s));
+    json_object_set_new(o, "end_s", seconds(cue->end_s));
+    json_object_set_new(o, "text", str_or_null(cue->text));
+    for (size_t k = 0; k < cue->n_words; k++) {
+        json_t *x = json_object();
 
-            json_object_set_new(x, "text", str_or_null(cue->words[k].text));
-            json_object_set_new(x, "start_s", seconds(cue->words[k].start_s));
-            json_object_set_new(x, "end_s", seconds(cue->words[k].end_s));
-            json_object_set_new(x, "conf", json_real(round(cue->words[k].conf * 1000.0) / 1000.0));
-            json_array_append_new(w, x);
-        }
-        json_object_set_new(o, "words", w);
-        json_array_append_new(a, o);
+        json_object_set_new(x, "text", str_or_null(cue->words[k].text));
+        json_object_set_new(x, "start_s", seconds(cue->words[k].start_s));
+        json_object_set_new(x, "end_s", seconds(cue->words[k].end_s));
+        json_object_set_new(x, "conf", json_real(round(cue->words[k].conf * 1000.0) / 1000.0));
+        json_array_append_new(w, x);
     }
-    json_object_set_new(doc, "cues", a);
-    a = json_array();
-    for (size_t i = 0; i < n_chunks; i++) {
+    json_object_set_new(o, "words", w);
+    return o;
+}
+
+/* Chunks from index chunk0 on. */
+static json_t *chunks_json(const struct vt_chunk *chunks, size_t n, int64_t chunk0)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; i < n; i++) {
         json_t *o = json_object();
 
         json_object_set_new(o, "index", json_integer((json_int_t)(chunk0 + (int64_t)i)));
@@ -295,49 +348,85 @@ static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
         json_object_set_new(o, "last_cue", json_integer(chunks[i].last_cue));
         json_array_append_new(a, o);
     }
-    json_object_set_new(doc, "chunks", a);
-    for (size_t i = 0; i < n_stages; i++)
-        if (vt_stage_find(stages[i].name) == vt_stage_of_kind(VT_STAGE_SPEECH) &&
-            stages[i].state == VT_STATE_DONE)
-            cue_source = stages[i].model;
-    {
-        json_t *s = json_object();
+    return a;
+}
 
-        json_object_set_new(s, "shots", json_integer(cnt.shots));
-        json_object_set_new(s, "keyframes_captured", json_integer(cnt.frames));
-        json_object_set_new(s, "keyframes_kept", json_integer(cnt.kept));
-        json_object_set_new(s, "keyframe_bytes", json_integer(cnt.keyframe_bytes));
-        json_object_set_new(s, "frames_with_text", json_integer(cnt.frames_with_text));
-        json_object_set_new(s, "ocr_lines", json_integer(cnt.ocr_lines));
-        json_object_set_new(s, "chapters", json_integer((json_int_t)n_chapters));
-        json_object_set_new(s, "cues", json_integer(cnt.cues));
-        json_object_set_new(s, "cues_source", str_or_null(cue_source));
-        json_object_set_new(s, "chunks", json_integer(cnt.chunks));
-        json_object_set_new(s, "text_vectors", json_integer(cnt.text_vectors));
-        json_object_set_new(s, "word_timed_cues", json_integer(cnt.word_timed_cues));
-        json_object_set_new(s, "chapters_source",
-                            json_string(n_chapters && chapters[0].source ? chapters[0].source
-                                        : v->source_kind && strcmp(v->source_kind, "file")
-                                            ? "source metadata"
-                                            : "container"));
-        json_object_set_new(doc, "stored", s);
-    }
-    note_page(pages, "shots", shot0, n_shots, cnt.shots);
-    note_page(pages, "frames", frame0, n_frames, cnt.frames);
-    note_page(pages, "cues", cue0, tr.n_cues, cnt.cues);
-    note_page(pages, "chunks", chunk0, n_chunks, cnt.chunks);
+/* The counts of everything stored for the video, whatever page the document shows. */
+static json_t *stored_json(const struct vt_video_rec *v, const struct doc_parts *d)
+{
+    const struct vt_store_counts *cnt = &d->cnt;
+    const char *cue_source = NULL;
+    json_t *s = json_object();
+
+    for (size_t i = 0; i < d->n_stages; i++)
+        if (vt_stage_find(d->stages[i].name) == vt_stage_of_kind(VT_STAGE_SPEECH) &&
+            d->stages[i].state == VT_STATE_DONE)
+            cue_source = d->stages[i].model;
+    json_object_set_new(s, "shots", json_integer(cnt->shots));
+    json_object_set_new(s, "keyframes_captured", json_integer(cnt->frames));
+    json_object_set_new(s, "keyframes_kept", json_integer(cnt->kept));
+    json_object_set_new(s, "keyframe_bytes", json_integer(cnt->keyframe_bytes));
+    json_object_set_new(s, "frames_with_text", json_integer(cnt->frames_with_text));
+    json_object_set_new(s, "ocr_lines", json_integer(cnt->ocr_lines));
+    json_object_set_new(s, "chapters", json_integer((json_int_t)d->n_chapters));
+    json_object_set_new(s, "cues", json_integer(cnt->cues));
+    json_object_set_new(s, "cues_source", str_or_null(cue_source));
+    json_object_set_new(s, "chunks", json_integer(cnt->chunks));
+    json_object_set_new(s, "text_vectors", json_integer(cnt->text_vectors));
+    json_object_set_new(s, "word_timed_cues", json_integer(cnt->word_timed_cues));
+    json_object_set_new(s, "chapters_source",
+                        json_string(d->n_chapters && d->chapters[0].source ? d->chapters[0].source
+                                    : v->source_kind && strcmp(v->source_kind, "file")
+                                        ? "source metadata"
+                                        : "container"));
+    return s;
+}
+
+/* "pages": which lists the document holds only part of; NULL when it holds them all. */
+static json_t *pages_json(const struct doc_parts *d)
+{
+    json_t *pages = json_object();
+
+    note_page(pages, "shots", d->shot0, d->n_shots, d->cnt.shots);
+    note_page(pages, "frames", d->frame0, d->n_frames, d->cnt.frames);
+    note_page(pages, "cues", d->cue0, d->tr.n_cues, d->cnt.cues);
+    note_page(pages, "chunks", d->chunk0, d->n_chunks, d->cnt.chunks);
     if (json_object_size(pages))
+        return pages;
+    json_decref(pages);
+    return NULL;
+}
+
+static json_t *video_doc(struct vt_library *lib, const struct vt_video_rec *v,
+                         const struct vt_doc_pages *pg, int *rc)
+{
+    struct doc_parts d = {0};
+    json_t *doc = NULL, *a, *pages;
+
+    *rc = parts_read(lib, v->id, pg, &d);
+    if (*rc)
+        goto out;
+    doc = json_object();
+    put_video(doc, v);
+    json_object_set_new(doc, "stages", stages_json(d.stages, d.n_stages));
+    json_object_set_new(doc, "shots", shots_json(d.shots, d.n_shots, d.shot0));
+    a = json_array();
+    for (size_t i = 0; i < d.n_frames; i++)
+        json_array_append_new(a, frame_json(lib, &d.frames[i]));
+    json_object_set_new(doc, "frames", a);
+    json_object_set_new(doc, "chapters", chapters_json(d.chapters, d.n_chapters));
+    json_object_set_new(doc, "reuse", reuse_json(d.reuse, d.n_reuse));
+    a = json_array();
+    for (size_t i = 0; i < d.tr.n_cues; i++)
+        json_array_append_new(a, cue_json(&d.tr.cues[i], d.cue0 + (int64_t)i));
+    json_object_set_new(doc, "cues", a);
+    json_object_set_new(doc, "chunks", chunks_json(d.chunks, d.n_chunks, d.chunk0));
+    json_object_set_new(doc, "stored", stored_json(v, &d));
+    pages = pages_json(&d);
+    if (pages)
         json_object_set_new(doc, "pages", pages);
-    else
-        json_decref(pages);
 out:
-    vt_stage_recs_free(stages, n_stages);
-    free(shots);
-    vt_store_frames_free(frames, n_frames);
-    vt_store_chapters_free(chapters, n_chapters);
-    vt_transcript_release(&tr);
-    vt_chunks_free(chunks, n_chunks);
-    vt_store_reuse_free(reuse, n_reuse);
+    parts_release(&d);
     return doc;
 }
 

@@ -212,58 +212,54 @@ static void kill_group(pid_t pid)
     kill(pid, SIGKILL);
 }
 
-int vt_ytdlp_run(const char *prog, const char *const *args, const char *cwd,
-                 const struct vt_ytdlp_limits *lim, char **out, size_t *out_len,
-                 void (*progress)(void *ctx, double frac), void *pctx, char *err, size_t errlen)
-{
-    struct vt_sb sout = {0};
-    char *path = resolve_program(prog), **argv = NULL, **env = NULL;
-    char errbuf[STDERR_KEEP], line[512];
-    size_t errused = 0, nargs = 0, linelen = 0;
-    int outp[2] = {-1, -1}, errp[2] = {-1, -1}, devnull = -1, status = 0, rc = 0;
-    const char *stopped = NULL;
-    int too_large = 0;
-    double t0 = vt_monotonic_s(), next_watch = 0;
-    pid_t parent = getpid(), pid;
+/* A running yt-dlp: the child, its pipes and what was read from them. */
+struct child {
+    pid_t pid;
+    int outp[2], errp[2], devnull;
+    struct vt_sb sout;         /* stdout, when the caller wants it */
+    char errbuf[STDERR_KEEP];  /* the tail of stderr */
+    size_t errused;
+    char line[512];            /* the stdout line being read, for progress */
+    size_t linelen;
+    int too_large;             /* yt-dlp refused the file for --max-filesize */
+    const char *stopped;       /* why we stopped it: "time", "size", "output", "poll" */
+};
 
-    if (out)
-        *out = NULL;
-    if (out_len)
-        *out_len = 0;
-    if (!path)
-        return vt_err(err, errlen, VT_ENOTFOUND,
-                      "'%s': program not found (install yt-dlp, or "
-                      "set --yt-dlp PATH or VIDTHEQUE_YTDLP)",
-                      prog);
+/* The argument vector: the program's path, fixed_args, the progress template, args. */
+static char **build_argv(const char *path, const char *const *args, int with_progress)
+{
+    size_t nargs = 0, k = 0;
+    char **argv;
+
     while (args[nargs])
         nargs++;
     argv = vt_xcalloc(VT_ARRAY_LEN(fixed_args) + nargs + 6, sizeof(*argv));
-    {
-        size_t k = 0;
+    argv[k++] = vt_xstrdup(path);
+    for (size_t i = 0; i < VT_ARRAY_LEN(fixed_args); i++)
+        argv[k++] = vt_xstrdup(fixed_args[i]);
+    if (with_progress) {
+        argv[k++] = vt_xstrdup("--progress-template");
+        argv[k++] = vt_xstrdup("download:[vtprogress] %(progress.downloaded_bytes)s "
+                               "%(progress.total_bytes)s %(progress.total_bytes_estimate)s");
+    }
+    for (size_t i = 0; i < nargs; i++)
+        argv[k++] = vt_xstrdup(args[i]);
+    return argv;
+}
 
-        argv[k++] = vt_xstrdup(path);
-        for (size_t i = 0; i < VT_ARRAY_LEN(fixed_args); i++)
-            argv[k++] = vt_xstrdup(fixed_args[i]);
-        if (progress) {
-            argv[k++] = vt_xstrdup("--progress-template");
-            argv[k++] = vt_xstrdup("download:[vtprogress] %(progress.downloaded_bytes)s "
-                                   "%(progress.total_bytes)s %(progress.total_bytes_estimate)s");
-        }
-        for (size_t i = 0; i < nargs; i++)
-            argv[k++] = vt_xstrdup(args[i]);
-    }
-    env = build_env(cwd);
-    devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull < 0 || pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
-        rc = vt_err(err, errlen, VT_EIO, "cannot run '%s': %s", prog, strerror(errno));
-        goto out;
-    }
-    pid = fork();
-    if (pid < 0) {
-        rc = vt_err(err, errlen, VT_EIO, "cannot run '%s': %s", prog, strerror(errno));
-        goto out;
-    }
-    if (pid == 0) {
+/* Start the child in cwd, its stdin /dev/null, its stdout and stderr our pipes. */
+static int spawn(struct child *c, char **argv, char **env, const char *cwd, const char *prog,
+                 char *err, size_t errlen)
+{
+    pid_t parent = getpid();
+
+    c->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (c->devnull < 0 || pipe2(c->outp, O_CLOEXEC) || pipe2(c->errp, O_CLOEXEC))
+        return vt_err(err, errlen, VT_EIO, "cannot run '%s': %s", prog, strerror(errno));
+    c->pid = fork();
+    if (c->pid < 0)
+        return vt_err(err, errlen, VT_EIO, "cannot run '%s': %s", prog, strerror(errno));
+    if (c->pid == 0) {
         /* only async-signal-safe calls until execve: everything was prepared above */
         sigset_t none;
 
@@ -274,36 +270,94 @@ int vt_ytdlp_run(const char *prog, const char *const *args, const char *cwd,
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         signal(SIGPIPE, SIG_DFL);
-        if (chdir(cwd) || dup2(devnull, 0) < 0 || dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0)
+        if (chdir(cwd) || dup2(c->devnull, 0) < 0 || dup2(c->outp[1], 1) < 0 ||
+            dup2(c->errp[1], 2) < 0)
             _exit(126);
         execve(argv[0], argv, env);
         _exit(127);
     }
-    setpgid(pid, pid);
-    close(outp[1]);
-    close(errp[1]);
-    outp[1] = errp[1] = -1;
-    while (outp[0] >= 0 || errp[0] >= 0) {
-        struct pollfd pf[2] = {{outp[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
+    setpgid(c->pid, c->pid);
+    close(c->outp[1]);
+    close(c->errp[1]);
+    c->outp[1] = c->errp[1] = -1;
+    return 0;
+}
+
+/* Keep the tail of stderr: the error yt-dlp ends with is what matters. */
+static void keep_stderr(struct child *c, const char *buf, size_t got)
+{
+    if (got >= sizeof(c->errbuf)) {
+        memcpy(c->errbuf, buf + got - sizeof(c->errbuf), sizeof(c->errbuf));
+        c->errused = sizeof(c->errbuf);
+        return;
+    }
+    if (c->errused + got > sizeof(c->errbuf)) {
+        size_t drop = c->errused + got - sizeof(c->errbuf);
+
+        memmove(c->errbuf, c->errbuf + drop, c->errused - drop);
+        c->errused -= drop;
+    }
+    memcpy(c->errbuf + c->errused, buf, got);
+    c->errused += got;
+}
+
+/* Stdout: kept when want_out (within the cap, else stopped), read line by line for progress. */
+static void take_stdout(struct child *c, const char *buf, size_t got, int want_out,
+                        const struct vt_ytdlp_limits *lim, void (*progress)(void *, double),
+                        void *pctx)
+{
+    if (want_out) {
+        if (c->sout.len + got > lim->max_stdout) {
+            c->stopped = "output";
+            return;
+        }
+        vt_sb_add(&c->sout, buf, got);
+    }
+    for (size_t k = 0; k < got; k++) {
+        if (buf[k] == '\n' || c->linelen + 1 == sizeof(c->line)) {
+            c->line[c->linelen] = '\0';
+            c->too_large |= parse_progress(c->line, progress, pctx);
+            c->linelen = 0;
+        } else {
+            c->line[c->linelen++] = buf[k];
+        }
+    }
+}
+
+/* Whether the watched folder has grown over the size cap. */
+static int over_size(const struct vt_ytdlp_limits *lim)
+{
+    return lim->watch_dir && lim->max_bytes > 0 && dir_bytes(lim->watch_dir, 3) > lim->max_bytes;
+}
+
+/* Read both pipes until the child closes them, or stop it (c->stopped says why) when it
+ * goes over a cap. */
+static void read_child(struct child *c, double t0, const struct vt_ytdlp_limits *lim,
+                       int want_out, void (*progress)(void *, double), void *pctx)
+{
+    double next_watch = 0;
+
+    while (c->outp[0] >= 0 || c->errp[0] >= 0) {
+        struct pollfd pf[2] = {{c->outp[0], POLLIN, 0}, {c->errp[0], POLLIN, 0}};
         double now = vt_monotonic_s();
         char buf[16384];
 
         if (now - t0 > lim->max_time_s) {
-            stopped = "time";
+            c->stopped = "time";
             break;
         }
         if (lim->watch_dir && lim->max_bytes > 0 && now >= next_watch) {
             next_watch = now + 0.2;
-            if (dir_bytes(lim->watch_dir, 3) > lim->max_bytes) {
-                stopped = "size";
+            if (over_size(lim)) {
+                c->stopped = "size";
                 break;
             }
         }
         if (poll(pf, 2, 200) < 0 && errno != EINTR) {
-            stopped = "poll";
+            c->stopped = "poll";
             break;
         }
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < 2 && !c->stopped; i++) {
             ssize_t got;
 
             if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -314,111 +368,124 @@ int vt_ytdlp_run(const char *prog, const char *const *args, const char *cwd,
             if (got <= 0) {
                 close(pf[i].fd);
                 if (i == 0)
-                    outp[0] = -1;
+                    c->outp[0] = -1;
                 else
-                    errp[0] = -1;
-                continue;
-            }
-            if (i == 1) {
-                /* keep the tail: the error yt-dlp ends with is what matters */
-                if ((size_t)got >= sizeof(errbuf)) {
-                    memcpy(errbuf, buf + got - (ssize_t)sizeof(errbuf), sizeof(errbuf));
-                    errused = sizeof(errbuf);
-                } else {
-                    if (errused + (size_t)got > sizeof(errbuf)) {
-                        size_t drop = errused + (size_t)got - sizeof(errbuf);
-
-                        memmove(errbuf, errbuf + drop, errused - drop);
-                        errused -= drop;
-                    }
-                    memcpy(errbuf + errused, buf, (size_t)got);
-                    errused += (size_t)got;
-                }
-                continue;
-            }
-            if (out) {
-                if (sout.len + (size_t)got > lim->max_stdout) {
-                    stopped = "output";
-                    break;
-                }
-                vt_sb_add(&sout, buf, (size_t)got);
-            }
-            for (ssize_t k = 0; k < got; k++) {
-                if (buf[k] == '\n' || linelen + 1 == sizeof(line)) {
-                    line[linelen] = '\0';
-                    too_large |= parse_progress(line, progress, pctx);
-                    linelen = 0;
-                } else {
-                    line[linelen++] = buf[k];
-                }
+                    c->errp[0] = -1;
+            } else if (i == 1) {
+                keep_stderr(c, buf, (size_t)got);
+            } else {
+                take_stdout(c, buf, (size_t)got, want_out, lim, progress, pctx);
             }
         }
-        if (stopped)
+        if (c->stopped)
             break;
     }
-    if (stopped)
-        kill_group(pid);
-    for (;;) {
-        pid_t w = waitpid(pid, &status, WNOHANG);
+}
 
-        if (w == pid || (w < 0 && errno != EINTR))
+/* Wait for the child's end (killing it when stopped or past the time cap) and its group's. */
+static int reap(struct child *c, double t0, const struct vt_ytdlp_limits *lim)
+{
+    int status = 0;
+
+    if (c->stopped)
+        kill_group(c->pid);
+    for (;;) {
+        pid_t w = waitpid(c->pid, &status, WNOHANG);
+
+        if (w == c->pid || (w < 0 && errno != EINTR))
             break;
-        if (w == 0 && !stopped && vt_monotonic_s() - t0 > lim->max_time_s) {
-            stopped = "time"; /* it closed its output but lingers */
-            kill_group(pid);
+        if (w == 0 && !c->stopped && vt_monotonic_s() - t0 > lim->max_time_s) {
+            c->stopped = "time"; /* it closed its output but lingers */
+            kill_group(c->pid);
         }
         if (w == 0)
             usleep(20000);
     }
     /* whatever it started (ffmpeg merging formats) goes with it */
-    kill(-pid, SIGKILL);
+    kill(-c->pid, SIGKILL);
     /* a download faster than our look every 0.2 s, or one yt-dlp itself refused */
-    if (!stopped && (too_large || (lim->watch_dir && lim->max_bytes > 0 &&
-                                   dir_bytes(lim->watch_dir, 3) > lim->max_bytes)))
-        stopped = "size";
-    if (stopped) {
-        if (!strcmp(stopped, "time"))
-            rc = vt_err(err, errlen, VT_EIO, "yt-dlp stopped after %.0f s (the time cap)",
-                        lim->max_time_s);
-        else if (!strcmp(stopped, "size"))
-            rc = vt_err(err, errlen, VT_EINVAL,
-                        "download refused: larger than %lld MiB (the size cap)",
-                        (long long)(lim->max_bytes >> 20));
-        else if (!strcmp(stopped, "output"))
-            rc = vt_err(err, errlen, VT_EINVAL, "yt-dlp printed more than %zu MiB: refused",
-                        lim->max_stdout >> 20);
-        else
-            rc = vt_err(err, errlen, VT_EIO, "waiting for yt-dlp: %s", strerror(errno));
-    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        char msg[400];
+    if (!c->stopped && (c->too_large || over_size(lim)))
+        c->stopped = "size";
+    return status;
+}
 
-        last_error_line(errbuf, errused, msg, sizeof(msg));
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !msg[0])
-            rc = vt_err(err, errlen, VT_ENOTFOUND, "'%s': cannot be run", prog);
-        else if (msg[0])
-            rc =
-                vt_err(err, errlen, strstr(msg, "Unsupported URL") ? VT_EINVAL : VT_EIO, "%s", msg);
-        else if (WIFSIGNALED(status))
-            rc = vt_err(err, errlen, VT_EIO, "yt-dlp killed by signal %d", WTERMSIG(status));
-        else
-            rc = vt_err(err, errlen, VT_EIO, "yt-dlp failed (exit status %d)", WEXITSTATUS(status));
-    }
+/* The error for a child we stopped. */
+static int stopped_error(const char *stopped, const struct vt_ytdlp_limits *lim, char *err,
+                         size_t errlen)
+{
+    if (!strcmp(stopped, "time"))
+        return vt_err(err, errlen, VT_EIO, "yt-dlp stopped after %.0f s (the time cap)",
+                      lim->max_time_s);
+    if (!strcmp(stopped, "size"))
+        return vt_err(err, errlen, VT_EINVAL, "download refused: larger than %lld MiB (the size cap)",
+                      (long long)(lim->max_bytes >> 20));
+    if (!strcmp(stopped, "output"))
+        return vt_err(err, errlen, VT_EINVAL, "yt-dlp printed more than %zu MiB: refused",
+                      lim->max_stdout >> 20);
+    return vt_err(err, errlen, VT_EIO, "waiting for yt-dlp: %s", strerror(errno));
+}
+
+/* The error for a child that failed: its own last ERROR line when it wrote one. */
+static int exit_error(const struct child *c, int status, const char *prog, char *err,
+                      size_t errlen)
+{
+    char msg[400];
+
+    last_error_line(c->errbuf, c->errused, msg, sizeof(msg));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !msg[0])
+        return vt_err(err, errlen, VT_ENOTFOUND, "'%s': cannot be run", prog);
+    if (msg[0])
+        return vt_err(err, errlen, strstr(msg, "Unsupported URL") ? VT_EINVAL : VT_EIO, "%s", msg);
+    if (WIFSIGNALED(status))
+        return vt_err(err, errlen, VT_EIO, "yt-dlp killed by signal %d", WTERMSIG(status));
+    return vt_err(err, errlen, VT_EIO, "yt-dlp failed (exit status %d)", WEXITSTATUS(status));
+}
+
+int vt_ytdlp_run(const char *prog, const char *const *args, const char *cwd,
+                 const struct vt_ytdlp_limits *lim, char **out, size_t *out_len,
+                 void (*progress)(void *ctx, double frac), void *pctx, char *err, size_t errlen)
+{
+    struct child c = {.outp = {-1, -1}, .errp = {-1, -1}, .devnull = -1};
+    char *path = resolve_program(prog), **argv = NULL, **env = NULL;
+    double t0 = vt_monotonic_s();
+    int status, rc;
+
+    if (out)
+        *out = NULL;
+    if (out_len)
+        *out_len = 0;
+    if (!path)
+        return vt_err(err, errlen, VT_ENOTFOUND,
+                      "'%s': program not found (install yt-dlp, or "
+                      "set --yt-dlp PATH or VIDTHEQUE_YTDLP)",
+                      prog);
+    argv = build_argv(path, args, progress != NULL);
+    env = build_env(cwd);
+    rc = spawn(&c, argv, env, cwd, prog, err, errlen);
+    if (rc)
+        goto out;
+    read_child(&c, t0, lim, out != NULL, progress, pctx);
+    status = reap(&c, t0, lim);
+    if (c.stopped)
+        rc = stopped_error(c.stopped, lim, err, errlen);
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        rc = exit_error(&c, status, prog, err, errlen);
     if (!rc && out) {
-        vt_sb_addc(&sout, '\0');
+        vt_sb_addc(&c.sout, '\0');
         if (out_len)
-            *out_len = sout.len - 1;
-        *out = vt_sb_detach(&sout);
+            *out_len = c.sout.len - 1;
+        *out = vt_sb_detach(&c.sout);
     }
 out:
     for (int i = 0; i < 2; i++) {
-        if (outp[i] >= 0)
-            close(outp[i]);
-        if (errp[i] >= 0)
-            close(errp[i]);
+        if (c.outp[i] >= 0)
+            close(c.outp[i]);
+        if (c.errp[i] >= 0)
+            close(c.errp[i]);
     }
-    if (devnull >= 0)
-        close(devnull);
-    vt_sb_release(&sout);
+    if (c.devnull >= 0)
+        close(c.devnull);
+    vt_sb_release(&c.sout);
     free_vec(argv);
     free_vec(env);
     free(path);

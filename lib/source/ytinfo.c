@@ -844,14 +844,79 @@ static int sub_ok(const struct vt_yt_sub *sub)
            !vt_url_check(sub->url, NULL, 0);
 }
 
+/* The extractor's name and key: yt-dlp names the extractor in messages and needs it when
+ * the title is missing. */
+static void put_extractor(json_t *out, const json_t *root)
+{
+    char *s = extractor_name(json_object_get(root, "extractor"));
+
+    if (!s)
+        s = extractor_name(json_object_get(root, "extractor_key"));
+    json_object_set_new(out, "extractor", json_string(s ? s : "generic"));
+    free(s);
+    s = extractor_name(json_object_get(root, "extractor_key"));
+    if (s && !strpbrk(s, ":.-")) {
+        /* yt-dlp's keys are class names: "Youtube", "Generic" */
+        json_object_set_new(out, "extractor_key",
+                            json_string(json_string_value(json_object_get(root, "extractor_key"))));
+    } else {
+        json_object_set_new(out, "extractor_key", json_string("Generic"));
+    }
+    free(s);
+}
+
+/* The formats yt-dlp may download (at most MAX_FORMATS), *offered how many were offered. A
+ * single-format video is its own format: yt-dlp's -J then has no "formats". */
+static json_t *clean_formats(const json_t *root, size_t *offered)
+{
+    const json_t *in_formats = json_object_get(root, "formats");
+    json_t *formats = json_array(), *f;
+    size_t i;
+
+    *offered = 0;
+    if (json_is_array(in_formats) && json_array_size(in_formats)) {
+        json_array_foreach(in_formats, i, f)
+        {
+            json_t *c;
+
+            if (json_array_size(formats) == MAX_FORMATS)
+                break;
+            (*offered)++;
+            c = clean_format(f);
+            if (c)
+                json_array_append_new(formats, c);
+        }
+    } else if (json_object_get(root, "url")) {
+        json_t *c = clean_format(root);
+
+        *offered = 1;
+        if (c)
+            json_array_append_new(formats, c);
+    }
+    return formats;
+}
+
+/* The one caption track kept, as yt-dlp lists it: {"LANG": [{"ext", "url", "name"}]} under
+ * "subtitles" or "automatic_captions". */
+static void put_sub(json_t *out, const struct vt_yt_sub *keep_sub)
+{
+    json_t *track = json_object(), *list = json_object();
+
+    json_object_set_new(track, "ext", json_string(keep_sub->ext));
+    json_object_set_new(track, "url", json_string(keep_sub->url));
+    if (keep_sub->name)
+        json_object_set_new(track, "name", json_string(keep_sub->name));
+    json_object_set_new(list, keep_sub->lang, json_pack("[o]", track));
+    json_object_set_new(out, keep_sub->automatic ? "automatic_captions" : "subtitles", list);
+}
+
 int vt_ytinfo_clean_json(const char *data, size_t len, const struct vt_yt_sub *keep_sub,
                          char **json, char *err, size_t errlen)
 {
-    json_t *root, *out = NULL, *formats, *list, *f;
-    const json_t *in_formats;
+    json_t *root, *out = NULL, *formats;
     const char *type;
     char *id = NULL, *s;
-    size_t i, offered = 0;
+    size_t offered;
     double d;
     int rc = 0;
 
@@ -878,66 +943,22 @@ int vt_ytinfo_clean_json(const char *data, size_t len, const struct vt_yt_sub *k
     s = clean_text(json_object_get(root, "title"), MAX_TITLE, 0);
     json_object_set_new(out, "title", json_string(s ? s : id));
     free(s);
-    /* yt-dlp names the extractor in messages and needs it when the title is missing */
-    s = extractor_name(json_object_get(root, "extractor"));
-    if (!s)
-        s = extractor_name(json_object_get(root, "extractor_key"));
-    json_object_set_new(out, "extractor", json_string(s ? s : "generic"));
-    free(s);
-    s = extractor_name(json_object_get(root, "extractor_key"));
-    if (s && !strpbrk(s, ":.-")) {
-        /* yt-dlp's keys are class names: "Youtube", "Generic" */
-        json_object_set_new(out, "extractor_key",
-                            json_string(json_string_value(json_object_get(root, "extractor_key"))));
-    } else {
-        json_object_set_new(out, "extractor_key", json_string("Generic"));
-    }
-    free(s);
+    put_extractor(out, root);
     /* no webpage_url: after a failed download yt-dlp would extract that page afresh,
      * past this allowlist (and, for an info file, to a site the file only names) */
     if (get_num(json_object_get(root, "duration"), &d) && d > 0 && d <= MAX_DURATION_S)
         json_object_set_new(out, "duration", num_json(d));
     json_object_set_new(out, "_type", json_string("video"));
 
-    /* a single-format video is its own format: yt-dlp's -J then has no "formats" */
-    in_formats = json_object_get(root, "formats");
-    formats = json_array();
-    if (json_is_array(in_formats) && json_array_size(in_formats)) {
-        json_array_foreach(in_formats, i, f)
-        {
-            json_t *c;
-
-            if (json_array_size(formats) == MAX_FORMATS)
-                break;
-            offered++;
-            c = clean_format(f);
-            if (c)
-                json_array_append_new(formats, c);
-        }
-    } else if (json_object_get(root, "url")) {
-        json_t *c = clean_format(root);
-
-        offered = 1;
-        if (c)
-            json_array_append_new(formats, c);
-    }
+    formats = clean_formats(root, &offered);
     json_object_set_new(out, "formats", formats);
     if (!json_array_size(formats)) {
         rc = vt_err(err, errlen, VT_EINVAL,
                     "no usable format (%zu offered, none over http(s) without DRM)", offered);
         goto out;
     }
-    if (keep_sub) {
-        json_t *track = json_object();
-
-        json_object_set_new(track, "ext", json_string(keep_sub->ext));
-        json_object_set_new(track, "url", json_string(keep_sub->url));
-        if (keep_sub->name)
-            json_object_set_new(track, "name", json_string(keep_sub->name));
-        list = json_object();
-        json_object_set_new(list, keep_sub->lang, json_pack("[o]", track));
-        json_object_set_new(out, keep_sub->automatic ? "automatic_captions" : "subtitles", list);
-    }
+    if (keep_sub)
+        put_sub(out, keep_sub);
     *json = json_dumps(out, JSON_COMPACT | JSON_ENSURE_ASCII);
     if (!*json)
         rc = vt_err(err, errlen, VT_EIO, "cannot write the cleaned info JSON: out of memory");

@@ -589,45 +589,63 @@ static void push(struct vt_vad_segment **v, size_t *n, size_t *cap, unsigned cha
     (*n)++;
 }
 
-size_t vt_vad_segments(const float *probs, size_t n_probs, const struct vt_vad_params *p,
-                       struct vt_vad_segment **out)
+/* The limits of vt_vad_segments, in samples. */
+struct seg_limits {
+    size_t min_silence, min_speech, pad, total, max_speech;
+    size_t split_silence; /* a silence where an over-long segment may be split */
+    float neg;            /* below this probability is silence */
+};
+
+static void seg_limits_init(struct seg_limits *l, size_t n_probs, const struct vt_vad_params *p)
 {
     const size_t rate = VT_VAD_RATE_HZ, win = VT_VAD_WINDOW;
-    size_t min_silence = rate * (size_t)(p->min_silence_ms > 0 ? p->min_silence_ms : 0) / 1000;
-    size_t min_speech = rate * (size_t)(p->min_speech_ms > 0 ? p->min_speech_ms : 0) / 1000;
-    size_t pad = rate * (size_t)(p->speech_pad_ms > 0 ? p->speech_pad_ms : 0) / 1000;
-    size_t total = n_probs * win, max_speech = SIZE_MAX / 2;
-    /* a silence this long is where an over-long segment may be split (Silero's 98 ms) */
-    size_t split_silence = rate * 98 / 1000;
-    float neg = p->threshold - 0.15f < 0.01f ? 0.01f : p->threshold - 0.15f;
-    struct vt_vad_segment *v = NULL;
-    unsigned char *split = NULL;
+
+    l->min_silence = rate * (size_t)(p->min_silence_ms > 0 ? p->min_silence_ms : 0) / 1000;
+    l->min_speech = rate * (size_t)(p->min_speech_ms > 0 ? p->min_speech_ms : 0) / 1000;
+    l->pad = rate * (size_t)(p->speech_pad_ms > 0 ? p->speech_pad_ms : 0) / 1000;
+    l->total = n_probs * win;
+    l->max_speech = SIZE_MAX / 2;
+    /* Silero's 98 ms */
+    l->split_silence = rate * 98 / 1000;
+    l->neg = p->threshold - 0.15f < 0.01f ? 0.01f : p->threshold - 0.15f;
+    if (p->max_speech_s > 0) {
+        double m = rate * p->max_speech_s - (double)win - 2.0 * (double)l->pad;
+
+        if (m > 0 && m < (double)(SIZE_MAX / 2))
+            l->max_speech = (size_t)m;
+    }
+}
+
+/*
+ * Silero's segmentation of the probabilities into *v (*split: which segments end at a
+ * max_speech cut), with hysteresis (speech from threshold, silence below neg), a silence
+ * of min_silence ending a segment and an over-long one cut at its last long silence.
+ */
+static size_t find_segments(const float *probs, size_t n_probs, float threshold,
+                            const struct seg_limits *l, struct vt_vad_segment **v,
+                            unsigned char **split)
+{
+    const size_t win = VT_VAD_WINDOW;
     size_t n = 0, cap = 0, split_cap = 0, temp_end = 0, prev_end = 0, next_start = 0, start = 0;
     int in_speech = 0, have = 0;
 
-    if (p->max_speech_s > 0) {
-        double m = rate * p->max_speech_s - (double)win - 2.0 * (double)pad;
-
-        if (m > 0 && m < (double)(SIZE_MAX / 2))
-            max_speech = (size_t)m;
-    }
     for (size_t i = 0; i < n_probs; i++) {
         float prob = probs[i];
         size_t at = win * i;
 
-        if (prob >= p->threshold && temp_end) {
+        if (prob >= threshold && temp_end) {
             temp_end = 0;
             if (next_start < prev_end)
                 next_start = at;
         }
-        if (prob >= p->threshold && !in_speech) {
+        if (prob >= threshold && !in_speech) {
             in_speech = have = 1;
             start = at;
             continue;
         }
-        if (in_speech && at - start > max_speech) {
+        if (in_speech && at - start > l->max_speech) {
             if (prev_end) {
-                push(&v, &n, &cap, &split, &split_cap, start, prev_end, 1);
+                push(v, &n, &cap, split, &split_cap, start, prev_end, 1);
                 have = 1;
                 if (next_start < prev_end)
                     in_speech = have = 0;
@@ -635,34 +653,39 @@ size_t vt_vad_segments(const float *probs, size_t n_probs, const struct vt_vad_p
                     start = next_start;
                 prev_end = next_start = temp_end = 0;
             } else {
-                push(&v, &n, &cap, &split, &split_cap, start, at, 1);
+                push(v, &n, &cap, split, &split_cap, start, at, 1);
                 prev_end = next_start = temp_end = 0;
                 in_speech = have = 0;
                 continue;
             }
         }
-        if (prob < neg && in_speech) {
+        if (prob < l->neg && in_speech) {
             if (!temp_end)
                 temp_end = at;
-            if (at - temp_end > split_silence)
+            if (at - temp_end > l->split_silence)
                 prev_end = temp_end;
-            if (at - temp_end < min_silence)
+            if (at - temp_end < l->min_silence)
                 continue;
-            if (temp_end - start > min_speech)
-                push(&v, &n, &cap, &split, &split_cap, start, temp_end, 0);
+            if (temp_end - start > l->min_speech)
+                push(v, &n, &cap, split, &split_cap, start, temp_end, 0);
             prev_end = next_start = temp_end = 0;
             in_speech = have = 0;
         }
     }
-    if (have && total - start > min_speech)
-        push(&v, &n, &cap, &split, &split_cap, start, total, 0);
+    if (have && l->total - start > l->min_speech)
+        push(v, &n, &cap, split, &split_cap, start, l->total, 0);
+    return n;
+}
 
-    /*
-     * Merge segments less than 200 ms apart, then drop the short ones. whisper.cpp merges
-     * the pieces of a segment cut at max_speech_s too, undoing the cut; not here.
-     */
+/*
+ * Merge segments less than 200 ms apart, then drop the short ones. whisper.cpp merges
+ * the pieces of a segment cut at max_speech_s too, undoing the cut; not here.
+ */
+static size_t merge_segments(struct vt_vad_segment *v, unsigned char *split, size_t n,
+                             size_t min_speech)
+{
     for (size_t i = 0; i + 1 < n;) {
-        if (!split[i] && v[i + 1].start < v[i].end + rate / 5) {
+        if (!split[i] && v[i + 1].start < v[i].end + VT_VAD_RATE_HZ / 5) {
             v[i].end = v[i + 1].end;
             split[i] = split[i + 1];
             memmove(v + i + 1, v + i + 2, (n - i - 2) * sizeof(*v));
@@ -680,8 +703,12 @@ size_t vt_vad_segments(const float *probs, size_t n_probs, const struct vt_vad_p
             i++;
         }
     }
+    return n;
+}
 
-    /* padding: the full pad where there is room, else half the silence between */
+/* Padding: the full pad where there is room, else half the silence between. */
+static void pad_segments(struct vt_vad_segment *v, size_t n, size_t pad, size_t total)
+{
     for (size_t i = 0; i < n; i++) {
         if (i == 0)
             v[i].start = v[i].start > pad ? v[i].start - pad : 0;
@@ -699,6 +726,20 @@ size_t vt_vad_segments(const float *probs, size_t n_probs, const struct vt_vad_p
             v[i].end = v[i].end + pad < total ? v[i].end + pad : total;
         }
     }
+}
+
+size_t vt_vad_segments(const float *probs, size_t n_probs, const struct vt_vad_params *p,
+                       struct vt_vad_segment **out)
+{
+    struct seg_limits l;
+    struct vt_vad_segment *v = NULL;
+    unsigned char *split = NULL;
+    size_t n;
+
+    seg_limits_init(&l, n_probs, p);
+    n = find_segments(probs, n_probs, p->threshold, &l, &v, &split);
+    n = merge_segments(v, split, n, l.min_speech);
+    pad_segments(v, n, l.pad, l.total);
     free(split);
     if (!n) {
         free(v);

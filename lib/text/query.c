@@ -181,15 +181,167 @@ size_t vt_query_plain_words(const struct vt_query *q, const struct vt_qterm **ou
 
 /* ---- Metaphone ---- */
 
-static void emit(char *out, size_t *o, size_t outlen, char c)
+/* The code being written: out (outlen bytes, room kept for the NUL), o bytes so far. */
+struct mp_out {
+    char *out;
+    size_t o, outlen;
+};
+
+static void emit(struct mp_out *m, char c)
 {
-    if (c && *o + 1 < outlen)
-        out[(*o)++] = c;
+    if (c && m->o + 1 < m->outlen)
+        m->out[m->o++] = c;
 }
 
 static int vowel(char c)
 {
     return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u';
+}
+
+/* The word's initial exceptions (ae, gn, kn, pn, wr, x, wh): where the letters start. */
+static size_t mp_start(const char *w, struct mp_out *m)
+{
+    size_t i = 0;
+
+    if ((w[0] == 'a' && w[1] == 'e') || (w[0] == 'g' && w[1] == 'n') ||
+        (w[0] == 'k' && w[1] == 'n') || (w[0] == 'p' && w[1] == 'n') ||
+        (w[0] == 'w' && w[1] == 'r'))
+        i = 1;
+    if (w[0] == 'x') {
+        emit(m, 's');
+        i = 1;
+    } else if (w[0] == 'w' && w[1] == 'h') {
+        emit(m, 'w');
+        i = 2;
+    }
+    return i;
+}
+
+/*
+ * The letters c, d and g, whose sound depends on the letters after them (soft before
+ * e, i, y; silent in gh and gn). Returns the index of the last letter read.
+ */
+static size_t mp_cdg(const char *w, size_t n, size_t i, struct mp_out *m)
+{
+    char c = w[i], prev = i ? w[i - 1] : 0, next = w[i + 1], next2 = next ? w[i + 2] : 0;
+
+    if (c == 'c') {
+        if (next == 'i' && next2 == 'a')
+            emit(m, 'x');
+        else if (next == 'h') {
+            emit(m, prev == 's' ? 'k' : 'x');
+            i++;
+        } else if (next == 'i' || next == 'e' || next == 'y')
+            emit(m, prev == 's' ? 0 : 's');
+        else
+            emit(m, 'k');
+    } else if (c == 'd') {
+        if (next == 'g' && (next2 == 'e' || next2 == 'y' || next2 == 'i')) {
+            emit(m, 'j');
+            i++;
+        } else
+            emit(m, 't');
+    } else {
+        if (next == 'h' && !(i + 2 >= n || vowel(next2)))
+            return i; /* gh not followed by a vowel: silent */
+        if (next == 'n' && (i + 2 == n || (next2 == 'e' && w[i + 3] == 'd' && i + 4 == n)))
+            return i;
+        if (next == 'i' || next == 'e' || next == 'y')
+            emit(m, 'j');
+        else
+            emit(m, 'k');
+    }
+    return i;
+}
+
+/* The letters p, s and t, which pair with an h (ph, sh, th) or sound x before io, ia. */
+static size_t mp_pst(const char *w, size_t i, struct mp_out *m)
+{
+    char c = w[i], next = w[i + 1], next2 = next ? w[i + 2] : 0;
+
+    if (c == 'p') {
+        if (next == 'h') {
+            emit(m, 'f');
+            i++;
+        } else
+            emit(m, 'p');
+    } else if (c == 's') {
+        if (next == 'h') {
+            emit(m, 'x');
+            i++;
+        } else if (next == 'i' && (next2 == 'o' || next2 == 'a'))
+            emit(m, 'x');
+        else
+            emit(m, 's');
+    } else {
+        if (next == 'i' && (next2 == 'o' || next2 == 'a'))
+            emit(m, 'x');
+        else if (next == 'h') {
+            emit(m, '0');
+            i++;
+        } else if (!(next == 'c' && next2 == 'h'))
+            emit(m, 't');
+    }
+    return i;
+}
+
+/* The code of the letter w[i]; returns the index of the last letter read. */
+static size_t mp_letter(const char *w, size_t n, size_t i, struct mp_out *m)
+{
+    char c = w[i], prev = i ? w[i - 1] : 0, next = w[i + 1];
+
+    switch (c) {
+    case 'a':
+    case 'e':
+    case 'i':
+    case 'o':
+    case 'u':
+        if (i == 0)
+            emit(m, c);
+        break;
+    case 'b':
+        if (!(prev == 'm' && next == 0))
+            emit(m, 'b');
+        break;
+    case 'c':
+    case 'd':
+    case 'g':
+        return mp_cdg(w, n, i, m);
+    case 'h':
+        if (vowel(next) &&
+            !(prev == 'c' || prev == 's' || prev == 'p' || prev == 't' || prev == 'g'))
+            emit(m, 'h');
+        break;
+    case 'k':
+        if (prev != 'c')
+            emit(m, 'k');
+        break;
+    case 'p':
+    case 's':
+    case 't':
+        return mp_pst(w, i, m);
+    case 'q':
+        emit(m, 'k');
+        break;
+    case 'v':
+        emit(m, 'f');
+        break;
+    case 'w':
+    case 'y':
+        if (vowel(next))
+            emit(m, c);
+        break;
+    case 'x':
+        emit(m, 'k');
+        emit(m, 's');
+        break;
+    case 'z':
+        emit(m, 's');
+        break;
+    default: /* f j l m n r */
+        emit(m, c);
+    }
+    return i;
 }
 
 /*
@@ -199,8 +351,9 @@ static int vowel(char c)
  */
 void vt_metaphone(const char *word, char *out, size_t outlen)
 {
+    struct mp_out m = {out, 0, outlen};
     char w[64];
-    size_t n = 0, o = 0;
+    size_t n = 0;
 
     for (const char *p = word; *p && n < sizeof(w) - 1; p++)
         if (isalpha((unsigned char)*p))
@@ -211,123 +364,12 @@ void vt_metaphone(const char *word, char *out, size_t outlen)
     out[0] = '\0';
     if (!n)
         return;
-    size_t i = 0;
-
-    /* initial exceptions */
-    if ((w[0] == 'a' && w[1] == 'e') || (w[0] == 'g' && w[1] == 'n') ||
-        (w[0] == 'k' && w[1] == 'n') || (w[0] == 'p' && w[1] == 'n') ||
-        (w[0] == 'w' && w[1] == 'r'))
-        i = 1;
-    if (w[0] == 'x') {
-        emit(out, &o, outlen, 's');
-        i = 1;
-    } else if (w[0] == 'w' && w[1] == 'h') {
-        emit(out, &o, outlen, 'w');
-        i = 2;
-    }
-    for (; i < n; i++) {
-        char c = w[i], prev = i ? w[i - 1] : 0, next = w[i + 1], next2 = next ? w[i + 2] : 0;
-
-        if (c == prev && c != 'c')
+    for (size_t i = mp_start(w, &m); i < n; i++) {
+        if (i && w[i] == w[i - 1] && w[i] != 'c')
             continue;
-        switch (c) {
-        case 'a':
-        case 'e':
-        case 'i':
-        case 'o':
-        case 'u':
-            if (i == 0)
-                emit(out, &o, outlen, c);
-            break;
-        case 'b':
-            if (!(prev == 'm' && next == 0))
-                emit(out, &o, outlen, 'b');
-            break;
-        case 'c':
-            if (next == 'i' && next2 == 'a')
-                emit(out, &o, outlen, 'x');
-            else if (next == 'h') {
-                emit(out, &o, outlen, prev == 's' ? 'k' : 'x');
-                i++;
-            } else if (next == 'i' || next == 'e' || next == 'y')
-                emit(out, &o, outlen, prev == 's' ? 0 : 's');
-            else
-                emit(out, &o, outlen, 'k');
-            break;
-        case 'd':
-            if (next == 'g' && (next2 == 'e' || next2 == 'y' || next2 == 'i')) {
-                emit(out, &o, outlen, 'j');
-                i++;
-            } else
-                emit(out, &o, outlen, 't');
-            break;
-        case 'g':
-            if (next == 'h' && !(i + 2 >= n || vowel(next2)))
-                break; /* gh not followed by a vowel: silent */
-            if (next == 'n' && (i + 2 == n || (next2 == 'e' && w[i + 3] == 'd' && i + 4 == n)))
-                break;
-            if (next == 'i' || next == 'e' || next == 'y')
-                emit(out, &o, outlen, 'j');
-            else
-                emit(out, &o, outlen, 'k');
-            break;
-        case 'h':
-            if (vowel(next) &&
-                !(prev == 'c' || prev == 's' || prev == 'p' || prev == 't' || prev == 'g'))
-                emit(out, &o, outlen, 'h');
-            break;
-        case 'k':
-            if (prev != 'c')
-                emit(out, &o, outlen, 'k');
-            break;
-        case 'p':
-            if (next == 'h') {
-                emit(out, &o, outlen, 'f');
-                i++;
-            } else
-                emit(out, &o, outlen, 'p');
-            break;
-        case 'q':
-            emit(out, &o, outlen, 'k');
-            break;
-        case 's':
-            if (next == 'h') {
-                emit(out, &o, outlen, 'x');
-                i++;
-            } else if (next == 'i' && (next2 == 'o' || next2 == 'a'))
-                emit(out, &o, outlen, 'x');
-            else
-                emit(out, &o, outlen, 's');
-            break;
-        case 't':
-            if (next == 'i' && (next2 == 'o' || next2 == 'a'))
-                emit(out, &o, outlen, 'x');
-            else if (next == 'h') {
-                emit(out, &o, outlen, '0');
-                i++;
-            } else if (!(next == 'c' && next2 == 'h'))
-                emit(out, &o, outlen, 't');
-            break;
-        case 'v':
-            emit(out, &o, outlen, 'f');
-            break;
-        case 'w':
-        case 'y':
-            if (vowel(next))
-                emit(out, &o, outlen, c);
-            break;
-        case 'x':
-            emit(out, &o, outlen, 'k');
-            emit(out, &o, outlen, 's');
-            break;
-        case 'z':
-            emit(out, &o, outlen, 's');
-            break;
-        default: /* f j l m n r */
-            emit(out, &o, outlen, c);
-        }
+        i = mp_letter(w, n, i, &m);
     }
-    out[o] = '\0';
+    out[m.o] = '\0';
 }
 
 char *vt_query_meaning_text(const struct vt_query *q)

@@ -339,10 +339,95 @@ struct part {
     char err[256];
 };
 
+/*
+ * Open part p's decoder and place it at the part's start (from_t, to_t: the part's bounds in
+ * seconds). Non-zero when the part cannot be scanned: p->rc set, or p->seam_lost.
+ */
+static int part_open(struct part *p, struct decoder *d, double *from_t, double *to_t)
+{
+    p->rc = decoder_open(d, p->path, p->threads, p->err, sizeof(p->err));
+    if (p->rc)
+        return 1;
+    if (d->vidx != p->vidx) {
+        p->rc = vt_err(p->err, sizeof(p->err), VT_EMEDIA, "'%s': video stream changed", p->path);
+        return 1;
+    }
+    if (p->from_pts != AV_NOPTS_VALUE) {
+        *from_t = (double)(p->from_pts - d->start_pts) * d->tb;
+        d->skip_to_pts = p->from_pts;
+        /* the planner's very seek: seeking to the keyframe itself can land after it
+         * where the demuxer searches by decoding timestamps (MPEG-TS) */
+        if (av_seek_frame(d->fmt, d->vidx, p->seek_ts, AVSEEK_FLAG_BACKWARD) < 0) {
+            p->seam_lost = 1;
+            return 1;
+        }
+    }
+    if (p->to_pts != AV_NOPTS_VALUE) {
+        *to_t = (double)(p->to_pts - d->start_pts) * d->tb;
+        d->stop_pts = p->to_pts;
+    }
+    d->dec->skip_frame = AVDISCARD_NONREF;
+    d->dec->skip_loop_filter = AVDISCARD_ALL;
+    return 0;
+}
+
+/*
+ * The features of frame (at t s, grey g) into x, the part's n-th: sharpness, statistics,
+ * grid, and the differences to the frame before and to one VT_SD_LAG_S before (ring_t:
+ * the times of the thumbnails in p->ring).
+ */
+static void frame_features(struct part *p, const struct grey *g, const AVFrame *frame, double t,
+                           size_t n, const double *ring_t, size_t *since_key, struct vt_sd_feat *x)
+{
+    double mad, ch;
+
+    memset(x, 0, sizeof(*x));
+    x->t_s = t;
+    x->key = frame->key_frame || frame->pict_type == AV_PICTURE_TYPE_I;
+    /* keyframes always: they are the cheapest to fetch again in pass 2; counted
+     * from the keyframe, so that parts agree with one pass */
+    *since_key = x->key ? 0 : *since_key + 1;
+    if (*since_key % SHARP_EVERY == 0)
+        x->sharpness = (float)vt_img_laplacian_var(g->buf, g->w, g->h, g->w);
+    thumb_stats(g->th.y, &x->mean, &x->stddev);
+    thumb_grid(&g->th, x->grid);
+    if (n) {
+        size_t k = n - 1, steps = 0;
+
+        thumb_diff(&g->th, &p->ring[(n - 1) % RING_N], &mad, &ch);
+        x->d1 = (float)mad;
+        x->changed = (float)ch;
+        /* the newest thumbnail at least VT_SD_LAG_S old, or the oldest we have */
+        while (k > 0 && steps + 1 < RING_N && ring_t[k % RING_N] > t - VT_SD_LAG_S) {
+            k--;
+            steps++;
+        }
+        thumb_diff(&g->th, &p->ring[k % RING_N], &mad, &ch);
+        x->dlong = (float)mad;
+    }
+}
+
+/* The part has scanned up to t s: the job's progress over all parts (reported when report). */
+static void part_progress(struct part *p, double t, double from_t, int report)
+{
+    struct scan_job *job = p->job;
+    double done = 0;
+
+    if (!(job->claim_s > 0))
+        return;
+    pthread_mutex_lock(&job->mu);
+    p->done_s = t - fmax(0, from_t);
+    for (size_t i = 0; i < job->n_parts; i++)
+        done += job->parts[i].done_s;
+    pthread_mutex_unlock(&job->mu);
+    if (report)
+        set_progress(job->progress, job->user, PASS1_SHARE * fmin(1, done / job->claim_s),
+                     &job->last_p);
+}
+
 /* Pass 1 over one part: features of every analysed frame into p->f. */
 static void scan_part(struct part *p, int report)
 {
-    struct scan_job *job = p->job;
     struct decoder d = {0};
     struct grey g = {0};
     size_t cap = 0;
@@ -352,32 +437,10 @@ static void scan_part(struct part *p, int report)
 
     p->ring = vt_xmalloc(sizeof(*p->ring) * RING_N);
     p->head = vt_xmalloc(sizeof(*p->head) * RING_N);
-    p->rc = decoder_open(&d, p->path, p->threads, p->err, sizeof(p->err));
-    if (p->rc)
+    if (part_open(p, &d, &from_t, &to_t))
         goto out;
-    if (d.vidx != p->vidx) {
-        p->rc = vt_err(p->err, sizeof(p->err), VT_EMEDIA, "'%s': video stream changed", p->path);
-        goto out;
-    }
-    if (p->from_pts != AV_NOPTS_VALUE) {
-        from_t = (double)(p->from_pts - d.start_pts) * d.tb;
-        d.skip_to_pts = p->from_pts;
-        /* the planner's very seek: seeking to the keyframe itself can land after it
-         * where the demuxer searches by decoding timestamps (MPEG-TS) */
-        if (av_seek_frame(d.fmt, d.vidx, p->seek_ts, AVSEEK_FLAG_BACKWARD) < 0) {
-            p->seam_lost = 1;
-            goto out;
-        }
-    }
-    if (p->to_pts != AV_NOPTS_VALUE) {
-        to_t = (double)(p->to_pts - d.start_pts) * d.tb;
-        d.stop_pts = p->to_pts;
-    }
-    d.dec->skip_frame = AVDISCARD_NONREF;
-    d.dec->skip_loop_filter = AVDISCARD_ALL;
     while ((e = next_frame(&d)) > 0) {
-        struct vt_sd_feat *x;
-        double t = frame_time(&d, d.frame, prev_t, p->fps), mad, ch;
+        double t = frame_time(&d, d.frame, prev_t, p->fps);
         size_t n = p->n;
 
         /* before the seam: pictures that lean on the previous part's frames */
@@ -395,31 +458,7 @@ static void scan_part(struct part *p, int report)
             goto out;
         }
         vt_grow((void **)&p->f, &cap, n + 1, sizeof(*p->f));
-        x = &p->f[n];
-        memset(x, 0, sizeof(*x));
-        x->t_s = t;
-        x->key = d.frame->key_frame || d.frame->pict_type == AV_PICTURE_TYPE_I;
-        /* keyframes always: they are the cheapest to fetch again in pass 2; counted
-         * from the keyframe, so that parts agree with one pass */
-        since_key = x->key ? 0 : since_key + 1;
-        if (since_key % SHARP_EVERY == 0)
-            x->sharpness = (float)vt_img_laplacian_var(g.buf, g.w, g.h, g.w);
-        thumb_stats(g.th.y, &x->mean, &x->stddev);
-        thumb_grid(&g.th, x->grid);
-        if (n) {
-            size_t k = n - 1, steps = 0;
-
-            thumb_diff(&g.th, &p->ring[(n - 1) % RING_N], &mad, &ch);
-            x->d1 = (float)mad;
-            x->changed = (float)ch;
-            /* the newest thumbnail at least VT_SD_LAG_S old, or the oldest we have */
-            while (k > 0 && steps + 1 < RING_N && ring_t[k % RING_N] > t - VT_SD_LAG_S) {
-                k--;
-                steps++;
-            }
-            thumb_diff(&g.th, &p->ring[k % RING_N], &mad, &ch);
-            x->dlong = (float)mad;
-        }
+        frame_features(p, &g, d.frame, t, n, ring_t, &since_key, &p->f[n]);
         p->ring[n % RING_N] = g.th;
         ring_t[n % RING_N] = t;
         if (n < RING_N)
@@ -427,18 +466,7 @@ static void scan_part(struct part *p, int report)
         prev_t = t;
         p->n++;
         av_frame_unref(d.frame);
-        if (job->claim_s > 0) {
-            double done = 0;
-
-            pthread_mutex_lock(&job->mu);
-            p->done_s = t - fmax(0, from_t);
-            for (size_t i = 0; i < job->n_parts; i++)
-                done += job->parts[i].done_s;
-            pthread_mutex_unlock(&job->mu);
-            if (report)
-                set_progress(job->progress, job->user, PASS1_SHARE * fmin(1, done / job->claim_s),
-                             &job->last_p);
-        }
+        part_progress(p, t, from_t, report);
     }
     if (d.seam_lost)
         p->seam_lost = 1;
