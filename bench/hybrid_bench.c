@@ -13,6 +13,7 @@
 #include "base/config.h"
 #include "ml/embed.h"
 #include "core/library.h"
+#include "stages/text_embed.h"
 #include "store/store.h"
 #include "base/util.h"
 #include "vidtheque.h"

@@ -9,6 +9,7 @@
 #include "base/config.h"
 #include "visual/keyframe.h"
 #include "core/library.h"
+#include "stages/fetch.h"
 #include "media/media.h"
 #include "visual/ocr.h"
 #include "speech/stt.h"
@@ -133,13 +134,15 @@ const struct vt_stage_def vt_stage_fetch = {
 /* ---- keyframe ---- */
 
 /* Stages that decode the media need it; media not kept after indexing is gone. */
-/* The engines a library keeps between videos; vt_library_close calls this. */
-static void free_engines(struct vt_library *lib)
+/* The engines a library keeps between videos, in its slots: vt_library_close calls these. */
+static void ocr_close(void *ocr)
 {
-    vt_ocr_free(lib->ocr);
-    vt_stt_free(lib->stt);
-    lib->ocr = NULL;
-    lib->stt = NULL;
+    vt_ocr_free(ocr);
+}
+
+static void stt_close(void *stt)
+{
+    vt_stt_free(stt);
 }
 
 static int need_media(struct vt_stage_ctx *c)
@@ -259,19 +262,21 @@ static int ocr_run(struct vt_stage_ctx *c)
 {
     struct ocr_result *r = vt_xcalloc(1, sizeof(*r));
     struct vt_store_frame *frames = NULL;
+    struct vt_ocr *ocr;
     char **paths = NULL;
     size_t n = 0;
     int rc;
 
     c->result = r;
     snprintf(c->model, sizeof(c->model), "tesseract");
-    c->lib->free_engines = free_engines;
-    if (!c->lib->ocr) {
-        c->lib->ocr = vt_ocr_new(0, "eng", c->err, sizeof(c->err));
-        if (!c->lib->ocr)
+    ocr = vt_lib_slot(c->lib, VT_STAGE_OCR);
+    if (!ocr) {
+        ocr = vt_ocr_new(0, "eng", c->err, sizeof(c->err));
+        if (!ocr)
             return VT_ENOTFOUND;
+        vt_lib_slot_set(c->lib, VT_STAGE_OCR, ocr, ocr_close);
     }
-    snprintf(c->model, sizeof(c->model), "%s", vt_ocr_model(c->lib->ocr));
+    snprintf(c->model, sizeof(c->model), "%s", vt_ocr_model(ocr));
     rc = vt_store_frames(c->lib->store, c->video->id, &frames, &n);
     if (rc)
         return vt_err(c->err, sizeof(c->err), rc, "%s", vt_store_errmsg(c->lib->store));
@@ -284,7 +289,7 @@ static int ocr_run(struct vt_stage_ctx *c)
         r->frame_index[r->n++] = frames[i].f.index;
     }
     r->pages = vt_xcalloc(r->n, sizeof(*r->pages));
-    rc = vt_ocr_run(c->lib->ocr, (const char *const *)paths, r->n, r->pages, vt_stage_progress, c,
+    rc = vt_ocr_run(ocr, (const char *const *)paths, r->n, r->pages, vt_stage_progress, c,
                     c->err, sizeof(c->err));
     for (size_t i = 0; i < r->n; i++)
         free(paths[i]);
@@ -417,7 +422,7 @@ static int stt_run_vad(struct vt_stage_ctx *c, struct vt_stt *stt, const struct 
     snprintf(c->model, sizeof(c->model), "%s", vt_stt_model(stt));
     rc = vt_stt_run_file(stt, c->video->source_path, &r->t, vt_stage_progress, c, c->err,
                          sizeof(c->err));
-    /* stt may outlive vad (lib->stt is kept between videos) */
+    /* stt may outlive vad (it is kept between videos, in the handle's slot) */
     vt_stt_set_vad(stt, NULL);
     return rc;
 }
@@ -426,7 +431,7 @@ static int stt_run_vad(struct vt_stage_ctx *c, struct vt_stt *stt, const struct 
  * Speech recognition with the backend the library's config chooses (config.h: stt.backend
  * pocketsphinx, the default, or openai with stt.url, stt.model, stt.api_key). A server's
  * recogniser costs nothing to make and is made per run, with the video's language as a
- * hint; PocketSphinx's decoders are kept in lib->stt between videos.
+ * hint; PocketSphinx's decoders are kept in the handle's slot between videos.
  * VIDTHEQUE_STT_TIMEOUT_S bounds each request to a server (300 s by default).
  */
 static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
@@ -458,7 +463,6 @@ static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
     if (backend && *backend && strcmp(backend, "pocketsphinx"))
         return vt_err(c->err, sizeof(c->err), VT_EINVAL,
                       "stt.backend '%s': not pocketsphinx or openai", backend);
-    c->lib->free_engines = free_engines;
     if (!hints_cfg || strcmp(hints_cfg, "false")) {
         rc = stt_hints_gather(c, &hints);
         if (rc) {
@@ -470,8 +474,7 @@ static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
         struct vt_stt *stt;
 
         /* one set of decoders at a time: the hinted ones know this video's words */
-        vt_stt_free(c->lib->stt);
-        c->lib->stt = NULL;
+        vt_lib_slot_set(c->lib, VT_STAGE_STT, NULL, NULL);
         stt = vt_stt_new_hinted(0, &hints, c->err, sizeof(c->err));
         if (!stt) {
             vt_stt_hints_release(&hints);
@@ -480,18 +483,20 @@ static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
         rc = stt_run_vad(c, stt, vad, r);
         /* no rare word was left: these are plain decoders, kept for the next video */
         if (!hints.n_words)
-            c->lib->stt = stt;
+            vt_lib_slot_set(c->lib, VT_STAGE_STT, stt, stt_close);
         else
             vt_stt_free(stt);
         vt_stt_hints_release(&hints);
         return rc;
     }
-    if (!c->lib->stt) {
-        c->lib->stt = vt_stt_new(0, c->err, sizeof(c->err));
-        if (!c->lib->stt)
+    struct vt_stt *stt = vt_lib_slot(c->lib, VT_STAGE_STT);
+    if (!stt) {
+        stt = vt_stt_new(0, c->err, sizeof(c->err));
+        if (!stt)
             return VT_ENOTFOUND;
+        vt_lib_slot_set(c->lib, VT_STAGE_STT, stt, stt_close);
     }
-    return stt_run_vad(c, c->lib->stt, vad, r);
+    return stt_run_vad(c, stt, vad, r);
 }
 
 /* The config, its VAD, then the recognition. */
