@@ -10,7 +10,7 @@
  *
  * usage: hybrid_bench LIBDIR MODELDIR [QUERIES]
  */
-#include "base/config.h"
+#include "model/stage_config.h"
 #include "ml/embed.h"
 #include "core/library.h"
 #include "stages/text_embed.h"

@@ -7,8 +7,8 @@
 #include "core/library.h"
 
 #include "base/config.h"
-#include "media/media.h"
 #include "base/util.h"
+#include "media/media.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -30,7 +30,6 @@ struct vt_lib_slot {
 /* The slots: one per stage (enum vt_stage_id), then the search's. */
 enum { VT_SLOT_SEARCH = VT_STAGE_COUNT, VT_SLOT_COUNT };
 
-
 struct vt_library {
     char *dir;
     struct vt_store *store;
@@ -49,8 +48,8 @@ struct vt_library {
         void (*released)(void *user, const char *id, const char *stage, int attempts);
         void *user;
     } job;
-    double queue_s;     /* seconds spent claiming and recording stages (not running, not saving) */
-    long fenced;        /* results refused because the stage was taken over */
+    double queue_s; /* seconds spent claiming and recording stages (not running, not saving) */
+    long fenced;    /* results refused because the stage was taken over */
     /* what the rooms above keep between uses: each stage's engine (by its id), and the
      * search's in-memory vector indexes (VT_SLOT_SEARCH) */
     struct vt_lib_slot slots[VT_SLOT_COUNT];

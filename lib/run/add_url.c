@@ -5,11 +5,11 @@
  * the failure as its fetch stage's first attempt (vt_pipeline_record_failure), so that
  * resume retries it. The download itself is the fetch stage's (lib/stages/fetch.c).
  */
-#include "core/library.h"
-#include "stages/fetch.h"
 #include "base/util.h"
+#include "core/library.h"
 #include "source/ytdlp.h"
 #include "source/ytinfo.h"
+#include "stages/fetch.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -82,8 +82,8 @@ static int register_video(struct vt_library *lib, const struct reg *g, const str
     v.list_id = g->list_id;
     rc = vt_pipeline_register(lib, &v);
     if (!rc && g->fail_msg)
-        rc = vt_pipeline_record_failure(lib, v.id, VT_STAGE_FETCH, vt_fetch_ytdlp_version(lib), g->fail_code,
-                                        g->fail_msg, g->fail_started, g->fail_took);
+        rc = vt_pipeline_record_failure(lib, v.id, VT_STAGE_FETCH, vt_fetch_ytdlp_version(lib),
+                                        g->fail_code, g->fail_msg, g->fail_started, g->fail_took);
     if (!rc && g->info) {
         /* written before the commit: a row never points at a missing info file */
         dir = vt_xasprintf("%s/media/%s", lib->dir, v.id);
@@ -260,7 +260,8 @@ int vt_add_info_json(struct vt_library *lib, const char *path, const struct vt_a
         return rc;
     if (!realpath(path, real))
         return vt_lib_fail(lib, VT_ENOTFOUND, "'%s': %s", path, strerror(errno));
-    rc = vt_read_file_capped(real, "info JSON", VT_FETCH_INFO_MAX_BYTES, &data, &len, err, sizeof(err));
+    rc = vt_read_file_capped(real, "info JSON", VT_FETCH_INFO_MAX_BYTES, &data, &len, err,
+                             sizeof(err));
     if (!rc)
         rc = vt_fetch_ytdlp_ask_version(lib, err, sizeof(err));
     if (rc) {
@@ -288,8 +289,8 @@ int vt_update(struct vt_library *lib, vt_added_fn fn, void *user)
         int r;
 
         if (!strcmp(l[i].kind, "info-json")) {
-            r = vt_read_file_capped(l[i].url, "info JSON", VT_FETCH_INFO_MAX_BYTES, &data, &len, err,
-                                    sizeof(err));
+            r = vt_read_file_capped(l[i].url, "info JSON", VT_FETCH_INFO_MAX_BYTES, &data, &len,
+                                    err, sizeof(err));
         } else {
             char *cwd = vt_xasprintf("%s/media/.update-%ld", lib->dir, (long)getpid());
 
@@ -312,4 +313,3 @@ int vt_update(struct vt_library *lib, vt_added_fn fn, void *user)
     return failed ? vt_lib_fail(lib, VT_EIO, "%d of %zu list(s) could not be checked", failed, n)
                   : 0;
 }
-

@@ -4,9 +4,9 @@
  * own check (vt_store_check) comes first. Here rather than in the handle (core/library.c):
  * the frames' names are the keyframe stage's business, which the handle is below.
  */
+#include "base/util.h"
 #include "core/library.h"
 #include "visual/keyframe.h"
-#include "base/util.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -127,4 +127,3 @@ int vt_check(struct vt_library *lib, int *problems)
     *problems = c.problems;
     return 0;
 }
-

@@ -6,16 +6,15 @@
  * chunk, the cue inside it that is nearest to the query; for a frame, its shot. Then
  * vt_search itself: words (search.c), meaning, pictures (visual.c), fused by rank.
  */
-#include "search/search_int.h"
-
-#include "base/config.h"
+#include "base/util.h"
 #include "core/library.h"
 #include "ml/embed.h"
 #include "ml/vindex.h"
+#include "model/stage_config.h"
+#include "search/search_int.h"
 #include "search/vecsearch.h"
 #include "stages/text_embed.h"
 #include "text/query.h"
-#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,12 +299,11 @@ static int meaning_configured(struct vt_library *lib)
     int yes = 0;
 
     if (!vt_config_load(lib->dir, &cf, err, sizeof(err))) {
-        const char *fb = vt_config_get(cf, "frame_embed.backend"),
-                   *joint = vt_config_get(cf, "frame_embed.joint_text");
+        const char *joint = vt_config_get(cf, "frame_embed.joint_text");
         yes = vt_text_embed_configured(cf);
         /* or a frame model that embeds words (vt_search_visual) */
-        yes |= fb && !strcmp(fb, "openai") && joint && strcmp(joint, "0") &&
-               strcmp(joint, "false") && strcmp(joint, "no");
+        yes |= !strcmp(vt_config_backend(cf, VT_STAGE_FRAME_EMBED, NULL), "openai") && joint &&
+               strcmp(joint, "0") && strcmp(joint, "false") && strcmp(joint, "no");
         vt_config_free(cf);
     }
     return yes;

@@ -4,9 +4,9 @@
  */
 #include "search/vecsearch.h"
 
+#include "base/util.h"
 #include "core/library.h"
 #include "store/store.h"
-#include "base/util.h"
 
 #include <jansson.h>
 #include <pthread.h>

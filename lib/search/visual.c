@@ -3,15 +3,14 @@
  * text-image frame model (frame_embed.joint_text): the query embedded by the frame
  * model (stages/frame_embed.h), the nearest pictures of its space (vecsearch.h).
  */
-#include "search/search_int.h"
-
+#include "base/util.h"
 #include "core/library.h"
 #include "ml/imgembed.h"
 #include "ml/vindex.h"
+#include "search/search_int.h"
 #include "search/vecsearch.h"
 #include "stages/frame_embed.h"
 #include "text/query.h"
-#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

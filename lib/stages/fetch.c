@@ -19,10 +19,10 @@
  */
 #include "stages/fetch.h"
 
+#include "base/util.h"
 #include "captions/captions.h"
 #include "core/library.h"
 #include "media/media.h"
-#include "base/util.h"
 #include "source/ytdlp.h"
 #include "source/ytinfo.h"
 
@@ -151,7 +151,7 @@ static int fresh_dir(const char *path, char *err, size_t errlen)
 }
 
 int vt_fetch_ask_info(struct vt_library *lib, const char *url, const char *cwd, int playlist,
-                    char **json, size_t *len, char *err, size_t errlen)
+                      char **json, size_t *len, char *err, size_t errlen)
 {
     const char *args[] = {"--dump-single-json", playlist ? "--flat-playlist" : "--no-playlist",
                           "--", url, NULL};
@@ -382,8 +382,8 @@ int vt_fetch_url_run(struct vt_stage_ctx *c, struct vt_video_rec *meta,
                     "its info JSON was of a live or upcoming stream: add the video's URL once "
                     "the stream has ended");
     } else if (!strcmp(v->source_kind, "info-json") || file_age_ok(info_path, INFO_FRESH_S)) {
-        rc = vt_read_file_capped(info_path, "info JSON", VT_FETCH_INFO_MAX_BYTES, &data, &len, c->err,
-                                 sizeof(c->err));
+        rc = vt_read_file_capped(info_path, "info JSON", VT_FETCH_INFO_MAX_BYTES, &data, &len,
+                                 c->err, sizeof(c->err));
     } else {
         if (!v->source_url) {
             rc = vt_err(c->err, sizeof(c->err), VT_EINVAL, "no URL to fetch");

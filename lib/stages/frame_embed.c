@@ -19,14 +19,14 @@
  */
 #include "stages/frame_embed.h"
 
-#include "base/config.h"
-#include "ml/imgembed.h"
+#include "base/util.h"
+#include "core/library.h"
 #include "media/imgload.h"
 #include "media/imgutil.h"
-#include "visual/keyframe.h"
-#include "core/library.h"
+#include "ml/imgembed.h"
 #include "ml/models.h"
-#include "base/util.h"
+#include "model/stage_config.h"
+#include "visual/keyframe.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -34,8 +34,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EMBED_BATCH 16  /* pictures per call of the backend */
-#define DECODE_MIN  256 /* decode JPEGs at a reduced scale down to this many pixels */
+#define EMBED_BATCH 16 /* pictures per call of the backend */
+
+_Static_assert(VT_CONFIG_BATCH_MAX == VT_IMGEMBED_MAX_BATCH, "frame_embed.batch's check");
+#define DECODE_MIN 256 /* decode JPEGs at a reduced scale down to this many pixels */
 /* The thresholds, chosen on t1200's fixtures (docs/ARCHITECTURE.md, "Frames by likeness"):
  * a picture and its copy at a quarter of the pixels and 200 kb/s differ by 0 bits and
  * have a cosine of 0.996 to 0.998; two slides of one template with other words differ by
@@ -59,7 +61,8 @@ struct fe_conf {
 
 static int read_conf(const struct vt_config *cf, struct fe_conf *c, char *err, size_t errlen)
 {
-    const char *b = vt_config_get(cf, "frame_embed.backend");
+    /* unset: implied by what is set (the key table's rule) */
+    const char *b = vt_config_backend(cf, VT_STAGE_FRAME_EMBED, NULL);
     const char *j = vt_config_get(cf, "frame_embed.joint_text");
 
     memset(c, 0, sizeof(*c));
@@ -68,8 +71,6 @@ static int read_conf(const struct vt_config *cf, struct fe_conf *c, char *err, s
     c->url = vt_config_get(cf, "frame_embed.url");
     c->key = vt_config_get(cf, "frame_embed.api_key");
     c->joint = j && (!strcmp(j, "1") || !strcmp(j, "true") || !strcmp(j, "yes"));
-    if (!b || !*b)
-        b = c->url && *c->url ? "openai" : c->model && *c->model ? "tflite" : "none";
     snprintf(c->backend, sizeof(c->backend), "%s", b);
     if (!strcmp(b, "none"))
         return vt_err(err, errlen, VT_SKIP, "no frame embedding model configured");
@@ -87,7 +88,7 @@ static int read_conf(const struct vt_config *cf, struct fe_conf *c, char *err, s
                *n = vt_config_get(cf, "frame_embed.batch");
     c->timeout_s = t ? strtod(t, NULL) : 0;
     c->batch = n ? (int)strtol(n, NULL, 10) : 0;
-    if (strcmp(b, "tflite") && strcmp(b, "openai"))
+    if (!vt_config_allowed("frame_embed.backend", b))
         return vt_err(err, errlen, VT_EINVAL,
                       "frame_embed.backend '%s' is not tflite, openai or none", b);
     if (!c->model || !*c->model)
@@ -166,7 +167,7 @@ int vt_frame_embed_joint_text(struct vt_library *lib, char *err, size_t errlen)
 }
 
 int vt_frame_embed_open(struct vt_library *lib, struct vt_imgembed **out, char **key, char *err,
-                      size_t errlen)
+                        size_t errlen)
 {
     struct vt_config *cf = NULL;
     struct fe_conf c;
@@ -567,4 +568,3 @@ const struct vt_stage_def vt_stage_frame_embed = {
     .clear = frame_embed_clear,
     .release = frame_embed_release,
 };
-

@@ -3,19 +3,19 @@
  * runs the algorithm (media.c, keyframe.c, ocr.c) and stores its outputs.
  * Which stage follows which is the stage table's business (stage.h), not theirs.
  */
-#include "media/audio.h"
+#include "base/util.h"
 #include "captions/captions.h"
-#include "text/chunk.h"
-#include "base/config.h"
-#include "visual/keyframe.h"
 #include "core/library.h"
-#include "stages/fetch.h"
+#include "media/audio.h"
 #include "media/media.h"
-#include "visual/ocr.h"
+#include "model/stage_config.h"
 #include "speech/stt.h"
 #include "speech/stt_hints.h"
-#include "base/util.h"
 #include "speech/vad.h"
+#include "stages/fetch.h"
+#include "text/chunk.h"
+#include "visual/keyframe.h"
+#include "visual/ocr.h"
 
 #include <dirent.h>
 #include <libavformat/avformat.h>
@@ -289,8 +289,8 @@ static int ocr_run(struct vt_stage_ctx *c)
         r->frame_index[r->n++] = frames[i].f.index;
     }
     r->pages = vt_xcalloc(r->n, sizeof(*r->pages));
-    rc = vt_ocr_run(ocr, (const char *const *)paths, r->n, r->pages, vt_stage_progress, c,
-                    c->err, sizeof(c->err));
+    rc = vt_ocr_run(ocr, (const char *const *)paths, r->n, r->pages, vt_stage_progress, c, c->err,
+                    sizeof(c->err));
     for (size_t i = 0; i < r->n; i++)
         free(paths[i]);
     free(paths);
@@ -438,12 +438,12 @@ static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
                               const struct vt_config *cfg, const struct vt_vad *vad)
 {
     struct vt_stt_hints hints = {0};
-    const char *backend = vt_config_get(cfg, "stt.backend");
+    const char *backend = vt_config_backend(cfg, VT_STAGE_STT, NULL);
     const char *hints_cfg = vt_config_get(cfg, "stt.hints");
     int rc;
 
     r->recognised = 1;
-    if (backend && !strcmp(backend, "openai")) {
+    if (!strcmp(backend, "openai")) {
         const char *tmo = getenv("VIDTHEQUE_STT_TIMEOUT_S");
         struct vt_stt_server_spec spec = {.base_url = vt_config_get(cfg, "stt.url"),
                                           .model = vt_config_get(cfg, "stt.model"),
@@ -460,7 +460,7 @@ static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
         vt_stt_free(stt);
         return rc;
     }
-    if (backend && *backend && strcmp(backend, "pocketsphinx"))
+    if (!vt_config_allowed("stt.backend", backend))
         return vt_err(c->err, sizeof(c->err), VT_EINVAL,
                       "stt.backend '%s': not pocketsphinx or openai", backend);
     if (!hints_cfg || strcmp(hints_cfg, "false")) {

@@ -13,19 +13,19 @@
  */
 #include "stages/text_embed.h"
 
-#include "base/config.h"
-#include "ml/embed.h"
-#include "core/library.h"
-#include "ml/models.h"
 #include "base/util.h"
+#include "core/library.h"
+#include "ml/embed.h"
+#include "ml/models.h"
+#include "model/stage_config.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define EMBED_BATCH     256  /* texts per call of the backend */
-#define SCREEN_TEXT_MIN 3    /* bytes of OCR text worth a vector */
+#define EMBED_BATCH     256 /* texts per call of the backend */
+#define SCREEN_TEXT_MIN 3   /* bytes of OCR text worth a vector */
 
 /* ---- the configured model ---- */
 
@@ -38,18 +38,17 @@ struct te_conf {
  * configured, or VT_EINVAL for a config that cannot work. */
 static int read_conf(const struct vt_config *cf, struct te_conf *c, char *err, size_t errlen)
 {
-    const char *b = vt_config_get(cf, "text_embed.backend");
+    /* unset: implied by what is set (the key table's rule) */
+    const char *b = vt_config_backend(cf, VT_STAGE_TEXT_EMBED, NULL);
 
     memset(c, 0, sizeof(*c));
     c->model = vt_config_get(cf, "text_embed.model");
     c->url = vt_config_get(cf, "text_embed.url");
     c->key = vt_config_get(cf, "text_embed.api_key");
-    if (!b || !*b) /* unset: implied by what is set */
-        b = c->url && *c->url ? "openai" : c->model && *c->model ? "model2vec" : "none";
     snprintf(c->backend, sizeof(c->backend), "%s", b);
     if (!strcmp(b, "none"))
         return vt_err(err, errlen, VT_SKIP, "no text embedding model configured");
-    if (strcmp(b, "model2vec") && strcmp(b, "openai"))
+    if (!vt_config_allowed("text_embed.backend", b))
         return vt_err(err, errlen, VT_EINVAL,
                       "text_embed.backend '%s' is not model2vec, openai or none", b);
     if (!c->model || !*c->model)
@@ -134,7 +133,7 @@ out:
 }
 
 int vt_text_embed_all(struct vt_embed *e, const char *const *texts, size_t n, float *out,
-                     struct vt_stage_ctx *sc, char *err, size_t errlen)
+                      struct vt_stage_ctx *sc, char *err, size_t errlen)
 {
     int dim = vt_embed_dim(e);
 
@@ -281,4 +280,3 @@ const struct vt_stage_def vt_stage_text_embed = {
     .clear = text_embed_clear,
     .release = text_embed_release,
 };
-

@@ -3,7 +3,7 @@
  * Each parses its own options and calls the library; show lives in cmd_show.c.
  */
 #include "cli/cli.h"
-#include "base/config.h"
+#include "model/stage_config.h"
 #include "base/util.h"
 
 #include <getopt.h>
