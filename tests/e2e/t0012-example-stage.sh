@@ -19,7 +19,7 @@ p = sys.argv[1]
 s = open(p).read()
 old = "VT_STAGE_ROWS_OF_DEPS)\n/* clang-format on */"
 assert s.count(old) == 1
-s = s.replace(old, "VT_STAGE_ROWS_OF_DEPS) \\\n    X(WORDCOUNT,   wordcount,   4,      VT_BIT(STT),      0,                0)\n/* clang-format on */")
+s = s.replace(old, "VT_STAGE_ROWS_OF_DEPS) \\\n    X(WORDCOUNT,   wordcount,   4,      VT_BIT(FETCH),    VT_BIT(STT),      0)\n/* clang-format on */")
 open(p, "w").write(s)
 PY
 # 2. the stage's file
