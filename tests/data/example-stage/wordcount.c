@@ -1,8 +1,7 @@
 /*
  * An example stage (not shipped: tests/e2e/t0012-example-stage.sh adds it to a copy of
  * the tree): counts the words of the video's cues once stt has settled (none when it was
- * skipped), and says the
- * count in its provenance. Glue only, like every stage: its inputs from the store, its
+ * skipped), and says the count in its provenance. Glue only, like every stage: its inputs from the store, its
  * result saved by the pipeline in the transaction that marks it done.
  */
 #include "core/library.h"
