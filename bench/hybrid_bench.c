@@ -10,9 +10,10 @@
  *
  * usage: hybrid_bench LIBDIR MODELDIR [QUERIES]
  */
-#include "base/config.h"
+#include "model/stage_config.h"
 #include "ml/embed.h"
 #include "core/library.h"
+#include "stages/text_embed.h"
 #include "store/store.h"
 #include "base/util.h"
 #include "vidtheque.h"

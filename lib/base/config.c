@@ -6,7 +6,6 @@
  */
 #include "base/config.h"
 
-#include "ml/embed.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -17,38 +16,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CONFIG_MAX_BYTES        (64 * 1024)
-#define CONFIG_VALUE_MAX        2048
-#define VT_CONFIG_TIMEOUT_MAX_S 3600 /* a request to a model server */
-
-const char *const vt_config_keys[] = {
-    "text_embed.backend",
-    "text_embed.model",
-    "text_embed.url",
-    "text_embed.api_key",
-    "stt.backend",
-    "stt.model",
-    "stt.url",
-    "stt.api_key",
-    "stt.hints",
-    "stt.vad",
-    "stt.vad_model",
-    "frame_embed.backend",
-    "frame_embed.model",
-    "frame_embed.tensor",
-    "frame_embed.url",
-    "frame_embed.api_key",
-    "frame_embed.joint_text",
-    "frame_embed.api_style",
-    "frame_embed.timeout_s",
-    "frame_embed.batch",
-    "db",
-    NULL,
-};
+#define CONFIG_MAX_BYTES (64 * 1024)
+#define CONFIG_VALUE_MAX 2048
 
 /* A libpq URL as the db key holds it: the scheme, then printable ASCII without spaces
  * (libpq percent-decodes the rest; what it refuses is said when the library opens). */
-static int db_url_ok(const char *v)
+int vt_config_db_url_ok(const char *v)
 {
     if (strncmp(v, "postgresql://", 13) && strncmp(v, "postgres://", 11))
         return 0;
@@ -93,6 +66,7 @@ char *vt_config_db_redact(const char *url)
 
 int vt_config_db_url(const char *lib_dir, char **url, char *err, size_t errlen)
 {
+    static const char *const db_key[] = {"db", NULL}; /* the other keys are not read here */
     const char *env = getenv("VIDTHEQUE_DB");
     struct vt_config *c = NULL;
     const char *v;
@@ -100,64 +74,23 @@ int vt_config_db_url(const char *lib_dir, char **url, char *err, size_t errlen)
 
     *url = NULL;
     if (env && *env) {
-        if (!db_url_ok(env))
+        if (!vt_config_db_url_ok(env))
             return vt_err(err, errlen, VT_EINVAL,
                           "VIDTHEQUE_DB is not a postgresql:// URL (without spaces)");
         *url = vt_xstrdup(env);
         return 0;
     }
-    rc = vt_config_load(lib_dir, &c, err, errlen);
+    rc = vt_config_read(lib_dir, db_key, &c, err, errlen);
     if (rc)
         return rc;
     v = vt_config_get(c, "db");
-    if (v && *v && !db_url_ok(v))
+    if (v && *v && !vt_config_db_url_ok(v))
         rc = vt_err(err, errlen, VT_EINVAL,
                     "'%s/config': db is not a postgresql:// URL (without spaces)", lib_dir);
     else if (v && *v)
         *url = vt_xstrdup(v);
     vt_config_free(c);
     return rc;
-}
-
-int vt_config_check(const char *key, const char *value, char *err, size_t errlen)
-{
-    if (!strcmp(key, "db")) {
-        if (!db_url_ok(value))
-            return vt_err(err, errlen, VT_EINVAL,
-                          "db '%s' is not a postgresql:// or postgres:// URL (without spaces)",
-                          value);
-    } else if (!strcmp(key, "stt.hints")) {
-        if (strcmp(value, "true") && strcmp(value, "false"))
-            return vt_err(err, errlen, VT_EINVAL, "%s '%s' is not true or false", key, value);
-    } else if (!strcmp(key, "stt.vad")) {
-        if (strcmp(value, "energy") && strcmp(value, "silero"))
-            return vt_err(err, errlen, VT_EINVAL, "%s '%s' is not energy or silero", key, value);
-    } else if (!strcmp(key, "stt.vad_model")) {
-        if (!*value)
-            return vt_err(err, errlen, VT_EINVAL, "%s is empty: a path to a ggml file", key);
-    } else if (!strcmp(key, "frame_embed.api_style")) {
-        if (strcmp(value, "openai") && strcmp(value, "jina"))
-            return vt_err(err, errlen, VT_EINVAL, "%s '%s' is not openai or jina", key, value);
-    } else if (!strcmp(key, "frame_embed.timeout_s")) {
-        char *end = NULL;
-        /* decimal digits with one point at most: no sign, exponent, hex, inf or nan */
-        int plain = value[0] >= '0' && value[0] <= '9' && !value[strspn(value, "0123456789.")] &&
-                    (!strchr(value, '.') || strchr(value, '.') == strrchr(value, '.'));
-        double v = plain ? strtod(value, &end) : -1;
-        if (!end || *end || !(v > 0 && v <= VT_CONFIG_TIMEOUT_MAX_S))
-            return vt_err(err, errlen, VT_EINVAL,
-                          "%s '%s' is not a number of seconds above 0 and at most %d", key, value,
-                          VT_CONFIG_TIMEOUT_MAX_S);
-    } else if (!strcmp(key, "frame_embed.batch")) {
-        long v = 0;
-        size_t n = 0;
-        for (; value[n] >= '0' && value[n] <= '9' && n < 4; n++)
-            v = v * 10 + (value[n] - '0');
-        if (!n || value[n] || v < 1 || v > VT_IMGEMBED_MAX_BATCH)
-            return vt_err(err, errlen, VT_EINVAL, "%s '%s' is not a whole number from 1 to %d", key,
-                          value, VT_IMGEMBED_MAX_BATCH);
-    }
-    return 0;
 }
 
 struct config_line {
@@ -167,14 +100,15 @@ struct config_line {
 
 struct vt_config {
     char *path;
+    const char *const *keys; /* the keys known (vt_config_read) */
     struct config_line *lines;
     size_t n, cap;
 };
 
-static int key_known(const char *key)
+static int key_known(const struct vt_config *c, const char *key)
 {
-    for (size_t i = 0; vt_config_keys[i]; i++)
-        if (!strcmp(vt_config_keys[i], key))
+    for (size_t i = 0; c->keys && c->keys[i]; i++)
+        if (!strcmp(c->keys[i], key))
             return 1;
     return 0;
 }
@@ -206,7 +140,7 @@ static void parse_line(struct vt_config *c, char *line)
     if (*t && *t != '#' && *t != ';' && eq) {
         *eq = '\0';
         char *key = trim(t), *value = trim(eq + 1);
-        if (key_known(key)) {
+        if (key_known(c, key)) {
             free(verbatim);
             for (size_t i = 0; i < c->n; i++)
                 if (c->lines[i].key && !strcmp(c->lines[i].key, key)) {
@@ -222,10 +156,12 @@ static void parse_line(struct vt_config *c, char *line)
     free(verbatim);
 }
 
-int vt_config_load(const char *lib_dir, struct vt_config **out, char *err, size_t errlen)
+int vt_config_read(const char *lib_dir, const char *const *keys, struct vt_config **out, char *err,
+                   size_t errlen)
 {
     struct vt_config *c = vt_xcalloc(1, sizeof(*c));
     c->path = vt_xasprintf("%s/config", lib_dir);
+    c->keys = keys;
     *out = NULL;
     char *data = NULL;
     size_t len = 0;
@@ -290,7 +226,7 @@ static int write_config(const struct vt_config *c, char *err, size_t errlen)
 
 int vt_config_set(struct vt_config *c, const char *key, const char *value, char *err, size_t errlen)
 {
-    if (!key_known(key))
+    if (!key_known(c, key))
         return vt_err(err, errlen, VT_EINVAL, "unknown config key '%s' (see 'vidtheque config')",
                       key);
     if (value) {

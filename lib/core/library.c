@@ -7,12 +7,8 @@
 #include "core/library.h"
 
 #include "base/config.h"
-#include "ml/embed.h"
-#include "visual/keyframe.h"
-#include "media/media.h"
-#include "visual/ocr.h"
-#include "speech/stt.h"
 #include "base/util.h"
+#include "media/media.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -318,15 +314,37 @@ void vt_library_close(struct vt_library *lib)
     }
     for (size_t i = 0; i < VT_ARRAY_LEN(lib->docs); i++)
         free(lib->docs[i].json);
-    if (lib->free_engines)
-        lib->free_engines(lib);
-    vt_embed_close(lib->text_embed);
-    free(lib->text_embed_key);
-    vt_meaning_index_free(lib->meaning);
-    free(lib->ytdlp);
+    for (int i = 0; i < VT_SLOT_COUNT; i++)
+        vt_lib_slot_set(lib, i, NULL, NULL);
     vt_store_close(lib->store);
     free(lib->dir);
     free(lib);
+}
+
+void *vt_lib_slot(const struct vt_library *lib, int slot)
+{
+    return slot >= 0 && slot < VT_SLOT_COUNT ? lib->slots[slot].state : NULL;
+}
+
+void vt_lib_slot_set(struct vt_library *lib, int slot, void *state, void (*close)(void *state))
+{
+    struct vt_lib_slot *s;
+
+    if (slot < 0 || slot >= VT_SLOT_COUNT)
+        return;
+    s = &lib->slots[slot];
+    if (s->state && s->state != state && s->close)
+        s->close(s->state);
+    s->state = state;
+    s->close = state ? close : NULL;
+}
+
+void vt_stage_progress(void *ctx, double frac)
+{
+    struct vt_stage_ctx *c = ctx;
+
+    if (c->lib->cb.progress)
+        c->lib->cb.progress(c->lib->cb.user, c->video->id, c->stage, frac);
 }
 
 char *vt_lib_path(const struct vt_library *lib, const char *path)
@@ -400,120 +418,6 @@ int vt_list(struct vt_library *lib, int (*fn)(void *user, const struct vt_video_
     int rc = vt_store_video_each(lib->store, list_one, &c);
 
     return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
-}
-
-struct check_ctx {
-    struct vt_library *lib;
-    int problems;
-    int rc;
-};
-
-/*
- * The small versions of the kept frames (vt_kf_small_name). A video indexed before they
- * were written has none, which is no damage (pages then show the full frames): a note. A
- * video with some has them all, else one was lost: a problem for each missing one.
- */
-static void check_small(struct check_ctx *c, const char *id, const struct vt_store_frame *f,
-                        size_t n)
-{
-    size_t kept = 0, have = 0;
-    char *missing = vt_xcalloc(n ? n : 1, 1);
-
-    for (size_t i = 0; i < n; i++) {
-        char name[PATH_MAX], *p;
-
-        if (!f[i].path)
-            continue;
-        kept++;
-        if (vt_kf_small_name(f[i].path, name, sizeof(name))) {
-            missing[i] = 1;
-            continue;
-        }
-        p = vt_lib_path(c->lib, name);
-        if (access(p, R_OK))
-            missing[i] = 1;
-        else
-            have++;
-        free(p);
-    }
-    if (kept && !have)
-        vt_log(c->lib, VT_LOG_INFO,
-               "%s: no small frame images (indexed before they were written); pages show the "
-               "full frames, `redo --stage keyframe` writes them",
-               id);
-    for (size_t i = 0; have && i < n; i++) {
-        char name[PATH_MAX];
-
-        if (!missing[i])
-            continue;
-        if (vt_kf_small_name(f[i].path, name, sizeof(name)))
-            snprintf(name, sizeof(name), "%s", f[i].path);
-        vt_log(c->lib, VT_LOG_ERROR, "%s: frame #%d: small image '%s' is missing", id, f[i].f.index,
-               name);
-        c->problems++;
-    }
-    free(missing);
-}
-
-static int check_video(void *user, const struct vt_video_rec *v)
-{
-    struct check_ctx *c = user;
-    struct vt_store_frame *f;
-    size_t n;
-
-    if (v->source_path && v->source_kind && strcmp(v->source_kind, "file")) {
-        char *p = vt_lib_path(c->lib, v->source_path);
-
-        if (access(p, R_OK)) {
-            vt_log(c->lib, VT_LOG_ERROR, "%s: the downloaded media '%s' is missing", v->id,
-                   v->source_path);
-            c->problems++;
-        }
-        free(p);
-    }
-    c->rc = vt_store_frames(c->lib->store, v->id, &f, &n);
-    if (c->rc)
-        return 1;
-    for (size_t i = 0; i < n; i++) {
-        char *p;
-
-        if (!f[i].path)
-            continue;
-        p = vt_xasprintf("%s/%s", c->lib->dir, f[i].path);
-        if (access(p, R_OK)) {
-            vt_log(c->lib, VT_LOG_ERROR, "%s: frame #%d: image '%s' is missing", v->id,
-                   f[i].f.index, f[i].path);
-            c->problems++;
-        }
-        free(p);
-    }
-    check_small(c, v->id, f, n);
-    vt_store_frames_free(f, n);
-    return 0;
-}
-
-int vt_check(struct vt_library *lib, int *problems)
-{
-    struct check_ctx c = {lib, 0, 0};
-    int ok, rc = vt_store_check(lib->store, &ok);
-
-    *problems = 0;
-    if (rc)
-        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
-    if (!ok) {
-        vt_log(lib, VT_LOG_ERROR, "%s", vt_store_errmsg(lib->store));
-        c.problems++;
-    } else if (*vt_store_errmsg(lib->store)) {
-        /* sound as far as it could be checked: what was not is said (PostgreSQL without amcheck) */
-        vt_log(lib, VT_LOG_WARN, "%s", vt_store_errmsg(lib->store));
-    }
-    rc = vt_store_video_each(lib->store, check_video, &c);
-    if (!rc)
-        rc = c.rc;
-    if (rc)
-        return vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
-    *problems = c.problems;
-    return 0;
 }
 
 int vt_lib_video(struct vt_library *lib, const char *id, struct vt_video_rec *v)

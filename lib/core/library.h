@@ -14,8 +14,21 @@
 #include "vidtheque.h"
 
 struct vt_chapter;
-struct vt_ocr;
-struct vt_stt;
+
+/*
+ * A slot of the handle: what a stage keeps between videos (its OCR engine, its speech
+ * decoders, its embedding model, its downloader's settings), or the search its indexes.
+ * The owner fills it on first use with the function that closes it, so the handle knows
+ * no engine: vt_library_close calls close, and a binary that runs no stage (the
+ * Makefile's front binary, docs/ARCHITECTURE.md) links and loads none of them.
+ */
+struct vt_lib_slot {
+    void *state;
+    void (*close)(void *state);
+};
+
+/* The slots: one per stage (enum vt_stage_id), then the search's. */
+enum { VT_SLOT_SEARCH = VT_STAGE_COUNT, VT_SLOT_COUNT };
 
 struct vt_library {
     char *dir;
@@ -35,26 +48,11 @@ struct vt_library {
         void (*released)(void *user, const char *id, const char *stage, int attempts);
         void *user;
     } job;
-    double queue_s;     /* seconds spent claiming and recording stages (not running, not saving) */
-    long fenced;        /* results refused because the stage was taken over */
-    struct vt_ocr *ocr; /* engines created on first use, reused for every video */
-    struct vt_stt *stt;
-    /*
-     * Frees ocr and stt; set by the stages that create them, so that a command that runs
-     * no stage links (and loads) neither Tesseract nor PocketSphinx (the Makefile's front
-     * binary, docs/ARCHITECTURE.md).
-     */
-    void (*free_engines)(struct vt_library *lib);
-    /* the text embedding model of the config and the key of what it was opened for
-     * (text_embed.c), and the in-memory index of its vectors */
-    struct vt_embed *text_embed;
-    char *text_embed_key;
-    struct vt_meaning_index *meaning;
-    /* fetching URLs: the yt-dlp program, its version (asked once), caps per download */
-    char *ytdlp;
-    char ytdlp_version[64];
-    double fetch_max_time_s;
-    int64_t fetch_max_bytes;
+    double queue_s; /* seconds spent claiming and recording stages (not running, not saving) */
+    long fenced;    /* results refused because the stage was taken over */
+    /* what the rooms above keep between uses: each stage's engine (by its id), and the
+     * search's in-memory vector indexes (VT_SLOT_SEARCH) */
+    struct vt_lib_slot slots[VT_SLOT_COUNT];
     /* the last exported documents, valid while the database version is unchanged:
      * a web server thread answers the same few pages over and over */
     struct {
@@ -87,6 +85,12 @@ int vt_lib_owner_dead(struct vt_library *lib, const char *owner);
 /* Remove lock files nobody holds (owners killed between two stages leave them);
  * best effort, in passing. */
 void vt_lib_owner_locks_sweep(struct vt_library *lib);
+
+/* What slot (a stage id or VT_SLOT_SEARCH) holds; NULL when empty. */
+void *vt_lib_slot(const struct vt_library *lib, int slot);
+/* Put state in slot, with the function that closes it (called by vt_library_close);
+ * what the slot held before is closed first (unless it is state itself). */
+void vt_lib_slot_set(struct vt_library *lib, int slot, void *state, void (*close)(void *state));
 
 /* Record a message for vt_errmsg and return code. */
 int vt_lib_fail(struct vt_library *lib, int code, const char *fmt, ...)
@@ -125,50 +129,13 @@ struct vt_stage_def {
     void (*indexed)(struct vt_library *lib, const struct vt_video_rec *v);
 };
 
-/* text_embed.c: the configured text embedding model, opened once per handle: 0,
- * VT_SKIP when none is configured, or an error; one line in err. */
-struct vt_embed;
-struct vt_query;
-struct vt_meaning_index;
-int vt_lib_text_embed(struct vt_library *lib, struct vt_embed **out, char *err, size_t errlen);
-void vt_meaning_index_free(struct vt_meaning_index *mi);
-/* The moments nearest to q's words by meaning, best first (score: the cosine), at most
- * limit, with opts' filters; matched is VT_MATCH_MEANING. */
-int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
-                      const struct vt_search_opts *opts, int limit, struct vt_hit **hits,
-                      size_t *n_hits, char *err, size_t errlen);
-/* search.c: the words typed, through the full-text index (vt_search's words mode). */
-int vt_search_words(struct vt_library *lib, const char *query, size_t query_len,
-                    const struct vt_search_opts *opts, struct vt_hit **hits, size_t *n,
-                    struct vt_search_info *info);
-/* frame_embed.c: the frames whose pictures are nearest to q's words, for a joint
- * text-image frame model (source "visual", matched VT_MATCH_VISUAL); VT_SKIP when the
- * configured frame model embeds no text (or none is configured). */
-int vt_search_visual(struct vt_library *lib, const struct vt_query *q,
-                     const struct vt_search_opts *opts, int limit, struct vt_hit **hits,
-                     size_t *n_hits, char *err, size_t errlen);
-/* Fuse ranked word hits and meaning hits by reciprocal rank into *out (at most limit),
- * taking ownership of both lists. */
-void vt_hits_fuse(struct vt_hit *words, size_t n_words, struct vt_hit *meaning, size_t n_meaning,
-                  size_t limit, struct vt_hit **out, size_t *n_out);
-/* Add a third ranked list (extra, whose hits say flag) to fused hits *list (their score the
- * rank fusion's), by the same rule; sorted again, at most limit. Takes extra. */
-void vt_hits_fuse_more(struct vt_hit **list, size_t *n, struct vt_hit *extra, size_t n_extra,
-                       size_t limit);
-
-/* fetch.c: the fetch stage's work for a video from a URL (run: download, learn
- * the metadata; save: store it), and what follows indexing (drop media not kept). */
-struct vt_stage_ctx;
-int vt_fetch_url_run(struct vt_stage_ctx *c, struct vt_video_rec *meta,
-                     struct vt_chapter **chapters, size_t *n_chapters);
-void vt_fetch_after_index(struct vt_library *lib, const struct vt_video_rec *v);
-
 #define VT_STAGE_X(ID, name, retries, deps, after, flags)                                          \
     extern const struct vt_stage_def vt_stage_##name;
 VT_STAGE_LIST(VT_STAGE_X)
 #undef VT_STAGE_X
 
-/* Report progress of the running stage through the library's callback. */
+/* Report progress of the running stage (a struct vt_stage_ctx) through the library's
+ * callback. */
 void vt_stage_progress(void *ctx, double frac);
 
 /*

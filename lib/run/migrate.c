@@ -8,7 +8,7 @@
  */
 #include "run/migrate.h"
 
-#include "base/config.h"
+#include "model/stage_config.h"
 #include "core/library.h"
 #include "store/store_copy.h"
 #include "base/util.h"

@@ -247,14 +247,6 @@ int vt_pipeline_record_failure(struct vt_library *lib, const char *id, enum vt_s
     return rc;
 }
 
-void vt_stage_progress(void *ctx, double frac)
-{
-    struct vt_stage_ctx *c = ctx;
-
-    if (c->lib->cb.progress)
-        c->lib->cb.progress(c->lib->cb.user, c->video->id, c->stage, frac);
-}
-
 /*
  * For the kill tests: VIDTHEQUE_TEST_STOP_AT=STAGE:claimed (or :saved) stops the
  * process (SIGSTOP) right after that commit, so a test can SIGKILL it at exactly that

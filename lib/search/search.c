@@ -20,9 +20,10 @@
  * the matched words from the query's own words, so marking costs nothing per index size.
  * No backend syntax is written here.
  */
-#include "core/library.h"
-#include "text/query.h"
 #include "base/util.h"
+#include "core/library.h"
+#include "search/search_int.h"
+#include "text/query.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -4,9 +4,9 @@
  */
 #include "search/vecsearch.h"
 
+#include "base/util.h"
 #include "core/library.h"
 #include "store/store.h"
-#include "base/util.h"
 
 #include <jansson.h>
 #include <pthread.h>
@@ -56,8 +56,11 @@ static void shared_put(struct shared_index *sh)
     free(sh);
 }
 
-void vt_meaning_index_free(struct vt_meaning_index *mi)
+/* The handle's slot's close (VT_SLOT_SEARCH, the list's head): its uses all dropped. */
+static void meaning_index_free(void *state)
 {
+    struct vt_meaning_index *mi = state;
+
     pthread_mutex_lock(&shared_lock);
     while (mi) {
         struct vt_meaning_index *next = mi->next;
@@ -123,7 +126,7 @@ int vt_vecsearch_nearest(struct vt_library *lib, const char *space, int dim, con
     if (dim <= 0)
         return vt_err(err, errlen, VT_EINVAL, "vectors of dimension %d", dim);
     pthread_mutex_lock(&shared_lock);
-    for (mi = lib->meaning; mi; mi = mi->next)
+    for (mi = vt_lib_slot(lib, VT_SLOT_SEARCH); mi; mi = mi->next)
         if (!strcmp(mi->sh->key, key) && mi->sh->dim == dim)
             break;
     if (!mi) {
@@ -143,8 +146,9 @@ int vt_vecsearch_nearest(struct vt_library *lib, const char *space, int dim, con
         mi = vt_xcalloc(1, sizeof(*mi));
         mi->sh = sh;
         mi->version = -1;
-        mi->next = lib->meaning;
-        lib->meaning = mi;
+        mi->next = vt_lib_slot(lib, VT_SLOT_SEARCH);
+        lib->slots[VT_SLOT_SEARCH].state = mi; /* a new head: the list is not closed */
+        lib->slots[VT_SLOT_SEARCH].close = meaning_index_free;
     }
     if (!mi->sh->ix) {
         rc = vt_err(err, errlen, VT_EIO, "no memory for an index of dimension %d", dim);

@@ -6,8 +6,8 @@
  * The in-memory index of one vector space (vindex.h) is shared by every library handle
  * of the process that opened the same library directory, loaded on first use and
  * brought up to date when the database changed. A handle keeps its uses of the indexes
- * in lib->meaning (freed by vt_meaning_index_free). Only sqlite3 and the index are
- * needed: a front command (src/cli/vidtheque.c) can search without any model.
+ * in its slot VT_SLOT_SEARCH (library.h), closed with the handle. Only sqlite3 and the
+ * index are needed: a front command (src/cli/vidtheque.c) can search without any model.
  */
 #ifndef VT_VECSEARCH_H
 #define VT_VECSEARCH_H

@@ -1,6 +1,6 @@
 /*
  * What was shown, by likeness: the frame_embed stage and the same-footage pass that
- * follows it.
+ * follows it (the search of pictures by words is lib/search/visual.c's).
  *
  * Which image model embeds is the library's config (config.h: frame_embed.backend,
  * .model, .tensor, .url, .api_key, .joint_text, .api_style, .timeout_s, .batch; a pulled
@@ -19,16 +19,14 @@
  */
 #include "stages/frame_embed.h"
 
-#include "base/config.h"
-#include "ml/embed.h"
+#include "base/util.h"
+#include "core/library.h"
 #include "media/imgload.h"
 #include "media/imgutil.h"
-#include "visual/keyframe.h"
-#include "core/library.h"
+#include "ml/embed.h"
 #include "ml/models.h"
-#include "text/query.h"
-#include "base/util.h"
-#include "search/vecsearch.h"
+#include "model/stage_config.h"
+#include "visual/keyframe.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -36,8 +34,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EMBED_BATCH 16  /* pictures per call of the backend */
-#define DECODE_MIN  256 /* decode JPEGs at a reduced scale down to this many pixels */
+#define EMBED_BATCH 16 /* pictures per call of the backend */
+
+_Static_assert(VT_CONFIG_BATCH_MAX == VT_IMGEMBED_MAX_BATCH, "frame_embed.batch's check");
+#define DECODE_MIN 256 /* decode JPEGs at a reduced scale down to this many pixels */
 /* The thresholds, chosen on t1200's fixtures (docs/ARCHITECTURE.md, "Frames by likeness"):
  * a picture and its copy at a quarter of the pixels and 200 kb/s differ by 0 bits and
  * have a cosine of 0.996 to 0.998; two slides of one template with other words differ by
@@ -61,7 +61,8 @@ struct fe_conf {
 
 static int read_conf(const struct vt_config *cf, struct fe_conf *c, char *err, size_t errlen)
 {
-    const char *b = vt_config_get(cf, "frame_embed.backend");
+    /* unset: implied by what is set (the key table's rule) */
+    const char *b = vt_config_backend(cf, VT_STAGE_FRAME_EMBED, NULL);
     const char *j = vt_config_get(cf, "frame_embed.joint_text");
 
     memset(c, 0, sizeof(*c));
@@ -70,8 +71,6 @@ static int read_conf(const struct vt_config *cf, struct fe_conf *c, char *err, s
     c->url = vt_config_get(cf, "frame_embed.url");
     c->key = vt_config_get(cf, "frame_embed.api_key");
     c->joint = j && (!strcmp(j, "1") || !strcmp(j, "true") || !strcmp(j, "yes"));
-    if (!b || !*b)
-        b = c->url && *c->url ? "openai" : c->model && *c->model ? "tflite" : "none";
     snprintf(c->backend, sizeof(c->backend), "%s", b);
     if (!strcmp(b, "none"))
         return vt_err(err, errlen, VT_SKIP, "no frame embedding model configured");
@@ -89,7 +88,7 @@ static int read_conf(const struct vt_config *cf, struct fe_conf *c, char *err, s
                *n = vt_config_get(cf, "frame_embed.batch");
     c->timeout_s = t ? strtod(t, NULL) : 0;
     c->batch = n ? (int)strtol(n, NULL, 10) : 0;
-    if (strcmp(b, "tflite") && strcmp(b, "openai"))
+    if (!vt_config_allowed("frame_embed.backend", b))
         return vt_err(err, errlen, VT_EINVAL,
                       "frame_embed.backend '%s' is not tflite, openai or none", b);
     if (!c->model || !*c->model)
@@ -134,7 +133,7 @@ static void cache_drop(void)
     pthread_mutex_unlock(&cache_lock);
 }
 
-static void cache_give(const char *key, struct vt_embed *e)
+void vt_frame_embed_give(const char *key, struct vt_embed *e)
 {
     static int registered;
     struct vt_embed *old = NULL;
@@ -152,9 +151,23 @@ static void cache_give(const char *key, struct vt_embed *e)
     free(oldkey);
 }
 
-/* Open (or take from the cache) the configured model; *key gets the cache key. */
-static int open_model(struct vt_library *lib, struct vt_embed **out, char **key, char *err,
-                      size_t errlen)
+int vt_frame_embed_joint_text(struct vt_library *lib, char *err, size_t errlen)
+{
+    struct vt_config *cf = NULL;
+    struct fe_conf c;
+    int rc = vt_config_load(lib->dir, &cf, err, errlen);
+
+    if (!rc) {
+        rc = read_conf(cf, &c, err, errlen);
+        if (!rc && !c.joint)
+            rc = vt_err(err, errlen, VT_SKIP, "the frame model embeds no text");
+        vt_config_free(cf);
+    }
+    return rc;
+}
+
+int vt_frame_embed_open(struct vt_library *lib, struct vt_embed **out, char **key, char *err,
+                        size_t errlen)
 {
     struct vt_config *cf = NULL;
     struct fe_conf c;
@@ -450,7 +463,7 @@ static int frame_embed_run(struct vt_stage_ctx *c)
 
     c->result = r;
     snprintf(c->model, sizeof(c->model), "none");
-    rc = open_model(c->lib, &e, &key, c->err, sizeof(c->err));
+    rc = vt_frame_embed_open(c->lib, &e, &key, c->err, sizeof(c->err));
     if (rc)
         return rc;
     snprintf(c->model, sizeof(c->model), "%s", vt_embed_model(e));
@@ -514,7 +527,7 @@ static int frame_embed_run(struct vt_stage_ctx *c)
     snprintf(c->model + len, sizeof(c->model) - len, "; %zu frame(s)", r->n);
 out:
     if (e)
-        cache_give(key, e);
+        vt_frame_embed_give(key, e);
     free(key);
     free(mine);
     vt_store_frames_free(frames, n_frames);
@@ -556,119 +569,3 @@ const struct vt_stage_def vt_stage_frame_embed = {
     .clear = frame_embed_clear,
     .release = frame_embed_release,
 };
-
-/* ---- text to image: what frames show, found by the words of a search ---- */
-
-/* The text read on a frame, lines joined by spaces (a hit's text); "" when none. */
-static char *frame_words(struct vt_library *lib, const char *id, int frame)
-{
-    struct vt_store_frame *f = NULL;
-    size_t n = 0;
-    struct vt_sb sb = {0};
-
-    vt_sb_adds(&sb, "");
-    if (!vt_store_frames_range(lib->store, id, frame, frame + 1, &f, &n) && n)
-        for (size_t i = 0; i < f[0].ocr.n_lines; i++) {
-            if (f[0].ocr.lines[i].noise)
-                continue;
-            if (sb.len)
-                vt_sb_addc(&sb, ' ');
-            vt_sb_adds(&sb, f[0].ocr.lines[i].text);
-        }
-    vt_store_frames_free(f, n);
-    return vt_sb_detach(&sb);
-}
-
-int vt_search_visual(struct vt_library *lib, const struct vt_query *q,
-                     const struct vt_search_opts *opts, int limit, struct vt_hit **hits,
-                     size_t *n_hits, char *err, size_t errlen)
-{
-    struct vt_config *cf = NULL;
-    struct fe_conf c;
-    struct vt_embed *e = NULL;
-    char *key = NULL, *text = NULL;
-    float *qv = NULL;
-    struct vt_vhit *vh = NULL;
-    struct vt_hit *out = NULL;
-    size_t n = 0, cap = 0, m = 0;
-    const char *video = opts && opts->video ? opts->video : q->video;
-    const char *source = opts && opts->source ? opts->source : q->source;
-    int rc;
-
-    *hits = NULL;
-    *n_hits = 0;
-    /* only a joint text-image model answers words with pictures */
-    rc = vt_config_load(lib->dir, &cf, err, errlen);
-    if (!rc) {
-        rc = read_conf(cf, &c, err, errlen);
-        if (!rc && !c.joint)
-            rc = vt_err(err, errlen, VT_SKIP, "the frame model embeds no text");
-        vt_config_free(cf);
-    }
-    if (rc)
-        return rc;
-    if (*source && strcmp(source, "visual"))
-        return 0;
-    text = vt_query_meaning_text(q);
-    if (!*text)
-        goto out;
-    rc = open_model(lib, &e, &key, err, errlen);
-    if (rc)
-        goto out;
-    int dim = vt_embed_dim(e);
-    qv = vt_xmalloc(sizeof(float) * (size_t)dim);
-    rc = vt_embed_texts(e, (const char *const *)&text, 1, qv, err, errlen);
-    char *space = vt_xstrdup(vt_embed_id(e));
-    cache_give(key, e); /* keeps a copy of key */
-    free(key);
-    if (rc) {
-        free(space);
-        goto out;
-    }
-    size_t k = (size_t)limit * (*video ? 20 : 2) + 10;
-    vh = vt_xcalloc(k, sizeof(*vh));
-    rc = vt_vecsearch_nearest(lib, space, dim, qv, k, NULL, NULL, vh, &m, err, errlen);
-    free(space);
-    for (size_t i = 0; !rc && i < m && n < (size_t)limit; i++) {
-        struct vt_vec_where w;
-        int r = vt_store_vector_get(lib->store, vh[i].key, &w);
-        if (r == VT_ENOTFOUND || (!r && w.kind != VT_VEC_VISUAL))
-            continue;
-        if (r) {
-            rc = vt_err(err, errlen, r, "%s", vt_store_errmsg(lib->store));
-            break;
-        }
-        if (*video && strcmp(video, w.video_id))
-            continue;
-        vt_grow((void **)&out, &cap, n + 1, sizeof(*out));
-        struct vt_hit *h = &out[n++];
-        memset(h, 0, sizeof(*h));
-        snprintf(h->video_id, sizeof(h->video_id), "%s", w.video_id);
-        snprintf(h->source, sizeof(h->source), "visual");
-        h->start_s = w.start_s;
-        h->end_s = w.end_s;
-        h->ref = w.ref;
-        h->text = frame_words(lib, w.video_id, w.ref);
-        struct vt_video_rec v;
-        memset(&v, 0, sizeof(v));
-        h->title = vt_xstrdup("");
-        if (!vt_store_video_get(lib->store, w.video_id, &v)) {
-            free(h->title);
-            h->title = vt_xstrdup(v.title ? v.title : "");
-            vt_video_rec_release(&v);
-        }
-        h->score = vh[i].score;
-        h->matched = VT_MATCH_VISUAL;
-    }
-out:
-    free(vh);
-    free(qv);
-    free(text);
-    if (rc) {
-        vt_hits_free(out, n);
-        return rc;
-    }
-    *hits = out;
-    *n_hits = n;
-    return 0;
-}

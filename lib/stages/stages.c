@@ -3,18 +3,19 @@
  * runs the algorithm (media.c, keyframe.c, ocr.c) and stores its outputs.
  * Which stage follows which is the stage table's business (stage.h), not theirs.
  */
-#include "media/audio.h"
+#include "base/util.h"
 #include "captions/captions.h"
-#include "text/chunk.h"
-#include "base/config.h"
-#include "visual/keyframe.h"
 #include "core/library.h"
+#include "media/audio.h"
 #include "media/media.h"
-#include "visual/ocr.h"
+#include "model/stage_config.h"
 #include "speech/stt.h"
 #include "speech/stt_hints.h"
-#include "base/util.h"
 #include "speech/vad.h"
+#include "stages/fetch.h"
+#include "text/chunk.h"
+#include "visual/keyframe.h"
+#include "visual/ocr.h"
 
 #include <dirent.h>
 #include <libavformat/avformat.h>
@@ -133,13 +134,15 @@ const struct vt_stage_def vt_stage_fetch = {
 /* ---- keyframe ---- */
 
 /* Stages that decode the media need it; media not kept after indexing is gone. */
-/* The engines a library keeps between videos; vt_library_close calls this. */
-static void free_engines(struct vt_library *lib)
+/* The engines a library keeps between videos, in its slots: vt_library_close calls these. */
+static void ocr_close(void *ocr)
 {
-    vt_ocr_free(lib->ocr);
-    vt_stt_free(lib->stt);
-    lib->ocr = NULL;
-    lib->stt = NULL;
+    vt_ocr_free(ocr);
+}
+
+static void stt_close(void *stt)
+{
+    vt_stt_free(stt);
 }
 
 static int need_media(struct vt_stage_ctx *c)
@@ -259,19 +262,21 @@ static int ocr_run(struct vt_stage_ctx *c)
 {
     struct ocr_result *r = vt_xcalloc(1, sizeof(*r));
     struct vt_store_frame *frames = NULL;
+    struct vt_ocr *ocr;
     char **paths = NULL;
     size_t n = 0;
     int rc;
 
     c->result = r;
     snprintf(c->model, sizeof(c->model), "tesseract");
-    c->lib->free_engines = free_engines;
-    if (!c->lib->ocr) {
-        c->lib->ocr = vt_ocr_new(0, "eng", c->err, sizeof(c->err));
-        if (!c->lib->ocr)
+    ocr = vt_lib_slot(c->lib, VT_STAGE_OCR);
+    if (!ocr) {
+        ocr = vt_ocr_new(0, "eng", c->err, sizeof(c->err));
+        if (!ocr)
             return VT_ENOTFOUND;
+        vt_lib_slot_set(c->lib, VT_STAGE_OCR, ocr, ocr_close);
     }
-    snprintf(c->model, sizeof(c->model), "%s", vt_ocr_model(c->lib->ocr));
+    snprintf(c->model, sizeof(c->model), "%s", vt_ocr_model(ocr));
     rc = vt_store_frames(c->lib->store, c->video->id, &frames, &n);
     if (rc)
         return vt_err(c->err, sizeof(c->err), rc, "%s", vt_store_errmsg(c->lib->store));
@@ -284,8 +289,8 @@ static int ocr_run(struct vt_stage_ctx *c)
         r->frame_index[r->n++] = frames[i].f.index;
     }
     r->pages = vt_xcalloc(r->n, sizeof(*r->pages));
-    rc = vt_ocr_run(c->lib->ocr, (const char *const *)paths, r->n, r->pages, vt_stage_progress, c,
-                    c->err, sizeof(c->err));
+    rc = vt_ocr_run(ocr, (const char *const *)paths, r->n, r->pages, vt_stage_progress, c, c->err,
+                    sizeof(c->err));
     for (size_t i = 0; i < r->n; i++)
         free(paths[i]);
     free(paths);
@@ -417,7 +422,7 @@ static int stt_run_vad(struct vt_stage_ctx *c, struct vt_stt *stt, const struct 
     snprintf(c->model, sizeof(c->model), "%s", vt_stt_model(stt));
     rc = vt_stt_run_file(stt, c->video->source_path, &r->t, vt_stage_progress, c, c->err,
                          sizeof(c->err));
-    /* stt may outlive vad (lib->stt is kept between videos) */
+    /* stt may outlive vad (it is kept between videos, in the handle's slot) */
     vt_stt_set_vad(stt, NULL);
     return rc;
 }
@@ -426,19 +431,19 @@ static int stt_run_vad(struct vt_stage_ctx *c, struct vt_stt *stt, const struct 
  * Speech recognition with the backend the library's config chooses (config.h: stt.backend
  * pocketsphinx, the default, or openai with stt.url, stt.model, stt.api_key). A server's
  * recogniser costs nothing to make and is made per run, with the video's language as a
- * hint; PocketSphinx's decoders are kept in lib->stt between videos.
+ * hint; PocketSphinx's decoders are kept in the handle's slot between videos.
  * VIDTHEQUE_STT_TIMEOUT_S bounds each request to a server (300 s by default).
  */
 static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
                               const struct vt_config *cfg, const struct vt_vad *vad)
 {
     struct vt_stt_hints hints = {0};
-    const char *backend = vt_config_get(cfg, "stt.backend");
+    const char *backend = vt_config_backend(cfg, VT_STAGE_STT, NULL);
     const char *hints_cfg = vt_config_get(cfg, "stt.hints");
     int rc;
 
     r->recognised = 1;
-    if (backend && !strcmp(backend, "openai")) {
+    if (!strcmp(backend, "openai")) {
         const char *tmo = getenv("VIDTHEQUE_STT_TIMEOUT_S");
         struct vt_stt_server_spec spec = {.base_url = vt_config_get(cfg, "stt.url"),
                                           .model = vt_config_get(cfg, "stt.model"),
@@ -455,10 +460,9 @@ static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
         vt_stt_free(stt);
         return rc;
     }
-    if (backend && *backend && strcmp(backend, "pocketsphinx"))
+    if (!vt_config_allowed("stt.backend", backend))
         return vt_err(c->err, sizeof(c->err), VT_EINVAL,
                       "stt.backend '%s': not pocketsphinx or openai", backend);
-    c->lib->free_engines = free_engines;
     if (!hints_cfg || strcmp(hints_cfg, "false")) {
         rc = stt_hints_gather(c, &hints);
         if (rc) {
@@ -470,8 +474,7 @@ static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
         struct vt_stt *stt;
 
         /* one set of decoders at a time: the hinted ones know this video's words */
-        vt_stt_free(c->lib->stt);
-        c->lib->stt = NULL;
+        vt_lib_slot_set(c->lib, VT_STAGE_STT, NULL, NULL);
         stt = vt_stt_new_hinted(0, &hints, c->err, sizeof(c->err));
         if (!stt) {
             vt_stt_hints_release(&hints);
@@ -480,18 +483,20 @@ static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
         rc = stt_run_vad(c, stt, vad, r);
         /* no rare word was left: these are plain decoders, kept for the next video */
         if (!hints.n_words)
-            c->lib->stt = stt;
+            vt_lib_slot_set(c->lib, VT_STAGE_STT, stt, stt_close);
         else
             vt_stt_free(stt);
         vt_stt_hints_release(&hints);
         return rc;
     }
-    if (!c->lib->stt) {
-        c->lib->stt = vt_stt_new(0, c->err, sizeof(c->err));
-        if (!c->lib->stt)
+    struct vt_stt *stt = vt_lib_slot(c->lib, VT_STAGE_STT);
+    if (!stt) {
+        stt = vt_stt_new(0, c->err, sizeof(c->err));
+        if (!stt)
             return VT_ENOTFOUND;
+        vt_lib_slot_set(c->lib, VT_STAGE_STT, stt, stt_close);
     }
-    return stt_run_vad(c, c->lib->stt, vad, r);
+    return stt_run_vad(c, stt, vad, r);
 }
 
 /* The config, its VAD, then the recognition. */

@@ -5,7 +5,7 @@
  * only when asked for by name.
  */
 #include "cli/cli.h"
-#include "base/config.h"
+#include "model/stage_config.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -38,47 +38,13 @@ static int print_entry(void *user, const char *key, const char *value)
     return 0;
 }
 
-static int key_known(const char *key)
-{
-    for (size_t i = 0; vt_config_keys[i]; i++)
-        if (!strcmp(vt_config_keys[i], key))
-            return 1;
-    return 0;
-}
-
-/* A value the stage could not use is refused now rather than found out while indexing. */
+/* A value the stage could not use is refused now rather than found out while indexing
+ * (the key table's check, model/stage_config.h). */
 static int check_value(const char *key, const char *value)
 {
-    static const char *const text_backends[] = {"model2vec", "openai", "none", NULL};
-    static const char *const stt_backends[] = {"pocketsphinx", "openai", NULL};
-    static const char *const frame_backends[] = {"tflite", "openai", "none", NULL};
-    const char *const *allowed = NULL;
-    size_t n = strlen(key);
-
-    if (!strcmp(key, "text_embed.backend"))
-        allowed = text_backends;
-    else if (!strcmp(key, "stt.backend"))
-        allowed = stt_backends;
-    else if (!strcmp(key, "frame_embed.backend"))
-        allowed = frame_backends;
-    if (allowed) {
-        for (size_t i = 0; allowed[i]; i++)
-            if (!strcmp(allowed[i], value))
-                return 0;
-        struct vt_sb sb = {0};
-        for (size_t i = 0; allowed[i]; i++)
-            vt_sb_addf(&sb, "%s%s", i ? ", " : "", allowed[i]);
-        int rc = cli_usage_error("config", "'%s' is not a backend for '%s' (one of: %s)", value,
-                                 key, sb.buf);
-        vt_sb_release(&sb);
-        return rc;
-    }
-    if (n >= 4 && !strcmp(key + n - 4, ".url") && strncmp(value, "http://", 7) &&
-        strncmp(value, "https://", 8))
-        return cli_usage_error("config", "'%s' for '%s' is not an http:// or https:// URL", value,
-                               key);
     char err[512];
-    if (vt_config_check(key, value, err, sizeof(err)))
+
+    if (vt_config_check_set(key, value, err, sizeof(err)))
         return cli_usage_error("config", "%s", err);
     return 0;
 }
@@ -111,7 +77,7 @@ int cmd_config(int argc, char **argv)
     } else {
         return cli_usage_error("config", "wrong number of arguments for 'config %s'", verb);
     }
-    if (key && !key_known(key)) {
+    if (key && !vt_config_key_find(key)) {
         struct vt_sb sb = {0};
         for (size_t i = 0; vt_config_keys[i]; i++)
             vt_sb_addf(&sb, "%s%s", i ? ", " : "", vt_config_keys[i]);

@@ -3,7 +3,7 @@
  * server.
  */
 #include "cli/cli.h"
-#include "base/config.h"
+#include "model/stage_config.h"
 #include "base/util.h"
 
 #include <getopt.h>

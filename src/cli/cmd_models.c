@@ -3,7 +3,7 @@
  * `models rm` (the front binary runs both); `models pull` is in cmd_models_pull.c.
  */
 #include "cli/cli.h"
-#include "base/config.h"
+#include "model/stage_config.h"
 #include "ml/models.h"
 #include "model/stage.h"
 #include "base/util.h"
@@ -63,13 +63,13 @@ static int tflite_files(const char *folder)
 
 /* One line for a configured backend: its settings and, for a model in-process, whether
  * the stage will find it. */
-static void print_configured(const char *lib_dir, const struct vt_config *cfg, enum vt_stage_id id,
-                             const char *dflt)
+static void print_configured(const char *lib_dir, const struct vt_config *cfg, enum vt_stage_id id)
 {
     const char *what = vt_stages[id].name;
     int text = id == VT_STAGE_TEXT_EMBED, image = id == VT_STAGE_FRAME_EMBED;
     char key[64], folder[PATH_MAX], err[1024], tensor[256];
     const char *backend, *model, *url, *shown;
+    int inferred;
 
     snprintf(key, sizeof(key), "%s.backend", what);
     backend = vt_config_get(cfg, key);
@@ -78,14 +78,11 @@ static void print_configured(const char *lib_dir, const struct vt_config *cfg, e
     snprintf(key, sizeof(key), "%s.url", what);
     url = vt_config_get(cfg, key);
     /* unset, the embedding backends follow from what is set (as the stages read it) */
-    shown = backend && *backend                  ? backend
-            : (text || image) && url && *url     ? "openai"
-            : (text || image) && model && *model ? (text ? "model2vec" : "tflite")
-                                                 : dflt;
+    shown = vt_config_backend(cfg, id, &inferred);
     printf("  %-11s ", what);
     cli_put_safe(stdout, shown);
     if (!backend || !*backend)
-        fputs(shown == dflt ? " (default)" : " (from the model)", stdout);
+        fputs(inferred ? " (from the model)" : " (default)", stdout);
     if (model) {
         fputs("  model ", stdout);
         cli_put_safe(stdout, model);
@@ -220,9 +217,9 @@ int cmd_models(int argc, char **argv)
     }
     fputs("configured:\n", stdout);
     /* the config's sections are named after the stages they choose models for */
-    print_configured(vt_library_dir(lib), cfg, VT_STAGE_TEXT_EMBED, "none");
-    print_configured(vt_library_dir(lib), cfg, VT_STAGE_STT, "pocketsphinx");
-    print_configured(vt_library_dir(lib), cfg, VT_STAGE_FRAME_EMBED, "none");
+    print_configured(vt_library_dir(lib), cfg, VT_STAGE_TEXT_EMBED);
+    print_configured(vt_library_dir(lib), cfg, VT_STAGE_STT);
+    print_configured(vt_library_dir(lib), cfg, VT_STAGE_FRAME_EMBED);
     fputs("pulled into ", stdout);
     cli_put_safe(stdout, vt_library_dir(lib));
     fputs("/models:\n", stdout);

@@ -5,7 +5,7 @@
  */
 #include "cli/cli.h"
 #include "base/util.h"
-#include "base/config.h"
+#include "model/stage_config.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -103,11 +103,9 @@ static int needs_server(struct vt_library *lib)
     int yes = 0;
 
     if (!vt_config_load(vt_library_dir(lib), &cf, err, sizeof(err))) {
-        const char *b = vt_config_get(cf, "text_embed.backend"),
-                   *url = vt_config_get(cf, "text_embed.url"),
-                   *fb = vt_config_get(cf, "frame_embed.backend");
-        yes = b ? !strcmp(b, "openai") : url && *url;
-        yes |= fb && !strcmp(fb, "openai"); /* a joint text-image server answers words too */
+        yes = !strcmp(vt_config_backend(cf, VT_STAGE_TEXT_EMBED, NULL), "openai");
+        /* a joint text-image server answers words too */
+        yes |= !strcmp(vt_config_backend(cf, VT_STAGE_FRAME_EMBED, NULL), "openai");
         vt_config_free(cf);
     }
     return yes;

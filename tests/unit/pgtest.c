@@ -1,7 +1,7 @@
 /* Databases for the store's tests on either backend (pgtest.h). */
 #include "pgtest.h"
 
-#include "base/config.h"
+#include "model/stage_config.h"
 #include "harness.h"
 #include "store/store.h"
 #include "base/util.h"

@@ -1,5 +1,5 @@
 /* The library's config file: reading, setting, unknown keys, atomic rewrite. */
-#include "base/config.h"
+#include "model/stage_config.h"
 #include "harness.h"
 #include "base/util.h"
 
