@@ -19,6 +19,7 @@
 #include "core/library.h"
 #include "ml/models.h"
 #include "text/query.h"
+#include "text/transcript.h"
 #include "base/util.h"
 #include "search/vecsearch.h"
 

@@ -4,13 +4,14 @@
  * that a page of a video needs. Writing OCR lines or cues also writes their search
  * index rows and fuzzy/phonetic keys, through the helpers of store_search.c.
  */
-#include "media/media.h" /* struct vt_chapter only; store.h forward-declares it */
 #include "text/query.h"
+#include "text/transcript.h"
 #include "store/store_int.h"
 #include "base/util.h"
 
 #include <sqlite3.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
