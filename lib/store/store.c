@@ -24,7 +24,7 @@
  * PostgreSQL (store_pg.c) needs libpq, which the front binary does not link (Makefile):
  * these references are weak, so a program links the backend only when something else
  * names it (src/cli/vidtheque.c does in vidtheque-full, and the unit tests). They are called
- * only on a handle whose s->pg is set, which only store_pg_open does.
+ * only on a handle whose s->conn.pg is set, which only store_pg_open does.
  */
 #pragma weak store_pg_open
 #pragma weak store_pg_close
@@ -218,19 +218,19 @@ _Static_assert(VT_ARRAY_LEN(migrations) == VT_STORE_SCHEMA_VERSION, "one migrati
 
 const char *vt_store_errmsg(const struct vt_store *s)
 {
-    return s->err;
+    return s->conn.err;
 }
 
 /* Record the database's message for what failed and return VT_EIO. */
 int store_fail(struct vt_store *s, const char *what)
 {
-    return s->ops->fail(s, what);
+    return s->conn.ops->fail(&s->conn, what);
 }
 
 /* Run sql; a failure says what it was doing ("database: WHAT: why"), never the SQL. */
 int store_exec(struct vt_store *s, const char *sql, const char *what)
 {
-    return s->ops->exec(s, sql, what);
+    return s->conn.ops->exec(&s->conn, sql, what);
 }
 
 #ifndef NDEBUG
@@ -272,7 +272,7 @@ int store_prepare(struct vt_store *s, const char *sql, struct db_stmt **st)
         *st = s->cache[i].st;
         return 0;
     }
-    rc = s->ops->prepare(s, sql, !cached, st);
+    rc = s->conn.ops->prepare(&s->conn, sql, !cached, st);
     if (rc)
         return rc;
     /*
@@ -421,7 +421,7 @@ static int migrate(struct vt_store *s)
         version = db_col_int(st, 0);
     store_finish(s, st);
     if (version > (int)VT_ARRAY_LEN(migrations)) {
-        snprintf(s->err, sizeof(s->err),
+        snprintf(s->conn.err, sizeof(s->conn.err),
                  "database: schema version %d is newer than this program (%d)", version,
                  (int)VT_ARRAY_LEN(migrations));
         return VT_ESTATE;
@@ -429,7 +429,7 @@ static int migrate(struct vt_store *s)
     if (version == (int)VT_ARRAY_LEN(migrations))
         return 0;
     if (s->read_only) {
-        snprintf(s->err, sizeof(s->err),
+        snprintf(s->conn.err, sizeof(s->conn.err),
                  "library '%.300s' is read-only and its database needs an upgrade (schema "
                  "version %d, this program %d): open it once where it can be written",
                  s->dir, version, (int)VT_ARRAY_LEN(migrations));
@@ -515,11 +515,11 @@ static char *file_uri(const char *path, const char *query)
     return uri;
 }
 
-/* The schema is readable on s->db (opening is lazy: this is where a WAL database
+/* The schema is readable on s->conn.sqlite (opening is lazy: this is where a WAL database
  * without its -shm fails). */
 static int schema_readable(struct vt_store *s)
 {
-    return sqlite3_exec(s->db, "SELECT count(*) FROM sqlite_schema", NULL, NULL, NULL) == SQLITE_OK;
+    return sqlite3_exec(s->conn.sqlite, "SELECT count(*) FROM sqlite_schema", NULL, NULL, NULL) == SQLITE_OK;
 }
 
 /*
@@ -539,26 +539,26 @@ static int open_read_only(struct vt_store *s, const char *db_path)
     int ok;
 
     s->read_only = 1;
-    if (sqlite3_open_v2(db_path, &s->db, flags, NULL) == SQLITE_OK &&
-        !sqlite3_busy_timeout(s->db, 10000) && schema_readable(s))
+    if (sqlite3_open_v2(db_path, &s->conn.sqlite, flags, NULL) == SQLITE_OK &&
+        !sqlite3_busy_timeout(s->conn.sqlite, 10000) && schema_readable(s))
         return 0;
-    sqlite3_close(s->db);
-    s->db = NULL;
+    sqlite3_close(s->conn.sqlite);
+    s->conn.sqlite = NULL;
     snprintf(wal, sizeof(wal), "%s-wal", db_path);
     if (!stat(wal, &st) && st.st_size > 0) {
-        snprintf(s->err, sizeof(s->err),
+        snprintf(s->conn.err, sizeof(s->conn.err),
                  "library '%s' is read-only and its last changes are still in library.db-wal "
                  "(open it once where it can be written)",
                  s->dir);
         return VT_ESTATE;
     }
     uri = file_uri(db_path, "immutable=1");
-    ok = sqlite3_open_v2(uri, &s->db, flags | SQLITE_OPEN_URI, NULL) == SQLITE_OK &&
+    ok = sqlite3_open_v2(uri, &s->conn.sqlite, flags | SQLITE_OPEN_URI, NULL) == SQLITE_OK &&
          schema_readable(s);
     free(uri);
     if (!ok) {
-        snprintf(s->err, sizeof(s->err), "'%.300s': cannot open read-only: %.150s", db_path,
-                 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        snprintf(s->conn.err, sizeof(s->conn.err), "'%.300s': cannot open read-only: %.150s", db_path,
+                 s->conn.sqlite ? sqlite3_errmsg(s->conn.sqlite) : "out of memory");
         return VT_EIO;
     }
     return 0;
@@ -591,7 +591,7 @@ int vt_store_open_flags(const char *db_path, int flags, struct vt_store **out, c
     }
     pthread_once(&once, sqlite_setup);
     s = vt_xcalloc(1, sizeof(*s));
-    s->ops = &db_sqlite_ops;
+    s->conn.ops = &db_sqlite_ops;
     *out = NULL;
     s->dir = vt_xstrdup(slash ? db_path : ".");
     if (slash)
@@ -600,35 +600,35 @@ int vt_store_open_flags(const char *db_path, int flags, struct vt_store **out, c
     if (!writable && (flags & VT_STORE_READ)) {
         rc = open_read_only(s, db_path);
         if (rc) {
-            vt_err(err, errlen, rc, "%s", s->err);
+            vt_err(err, errlen, rc, "%s", s->conn.err);
             goto fail;
         }
     } else if (!writable) {
         rc = vt_err(err, errlen, VT_ESTATE, "library '%s' is read-only", s->dir);
         goto fail;
-    } else if (sqlite3_open_v2(db_path, &s->db,
+    } else if (sqlite3_open_v2(db_path, &s->conn.sqlite,
                                SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
                                    SQLITE_OPEN_NOFOLLOW,
                                NULL) != SQLITE_OK) {
         rc = vt_err(err, errlen, VT_EIO, "'%s': cannot open database: %s", db_path,
-                    s->db ? sqlite3_errmsg(s->db) : "out of memory");
+                    s->conn.sqlite ? sqlite3_errmsg(s->conn.sqlite) : "out of memory");
         goto fail;
-    } else if (sqlite3_db_readonly(s->db, "main") == 1) {
+    } else if (sqlite3_db_readonly(s->conn.sqlite, "main") == 1) {
         /* SQLite fell back to reading: the file could not be opened for writing after all */
-        sqlite3_close(s->db);
-        s->db = NULL;
+        sqlite3_close(s->conn.sqlite);
+        s->conn.sqlite = NULL;
         if (!(flags & VT_STORE_READ)) {
             rc = vt_err(err, errlen, VT_ESTATE, "library '%s' is read-only", s->dir);
             goto fail;
         }
         rc = open_read_only(s, db_path);
         if (rc) {
-            vt_err(err, errlen, rc, "%s", s->err);
+            vt_err(err, errlen, rc, "%s", s->conn.err);
             goto fail;
         }
     }
-    sqlite3_busy_timeout(s->db, 10000);
-    sqlite3_extended_result_codes(s->db, 0);
+    sqlite3_busy_timeout(s->conn.sqlite, 10000);
+    sqlite3_extended_result_codes(s->conn.sqlite, 0);
     rc = s->read_only ? store_exec(s, "PRAGMA foreign_keys=ON", "set up the connection")
                       : store_exec(s,
                                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
@@ -641,7 +641,7 @@ int vt_store_open_flags(const char *db_path, int flags, struct vt_store **out, c
     if (!rc && !s->read_only)
         rc = vt_store_sync_stage_deps(s);
     if (rc) {
-        vt_err(err, errlen, rc, "'%s': %s", db_path, s->err);
+        vt_err(err, errlen, rc, "'%s': %s", db_path, s->conn.err);
         goto fail;
     }
     *out = s;
@@ -663,7 +663,7 @@ void vt_store_close(struct vt_store *s)
     for (size_t i = 0; i < DF_CACHE; i++)
         free(s->df[i].term);
     /* first: the session's prepared statements end with it, not one DEALLOCATE each */
-    if (s->pg)
+    if (s->conn.pg)
         store_pg_close(s);
     /* a statement still out would keep sqlite3_close() from closing (and leak the db) */
     assert(!s->uncached);
@@ -673,17 +673,17 @@ void vt_store_close(struct vt_store *s)
             s->cache[i].st->ops->finalize(s->cache[i].st);
         free(s->cache[i].sql);
     }
-    sqlite3_close(s->db);
+    sqlite3_close(s->conn.sqlite);
     free(s->dir);
     free(s);
 }
 
 int vt_store_begin(struct vt_store *s)
 {
-    if (s->pg)
+    if (s->conn.pg)
         return store_pg_begin(s);
     if (s->read_only) {
-        snprintf(s->err, sizeof(s->err), "library '%.400s' is read-only", s->dir);
+        snprintf(s->conn.err, sizeof(s->conn.err), "library '%.400s' is read-only", s->dir);
         return VT_ESTATE;
     }
     return store_exec(s, "BEGIN IMMEDIATE", "start a write");
@@ -691,7 +691,7 @@ int vt_store_begin(struct vt_store *s)
 
 int vt_store_begin_read(struct vt_store *s)
 {
-    if (s->pg)
+    if (s->conn.pg)
         return store_pg_begin_read(s);
     return store_exec(s, "BEGIN", "start a read");
 }
@@ -701,7 +701,7 @@ long long vt_store_version(struct vt_store *s)
     struct db_stmt *st;
     long long v = -1;
 
-    if (s->pg)
+    if (s->conn.pg)
         return store_pg_version(s);
     /* data_version moves when another connection commits; commits counts ours */
     if (store_prepare(s, "PRAGMA data_version", &st))
@@ -716,7 +716,7 @@ int vt_store_commit(struct vt_store *s)
 {
     int rc;
 
-    if (s->pg)
+    if (s->conn.pg)
         return store_pg_commit(s);
     rc = store_exec(s, "COMMIT", "commit");
 
@@ -728,12 +728,12 @@ int vt_store_commit(struct vt_store *s)
 
 void vt_store_rollback(struct vt_store *s)
 {
-    if (s->pg) {
+    if (s->conn.pg) {
         store_pg_rollback(s);
         return;
     }
-    if (!sqlite3_get_autocommit(s->db))
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    if (!sqlite3_get_autocommit(s->conn.sqlite))
+        sqlite3_exec(s->conn.sqlite, "ROLLBACK", NULL, NULL, NULL);
 }
 
 int vt_store_check(struct vt_store *s, int *ok)
@@ -741,17 +741,17 @@ int vt_store_check(struct vt_store *s, int *ok)
     struct db_stmt *st;
     int rc;
 
-    if (s->pg)
+    if (s->conn.pg)
         return store_pg_check(s, ok);
     rc = store_prepare(s, "PRAGMA integrity_check", &st);
     *ok = 0;
-    s->err[0] = '\0';
+    s->conn.err[0] = '\0';
     if (rc)
         return rc;
     if (db_step(st) == DB_ROW && !strcmp(db_col_text(st, 0), "ok"))
         *ok = 1;
     else
-        snprintf(s->err, sizeof(s->err), "database: integrity check failed");
+        snprintf(s->conn.err, sizeof(s->conn.err), "database: integrity check failed");
     store_finish(s, st);
     return 0;
 }

@@ -31,10 +31,9 @@ struct pg_conn;   /* db_pg.c */
 struct pg_window; /* store_search_pg.c */
 
 struct vt_store {
-    const struct db_ops *ops; /* the backend's statements (db.h) */
-    sqlite3 *db;              /* SQLite: the connection; NULL on PostgreSQL */
-    struct pg_conn *pg;       /* PostgreSQL (store_pg.c): the connection; NULL on SQLite */
-    char err[512];
+    /* the connection (db.h): its statements (conn.ops), SQLite's (conn.sqlite) or
+     * PostgreSQL's (conn.pg, store_pg.c), and the last failure's message (conn.err) */
+    struct db_conn conn;
     /* statements prepared once and reused (parsing SQL cost more than running it) */
     struct {
         char *sql;

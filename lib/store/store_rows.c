@@ -393,7 +393,7 @@ int vt_store_transcript_replace(struct vt_store *s, const char *id, const struct
                            &word);
     if (!rc)
         rc = store_prepare(s,
-                           s->pg ? store_pg_doc_insert_sql("speech")
+                           s->conn.pg ? store_pg_doc_insert_sql("speech")
                                  : "INSERT INTO docs (video_id, source, ref, start_s, end_s, text,"
                                    " meta) VALUES (?1, 'speech', ?2, ?3, ?4, ?5, ?6)",
                            &doc);

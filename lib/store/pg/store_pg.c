@@ -197,7 +197,7 @@ static int schema_version(struct vt_store *s, int *version)
 
 static int too_new(struct vt_store *s, int version)
 {
-    snprintf(s->err, sizeof(s->err), "database: schema version %d is newer than this program (%d)",
+    snprintf(s->conn.err, sizeof(s->conn.err), "database: schema version %d is newer than this program (%d)",
              version, VT_STORE_SCHEMA_VERSION);
     return VT_ESTATE;
 }
@@ -234,12 +234,12 @@ static int migrate(struct vt_store *s)
     if (version == VT_STORE_SCHEMA_VERSION)
         return 0;
     if (version && version < PG_FIRST_VERSION) {
-        snprintf(s->err, sizeof(s->err), "database: schema version %d was never a PostgreSQL one",
+        snprintf(s->conn.err, sizeof(s->conn.err), "database: schema version %d was never a PostgreSQL one",
                  version);
         return VT_ESTATE;
     }
     if (s->read_only) {
-        snprintf(s->err, sizeof(s->err),
+        snprintf(s->conn.err, sizeof(s->conn.err),
                  "database '%.300s' is read-only and needs an upgrade (schema version %d, this "
                  "program %d): open it once with a role that may write",
                  s->dir, version, VT_STORE_SCHEMA_VERSION);
@@ -296,11 +296,11 @@ int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, 
     int rc, writable = 0;
 
     *out = NULL;
-    s->ops = &db_pg_ops;
+    s->conn.ops = &db_pg_ops;
     s->dir = vt_config_db_redact(url);
-    rc = db_pg_connect(url, &s->pg, s->err, sizeof(s->err));
+    rc = db_pg_connect(url, &s->conn.pg, s->conn.err, sizeof(s->conn.err));
     if (rc) {
-        vt_err(err, errlen, rc, "'%s': %s", s->dir, s->err);
+        vt_err(err, errlen, rc, "'%s': %s", s->dir, s->conn.err);
         goto fail;
     }
     rc = may_write(s, &writable);
@@ -308,7 +308,7 @@ int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, 
         if (flags & VT_STORE_READ) {
             s->read_only = 1;
         } else {
-            snprintf(s->err, sizeof(s->err),
+            snprintf(s->conn.err, sizeof(s->conn.err),
                      "database is read-only (the role may not write, or its sessions are "
                      "read-only)");
             rc = VT_ESTATE;
@@ -319,7 +319,7 @@ int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, 
     if (!rc && !s->read_only)
         rc = vt_store_sync_stage_deps(s);
     if (rc) {
-        vt_err(err, errlen, rc, "'%s': %s", s->dir, s->err);
+        vt_err(err, errlen, rc, "'%s': %s", s->dir, s->conn.err);
         goto fail;
     }
     *out = s;
@@ -332,23 +332,23 @@ fail:
 void store_pg_close(struct vt_store *s)
 {
     store_pg_window_free(s);
-    db_pg_disconnect(s->pg);
-    s->pg = NULL;
+    db_pg_disconnect(s->conn.pg);
+    s->conn.pg = NULL;
 }
 
 static int start(struct vt_store *s, const char *sql, const char *what)
 {
     int rc;
 
-    if (s->pg->in_tx) {
+    if (s->conn.pg->in_tx) {
         /* PostgreSQL would only warn and carry on in the open one: refuse, as SQLite does */
-        snprintf(s->err, sizeof(s->err), "database: %s: a transaction is already open", what);
+        snprintf(s->conn.err, sizeof(s->conn.err), "database: %s: a transaction is already open", what);
         return VT_ESTATE;
     }
     rc = store_exec(s, sql, what);
     if (!rc) {
-        s->pg->in_tx = 1;
-        s->pg->tx_serial++;
+        s->conn.pg->in_tx = 1;
+        s->conn.pg->tx_serial++;
     }
     return rc;
 }
@@ -356,7 +356,7 @@ static int start(struct vt_store *s, const char *sql, const char *what)
 int store_pg_begin(struct vt_store *s)
 {
     if (s->read_only) {
-        snprintf(s->err, sizeof(s->err), "library '%.400s' is read-only", s->dir);
+        snprintf(s->conn.err, sizeof(s->conn.err), "library '%.400s' is read-only", s->dir);
         return VT_ESTATE;
     }
     return start(s, "BEGIN", "start a write");
@@ -368,23 +368,23 @@ int store_pg_begin_read(struct vt_store *s)
     int rc = start(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "start a read");
 
     if (!rc)
-        s->pg->read_serial = s->pg->tx_serial;
+        s->conn.pg->read_serial = s->conn.pg->tx_serial;
     return rc;
 }
 
 int store_pg_commit(struct vt_store *s)
 {
-    struct pg_conn *c = s->pg;
+    struct pg_conn *c = s->conn.pg;
     PGresult *r;
     int rc = 0;
 
     if (!c->in_tx) {
-        snprintf(s->err, sizeof(s->err), "database: commit: no transaction is open");
+        snprintf(s->conn.err, sizeof(s->conn.err), "database: commit: no transaction is open");
         return VT_ESTATE;
     }
     if (c->lost) {
         c->in_tx = 0;
-        snprintf(s->err, sizeof(s->err),
+        snprintf(s->conn.err, sizeof(s->conn.err),
                  "database unavailable: commit: the connection was lost, nothing was committed");
         return VT_EUNAVAIL;
     }
@@ -397,7 +397,7 @@ int store_pg_commit(struct vt_store *s)
         rc = store_fail(s, "commit");
     } else if (strcmp(PQcmdStatus(r), "COMMIT")) {
         /* COMMIT of a transaction that had failed rolls it back, without an error */
-        snprintf(s->err, sizeof(s->err),
+        snprintf(s->conn.err, sizeof(s->conn.err),
                  "database: commit: the transaction had failed and was rolled back");
         rc = VT_EIO;
     }
@@ -411,7 +411,7 @@ int store_pg_commit(struct vt_store *s)
 
 void store_pg_rollback(struct vt_store *s)
 {
-    struct pg_conn *c = s->pg;
+    struct pg_conn *c = s->conn.pg;
 
     if (c->in_tx && !c->lost && PQstatus(c->conn) == CONNECTION_OK) {
         c->trips++;
@@ -457,7 +457,7 @@ int store_pg_check(struct vt_store *s, int *ok)
         amcheck = 0;
 
     *ok = 0;
-    s->err[0] = '\0';
+    s->conn.err[0] = '\0';
     if (rc)
         return rc;
     rc = db_step(st);
@@ -469,7 +469,7 @@ int store_pg_check(struct vt_store *s, int *ok)
         return rc;
     if (!amcheck) {
         *ok = 1;
-        snprintf(s->err, sizeof(s->err),
+        snprintf(s->conn.err, sizeof(s->conn.err),
                  "database: PostgreSQL answers; its indexes were not checked (install the "
                  "amcheck extension in the database to check them)");
         return 0;
@@ -487,7 +487,7 @@ int store_pg_check(struct vt_store *s, int *ok)
     if (rc == DB_ROW) {
         *ok = 1;
         rc = 0;
-    } else if (!strcmp(s->pg->state, "XX002")) {
+    } else if (!strcmp(s->conn.pg->state, "XX002")) {
         store_fail(s, "integrity check failed"); /* index_corrupted: the answer, not a failure */
         rc = 0;
     } else {
@@ -504,8 +504,8 @@ int store_pg_check(struct vt_store *s, int *ok)
  */
 int store_pg_notify_work(struct vt_store *s)
 {
-    if (s->pg->in_tx) {
-        s->pg->notify = 1;
+    if (s->conn.pg->in_tx) {
+        s->conn.pg->notify = 1;
         return 0;
     }
     return store_exec(s, "NOTIFY vidtheque_jobs", "wake workers");
@@ -520,7 +520,7 @@ int store_pg_notify_work(struct vt_store *s)
  */
 int store_pg_wait_work(struct vt_store *s, double timeout_s)
 {
-    struct pg_conn *c = s->pg;
+    struct pg_conn *c = s->conn.pg;
     struct pollfd p;
     PGnotify *n;
     int rc = db_pg_ready(c), got = 0;
