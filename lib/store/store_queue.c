@@ -177,7 +177,7 @@ const char *vt_store_backend(const struct vt_store *s)
 
 int store_notify_work(struct vt_store *s)
 {
-    return s->conn.pg && store_pg_notify_work ? store_pg_notify_work(s) : 0;
+    return s->be->notify_work ? s->be->notify_work(s) : 0;
 }
 
 /* SQLite: a commit by any connection moves PRAGMA data_version; poll it. */
@@ -206,15 +206,8 @@ int vt_store_wait_work(struct vt_store *s, double timeout_s)
 {
     if (timeout_s <= 0)
         return 0;
-    if (s->conn.pg && store_pg_wait_work)
-        return store_pg_wait_work(s, timeout_s);
-    if (s->conn.pg) {
-        /* no LISTEN here: poll, at most a fifth of a second late */
-        struct timespec ts = {0, (long)(1e9 * (timeout_s < 0.2 ? timeout_s : 0.2))};
-
-        nanosleep(&ts, NULL);
-        return 0;
-    }
+    if (s->be->wait_work)
+        return s->be->wait_work(s, timeout_s);
     return sqlite_wait_work(s, timeout_s);
 }
 

@@ -10,8 +10,9 @@
  * transaction under an advisory lock, so that of many processes opening a new or old
  * database at once exactly one migrates and the others wait and see it done.
  *
- * store.c reaches these functions through weak references: only programs that name
- * store_pg_open (vidtheque-full, the unit tests) link libpq.
+ * store.c reaches store_pg_open through a weak reference: only programs that name it
+ * (vidtheque-full, the unit tests) link libpq. The rest is the handle's backend hooks
+ * (pg_backend, store_int.h), through which the shared files reach it.
  */
 #include "base/config.h"
 #include "store/db/db_pg.h"
@@ -23,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const struct store_backend pg_backend;
 
 /* pg_advisory_xact_lock key of the migrations: "vidthequ" as a big-endian int64 */
 #define PG_MIGRATE_LOCK "8532461420160577909"
@@ -297,6 +300,7 @@ int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, 
 
     *out = NULL;
     s->conn.ops = &db_pg_ops;
+    s->be = &pg_backend;
     s->dir = vt_config_db_redact(url);
     rc = db_pg_connect(url, &s->conn.pg, s->conn.err, sizeof(s->conn.err));
     if (rc) {
@@ -329,8 +333,10 @@ fail:
     return rc;
 }
 
-void store_pg_close(struct vt_store *s)
+static void store_pg_close(struct vt_store *s)
 {
+    if (!s->conn.pg)
+        return; /* it never connected */
     store_pg_window_free(s);
     db_pg_disconnect(s->conn.pg);
     s->conn.pg = NULL;
@@ -353,7 +359,7 @@ static int start(struct vt_store *s, const char *sql, const char *what)
     return rc;
 }
 
-int store_pg_begin(struct vt_store *s)
+static int store_pg_begin(struct vt_store *s)
 {
     if (s->read_only) {
         snprintf(s->conn.err, sizeof(s->conn.err), "library '%.400s' is read-only", s->dir);
@@ -362,7 +368,7 @@ int store_pg_begin(struct vt_store *s)
     return start(s, "BEGIN", "start a write");
 }
 
-int store_pg_begin_read(struct vt_store *s)
+static int store_pg_begin_read(struct vt_store *s)
 {
     /* one snapshot for every statement of the read, as SQLite's read transaction gives */
     int rc = start(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "start a read");
@@ -372,7 +378,7 @@ int store_pg_begin_read(struct vt_store *s)
     return rc;
 }
 
-int store_pg_commit(struct vt_store *s)
+static int store_pg_commit(struct vt_store *s)
 {
     struct pg_conn *c = s->conn.pg;
     PGresult *r;
@@ -409,7 +415,7 @@ int store_pg_commit(struct vt_store *s)
     return rc;
 }
 
-void store_pg_rollback(struct vt_store *s)
+static void store_pg_rollback(struct vt_store *s)
 {
     struct pg_conn *c = s->conn.pg;
 
@@ -428,7 +434,7 @@ void store_pg_rollback(struct vt_store *s)
  * list. Its hash, with this handle's own commits below it as on SQLite, changes
  * whenever anything may have changed; one round trip, no table read.
  */
-long long store_pg_version(struct vt_store *s)
+static long long store_pg_version(struct vt_store *s)
 {
     struct db_stmt *st;
     long long v = -1;
@@ -450,7 +456,7 @@ long long store_pg_version(struct vt_store *s)
  * the schema is verified (bt_index_check: a lock that does not block writers). Without
  * it *ok is 1 and the message says what was not checked.
  */
-int store_pg_check(struct vt_store *s, int *ok)
+static int store_pg_check(struct vt_store *s, int *ok)
 {
     struct db_stmt *st;
     int rc = store_prepare(s, "SELECT count(*) FROM pg_extension WHERE extname = 'amcheck'", &st),
@@ -502,7 +508,7 @@ int store_pg_check(struct vt_store *s, int *ok)
  * sent with the COMMIT, in the same round trip (the server delivers a notification at
  * commit either way, and sends one for any number of identical ones); outside, at once.
  */
-int store_pg_notify_work(struct vt_store *s)
+static int store_pg_notify_work(struct vt_store *s)
 {
     if (s->conn.pg->in_tx) {
         s->conn.pg->notify = 1;
@@ -518,7 +524,7 @@ int store_pg_notify_work(struct vt_store *s)
  * in while other statements ran is already queued in libpq: it returns at once. A
  * worker never waits inside a transaction, where none would be delivered.
  */
-int store_pg_wait_work(struct vt_store *s, double timeout_s)
+static int store_pg_wait_work(struct vt_store *s, double timeout_s)
 {
     struct pg_conn *c = s->conn.pg;
     struct pollfd p;
@@ -550,3 +556,20 @@ int store_pg_wait_work(struct vt_store *s, double timeout_s)
     }
     return got;
 }
+
+static const struct store_backend pg_backend = {
+    .close = store_pg_close,
+    .begin = store_pg_begin,
+    .begin_read = store_pg_begin_read,
+    .commit = store_pg_commit,
+    .rollback = store_pg_rollback,
+    .version = store_pg_version,
+    .check = store_pg_check,
+    .wait_work = store_pg_wait_work,
+    .notify_work = store_pg_notify_work,
+    .screen_docs_refresh = store_pg_screen_docs_refresh,
+    .title_docs_refresh = store_pg_title_docs_refresh,
+    .maintain = store_pg_maintain,
+    .terms_docs = store_pg_terms_docs,
+    .rows = store_pg_rows,
+};

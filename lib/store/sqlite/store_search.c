@@ -140,8 +140,8 @@ int store_screen_docs_refresh(struct vt_store *s, const char *id)
     char *meta;
     int rc;
 
-    if (s->conn.pg)
-        return store_pg_screen_docs_refresh(s, id);
+    if (s->be->screen_docs_refresh)
+        return s->be->screen_docs_refresh(s, id);
     rc = store_delete_docs(s, id, "screen");
     if (rc)
         return rc;
@@ -384,8 +384,8 @@ int vt_store_title_docs_refresh(struct vt_store *s, const char *id)
     char *meta;
     int rc;
 
-    if (s->conn.pg)
-        return store_pg_title_docs_refresh(s, id);
+    if (s->be->title_docs_refresh)
+        return s->be->title_docs_refresh(s, id);
     meta = store_meta_tokens("title", id);
     rc = store_delete_docs(s, id, "title");
     if (!rc)
@@ -556,8 +556,8 @@ static int count_term_docs(struct vt_store *s, const char *term, long long *docs
     int rc;
 
     /* PostgreSQL: the same estimate in one statement (store_search_pg.c) */
-    if (s->conn.pg)
-        return store_pg_terms_docs(s, &term, 1, DF_WINDOW, docs);
+    if (s->be->terms_docs)
+        return s->be->terms_docs(s, &term, 1, DF_WINDOW, docs);
     rc = store_prepare(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
     if (rc)
         return rc;
@@ -704,8 +704,8 @@ int vt_store_maintain(struct vt_store *s, enum vt_maintain how)
     char sql[96];
     int pages = how == VT_MAINTAIN_FULL ? 0 : MERGE_STEP_PAGES;
 
-    if (s->conn.pg)
-        return store_pg_maintain(s, how);
+    if (s->be->maintain)
+        return s->be->maintain(s, how);
     /* FTS5 answers faster from fewer, larger segments: 'merge' does a bounded amount
      * of that work (pages > 0), 'optimize' all of it */
     if (pages > 0)
@@ -978,12 +978,12 @@ size_t store_query_docs(struct vt_store *s, const struct vt_store_search *r,
     struct df_ctx c = {s, used, &b};
     long long docs[DF_BATCH];
 
-    if (s->conn.pg) {
+    if (s->be->terms_docs) {
         if (all_but_one)
             phrase_docs_all_but_one(&c, r->q, r->alts, df);
         else
             phrase_docs(&c, r->q, r->alts, df);
-        if (b.n && !store_pg_terms_docs(s, b.w, b.n, DF_WINDOW, docs))
+        if (b.n && !s->be->terms_docs(s, b.w, b.n, DF_WINDOW, docs))
             for (size_t i = 0; i < b.n; i++)
                 df_put(s, b.w[i], docs[i]);
     }
@@ -1080,8 +1080,8 @@ int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct 
     }
     /* the backends differ only in finding and scoring the rows; PostgreSQL scores in C
      * after finding them, so it counts only the frequencies of phrases found in them */
-    if (s->conn.pg) {
-        rc = store_pg_rows(s, r, phrase_n, partial, &ids, &n_ids);
+    if (s->be->rows) {
+        rc = s->be->rows(s, r, phrase_n, partial, &ids, &n_ids);
     } else {
         n_df = store_query_docs(s, r, NULL, df);
         rc = fts_rows(s, m, r->source, r->video, df, n_df, phrase_n, r->cap, r->deadline_s, partial,
