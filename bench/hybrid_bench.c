@@ -14,6 +14,7 @@
 #include "ml/embed.h"
 #include "core/library.h"
 #include "store/store.h"
+#include "text/transcript.h"
 #include "base/util.h"
 #include "vidtheque.h"
 

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* store.c reaches PostgreSQL through a weak reference: named here, it is linked */
+/* store.c opens PostgreSQL through a weak reference: named here, it is linked */
 void *const pg_backend = (void *)store_pg_open;
 
 static int fail(const char *what, const char *why)

@@ -5,7 +5,8 @@
  * structs. No SQL, no sqlite3 type and no media header crosses this boundary, so
  * that another backend (PostgreSQL, for a shared catalog) can stand behind the same
  * interface: docs/ARCHITECTURE.md ("Store interface") maps each verb to SQLite and to
- * PostgreSQL. The SQLite backend is lib/store*.c.
+ * PostgreSQL. The verbs are written once (lib/store/store_*.c); the backends are
+ * lib/store/sqlite/ and lib/store/pg/.
  *
  * Writes happen between vt_store_begin (a write transaction) and vt_store_commit;
  * a caller that fails in between calls vt_store_rollback. Readers need no

@@ -1,11 +1,12 @@
 /*
- * Internals shared by the files of the SQLite store (lib/store*.c), and by nothing
- * else: the handle's layout, the statement cache's prepare/finish, the one read loop
- * (store_rows, store_read_array) and the small helpers every file of the store uses,
- * the FTS5 form of a parsed query (store_fts.c), and the index-row helpers that the row
- * writers (store_rows.c) call in the search side (store_search.c). Only the store's
- * own files (and their unit tests) include this header, since it pulls in
- * <sqlite3.h>; the rest of the program sees store.h alone.
+ * Internals shared by the files of the store (lib/store/, its sqlite/ and pg/), and by
+ * nothing else: the handle's layout, the backend hooks (struct store_backend), the
+ * statement cache's prepare/finish, the one read loop (store_rows, store_read_array) and
+ * the small helpers every file of the store uses (store_stmt.c), the FTS5 form of a
+ * parsed query (store_fts.c), and the index-row helpers that the row writers
+ * (store_rows.c) call in the search side (store_search.c). Only the store's own files
+ * (and their unit tests) include this header, since it pulls in <sqlite3.h>; the rest of
+ * the program sees store.h alone.
  */
 #ifndef VT_STORE_INT_H
 #define VT_STORE_INT_H
