@@ -15,6 +15,7 @@
 #include "core/library.h"
 #include "stages/text_embed.h"
 #include "store/store.h"
+#include "text/transcript.h"
 #include "base/util.h"
 #include "vidtheque.h"
 

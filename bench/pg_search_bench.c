@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* store.c reaches PostgreSQL through a weak reference: named here, it is linked */
+/* store.c opens PostgreSQL through a weak reference: named here, it is linked */
 void *const pg_backend = (void *)store_pg_open;
 
 static int fail(const char *what, const char *why)
@@ -253,7 +253,7 @@ static int count_stmt(unsigned type, void *user, void *p, void *x)
 /* What the store has sent so far: PostgreSQL's round trips, SQLite's statements. */
 static unsigned long statements(struct vt_store *s, const unsigned long *traced)
 {
-    return s->pg ? s->pg->trips : *traced;
+    return s->conn.pg ? s->conn.pg->trips : *traced;
 }
 
 static int run_on(struct vt_library *lib, char **queries, int nq, struct result *r)
@@ -264,8 +264,8 @@ static int run_on(struct vt_library *lib, char **queries, int nq, struct result 
     r->stmts = vt_xcalloc((size_t)nq, sizeof(double));
     r->hits = vt_xcalloc((size_t)nq, sizeof(char *));
     r->cut = vt_xcalloc((size_t)nq, sizeof(int));
-    if (lib->store->db)
-        sqlite3_trace_v2(lib->store->db, SQLITE_TRACE_STMT, count_stmt, &traced);
+    if (lib->store->conn.sqlite)
+        sqlite3_trace_v2(lib->store->conn.sqlite, SQLITE_TRACE_STMT, count_stmt, &traced);
     for (int i = 0; i < nq; i++) {
         struct vt_search_opts o = {.limit = 10};
         struct vt_search_info info;
@@ -287,8 +287,8 @@ static int run_on(struct vt_library *lib, char **queries, int nq, struct result 
         r->hits[i] = vt_sb_detach(&sb);
         vt_hits_free(h, n);
     }
-    if (lib->store->db)
-        sqlite3_trace_v2(lib->store->db, 0, NULL, NULL);
+    if (lib->store->conn.sqlite)
+        sqlite3_trace_v2(lib->store->conn.sqlite, 0, NULL, NULL);
     return 0;
 }
 

@@ -8,6 +8,8 @@
 #ifndef VT_MEDIA_H
 #define VT_MEDIA_H
 
+#include "model/video.h"
+
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 
@@ -16,10 +18,7 @@
 #define VT_MEDIA_OPEN_STREAMS   1000 /* streams a demuxer may create before we count them */
 #define VT_MEDIA_MAX_DURATION_S (24.0 * 3600.0)
 
-struct vt_chapter {
-    double start_s, end_s;
-    char *title; /* owned; may be NULL */
-};
+/* struct vt_chapter is model/video.h's. */
 
 struct vt_probe {
     char format[32];   /* demuxer name, e.g. "mov,mp4,m4a,3gp,3g2,mj2" */

@@ -1,9 +1,9 @@
 /*
- * The names of a video's index_state and data_status (store.h): the one table that
+ * The names of a video's index_state and data_status (video.h): the one table that
  * turns the enums into the words the database and the JSON hold, and back. Backend
  * neutral: any store, the CLI and the server use it.
  */
-#include "store/store.h"
+#include "model/video.h"
 
 #include <string.h>
 

@@ -13,6 +13,7 @@
  */
 #include "stages/text_embed.h"
 
+#include "text/transcript.h"
 #include "base/util.h"
 #include "core/library.h"
 #include "ml/embed.h"

@@ -5,7 +5,8 @@
  * structs. No SQL, no sqlite3 type and no media header crosses this boundary, so
  * that another backend (PostgreSQL, for a shared catalog) can stand behind the same
  * interface: docs/ARCHITECTURE.md ("Store interface") maps each verb to SQLite and to
- * PostgreSQL. The SQLite backend is lib/store*.c.
+ * PostgreSQL. The verbs are written once (lib/store/store_*.c); the backends are
+ * lib/store/sqlite/ and lib/store/pg/.
  *
  * Writes happen between vt_store_begin (a write transaction) and vt_store_commit;
  * a caller that fails in between calls vt_store_rollback. Readers need no
@@ -19,10 +20,10 @@
 #ifndef VT_STORE_H
 #define VT_STORE_H
 
-#include "visual/keyframe.h"
-#include "visual/ocr.h"
+#include "model/frames.h"
 #include "model/stage.h"
-#include "text/transcript.h"
+#include "model/transcript.h"
+#include "model/video.h"
 #include "vidtheque.h"
 
 #include <stddef.h>
@@ -31,38 +32,6 @@
 #define VT_STORE_SCHEMA_VERSION 8
 
 struct vt_store;
-struct vt_chapter; /* media.h: the store needs no media headers */
-
-/*
- * A video's index_state: queued (nothing started), processing, ready (every stage
- * finished), failed (fetch failed: nothing usable); and its data_status: ok (every
- * stage done or skipped), partial (some stage failed or is unfinished), missing (no
- * data yet, or fetch failed). The names are what the database and the JSON hold.
- */
-#define VT_INDEX_STATE_LIST(X)                                                                     \
-    X(QUEUED, queued) X(PROCESSING, processing) X(READY, ready) X(FAILED, failed)
-#define VT_DATA_STATUS_LIST(X) X(MISSING, missing) X(PARTIAL, partial) X(OK, ok)
-
-enum vt_index_state {
-#define VT_INDEX_X(ID, name) VT_INDEX_##ID,
-    VT_INDEX_STATE_LIST(VT_INDEX_X)
-#undef VT_INDEX_X
-        VT_INDEX_STATE_COUNT
-};
-
-enum vt_data_status {
-#define VT_DATA_X(ID, name) VT_DATA_##ID,
-    VT_DATA_STATUS_LIST(VT_DATA_X)
-#undef VT_DATA_X
-        VT_DATA_STATUS_COUNT
-};
-
-/* Names of the states ("?" for a value out of range), and back: 0, or -1 for a
- * name that is none of them. */
-const char *vt_index_state_name(enum vt_index_state s);
-int vt_index_state_parse(const char *name, enum vt_index_state *s);
-const char *vt_data_status_name(enum vt_data_status s);
-int vt_data_status_parse(const char *name, enum vt_data_status *s);
 
 struct vt_video_rec {
     char id[65];
@@ -305,11 +274,6 @@ int vt_store_transcript(struct vt_store *s, const char *id, struct vt_transcript
 int vt_store_transcript_range(struct vt_store *s, const char *id, int64_t from, int64_t to,
                               struct vt_transcript *out);
 
-struct vt_chunk {
-    double start_s, end_s;
-    char *text; /* owned */
-    int first_cue, last_cue;
-};
 int vt_store_chunks_replace(struct vt_store *s, const char *id, const struct vt_chunk *c, size_t n);
 int vt_store_chunks_clear(struct vt_store *s, const char *id);
 int vt_store_chunks(struct vt_store *s, const char *id, struct vt_chunk **out, size_t *n);

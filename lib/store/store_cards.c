@@ -25,7 +25,7 @@ static const char *order_by(const struct vt_store *s, enum vt_store_card_sort so
     case VT_CARDS_NEWEST:
         return " ORDER BY v.seq DESC";
     case VT_CARDS_TITLE:
-        return s->pg ? " ORDER BY " PG_FOLD("coalesce(v.title, '')") " COLLATE \"C\", v.seq"
+        return s->conn.pg ? " ORDER BY " PG_FOLD("coalesce(v.title, '')") " COLLATE \"C\", v.seq"
                      : " ORDER BY coalesce(v.title, '') COLLATE NOCASE, v.seq";
     case VT_CARDS_DURATION:
         return " ORDER BY v.duration_s, v.seq";
@@ -114,7 +114,7 @@ int vt_store_cards(struct vt_store *s, const struct vt_store_cards_query *q,
     int rc;
 
     *total = 0;
-    rc = store_prepare(s, s->pg ? "SELECT count(*)" CARDS_WHERE_PG : "SELECT count(*)" CARDS_WHERE,
+    rc = store_prepare(s, s->conn.pg ? "SELECT count(*)" CARDS_WHERE_PG : "SELECT count(*)" CARDS_WHERE,
                        &st);
     if (rc)
         goto out;
@@ -142,10 +142,10 @@ int vt_store_cards(struct vt_store *s, const struct vt_store_cards_query *q,
                      "  ORDER BY g.ord LIMIT 1)"
                      " FROM (SELECT v.id, v.title, v.channel, v.duration_s, v.index_state,"
                      "  v.data_status, v.created_at, v.seq");
-    vt_sb_adds(&sql, s->pg ? CARDS_WHERE_PG : CARDS_WHERE);
+    vt_sb_adds(&sql, s->conn.pg ? CARDS_WHERE_PG : CARDS_WHERE);
     vt_sb_adds(&sql, order_by(s, q->sort));
     /* no limit: SQLite's is -1, PostgreSQL's NULL */
-    vt_sb_adds(&sql, s->pg ? " LIMIT nullif(?4, -1) OFFSET ?5) v" : " LIMIT ?4 OFFSET ?5) v");
+    vt_sb_adds(&sql, s->conn.pg ? " LIMIT nullif(?4, -1) OFFSET ?5) v" : " LIMIT ?4 OFFSET ?5) v");
     vt_sb_adds(&sql, order_by(s, q->sort));
     rc = store_rows(s, sql.buf, "list videos", card_row, &c, "ssiIIs", state, text, q->reuse_only,
                     (int64_t)(q->limit < 0 ? -1 : q->limit),

@@ -8,8 +8,8 @@
  */
 #include "store/store_copy.h"
 
-#include "media/media.h"
 #include "store/store.h"
+#include "text/transcript.h"
 #include "base/util.h"
 
 #include <stdio.h>

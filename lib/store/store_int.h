@@ -1,11 +1,12 @@
 /*
- * Internals shared by the files of the SQLite store (lib/store*.c), and by nothing
- * else: the handle's layout, the statement cache's prepare/finish, the one read loop
- * (store_rows, store_read_array) and the small helpers every file of the store uses,
- * the FTS5 form of a parsed query (store_fts.c), and the index-row helpers that the row
- * writers (store_rows.c) call in the search side (store_search.c). Only the store's
- * own files (and their unit tests) include this header, since it pulls in
- * <sqlite3.h>; the rest of the program sees store.h alone.
+ * Internals shared by the files of the store (lib/store/, its sqlite/ and pg/), and by
+ * nothing else: the handle's layout, the backend hooks (struct store_backend), the
+ * statement cache's prepare/finish, the one read loop (store_rows, store_read_array) and
+ * the small helpers every file of the store uses (store_stmt.c), the FTS5 form of a
+ * parsed query (store_fts.c), and the index-row helpers that the row writers
+ * (store_rows.c) call in the search side (store_search.c). Only the store's own files
+ * (and their unit tests) include this header, since it pulls in <sqlite3.h>; the rest of
+ * the program sees store.h alone.
  */
 #ifndef VT_STORE_INT_H
 #define VT_STORE_INT_H
@@ -29,12 +30,14 @@ struct df_entry {
 
 struct pg_conn;   /* db_pg.c */
 struct pg_window; /* store_search_pg.c */
+struct fts_id;
+struct store_backend;
 
 struct vt_store {
-    const struct db_ops *ops; /* the backend's statements (db.h) */
-    sqlite3 *db;              /* SQLite: the connection; NULL on PostgreSQL */
-    struct pg_conn *pg;       /* PostgreSQL (store_pg.c): the connection; NULL on SQLite */
-    char err[512];
+    /* the connection (db.h): its statements (conn.ops), SQLite's (conn.sqlite) or
+     * PostgreSQL's (conn.pg, store_pg.c), and the last failure's message (conn.err) */
+    struct db_conn conn;
+    const struct store_backend *be; /* what its backend does its own way (below) */
     /* statements prepared once and reused (parsing SQL cost more than running it) */
     struct {
         char *sql;
@@ -58,7 +61,35 @@ struct vt_store {
     struct pg_window *pg_window; /* PostgreSQL: the newest rows' lexemes (store_search_pg.c) */
 };
 
-/* store.c: errors, the statement cache and the helpers around it */
+/*
+ * What a backend does its own way beyond the SQL text, set at open: SQLite's in
+ * sqlite/store_sqlite.c, PostgreSQL's in pg/store_pg.c. The shared files call a backend
+ * through this, never by name, so calls in the store go one way: the open (store.c) and
+ * the backends on top, the verbs (store_*.c, the search) below them, the statement
+ * helpers (store_stmt.c) and db/ at the bottom. A NULL hook: the shared file's own way
+ * (SQLite's FTS5 for the search index, polling for work).
+ */
+struct store_backend {
+    void (*close)(struct vt_store *s); /* first, before the statements are finalized */
+    int (*begin)(struct vt_store *s);
+    int (*begin_read)(struct vt_store *s);
+    int (*commit)(struct vt_store *s);
+    void (*rollback)(struct vt_store *s);
+    long long (*version)(struct vt_store *s);
+    int (*check)(struct vt_store *s, int *ok);
+    int (*wait_work)(struct vt_store *s, double timeout_s);
+    int (*notify_work)(struct vt_store *s);
+    /* the search index (store_search.c) */
+    int (*screen_docs_refresh)(struct vt_store *s, const char *id);
+    int (*title_docs_refresh)(struct vt_store *s, const char *id);
+    int (*maintain)(struct vt_store *s, enum vt_maintain how);
+    int (*terms_docs)(struct vt_store *s, const char *const *terms, size_t n, long long window,
+                      long long *docs);
+    int (*rows)(struct vt_store *s, const struct vt_store_search *r, int phrase_n, int *partial,
+                struct fts_id **out, size_t *n);
+};
+
+/* store_stmt.c: errors, the statement cache and the helpers around it */
 
 /* Record the database's message for what failed and return VT_EIO. */
 int store_fail(struct vt_store *s, const char *what);
@@ -108,13 +139,9 @@ int store_read_array(struct vt_store *s, const char *sql, const char *what, size
 /* store_queue.c: tell waiting workers that stages may have become runnable (PostgreSQL:
  * NOTIFY vidtheque_jobs, delivered at commit; nothing on SQLite, whose workers poll). */
 int store_notify_work(struct vt_store *s);
-/* PostgreSQL (store_pg.c): LISTEN vidtheque_jobs once, then wait on the connection's
- * socket up to timeout_s for a notification. Weak: a build without the PostgreSQL
- * backend has none (and no PostgreSQL handle to call it with). */
-int store_pg_wait_work(struct vt_store *s, double timeout_s) __attribute__((weak));
-/* PostgreSQL (store_pg.c): store_notify_work's NOTIFY, deferred to the commit inside a
- * transaction. Weak, as store_pg_wait_work. */
-int store_pg_notify_work(struct vt_store *s) __attribute__((weak));
+/* PostgreSQL's wait_work and notify_work hooks (store_pg.c) LISTEN vidtheque_jobs once,
+ * then wait on the connection's socket; and NOTIFY, deferred to the commit inside a
+ * transaction. */
 
 /* store_search.c: the ranking function and the rows of the search index */
 
@@ -168,21 +195,15 @@ void store_add_phonetic(void *user, const char *tok, size_t n);
 
 /* ---- PostgreSQL (store_pg.c, store_pg_index.c) ---- */
 
-/*
- * The connection-level verbs (store_pg.c) need libpq: store.c calls them through weak
- * references (only programs that name store_pg_open link them), and only when s->pg is
- * set, which only store_pg_open does.
- */
+/* The backends' opens, which set s->be. SQLite's (sqlite/store_sqlite.c); PostgreSQL's
+ * (store_pg.c) needs libpq: store.c names it through a weak reference, so only programs
+ * that name store_pg_open themselves link it (not the front binary). */
+int store_sqlite_open(const char *path, int flags, struct vt_store **out, char *err,
+                      size_t errlen);
 int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, size_t errlen);
-void store_pg_close(struct vt_store *s);
-int store_pg_begin(struct vt_store *s);
-int store_pg_begin_read(struct vt_store *s);
-int store_pg_commit(struct vt_store *s);
-void store_pg_rollback(struct vt_store *s);
-long long store_pg_version(struct vt_store *s);
-int store_pg_check(struct vt_store *s, int *ok);
 
-/* store_pg_index.c: db.h only, callable from the shared row code in any program. */
+/* store_pg_docs.c, store_pg_index.c: db.h only, callable from the shared row code in
+ * any program. */
 
 /* text as a tsvector literal: each vt_tokenize() token in order at positions 1, 2, ...
  * (at most 16383, the last repeated beyond), quoted with ' and \ escaped. Caller frees;

@@ -4,7 +4,7 @@
  * lease, and say what the queue holds. The claim itself, the run and the fenced
  * finish are the pipeline's (pipeline.c) through vt_store_stage_claim and
  * vt_store_stage_finish, the same on every path that runs a stage. The SQL is written
- * once for both backends; what differs (row locks, LISTEN/NOTIFY) is chosen with s->pg.
+ * once for both backends; what differs (row locks, LISTEN/NOTIFY) is chosen with s->conn.pg.
  */
 #include "store/store_int.h"
 #include "base/util.h"
@@ -66,12 +66,12 @@ int vt_store_queue_next(struct vt_store *s, unsigned stages, double now, char id
     int rc, slot = 1;
 
     *found = 0;
-    if (s->pg) {
+    if (s->conn.pg) {
         rc = store_exec(s, PICK_PLAN_SET, "plan the pick");
         if (rc)
             return rc;
     }
-    rc = store_prepare(s, sql[s->pg != NULL], &st);
+    rc = store_prepare(s, sql[s->conn.pg != NULL], &st);
     if (rc)
         return rc;
     for (int k = 0; k < VT_STAGE_COUNT; k++)
@@ -90,7 +90,7 @@ int vt_store_queue_next(struct vt_store *s, unsigned stages, double now, char id
         rc = rc == DB_DONE ? 0 : store_fail(s, "pick a queued stage");
     }
     store_finish(s, st);
-    if (!rc && s->pg)
+    if (!rc && s->conn.pg)
         rc = store_exec(s, PICK_PLAN_RESET, "plan the pick");
     return rc;
 }
@@ -113,7 +113,7 @@ static int lease_update(struct vt_store *s, const char *sql, const char *id, con
         db_bind_double(st, 5, lease_until);
     rc = store_step_done(s, st, "update a lease");
     if (!rc)
-        *res = s->ops->changes(s) > 0 ? VT_LEASE_HELD : VT_LEASE_LOST;
+        *res = s->conn.ops->changes(&s->conn) > 0 ? VT_LEASE_HELD : VT_LEASE_LOST;
     return rc;
 }
 
@@ -148,7 +148,7 @@ int vt_store_video_lock(struct vt_store *s, const char *id)
     struct db_stmt *st;
     int rc;
 
-    if (!s->pg)
+    if (!s->conn.pg)
         return 0;
     rc = store_prepare(s, "SELECT id FROM videos WHERE id = ? FOR UPDATE", &st);
     if (rc)
@@ -174,12 +174,12 @@ int vt_store_video_priority(struct vt_store *s, const char *id, int priority)
 
 const char *vt_store_backend(const struct vt_store *s)
 {
-    return s->ops->name;
+    return s->conn.ops->name;
 }
 
 int store_notify_work(struct vt_store *s)
 {
-    return s->pg && store_pg_notify_work ? store_pg_notify_work(s) : 0;
+    return s->be->notify_work ? s->be->notify_work(s) : 0;
 }
 
 /* SQLite: a commit by any connection moves PRAGMA data_version; poll it. */
@@ -208,15 +208,8 @@ int vt_store_wait_work(struct vt_store *s, double timeout_s)
 {
     if (timeout_s <= 0)
         return 0;
-    if (s->pg && store_pg_wait_work)
-        return store_pg_wait_work(s, timeout_s);
-    if (s->pg) {
-        /* no LISTEN here: poll, at most a fifth of a second late */
-        struct timespec ts = {0, (long)(1e9 * (timeout_s < 0.2 ? timeout_s : 0.2))};
-
-        nanosleep(&ts, NULL);
-        return 0;
-    }
+    if (s->be->wait_work)
+        return s->be->wait_work(s, timeout_s);
     return sqlite_wait_work(s, timeout_s);
 }
 
@@ -277,7 +270,7 @@ int vt_store_sync_stage_deps(struct vt_store *s)
     rc = vt_store_begin(s);
     /* PostgreSQL: workers starting together rewrite it one at a time, and only the
      * first finds it different (SQLite's write lock, taken by begin, does the same) */
-    if (!rc && s->pg)
+    if (!rc && s->conn.pg)
         rc = store_exec(s, "SELECT pg_advisory_xact_lock(8532461420160577910)", "lock stage_deps");
     if (!rc)
         rc = deps_current(s, &same);

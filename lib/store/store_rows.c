@@ -4,13 +4,14 @@
  * that a page of a video needs. Writing OCR lines or cues also writes their search
  * index rows and fuzzy/phonetic keys, through the helpers of store_search.c.
  */
-#include "media/media.h" /* struct vt_chapter only; store.h forward-declares it */
 #include "text/query.h"
+#include "text/transcript.h"
 #include "store/store_int.h"
 #include "base/util.h"
 
 #include <sqlite3.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -392,7 +393,7 @@ int vt_store_transcript_replace(struct vt_store *s, const char *id, const struct
                            &word);
     if (!rc)
         rc = store_prepare(s,
-                           s->pg ? store_pg_doc_insert_sql("speech")
+                           s->conn.pg ? store_pg_doc_insert_sql("speech")
                                  : "INSERT INTO docs (video_id, source, ref, start_s, end_s, text,"
                                    " meta) VALUES (?1, 'speech', ?2, ?3, ?4, ?5, ?6)",
                            &doc);

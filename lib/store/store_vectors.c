@@ -238,7 +238,7 @@ int vt_store_vectors_of(struct vt_store *s, const char *id, enum vt_vec_kind kin
     /* by the video's index, not a space's (the whole library): SQLite is told so with +,
      * which PostgreSQL's planner does not need (nor parse) */
     int rc = store_prepare(s,
-                           s->pg ? "SELECT ref, f32 FROM vectors WHERE video_id = ? AND kind = ?"
+                           s->conn.pg ? "SELECT ref, f32 FROM vectors WHERE video_id = ? AND kind = ?"
                                    " AND space = ? ORDER BY ref"
                                  : "SELECT ref, f32 FROM vectors WHERE video_id = ? AND +kind = ?"
                                    " AND +space = ? ORDER BY ref",

@@ -99,7 +99,7 @@ int vt_store_video_get(struct vt_store *s, const char *id, struct vt_video_rec *
         video_from_row(st, v);
         rc = 0;
     } else if (rc == DB_DONE) {
-        snprintf(s->err, sizeof(s->err), "no video '%s'", id);
+        snprintf(s->conn.err, sizeof(s->conn.err), "no video '%s'", id);
         rc = VT_ENOTFOUND;
     } else {
         rc = store_fail(s, "read video");
@@ -146,7 +146,7 @@ int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v)
     /* seq: the order of adding (PostgreSQL's writers run at once: a sequence) */
     int rc = store_prepare(
         s,
-        s->pg ? "INSERT INTO videos (" VIDEO_COLS ", seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+        s->conn.pg ? "INSERT INTO videos (" VIDEO_COLS ", seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
                 "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, nextval('videos_seq'))"
               : "INSERT INTO videos (" VIDEO_COLS ", seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
                 "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
@@ -271,7 +271,7 @@ int vt_store_video_delete(struct vt_store *s, const char *id)
 {
     struct db_stmt *st;
     /* PostgreSQL: the words only this video holds are found from its rows, before they go */
-    int rc = s->pg ? store_pg_forget_words(s, id) : 0;
+    int rc = s->conn.pg ? store_pg_forget_words(s, id) : 0;
 
     if (!rc)
         rc = store_prepare(s, "DELETE FROM videos WHERE id = ?", &st);
@@ -279,12 +279,12 @@ int vt_store_video_delete(struct vt_store *s, const char *id)
         return rc;
     store_bind_text(st, 1, id);
     rc = store_step_done(s, st, "delete video");
-    if (!rc && s->ops->changes(s) == 0) {
-        snprintf(s->err, sizeof(s->err), "no video '%s'", id);
+    if (!rc && s->conn.ops->changes(&s->conn) == 0) {
+        snprintf(s->conn.err, sizeof(s->conn.err), "no video '%s'", id);
         rc = VT_ENOTFOUND;
     }
     /* words said or shown only in this video leave the lookup tables with it */
-    if (!rc && !s->pg)
+    if (!rc && !s->conn.pg)
         rc = store_exec(s,
                         "DELETE FROM phonetic WHERE term NOT IN (SELECT term FROM docs_vocab);"
                         "DELETE FROM fuzzy WHERE term NOT IN (SELECT term FROM docs_vocab);",
@@ -411,7 +411,7 @@ static int lease_after_update(struct vt_store *s, const char *id, const char *st
     struct db_stmt *st;
     int rc;
 
-    if (s->ops->changes(s) > 0) {
+    if (s->conn.ops->changes(&s->conn) > 0) {
         *res = VT_LEASE_HELD;
         return 0;
     }
@@ -513,7 +513,7 @@ int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_st
     if (!rc)
         rc = lease_after_update(s, id, r->name, res);
     if (!rc && *res == VT_LEASE_LOST)
-        snprintf(s->err, sizeof(s->err), "lease lost: stage '%s' of %s was taken over", r->name,
+        snprintf(s->conn.err, sizeof(s->conn.err), "lease lost: stage '%s' of %s was taken over", r->name,
                  id);
     return rc || *res != VT_LEASE_HELD ? rc : store_notify_work(s);
 }

@@ -5,8 +5,7 @@
 #ifndef VT_CHUNK_H
 #define VT_CHUNK_H
 
-#include "store/store.h"
-#include "text/transcript.h"
+#include "model/transcript.h"
 
 #include <stddef.h>
 
@@ -15,7 +14,7 @@
 #define VT_CHUNK_TARGET_S 40.0
 
 /*
- * Group t's cues into *out (caller frees with vt_chunks_free). ends[0..n_ends-1]
+ * Group t's cues into *out (caller frees with vt_chunks_free, store.h). ends[0..n_ends-1]
  * are times where a passage would rather end (shot and chapter ends), any order.
  */
 void vt_chunk_cues(const struct vt_transcript *t, const double *ends, size_t n_ends,

@@ -6,27 +6,11 @@
 #ifndef VT_TRANSCRIPT_H
 #define VT_TRANSCRIPT_H
 
+#include "model/transcript.h"
+
 #include <stddef.h>
 
-struct vt_word {
-    char *text; /* owned, UTF-8, no spaces */
-    double start_s, end_s;
-    double conf; /* 0..1; 1 when the source gives no confidence */
-};
-
-struct vt_cue {
-    double start_s, end_s;
-    char *text;            /* owned, UTF-8; lines joined with '\n' (two lines at most from
-                            * recognition, captions keep as many as they had) */
-    struct vt_word *words; /* owned; NULL when the source has no word timings */
-    size_t n_words;
-};
-
-struct vt_transcript {
-    struct vt_cue *cues; /* owned, in time order */
-    size_t n_cues;
-    char model[160]; /* provenance, e.g. "pocketsphinx 5prealpha en-us (...)" or "captions:srt" */
-};
+/* struct vt_word, vt_cue and vt_transcript are model/transcript.h's. */
 
 void vt_transcript_release(struct vt_transcript *t);
 void vt_cue_release(struct vt_cue *c);

@@ -5,47 +5,13 @@
 #ifndef VT_KEYFRAME_H
 #define VT_KEYFRAME_H
 
+#include "model/frames.h"
 #include "model/stage.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-struct vt_kf_shot {
-    double start_s, end_s; /* relative to the file's own start */
-    int captured, kept;    /* keyframes captured and kept in this shot */
-    /* The transition into the shot: "cut", "dissolve" or "fade" (static names, see
-     * vt_kf_transition_name), NULL for the first shot and for shots stored before
-     * transitions were recorded; [trans_start_s, trans_end_s) holds its mixed frames
-     * (both start_s for a cut). */
-    const char *transition;
-    double trans_start_s, trans_end_s;
-};
-
-/* The static name of a transition kind named s ("cut", "dissolve", "fade"), or NULL
- * (defined in shotdetect.c, which needs no media library). */
-const char *vt_kf_transition_name(const char *s);
-
-struct vt_kf_frame {
-    int index;        /* 0-based, in time order over the whole video */
-    double t_s;       /* relative to the file's own start */
-    int64_t frame_no; /* 0-based frame number in the stream's own frame rate */
-    int shot;         /* index into shots */
-    int duplicate_of; /* index of the earlier kept frame, or -1 when kept */
-    double sharpness; /* variance of the Laplacian of the luma */
-    int64_t bytes;    /* size of the image file, 0 when skipped */
-    char file[64];    /* file name inside out_dir, "" when skipped */
-    int width, height;
-    uint64_t phash; /* perceptual hash */
-};
-
-struct vt_kf_result {
-    struct vt_kf_shot *shots;
-    size_t n_shots;
-    struct vt_kf_frame *frames;
-    size_t n_frames;
-    char model[128];   /* algorithm name and version, for provenance */
-    double duration_s; /* measured from the decoded frames, not the container */
-};
+/* Shots, frames and their results are model/frames.h's (the store keeps them). */
 
 /*
  * Run on media_path, writing kept frames into out_dir (which exists). Returns 0,

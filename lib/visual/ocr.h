@@ -5,21 +5,12 @@
 #ifndef VT_OCR_H
 #define VT_OCR_H
 
+#include "model/frames.h"
 #include "model/stage.h"
 
 #include <stddef.h>
 
-struct vt_ocr_line {
-    char *text;  /* UTF-8, owned, no trailing newline, never empty */
-    double conf; /* 0..1 */
-    int box[4];  /* x, y, w, h in image pixels */
-    int noise;   /* 1: below the noise floor (ocr_noise.h): kept, never indexed or counted */
-};
-
-struct vt_ocr_page {
-    struct vt_ocr_line *lines; /* owned */
-    size_t n_lines;
-};
+/* struct vt_ocr_line and vt_ocr_page are model/frames.h's. */
 
 struct vt_ocr;
 

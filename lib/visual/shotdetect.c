@@ -55,21 +55,19 @@ static void add_bound(struct bounds *b, size_t at, size_t s0, size_t s1, enum vt
     b->n++;
 }
 
-/* Here, not in keyframe.c, so that the store (which names kinds) needs no FFmpeg. */
-static const char *const kind_names[] = {
-    [VT_SD_CUT] = "cut", [VT_SD_FADE] = "fade", [VT_SD_DISSOLVE] = "dissolve"};
-
+/* The names are the domain's (model/frames.h): the store reads them back too. */
 const char *vt_sd_kind_name(enum vt_sd_kind kind)
 {
-    return (size_t)kind < VT_ARRAY_LEN(kind_names) ? kind_names[kind] : NULL;
-}
-
-const char *vt_kf_transition_name(const char *s)
-{
-    for (size_t i = 0; s && i < VT_ARRAY_LEN(kind_names); i++)
-        if (kind_names[i] && !strcmp(s, kind_names[i]))
-            return kind_names[i];
-    return NULL;
+    switch (kind) {
+    case VT_SD_CUT:
+        return vt_transition_name(VT_TRANSITION_CUT);
+    case VT_SD_FADE:
+        return vt_transition_name(VT_TRANSITION_FADE);
+    case VT_SD_DISSOLVE:
+        return vt_transition_name(VT_TRANSITION_DISSOLVE);
+    default:
+        return NULL;
+    }
 }
 
 int vt_sd_is_black(const struct vt_sd_feat *f)

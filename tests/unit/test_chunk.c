@@ -1,5 +1,7 @@
 /* Unit tests of chunking (lib/text/chunk.c) on synthetic transcripts. */
 #include "text/chunk.h"
+#include "text/transcript.h"
+#include "store/store.h"
 #include "harness.h"
 #include "base/util.h"
 

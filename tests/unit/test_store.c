@@ -2,6 +2,7 @@
 #include "harness.h"
 #include "pgtest.h"
 #include "text/query.h"
+#include "text/transcript.h"
 #include "store/store.h"
 #include "base/util.h"
 

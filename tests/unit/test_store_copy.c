@@ -5,6 +5,7 @@
 #include "run/migrate.h"
 #include "pgtest.h"
 #include "text/query.h"
+#include "text/transcript.h"
 #include "store/store.h"
 #include "store/store_copy.h"
 #include "base/util.h"

@@ -13,6 +13,10 @@
  *
  * A column read returns what the row holds until the next step or reset: strings and
  * blobs are borrowed. A NULL reads as 0, 0.0, NULL (text) or a NULL blob of 0 bytes.
+ *
+ * The layer knows nothing of the store above it: it works on a struct db_conn (the
+ * connection and the last failure's message), which the store's handle holds and
+ * reads the message from (vt_store_errmsg).
  */
 #ifndef VT_DB_H
 #define VT_DB_H
@@ -20,8 +24,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct vt_store;
 struct db_stmt;
+struct db_ops;
+struct pg_conn;
+struct sqlite3;
+
+/* A connection of either database, and what the last failure on it was. */
+struct db_conn {
+    const struct db_ops *ops; /* the backend's statements */
+    struct sqlite3 *sqlite;   /* SQLite: the connection; NULL on PostgreSQL */
+    struct pg_conn *pg;       /* PostgreSQL (db_pg.h): the connection; NULL on SQLite */
+    char err[512];            /* the last failure, one line ("database: WHAT: why") */
+};
 
 /* What db_step() says besides a VT_E* error code (negative). */
 enum { DB_ROW = 1, DB_DONE = 2 };
@@ -29,7 +43,7 @@ enum { DB_ROW = 1, DB_DONE = 2 };
 struct db_ops {
     const char *name; /* "sqlite" or "postgresql" */
     /* A new statement for sql; persistent: it will be reused many times (cached). */
-    int (*prepare)(struct vt_store *s, const char *sql, int persistent, struct db_stmt **st);
+    int (*prepare)(struct db_conn *c, const char *sql, int persistent, struct db_stmt **st);
     void (*finalize)(struct db_stmt *st);
     /* Ready to run again with the same bindings (clear: and without them). */
     void (*reset)(struct db_stmt *st, int clear);
@@ -45,12 +59,12 @@ struct db_ops {
     double (*col_double)(struct db_stmt *st, int i);
     const char *(*col_text)(struct db_stmt *st, int i);
     const void *(*col_blob)(struct db_stmt *st, int i, size_t *n);
-    /* Rows changed by the last INSERT, UPDATE or DELETE run on s. */
-    int64_t (*changes)(struct vt_store *s);
+    /* Rows changed by the last INSERT, UPDATE or DELETE run on c. */
+    int64_t (*changes)(struct db_conn *c);
     /* Run sql (one or more statements, no parameters, no rows wanted). */
-    int (*exec)(struct vt_store *s, const char *sql, const char *what);
-    /* Record the last failure on s as "database: WHAT: why"; the VT_E* code for it. */
-    int (*fail)(struct vt_store *s, const char *what);
+    int (*exec)(struct db_conn *c, const char *sql, const char *what);
+    /* Record the last failure on c as (into c->err) "database: WHAT: why"; the VT_E* code for it. */
+    int (*fail)(struct db_conn *c, const char *what);
 };
 
 /* Every statement starts with its backend's operations. */
@@ -88,7 +102,7 @@ static inline void db_bind_null(struct db_stmt *st, int i)
 {
     st->ops->bind_null(st, i);
 }
-/* DB_ROW (a row to read), DB_DONE, or an error (see store_fail). */
+/* DB_ROW (a row to read), DB_DONE, or an error (its message: db_ops.fail). */
 static inline int db_step(struct db_stmt *st)
 {
     return st->ops->step(st);

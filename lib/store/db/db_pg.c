@@ -12,8 +12,8 @@
  */
 #include "store/db/db_pg.h"
 
-#include "store/store_int.h"
 #include "base/util.h"
+#include "vidtheque.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int pg_fail(struct db_conn *d, const char *what);
 
 /* PostgreSQL's type oids (server/catalog/pg_type_d.h, stable across versions) */
 enum {
@@ -39,8 +41,8 @@ enum {
 
 struct pg_stmt {
     struct db_stmt base;
-    struct vt_store *s;
-    char *sql; /* with $n */
+    struct db_conn *db; /* its connection */
+    char *sql;          /* with $n */
     int nparams;
     unsigned char *used; /* which $n appear in sql */
     int persistent;
@@ -313,7 +315,7 @@ void db_pg_disconnect(struct pg_conn *c)
 
 /* ---- statements ---- */
 
-static int pg_prepare(struct vt_store *s, const char *sql, int persistent, struct db_stmt **out)
+static int pg_prepare(struct db_conn *d, const char *sql, int persistent, struct db_stmt **out)
 {
     struct pg_stmt *st;
     unsigned char *used = NULL;
@@ -322,12 +324,12 @@ static int pg_prepare(struct vt_store *s, const char *sql, int persistent, struc
 
     *out = NULL;
     if (!conv) {
-        record_msg(s->pg, VT_EINVAL, "a parameter number out of range");
-        return store_fail(s, "prepare a query");
+        record_msg(d->pg, VT_EINVAL, "a parameter number out of range");
+        return pg_fail(d, "prepare a query");
     }
     st = vt_xcalloc(1, sizeof(*st));
     st->base.ops = &db_pg_ops;
-    st->s = s;
+    st->db = d;
     st->sql = conv;
     st->nparams = n;
     st->used = used;
@@ -370,7 +372,7 @@ static void clear_binds(struct pg_stmt *st)
 static void pg_finalize(struct db_stmt *x)
 {
     struct pg_stmt *st = ps(x);
-    struct pg_conn *c = st->s->pg;
+    struct pg_conn *c = st->db->pg;
 
     drop_result(st);
     /* a statement finalized before its handle closes (outside the cache) would stay
@@ -505,7 +507,7 @@ static void param_types(struct pg_stmt *st)
 
 static int run(struct pg_stmt *st)
 {
-    struct pg_conn *c = st->s->pg;
+    struct pg_conn *c = st->db->pg;
     PGresult *r;
     int rc = db_pg_ready(c), status;
 
@@ -656,19 +658,19 @@ static const void *pg_col_blob(struct db_stmt *x, int i, size_t *n)
     return st->blobs[i];
 }
 
-static int64_t pg_changes(struct vt_store *s)
+static int64_t pg_changes(struct db_conn *d)
 {
-    return s->pg->changes;
+    return d->pg->changes;
 }
 
-static int pg_exec(struct vt_store *s, const char *sql, const char *what)
+static int pg_exec(struct db_conn *d, const char *sql, const char *what)
 {
-    struct pg_conn *c = s->pg;
+    struct pg_conn *c = d->pg;
     PGresult *r;
     int rc = db_pg_ready(c), status;
 
     if (rc)
-        return store_fail(s, what);
+        return pg_fail(d, what);
     c->msg[0] = '\0';
     c->trips++;
     r = PQexec(c->conn, sql);
@@ -676,22 +678,22 @@ static int pg_exec(struct vt_store *s, const char *sql, const char *what)
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
         db_pg_record(c, r);
         PQclear(r);
-        return store_fail(s, what);
+        return pg_fail(d, what);
     }
     PQclear(r);
     return 0;
 }
 
-static int pg_fail(struct vt_store *s, const char *what)
+static int pg_fail(struct db_conn *d, const char *what)
 {
-    struct pg_conn *c = s->pg;
+    struct pg_conn *c = d->pg;
 
     if (!c->msg[0])
         record_msg(c, VT_EIO, "the statement gave an unexpected result");
     if (c->code == VT_EUNAVAIL)
-        snprintf(s->err, sizeof(s->err), "database unavailable: %.60s: %.400s", what, c->msg);
+        snprintf(d->err, sizeof(d->err), "database unavailable: %.60s: %.400s", what, c->msg);
     else
-        snprintf(s->err, sizeof(s->err), "database: %.60s: %.400s", what, c->msg);
+        snprintf(d->err, sizeof(d->err), "database: %.60s: %.400s", what, c->msg);
     return c->code;
 }
 

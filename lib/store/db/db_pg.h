@@ -13,8 +13,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct vt_store;
-
 struct pg_conn {
     PGconn *conn;
     unsigned long gen;   /* bumped by each reconnection: statements prepare again */

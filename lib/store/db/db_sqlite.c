@@ -1,12 +1,12 @@
 /*
  * db.h on SQLite: each operation is the sqlite3_* call of the same name. Statements
- * are prepared for the handle's connection (s->db) and cached by the store
- * (store_prepare in store.c); nothing here keeps state of its own.
+ * are prepared for the connection c->sqlite and cached by the store (store_prepare);
+ * nothing here keeps state of its own but the last failure's message, in c->err.
  */
 #include "store/db/db_sqlite.h"
 
-#include "store/store_int.h"
 #include "base/util.h"
+#include "vidtheque.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -16,6 +16,8 @@ struct sq_stmt {
     struct db_stmt base;
     sqlite3_stmt *st;
 };
+
+static int sq_fail(struct db_conn *c, const char *what);
 
 static sqlite3_stmt *raw(struct db_stmt *st)
 {
@@ -27,15 +29,15 @@ sqlite3_stmt *db_sqlite_stmt(struct db_stmt *st)
     return st->ops == &db_sqlite_ops ? raw(st) : NULL;
 }
 
-static int sq_prepare(struct vt_store *s, const char *sql, int persistent, struct db_stmt **out)
+static int sq_prepare(struct db_conn *c, const char *sql, int persistent, struct db_stmt **out)
 {
     sqlite3_stmt *st;
     struct sq_stmt *w;
 
     *out = NULL;
-    if (sqlite3_prepare_v3(s->db, sql, -1, persistent ? SQLITE_PREPARE_PERSISTENT : 0, &st, NULL) !=
+    if (sqlite3_prepare_v3(c->sqlite, sql, -1, persistent ? SQLITE_PREPARE_PERSISTENT : 0, &st, NULL) !=
         SQLITE_OK)
-        return store_fail(s, "prepare a query");
+        return sq_fail(c, "prepare a query");
     w = vt_xcalloc(1, sizeof(*w));
     w->base.ops = &db_sqlite_ops;
     w->st = st;
@@ -128,23 +130,23 @@ static const void *sq_col_blob(struct db_stmt *st, int i, size_t *n)
     return p;
 }
 
-static int64_t sq_changes(struct vt_store *s)
+static int64_t sq_changes(struct db_conn *c)
 {
-    return sqlite3_changes64(s->db);
+    return sqlite3_changes64(c->sqlite);
 }
 
-static int sq_exec(struct vt_store *s, const char *sql, const char *what)
+static int sq_exec(struct db_conn *c, const char *sql, const char *what)
 {
-    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-        return store_fail(s, what);
+    if (sqlite3_exec(c->sqlite, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return sq_fail(c, what);
     return 0;
 }
 
-static int sq_fail(struct vt_store *s, const char *what)
+static int sq_fail(struct db_conn *c, const char *what)
 {
-    int code = sqlite3_errcode(s->db);
+    int code = sqlite3_errcode(c->sqlite);
 
-    snprintf(s->err, sizeof(s->err), "database: %.60s: %.400s", what, sqlite3_errmsg(s->db));
+    snprintf(c->err, sizeof(c->err), "database: %.60s: %.400s", what, sqlite3_errmsg(c->sqlite));
     return code == SQLITE_BUSY || code == SQLITE_LOCKED ? VT_EBUSY : VT_EIO;
 }
 

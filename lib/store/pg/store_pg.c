@@ -10,8 +10,9 @@
  * transaction under an advisory lock, so that of many processes opening a new or old
  * database at once exactly one migrates and the others wait and see it done.
  *
- * store.c reaches these functions through weak references: only programs that name
- * store_pg_open (vidtheque-full, the unit tests) link libpq.
+ * store.c reaches store_pg_open through a weak reference: only programs that name it
+ * (vidtheque-full, the unit tests) link libpq. The rest is the handle's backend hooks
+ * (pg_backend, store_int.h), through which the shared files reach it.
  */
 #include "base/config.h"
 #include "store/db/db_pg.h"
@@ -23,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const struct store_backend pg_backend;
 
 /* pg_advisory_xact_lock key of the migrations: "vidthequ" as a big-endian int64 */
 #define PG_MIGRATE_LOCK "8532461420160577909"
@@ -197,7 +200,7 @@ static int schema_version(struct vt_store *s, int *version)
 
 static int too_new(struct vt_store *s, int version)
 {
-    snprintf(s->err, sizeof(s->err), "database: schema version %d is newer than this program (%d)",
+    snprintf(s->conn.err, sizeof(s->conn.err), "database: schema version %d is newer than this program (%d)",
              version, VT_STORE_SCHEMA_VERSION);
     return VT_ESTATE;
 }
@@ -234,12 +237,12 @@ static int migrate(struct vt_store *s)
     if (version == VT_STORE_SCHEMA_VERSION)
         return 0;
     if (version && version < PG_FIRST_VERSION) {
-        snprintf(s->err, sizeof(s->err), "database: schema version %d was never a PostgreSQL one",
+        snprintf(s->conn.err, sizeof(s->conn.err), "database: schema version %d was never a PostgreSQL one",
                  version);
         return VT_ESTATE;
     }
     if (s->read_only) {
-        snprintf(s->err, sizeof(s->err),
+        snprintf(s->conn.err, sizeof(s->conn.err),
                  "database '%.300s' is read-only and needs an upgrade (schema version %d, this "
                  "program %d): open it once with a role that may write",
                  s->dir, version, VT_STORE_SCHEMA_VERSION);
@@ -296,11 +299,12 @@ int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, 
     int rc, writable = 0;
 
     *out = NULL;
-    s->ops = &db_pg_ops;
+    s->conn.ops = &db_pg_ops;
+    s->be = &pg_backend;
     s->dir = vt_config_db_redact(url);
-    rc = db_pg_connect(url, &s->pg, s->err, sizeof(s->err));
+    rc = db_pg_connect(url, &s->conn.pg, s->conn.err, sizeof(s->conn.err));
     if (rc) {
-        vt_err(err, errlen, rc, "'%s': %s", s->dir, s->err);
+        vt_err(err, errlen, rc, "'%s': %s", s->dir, s->conn.err);
         goto fail;
     }
     rc = may_write(s, &writable);
@@ -308,7 +312,7 @@ int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, 
         if (flags & VT_STORE_READ) {
             s->read_only = 1;
         } else {
-            snprintf(s->err, sizeof(s->err),
+            snprintf(s->conn.err, sizeof(s->conn.err),
                      "database is read-only (the role may not write, or its sessions are "
                      "read-only)");
             rc = VT_ESTATE;
@@ -319,7 +323,7 @@ int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, 
     if (!rc && !s->read_only)
         rc = vt_store_sync_stage_deps(s);
     if (rc) {
-        vt_err(err, errlen, rc, "'%s': %s", s->dir, s->err);
+        vt_err(err, errlen, rc, "'%s': %s", s->dir, s->conn.err);
         goto fail;
     }
     *out = s;
@@ -329,62 +333,64 @@ fail:
     return rc;
 }
 
-void store_pg_close(struct vt_store *s)
+static void store_pg_close(struct vt_store *s)
 {
+    if (!s->conn.pg)
+        return; /* it never connected */
     store_pg_window_free(s);
-    db_pg_disconnect(s->pg);
-    s->pg = NULL;
+    db_pg_disconnect(s->conn.pg);
+    s->conn.pg = NULL;
 }
 
 static int start(struct vt_store *s, const char *sql, const char *what)
 {
     int rc;
 
-    if (s->pg->in_tx) {
+    if (s->conn.pg->in_tx) {
         /* PostgreSQL would only warn and carry on in the open one: refuse, as SQLite does */
-        snprintf(s->err, sizeof(s->err), "database: %s: a transaction is already open", what);
+        snprintf(s->conn.err, sizeof(s->conn.err), "database: %s: a transaction is already open", what);
         return VT_ESTATE;
     }
     rc = store_exec(s, sql, what);
     if (!rc) {
-        s->pg->in_tx = 1;
-        s->pg->tx_serial++;
+        s->conn.pg->in_tx = 1;
+        s->conn.pg->tx_serial++;
     }
     return rc;
 }
 
-int store_pg_begin(struct vt_store *s)
+static int store_pg_begin(struct vt_store *s)
 {
     if (s->read_only) {
-        snprintf(s->err, sizeof(s->err), "library '%.400s' is read-only", s->dir);
+        snprintf(s->conn.err, sizeof(s->conn.err), "library '%.400s' is read-only", s->dir);
         return VT_ESTATE;
     }
     return start(s, "BEGIN", "start a write");
 }
 
-int store_pg_begin_read(struct vt_store *s)
+static int store_pg_begin_read(struct vt_store *s)
 {
     /* one snapshot for every statement of the read, as SQLite's read transaction gives */
     int rc = start(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "start a read");
 
     if (!rc)
-        s->pg->read_serial = s->pg->tx_serial;
+        s->conn.pg->read_serial = s->conn.pg->tx_serial;
     return rc;
 }
 
-int store_pg_commit(struct vt_store *s)
+static int store_pg_commit(struct vt_store *s)
 {
-    struct pg_conn *c = s->pg;
+    struct pg_conn *c = s->conn.pg;
     PGresult *r;
     int rc = 0;
 
     if (!c->in_tx) {
-        snprintf(s->err, sizeof(s->err), "database: commit: no transaction is open");
+        snprintf(s->conn.err, sizeof(s->conn.err), "database: commit: no transaction is open");
         return VT_ESTATE;
     }
     if (c->lost) {
         c->in_tx = 0;
-        snprintf(s->err, sizeof(s->err),
+        snprintf(s->conn.err, sizeof(s->conn.err),
                  "database unavailable: commit: the connection was lost, nothing was committed");
         return VT_EUNAVAIL;
     }
@@ -397,7 +403,7 @@ int store_pg_commit(struct vt_store *s)
         rc = store_fail(s, "commit");
     } else if (strcmp(PQcmdStatus(r), "COMMIT")) {
         /* COMMIT of a transaction that had failed rolls it back, without an error */
-        snprintf(s->err, sizeof(s->err),
+        snprintf(s->conn.err, sizeof(s->conn.err),
                  "database: commit: the transaction had failed and was rolled back");
         rc = VT_EIO;
     }
@@ -409,9 +415,9 @@ int store_pg_commit(struct vt_store *s)
     return rc;
 }
 
-void store_pg_rollback(struct vt_store *s)
+static void store_pg_rollback(struct vt_store *s)
 {
-    struct pg_conn *c = s->pg;
+    struct pg_conn *c = s->conn.pg;
 
     if (c->in_tx && !c->lost && PQstatus(c->conn) == CONNECTION_OK) {
         c->trips++;
@@ -428,7 +434,7 @@ void store_pg_rollback(struct vt_store *s)
  * list. Its hash, with this handle's own commits below it as on SQLite, changes
  * whenever anything may have changed; one round trip, no table read.
  */
-long long store_pg_version(struct vt_store *s)
+static long long store_pg_version(struct vt_store *s)
 {
     struct db_stmt *st;
     long long v = -1;
@@ -450,14 +456,14 @@ long long store_pg_version(struct vt_store *s)
  * the schema is verified (bt_index_check: a lock that does not block writers). Without
  * it *ok is 1 and the message says what was not checked.
  */
-int store_pg_check(struct vt_store *s, int *ok)
+static int store_pg_check(struct vt_store *s, int *ok)
 {
     struct db_stmt *st;
     int rc = store_prepare(s, "SELECT count(*) FROM pg_extension WHERE extname = 'amcheck'", &st),
         amcheck = 0;
 
     *ok = 0;
-    s->err[0] = '\0';
+    s->conn.err[0] = '\0';
     if (rc)
         return rc;
     rc = db_step(st);
@@ -469,7 +475,7 @@ int store_pg_check(struct vt_store *s, int *ok)
         return rc;
     if (!amcheck) {
         *ok = 1;
-        snprintf(s->err, sizeof(s->err),
+        snprintf(s->conn.err, sizeof(s->conn.err),
                  "database: PostgreSQL answers; its indexes were not checked (install the "
                  "amcheck extension in the database to check them)");
         return 0;
@@ -487,7 +493,7 @@ int store_pg_check(struct vt_store *s, int *ok)
     if (rc == DB_ROW) {
         *ok = 1;
         rc = 0;
-    } else if (!strcmp(s->pg->state, "XX002")) {
+    } else if (!strcmp(s->conn.pg->state, "XX002")) {
         store_fail(s, "integrity check failed"); /* index_corrupted: the answer, not a failure */
         rc = 0;
     } else {
@@ -502,10 +508,10 @@ int store_pg_check(struct vt_store *s, int *ok)
  * sent with the COMMIT, in the same round trip (the server delivers a notification at
  * commit either way, and sends one for any number of identical ones); outside, at once.
  */
-int store_pg_notify_work(struct vt_store *s)
+static int store_pg_notify_work(struct vt_store *s)
 {
-    if (s->pg->in_tx) {
-        s->pg->notify = 1;
+    if (s->conn.pg->in_tx) {
+        s->conn.pg->notify = 1;
         return 0;
     }
     return store_exec(s, "NOTIFY vidtheque_jobs", "wake workers");
@@ -518,9 +524,9 @@ int store_pg_notify_work(struct vt_store *s)
  * in while other statements ran is already queued in libpq: it returns at once. A
  * worker never waits inside a transaction, where none would be delivered.
  */
-int store_pg_wait_work(struct vt_store *s, double timeout_s)
+static int store_pg_wait_work(struct vt_store *s, double timeout_s)
 {
-    struct pg_conn *c = s->pg;
+    struct pg_conn *c = s->conn.pg;
     struct pollfd p;
     PGnotify *n;
     int rc = db_pg_ready(c), got = 0;
@@ -550,3 +556,20 @@ int store_pg_wait_work(struct vt_store *s, double timeout_s)
     }
     return got;
 }
+
+static const struct store_backend pg_backend = {
+    .close = store_pg_close,
+    .begin = store_pg_begin,
+    .begin_read = store_pg_begin_read,
+    .commit = store_pg_commit,
+    .rollback = store_pg_rollback,
+    .version = store_pg_version,
+    .check = store_pg_check,
+    .wait_work = store_pg_wait_work,
+    .notify_work = store_pg_notify_work,
+    .screen_docs_refresh = store_pg_screen_docs_refresh,
+    .title_docs_refresh = store_pg_title_docs_refresh,
+    .maintain = store_pg_maintain,
+    .terms_docs = store_pg_terms_docs,
+    .rows = store_pg_rows,
+};

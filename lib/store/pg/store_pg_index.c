@@ -3,7 +3,7 @@
  * of its text cut by vidtheque's own tokenizer (vt_tokenize, the one queries are cut
  * by), so both backends index the same words; what SQLite computes inside one
  * INSERT ... SELECT (a frame's lines joined, a video's titles) is read here first and
- * inserted row by row with its tsvector. Written against db.h alone (no libpq call), so
+ * inserted row by row with its tsvector (store_pg_docs.c). Written against db.h alone (no libpq call), so
  * the shared row code may call it in any program, including the front binary.
  */
 #include "text/query.h"
@@ -13,53 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define TSV_MAX_POS 16383 /* the largest position a tsvector holds */
-
-struct tsv_ctx {
-    struct vt_sb sb;
-    int pos;
-};
-
-static void tsv_token(void *user, const char *tok, size_t n)
-{
-    struct tsv_ctx *c = user;
-
-    if (c->sb.len)
-        vt_sb_addc(&c->sb, ' ');
-    vt_sb_addc(&c->sb, '\'');
-    for (size_t i = 0; i < n; i++) {
-        if (tok[i] == '\'' || tok[i] == '\\')
-            vt_sb_addc(&c->sb, tok[i] == '\'' ? '\'' : '\\');
-        vt_sb_addc(&c->sb, tok[i]);
-    }
-    if (c->pos < TSV_MAX_POS)
-        c->pos++;
-    vt_sb_addf(&c->sb, "':%d", c->pos);
-}
-
-char *store_pg_tsv(const char *text)
-{
-    struct tsv_ctx c = {{0}, 0};
-
-    if (text)
-        vt_tokenize(text, strlen(text), tsv_token, &c);
-    return vt_sb_detach(&c.sb);
-}
-
-/* The docs INSERT of source on PostgreSQL, in store_insert_doc()'s parameter order. */
-#define PG_DOC_INSERT(source)                                                                      \
-    "INSERT INTO docs (video_id, source, ref, start_s, end_s, text, meta, tsv)"                    \
-    " VALUES (?1, '" source "', ?2, ?3, ?4, ?5, ?6, CAST(?7 AS tsvector))"
-
-const char *store_pg_doc_insert_sql(const char *source)
-{
-    if (!strcmp(source, "speech"))
-        return PG_DOC_INSERT("speech");
-    if (!strcmp(source, "screen"))
-        return PG_DOC_INSERT("screen");
-    return PG_DOC_INSERT("title");
-}
 
 /* store_rows callback: one index row from (ref, start_s, end_s, text) */
 struct doc_rows {

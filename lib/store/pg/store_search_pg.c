@@ -446,7 +446,7 @@ double store_pg_score(const char *text, const struct store_phrase *ph, size_t n_
  */
 static int prepare_planned(struct vt_store *s, const char *sql, struct db_stmt **st)
 {
-    return s->ops->prepare(s, sql, 0, st);
+    return s->conn.ops->prepare(&s->conn, sql, 0, st);
 }
 
 static void finish_planned(struct db_stmt *st)
@@ -477,7 +477,7 @@ static int read_pair(struct vt_store *s, const char *sql, const char *what, long
  * read once per read transaction (a search's tiers ask each), whose snapshot they are. */
 static int index_sizes(struct vt_store *s, long long *top, double *rows, double *tokens)
 {
-    struct pg_conn *c = s->pg;
+    struct pg_conn *c = s->conn.pg;
     struct db_stmt *st;
     long long have = 0, unused;
     int rc = 0, in_read = c->in_tx && c->read_serial == c->tx_serial;

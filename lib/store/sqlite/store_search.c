@@ -104,7 +104,7 @@ int store_register_rank(struct vt_store *s)
     store_finish(s, st);
     if (!api || api->iVersion < 2 ||
         api->xCreateFunction(api, "vtrank", NULL, vtrank, NULL) != SQLITE_OK) {
-        snprintf(s->err, sizeof(s->err), "database: SQLite has no usable FTS5");
+        snprintf(s->conn.err, sizeof(s->conn.err), "database: SQLite has no usable FTS5");
         return VT_EIO;
     }
     return 0;
@@ -140,8 +140,8 @@ int store_screen_docs_refresh(struct vt_store *s, const char *id)
     char *meta;
     int rc;
 
-    if (s->pg)
-        return store_pg_screen_docs_refresh(s, id);
+    if (s->be->screen_docs_refresh)
+        return s->be->screen_docs_refresh(s, id);
     rc = store_delete_docs(s, id, "screen");
     if (rc)
         return rc;
@@ -179,10 +179,10 @@ static void fuzzy_key(struct vt_store *s, const char *del, size_t dn, struct vt_
 
     key->len = 0;
     vt_sb_add(key, "", 0);
-    for (size_t step; s->pg && k < dn; k += step)
+    for (size_t step; s->conn.pg && k < dn; k += step)
         if (!(step = vt_utf8_decode(del + k, dn - k, NULL)))
             break;
-    if (!s->pg || k == dn) {
+    if (!s->conn.pg || k == dn) {
         vt_sb_add(key, del, dn);
         return;
     }
@@ -309,7 +309,7 @@ static int fuzzy_terms(struct vt_store *s, const char *word, void (*fn)(void *u,
 
     if (n < VT_FUZZY_MIN_LEN || n >= VT_FUZZY_MAX_LEN)
         return 0;
-    if (s->pg)
+    if (s->conn.pg)
         return fuzzy_terms_pg(s, word, fn, user);
     rc = store_prepare(s, "SELECT term FROM fuzzy WHERE del = ?", &st);
     if (rc)
@@ -346,7 +346,7 @@ int store_insert_doc(struct vt_store *s, struct db_stmt *st, const char *id, int
     db_bind_double(st, 4, end_s);
     store_bind_text(st, 5, text);
     store_bind_text(st, 6, meta);
-    if (s->pg) {
+    if (s->conn.pg) {
         /* PostgreSQL's rows carry their tokens (store_pg.c's docs.tsv) */
         char *tsv = store_pg_tsv(text);
 
@@ -384,8 +384,8 @@ int vt_store_title_docs_refresh(struct vt_store *s, const char *id)
     char *meta;
     int rc;
 
-    if (s->pg)
-        return store_pg_title_docs_refresh(s, id);
+    if (s->be->title_docs_refresh)
+        return s->be->title_docs_refresh(s, id);
     meta = store_meta_tokens("title", id);
     rc = store_delete_docs(s, id, "title");
     if (!rc)
@@ -556,8 +556,8 @@ static int count_term_docs(struct vt_store *s, const char *term, long long *docs
     int rc;
 
     /* PostgreSQL: the same estimate in one statement (store_search_pg.c) */
-    if (s->pg)
-        return store_pg_terms_docs(s, &term, 1, DF_WINDOW, docs);
+    if (s->be->terms_docs)
+        return s->be->terms_docs(s, &term, 1, DF_WINDOW, docs);
     rc = store_prepare(s, "SELECT coalesce(max(id), 0) FROM docs", &st);
     if (rc)
         return rc;
@@ -704,8 +704,8 @@ int vt_store_maintain(struct vt_store *s, enum vt_maintain how)
     char sql[96];
     int pages = how == VT_MAINTAIN_FULL ? 0 : MERGE_STEP_PAGES;
 
-    if (s->pg)
-        return store_pg_maintain(s, how);
+    if (s->be->maintain)
+        return s->be->maintain(s, how);
     /* FTS5 answers faster from fewer, larger segments: 'merge' does a bounded amount
      * of that work (pages > 0), 'optimize' all of it */
     if (pages > 0)
@@ -828,12 +828,12 @@ int vt_store_docs(struct vt_store *s, const long long *rowids, size_t n,
 
     if (!n)
         return 0;
-    vt_sb_addc(&ids, s->pg ? '{' : '[');
+    vt_sb_addc(&ids, s->conn.pg ? '{' : '[');
     for (size_t i = 0; i < n; i++)
         vt_sb_addf(&ids, "%s%lld", i ? "," : "", rowids[i]);
-    vt_sb_addc(&ids, s->pg ? '}' : ']');
+    vt_sb_addc(&ids, s->conn.pg ? '}' : ']');
     rc = store_prepare(s,
-                       s->pg ? DOCS_SQL("SELECT unnest(CAST(? AS bigint[]))")
+                       s->conn.pg ? DOCS_SQL("SELECT unnest(CAST(? AS bigint[]))")
                              : DOCS_SQL("SELECT value FROM json_each(?)"),
                        &st);
     if (rc) {
@@ -978,12 +978,12 @@ size_t store_query_docs(struct vt_store *s, const struct vt_store_search *r,
     struct df_ctx c = {s, used, &b};
     long long docs[DF_BATCH];
 
-    if (s->pg) {
+    if (s->be->terms_docs) {
         if (all_but_one)
             phrase_docs_all_but_one(&c, r->q, r->alts, df);
         else
             phrase_docs(&c, r->q, r->alts, df);
-        if (b.n && !store_pg_terms_docs(s, b.w, b.n, DF_WINDOW, docs))
+        if (b.n && !s->be->terms_docs(s, b.w, b.n, DF_WINDOW, docs))
             for (size_t i = 0; i < b.n; i++)
                 df_put(s, b.w[i], docs[i]);
     }
@@ -1033,7 +1033,7 @@ static int tie_places(struct vt_store *s, struct fts_id *v, size_t n)
             v[i].start_s = 0;
             continue;
         }
-        if (s->pg) {
+        if (s->conn.pg) {
             /* PostgreSQL's rows came with their place */
             qsort(v + i, j - i, sizeof(*v), by_raw_score);
             continue;
@@ -1062,7 +1062,7 @@ int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct 
                     size_t *n, int *partial)
 {
     int all_but_one = r->match == VT_MATCH_ALL_BUT_ONE;
-    char *m = s->pg ? NULL : store_fts_match(r->q, all_but_one ? 2 : 0, r->alts);
+    char *m = s->conn.pg ? NULL : store_fts_match(r->q, all_but_one ? 2 : 0, r->alts);
     double df[MAX_PHRASES];
     struct fts_id *ids = NULL;
     size_t n_df, n_ids = 0;
@@ -1071,7 +1071,7 @@ int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct 
     *out = NULL;
     *n = 0;
     *partial = 0;
-    if (!m && (!s->pg || !vt_query_positive(r->q)))
+    if (!m && (!s->conn.pg || !vt_query_positive(r->q)))
         return 0;
     if (r->exact_phrase) {
         size_t plain = vt_query_plain_words(r->q, NULL);
@@ -1080,8 +1080,8 @@ int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct 
     }
     /* the backends differ only in finding and scoring the rows; PostgreSQL scores in C
      * after finding them, so it counts only the frequencies of phrases found in them */
-    if (s->pg) {
-        rc = store_pg_rows(s, r, phrase_n, partial, &ids, &n_ids);
+    if (s->be->rows) {
+        rc = s->be->rows(s, r, phrase_n, partial, &ids, &n_ids);
     } else {
         n_df = store_query_docs(s, r, NULL, df);
         rc = fts_rows(s, m, r->source, r->video, df, n_df, phrase_n, r->cap, r->deadline_s, partial,
