@@ -68,7 +68,8 @@ static int put(struct vt_library *lib, const char *id, int nf, const uint64_t *h
     r.shots = vt_xcalloc((size_t)nf, sizeof(*r.shots));
     r.frames = vt_xcalloc((size_t)nf, sizeof(*r.frames));
     for (int i = 0; i < nf; i++) {
-        r.shots[i] = (struct vt_kf_shot){i * 10.0, i * 10.0 + 10.0, 1, 1};
+        r.shots[i] = (struct vt_kf_shot){
+            .start_s = i * 10.0, .end_s = i * 10.0 + 10.0, .captured = 1, .kept = 1};
         r.frames[i] = (struct vt_kf_frame){.index = i,
                                            .t_s = i * 10.0 + 2,
                                            .shot = i,
