@@ -161,50 +161,42 @@ static int parse_size(const char *s, size_t min, size_t max, size_t *out)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* What a run measured, for the report */
+struct results {
+    size_t n, dim, nq, near;     /* near: the queries near a stored vector, the last ones */
+    double *ms, *ms1, *msx;      /* sorted wall times: search, two threads, exact */
+    double cpu, cpu1, cpux;      /* CPU ms per search, the same three */
+    size_t found, found_near, found_rand; /* of the exact top RECALL_AT, in the search's */
+    double t_gen, t_add, add_user, add_sys; /* generating, and reserving plus adding */
+    double rrf_us;
+    int64_t sink;
+};
+
+/* Add the CPU and wall time since u0, s0, t0 to the adding's */
+static void count_add(struct results *r, double t0, double u0, double s0)
 {
-    size_t n = 1000000, dim = 256, nq = 200;
-    struct vt_vindex *ix;
-    float *qs, *v;
-    double *ms, *ms1, *msx, t_gen = 0, t_add = 0, t0, u0, s0, u1, s1, add_user = 0, add_sys = 0;
-    struct vt_vhit *hits, *exact;
-    size_t found = 0, found_near = 0, found_rand = 0;
-    struct rusage ru;
-    const size_t chunk = 4096;
+    double u1, s1;
 
-    if ((argc > 1 && parse_size(argv[1], 1000, 100000000, &n) < 0) ||
-        (argc > 2 && parse_size(argv[2], 1, 8192, &dim) < 0) ||
-        (argc > 3 && parse_size(argv[3], 2, 100000, &nq) < 0) || argc > 4) {
-        fprintf(stderr, "usage: vindex_bench [N >= 1000 [DIM [QUERIES]]]\n");
-        return 2;
-    }
-    ix = vt_vindex_new((int)dim);
-    qs = malloc(nq * dim * sizeof(float));
-    v = malloc(chunk * dim * sizeof(float));
-    ms = malloc(nq * sizeof(double));
-    ms1 = malloc(nq * sizeof(double));
-    msx = malloc(nq * sizeof(double));
-    hits = malloc(nq * K * sizeof(*hits));
-    exact = malloc(nq * K * sizeof(*exact));
-    if (!ix || !qs || !v || !ms || !ms1 || !msx || !hits || !exact) {
-        fprintf(stderr, "vindex_bench: out of memory\n");
-        return 1;
-    }
+    rusage_s(&u1, &s1);
+    r->add_user += u1 - u0;
+    r->add_sys += s1 - s0;
+    r->t_add += now_s() - t0;
+}
 
-    /* The index, a chunk at a time, room reserved first as a loader that knows the count
-     * does: generation and adding timed apart. The second half
-     * of the queries are copies of every (n / (nq / 2))-th vector, perturbed below. */
-    size_t near = nq / 2, stride = n / near;
-    t0 = now_s();
+/* The index, a chunk at a time, room reserved first as a loader that knows the count
+ * does: generation and adding timed apart. The second half of the queries are copies of
+ * every (n / (nq / 2))-th vector, perturbed later. Returns -1 (said) on failure. */
+static int fill_index(struct vt_vindex *ix, float *qs, float *v, size_t chunk, struct results *r)
+{
+    size_t n = r->n, dim = r->dim, nq = r->nq, near = r->near, stride = n / near;
+    double t0 = now_s(), u0, s0;
+
     rusage_s(&u0, &s0);
     if (vt_vindex_reserve(ix, n) < 0) {
         fprintf(stderr, "vindex_bench: vt_vindex_reserve failed\n");
-        return 1;
+        return -1;
     }
-    rusage_s(&u1, &s1);
-    add_user += u1 - u0;
-    add_sys += s1 - s0;
-    t_add += now_s() - t0;
+    count_add(r, t0, u0, s0);
     for (size_t base = 0; base < n; base += chunk) {
         size_t m = n - base < chunk ? n - base : chunk;
 
@@ -215,21 +207,23 @@ int main(int argc, char **argv)
             if (row % stride == 0 && row / stride < near)
                 memcpy(qs + (nq - near + row / stride) * dim, v + i * dim, dim * sizeof(float));
         }
-        t_gen += now_s() - t0;
+        r->t_gen += now_s() - t0;
         t0 = now_s();
         rusage_s(&u0, &s0);
         for (size_t i = 0; i < m; i++)
             if (vt_vindex_add(ix, (int64_t)(base + i), v + i * dim) < 0) {
                 fprintf(stderr, "vindex_bench: vt_vindex_add failed\n");
-                return 1;
+                return -1;
             }
-        rusage_s(&u1, &s1);
-        add_user += u1 - u0;
-        add_sys += s1 - s0;
-        t_add += now_s() - t0;
+        count_add(r, t0, u0, s0);
     }
-    /* Queries: random; and stored vectors plus noise of the same norm (cosine about 0.7
-     * to the vector they came from). */
+    return 0;
+}
+
+/* Queries: random; and stored vectors plus noise of the same norm (cosine about 0.7
+ * to the vector they came from). */
+static void make_queries(float *qs, size_t nq, size_t near, size_t dim)
+{
     for (size_t i = 0; i < nq - near; i++)
         random_unit(qs + i * dim, (int)dim);
     for (size_t i = nq - near; i < nq; i++) {
@@ -242,64 +236,115 @@ int main(int argc, char **argv)
         for (size_t j = 0; j < dim; j++)
             q[j] /= sqrtf(s);
     }
+}
 
-    double cpux = timed_searches(ix, qs, (int)dim, nq, 1, msx, exact);
-    double cpu = timed_searches(ix, qs, (int)dim, nq, 0, ms, hits);
-    for (size_t i = 0; i < nq; i++) {
+/* How many of the exact top RECALL_AT the search found, over all queries and by kind */
+static void count_recall(const struct vt_vhit *hits, const struct vt_vhit *exact, struct results *r)
+{
+    for (size_t i = 0; i < r->nq; i++) {
         size_t f = 0;
         for (size_t a = 0; a < RECALL_AT; a++)
             for (size_t b = 0; b < RECALL_AT; b++)
                 f += hits[i * K + a].key == exact[i * K + b].key;
-        found += f;
-        if (i < nq - near)
-            found_rand += f;
+        r->found += f;
+        if (i < r->nq - r->near)
+            r->found_rand += f;
         else
-            found_near += f;
+            r->found_near += f;
     }
-    vt_vindex_set_threads(ix, 2);
-    double cpu1 = timed_searches(ix, qs, (int)dim, nq, 0, ms1, hits);
-    vt_vindex_set_threads(ix, 0);
+}
 
-    /* reciprocal rank fusion of the search's and the exact scan's lists, per query */
-    int64_t sink = 0;
-    t0 = now_s();
+/* The time of reciprocal rank fusion of the search's and the exact scan's lists, per query */
+static void time_rrf(const struct vt_vhit *hits, const struct vt_vhit *exact, struct results *r)
+{
+    double t0 = now_s();
+
     for (int rep = 0; rep < 20; rep++)
-        for (size_t i = 0; i < nq; i++)
-            sink += rrf_fuse(hits + i * K, exact + i * K);
-    double rrf_us = (now_s() - t0) * 1e6 / (20.0 * (double)nq);
+        for (size_t i = 0; i < r->nq; i++)
+            r->sink += rrf_fuse(hits + i * K, exact + i * K);
+    r->rrf_us = (now_s() - t0) * 1e6 / (20.0 * (double)r->nq);
+}
+
+static void print_report(const struct results *r)
+{
+    struct rusage ru;
+    size_t n = r->n, nq = r->nq, near = r->near;
 
     getrusage(RUSAGE_SELF, &ru);
-    double p50 = pct(ms, nq, 50), p99 = pct(ms, nq, 99), x50 = pct(msx, nq, 50);
-    double recall = (double)found / (double)(nq * RECALL_AT);
+    double p50 = pct(r->ms, nq, 50), p99 = pct(r->ms, nq, 99), x50 = pct(r->msx, nq, 50);
+    double recall = (double)r->found / (double)(nq * RECALL_AT);
     printf("%zu vectors x %zu dims, %zu queries (%zu random, %zu near a stored vector), "
            "top-%d\n",
-           n, dim, nq, nq - near, near, K);
+           n, r->dim, nq, nq - near, near, K);
     printf("%-40s %8s %8s %8s %10s\n", "run", "p50 ms", "p99 ms", "ratio", "cpu ms/q");
-    printf("%-40s %8.2f %8.2f %8s %10.2f\n", "exact float32 scan (baseline)", x50, pct(msx, nq, 99),
-           "1.00", cpux);
+    printf("%-40s %8.2f %8.2f %8s %10.2f\n", "exact float32 scan (baseline)", x50,
+           pct(r->msx, nq, 99), "1.00", r->cpux);
     printf("%-40s %8.2f %8.2f %8.3f %10.2f\n", "vt_vindex_search (int8 + rescoring)", p50, p99,
-           p50 / x50, cpu);
-    printf("%-40s %8.2f %8.2f %8.3f %10.2f\n", "vt_vindex_search, two threads", pct(ms1, nq, 50),
-           pct(ms1, nq, 99), pct(ms1, nq, 50) / x50, cpu1);
+           p50 / x50, r->cpu);
+    printf("%-40s %8.2f %8.2f %8.3f %10.2f\n", "vt_vindex_search, two threads",
+           pct(r->ms1, nq, 50), pct(r->ms1, nq, 99), pct(r->ms1, nq, 50) / x50, r->cpu1);
     printf("recall@%d vs exact: %.4f (random queries %.4f, near a stored vector %.4f)\n", RECALL_AT,
-           recall, (double)found_rand / (double)((nq - near) * RECALL_AT),
-           (double)found_near / (double)(near * RECALL_AT));
+           recall, (double)r->found_rand / (double)((nq - near) * RECALL_AT),
+           (double)r->found_near / (double)(near * RECALL_AT));
     printf("reserving and adding %zu vectors: %.2f s (%.0f per second; CPU %.2f s user, %.2f s "
            "system, the kernel zeroing new memory; generating them took %.2f s)\n",
-           n, t_add, (double)n / t_add, add_user, add_sys, t_gen);
+           n, r->t_add, (double)n / r->t_add, r->add_user, r->add_sys, r->t_gen);
     printf("reciprocal rank fusion of two top-%d lists: %.1f us per query (%.4f%% of the "
            "search's p50) [%lld]\n",
-           K, rrf_us, rrf_us / 10.0 / p50, (long long)(sink & 1));
+           K, r->rrf_us, r->rrf_us / 10.0 / p50, (long long)(r->sink & 1));
     printf("peak RSS: %.0f MiB\n", (double)ru.ru_maxrss / 1024.0);
     printf("targets p50 <= 30 ms: %s, p99 <= 60 ms: %s, recall@10 >= 0.98: %s\n",
            p50 <= 30 ? "met" : "NOT met", p99 <= 60 ? "met" : "NOT met",
            recall >= 0.98 ? "met" : "NOT met");
+}
+
+int main(int argc, char **argv)
+{
+    struct results r = {.n = 1000000, .dim = 256, .nq = 200};
+    struct vt_vindex *ix;
+    float *qs, *v;
+    struct vt_vhit *hits, *exact;
+    const size_t chunk = 4096;
+
+    if ((argc > 1 && parse_size(argv[1], 1000, 100000000, &r.n) < 0) ||
+        (argc > 2 && parse_size(argv[2], 1, 8192, &r.dim) < 0) ||
+        (argc > 3 && parse_size(argv[3], 2, 100000, &r.nq) < 0) || argc > 4) {
+        fprintf(stderr, "usage: vindex_bench [N >= 1000 [DIM [QUERIES]]]\n");
+        return 2;
+    }
+    size_t dim = r.dim, nq = r.nq;
+    r.near = nq / 2;
+    ix = vt_vindex_new((int)dim);
+    qs = malloc(nq * dim * sizeof(float));
+    v = malloc(chunk * dim * sizeof(float));
+    r.ms = malloc(nq * sizeof(double));
+    r.ms1 = malloc(nq * sizeof(double));
+    r.msx = malloc(nq * sizeof(double));
+    hits = malloc(nq * K * sizeof(*hits));
+    exact = malloc(nq * K * sizeof(*exact));
+    if (!ix || !qs || !v || !r.ms || !r.ms1 || !r.msx || !hits || !exact) {
+        fprintf(stderr, "vindex_bench: out of memory\n");
+        return 1;
+    }
+
+    if (fill_index(ix, qs, v, chunk, &r) < 0)
+        return 1;
+    make_queries(qs, nq, r.near, dim);
+    r.cpux = timed_searches(ix, qs, (int)dim, nq, 1, r.msx, exact);
+    r.cpu = timed_searches(ix, qs, (int)dim, nq, 0, r.ms, hits);
+    count_recall(hits, exact, &r);
+    vt_vindex_set_threads(ix, 2);
+    r.cpu1 = timed_searches(ix, qs, (int)dim, nq, 0, r.ms1, hits);
+    vt_vindex_set_threads(ix, 0);
+    time_rrf(hits, exact, &r);
+    print_report(&r);
+
     vt_vindex_free(ix);
     free(qs);
     free(v);
-    free(ms);
-    free(ms1);
-    free(msx);
+    free(r.ms);
+    free(r.ms1);
+    free(r.msx);
     free(hits);
     free(exact);
     return 0;

@@ -68,7 +68,8 @@ static int put(struct vt_library *lib, const char *id, int nf, const uint64_t *h
     r.shots = vt_xcalloc((size_t)nf, sizeof(*r.shots));
     r.frames = vt_xcalloc((size_t)nf, sizeof(*r.frames));
     for (int i = 0; i < nf; i++) {
-        r.shots[i] = (struct vt_kf_shot){i * 10.0, i * 10.0 + 10.0, 1, 1};
+        r.shots[i] = (struct vt_kf_shot){
+            .start_s = i * 10.0, .end_s = i * 10.0 + 10.0, .captured = 1, .kept = 1};
         r.frames[i] = (struct vt_kf_frame){.index = i,
                                            .t_s = i * 10.0 + 2,
                                            .shot = i,
@@ -94,6 +95,52 @@ static int put(struct vt_library *lib, const char *id, int nf, const uint64_t *h
     free(r.shots);
     free(r.frames);
     return rc;
+}
+
+/* A run of reused footage is stored in both directions, replaced, removed with a video */
+static void reuse_stored_both_ways(struct vt_library *lib)
+{
+    struct vt_reuse *runs = NULL;
+    size_t n = 0;
+    struct vt_reuse one = {.other_id = "o",
+                           .start_s = 20,
+                           .end_s = 50,
+                           .other_start_s = 40,
+                           .other_end_s = 70,
+                           .similarity = 0.99,
+                           .frames = 3};
+    CHECK_INT(vt_store_begin(lib->store), 0);
+    CHECK_INT(vt_store_reuse_replace(lib->store, "n", &one, 1), 0);
+    CHECK_INT(vt_store_commit(lib->store), 0);
+    CHECK_INT(vt_store_reuse_of(lib->store, "o", &runs, &n), 0);
+    CHECK_INT(n, 1);
+    if (n == 1) {
+        CHECK_STR(runs[0].other_id, "n");
+        CHECK_STR(runs[0].other_title, "n");
+        CHECK_NEAR(runs[0].start_s, 40, 1e-9);
+        CHECK_NEAR(runs[0].other_end_s, 50, 1e-9);
+    }
+    vt_store_reuse_free(runs, n);
+    char **ids;
+    size_t nid;
+    CHECK_INT(vt_store_reuse_videos(lib->store, &ids, &nid), 0);
+    CHECK_INT(nid, 2);
+    for (size_t i = 0; i < nid; i++)
+        free(ids[i]);
+    free(ids);
+    CHECK_INT(vt_store_begin(lib->store), 0);
+    CHECK_INT(vt_store_reuse_replace(lib->store, "o", NULL, 0), 0); /* o re-ran: nothing */
+    CHECK_INT(vt_store_commit(lib->store), 0);
+    CHECK_INT(vt_store_reuse_of(lib->store, "n", &runs, &n), 0);
+    CHECK_INT(n, 0);
+    vt_store_reuse_free(runs, n);
+    CHECK_INT(vt_store_begin(lib->store), 0);
+    CHECK_INT(vt_store_reuse_replace(lib->store, "n", &one, 1), 0);
+    CHECK_INT(vt_store_video_delete(lib->store, "o"), 0);
+    CHECK_INT(vt_store_commit(lib->store), 0);
+    CHECK_INT(vt_store_reuse_of(lib->store, "n", &runs, &n), 0);
+    CHECK_INT(n, 0);
+    vt_store_reuse_free(runs, n);
 }
 
 VT_TEST_STORE(frames_same_footage)
@@ -160,46 +207,7 @@ VT_TEST_STORE(frames_same_footage)
     vt_store_reuse_free(runs, n);
     mine[3].ocr = NULL;
 
-    /* stored in both directions, replaced, removed with a video */
-    struct vt_reuse one = {.other_id = "o",
-                           .start_s = 20,
-                           .end_s = 50,
-                           .other_start_s = 40,
-                           .other_end_s = 70,
-                           .similarity = 0.99,
-                           .frames = 3};
-    CHECK_INT(vt_store_begin(lib->store), 0);
-    CHECK_INT(vt_store_reuse_replace(lib->store, "n", &one, 1), 0);
-    CHECK_INT(vt_store_commit(lib->store), 0);
-    CHECK_INT(vt_store_reuse_of(lib->store, "o", &runs, &n), 0);
-    CHECK_INT(n, 1);
-    if (n == 1) {
-        CHECK_STR(runs[0].other_id, "n");
-        CHECK_STR(runs[0].other_title, "n");
-        CHECK_NEAR(runs[0].start_s, 40, 1e-9);
-        CHECK_NEAR(runs[0].other_end_s, 50, 1e-9);
-    }
-    vt_store_reuse_free(runs, n);
-    char **ids;
-    size_t nid;
-    CHECK_INT(vt_store_reuse_videos(lib->store, &ids, &nid), 0);
-    CHECK_INT(nid, 2);
-    for (size_t i = 0; i < nid; i++)
-        free(ids[i]);
-    free(ids);
-    CHECK_INT(vt_store_begin(lib->store), 0);
-    CHECK_INT(vt_store_reuse_replace(lib->store, "o", NULL, 0), 0); /* o re-ran: nothing */
-    CHECK_INT(vt_store_commit(lib->store), 0);
-    CHECK_INT(vt_store_reuse_of(lib->store, "n", &runs, &n), 0);
-    CHECK_INT(n, 0);
-    vt_store_reuse_free(runs, n);
-    CHECK_INT(vt_store_begin(lib->store), 0);
-    CHECK_INT(vt_store_reuse_replace(lib->store, "n", &one, 1), 0);
-    CHECK_INT(vt_store_video_delete(lib->store, "o"), 0);
-    CHECK_INT(vt_store_commit(lib->store), 0);
-    CHECK_INT(vt_store_reuse_of(lib->store, "n", &runs, &n), 0);
-    CHECK_INT(n, 0);
-    vt_store_reuse_free(runs, n);
+    reuse_stored_both_ways(lib);
     vt_library_close(lib);
     vt_rm_rf(dir);
     vt_test_db_free(test_db);

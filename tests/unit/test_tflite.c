@@ -161,6 +161,46 @@ static struct vt_embed *open_mn(int threads)
     return e;
 }
 
+/* The burger's vector v through a JPEG round trip of the burger stays close; JPEGs decode
+ * at a reduced size when the model allows */
+static void jpeg_round_trip(struct vt_embed *e, const uint8_t *burger, int bw, int bh,
+                            const float *v)
+{
+    char err[256];
+    char dir[] = "/tmp/vt-tflite-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char *jpg = vt_xasprintf("%s/burger.jpg", dir);
+    int64_t bytes;
+    CHECK_INT(vt_img_write_jpeg(jpg, burger, bw, bh, bw * 3, 95, &bytes, err, sizeof(err)), 0);
+    struct vt_image_buf b;
+    CHECK_INT(vt_image_load_jpeg(jpg, &b, err, sizeof(err)), 0);
+    CHECK_INT(b.width, bw);
+    CHECK_INT(b.height, bh);
+    if (b.rgb) {
+        struct vt_image ji = {b.rgb, b.width, b.height, b.stride};
+        float jv[256];
+        CHECK_INT(vt_embed_images(e, &ji, 1, jv, err, sizeof(err)), 0);
+        CHECK(dot(v, jv, 256) > 0.95);
+    }
+    vt_image_buf_release(&b);
+    /* decoded at a reduced size for the model: 224 / 2 is too small, so full size; a
+     * 1000x900 picture asked for 224x224 decodes at 1/4: 250x225 */
+    CHECK_INT(vt_image_load_jpeg_min(jpg, 224, 224, &b, err, sizeof(err)), 0);
+    CHECK_INT(b.width, 224);
+    vt_image_buf_release(&b);
+    uint8_t *big = vt_xcalloc((size_t)1000 * 900 * 3, 1);
+    CHECK_INT(vt_img_write_jpeg(jpg, big, 1000, 900, 3000, 80, &bytes, err, sizeof(err)), 0);
+    CHECK_INT(vt_image_load_jpeg_min(jpg, 224, 224, &b, err, sizeof(err)), 0);
+    CHECK_INT(b.width, 250);
+    CHECK_INT(b.height, 225);
+    CHECK_INT(b.stride, 750);
+    vt_image_buf_release(&b);
+    free(big);
+    unlink(jpg);
+    rmdir(dir);
+    free(jpg);
+}
+
 VT_TEST(tflite_embedding_mirror_close_sparrow_far)
 {
     struct vt_embed *e = open_mn(2);
@@ -203,39 +243,7 @@ VT_TEST(tflite_embedding_mirror_close_sparrow_far)
     if (mirror_cos <= 0.95 || sparrow_cos >= 0.7)
         fprintf(stderr, "  mirror %.4f sparrow %.4f\n", mirror_cos, sparrow_cos);
 
-    /* the same vector through a JPEG round trip of the burger stays close */
-    char dir[] = "/tmp/vt-tflite-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    char *jpg = vt_xasprintf("%s/burger.jpg", dir);
-    int64_t bytes;
-    CHECK_INT(vt_img_write_jpeg(jpg, burger, bw, bh, bw * 3, 95, &bytes, err, sizeof(err)), 0);
-    struct vt_image_buf b;
-    CHECK_INT(vt_image_load_jpeg(jpg, &b, err, sizeof(err)), 0);
-    CHECK_INT(b.width, bw);
-    CHECK_INT(b.height, bh);
-    if (b.rgb) {
-        struct vt_image ji = {b.rgb, b.width, b.height, b.stride};
-        float jv[256];
-        CHECK_INT(vt_embed_images(e, &ji, 1, jv, err, sizeof(err)), 0);
-        CHECK(dot(v, jv, 256) > 0.95);
-    }
-    vt_image_buf_release(&b);
-    /* decoded at a reduced size for the model: 224 / 2 is too small, so full size; a
-     * 1000x900 picture asked for 224x224 decodes at 1/4: 250x225 */
-    CHECK_INT(vt_image_load_jpeg_min(jpg, 224, 224, &b, err, sizeof(err)), 0);
-    CHECK_INT(b.width, 224);
-    vt_image_buf_release(&b);
-    uint8_t *big = vt_xcalloc((size_t)1000 * 900 * 3, 1);
-    CHECK_INT(vt_img_write_jpeg(jpg, big, 1000, 900, 3000, 80, &bytes, err, sizeof(err)), 0);
-    CHECK_INT(vt_image_load_jpeg_min(jpg, 224, 224, &b, err, sizeof(err)), 0);
-    CHECK_INT(b.width, 250);
-    CHECK_INT(b.height, 225);
-    CHECK_INT(b.stride, 750);
-    vt_image_buf_release(&b);
-    free(big);
-    unlink(jpg);
-    rmdir(dir);
-    free(jpg);
+    jpeg_round_trip(e, burger, bw, bh, v);
 
     /* the sparrow at half its size (2x2 averages) embeds like the sparrow: block averaging
      * before the bilinear resize keeps large pictures from aliasing */
@@ -381,18 +389,12 @@ static int parse_err(const uint8_t *d, size_t n, char *err, size_t errlen)
         }                                                                                          \
     } while (0)
 
-VT_TEST(tflite_hostile_models)
+/* The model o of n bytes, copied into d and broken in its framing: the identifier, a
+ * truncation, the root table, a lying vtable, vectors and offsets out of range. */
+static void hostile_framing(const uint8_t *o, uint8_t *d, size_t n)
 {
-    char *orig = NULL, err[512];
-    size_t n;
-    CHECK_INT(vt_read_file_capped(MN_FILE, "model", 8u << 20, &orig, &n, err, sizeof(err)), 0);
-    if (!orig)
-        return;
-    const uint8_t *o = (const uint8_t *)orig;
-    uint8_t *d = vt_xmalloc(n);
+    char err[512];
     size_t root = deref(o, 0), sg = elem(o, root, 2, 0);
-
-    CHECK_INT(parse_err(o, n, err, sizeof(err)), 0);
 
     memcpy(d, o, n);
     d[7] = 'X';
@@ -427,6 +429,13 @@ VT_TEST(tflite_hostile_models)
     size_t ov = deref(o, field(o, sg, 3)); /* an operator offset pointing past the end */
     put32(d, ov + 4, (uint32_t)(n - ov));
     EXPECT_BAD(d, n, "out of range");
+}
+
+/* ... in what it computes: an unknown operator, absurd shapes, a tensor not float32 */
+static void hostile_operators(const uint8_t *o, uint8_t *d, size_t n)
+{
+    char err[512];
+    size_t root = deref(o, 0), sg = elem(o, root, 2, 0);
 
     /* every operator code becomes MAX_POOL_2D (17), in both code fields */
     memcpy(d, o, n);
@@ -462,6 +471,14 @@ VT_TEST(tflite_hostile_models)
         d[ty] = 9;
         EXPECT_BAD(d, n, "not a float32");
     }
+}
+
+/* ... in its data: a short buffer, broken metadata */
+static void hostile_buffers(const uint8_t *o, uint8_t *d, size_t n)
+{
+    char err[512];
+    size_t root = deref(o, 0), sg = elem(o, root, 2, 0);
+    size_t tv = deref(o, field(o, sg, 0));
 
     /* a constant's buffer 4 bytes shorter than its shape says */
     memcpy(d, o, n);
@@ -494,6 +511,22 @@ VT_TEST(tflite_hostile_models)
         d[meta + 4] = 'X';
         EXPECT_BAD(d, n, "metadata (input normalisation) out of range");
     }
+}
+
+VT_TEST(tflite_hostile_models)
+{
+    char *orig = NULL, err[512];
+    size_t n;
+    CHECK_INT(vt_read_file_capped(MN_FILE, "model", 8u << 20, &orig, &n, err, sizeof(err)), 0);
+    if (!orig)
+        return;
+    const uint8_t *o = (const uint8_t *)orig;
+    uint8_t *d = vt_xmalloc(n);
+
+    CHECK_INT(parse_err(o, n, err, sizeof(err)), 0);
+    hostile_framing(o, d, n);
+    hostile_operators(o, d, n);
+    hostile_buffers(o, d, n);
 
     /* no file at all */
     struct vt_tflite *m = NULL;
@@ -626,6 +659,36 @@ static uint8_t *tiny_metadata(const float norm[2], size_t *len)
     return b.d;
 }
 
+/* The subgraph sg's operators: op i uses operator code i */
+static void tiny_operators(struct fbb *b, size_t sg, const struct tiny_op *ops, int nops)
+{
+    size_t ov = fb_vnew(b, (uint32_t)nops, 4);
+    fb_point(b, sg + 16, ov);
+    for (int i = 0; i < nops; i++) {
+        const struct tiny_op *o = &ops[i];
+        size_t t = fb_tnew(b, 5, o->opt_type ? 0x1f : 0x7);
+        fb_point(b, ov + 4 + 4 * (size_t)i, t);
+        fb_tset(b, t, 0, (uint32_t)i);
+        fb_point(b, t + 8, fb_ints(b, o->in, o->nin));
+        fb_point(b, t + 12, fb_ints(b, &o->out, 1));
+        if (o->opt_type) {
+            b->d[t + 16] = (uint8_t)o->opt_type;
+            unsigned mask = 0;
+            for (int j = 0; j < o->nopt; j++)
+                mask |= o->opt[j] >= 0 ? 1u << j : 0;
+            size_t ot = fb_tnew(b, o->nopt, mask);
+            fb_point(b, t + 20, ot);
+            for (int j = 0; j < o->nopt; j++)
+                fb_tset(b, ot, j, (uint32_t)o->opt[j]);
+            if (o->opt_type == 9) {
+                uint32_t u;
+                memcpy(&u, &o->beta, 4);
+                fb_tset(b, ot, 0, u);
+            }
+        }
+    }
+}
+
 static uint8_t *tiny_build(const struct tiny_tensor *ts, int nt, const struct tiny_op *ops,
                            int nops, int input, int output, const float *norm, size_t *len)
 {
@@ -664,31 +727,7 @@ static uint8_t *tiny_build(const struct tiny_tensor *ts, int nt, const struct ti
     }
     fb_point(&b, sg + 8, fb_ints(&b, &input, 1));
     fb_point(&b, sg + 12, fb_ints(&b, &output, 1));
-    size_t ov = fb_vnew(&b, (uint32_t)nops, 4);
-    fb_point(&b, sg + 16, ov);
-    for (int i = 0; i < nops; i++) {
-        const struct tiny_op *o = &ops[i];
-        size_t t = fb_tnew(&b, 5, o->opt_type ? 0x1f : 0x7);
-        fb_point(&b, ov + 4 + 4 * (size_t)i, t);
-        fb_tset(&b, t, 0, (uint32_t)i);
-        fb_point(&b, t + 8, fb_ints(&b, o->in, o->nin));
-        fb_point(&b, t + 12, fb_ints(&b, &o->out, 1));
-        if (o->opt_type) {
-            b.d[t + 16] = (uint8_t)o->opt_type;
-            unsigned mask = 0;
-            for (int j = 0; j < o->nopt; j++)
-                mask |= o->opt[j] >= 0 ? 1u << j : 0;
-            size_t ot = fb_tnew(&b, o->nopt, mask);
-            fb_point(&b, t + 20, ot);
-            for (int j = 0; j < o->nopt; j++)
-                fb_tset(&b, ot, j, (uint32_t)o->opt[j]);
-            if (o->opt_type == 9) {
-                uint32_t u;
-                memcpy(&u, &o->beta, 4);
-                fb_tset(&b, ot, 0, u);
-            }
-        }
-    }
+    tiny_operators(&b, sg, ops, nops);
     if (norm) { /* metadata entry "TFLITE_METADATA" in buffer nt + 1 */
         size_t mv = fb_vnew(&b, 1, 4);
         fb_point(&b, model + 4 + 24, mv);
@@ -812,28 +851,18 @@ static uint8_t *tiny_model(const float *norm, size_t *len)
     return tiny_build(ts, (int)VT_ARRAY_LEN(ts), ops, (int)VT_ARRAY_LEN(ops), 0, 15, norm, len);
 }
 
-static void tiny_model_matches_plain_loops(void)
-{
-    size_t len;
-    uint8_t *d = tiny_model(NULL, &len);
-    const char *seed = getenv("VT_TFLITE_WRITE_SEED"); /* makes tests/fuzz/corpus_tflite */
-    if (seed) {
-        char e[256];
-        vt_write_file_atomic(seed, d, len, e, sizeof(e));
-    }
-    struct vt_tflite *m = NULL;
-    char err[512] = "";
-    int rc = vt_tflite_parse(d, len, &m, err, sizeof(err));
-    if (rc)
-        fprintf(stderr, "  parse: %s\n", err);
-    CHECK_INT(rc, 0);
-    if (!m) {
-        free(d);
-        return;
-    }
+/* The tiny network's activations by plain loops, from the input filled with seed 9 */
+struct tiny_ref {
     float in[9 * 10 * 3], a0[5 * 5 * 8], a1[5 * 5 * 8], a2[3 * 3 * 16], a3[3 * 3 * 20],
         pool[2 * 2 * 20], prob[80];
-    fill(in, VT_ARRAY_LEN(in), 9);
+};
+
+static void tiny_reference(struct tiny_ref *r)
+{
+    float *in = r->in, *a0 = r->a0, *a1 = r->a1, *a2 = r->a2, *a3 = r->a3, *pool = r->pool,
+          *prob = r->prob;
+
+    fill(in, VT_ARRAY_LEN(r->in), 9);
     /* SAME 3x3 stride 2: 9 -> 5 rows (padding 1 on top), 10 -> 5 columns (0 on the left) */
     ref_conv(in, 9, 10, 3, w0, b0, 3, 3, 2, 2, 1, 0, 5, 5, 8, 1, 0, 3, a0);
     ref_conv(a0, 5, 5, 8, w1, b1, 3, 3, 1, 1, 1, 1, 5, 5, 8, 1, 1, 1, a1);
@@ -856,18 +885,21 @@ static void tiny_model_matches_plain_loops(void)
         sum += prob[i] = (float)exp(0.5 * (pool[i] - mx));
     for (int i = 0; i < 80; i++)
         prob[i] = (float)(prob[i] / sum);
+}
 
-    float mean[3], std[3];
-    CHECK_INT(vt_tflite_input_norm(m, mean, std), 0); /* no metadata: [-1, 1] */
-    CHECK_NEAR(mean[1], 127.5, 1e-6);
+/* Run the tiny model m and compare each activation with plain loops' */
+static void tiny_run_matches(struct vt_tflite *m)
+{
+    struct tiny_ref r;
+    tiny_reference(&r);
     struct vt_tflite_ctx *cx = vt_tflite_ctx_new(m);
-    vt_tflite_run(cx, in, -1);
+    vt_tflite_run(cx, r.in, -1);
     const struct {
         const char *name;
         const float *want;
         int n;
-    } cmp[] = {{"a0", a0, 200}, {"a1", a1, 200},    {"a2", a2, 144},
-               {"a3", a3, 180}, {"pool", pool, 80}, {"prob", prob, 80}};
+    } cmp[] = {{"a0", r.a0, 200}, {"a1", r.a1, 200},    {"a2", r.a2, 144},
+               {"a3", r.a3, 180}, {"pool", r.pool, 80}, {"prob", r.prob, 80}};
     for (size_t k = 0; k < VT_ARRAY_LEN(cmp); k++) {
         int t = vt_tflite_tensor_find(m, cmp[k].name);
         CHECK(t >= 0);
@@ -883,13 +915,15 @@ static void tiny_model_matches_plain_loops(void)
             fprintf(stderr, "  %s differs by %g\n", cmp[k].name, worst);
         CHECK(worst <= 1e-4);
     }
-    /* back from the softmax, past the reshape: the pool is the last layer, a3 its input */
-    CHECK_INT(vt_tflite_default_embedding(m), vt_tflite_tensor_find(m, "a3"));
     vt_tflite_ctx_free(cx);
-    vt_tflite_free(m);
-    free(d);
+}
 
-    /* a consistent model whose activations would take 2.1 GB: refused at parse time */
+/* a consistent model whose activations would take 2.1 GB: refused at parse time */
+static void huge_activations_refused(void)
+{
+    char err[512] = "";
+    size_t len;
+    uint8_t *d;
     static float wb[8 * 3 + 8];
     const struct tiny_tensor big[] = {
         {"input", 4, {1, 4096, 4096, 3}, NULL},
@@ -901,17 +935,23 @@ static void tiny_model_matches_plain_loops(void)
     d = tiny_build(big, 4, &conv, 1, 0, 3, NULL, &len);
     EXPECT_BAD(d, len, "activations exceed");
     free(d);
+}
 
-    /* with metadata saying mean 0, std 255 (a [0, 1] model): one value for all channels */
+/* with metadata saying mean 0, std 255 (a [0, 1] model): one value for all channels */
+static void tiny_metadata_norm(const char *seed)
+{
+    char err[512] = "";
+    size_t len;
+    float mean[3], std[3];
     const float norm[2] = {0.0f, 255.0f};
-    d = tiny_model(norm, &len);
+    uint8_t *d = tiny_model(norm, &len);
     if (seed) {
         char *p = vt_xasprintf("%s-metadata", seed), e[256];
         vt_write_file_atomic(p, d, len, e, sizeof(e));
         free(p);
     }
-    m = NULL;
-    rc = vt_tflite_parse(d, len, &m, err, sizeof(err));
+    struct vt_tflite *m = NULL;
+    int rc = vt_tflite_parse(d, len, &m, err, sizeof(err));
     if (rc)
         fprintf(stderr, "  parse: %s\n", err);
     CHECK_INT(rc, 0);
@@ -933,6 +973,38 @@ static void tiny_model_matches_plain_loops(void)
     memset(d + z, 0, 4);
     EXPECT_BAD(d, len, "metadata (input normalisation) out of range");
     free(d);
+}
+
+static void tiny_model_matches_plain_loops(void)
+{
+    size_t len;
+    uint8_t *d = tiny_model(NULL, &len);
+    const char *seed = getenv("VT_TFLITE_WRITE_SEED"); /* makes tests/fuzz/corpus_tflite */
+    if (seed) {
+        char e[256];
+        vt_write_file_atomic(seed, d, len, e, sizeof(e));
+    }
+    struct vt_tflite *m = NULL;
+    char err[512] = "";
+    int rc = vt_tflite_parse(d, len, &m, err, sizeof(err));
+    if (rc)
+        fprintf(stderr, "  parse: %s\n", err);
+    CHECK_INT(rc, 0);
+    if (!m) {
+        free(d);
+        return;
+    }
+    float mean[3], std[3];
+    CHECK_INT(vt_tflite_input_norm(m, mean, std), 0); /* no metadata: [-1, 1] */
+    CHECK_NEAR(mean[1], 127.5, 1e-6);
+    tiny_run_matches(m);
+    /* back from the softmax, past the reshape: the pool is the last layer, a3 its input */
+    CHECK_INT(vt_tflite_default_embedding(m), vt_tflite_tensor_find(m, "a3"));
+    vt_tflite_free(m);
+    free(d);
+
+    huge_activations_refused();
+    tiny_metadata_norm(seed);
 }
 
 VT_TEST(tflite_tiny_model_matches_plain_loops)
@@ -1004,89 +1076,12 @@ static const struct tiny_op add_ops[] = {
     ADD_OP(12, 13, 14, 2),
 };
 
-VT_TEST(tflite_add_broadcasts_as_tflite)
+/* hostile ADDs: each fails with its own line */
+static void hostile_adds(void)
 {
-    fill(aw0, VT_ARRAY_LEN(aw0), 11);
-    fill(ab0, 6, 12);
-    fill(aw1, VT_ARRAY_LEN(aw1), 13);
-    fill(ab1, 6, 14);
-    fill(ak6, 6, 15);
-    fill(ak4, 4, 16);
-    fill(ak5, 5, 17);
-    size_t len;
-    uint8_t *d = tiny_build(add_ts, (int)VT_ARRAY_LEN(add_ts), add_ops, (int)VT_ARRAY_LEN(add_ops),
-                            0, 14, NULL, &len);
-    const char *seed = getenv("VT_TFLITE_WRITE_SEED");
-    if (seed) {
-        char *p = vt_xasprintf("%s-add", seed), e[256];
-        vt_write_file_atomic(p, d, len, e, sizeof(e));
-        free(p);
-    }
-    struct vt_tflite *m = NULL;
     char err[512] = "";
-    int rc = vt_tflite_parse(d, len, &m, err, sizeof(err));
-    if (rc)
-        fprintf(stderr, "  parse: %s\n", err);
-    CHECK_INT(rc, 0);
-    if (m) {
-        float in[4 * 5 * 3], c0[120], d1[120], s1[120], s2[120], s3[120], p[24], s4[120];
-        const int o4[4] = {1, 4, 5, 6}, d6[1] = {6}, d4[3] = {4, 1, 1}, dp[4] = {1, 4, 1, 6},
-                  d5[4] = {1, 1, 5, 1};
-        fill(in, VT_ARRAY_LEN(in), 18);
-        ref_conv(in, 4, 5, 3, aw0, ab0, 1, 1, 1, 1, 0, 0, 4, 5, 6, 1, 0, 0, c0);
-        ref_conv(c0, 4, 5, 6, aw1, ab1, 3, 3, 1, 1, 1, 1, 4, 5, 6, 1, 1, 0, d1);
-        ref_add(c0, o4, 4, d1, o4, 4, o4, 3, s1);
-        ref_add(s1, o4, 4, ak6, d6, 1, o4, 1, s2);
-        ref_add(ak4, d4, 3, s2, o4, 4, o4, 0, s3);
-        for (int y = 0; y < 4; y++)
-            for (int c = 0; c < 6; c++) {
-                double s = 0;
-                for (int x = 0; x < 5; x++)
-                    s += s3[(y * 5 + x) * 6 + c];
-                p[y * 6 + c] = (float)(s / 5);
-            }
-        ref_add(p, dp, 4, ak5, d5, 4, o4, 2, s4);
-        const struct {
-            const char *name;
-            const float *want;
-        } cmp[] = {{"s1", s1}, {"s2", s2}, {"s3", s3}, {"p", p}, {"s4", s4}};
-        for (int generic = 0; generic < 2; generic++) {
-            vt_tflite_use_generic_kernels(generic);
-            struct vt_tflite_ctx *cx = vt_tflite_ctx_new(m);
-            vt_tflite_run(cx, in, -1);
-            for (size_t k = 0; k < VT_ARRAY_LEN(cmp); k++) {
-                int t = vt_tflite_tensor_find(m, cmp[k].name);
-                CHECK(t >= 0);
-                if (t < 0)
-                    continue;
-                size_t n = vt_tflite_tensor_count(m, t);
-                const float *got = vt_tflite_tensor_data(cx, t);
-                double worst = 0;
-                int clamped = 0;
-                for (size_t i = 0; i < n; i++) {
-                    double dd = fabs(got[i] - cmp[k].want[i]);
-                    worst = dd > worst ? dd : worst;
-                    clamped += cmp[k].want[i] == 6.0f || cmp[k].want[i] == 0.0f ||
-                               fabs(cmp[k].want[i]) == 1.0f;
-                }
-                if (worst > 1e-4)
-                    fprintf(stderr, "  %s differs by %g\n", cmp[k].name, worst);
-                CHECK(worst <= 1e-4);
-                if (k == 0 || k == 1 || k == 4)
-                    CHECK(clamped > 0); /* the fused activations did something */
-            }
-            /* stopping at an ADD leaves the ops after it unrun */
-            vt_tflite_ctx_free(cx);
-        }
-        vt_tflite_use_generic_kernels(0);
-        /* the embedding by default: the input of the last layer that computes */
-        CHECK_INT(vt_tflite_default_embedding(m), vt_tflite_tensor_find(m, "p"));
-        CHECK(vt_tflite_macs(m) > 0);
-    }
-    vt_tflite_free(m);
-    free(d);
-
-    /* hostile ADDs: each fails with its own line */
+    size_t len;
+    uint8_t *d;
     struct tiny_tensor ts[VT_ARRAY_LEN(add_ts) + 2];
     struct tiny_op ops[VT_ARRAY_LEN(add_ops)];
     const struct {
@@ -1134,3 +1129,94 @@ VT_TEST(tflite_add_broadcasts_as_tflite)
         free(d);
     }
 }
+
+/* Run the ADD model m with each kind of kernel and compare with plain loops */
+static void add_matches_reference(struct vt_tflite *m)
+{
+    float in[4 * 5 * 3], c0[120], d1[120], s1[120], s2[120], s3[120], p[24], s4[120];
+    const int o4[4] = {1, 4, 5, 6}, d6[1] = {6}, d4[3] = {4, 1, 1}, dp[4] = {1, 4, 1, 6},
+              d5[4] = {1, 1, 5, 1};
+    fill(in, VT_ARRAY_LEN(in), 18);
+    ref_conv(in, 4, 5, 3, aw0, ab0, 1, 1, 1, 1, 0, 0, 4, 5, 6, 1, 0, 0, c0);
+    ref_conv(c0, 4, 5, 6, aw1, ab1, 3, 3, 1, 1, 1, 1, 4, 5, 6, 1, 1, 0, d1);
+    ref_add(c0, o4, 4, d1, o4, 4, o4, 3, s1);
+    ref_add(s1, o4, 4, ak6, d6, 1, o4, 1, s2);
+    ref_add(ak4, d4, 3, s2, o4, 4, o4, 0, s3);
+    for (int y = 0; y < 4; y++)
+        for (int c = 0; c < 6; c++) {
+            double s = 0;
+            for (int x = 0; x < 5; x++)
+                s += s3[(y * 5 + x) * 6 + c];
+            p[y * 6 + c] = (float)(s / 5);
+        }
+    ref_add(p, dp, 4, ak5, d5, 4, o4, 2, s4);
+    const struct {
+        const char *name;
+        const float *want;
+    } cmp[] = {{"s1", s1}, {"s2", s2}, {"s3", s3}, {"p", p}, {"s4", s4}};
+    for (int generic = 0; generic < 2; generic++) {
+        vt_tflite_use_generic_kernels(generic);
+        struct vt_tflite_ctx *cx = vt_tflite_ctx_new(m);
+        vt_tflite_run(cx, in, -1);
+        for (size_t k = 0; k < VT_ARRAY_LEN(cmp); k++) {
+            int t = vt_tflite_tensor_find(m, cmp[k].name);
+            CHECK(t >= 0);
+            if (t < 0)
+                continue;
+            size_t n = vt_tflite_tensor_count(m, t);
+            const float *got = vt_tflite_tensor_data(cx, t);
+            double worst = 0;
+            int clamped = 0;
+            for (size_t i = 0; i < n; i++) {
+                double dd = fabs(got[i] - cmp[k].want[i]);
+                worst = dd > worst ? dd : worst;
+                clamped += cmp[k].want[i] == 6.0f || cmp[k].want[i] == 0.0f ||
+                           fabs(cmp[k].want[i]) == 1.0f;
+            }
+            if (worst > 1e-4)
+                fprintf(stderr, "  %s differs by %g\n", cmp[k].name, worst);
+            CHECK(worst <= 1e-4);
+            if (k == 0 || k == 1 || k == 4)
+                CHECK(clamped > 0); /* the fused activations did something */
+        }
+        /* stopping at an ADD leaves the ops after it unrun */
+        vt_tflite_ctx_free(cx);
+    }
+    vt_tflite_use_generic_kernels(0);
+}
+
+VT_TEST(tflite_add_broadcasts_as_tflite)
+{
+    fill(aw0, VT_ARRAY_LEN(aw0), 11);
+    fill(ab0, 6, 12);
+    fill(aw1, VT_ARRAY_LEN(aw1), 13);
+    fill(ab1, 6, 14);
+    fill(ak6, 6, 15);
+    fill(ak4, 4, 16);
+    fill(ak5, 5, 17);
+    size_t len;
+    uint8_t *d = tiny_build(add_ts, (int)VT_ARRAY_LEN(add_ts), add_ops, (int)VT_ARRAY_LEN(add_ops),
+                            0, 14, NULL, &len);
+    const char *seed = getenv("VT_TFLITE_WRITE_SEED");
+    if (seed) {
+        char *p = vt_xasprintf("%s-add", seed), e[256];
+        vt_write_file_atomic(p, d, len, e, sizeof(e));
+        free(p);
+    }
+    struct vt_tflite *m = NULL;
+    char err[512] = "";
+    int rc = vt_tflite_parse(d, len, &m, err, sizeof(err));
+    if (rc)
+        fprintf(stderr, "  parse: %s\n", err);
+    CHECK_INT(rc, 0);
+    if (m) {
+        add_matches_reference(m);
+        /* the embedding by default: the input of the last layer that computes */
+        CHECK_INT(vt_tflite_default_embedding(m), vt_tflite_tensor_find(m, "p"));
+        CHECK(vt_tflite_macs(m) > 0);
+    }
+    vt_tflite_free(m);
+    free(d);
+    hostile_adds();
+}
+
