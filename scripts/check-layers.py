@@ -11,8 +11,8 @@ LAYERS line lists, and nothing else. What it checks:
             src/, as the Makefile's -I) to a file of an allowed room
   calls     with --objects: the symbols each object file takes from another (nm)
             come from an allowed room, and no files call each other in a circle
-  length    no function body is longer than --max-lines (120) lines; generated
-            tables (*.inc) are not read
+  length    no function is longer than --max-lines (120) lines, in lib/, src/ and
+            the C of tests/ and bench/; generated tables (*.inc) are not read
 
 It prints one line per breach and ends with "layers: N breach(es)"; exit 1 when N > 0.
 It needs nothing but Python and, for --objects, binutils' nm.
@@ -240,10 +240,19 @@ def functions(text):
                 start = None
 
 
+def c_files(root):
+    """The C files whose functions are measured: the sources, the tests, the benches."""
+    yield from (f for f in source_files(root) if f.endswith(".c"))
+    for top in ("tests", "bench"):
+        for d, dirs, names in os.walk(os.path.join(root, top)):
+            dirs[:] = sorted(x for x in dirs if x not in ("node_modules", "data", "out"))
+            for name in sorted(names):
+                if name.endswith(".c"):
+                    yield os.path.relpath(os.path.join(d, name), root)
+
+
 def check_lengths(root, max_lines, breaches):
-    for f in source_files(root):
-        if not f.endswith(".c"):
-            continue
+    for f in c_files(root):
         with open(os.path.join(root, f), encoding="utf-8", errors="replace") as fh:
             text = fh.read()
         for name, first, last in functions(text):

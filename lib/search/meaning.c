@@ -15,6 +15,7 @@
 #include "search/vecsearch.h"
 #include "stages/text_embed.h"
 #include "text/query.h"
+#include "text/transcript.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -231,12 +231,10 @@ VT_TEST_STORE(store_nested_reads_beyond_cache)
     scratch_done(s, dir);
 }
 
-/* A page of a video's lists reads that page alone; counts and the frame at a moment come
- * from queries of their own, so a reader of one page never loads the rest. */
-VT_TEST_STORE(store_pages_counts_frame_at)
+/* A video of 3 shots, 5 frames (two duplicates), OCR on two frames, 10 cues (two with
+ * words) and 4 chunks. */
+static void pages_fill(struct vt_store *s)
 {
-    char dir[64];
-    struct vt_store *s = scratch(dir, sizeof(dir));
     struct vt_video_rec v;
     struct vt_kf_shot shots[3] = {{.start_s = 0, .end_s = 5, .captured = 1, .kept = 1},
                                   {.start_s = 5, .end_s = 9, .captured = 2, .kept = 1},
@@ -250,18 +248,11 @@ VT_TEST_STORE(store_pages_counts_frame_at)
                                    {"aN Saks", 0.1, {2, 3, 4, 5}, 1}};
     struct vt_ocr_page pages[2] = {{lines, 2}, {lines + 2, 2}};
     int page_frames[2] = {1, 4};
-    struct vt_transcript t = {0}, got;
+    struct vt_transcript t = {0};
     struct vt_word words[2] = {{"hi", 1, 2, 1}, {"you", 2, 3, 1}};
     struct vt_chunk chunks[4] = {
         {0, 1, "x", 0, 1}, {1, 2, "y", 2, 3}, {2, 3, "z", 4, 6}, {3, 4, "w", 7, 9}};
-    struct vt_store_frame *fr;
-    struct vt_chunk *ch;
-    struct vt_store_counts cnt;
-    size_t n;
-    int at;
 
-    if (!s)
-        return;
     memset(frames, 0, sizeof(frames));
     frames[0] = (struct vt_kf_frame){
         .index = 0, .t_s = 1, .shot = 0, .duplicate_of = -1, .bytes = 10, .file = "0.jpg"};
@@ -298,6 +289,16 @@ VT_TEST_STORE(store_pages_counts_frame_at)
     t.cues[3].words = t.cues[7].words = NULL;
     t.cues[3].n_words = t.cues[7].n_words = 0;
     vt_transcript_release(&t);
+
+}
+
+/* Each page reads its own range: cues with their words, frames with their lines, chunks. */
+static void pages_read_ranges(struct vt_store *s)
+{
+    struct vt_transcript got;
+    struct vt_store_frame *fr;
+    struct vt_chunk *ch;
+    size_t n;
 
     CHECK_INT(vt_store_transcript_range(s, "vid", 3, 8, &got), 0);
     CHECK_INT(got.n_cues, 5);
@@ -337,6 +338,13 @@ VT_TEST_STORE(store_pages_counts_frame_at)
     if (n == 1)
         CHECK_STR(ch[0].text, "w");
     vt_chunks_free(ch, n);
+}
+
+/* The counts, and the frame and the cue at a moment. */
+static void pages_counts_and_moments(struct vt_store *s)
+{
+    struct vt_store_counts cnt;
+    int at;
 
     CHECK_INT(vt_store_counts(s, "vid", &cnt), 0);
     CHECK_INT(cnt.shots, 3);
@@ -371,6 +379,20 @@ VT_TEST_STORE(store_pages_counts_frame_at)
         CHECK_INT(vt_store_cue_at(s, "vid", -1, &cue), 0);
         CHECK_INT(cue, -1);
     }
+}
+
+/* A page of a video's lists reads that page alone; counts and the frame at a moment come
+ * from queries of their own, so a reader of one page never loads the rest. */
+VT_TEST_STORE(store_pages_counts_frame_at)
+{
+    char dir[64];
+    struct vt_store *s = scratch(dir, sizeof(dir));
+
+    if (!s)
+        return;
+    pages_fill(s);
+    pages_read_ranges(s);
+    pages_counts_and_moments(s);
     scratch_done(s, dir);
 }
 

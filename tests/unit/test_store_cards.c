@@ -83,7 +83,8 @@ static void library_done(struct vt_store *s, const char *dir)
 static struct vt_store *library(char *dir, size_t n)
 {
     struct vt_store *s = NULL;
-    struct vt_kf_shot shots[2] = {{0, 5, 1, 1}, {5, 9, 1, 1}};
+    struct vt_kf_shot shots[2] = {{.start_s = 0, .end_s = 5, .captured = 1, .kept = 1},
+                                 {.start_s = 5, .end_s = 9, .captured = 1, .kept = 1}};
     struct vt_kf_frame frames[3];
     struct vt_kf_result r;
     char err[256];

@@ -67,7 +67,12 @@ static void fill(struct vt_store *s)
     struct vt_reuse run = {"b", NULL, 0, 5, 1, 6, 0.97, 2};
     struct vt_list_rec list = {0, "https://example.org/list", "url", "A list", "auto", 3, 1, 50,
                                60};
-    struct vt_stage_rec st = {"keyframe", VT_STATE_DONE, "shots v3", NULL, NULL, 100, 2.5, 1, 0};
+    struct vt_stage_rec st = {.name = "keyframe",
+                              .state = VT_STATE_DONE,
+                              .model = "shots v3",
+                              .started_at = 100,
+                              .took_s = 2.5,
+                              .attempts = 1};
     struct vt_video_rec v;
 
     CHECK_INT(vt_store_begin(s), 0);
