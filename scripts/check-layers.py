@@ -11,6 +11,8 @@ LAYERS line lists, and nothing else. What it checks:
             src/, as the Makefile's -I) to a file of an allowed room
   calls     with --objects: the symbols each object file takes from another (nm)
             come from an allowed room, and no files call each other in a circle
+  names     no two .c files of lib/ and src/ share a file name: the archive
+            (ar) keeps one member per name
   length    no function is longer than --max-lines (120) lines, in lib/, src/ and
             the C of tests/ and bench/; generated tables (*.inc) are not read
 
@@ -65,7 +67,8 @@ def room_of(path, rooms):
 
 def source_files(root):
     for top in SOURCE_DIRS:
-        for d, _, names in os.walk(os.path.join(root, top)):
+        for d, dirs, names in os.walk(os.path.join(root, top)):
+            dirs.sort()
             for name in sorted(names):
                 if name.endswith((".c", ".h")):
                     yield os.path.relpath(os.path.join(d, name), root)
@@ -251,6 +254,17 @@ def c_files(root):
                     yield os.path.relpath(os.path.join(d, name), root)
 
 
+def check_names(root, breaches):
+    seen = {}
+    for f in source_files(root):
+        if f.endswith(".c"):
+            name = os.path.basename(f)
+            if name in seen:
+                breaches.append("%s: the same file name as %s (ar keeps one member per name)"
+                                % (f, seen[name]))
+            seen.setdefault(name, f)
+
+
 def check_lengths(root, max_lines, breaches):
     for f in c_files(root):
         with open(os.path.join(root, f), encoding="utf-8", errors="replace") as fh:
@@ -273,6 +287,7 @@ def main():
     check_includes(root, rooms, breaches)
     if args.objects:
         check_calls(root, os.path.abspath(args.objects), rooms, breaches)
+    check_names(root, breaches)
     check_lengths(root, args.max_lines, breaches)
     for b in breaches:
         print(b)

@@ -1,8 +1,8 @@
 /*
  * The library handle: opening a library directory, its errors and log, the locks
  * that tell a live stage owner from a dead one, listing, checking and removing
- * videos. Adding a local file is add.c's, a URL fetch.c's; the per-video work
- * lives in pipeline.c and stages.c, which call in here and never the other way.
+ * videos. Adding a local file is lib/run/add.c's, a URL add_url.c's; the per-video work
+ * lives in lib/run/pipeline.c and lib/stages/, which call in here and never the other way.
  */
 #include "core/library.h"
 
@@ -345,6 +345,14 @@ void vt_stage_progress(void *ctx, double frac)
 
     if (c->lib->cb.progress)
         c->lib->cb.progress(c->lib->cb.user, c->video->id, c->stage, frac);
+}
+
+int vt_stage_need_media(struct vt_stage_ctx *c)
+{
+    if (c->video->source_path)
+        return 0;
+    return vt_err(c->err, sizeof(c->err), VT_ENOTFOUND,
+                  "the media file was not kept (--no-keep-media): redo --stage fetch first");
 }
 
 char *vt_lib_path(const struct vt_library *lib, const char *path)

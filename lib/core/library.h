@@ -3,8 +3,8 @@
  * directory holding the database (library.db) and the keyframe images
  * (frames/<video id>/<run>/<index>.jpg). The stage table (stage.h) names the
  * stages and says how they connect, the pipeline (pipeline.c) runs them by it;
- * the stages (stages.c) know how to compute and store their own outputs and
- * nothing of each other.
+ * the stages (lib/stages/stage_<name>.c) know how to compute and store their own
+ * outputs and nothing of each other.
  */
 #ifndef VT_LIBRARY_H
 #define VT_LIBRARY_H
@@ -137,6 +137,9 @@ VT_STAGE_LIST(VT_STAGE_X)
 /* Report progress of the running stage (a struct vt_stage_ctx) through the library's
  * callback. */
 void vt_stage_progress(void *ctx, double frac);
+/* 0 when the video's media file is there for a stage that decodes it, else VT_ENOTFOUND with
+ * the reason in c->err (media not kept after indexing is gone until fetch runs again). */
+int vt_stage_need_media(struct vt_stage_ctx *c);
 
 /*
  * A queue worker's step: claim the next runnable stage of any video among the stages

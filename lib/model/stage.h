@@ -2,15 +2,16 @@
  * The stage table: the one place that names the stages, says what each reads
  * (deps, after), what kind it is (flags) and the states a stage can be in. The
  * pipeline, the store, export and fetch ask it; no other file spells a stage's name.
- * Adding a stage is one line in VT_STAGE_LIST, one file (or section of stages.c)
- * defining vt_stage_<name> (its run, save, clear), and one migration in store.c for
- * its own tables (docs/ARCHITECTURE.md, "Adding a stage"). Videos made before it
+ * Adding a stage is one line in VT_STAGE_LIST, one file lib/stages/stage_<name>.c
+ * defining vt_stage_<name> (its run, save, clear), and, for a stage with tables of its
+ * own, one migration (docs/ARCHITECTURE.md, "Adding a stage"). Videos made before it
  * existed get its row, queued, when the pipeline first looks at them.
  *
  * Types shared by stage implementations and the pipeline that runs them live here
- * too. A stage implementation knows nothing of the database: it reads its inputs from
- * arguments and returns its outputs in a result struct that the pipeline stores
- * in one transaction together with the stage's state.
+ * too. A stage's run reads its inputs from the store through the library handle,
+ * outside any transaction, and computes with an algorithm that knows no database; its
+ * save writes the result with store calls inside the one transaction in which the
+ * pipeline records the stage's state.
  */
 #ifndef VT_STAGE_H
 #define VT_STAGE_H

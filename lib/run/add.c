@@ -2,7 +2,7 @@
  * Adding a local file: the file is recognised when it was added before (by a
  * content key, under any name), refused when it is not media, else registered
  * with its stages queued (vt_pipeline_register) for the pipeline to run. URLs are
- * added by fetch.c.
+ * added by add_url.c.
  */
 #include "core/library.h"
 #include "media/media.h"

@@ -1,7 +1,7 @@
 /*
  * Nearest vectors of a library, for every search that compares stored vectors: the
- * search by meaning (text_embed.c) and "more like this" over frames' pictures (frame
- * N of a video: the frames of the whole library that look most alike).
+ * search by meaning (lib/search/meaning.c) and "more like this" over frames' pictures
+ * (frame N of a video: the frames of the whole library that look most alike).
  *
  * The in-memory index of one vector space (vindex.h) is shared by every library handle
  * of the process that opened the same library directory, loaded on first use and

@@ -1,6 +1,6 @@
 /*
- * The fetch stage for videos from URLs (fetch.c): its work in the stage (stages.c's
- * fetch: download, learn the metadata), what follows indexing, and the look at a URL
+ * The fetch stage for videos from URLs (fetch_url.c): its work in the stage (stage_fetch.c:
+ * download, learn the metadata), what follows indexing, and the look at a URL
  * that adding one takes first (lib/run/add_url.c), all through the yt-dlp the handle's
  * fetch slot names (vt_library_set_fetch).
  */

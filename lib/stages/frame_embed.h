@@ -1,5 +1,5 @@
 /*
- * The same-footage pass of frame_embed (frame_embed.c), callable on its own so that the
+ * The same-footage pass of frame_embed (stage_frame_embed.c), callable on its own so that the
  * benchmark (bench/frames_bench.c) measures exactly what the stage runs; and the stage's
  * model, for the search of pictures by words (lib/search/visual.c).
  */

@@ -1,5 +1,5 @@
 /*
- * The text_embed stage's engine (text_embed.c), for the search by meaning
+ * The text_embed stage's engine (stage_text_embed.c), for the search by meaning
  * (lib/search/meaning.c) and the benchmarks: the configured text embedding model, kept
  * in the handle's slot, and the texts the stage embeds.
  */

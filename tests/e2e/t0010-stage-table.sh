@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The stage table (lib/model/stage.h) is the one place that names the stages: no other source
-# file spells a stage's name as a string. No call cycle between fetch.c, library.c and
-# pipeline.c. And a video made before a stage existed gets
+# file spells a stage's name as a string. No call cycle between the fetch stage, library.c
+# and pipeline.c (tests/e2e/t0011-layers.sh checks every file). And a video made before a stage existed gets
 # that stage's row, queued, when the pipeline first looks at it (resume runs it).
 # backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
@@ -31,7 +31,7 @@ for name in "${names[@]}"; do
 done
 [[ -z $bad ]] || fail "a stage name as a string outside the stage table:"$'\n'"$bad"
 
-# No call cycle between fetch.c, library.c and pipeline.c: the handle (library.c) calls
+# No call cycle between lib/stages/fetch_url.c, library.c and pipeline.c: the handle (library.c) calls
 # neither, and the pipeline does not call into fetch (fetch's step after indexing is its
 # stage's indexed hook).
 calls() { grep -nE "\<($2)\(" "$ROOT/$1" | grep -vE '^[0-9]+:(int|void|static) ' || true; }

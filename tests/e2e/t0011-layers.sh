@@ -67,6 +67,13 @@ grep -q '^call cycle between lib/high/high.c, lib/low/extra.c' "$T/out" ||
 rm "$T/h/lib/low/extra.c"
 sed -i 's/ + extra(x)//; /^int extra/d' "$T/h/lib/high/high.c"
 
+# two files of one name (the archive would keep one of them)
+echo 'int low2(void);' > "$T/h/lib/high/low.c"
+expect_exit 1 python3 "$check" --root "$T/h"
+grep -q 'lib/low/low.c: the same file name as lib/high/low.c' "$T/out" ||
+  fail "the shared file name was not named: $(cat "$T/out")"
+rm "$T/h/lib/high/low.c"
+
 # a function over 120 lines
 { echo 'int long_one(int x)'; echo '{'; for i in $(seq 120); do echo "    x += $i;"; done
   echo '    return x;'; echo '}'; } > "$T/h/lib/high/long.c"

@@ -1,0 +1,121 @@
+/*
+ * The fetch stage: a local file is registered in place, a URL downloaded with its metadata
+ * (fetch_url.c); both are probed (media.c), and what was learnt replaces the video's
+ * metadata, chapters and title index rows. What follows indexing (media not kept) is its
+ * indexed hook.
+ */
+#include "base/util.h"
+#include "core/library.h"
+#include "media/media.h"
+#include "stages/fetch.h"
+
+#include <libavformat/avformat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct fetch_result {
+    struct vt_video_rec v; /* owned: what fetch learnt */
+    struct vt_probe probe;
+    struct vt_chapter *chapters; /* the source's own chapters (URLs), owned */
+    size_t n_chapters;
+};
+
+static int fetch_run(struct vt_stage_ctx *c)
+{
+    struct fetch_result *r = vt_xcalloc(1, sizeof(*r));
+    const struct vt_video_rec *v = c->video;
+    int remote = v->source_kind && strcmp(v->source_kind, "file");
+    struct stat st;
+    char *path = NULL;
+    double measured;
+    int rc;
+
+    c->result = r;
+    if (remote) {
+        rc = vt_fetch_url_run(c, &r->v, &r->chapters, &r->n_chapters);
+        if (rc)
+            return rc;
+        path = vt_xasprintf("%s/%s", c->lib->dir, r->v.source_path);
+    } else {
+        unsigned ver = avformat_version();
+
+        snprintf(c->model, sizeof(c->model), "local file, libavformat %u.%u.%u", ver >> 16,
+                 (ver >> 8) & 0xff, ver & 0xff);
+        path = vt_xstrdup_or_null(v->source_path);
+    }
+    if (!path || stat(path, &st)) {
+        rc = vt_err(c->err, sizeof(c->err), VT_ENOTFOUND, "'%s': media file is gone",
+                    path ? path : "");
+        goto out;
+    }
+    rc = vt_media_probe(path, &r->probe, c->err, sizeof(c->err));
+    if (!rc)
+        rc = vt_media_measure_duration(path, &measured, c->err, sizeof(c->err));
+    if (rc)
+        goto out;
+    snprintf(r->v.id, sizeof(r->v.id), "%s", v->id);
+    if (!r->v.title)
+        r->v.title = vt_xstrdup_or_null(r->probe.title ? r->probe.title : v->title);
+    if (!r->v.language)
+        r->v.language = vt_xstrdup_or_null(r->probe.language);
+    r->v.container = vt_xstrdup_or_null(r->probe.format);
+    /* the decoded length beats what a container or a site claims */
+    r->v.duration_s = measured > 0 ? measured : r->probe.duration_s;
+    r->v.width = r->probe.width;
+    r->v.height = r->probe.height;
+    r->v.rotation = r->probe.rotation;
+    r->v.fps = r->probe.fps;
+    r->v.has_video = r->probe.has_video;
+    r->v.has_audio = r->probe.has_audio;
+    r->v.size_bytes = st.st_size;
+    if (!remote) {
+        r->v.channel = vt_xstrdup_or_null(v->channel);
+        r->v.published = vt_xstrdup_or_null(v->published);
+    }
+out:
+    free(path);
+    return rc;
+}
+
+static int fetch_save(struct vt_stage_ctx *c)
+{
+    struct fetch_result *r = c->result;
+    int rc = vt_store_video_update_meta(c->lib->store, &r->v);
+
+    if (!rc && c->video->source_kind && strcmp(c->video->source_kind, "file"))
+        rc = vt_store_video_update_source(c->lib->store, &r->v);
+    /* the source's chapter list, else the container's */
+    if (!rc && r->n_chapters)
+        rc = vt_store_chapters_replace(c->lib->store, c->video->id, r->chapters, r->n_chapters,
+                                       "source metadata");
+    else if (!rc)
+        rc = vt_store_chapters_replace(c->lib->store, c->video->id, r->probe.chapters,
+                                       r->probe.n_chapters, "container");
+    if (!rc)
+        rc = vt_store_title_docs_refresh(c->lib->store, c->video->id);
+    return rc;
+}
+
+static void fetch_release(struct vt_stage_ctx *c)
+{
+    struct fetch_result *r = c->result;
+
+    if (!r)
+        return;
+    vt_probe_release(&r->probe);
+    for (size_t i = 0; i < r->n_chapters; i++)
+        free(r->chapters[i].title);
+    free(r->chapters);
+    vt_video_rec_release(&r->v);
+    free(r);
+    c->result = NULL;
+}
+
+const struct vt_stage_def vt_stage_fetch = {
+    .run = fetch_run,
+    .save = fetch_save,
+    .release = fetch_release,
+    .indexed = vt_fetch_after_index,
+};
