@@ -1,6 +1,6 @@
 /*
  * Reading pictures back from disk: the JPEG files the keyframe stage stores, decoded
- * with libjpeg-turbo into 8-bit RGB for the image-embedding backends (imgembed.h). A
+ * with libjpeg-turbo into 8-bit RGB for the image-embedding backends (embed.h). A
  * JPEG file is hostile input: decoding errors become one message, never an exit, and
  * pictures larger than VT_IMAGE_MAX_SIDE on a side are refused before any pixel memory
  * is taken.

@@ -1,6 +1,6 @@
 /*
  * Embeddings: one small interface in front of every backend that turns texts or
- * pictures into vectors. A spec (from the library's config, config.h) says what the
+ * pictures into vectors. A spec (from the library's config, model/stage_config.c) says what the
  * vectors are of (its kind: texts, or images) and which backend makes them:
  *
  *   model2vec  texts: in-process static embeddings read from a Model2Vec folder

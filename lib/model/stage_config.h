@@ -43,7 +43,7 @@
 
 #include <stddef.h>
 
-/* The most pictures one request may carry (frame_embed.batch; imgembed.h checks it is
+/* The most pictures one request may carry (frame_embed.batch; embed.h checks it is
  * VT_IMGEMBED_MAX_BATCH). */
 #define VT_CONFIG_BATCH_MAX 128
 

@@ -1,6 +1,6 @@
 /*
- * The pipeline: the one place that knows which stages exist and how they
- * connect. Each run of a stage on a video goes through the same steps:
+ * The pipeline: runs the stages by the stage table (model/stage.h, which says which
+ * stages exist and how they connect). Each run of a stage on a video goes through the same steps:
  *
  *   claim   (write txn) state=running, owner=this process, started_at
  *                       (vt_store_stage_claim: only if the row is still as read)

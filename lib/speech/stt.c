@@ -16,7 +16,7 @@
  * probability per 32 ms window computed as the blocks arrive (its state carried from window
  * to window), cut into speech runs by upstream Silero's rules (vad.h, vt_vad_cutter), which
  * then take the energy runs' place; the look-ahead is then only the open run, not the noise
- * window. docs/ARCHITECTURE.md ("Voice activity detection") says why each number.
+ * window. docs/MEASUREMENTS.md ("VAD: energy against Silero") says why each number.
  *
  * Segments: a pause of LONG_PAUSE_S (0.6 s) or more always ends one, cut in its middle with
  * at most PAD_S of silence kept on either side, so long silences are never decoded. That is
@@ -196,7 +196,7 @@ static ps_decoder_t *decoder_new(const char *hmm, const char *lm, const char *di
 /*
  * The hints' weight in the language model: each word's probability is
  * (1 - HINT_WEIGHT) * general + HINT_WEIGHT * hints. Chosen on bench/stt_hints_bench.sh's
- * fixtures (docs/ARCHITECTURE.md, "Speech hints").
+ * fixtures (docs/MEASUREMENTS.md, "Speech hints").
  */
 #define HINT_WEIGHT 0.2
 /*

@@ -2,7 +2,7 @@
  * What was shown, by likeness: the frame_embed stage and the same-footage pass that
  * follows it (the search of pictures by words is lib/search/visual.c's).
  *
- * Which image model embeds is the library's config (config.h: frame_embed.backend,
+ * Which image model embeds is the library's config (model/stage_config.c: frame_embed.backend,
  * .model, .tensor, .url, .api_key, .joint_text, .api_style, .timeout_s, .batch; a pulled
  * model by its name, models.h); nothing configured, the stage is skipped with "no
  * frame embedding model configured". The stage reads every kept frame's JPEG (a
@@ -38,7 +38,7 @@
 
 _Static_assert(VT_CONFIG_BATCH_MAX == VT_IMGEMBED_MAX_BATCH, "frame_embed.batch's check");
 #define DECODE_MIN 256 /* decode JPEGs at a reduced scale down to this many pixels */
-/* The thresholds, chosen on t1200's fixtures (docs/ARCHITECTURE.md, "Frames by likeness"):
+/* The thresholds, chosen on t1200's fixtures (docs/MEASUREMENTS.md, "Same-footage thresholds"):
  * a picture and its copy at a quarter of the pixels and 200 kb/s differ by 0 bits and
  * have a cosine of 0.996 to 0.998; two slides of one template with other words differ by
  * 2 to 16 bits and reach 0.987. */

@@ -2,7 +2,7 @@
  * Meaning: the text_embed stage (the search by meaning that reads what it stored is
  * lib/search/meaning.c's).
  *
- * Which model embeds is the library's config (config.h: text_embed.backend, .model,
+ * Which model embeds is the library's config (model/stage_config.c: text_embed.backend, .model,
  * .url, .api_key); nothing configured, the stage is skipped with "no text embedding
  * model configured". The model is opened once per library handle and kept, in the
  * handle's text_embed slot, while the config says the same, so the stage for many videos,

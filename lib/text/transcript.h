@@ -1,7 +1,7 @@
 /*
  * Transcripts: words with timings grouped into cues (like subtitles), whether they
- * come from speech recognition (stt.c) or from captions (captions.c). Shared by the
- * stt and chunk stages, the store and the exports.
+ * come from speech recognition (stt.c) or from captions (captions.c). The types are
+ * lib/model/transcript.h's; these are the functions that build and bound them.
  */
 #ifndef VT_TRANSCRIPT_H
 #define VT_TRANSCRIPT_H

@@ -35,7 +35,7 @@ int vt_ocr_run(struct vt_ocr *ocr, const char *const *paths, size_t n, struct vt
                vt_progress_fn progress, void *user, char *err, size_t errlen);
 /*
  * Whether the image at path is a texture of fine specks, which the stage reads with the
- * specks whited out (docs/ARCHITECTURE.md, ocr): 1 or 0, *specks_mpx set to its specks per
+ * specks whited out (docs/MEASUREMENTS.md, "OCR on textures"): 1 or 0, *specks_mpx set to its specks per
  * megapixel; or a negative VT_E* code with the message in err. Uses the first engine: not
  * while vt_ocr_run runs. For tests and benchmarks.
  */

@@ -3,7 +3,7 @@
  * dictionary into one open-addressing table, the plausibility measures of a line, and the
  * rule that turns them and Tesseract's confidence into "noise". The thresholds were chosen
  * on the photo-like frames and slides of tests/fixtures/gen_small_text.sh and gen_talk.sh;
- * docs/ARCHITECTURE.md (ocr) has the numbers.
+ * docs/MEASUREMENTS.md ("OCR noise floor") has the numbers.
  */
 #include "visual/ocr_noise.h"
 
@@ -21,7 +21,7 @@
  * NOISE_MIN_LETTERS letters or more (in the dictionary if there is one: on pictures
  * Tesseract finds "a", "in 4" and "gs" in any texture) and at least NOISE_PLAUSIBLE of its
  * letters in dictionary words (or, without a dictionary, of its characters in word-shaped
- * tokens). The numbers behind these: docs/ARCHITECTURE.md, ocr.
+ * tokens). The numbers behind these: docs/MEASUREMENTS.md, "OCR noise floor".
  */
 #define NOISE_CONF_FLOOR  0.40
 #define NOISE_CONF_SURE   0.85

@@ -4,7 +4,7 @@
  * ("aN Saks ett a ain t"). A line's plausibility is the share of its letters that stand in
  * dictionary words (English: PocketSphinx's CMU dictionary), or without a dictionary the
  * share of its characters in word-shaped tokens; with its confidence it decides the line
- * (thresholds and how they were chosen: docs/ARCHITECTURE.md, ocr).
+ * (thresholds and how they were chosen: docs/MEASUREMENTS.md, "OCR noise floor").
  */
 #ifndef VT_OCR_NOISE_H
 #define VT_OCR_NOISE_H

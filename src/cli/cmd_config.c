@@ -1,7 +1,8 @@
 /*
- * `vidtheque config`: read and change the library's config file (lib/base/config.h), which
- * chooses the text embedding, speech recognition and frame embedding backends. Runs in the front
- * binary (config.c needs nothing but libc). API keys are masked when the config is listed and shown
+ * `vidtheque config`: read and change the library's config file, whose keys, defaults and
+ * checks are the one table of lib/model/stage_config.c (the file format is lib/base/config.c);
+ * it chooses the text embedding, speech recognition and frame embedding backends. Runs in the
+ * front binary (both need nothing but libc). API keys are masked when the config is listed and shown
  * only when asked for by name.
  */
 #include "cli/cli.h"
