@@ -12,7 +12,7 @@ mapfile -t names < <(sed -n 's/^ *X([A-Z_]*, *\([a-z_][a-z0-9_]*\),.*/\1/p' "$ta
 
 # The same words used for something that is not a stage (file: fixed string, and why).
 allowed=(
-  'lib/run/export.c:json_object_set_new(o, "ocr", ocr)'           # a frame's OCR lines (JSON key)
+  'lib/run/export.c:json_object_set_new(o, "ocr", ocr_json('      # a frame's OCR lines (JSON key)
   'src/cli/cmd_show.c:json_object_get(v, "ocr")'                  # reads that key
   'src/web/web_video.c:json_object_get(f, "ocr")'                 # reads that key
   'src/cli/cmd_add.c:{"stt", required_argument'                   # the --stt option of add

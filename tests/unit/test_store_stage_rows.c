@@ -42,7 +42,9 @@ static long long schema_version(struct vt_store *s)
 {
     long long v = -2;
 
-    CHECK_INT(store_rows(s, vt_test_on_pg ? "SELECT max(schema_version) FROM vt_meta" : "PRAGMA user_version",
+    CHECK_INT(store_rows(s,
+                         vt_test_on_pg ? "SELECT max(schema_version) FROM vt_meta"
+                                       : "PRAGMA user_version",
                          "version", read_int, &v, ""),
               0);
     return v;
@@ -79,10 +81,14 @@ static void put_rows(struct vt_store *s)
 {
     static const char *const cols[] = {"idx", "words", "score", "note"};
     const struct vt_store_value vals[] = {
-        {.type = VT_STORE_INT, .i = 0},       {.type = VT_STORE_INT, .i = 3},
-        {.type = VT_STORE_REAL, .d = 0.5},    {.type = VT_STORE_TEXT, .text = "it's; DROP TABLE videos"},
-        {.type = VT_STORE_INT, .i = 1},       {.type = VT_STORE_INT, .i = 4},
-        {.type = VT_STORE_NULL},              {.type = VT_STORE_TEXT, .text = NULL},
+        {.type = VT_STORE_INT, .i = 0},
+        {.type = VT_STORE_INT, .i = 3},
+        {.type = VT_STORE_REAL, .d = 0.5},
+        {.type = VT_STORE_TEXT, .text = "it's; DROP TABLE videos"},
+        {.type = VT_STORE_INT, .i = 1},
+        {.type = VT_STORE_INT, .i = 4},
+        {.type = VT_STORE_NULL},
+        {.type = VT_STORE_TEXT, .text = NULL},
     };
 
     CHECK_INT(vt_store_begin(s), 0);
@@ -111,8 +117,14 @@ static void hostile_names(struct vt_store *s)
     const char *cols[] = {"idx"}, *bad_cols[] = {"idx", "words) VALUES (1,1); --"},
                *video_col[] = {"video_id"};
     const struct vt_store_value v[2] = {{.type = VT_STORE_INT, .i = 5}, {.type = VT_STORE_INT}};
-    const char *bad_tables[] = {"probe_rows; DROP TABLE videos", "Probe_rows", "_x", "9x", "",
-                                NULL, "probe-rows", "\"probe_rows\"",
+    const char *bad_tables[] = {"probe_rows; DROP TABLE videos",
+                                "Probe_rows",
+                                "_x",
+                                "9x",
+                                "",
+                                NULL,
+                                "probe-rows",
+                                "\"probe_rows\"",
                                 "a23456789012345678901234567890123456789012345678901234567890abcd"};
 
     CHECK_INT(vt_store_begin(s), 0);
@@ -124,8 +136,9 @@ static void hostile_names(struct vt_store *s)
     CHECK_INT(vt_store_stage_rows_put(s, "probe_rows", "v1", bad_cols, 2, v, 1), VT_EINVAL);
     CHECK_INT(vt_store_stage_rows_put(s, "probe_rows", "v1", video_col, 1, v, 1), VT_EINVAL);
     CHECK_INT(vt_store_stage_rows_put(s, "probe_rows", "v1", cols, 0, v, 1), VT_EINVAL);
-    CHECK_INT(vt_store_stage_rows_put(s, "probe_rows", "v1", cols, VT_STORE_STAGE_COLUMNS + 1, v, 1),
-              VT_EINVAL);
+    CHECK_INT(
+        vt_store_stage_rows_put(s, "probe_rows", "v1", cols, VT_STORE_STAGE_COLUMNS + 1, v, 1),
+        VT_EINVAL);
     CHECK_INT(vt_store_commit(s), 0);
     CHECK_INT(count_where(s, "SELECT count(*) FROM probe_rows WHERE video_id = ?", "v1"), 2);
 }
