@@ -24,12 +24,14 @@
 #include "model/stage.h"
 #include "model/transcript.h"
 #include "model/video.h"
+#include "store/migrations.h"
 #include "vidtheque.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define VT_STORE_SCHEMA_VERSION 8
+/* The schema this program reads and writes: the backends' own lists, then migrations.h's. */
+#define VT_STORE_SCHEMA_VERSION (VT_STORE_BASE_VERSION + VT_STORE_N_MIGRATIONS)
 
 struct vt_store;
 
@@ -239,6 +241,29 @@ void vt_queue_jobs_free(struct vt_queue_job *j, size_t n);
 /* Ids of videos with a stage that is queued or running, or with fewer than n_stages
  * stage rows (made before a stage existed), oldest first. */
 int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n);
+
+/*
+ * A stage's own rows, in its own table (made by a migration of migrations.h, keyed by
+ * video_id, REFERENCES videos(id) ON DELETE CASCADE: the rows go with their video),
+ * without store functions of its own. The table and column names are identifiers
+ * (^[a-z][a-z0-9_]*$, at most 63 characters, up to VT_STORE_STAGE_COLUMNS columns,
+ * video_id not among them), never data: anything else is VT_EINVAL. Every value is
+ * bound. Inside a write transaction.
+ */
+#define VT_STORE_STAGE_COLUMNS 32
+enum vt_store_type { VT_STORE_NULL, VT_STORE_INT, VT_STORE_REAL, VT_STORE_TEXT };
+struct vt_store_value {
+    enum vt_store_type type; /* 0: SQL NULL */
+    int64_t i;               /* VT_STORE_INT */
+    double d;                /* VT_STORE_REAL */
+    const char *text;        /* VT_STORE_TEXT (NULL: SQL NULL) */
+};
+/* Insert n_rows rows for video_id: values holds them row after row, n_columns each. */
+int vt_store_stage_rows_put(struct vt_store *s, const char *table, const char *video_id,
+                            const char *const *columns, size_t n_columns,
+                            const struct vt_store_value *values, size_t n_rows);
+/* Delete the rows of video_id from table. */
+int vt_store_stage_rows_clear(struct vt_store *s, const char *table, const char *video_id);
 
 /* Outputs. The *_replace functions delete what the stage wrote before. */
 int vt_store_chapters_replace(struct vt_store *s, const char *id, const struct vt_chapter *c,

@@ -143,6 +143,20 @@ int store_notify_work(struct vt_store *s);
  * then wait on the connection's socket; and NOTIFY, deferred to the commit inside a
  * transaction. */
 
+/* store_stage_rows.c: the migrations of migrations.h, and stages' own rows */
+
+/* One migration of migrations.h: its version and its SQL in each dialect. */
+struct store_migration {
+    int version;
+    const char *sqlite, *pg;
+};
+/* Inside the backend's migration transaction, the schema at version (at least
+ * VT_STORE_BASE_VERSION): apply the entries of m past it, in order, each followed by
+ * recording its version (SQLite's user_version, PostgreSQL's vt_meta). */
+int store_migrate_list(struct vt_store *s, const struct store_migration *m, size_t n, int version);
+/* store_migrate_list over migrations.h's list. */
+int store_migrate_later(struct vt_store *s, int version);
+
 /* store_search.c: the ranking function and the rows of the search index */
 
 /* Register vtrank() with the connection's FTS5 (at open). */

@@ -162,7 +162,8 @@ static const char *const pg_migrations[] = {
     " PRIMARY KEY (name, dep));",
 };
 
-_Static_assert(PG_FIRST_VERSION - 1 + VT_ARRAY_LEN(pg_migrations) == VT_STORE_SCHEMA_VERSION,
+/* From VT_STORE_BASE_VERSION on, migrations.h's list (store_migrate_later) follows. */
+_Static_assert(PG_FIRST_VERSION - 1 + VT_ARRAY_LEN(pg_migrations) == VT_STORE_BASE_VERSION,
                "one PostgreSQL migration per version from PG_FIRST_VERSION on");
 
 /* The database's schema version (0: none yet). */
@@ -216,8 +217,11 @@ static int apply_migrations(struct vt_store *s, int version)
         if (rc)
             return rc;
     }
-    snprintf(sql, sizeof(sql), "UPDATE vt_meta SET schema_version = %d", VT_STORE_SCHEMA_VERSION);
-    return store_exec(s, sql, "upgrade the schema");
+    if (version >= VT_STORE_BASE_VERSION)
+        return store_migrate_later(s, version);
+    snprintf(sql, sizeof(sql), "UPDATE vt_meta SET schema_version = %d", VT_STORE_BASE_VERSION);
+    rc = store_exec(s, sql, "upgrade the schema");
+    return rc ? rc : store_migrate_later(s, VT_STORE_BASE_VERSION);
 }
 
 /*

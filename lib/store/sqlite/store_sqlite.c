@@ -198,7 +198,8 @@ static const char *const migrations[] = {
     " PRIMARY KEY (name, dep)) WITHOUT ROWID;",
 };
 
-_Static_assert(VT_ARRAY_LEN(migrations) == VT_STORE_SCHEMA_VERSION, "one migration per version");
+/* From VT_STORE_BASE_VERSION on, migrations.h's list (store_migrate_later) follows. */
+_Static_assert(VT_ARRAY_LEN(migrations) == VT_STORE_BASE_VERSION, "one migration per version");
 
 static int sqlite_begin(struct vt_store *s)
 {
@@ -283,19 +284,19 @@ static int migrate(struct vt_store *s)
     if (db_step(st) == DB_ROW)
         version = db_col_int(st, 0);
     store_finish(s, st);
-    if (version > (int)VT_ARRAY_LEN(migrations)) {
+    if (version > VT_STORE_SCHEMA_VERSION) {
         snprintf(s->conn.err, sizeof(s->conn.err),
                  "database: schema version %d is newer than this program (%d)", version,
-                 (int)VT_ARRAY_LEN(migrations));
+                 VT_STORE_SCHEMA_VERSION);
         return VT_ESTATE;
     }
-    if (version == (int)VT_ARRAY_LEN(migrations))
+    if (version == VT_STORE_SCHEMA_VERSION)
         return 0;
     if (s->read_only) {
         snprintf(s->conn.err, sizeof(s->conn.err),
                  "library '%.300s' is read-only and its database needs an upgrade (schema "
                  "version %d, this program %d): open it once where it can be written",
-                 s->dir, version, (int)VT_ARRAY_LEN(migrations));
+                 s->dir, version, VT_STORE_SCHEMA_VERSION);
         return VT_ESTATE;
     }
     rc = sqlite_begin(s);
@@ -318,6 +319,9 @@ static int migrate(struct vt_store *s)
         if (rc)
             goto fail;
     }
+    rc = store_migrate_later(s, version > VT_STORE_BASE_VERSION ? version : VT_STORE_BASE_VERSION);
+    if (rc)
+        goto fail;
     return sqlite_commit(s);
 fail:
     sqlite_rollback(s);
