@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # backends: sqlite postgresql
 # The recipe of docs/ARCHITECTURE.md, "Adding a stage", on a copy of the tree: a new stage
-# (tests/data/example-stage/wordcount.c, counting the words of the cues, one row per cue
+# (tests/data/example-stage/stage_wordcount.c, counting the words of the cues, one row per cue
 # in its own table) is one line in the stage table (lib/model/stage.h), one file in
 # lib/stages/ and one migration (both dialects) in lib/store/migrations.h. Nothing else of
 # the tree changes. The copy builds, opens a library made by this build (schema 8) and
@@ -27,7 +27,7 @@ s = s.replace(old, "VT_STAGE_ROWS_OF_DEPS) \\\n    X(WORDCOUNT,   wordcount,   4
 open(p, "w").write(s)
 PY
 # 2. the stage's file
-cp "$ROOT/tests/data/example-stage/wordcount.c" "$SRC/lib/stages/wordcount.c"
+cp "$ROOT/tests/data/example-stage/stage_wordcount.c" "$SRC/lib/stages/stage_wordcount.c"
 # 3. its migration: the list's next entry (9), SQLite's and PostgreSQL's SQL side by side
 python3 - "$SRC/lib/store/migrations.h" << 'PY' || fail "cannot add the migration"
 import sys
@@ -48,7 +48,7 @@ open(p, "w").write(s)
 PY
 
 changed=$(cd "$SRC" && git add -A && git diff --cached --name-only | sort | tr '\n' ' ')
-[[ $changed == "lib/model/stage.h lib/stages/wordcount.c lib/store/migrations.h " ]] ||
+[[ $changed == "lib/model/stage.h lib/stages/stage_wordcount.c lib/store/migrations.h " ]] ||
   fail "changed: $changed"
 [[ $(cd "$SRC" && git diff --cached --numstat lib/model/stage.h) == "2	1	lib/model/stage.h" ]] ||
   fail "stage.h: $(cd "$SRC" && git diff --cached lib/model/stage.h)"
