@@ -95,34 +95,9 @@ static const char *const frame_backends[] = {"tflite", "openai", "none", NULL};
 #define STT   VT_STAGE_STT
 #define FRAME VT_STAGE_FRAME_EMBED
 
-/* clang-format off */
-#define VT_CONFIG_KEY_LIST(X) \
-    /* stage  name                      default               allowed         in_process  check */ \
-    X(TEXT,   "text_embed.backend",     "none",               text_backends,  "model2vec", NULL) \
-    X(TEXT,   "text_embed.model",       NULL,                 NULL,           NULL,       NULL) \
-    X(TEXT,   "text_embed.url",         NULL,                 NULL,           NULL,       NULL) \
-    X(TEXT,   "text_embed.api_key",     NULL,                 NULL,           NULL,       NULL) \
-    X(STT,    "stt.backend",            "pocketsphinx",       stt_backends,   NULL,       NULL) \
-    X(STT,    "stt.model",              NULL,                 NULL,           NULL,       NULL) \
-    X(STT,    "stt.url",                NULL,                 NULL,           NULL,       NULL) \
-    X(STT,    "stt.api_key",            NULL,                 NULL,           NULL,       NULL) \
-    X(STT,    "stt.hints",              "true",               NULL,           NULL,       check_bool) \
-    X(STT,    "stt.vad",                "energy",             NULL,           NULL,       check_vad) \
-    X(STT,    "stt.vad_model",          VT_CONFIG_VAD_MODEL,  NULL,           NULL,       check_path) \
-    X(FRAME,  "frame_embed.backend",    "none",               frame_backends, "tflite",   NULL) \
-    X(FRAME,  "frame_embed.model",      NULL,                 NULL,           NULL,       NULL) \
-    X(FRAME,  "frame_embed.tensor",     NULL,                 NULL,           NULL,       NULL) \
-    X(FRAME,  "frame_embed.url",        NULL,                 NULL,           NULL,       NULL) \
-    X(FRAME,  "frame_embed.api_key",    NULL,                 NULL,           NULL,       NULL) \
-    X(FRAME,  "frame_embed.joint_text", NULL,                 NULL,           NULL,       NULL) \
-    X(FRAME,  "frame_embed.api_style",  "openai",             NULL,           NULL,       check_api_style) \
-    X(FRAME,  "frame_embed.timeout_s",  "60",                 NULL,           NULL,       check_timeout) \
-    X(FRAME,  "frame_embed.batch",      "16",                 NULL,           NULL,       check_batch) \
-    X(-1,     "db",                     NULL,                 NULL,           NULL,       check_db)
-/* clang-format on */
 
 const struct vt_config_key vt_config_table[] = {
-#define VT_KEY_X(stage, name, dflt, allowed, in_process, check)                                    \
+#define VT_KEY_X(id, stage, name, dflt, allowed, in_process, check)                                    \
     {name, stage, dflt, allowed, in_process, check},
     VT_CONFIG_KEY_LIST(VT_KEY_X)
 #undef VT_KEY_X
@@ -130,7 +105,7 @@ const struct vt_config_key vt_config_table[] = {
 };
 
 const char *const vt_config_keys[] = {
-#define VT_KEY_X(stage, name, dflt, allowed, in_process, check) name,
+#define VT_KEY_X(id, stage, name, dflt, allowed, in_process, check) name,
     VT_CONFIG_KEY_LIST(VT_KEY_X)
 #undef VT_KEY_X
         NULL,

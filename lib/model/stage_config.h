@@ -47,6 +47,49 @@
  * VT_IMGEMBED_MAX_BATCH). */
 #define VT_CONFIG_BATCH_MAX 128
 
+/*
+ * The keys, one line each: its id (VT_KEY_<ID>), its stage (-1: the library's own), name,
+ * default, the values it takes (a backend's names), the backend its .model alone implies
+ * (a .url implies openai), and the check of its form. The columns after the name are
+ * stage_config.c's (its lists of backends and its checks); elsewhere the list gives the
+ * ids, and VT_KEY(STT_VAD) is a key's name, so no other file spells one.
+ */
+/* clang-format off */
+#define VT_CONFIG_KEY_LIST(X) \
+   /* ID                      stage  name                      default              allowed         in_process   check */ \
+    X(TEXT_EMBED_BACKEND,     TEXT,  "text_embed.backend",     "none",              text_backends,  "model2vec", NULL) \
+    X(TEXT_EMBED_MODEL,       TEXT,  "text_embed.model",       NULL,                NULL,           NULL,        NULL) \
+    X(TEXT_EMBED_URL,         TEXT,  "text_embed.url",         NULL,                NULL,           NULL,        NULL) \
+    X(TEXT_EMBED_API_KEY,     TEXT,  "text_embed.api_key",     NULL,                NULL,           NULL,        NULL) \
+    X(STT_BACKEND,            STT,   "stt.backend",            "pocketsphinx",      stt_backends,   NULL,        NULL) \
+    X(STT_MODEL,              STT,   "stt.model",              NULL,                NULL,           NULL,        NULL) \
+    X(STT_URL,                STT,   "stt.url",                NULL,                NULL,           NULL,        NULL) \
+    X(STT_API_KEY,            STT,   "stt.api_key",            NULL,                NULL,           NULL,        NULL) \
+    X(STT_HINTS,              STT,   "stt.hints",              "true",              NULL,           NULL,        check_bool) \
+    X(STT_VAD,                STT,   "stt.vad",                "energy",            NULL,           NULL,        check_vad) \
+    X(STT_VAD_MODEL,          STT,   "stt.vad_model",          VT_CONFIG_VAD_MODEL, NULL,           NULL,        check_path) \
+    X(FRAME_EMBED_BACKEND,    FRAME, "frame_embed.backend",    "none",              frame_backends, "tflite",    NULL) \
+    X(FRAME_EMBED_MODEL,      FRAME, "frame_embed.model",      NULL,                NULL,           NULL,        NULL) \
+    X(FRAME_EMBED_TENSOR,     FRAME, "frame_embed.tensor",     NULL,                NULL,           NULL,        NULL) \
+    X(FRAME_EMBED_URL,        FRAME, "frame_embed.url",        NULL,                NULL,           NULL,        NULL) \
+    X(FRAME_EMBED_API_KEY,    FRAME, "frame_embed.api_key",    NULL,                NULL,           NULL,        NULL) \
+    X(FRAME_EMBED_JOINT_TEXT, FRAME, "frame_embed.joint_text", NULL,                NULL,           NULL,        NULL) \
+    X(FRAME_EMBED_API_STYLE,  FRAME, "frame_embed.api_style",  "openai",            NULL,           NULL,        check_api_style) \
+    X(FRAME_EMBED_TIMEOUT_S,  FRAME, "frame_embed.timeout_s",  "60",                NULL,           NULL,        check_timeout) \
+    X(FRAME_EMBED_BATCH,      FRAME, "frame_embed.batch",      "16",                NULL,           NULL,        check_batch) \
+    X(DB,                     -1,    "db",                     NULL,                NULL,           NULL,        check_db)
+/* clang-format on */
+
+enum vt_config_key_id {
+#define VT_KEY_X(id, stage, name, dflt, allowed, in_process, check) VT_KEY_##id,
+    VT_CONFIG_KEY_LIST(VT_KEY_X)
+#undef VT_KEY_X
+        VT_KEY_COUNT
+};
+
+/* The name of key VT_KEY_<ID>: VT_KEY(STT_VAD) is "stt.vad". */
+#define VT_KEY(ID) (vt_config_table[VT_KEY_##ID].name)
+
 /* A config key: its line of the table. */
 struct vt_config_key {
     const char *name;

@@ -109,7 +109,7 @@ int vt_library_migrate(struct vt_library *lib, const char *to, vt_store_copy_fn 
     rc = vt_config_load(lib->dir, &cfg, err, errlen);
     if (rc)
         return rc;
-    now = vt_config_get(cfg, "db");
+    now = vt_config_get(cfg, VT_KEY(DB));
     if (to_sqlite ? !now : now && !strcmp(now, to)) {
         rc = vt_err(err, errlen, VT_EINVAL, "the library is already there");
         goto out;
@@ -127,7 +127,7 @@ int vt_library_migrate(struct vt_library *lib, const char *to, vt_store_copy_fn 
         rc = vt_library_verify_copy(lib, dest, videos, err, errlen);
     /* only a proven copy becomes the library's catalog; the original stays as it was */
     if (!rc)
-        rc = vt_config_set(cfg, "db", to_sqlite ? NULL : to, err, errlen);
+        rc = vt_config_set(cfg, VT_KEY(DB), to_sqlite ? NULL : to, err, errlen);
 out:
     vt_store_close(dest);
     vt_config_free(cfg);

@@ -300,7 +300,7 @@ static int meaning_configured(struct vt_library *lib)
     int yes = 0;
 
     if (!vt_config_load(lib->dir, &cf, err, sizeof(err))) {
-        const char *joint = vt_config_get(cf, "frame_embed.joint_text");
+        const char *joint = vt_config_get(cf, VT_KEY(FRAME_EMBED_JOINT_TEXT));
         yes = vt_text_embed_configured(cf);
         /* or a frame model that embeds words (vt_search_visual) */
         yes |= !strcmp(vt_config_backend(cf, VT_STAGE_FRAME_EMBED, NULL), "openai") && joint &&

@@ -63,32 +63,32 @@ static int read_conf(const struct vt_config *cf, struct fe_conf *c, char *err, s
 {
     /* unset: implied by what is set (the key table's rule) */
     const char *b = vt_config_backend(cf, VT_STAGE_FRAME_EMBED, NULL);
-    const char *j = vt_config_get(cf, "frame_embed.joint_text");
+    const char *j = vt_config_get(cf, VT_KEY(FRAME_EMBED_JOINT_TEXT));
 
     memset(c, 0, sizeof(*c));
-    c->model = vt_config_get(cf, "frame_embed.model");
-    c->tensor = vt_config_get(cf, "frame_embed.tensor");
-    c->url = vt_config_get(cf, "frame_embed.url");
-    c->key = vt_config_get(cf, "frame_embed.api_key");
+    c->model = vt_config_get(cf, VT_KEY(FRAME_EMBED_MODEL));
+    c->tensor = vt_config_get(cf, VT_KEY(FRAME_EMBED_TENSOR));
+    c->url = vt_config_get(cf, VT_KEY(FRAME_EMBED_URL));
+    c->key = vt_config_get(cf, VT_KEY(FRAME_EMBED_API_KEY));
     c->joint = j && (!strcmp(j, "1") || !strcmp(j, "true") || !strcmp(j, "yes"));
     snprintf(c->backend, sizeof(c->backend), "%s", b);
     if (!strcmp(b, "none"))
         return vt_err(err, errlen, VT_SKIP, "no frame embedding model configured");
     /* the server's settings: a value the file says but that cannot work fails the stage */
-    static const char *const shaped[] = {"frame_embed.api_style", "frame_embed.timeout_s",
-                                         "frame_embed.batch"};
+    static const enum vt_config_key_id shaped[] = {
+        VT_KEY_FRAME_EMBED_API_STYLE, VT_KEY_FRAME_EMBED_TIMEOUT_S, VT_KEY_FRAME_EMBED_BATCH};
     for (size_t i = 0; i < VT_ARRAY_LEN(shaped); i++) {
-        const char *v = vt_config_get(cf, shaped[i]);
-        int rc = v ? vt_config_check(shaped[i], v, err, errlen) : 0;
+        const char *key = vt_config_table[shaped[i]].name, *v = vt_config_get(cf, key);
+        int rc = v ? vt_config_check(key, v, err, errlen) : 0;
         if (rc)
             return rc;
     }
-    c->api_style = vt_config_get(cf, "frame_embed.api_style");
-    const char *t = vt_config_get(cf, "frame_embed.timeout_s"),
-               *n = vt_config_get(cf, "frame_embed.batch");
+    c->api_style = vt_config_get(cf, VT_KEY(FRAME_EMBED_API_STYLE));
+    const char *t = vt_config_get(cf, VT_KEY(FRAME_EMBED_TIMEOUT_S)),
+               *n = vt_config_get(cf, VT_KEY(FRAME_EMBED_BATCH));
     c->timeout_s = t ? strtod(t, NULL) : 0;
     c->batch = n ? (int)strtol(n, NULL, 10) : 0;
-    if (!vt_config_allowed("frame_embed.backend", b))
+    if (!vt_config_allowed(VT_KEY(FRAME_EMBED_BACKEND), b))
         return vt_err(err, errlen, VT_EINVAL,
                       "frame_embed.backend '%s' is not tflite, openai or none", b);
     if (!c->model || !*c->model)

@@ -74,18 +74,18 @@ out:
  */
 static int stt_vad_open(struct vt_stage_ctx *c, const struct vt_config *cfg, struct vt_vad **vad)
 {
-    const char *kind = vt_config_get(cfg, "stt.vad"), *path = vt_config_get(cfg, "stt.vad_model");
+    const char *kind = vt_config_get(cfg, VT_KEY(STT_VAD)), *path = vt_config_get(cfg, VT_KEY(STT_VAD_MODEL));
     char why[384];
     int rc;
 
     *vad = NULL;
     if (path) {
-        rc = vt_config_check("stt.vad_model", path, c->err, sizeof(c->err));
+        rc = vt_config_check(VT_KEY(STT_VAD_MODEL), path, c->err, sizeof(c->err));
         if (rc)
             return rc;
     }
     if (kind) {
-        rc = vt_config_check("stt.vad", kind, c->err, sizeof(c->err));
+        rc = vt_config_check(VT_KEY(STT_VAD), kind, c->err, sizeof(c->err));
         if (rc)
             return rc;
     }
@@ -131,15 +131,15 @@ static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
 {
     struct vt_stt_hints hints = {0};
     const char *backend = vt_config_backend(cfg, VT_STAGE_STT, NULL);
-    const char *hints_cfg = vt_config_get(cfg, "stt.hints");
+    const char *hints_cfg = vt_config_get(cfg, VT_KEY(STT_HINTS));
     int rc;
 
     r->recognised = 1;
     if (!strcmp(backend, "openai")) {
         const char *tmo = getenv("VIDTHEQUE_STT_TIMEOUT_S");
-        struct vt_stt_server_spec spec = {.base_url = vt_config_get(cfg, "stt.url"),
-                                          .model = vt_config_get(cfg, "stt.model"),
-                                          .api_key = vt_config_get(cfg, "stt.api_key"),
+        struct vt_stt_server_spec spec = {.base_url = vt_config_get(cfg, VT_KEY(STT_URL)),
+                                          .model = vt_config_get(cfg, VT_KEY(STT_MODEL)),
+                                          .api_key = vt_config_get(cfg, VT_KEY(STT_API_KEY)),
                                           .timeout_s = tmo && *tmo ? strtod(tmo, NULL) : 0};
         struct vt_stt *stt = vt_stt_new_server(&spec, c->err, sizeof(c->err));
 
@@ -152,7 +152,7 @@ static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
         vt_stt_free(stt);
         return rc;
     }
-    if (!vt_config_allowed("stt.backend", backend))
+    if (!vt_config_allowed(VT_KEY(STT_BACKEND), backend))
         return vt_err(c->err, sizeof(c->err), VT_EINVAL,
                       "stt.backend '%s': not pocketsphinx or openai", backend);
     if (!hints_cfg || strcmp(hints_cfg, "false")) {

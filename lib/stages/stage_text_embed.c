@@ -43,13 +43,13 @@ static int read_conf(const struct vt_config *cf, struct te_conf *c, char *err, s
     const char *b = vt_config_backend(cf, VT_STAGE_TEXT_EMBED, NULL);
 
     memset(c, 0, sizeof(*c));
-    c->model = vt_config_get(cf, "text_embed.model");
-    c->url = vt_config_get(cf, "text_embed.url");
-    c->key = vt_config_get(cf, "text_embed.api_key");
+    c->model = vt_config_get(cf, VT_KEY(TEXT_EMBED_MODEL));
+    c->url = vt_config_get(cf, VT_KEY(TEXT_EMBED_URL));
+    c->key = vt_config_get(cf, VT_KEY(TEXT_EMBED_API_KEY));
     snprintf(c->backend, sizeof(c->backend), "%s", b);
     if (!strcmp(b, "none"))
         return vt_err(err, errlen, VT_SKIP, "no text embedding model configured");
-    if (!vt_config_allowed("text_embed.backend", b))
+    if (!vt_config_allowed(VT_KEY(TEXT_EMBED_BACKEND), b))
         return vt_err(err, errlen, VT_EINVAL,
                       "text_embed.backend '%s' is not model2vec, openai or none", b);
     if (!c->model || !*c->model)

@@ -27,7 +27,7 @@ static int print_entry(void *user, const char *key, const char *value)
     fputs(" = ", stdout);
     if (is_secret(key) && *value) {
         fputs("********", stdout);
-    } else if (!strcmp(key, "db")) {
+    } else if (!strcmp(key, VT_KEY(DB))) {
         char *r = vt_config_db_redact(value); /* the URL, not its password */
 
         cli_put_safe(stdout, r);
@@ -88,7 +88,7 @@ int cmd_config(int argc, char **argv)
     }
     /* the database a library is in does not move by a change of config: its rows would
      * stay behind (init --db sets it, on a new library) */
-    if (key && !strcmp(key, "db") && strcmp(verb, "get"))
+    if (key && !strcmp(key, VT_KEY(DB)) && strcmp(verb, "get"))
         return cli_usage_error("config",
                                "'db' is set by 'vidtheque init --db URL' on a new library");
     if (value) {
@@ -99,7 +99,7 @@ int cmd_config(int argc, char **argv)
          * stored absolute: the stage runs from anywhere (a name like owner/repo stays a
          * name unless such a folder exists here) */
         struct stat st;
-        int text = !strcmp(key, "text_embed.model"), image = !strcmp(key, "frame_embed.model");
+        int text = !strcmp(key, VT_KEY(TEXT_EMBED_MODEL)), image = !strcmp(key, VT_KEY(FRAME_EMBED_MODEL));
         if ((text || image) && (value[0] == '.' || strchr(value, '/')) && value[0] != '/' &&
             !stat(value, &st) && (S_ISDIR(st.st_mode) || (image && S_ISREG(st.st_mode))) &&
             realpath(value, abs_path))

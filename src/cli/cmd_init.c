@@ -31,7 +31,7 @@ static int init_db(const char *db)
     struct vt_config *cf = NULL;
     int rc;
 
-    if (vt_config_check("db", db, err, sizeof(err)))
+    if (vt_config_check(VT_KEY(DB), db, err, sizeof(err)))
         return cli_usage_error("init", "%s", err);
     if (cli_run_full)
         return cli_run_full(0, NULL); /* the front links no libpq */
@@ -44,10 +44,10 @@ static int init_db(const char *db)
         return cli_error("library '%s' already has its database in library.db (SQLite)", dir);
     if (vt_mkdir_p(dir, err, sizeof(err)) || vt_config_load(dir, &cf, err, sizeof(err)))
         return cli_error("%s", err);
-    old = vt_xstrdup_or_null(vt_config_get(cf, "db"));
+    old = vt_xstrdup_or_null(vt_config_get(cf, VT_KEY(DB)));
     if (old && strcmp(old, db))
         rc = cli_error("library '%s' already has its database elsewhere (its config's db)", dir);
-    else if (!old && vt_config_set(cf, "db", db, err, sizeof(err)))
+    else if (!old && vt_config_set(cf, VT_KEY(DB), db, err, sizeof(err)))
         rc = cli_error("%s", err);
     else
         rc = EXIT_OK;

@@ -161,8 +161,8 @@ static int models_rm(int argc, char **argv)
         return EXIT_ERR;
     if (vt_config_load(vt_library_dir(lib), &cfg, err, sizeof(err)))
         cfg = NULL; /* the removal does not depend on it */
-    const char *model = cfg ? vt_config_get(cfg, "text_embed.model") : NULL;
-    const char *imodel = cfg ? vt_config_get(cfg, "frame_embed.model") : NULL;
+    const char *model = cfg ? vt_config_get(cfg, VT_KEY(TEXT_EMBED_MODEL)) : NULL;
+    const char *imodel = cfg ? vt_config_get(cfg, VT_KEY(FRAME_EMBED_MODEL)) : NULL;
     char iused[PATH_MAX], tensor[256];
     if (!model || vt_models_resolve(vt_library_dir(lib), model, used, sizeof(used), NULL, 0))
         used[0] = '\0';

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -136,4 +137,67 @@ VT_TEST(config_db_url)
     r = vt_config_db_redact("postgresql://h/db?sslpassword=x&user=password=y");
     CHECK_STR(r, "postgresql://h/db?sslpassword=***&user=password=y");
     free(r);
+}
+
+/* ---- every key spelt once: its line of the table (VT_KEY(ID) elsewhere) ---- */
+
+static int key_files, key_bad;
+
+/* Where a key's name may stand as a string: the table itself (stage_config.h and .c);
+ * the file format's reading of db, which finds the database before any stage exists; and
+ * `init --db`, an option's name. */
+static int key_spelling_allowed(const char *path, const char *key, const char *line)
+{
+    return strstr(path, "lib/model/stage_config.") ||
+           (!strcmp(key, "db") && strstr(path, "lib/base/config.c")) ||
+           (!strcmp(key, "db") && strstr(line, "required_argument"));
+}
+
+static int key_scan_file(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    size_t n = strlen(path);
+    char line[4096], q[64];
+    FILE *f;
+    int no = 0;
+
+    (void)sb, (void)ftw;
+    if (type != FTW_F || n < 2 || (strcmp(path + n - 2, ".c") && strcmp(path + n - 2, ".h")))
+        return 0;
+    f = fopen(path, "r");
+    if (!f)
+        return 0;
+    key_files++;
+    while (fgets(line, sizeof(line), f)) {
+        no++;
+        for (size_t k = 0; vt_config_keys[k]; k++) {
+            snprintf(q, sizeof(q), "\"%s\"", vt_config_keys[k]);
+            if (strstr(line, q) && !key_spelling_allowed(path, vt_config_keys[k], line)) {
+                printf("  %s:%d: %s spelt by hand (VT_KEY, model/stage_config.h)\n", path, no, q);
+                key_bad++;
+            }
+        }
+    }
+    fclose(f);
+    return 0;
+}
+
+VT_TEST(config_keys_spelt_once)
+{
+    /* the sources, found from this file's name (the runner runs from the root) */
+    const char *self = __FILE__, *tail = strstr(self, "tests/unit/test_config.c");
+    const char *dirs[] = {"lib", "src"};
+    char dir[4096];
+
+    key_files = key_bad = 0;
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(dir, sizeof(dir), "%.*s%s", (int)(tail ? tail - self : 0), self, dirs[i]);
+        CHECK_INT(nftw(dir, key_scan_file, 16, FTW_PHYS), 0);
+    }
+    CHECK(key_files > 100);
+    CHECK_INT(key_bad, 0);
+    /* the ids name the table's lines in order */
+    CHECK_STR(VT_KEY(STT_VAD), "stt.vad");
+    CHECK_STR(VT_KEY(DB), "db");
+    CHECK(vt_config_table[VT_KEY_COUNT].name == NULL);
+    CHECK(vt_config_keys[VT_KEY_COUNT] == NULL);
 }
