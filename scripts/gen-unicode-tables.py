@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Generate lib/ml/unicode_tables.inc, the Unicode facts the tokenizer (lib/ml/tokenizer.c)
-needs, from Python's unicodedata: full lowercase mappings (str.lower), accent stripping
-(NFD without marks, as Hugging Face's StripAccents and BertNormalizer do), and ranges of
-marks (M*), punctuation (P*), symbols (S*) and "other" (Cc, Cf, Co, Cn: what BERT's
-clean_text drops). Hangul syllables decompose algorithmically in tokenizer.c and are
-left out. Run: python3 scripts/gen-unicode-tables.py > lib/ml/unicode_tables.inc"""
+"""Generate lib/ml/unicode_tables.inc, the Unicode facts the tokenizers (lib/ml/tokenizer.c,
+lib/ml/tiktoken.c) need through lib/ml/unicode.c, from Python's unicodedata: full lowercase
+mappings (str.lower), accent stripping (NFD without marks, as Hugging Face's StripAccents
+and BertNormalizer do), and ranges of marks (M*), punctuation (P*), symbols (S*), "other"
+(Cc, Cf, Co, Cn: what BERT's clean_text drops) and numbers (N*: with the rest, what
+tiktoken's \p{L} and \p{N} need). Hangul syllables decompose algorithmically in
+tokenizer.c and are left out. Run: python3 scripts/gen-unicode-tables.py > lib/ml/unicode_tables.inc"""
 import sys
 import unicodedata as ud
 
@@ -62,3 +63,4 @@ emit_ranges('uc_mark', ranges(lambda cp: ud.category(chr(cp)).startswith('M')))
 emit_ranges('uc_punct', ranges(lambda cp: ud.category(chr(cp)).startswith('P')))
 emit_ranges('uc_symbol', ranges(lambda cp: ud.category(chr(cp)).startswith('S')))
 emit_ranges('uc_other', ranges(lambda cp: ud.category(chr(cp)) in ('Cc', 'Cf', 'Co', 'Cn')))
+emit_ranges('uc_number', ranges(lambda cp: ud.category(chr(cp)).startswith('N')))
