@@ -32,12 +32,12 @@ struct vt_tiktoken {
 };
 
 static const char *const languages[VT_WHISPER_MAX_LANGUAGES] = {
-    "en", "zh", "de", "es", "ru", "ko", "fr", "ja", "pt", "tr", "pl", "ca", "nl", "ar", "sv",
-    "it", "id", "hi", "fi", "vi", "he", "uk", "el", "ms", "cs", "ro", "da", "hu", "ta", "no",
-    "th", "ur", "hr", "bg", "lt", "la", "mi", "ml", "cy", "sk", "te", "fa", "lv", "bn", "sr",
-    "az", "sl", "kn", "et", "mk", "br", "eu", "is", "hy", "ne", "mn", "bs", "kk", "sq", "sw",
-    "gl", "mr", "pa", "si", "km", "sn", "yo", "so", "af", "oc", "ka", "be", "tg", "sd", "gu",
-    "am", "yi", "lo", "uz", "fo", "ht", "ps", "tk", "nn", "mt", "sa", "lb", "my", "bo", "tl",
+    "en", "zh", "de", "es",  "ru", "ko", "fr", "ja", "pt", "tr", "pl", "ca", "nl", "ar", "sv",
+    "it", "id", "hi", "fi",  "vi", "he", "uk", "el", "ms", "cs", "ro", "da", "hu", "ta", "no",
+    "th", "ur", "hr", "bg",  "lt", "la", "mi", "ml", "cy", "sk", "te", "fa", "lv", "bn", "sr",
+    "az", "sl", "kn", "et",  "mk", "br", "eu", "is", "hy", "ne", "mn", "bs", "kk", "sq", "sw",
+    "gl", "mr", "pa", "si",  "km", "sn", "yo", "so", "af", "oc", "ka", "be", "tg", "sd", "gu",
+    "am", "yi", "lo", "uz",  "fo", "ht", "ps", "tk", "nn", "mt", "sa", "lb", "my", "bo", "tl",
     "mg", "as", "tt", "haw", "ln", "ha", "ba", "jw", "su", "yue"};
 
 const char *vt_whisper_language_code(int i)
@@ -160,8 +160,8 @@ static int parse_line(struct vt_tiktoken *t, const char *p, size_t n, size_t exp
     if (!digits || i != n)
         return vt_err(err, errlen, VT_EINVAL, "rank is not a number");
     if (rank != expect)
-        return vt_err(err, errlen, VT_EINVAL, "rank %zu where %zu was due (ranks run from 0, in order)",
-                      rank, expect);
+        return vt_err(err, errlen, VT_EINVAL,
+                      "rank %zu where %zu was due (ranks run from 0, in order)", rank, expect);
     arena_add(t, expect, tok, (size_t)k);
     if (!table_add(t, (int32_t)expect))
         return vt_err(err, errlen, VT_EINVAL, "token of rank %zu is there already", expect);
@@ -178,8 +178,8 @@ static size_t count_lines(const char *data, size_t len)
     return n;
 }
 
-static int parse_ranks(struct vt_tiktoken *t, const char *data, size_t len, size_t lines,
-                       char *err, size_t errlen)
+static int parse_ranks(struct vt_tiktoken *t, const char *data, size_t len, size_t lines, char *err,
+                       size_t errlen)
 {
     char msg[200];
     size_t line = 0;
@@ -205,8 +205,8 @@ static int parse_ranks(struct vt_tiktoken *t, const char *data, size_t len, size
 /* The specials after the ranks, in tokenizer.py's order. */
 static void add_specials(struct vt_tiktoken *t, int n_languages)
 {
-    static const char *const named[] = {"<|translate|>",  "<|transcribe|>", "<|startoflm|>",
-                                        "<|startofprev|>", "<|nospeech|>", "<|notimestamps|>"};
+    static const char *const named[] = {"<|translate|>",   "<|transcribe|>", "<|startoflm|>",
+                                        "<|startofprev|>", "<|nospeech|>",   "<|notimestamps|>"};
     int32_t *w[] = {&t->w.translate, &t->w.transcribe, &t->w.sot_lm,
                     &t->w.sot_prev,  &t->w.no_speech,  &t->w.no_timestamps};
     char name[32];
@@ -241,8 +241,9 @@ int vt_tiktoken_parse(const char *data, size_t len, int n_languages, struct vt_t
         return vt_err(err, errlen, VT_EINVAL, "tiktoken: %d languages (at most %d)", n_languages,
                       VT_WHISPER_MAX_LANGUAGES);
     if (len > VT_TIKTOKEN_MAX_BYTES)
-        return vt_err(err, errlen, VT_EINVAL, "tiktoken: vocabulary too large (%zu bytes, limit %u MiB)",
-                      len, VT_TIKTOKEN_MAX_BYTES >> 20);
+        return vt_err(err, errlen, VT_EINVAL,
+                      "tiktoken: vocabulary too large (%zu bytes, limit %u MiB)", len,
+                      VT_TIKTOKEN_MAX_BYTES >> 20);
     size_t lines = count_lines(data, len);
     if (lines < 256 || lines > VT_TIKTOKEN_MAX_RANKS)
         return vt_err(err, errlen, VT_EINVAL, "tiktoken: %zu ranks (from 256 to %u)", lines,
@@ -336,8 +337,8 @@ static size_t contraction(const unsigned char *s, size_t n, size_t i)
 {
     if (i + 1 < n && strchr("stmd", s[i + 1]) && s[i + 1])
         return i + 2;
-    if (i + 2 < n && ((s[i + 1] == 'r' && s[i + 2] == 'e') || (s[i + 1] == 'v' && s[i + 2] == 'e') ||
-                      (s[i + 1] == 'l' && s[i + 2] == 'l')))
+    if (i + 2 < n && ((s[i + 1] == 'r' && s[i + 2] == 'e') ||
+                      (s[i + 1] == 'v' && s[i + 2] == 'e') || (s[i + 1] == 'l' && s[i + 2] == 'l')))
         return i + 3;
     return 0;
 }
@@ -408,7 +409,8 @@ static void bpe(struct vt_tiktoken *t, const unsigned char *p, size_t n)
         if (parts < 2 || t->ranks[best] == INT64_MAX)
             break;
         /* merge parts best and best + 1 */
-        memmove(t->starts + best + 1, t->starts + best + 2, (parts - best - 1) * sizeof(*t->starts));
+        memmove(t->starts + best + 1, t->starts + best + 2,
+                (parts - best - 1) * sizeof(*t->starts));
         memmove(t->ranks + best + 1, t->ranks + best + 2, (parts - best - 2) * sizeof(*t->ranks));
         parts--;
         t->ranks[best] = pair_rank(t, p, parts, best);

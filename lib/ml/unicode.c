@@ -62,8 +62,8 @@ static enum vt_uc_cat ascii_category(uint32_t cp)
         return VT_UC_SEPARATOR;
     if (cp < 0x20 || cp == 0x7F)
         return VT_UC_OTHER;
-    if (cp == '$' || cp == '+' || cp == '<' || cp == '=' || cp == '>' || cp == '^' ||
-        cp == '`' || cp == '|' || cp == '~')
+    if (cp == '$' || cp == '+' || cp == '<' || cp == '=' || cp == '>' || cp == '^' || cp == '`' ||
+        cp == '|' || cp == '~')
         return VT_UC_SYMBOL;
     return VT_UC_PUNCT;
 }

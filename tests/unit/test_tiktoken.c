@@ -10,8 +10,8 @@
  * (truncated, bad base64, ranks not numbers or out of order, a token twice, a byte
  * missing, too large) refused with VT_EINVAL and one line.
  */
-#include "harness.h"
 #include "base/util.h"
+#include "harness.h"
 #include "ml/tiktoken.h"
 #include "vidtheque.h"
 
@@ -36,7 +36,8 @@ static int round_trips(struct vt_tiktoken *t, const char *text, size_t len)
     const int32_t *ids;
     size_t n, dlen;
     char *back;
-    if (vt_tiktoken_encode(t, text, len, &ids, &n) || vt_tiktoken_decode(t, ids, n, 0, &back, &dlen))
+    if (vt_tiktoken_encode(t, text, len, &ids, &n) ||
+        vt_tiktoken_decode(t, ids, n, 0, &back, &dlen))
         return 0;
     int ok = dlen == len && memcmp(back, text, len) == 0;
     free(back);
@@ -231,10 +232,13 @@ VT_TEST(tiktoken_decode_renders_specials)
 VT_TEST(tiktoken_round_trips)
 {
     static const char *const texts[] = {
-        "Plain English, with punctuation!?", "Accents: \xc3\xa9t\xc3\xa9 \xc3\xa0 Z\xc3\xbcrich",
+        "Plain English, with punctuation!?",
+        "Accents: \xc3\xa9t\xc3\xa9 \xc3\xa0 Z\xc3\xbcrich",
         "\xe4\xb8\xad\xe6\x96\x87\xe5\x92\x8c\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e",
-        "\xf0\x9f\x98\x80\xf0\x9f\x8e\x89 party", " \t\n \r\n\x0b\x0c  x  \n",
-        "\xe2\x80\x83\xe3\x80\x80 wide", "",
+        "\xf0\x9f\x98\x80\xf0\x9f\x8e\x89 party",
+        " \t\n \r\n\x0b\x0c  x  \n",
+        "\xe2\x80\x83\xe3\x80\x80 wide",
+        "",
         /* invalid UTF-8: lone continuation, truncated sequence, overlong, surrogate */
         "bad \x80 \xe4\xb8 \xc0\xaf \xed\xa0\x80 end\xff",
     };
