@@ -50,37 +50,76 @@ void vt_rfft400_init(struct vt_rfft400 *f)
     }
 }
 
+/* A DFT of 5 points t into out[u + k m]: the pairs 1, 4 and 2, 3 share their cosines. */
+static void radix5(const double t[5][2], double (*out)[2], int u, int m)
+{
+    const double c1 = 0.30901699437494742, c2 = -0.80901699437494742; /* cos 2pi/5, 4pi/5 */
+    const double s1 = 0.95105651629515357, s2 = 0.58778525229247313;  /* sin 2pi/5, 4pi/5 */
+    double s14r = t[1][0] + t[4][0], s14i = t[1][1] + t[4][1];
+    double d14r = t[1][0] - t[4][0], d14i = t[1][1] - t[4][1];
+    double s23r = t[2][0] + t[3][0], s23i = t[2][1] + t[3][1];
+    double d23r = t[2][0] - t[3][0], d23i = t[2][1] - t[3][1];
+    /* cosine parts a, sine parts b: X1 = a1 - i b1, X4 = a1 + i b1, X2 = a2 - i b2, ... */
+    double a1r = t[0][0] + c1 * s14r + c2 * s23r, a1i = t[0][1] + c1 * s14i + c2 * s23i;
+    double a2r = t[0][0] + c2 * s14r + c1 * s23r, a2i = t[0][1] + c2 * s14i + c1 * s23i;
+    double b1r = s1 * d14r + s2 * d23r, b1i = s1 * d14i + s2 * d23i;
+    double b2r = s2 * d14r - s1 * d23r, b2i = s2 * d14i - s1 * d23i;
+
+    out[u][0] = t[0][0] + s14r + s23r;
+    out[u][1] = t[0][1] + s14i + s23i;
+    out[u + m][0] = a1r + b1i;
+    out[u + m][1] = a1i - b1r;
+    out[u + 4 * m][0] = a1r - b1i;
+    out[u + 4 * m][1] = a1i + b1r;
+    out[u + 2 * m][0] = a2r + b2i;
+    out[u + 2 * m][1] = a2i - b2r;
+    out[u + 3 * m][0] = a2r - b2i;
+    out[u + 3 * m][1] = a2i + b2r;
+}
+
 /*
  * One stage's butterflies over out[u + q m] (q < p, u < m): each input turned by its
- * twiddle W^(fstride q u), then a DFT of p points (its roots are W^(200/p)).
+ * twiddle W^(fstride q u) (fstride q u < 200 at every stage of 4 x 2 x 5 x 5), then a
+ * DFT of p points.
  */
 static void butterfly(const struct vt_rfft400 *f, double (*out)[2], int fstride, int m, int p)
 {
-    int root = HALF / p;
-
     for (int u = 0; u < m; u++) {
         double t[5][2];
 
         t[0][0] = out[u][0];
         t[0][1] = out[u][1];
         for (int q = 1; q < p; q++) {
-            const double *a = out[u + q * m], *w = f->tw[(fstride * q * u) % HALF];
+            const double *a = out[u + q * m], *w = f->tw[fstride * q * u];
 
             t[q][0] = a[0] * w[0] - a[1] * w[1];
             t[q][1] = a[0] * w[1] + a[1] * w[0];
         }
-        for (int k = 0; k < p; k++) {
-            double re = t[0][0], im = t[0][1];
-
-            for (int q = 1; q < p; q++) {
-                const double *w = f->tw[root * ((q * k) % p)];
-
-                re += t[q][0] * w[0] - t[q][1] * w[1];
-                im += t[q][0] * w[1] + t[q][1] * w[0];
-            }
-            out[u + k * m][0] = re;
-            out[u + k * m][1] = im;
+        if (p == 2) {
+            out[u][0] = t[0][0] + t[1][0];
+            out[u][1] = t[0][1] + t[1][1];
+            out[u + m][0] = t[0][0] - t[1][0];
+            out[u + m][1] = t[0][1] - t[1][1];
+            continue;
         }
+        if (p == 4) {
+            /* X0, X2 = a + c +- (b + d); X1, X3 = a - c -+ i (b - d) */
+            double s0r = t[0][0] + t[2][0], s0i = t[0][1] + t[2][1];
+            double d0r = t[0][0] - t[2][0], d0i = t[0][1] - t[2][1];
+            double s1r = t[1][0] + t[3][0], s1i = t[1][1] + t[3][1];
+            double d1r = t[1][0] - t[3][0], d1i = t[1][1] - t[3][1];
+
+            out[u][0] = s0r + s1r;
+            out[u][1] = s0i + s1i;
+            out[u + 2 * m][0] = s0r - s1r;
+            out[u + 2 * m][1] = s0i - s1i;
+            out[u + m][0] = d0r + d1i;
+            out[u + m][1] = d0i - d1r;
+            out[u + 3 * m][0] = d0r - d1i;
+            out[u + 3 * m][1] = d0i + d1r;
+            continue;
+        }
+        radix5(t, out, u, m);
     }
 }
 
