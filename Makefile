@@ -10,7 +10,7 @@ PREFIX ?= /usr/local
 # data files (the Silero VAD model): the binary looks there, so it is fixed at build time
 DATADIR ?= $(PREFIX)/share/vidtheque
 CC ?= cc
-PKGS = libavformat libavcodec libavutil libswscale libswresample sqlite3 jansson tesseract lept libjpeg pocketsphinx sphinxbase libmicrohttpd uchardet libcurl libpq
+PKGS = libavformat libavcodec libavutil libswscale libswresample sqlite3 jansson tesseract lept libjpeg pocketsphinx sphinxbase libmicrohttpd uchardet libcurl libpq zlib
 # flite (no pkg-config file): its CMU lexicon pronounces the words speech hints add
 FLITE_LIBS = -lflite_cmulex -lflite
 
