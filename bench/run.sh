@@ -25,6 +25,9 @@ echo
 echo "== voice activity detection: WER and time with Silero's segments vs the energy segmenter"
 bash bench/vad_bench.sh
 echo
+echo "== Whisper log-mel front end: one 30 s window on one core (PyTorch's time beside it where installed)"
+bash bench/whisper_mel_bench.sh
+echo
 echo "== speech through a transcription server: the stt stage's overhead over the (fake) server's time"
 bash bench/stt_server_bench.sh
 echo

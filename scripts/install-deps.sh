@@ -5,7 +5,7 @@ pkgs=(
   build-essential pkg-config clang libclang-rt-14-dev
   ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
   libtesseract-dev libleptonica-dev tesseract-ocr tesseract-ocr-eng
-  libsqlite3-dev sqlite3 libjansson-dev libjpeg62-turbo-dev libmicrohttpd-dev libuchardet-dev
+  libsqlite3-dev sqlite3 libjansson-dev libjpeg62-turbo-dev libmicrohttpd-dev libuchardet-dev zlib1g-dev
   libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us pocketsphinx-testdata pocketsphinx
   flite flite1-dev
   postgresql-15 postgresql-contrib libpq-dev
