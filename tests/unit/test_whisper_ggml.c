@@ -441,3 +441,132 @@ VT_TEST(whisper_ggml_f16_values)
     vt_wggml_free(f);
     vt_sb_release(&b);
 }
+
+/* data refused with VT_EINVAL and one line containing want (NULL: any). */
+static void refused(const char *what, const void *data, size_t len, const char *want)
+{
+    struct vt_wggml *f = NULL;
+    char err[512] = "";
+    int rc = vt_wggml_parse(data, len, &f, err, sizeof(err));
+
+    if (rc != VT_EINVAL || !*err || strchr(err, '\n') || (want && !strstr(err, want))) {
+        fprintf(stderr, "  %s: rc %d, '%s' (expected '%s')\n", what, rc, err, want ? want : "");
+        vt_test_failures++;
+    }
+    vt_wggml_free(f);
+}
+
+/* A file of the head, then one tensor written by hand. */
+static void refused_tensor(const char *what, int n_dims, const int32_t *ne, int32_t type,
+                           const char *name, size_t data_bytes, const char *want)
+{
+    struct vt_sb b = {0};
+
+    put_head(&b, VOCAB, VOCAB);
+    put_tensor_head(&b, name, type, n_dims, ne);
+    for (size_t i = 0; i < data_bytes; i++)
+        vt_sb_addc(&b, 0);
+    refused(what, b.buf, b.len, want);
+    vt_sb_release(&b);
+}
+
+/* The int32 at byte off of a copy of file set to v, refused. */
+static void refused_field(const char *what, const char *file, size_t len, size_t off, int32_t v,
+                          const char *want)
+{
+    char *copy = vt_xmalloc(len);
+    memcpy(copy, file, len);
+    for (int i = 0; i < 4; i++)
+        copy[off + (size_t)i] = (char)((uint32_t)v >> (8 * i));
+    refused(what, copy, len, want);
+    free(copy);
+}
+
+VT_TEST(whisper_ggml_hostile_files)
+{
+    size_t len, head;
+    char *file = write_model(&len, N_MODEL, N_MODEL, &head, NULL), err[512];
+    struct vt_wggml *f = NULL;
+
+    /* every prefix: refused inside the header, filters and vocabulary; in the tensors, a
+     * prefix that ends between two tensors is a file with fewer, which the model check
+     * refuses */
+    for (size_t n = 0; n < len; n++) {
+        int rc = vt_wggml_parse(file, n, &f, err, sizeof(err));
+        if (n < head && rc != VT_EINVAL)
+            fprintf(stderr, "  prefix of %zu bytes: rc %d\n", n, rc), vt_test_failures++;
+        if (rc == 0) {
+            CHECK(n >= head);
+            CHECK_INT(vt_wggml_check_whisper(f, err, sizeof(err)), VT_EINVAL);
+            vt_wggml_free(f);
+            f = NULL;
+        }
+    }
+    refused_field("magic", file, len, 0, 0x46554747, "bad magic");
+    refused_field("n_vocab", file, len, 4, INT32_MAX, "n_vocab");
+    refused_field("negative n_audio_ctx", file, len, 8, -1, "n_audio_ctx");
+    refused_field("n_mels", file, len, 40, 0, "n_mels");
+    refused_field("mel filters", file, len, 48, 1025, "mel filter count");
+    refused_field("mel bins", file, len, 52, 1 << 16, "truncated in the mel filters");
+    refused_field("vocabulary past n_vocab", file, len, 56 + 4 * MELS * FFT, VOCAB + 1,
+                  "vocabulary size");
+    refused_field("word length", file, len, 60 + 4 * MELS * FFT, 1 << 20, "word length");
+    /* the last word ("w5") made longer than what is left of a weightless file */
+    refused_field("word past the end", file, head, 60 + 4 * MELS * FFT + 5 * 6, 3, "truncated");
+    refused_tensor("5 dimensions", 4, (const int32_t[]){1, 1, 1, 1}, 0, "t", 0, NULL);
+    refused_field("n_dims", file, len, head, 5, "tensor dimensions");
+    refused_field("name length", file, len, head + 4, 0, "name length");
+    refused_field("unsupported type", file, len, head + 8, 7, "Q5_1 (7) is not supported");
+    refused_field("unknown type", file, len, head + 8, 99, "unknown ggml type 99");
+    refused_field("zero size", file, len, head + 12, 0, "tensor size");
+    refused_tensor("tensor past the end", 2, (const int32_t[]){ST, 100}, 0, "t", 4 * ST * 99,
+                   "truncated?");
+    refused_tensor("overflowing count", 4, (const int32_t[]){1 << 24, 1 << 24, 1 << 24, 1 << 24},
+                   0, "t", 16, NULL);
+    refused_tensor("Q8_0 row not whole blocks", 2, (const int32_t[]){31, 2}, VT_WGGML_Q8_0, "t",
+                   68, "blocks of 32");
+    refused_tensor("unprintable name", 1, (const int32_t[]){1}, 0, "a b", 4, "printable");
+    free(file);
+
+    /* the same tensor twice */
+    file = write_model(&len, N_MODEL, 3, &head, NULL);
+    refused("duplicate", file, len, "appears twice");
+    free(file);
+
+    /* models that parse but are not whole Whisper models */
+    file = write_model(&len, 20, N_MODEL, &head, NULL);
+    CHECK_INT(vt_wggml_parse(file, len, &f, err, sizeof(err)), 0);
+    if (f) {
+        CHECK_INT(vt_wggml_check_whisper(f, err, sizeof(err)), VT_EINVAL);
+        CHECK(strstr(err, "missing") != NULL);
+        vt_wggml_free(f);
+        f = NULL;
+    }
+    free(file);
+    /* n_audio_ctx 4: encoder.positional_embedding is misshapen */
+    file = write_model(&len, N_MODEL, N_MODEL, &head, NULL);
+    file[8] = ACTX + 1;
+    CHECK_INT(vt_wggml_parse(file, len, &f, err, sizeof(err)), 0);
+    if (f) {
+        CHECK_INT(vt_wggml_check_whisper(f, err, sizeof(err)), VT_EINVAL);
+        CHECK_STR(err, "tensor 'encoder.positional_embedding' is [32, 3, 1, 1], expected [32, "
+                       "4, 1, 1]");
+        vt_wggml_free(f);
+        f = NULL;
+    }
+    free(file);
+    /* a tensor Whisper has not */
+    struct vt_sb b = {0};
+    file = write_model(&len, N_MODEL, N_MODEL, &head, NULL);
+    vt_sb_add(&b, file, len);
+    put_tensor_head(&b, "encoder.extra", VT_WGGML_F32, 1, (const int32_t[]){1});
+    put_f32(&b, 1.0f);
+    CHECK_INT(vt_wggml_parse(b.buf, b.len, &f, err, sizeof(err)), 0);
+    if (f) {
+        CHECK_INT(vt_wggml_check_whisper(f, err, sizeof(err)), VT_EINVAL);
+        CHECK_STR(err, "unknown tensor 'encoder.extra'");
+        vt_wggml_free(f);
+    }
+    vt_sb_release(&b);
+    free(file);
+}
