@@ -151,10 +151,10 @@ static int parse_vocab(struct vt_wggml *f, struct cursor *c, char *err, size_t e
 
 /* ggml's type numbers, for the names of those refused. */
 static const char *const ggml_type_names[] = {
-    "F32",  "F16",     "Q4_0",   "Q4_1",    "Q4_2",  "Q4_3",  "Q5_0",  "Q5_1",
-    "Q8_0", "Q8_1",    "Q2_K",   "Q3_K",    "Q4_K",  "Q5_K",  "Q6_K",  "Q8_K",
+    "F32",     "F16",    "Q4_0",    "Q4_1",  "Q4_2",   "Q4_3",  "Q5_0",  "Q5_1",
+    "Q8_0",    "Q8_1",   "Q2_K",    "Q3_K",  "Q4_K",   "Q5_K",  "Q6_K",  "Q8_K",
     "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S", "IQ2_S", "IQ4_XS",
-    "I8",   "I16",     "I32",    "I64",     "F64",   "IQ1_M", "BF16",
+    "I8",      "I16",    "I32",     "I64",   "F64",    "IQ1_M", "BF16",
 };
 
 const char *vt_wggml_type_name(enum vt_wggml_type type)
@@ -164,8 +164,8 @@ const char *vt_wggml_type_name(enum vt_wggml_type type)
 
 /* Bytes of t's data (type, ne and count set), or VT_EINVAL for a type not read or a row
  * that is not whole blocks. */
-static int tensor_bytes(const struct vt_wggml_tensor *t, int32_t type, size_t *nbytes,
-                        char *err, size_t errlen)
+static int tensor_bytes(const struct vt_wggml_tensor *t, int32_t type, size_t *nbytes, char *err,
+                        size_t errlen)
 {
     switch (type) {
     case VT_WGGML_F32:
@@ -199,8 +199,8 @@ static int tensor_header(struct cursor *c, struct vt_wggml_tensor *t, int32_t *n
     int rc;
 
     if ((rc = get_field(c, "tensor dimensions", 1, VT_WGGML_MAX_DIMS, &n_dims, err, errlen)) ||
-        (rc = get_field(c, "tensor name length", 1, VT_WGGML_MAX_NAME - 1, name_len, err,
-                        errlen)) ||
+        (rc =
+             get_field(c, "tensor name length", 1, VT_WGGML_MAX_NAME - 1, name_len, err, errlen)) ||
         (rc = get_field(c, "tensor type", 0, INT32_MAX, type, err, errlen)))
         return rc;
     t->n_dims = n_dims;
@@ -221,8 +221,7 @@ static int tensor_header(struct cursor *c, struct vt_wggml_tensor *t, int32_t *n
     return 0;
 }
 
-static int parse_tensor(struct vt_wggml *f, struct cursor *c, size_t *cap, char *err,
-                        size_t errlen)
+static int parse_tensor(struct vt_wggml *f, struct cursor *c, size_t *cap, char *err, size_t errlen)
 {
     struct vt_wggml_tensor *t;
     const unsigned char *b;
@@ -317,8 +316,9 @@ int vt_wggml_open(const char *path, size_t max_bytes, struct vt_wggml **out, cha
 {
     char *data = NULL;
     size_t len = 0;
-    int rc = vt_read_file_capped(path, "whisper ggml model", max_bytes ? max_bytes : VT_WGGML_MAX_FILE,
-                                 &data, &len, err, errlen);
+    int rc =
+        vt_read_file_capped(path, "whisper ggml model", max_bytes ? max_bytes : VT_WGGML_MAX_FILE,
+                            &data, &len, err, errlen);
 
     if (rc)
         return rc;
@@ -433,8 +433,12 @@ struct expect {
 };
 
 static const struct expect encoder_top[] = {
-    {"positional_embedding", {S, CTX}}, {"conv1.weight", {D3, MELS, S}}, {"conv1.bias", {D1, S}},
-    {"conv2.weight", {D3, S, S}},       {"conv2.bias", {D1, S}},         {"ln_post.weight", {S}},
+    {"positional_embedding", {S, CTX}},
+    {"conv1.weight", {D3, MELS, S}},
+    {"conv1.bias", {D1, S}},
+    {"conv2.weight", {D3, S, S}},
+    {"conv2.bias", {D1, S}},
+    {"ln_post.weight", {S}},
     {"ln_post.bias", {S}},
 };
 static const struct expect decoder_top[] = {
@@ -445,18 +449,30 @@ static const struct expect decoder_top[] = {
 };
 /* A block: the first 15 are the encoder's, the decoder's add the cross-attention. */
 static const struct expect block[] = {
-    {"mlp_ln.weight", {S}},           {"mlp_ln.bias", {S}},
-    {"mlp.0.weight", {S, S4}},        {"mlp.0.bias", {S4}},
-    {"mlp.2.weight", {S4, S}},        {"mlp.2.bias", {S}},
-    {"attn_ln.weight", {S}},          {"attn_ln.bias", {S}},
-    {"attn.query.weight", {S, S}},    {"attn.query.bias", {S}},
-    {"attn.key.weight", {S, S}},      {"attn.value.weight", {S, S}},
-    {"attn.value.bias", {S}},         {"attn.out.weight", {S, S}},
-    {"attn.out.bias", {S}},           {"cross_attn_ln.weight", {S}},
-    {"cross_attn_ln.bias", {S}},      {"cross_attn.query.weight", {S, S}},
-    {"cross_attn.query.bias", {S}},   {"cross_attn.key.weight", {S, S}},
-    {"cross_attn.value.weight", {S, S}}, {"cross_attn.value.bias", {S}},
-    {"cross_attn.out.weight", {S, S}}, {"cross_attn.out.bias", {S}},
+    {"mlp_ln.weight", {S}},
+    {"mlp_ln.bias", {S}},
+    {"mlp.0.weight", {S, S4}},
+    {"mlp.0.bias", {S4}},
+    {"mlp.2.weight", {S4, S}},
+    {"mlp.2.bias", {S}},
+    {"attn_ln.weight", {S}},
+    {"attn_ln.bias", {S}},
+    {"attn.query.weight", {S, S}},
+    {"attn.query.bias", {S}},
+    {"attn.key.weight", {S, S}},
+    {"attn.value.weight", {S, S}},
+    {"attn.value.bias", {S}},
+    {"attn.out.weight", {S, S}},
+    {"attn.out.bias", {S}},
+    {"cross_attn_ln.weight", {S}},
+    {"cross_attn_ln.bias", {S}},
+    {"cross_attn.query.weight", {S, S}},
+    {"cross_attn.query.bias", {S}},
+    {"cross_attn.key.weight", {S, S}},
+    {"cross_attn.value.weight", {S, S}},
+    {"cross_attn.value.bias", {S}},
+    {"cross_attn.out.weight", {S, S}},
+    {"cross_attn.out.bias", {S}},
 };
 #define ENCODER_BLOCK 15
 
@@ -530,10 +546,9 @@ static int check_side(const struct vt_wggml *f, struct side *s, const struct exp
 static int check_hparams(const struct vt_wggml_hparams *h, char *err, size_t errlen)
 {
     if (h->n_audio_state % h->n_audio_head || h->n_text_state % h->n_text_head)
-        return vt_err(err, errlen, VT_EINVAL,
-                      "states %d / %d are not multiples of their heads %d / %d",
-                      (int)h->n_audio_state, (int)h->n_text_state, (int)h->n_audio_head,
-                      (int)h->n_text_head);
+        return vt_err(
+            err, errlen, VT_EINVAL, "states %d / %d are not multiples of their heads %d / %d",
+            (int)h->n_audio_state, (int)h->n_text_state, (int)h->n_audio_head, (int)h->n_text_head);
     /* the decoder's cross-attention reads the encoder's output with n_text_state weights */
     if (h->n_audio_state != h->n_text_state)
         return vt_err(err, errlen, VT_EINVAL, "n_audio_state %d differs from n_text_state %d",

@@ -63,7 +63,7 @@ struct vt_wggml {
     int32_t n_mel, n_fft;
     float *filters; /* [n_mel][n_fft] */
     int32_t n_words;
-    size_t *word_off;  /* word i: word_len[i] bytes at buf + word_off[i] */
+    size_t *word_off; /* word i: word_len[i] bytes at buf + word_off[i] */
     uint32_t *word_len;
     struct vt_wggml_tensor *tensors;
     size_t n_tensors;

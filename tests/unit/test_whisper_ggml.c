@@ -405,18 +405,9 @@ VT_TEST(whisper_ggml_f16_values)
 {
     static const uint16_t h[] = {0x3c00, 0xc000, 0x0001, 0x03ff, 0x0400, 0x7bff,
                                  0x8000, 0x7c00, 0xfc00, 0x3555, 0x8001, 0x0000};
-    const float want[] = {1.0f,
-                          -2.0f,
-                          1.0f / 16777216.0f,
-                          1023.0f / 16777216.0f,
-                          1.0f / 16384.0f,
-                          65504.0f,
-                          -0.0f,
-                          INFINITY,
-                          -INFINITY,
-                          0.333251953125f,
-                          -1.0f / 16777216.0f,
-                          0.0f};
+    const float want[] = {
+        1.0f,  -2.0f,    1.0f / 16777216.0f, 1023.0f / 16777216.0f, 1.0f / 16384.0f,     65504.0f,
+        -0.0f, INFINITY, -INFINITY,          0.333251953125f,       -1.0f / 16777216.0f, 0.0f};
     struct vt_sb b = {0};
     struct vt_wggml *f = NULL;
     char err[256] = "";
@@ -521,10 +512,10 @@ VT_TEST(whisper_ggml_hostile_files)
     refused_field("zero size", file, len, head + 12, 0, "tensor size");
     refused_tensor("tensor past the end", 2, (const int32_t[]){ST, 100}, 0, "t", 4 * ST * 99,
                    "truncated?");
-    refused_tensor("overflowing count", 4, (const int32_t[]){1 << 24, 1 << 24, 1 << 24, 1 << 24},
-                   0, "t", 16, NULL);
-    refused_tensor("Q8_0 row not whole blocks", 2, (const int32_t[]){31, 2}, VT_WGGML_Q8_0, "t",
-                   68, "blocks of 32");
+    refused_tensor("overflowing count", 4, (const int32_t[]){1 << 24, 1 << 24, 1 << 24, 1 << 24}, 0,
+                   "t", 16, NULL);
+    refused_tensor("Q8_0 row not whole blocks", 2, (const int32_t[]){31, 2}, VT_WGGML_Q8_0, "t", 68,
+                   "blocks of 32");
     refused_tensor("unprintable name", 1, (const int32_t[]){1}, 0, "a b", 4, "printable");
     free(file);
 
