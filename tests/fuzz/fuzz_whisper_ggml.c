@@ -17,7 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct vt_wggml *f = NULL;
     char err[256];
-    size_t len, sum = 0;
+    volatile size_t sum = 0; /* the words' last bytes are read */
+    size_t len;
 
     if (vt_wggml_parse(data, size, &f, err, sizeof(err)) != 0)
         return 0;
@@ -34,5 +35,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     vt_wggml_check_whisper(f, err, sizeof(err));
     vt_wggml_free(f);
-    return (int)(sum & 0);
+    return 0;
 }
