@@ -4,7 +4,7 @@
  * the test model's Unigram tokenizer and a small WordPiece one. Every id must name a
  * token.
  *
- * fuzz-sources: lib/ml/tokenizer.c lib/base/util.c
+ * fuzz-sources: lib/ml/tokenizer.c lib/ml/unicode.c lib/base/util.c
  * fuzz-pkgs: jansson sqlite3
  */
 #include "ml/tokenizer.h"
