@@ -9,9 +9,9 @@
  *
  * usage: embed_bench MODEL_DIR [CHUNKS [ROUNDS]]
  */
+#include "base/util.h"
 #include "ml/embed.h"
 #include "ml/tokenizer.h"
-#include "base/util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -179,7 +179,8 @@ static void print_report(struct vt_embed *e, size_t nchunks, int rounds, size_t 
     printf("%-15s %12.0f %12.1f\n", "embed", emb_rate, (double)total_bytes / best->emb / 1e6);
     printf("%-15s %12.0f %12s  (words drawn uniformly: few repeat, the worst case)\n",
            "embed, uniform", (double)nchunks / best->flat, "");
-    printf("ratio           embed takes %.2fx the time of tokenising alone\n", best->emb / best->tok);
+    printf("ratio           embed takes %.2fx the time of tokenising alone\n",
+           best->emb / best->tok);
     printf("target          >= 50000 chunks/s on one core: %s (%.0f)\n",
            emb_rate >= 50000 ? "met" : "NOT met", emb_rate);
 }

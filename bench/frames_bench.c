@@ -14,14 +14,14 @@
  *
  * usage: frames_bench DIR [QUERIES]   (libraries built once under DIR)
  */
-#include "ml/embed.h"
-#include "stages/frame_embed.h"
-#include "visual/keyframe.h"
-#include "core/library.h"
-#include "store/store.h"
 #include "base/util.h"
+#include "core/library.h"
+#include "ml/embed.h"
 #include "search/vecsearch.h"
+#include "stages/frame_embed.h"
+#include "store/store.h"
 #include "vidtheque.h"
+#include "visual/keyframe.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -10,13 +10,13 @@
  *
  * usage: hybrid_bench LIBDIR MODELDIR [QUERIES]
  */
-#include "model/stage_config.h"
-#include "ml/embed.h"
+#include "base/util.h"
 #include "core/library.h"
+#include "ml/embed.h"
+#include "model/stage_config.h"
 #include "stages/text_embed.h"
 #include "store/store.h"
 #include "text/transcript.h"
-#include "base/util.h"
 #include "vidtheque.h"
 
 #include <math.h>

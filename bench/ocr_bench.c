@@ -7,8 +7,8 @@
  * "conf", "box", "noise"}]}]}, the export's shape) for scoring.
  * Usage: ocr_bench [--no-small] [--dump FILE] THREADS IMAGE...
  */
-#include "visual/ocr.h"
 #include "base/util.h"
+#include "visual/ocr.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -12,12 +12,12 @@
  * The cues are search_bench.c's (a Zipf-like vocabulary, some words in every video); the
  * phonetic and fuzzy tables hold the vocabulary's keys, as indexing would write them.
  */
-#include "bench_words.h"
-#include "store/db/db_pg.h"
-#include "core/library.h"
-#include "text/query.h"
-#include "store/store_int.h"
 #include "base/util.h"
+#include "bench_words.h"
+#include "core/library.h"
+#include "store/db/db_pg.h"
+#include "store/store_int.h"
+#include "text/query.h"
 #include "vidtheque.h"
 
 #include <math.h>

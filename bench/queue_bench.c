@@ -7,8 +7,8 @@
  * queue's overhead per job (claim transaction + finishing transaction), p50 and p99.
  *   queue_bench DB JOBS THREADS SLEEP_MS
  */
-#include "store/store.h"
 #include "base/util.h"
+#include "store/store.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -7,10 +7,10 @@
  *
  * usage: search_bench DIR [VIDEOS [CUES_PER_VIDEO [QUERIES]]]
  */
+#include "base/util.h"
 #include "bench_words.h"
 #include "core/library.h"
 #include "store/store.h"
-#include "base/util.h"
 #include "vidtheque.h"
 
 #include <math.h>

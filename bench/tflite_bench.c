@@ -9,9 +9,9 @@
  *
  * usage: tflite_bench MODEL.tflite [FRAMES [ROUNDS]]
  */
+#include "base/util.h"
 #include "ml/embed.h"
 #include "ml/tflite.h"
-#include "base/util.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -163,10 +163,10 @@ static int parse_size(const char *s, size_t min, size_t max, size_t *out)
 
 /* What a run measured, for the report */
 struct results {
-    size_t n, dim, nq, near;     /* near: the queries near a stored vector, the last ones */
-    double *ms, *ms1, *msx;      /* sorted wall times: search, two threads, exact */
-    double cpu, cpu1, cpux;      /* CPU ms per search, the same three */
-    size_t found, found_near, found_rand; /* of the exact top RECALL_AT, in the search's */
+    size_t n, dim, nq, near; /* near: the queries near a stored vector, the last ones */
+    double *ms, *ms1, *msx;  /* sorted wall times: search, two threads, exact */
+    double cpu, cpu1, cpux;  /* CPU ms per search, the same three */
+    size_t found, found_near, found_rand;   /* of the exact top RECALL_AT, in the search's */
     double t_gen, t_add, add_user, add_sys; /* generating, and reserving plus adding */
     double rrf_us;
     int64_t sink;
@@ -281,8 +281,8 @@ static void print_report(const struct results *r)
            pct(r->msx, nq, 99), "1.00", r->cpux);
     printf("%-40s %8.2f %8.2f %8.3f %10.2f\n", "vt_vindex_search (int8 + rescoring)", p50, p99,
            p50 / x50, r->cpu);
-    printf("%-40s %8.2f %8.2f %8.3f %10.2f\n", "vt_vindex_search, two threads",
-           pct(r->ms1, nq, 50), pct(r->ms1, nq, 99), pct(r->ms1, nq, 50) / x50, r->cpu1);
+    printf("%-40s %8.2f %8.2f %8.3f %10.2f\n", "vt_vindex_search, two threads", pct(r->ms1, nq, 50),
+           pct(r->ms1, nq, 99), pct(r->ms1, nq, 50) / x50, r->cpu1);
     printf("recall@%d vs exact: %.4f (random queries %.4f, near a stored vector %.4f)\n", RECALL_AT,
            recall, (double)r->found_rand / (double)((nq - near) * RECALL_AT),
            (double)r->found_near / (double)(near * RECALL_AT));

@@ -240,8 +240,7 @@ static int attempt_once(const struct http_call *c, struct vt_http_resp *resp,
     resp->body = sink.buf ? sink.buf : vt_xstrdup("");
     resp->len = sink.len;
     if (sink.over)
-        return vt_err(err, errlen, VT_EIO, "'%s': response over %zu bytes", c->where,
-                      c->max_bytes);
+        return vt_err(err, errlen, VT_EIO, "'%s': response over %zu bytes", c->where, c->max_bytes);
     if (cc != CURLE_OK) {
         const char *why = cerr[0] ? cerr : curl_easy_strerror(cc);
 
@@ -256,8 +255,8 @@ static int attempt_once(const struct http_call *c, struct vt_http_resp *resp,
         return 0;
     server_message(resp->body, resp->len, msg, sizeof(msg));
     *again = transient_status(status);
-    return vt_err(err, errlen, *again ? VT_EIO : VT_EINVAL, "'%s': HTTP %ld%s%s", c->where,
-                  status, msg[0] ? ": " : "", msg);
+    return vt_err(err, errlen, *again ? VT_EIO : VT_EINVAL, "'%s': HTTP %ld%s%s", c->where, status,
+                  msg[0] ? ": " : "", msg);
 }
 
 /* Append suffix to the message in err, cut to fit. */
@@ -300,8 +299,7 @@ int vt_http_do(const struct vt_http_req *req, struct vt_http_resp *resp, char *e
         return vt_err(err, errlen, VT_EINVAL, "'%s': not an http(s) URL", req->url ? req->url : "");
     url_for_msg(req->url, c.where, sizeof(c.where));
     if (strcmp(c.method, "GET") && strcmp(c.method, "POST"))
-        return vt_err(err, errlen, VT_EINVAL, "'%s': method '%s' not supported", c.where,
-                      c.method);
+        return vt_err(err, errlen, VT_EINVAL, "'%s': method '%s' not supported", c.where, c.method);
     pthread_once(&global_once, global_init);
     if (global_rc != CURLE_OK)
         return vt_err(err, errlen, VT_EIO, "libcurl: cannot initialise: %s",

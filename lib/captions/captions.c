@@ -16,8 +16,8 @@
  */
 #include "captions/captions.h"
 
-#include "captions/captions_int.h"
 #include "base/util.h"
+#include "captions/captions_int.h"
 
 #include <dirent.h>
 #include <fcntl.h>

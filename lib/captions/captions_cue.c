@@ -5,10 +5,9 @@
  * It calls nothing of the readers: a reader hands the collector its own cue text reader
  * (struct cap_parser's cue_text), so calls go one way, captions.c to the readers to here.
  */
-#include "captions/captions.h"
-
-#include "captions/captions_int.h"
 #include "base/util.h"
+#include "captions/captions.h"
+#include "captions/captions_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -95,9 +95,8 @@ static const char *const frame_backends[] = {"tflite", "openai", "none", NULL};
 #define STT   VT_STAGE_STT
 #define FRAME VT_STAGE_FRAME_EMBED
 
-
 const struct vt_config_key vt_config_table[] = {
-#define VT_KEY_X(id, stage, name, dflt, allowed, in_process, check)                                    \
+#define VT_KEY_X(id, stage, name, dflt, allowed, in_process, check)                                \
     {name, stage, dflt, allowed, in_process, check},
     VT_CONFIG_KEY_LIST(VT_KEY_X)
 #undef VT_KEY_X

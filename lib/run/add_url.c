@@ -3,7 +3,8 @@
  * of a playlist or channel, through yt-dlp's -J, stages/fetch.h), an info JSON file,
  * and re-checking lists (update). A URL that cannot be looked at now is registered with
  * the failure as its fetch stage's first attempt (vt_pipeline_record_failure), so that
- * resume retries it. The download itself is the fetch stage's (lib/stages/stage_fetch.c and fetch_url.c).
+ * resume retries it. The download itself is the fetch stage's (lib/stages/stage_fetch.c and
+ * fetch_url.c).
  */
 #include "base/util.h"
 #include "core/library.h"

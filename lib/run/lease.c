@@ -7,8 +7,8 @@
 #include "run/lease.h"
 
 #include "base/config.h"
-#include "core/library.h"
 #include "base/util.h"
+#include "core/library.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -38,8 +38,8 @@ struct zip_entry {
 };
 
 /* The end of central directory record: the last one, its comment running to the end. */
-static int find_eocd(const unsigned char *z, size_t len, size_t *cd_off, size_t *cd_n,
-                     char *err, size_t errlen)
+static int find_eocd(const unsigned char *z, size_t len, size_t *cd_off, size_t *cd_n, char *err,
+                     size_t errlen)
 {
     if (len < EOCD_LEN) {
         snprintf(err, errlen, "not a zip file (%zu bytes)", len);
@@ -108,8 +108,7 @@ static int find_member(const unsigned char *z, size_t len, const char *member,
 }
 
 /* Inflate (raw deflate) exactly out_len bytes from in. */
-static int inflate_exact(const unsigned char *in, size_t in_len, unsigned char *out,
-                         size_t out_len)
+static int inflate_exact(const unsigned char *in, size_t in_len, unsigned char *out, size_t out_len)
 {
     z_stream s;
     int zrc;
@@ -136,8 +135,10 @@ static int member_bytes(const unsigned char *z, size_t len, const char *member,
     unsigned char *buf;
 
     if (ent->method != 0 && ent->method != 8) {
-        snprintf(err, errlen, "zip member '%s' uses compression method %u (only stored and "
-                 "deflated are read)", member, ent->method);
+        snprintf(err, errlen,
+                 "zip member '%s' uses compression method %u (only stored and "
+                 "deflated are read)",
+                 member, ent->method);
         return VT_EINVAL;
     }
     if (ent->usize > max_bytes || ent->usize > UINT_MAX || ent->csize > UINT_MAX ||
@@ -274,8 +275,7 @@ static int parse_header(const char *h, struct vt_npy_f32 *a, char *err, size_t e
     return 0;
 }
 
-int vt_npy_parse_f32(const void *npy, size_t len, struct vt_npy_f32 *out, char *err,
-                     size_t errlen)
+int vt_npy_parse_f32(const void *npy, size_t len, struct vt_npy_f32 *out, char *err, size_t errlen)
 {
     const unsigned char *p = npy;
     size_t hlen, start;
@@ -307,8 +307,8 @@ int vt_npy_parse_f32(const void *npy, size_t len, struct vt_npy_f32 *out, char *
     if (rc)
         return rc;
     if (out->count * 4 != len - start - hlen) {
-        snprintf(err, errlen, "npy data is %zu bytes where the shape needs %zu",
-                 len - start - hlen, out->count * 4);
+        snprintf(err, errlen, "npy data is %zu bytes where the shape needs %zu", len - start - hlen,
+                 out->count * 4);
         return VT_EINVAL;
     }
     out->data = malloc(out->count ? out->count * 4 : 1);

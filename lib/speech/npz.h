@@ -32,7 +32,6 @@ int vt_npz_read_f32(const void *zip, size_t len, const char *member, size_t max_
                     struct vt_npy_f32 *out, char *err, size_t errlen);
 
 /* Parse the len bytes at npy as a float32 .npy (the rules above) into *out. */
-int vt_npy_parse_f32(const void *npy, size_t len, struct vt_npy_f32 *out, char *err,
-                     size_t errlen);
+int vt_npy_parse_f32(const void *npy, size_t len, struct vt_npy_f32 *out, char *err, size_t errlen);
 
 #endif

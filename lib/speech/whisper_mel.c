@@ -20,7 +20,7 @@
 #include <string.h>
 
 #define HALF      (VT_WMEL_N_FFT / 2) /* 200: the reflection, and the complex FFT's size */
-#define LOG_FLOOR 1e-10                /* log10's clamp, audio.py's */
+#define LOG_FLOOR 1e-10               /* log10's clamp, audio.py's */
 /* Frames of the max pass computed together (a small buffer whatever the duration). */
 #define MAX_CHUNK 64
 
@@ -140,8 +140,7 @@ static void fft_stage(const struct vt_rfft400 *f, double (*out)[2], const double
     butterfly(f, out, fstride, m, p);
 }
 
-void vt_rfft400(const struct vt_rfft400 *f, const double in[400], double re[201],
-                double im[201])
+void vt_rfft400(const struct vt_rfft400 *f, const double in[400], double re[201], double im[201])
 {
     double z[HALF][2];
 
@@ -238,8 +237,8 @@ int vt_whisper_mel_open(const char *path, int n_mels, struct vt_whisper_mel **ou
 {
     char *data = NULL;
     size_t len = 0;
-    int rc = vt_read_file_capped(path, "mel filterbank file", VT_WMEL_MAX_FILE, &data, &len,
-                                 err, errlen);
+    int rc = vt_read_file_capped(path, "mel filterbank file", VT_WMEL_MAX_FILE, &data, &len, err,
+                                 errlen);
 
     *out = NULL;
     if (rc)
@@ -326,13 +325,14 @@ static void frame_log_mel(const struct vt_whisper_mel *m, const float *x, size_t
 static int signal_len(size_t n, size_t pad, size_t *len, char *err, size_t errlen)
 {
     if (n > VT_WMEL_MAX_SAMPLES || pad > VT_WMEL_MAX_SAMPLES || n + pad > VT_WMEL_MAX_SAMPLES) {
-        snprintf(err, errlen, "audio of %zu + %zu samples is too long for one spectrogram", n,
-                 pad);
+        snprintf(err, errlen, "audio of %zu + %zu samples is too long for one spectrogram", n, pad);
         return VT_EINVAL;
     }
     if (n + pad <= HALF) {
-        snprintf(err, errlen, "audio of %zu samples is too short: a spectrogram needs more "
-                 "than %d", n + pad, HALF);
+        snprintf(err, errlen,
+                 "audio of %zu samples is too short: a spectrogram needs more "
+                 "than %d",
+                 n + pad, HALF);
         return VT_EINVAL;
     }
     *len = n + pad;
@@ -372,9 +372,8 @@ void vt_whisper_mel_normalize(float *v, size_t count, float max)
         v[i] = ((v[i] > floor ? v[i] : floor) + 4.0f) / 4.0f;
 }
 
-int vt_whisper_mel_spectrogram(const struct vt_whisper_mel *m, const float *x, size_t n,
-                               size_t pad, float **out, size_t *n_frames, char *err,
-                               size_t errlen)
+int vt_whisper_mel_spectrogram(const struct vt_whisper_mel *m, const float *x, size_t n, size_t pad,
+                               float **out, size_t *n_frames, char *err, size_t errlen)
 {
     size_t len, frames, total;
     float max, *v;
@@ -407,8 +406,8 @@ int vt_whisper_mel_window(const struct vt_whisper_mel *m, const float *x, size_t
 {
     size_t keep = n < VT_WMEL_N_SAMPLES ? n : VT_WMEL_N_SAMPLES;
     float max;
-    int rc = vt_whisper_mel_log10(m, x, keep, VT_WMEL_N_SAMPLES - keep, 0, VT_WMEL_N_FRAMES,
-                                  out, VT_WMEL_N_FRAMES, &max, err, errlen);
+    int rc = vt_whisper_mel_log10(m, x, keep, VT_WMEL_N_SAMPLES - keep, 0, VT_WMEL_N_FRAMES, out,
+                                  VT_WMEL_N_FRAMES, &max, err, errlen);
 
     if (rc == 0)
         vt_whisper_mel_normalize(out, (size_t)m->n_mels * VT_WMEL_N_FRAMES, max);
@@ -440,8 +439,8 @@ int vt_whisper_mel_max(const struct vt_whisper_mel *m, const float *x, size_t n,
         size_t count = live - t < MAX_CHUNK ? live - t : MAX_CHUNK;
         float chunk_max;
 
-        rc = vt_whisper_mel_log10(m, x, n, VT_WMEL_N_SAMPLES, t, count, buf, MAX_CHUNK,
-                                  &chunk_max, err, errlen);
+        rc = vt_whisper_mel_log10(m, x, n, VT_WMEL_N_SAMPLES, t, count, buf, MAX_CHUNK, &chunk_max,
+                                  err, errlen);
         top = fmaxf(top, chunk_max);
     }
     free(buf);
@@ -456,14 +455,13 @@ int vt_whisper_mel_segment(const struct vt_whisper_mel *m, const float *x, size_
     int rc = 0;
 
     if (seek > content) {
-        snprintf(err, errlen, "window at frame %zu is past the audio's %zu frames", seek,
-                 content);
+        snprintf(err, errlen, "window at frame %zu is past the audio's %zu frames", seek, content);
         return VT_EINVAL;
     }
     count = content - seek < VT_WMEL_N_FRAMES ? content - seek : VT_WMEL_N_FRAMES;
     if (count)
-        rc = vt_whisper_mel_log10(m, x, n, VT_WMEL_N_SAMPLES, seek, count, out,
-                                  VT_WMEL_N_FRAMES, NULL, err, errlen);
+        rc = vt_whisper_mel_log10(m, x, n, VT_WMEL_N_SAMPLES, seek, count, out, VT_WMEL_N_FRAMES,
+                                  NULL, err, errlen);
     if (rc)
         return rc;
     for (int i = 0; i < m->n_mels; i++) {

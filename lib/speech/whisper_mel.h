@@ -24,9 +24,9 @@
 #define VT_WMEL_SAMPLE_RATE 16000
 #define VT_WMEL_N_FFT       400
 #define VT_WMEL_HOP         160
-#define VT_WMEL_N_BINS      201      /* N_FFT / 2 + 1 */
-#define VT_WMEL_N_SAMPLES   480000   /* 30 s: whisper's window */
-#define VT_WMEL_N_FRAMES    3000     /* N_SAMPLES / HOP */
+#define VT_WMEL_N_BINS      201    /* N_FFT / 2 + 1 */
+#define VT_WMEL_N_SAMPLES   480000 /* 30 s: whisper's window */
+#define VT_WMEL_N_FRAMES    3000   /* N_SAMPLES / HOP */
 /* An .npz larger than this is refused (whisper's is 4 KB). */
 #define VT_WMEL_MAX_FILE (16u * 1024 * 1024)
 /* Signals longer than this (n + pad samples, about 37 hours) are refused. */
@@ -34,13 +34,12 @@
 
 /* A real FFT of 400 points: a complex FFT of 200 (radices 4, 2, 5, 5) and the split. */
 struct vt_rfft400 {
-    double tw[200][2];  /* exp(-2 pi i k / 200) */
-    double sp[201][2];  /* exp(-2 pi i k / 400), for the split */
+    double tw[200][2]; /* exp(-2 pi i k / 200) */
+    double sp[201][2]; /* exp(-2 pi i k / 400), for the split */
 };
 void vt_rfft400_init(struct vt_rfft400 *f);
 /* X[k] = sum_n in[n] exp(-2 pi i k n / 400), k = 0..200, into re and im. */
-void vt_rfft400(const struct vt_rfft400 *f, const double in[400], double re[201],
-                double im[201]);
+void vt_rfft400(const struct vt_rfft400 *f, const double in[400], double re[201], double im[201]);
 
 struct vt_whisper_mel;
 
@@ -75,9 +74,8 @@ void vt_whisper_mel_normalize(float *v, size_t count, float max);
 /*
  * log_mel_spectrogram(x, n_mels, padding=pad): *out (malloc'd) gets [n_mels][*n_frames].
  */
-int vt_whisper_mel_spectrogram(const struct vt_whisper_mel *m, const float *x, size_t n,
-                               size_t pad, float **out, size_t *n_frames, char *err,
-                               size_t errlen);
+int vt_whisper_mel_spectrogram(const struct vt_whisper_mel *m, const float *x, size_t n, size_t pad,
+                               float **out, size_t *n_frames, char *err, size_t errlen);
 
 /*
  * log_mel_spectrogram(pad_or_trim(x)): the first 30 s of x, padded with zeros to

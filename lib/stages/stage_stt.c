@@ -74,7 +74,8 @@ out:
  */
 static int stt_vad_open(struct vt_stage_ctx *c, const struct vt_config *cfg, struct vt_vad **vad)
 {
-    const char *kind = vt_config_get(cfg, VT_KEY(STT_VAD)), *path = vt_config_get(cfg, VT_KEY(STT_VAD_MODEL));
+    const char *kind = vt_config_get(cfg, VT_KEY(STT_VAD)),
+               *path = vt_config_get(cfg, VT_KEY(STT_VAD_MODEL));
     char why[384];
     int rc;
 
@@ -121,8 +122,8 @@ static int stt_run_vad(struct vt_stage_ctx *c, struct vt_stt *stt, const struct 
 
 /*
  * Speech recognition with the backend the library's config chooses (model/stage_config.c:
- * stt.backend pocketsphinx, the default, or openai with stt.url, stt.model, stt.api_key). A server's
- * recogniser costs nothing to make and is made per run, with the video's language as a
+ * stt.backend pocketsphinx, the default, or openai with stt.url, stt.model, stt.api_key). A
+ * server's recogniser costs nothing to make and is made per run, with the video's language as a
  * hint; PocketSphinx's decoders are kept in the handle's slot between videos.
  * VIDTHEQUE_STT_TIMEOUT_S bounds each request to a server (300 s by default).
  */

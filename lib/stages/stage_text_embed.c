@@ -11,14 +11,13 @@
  * The stage embeds every chunk (the passages of speech) and the text read on every
  * kept frame, and stores the vectors with the space they live in (vt_embed_id).
  */
-#include "stages/text_embed.h"
-
-#include "text/transcript.h"
 #include "base/util.h"
 #include "core/library.h"
 #include "ml/embed.h"
 #include "ml/models.h"
 #include "model/stage_config.h"
+#include "stages/text_embed.h"
+#include "text/transcript.h"
 
 #include <limits.h>
 #include <stdio.h>

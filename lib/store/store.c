@@ -4,8 +4,8 @@
  * each sets the handle's backend hooks (s->be, store_int.h), through which the shared
  * files reach it, so nothing else in the store calls up into a backend.
  */
-#include "store/store_int.h"
 #include "base/util.h"
+#include "store/store_int.h"
 
 #include <string.h>
 

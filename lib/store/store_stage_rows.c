@@ -4,9 +4,9 @@
  * generic verbs that write and clear a stage's rows in its table. The SQL of those
  * verbs is built from identifiers checked here, never from data; every value is bound.
  */
+#include "base/util.h"
 #include "store/migrations.h"
 #include "store/store_int.h"
-#include "base/util.h"
 
 #include <stdint.h>
 #include <stdio.h>

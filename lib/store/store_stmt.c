@@ -5,8 +5,8 @@
  * of the store but db/: the verbs above call down into it, the backends and the open
  * (store.c) sit on top.
  */
-#include "store/store_int.h"
 #include "base/util.h"
+#include "store/store_int.h"
 
 #include <assert.h>
 #include <sqlite3.h>

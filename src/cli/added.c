@@ -2,8 +2,9 @@
  * What add and update registered: the ids, printed as they come, then indexed here
  * or queued for the workers.
  */
-#include "cli/cli.h"
 #include "cli/added.h"
+
+#include "cli/cli.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,8 +2,8 @@
  * add: register media files or URLs (videos, playlists, channels), then index them here
  * or leave them to the workers (--queue, or a library on PostgreSQL).
  */
-#include "cli/cli.h"
 #include "cli/added.h"
+#include "cli/cli.h"
 
 #include <getopt.h>
 #include <stdlib.h>

@@ -2,8 +2,8 @@
  * help: the overall help (the commands of the table and the global options), or a
  * command's usage, summary and what more there is to say about it.
  */
-#include "cli/cli.h"
 #include "base/config.h"
+#include "cli/cli.h"
 
 #include <stdio.h>
 #include <string.h>

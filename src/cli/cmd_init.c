@@ -2,9 +2,9 @@
  * init: an empty library, its database in DIR (SQLite) or, with --db, on a PostgreSQL
  * server.
  */
+#include "base/util.h"
 #include "cli/cli.h"
 #include "model/stage_config.h"
-#include "base/util.h"
 
 #include <getopt.h>
 #include <stdlib.h>

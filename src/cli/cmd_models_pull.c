@@ -3,8 +3,8 @@
  * needs libcurl, so src/cli/vidtheque.c sends it to vidtheque-full, and the front binary
  * drops cmd_models_pull with the other code it does not reach.
  */
-#include "cli/cli.h"
 #include "base/util.h"
+#include "cli/cli.h"
 #include "ml/hub.h"
 
 #include <getopt.h>

@@ -1,8 +1,8 @@
 /*
  * redo: re-run a stage (and the stages that depend on it) of some videos or of all.
  */
-#include "cli/cli.h"
 #include "base/util.h"
+#include "cli/cli.h"
 
 #include <getopt.h>
 #include <string.h>

@@ -2,8 +2,8 @@
  * update: re-check every playlist or channel that was added, add what is new, then
  * finish what is unfinished (what cron runs).
  */
-#include "cli/cli.h"
 #include "cli/added.h"
+#include "cli/cli.h"
 
 #include <getopt.h>
 #include <stdlib.h>

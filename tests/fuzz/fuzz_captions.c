@@ -8,8 +8,8 @@
  * fuzz-sources: lib/captions/*.c lib/text/transcript.c lib/base/util.c lib/media/media.c
  * fuzz-pkgs: libavformat libavcodec libavutil jansson uchardet
  */
-#include "captions/captions.h"
 #include "base/util.h"
+#include "captions/captions.h"
 
 #include <math.h>
 #include <stdint.h>

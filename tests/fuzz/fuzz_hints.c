@@ -6,8 +6,8 @@
  * fuzz-pkgs: sqlite3
  * fuzz-libs: -lflite_cmulex -lflite
  */
-#include "speech/stt_hints.h"
 #include "base/util.h"
+#include "speech/stt_hints.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -3,9 +3,9 @@
  * (vt_store_search, which writes them as FTS5 expressions) against a small real index. SQLite must
  * never report an error (a syntax error would mean user input reached FTS5 unescaped).
  */
-#include "text/query.h"
-#include "store/store.h"
 #include "base/util.h"
+#include "store/store.h"
+#include "text/query.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -5,8 +5,8 @@
  * fuzz-sources: lib/ml/safetensors.c lib/base/util.c
  * fuzz-pkgs: jansson sqlite3
  */
-#include "ml/safetensors.h"
 #include "base/util.h"
+#include "ml/safetensors.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -7,8 +7,8 @@
  * fuzz-sources: lib/ml/tokenizer.c lib/ml/unicode.c lib/base/util.c
  * fuzz-pkgs: jansson sqlite3
  */
-#include "ml/tokenizer.h"
 #include "base/util.h"
+#include "ml/tokenizer.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -7,9 +7,9 @@
  * every operand must be one of the query's words or alternatives, unchanged: nothing
  * typed becomes an operator. The ranking of the bytes as a row's text must be finite.
  */
-#include "text/query.h"
-#include "store/store_int.h"
 #include "base/util.h"
+#include "store/store_int.h"
+#include "text/query.h"
 
 #include <stdint.h>
 #include <stdio.h>

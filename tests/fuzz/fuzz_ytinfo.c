@@ -8,8 +8,8 @@
  * fuzz-sources: lib/source/ytinfo.c lib/base/util.c
  * fuzz-pkgs: jansson libavformat libavcodec libavutil
  */
-#include "media/media.h"
 #include "base/util.h"
+#include "media/media.h"
 #include "source/ytinfo.h"
 
 #include <jansson.h>

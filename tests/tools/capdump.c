@@ -13,8 +13,8 @@
  * Exit status 0, 3 when skipped (the reason on stderr), 1 on error (one line on stderr),
  * 2 on bad usage.
  */
-#include "captions/captions.h"
 #include "base/util.h"
+#include "captions/captions.h"
 
 #include <jansson.h>
 #include <libavutil/log.h>

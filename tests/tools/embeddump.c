@@ -7,8 +7,8 @@
  * Usage: embeddump [-b BATCH] [-t TIMEOUT_S] [-r RETRIES] BACKEND MODEL [BASE_URL]
  * The API key, if any, comes from $EMBEDDUMP_API_KEY (so it is on no command line).
  */
-#include "ml/embed.h"
 #include "base/util.h"
+#include "ml/embed.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -12,9 +12,9 @@
  *   -T  embed the lines of stdin as texts instead of reading them as files
  * The API key, if any, comes from $EMBEDDUMP_API_KEY (so it is on no command line).
  */
-#include "ml/embed.h"
-#include "media/imgload.h"
 #include "base/util.h"
+#include "media/imgload.h"
+#include "ml/embed.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -108,9 +108,8 @@ int main(int argc, char **argv)
             json_array_append_new(v, json_real(vecs[k * (size_t)dim + (size_t)j]));
         json_array_append_new(arr, v);
     }
-    out = json_pack("{s:s, s:s, s:i, s:b, s:o}", "model", vt_embed_model(e), "id",
-                    vt_embed_id(e), "dim", dim, "has_text", vt_embed_has_texts(e), "vectors",
-                    arr);
+    out = json_pack("{s:s, s:s, s:i, s:b, s:o}", "model", vt_embed_model(e), "id", vt_embed_id(e),
+                    "dim", dim, "has_text", vt_embed_has_texts(e), "vectors", arr);
     json_dumpf(out, stdout, JSON_COMPACT);
     putchar('\n');
     json_decref(out);

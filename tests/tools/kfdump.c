@@ -4,8 +4,8 @@
  * reads both. Peak memory and wall time go to stderr for the benchmark.
  *   kfdump FILE OUTDIR
  */
-#include "visual/keyframe.h"
 #include "base/util.h"
+#include "visual/keyframe.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
  * (ra, rb), and which tests pass: r(ate), s(mooth ramp), v(ariance dip); last, the
  * dissolve score grad_at gives the frame (after fades are taken) and its window.
  */
-#include "../../lib/shotdetect.c"
+#include "../../lib/visual/shotdetect.c"
 
 #include <stdio.h>
 

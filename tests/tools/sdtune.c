@@ -5,9 +5,9 @@
  *                             with their transition, frames[] the chosen frame of each)
  * FEATS is this build's struct vt_sd_feat array as it is in memory: not a file format.
  */
+#include "base/util.h"
 #include "visual/keyframe.h"
 #include "visual/shotdetect.h"
-#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -18,10 +18,10 @@
  * includes the stage's own). Exit status 0, 3 when the
  * stage would be skipped (the reason on stderr, "{}" on stdout), 1 on error.
  */
+#include "base/util.h"
 #include "media/audio.h"
 #include "speech/stt.h"
 #include "speech/stt_hints.h"
-#include "base/util.h"
 #include "speech/vad.h"
 
 #include <jansson.h>

@@ -1,10 +1,10 @@
 /* Databases for the store's tests on either backend (pgtest.h). */
 #include "pgtest.h"
 
-#include "model/stage_config.h"
-#include "harness.h"
-#include "store/store.h"
 #include "base/util.h"
+#include "harness.h"
+#include "model/stage_config.h"
+#include "store/store.h"
 
 #include <libpq-fe.h>
 #include <stdlib.h>

@@ -5,9 +5,9 @@
  * WebVTT timestamp tags; writers whose output reads back identically; sidecar discovery
  * and loading in a scratch directory; and one embedded subtitle stream made with ffmpeg.
  */
+#include "base/util.h"
 #include "captions/captions.h"
 #include "harness.h"
-#include "base/util.h"
 
 #include <iconv.h>
 #include <stdio.h>

@@ -12,9 +12,9 @@
  * dropped), U+00A0 is a space and U+200E/U+200F are dropped, a cue that ends before it
  * starts ends where it starts, and cues left without text are not kept.
  */
+#include "base/util.h"
 #include "captions/captions.h"
 #include "harness.h"
-#include "base/util.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /* Unit tests of chunking (lib/text/chunk.c) on synthetic transcripts. */
+#include "base/util.h"
+#include "harness.h"
+#include "store/store.h"
 #include "text/chunk.h"
 #include "text/transcript.h"
-#include "store/store.h"
-#include "harness.h"
-#include "base/util.h"
 
 #include <stdlib.h>
 

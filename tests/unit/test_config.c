@@ -1,12 +1,12 @@
 /* The library's config file: reading, setting, unknown keys, atomic rewrite. */
-#include "model/stage_config.h"
-#include "harness.h"
 #include "base/util.h"
+#include "harness.h"
+#include "model/stage_config.h"
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

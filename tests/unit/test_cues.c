@@ -3,9 +3,9 @@
  * lines of about 42 characters, words never cut, and odd input (no words, one huge word,
  * equal or broken timestamps) handled.
  */
+#include "base/util.h"
 #include "harness.h"
 #include "text/transcript.h"
-#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,11 +6,11 @@
  * WordPiece on a tiny tokenizer.json written here), hostile safetensors files, and the
  * similarity facts of the coarse test model.
  */
-#include "ml/embed.h"
+#include "base/util.h"
 #include "harness.h"
+#include "ml/embed.h"
 #include "ml/safetensors.h"
 #include "ml/tokenizer.h"
-#include "base/util.h"
 
 #include <jansson.h>
 #include <stdint.h>

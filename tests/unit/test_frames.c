@@ -6,17 +6,17 @@
  * (vt_similar_frames: the frame itself left out, a duplicate standing for its original,
  * bad arguments).
  */
-#include "ml/embed.h"
-#include "stages/frame_embed.h"
-#include "harness.h"
-#include "visual/keyframe.h"
-#include "core/library.h"
-#include "visual/ocr.h"
-#include "pgtest.h"
-#include "store/store.h"
 #include "base/util.h"
+#include "core/library.h"
+#include "harness.h"
+#include "ml/embed.h"
+#include "pgtest.h"
 #include "search/vecsearch.h"
+#include "stages/frame_embed.h"
+#include "store/store.h"
 #include "vidtheque.h"
+#include "visual/keyframe.h"
+#include "visual/ocr.h"
 
 #include <stdlib.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 /* lib/ml/models.c: model names to repo ids and folders, and how a config's model is found. */
+#include "base/util.h"
 #include "harness.h"
 #include "ml/models.h"
-#include "base/util.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -4,9 +4,9 @@
  * files fail with VT_EMEDIA naming the file, two threads read what one thread reads, small
  * type is read, and a caption on a texture is read whole while the texture gives no text.
  */
+#include "base/util.h"
 #include "harness.h"
 #include "visual/ocr.h"
-#include "base/util.h"
 
 #include <pthread.h>
 #include <stdio.h>

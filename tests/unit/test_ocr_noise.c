@@ -4,9 +4,9 @@
  * from real slides and from photo-like frames (tests/fixtures/gen_small_text.sh and
  * gen_talk.sh, as Tesseract 5.3 read them), with the English dictionary the stage uses.
  */
+#include "base/util.h"
 #include "harness.h"
 #include "visual/ocr_noise.h"
-#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,10 +2,10 @@
  * Unit tests of lib/run/pipeline.c and the stage ownership in lib/core/library.c on a scratch
  * library: which failures are retried, and when the owner of a running stage is dead.
  */
-#include "harness.h"
-#include "core/library.h"
-#include "pgtest.h"
 #include "base/util.h"
+#include "core/library.h"
+#include "harness.h"
+#include "pgtest.h"
 
 #include <stdlib.h>
 #include <sys/wait.h>

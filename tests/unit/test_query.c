@@ -1,8 +1,8 @@
 /* Unit tests of the query language (lib/text/query.c): parsing, Metaphone, and its FTS5 form
  * (lib/store/sqlite/store_fts.c). */
 #include "harness.h"
-#include "text/query.h"
 #include "store/store_int.h" /* store_fts_match: the SQLite store writes queries as FTS5 */
+#include "text/query.h"
 
 #include <stdlib.h>
 

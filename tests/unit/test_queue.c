@@ -7,12 +7,12 @@
  * idle worker by a commit (never by a transaction still open or rolled back). Times are
  * passed in (a lease "expires" because the caller says it is later), never waited for.
  */
-#include "harness.h"
+#include "base/util.h"
 #include "core/library.h"
+#include "harness.h"
 #include "media/media.h"
 #include "pgtest.h"
 #include "store/store_int.h"
-#include "base/util.h"
 
 #include <pthread.h>
 #include <stdlib.h>

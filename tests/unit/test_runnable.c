@@ -9,12 +9,12 @@
  * queue leaves alone: only its owner's machine can tell whether it is alive (the C
  * rule asked with no library handle says the same).
  */
-#include "harness.h"
+#include "base/util.h"
 #include "core/library.h"
+#include "harness.h"
 #include "pgtest.h"
 #include "run/runnable.h"
 #include "store/store_int.h"
-#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,11 +4,11 @@
  * with their cue words, and the hits built from them (the moment a matched word was
  * said, hits at the same moment merged) the same whatever the batch the page is read in.
  */
-#include "harness.h"
+#include "base/util.h"
 #include "core/library.h"
+#include "harness.h"
 #include "pgtest.h"
 #include "store/store_int.h"
-#include "base/util.h"
 #include "vidtheque.h"
 
 #include <stdlib.h>

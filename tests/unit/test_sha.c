@@ -1,7 +1,7 @@
 /* Unit tests for lib/base/sha256.c: the FIPS 180-4 / NIST example vectors for SHA-256 and SHA-1,
  * the same digests fed in uneven pieces, and git's blob id of a small file. */
-#include "harness.h"
 #include "base/sha256.h"
+#include "harness.h"
 
 #include <stdlib.h>
 

@@ -4,10 +4,10 @@
  * slide change on the same background) and the image helpers (Laplacian variance,
  * perceptual hash, rotation, JPEG writing).
  */
+#include "base/util.h"
 #include "harness.h"
 #include "media/imgutil.h"
 #include "visual/shotdetect.h"
-#include "base/util.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 /* Unit tests of lib/store*.c on a scratch database: migrations, rows, round trips. */
+#include "base/util.h"
 #include "harness.h"
 #include "pgtest.h"
+#include "store/store.h"
 #include "text/query.h"
 #include "text/transcript.h"
-#include "store/store.h"
-#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -289,7 +289,6 @@ static void pages_fill(struct vt_store *s)
     t.cues[3].words = t.cues[7].words = NULL;
     t.cues[3].n_words = t.cues[7].n_words = 0;
     vt_transcript_release(&t);
-
 }
 
 /* Each page reads its own range: cues with their words, frames with their lines, chunks. */

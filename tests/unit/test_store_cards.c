@@ -1,9 +1,9 @@
 /* Unit tests of lib/store/store_cards.c: the library's listing as pages of cards, and the kept
  * frame standing for a frame. */
+#include "base/util.h"
 #include "harness.h"
 #include "pgtest.h"
 #include "store/store.h"
-#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +84,7 @@ static struct vt_store *library(char *dir, size_t n)
 {
     struct vt_store *s = NULL;
     struct vt_kf_shot shots[2] = {{.start_s = 0, .end_s = 5, .captured = 1, .kept = 1},
-                                 {.start_s = 5, .end_s = 9, .captured = 1, .kept = 1}};
+                                  {.start_s = 5, .end_s = 9, .captured = 1, .kept = 1}};
     struct vt_kf_frame frames[3];
     struct vt_kf_result r;
     char err[256];

@@ -1,14 +1,14 @@
 /* Unit tests of lib/store/store_copy.c: a catalog copied store to store reads back the same. */
-#include "harness.h"
+#include "base/util.h"
 #include "core/library.h"
+#include "harness.h"
 #include "media/media.h"
-#include "run/migrate.h"
 #include "pgtest.h"
-#include "text/query.h"
-#include "text/transcript.h"
+#include "run/migrate.h"
 #include "store/store.h"
 #include "store/store_copy.h"
-#include "base/util.h"
+#include "text/query.h"
+#include "text/transcript.h"
 
 #include <stdlib.h>
 #include <string.h>

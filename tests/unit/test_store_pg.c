@@ -5,11 +5,11 @@
  * tests that need a server run only when VT_TEST_PG names one (tests/pg/cluster.sh);
  * the outage tests also need VT_TEST_PG_DIR, the cluster's directory, to stop it.
  */
-#include "store/db/db_pg.h"
+#include "base/util.h"
 #include "harness.h"
 #include "pgtest.h"
+#include "store/db/db_pg.h"
 #include "store/store_int.h"
-#include "base/util.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -4,11 +4,11 @@
  * the tsquery syntax check the fuzz target uses, and the ranking computed in C from a
  * row's text, which must give SQLite's vtrank() scores to the last bit on the same rows.
  */
+#include "base/util.h"
 #include "harness.h"
 #include "pgtest.h"
-#include "text/query.h"
 #include "store/store_int.h"
-#include "base/util.h"
+#include "text/query.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,10 +6,10 @@
  * two hours of audio recognised from the file in bounded memory.
  * The full word error rate comparison is tests/e2e/t0500-stt.sh.
  */
-#include "media/audio.h"
-#include "harness.h"
-#include "speech/stt.h"
 #include "base/util.h"
+#include "harness.h"
+#include "media/audio.h"
+#include "speech/stt.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -4,10 +4,10 @@
  * ARPA model's shape and sums, flite's pronunciations in CMU phones, and a hinted decoder
  * hearing a word PocketSphinx's dictionary lacks.
  */
+#include "base/util.h"
 #include "harness.h"
 #include "speech/stt.h"
 #include "speech/stt_hints.h"
-#include "base/util.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -5,9 +5,9 @@
  * the slack, answers rejected for timings outside the segment and for garbage, with no
  * word left behind after a rejection.
  */
+#include "base/util.h"
 #include "harness.h"
 #include "speech/stt_int.h"
-#include "base/util.h"
 #include "vidtheque.h"
 
 #include <stdlib.h>

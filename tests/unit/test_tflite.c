@@ -10,12 +10,12 @@
  * compared with plain loops on a small model built here. The PNG pictures are decoded here with
  * FFmpeg's PNG decoder (FFmpeg is linked already; the library itself reads only JPEG).
  */
+#include "base/util.h"
 #include "harness.h"
-#include "ml/embed.h"
 #include "media/imgload.h"
 #include "media/imgutil.h"
+#include "ml/embed.h"
 #include "ml/tflite.h"
-#include "base/util.h"
 #include "vidtheque.h"
 
 #include <libavcodec/avcodec.h>
@@ -1219,4 +1219,3 @@ VT_TEST(tflite_add_broadcasts_as_tflite)
     free(d);
     hostile_adds();
 }
-

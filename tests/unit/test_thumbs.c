@@ -2,10 +2,10 @@
  * The small frame images pages show: the area-average RGB scaler (pictures whose
  * downscale is known by hand), the small size and the small file's name.
  */
+#include "base/util.h"
 #include "harness.h"
 #include "media/imgutil.h"
 #include "visual/keyframe.h"
-#include "base/util.h"
 
 #include <stdlib.h>
 

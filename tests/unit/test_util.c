@@ -1,6 +1,7 @@
-/* Unit tests of lib/base/util.c: ids, UTF-8 decoding and repair, strict parsing, the string buffer. */
-#include "harness.h"
+/* Unit tests of lib/base/util.c: ids, UTF-8 decoding and repair, strict parsing, the string buffer.
+ */
 #include "base/util.h"
+#include "harness.h"
 
 #include <stdlib.h>
 

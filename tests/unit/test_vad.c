@@ -7,9 +7,9 @@
  * absurd counts and sizes, a lying shape, an unknown type, a renamed tensor) must fail with
  * one line of error.
  */
-#include "media/audio.h"
-#include "harness.h"
 #include "base/util.h"
+#include "harness.h"
+#include "media/audio.h"
 #include "speech/vad.h"
 #include "vidtheque.h"
 

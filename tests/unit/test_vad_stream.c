@@ -7,10 +7,10 @@
  * few seconds of it however long the audio, and cuts speech without pauses into pieces of
  * at most 30 s, with Silero as with the energy detector.
  */
-#include "media/audio.h"
-#include "harness.h"
-#include "speech/stt_int.h"
 #include "base/util.h"
+#include "harness.h"
+#include "media/audio.h"
+#include "speech/stt_int.h"
 #include "speech/vad.h"
 #include "vidtheque.h"
 

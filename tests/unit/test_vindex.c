@@ -5,8 +5,8 @@
  * replacement and removal of keys, the keep filter, hostile values, and vt_rrf.
  */
 #include "harness.h"
-#include "vidtheque.h"
 #include "ml/vindex.h"
+#include "vidtheque.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -7,11 +7,11 @@
  * and silent audio; and filterbank files broken in each way a hostile one could be
  * (truncated, corrupted, a wrong shape, type, order, values) refused with one line.
  */
+#include "base/util.h"
 #include "harness.h"
 #include "media/audio.h"
 #include "speech/npz.h"
 #include "speech/whisper_mel.h"
-#include "base/util.h"
 #include "vidtheque.h"
 
 #include <stdint.h>
@@ -107,8 +107,9 @@ VT_TEST(whisper_mel_jfk_80_transcribe)
             if (seg[i * VT_WMEL_N_FRAMES + t] != 0)
                 vt_test_failures++;
     /* the whole padded spectrogram at once agrees, and has 1100 + 3000 frames */
-    CHECK_INT(vt_whisper_mel_spectrogram(m, x, n, VT_WMEL_N_SAMPLES, &whole, &frames, err,
-                                         sizeof(err)), 0);
+    CHECK_INT(
+        vt_whisper_mel_spectrogram(m, x, n, VT_WMEL_N_SAMPLES, &whole, &frames, err, sizeof(err)),
+        0);
     CHECK_INT(frames, 4100);
     if (whole)
         CHECK(max_diff(whole, frames, 0, ref, 80, 1100) <= TOL);
@@ -144,8 +145,10 @@ VT_TEST(whisper_mel_jfk_128_reflect)
         double dh = max_diff(v, frames, 0, head, 128, 300);
         double dt = max_diff(v, frames, 1080, tail, 128, 20);
 
-        fprintf(stderr, "  128 bins, no padding: max |C - torch| = %.3g (first 3 s), %.3g "
-                "(last 20 frames)\n", dh, dt);
+        fprintf(stderr,
+                "  128 bins, no padding: max |C - torch| = %.3g (first 3 s), %.3g "
+                "(last 20 frames)\n",
+                dh, dt);
         CHECK(dh <= TOL);
         CHECK(dt <= TOL);
     }
@@ -202,8 +205,7 @@ VT_TEST(whisper_mel_short_empty_silent)
     if (!m || !out || !zero)
         goto out;
     /* torch.stft refuses a signal no longer than its reflection: so do we, with a line */
-    CHECK_INT(vt_whisper_mel_spectrogram(m, NULL, 0, 0, &v, &frames, err, sizeof(err)),
-              VT_EINVAL);
+    CHECK_INT(vt_whisper_mel_spectrogram(m, NULL, 0, 0, &v, &frames, err, sizeof(err)), VT_EINVAL);
     CHECK(strstr(err, "too short") != NULL && !strchr(err, '\n'));
     CHECK(v == NULL && frames == 0);
     CHECK_INT(vt_whisper_mel_spectrogram(m, zero, 200, 0, &v, &frames, err, sizeof(err)),
@@ -323,7 +325,7 @@ static int load_crafted(const char *dict, size_t count, float v, char *err, size
     return rc;
 }
 
-#define DICT(descr, fo, shape)                                                                   \
+#define DICT(descr, fo, shape)                                                                     \
     "{'descr': '" descr "', 'fortran_order': " fo ", 'shape': " shape ", }\n"
 
 VT_TEST(whisper_mel_hostile_filterbank)
@@ -333,8 +335,7 @@ VT_TEST(whisper_mel_hostile_filterbank)
     struct vt_whisper_mel *m = NULL;
 
     /* a crafted file with the right shape loads: the checks below are what refuses */
-    CHECK_INT(load_crafted(DICT("<f4", "False", "(80, 201)"), 80 * 201, 0.5f, err, sizeof(err)),
-              0);
+    CHECK_INT(load_crafted(DICT("<f4", "False", "(80, 201)"), 80 * 201, 0.5f, err, sizeof(err)), 0);
     static const struct {
         const char *dict;
         size_t count;
@@ -354,8 +355,7 @@ VT_TEST(whisper_mel_hostile_filterbank)
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         err[0] = '\0';
-        CHECK_INT(load_crafted(bad[i].dict, bad[i].count, bad[i].v, err, sizeof(err)),
-                  VT_EINVAL);
+        CHECK_INT(load_crafted(bad[i].dict, bad[i].count, bad[i].v, err, sizeof(err)), VT_EINVAL);
         if (!strstr(err, bad[i].says) || strchr(err, '\n'))
             fprintf(stderr, "  case %zu: \"%s\" lacks \"%s\"\n", i, err, bad[i].says),
                 vt_test_failures++;

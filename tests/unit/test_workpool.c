@@ -1,7 +1,8 @@
-/* Unit tests of lib/base/workpool.c: every item once, the lowest failure, progress on the caller. */
-#include "harness.h"
+/* Unit tests of lib/base/workpool.c: every item once, the lowest failure, progress on the caller.
+ */
 #include "base/util.h"
 #include "base/workpool.h"
+#include "harness.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

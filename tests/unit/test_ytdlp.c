@@ -3,10 +3,10 @@
  * reach the program verbatim and never a shell, the environment and working
  * directory are ours, and the caps (time, bytes written, bytes printed) stop it.
  */
-#include "harness.h"
 #include "base/util.h"
-#include "vidtheque.h"
+#include "harness.h"
 #include "source/ytdlp.h"
+#include "vidtheque.h"
 
 #include <signal.h>
 #include <stdlib.h>

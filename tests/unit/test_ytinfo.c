@@ -5,9 +5,9 @@
  * invalid UTF-8, control characters, 10^5 chapters, non-http URLs), the choice of caption
  * track, the rebuilt JSON for --load-info-json, and the URL check.
  */
+#include "base/util.h"
 #include "harness.h"
 #include "media/media.h"
-#include "base/util.h"
 #include "source/ytinfo.h"
 
 #include <jansson.h>

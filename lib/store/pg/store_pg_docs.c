@@ -5,9 +5,9 @@
  * arguments, called by the shared row writers (store_search.c's store_insert_doc,
  * store_rows.c) and by store_pg_index.c.
  */
-#include "text/query.h"
-#include "store/store_int.h"
 #include "base/util.h"
+#include "store/store_int.h"
+#include "text/query.h"
 
 #include <string.h>
 

@@ -7,8 +7,8 @@
  * pipeline in the transaction that marks it done, through the store's verbs for a
  * stage's own rows. Its rows go with their video (the table's ON DELETE CASCADE).
  */
-#include "core/library.h"
 #include "base/util.h"
+#include "core/library.h"
 
 #include <stdio.h>
 #include <stdlib.h>
