@@ -65,7 +65,7 @@ static int align_forward(const struct vt_whisper_model *model, const float *feat
     int rc = 0;
 
     if (!kv)
-        return vt_err(err, errlen, VT_EIO, "whisper align: out of memory");
+        return vt_err(err, errlen, VT_ENOMEM, "whisper align: out of memory");
     o.logits_all = vt_xmalloc(FEED_CHUNK * vocab * sizeof(float));
     o.cross_qk = vt_xmalloc((size_t)n_heads * FEED_CHUNK * ctx * sizeof(float));
     for (int at = 0; at < n_ids && rc == 0; at += FEED_CHUNK) {
