@@ -209,3 +209,177 @@ VT_TEST(whisper_align_synthetic)
     vt_tiktoken_free(tok);
     json_decref(j);
 }
+
+/* The jfk window's q.k as the reference's network gave it (align-qk.f32). */
+static float *jfk_qk(json_t *j, int *n_heads, int *n_tok, int *m)
+{
+    json_t *shape = json_object_get(json_object_get(j, "qk"), "shape");
+    char *data = NULL, err[256] = "";
+    size_t len = 0;
+    float *qk;
+
+    *n_heads = (int)json_integer_value(json_array_get(shape, 0));
+    *n_tok = (int)json_integer_value(json_array_get(shape, 1));
+    *m = (int)json_integer_value(json_array_get(shape, 2));
+    if (vt_read_file_capped(CKPT "/align-qk.f32", "qk", 1u << 22, &data, &len, err, sizeof(err)) !=
+            0 ||
+        len != (size_t)*n_heads * (size_t)*n_tok * (size_t)*m * sizeof(float)) {
+        fprintf(stderr, "  align-qk.f32: %s (%zu bytes)\n", err, len);
+        free(data);
+        return NULL;
+    }
+    qk = vt_xmalloc(len);
+    memcpy(qk, data, len);
+    free(data);
+    return qk;
+}
+
+/* The matrix's rows and the DTW path from the reference's q.k. */
+VT_TEST(whisper_align_jfk_path)
+{
+    json_t *j = expected(), *mx = json_object_get(j, "matrix"), *rows = json_object_get(mx, "rows");
+    int n_heads, n_tok, m, n_sot = (int)json_array_size(json_object_get(j, "sot_sequence"));
+    float *qk = jfk_qk(j, &n_heads, &n_tok, &m), *matrix, *x;
+    size_t n_rows = (size_t)(n_tok - n_sot - 1), len, n_ti = 0, n_tj = 0;
+    int32_t *ti, *tj, *want_i = ids(json_object_get(j, "text_indices"), &n_ti);
+    int32_t *want_j = ids(json_object_get(j, "time_indices"), &n_tj);
+    const char *key;
+    json_t *row;
+
+    CHECK(qk != NULL);
+    if (!qk)
+        goto out;
+    matrix = vt_xmalloc(n_rows * (size_t)m * sizeof(float));
+    vt_whisper_align_matrix(qk, n_heads, n_tok, m, n_sot, matrix);
+    CHECK_INT(n_rows, json_integer_value(json_array_get(json_object_get(mx, "shape"), 0)));
+    json_object_foreach(rows, key, row)
+    {
+        size_t r = strtoul(key, NULL, 10);
+
+        for (size_t f = 0; r < n_rows && f < json_array_size(row); f++)
+            CHECK_NEAR(matrix[r * (size_t)m + f], json_number_value(json_array_get(row, f)), 1e-5);
+    }
+    x = vt_xmalloc(n_rows * (size_t)m * sizeof(float));
+    for (size_t i = 0; i < n_rows * (size_t)m; i++)
+        x[i] = -matrix[i];
+    ti = vt_xmalloc((n_rows + (size_t)m) * sizeof(int32_t));
+    tj = vt_xmalloc((n_rows + (size_t)m) * sizeof(int32_t));
+    len = vt_whisper_dtw(x, (int)n_rows, m, ti, tj);
+    CHECK_INT(len, n_ti);
+    for (size_t k = 0; k < len && k < n_ti; k++) {
+        CHECK_INT(ti[k], want_i[k]);
+        CHECK_INT(tj[k], want_j[k]);
+    }
+    free(matrix);
+    free(x);
+    free(ti);
+    free(tj);
+out:
+    free(qk);
+    free(want_i);
+    free(want_j);
+    json_decref(j);
+}
+
+/* The jfk window's words from the reference's q.k and probabilities. */
+VT_TEST(whisper_align_jfk_qk)
+{
+    json_t *j = expected(), *p = json_object_get(j, "token_probs");
+    struct vt_tiktoken *tok = vocab();
+    int n_heads, n_tok, m;
+    float *qk = jfk_qk(j, &n_heads, &n_tok, &m);
+    size_t n_sot = 0, n = 0;
+    int32_t *sot = ids(json_object_get(j, "sot_sequence"), &n_sot);
+    struct vt_whisper_segment *s = segments_in(json_object_get(j, "segments_in"), &n);
+    double *probs = vt_xcalloc(json_array_size(p) + 1, sizeof(double));
+    char err[256] = "";
+
+    for (size_t i = 0; i < json_array_size(p); i++)
+        probs[i] = json_number_value(json_array_get(p, i));
+    CHECK(tok && qk);
+    if (tok && qk) {
+        CHECK_INT(vt_whisper_align_qk(tok, sot, n_sot, qk, n_heads, m, probs, s, n, 0.0, err,
+                                      sizeof(err)),
+                  0);
+        check_segments("jfk from the reference's q.k", s, n, json_object_get(j, "segments"));
+    }
+    segments_free(s, n);
+    free(sot);
+    free(qk);
+    free(probs);
+    vt_tiktoken_free(tok);
+    json_decref(j);
+}
+
+/* The window: jfk's 1100 content frames ([80][1100]) then zeros to 3000 (pad_or_trim). */
+static float *mel_window(void)
+{
+    char *data = NULL, err[256] = "";
+    size_t len = 0;
+    float *mel = vt_xcalloc(80 * 3000, sizeof(float));
+
+    if (vt_read_file_capped(MEL_FILE, "mel", 1u << 20, &data, &len, err, sizeof(err)) != 0 ||
+        len != 80 * 1100 * sizeof(float)) {
+        fprintf(stderr, "  %s: %s (%zu bytes)\n", MEL_FILE, err, len);
+        free(data);
+        free(mel);
+        return NULL;
+    }
+    for (int c = 0; c < 80; c++)
+        memcpy(mel + (size_t)c * 3000, data + (size_t)c * 1100 * sizeof(float),
+               1100 * sizeof(float));
+    free(data);
+    return mel;
+}
+
+/* The encoder output of the jfk window through the C network. */
+static float *jfk_features(struct vt_whisper_model **model)
+{
+    char err[512] = "";
+    float *mel = mel_window(), *enc = NULL;
+    const struct vt_whisper_dims *d;
+
+    *model = NULL;
+    if (!mel || vt_whisper_model_open(CKPT, 2, model, err, sizeof(err)) != 0) {
+        fprintf(stderr, "  %s\n", err);
+        free(mel);
+        return NULL;
+    }
+    d = vt_whisper_model_dims(*model);
+    enc = vt_xmalloc((size_t)d->n_audio_ctx * (size_t)d->n_audio_state * sizeof(float));
+    if (vt_whisper_encode(*model, mel, enc, err, sizeof(err)) != 0) {
+        fprintf(stderr, "  %s\n", err);
+        free(enc);
+        enc = NULL;
+    }
+    free(mel);
+    return enc;
+}
+
+/* The whole of it: the C network's q.k and logits give the reference's words and times. */
+VT_TEST(whisper_align_jfk_model)
+{
+    json_t *j = expected();
+    struct vt_tiktoken *tok = vocab();
+    struct vt_whisper_model *model = NULL;
+    float *enc = jfk_features(&model);
+    size_t n_sot = 0, n = 0;
+    int32_t *sot = ids(json_object_get(j, "sot_sequence"), &n_sot);
+    struct vt_whisper_segment *s = segments_in(json_object_get(j, "segments_in"), &n);
+    char err[256] = "";
+
+    CHECK(tok && enc);
+    if (tok && enc) {
+        CHECK_INT(vt_whisper_align(model, tok, enc, sot, n_sot, s, n,
+                                   (int)json_integer_value(json_object_get(j, "num_frames")), 0.0,
+                                   err, sizeof(err)),
+                  0);
+        check_segments("jfk through the C network", s, n, json_object_get(j, "segments"));
+    }
+    segments_free(s, n);
+    free(sot);
+    free(enc);
+    vt_whisper_model_free(model);
+    vt_tiktoken_free(tok);
+    json_decref(j);
+}
