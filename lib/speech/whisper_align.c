@@ -110,9 +110,10 @@ int vt_whisper_align(const struct vt_whisper_model *model, struct vt_tiktoken *t
     double *probs = NULL;
     int rc, n_ids, m;
 
+    if (seg)
+        drop_words(seg, n);
     if (!d || !sp || !features || !sot || n_sot == 0 || (n && !seg) || num_frames < 0)
         return vt_err(err, errlen, VT_EINVAL, "whisper align: bad arguments");
-    drop_words(seg, n);
     vt_whisper_model_alignment_heads(model, &n_heads);
     rc = count_text(seg, n, sp->eot, &text, &n_text, err, errlen);
     if (rc != 0 || n_text == 0) { /* vt_whisper_align_qk clears the words, refuses bad ids */

@@ -383,3 +383,67 @@ VT_TEST(whisper_align_jfk_model)
     vt_tiktoken_free(tok);
     json_decref(j);
 }
+
+/* Hostile segments: no text, only timestamps, a negative id, bad arguments. */
+VT_TEST(whisper_align_hostile)
+{
+    struct vt_tiktoken *tok = vocab();
+    struct vt_whisper_model *model = NULL;
+    float *enc = jfk_features(&model);
+    int32_t sot[] = {50258, 50259, 50359}, only_ts[] = {50364, 50400}, neg[] = {50364, -5, 3566};
+    int32_t many[600];
+    struct vt_whisper_segment s[2] = {{0}};
+    char err[256] = "";
+
+    CHECK(tok && enc);
+    if (!tok || !enc)
+        goto out;
+    /* zero text tokens: no words, no error, times untouched */
+    s[0].tokens = only_ts;
+    s[0].n_tokens = 2;
+    s[0].start = 1.0;
+    s[0].end = 2.0;
+    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 1, 1100, 0.0, err, sizeof(err)), 0);
+    CHECK_INT(s[0].n_words, 0);
+    CHECK(s[0].start == 1.0 && s[0].end == 2.0);
+    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 0, 1100, 0.0, err, sizeof(err)), 0);
+    /* a negative id: refused, no words */
+    s[0].tokens = neg;
+    s[0].n_tokens = 3;
+    err[0] = '\0';
+    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 1, 1100, 0.0, err, sizeof(err)),
+              VT_EINVAL);
+    CHECK(err[0] != '\0');
+    CHECK_INT(s[0].n_words, 0);
+    /* more tokens than the context holds */
+    for (size_t i = 0; i < VT_ARRAY_LEN(many); i++)
+        many[i] = 3566;
+    s[0].tokens = many;
+    s[0].n_tokens = VT_ARRAY_LEN(many);
+    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 1, 1100, 0.0, err, sizeof(err)),
+              VT_EINVAL);
+    CHECK_INT(s[0].n_words, 0);
+    /* num_frames 0, 1 and past the window: words, no crash */
+    s[0].tokens = neg + 2;
+    s[0].n_tokens = 1;
+    for (int f = 0; f < 4; f++) {
+        int frames[] = {0, 1, 7, 1 << 20};
+
+        CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 1, frames[f], 5.0, err, sizeof(err)),
+                  0);
+        CHECK_INT(s[0].n_words, 1);
+        CHECK(s[0].n_words == 1 && strcmp(s[0].words[0].text, " complete") == 0);
+    }
+    /* bad arguments */
+    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 0, s, 1, 1100, 0.0, err, sizeof(err)),
+              VT_EINVAL);
+    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 1, -1, 0.0, err, sizeof(err)),
+              VT_EINVAL);
+    CHECK_INT(vt_whisper_align(NULL, tok, enc, sot, 3, s, 1, 1100, 0.0, err, sizeof(err)),
+              VT_EINVAL);
+    CHECK_INT(s[0].n_words, 0);
+out:
+    free(enc);
+    vt_whisper_model_free(model);
+    vt_tiktoken_free(tok);
+}
