@@ -406,7 +406,7 @@ int vt_whisper_transcribe(const struct vt_whisper_model *model, struct vt_tiktok
 
     rc = check_args(model, mel, n, opts, err, errlen);
     if (rc == 0)
-        rc = vt_whisper_dec_init(&R.d, model, tok, 0, 0, 0, err, errlen);
+        rc = vt_whisper_dec_init(&R.d, tok, d->n_vocab, d->n_text_ctx, d->n_audio_ctx, err, errlen);
     if (rc != 0)
         return rc;
     R.content = vt_whisper_mel_n_frames(n, VT_WMEL_N_SAMPLES) - VT_WMEL_N_FRAMES;

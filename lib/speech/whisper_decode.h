@@ -20,7 +20,6 @@ struct vt_whisper_specials;
 
 /* What a model and its tokenizer decide once: read-only, shared by the windows. */
 struct vt_whisper_dec {
-    const struct vt_whisper_model *model; /* borrowed; NULL for filter-only tests */
     struct vt_tiktoken *tok;              /* borrowed */
     const struct vt_whisper_specials *sp; /* borrowed from tok */
     int n_vocab, n_text_ctx, n_audio_ctx;
@@ -32,12 +31,12 @@ struct vt_whisper_dec {
 };
 
 /*
- * Prepare d for model (NULL: n_vocab, n_text_ctx and n_audio_ctx are given, for tests)
- * and tok; VT_EINVAL when the tokenizer's vocabulary is not the model's.
+ * Prepare d for tok and a model of those dimensions; VT_EINVAL when the tokenizer's
+ * vocabulary is not the model's. (This, the filter, the initial tokens and the text
+ * helpers are in whisper_rules.c: they need no network.)
  */
-int vt_whisper_dec_init(struct vt_whisper_dec *d, const struct vt_whisper_model *model,
-                        struct vt_tiktoken *tok, int n_vocab, int n_text_ctx, int n_audio_ctx,
-                        char *err, size_t errlen);
+int vt_whisper_dec_init(struct vt_whisper_dec *d, struct vt_tiktoken *tok, int n_vocab,
+                        int n_text_ctx, int n_audio_ctx, char *err, size_t errlen);
 void vt_whisper_dec_release(struct vt_whisper_dec *d);
 
 /*
