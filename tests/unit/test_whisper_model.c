@@ -1,0 +1,285 @@
+/*
+ * Tests of Whisper's network (ml/whisper_model.h) against the PyTorch reference's outputs for
+ * the generated checkpoint tests/data/whisper-test (expected.json, made by
+ * tests/tools/whisper_ref.py on jfk.wav's first window): the encoder's output and the
+ * decoder's logits to 1e-3 (the issue's tolerance), fed one token at a time through the KV
+ * cache and all at once, after a rewind, and along the greedy decoding's tokens; the same
+ * checkpoint written here as whisper.cpp ggml files (F16, and Q8_0 quantised as ggml does);
+ * the scalar kernels against the vector ones; and broken checkpoints refused with one line.
+ */
+#include "base/util.h"
+#include "harness.h"
+#include "ml/safetensors.h"
+#include "ml/whisper_kern.h"
+#include "ml/whisper_model.h"
+#include "vidtheque.h"
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define CKPT     "tests/data/whisper-test"
+#define MEL_FILE "tests/data/whisper-mel/jfk-mel80.f32"
+#define TOL      1e-3
+
+static json_t *expected(void)
+{
+    json_error_t je;
+    json_t *j = json_load_file(CKPT "/expected.json", 0, &je);
+
+    if (!j)
+        fprintf(stderr, "  expected.json: %s\n", je.text);
+    return j;
+}
+
+/* The window: jfk's 1100 content frames ([80][1100]) then zeros to 3000 (pad_or_trim). */
+static float *mel_window(void)
+{
+    char *data = NULL, err[256] = "";
+    size_t len = 0;
+    float *mel = calloc(80 * 3000, sizeof(float));
+
+    if (vt_read_file_capped(MEL_FILE, "mel", 1u << 20, &data, &len, err, sizeof(err)) != 0 ||
+        len != 80 * 1100 * sizeof(float)) {
+        fprintf(stderr, "  %s: %s (%zu bytes)\n", MEL_FILE, err, len);
+        free(data);
+        free(mel);
+        return NULL;
+    }
+    for (int c = 0; c < 80; c++)
+        memcpy(mel + (size_t)c * 3000, data + (size_t)c * 1100 * sizeof(float),
+               1100 * sizeof(float));
+    free(data);
+    return mel;
+}
+
+static struct vt_whisper_model *open_model(const char *path)
+{
+    struct vt_whisper_model *m = NULL;
+    char err[512] = "";
+
+    if (vt_whisper_model_open(path, 2, &m, err, sizeof(err)) != 0)
+        fprintf(stderr, "  %s: %s\n", path, err);
+    return m;
+}
+
+/* The largest |got[i] - want[i]| over a JSON array of numbers. */
+static double max_diff(const float *got, json_t *want)
+{
+    double d = 0;
+
+    for (size_t i = 0; i < json_array_size(want); i++) {
+        double e = fabs(got[i] - json_number_value(json_array_get(want, i)));
+
+        d = e > d ? e : d;
+    }
+    return json_array_size(want) ? d : 1e9;
+}
+
+#define CHECK_DIFF(got, want, tol)                                                                 \
+    do {                                                                                           \
+        double d_ = max_diff(got, want);                                                           \
+        if (!(d_ <= (tol))) {                                                                      \
+            fprintf(stderr, "  %s:%d: %s differs by %g (tolerance %g)\n", __FILE__, __LINE__,      \
+                    #got, d_, (double)(tol));                                                      \
+            vt_test_failures++;                                                                    \
+        }                                                                                          \
+    } while (0)
+
+/* The encoder's output against expected.json's: frames 0-7, 1499, every frame's L2 norm and
+ * the whole output's mean, std, min and max. */
+static void check_encoder(const float *enc, json_t *e, double tol)
+{
+    const int S = 64, T = 1500;
+    float l2[1500];
+    double sum = 0, sq = 0, mn = 1e9, mx = -1e9, n = (double)T * S, mean;
+
+    for (int i = 0; i < 8; i++)
+        CHECK_DIFF(enc + i * S, json_array_get(json_object_get(e, "first_frames"), i), tol);
+    CHECK_DIFF(enc + 1499 * S, json_object_get(e, "frame_1499"), tol);
+    for (int t = 0; t < T; t++) {
+        double s = 0;
+
+        for (int c = 0; c < S; c++)
+            s += (double)enc[t * S + c] * enc[t * S + c];
+        l2[t] = (float)sqrt(s);
+    }
+    CHECK_DIFF(l2, json_object_get(e, "frame_l2"), tol);
+    for (int i = 0; i < T * S; i++) {
+        sum += enc[i];
+        sq += (double)enc[i] * enc[i];
+        mn = enc[i] < mn ? enc[i] : mn;
+        mx = enc[i] > mx ? enc[i] : mx;
+    }
+    mean = sum / n;
+    CHECK_NEAR(mean, json_number_value(json_object_get(e, "mean")), tol);
+    CHECK_NEAR(sqrt((sq - n * mean * mean) / (n - 1)), json_number_value(json_object_get(e, "std")),
+               tol);
+    CHECK_NEAR(mn, json_number_value(json_object_get(e, "min")), tol);
+    CHECK_NEAR(mx, json_number_value(json_object_get(e, "max")), tol);
+}
+
+/* One position's logits against start_logits[pos]: the top 20 ids identical (in order), their
+ * values, logits 0-63 and the specials to tol. */
+static void check_logits(const float *lg, int n_vocab, json_t *row, double tol)
+{
+    json_t *ids = json_object_get(row, "top20_ids");
+    int from = (int)json_integer_value(json_object_get(row, "specials_from"));
+    int top[20];
+    float vals[20];
+
+    for (int k = 0; k < 20; k++) {
+        top[k] = -1;
+        for (int i = 0; i < n_vocab; i++) {
+            int taken = 0;
+
+            for (int j = 0; j < k; j++)
+                taken |= top[j] == i;
+            if (!taken && (top[k] < 0 || lg[i] > lg[top[k]]))
+                top[k] = i;
+        }
+        vals[k] = lg[top[k]];
+        CHECK_INT(top[k], json_integer_value(json_array_get(ids, (size_t)k)));
+    }
+    CHECK_DIFF(vals, json_object_get(row, "top20_values"), tol);
+    CHECK_DIFF(lg, json_object_get(row, "first64"), tol);
+    CHECK_DIFF(lg + from, json_object_get(row, "specials"), tol);
+}
+
+static double fdiff(const float *a, const float *b, size_t n)
+{
+    double d = 0;
+
+    for (size_t i = 0; i < n; i++)
+        d = fabs(a[i] - b[i]) > d ? fabs(a[i] - b[i]) : d;
+    return d;
+}
+
+/* The decoder on the start sequence, then along the greedy tokens, to tol. */
+static void check_decoder(const struct vt_whisper_model *m, const float *enc, json_t *e, double tol,
+                          double tol_greedy)
+{
+    const int V = vt_whisper_model_dims(m)->n_vocab, A = 1500;
+    json_t *rows = json_object_get(e, "start_logits"), *g = json_object_get(e, "greedy");
+    json_t *toks = json_object_get(g, "tokens"), *steps = json_object_get(g, "steps");
+    struct vt_whisper_kv *kv = vt_whisper_kv_new(m, enc);
+    float *all = calloc((size_t)3 * V, sizeof(float)), *last = calloc((size_t)V, sizeof(float));
+    float *qk3 = calloc((size_t)2 * 3 * A, sizeof(float)),
+          *qk1 = calloc((size_t)2 * A, sizeof(float));
+    int32_t sot[3] = {50258, 50259, 50359}, bad = V;
+    char err[256] = "";
+    size_t nsteps = json_array_size(steps);
+
+    CHECK(kv != NULL);
+    if (!kv)
+        goto out;
+    /* all three at once: every position's logits, and the alignment heads' q.k */
+    CHECK_INT(vt_whisper_decode(kv, sot, 3,
+                                &(struct vt_whisper_decode_out){
+                                    .logits_all = all, .logits = last, .cross_qk = qk3},
+                                err, sizeof(err)),
+              0);
+    CHECK_INT(vt_whisper_kv_len(kv), 3);
+    for (int p = 0; p < 3; p++)
+        check_logits(all + (size_t)p * V, V, json_array_get(rows, (size_t)p), tol);
+    CHECK(memcmp(last, all + (size_t)2 * V, (size_t)V * sizeof(float)) == 0);
+    /* rewound to nothing, one at a time through the cache: the same logits and q.k */
+    vt_whisper_kv_rewind(kv, 0);
+    for (int p = 0; p < 3; p++) {
+        CHECK_INT(
+            vt_whisper_decode(kv, sot + p, 1,
+                              &(struct vt_whisper_decode_out){.logits = last, .cross_qk = qk1}, err,
+                              sizeof(err)),
+            0);
+        check_logits(last, V, json_array_get(rows, (size_t)p), tol);
+        for (int h = 0; h < 2; h++)
+            CHECK(fdiff(qk1 + (size_t)h * A, qk3 + ((size_t)h * 3 + p) * A, A) < 1e-4);
+    }
+    /* refused without changing the cache: an id out of range, a context overflow */
+    CHECK_INT(vt_whisper_decode(kv, &bad, 1, &(struct vt_whisper_decode_out){.logits = last}, err,
+                                sizeof(err)),
+              VT_EINVAL);
+    CHECK(strstr(err, "out of range") != NULL);
+    CHECK_INT(vt_whisper_kv_len(kv), 3);
+    /* the greedy steps: step i's logits after the start sequence and tokens[:i] */
+    for (size_t i = 0; i < nsteps; i++) {
+        json_t *st = json_array_get(steps, i);
+        int32_t tok = (int32_t)json_integer_value(json_object_get(st, "token"));
+
+        if (i > 0) {
+            int32_t prev = (int32_t)json_integer_value(json_array_get(toks, i - 1));
+
+            CHECK_INT(vt_whisper_decode(kv, &prev, 1,
+                                        &(struct vt_whisper_decode_out){.logits = last}, err,
+                                        sizeof(err)),
+                      0);
+        }
+        if (i == 0)
+            memcpy(last, all + (size_t)2 * V, (size_t)V * sizeof(float));
+        CHECK_NEAR(last[tok], json_number_value(json_object_get(st, "raw_logit")), tol_greedy);
+    }
+    CHECK_INT(nsteps, 27);
+out:
+    vt_whisper_kv_free(kv);
+    free(all);
+    free(last);
+    free(qk3);
+    free(qk1);
+}
+
+/* The whole check of a model holding the test checkpoint's values. */
+static void check_model(const struct vt_whisper_model *m, double tol, double tol_greedy)
+{
+    json_t *e = expected();
+    float *mel = mel_window(), *enc = malloc((size_t)1500 * 64 * sizeof(float));
+    char err[256] = "";
+
+    CHECK(e && mel && m);
+    if (!e || !mel || !m)
+        goto out;
+    CHECK_INT(vt_whisper_encode(m, mel, enc, err, sizeof(err)), 0);
+    check_encoder(enc, json_object_get(e, "encoder"), tol);
+    check_decoder(m, enc, e, tol, tol_greedy);
+out:
+    json_decref(e);
+    free(mel);
+    free(enc);
+}
+
+VT_TEST(whisper_model_reference)
+{
+    struct vt_whisper_model *m = open_model(CKPT);
+    const struct vt_whisper_dims *d;
+    const int(*heads)[2];
+    size_t n = 0;
+
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    d = vt_whisper_model_dims(m);
+    CHECK_INT(d->n_mels, 80);
+    CHECK_INT(d->n_audio_ctx, 1500);
+    CHECK_INT(d->n_text_state, 64);
+    CHECK_INT(d->n_text_layer, 2);
+    CHECK_INT(d->n_vocab, 51865);
+    CHECK_STR(vt_whisper_model_format(m), "safetensors F16");
+    heads = vt_whisper_model_alignment_heads(m, &n);
+    CHECK(n == 2 && heads[0][0] == 1 && heads[0][1] == 0 && heads[1][0] == 1 && heads[1][1] == 1);
+    /* 89 tensors: the matrices F16, the rest F32 */
+    CHECK(vt_whisper_model_bytes(m) > 7000000 && vt_whisper_model_bytes(m) < 8000000);
+    check_model(m, TOL, TOL);
+    vt_whisper_model_free(m);
+}
+
+/* The scalar kernels give the same results (what a CPU without AVX2 runs). */
+VT_TEST(whisper_model_generic_kernels)
+{
+    struct vt_whisper_model *m = open_model(CKPT);
+
+    vt_wk_use_generic(1);
+    CHECK_STR(vt_wk_kernels(), "generic");
+    check_model(m, TOL, TOL);
+    vt_wk_use_generic(0);
+    vt_whisper_model_free(m);
+}
