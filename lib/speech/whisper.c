@@ -12,6 +12,7 @@
 #include "base/util.h"
 #include "ml/tiktoken.h"
 #include "ml/whisper_model.h"
+#include "speech/whisper_align.h"
 #include "speech/whisper_decode.h"
 #include "speech/whisper_mel.h"
 
@@ -132,7 +133,7 @@ static int pick_language(struct run *R, struct vt_whisper_result *out, char *err
         return rc;
     kv = vt_whisper_kv_new(R->model, R->feat);
     if (!kv)
-        return vt_err(err, errlen, VT_EIO, "whisper: out of memory for the decoder cache");
+        return vt_err(err, errlen, VT_ENOMEM, "whisper: out of memory for the decoder cache");
     rc = vt_whisper_detect_language(&R->d, kv, &lang, &prob, err, errlen);
     vt_whisper_kv_free(kv);
     if (rc != 0)
@@ -258,10 +259,9 @@ static int time_words(struct run *R, struct vt_whisper_result *out, size_t first
 
     if (first == out->n)
         return 0;
-    /* TODO(issue 23): vt_whisper_align (h-walign) once it lands; until then the words
-     * stay empty and the seek is the timestamps' */
-    rc = 0;
-    (void)err, (void)errlen, (void)segment_size;
+    rc = vt_whisper_align(R->model, R->d.tok, R->feat, R->initial + R->sot_index,
+                          R->n_init - R->sot_index, out->seg + first, out->n - first,
+                          (int)segment_size, R->t0 + offset, err, errlen);
     if (rc != 0)
         return rc;
     end = last_word_end(out, first) - R->t0;
@@ -313,7 +313,7 @@ static int window(struct run *R, struct vt_whisper_result *out, size_t *seek, ch
         return rc;
     kv = vt_whisper_kv_new(R->model, R->feat);
     if (!kv)
-        return vt_err(err, errlen, VT_EIO, "whisper: out of memory for the decoder cache");
+        return vt_err(err, errlen, VT_ENOMEM, "whisper: out of memory for the decoder cache");
     rc = decode_fallback(R, kv, &res, err, errlen);
     vt_whisper_kv_free(kv);
     if (rc != 0)
