@@ -82,6 +82,7 @@ struct run {
     int sample_len;
     uint64_t rng;
     double t0;
+    double last_speech; /* the end of the last word timed (transcribe.py's), from t0 */
 };
 
 /* Append tokens to the prompt, keeping the last n_text_ctx / 2 (more are never used). */
@@ -263,10 +264,12 @@ static int time_words(struct run *R, struct vt_whisper_result *out, size_t first
         return 0;
     rc = vt_whisper_align(R->model, R->d.tok, R->feat, R->initial + R->sot_index,
                           R->n_init - R->sot_index, out->seg + first, out->n - first,
-                          (int)segment_size, R->t0 + offset, err, errlen);
+                          (int)segment_size, R->t0 + offset, R->last_speech, err, errlen);
     if (rc != 0)
         return rc;
     end = last_word_end(out, first) - R->t0;
+    if (!isnan(end))
+        R->last_speech = R->t0 + end;
     if (!single_ending && !isnan(end) && end > offset)
         *next_seek = (size_t)llround(end * (VT_WMEL_SAMPLE_RATE / VT_WMEL_HOP));
     return 0;
@@ -402,7 +405,8 @@ int vt_whisper_transcribe(const struct vt_whisper_model *model, struct vt_tiktok
                           char *err, size_t errlen)
 {
     const struct vt_whisper_dims *d = vt_whisper_model_dims(model);
-    struct run R = {.model = model, .mel = mel, .o = opts, .pcm = pcm, .n = n, .t0 = t0};
+    struct run R = {
+        .model = model, .mel = mel, .o = opts, .pcm = pcm, .n = n, .t0 = t0, .last_speech = t0};
     size_t seek = 0;
     int rc;
 

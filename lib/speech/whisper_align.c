@@ -99,8 +99,8 @@ static int align_forward(const struct vt_whisper_model *model, const float *feat
 
 int vt_whisper_align(const struct vt_whisper_model *model, struct vt_tiktoken *tok,
                      const float *features, const int32_t *sot, size_t n_sot,
-                     struct vt_whisper_segment *seg, size_t n, int num_frames, double t0, char *err,
-                     size_t errlen)
+                     struct vt_whisper_segment *seg, size_t n, int num_frames, double t0,
+                     double last_speech, char *err, size_t errlen)
 {
     const struct vt_whisper_dims *d = model ? vt_whisper_model_dims(model) : NULL;
     const struct vt_whisper_specials *sp = tok ? vt_tiktoken_whisper(tok) : NULL;
@@ -118,7 +118,8 @@ int vt_whisper_align(const struct vt_whisper_model *model, struct vt_tiktoken *t
     rc = count_text(seg, n, sp->eot, &text, &n_text, err, errlen);
     if (rc != 0 || n_text == 0) { /* vt_whisper_align_qk clears the words, refuses bad ids */
         if (rc == 0)
-            rc = vt_whisper_align_qk(tok, sot, n_sot, NULL, 0, 0, NULL, seg, n, t0, err, errlen);
+            rc = vt_whisper_align_qk(tok, sot, n_sot, NULL, 0, 0, NULL, seg, n, t0, last_speech,
+                                     err, errlen);
         goto out;
     }
     if (n_heads == 0 || n_heads > MAX_HEADS || n_sot + n_text + 2 > (size_t)d->n_text_ctx) {
@@ -138,8 +139,8 @@ int vt_whisper_align(const struct vt_whisper_model *model, struct vt_tiktoken *t
     rc = align_forward(model, features, ids, n_ids, (int)n_sot, (int)n_heads, m, sp->eot, qk, probs,
                        err, errlen);
     if (rc == 0)
-        rc = vt_whisper_align_qk(tok, sot, n_sot, qk, (int)n_heads, m, probs, seg, n, t0, err,
-                                 errlen);
+        rc = vt_whisper_align_qk(tok, sot, n_sot, qk, (int)n_heads, m, probs, seg, n, t0,
+                                 last_speech, err, errlen);
 out:
     free(text);
     free(ids);

@@ -23,14 +23,15 @@
  * content frames (mel frames, 100 per second), t0 the window's start in seconds on the
  * caller's time line. Each segment's words and n_words are set (words owned by the segment;
  * words it held are freed) and, as transcribe.py does, its start and end move to its first
- * and last word's unless those are too long. The speech before the window is taken to end
- * at t0 (transcribe.py's last_speech_timestamp: the window starts where the last word ended).
+ * and last word's unless those are too long. last_speech is where the speech before the
+ * window ended, on the caller's time line (transcribe.py's last_speech_timestamp: the end of
+ * the last word timed so far, or the start of the audio).
  * 0, VT_ENOMEM or VT_EINVAL with one line in err; on error the segments keep no words.
  */
 int vt_whisper_align(const struct vt_whisper_model *model, struct vt_tiktoken *tok,
                      const float *features, const int32_t *sot, size_t n_sot,
-                     struct vt_whisper_segment *seg, size_t n, int num_frames, double t0, char *err,
-                     size_t errlen);
+                     struct vt_whisper_segment *seg, size_t n, int num_frames, double t0,
+                     double last_speech, char *err, size_t errlen);
 
 /*
  * The steps, exposed for the unit tests (which check each against whisper_align_ref.py).
@@ -57,7 +58,7 @@ size_t vt_whisper_dtw(const float *x, int n, int m, int32_t *ti, int32_t *tj);
  */
 int vt_whisper_align_qk(struct vt_tiktoken *tok, const int32_t *sot, size_t n_sot, const float *qk,
                         int n_heads, int n_frames, const double *probs,
-                        struct vt_whisper_segment *seg, size_t n, double t0, char *err,
-                        size_t errlen);
+                        struct vt_whisper_segment *seg, size_t n, double t0, double last_speech,
+                        char *err, size_t errlen);
 
 #endif

@@ -650,10 +650,9 @@ static void fit_segment(struct vt_whisper_segment *seg, struct vt_whisper_word *
 
 /* Hand the words to the segments by their text tokens' counts, times on the caller's line. */
 static void give_words(struct vt_whisper_segment *seg, size_t n, int32_t eot, struct words *ws,
-                       double med, double t0)
+                       double med, double t0, double last_speech)
 {
     size_t wi = 0;
-    double last_speech = t0;
 
     for (size_t s = 0; s < n; s++) {
         size_t n_text = 0, saved = 0, k = 0;
@@ -699,8 +698,8 @@ static void clear_words(struct vt_whisper_segment *seg, size_t n)
 
 int vt_whisper_align_qk(struct vt_tiktoken *tok, const int32_t *sot, size_t n_sot, const float *qk,
                         int n_heads, int n_frames, const double *probs,
-                        struct vt_whisper_segment *seg, size_t n, double t0, char *err,
-                        size_t errlen)
+                        struct vt_whisper_segment *seg, size_t n, double t0, double last_speech,
+                        char *err, size_t errlen)
 {
     const struct vt_whisper_specials *sp = vt_tiktoken_whisper(tok);
     struct words ws = {0};
@@ -722,7 +721,7 @@ int vt_whisper_align_qk(struct vt_tiktoken *tok, const int32_t *sot, size_t n_so
     if (ws.n)
         cut_sentence_ends(&ws, med * 2);
     merge_punctuations(&ws);
-    give_words(seg, n, sp->eot, &ws, med, t0);
+    give_words(seg, n, sp->eot, &ws, med, t0, last_speech);
 out:
     words_release(&ws);
     free(text);

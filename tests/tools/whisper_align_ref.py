@@ -409,7 +409,7 @@ def words_of(alignment):
 
 def align_case(tok, segs, seek, weights, probs, num_frames, trace=None):
     """add_word_timestamps on segs (dicts with start, end, tokens), last_speech_timestamp the
-    window's start (what the C code assumes); returns (find_alignment's words, segments)."""
+    window's start (what the C tests pass as last_speech); returns (find_alignment's words, segments)."""
     segs = [{"seek": seek, "start": s["start"], "end": s["end"], "tokens": list(s["tokens"])}
             for s in segs]
     raw = []

@@ -185,7 +185,8 @@ static void pipeline_case(struct vt_tiktoken *tok, json_t *e)
     CHECK_INT(vt_whisper_align_qk(tok, sot, n_sot, qk,
                                   (int)json_integer_value(json_object_get(e, "n_heads")),
                                   (int)json_integer_value(json_object_get(e, "n_frames")), probs, s,
-                                  n, json_number_value(json_object_get(e, "t0")), err, sizeof(err)),
+                                  n, json_number_value(json_object_get(e, "t0")),
+                                  json_number_value(json_object_get(e, "t0")), err, sizeof(err)),
               0);
     snprintf(what, sizeof(what), "case %s, %d frames",
              json_string_value(json_object_get(e, "language")),
@@ -298,7 +299,7 @@ VT_TEST(whisper_align_jfk_qk)
         probs[i] = json_number_value(json_array_get(p, i));
     CHECK(tok && qk);
     if (tok && qk) {
-        CHECK_INT(vt_whisper_align_qk(tok, sot, n_sot, qk, n_heads, m, probs, s, n, 0.0, err,
+        CHECK_INT(vt_whisper_align_qk(tok, sot, n_sot, qk, n_heads, m, probs, s, n, 0.0, 0.0, err,
                                       sizeof(err)),
                   0);
         check_segments("jfk from the reference's q.k", s, n, json_object_get(j, "segments"));
@@ -372,7 +373,7 @@ VT_TEST(whisper_align_jfk_model)
     if (tok && enc) {
         CHECK_INT(vt_whisper_align(model, tok, enc, sot, n_sot, s, n,
                                    (int)json_integer_value(json_object_get(j, "num_frames")), 0.0,
-                                   err, sizeof(err)),
+                                   0.0, err, sizeof(err)),
                   0);
         check_segments("jfk through the C network", s, n, json_object_get(j, "segments"));
     }
@@ -403,15 +404,15 @@ VT_TEST(whisper_align_hostile)
     s[0].n_tokens = 2;
     s[0].start = 1.0;
     s[0].end = 2.0;
-    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 1, 1100, 0.0, err, sizeof(err)), 0);
+    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 1, 1100, 0.0, 0.0, err, sizeof(err)), 0);
     CHECK_INT(s[0].n_words, 0);
     CHECK(s[0].start == 1.0 && s[0].end == 2.0);
-    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 0, 1100, 0.0, err, sizeof(err)), 0);
+    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 0, 1100, 0.0, 0.0, err, sizeof(err)), 0);
     /* a negative id: refused, no words */
     s[0].tokens = neg;
     s[0].n_tokens = 3;
     err[0] = '\0';
-    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 1, 1100, 0.0, err, sizeof(err)),
+    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 1, 1100, 0.0, 0.0, err, sizeof(err)),
               VT_EINVAL);
     CHECK(err[0] != '\0');
     CHECK_INT(s[0].n_words, 0);
@@ -420,7 +421,7 @@ VT_TEST(whisper_align_hostile)
         many[i] = 3566;
     s[0].tokens = many;
     s[0].n_tokens = VT_ARRAY_LEN(many);
-    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 1, 1100, 0.0, err, sizeof(err)),
+    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 1, 1100, 0.0, 0.0, err, sizeof(err)),
               VT_EINVAL);
     CHECK_INT(s[0].n_words, 0);
     /* num_frames 0, 1 and past the window: words, no crash */
@@ -429,17 +430,18 @@ VT_TEST(whisper_align_hostile)
     for (int f = 0; f < 4; f++) {
         int frames[] = {0, 1, 7, 1 << 20};
 
-        CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 1, frames[f], 5.0, err, sizeof(err)),
-                  0);
+        CHECK_INT(
+            vt_whisper_align(model, tok, enc, sot, 3, s, 1, frames[f], 5.0, 5.0, err, sizeof(err)),
+            0);
         CHECK_INT(s[0].n_words, 1);
         CHECK(s[0].n_words == 1 && strcmp(s[0].words[0].text, " complete") == 0);
     }
     /* bad arguments */
-    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 0, s, 1, 1100, 0.0, err, sizeof(err)),
+    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 0, s, 1, 1100, 0.0, 0.0, err, sizeof(err)),
               VT_EINVAL);
-    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 1, -1, 0.0, err, sizeof(err)),
+    CHECK_INT(vt_whisper_align(model, tok, enc, sot, 3, s, 1, -1, 0.0, 0.0, err, sizeof(err)),
               VT_EINVAL);
-    CHECK_INT(vt_whisper_align(NULL, tok, enc, sot, 3, s, 1, 1100, 0.0, err, sizeof(err)),
+    CHECK_INT(vt_whisper_align(NULL, tok, enc, sot, 3, s, 1, 1100, 0.0, 0.0, err, sizeof(err)),
               VT_EINVAL);
     CHECK_INT(s[0].n_words, 0);
 out:
