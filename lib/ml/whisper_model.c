@@ -155,6 +155,17 @@ static size_t count_of(const struct vt_whisper_dims *d, enum shape sh)
     return c;
 }
 
+/* The count of the largest tensor. */
+static size_t largest(const struct vt_whisper_dims *d)
+{
+    size_t big = 0;
+
+    for (int sh = SH_S; sh <= SH_EMB; sh++)
+        if (count_of(d, (enum shape)sh) > big)
+            big = count_of(d, (enum shape)sh);
+    return big;
+}
+
 typedef int (*visit_fn)(void *ctx, const struct tspec *t, char *err, size_t errlen);
 
 static int visit_top(struct vt_whisper_model *m, visit_fn fn, void *ctx, char *err, size_t errlen)
@@ -439,11 +450,7 @@ int vt_whisper_model_random(const struct vt_whisper_dims *d, uint64_t seed, int 
     rc = model_new(d, n_threads, &m, err, errlen);
     if (rc)
         return rc;
-    big = count_of(d, SH_EMB);
-    if (count_of(d, SH_APOS) > big)
-        big = count_of(d, SH_APOS);
-    if (count_of(d, SH_FS) > big)
-        big = count_of(d, SH_FS);
+    big = largest(d);
     r.buf = malloc(big * sizeof(float));
     rc = r.buf ? visit(m, random_one, &r, err, errlen)
                : vt_err(err, errlen, VT_ENOMEM, "whisper model: out of memory");
@@ -601,13 +608,9 @@ static int load_one(void *ctx, const struct tspec *t, char *err, size_t errlen)
 /* Fill m's tensors from s. */
 static int load_all(struct vt_whisper_model *m, struct source *s, char *err, size_t errlen)
 {
-    size_t big = count_of(&m->d, SH_EMB);
+    size_t big = largest(&m->d);
     int rc;
 
-    if (count_of(&m->d, SH_APOS) > big)
-        big = count_of(&m->d, SH_APOS);
-    if (count_of(&m->d, SH_FS) > big)
-        big = count_of(&m->d, SH_FS);
     s->d = &m->d;
     s->buf = malloc(big * sizeof(float));
     if (!s->buf)

@@ -15,6 +15,7 @@
 #include "vidtheque.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -461,4 +462,145 @@ VT_TEST(whisper_model_ggml)
     unlink(f16);
     unlink(q8);
     rmdir(dir);
+}
+
+/* ---- broken checkpoints ---- */
+
+/* A copy of the test checkpoint in dir with config.json's text cfg (NULL: as is) and
+ * model.safetensors cut to keep bytes (0: whole). */
+static void copy_ckpt(const char *dir, const char *cfg, size_t keep)
+{
+    const char *files[] = {"config.json", "generation_config.json", "model.safetensors"};
+
+    for (int i = 0; i < 3; i++) {
+        char src[256], dst[256], err[256], *data = NULL;
+        size_t len = 0;
+
+        snprintf(src, sizeof(src), CKPT "/%s", files[i]);
+        snprintf(dst, sizeof(dst), "%s/%s", dir, files[i]);
+        CHECK_INT(vt_read_file_capped(src, "f", 1u << 26, &data, &len, err, sizeof(err)), 0);
+        if (i == 0 && cfg)
+            CHECK_INT(vt_write_file_atomic(dst, cfg, strlen(cfg), err, sizeof(err)), 0);
+        else
+            CHECK_INT(
+                vt_write_file_atomic(dst, data, i == 2 && keep ? keep : len, err, sizeof(err)), 0);
+        free(data);
+    }
+}
+
+static void refused(const char *path, int code, const char *want)
+{
+    struct vt_whisper_model *m = NULL;
+    char err[512] = "";
+
+    CHECK_INT(vt_whisper_model_open(path, 1, &m, err, sizeof(err)), code);
+    CHECK(m == NULL);
+    CHECK(strchr(err, '\n') == NULL && strstr(err, want) != NULL);
+    if (!strstr(err, want))
+        fprintf(stderr, "  got '%s', wanted '%s'\n", err, want);
+}
+
+static void with_config(const char *dir, const char *from, const char *to, const char *want)
+{
+    char *data = NULL, err[256], *hit, buf[4096];
+    size_t len = 0;
+
+    vt_read_file_capped(CKPT "/config.json", "f", 1u << 20, &data, &len, err, sizeof(err));
+    hit = data ? strstr(data, from) : NULL;
+    CHECK(hit != NULL);
+    if (hit) {
+        snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(hit - data), data, to, hit + strlen(from));
+        copy_ckpt(dir, buf, 0);
+        refused(dir, VT_EINVAL, want);
+    }
+    free(data);
+}
+
+VT_TEST(whisper_model_hostile)
+{
+    char dir[] = "/tmp/vt-wmodel-XXXXXX", path[128];
+
+    CHECK(mkdtemp(dir) != NULL);
+    refused("/nonexistent/whisper", VT_ENOTFOUND, "no such checkpoint");
+    refused("tests/data/whisper-assets/for-tests-ggml-tiny.bin", VT_EINVAL, "no tensors");
+    refused("tests/data/whisper-assets/for-tests-ggml-tiny.en.bin", VT_EINVAL, "no tensors");
+    /* truncated: in the header, in the data */
+    copy_ckpt(dir, NULL, 100);
+    refused(dir, VT_EINVAL, "model.safetensors");
+    copy_ckpt(dir, NULL, 7000000);
+    refused(dir, VT_EINVAL, "model.safetensors");
+    /* dimensions that the tensors do not have, or out of bounds */
+    with_config(dir, "\"max_target_positions\": 448", "\"max_target_positions\": 224",
+                "is 448x64, expected 224x64");
+    with_config(dir, "\"encoder_ffn_dim\": 256", "\"encoder_ffn_dim\": 255", "ffn_dim");
+    with_config(dir, "\"num_mel_bins\": 80", "\"num_mel_bins\": 81", "n_mels");
+    with_config(dir, "\"vocab_size\": 51865", "\"vocab_size\": -1", "vocab_size");
+    with_config(dir, "\"decoder_layers\": 2", "\"decoder_layers\": 3", "no tensor");
+    with_config(dir, "\"max_source_positions\": 1500", "\"max_source_positions\": 3000",
+                "n_audio_ctx");
+    with_config(dir, "\"encoder_attention_heads\": 2", "\"encoder_attention_heads\": 3",
+                "multiple of the heads");
+    with_config(dir, "{", "[", "not a JSON object");
+    for (int i = 0; i < 3; i++) {
+        const char *f[] = {"config.json", "generation_config.json", "model.safetensors"};
+
+        snprintf(path, sizeof(path), "%s/%s", dir, f[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+/* Generated weights of any shape; two threads encoding at once on one model agree with one. */
+struct enc_run {
+    const struct vt_whisper_model *m;
+    const float *mel;
+    float *out;
+    int rc;
+};
+
+static void *enc_thread(void *v)
+{
+    struct enc_run *r = v;
+    char err[128];
+
+    r->rc = vt_whisper_encode(r->m, r->mel, r->out, err, sizeof(err));
+    return NULL;
+}
+
+VT_TEST(whisper_model_random_concurrent)
+{
+    struct vt_whisper_dims d = {128, 100, 48, 3, 1, 300, 20, 48, 3, 2};
+    struct vt_whisper_model *m = NULL;
+    char err[256] = "";
+    float *mel = malloc((size_t)128 * 200 * sizeof(float)), *out[3];
+    struct enc_run r[2];
+    pthread_t t[2];
+
+    for (int i = 0; i < 128 * 200; i++)
+        mel[i] = sinf((float)i * 0.01f);
+    CHECK_INT(vt_whisper_model_random(&d, 7, 2, &m, err, sizeof(err)), 0);
+    d.n_mels = 90;
+    CHECK_INT(
+        vt_whisper_model_random(&d, 7, 2, &(struct vt_whisper_model *){NULL}, err, sizeof(err)),
+        VT_EINVAL);
+    if (!m)
+        goto out;
+    CHECK_STR(vt_whisper_model_format(m), "generated");
+    for (int i = 0; i < 3; i++)
+        out[i] = calloc((size_t)100 * 48, sizeof(float));
+    CHECK_INT(vt_whisper_encode(m, mel, out[2], err, sizeof(err)), 0);
+    for (int i = 0; i < 2; i++) {
+        r[i] = (struct enc_run){m, mel, out[i], -1};
+        pthread_create(&t[i], NULL, enc_thread, &r[i]);
+    }
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        CHECK_INT(r[i].rc, 0);
+        CHECK(memcmp(out[i], out[2], (size_t)100 * 48 * sizeof(float)) == 0);
+    }
+    for (int i = 0; i < 3; i++)
+        free(out[i]);
+out:
+    vt_whisper_model_free(m);
+    free(mel);
 }
