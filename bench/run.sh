@@ -28,6 +28,9 @@ echo
 echo "== Whisper log-mel front end: one 30 s window on one core (PyTorch's time beside it where installed)"
 bash bench/whisper_mel_bench.sh
 echo
+echo "== Whisper's network on tiny, base and small shapes (generated weights): encoder s per 30 s window, decoder ms per token, peak RSS"
+bash bench/whisper_model_bench.sh
+echo
 echo "== speech through a transcription server: the stt stage's overhead over the (fake) server's time"
 bash bench/stt_server_bench.sh
 echo

@@ -227,11 +227,11 @@ KATTR static void widen_v(const uint16_t *w, float *out, size_t n)
 }
 
 /* acc[r][c] = x row r . panel row c over K (K a multiple of 8 here), 4 x 3 at a time. */
-KATTR static void tile_4x3(const float *x, int ldx, const float *p, int K, float acc[4][3])
+KATTR static void tile_4x3(const float *x, int ldx, const float *p, int ldp, int K, float acc[4][3])
 {
     __m256 a[4][3];
     const float *x0 = x, *x1 = x + ldx, *x2 = x + 2 * (size_t)ldx, *x3 = x + 3 * (size_t)ldx;
-    const float *p0 = p, *p1 = p + K, *p2 = p + 2 * (size_t)K;
+    const float *p0 = p, *p1 = p + ldp, *p2 = p + 2 * (size_t)ldp;
 
     for (int r = 0; r < 4; r++)
         for (int c = 0; c < 3; c++)
@@ -446,7 +446,7 @@ KATTR static void mm_panels(const struct mm *a, int m0, int m1, int n0, int n1, 
             float acc[4][3];
 
             for (m = m0; m + 4 <= m1; m += 4) {
-                tile_4x3(a->x + (size_t)m * a->ldx, a->ldx, buf + (size_t)c0 * K, K, acc);
+                tile_4x3(a->x + (size_t)m * a->ldx, a->ldx, buf + (size_t)c0 * K, K, K, acc);
                 for (int r = 0; r < 4; r++)
                     for (int c = 0; c < 3; c++)
                         store(a->y + (size_t)(m + r) * a->ldy + p0 + c0 + c, acc[r][c], a->b,
@@ -538,38 +538,128 @@ void vt_wk_layernorm(const float *x, const float *g, const float *b, float *y, i
 
 /* ---- attention ---- */
 
+/* Softmax of s[0..n) in place, scaled so that the weights sum to 1; -INFINITY stays 0. */
+static void softmax(float *s, int n)
+{
+    float mx = -INFINITY, sum = 0;
+
+    for (int j = 0; j < n; j++)
+        mx = s[j] > mx ? s[j] : mx;
+    for (int j = 0; j < n; j++) {
+        s[j] = expf(s[j] - mx);
+        sum += s[j];
+    }
+    for (int j = 0; j < n; j++)
+        s[j] /= sum;
+}
+
+/* Query i's visible keys. */
+static int visible(const struct vt_wk_attn *a, int i)
+{
+    int n = a->causal < 0 ? a->n_kv : a->causal + i + 1;
+
+    return n > a->n_kv ? a->n_kv : n;
+}
+
+/* Scores of queries [i0, i0 + nq) of head h into s (rows of n_kv), the invisible ones
+ * -INFINITY, copied to qk when asked for. */
+static void scores(const struct vt_wk_attn *a, int h, int i0, int nq, float *s)
+{
+    int dh = a->d_head, n = visible(a, i0 + nq - 1), j = 0;
+    const float *q = a->q + (size_t)i0 * a->ldq + (size_t)h * dh, *k = a->k + (size_t)h * dh;
+
+#ifdef VT_WK_AVX2
+    if (avx2() && nq == 4 && dh % 8 == 0)
+        for (; j + 3 <= n; j += 3) {
+            float acc[4][3];
+
+            tile_4x3(q, a->ldq, k + (size_t)j * a->ldk, a->ldk, dh, acc);
+            for (int r = 0; r < 4; r++)
+                for (int c = 0; c < 3; c++)
+                    s[(size_t)r * a->n_kv + j + c] = acc[r][c];
+        }
+#endif
+    for (int r = 0; r < nq; r++)
+        for (int jj = j; jj < n; jj++)
+            s[(size_t)r * a->n_kv + jj] =
+                dot_f32(q + (size_t)r * a->ldq, k + (size_t)jj * a->ldk, dh);
+    for (int r = 0; r < nq; r++) {
+        float *row = s + (size_t)r * a->n_kv;
+        int vis = visible(a, i0 + r);
+
+        for (int jj = vis; jj < a->n_kv; jj++)
+            row[jj] = -INFINITY;
+        if (a->qk && a->qk[h])
+            memcpy(a->qk[h] + (size_t)(i0 + r) * a->n_kv, row, (size_t)a->n_kv * sizeof(float));
+        softmax(row, vis);
+    }
+}
+
+#ifdef VT_WK_AVX2
+/* out rows [i0, i0 + 4) of head h = p . V, 16 columns at a time: each V row loaded once for
+ * the four queries. */
+KATTR static void weigh_4(const struct vt_wk_attn *a, int h, int i0, const float *p, int n)
+{
+    int dh = a->d_head;
+
+    for (int c = 0; c < dh; c += 16) {
+        __m256 o[4][2];
+        const float *v = a->v + (size_t)h * dh + c;
+
+        for (int r = 0; r < 4; r++)
+            o[r][0] = o[r][1] = _mm256_setzero_ps();
+        for (int j = 0; j < n; j++, v += a->ldv) {
+            __m256 v0 = _mm256_loadu_ps(v), v1 = _mm256_loadu_ps(v + 8);
+
+            for (int r = 0; r < 4; r++) {
+                __m256 pr = _mm256_set1_ps(p[(size_t)r * a->n_kv + j]);
+
+                o[r][0] = _mm256_fmadd_ps(pr, v0, o[r][0]);
+                o[r][1] = _mm256_fmadd_ps(pr, v1, o[r][1]);
+            }
+        }
+        for (int r = 0; r < 4; r++) {
+            float *out = a->out + (size_t)(i0 + r) * a->ldo + (size_t)h * dh + c;
+
+            _mm256_storeu_ps(out, o[r][0]);
+            _mm256_storeu_ps(out + 8, o[r][1]);
+        }
+    }
+}
+#endif
+
+static void weigh(const struct vt_wk_attn *a, int h, int i0, int nq, const float *p)
+{
+    int dh = a->d_head, n = visible(a, i0 + nq - 1);
+
+#ifdef VT_WK_AVX2
+    if (avx2() && nq == 4 && dh % 16 == 0) {
+        weigh_4(a, h, i0, p, n); /* the invisible keys weigh 0 */
+        return;
+    }
+#endif
+    for (int r = 0; r < nq; r++) {
+        float *o = a->out + (size_t)(i0 + r) * a->ldo + (size_t)h * dh;
+        const float *pr = p + (size_t)r * a->n_kv;
+
+        memset(o, 0, (size_t)dh * sizeof(float));
+        for (int j = 0; j < visible(a, i0 + r); j++)
+            axpy(pr[j], a->v + (size_t)j * a->ldv + (size_t)h * dh, o, dh);
+    }
+}
+
+/* Work items: a head and a block of up to 4 queries. */
 static void attn_job(void *arg, int w, int nw)
 {
     const struct vt_wk_attn *a = arg;
-    float *s = a->scratch + (size_t)w * a->n_kv;
-    int dh = a->d_head;
+    float *s = a->scratch + (size_t)w * 4 * a->n_kv;
+    int nb = (a->n_q + 3) / 4;
 
-    for (int it = w; it < a->n_head * a->n_q; it += nw) {
-        int h = it / a->n_q, i = it % a->n_q;
-        int n = a->causal < 0 ? a->n_kv : a->causal + i + 1;
-        const float *q = a->q + (size_t)i * a->ldq + (size_t)h * dh;
-        float *o = a->out + (size_t)i * a->ldo + (size_t)h * dh, mx = -INFINITY, sum = 0;
+    for (int it = w; it < a->n_head * nb; it += nw) {
+        int h = it / nb, i0 = it % nb * 4, nq = a->n_q - i0 < 4 ? a->n_q - i0 : 4;
 
-        if (n > a->n_kv)
-            n = a->n_kv;
-        for (int j = 0; j < n; j++) {
-            s[j] = dot_f32(q, a->k + (size_t)j * a->ldk + (size_t)h * dh, dh);
-            mx = s[j] > mx ? s[j] : mx;
-        }
-        if (a->qk && a->qk[h]) {
-            float *row = a->qk[h] + (size_t)i * a->n_kv;
-
-            memcpy(row, s, (size_t)n * sizeof(float));
-            for (int j = n; j < a->n_kv; j++)
-                row[j] = -INFINITY;
-        }
-        for (int j = 0; j < n; j++) {
-            s[j] = expf(s[j] - mx);
-            sum += s[j];
-        }
-        memset(o, 0, (size_t)dh * sizeof(float));
-        for (int j = 0; j < n; j++)
-            axpy(s[j] / sum, a->v + (size_t)j * a->ldv + (size_t)h * dh, o, dh);
+        scores(a, h, i0, nq, s);
+        weigh(a, h, i0, nq, s);
     }
 }
 

@@ -47,7 +47,8 @@ void vt_wk_layernorm(const float *x, const float *g, const float *b, float *y, i
  * Multi-head attention of n_q queries over n_kv keys: for head h, query i, the scores
  * q_i,h . k_j,h (q already scaled by d_head^-0.5), key j visible when causal < 0 or
  * j <= causal + i; softmax; out_i,h = sum_j p_j v_j,h. qk[h], when qk and qk[h] are set,
- * gets the scores [n_q][n_kv] before the softmax. scratch holds pool size x n_kv floats.
+ * gets the scores [n_q][n_kv] before the softmax (-inf where masked). scratch holds
+ * pool size x 4 n_kv floats.
  */
 struct vt_wk_attn {
     const float *q, *k, *v;

@@ -155,6 +155,17 @@ static size_t count_of(const struct vt_whisper_dims *d, enum shape sh)
     return c;
 }
 
+/* The count of the largest tensor. */
+static size_t largest(const struct vt_whisper_dims *d)
+{
+    size_t big = 0;
+
+    for (int sh = SH_S; sh <= SH_EMB; sh++)
+        if (count_of(d, (enum shape)sh) > big)
+            big = count_of(d, (enum shape)sh);
+    return big;
+}
+
 typedef int (*visit_fn)(void *ctx, const struct tspec *t, char *err, size_t errlen);
 
 static int visit_top(struct vt_whisper_model *m, visit_fn fn, void *ctx, char *err, size_t errlen)
@@ -439,11 +450,7 @@ int vt_whisper_model_random(const struct vt_whisper_dims *d, uint64_t seed, int 
     rc = model_new(d, n_threads, &m, err, errlen);
     if (rc)
         return rc;
-    big = count_of(d, SH_EMB);
-    if (count_of(d, SH_APOS) > big)
-        big = count_of(d, SH_APOS);
-    if (count_of(d, SH_FS) > big)
-        big = count_of(d, SH_FS);
+    big = largest(d);
     r.buf = malloc(big * sizeof(float));
     rc = r.buf ? visit(m, random_one, &r, err, errlen)
                : vt_err(err, errlen, VT_ENOMEM, "whisper model: out of memory");
@@ -601,13 +608,9 @@ static int load_one(void *ctx, const struct tspec *t, char *err, size_t errlen)
 /* Fill m's tensors from s. */
 static int load_all(struct vt_whisper_model *m, struct source *s, char *err, size_t errlen)
 {
-    size_t big = count_of(&m->d, SH_EMB);
+    size_t big = largest(&m->d);
     int rc;
 
-    if (count_of(&m->d, SH_APOS) > big)
-        big = count_of(&m->d, SH_APOS);
-    if (count_of(&m->d, SH_FS) > big)
-        big = count_of(&m->d, SH_FS);
     s->d = &m->d;
     s->buf = malloc(big * sizeof(float));
     if (!s->buf)
@@ -936,7 +939,7 @@ int vt_whisper_encode(const struct vt_whisper_model *m, const float *mel, float 
 
     if (!p)
         return vt_err(err, errlen, VT_ENOMEM, "whisper encoder: out of memory");
-    n = 6 * T * S + 4 * T * S + (size_t)vt_wk_pool_size(p) * T + 2 * T * wide;
+    n = 6 * T * S + 4 * T * S + (size_t)vt_wk_pool_size(p) * 4 * T + 2 * T * wide;
     mem = malloc(n * sizeof(float));
     if (!mem) {
         vt_wk_pool_free(p);
@@ -944,7 +947,7 @@ int vt_whisper_encode(const struct vt_whisper_model *m, const float *mel, float 
     }
     e.x = mem, e.h = e.x + T * S, e.q = e.h + T * S, e.k = e.q + T * S, e.v = e.k + T * S;
     e.a = e.v + T * S, e.f = e.a + T * S, e.s = e.f + 4 * T * S;
-    col = e.s + (size_t)vt_wk_pool_size(p) * T;
+    col = e.s + (size_t)vt_wk_pool_size(p) * 4 * T;
     enc_stem(m, mel, &e, col, p);
     for (int l = 0; l < m->d.n_audio_layer; l++)
         enc_block(m, &m->enc[l], &e, p);
@@ -1106,7 +1109,7 @@ int vt_whisper_decode(struct vt_whisper_kv *kv, const int32_t *tokens, int n,
         if (tokens[i] < 0 || tokens[i] >= m->d.n_vocab)
             return vt_err(err, errlen, VT_EINVAL, "whisper decoder: token %d out of range [0, %d)",
                           (int)tokens[i], m->d.n_vocab);
-    mem = malloc((8 * nn * S + (size_t)vt_wk_pool_size(kv->pool) * keys) * sizeof(float));
+    mem = malloc((8 * nn * S + (size_t)vt_wk_pool_size(kv->pool) * 4 * keys) * sizeof(float));
     if (!mem)
         return vt_err(err, errlen, VT_ENOMEM, "whisper decoder: out of memory");
     d.x = mem, d.h = d.x + nn * S, d.q = d.h + nn * S, d.a = d.q + nn * S, d.f = d.a + nn * S;
