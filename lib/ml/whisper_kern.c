@@ -592,6 +592,8 @@ static void scores(const struct vt_wk_attn *a, int h, int i0, int nq, float *s)
         if (a->qk && a->qk[h])
             memcpy(a->qk[h] + (size_t)(i0 + r) * a->n_kv, row, (size_t)a->n_kv * sizeof(float));
         softmax(row, vis);
+        for (int jj = vis; jj < a->n_kv; jj++) /* weigh_4 reads the block's widest row */
+            row[jj] = 0;
     }
 }
 

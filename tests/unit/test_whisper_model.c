@@ -170,6 +170,37 @@ static double fdiff(const float *a, const float *b, size_t n)
 }
 
 /* The decoder on the start sequence, then along the greedy tokens, to tol. */
+/*
+ * The start sequence and every greedy token fed in one call: the causal mask over blocks of
+ * queries (attention takes 4 at a time) gives step i's logits at position 2 + i, as the
+ * cache fed one token at a time does.
+ */
+static void check_steps_at_once(struct vt_whisper_kv *kv, const int32_t sot[3], json_t *toks,
+                                json_t *steps, double tol)
+{
+    size_t n = 3 + json_array_size(toks), V = 51865;
+    int32_t *ids = calloc(n, sizeof(int32_t));
+    float *all = calloc(n * V, sizeof(float));
+    char err[256] = "";
+
+    memcpy(ids, sot, 3 * sizeof(int32_t));
+    for (size_t i = 3; i < n; i++)
+        ids[i] = (int32_t)json_integer_value(json_array_get(toks, i - 3));
+    vt_whisper_kv_rewind(kv, 0);
+    CHECK_INT(vt_whisper_decode(kv, ids, (int)n, &(struct vt_whisper_decode_out){.logits_all = all},
+                                err, sizeof(err)),
+              0);
+    for (size_t i = 0; i < json_array_size(steps) && 2 + i < n; i++) {
+        json_t *st = json_array_get(steps, i);
+        int32_t tok = (int32_t)json_integer_value(json_object_get(st, "token"));
+
+        CHECK_NEAR(all[(2 + i) * V + (size_t)tok],
+                   json_number_value(json_object_get(st, "raw_logit")), tol);
+    }
+    free(ids);
+    free(all);
+}
+
 static void check_decoder(const struct vt_whisper_model *m, const float *enc, json_t *e, double tol,
                           double tol_greedy)
 {
@@ -233,6 +264,7 @@ static void check_decoder(const struct vt_whisper_model *m, const float *enc, js
         CHECK_NEAR(last[tok], json_number_value(json_object_get(st, "raw_logit")), tol_greedy);
     }
     CHECK_INT(nsteps, 27);
+    check_steps_at_once(kv, sot, toks, steps, tol_greedy);
 out:
     vt_whisper_kv_free(kv);
     free(all);
