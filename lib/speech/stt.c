@@ -36,13 +36,13 @@
  */
 #include "speech/stt.h"
 
-#include "media/audio.h"
 #include "base/http.h"
+#include "base/util.h"
+#include "base/workpool.h"
+#include "media/audio.h"
 #include "speech/stt_hints.h"
 #include "speech/stt_int.h"
-#include "base/util.h"
 #include "speech/vad.h"
-#include "base/workpool.h"
 
 #include <math.h>
 #include <pocketsphinx.h>
@@ -100,13 +100,14 @@
 #define STT_SERVER_DEFAULT_TIMEOUT_S 300.0
 
 struct vt_stt {
-    ps_decoder_t **decoders;      /* PocketSphinx: one per worker; NULL with a server */
-    int n_decoders;               /* workers: decoders, or concurrent requests to the server */
-    char model[160];              /* the recogniser */
-    char model_vad[160];          /* model; and the segmenter: vt_stt_model */
-    struct vt_stt_openai *server; /* NULL: PocketSphinx */
-    const struct vt_vad *vad;     /* borrowed: Silero finds the speech; NULL: the energy detector */
-    struct vt_stt_cuts *cuts;     /* tests (vt_stt_cut): the segments are noted, not recognised */
+    ps_decoder_t **decoders;          /* PocketSphinx: one per worker; NULL with a server */
+    int n_decoders;                   /* workers: decoders, or concurrent requests to the server */
+    char model[VT_STT_MODEL_MAX];     /* the recogniser */
+    char model_vad[VT_STT_MODEL_MAX]; /* model; and the segmenter: vt_stt_model */
+    struct vt_stt_openai *server;     /* NULL: PocketSphinx */
+    struct vt_stt_whisper *whisper;   /* NULL: PocketSphinx */
+    const struct vt_vad *vad; /* borrowed: Silero finds the speech; NULL: the energy detector */
+    struct vt_stt_cuts *cuts; /* tests (vt_stt_cut): the segments are noted, not recognised */
 };
 
 /* A run of frames [start, end) of speech. */
@@ -147,7 +148,8 @@ struct stt_job {
 struct stt_worker {
     struct stt_job *job;
     struct vt_stt *stt;
-    ps_decoder_t *ps; /* NULL with a server */
+    ps_decoder_t *ps; /* NULL with a server or Whisper */
+    int index;        /* which worker: Whisper's tokenizer */
 };
 
 /* Where the audio comes from: a file being decoded or a buffer. */
@@ -498,16 +500,63 @@ void vt_stt_set_language(struct vt_stt *stt, const char *lang)
     char code[8] = "";
     size_t n = 0;
 
-    if (!stt->server)
+    if (!stt->server && !stt->whisper)
         return;
-    free(stt->server->language);
-    stt->server->language = NULL;
     /* the primary subtag, lower case: "en-US" -> "en"; anything else is no hint */
     for (; lang && lang[n] && lang[n] != '-' && lang[n] != '_' && n + 1 < sizeof(code); n++)
         code[n] = (char)(lang[n] >= 'A' && lang[n] <= 'Z' ? lang[n] + 32 : lang[n]);
     code[n] = 0;
+    if (stt->whisper) {
+        vt_stt_whisper_set_language(stt->whisper, bad_language(code) ? NULL : code);
+        return;
+    }
+    free(stt->server->language);
+    stt->server->language = NULL;
     if (!bad_language(code))
         stt->server->language = vt_xstrdup(code);
+}
+
+/* Default workers: one per core, at most STT_DEFAULT_MAX_THREADS. */
+static int default_threads(void)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+    return ncpu < 1 ? 1 : ncpu > STT_DEFAULT_MAX_THREADS ? STT_DEFAULT_MAX_THREADS : (int)ncpu;
+}
+
+int vt_stt_new_whisper(const struct vt_stt_whisper_spec *spec, struct vt_stt **out, char *err,
+                       size_t errlen)
+{
+    struct vt_stt *stt;
+    struct vt_stt_whisper *w = NULL;
+    int n = spec->nthreads ? spec->nthreads : default_threads(), rc;
+    char rev[32] = "";
+
+    *out = NULL;
+    if (!spec->path || !*spec->path)
+        return vt_err(err, errlen, VT_EINVAL, "stt.backend is whisper but stt.model is not set");
+    if (n < 1 || n > STT_MAX_THREAD)
+        return vt_err(err, errlen, VT_EINVAL, "'%d': bad stt thread count", n);
+    /* one worker per core, each network call on one thread: segments run side by side */
+    rc = vt_stt_whisper_open(spec->path, n, n > 1 ? 1 : 0, &w, err, errlen);
+    if (rc)
+        return rc;
+    stt = vt_xcalloc(1, sizeof(*stt));
+    stt->whisper = w;
+    stt->n_decoders = n;
+    if (spec->revision && *spec->revision)
+        snprintf(rev, sizeof(rev), ", rev %.12s", spec->revision);
+    snprintf(stt->model, sizeof(stt->model),
+             "whisper %.60s (%.24s%s); greedy, temperatures 0-1.0, beam 1, word timestamps dtw",
+             spec->name && *spec->name ? spec->name : spec->path, vt_stt_whisper_format(w), rev);
+    vt_stt_set_vad(stt, NULL);
+    *out = stt;
+    return 0;
+}
+
+size_t vt_stt_set_prompt(struct vt_stt *stt, const struct vt_stt_hints *hints)
+{
+    return stt->whisper ? vt_stt_whisper_set_prompt(stt->whisper, hints) : 0;
 }
 
 void vt_stt_free(struct vt_stt *stt)
@@ -517,6 +566,7 @@ void vt_stt_free(struct vt_stt *stt)
     for (int i = 0; stt->decoders && i < stt->n_decoders; i++)
         ps_free(stt->decoders[i]);
     free(stt->decoders);
+    vt_stt_whisper_free(stt->whisper);
     if (stt->server) {
         free(stt->server->url);
         free(stt->server->model);
@@ -592,10 +642,15 @@ static int decode_segment(ps_decoder_t *ps, struct stt_seg *seg, char *err, size
     return 0;
 }
 
-/* Recognise one segment on a worker: with its decoder, or by the transcription server. */
-static int recognise_segment(struct vt_stt *stt, ps_decoder_t *ps, struct stt_seg *seg, char *err,
-                             size_t errlen)
+/* Recognise one segment on worker number index: with its decoder, Whisper or the
+ * transcription server. */
+static int recognise_segment(struct vt_stt *stt, ps_decoder_t *ps, int index, struct stt_seg *seg,
+                             char *err, size_t errlen)
 {
+    if (stt->whisper)
+        return vt_stt_whisper_segment(stt->whisper, index, seg->pcm, seg->n,
+                                      (double)seg->start / VT_AUDIO_RATE_HZ, &seg->words,
+                                      &seg->n_words, &seg->cap_words, err, errlen);
     if (stt->server)
         return vt_stt_openai_segment(
             stt->server, seg->pcm, seg->n, (double)seg->start / VT_AUDIO_RATE_HZ, &seg->words,
@@ -641,7 +696,7 @@ static void *stt_worker_main(void *arg)
         seg = &job->slots[i % job->cap];
         pthread_mutex_unlock(&job->mu);
 
-        rc = recognise_segment(wk->stt, wk->ps, seg, err, sizeof(err));
+        rc = recognise_segment(wk->stt, wk->ps, wk->index, seg, err, sizeof(err));
 
         pthread_mutex_lock(&job->mu);
         /* The audio is no longer needed: free it before the words wait to be collected. */
@@ -862,7 +917,7 @@ static int emit_segment(struct stt_stream *st, size_t start_f, size_t end_f)
     memcpy(seg->pcm, st->pcm + (seg->start - st->pcm_base), seg->n * sizeof(*seg->pcm));
     if (st->inline_mode) {
         char err[sizeof(job->fail.msg)] = "";
-        int rc = recognise_segment(st->stt, st->stt->decoders ? st->stt->decoders[0] : NULL, seg,
+        int rc = recognise_segment(st->stt, st->stt->decoders ? st->stt->decoders[0] : NULL, 0, seg,
                                    err, sizeof(err));
 
         free(seg->pcm);
@@ -1105,6 +1160,7 @@ static void start_workers(struct stt_stream *st)
         st->workers[k].job = job;
         st->workers[k].stt = st->stt;
         st->workers[k].ps = st->stt->decoders ? st->stt->decoders[k] : NULL;
+        st->workers[k].index = (int)k;
     }
     st->n_workers =
         vt_pool_threads_start(st->tids, n, stt_worker_main, st->workers, sizeof(*st->workers));
