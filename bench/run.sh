@@ -28,6 +28,9 @@ echo
 echo "== Whisper log-mel front end: one 30 s window on one core (PyTorch's time beside it where installed)"
 bash bench/whisper_mel_bench.sh
 echo
+echo "== Whisper in process: tiny/base/small-shaped (generated weights) next to PocketSphinx, same audio and cores"
+bash bench/whisper_bench.sh
+echo
 echo "== speech through a transcription server: the stt stage's overhead over the (fake) server's time"
 bash bench/stt_server_bench.sh
 echo
