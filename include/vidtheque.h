@@ -35,6 +35,7 @@ enum {
     /* the database server cannot be reached (PostgreSQL down or restarting): try again
      * later; nothing was changed */
     VT_EUNAVAIL = -7,
+    VT_ENOMEM = -8, /* out of memory (a library's own allocation, e.g. a model's weights) */
 };
 
 enum vt_log_level { VT_LOG_ERROR, VT_LOG_WARN, VT_LOG_INFO, VT_LOG_DEBUG };

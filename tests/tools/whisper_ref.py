@@ -27,6 +27,7 @@ import os
 import re
 import struct
 import sys
+import zlib
 
 import numpy as np
 import torch
@@ -349,12 +350,16 @@ def apply_filters(logits, tokens, sample_begin, tok, suppress, max_initial_times
         logits[:tb] = -np.inf
 
 
-def greedy_decode(model, tok, audio_features, max_initial_timestamp=1.0, sample_len=None):
+def greedy_decode(model, tok, audio_features, max_initial_timestamp=1.0, sample_len=None,
+                  prompt=None):
     """DecodingTask.run with DecodingOptions(temperature=0, language given, timestamps on,
-    suppress_tokens "-1", suppress_blank), batch 1, without a prompt."""
+    suppress_tokens "-1", suppress_blank), batch 1, with prompt (a list of token ids, as
+    transcribe passes it) or without."""
     n_ctx = model.dims['n_text_ctx']
     sample_len = sample_len or n_ctx // 2
     initial = list(tok.sot_sequence)
+    if prompt:  # DecodingTask._get_initial_tokens
+        initial = [tok.sot_prev] + list(prompt)[-(n_ctx // 2 - 1):] + initial
     sample_begin, sot_index = len(initial), initial.index(tok.sot)
     precision = CHUNK_LENGTH / model.dims['n_audio_ctx']
     mit_index = round(max_initial_timestamp / precision) if max_initial_timestamp else None
@@ -382,13 +387,107 @@ def greedy_decode(model, tok, audio_features, max_initial_timestamp=1.0, sample_
     sampled = tokens[sample_begin:]
     if tok.eot in sampled:
         sampled = sampled[:sampled.index(tok.eot)]
-    return {"initial_tokens": initial, "tokens": sampled,
+    text = tok.decode(sampled).strip()
+    return {"initial_tokens": initial, "tokens": sampled, "text": text,
+            "compression_ratio": compression_ratio(text),
             "ended_with_eot": tokens[-1] == tok.eot,
             "sum_logprob": round(sum_logprob, 5),
             "avg_logprob": round(sum_logprob / (len(sampled) + 1), 6),
             "no_speech_prob": no_speech_prob,
             "suppress_tokens": list(suppress), "max_initial_timestamp_index": mit_index,
             "sample_len": sample_len, "steps": steps}
+
+
+def compression_ratio(text):
+    """utils.py's compression_ratio"""
+    b = text.encode("utf-8")
+    return len(b) / len(zlib.compress(b))
+
+
+def transcribe(model, tok, audio, initial_prompt=None, compression_ratio_threshold=2.4,
+               logprob_threshold=-1.0, no_speech_threshold=0.6,
+               condition_on_previous_text=True):
+    """transcribe.py's loop with temperature=(0.0,) (so decode_with_fallback decodes once),
+    the language given (tok's), word_timestamps False, no clip_timestamps, no
+    hallucination_silence_threshold, carry_initial_prompt False."""
+    n_mels = model.dims['n_mels']
+    old = os.getcwd()
+    os.chdir(TOP)
+    try:
+        mel = whisper_mel_ref.log_mel_spectrogram(audio, n_mels, padding=N_SAMPLES)
+    finally:
+        os.chdir(old)
+    content_frames = mel.shape[-1] - N_FRAMES
+    input_stride = N_FRAMES // model.dims['n_audio_ctx']
+    time_precision = input_stride * HOP_LENGTH / SAMPLE_RATE
+    seek, all_tokens, all_segments, prompt_reset_since, windows = 0, [], [], 0, []
+    if initial_prompt is not None:
+        all_tokens.extend(tok.encode(" " + initial_prompt.strip()))
+    tb = tok.timestamp_begin
+    while seek < content_frames:
+        time_offset = float(seek * HOP_LENGTH / SAMPLE_RATE)
+        segment_size = min(N_FRAMES, content_frames - seek)
+        window = F.pad(mel[:, seek:seek + segment_size], (0, N_FRAMES - segment_size))
+        prompt = all_tokens[prompt_reset_since:]
+        with torch.no_grad():
+            xa = model.encoder(window[None])
+            res = greedy_decode(model, tok, xa, prompt=prompt)
+        # decode_with_fallback with one temperature: the result as it is
+        win = {"seek": seek, "segment_size": segment_size, "n_prompt": len(prompt),
+               "tokens": res["tokens"], "avg_logprob": res["avg_logprob"],
+               "no_speech_prob": res["no_speech_prob"],
+               "compression_ratio": res["compression_ratio"], "skipped": False}
+        windows.append(win)
+        if no_speech_threshold is not None:
+            should_skip = res["no_speech_prob"] > no_speech_threshold
+            if logprob_threshold is not None and res["avg_logprob"] > logprob_threshold:
+                should_skip = False
+            if should_skip:
+                win["skipped"] = True
+                seek += segment_size
+                continue
+        tokens = res["tokens"]
+        current = []
+
+        def new_segment(start, end, toks):
+            return {"seek": seek, "start": start, "end": end,
+                    "text": tok.decode([t for t in toks if t < tok.eot]), "tokens": list(toks),
+                    "temperature": 0.0, "avg_logprob": res["avg_logprob"],
+                    "compression_ratio": res["compression_ratio"],
+                    "no_speech_prob": res["no_speech_prob"]}
+        ts = [t >= tb for t in tokens]
+        single_timestamp_ending = ts[-2:] == [False, True]
+        consecutive = [i + 1 for i in range(len(ts) - 1) if ts[i] and ts[i + 1]]
+        if consecutive:
+            slices = consecutive + ([len(tokens)] if single_timestamp_ending else [])
+            last_slice = 0
+            for cur in slices:
+                s = tokens[last_slice:cur]
+                current.append(new_segment(time_offset + (s[0] - tb) * time_precision,
+                                           time_offset + (s[-1] - tb) * time_precision, s))
+                last_slice = cur
+            if single_timestamp_ending:
+                seek += segment_size
+            else:
+                seek += (tokens[last_slice - 1] - tb) * input_stride
+        else:
+            duration = segment_size * HOP_LENGTH / SAMPLE_RATE
+            stamps = [t for t in tokens if t >= tb]
+            if stamps and stamps[-1] != tb:
+                duration = (stamps[-1] - tb) * time_precision
+            current.append(new_segment(time_offset, time_offset + duration, tokens))
+            seek += segment_size
+        for segment in current:
+            if segment["start"] == segment["end"] or segment["text"].strip() == "":
+                segment["text"] = ""
+                segment["tokens"] = []
+        all_segments.extend(current)
+        all_tokens.extend(t for segment in current for t in segment["tokens"])
+        if not condition_on_previous_text:  # temperature is 0 here, never > 0.5
+            prompt_reset_since = len(all_tokens)
+    return {"initial_prompt": initial_prompt, "content_frames": content_frames,
+            "windows": windows, "segments": all_segments,
+            "seeks": [w["seek"] for w in windows]}
 
 
 def detect_language(model, tok, audio_features):
@@ -636,6 +735,32 @@ def reference(d):
     }
 
 
+TRANSCRIBE_PROMPT = "Kennedy, Apollo."
+
+
+def reference_transcribe(d):
+    """transcribe.py over jfk.wav repeated 6 times back to back (66 s: several windows),
+    temperature (0.0,), condition_on_previous_text, once without and once with an
+    initial_prompt."""
+    torch.manual_seed(0)
+    model = load_model(d)
+    tok = Tokenizer(model.is_multilingual, model.num_languages,
+                    language="en" if model.is_multilingual else None)
+    audio = whisper_mel_ref.load_audio(WAV)
+    audio = np.concatenate([audio] * 6) if isinstance(audio, np.ndarray) else torch.cat([audio] * 6)
+    runs = [transcribe(model, tok, audio), transcribe(model, tok, audio, TRANSCRIBE_PROMPT)]
+    return {
+        "command": "/usr/bin/python3 tests/tools/whisper_ref.py --transcribe",
+        "audio": "tests/data/speech/jfk.wav repeated 6 times back to back",
+        "samples": int(audio.shape[-1]), "language": tok.language,
+        "options": {"temperature": [0.0], "compression_ratio_threshold": 2.4,
+                    "logprob_threshold": -1.0, "no_speech_threshold": 0.6,
+                    "condition_on_previous_text": True, "word_timestamps": False,
+                    "max_initial_timestamp": 1.0, "sample_len": 224},
+        "runs": runs,
+    }
+
+
 def main():
     args = sys.argv[1:]
     torch.set_num_threads(1)
@@ -643,6 +768,21 @@ def main():
     if "--make" in args:
         f32 = args[args.index("--f32") + 1] if "--f32" in args else None
         cmd_make(d, "--en" in args, f32)
+        return
+    if "--transcribe" in args:
+        path = os.path.join(d, "expected-transcribe.json")
+        a = reference_transcribe(d)
+        if "--check" in args:
+            assert a == reference_transcribe(d), "two runs differ"
+            with open(path) as f:
+                assert json.loads(json.dumps(a)) == json.load(f), "differs from " + path
+            print("ok: two runs identical and equal to", path)
+            return
+        dump_json(path, a)
+        for run in a["runs"]:
+            print("prompt", run["initial_prompt"], "seeks", run["seeks"])
+            for sgm in run["segments"]:
+                print(" %7.2f %7.2f %r" % (sgm["start"], sgm["end"], sgm["text"]))
         return
     if "--check" in args:
         a, b = reference(d), reference(d)
