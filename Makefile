@@ -64,8 +64,10 @@ all: vidtheque
 vidtheque: $(BIN) $(FULL)
 	@ln -sf $(BIN) vidtheque
 
+# Made anew each time: `ar r` never drops the member of a source file that was deleted.
 $(BUILD)/libvidtheque.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(FULL): $(CLI_OBJ) $(BUILD)/libvidtheque.a
