@@ -214,9 +214,24 @@ const char *vt_stt_whisper_format(const struct vt_stt_whisper *w)
     return vt_whisper_model_format(w->model);
 }
 
+/*
+ * Containers tag streams with ISO 639-2 codes ("eng"), Whisper knows ISO 639-1 ("en"):
+ * the languages of most talks (both the bibliographic and terminologic codes).
+ */
+static const char *const iso639_2[][2] = {
+    {"eng", "en"}, {"fra", "fr"}, {"fre", "fr"}, {"deu", "de"}, {"ger", "de"}, {"spa", "es"},
+    {"ita", "it"}, {"por", "pt"}, {"nld", "nl"}, {"dut", "nl"}, {"rus", "ru"}, {"zho", "zh"},
+    {"chi", "zh"}, {"jpn", "ja"}, {"kor", "ko"}, {"ara", "ar"}, {"pol", "pl"}, {"tur", "tr"},
+    {"swe", "sv"}, {"ukr", "uk"}, {"ces", "cs"}, {"cze", "cs"}, {"hin", "hi"}, {"ell", "el"},
+    {"gre", "el"}, {"dan", "da"}, {"fin", "fi"}, {"nor", "no"}, {"heb", "he"}, {"hun", "hu"},
+};
+
 void vt_stt_whisper_set_language(struct vt_stt_whisper *w, const char *code)
 {
     w->language[0] = 0;
+    for (size_t i = 0; code && i < VT_ARRAY_LEN(iso639_2); i++)
+        if (!strcmp(code, iso639_2[i][0]))
+            code = iso639_2[i][1];
     if (code && vt_tiktoken_language(w->tok[0], code) >= 0)
         snprintf(w->language, sizeof(w->language), "%s", code);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # backends: sqlite postgresql
 # Whisper in process (stt.backend whisper, implied by stt.model): a talk (a title slide over
-# 2 s of silence, then tests/data/speech/jfk.wav) indexed through every stage with the
+# 2 s of silence, then tests/data/speech/jfk.wav; its audio tagged English, which Whisper is
+# then told rather than detecting it) indexed through every stage with the
 # generated checkpoint of tests/data/whisper-test (random weights: its words are nonsense,
 # but they are words with timings). Checked: stt done with provenance naming whisper, its
 # format and decoding settings and the segmenter; cues whose words are timed inside the
@@ -21,7 +22,8 @@ cp -r "$DATA/whisper-test" "$CKPT"
 ffmpeg -nostdin -v error -y -f lavfi -i color=white:s=320x240:r=5:d=14 -i "$DATA/speech/jfk.wav" \
   -filter_complex "[0:v]drawtext=text='Whisper decoding':fontsize=28:x=20:y=100[v];[1:a]adelay=2000,apad,atrim=0:14[a]" \
   -map '[v]' -map '[a]' -c:v libx264 -preset veryfast -pix_fmt yuv420p -c:a pcm_s16le -t 14 \
-  -metadata title="A talk on speech" "$T/talk.mkv" || fail "cannot make the video"
+  -metadata title="A talk on speech" -metadata:s:a:0 language=eng "$T/talk.mkv" ||
+  fail "cannot make the video"
 stt_field() { json "$T/doc.json" "[s for s in d['stages'] if s['name']=='stt'][0]['$1']"; }
 
 # check_doc: stt done, words timed inside the media, in order, inside their cues
@@ -53,6 +55,8 @@ PY
 note "stt.model = the generated checkpoint: every stage, whisper's words with timings"
 vt init > /dev/null 2>&1 || fail "init"
 expect_exit 0 vt config set stt.model "$CKPT"
+# the random model's words change with the prompt: this run has none, the next one has
+expect_exit 0 vt config set stt.hints false
 expect_exit 0 vt models
 grep -q "stt  *whisper (from the model)  model $CKPT  ready: $CKPT" "$T/out" ||
   fail "models: $(cat "$T/out")"
@@ -113,11 +117,19 @@ expect_exit 0 vt models
 grep -q "stt  *whisper (from the model)  model whisper-tiny.en  ready: $LIB/models/openai--whisper-tiny.en" "$T/out" ||
   fail "models: $(cat "$T/out")"
 grep -q "openai/whisper-tiny.en  main ${commit:0:12} .*speech model" "$T/out" || fail "models list: $(cat "$T/out")"
-expect_exit 0 vt add "$T/talk.mkv"
-vt export "$(cat "$T/out")" > "$T/doc.json" || fail "export"
-check_doc > /dev/null || fail "pulled model: words or cues wrong"
-want="whisper openai/whisper-tiny.en (safetensors F16, rev ${commit:0:12}); greedy"
-[[ $(stt_field model) == "$want"* ]] || fail "stt model: '$(stt_field model)', expected '$want...'"
+# with the slide's and title's words as the initial prompt, which may well make a random
+# model say nothing: done with words, or skipped as silence
+vt add "$T/talk.mkv" > "$T/out" 2> "$T/err" || true
+vt export "$(vt ls | awk 'NR==1 {print $1}')" > "$T/doc.json" || fail "export"
+case $(stt_field state) in
+done)
+  check_doc > /dev/null || fail "pulled model: words or cues wrong"
+  want="whisper openai/whisper-tiny.en (safetensors F16, rev ${commit:0:12}); greedy"
+  [[ $(stt_field model) == "$want"* ]] || fail "stt model: '$(stt_field model)', expected '$want...'"
+  ;;
+skipped) [[ $(stt_field error) == "silence only"* ]] || fail "pulled model: $(stt_field error)" ;;
+*) fail "pulled model: stt $(stt_field state): $(stt_field error)" ;;
+esac
 # a model not pulled says how to get it
 expect_exit 0 vt config set stt.model whisper-small.en
 expect_exit 0 vt models
@@ -132,8 +144,7 @@ LIB=$T/libbad
 vt init > /dev/null 2>&1 || fail "init"
 expect_exit 0 vt config set stt.model "$BAD"
 expect_exit 1 vt add "$T/talk.mkv"
-vid=$(vt ls --json | json /dev/stdin "d[0]['id']" 2> /dev/null || true)
-[[ -n $vid ]] || vid=$(vt ls | awk 'NR==1 {print $1}')
+vid=$(vt ls | awk 'NR==1 {print $1}')
 vt export "$vid" > "$T/doc.json" || fail "export of the failed video"
 [[ $(stt_field state) == failed ]] || fail "bad checkpoint: stt $(stt_field state): $(stt_field error)"
 stt_field error | grep -q "safetensors" || fail "bad checkpoint: reason '$(stt_field error)'"
