@@ -1,6 +1,7 @@
 /*
  * Whisper's cost on real shapes without trained weights (bench/whisper_bench.sh drives it):
- * the audio of a WAV cut by the stt stage's own segmenter (vt_stt_cut, energy), each
+ * the audio of a WAV cut by the stt stage's own segmenter (vt_stt_cut_for, energy, with the
+ * lengths it uses for Whisper: segments of 20 to 29 s where pauses allow), each
  * segment on one of W worker threads (one per core, as the stage runs them), through what
  * vt_whisper_transcribe does per 30 s window: the log-mel window, the encoder, the decoder
  * fed the start sequence and then one token at a time, and the alignment's pass (the
@@ -231,7 +232,7 @@ int main(int argc, char **argv)
     if (vt_audio_load(argv[1], &pcm, &n, err, sizeof(err)) ||
         vt_whisper_mel_open(mel_path, d.n_mels, &mel, err, sizeof(err)) ||
         count_tokens(tok_path, argv[4], &b.tokens_per_s, err, sizeof(err)) ||
-        vt_stt_cut(NULL, pcm, n, 4 * 16000, &b.cuts, err, sizeof(err)) ||
+        vt_stt_cut_for(NULL, 1, pcm, n, 4 * 16000, &b.cuts, err, sizeof(err)) ||
         vt_whisper_model_random(&d, 23, workers > 1 ? 1 : 0, &m, err, sizeof(err))) {
         fprintf(stderr, "whisper_bench: %s\n", err);
         return 1;

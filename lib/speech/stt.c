@@ -88,6 +88,10 @@
 #define SEG_MAX_S    30.0
 #define LONG_PAUSE_S 0.6
 #define PAD_S        0.3
+/* The same for Whisper (vt_stt_new_whisper): one segment fills most of a 30 s window. */
+#define WHISPER_LONG_PAUSE_S 3.0
+#define WHISPER_SEG_MIN_S    20.0
+#define WHISPER_SEG_MAX_S    29.0
 /* Audio is read in blocks of this many samples (4 s). */
 #define READ_SAMPLES (4 * VT_AUDIO_RATE_HZ)
 /* Segments decoded or waiting, per worker: what bounds the memory besides the look-ahead. */
@@ -108,6 +112,8 @@ struct vt_stt {
     struct vt_stt_whisper *whisper;   /* NULL: PocketSphinx */
     const struct vt_vad *vad; /* borrowed: Silero finds the speech; NULL: the energy detector */
     struct vt_stt_cuts *cuts; /* tests (vt_stt_cut): the segments are noted, not recognised */
+    /* the segmenter's lengths when not the defaults (0: LONG_PAUSE_S, SEG_MIN_S, SEG_MAX_S) */
+    double long_pause_s, seg_min_s, seg_max_s;
 };
 
 /* A run of frames [start, end) of speech. */
@@ -544,6 +550,12 @@ int vt_stt_new_whisper(const struct vt_stt_whisper_spec *spec, struct vt_stt **o
     stt = vt_xcalloc(1, sizeof(*stt));
     stt->whisper = w;
     stt->n_decoders = n;
+    /* Whisper's encoder costs a whole 30 s window whatever the segment's length: pauses
+     * up to WHISPER_LONG_PAUSE_S stay inside a segment, which is cut near a window's
+     * length (its pads included), not at every breath as PocketSphinx's are */
+    stt->long_pause_s = WHISPER_LONG_PAUSE_S;
+    stt->seg_min_s = WHISPER_SEG_MIN_S;
+    stt->seg_max_s = WHISPER_SEG_MAX_S;
     if (spec->revision && *spec->revision)
         snprintf(rev, sizeof(rev), ", rev %.12s", spec->revision);
     snprintf(stt->model, sizeof(stt->model),
@@ -942,8 +954,12 @@ static int emit_segment(struct stt_stream *st, size_t start_f, size_t end_f)
  */
 static int make_segments(struct stt_stream *st, size_t frontier, int at_end)
 {
-    size_t seg_min = (size_t)(SEG_MIN_S / FRAME_S), seg_max = (size_t)(SEG_MAX_S / FRAME_S);
-    size_t long_pause = (size_t)(LONG_PAUSE_S / FRAME_S), pad = (size_t)(PAD_S / FRAME_S);
+    const struct vt_stt *stt = st->stt;
+    size_t seg_min = (size_t)((stt->seg_min_s > 0 ? stt->seg_min_s : SEG_MIN_S) / FRAME_S);
+    size_t seg_max = (size_t)((stt->seg_max_s > 0 ? stt->seg_max_s : SEG_MAX_S) / FRAME_S);
+    size_t long_pause =
+        (size_t)((stt->long_pause_s > 0 ? stt->long_pause_s : LONG_PAUSE_S) / FRAME_S);
+    size_t pad = (size_t)(PAD_S / FRAME_S);
 
     while (st->n_runs) {
         const struct span *runs = st->runs;
@@ -1440,7 +1456,19 @@ int vt_stt_run(struct vt_stt *stt, const int16_t *pcm, size_t n, struct vt_trans
 int vt_stt_cut(const struct vt_vad *vad, const int16_t *pcm, size_t n, size_t block,
                struct vt_stt_cuts *out, char *err, size_t errlen)
 {
+    return vt_stt_cut_for(vad, 0, pcm, n, block, out, err, errlen);
+}
+
+int vt_stt_cut_for(const struct vt_vad *vad, int whisper, const int16_t *pcm, size_t n,
+                   size_t block, struct vt_stt_cuts *out, char *err, size_t errlen)
+{
     struct vt_stt stt = {.n_decoders = 1, .vad = vad, .cuts = out};
+
+    if (whisper) {
+        stt.long_pause_s = WHISPER_LONG_PAUSE_S;
+        stt.seg_min_s = WHISPER_SEG_MIN_S;
+        stt.seg_max_s = WHISPER_SEG_MAX_S;
+    }
     struct mem_src m = {.pcm = pcm, .n = pcm ? n : 0};
     struct stt_stream st = {.stt = &stt, .read = mem_read, .src = &m, .block = block};
     int rc;

@@ -100,5 +100,9 @@ struct vt_stt_cuts {
  */
 int vt_stt_cut(const struct vt_vad *vad, const int16_t *pcm, size_t n, size_t block,
                struct vt_stt_cuts *out, char *err, size_t errlen);
+/* The same with the segment lengths of a Whisper recogniser (whisper non-zero): pauses up
+ * to 3 s inside a segment, cut between 20 and 29 s. */
+int vt_stt_cut_for(const struct vt_vad *vad, int whisper, const int16_t *pcm, size_t n,
+                   size_t block, struct vt_stt_cuts *out, char *err, size_t errlen);
 
 #endif
