@@ -28,6 +28,9 @@ echo
 echo "== Whisper log-mel front end: one 30 s window on one core (PyTorch's time beside it where installed)"
 bash bench/whisper_mel_bench.sh
 echo
+echo "== Whisper's network on tiny, base and small shapes (generated weights): encoder s per 30 s window, decoder ms per token, peak RSS"
+bash bench/whisper_model_bench.sh
+echo
 echo "== Whisper in process: tiny/base/small-shaped (generated weights) next to PocketSphinx, same audio and cores"
 bash bench/whisper_bench.sh
 echo
