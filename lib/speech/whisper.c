@@ -89,6 +89,8 @@ static void prompt_add(struct run *R, const int32_t *t, size_t n)
 {
     size_t keep = (size_t)R->d.n_text_ctx / 2;
 
+    if (n == 0) /* an emptied segment: no tokens (and maybe no array) */
+        return;
     if (n >= keep) {
         memcpy(R->prompt, t + n - keep, keep * sizeof(*t));
         R->n_prompt = keep;

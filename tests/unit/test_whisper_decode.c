@@ -247,6 +247,31 @@ VT_TEST(whisper_transcribe_jfk)
             CHECK(out.seg[i].words[k].start <= out.seg[i].words[k].end &&
                   out.seg[i].words[k].end <= 11.1);
     vt_whisper_result_release(&out);
+    /* decode_with_fallback: a logprob threshold no decoding meets walks every temperature
+     * (the last result is kept); a no-speech threshold everything passes skips every window,
+     * unless the logprob says speech */
+    opts_greedy(&o);
+    o.temperatures[1] = 0.4, o.temperatures[2] = 1.0, o.n_temperatures = 3;
+    o.logprob_threshold = 0;
+    o.no_speech_threshold = NAN;
+    memset(&out, 0, sizeof(out));
+    CHECK_INT(
+        vt_whisper_transcribe(f.model, f.tok, f.mel, f.pcm, f.n, 0, &o, &out, err, sizeof(err)), 0);
+    CHECK(out.n > 0);
+    for (size_t i = 0; i < out.n; i++)
+        CHECK(out.seg[i].temperature == 1.0);
+    vt_whisper_result_release(&out);
+    opts_greedy(&o);
+    o.no_speech_threshold = -1;
+    o.logprob_threshold = NAN;
+    CHECK_INT(
+        vt_whisper_transcribe(f.model, f.tok, f.mel, f.pcm, f.n, 0, &o, &out, err, sizeof(err)), 0);
+    CHECK_INT(out.n, 0);
+    o.logprob_threshold = -50;
+    CHECK_INT(
+        vt_whisper_transcribe(f.model, f.tok, f.mel, f.pcm, f.n, 0, &o, &out, err, sizeof(err)), 0);
+    CHECK(out.n > 0);
+    vt_whisper_result_release(&out);
     /* hostile settings and input */
     o.n_temperatures = 0;
     CHECK_INT(
