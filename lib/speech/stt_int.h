@@ -58,8 +58,8 @@ struct vt_stt_hints;
  * and filterbank found beside it, in $VIDTHEQUE_WHISPER_ASSETS or VT_WHISPER_ASSETS_DIR.
  * 0, or a negative VT_E* code with one line in err.
  */
-int vt_stt_whisper_open(const char *path, int n_workers, int n_threads,
-                        struct vt_stt_whisper **out, char *err, size_t errlen);
+int vt_stt_whisper_open(const char *path, int n_workers, int n_threads, struct vt_stt_whisper **out,
+                        char *err, size_t errlen);
 void vt_stt_whisper_free(struct vt_stt_whisper *w);
 /* "safetensors F16", "ggml Q8_0": the weights' format; borrowed. */
 const char *vt_stt_whisper_format(const struct vt_stt_whisper *w);
