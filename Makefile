@@ -64,8 +64,10 @@ all: vidtheque
 vidtheque: $(BIN) $(FULL)
 	@ln -sf $(BIN) vidtheque
 
+# Made anew each time: `ar r` never drops the member of a source file that was deleted.
 $(BUILD)/libvidtheque.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(FULL): $(CLI_OBJ) $(BUILD)/libvidtheque.a
@@ -109,17 +111,23 @@ check: check-headers vidtheque $(UNIT)
 bench: vidtheque
 	VIDTHEQUE=$(abspath $(BIN)) bench/run.sh
 
-install: vidtheque
+install: vidtheque install-data
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/vidtheque
 	install -m 755 $(FULL) $(DESTDIR)$(PREFIX)/bin/vidtheque-full
 	install -m 644 include/vidtheque.h $(DESTDIR)$(PREFIX)/include/vidtheque.h
 	install -m 644 $(BUILD)/libvidtheque.a $(DESTDIR)$(PREFIX)/lib/libvidtheque.a
-	install -d $(DESTDIR)$(DATADIR)
+
+# The data files the binary looks for in DATADIR: the Silero VAD model, and Whisper's
+# vocabularies and mel filterbanks (a Hugging Face checkpoint holds neither).
+WHISPER_ASSETS = gpt2.tiktoken multilingual.tiktoken mel_filters.npz LICENSE-openai-whisper SOURCE
+install-data:
+	install -d $(DESTDIR)$(DATADIR) $(DESTDIR)$(DATADIR)/whisper
 	install -m 644 tests/data/silero-vad/for-tests-silero-v6.2.0-ggml.bin $(DESTDIR)$(DATADIR)/ggml-silero-v6.2.0.bin
 	install -m 644 tests/data/silero-vad/LICENSE $(DESTDIR)$(DATADIR)/LICENSE-silero-vad
+	install -m 644 $(WHISPER_ASSETS:%=tests/data/whisper-assets/%) $(DESTDIR)$(DATADIR)/whisper/
 
 clean:
 	rm -rf build vidtheque
 
-.PHONY: all vidtheque check check-headers unit e2e bench install clean
+.PHONY: all vidtheque check check-headers unit e2e bench install install-data clean

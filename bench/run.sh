@@ -31,6 +31,9 @@ echo
 echo "== Whisper's network on tiny, base and small shapes (generated weights): encoder s per 30 s window, decoder ms per token, peak RSS"
 bash bench/whisper_model_bench.sh
 echo
+echo "== Whisper in process: tiny/base/small-shaped (generated weights) next to PocketSphinx, same audio and cores"
+bash bench/whisper_bench.sh
+echo
 echo "== speech through a transcription server: the stt stage's overhead over the (fake) server's time"
 bash bench/stt_server_bench.sh
 echo

@@ -34,6 +34,17 @@ export VIDTHEQUE_LIBRARY=$PWD/sample/library
 # tests/data): the sample's frame_embed stage runs instead of being skipped
 [[ -d sample/library ]] || ./vidtheque init > /dev/null
 ./vidtheque config set frame_embed.model "$PWD/tests/data/mobilenet-v1-0.25-224"
+# speech: Whisper (base.en) when it can be pulled from the Hugging Face hub, with the
+# vocabularies and filterbanks it needs installed; else PocketSphinx, the fallback
+make install-data > /dev/null
+if ./vidtheque models pull whisper-base.en > sample/whisper-pull.log 2>&1; then
+  ./vidtheque config set stt.model whisper-base.en
+  echo "speech: whisper-base.en pulled and set (stt.model)"
+else
+  echo "speech: could not pull whisper-base.en ($(tail -n 1 sample/whisper-pull.log));" \
+    "PocketSphinx transcribes instead (retry: ./vidtheque -L sample/library models pull" \
+    "whisper-base.en && ./vidtheque -L sample/library config set stt.model whisper-base.en)"
+fi
 id=$(./vidtheque add sample/talk.mp4)
 echo
 ./vidtheque show "$id"

@@ -19,6 +19,9 @@
 #endif
 /* stt.vad_model when unset: Silero VAD v6.2.0 in whisper.cpp's ggml format */
 #define VT_CONFIG_VAD_MODEL VT_DATADIR "/ggml-silero-v6.2.0.bin"
+/* Whisper's vocabularies (gpt2.tiktoken, multilingual.tiktoken) and mel_filters.npz, which
+ * a Hugging Face checkpoint does not hold */
+#define VT_WHISPER_ASSETS_DIR VT_DATADIR "/whisper"
 
 struct vt_config;
 

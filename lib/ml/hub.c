@@ -8,10 +8,10 @@
  */
 #include "ml/hub.h"
 
-#include "ml/models.h"
 #include "base/sha256.h"
-#include "ml/tflite.h"
 #include "base/util.h"
+#include "ml/models.h"
+#include "ml/tflite.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -54,6 +54,15 @@ static const struct want text_files[] = {
 /* An image model: its one .tflite file (no larger than tflite.c reads), and its notes. */
 static const struct want image_files[] = {
     {NULL, 1, VT_TFLITE_MAX_FILE},
+    {"README.md", 0, OTHER_MAX_BYTES},
+    {"LICENSE", 0, OTHER_MAX_BYTES},
+};
+/* A Whisper model as transformers saves it (the vocabulary is Whisper's own tiktoken file,
+ * installed with vidtheque, not the checkpoint's vocab.json). */
+static const struct want speech_files[] = {
+    {"model.safetensors", 1, WEIGHTS_MAX_BYTES},
+    {"config.json", 1, OTHER_MAX_BYTES},
+    {"generation_config.json", 1, OTHER_MAX_BYTES},
     {"README.md", 0, OTHER_MAX_BYTES},
     {"LICENSE", 0, OTHER_MAX_BYTES},
 };
@@ -393,9 +402,12 @@ static int get_files(struct pull *p)
     rc = choose_kind(p, tree);
     if (rc)
         goto out;
-    const struct want *wanted = p->kind == VT_MODEL_IMAGE ? image_files : text_files;
-    size_t n_wanted =
-        p->kind == VT_MODEL_IMAGE ? VT_ARRAY_LEN(image_files) : VT_ARRAY_LEN(text_files);
+    const struct want *wanted = p->kind == VT_MODEL_IMAGE    ? image_files
+                                : p->kind == VT_MODEL_SPEECH ? speech_files
+                                                             : text_files;
+    size_t n_wanted = p->kind == VT_MODEL_IMAGE    ? VT_ARRAY_LEN(image_files)
+                      : p->kind == VT_MODEL_SPEECH ? VT_ARRAY_LEN(speech_files)
+                                                   : VT_ARRAY_LEN(text_files);
     for (size_t w = 0; w < n_wanted; w++) {
         const char *path = wanted[w].path ? wanted[w].path : p->image_file;
         json_t *e = tree_file(tree, path);
@@ -403,9 +415,11 @@ static int get_files(struct pull *p)
             if (wanted[w].required) {
                 rc = vt_err(p->err, p->errlen, VT_EINVAL, "'%s' at %.12s has no '%s': %s", p->repo,
                             p->commit, path,
-                            p->kind == VT_MODEL_IMAGE ? "not the image model expected"
-                                                      : "not a Model2Vec model (nor a TFLite "
-                                                        "image model: no single .tflite file)");
+                            p->kind == VT_MODEL_IMAGE    ? "not the image model expected"
+                            : p->kind == VT_MODEL_SPEECH ? "not a Whisper model in transformers' "
+                                                           "layout"
+                                                         : "not a Model2Vec model (nor a TFLite "
+                                                           "image model: no single .tflite file)");
                 goto out;
             }
             continue;
@@ -742,7 +756,10 @@ static int write_manifest(struct pull *p, const char *dir)
     json_object_set_new(m, "commit", json_string(p->commit));
     json_object_set_new(m, "endpoint", json_string(p->endpoint));
     json_object_set_new(m, "pulled_at", json_string(when));
-    json_object_set_new(m, "kind", json_string(p->kind == VT_MODEL_IMAGE ? "image" : "text"));
+    json_object_set_new(m, "kind",
+                        json_string(p->kind == VT_MODEL_IMAGE    ? "image"
+                                    : p->kind == VT_MODEL_SPEECH ? "speech"
+                                                                 : "text"));
     if (p->kind == VT_MODEL_IMAGE && p->known && p->known->tensor)
         json_object_set_new(m, "tensor", json_string(p->known->tensor));
     for (size_t i = 0; i < p->n_files; i++) {
@@ -911,6 +928,7 @@ int vt_hub_pull(const char *lib_dir, const char *name, const struct vt_hub_opts 
     }
     res->n_files = (int)p->n_files;
     res->image = p->kind == VT_MODEL_IMAGE;
+    res->speech = p->kind == VT_MODEL_SPEECH;
     char mark[PATH_MAX + 16];
     snprintf(mark, sizeof(mark), "%s/.commit", p->partial);
     unlink(mark);

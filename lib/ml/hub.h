@@ -18,7 +18,8 @@
  * repo, revision, commit and every file's size and SHA-256, and the whole folder is
  * renamed into LIBRARY/models/<folder> in one step: a failed pull installs nothing. An
  * image model's manifest says "kind": "image" and, for a known name, the embedding
- * tensor frame_embed uses.
+ * tensor frame_embed uses. A known Whisper name (models.h) fetches model.safetensors,
+ * config.json and generation_config.json, and its manifest says "kind": "speech".
  */
 #ifndef VT_HUB_H
 #define VT_HUB_H
@@ -42,6 +43,7 @@ struct vt_hub_result {
     char commit[41];
     int already; /* 1: that commit was installed already, nothing was done */
     int image;   /* 1: an image model (a .tflite file), 0: a text one (Model2Vec) */
+    int speech;  /* 1: a speech model (Whisper) */
     int n_files;
     uint64_t bytes;
 };

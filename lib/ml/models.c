@@ -31,6 +31,16 @@ const struct vt_model_known vt_models_known[] = {
     {"potion-base-32M", "minishlab/potion-base-32M", VT_MODEL_TEXT, NULL, NULL},
     {"potion-retrieval-32M", "minishlab/potion-retrieval-32M", VT_MODEL_TEXT, NULL, NULL},
     {"potion-multilingual-128M", "minishlab/potion-multilingual-128M", VT_MODEL_TEXT, NULL, NULL},
+    /* Whisper (openai's, as transformers converted them; distil-whisper's English ones) */
+    {"whisper-tiny", "openai/whisper-tiny", VT_MODEL_SPEECH, NULL, NULL},
+    {"whisper-tiny.en", "openai/whisper-tiny.en", VT_MODEL_SPEECH, NULL, NULL},
+    {"whisper-base", "openai/whisper-base", VT_MODEL_SPEECH, NULL, NULL},
+    {"whisper-base.en", "openai/whisper-base.en", VT_MODEL_SPEECH, NULL, NULL},
+    {"whisper-small", "openai/whisper-small", VT_MODEL_SPEECH, NULL, NULL},
+    {"whisper-small.en", "openai/whisper-small.en", VT_MODEL_SPEECH, NULL, NULL},
+    {"distil-small.en", "distil-whisper/distil-small.en", VT_MODEL_SPEECH, NULL, NULL},
+    {"distil-medium.en", "distil-whisper/distil-medium.en", VT_MODEL_SPEECH, NULL, NULL},
+    {"distil-large-v3", "distil-whisper/distil-large-v3", VT_MODEL_SPEECH, NULL, NULL},
     {"mobilenet-v2-1.0-224", "litert-community/MobileNet-v2", VT_MODEL_IMAGE, "mobilenet_v2.tflite",
      "MobilenetV2/Logits/AvgPool"},
     {NULL, NULL, VT_MODEL_TEXT, NULL, NULL},
@@ -350,4 +360,69 @@ int vt_models_list(const char *lib_dir, int (*fn)(void *user, const struct vt_mo
     free(names);
     free(dir);
     return rc;
+}
+
+/* The pulled commit of folder's manifest into commit ("" when none). */
+static void manifest_commit(const char *folder, char *commit, size_t n)
+{
+    char path[4096];
+    char *data = NULL;
+    size_t len = 0;
+    json_t *root;
+
+    commit[0] = 0;
+    snprintf(path, sizeof(path), "%s/%s", folder, VT_MODELS_MANIFEST);
+    if (vt_read_file_capped(path, "manifest", MANIFEST_MAX_BYTES, &data, &len, NULL, 0))
+        return;
+    root = json_loadb(data, len, 0, NULL);
+    free(data);
+    snprintf(commit, n, "%s", jstr(root, "commit"));
+    json_decref(root);
+}
+
+int vt_models_resolve_speech(const char *lib_dir, const char *name_or_path, char *path, size_t n,
+                             char *name, size_t name_n, char *commit, size_t commit_n, char *err,
+                             size_t errlen)
+{
+    const char *s = name_or_path;
+    char repo[256], sub[256];
+    struct stat st;
+
+    commit[0] = 0;
+    if (!s || !*s)
+        return vt_err(err, errlen, VT_EINVAL, "stt.model: no model named");
+    if (s[0] == '/' || s[0] == '.' || !stat(s, &st)) {
+        if ((size_t)snprintf(path, n, "%s", s) >= n ||
+            (size_t)snprintf(name, name_n, "%s", s) >= name_n)
+            return vt_err(err, errlen, VT_EINVAL, "'%s': path too long", s);
+        if (stat(path, &st))
+            return vt_err(err, errlen, VT_ENOTFOUND, "stt.model '%s' does not exist", s);
+        if (S_ISREG(st.st_mode))
+            return 0; /* a ggml file */
+    } else {
+        /* a folder name under models/ ("owner--name") is taken as it is */
+        const char *dd = strchr(s, '/') ? NULL : strstr(s, "--");
+        if (dd && part_ok(s, (size_t)(dd - s)) && part_ok(dd + 2, strlen(dd + 2))) {
+            snprintf(sub, sizeof(sub), "%s", s);
+            snprintf(repo, sizeof(repo), "%.*s/%s", (int)(dd - s), s, dd + 2);
+        } else {
+            int rc = vt_models_name(s, repo, sizeof(repo), sub, sizeof(sub), err, errlen);
+            if (rc)
+                return rc;
+        }
+        if ((size_t)snprintf(path, n, "%s/models/%s", lib_dir, sub) >= n)
+            return vt_err(err, errlen, VT_EINVAL, "'%s': path too long", s);
+        if (stat(path, &st) || !S_ISDIR(st.st_mode))
+            return vt_err(err, errlen, VT_ENOTFOUND,
+                          "model '%s' is not in the library (run 'vidtheque models pull %s')", s,
+                          s);
+        snprintf(name, name_n, "%s", repo);
+        manifest_commit(path, commit, commit_n);
+    }
+    if (!is_file(path, "config.json") || !is_file(path, "model.safetensors"))
+        return vt_err(err, errlen, VT_ENOTFOUND,
+                      "speech model '%s' is incomplete: '%s' lacks config.json or "
+                      "model.safetensors",
+                      s, path);
+    return 0;
 }

@@ -39,7 +39,7 @@ int vt_models_resolve(const char *lib_dir, const char *name_or_path, char *folde
 struct vt_model_info {
     const char *folder;    /* name of the folder under LIBRARY/models/ */
     const char *repo;      /* "" when the manifest is unreadable */
-    const char *kind;      /* "text" or "image" ("text" for manifests older than kinds) */
+    const char *kind;      /* "text", "image" or "speech" ("text" for manifests older than kinds) */
     const char *revision;  /* as asked for at pull time, e.g. "main" */
     const char *commit;    /* the commit it resolved to */
     const char *pulled_at; /* UTC, ISO 8601 */
@@ -65,9 +65,10 @@ int vt_models_list(const char *lib_dir, int (*fn)(void *user, const struct vt_mo
 int vt_models_remove(const char *lib_dir, const char *name, char *folder, size_t n, char *err,
                      size_t errlen);
 
-/* What a model is for: text embeddings (Model2Vec: model.safetensors + tokenizer.json)
- * or image embeddings (one TFLite file). */
-enum vt_model_kind { VT_MODEL_TEXT, VT_MODEL_IMAGE };
+/* What a model is for: text embeddings (Model2Vec: model.safetensors + tokenizer.json),
+ * image embeddings (one TFLite file) or speech (Whisper: config.json,
+ * generation_config.json and model.safetensors, as transformers saves it). */
+enum vt_model_kind { VT_MODEL_TEXT, VT_MODEL_IMAGE, VT_MODEL_SPEECH };
 
 /* A known short name: its repo, its kind and, for an image model, the .tflite file the
  * pull fetches and the tensor frame_embed takes as the embedding. */
@@ -94,5 +95,18 @@ const struct vt_model_known *vt_models_known_find(const char *name);
  */
 int vt_models_resolve_image(const char *lib_dir, const char *name_or_path, char *path, size_t n,
                             char *tensor, size_t tensor_n, char *err, size_t errlen);
+
+/*
+ * Where the speech model a config names (stt.model) lives: a path (with a '/', or one that
+ * exists as given) is taken as it is (a folder with config.json and model.safetensors, or
+ * a whisper.cpp ggml file); else a pulled model's folder under LIBRARY/models/ (a known
+ * short name like whisper-base.en, a repo id, or the folder's name). 0 with the path in
+ * path, the name to show in name (the repo, or the path) and the pulled commit in commit
+ * ("" when unknown); VT_ENOTFOUND (not pulled, incomplete) or VT_EINVAL (not a name)
+ * with a message that says what to do.
+ */
+int vt_models_resolve_speech(const char *lib_dir, const char *name_or_path, char *path, size_t n,
+                             char *name, size_t name_n, char *commit, size_t commit_n, char *err,
+                             size_t errlen);
 
 #endif

@@ -88,7 +88,7 @@ static int check_db(const char *key, const char *value, char *err, size_t errlen
 }
 
 static const char *const text_backends[] = {"model2vec", "openai", "none", NULL};
-static const char *const stt_backends[] = {"pocketsphinx", "openai", NULL};
+static const char *const stt_backends[] = {"pocketsphinx", "whisper", "openai", NULL};
 static const char *const frame_backends[] = {"tflite", "openai", "none", NULL};
 
 #define TEXT  VT_STAGE_TEXT_EMBED

@@ -11,8 +11,11 @@
  *                        openai: the server's model name
  *   text_embed.url       openai: base URL, e.g. http://127.0.0.1:11434
  *   text_embed.api_key   openai: optional Bearer token
- *   stt.backend          pocketsphinx | openai              (pocketsphinx)
- *   stt.model            openai: the server's model name, e.g. whisper-1
+ *   stt.backend          pocketsphinx | whisper | openai    (pocketsphinx; whisper when
+ *                        only stt.model is set, openai when stt.url is)
+ *   stt.model            whisper: a checkpoint (a folder with config.json and
+ *                        model.safetensors, a ggml file, or a pulled model's name);
+ *                        openai: the server's model name, e.g. whisper-1
  *   stt.url              openai: base URL of the transcription server
  *   stt.api_key          openai: optional Bearer token
  *   stt.hints            true | false: the video's words as speech hints    (true)
@@ -61,7 +64,7 @@
     X(TEXT_EMBED_MODEL,       TEXT,  "text_embed.model",       NULL,                NULL,           NULL,        NULL) \
     X(TEXT_EMBED_URL,         TEXT,  "text_embed.url",         NULL,                NULL,           NULL,        NULL) \
     X(TEXT_EMBED_API_KEY,     TEXT,  "text_embed.api_key",     NULL,                NULL,           NULL,        NULL) \
-    X(STT_BACKEND,            STT,   "stt.backend",            "pocketsphinx",      stt_backends,   NULL,        NULL) \
+    X(STT_BACKEND,            STT,   "stt.backend",            "pocketsphinx",      stt_backends,   "whisper",   NULL) \
     X(STT_MODEL,              STT,   "stt.model",              NULL,                NULL,           NULL,        NULL) \
     X(STT_URL,                STT,   "stt.url",                NULL,                NULL,           NULL,        NULL) \
     X(STT_API_KEY,            STT,   "stt.api_key",            NULL,                NULL,           NULL,        NULL) \
@@ -131,8 +134,8 @@ int vt_config_check_set(const char *key, const char *value, char *err, size_t er
 
 /*
  * The backend cf chooses for stage (stt, text_embed, frame_embed): its .backend key when
- * set and not empty; unset, for the embedding stages, what is set implies (a .url: openai;
- * a .model: the in-process backend, model2vec or tflite); else the default. NULL for a
+ * set and not empty; unset, what is set implies (a .url: openai; a .model: the in-process
+ * backend, model2vec, whisper or tflite); else the default. NULL for a
  * stage without backends. *inferred (may be NULL) says whether it was implied by a .url
  * or .model. Not checked against the allowed values (the stage does, with its message).
  */

@@ -36,13 +36,13 @@
  */
 #include "speech/stt.h"
 
-#include "media/audio.h"
 #include "base/http.h"
+#include "base/util.h"
+#include "base/workpool.h"
+#include "media/audio.h"
 #include "speech/stt_hints.h"
 #include "speech/stt_int.h"
-#include "base/util.h"
 #include "speech/vad.h"
-#include "base/workpool.h"
 
 #include <math.h>
 #include <pocketsphinx.h>
@@ -88,6 +88,10 @@
 #define SEG_MAX_S    30.0
 #define LONG_PAUSE_S 0.6
 #define PAD_S        0.3
+/* The same for Whisper (vt_stt_new_whisper): one segment fills most of a 30 s window. */
+#define WHISPER_LONG_PAUSE_S 3.0
+#define WHISPER_SEG_MIN_S    20.0
+#define WHISPER_SEG_MAX_S    29.0
 /* Audio is read in blocks of this many samples (4 s). */
 #define READ_SAMPLES (4 * VT_AUDIO_RATE_HZ)
 /* Segments decoded or waiting, per worker: what bounds the memory besides the look-ahead. */
@@ -100,13 +104,16 @@
 #define STT_SERVER_DEFAULT_TIMEOUT_S 300.0
 
 struct vt_stt {
-    ps_decoder_t **decoders;      /* PocketSphinx: one per worker; NULL with a server */
-    int n_decoders;               /* workers: decoders, or concurrent requests to the server */
-    char model[160];              /* the recogniser */
-    char model_vad[160];          /* model; and the segmenter: vt_stt_model */
-    struct vt_stt_openai *server; /* NULL: PocketSphinx */
-    const struct vt_vad *vad;     /* borrowed: Silero finds the speech; NULL: the energy detector */
-    struct vt_stt_cuts *cuts;     /* tests (vt_stt_cut): the segments are noted, not recognised */
+    ps_decoder_t **decoders;          /* PocketSphinx: one per worker; NULL with a server */
+    int n_decoders;                   /* workers: decoders, or concurrent requests to the server */
+    char model[VT_STT_MODEL_MAX];     /* the recogniser */
+    char model_vad[VT_STT_MODEL_MAX]; /* model; and the segmenter: vt_stt_model */
+    struct vt_stt_openai *server;     /* NULL: PocketSphinx */
+    struct vt_stt_whisper *whisper;   /* NULL: PocketSphinx */
+    const struct vt_vad *vad; /* borrowed: Silero finds the speech; NULL: the energy detector */
+    struct vt_stt_cuts *cuts; /* tests (vt_stt_cut): the segments are noted, not recognised */
+    /* the segmenter's lengths when not the defaults (0: LONG_PAUSE_S, SEG_MIN_S, SEG_MAX_S) */
+    double long_pause_s, seg_min_s, seg_max_s;
 };
 
 /* A run of frames [start, end) of speech. */
@@ -147,7 +154,8 @@ struct stt_job {
 struct stt_worker {
     struct stt_job *job;
     struct vt_stt *stt;
-    ps_decoder_t *ps; /* NULL with a server */
+    ps_decoder_t *ps; /* NULL with a server or Whisper */
+    int index;        /* which worker: Whisper's tokenizer */
 };
 
 /* Where the audio comes from: a file being decoded or a buffer. */
@@ -498,16 +506,69 @@ void vt_stt_set_language(struct vt_stt *stt, const char *lang)
     char code[8] = "";
     size_t n = 0;
 
-    if (!stt->server)
+    if (!stt->server && !stt->whisper)
         return;
-    free(stt->server->language);
-    stt->server->language = NULL;
     /* the primary subtag, lower case: "en-US" -> "en"; anything else is no hint */
     for (; lang && lang[n] && lang[n] != '-' && lang[n] != '_' && n + 1 < sizeof(code); n++)
         code[n] = (char)(lang[n] >= 'A' && lang[n] <= 'Z' ? lang[n] + 32 : lang[n]);
     code[n] = 0;
+    if (stt->whisper) {
+        vt_stt_whisper_set_language(stt->whisper, bad_language(code) ? NULL : code);
+        return;
+    }
+    free(stt->server->language);
+    stt->server->language = NULL;
     if (!bad_language(code))
         stt->server->language = vt_xstrdup(code);
+}
+
+/* Default workers: one per core, at most STT_DEFAULT_MAX_THREADS. */
+static int default_threads(void)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+    return ncpu < 1 ? 1 : ncpu > STT_DEFAULT_MAX_THREADS ? STT_DEFAULT_MAX_THREADS : (int)ncpu;
+}
+
+int vt_stt_new_whisper(const struct vt_stt_whisper_spec *spec, struct vt_stt **out, char *err,
+                       size_t errlen)
+{
+    struct vt_stt *stt;
+    struct vt_stt_whisper *w = NULL;
+    int n = spec->nthreads ? spec->nthreads : default_threads(), rc;
+    char rev[32] = "";
+
+    *out = NULL;
+    if (!spec->path || !*spec->path)
+        return vt_err(err, errlen, VT_EINVAL, "stt.backend is whisper but stt.model is not set");
+    if (n < 1 || n > STT_MAX_THREAD)
+        return vt_err(err, errlen, VT_EINVAL, "'%d': bad stt thread count", n);
+    /* one worker per core, each network call on one thread: segments run side by side */
+    rc = vt_stt_whisper_open(spec->path, n, n > 1 ? 1 : 0, &w, err, errlen);
+    if (rc)
+        return rc;
+    stt = vt_xcalloc(1, sizeof(*stt));
+    stt->whisper = w;
+    stt->n_decoders = n;
+    /* Whisper's encoder costs a whole 30 s window whatever the segment's length: pauses
+     * up to WHISPER_LONG_PAUSE_S stay inside a segment, which is cut near a window's
+     * length (its pads included), not at every breath as PocketSphinx's are */
+    stt->long_pause_s = WHISPER_LONG_PAUSE_S;
+    stt->seg_min_s = WHISPER_SEG_MIN_S;
+    stt->seg_max_s = WHISPER_SEG_MAX_S;
+    if (spec->revision && *spec->revision)
+        snprintf(rev, sizeof(rev), ", rev %.12s", spec->revision);
+    snprintf(stt->model, sizeof(stt->model),
+             "whisper %.60s (%.24s%s); greedy, temperatures 0-1.0, beam 1, word timestamps dtw",
+             spec->name && *spec->name ? spec->name : spec->path, vt_stt_whisper_format(w), rev);
+    vt_stt_set_vad(stt, NULL);
+    *out = stt;
+    return 0;
+}
+
+size_t vt_stt_set_prompt(struct vt_stt *stt, const struct vt_stt_hints *hints)
+{
+    return stt->whisper ? vt_stt_whisper_set_prompt(stt->whisper, hints) : 0;
 }
 
 void vt_stt_free(struct vt_stt *stt)
@@ -517,6 +578,7 @@ void vt_stt_free(struct vt_stt *stt)
     for (int i = 0; stt->decoders && i < stt->n_decoders; i++)
         ps_free(stt->decoders[i]);
     free(stt->decoders);
+    vt_stt_whisper_free(stt->whisper);
     if (stt->server) {
         free(stt->server->url);
         free(stt->server->model);
@@ -592,10 +654,15 @@ static int decode_segment(ps_decoder_t *ps, struct stt_seg *seg, char *err, size
     return 0;
 }
 
-/* Recognise one segment on a worker: with its decoder, or by the transcription server. */
-static int recognise_segment(struct vt_stt *stt, ps_decoder_t *ps, struct stt_seg *seg, char *err,
-                             size_t errlen)
+/* Recognise one segment on worker number index: with its decoder, Whisper or the
+ * transcription server. */
+static int recognise_segment(struct vt_stt *stt, ps_decoder_t *ps, int index, struct stt_seg *seg,
+                             char *err, size_t errlen)
 {
+    if (stt->whisper)
+        return vt_stt_whisper_segment(stt->whisper, index, seg->pcm, seg->n,
+                                      (double)seg->start / VT_AUDIO_RATE_HZ, &seg->words,
+                                      &seg->n_words, &seg->cap_words, err, errlen);
     if (stt->server)
         return vt_stt_openai_segment(
             stt->server, seg->pcm, seg->n, (double)seg->start / VT_AUDIO_RATE_HZ, &seg->words,
@@ -641,7 +708,7 @@ static void *stt_worker_main(void *arg)
         seg = &job->slots[i % job->cap];
         pthread_mutex_unlock(&job->mu);
 
-        rc = recognise_segment(wk->stt, wk->ps, seg, err, sizeof(err));
+        rc = recognise_segment(wk->stt, wk->ps, wk->index, seg, err, sizeof(err));
 
         pthread_mutex_lock(&job->mu);
         /* The audio is no longer needed: free it before the words wait to be collected. */
@@ -862,7 +929,7 @@ static int emit_segment(struct stt_stream *st, size_t start_f, size_t end_f)
     memcpy(seg->pcm, st->pcm + (seg->start - st->pcm_base), seg->n * sizeof(*seg->pcm));
     if (st->inline_mode) {
         char err[sizeof(job->fail.msg)] = "";
-        int rc = recognise_segment(st->stt, st->stt->decoders ? st->stt->decoders[0] : NULL, seg,
+        int rc = recognise_segment(st->stt, st->stt->decoders ? st->stt->decoders[0] : NULL, 0, seg,
                                    err, sizeof(err));
 
         free(seg->pcm);
@@ -887,8 +954,12 @@ static int emit_segment(struct stt_stream *st, size_t start_f, size_t end_f)
  */
 static int make_segments(struct stt_stream *st, size_t frontier, int at_end)
 {
-    size_t seg_min = (size_t)(SEG_MIN_S / FRAME_S), seg_max = (size_t)(SEG_MAX_S / FRAME_S);
-    size_t long_pause = (size_t)(LONG_PAUSE_S / FRAME_S), pad = (size_t)(PAD_S / FRAME_S);
+    const struct vt_stt *stt = st->stt;
+    size_t seg_min = (size_t)((stt->seg_min_s > 0 ? stt->seg_min_s : SEG_MIN_S) / FRAME_S);
+    size_t seg_max = (size_t)((stt->seg_max_s > 0 ? stt->seg_max_s : SEG_MAX_S) / FRAME_S);
+    size_t long_pause =
+        (size_t)((stt->long_pause_s > 0 ? stt->long_pause_s : LONG_PAUSE_S) / FRAME_S);
+    size_t pad = (size_t)(PAD_S / FRAME_S);
 
     while (st->n_runs) {
         const struct span *runs = st->runs;
@@ -1105,6 +1176,7 @@ static void start_workers(struct stt_stream *st)
         st->workers[k].job = job;
         st->workers[k].stt = st->stt;
         st->workers[k].ps = st->stt->decoders ? st->stt->decoders[k] : NULL;
+        st->workers[k].index = (int)k;
     }
     st->n_workers =
         vt_pool_threads_start(st->tids, n, stt_worker_main, st->workers, sizeof(*st->workers));
@@ -1384,7 +1456,19 @@ int vt_stt_run(struct vt_stt *stt, const int16_t *pcm, size_t n, struct vt_trans
 int vt_stt_cut(const struct vt_vad *vad, const int16_t *pcm, size_t n, size_t block,
                struct vt_stt_cuts *out, char *err, size_t errlen)
 {
+    return vt_stt_cut_for(vad, 0, pcm, n, block, out, err, errlen);
+}
+
+int vt_stt_cut_for(const struct vt_vad *vad, int whisper, const int16_t *pcm, size_t n,
+                   size_t block, struct vt_stt_cuts *out, char *err, size_t errlen)
+{
     struct vt_stt stt = {.n_decoders = 1, .vad = vad, .cuts = out};
+
+    if (whisper) {
+        stt.long_pause_s = WHISPER_LONG_PAUSE_S;
+        stt.seg_min_s = WHISPER_SEG_MIN_S;
+        stt.seg_max_s = WHISPER_SEG_MAX_S;
+    }
     struct mem_src m = {.pcm = pcm, .n = pcm ? n : 0};
     struct stt_stream st = {.stt = &stt, .read = mem_read, .src = &m, .block = block};
     int rc;

@@ -15,6 +15,10 @@
 #include <stdint.h>
 
 struct vt_stt;
+struct vt_stt_hints;
+
+/* The longest provenance string of a recogniser (vt_stt_model), with its NUL. */
+#define VT_STT_MODEL_MAX 160
 
 /*
  * Load nthreads decoders (0 = number of cores, at most 8: each holds about 95 MB) with the US
@@ -33,7 +37,6 @@ struct vt_stt *vt_stt_new(int nthreads, char *err, size_t errlen);
  * string then ends with "; hints N rare of M word(s) (K new) at W". The decoders know this
  * video's words: free them after it.
  */
-struct vt_stt_hints;
 struct vt_stt *vt_stt_new_hinted(int nthreads, struct vt_stt_hints *hints, char *err,
                                  size_t errlen);
 /* A transcription server: POST {base_url}/v1/audio/transcriptions (OpenAI's API). */
@@ -56,7 +59,32 @@ struct vt_stt_server_spec {
  * " (server model NAME)" when the server names the model it used, then "; vad ...".
  */
 struct vt_stt *vt_stt_new_server(const struct vt_stt_server_spec *spec, char *err, size_t errlen);
-/* Language hint for the next runs of a server recogniser ("en", "en-US" -> "en"; NULL or
+/* Whisper in process (whisper.h): a checkpoint and how to name it in the provenance. */
+struct vt_stt_whisper_spec {
+    const char *path;     /* a folder with config.json and model.safetensors, or a ggml file */
+    const char *name;     /* the model's name for the provenance (NULL: path) */
+    const char *revision; /* the pulled commit, NULL when unknown */
+    int nthreads;         /* workers (0: one per core, at most 8), each segment on one thread */
+};
+/*
+ * A recogniser that transcribes every segment (at most 30 s, cut at pauses) with Whisper,
+ * greedy with temperature fallback and word timings from the cross-attention. The
+ * vocabulary and mel filterbank come from the checkpoint's folder, $VIDTHEQUE_WHISPER_ASSETS
+ * or the installed ones (base/config.h, VT_WHISPER_ASSETS_DIR). 0 with *out, or a negative
+ * VT_E* code with one line in err (a missing or hostile checkpoint names the file and the
+ * reason: VT_ENOTFOUND, VT_EINVAL, VT_EIO, VT_ENOMEM). The model string is
+ * "whisper NAME (FORMAT, rev COMMIT); greedy, temperatures 0-1.0, beam 1, word timestamps
+ * dtw", then "; vad ...".
+ */
+int vt_stt_new_whisper(const struct vt_stt_whisper_spec *spec, struct vt_stt **out, char *err,
+                       size_t errlen);
+/*
+ * Whisper's initial prompt for the next runs: the words of hints (finished; borrowed for
+ * the call), the most frequent first, as many as fit in half the text context. Returns
+ * the words used; 0 and no effect for other recognisers.
+ */
+size_t vt_stt_set_prompt(struct vt_stt *stt, const struct vt_stt_hints *hints);
+/* Language hint for the next runs of a server or Whisper recogniser ("en", "en-US" -> "en"; NULL or
  * anything not a language code: none). No effect on PocketSphinx. */
 void vt_stt_set_language(struct vt_stt *stt, const char *lang);
 /*

@@ -9,11 +9,13 @@
 #include "core/library.h"
 #include "media/audio.h"
 #include "media/media.h"
+#include "ml/models.h"
 #include "model/stage_config.h"
 #include "speech/stt.h"
 #include "speech/stt_hints.h"
 #include "speech/vad.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,8 +123,51 @@ static int stt_run_vad(struct vt_stage_ctx *c, struct vt_stt *stt, const struct 
 }
 
 /*
+ * Whisper in process: the checkpoint stt.model names (a path, or a model pulled into the
+ * library), kept in the handle's slot between videos (loading it costs seconds) unless
+ * another one is asked for; the video's language when the source says it (else detected)
+ * and its words as the initial prompt (unless stt.hints is false).
+ */
+static int stt_whisper(struct vt_stage_ctx *c, struct stt_result *r, const struct vt_config *cfg,
+                       const struct vt_vad *vad, int hinted)
+{
+    char path[PATH_MAX], name[PATH_MAX], commit[64], head[VT_STT_MODEL_MAX];
+    struct vt_stt_hints hints = {0};
+    struct vt_stt *stt;
+    int rc = vt_models_resolve_speech(c->lib->dir, vt_config_get(cfg, VT_KEY(STT_MODEL)), path,
+                                      sizeof(path), name, sizeof(name), commit, sizeof(commit),
+                                      c->err, sizeof(c->err));
+
+    if (rc)
+        return rc;
+    stt = vt_lib_slot(c->lib, VT_STAGE_STT);
+    snprintf(head, sizeof(head), "whisper %.60s (", name);
+    if (!stt || strncmp(vt_stt_model(stt), head, strlen(head))) {
+        struct vt_stt_whisper_spec spec = {.path = path, .name = name, .revision = commit};
+
+        vt_lib_slot_set(c->lib, VT_STAGE_STT, NULL, NULL);
+        rc = vt_stt_new_whisper(&spec, &stt, c->err, sizeof(c->err));
+        if (rc)
+            return rc;
+        vt_lib_slot_set(c->lib, VT_STAGE_STT, stt, stt_close);
+    }
+    if (hinted) {
+        rc = stt_hints_gather(c, &hints);
+        if (rc) {
+            vt_stt_hints_release(&hints);
+            return rc;
+        }
+    }
+    vt_stt_set_prompt(stt, hints.n_words ? &hints : NULL);
+    vt_stt_hints_release(&hints);
+    vt_stt_set_language(stt, c->video->language);
+    return stt_run_vad(c, stt, vad, r);
+}
+
+/*
  * Speech recognition with the backend the library's config chooses (model/stage_config.c:
- * stt.backend pocketsphinx, the default, or openai with stt.url, stt.model, stt.api_key). A
+ * stt.backend pocketsphinx, the default, whisper with stt.model, or openai with stt.url,
+ * stt.model, stt.api_key). A
  * server's recogniser costs nothing to make and is made per run, with the video's language as a
  * hint; PocketSphinx's decoders are kept in the handle's slot between videos.
  * VIDTHEQUE_STT_TIMEOUT_S bounds each request to a server (300 s by default).
@@ -153,9 +198,11 @@ static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
         vt_stt_free(stt);
         return rc;
     }
+    if (!strcmp(backend, "whisper"))
+        return stt_whisper(c, r, cfg, vad, !hints_cfg || strcmp(hints_cfg, "false"));
     if (!vt_config_allowed(VT_KEY(STT_BACKEND), backend))
         return vt_err(c->err, sizeof(c->err), VT_EINVAL,
-                      "stt.backend '%s': not pocketsphinx or openai", backend);
+                      "stt.backend '%s': not pocketsphinx, whisper or openai", backend);
     if (!hints_cfg || strcmp(hints_cfg, "false")) {
         rc = stt_hints_gather(c, &hints);
         if (rc) {
@@ -183,6 +230,11 @@ static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
         return rc;
     }
     struct vt_stt *stt = vt_lib_slot(c->lib, VT_STAGE_STT);
+    /* the slot may hold a Whisper model from a config changed since */
+    if (stt && strncmp(vt_stt_model(stt), "pocketsphinx", 12)) {
+        vt_lib_slot_set(c->lib, VT_STAGE_STT, NULL, NULL);
+        stt = NULL;
+    }
     if (!stt) {
         stt = vt_stt_new(0, c->err, sizeof(c->err));
         if (!stt)

@@ -2,11 +2,11 @@
  * `vidtheque models` (what the config chooses and which models are in the library) and
  * `models rm` (the front binary runs both); `models pull` is in cmd_models_pull.c.
  */
+#include "base/util.h"
 #include "cli/cli.h"
-#include "model/stage_config.h"
 #include "ml/models.h"
 #include "model/stage.h"
-#include "base/util.h"
+#include "model/stage_config.h"
 
 #include <dirent.h>
 #include <getopt.h>
@@ -29,7 +29,9 @@ static int print_model(void *user, const struct vt_model_info *m)
         printf("  %s", "");
         cli_put_safe(stdout, m->revision);
         printf(" %.12s  %s, %d files%s  pulled ", m->commit, size, m->n_files,
-               !strcmp(m->kind, "image") ? ", image model" : "");
+               !strcmp(m->kind, "image")    ? ", image model"
+               : !strcmp(m->kind, "speech") ? ", speech model"
+                                            : "");
         cli_put_safe(stdout, m->pulled_at);
     }
     fputs("  ", stdout);
@@ -111,6 +113,18 @@ static void print_configured(const char *lib_dir, const struct vt_config *cfg, e
     }
     if (text && model && !strcmp(shown, "model2vec")) {
         if (vt_models_resolve(lib_dir, model, folder, sizeof(folder), err, sizeof(err))) {
+            fputs("  not usable: ", stdout);
+            cli_put_safe(stdout, err);
+        } else {
+            fputs("  ready: ", stdout);
+            cli_put_safe(stdout, folder);
+        }
+    }
+    if (id == VT_STAGE_STT && model && !strcmp(shown, "whisper")) {
+        char name[PATH_MAX], commit[64];
+
+        if (vt_models_resolve_speech(lib_dir, model, folder, sizeof(folder), name, sizeof(name),
+                                     commit, sizeof(commit), err, sizeof(err))) {
             fputs("  not usable: ", stdout);
             cli_put_safe(stdout, err);
         } else {
@@ -229,7 +243,8 @@ int cmd_models(int argc, char **argv)
     }
     if (!count)
         fputs("  none ('vidtheque models pull potion-base-8M' fetches a text model, "
-              "'vidtheque models pull mobilenet-v2-1.0-224' an image model)\n",
+              "'vidtheque models pull mobilenet-v2-1.0-224' an image model, "
+              "'vidtheque models pull whisper-base.en' a speech model)\n",
               stdout);
 out:
     vt_config_free(cfg);

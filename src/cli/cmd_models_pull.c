@@ -105,6 +105,9 @@ int cmd_models_pull(int argc, char **argv)
             cli_info("an image model: 'vidtheque config set frame_embed.model %s' embeds frames "
                      "with it",
                      argv[optind + 1]);
+        if (res.speech && !cli_opts.quiet)
+            cli_info("a speech model: 'vidtheque config set stt.model %s' transcribes with it",
+                     argv[optind + 1]);
     }
     vt_library_close(lib);
     return rc;

@@ -38,7 +38,7 @@ expect_exit 2 vt config set stt.url ftp://x
 expect_exit 2 vt config frob
 expect_exit 2 vt config get
 cp "$LIB/config" "$T/config.before"
-expect_exit 2 vt config set stt.backend whisper
+expect_exit 2 vt config set stt.backend whisperx
 cmp -s "$LIB/config" "$T/config.before" || fail "a refused set changed the config"
 # a folder given relative to the current directory is stored absolute
 (cd "$DATA" && "$VIDTHEQUE" -q -L "$LIB" config set text_embed.model ./model2vec-test-vocab-quantized) ||

@@ -259,5 +259,5 @@ new_lib libnokey "stt.backend = openai" "stt.url = $BASE" "stt.model = whisper-t
 expect_stt_fail ok failed "HTTP 401" keep
 new_lib libbad
 echo "stt.backend = whisperx" > "$LIB/config" # a hand-edited file (config set refuses it)
-expect_stt_fail ok failed "not pocketsphinx or openai" keep
+expect_stt_fail ok failed "not pocketsphinx, whisper or openai" keep
 note "ok"

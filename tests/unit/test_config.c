@@ -201,3 +201,29 @@ VT_TEST(config_keys_spelt_once)
     CHECK(vt_config_table[VT_KEY_COUNT].name == NULL);
     CHECK(vt_config_keys[VT_KEY_COUNT] == NULL);
 }
+
+/* stt's backend: pocketsphinx by default, whisper when only stt.model is set, openai with a
+ * URL, and what stt.backend says when set; `config set` takes whisper. */
+VT_TEST(config_stt_backend)
+{
+    char dir[] = "/tmp/vt-config-XXXXXX", err[256];
+    struct vt_config *c = NULL;
+    int inferred = -1;
+
+    CHECK(mkdtemp(dir) != NULL);
+    CHECK_INT(vt_config_load(dir, &c, err, sizeof(err)), 0);
+    CHECK_STR(vt_config_backend(c, VT_STAGE_STT, &inferred), "pocketsphinx");
+    CHECK_INT(inferred, 0);
+    CHECK_INT(vt_config_set(c, "stt.model", "whisper-base.en", err, sizeof(err)), 0);
+    CHECK_STR(vt_config_backend(c, VT_STAGE_STT, &inferred), "whisper");
+    CHECK_INT(inferred, 1);
+    CHECK_INT(vt_config_set(c, "stt.url", "http://127.0.0.1:9", err, sizeof(err)), 0);
+    CHECK_STR(vt_config_backend(c, VT_STAGE_STT, NULL), "openai");
+    CHECK_INT(vt_config_set(c, "stt.backend", "pocketsphinx", err, sizeof(err)), 0);
+    CHECK_STR(vt_config_backend(c, VT_STAGE_STT, &inferred), "pocketsphinx");
+    CHECK_INT(inferred, 0);
+    CHECK_INT(vt_config_check_set("stt.backend", "whisper", err, sizeof(err)), 0);
+    CHECK_INT(vt_config_check_set("stt.backend", "whisperx", err, sizeof(err)), VT_EINVAL);
+    vt_config_free(c);
+    vt_rm_rf(dir);
+}

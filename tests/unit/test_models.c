@@ -147,3 +147,56 @@ VT_TEST(models_resolve_image)
     CHECK_STR(path, dir);
     vt_rm_rf(lib);
 }
+
+VT_TEST(models_resolve_speech)
+{
+    char lib[] = "/tmp/vt-models-XXXXXX", path[PATH_MAX], name[PATH_MAX], commit[64], err[512],
+         dir[PATH_MAX + 32], man[PATH_MAX + 64];
+
+    CHECK(mkdtemp(lib) != NULL);
+    CHECK_STR(vt_models_known_find("whisper-base.en")->repo, "openai/whisper-base.en");
+    CHECK_INT(vt_models_known_find("distil-large-v3")->kind, VT_MODEL_SPEECH);
+    snprintf(dir, sizeof(dir), "%s/models/openai--whisper-base.en", lib);
+    CHECK_INT(vt_mkdir_p(dir, err, sizeof(err)), 0);
+    CHECK_INT(vt_models_resolve_speech(lib, "whisper-base.en", path, sizeof(path), name,
+                                       sizeof(name), commit, sizeof(commit), err, sizeof(err)),
+              VT_ENOTFOUND);
+    CHECK(strstr(err, "lacks config.json or model.safetensors") != NULL);
+    touch(dir, "model.safetensors");
+    touch(dir, "config.json");
+    snprintf(man, sizeof(man), "%s/manifest.json", dir);
+    CHECK_INT(
+        vt_write_file_atomic(man, "{\"commit\": \"0123456789abcdef0123\"}", 34, err, sizeof(err)),
+        0);
+    CHECK_INT(vt_models_resolve_speech(lib, "whisper-base.en", path, sizeof(path), name,
+                                       sizeof(name), commit, sizeof(commit), err, sizeof(err)),
+              0);
+    CHECK_STR(path, dir);
+    CHECK_STR(name, "openai/whisper-base.en");
+    CHECK_STR(commit, "0123456789abcdef0123");
+    CHECK_INT(vt_models_resolve_speech(lib, "openai--whisper-base.en", path, sizeof(path), name,
+                                       sizeof(name), commit, sizeof(commit), err, sizeof(err)),
+              0);
+    CHECK_STR(name, "openai/whisper-base.en");
+    /* a path: a folder checked for its files, a file (ggml) taken as it is, no commit */
+    CHECK_INT(vt_models_resolve_speech(lib, dir, path, sizeof(path), name, sizeof(name), commit,
+                                       sizeof(commit), err, sizeof(err)),
+              0);
+    CHECK_STR(name, dir);
+    CHECK_STR(commit, "");
+    snprintf(man, sizeof(man), "%s/config.json", dir);
+    CHECK_INT(vt_models_resolve_speech(lib, man, path, sizeof(path), name, sizeof(name), commit,
+                                       sizeof(commit), err, sizeof(err)),
+              0);
+    CHECK_INT(vt_models_resolve_speech(lib, "whisper-small", path, sizeof(path), name, sizeof(name),
+                                       commit, sizeof(commit), err, sizeof(err)),
+              VT_ENOTFOUND);
+    CHECK(strstr(err, "vidtheque models pull whisper-small") != NULL);
+    CHECK_INT(vt_models_resolve_speech(lib, "/nonexistent/ggml.bin", path, sizeof(path), name,
+                                       sizeof(name), commit, sizeof(commit), err, sizeof(err)),
+              VT_ENOTFOUND);
+    CHECK_INT(vt_models_resolve_speech(lib, "no good", path, sizeof(path), name, sizeof(name),
+                                       commit, sizeof(commit), err, sizeof(err)),
+              VT_EINVAL);
+    vt_rm_rf(lib);
+}
