@@ -242,13 +242,15 @@ static size_t cut_segments(struct run *R, struct vt_whisper_result *out, size_t 
     return seek + segment_size;
 }
 
-/* The end of the last word of the window's segments from first on, or NAN. */
+/* utils.py's get_end over the window's segments (first..): the end of their last word, or
+ * when no word was timed the last segment's end (a window of timestamps only still moves
+ * the seek and the last speech there), NAN without segments. */
 static double last_word_end(const struct vt_whisper_result *out, size_t first)
 {
     for (size_t i = out->n; i-- > first;)
         if (out->seg[i].n_words > 0)
             return out->seg[i].words[out->seg[i].n_words - 1].end;
-    return NAN;
+    return out->n > first ? out->seg[out->n - 1].end : NAN;
 }
 
 /* Word timings of the window's segments (first..), and transcribe.py's seek from the last
@@ -270,8 +272,9 @@ static int time_words(struct run *R, struct vt_whisper_result *out, size_t first
     end = last_word_end(out, first) - R->t0;
     if (!isnan(end))
         R->last_speech = R->t0 + end;
+    /* round() as Python's: halves to even */
     if (!single_ending && !isnan(end) && end > offset)
-        *next_seek = (size_t)llround(end * (VT_WMEL_SAMPLE_RATE / VT_WMEL_HOP));
+        *next_seek = (size_t)nearbyint(end * (VT_WMEL_SAMPLE_RATE / VT_WMEL_HOP));
     return 0;
 }
 
