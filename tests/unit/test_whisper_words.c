@@ -52,8 +52,8 @@ static float *load_66s(size_t *n)
     return out;
 }
 
-/* One segment's words against the JSON array want; 0 when equal. */
-static int check_words(const struct vt_whisper_segment *s, json_t *want, size_t si)
+/* One segment's words against the JSON array want (times + t0); 0 when equal. */
+static int check_words(const struct vt_whisper_segment *s, json_t *want, size_t si, double t0)
 {
     int before = vt_test_failures;
 
@@ -63,8 +63,8 @@ static int check_words(const struct vt_whisper_segment *s, json_t *want, size_t 
         json_t *x = json_array_get(want, k);
 
         CHECK_STR(w->text, json_string_value(json_object_get(x, "word")));
-        CHECK_NEAR(w->start, jnum(x, "start"), TIME_TOL);
-        CHECK_NEAR(w->end, jnum(x, "end"), TIME_TOL);
+        CHECK_NEAR(w->start, t0 + jnum(x, "start"), TIME_TOL);
+        CHECK_NEAR(w->end, t0 + jnum(x, "end"), TIME_TOL);
         CHECK_NEAR(w->prob, jnum(x, "probability"), PROB_TOL);
     }
     if (vt_test_failures != before)
@@ -72,8 +72,9 @@ static int check_words(const struct vt_whisper_segment *s, json_t *want, size_t 
     return vt_test_failures != before;
 }
 
-/* out's segments against the run's: times, tokens, text, words; stops at the first bad one */
-static void check_run(const struct vt_whisper_result *out, json_t *want)
+/* out's segments against the run's (times + t0): times, tokens, text, words; stops at the
+ * first bad one */
+static void check_run(const struct vt_whisper_result *out, json_t *want, double t0)
 {
     CHECK_INT(out->n, json_array_size(want));
     for (size_t i = 0; i < out->n && i < json_array_size(want); i++) {
@@ -81,8 +82,8 @@ static void check_run(const struct vt_whisper_result *out, json_t *want)
         json_t *w = json_array_get(want, i), *toks = json_object_get(w, "tokens");
         int before = vt_test_failures;
 
-        CHECK_NEAR(s->start, jnum(w, "start"), TIME_TOL);
-        CHECK_NEAR(s->end, jnum(w, "end"), TIME_TOL);
+        CHECK_NEAR(s->start, t0 + jnum(w, "start"), TIME_TOL);
+        CHECK_NEAR(s->end, t0 + jnum(w, "end"), TIME_TOL);
         CHECK_INT(s->n_tokens, json_array_size(toks));
         for (size_t k = 0; k < s->n_tokens && k < json_array_size(toks); k++)
             CHECK_INT(s->tokens[k], json_integer_value(json_array_get(toks, k)));
@@ -90,7 +91,7 @@ static void check_run(const struct vt_whisper_result *out, json_t *want)
         CHECK_NEAR(s->avg_logprob, jnum(w, "avg_logprob"), PROB_TOL);
         if (vt_test_failures != before)
             fprintf(stderr, "  (segment %zu: %.2f-%.2f \"%s\")\n", i, s->start, s->end, s->text);
-        if (vt_test_failures != before || check_words(s, json_object_get(w, "words"), i) != 0)
+        if (vt_test_failures != before || check_words(s, json_object_get(w, "words"), i, t0) != 0)
             return;
     }
 }
@@ -117,10 +118,12 @@ VT_TEST(whisper_transcribe_words)
     CHECK_INT(n, json_integer_value(json_object_get(exp, "samples")));
     runs = json_object_get(exp, "runs");
     CHECK_INT(json_array_size(runs), 2);
-    for (size_t r = 0; r < json_array_size(runs); r++) {
+    /* the runs, the last again 100 s later on the caller's time line: the same words */
+    for (size_t r = 0; r <= json_array_size(runs); r++) {
         struct vt_whisper_result res = {0};
         struct vt_whisper_opts o;
-        json_t *run = json_array_get(runs, r);
+        json_t *run = json_array_get(runs, r < json_array_size(runs) ? r : r - 1);
+        double t0 = r < json_array_size(runs) ? 0 : 100.0;
 
         vt_whisper_opts_default(&o);
         o.temperatures[0] = 0;
@@ -128,13 +131,14 @@ VT_TEST(whisper_transcribe_words)
         o.language = "en";
         o.word_timestamps = 1;
         o.initial_prompt = json_string_value(json_object_get(run, "initial_prompt"));
-        CHECK_INT(vt_whisper_transcribe(model, tok, mel, pcm, n, 0, &o, &res, err, sizeof(err)), 0);
-        check_run(&res, json_object_get(run, "segments"));
+        CHECK_INT(vt_whisper_transcribe(model, tok, mel, pcm, n, t0, &o, &res, err, sizeof(err)),
+                  0);
+        check_run(&res, json_object_get(run, "segments"), t0);
         for (size_t i = 0; i < res.n; i++)
             n_words += res.seg[i].n_words;
         if (vt_test_failures)
-            fprintf(stderr, "  run %zu (prompt %s): %s\n", r,
-                    o.initial_prompt ? o.initial_prompt : "none", err);
+            fprintf(stderr, "  run %zu (prompt %s, t0 %g): %s\n", r,
+                    o.initial_prompt ? o.initial_prompt : "none", t0, err);
         vt_whisper_result_release(&res);
     }
     /* the expectation is not vacuous: words were timed and compared */
