@@ -19,6 +19,10 @@ From the top of the tree:
       over the window's content positions, float32 [heads][tokens][positions]).
   /usr/bin/python3 tests/tools/whisper_align_ref.py --check
       computes everything again and compares with the committed files.
+  /usr/bin/python3 tests/tools/whisper_align_ref.py --transcribe [--check]
+      transcribe.py with word_timestamps True (whisper_ref.transcribe's loop with
+      add_word_timestamps) over jfk.wav six times, without and with an initial prompt:
+      writes (or checks) tests/data/whisper-test/expected-transcribe-words.json.
 """
 import itertools
 import json
