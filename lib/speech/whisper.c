@@ -82,7 +82,7 @@ struct run {
     int sample_len;
     uint64_t rng;
     double t0;
-    double last_speech; /* the end of the last word timed (transcribe.py's), from t0 */
+    double last_speech; /* transcribe.py's last_speech_timestamp, in seconds after t0 */
 };
 
 /* Append tokens to the prompt, keeping the last n_text_ctx / 2 (more are never used). */
@@ -190,8 +190,8 @@ static void add_segment(struct run *R, struct vt_whisper_result *out, size_t see
         vt_grow((void **)&out->seg, &out->cap, out->n + 1, sizeof(*out->seg));
     s = &out->seg[out->n++];
     memset(s, 0, sizeof(*s));
-    s->start = R->t0 + start;
-    s->end = R->t0 + end;
+    s->start = start; /* from the start of the audio until the window is done */
+    s->end = end;
     s->tokens = vt_xmalloc((n ? n : 1) * sizeof(*tok));
     memcpy(s->tokens, tok, n * sizeof(*tok));
     s->n_tokens = n;
@@ -242,17 +242,37 @@ static size_t cut_segments(struct run *R, struct vt_whisper_result *out, size_t 
     return seek + segment_size;
 }
 
-/* The end of the last word of the window's segments from first on, or NAN. */
+/* utils.py's get_end over the window's segments (first..): the end of their last word, or
+ * when no word was timed the last segment's end (a window of timestamps only still moves
+ * the seek and the last speech there), NAN without segments. */
 static double last_word_end(const struct vt_whisper_result *out, size_t first)
 {
     for (size_t i = out->n; i-- > first;)
         if (out->seg[i].n_words > 0)
             return out->seg[i].words[out->seg[i].n_words - 1].end;
-    return NAN;
+    return out->n > first ? out->seg[out->n - 1].end : NAN;
 }
 
-/* Word timings of the window's segments (first..), and transcribe.py's seek from the last
- * word when the window did not end on a single timestamp. */
+/* Move the segments from first on, and their words, by dt seconds. */
+static void shift_segments(struct vt_whisper_result *out, size_t first, double dt)
+{
+    for (size_t i = first; i < out->n; i++) {
+        out->seg[i].start += dt;
+        out->seg[i].end += dt;
+        for (size_t k = 0; k < out->seg[i].n_words; k++) {
+            out->seg[i].words[k].start += dt;
+            out->seg[i].words[k].end += dt;
+        }
+    }
+}
+
+/*
+ * Word timings of the window's segments (first..), and transcribe.py's seek from the last
+ * word when the window did not end on a single timestamp. The segments' times are still
+ * from the start of the audio, as transcribe.py's: add_word_timestamps clamps at 0 and
+ * halves times (boundary = words[1].end / 2), which on the caller's time line (t0) would
+ * give other words.
+ */
 static int time_words(struct run *R, struct vt_whisper_result *out, size_t first, size_t seek,
                       size_t segment_size, int single_ending, size_t *next_seek, char *err,
                       size_t errlen)
@@ -264,14 +284,15 @@ static int time_words(struct run *R, struct vt_whisper_result *out, size_t first
         return 0;
     rc = vt_whisper_align(R->model, R->d.tok, R->feat, R->initial + R->sot_index,
                           R->n_init - R->sot_index, out->seg + first, out->n - first,
-                          (int)segment_size, R->t0 + offset, R->last_speech, err, errlen);
+                          (int)segment_size, offset, R->last_speech, err, errlen);
+    end = last_word_end(out, first);
     if (rc != 0)
         return rc;
-    end = last_word_end(out, first) - R->t0;
     if (!isnan(end))
-        R->last_speech = R->t0 + end;
+        R->last_speech = end;
+    /* round() as Python's: halves to even */
     if (!single_ending && !isnan(end) && end > offset)
-        *next_seek = (size_t)llround(end * (VT_WMEL_SAMPLE_RATE / VT_WMEL_HOP));
+        *next_seek = (size_t)nearbyint(end * (VT_WMEL_SAMPLE_RATE / VT_WMEL_HOP));
     return 0;
 }
 
@@ -330,11 +351,11 @@ static int window(struct run *R, struct vt_whisper_result *out, size_t *seek, ch
         goto out;
     }
     next = cut_segments(R, out, *seek, segment_size, &res, &single);
-    if (o->word_timestamps) {
+    if (o->word_timestamps)
         rc = time_words(R, out, first, *seek, segment_size, single, &next, err, errlen);
-        if (rc != 0)
-            goto out;
-    }
+    shift_segments(out, first, R->t0); /* onto the caller's time line */
+    if (rc != 0)
+        goto out;
     /* upstream would loop for ever on a window that does not advance */
     *seek = next > *seek ? next : *seek + segment_size;
     settle_segments(R, out, first);
@@ -406,7 +427,7 @@ int vt_whisper_transcribe(const struct vt_whisper_model *model, struct vt_tiktok
 {
     const struct vt_whisper_dims *d = vt_whisper_model_dims(model);
     struct run R = {
-        .model = model, .mel = mel, .o = opts, .pcm = pcm, .n = n, .t0 = t0, .last_speech = t0};
+        .model = model, .mel = mel, .o = opts, .pcm = pcm, .n = n, .t0 = t0, .last_speech = 0};
     size_t seek = 0;
     int rc;
 

@@ -25,7 +25,9 @@
  * words it held are freed) and, as transcribe.py does, its start and end move to its first
  * and last word's unless those are too long. last_speech is where the speech before the
  * window ended, on the caller's time line (transcribe.py's last_speech_timestamp: the end of
- * the last word timed so far, or the start of the audio).
+ * the last word timed so far, or the start of the audio). Those corrections clamp at 0
+ * and halve times as transcribe.py does, so times should count from the start of the
+ * audio (whisper.c passes them so and moves the results to its t0 afterwards).
  * 0, VT_ENOMEM or VT_EINVAL with one line in err; on error the segments keep no words.
  */
 int vt_whisper_align(const struct vt_whisper_model *model, struct vt_tiktoken *tok,

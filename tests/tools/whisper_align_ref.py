@@ -19,6 +19,10 @@ From the top of the tree:
       over the window's content positions, float32 [heads][tokens][positions]).
   /usr/bin/python3 tests/tools/whisper_align_ref.py --check
       computes everything again and compares with the committed files.
+  /usr/bin/python3 tests/tools/whisper_align_ref.py --transcribe [--check]
+      transcribe.py with word_timestamps True (whisper_ref.transcribe's loop with
+      add_word_timestamps) over jfk.wav six times, without and with an initial prompt:
+      writes (or checks) tests/data/whisper-test/expected-transcribe-words.json.
 """
 import itertools
 import json
@@ -561,9 +565,76 @@ def reference(d):
     return res, qk.numpy().astype("<f4").tobytes()
 
 
+def reference_transcribe_words(d):
+    """transcribe.py with word_timestamps True over the 66 s of expected-transcribe.json
+    (jfk.wav six times), without and with its initial prompt: whisper_ref.transcribe's loop
+    with add_word_timestamps and find_alignment (forward_qk on the window's padded mel,
+    then find_alignment_qk) as transcribe.py calls them."""
+    torch.manual_seed(0)
+    model = whisper_ref.load_model(d)
+    tok = Tokenizer(model.is_multilingual, model.num_languages,
+                    language="en" if model.is_multilingual else None)
+    with open(os.path.join(d, "generation_config.json")) as f:
+        heads = json.load(f)["alignment_heads"]
+    audio = whisper_mel_ref.load_audio(whisper_ref.WAV)
+    audio = np.concatenate([audio] * 6)
+
+    def add_words(segments, mel, num_frames, last_speech_timestamp):
+        def align(text_tokens):
+            if len(text_tokens) == 0:  # find_alignment returns before the forward pass
+                return []
+            weights, probs = forward_qk(model, tok, heads, text_tokens, mel)
+            return find_alignment_qk(tok, text_tokens, weights, probs, num_frames)
+        add_word_timestamps(segments=segments, tokenizer=tok, align=align,
+                            last_speech_timestamp=last_speech_timestamp)
+        for s in segments:  # plain floats (np.float64 and np.mean's values otherwise)
+            s["start"], s["end"] = float(s["start"]), float(s["end"])
+            s["words"] = [{"word": w["word"], "start": float(w["start"]),
+                           "end": float(w["end"]), "probability": float(w["probability"])}
+                          for w in s["words"]]
+
+    runs = [whisper_ref.transcribe(model, tok, audio, prompt, add_words=add_words)
+            for prompt in (None, whisper_ref.TRANSCRIBE_PROMPT)]
+    return {
+        "command": "/usr/bin/python3 tests/tools/whisper_align_ref.py --transcribe",
+        "upstream": "openai/whisper 20250625 (c0d2f624): transcribe.py, timing.py",
+        "audio": "tests/data/speech/jfk.wav repeated 6 times back to back",
+        "samples": int(audio.shape[-1]), "language": tok.language,
+        "options": {"temperature": [0.0], "compression_ratio_threshold": 2.4,
+                    "logprob_threshold": -1.0, "no_speech_threshold": 0.6,
+                    "condition_on_previous_text": True, "word_timestamps": True,
+                    "prepend_punctuations": "\"'“¿([{-",
+                    "append_punctuations": "\"'.。,，!！?？:：”)]}、",
+                    "max_initial_timestamp": 1.0, "sample_len": 224},
+        "tolerance": {"times": 1e-6, "probability": 1e-3, "note": "tokens, text, seeks identical"},
+        "alignment_heads": heads,
+        "runs": runs,
+    }
+
+
+def main_transcribe(d, check):
+    path = os.path.join(d, "expected-transcribe-words.json")
+    a = reference_transcribe_words(d)
+    if check:
+        assert a == reference_transcribe_words(d), "two runs differ"
+        with open(path) as f:
+            assert json.loads(json.dumps(a)) == json.load(f), "differs from " + path
+        print("ok: two runs identical and equal to", path)
+        return
+    whisper_ref.dump_json(path, a)
+    for run in a["runs"]:
+        print("prompt", run["initial_prompt"], "seeks", run["seeks"])
+        for sgm in run["segments"]:
+            print(" %7.2f %7.2f %r %s" % (sgm["start"], sgm["end"], sgm["text"],
+                                          [(w["word"], w["start"], w["end"]) for w in sgm["words"]]))
+
+
 def main():
     torch.set_num_threads(1)
     d = OUT
+    if "--transcribe" in sys.argv[1:]:
+        main_transcribe(d, "--check" in sys.argv[1:])
+        return
     res, qk = reference(d)
     path = os.path.join(d, "expected-align.json")
     if "--check" in sys.argv[1:]:

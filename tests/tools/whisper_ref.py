@@ -46,6 +46,7 @@ WAV = os.path.join(TOP, 'tests', 'data', 'speech', 'jfk.wav')
 SAMPLE_RATE, HOP_LENGTH, CHUNK_LENGTH = 16000, 160, 30
 N_SAMPLES = CHUNK_LENGTH * SAMPLE_RATE
 N_FRAMES = N_SAMPLES // HOP_LENGTH  # 3000
+FRAMES_PER_SECOND = SAMPLE_RATE // HOP_LENGTH  # 100
 
 # The generated model: Whisper's structure, tiny dimensions, the real vocabulary.
 DIMS = dict(n_mels=80, n_audio_ctx=1500, n_audio_state=64, n_audio_head=2, n_audio_layer=2,
@@ -404,12 +405,21 @@ def compression_ratio(text):
     return len(b) / len(zlib.compress(b))
 
 
+def get_end(segments):
+    """utils.py's get_end: the last word's end, else the last segment's end, else None."""
+    return next((w["end"] for s in reversed(segments) for w in reversed(s["words"])),
+                segments[-1]["end"] if segments else None)
+
+
 def transcribe(model, tok, audio, initial_prompt=None, compression_ratio_threshold=2.4,
                logprob_threshold=-1.0, no_speech_threshold=0.6,
-               condition_on_previous_text=True):
+               condition_on_previous_text=True, add_words=None):
     """transcribe.py's loop with temperature=(0.0,) (so decode_with_fallback decodes once),
-    the language given (tok's), word_timestamps False, no clip_timestamps, no
-    hallucination_silence_threshold, carry_initial_prompt False."""
+    the language given (tok's), no clip_timestamps, no hallucination_silence_threshold,
+    carry_initial_prompt False. word_timestamps False unless add_words is given:
+    add_words(segments, mel_segment, num_frames, last_speech_timestamp) stands for
+    timing.py's add_word_timestamps (whisper_align_ref.py passes it), and the loop then
+    does what transcribe.py does with word_timestamps True."""
     n_mels = model.dims['n_mels']
     old = os.getcwd()
     os.chdir(TOP)
@@ -421,6 +431,7 @@ def transcribe(model, tok, audio, initial_prompt=None, compression_ratio_thresho
     input_stride = N_FRAMES // model.dims['n_audio_ctx']
     time_precision = input_stride * HOP_LENGTH / SAMPLE_RATE
     seek, all_tokens, all_segments, prompt_reset_since, windows = 0, [], [], 0, []
+    last_speech_timestamp = 0.0
     if initial_prompt is not None:
         all_tokens.extend(tok.encode(" " + initial_prompt.strip()))
     tb = tok.timestamp_begin
@@ -477,10 +488,23 @@ def transcribe(model, tok, audio, initial_prompt=None, compression_ratio_thresho
                 duration = (stamps[-1] - tb) * time_precision
             current.append(new_segment(time_offset, time_offset + duration, tokens))
             seek += segment_size
+        if add_words is not None:  # transcribe.py's word_timestamps True
+            win["last_speech_timestamp"] = last_speech_timestamp
+            add_words(current, window, segment_size, last_speech_timestamp)
+            if not single_timestamp_ending:
+                last_word_end = get_end(current)
+                if last_word_end is not None and last_word_end > time_offset:
+                    seek = round(last_word_end * FRAMES_PER_SECOND)
+            last_word_end = get_end(current)
+            if last_word_end is not None:
+                last_speech_timestamp = last_word_end
+            win["next_seek"] = seek
         for segment in current:
             if segment["start"] == segment["end"] or segment["text"].strip() == "":
                 segment["text"] = ""
                 segment["tokens"] = []
+                if add_words is not None:
+                    segment["words"] = []
         all_segments.extend(current)
         all_tokens.extend(t for segment in current for t in segment["tokens"])
         if not condition_on_previous_text:  # temperature is 0 here, never > 0.5
