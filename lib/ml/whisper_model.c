@@ -656,8 +656,8 @@ static int load_one(void *ctx, const struct tspec *t, char *err, size_t errlen)
     }
     if (!rc && bad < n)
         rc = vt_err(err, errlen, VT_EINVAL,
-                    "'%s': tensor '%s' has a value that is not finite (at %zu)", s->file, t->name,
-                    bad);
+                    "'%s': tensor '%s' has a value that is not finite (at %zu)", s->file,
+                    x ? x->name : g->name, bad);
     return rc;
 }
 
