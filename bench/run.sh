@@ -40,6 +40,9 @@ echo
 echo "== speech recognition of a 10 h recording: peak memory of add (VIDTHEQUE_BASELINE=binary to compare)"
 bash bench/stt_memory_bench.sh
 echo
+echo "== Whisper on 1 h and 3 h recordings with speech: peak memory of add, against PocketSphinx"
+bash bench/whisper_memory_bench.sh
+echo
 echo "== search: 10,000 videos, 1,000,000 cues vs plain FTS5 MATCH ORDER BY rank"
 bash bench/search_bench.sh
 echo

@@ -292,9 +292,14 @@ static int check_dims(const struct vt_whisper_dims *d, const char *what, char *e
     return 0;
 }
 
-/* A model of dimensions d with every tensor allocated, not filled. */
-static int model_new(const struct vt_whisper_dims *d, int n_threads, struct vt_whisper_model **out,
-                     char *err, size_t errlen)
+/*
+ * A model of dimensions d with every tensor allocated, not filled. check (when not NULL) is
+ * called on every tensor first: the dimensions come from a file that may lie, so the
+ * checkpoint must hold every tensor at its shape before its gigabytes are allocated (the
+ * memory then stays within a small multiple of the file's size).
+ */
+static int model_new(const struct vt_whisper_dims *d, int n_threads, visit_fn check, void *ctx,
+                     struct vt_whisper_model **out, char *err, size_t errlen)
 {
     struct vt_whisper_model *m = calloc(1, sizeof(*m));
     int rc;
@@ -315,7 +320,8 @@ static int model_new(const struct vt_whisper_dims *d, int n_threads, struct vt_w
         vt_whisper_model_free(m);
         return vt_err(err, errlen, VT_ENOMEM, "whisper model: out of memory");
     }
-    rc = visit(m, alloc_one, m, err, errlen);
+    rc = check ? visit(m, check, ctx, err, errlen) : 0;
+    rc = rc ? rc : visit(m, alloc_one, m, err, errlen);
     if (rc) {
         vt_whisper_model_free(m);
         return rc;
@@ -447,7 +453,7 @@ int vt_whisper_model_random(const struct vt_whisper_dims *d, uint64_t seed, int 
     rc = check_dims(d, "whisper model", err, errlen);
     if (rc)
         return rc;
-    rc = model_new(d, n_threads, &m, err, errlen);
+    rc = model_new(d, n_threads, NULL, NULL, &m, err, errlen);
     if (rc)
         return rc;
     big = largest(d);
@@ -545,14 +551,32 @@ static void hf_name(const char *name, char *out, size_t n)
     snprintf(out, n, "model.%s", a);
 }
 
-static int load_st(struct source *s, const struct tspec *t, const int64_t *want, int nw, char *err,
-                   size_t errlen)
+/* The index of the first of n F16 values at h that is an infinity or a NaN, or n. */
+static size_t f16_nonfinite(const uint16_t *h, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((h[i] & 0x7c00) == 0x7c00)
+            return i;
+    return n;
+}
+
+/* The index of the first of n floats at v that is an infinity or a NaN, or n. */
+static size_t f32_nonfinite(const float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return i;
+    return n;
+}
+
+/* t's tensor in the safetensors file, of t's shape and a float dtype, into *out. */
+static int st_tensor(struct source *s, const struct tspec *t, const struct vt_st_tensor **out,
+                     char *err, size_t errlen)
 {
     char hf[192], got[64], exp[64];
     const struct vt_st_tensor *x;
-    int64_t shape[VT_ST_MAX_DIMS];
-    size_t n = count_of(s->d, t->shape);
-    int rc;
+    int64_t shape[VT_ST_MAX_DIMS], want[3];
+    int nw = shape_of(s->d, t->shape, want);
 
     hf_name(t->name, hf, sizeof(hf));
     x = vt_safetensors_find(s->st, hf);
@@ -560,58 +584,89 @@ static int load_st(struct source *s, const struct tspec *t, const int64_t *want,
         return vt_err(err, errlen, VT_EINVAL, "'%s': no tensor '%s'", s->file, hf);
     for (int i = 0; i < x->ndim; i++)
         shape[i] = (int64_t)x->shape[i];
-    if (!same_shape(shape, x->ndim, want, nw) || x->count != n) {
+    if (!same_shape(shape, x->ndim, want, nw) || x->count != count_of(s->d, t->shape)) {
         shape_str(got, sizeof(got), shape, x->ndim);
         shape_str(exp, sizeof(exp), want, nw);
         return vt_err(err, errlen, VT_EINVAL, "'%s': tensor '%s' is %s, expected %s", s->file, hf,
                       got, exp);
     }
-    if (t->half && x->dtype == VT_ST_F16) { /* little-endian F16, as this machine's */
-        memcpy(*t->dst, x->data, n * 2);
-        return 0;
-    }
-    rc = vt_st_to_f32(x, s->buf, err, errlen);
-    return rc ? rc : put(t, n, s->buf, err, errlen);
+    /* an integer tensor (which vt_st_to_f32 would widen) is a mislabelled file, not weights */
+    if (x->dtype != VT_ST_F32 && x->dtype != VT_ST_F16 && x->dtype != VT_ST_BF16)
+        return vt_err(err, errlen, VT_EINVAL, "'%s': tensor '%s' is %s, not F32, F16 or BF16",
+                      s->file, hf, vt_st_dtype_name(x->dtype));
+    *out = x;
+    return 0;
 }
 
-static int load_gg(struct source *s, const struct tspec *t, const int64_t *want, int nw, char *err,
-                   size_t errlen)
+/* t's tensor in the ggml file, of t's shape, into *out (the reader read only float types). */
+static int gg_tensor(struct source *s, const struct tspec *t, const struct vt_wggml_tensor **out,
+                     char *err, size_t errlen)
 {
     const struct vt_wggml_tensor *x = vt_wggml_find(s->gg, t->name);
-    int64_t shape[VT_WGGML_MAX_DIMS];
-    size_t n = count_of(s->d, t->shape);
+    int64_t shape[VT_WGGML_MAX_DIMS], want[3];
+    int nw = shape_of(s->d, t->shape, want);
 
     if (!x)
         return vt_err(err, errlen, VT_EINVAL, "'%s': no tensor '%s'", s->file, t->name);
     for (int i = 0; i < x->n_dims; i++) /* ggml's order is innermost first */
         shape[i] = x->ne[x->n_dims - 1 - i];
-    if (!same_shape(shape, x->n_dims, want, nw) || x->count != n)
+    if (!same_shape(shape, x->n_dims, want, nw) || x->count != count_of(s->d, t->shape))
         return vt_err(err, errlen, VT_EINVAL, "'%s': tensor '%s' has the wrong shape", s->file,
                       t->name);
-    if (t->half && x->type == VT_WGGML_F16) {
-        memcpy(*t->dst, x->data, n * 2);
-        return 0;
-    }
-    vt_wggml_to_f32(x, s->buf);
-    return put(t, n, s->buf, err, errlen);
+    *out = x;
+    return 0;
 }
 
+/* Whether the checkpoint holds t at its shape (model_new's check, before any allocation). */
+static int check_one(void *ctx, const struct tspec *t, char *err, size_t errlen)
+{
+    struct source *s = ctx;
+    const struct vt_st_tensor *x;
+    const struct vt_wggml_tensor *g;
+
+    return s->st ? st_tensor(s, t, &x, err, errlen) : gg_tensor(s, t, &g, err, errlen);
+}
+
+/*
+ * Fill t's field: F16 bits copied as they are, anything else through s->buf as float. A
+ * weight that is an infinity or a NaN would make every output NaN (and a NaN transcript or
+ * vector must never be stored as done): such a checkpoint is refused, naming the tensor.
+ */
 static int load_one(void *ctx, const struct tspec *t, char *err, size_t errlen)
 {
     struct source *s = ctx;
-    int64_t want[3];
-    int nw = shape_of(s->d, t->shape, want);
+    const struct vt_st_tensor *x = NULL;
+    const struct vt_wggml_tensor *g = NULL;
+    size_t n = count_of(s->d, t->shape), bad;
+    int rc = s->st ? st_tensor(s, t, &x, err, errlen) : gg_tensor(s, t, &g, err, errlen);
 
-    return s->st ? load_st(s, t, want, nw, err, errlen) : load_gg(s, t, want, nw, err, errlen);
+    if (rc)
+        return rc;
+    if (t->half && (x ? x->dtype == VT_ST_F16 : g->type == VT_WGGML_F16)) {
+        /* little-endian F16, as this machine's */
+        memcpy(*t->dst, x ? x->data : g->data, n * 2);
+        bad = f16_nonfinite(*t->dst, n);
+    } else {
+        if (x)
+            rc = vt_st_to_f32(x, s->buf, err, errlen);
+        else
+            vt_wggml_to_f32(g, s->buf);
+        bad = rc ? n : f32_nonfinite(s->buf, n);
+        rc = rc || bad < n ? rc : put(t, n, s->buf, err, errlen);
+    }
+    if (!rc && bad < n)
+        rc = vt_err(err, errlen, VT_EINVAL,
+                    "'%s': tensor '%s' has a value that is not finite (at %zu)", s->file,
+                    x ? x->name : g->name, bad);
+    return rc;
 }
 
-/* Fill m's tensors from s. */
+/* Fill m's tensors from s (whose shapes model_new checked). */
 static int load_all(struct vt_whisper_model *m, struct source *s, char *err, size_t errlen)
 {
     size_t big = largest(&m->d);
     int rc;
 
-    s->d = &m->d;
     s->buf = malloc(big * sizeof(float));
     if (!s->buf)
         return vt_err(err, errlen, VT_ENOMEM, "whisper model: out of memory");
@@ -740,7 +795,7 @@ static int open_hf(const char *dir, int n_threads, struct vt_whisper_model **out
     json_t *c = NULL, *g = NULL;
     struct vt_whisper_dims d = {0};
     struct vt_whisper_model *m = NULL;
-    struct source s = {.file = st_path};
+    struct source s = {.file = st_path, .d = &d};
     const struct vt_st_tensor *fc1;
     int rc;
 
@@ -752,7 +807,7 @@ static int open_hf(const char *dir, int n_threads, struct vt_whisper_model **out
     rc = rc ? rc : read_json(gen, 1, &g, err, errlen);
     rc = rc ? rc : vt_safetensors_open(st_path, MAX_ST_FILE, &s.st, err, errlen);
     rc = rc ? rc : hf_tied(s.st, st_path, err, errlen);
-    rc = rc ? rc : model_new(&d, n_threads, &m, err, errlen);
+    rc = rc ? rc : model_new(&d, n_threads, check_one, &s, &m, err, errlen);
     rc = rc ? rc : hf_alignment(m, gen, g, err, errlen);
     rc = rc ? rc : load_all(m, &s, err, errlen);
     if (!rc) {
@@ -774,9 +829,9 @@ static int open_hf(const char *dir, int n_threads, struct vt_whisper_model **out
 static int open_ggml(const char *path, int n_threads, struct vt_whisper_model **out, char *err,
                      size_t errlen)
 {
-    struct source s = {.file = path};
-    struct vt_whisper_model *m = NULL;
     struct vt_whisper_dims d;
+    struct source s = {.file = path, .d = &d};
+    struct vt_whisper_model *m = NULL;
     const struct vt_wggml_tensor *fc1;
     int rc = vt_wggml_open(path, 0, &s.gg, err, errlen);
 
@@ -799,7 +854,7 @@ static int open_ggml(const char *path, int n_threads, struct vt_whisper_model **
         snprintf(tmp, sizeof(tmp), "%s", err);
         rc = vt_err(err, errlen, VT_EINVAL, "'%s': %s", path, tmp);
     }
-    rc = rc ? rc : model_new(&d, n_threads, &m, err, errlen);
+    rc = rc ? rc : model_new(&d, n_threads, check_one, &s, &m, err, errlen);
     rc = rc ? rc : default_alignment(m, err, errlen);
     rc = rc ? rc : load_all(m, &s, err, errlen);
     if (!rc) {
@@ -824,6 +879,8 @@ int vt_whisper_model_open(const char *path, int n_threads, struct vt_whisper_mod
         return vt_err(err, errlen, VT_ENOTFOUND, "'%s': no such checkpoint", path);
     if (S_ISDIR(st.st_mode))
         return open_hf(path, n_threads, out, err, errlen);
+    if (!S_ISREG(st.st_mode)) /* a device or a pipe would be read up to the 8 GB cap */
+        return vt_err(err, errlen, VT_EINVAL, "'%s': not a checkpoint file or directory", path);
     return open_ggml(path, n_threads, out, err, errlen);
 }
 

@@ -9,8 +9,9 @@
 # media, in order, each inside its cue; export gives them; `search` finds one of the words
 # at its moment. Then `models pull whisper-tiny.en` from the fake hub (serving the same
 # checkpoint as openai/whisper-tiny.en) installs a speech model that `models` shows ready,
-# and indexing with it names the repo and commit; and a truncated model.safetensors fails
-# the stage with the reader's reason.
+# and indexing with it names the repo and commit; and hostile checkpoints (truncated, a
+# tensor relabelled I16, a config.json lying about d_model, a NaN weight, a ggml file in
+# Q5_1) fail the stage with the loader's reason on one line, storing no cues.
 . "$(dirname "$0")/lib.sh"
 
 export VIDTHEQUE_RETRY_BASE=1
@@ -136,18 +137,68 @@ expect_exit 0 vt models
 grep -q "not usable: model 'whisper-small.en' is not in the library (run 'vidtheque models pull whisper-small.en')" "$T/out" ||
   fail "models, not pulled: $(cat "$T/out")"
 
-note "a truncated model.safetensors fails the stage with its reason"
-BAD=$T/bad-ckpt
-cp -r "$DATA/whisper-test" "$BAD"
-head -c 300000 "$DATA/whisper-test/model.safetensors" > "$BAD/model.safetensors"
+note "hostile checkpoints fail the stage with their reason, one line, and store no cues"
+# made here from the test checkpoint: truncated; a tensor relabelled as integers; a
+# config.json that lies about d_model; a NaN weight; a ggml file quantised as Q5_1
+mkbad() { # mkbad NAME: $T/bad-NAME, a copy of the checkpoint with one thing wrong
+  local d=$T/bad-$1
+  cp -r "$DATA/whisper-test" "$d"
+  rm -f "$d"/expected*.json "$d"/align-qk.f32
+  case $1 in
+  truncated) head -c 300000 "$DATA/whisper-test/model.safetensors" > "$d/model.safetensors" ;;
+  config) sed -i -e 's/"d_model": 64/"d_model": 128/' -e 's/_ffn_dim": 256/_ffn_dim": 512/' "$d/config.json" ;;
+  i16 | nan) python3 - "$1" "$d/model.safetensors" << 'PY' ;;
+import json, struct, sys
+what, path = sys.argv[1], sys.argv[2]
+b = bytearray(open(path, "rb").read())
+n = struct.unpack("<Q", b[:8])[0]
+name = "model.decoder.layers.1.fc1.weight"
+if what == "i16":  # same size as F16: only the label is wrong
+    key = b'"%s":{"dtype":"F16"' % name.encode()
+    at = b.index(key, 8, 8 + n)
+    b[at:at + len(key)] = key.replace(b"F16", b"I16")
+else:
+    begin = json.loads(b[8:8 + n])[name]["data_offsets"][0]
+    b[8 + n + begin + 14:8 + n + begin + 16] = struct.pack("<H", 0x7E00)
+open(path, "wb").write(b)
+PY
+  q5) python3 - "$d.bin" << 'PY' ;;
+import struct, sys
+b = struct.pack("<I11i", 0x67676D6C, 8, 2, 32, 1, 1, 4, 32, 1, 1, 80, 9)
+b += struct.pack("<iif", 1, 1, 0.0) + struct.pack("<i", 0)
+b += struct.pack("<4i", 1, 17, 7, 32) + b"decoder.ln.weight" + bytes(24)
+open(sys.argv[1], "wb").write(b)
+PY
+  esac
+}
 LIB=$T/libbad
 vt init > /dev/null 2>&1 || fail "init"
-expect_exit 0 vt config set stt.model "$BAD"
-expect_exit 1 vt add "$T/talk.mkv"
-vid=$(vt ls | awk 'NR==1 {print $1}')
-vt export "$vid" > "$T/doc.json" || fail "export of the failed video"
-[[ $(stt_field state) == failed ]] || fail "bad checkpoint: stt $(stt_field state): $(stt_field error)"
-stt_field error | grep -q "safetensors" || fail "bad checkpoint: reason '$(stt_field error)'"
-note "reason: $(stt_field error)"
-[[ $(json "$T/doc.json" "len(d['cues'])") == 0 ]] || fail "bad checkpoint: cues were stored"
+first=1
+for bad in truncated i16 config nan q5; do
+  case $bad in
+  truncated) want="model.safetensors" ;;
+  i16) want="'model.decoder.layers.1.fc1.weight' is I16, not F32, F16 or BF16" ;;
+  config) want="'model.encoder.conv1.weight' is 64x80x3, expected 128x80x3" ;;
+  nan) want="'model.decoder.layers.1.fc1.weight' has a value that is not finite" ;;
+  q5) want="Q5_1" ;;
+  esac
+  mkbad "$bad"
+  path=$T/bad-$bad
+  [[ $bad == q5 ]] && path=$T/bad-q5.bin
+  expect_exit 0 vt config set stt.model "$path"
+  if ((first)); then
+    expect_exit 1 vt add "$T/talk.mkv"
+    vid=$(vt ls | awk 'NR==1 {print $1}')
+    first=0
+  else
+    expect_exit 1 vt redo --stage stt "$vid"
+  fi
+  vt export "$vid" > "$T/doc.json" || fail "export of the failed video"
+  [[ $(stt_field state) == failed ]] || fail "$bad: stt $(stt_field state): $(stt_field error)"
+  stt_field error | grep -q "$want" || fail "$bad: reason '$(stt_field error)', wanted '$want'"
+  [[ $(stt_field error | wc -l) == 1 ]] || fail "$bad: the reason is not one line"
+  [[ $(json "$T/doc.json" "len(d['cues'])") == 0 ]] || fail "$bad: cues were stored"
+  [[ $(vt ls | wc -l) == 1 ]] || fail "$bad: $(vt ls)"
+  note "$bad: $(stt_field error)"
+done
 echo "ok"
