@@ -19,12 +19,6 @@
 #define KATTR      __attribute__((target("avx2,fma,f16c")))
 #endif
 
-#define MBLOCK 32 /* input rows kept in cache while the panels pass over them */
-#define PANEL  12 /* weight rows widened at a time (a multiple of the tile's 3) */
-#define NCHUNK 96 /* weight rows per work item (a multiple of PANEL) */
-#define NSMALL 64 /* weight rows per work item for a few input rows */
-#define FEW_M  8  /* fewer input rows than this: dot products straight from F16 */
-
 /* ---- half floats ---- */
 
 float vt_wk_f16_to_f32(uint16_t h)
@@ -130,22 +124,6 @@ static float dot_f32_c(const float *a, const float *b, int n)
     return (s0 + s1) + (s2 + s3);
 }
 
-static float dot_f16_c(const float *a, const uint16_t *w, int n)
-{
-    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int i = 0;
-
-    for (; i + 4 <= n; i += 4) {
-        s0 += a[i] * f16_table[w[i]];
-        s1 += a[i + 1] * f16_table[w[i + 1]];
-        s2 += a[i + 2] * f16_table[w[i + 2]];
-        s3 += a[i + 3] * f16_table[w[i + 3]];
-    }
-    for (; i < n; i++)
-        s0 += a[i] * f16_table[w[i]];
-    return (s0 + s1) + (s2 + s3);
-}
-
 static void axpy_c(float a, const float *x, float *y, int n)
 {
     for (int i = 0; i < n; i++)
@@ -186,24 +164,6 @@ KATTR static inline __m256 load_f16(const uint16_t *w)
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)w));
 }
 
-KATTR static float dot_f16_v(const float *a, const uint16_t *w, int n)
-{
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
-    int i = 0;
-    float s;
-
-    for (; i + 16 <= n; i += 16) {
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), load_f16(w + i), s0);
-        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), load_f16(w + i + 8), s1);
-    }
-    for (; i + 8 <= n; i += 8)
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), load_f16(w + i), s0);
-    s = hsum(_mm256_add_ps(s0, s1));
-    for (; i < n; i++)
-        s += a[i] * f16_table[w[i]];
-    return s;
-}
-
 KATTR static void axpy_v(float a, const float *x, float *y, int n)
 {
     __m256 va = _mm256_set1_ps(a);
@@ -214,16 +174,6 @@ KATTR static void axpy_v(float a, const float *x, float *y, int n)
                          _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
     for (; i < n; i++)
         y[i] += a * x[i];
-}
-
-KATTR static void widen_v(const uint16_t *w, float *out, size_t n)
-{
-    size_t i = 0;
-
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(out + i, load_f16(w + i));
-    for (; i < n; i++)
-        out[i] = f16_table[w[i]];
 }
 
 /* acc[r][c] = x row r . panel row c over K (K a multiple of 8 here), 4 x 3 at a time. */
@@ -270,15 +220,6 @@ static float dot_f32(const float *a, const float *b, int n)
         return dot_f32_v(a, b, n);
 #endif
     return dot_f32_c(a, b, n);
-}
-
-static float dot_f16(const float *a, const uint16_t *w, int n)
-{
-#ifdef VT_WK_AVX2
-    if (avx2())
-        return dot_f16_v(a, w, n);
-#endif
-    return dot_f16_c(a, w, n);
 }
 
 static void axpy(float a, const float *x, float *y, int n)
@@ -411,88 +352,189 @@ static void pool_run(struct vt_wk_pool *p, job_fn fn, void *arg)
 
 /* ---- matrix products ---- */
 
+/*
+ * Weights are packed once (vt_wk_pack) into panels of NR rows: panel p holds rows
+ * [p NR, p NR + NR) interleaved, k outermost, so that one k step of a panel is NR
+ * consecutive halves (two vectors). A product then streams each panel once per strip of
+ * MR input rows, keeping MR x NR sums in registers: every weight loaded feeds MR FMAs and
+ * every input value NR.
+ */
+#define NR     16 /* weight rows per panel */
+#define MR     6  /* input rows per strip: 6 x 2 accumulators + 2 weights + 1 input */
+#define MB     48 /* input rows per work item (8 strips) */
+#define PGROUP 4  /* panels per work item */
+
+size_t vt_wk_packed_count(int N, int K)
+{
+    return (size_t)((N + NR - 1) / NR) * NR * (size_t)K;
+}
+
+static inline size_t packed_index(int K, int n, int k)
+{
+    return ((size_t)(n / NR) * (size_t)K + (size_t)k) * NR + (size_t)(n % NR);
+}
+
+void vt_wk_pack(const void *w, int N, int K, uint16_t *out)
+{
+    const unsigned char *src = w;
+
+    memset(out, 0, vt_wk_packed_count(N, K) * sizeof(uint16_t)); /* the last panel's padding */
+    for (int n = 0; n < N; n++)
+        for (int k = 0; k < K; k++)
+            memcpy(out + packed_index(K, n, k), src + ((size_t)n * K + k) * 2, 2);
+}
+
+void vt_wk_pack_put(uint16_t *out, int K, size_t i, uint16_t h)
+{
+    out[packed_index(K, (int)(i / (size_t)K), (int)(i % (size_t)K))] = h;
+}
+
+float vt_wk_packed_get(const uint16_t *pw, int K, int n, int k)
+{
+    return vt_wk_f16_to_f32(pw[packed_index(K, n, k)]);
+}
+
 struct mm {
     const float *x;
     const uint16_t *w;
     const float *b;
     float *y;
     int ldx, ldy, M, K, N, flags;
-    int n_mb, n_nc; /* work items: n_mb row blocks x n_nc chunks of weight rows */
+    int n_mb, n_pg; /* work items: n_pg groups of panels x n_mb blocks of input rows */
+    int next;       /* the next work item (taken atomically: a busy core takes fewer) */
 };
 
-/* Rows [m0, m1) against weight rows [n0, n1), a dot product each, straight from F16. */
-static void mm_direct(const struct mm *a, int m0, int m1, int n0, int n1)
+/* acc (rows x NR) into y's rows [m, m + rows), columns [n0, n0 + NR) cut at N. */
+static void mm_store(const struct mm *a, int m, int rows, int n0, const float *acc)
 {
-    for (int n = n0; n < n1; n++) {
-        const uint16_t *w = a->w + (size_t)n * a->K;
+    int nc = a->N - n0 < NR ? a->N - n0 : NR;
 
-        for (int m = m0; m < m1; m++)
-            store(a->y + (size_t)m * a->ldy + n, dot_f16(a->x + (size_t)m * a->ldx, w, a->K), a->b,
-                  n, a->flags);
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < nc; c++)
+            store(a->y + (size_t)(m + r) * a->ldy + n0 + c, acc[r * NR + c], a->b, n0 + c,
+                  a->flags);
+}
+
+/* rows input rows from m against panel pn, into acc (rows x NR). */
+static void strip_c(const struct mm *a, int m, int rows, int pn, float *acc)
+{
+    const uint16_t *p = a->w + (size_t)pn * a->K * NR;
+
+    for (int r = 0; r < rows; r++) {
+        const float *x = a->x + (size_t)(m + r) * a->ldx;
+        float *o = acc + r * NR;
+
+        for (int c = 0; c < NR; c++)
+            o[c] = 0;
+        for (int k = 0; k < a->K; k++)
+            for (int c = 0; c < NR; c++)
+                o[c] += x[k] * f16_table[p[(size_t)k * NR + c]];
     }
 }
 
 #ifdef VT_WK_AVX2
-/* Rows [m0, m1) against weight rows [n0, n1): panels of PANEL rows widened into buf. */
-KATTR static void mm_panels(const struct mm *a, int m0, int m1, int n0, int n1, float *buf)
+#define FMA_ROW(r)                                                                                 \
+    do {                                                                                           \
+        __m256 xb = _mm256_broadcast_ss(x##r + k);                                                 \
+        c##r##0 = _mm256_fmadd_ps(xb, w0, c##r##0);                                                \
+        c##r##1 = _mm256_fmadd_ps(xb, w1, c##r##1);                                                \
+    } while (0)
+
+/* MR input rows from m against panel pn, into acc (MR x NR). */
+KATTR static void strip6_v(const struct mm *a, int m, int pn, float *acc)
 {
-    int K = a->K;
+    const uint16_t *p = a->w + (size_t)pn * a->K * NR;
+    const float *x0 = a->x + (size_t)m * a->ldx, *x1 = x0 + a->ldx, *x2 = x1 + a->ldx;
+    const float *x3 = x2 + a->ldx, *x4 = x3 + a->ldx, *x5 = x4 + a->ldx;
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
 
-    for (int p0 = n0; p0 < n1; p0 += PANEL) {
-        int pn = n1 - p0 < PANEL ? n1 - p0 : PANEL, c0 = 0, m = m0;
+    for (int k = 0; k < a->K; k++, p += NR) {
+        __m256 w0 = load_f16(p), w1 = load_f16(p + 8);
 
-        widen_v(a->w + (size_t)p0 * K, buf, (size_t)pn * K);
-        for (; c0 + 3 <= pn; c0 += 3) {
-            float acc[4][3];
-
-            for (m = m0; m + 4 <= m1; m += 4) {
-                tile_4x3(a->x + (size_t)m * a->ldx, a->ldx, buf + (size_t)c0 * K, K, K, acc);
-                for (int r = 0; r < 4; r++)
-                    for (int c = 0; c < 3; c++)
-                        store(a->y + (size_t)(m + r) * a->ldy + p0 + c0 + c, acc[r][c], a->b,
-                              p0 + c0 + c, a->flags);
-            }
-            for (int r = m; r < m1; r++) /* the rows left over */
-                for (int c = 0; c < 3; c++)
-                    store(a->y + (size_t)r * a->ldy + p0 + c0 + c,
-                          dot_f32_v(a->x + (size_t)r * a->ldx, buf + (size_t)(c0 + c) * K, K), a->b,
-                          p0 + c0 + c, a->flags);
-        }
-        for (; c0 < pn; c0++) /* the weight rows left over */
-            for (int r = m0; r < m1; r++)
-                store(a->y + (size_t)r * a->ldy + p0 + c0,
-                      dot_f32_v(a->x + (size_t)r * a->ldx, buf + (size_t)c0 * K, K), a->b, p0 + c0,
-                      a->flags);
+        FMA_ROW(0);
+        FMA_ROW(1);
+        FMA_ROW(2);
+        FMA_ROW(3);
+        FMA_ROW(4);
+        FMA_ROW(5);
     }
+    _mm256_storeu_ps(acc + 0 * NR, c00), _mm256_storeu_ps(acc + 0 * NR + 8, c01);
+    _mm256_storeu_ps(acc + 1 * NR, c10), _mm256_storeu_ps(acc + 1 * NR + 8, c11);
+    _mm256_storeu_ps(acc + 2 * NR, c20), _mm256_storeu_ps(acc + 2 * NR + 8, c21);
+    _mm256_storeu_ps(acc + 3 * NR, c30), _mm256_storeu_ps(acc + 3 * NR + 8, c31);
+    _mm256_storeu_ps(acc + 4 * NR, c40), _mm256_storeu_ps(acc + 4 * NR + 8, c41);
+    _mm256_storeu_ps(acc + 5 * NR, c50), _mm256_storeu_ps(acc + 5 * NR + 8, c51);
+}
+#undef FMA_ROW
+
+/* One input row against panel pn (a matrix-vector product: memory bound, so four k at a
+ * time into separate sums to keep the loads coming). */
+KATTR static void strip1_v(const struct mm *a, int m, int pn, float *acc)
+{
+    const uint16_t *p = a->w + (size_t)pn * a->K * NR;
+    const float *x = a->x + (size_t)m * a->ldx;
+    __m256 s[8];
+    int k = 0;
+
+    for (int i = 0; i < 8; i++)
+        s[i] = _mm256_setzero_ps();
+    for (; k + 4 <= a->K; k += 4, p += 4 * NR)
+        for (int j = 0; j < 4; j++) {
+            __m256 xb = _mm256_broadcast_ss(x + k + j);
+
+            s[2 * j] = _mm256_fmadd_ps(xb, load_f16(p + j * NR), s[2 * j]);
+            s[2 * j + 1] = _mm256_fmadd_ps(xb, load_f16(p + j * NR + 8), s[2 * j + 1]);
+        }
+    for (; k < a->K; k++, p += NR) {
+        __m256 xb = _mm256_broadcast_ss(x + k);
+
+        s[0] = _mm256_fmadd_ps(xb, load_f16(p), s[0]);
+        s[1] = _mm256_fmadd_ps(xb, load_f16(p + 8), s[1]);
+    }
+    _mm256_storeu_ps(acc, _mm256_add_ps(_mm256_add_ps(s[0], s[2]), _mm256_add_ps(s[4], s[6])));
+    _mm256_storeu_ps(acc + 8, _mm256_add_ps(_mm256_add_ps(s[1], s[3]), _mm256_add_ps(s[5], s[7])));
 }
 #endif
+
+/* Input rows [m0, m1) against panels [p0, p1). */
+static void mm_block(const struct mm *a, int m0, int m1, int p0, int p1)
+{
+    float acc[MR * NR];
+
+    for (int pn = p0; pn < p1; pn++)
+        for (int m = m0; m < m1;) {
+            int rows = m1 - m >= MR ? MR : 1;
+
+#ifdef VT_WK_AVX2
+            if (avx2() && rows == MR)
+                strip6_v(a, m, pn, acc);
+            else if (avx2())
+                strip1_v(a, m, pn, acc);
+            else
+#endif
+                strip_c(a, m, rows, pn, acc);
+            mm_store(a, m, rows, pn * NR, acc);
+            m += rows;
+        }
+}
 
 static void mm_job(void *arg, int w, int nw)
 {
-    const struct mm *a = arg;
-    int blocked = a->M >= FEW_M;
-    int mrows = blocked ? MBLOCK : a->M, nrows = blocked ? NCHUNK : NSMALL;
-    float *buf = NULL;
+    struct mm *a = arg;
+    int n_panels = (a->N + NR - 1) / NR;
+    int mrows = a->n_mb > 1 ? MB : a->M;
 
-#ifdef VT_WK_AVX2
-    /* The tile reads K in whole vectors; a K that is not a multiple of 8 goes the direct way. */
-    if (blocked && avx2() && a->K % 8 == 0)
-        buf = malloc((size_t)PANEL * a->K * sizeof(float)); /* NULL: the direct way */
-#endif
-    for (int it = w; it < a->n_mb * a->n_nc; it += nw) {
-        int mb = it / a->n_nc, nc = it % a->n_nc;
+    for (;;) {
+        int it = __atomic_fetch_add(&a->next, 1, __ATOMIC_RELAXED);
+        int pg = it / a->n_mb, mb = it % a->n_mb;
         int m0 = mb * mrows, m1 = m0 + mrows > a->M ? a->M : m0 + mrows;
-        int n0 = nc * nrows, n1 = n0 + nrows > a->N ? a->N : n0 + nrows;
+        int p0 = pg * PGROUP, p1 = p0 + PGROUP > n_panels ? n_panels : p0 + PGROUP;
 
-#ifdef VT_WK_AVX2
-        if (buf) {
-            mm_panels(a, m0, m1, n0, n1, buf);
-            continue;
-        }
-#endif
-        mm_direct(a, m0, m1, n0, n1);
+        if (it >= a->n_mb * a->n_pg)
+            break;
+        mm_block(a, m0, m1, p0, p1);
     }
-    free(buf);
 }
 
 void vt_wk_matmul(struct vt_wk_pool *p, const float *x, int ldx, int M, int K, const uint16_t *w,
@@ -508,12 +550,11 @@ void vt_wk_matmul(struct vt_wk_pool *p, const float *x, int ldx, int M, int K, c
                    .K = K,
                    .N = N,
                    .flags = flags};
-    int mrows = M >= FEW_M ? MBLOCK : M, nrows = M >= FEW_M ? NCHUNK : NSMALL;
 
     if (M <= 0 || N <= 0)
         return;
-    a.n_mb = (M + mrows - 1) / mrows;
-    a.n_nc = (N + nrows - 1) / nrows;
+    a.n_mb = (M + MB - 1) / MB;
+    a.n_pg = ((N + NR - 1) / NR + PGROUP - 1) / PGROUP;
     pool_run(p, mm_job, &a);
 }
 

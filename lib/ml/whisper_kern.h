@@ -34,8 +34,20 @@ int vt_wk_pool_size(const struct vt_wk_pool *p);
 #define VT_WK_ACC  2 /* y += x W^T + b (the residual) */
 
 /*
+ * Weight matrices, F16 row-major [N][K], are packed once into the layout the products read
+ * (panels of 16 rows interleaved, the last one padded with zeros): vt_wk_packed_count(N, K)
+ * halves. vt_wk_pack copies a whole matrix (w need not be aligned); vt_wk_pack_put sets the
+ * value at row-major index i; vt_wk_packed_get reads row n, column k, widened.
+ */
+size_t vt_wk_packed_count(int N, int K);
+void vt_wk_pack(const void *w, int N, int K, uint16_t *out);
+void vt_wk_pack_put(uint16_t *out, int K, size_t i, uint16_t h);
+float vt_wk_packed_get(const uint16_t *pw, int K, int n, int k);
+
+/*
  * y[m][n] (row stride ldy) = x[m][:K] (row stride ldx) . w[n][:K] + b[n] (b may be NULL),
- * for m < M and n < N, with flags; w is F16, row-major [N][K]. Split over the pool's threads.
+ * for m < M and n < N, with flags; w is packed (vt_wk_pack) from F16 [N][K]. Split over the
+ * pool's threads.
  */
 void vt_wk_matmul(struct vt_wk_pool *p, const float *x, int ldx, int M, int K, const uint16_t *w,
                   const float *b, float *y, int ldy, int N, int flags);

@@ -155,6 +155,16 @@ static size_t count_of(const struct vt_whisper_dims *d, enum shape sh)
     return c;
 }
 
+/* A matrix's rows (its outermost dimension) and the count of each (the rest). */
+static void rows_cols(const struct vt_whisper_dims *d, enum shape sh, int *N, int *K)
+{
+    int64_t s[3];
+
+    shape_of(d, sh, s);
+    *N = (int)s[0];
+    *K = (int)(count_of(d, sh) / (size_t)s[0]);
+}
+
 /* The count of the largest tensor. */
 static size_t largest(const struct vt_whisper_dims *d)
 {
@@ -230,7 +240,13 @@ static int visit(struct vt_whisper_model *m, visit_fn fn, void *ctx, char *err, 
 static int alloc_one(void *ctx, const struct tspec *t, char *err, size_t errlen)
 {
     struct vt_whisper_model *m = ctx;
-    size_t n = count_of(&m->d, t->shape) * (t->half ? 2 : 4);
+    size_t n = count_of(&m->d, t->shape) * 4;
+    int N, K;
+
+    if (t->half) { /* packed for the products (whisper_kern.h) */
+        rows_cols(&m->d, t->shape, &N, &K);
+        n = vt_wk_packed_count(N, K) * 2;
+    }
 
     *t->dst = malloc(n);
     if (!*t->dst)
@@ -346,8 +362,9 @@ static int default_alignment(struct vt_whisper_model *m, char *err, size_t errle
 
 /* ---- filling the tensors ---- */
 
-/* count values at v into t's field: F16 ones are rounded, and must fit in F16's range. */
-static int put(const struct tspec *t, size_t count, const float *v, char *err, size_t errlen)
+/* count values at v into t's field: F16 ones are rounded, must fit in F16's range, and are
+ * packed (K: the matrix's columns). */
+static int put(const struct tspec *t, size_t count, int K, const float *v, char *err, size_t errlen)
 {
     if (!t->half) {
         memcpy(*t->dst, v, count * sizeof(float));
@@ -359,7 +376,7 @@ static int put(const struct tspec *t, size_t count, const float *v, char *err, s
         if ((h & 0x7c00) == 0x7c00)
             return vt_err(err, errlen, VT_EINVAL, "'%s': value %g at %zu is not a finite F16",
                           t->name, (double)v[i], i);
-        ((uint16_t *)*t->dst)[i] = h;
+        vt_wk_pack_put(*t->dst, K, i, h);
     }
     return 0;
 }
@@ -417,10 +434,12 @@ static int random_one(void *ctx, const struct tspec *t, char *err, size_t errlen
     size_t n = count_of(r->d, t->shape);
     float scale = 1.0f / sqrtf((float)n / (float)(shape_of(r->d, t->shape, s) ? s[0] : 1));
     float base = 0;
+    int N, K;
 
+    rows_cols(r->d, t->shape, &N, &K);
     if (strcmp(t->name, "encoder.positional_embedding") == 0) {
         sinusoids(r->buf, r->d->n_audio_ctx, r->d->n_audio_state);
-        return put(t, n, r->buf, err, errlen);
+        return put(t, n, K, r->buf, err, errlen);
     }
     if (ends_with(t->name, "ln.weight") || ends_with(t->name, "ln_post.weight"))
         base = 1.0f, scale = 0.1f;
@@ -432,7 +451,7 @@ static int random_one(void *ctx, const struct tspec *t, char *err, size_t errlen
         scale = 0.3f;
     for (size_t i = 0; i < n; i++)
         r->buf[i] = base + scale * normal(&r->seed);
-    return put(t, n, r->buf, err, errlen);
+    return put(t, n, K, r->buf, err, errlen);
 }
 
 int vt_whisper_model_random(const struct vt_whisper_dims *d, uint64_t seed, int n_threads,
@@ -552,7 +571,7 @@ static int load_st(struct source *s, const struct tspec *t, const int64_t *want,
     const struct vt_st_tensor *x;
     int64_t shape[VT_ST_MAX_DIMS];
     size_t n = count_of(s->d, t->shape);
-    int rc;
+    int rc, N, K;
 
     hf_name(t->name, hf, sizeof(hf));
     x = vt_safetensors_find(s->st, hf);
@@ -566,12 +585,13 @@ static int load_st(struct source *s, const struct tspec *t, const int64_t *want,
         return vt_err(err, errlen, VT_EINVAL, "'%s': tensor '%s' is %s, expected %s", s->file, hf,
                       got, exp);
     }
+    rows_cols(s->d, t->shape, &N, &K);
     if (t->half && x->dtype == VT_ST_F16) { /* little-endian F16, as this machine's */
-        memcpy(*t->dst, x->data, n * 2);
+        vt_wk_pack(x->data, N, K, *t->dst);
         return 0;
     }
     rc = vt_st_to_f32(x, s->buf, err, errlen);
-    return rc ? rc : put(t, n, s->buf, err, errlen);
+    return rc ? rc : put(t, n, K, s->buf, err, errlen);
 }
 
 static int load_gg(struct source *s, const struct tspec *t, const int64_t *want, int nw, char *err,
@@ -580,6 +600,7 @@ static int load_gg(struct source *s, const struct tspec *t, const int64_t *want,
     const struct vt_wggml_tensor *x = vt_wggml_find(s->gg, t->name);
     int64_t shape[VT_WGGML_MAX_DIMS];
     size_t n = count_of(s->d, t->shape);
+    int N, K;
 
     if (!x)
         return vt_err(err, errlen, VT_EINVAL, "'%s': no tensor '%s'", s->file, t->name);
@@ -588,12 +609,13 @@ static int load_gg(struct source *s, const struct tspec *t, const int64_t *want,
     if (!same_shape(shape, x->n_dims, want, nw) || x->count != n)
         return vt_err(err, errlen, VT_EINVAL, "'%s': tensor '%s' has the wrong shape", s->file,
                       t->name);
+    rows_cols(s->d, t->shape, &N, &K);
     if (t->half && x->type == VT_WGGML_F16) {
-        memcpy(*t->dst, x->data, n * 2);
+        vt_wk_pack(x->data, N, K, *t->dst);
         return 0;
     }
     vt_wggml_to_f32(x, s->buf);
-    return put(t, n, s->buf, err, errlen);
+    return put(t, n, K, s->buf, err, errlen);
 }
 
 static int load_one(void *ctx, const struct tspec *t, char *err, size_t errlen)
@@ -1116,7 +1138,7 @@ int vt_whisper_decode(struct vt_whisper_kv *kv, const int32_t *tokens, int n,
     d.s = d.f + 4 * nn * S;
     for (size_t i = 0; i < nn; i++)
         for (size_t c = 0; c < S; c++)
-            d.x[i * S + c] = vt_wk_f16_to_f32(m->tok_emb[(size_t)tokens[i] * S + c]) +
+            d.x[i * S + c] = vt_wk_packed_get(m->tok_emb, (int)S, tokens[i], (int)c) +
                              m->dec_pos[((size_t)kv->len + i) * S + c];
     for (int l = 0; l < m->d.n_text_layer; l++) {
         for (int h = 0; h < m->d.n_text_head; h++)
