@@ -124,12 +124,6 @@ static float dot_f32_c(const float *a, const float *b, int n)
     return (s0 + s1) + (s2 + s3);
 }
 
-static void axpy_c(float a, const float *x, float *y, int n)
-{
-    for (int i = 0; i < n; i++)
-        y[i] += a * x[i];
-}
-
 /* ---- AVX2 kernels ---- */
 
 #ifdef VT_WK_AVX2
@@ -164,53 +158,6 @@ KATTR static inline __m256 load_f16(const uint16_t *w)
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)w));
 }
 
-KATTR static void axpy_v(float a, const float *x, float *y, int n)
-{
-    __m256 va = _mm256_set1_ps(a);
-    int i = 0;
-
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(y + i,
-                         _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-    for (; i < n; i++)
-        y[i] += a * x[i];
-}
-
-/* acc[r][c] = x row r . panel row c over K (K a multiple of 8 here), 4 x 3 at a time. */
-KATTR static void tile_4x3(const float *x, int ldx, const float *p, int ldp, int K, float acc[4][3])
-{
-    __m256 a[4][3];
-    const float *x0 = x, *x1 = x + ldx, *x2 = x + 2 * (size_t)ldx, *x3 = x + 3 * (size_t)ldx;
-    const float *p0 = p, *p1 = p + ldp, *p2 = p + 2 * (size_t)ldp;
-
-    for (int r = 0; r < 4; r++)
-        for (int c = 0; c < 3; c++)
-            a[r][c] = _mm256_setzero_ps();
-    for (int k = 0; k < K; k += 8) {
-        __m256 w0 = _mm256_loadu_ps(p0 + k), w1 = _mm256_loadu_ps(p1 + k);
-        __m256 w2 = _mm256_loadu_ps(p2 + k), v;
-
-        v = _mm256_loadu_ps(x0 + k);
-        a[0][0] = _mm256_fmadd_ps(v, w0, a[0][0]);
-        a[0][1] = _mm256_fmadd_ps(v, w1, a[0][1]);
-        a[0][2] = _mm256_fmadd_ps(v, w2, a[0][2]);
-        v = _mm256_loadu_ps(x1 + k);
-        a[1][0] = _mm256_fmadd_ps(v, w0, a[1][0]);
-        a[1][1] = _mm256_fmadd_ps(v, w1, a[1][1]);
-        a[1][2] = _mm256_fmadd_ps(v, w2, a[1][2]);
-        v = _mm256_loadu_ps(x2 + k);
-        a[2][0] = _mm256_fmadd_ps(v, w0, a[2][0]);
-        a[2][1] = _mm256_fmadd_ps(v, w1, a[2][1]);
-        a[2][2] = _mm256_fmadd_ps(v, w2, a[2][2]);
-        v = _mm256_loadu_ps(x3 + k);
-        a[3][0] = _mm256_fmadd_ps(v, w0, a[3][0]);
-        a[3][1] = _mm256_fmadd_ps(v, w1, a[3][1]);
-        a[3][2] = _mm256_fmadd_ps(v, w2, a[3][2]);
-    }
-    for (int r = 0; r < 4; r++)
-        for (int c = 0; c < 3; c++)
-            acc[r][c] = hsum(a[r][c]);
-}
 #endif
 
 static float dot_f32(const float *a, const float *b, int n)
@@ -220,17 +167,6 @@ static float dot_f32(const float *a, const float *b, int n)
         return dot_f32_v(a, b, n);
 #endif
     return dot_f32_c(a, b, n);
-}
-
-static void axpy(float a, const float *x, float *y, int n)
-{
-#ifdef VT_WK_AVX2
-    if (avx2()) {
-        axpy_v(a, x, y, n);
-        return;
-    }
-#endif
-    axpy_c(a, x, y, n);
 }
 
 /* ---- the pool ---- */
@@ -579,11 +515,176 @@ void vt_wk_layernorm(const float *x, const float *g, const float *b, float *y, i
 
 /* ---- attention ---- */
 
-/* Softmax of s[0..n) in place, scaled so that the weights sum to 1; -INFINITY stays 0. */
+/*
+ * Attention runs as two small products per head and block of QB queries: the scores
+ * P = Q K^T into a per-thread buffer, then out = P V, both through register-blocked
+ * kernels over F32 (MR x NR sums). For many queries (the encoder) the keys are first
+ * packed, every head at once, into panels of NR keys (k^T, so the scores' kernel reads NR
+ * keys per dimension as one vector); for a few (the decoder, one token) each score is a
+ * dot product straight from the cache: packing would cost as much as the scores.
+ */
+#define QB    24 /* queries per work item: 4 strips of MR */
+#define MANYQ 48 /* queries from which the keys are packed */
+
+static size_t kv_padded(int n_kv)
+{
+    return (size_t)(n_kv + NR - 1) / NR * NR;
+}
+
+size_t vt_wk_attn_scratch(const struct vt_wk_pool *p, int n_q, int n_kv, int n_head, int d_head)
+{
+    size_t s = (size_t)vt_wk_pool_size(p) * QB * kv_padded(n_kv);
+
+    if (n_q >= MANYQ)
+        s += (size_t)n_head * d_head * kv_padded(n_kv);
+    return s;
+}
+
+/* acc[r][c] = sum over k < K of a[r][k] b[k][c] for r < rows, c < nc (b's rows ldb apart). */
+static void gemm_c(const float *a, int lda, const float *b, int ldb, int K, int rows, int nc,
+                   float *acc)
+{
+    for (int r = 0; r < rows; r++) {
+        float *o = acc + r * NR;
+
+        for (int c = 0; c < nc; c++)
+            o[c] = 0;
+        for (int k = 0; k < K; k++) {
+            float ark = a[(size_t)r * lda + k];
+
+            for (int c = 0; c < nc; c++)
+                o[c] += ark * b[(size_t)k * ldb + c];
+        }
+    }
+}
+
+#ifdef VT_WK_AVX2
+#define FMA_ROW(r)                                                                                 \
+    do {                                                                                           \
+        __m256 xb = _mm256_broadcast_ss(a##r + k);                                                 \
+        c##r##0 = _mm256_fmadd_ps(xb, b0, c##r##0);                                                \
+        c##r##1 = _mm256_fmadd_ps(xb, b1, c##r##1);                                                \
+    } while (0)
+
+/* gemm_c for MR rows and NR columns. */
+KATTR static void gemm6_v(const float *a, int lda, const float *b, int ldb, int K, float *acc)
+{
+    const float *a0 = a, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda, *a4 = a3 + lda;
+    const float *a5 = a4 + lda;
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+
+    for (int k = 0; k < K; k++, b += ldb) {
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+
+        FMA_ROW(0);
+        FMA_ROW(1);
+        FMA_ROW(2);
+        FMA_ROW(3);
+        FMA_ROW(4);
+        FMA_ROW(5);
+    }
+    _mm256_storeu_ps(acc + 0 * NR, c00), _mm256_storeu_ps(acc + 0 * NR + 8, c01);
+    _mm256_storeu_ps(acc + 1 * NR, c10), _mm256_storeu_ps(acc + 1 * NR + 8, c11);
+    _mm256_storeu_ps(acc + 2 * NR, c20), _mm256_storeu_ps(acc + 2 * NR + 8, c21);
+    _mm256_storeu_ps(acc + 3 * NR, c30), _mm256_storeu_ps(acc + 3 * NR + 8, c31);
+    _mm256_storeu_ps(acc + 4 * NR, c40), _mm256_storeu_ps(acc + 4 * NR + 8, c41);
+    _mm256_storeu_ps(acc + 5 * NR, c50), _mm256_storeu_ps(acc + 5 * NR + 8, c51);
+}
+#undef FMA_ROW
+
+/* gemm_c for one row and NR columns, two k at a time into separate sums. */
+KATTR static void gemm1_v(const float *a, const float *b, int ldb, int K, float *acc)
+{
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    int k = 0;
+
+    for (; k + 2 <= K; k += 2, b += 2 * (size_t)ldb) {
+        __m256 x0 = _mm256_broadcast_ss(a + k), x1 = _mm256_broadcast_ss(a + k + 1);
+
+        s0 = _mm256_fmadd_ps(x0, _mm256_loadu_ps(b), s0);
+        s1 = _mm256_fmadd_ps(x0, _mm256_loadu_ps(b + 8), s1);
+        s2 = _mm256_fmadd_ps(x1, _mm256_loadu_ps(b + ldb), s2);
+        s3 = _mm256_fmadd_ps(x1, _mm256_loadu_ps(b + ldb + 8), s3);
+    }
+    if (k < K) {
+        __m256 x0 = _mm256_broadcast_ss(a + k);
+
+        s0 = _mm256_fmadd_ps(x0, _mm256_loadu_ps(b), s0);
+        s1 = _mm256_fmadd_ps(x0, _mm256_loadu_ps(b + 8), s1);
+    }
+    _mm256_storeu_ps(acc, _mm256_add_ps(s0, s2));
+    _mm256_storeu_ps(acc + 8, _mm256_add_ps(s1, s3));
+}
+
+/* e^x for x <= 0 (Cephes' expf polynomial; below -87, about 1e-38 rather than 0). */
+KATTR static inline __m256 exp_v(__m256 x)
+{
+    __m256 n, p, r;
+    __m256i e;
+
+    x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+    n = _mm256_floor_ps(
+        _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
+    x = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    x = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), x);
+    p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(5.0000001201e-1f));
+    r = _mm256_fmadd_ps(_mm256_mul_ps(p, x), x, _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
+    e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(r, _mm256_castsi256_ps(e));
+}
+
+/* softmax (below) for n >= 8. */
+KATTR static void softmax_v(float *s, int n)
+{
+    __m256 vm = _mm256_loadu_ps(s), vs = _mm256_setzero_ps(), inv;
+    float mx, sum;
+    int j = 8;
+
+    for (; j + 8 <= n; j += 8)
+        vm = _mm256_max_ps(vm, _mm256_loadu_ps(s + j));
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(vm), _mm256_extractf128_ps(vm, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    mx = _mm_cvtss_f32(m4);
+    for (; j < n; j++)
+        mx = s[j] > mx ? s[j] : mx;
+    vm = _mm256_set1_ps(mx);
+    for (j = 0; j + 8 <= n; j += 8) {
+        __m256 e = exp_v(_mm256_sub_ps(_mm256_loadu_ps(s + j), vm));
+
+        _mm256_storeu_ps(s + j, e);
+        vs = _mm256_add_ps(vs, e);
+    }
+    sum = hsum(vs);
+    for (; j < n; j++) {
+        s[j] = expf(s[j] - mx);
+        sum += s[j];
+    }
+    inv = _mm256_set1_ps(1.0f / sum);
+    for (j = 0; j + 8 <= n; j += 8)
+        _mm256_storeu_ps(s + j, _mm256_mul_ps(_mm256_loadu_ps(s + j), inv));
+    for (; j < n; j++)
+        s[j] /= sum;
+}
+#endif
+
+/* Softmax of s[0..n) in place, scaled so that the weights sum to 1. */
 static void softmax(float *s, int n)
 {
     float mx = -INFINITY, sum = 0;
 
+#ifdef VT_WK_AVX2
+    if (avx2() && n >= 8) {
+        softmax_v(s, n);
+        return;
+    }
+#endif
     for (int j = 0; j < n; j++)
         mx = s[j] > mx ? s[j] : mx;
     for (int j = 0; j < n; j++) {
@@ -594,6 +695,31 @@ static void softmax(float *s, int n)
         s[j] /= sum;
 }
 
+/* rows x nc of a (lda) times b (ldb) over K into acc, by the widest kernel that fits. */
+static void gemm(const float *a, int lda, const float *b, int ldb, int K, int rows, int nc,
+                 float *acc)
+{
+#ifdef VT_WK_AVX2
+    if (avx2() && nc == NR && rows == MR) {
+        gemm6_v(a, lda, b, ldb, K, acc);
+        return;
+    }
+    if (avx2() && nc == NR) {
+        for (int r = 0; r < rows; r++)
+            gemm1_v(a + (size_t)r * lda, b, ldb, K, acc + r * NR);
+        return;
+    }
+#endif
+    gemm_c(a, lda, b, ldb, K, rows, nc, acc);
+}
+
+struct attn_run {
+    const struct vt_wk_attn *a;
+    float *kt; /* the keys packed (MANYQ queries or more), else NULL */
+    size_t kvp;
+    int next;
+};
+
 /* Query i's visible keys. */
 static int visible(const struct vt_wk_attn *a, int i)
 {
@@ -602,111 +728,122 @@ static int visible(const struct vt_wk_attn *a, int i)
     return n > a->n_kv ? a->n_kv : n;
 }
 
-/* Scores of queries [i0, i0 + nq) of head h into s (rows of n_kv), the invisible ones
- * -INFINITY, copied to qk when asked for. */
-static void scores(const struct vt_wk_attn *a, int h, int i0, int nq, float *s)
+/* Work items: a head and a panel of NR keys, transposed into kt (zeros past n_kv). */
+static void pack_job(void *arg, int w, int nw)
 {
-    int dh = a->d_head, n = visible(a, i0 + nq - 1), j = 0;
-    const float *q = a->q + (size_t)i0 * a->ldq + (size_t)h * dh, *k = a->k + (size_t)h * dh;
+    struct attn_run *r = arg;
+    const struct vt_wk_attn *a = r->a;
+    int dh = a->d_head, np = (int)(r->kvp / NR);
 
-#ifdef VT_WK_AVX2
-    if (avx2() && nq == 4 && dh % 8 == 0)
-        for (; j + 3 <= n; j += 3) {
-            float acc[4][3];
+    for (int it = w; it < a->n_head * np; it += nw) {
+        int h = it / np, pn = it % np;
+        float *o = r->kt + ((size_t)h * np + pn) * dh * NR;
 
-            tile_4x3(q, a->ldq, k + (size_t)j * a->ldk, a->ldk, dh, acc);
-            for (int r = 0; r < 4; r++)
-                for (int c = 0; c < 3; c++)
-                    s[(size_t)r * a->n_kv + j + c] = acc[r][c];
-        }
-#endif
-    for (int r = 0; r < nq; r++)
-        for (int jj = j; jj < n; jj++)
-            s[(size_t)r * a->n_kv + jj] =
-                dot_f32(q + (size_t)r * a->ldq, k + (size_t)jj * a->ldk, dh);
-    for (int r = 0; r < nq; r++) {
-        float *row = s + (size_t)r * a->n_kv;
-        int vis = visible(a, i0 + r);
+        for (int jj = 0; jj < NR; jj++) {
+            int j = pn * NR + jj;
+            const float *k = a->k + (size_t)j * a->ldk + (size_t)h * dh;
 
-        for (int jj = vis; jj < a->n_kv; jj++)
-            row[jj] = -INFINITY;
-        if (a->qk && a->qk[h])
-            memcpy(a->qk[h] + (size_t)(i0 + r) * a->n_kv, row, (size_t)a->n_kv * sizeof(float));
-        softmax(row, vis);
-        for (int jj = vis; jj < a->n_kv; jj++) /* weigh_4 reads the block's widest row */
-            row[jj] = 0;
-    }
-}
-
-#ifdef VT_WK_AVX2
-/* out rows [i0, i0 + 4) of head h = p . V, 16 columns at a time: each V row loaded once for
- * the four queries. */
-KATTR static void weigh_4(const struct vt_wk_attn *a, int h, int i0, const float *p, int n)
-{
-    int dh = a->d_head;
-
-    for (int c = 0; c < dh; c += 16) {
-        __m256 o[4][2];
-        const float *v = a->v + (size_t)h * dh + c;
-
-        for (int r = 0; r < 4; r++)
-            o[r][0] = o[r][1] = _mm256_setzero_ps();
-        for (int j = 0; j < n; j++, v += a->ldv) {
-            __m256 v0 = _mm256_loadu_ps(v), v1 = _mm256_loadu_ps(v + 8);
-
-            for (int r = 0; r < 4; r++) {
-                __m256 pr = _mm256_set1_ps(p[(size_t)r * a->n_kv + j]);
-
-                o[r][0] = _mm256_fmadd_ps(pr, v0, o[r][0]);
-                o[r][1] = _mm256_fmadd_ps(pr, v1, o[r][1]);
-            }
-        }
-        for (int r = 0; r < 4; r++) {
-            float *out = a->out + (size_t)(i0 + r) * a->ldo + (size_t)h * dh + c;
-
-            _mm256_storeu_ps(out, o[r][0]);
-            _mm256_storeu_ps(out + 8, o[r][1]);
+            for (int d = 0; d < dh; d++)
+                o[(size_t)d * NR + jj] = j < a->n_kv ? k[d] : 0;
         }
     }
 }
-#endif
 
-static void weigh(const struct vt_wk_attn *a, int h, int i0, int nq, const float *p)
+/* Scores of queries [i0, i0 + nq) of head h over their n visible keys into s (rows kvp
+ * apart). */
+static void scores(const struct attn_run *r, int h, int i0, int nq, int n, float *s)
 {
-    int dh = a->d_head, n = visible(a, i0 + nq - 1);
+    const struct vt_wk_attn *a = r->a;
+    int dh = a->d_head, np = (int)(r->kvp / NR);
+    const float *q = a->q + (size_t)i0 * a->ldq + (size_t)h * dh;
+    float acc[MR * NR];
 
-#ifdef VT_WK_AVX2
-    if (avx2() && nq == 4 && dh % 16 == 0) {
-        weigh_4(a, h, i0, p, n); /* the invisible keys weigh 0 */
+    if (!r->kt) {
+        for (int i = 0; i < nq; i++)
+            for (int j = 0; j < n; j++)
+                s[(size_t)i * r->kvp + j] =
+                    dot_f32(q + (size_t)i * a->ldq, a->k + (size_t)j * a->ldk + (size_t)h * dh, dh);
         return;
     }
-#endif
-    for (int r = 0; r < nq; r++) {
-        float *o = a->out + (size_t)(i0 + r) * a->ldo + (size_t)h * dh;
-        const float *pr = p + (size_t)r * a->n_kv;
+    for (int i = 0; i < nq;) {
+        int rows = nq - i >= MR ? MR : 1;
 
-        memset(o, 0, (size_t)dh * sizeof(float));
-        for (int j = 0; j < visible(a, i0 + r); j++)
-            axpy(pr[j], a->v + (size_t)j * a->ldv + (size_t)h * dh, o, dh);
+        for (int pn = 0; pn * NR < n; pn++) {
+            gemm(q + (size_t)i * a->ldq, a->ldq, r->kt + ((size_t)h * np + pn) * dh * NR, NR, dh,
+                 rows, NR, acc);
+            for (int rr = 0; rr < rows; rr++)
+                memcpy(s + (size_t)(i + rr) * r->kvp + pn * NR, acc + rr * NR, NR * sizeof(float));
+        }
+        i += rows;
     }
 }
 
-/* Work items: a head and a block of up to 4 queries. */
+/* out rows [i0, i0 + nq) of head h = p . V over the n keys any of them sees. */
+static void weigh(const struct attn_run *r, int h, int i0, int nq, int n, const float *p)
+{
+    const struct vt_wk_attn *a = r->a;
+    int dh = a->d_head;
+    float acc[MR * NR];
+
+    for (int c0 = 0; c0 < dh; c0 += NR) {
+        int nc = dh - c0 < NR ? dh - c0 : NR;
+
+        for (int i = 0; i < nq;) {
+            int rows = nq - i >= MR ? MR : 1;
+
+            gemm(p + (size_t)i * r->kvp, (int)r->kvp, a->v + (size_t)h * dh + c0, a->ldv, n, rows,
+                 nc, acc);
+            for (int rr = 0; rr < rows; rr++)
+                memcpy(a->out + (size_t)(i0 + i + rr) * a->ldo + (size_t)h * dh + c0, acc + rr * NR,
+                       (size_t)nc * sizeof(float));
+            i += rows;
+        }
+    }
+}
+
+/* Work items: a head and a block of up to QB queries. */
 static void attn_job(void *arg, int w, int nw)
 {
-    const struct vt_wk_attn *a = arg;
-    float *s = a->scratch + (size_t)w * 4 * a->n_kv;
-    int nb = (a->n_q + 3) / 4;
+    struct attn_run *r = arg;
+    const struct vt_wk_attn *a = r->a;
+    float *s =
+        a->scratch + (r->kt ? (size_t)a->n_head * a->d_head * r->kvp : 0) + (size_t)w * QB * r->kvp;
+    int nb = (a->n_q + QB - 1) / QB;
 
-    for (int it = w; it < a->n_head * nb; it += nw) {
-        int h = it / nb, i0 = it % nb * 4, nq = a->n_q - i0 < 4 ? a->n_q - i0 : 4;
+    for (;;) {
+        int it = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED);
+        int h = it / nb, i0 = it % nb * QB, nq = a->n_q - i0 < QB ? a->n_q - i0 : QB;
+        int n = visible(a, i0 + nq - 1);
 
-        scores(a, h, i0, nq, s);
-        weigh(a, h, i0, nq, s);
+        if (it >= a->n_head * nb)
+            break;
+        scores(r, h, i0, nq, n, s);
+        for (int i = 0; i < nq; i++) {
+            float *row = s + (size_t)i * r->kvp;
+            int vis = visible(a, i0 + i);
+
+            if (a->qk && a->qk[h]) {
+                float *o = a->qk[h] + (size_t)(i0 + i) * a->n_kv;
+
+                memcpy(o, row, (size_t)vis * sizeof(float));
+                for (int j = vis; j < a->n_kv; j++)
+                    o[j] = -INFINITY;
+            }
+            softmax(row, vis);
+            for (int j = vis; j < n; j++) /* the block's widest row sets how many weigh */
+                row[j] = 0;
+        }
+        weigh(r, h, i0, nq, n, s);
     }
 }
 
 void vt_wk_attention(struct vt_wk_pool *p, const struct vt_wk_attn *a)
 {
-    pool_run(p, attn_job, (void *)a);
+    struct attn_run r = {.a = a, .kvp = kv_padded(a->n_kv)};
+
+    if (a->n_q >= MANYQ) {
+        r.kt = a->scratch;
+        pool_run(p, pack_job, &r);
+    }
+    pool_run(p, attn_job, &r);
 }

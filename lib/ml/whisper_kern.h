@@ -60,7 +60,7 @@ void vt_wk_layernorm(const float *x, const float *g, const float *b, float *y, i
  * q_i,h . k_j,h (q already scaled by d_head^-0.5), key j visible when causal < 0 or
  * j <= causal + i; softmax; out_i,h = sum_j p_j v_j,h. qk[h], when qk and qk[h] are set,
  * gets the scores [n_q][n_kv] before the softmax (-inf where masked). scratch holds
- * pool size x 4 n_kv floats.
+ * vt_wk_attn_scratch(pool, n_q, n_kv, n_head, d_head) floats.
  */
 struct vt_wk_attn {
     const float *q, *k, *v;
@@ -70,6 +70,7 @@ struct vt_wk_attn {
     float **qk;
     float *scratch;
 };
+size_t vt_wk_attn_scratch(const struct vt_wk_pool *p, int n_q, int n_kv, int n_head, int d_head);
 void vt_wk_attention(struct vt_wk_pool *p, const struct vt_wk_attn *a);
 
 #endif

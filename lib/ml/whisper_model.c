@@ -957,11 +957,12 @@ int vt_whisper_encode(const struct vt_whisper_model *m, const float *mel, float 
     struct vt_wk_pool *p = vt_wk_pool_new(m->n_threads);
     struct enc_buf e;
     float *mem = NULL, *col;
-    size_t n;
+    size_t n, att;
 
     if (!p)
         return vt_err(err, errlen, VT_ENOMEM, "whisper encoder: out of memory");
-    n = 6 * T * S + 4 * T * S + (size_t)vt_wk_pool_size(p) * 4 * T + 2 * T * wide;
+    att = vt_wk_attn_scratch(p, (int)T, (int)T, m->d.n_audio_head, (int)S / m->d.n_audio_head);
+    n = 6 * T * S + 4 * T * S + att + 2 * T * wide;
     mem = malloc(n * sizeof(float));
     if (!mem) {
         vt_wk_pool_free(p);
@@ -969,7 +970,7 @@ int vt_whisper_encode(const struct vt_whisper_model *m, const float *mel, float 
     }
     e.x = mem, e.h = e.x + T * S, e.q = e.h + T * S, e.k = e.q + T * S, e.v = e.k + T * S;
     e.a = e.v + T * S, e.f = e.a + T * S, e.s = e.f + 4 * T * S;
-    col = e.s + (size_t)vt_wk_pool_size(p) * 4 * T;
+    col = e.s + att;
     enc_stem(m, mel, &e, col, p);
     for (int l = 0; l < m->d.n_audio_layer; l++)
         enc_block(m, &m->enc[l], &e, p);
@@ -1131,7 +1132,9 @@ int vt_whisper_decode(struct vt_whisper_kv *kv, const int32_t *tokens, int n,
         if (tokens[i] < 0 || tokens[i] >= m->d.n_vocab)
             return vt_err(err, errlen, VT_EINVAL, "whisper decoder: token %d out of range [0, %d)",
                           (int)tokens[i], m->d.n_vocab);
-    mem = malloc((8 * nn * S + (size_t)vt_wk_pool_size(kv->pool) * 4 * keys) * sizeof(float));
+    mem = malloc((8 * nn * S + vt_wk_attn_scratch(kv->pool, n, (int)keys, m->d.n_text_head,
+                                                  (int)S / m->d.n_text_head)) *
+                 sizeof(float));
     if (!mem)
         return vt_err(err, errlen, VT_ENOMEM, "whisper decoder: out of memory");
     d.x = mem, d.h = d.x + nn * S, d.q = d.h + nn * S, d.a = d.q + nn * S, d.f = d.a + nn * S;
