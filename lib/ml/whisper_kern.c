@@ -171,6 +171,11 @@ static float dot_f32(const float *a, const float *b, int n)
 
 /* ---- the pool ---- */
 
+/*
+ * Jobs take their work items from an atomic counter, so a worker that starts late (its
+ * core busy with another process) finds nothing left: the caller waits only for the workers
+ * that joined the job, never for one that has not woken yet.
+ */
 typedef void (*job_fn)(void *arg, int w, int nw);
 
 struct vt_wk_pool {
@@ -179,7 +184,7 @@ struct vt_wk_pool {
     pthread_mutex_t mu;
     pthread_cond_t go, done;
     unsigned long gen;
-    int pending, quit;
+    int open, active, quit; /* the job still takes workers; workers in it */
     job_fn fn;
     void *arg;
 };
@@ -204,10 +209,13 @@ static void *worker_main(void *v)
         if (p->quit)
             break;
         seen = p->gen;
+        if (!p->open)
+            continue; /* woke after the job ended */
+        p->active++;
         pthread_mutex_unlock(&p->mu);
         p->fn(p->arg, w, p->n);
         pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0)
+        if (--p->active == 0)
             pthread_cond_signal(&p->done);
     }
     pthread_mutex_unlock(&p->mu);
@@ -265,7 +273,8 @@ int vt_wk_pool_size(const struct vt_wk_pool *p)
     return p ? p->n : 1;
 }
 
-/* Run fn on every worker (the caller is worker 0) and return when all are done. */
+/* Run fn on the caller (worker 0) and the workers that wake in time; return when every one
+ * that joined is done. */
 static void pool_run(struct vt_wk_pool *p, job_fn fn, void *arg)
 {
     if (!p || p->n == 1) {
@@ -275,13 +284,14 @@ static void pool_run(struct vt_wk_pool *p, job_fn fn, void *arg)
     pthread_mutex_lock(&p->mu);
     p->fn = fn;
     p->arg = arg;
-    p->pending = p->n - 1;
+    p->open = 1;
     p->gen++;
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
     fn(arg, 0, p->n);
     pthread_mutex_lock(&p->mu);
-    while (p->pending)
+    p->open = 0;
+    while (p->active)
         pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
 }
@@ -735,10 +745,14 @@ static void pack_job(void *arg, int w, int nw)
     const struct vt_wk_attn *a = r->a;
     int dh = a->d_head, np = (int)(r->kvp / NR);
 
-    for (int it = w; it < a->n_head * np; it += nw) {
+    for (;;) {
+        int it = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED);
         int h = it / np, pn = it % np;
-        float *o = r->kt + ((size_t)h * np + pn) * dh * NR;
+        float *o;
 
+        if (it >= a->n_head * np)
+            break;
+        o = r->kt + ((size_t)h * np + pn) * dh * NR;
         for (int jj = 0; jj < NR; jj++) {
             int j = pn * NR + jj;
             const float *k = a->k + (size_t)j * a->ldk + (size_t)h * dh;
@@ -844,6 +858,7 @@ void vt_wk_attention(struct vt_wk_pool *p, const struct vt_wk_attn *a)
     if (a->n_q >= MANYQ) {
         r.kt = a->scratch;
         pool_run(p, pack_job, &r);
+        r.next = 0;
     }
     pool_run(p, attn_job, &r);
 }
