@@ -603,6 +603,32 @@ KATTR static void gemm6_v(const float *a, int lda, const float *b, int ldb, int 
 }
 #undef FMA_ROW
 
+/* One row against 4 groups of NR columns (group g at b + g gstride): 8 sums in flight. */
+KATTR static void gemm1x4_v(const float *a, const float *b, int ldb, size_t gstride, int K,
+                            float *acc)
+{
+    const float *b1 = b + gstride, *b2 = b1 + gstride, *b3 = b2 + gstride;
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0;
+    __m256 s7 = s0;
+
+    for (size_t k = 0, o = 0; k < (size_t)K; k++, o += (size_t)ldb) {
+        __m256 x = _mm256_broadcast_ss(a + k);
+
+        s0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b + o), s0);
+        s1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b + o + 8), s1);
+        s2 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b1 + o), s2);
+        s3 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b1 + o + 8), s3);
+        s4 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b2 + o), s4);
+        s5 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b2 + o + 8), s5);
+        s6 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b3 + o), s6);
+        s7 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b3 + o + 8), s7);
+    }
+    _mm256_storeu_ps(acc, s0), _mm256_storeu_ps(acc + 8, s1);
+    _mm256_storeu_ps(acc + 16, s2), _mm256_storeu_ps(acc + 24, s3);
+    _mm256_storeu_ps(acc + 32, s4), _mm256_storeu_ps(acc + 40, s5);
+    _mm256_storeu_ps(acc + 48, s6), _mm256_storeu_ps(acc + 56, s7);
+}
+
 /* gemm_c for one row and NR columns, two k at a time into separate sums. */
 KATTR static void gemm1_v(const float *a, const float *b, int ldb, int K, float *acc)
 {
@@ -725,8 +751,10 @@ static void gemm(const float *a, int lda, const float *b, int ldb, int K, int ro
 
 struct attn_run {
     const struct vt_wk_attn *a;
-    float *kt; /* the keys packed (MANYQ queries or more), else NULL */
+    const float *kt; /* the keys packed (given, or MANYQ queries or more), else NULL */
+    float *pack;     /* where pack_job writes */
     size_t kvp;
+    size_t s_off; /* the per-thread score rows' offset in scratch */
     int next;
 };
 
@@ -752,7 +780,7 @@ static void pack_job(void *arg, int w, int nw)
 
         if (it >= a->n_head * np)
             break;
-        o = r->kt + ((size_t)h * np + pn) * dh * NR;
+        o = r->pack + ((size_t)h * np + pn) * dh * NR;
         for (int jj = 0; jj < NR; jj++) {
             int j = pn * NR + jj;
             const float *k = a->k + (size_t)j * a->ldk + (size_t)h * dh;
@@ -780,9 +808,16 @@ static void scores(const struct attn_run *r, int h, int i0, int nq, int n, float
         return;
     }
     for (int i = 0; i < nq;) {
-        int rows = nq - i >= MR ? MR : 1;
+        int rows = nq - i >= MR ? MR : 1, pn = 0;
 
-        for (int pn = 0; pn * NR < n; pn++) {
+#ifdef VT_WK_AVX2
+        for (; avx2() && rows == 1 && (pn + 4) * NR <= n; pn += 4) {
+            gemm1x4_v(q + (size_t)i * a->ldq, r->kt + ((size_t)h * np + pn) * dh * NR, NR,
+                      (size_t)dh * NR, dh, acc);
+            memcpy(s + (size_t)i * r->kvp + pn * NR, acc, 4 * NR * sizeof(float));
+        }
+#endif
+        for (; pn * NR < n; pn++) {
             gemm(q + (size_t)i * a->ldq, a->ldq, r->kt + ((size_t)h * np + pn) * dh * NR, NR, dh,
                  rows, NR, acc);
             for (int rr = 0; rr < rows; rr++)
@@ -799,8 +834,17 @@ static void weigh(const struct attn_run *r, int h, int i0, int nq, int n, const 
     int dh = a->d_head;
     float acc[MR * NR];
 
-    for (int c0 = 0; c0 < dh; c0 += NR) {
+    for (int c0 = 0; c0 < dh;) {
         int nc = dh - c0 < NR ? dh - c0 : NR;
+
+#ifdef VT_WK_AVX2
+        if (avx2() && nq == 1 && dh - c0 >= 4 * NR) { /* one query: 8 sums in flight */
+            gemm1x4_v(p, a->v + (size_t)h * dh + c0, a->ldv, NR, n, acc);
+            memcpy(a->out + (size_t)i0 * a->ldo + (size_t)h * dh + c0, acc, 4 * NR * sizeof(float));
+            c0 += 4 * NR;
+            continue;
+        }
+#endif
 
         for (int i = 0; i < nq;) {
             int rows = nq - i >= MR ? MR : 1;
@@ -812,6 +856,7 @@ static void weigh(const struct attn_run *r, int h, int i0, int nq, int n, const 
                        (size_t)nc * sizeof(float));
             i += rows;
         }
+        c0 += nc;
     }
 }
 
@@ -820,8 +865,7 @@ static void attn_job(void *arg, int w, int nw)
 {
     struct attn_run *r = arg;
     const struct vt_wk_attn *a = r->a;
-    float *s =
-        a->scratch + (r->kt ? (size_t)a->n_head * a->d_head * r->kvp : 0) + (size_t)w * QB * r->kvp;
+    float *s = a->scratch + r->s_off + (size_t)w * QB * r->kvp;
     int nb = (a->n_q + QB - 1) / QB;
 
     for (;;) {
@@ -851,12 +895,28 @@ static void attn_job(void *arg, int w, int nw)
     }
 }
 
+size_t vt_wk_attn_keys_count(int n_kv, int n_head, int d_head)
+{
+    return (size_t)n_head * d_head * kv_padded(n_kv);
+}
+
+void vt_wk_attn_pack_keys(struct vt_wk_pool *p, const float *k, int ldk, int n_kv, int n_head,
+                          int d_head, float *kt)
+{
+    struct vt_wk_attn a = {.k = k, .ldk = ldk, .n_kv = n_kv, .n_head = n_head, .d_head = d_head};
+    struct attn_run r = {.a = &a, .pack = kt, .kvp = kv_padded(n_kv)};
+
+    pool_run(p, pack_job, &r);
+}
+
 void vt_wk_attention(struct vt_wk_pool *p, const struct vt_wk_attn *a)
 {
-    struct attn_run r = {.a = a, .kvp = kv_padded(a->n_kv)};
+    struct attn_run r = {.a = a, .kt = a->kt, .kvp = kv_padded(a->n_kv)};
 
-    if (a->n_q >= MANYQ) {
-        r.kt = a->scratch;
+    if (a->n_q >= MANYQ)
+        r.s_off = vt_wk_attn_keys_count(a->n_kv, a->n_head, a->d_head);
+    if (!a->kt && a->n_q >= MANYQ) {
+        r.kt = r.pack = a->scratch;
         pool_run(p, pack_job, &r);
         r.next = 0;
     }

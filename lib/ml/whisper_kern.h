@@ -69,8 +69,16 @@ struct vt_wk_attn {
     float *out;
     float **qk;
     float *scratch;
+    const float *kt; /* the keys as vt_wk_attn_pack_keys lays them out (k unread), or NULL */
 };
 size_t vt_wk_attn_scratch(const struct vt_wk_pool *p, int n_q, int n_kv, int n_head, int d_head);
+/*
+ * Keys read by many calls (the decoder's cross-attention) packed once: head by head, panels
+ * of 16 keys transposed, vt_wk_attn_keys_count(n_kv, n_head, d_head) floats into kt.
+ */
+size_t vt_wk_attn_keys_count(int n_kv, int n_head, int d_head);
+void vt_wk_attn_pack_keys(struct vt_wk_pool *p, const float *k, int ldk, int n_kv, int n_head,
+                          int d_head, float *kt);
 void vt_wk_attention(struct vt_wk_pool *p, const struct vt_wk_attn *a);
 
 #endif

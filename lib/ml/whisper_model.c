@@ -986,8 +986,9 @@ struct vt_whisper_kv {
     const struct vt_whisper_model *m;
     struct vt_wk_pool *pool;
     int len;
-    float *self_k, *self_v;   /* [layer][n_text_ctx][S] */
-    float *cross_k, *cross_v; /* [layer][n_audio_ctx][S] */
+    float *self_k, *self_v; /* [layer][n_text_ctx][S] */
+    float *cross_k;         /* [layer][vt_wk_attn_keys_count]: packed once, read per token */
+    float *cross_v;         /* [layer][n_audio_ctx][S] */
 };
 
 void vt_whisper_kv_free(struct vt_whisper_kv *kv)
@@ -1007,17 +1008,24 @@ struct vt_whisper_kv *vt_whisper_kv_new(const struct vt_whisper_model *m, const 
     struct vt_whisper_kv *kv = calloc(1, sizeof(*kv));
     size_t S = (size_t)m->d.n_text_state, L = (size_t)m->d.n_text_layer;
     size_t self = L * (size_t)m->d.n_text_ctx * S, cross = L * (size_t)m->d.n_audio_ctx * S;
+    size_t kt =
+        vt_wk_attn_keys_count(m->d.n_audio_ctx, m->d.n_text_head, (int)S / m->d.n_text_head);
+    float *tmp = malloc((size_t)m->d.n_audio_ctx * S * sizeof(float));
 
-    if (!kv)
+    if (!kv || !tmp) {
+        free(kv);
+        free(tmp);
         return NULL;
+    }
     kv->m = m;
     kv->pool = vt_wk_pool_new(m->n_threads);
     kv->self_k = malloc(self * sizeof(float));
     kv->self_v = malloc(self * sizeof(float));
-    kv->cross_k = malloc(cross * sizeof(float));
+    kv->cross_k = malloc(L * kt * sizeof(float));
     kv->cross_v = malloc(cross * sizeof(float));
     if (!kv->pool || !kv->self_k || !kv->self_v || !kv->cross_k || !kv->cross_v) {
         vt_whisper_kv_free(kv);
+        free(tmp);
         return NULL;
     }
     for (size_t l = 0; l < L; l++) {
@@ -1025,11 +1033,13 @@ struct vt_whisper_kv *vt_whisper_kv_new(const struct vt_whisper_model *m, const 
         size_t off = l * (size_t)m->d.n_audio_ctx * S;
         int T = m->d.n_audio_ctx;
 
-        vt_wk_matmul(kv->pool, features, (int)S, T, (int)S, b->xk_w, NULL, kv->cross_k + off,
-                     (int)S, (int)S, 0);
+        vt_wk_matmul(kv->pool, features, (int)S, T, (int)S, b->xk_w, NULL, tmp, (int)S, (int)S, 0);
+        vt_wk_attn_pack_keys(kv->pool, tmp, (int)S, T, m->d.n_text_head, (int)S / m->d.n_text_head,
+                             kv->cross_k + l * kt);
         vt_wk_matmul(kv->pool, features, (int)S, T, (int)S, b->xv_w, b->xv_b, kv->cross_v + off,
                      (int)S, (int)S, 0);
     }
+    free(tmp);
     return kv;
 }
 
@@ -1058,6 +1068,7 @@ static void dec_block(struct vt_whisper_kv *kv, int l, struct dec_buf *d, float 
     float *sk = kv->self_k + (size_t)l * m->d.n_text_ctx * S + (size_t)kv->len * S;
     float *sv = kv->self_v + (size_t)l * m->d.n_text_ctx * S + (size_t)kv->len * S;
     size_t coff = (size_t)l * m->d.n_audio_ctx * S;
+    size_t kt = vt_wk_attn_keys_count(m->d.n_audio_ctx, H, S / H);
     struct vt_wk_attn a = {.q = d->q,
                            .ldq = S,
                            .ldk = S,
@@ -1084,7 +1095,8 @@ static void dec_block(struct vt_whisper_kv *kv, int l, struct dec_buf *d, float 
     vt_wk_layernorm(d->x, b->x_ln_w, b->x_ln_b, d->h, n, S);
     vt_wk_matmul(kv->pool, d->h, S, n, S, b->xq_w, b->xq_b, d->q, S, S, 0);
     scale(d->q, (size_t)n * S, qk_scale(S, H));
-    a.k = kv->cross_k + coff;
+    a.k = NULL;
+    a.kt = kv->cross_k + (size_t)l * kt;
     a.v = kv->cross_v + coff;
     a.n_kv = m->d.n_audio_ctx;
     a.causal = -1;
