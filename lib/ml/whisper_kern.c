@@ -135,6 +135,61 @@ KATTR static inline float hsum(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
+/* e^x for x <= 0 (Cephes' expf polynomial; below -87, about 1e-38 rather than 0). */
+KATTR static inline __m256 exp_v(__m256 x)
+{
+    __m256 n, p, r;
+    __m256i e;
+
+    x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+    n = _mm256_floor_ps(
+        _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
+    x = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    x = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), x);
+    p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(5.0000001201e-1f));
+    r = _mm256_fmadd_ps(_mm256_mul_ps(p, x), x, _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
+    e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(r, _mm256_castsi256_ps(e));
+}
+
+/* gelu (below) with erf by Abramowitz and Stegun's 7.1.26 (absolute error under 1.5e-7). */
+KATTR static inline __m256 gelu_v(__m256 x)
+{
+    __m256 z = _mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f));
+    __m256 sign = _mm256_and_ps(z, _mm256_set1_ps(-0.0f)), az = _mm256_xor_ps(z, sign);
+    __m256 t = _mm256_div_ps(_mm256_set1_ps(1.0f),
+                             _mm256_fmadd_ps(az, _mm256_set1_ps(0.3275911f), _mm256_set1_ps(1.0f)));
+    __m256 p = _mm256_set1_ps(1.061405429f), e;
+
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
+    p = _mm256_mul_ps(p, t);
+    e = exp_v(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(az, az)));
+    e = _mm256_fnmadd_ps(p, e, _mm256_set1_ps(1.0f)); /* erf(|z|) */
+    e = _mm256_xor_ps(e, sign);
+    return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x),
+                         _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
+/* store (above) for 8 values. */
+KATTR static inline void store_v(float *y, __m256 v, const float *b, int n, int flags)
+{
+    if (b)
+        v = _mm256_add_ps(v, _mm256_loadu_ps(b + n));
+    if (flags & VT_WK_GELU)
+        v = gelu_v(v);
+    if (flags & VT_WK_ACC)
+        v = _mm256_add_ps(v, _mm256_loadu_ps(y));
+    _mm256_storeu_ps(y, v);
+}
+
 KATTR static float dot_f32_v(const float *a, const float *b, int n)
 {
     __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
@@ -350,11 +405,30 @@ struct mm {
     int next;       /* the next work item (taken atomically: a busy core takes fewer) */
 };
 
+#ifdef VT_WK_AVX2
+/* mm_store (below) for a whole panel. */
+KATTR static void mm_store_v(const struct mm *a, int m, int rows, int n0, const float *acc)
+{
+    for (int r = 0; r < rows; r++) {
+        float *y = a->y + (size_t)(m + r) * a->ldy + n0;
+
+        store_v(y, _mm256_loadu_ps(acc + r * NR), a->b, n0, a->flags);
+        store_v(y + 8, _mm256_loadu_ps(acc + r * NR + 8), a->b, n0 + 8, a->flags);
+    }
+}
+#endif
+
 /* acc (rows x NR) into y's rows [m, m + rows), columns [n0, n0 + NR) cut at N. */
 static void mm_store(const struct mm *a, int m, int rows, int n0, const float *acc)
 {
     int nc = a->N - n0 < NR ? a->N - n0 : NR;
 
+#ifdef VT_WK_AVX2
+    if (avx2() && nc == NR) {
+        mm_store_v(a, m, rows, n0, acc);
+        return;
+    }
+#endif
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < nc; c++)
             store(a->y + (size_t)(m + r) * a->ldy + n0 + c, acc[r * NR + c], a->b, n0 + c,
@@ -651,28 +725,6 @@ KATTR static void gemm1_v(const float *a, const float *b, int ldb, int K, float 
     }
     _mm256_storeu_ps(acc, _mm256_add_ps(s0, s2));
     _mm256_storeu_ps(acc + 8, _mm256_add_ps(s1, s3));
-}
-
-/* e^x for x <= 0 (Cephes' expf polynomial; below -87, about 1e-38 rather than 0). */
-KATTR static inline __m256 exp_v(__m256 x)
-{
-    __m256 n, p, r;
-    __m256i e;
-
-    x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
-    n = _mm256_floor_ps(
-        _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
-    x = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-    x = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), x);
-    p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(5.0000001201e-1f));
-    r = _mm256_fmadd_ps(_mm256_mul_ps(p, x), x, _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
-    e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(r, _mm256_castsi256_ps(e));
 }
 
 /* softmax (below) for n >= 8. */
