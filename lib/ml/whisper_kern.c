@@ -1,10 +1,12 @@
 /*
  * Kernels of Whisper's network (see whisper_kern.h). Weights stay F16 in memory (half the
  * bytes of F32: the decoder reads every matrix once per token, so its speed is memory
- * bandwidth) and are widened to F32 in the kernel; sums are F32. The encoder's products
- * (1500 rows) widen a panel of weight rows once and reuse it over a block of input rows held
- * in cache; the decoder's (a few rows) widen as they go. Work is split over a small pool of
- * threads that each caller owns, so concurrent encodes and decodes never share state.
+ * bandwidth), packed once into panels of 16 rows, and are widened to F32 in the kernel; sums
+ * are F32. Every product, the attention's included, runs through register-blocked kernels
+ * that hold a 6 x 16 block of sums (for a single token, 8 sums over 16 or 64 columns), so
+ * each value loaded feeds many FMAs. Work is split over a small pool of threads that each caller
+ * owns (concurrent encodes and decodes never share state); items are taken from an atomic counter,
+ * so a core that another process keeps busy simply takes fewer.
  */
 #include "ml/whisper_kern.h"
 

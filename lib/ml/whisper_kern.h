@@ -1,9 +1,10 @@
 /*
  * The kernels under Whisper's network (whisper_model.c): half-float conversion, matrix
- * products against F16 weight matrices with F32 accumulation, LayerNorm, attention one head
- * and one query at a time (so memory stays one score row per worker), and the small thread
- * pool that splits them. Each kernel has an AVX2/FMA/F16C version and a scalar one, chosen
- * once from the CPU (vt_wk_use_generic forces the scalar ones, for tests).
+ * products against packed F16 weight matrices with F32 accumulation, LayerNorm, attention a
+ * head and a block of queries at a time (memory: one block of score rows per worker, and the
+ * keys packed once), and the small thread pool that splits them. Each kernel has an AVX2/FMA/F16C
+ * version and a scalar one, chosen once from the CPU (vt_wk_use_generic forces the scalar ones, for
+ * tests).
  */
 #ifndef VT_WHISPER_KERN_H
 #define VT_WHISPER_KERN_H
