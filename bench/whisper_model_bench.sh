@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Whisper's network on tiny, base and small shapes (generated weights): seconds per 30 s
-# window in the encoder, milliseconds per token in the decoder, peak RSS. THREADS (2) and
-# TOKENS (50) from the environment; SHAPES="tiny base" to choose.
+# window in the encoder, milliseconds per token in the decoder, peak RSS. THREADS (2),
+# TOKENS (50) and ROUNDS (3: each time is the best of these) from the environment;
+# SHAPES="tiny base" to choose.
 set -euo pipefail
 build=$(dirname "${VIDTHEQUE:-$PWD/build/rel/vidtheque}")
 [[ -f $build/libvidtheque.a ]] || build=build/rel

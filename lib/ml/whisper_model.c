@@ -155,6 +155,16 @@ static size_t count_of(const struct vt_whisper_dims *d, enum shape sh)
     return c;
 }
 
+/* A matrix's rows (its outermost dimension) and the count of each (the rest). */
+static void rows_cols(const struct vt_whisper_dims *d, enum shape sh, int *N, int *K)
+{
+    int64_t s[3];
+
+    shape_of(d, sh, s);
+    *N = (int)s[0];
+    *K = (int)(count_of(d, sh) / (size_t)s[0]);
+}
+
 /* The count of the largest tensor. */
 static size_t largest(const struct vt_whisper_dims *d)
 {
@@ -230,7 +240,13 @@ static int visit(struct vt_whisper_model *m, visit_fn fn, void *ctx, char *err, 
 static int alloc_one(void *ctx, const struct tspec *t, char *err, size_t errlen)
 {
     struct vt_whisper_model *m = ctx;
-    size_t n = count_of(&m->d, t->shape) * (t->half ? 2 : 4);
+    size_t n = count_of(&m->d, t->shape) * 4;
+    int N, K;
+
+    if (t->half) { /* packed for the products (whisper_kern.h) */
+        rows_cols(&m->d, t->shape, &N, &K);
+        n = vt_wk_packed_count(N, K) * 2;
+    }
 
     *t->dst = malloc(n);
     if (!*t->dst)
@@ -352,8 +368,9 @@ static int default_alignment(struct vt_whisper_model *m, char *err, size_t errle
 
 /* ---- filling the tensors ---- */
 
-/* count values at v into t's field: F16 ones are rounded, and must fit in F16's range. */
-static int put(const struct tspec *t, size_t count, const float *v, char *err, size_t errlen)
+/* count values at v into t's field: F16 ones are rounded, must fit in F16's range, and are
+ * packed (K: the matrix's columns). */
+static int put(const struct tspec *t, size_t count, int K, const float *v, char *err, size_t errlen)
 {
     if (!t->half) {
         memcpy(*t->dst, v, count * sizeof(float));
@@ -365,7 +382,7 @@ static int put(const struct tspec *t, size_t count, const float *v, char *err, s
         if ((h & 0x7c00) == 0x7c00)
             return vt_err(err, errlen, VT_EINVAL, "'%s': value %g at %zu is not a finite F16",
                           t->name, (double)v[i], i);
-        ((uint16_t *)*t->dst)[i] = h;
+        vt_wk_pack_put(*t->dst, K, i, h);
     }
     return 0;
 }
@@ -423,10 +440,12 @@ static int random_one(void *ctx, const struct tspec *t, char *err, size_t errlen
     size_t n = count_of(r->d, t->shape);
     float scale = 1.0f / sqrtf((float)n / (float)(shape_of(r->d, t->shape, s) ? s[0] : 1));
     float base = 0;
+    int N, K;
 
+    rows_cols(r->d, t->shape, &N, &K);
     if (strcmp(t->name, "encoder.positional_embedding") == 0) {
         sinusoids(r->buf, r->d->n_audio_ctx, r->d->n_audio_state);
-        return put(t, n, r->buf, err, errlen);
+        return put(t, n, K, r->buf, err, errlen);
     }
     if (ends_with(t->name, "ln.weight") || ends_with(t->name, "ln_post.weight"))
         base = 1.0f, scale = 0.1f;
@@ -438,7 +457,7 @@ static int random_one(void *ctx, const struct tspec *t, char *err, size_t errlen
         scale = 0.3f;
     for (size_t i = 0; i < n; i++)
         r->buf[i] = base + scale * normal(&r->seed);
-    return put(t, n, r->buf, err, errlen);
+    return put(t, n, K, r->buf, err, errlen);
 }
 
 int vt_whisper_model_random(const struct vt_whisper_dims *d, uint64_t seed, int n_threads,
@@ -551,12 +570,18 @@ static void hf_name(const char *name, char *out, size_t n)
     snprintf(out, n, "model.%s", a);
 }
 
-/* The index of the first of n F16 values at h that is an infinity or a NaN, or n. */
-static size_t f16_nonfinite(const uint16_t *h, size_t n)
+/* The index of the first of n F16 values at p that is an infinity or a NaN, or n. */
+static size_t f16_nonfinite(const void *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if ((h[i] & 0x7c00) == 0x7c00)
+    const unsigned char *b = p; /* a file's tensor need not be 2-byte aligned */
+
+    for (size_t i = 0; i < n; i++) {
+        uint16_t h;
+
+        memcpy(&h, b + i * 2, 2);
+        if ((h & 0x7c00) == 0x7c00)
             return i;
+    }
     return n;
 }
 
@@ -639,20 +664,25 @@ static int load_one(void *ctx, const struct tspec *t, char *err, size_t errlen)
     const struct vt_wggml_tensor *g = NULL;
     size_t n = count_of(s->d, t->shape), bad;
     int rc = s->st ? st_tensor(s, t, &x, err, errlen) : gg_tensor(s, t, &g, err, errlen);
+    int N, K;
 
     if (rc)
         return rc;
+    rows_cols(s->d, t->shape, &N, &K);
     if (t->half && (x ? x->dtype == VT_ST_F16 : g->type == VT_WGGML_F16)) {
-        /* little-endian F16, as this machine's */
-        memcpy(*t->dst, x ? x->data : g->data, n * 2);
-        bad = f16_nonfinite(*t->dst, n);
+        /* little-endian F16, as this machine's, packed into the kernels' panels */
+        const void *src = x ? x->data : g->data;
+
+        bad = f16_nonfinite(src, n);
+        if (bad == n)
+            vt_wk_pack(src, N, K, *t->dst);
     } else {
         if (x)
             rc = vt_st_to_f32(x, s->buf, err, errlen);
         else
             vt_wggml_to_f32(g, s->buf);
         bad = rc ? n : f32_nonfinite(s->buf, n);
-        rc = rc || bad < n ? rc : put(t, n, s->buf, err, errlen);
+        rc = rc || bad < n ? rc : put(t, n, K, s->buf, err, errlen);
     }
     if (!rc && bad < n)
         rc = vt_err(err, errlen, VT_EINVAL,
@@ -992,11 +1022,12 @@ int vt_whisper_encode(const struct vt_whisper_model *m, const float *mel, float 
     struct vt_wk_pool *p = vt_wk_pool_new(m->n_threads);
     struct enc_buf e;
     float *mem = NULL, *col;
-    size_t n;
+    size_t n, att;
 
     if (!p)
         return vt_err(err, errlen, VT_ENOMEM, "whisper encoder: out of memory");
-    n = 6 * T * S + 4 * T * S + (size_t)vt_wk_pool_size(p) * 4 * T + 2 * T * wide;
+    att = vt_wk_attn_scratch(p, (int)T, (int)T, m->d.n_audio_head, (int)S / m->d.n_audio_head);
+    n = 6 * T * S + 4 * T * S + att + 2 * T * wide;
     mem = malloc(n * sizeof(float));
     if (!mem) {
         vt_wk_pool_free(p);
@@ -1004,7 +1035,7 @@ int vt_whisper_encode(const struct vt_whisper_model *m, const float *mel, float 
     }
     e.x = mem, e.h = e.x + T * S, e.q = e.h + T * S, e.k = e.q + T * S, e.v = e.k + T * S;
     e.a = e.v + T * S, e.f = e.a + T * S, e.s = e.f + 4 * T * S;
-    col = e.s + (size_t)vt_wk_pool_size(p) * 4 * T;
+    col = e.s + att;
     enc_stem(m, mel, &e, col, p);
     for (int l = 0; l < m->d.n_audio_layer; l++)
         enc_block(m, &m->enc[l], &e, p);
@@ -1020,8 +1051,9 @@ struct vt_whisper_kv {
     const struct vt_whisper_model *m;
     struct vt_wk_pool *pool;
     int len;
-    float *self_k, *self_v;   /* [layer][n_text_ctx][S] */
-    float *cross_k, *cross_v; /* [layer][n_audio_ctx][S] */
+    float *self_k, *self_v; /* [layer][n_text_ctx][S] */
+    float *cross_k;         /* [layer][vt_wk_attn_keys_count]: packed once, read per token */
+    float *cross_v;         /* [layer][n_audio_ctx][S] */
 };
 
 void vt_whisper_kv_free(struct vt_whisper_kv *kv)
@@ -1041,17 +1073,24 @@ struct vt_whisper_kv *vt_whisper_kv_new(const struct vt_whisper_model *m, const 
     struct vt_whisper_kv *kv = calloc(1, sizeof(*kv));
     size_t S = (size_t)m->d.n_text_state, L = (size_t)m->d.n_text_layer;
     size_t self = L * (size_t)m->d.n_text_ctx * S, cross = L * (size_t)m->d.n_audio_ctx * S;
+    size_t kt =
+        vt_wk_attn_keys_count(m->d.n_audio_ctx, m->d.n_text_head, (int)S / m->d.n_text_head);
+    float *tmp = malloc((size_t)m->d.n_audio_ctx * S * sizeof(float));
 
-    if (!kv)
+    if (!kv || !tmp) {
+        free(kv);
+        free(tmp);
         return NULL;
+    }
     kv->m = m;
     kv->pool = vt_wk_pool_new(m->n_threads);
     kv->self_k = malloc(self * sizeof(float));
     kv->self_v = malloc(self * sizeof(float));
-    kv->cross_k = malloc(cross * sizeof(float));
+    kv->cross_k = malloc(L * kt * sizeof(float));
     kv->cross_v = malloc(cross * sizeof(float));
     if (!kv->pool || !kv->self_k || !kv->self_v || !kv->cross_k || !kv->cross_v) {
         vt_whisper_kv_free(kv);
+        free(tmp);
         return NULL;
     }
     for (size_t l = 0; l < L; l++) {
@@ -1059,11 +1098,13 @@ struct vt_whisper_kv *vt_whisper_kv_new(const struct vt_whisper_model *m, const 
         size_t off = l * (size_t)m->d.n_audio_ctx * S;
         int T = m->d.n_audio_ctx;
 
-        vt_wk_matmul(kv->pool, features, (int)S, T, (int)S, b->xk_w, NULL, kv->cross_k + off,
-                     (int)S, (int)S, 0);
+        vt_wk_matmul(kv->pool, features, (int)S, T, (int)S, b->xk_w, NULL, tmp, (int)S, (int)S, 0);
+        vt_wk_attn_pack_keys(kv->pool, tmp, (int)S, T, m->d.n_text_head, (int)S / m->d.n_text_head,
+                             kv->cross_k + l * kt);
         vt_wk_matmul(kv->pool, features, (int)S, T, (int)S, b->xv_w, b->xv_b, kv->cross_v + off,
                      (int)S, (int)S, 0);
     }
+    free(tmp);
     return kv;
 }
 
@@ -1092,6 +1133,7 @@ static void dec_block(struct vt_whisper_kv *kv, int l, struct dec_buf *d, float 
     float *sk = kv->self_k + (size_t)l * m->d.n_text_ctx * S + (size_t)kv->len * S;
     float *sv = kv->self_v + (size_t)l * m->d.n_text_ctx * S + (size_t)kv->len * S;
     size_t coff = (size_t)l * m->d.n_audio_ctx * S;
+    size_t kt = vt_wk_attn_keys_count(m->d.n_audio_ctx, H, S / H);
     struct vt_wk_attn a = {.q = d->q,
                            .ldq = S,
                            .ldk = S,
@@ -1118,7 +1160,8 @@ static void dec_block(struct vt_whisper_kv *kv, int l, struct dec_buf *d, float 
     vt_wk_layernorm(d->x, b->x_ln_w, b->x_ln_b, d->h, n, S);
     vt_wk_matmul(kv->pool, d->h, S, n, S, b->xq_w, b->xq_b, d->q, S, S, 0);
     scale(d->q, (size_t)n * S, qk_scale(S, H));
-    a.k = kv->cross_k + coff;
+    a.k = NULL;
+    a.kt = kv->cross_k + (size_t)l * kt;
     a.v = kv->cross_v + coff;
     a.n_kv = m->d.n_audio_ctx;
     a.causal = -1;
@@ -1166,14 +1209,16 @@ int vt_whisper_decode(struct vt_whisper_kv *kv, const int32_t *tokens, int n,
         if (tokens[i] < 0 || tokens[i] >= m->d.n_vocab)
             return vt_err(err, errlen, VT_EINVAL, "whisper decoder: token %d out of range [0, %d)",
                           (int)tokens[i], m->d.n_vocab);
-    mem = malloc((8 * nn * S + (size_t)vt_wk_pool_size(kv->pool) * 4 * keys) * sizeof(float));
+    mem = malloc((8 * nn * S + vt_wk_attn_scratch(kv->pool, n, (int)keys, m->d.n_text_head,
+                                                  (int)S / m->d.n_text_head)) *
+                 sizeof(float));
     if (!mem)
         return vt_err(err, errlen, VT_ENOMEM, "whisper decoder: out of memory");
     d.x = mem, d.h = d.x + nn * S, d.q = d.h + nn * S, d.a = d.q + nn * S, d.f = d.a + nn * S;
     d.s = d.f + 4 * nn * S;
     for (size_t i = 0; i < nn; i++)
         for (size_t c = 0; c < S; c++)
-            d.x[i * S + c] = vt_wk_f16_to_f32(m->tok_emb[(size_t)tokens[i] * S + c]) +
+            d.x[i * S + c] = vt_wk_packed_get(m->tok_emb, (int)S, tokens[i], (int)c) +
                              m->dec_pos[((size_t)kv->len + i) * S + c];
     for (int l = 0; l < m->d.n_text_layer; l++) {
         for (int h = 0; h < m->d.n_text_head; h++)
