@@ -11,10 +11,12 @@
 # plus two timestamps: the cost of the real text, not of what a random model says.
 # Goals (issue 23): base.en-shaped no slower than PocketSphinx, tiny.en at least 3x faster.
 #
-# Usage, from the repository root: bench/whisper_bench.sh [REPEATS]   (default 2)
+# Usage, from the repository root: bench/whisper_bench.sh [REPEATS]   (default 4: about two
+# minutes, five segments, so that two workers share the work as on a real talk; with 2 the
+# three segments leave a core idle for the last one)
 set -euo pipefail
 
-reps=${1:-2}
+reps=${1:-4}
 if ! [[ $reps =~ ^[1-9][0-9]*$ ]]; then
     echo "whisper_bench.sh: '$reps': bad repeat count" >&2
     exit 2
