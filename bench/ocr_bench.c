@@ -3,9 +3,11 @@
  * vt_ocr_run over the image files given on the command line, as the ocr stage would run
  * them, and prints one line of key=value pairs (per_frame_ms counts engine creation too, as
  * the tesseract command's time counts its start-up). --no-small turns the small-text pass
- * off; --dump FILE writes every line read as JSON ({"files": [{"file", "ocr": [{"text",
- * "conf", "box", "noise"}]}]}, the export's shape) for scoring.
- * Usage: ocr_bench [--no-small] [--dump FILE] THREADS IMAGE...
+ * off, --no-dark-parts the inversion of a light frame's dark parts; --dump FILE writes every
+ * line read as JSON ({"files": [{"file", "ocr": [{"text", "conf", "box", "noise"}]}]}, the
+ * export's shape) for scoring.
+ *
+ * Usage: ocr_bench [--no-small] [--no-dark-parts] [--dump FILE] THREADS IMAGE...
  */
 #include "base/util.h"
 #include "visual/ocr.h"
@@ -49,18 +51,21 @@ int main(int argc, char **argv)
     char err[512] = "";
     double t0, t1, t2;
     long threads;
-    int rc = 1, small = 1, a = 1;
+    int rc = 1, small = 1, dark_parts = 1, a = 1;
 
     for (; a < argc && argv[a][0] == '-'; a++) {
         if (!strcmp(argv[a], "--no-small"))
             small = 0;
+        else if (!strcmp(argv[a], "--no-dark-parts"))
+            dark_parts = 0;
         else if (!strcmp(argv[a], "--dump") && a + 1 < argc)
             dump_path = argv[++a];
         else
             break;
     }
     if (argc - a < 2 || vt_parse_long(argv[a], 0, 256, &threads)) {
-        fprintf(stderr, "usage: ocr_bench [--no-small] [--dump FILE] THREADS IMAGE...\n");
+        fprintf(stderr,
+                "usage: ocr_bench [--no-small] [--no-dark-parts] [--dump FILE] THREADS IMAGE...\n");
         goto out;
     }
     n = (size_t)(argc - a - 1);
@@ -72,6 +77,7 @@ int main(int argc, char **argv)
         goto out;
     }
     vt_ocr_set_small_text(ocr, small);
+    vt_ocr_set_dark_parts(ocr, dark_parts);
     t1 = vt_monotonic_s();
     if (vt_ocr_run(ocr, (const char *const *)argv + a + 1, n, pages, NULL, NULL, err,
                    sizeof(err))) {
@@ -88,9 +94,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "ocr_bench: '%s': cannot write\n", dump_path);
         goto out;
     }
-    printf("threads=%ld small=%d frames=%zu lines=%zu noise=%zu init_ms=%.1f run_ms=%.1f "
-           "per_frame_ms=%.1f\n",
-           threads, small, n, n_lines, n_noise, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
+    printf("threads=%ld small=%d dark_parts=%d frames=%zu lines=%zu noise=%zu init_ms=%.1f "
+           "run_ms=%.1f per_frame_ms=%.1f\n",
+           threads, small, dark_parts, n, n_lines, n_noise, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
            (t2 - t0) * 1e3 / (double)n);
     rc = 0;
 out:

@@ -25,9 +25,9 @@
  */
 #include "visual/ocr.h"
 
-#include "visual/ocr_noise.h"
 #include "base/util.h"
 #include "base/workpool.h"
+#include "visual/ocr_noise.h"
 
 #include <leptonica/allheaders.h>
 #include <pthread.h>
@@ -155,6 +155,7 @@ struct vt_ocr {
     char *model;
     struct vt_ocr_dict *dict; /* NULL: the noise floor uses character classes */
     int small_text;
+    int dark_parts; /* invert_dark_parts */
 };
 
 /* What the workers of one vt_ocr_run call share; each frame has its own page. */
@@ -250,6 +251,7 @@ struct vt_ocr *vt_ocr_new(int nthreads, const char *lang, char *err, size_t errl
     TessBaseAPIRecognize(ocr->engines[0], NULL);
     ocr->model = vt_xasprintf("tesseract %s %s", TessVersion(), lang);
     ocr->small_text = 1;
+    ocr->dark_parts = 1;
     /* English alone or first: its dictionary; otherwise (or if it is missing) no dictionary. */
     if (!strcmp(lang, "eng") || !strncmp(lang, "eng+", 4))
         ocr->dict = vt_ocr_dict_load(OCR_DICT_EN, NULL, 0);
@@ -270,6 +272,11 @@ const char *vt_ocr_model(const struct vt_ocr *ocr)
 void vt_ocr_set_small_text(struct vt_ocr *ocr, int on)
 {
     ocr->small_text = on;
+}
+
+void vt_ocr_set_dark_parts(struct vt_ocr *ocr, int on)
+{
+    ocr->dark_parts = on;
 }
 
 void vt_ocr_free(struct vt_ocr *ocr)
@@ -682,10 +689,11 @@ static int invert_dark_parts(PIX **pix, PIX *grey)
 
 /*
  * Read the image at path into *pix (colour or grey, as the file has it) and *grey (caller
- * destroys both), both inverted when the frame is dark (OCR_DARK_MEAN), then their dark
- * parts (OCR_REGION_*). Returns 0 or VT_EMEDIA with the message in err.
+ * destroys both), both inverted when the frame is dark (OCR_DARK_MEAN), then, if
+ * dark_parts, their dark parts (OCR_REGION_*). Returns 0 or VT_EMEDIA with the message in err.
  */
-static int load_frame(const char *path, PIX **pix, PIX **grey, char *err, size_t errlen)
+static int load_frame(const char *path, int dark_parts, PIX **pix, PIX **grey, char *err,
+                      size_t errlen)
 {
     l_int32 format, w, h, bps, spp, iscmap;
     l_float32 mean = 255;
@@ -711,7 +719,7 @@ static int load_frame(const char *path, PIX **pix, PIX **grey, char *err, size_t
         pixInvert(*pix, *pix);
         pixInvert(*grey, *grey);
     }
-    if (invert_dark_parts(pix, *grey) < 0)
+    if (dark_parts && invert_dark_parts(pix, *grey) < 0)
         return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
     return 0;
 }
@@ -780,7 +788,7 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
     PIX *pix = NULL, *grey = NULL, *bin = NULL, *clean = NULL;
     struct vt_ocr_line *lines = NULL;
     size_t n_lines = 0, cap = 0;
-    int rc = load_frame(path, &pix, &grey, err, errlen);
+    int rc = load_frame(path, ocr->dark_parts, &pix, &grey, err, errlen);
 
     if (rc)
         goto out;
@@ -825,7 +833,7 @@ int vt_ocr_texture(struct vt_ocr *ocr, const char *path, double *specks_mpx, cha
 {
     TessBaseAPI *api = ocr->engines[0];
     PIX *pix = NULL, *grey = NULL, *bin = NULL;
-    int rc = load_frame(path, &pix, &grey, err, errlen);
+    int rc = load_frame(path, ocr->dark_parts, &pix, &grey, err, errlen);
 
     if (rc)
         goto out;
