@@ -646,17 +646,23 @@ static int drop_alpha(PIX **pix)
 
 /*
  * The dark parts of a light frame (OCR_REGION_*) inverted in place, in *pix and in grey.
- * Returns how many, or -1 when leptonica fails (*pix may then be NULL).
+ * Returns how many, or -1 when leptonica fails (*pix may then be NULL). A frame less than
+ * OCR_REGION_CLOSE cells on a side holds no window (and Leptonica will not scale a frame
+ * of under a cell): none.
  */
 static int invert_dark_parts(PIX **pix, PIX *grey)
 {
     int w = pixGetWidth(grey), h = pixGetHeight(grey), n = 0;
-    PIX *cells = pixScaleAreaMap(grey, 1.0f / OCR_REGION_CELL, 1.0f / OCR_REGION_CELL);
-    PIX *dark = cells ? pixThresholdToBinary(cells, OCR_REGION_DARK) : NULL;
-    PIX *closed = dark ? pixCloseBrick(NULL, dark, OCR_REGION_CLOSE, OCR_REGION_CLOSE) : NULL;
-    BOXA *parts = closed ? pixConnCompBB(closed, 8) : NULL;
     double min_cells = OCR_REGION_MIN * w * h / (OCR_REGION_CELL * OCR_REGION_CELL);
+    PIX *cells, *dark, *closed;
+    BOXA *parts;
 
+    if (w < OCR_REGION_CELL * OCR_REGION_CLOSE || h < OCR_REGION_CELL * OCR_REGION_CLOSE)
+        return 0;
+    cells = pixScaleAreaMap(grey, 1.0f / OCR_REGION_CELL, 1.0f / OCR_REGION_CELL);
+    dark = cells ? pixThresholdToBinary(cells, OCR_REGION_DARK) : NULL;
+    closed = dark ? pixCloseBrick(NULL, dark, OCR_REGION_CLOSE, OCR_REGION_CLOSE) : NULL;
+    parts = closed ? pixConnCompBB(closed, 8) : NULL;
     if (!parts)
         n = -1;
     for (int i = 0; n >= 0 && i < boxaGetCount(parts); i++) {

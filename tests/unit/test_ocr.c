@@ -618,7 +618,6 @@ static int make_window_frame(const char *path, const char *const *page, const ch
                              const char *const *window_ink)
 {
     struct vt_sb cmd = {0};
-    int rc;
 
     vt_sb_addf(&cmd,
                "ffmpeg -nostdin -v error -y -f lavfi -i color=%s:s=1280x720:d=1 -vf \""
@@ -632,9 +631,7 @@ static int make_window_frame(const char *path, const char *const *page, const ch
                    ",drawtext=fontfile=" MONO_FONT ":text='%s':fontsize=16:fontcolor=%s:x=580:y=%d",
                    win[i], window_ink[i], 130 + 24 * i);
     vt_sb_addf(&cmd, "%s\" -frames:v 1 '%s'", strstr(path, ".png") ? ",format=rgba" : "", path);
-    rc = run_ffmpeg(&cmd);
-    vt_sb_release(&cmd);
-    return rc;
+    return run_ffmpeg(&cmd);
 }
 
 /* How many of the n lines of want are page's lines from the first one on, as they are. */
@@ -703,6 +700,52 @@ VT_TEST(ocr_dark_window)
             vt_ocr_set_dark_parts(ocr, 1);
             CHECK(lines_in_order(&got, 4, win, 8) < 8);
             vt_ocr_page_release(&got);
+        }
+        free(path);
+    }
+    vt_ocr_free(ocr);
+    if (dir)
+        vt_rm_rf(dir);
+    free(dir);
+}
+
+/*
+ * Frames too small to hold a window (under 5 cells of OCR_REGION_CELL px on a side: a thin
+ * strip, a few pixels), light and dark, with and without the inversion of dark parts: read
+ * without error and without a line.
+ */
+VT_TEST(ocr_tiny_frames)
+{
+    static const char *const sizes[] = {"2x2", "8x8", "7x5", "16x2", "2x600", "39x720", "40x40"};
+    static const char *const colours[] = {"black", "white", "0x1e1e1e"};
+    char err[256] = "";
+    char *dir = make_dir();
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+
+    CHECK(dir != NULL);
+    CHECK(ocr != NULL);
+    for (size_t k = 0; dir && ocr && k < VT_ARRAY_LEN(sizes) * VT_ARRAY_LEN(colours); k++) {
+        const char *size = sizes[k / VT_ARRAY_LEN(colours)];
+        const char *colour = colours[k % VT_ARRAY_LEN(colours)];
+        char *path = vt_xasprintf("%s/%zu.png", dir, k);
+        const char *paths[1] = {path};
+        struct vt_sb cmd = {0};
+
+        vt_sb_addf(&cmd,
+                   "ffmpeg -nostdin -v error -y -f lavfi -i color=%s:s=%s:d=1 -pix_fmt rgb24 "
+                   "-frames:v 1 '%s'",
+                   colour, size, path);
+        CHECK_INT(run_ffmpeg(&cmd), 0);
+        for (int on = 0; on < 2; on++) {
+            struct vt_ocr_page page = {0};
+
+            vt_ocr_set_dark_parts(ocr, on);
+            err[0] = 0;
+            if (vt_ocr_run(ocr, paths, 1, &page, NULL, NULL, err, sizeof(err)))
+                fprintf(stderr, "# %s %s, dark parts %d: %s\n", size, colour, on, err);
+            CHECK(!err[0]);
+            CHECK_INT(page.n_lines, 0);
+            vt_ocr_page_release(&page);
         }
         free(path);
     }
