@@ -16,6 +16,9 @@ echo
 echo "== OCR of small text (12-40 px at 720p) and photo-like frames: recall, noise, per frame vs the tesseract command"
 env -u OMP_THREAD_LIMIT bash bench/ocr_small_bench.sh
 echo
+echo "== OCR of light text on dark screens: recall and CPU a frame with the inversion of dark parts vs without"
+bash bench/ocr_dark_bench.sh
+echo
 echo "== speech recognition vs pocketsphinx_continuous"
 bash bench/stt_bench.sh
 echo
