@@ -24,6 +24,7 @@
 #define FLOOR_SDS      3.0       /* the floor: the chance mean plus this many deviations */
 #define FLOOR_STRONG   0.25      /* "strong": this share of the way from the floor to 1 */
 #define FLOOR_SPACES   64        /* spaces kept in the file (the newest) */
+#define FLOOR_METHOD   2 /* how floors are measured: a file's of another method is not used */
 
 /* Common words whose letters a probe shuffles: shuffled, they say nothing. */
 static const char *const common[] = {
@@ -33,6 +34,24 @@ static const char *const common[] = {
     "again",   "place",   "under",  "little", "water",  "called",  "number", "sound",
     "letter",  "mother",  "answer", "found",  "study",  "learn",   "plant",  "cover",
     "between", "country", "school", "father", "always", "picture", "better", "change",
+};
+
+/* Words of every day, one or two of which make a probe: what a query of real words that
+ * have nothing to do with the library scores by chance. Some may be in a library: the
+ * floor takes a high percentile, not the best, of the chance scores. */
+static const char *const everyday[] = {
+    "umbrella", "violin",   "giraffe",   "pillow",    "saddle",   "ladder",     "tennis",
+    "lemonade", "chimney",  "blanket",   "carpet",    "whistle",  "parrot",     "button",
+    "trumpet",  "cabbage",  "helmet",    "slipper",   "kettle",   "donkey",     "mirror",
+    "sandwich", "bicycle",  "scissors",  "necklace",  "pumpkin",  "tortoise",   "lantern",
+    "hammock",  "cupboard", "eyebrow",   "wardrobe",  "doughnut", "anchor",     "bracelet",
+    "cushion",  "dolphin",  "envelope",  "feather",   "goggles",  "hedgehog",   "iceberg",
+    "jigsaw",   "kangaroo", "lobster",   "mattress",  "napkin",   "octopus",    "penguin",
+    "quilt",    "raccoon",  "spinach",   "teapot",    "unicorn",  "vinegar",    "walrus",
+    "yogurt",   "zipper",   "balcony",   "cinnamon",  "dentist",  "elbow",      "flamingo",
+    "gossip",   "hiccup",   "invoice",   "jellyfish", "knitting", "lullaby",    "marmalade",
+    "nostril",  "omelette", "pyjamas",   "raisin",    "sneeze",   "tambourine", "toothbrush",
+    "vacuum",   "waffle",   "accordion", "broccoli",  "crayon",   "dumpling",   "earring",
 };
 
 /* xorshift32, seeded per probe: the same probes on every machine */
@@ -49,7 +68,7 @@ static uint32_t next_rand(uint32_t *s)
 void vt_floor_probe(int i, char *buf, size_t len)
 {
     uint32_t s = 2463534242u ^ (uint32_t)(i + 1) * 2654435761u;
-    int words = 1 + (int)(next_rand(&s) % 3);
+    int words = 1 + (int)(next_rand(&s) % (i % 3 == 2 ? 2 : 3));
     size_t n = 0;
 
     if (!len)
@@ -58,7 +77,11 @@ void vt_floor_probe(int i, char *buf, size_t len)
     for (int w = 0; w < words; w++) {
         char word[16];
         size_t k;
-        if (i % 2 == 0) { /* random letters, 4 to 9 of them */
+        if (i % 3 == 2) { /* a word of every day */
+            const char *c = everyday[next_rand(&s) % (sizeof(everyday) / sizeof(*everyday))];
+            k = strlen(c) < sizeof(word) ? strlen(c) : sizeof(word) - 1;
+            memcpy(word, c, k);
+        } else if (i % 3 == 0) { /* random letters, 4 to 9 of them */
             k = 4 + next_rand(&s) % 6;
             for (size_t j = 0; j < k; j++)
                 word[j] = (char)('a' + next_rand(&s) % 26);
@@ -83,12 +106,16 @@ void vt_floor_probe(int i, char *buf, size_t len)
 
 void vt_floor_from_scores(struct vt_floor *f, const double *chance, size_t n)
 {
-    double sum = 0, sq = 0, top = -1;
+    double sum = 0, sq = 0, top = -2, second = -2;
 
     for (size_t i = 0; i < n; i++) {
         sum += chance[i];
-        if (chance[i] > top)
+        if (chance[i] > top) {
+            second = top;
             top = chance[i];
+        } else if (chance[i] > second) {
+            second = chance[i];
+        }
     }
     f->probes = (int)n;
     f->chance_mean = n ? sum / (double)n : 0;
@@ -100,10 +127,13 @@ void vt_floor_from_scores(struct vt_floor *f, const double *chance, size_t n)
         f->floor = f->strong = 2;
         return;
     }
+    /* the second best, not the best: an everyday word may be one the library is about */
+    if (n == 1)
+        second = top;
     f->floor = f->chance_mean + FLOOR_SDS * f->chance_sd;
-    if (f->chance_max > f->floor)
-        f->floor = f->chance_max;
-    /* a cosine equal to the best chance score is chance: the floor is just above it */
+    if (second > f->floor)
+        f->floor = second;
+    /* a cosine equal to a chance score is chance: the floor is just above it */
     f->floor = nextafter(f->floor, 2.0);
     f->strong = f->floor < 1 ? f->floor + FLOOR_STRONG * (1 - f->floor) : f->floor;
 }
@@ -189,7 +219,7 @@ static int floor_from_json(json_t *o, struct vt_floor *f)
                    jnum(o, "floor"),       jnum(o, "strong"),    jnum(o, "measured")};
 
     memset(f, 0, sizeof(*f));
-    if (!space || strlen(space) >= sizeof(f->space))
+    if (!space || strlen(space) >= sizeof(f->space) || jnum(o, "method") != FLOOR_METHOD)
         return -1;
     for (int i = 0; i < 9; i++)
         if (!isfinite(v[i]) || fabs(v[i]) > 9e15)
@@ -198,6 +228,8 @@ static int floor_from_json(json_t *o, struct vt_floor *f)
         v[7] < v[6] || v[7] > 2)
         return -1;
     snprintf(f->space, sizeof(f->space), "%s", space);
+    const char *model = json_string_value(json_object_get(o, "model"));
+    snprintf(f->model, sizeof(f->model), "%s", model ? model : "");
     f->vectors = (int64_t)v[0];
     f->max_id = (int64_t)v[1];
     f->probes = (int)v[2];
@@ -214,7 +246,9 @@ static json_t *floor_to_json(const struct vt_floor *f)
 {
     json_t *o = json_object();
 
+    json_object_set_new(o, "method", json_integer(FLOOR_METHOD));
     json_object_set_new(o, "space", json_string(f->space));
+    json_object_set_new(o, "model", json_string(f->model));
     json_object_set_new(o, "vectors", json_integer(f->vectors));
     json_object_set_new(o, "max_id", json_integer(f->max_id));
     json_object_set_new(o, "probes", json_integer(f->probes));
@@ -336,12 +370,15 @@ static int measure(struct vt_library *lib, struct vt_embed *e, int64_t count, in
                                   errlen);
         if (!rc && m)
             chance[n++] = best.score;
+        if (getenv("VT_FLOOR_DEBUG"))
+            fprintf(stderr, "%d %.4f %s\n", i, m ? best.score : -9, texts[i]);
     }
     free(qv);
     if (rc)
         return rc;
     memset(f, 0, sizeof(*f));
     snprintf(f->space, sizeof(f->space), "%s", vt_embed_id(e));
+    snprintf(f->model, sizeof(f->model), "%s", vt_embed_model(e));
     f->vectors = count;
     f->max_id = max_id;
     f->measured = (long long)vt_wall_s();

@@ -3,14 +3,16 @@
  * space's own vectors by chance, so that a hit by meaning (meaning.c) or by pictures
  * (visual.c) is kept only when it stands clearly above that.
  *
- * Calibration: VT_FLOOR_PROBES queries that cannot match (strings of random letters, and
- * common words with their letters shuffled) are embedded with the space's model, and
- * each one's best cosine against the space's vectors is its chance score. The floor is
- * the highest of them or their mean plus three standard deviations, whichever is higher;
- * a hit from the floor to the "strong" level is "weak", above it "strong". Measured once
- * per space (a model is a space: another model is another calibration) and kept in
- * memory and in LIBRARY/calibration.json, measured again when the space's vectors
- * changed by more than a tenth (added, removed or re-embedded).
+ * Calibration: VT_FLOOR_PROBES queries that cannot match (strings of random letters,
+ * common words with their letters shuffled, and words of every day that a library is
+ * seldom about) are embedded with the space's model, and each one's best cosine against
+ * the space's vectors is its chance score. The floor is their mean plus three standard
+ * deviations or their second best (one everyday word may be what the library is about),
+ * whichever is higher; a hit from the floor to the "strong" level, a quarter of the way
+ * from the floor to 1, is "weak", above it "strong". Measured once per space (a model
+ * is a space: another model is another calibration) and kept in memory and in
+ * LIBRARY/calibration.json, measured again when the space's vectors changed by more than
+ * a tenth (added, removed or re-embedded) or the way floors are measured changed.
  */
 #ifndef VT_FLOOR_H
 #define VT_FLOOR_H
@@ -23,10 +25,11 @@
 struct vt_library;
 struct vt_embed;
 
-#define VT_FLOOR_PROBES 48 /* queries that cannot match, per calibration */
+#define VT_FLOOR_PROBES 96 /* queries that cannot match, per calibration */
 
 struct vt_floor {
     char space[256];         /* the vector space (vt_embed_id) */
+    char model[256];         /* the model, as people read it (vt_embed_model) */
     int64_t vectors, max_id; /* the space's vectors when measured (count, highest id) */
     int probes;              /* queries that cannot match that were measured */
     double chance_mean, chance_sd, chance_max; /* of their best cosines */

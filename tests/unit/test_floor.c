@@ -69,10 +69,14 @@ VT_TEST(floor_from_scores)
     CHECK(vt_relevance_name(VT_REL_NONE) == NULL);
     CHECK(vt_relevance_name(7) == NULL);
 
-    /* one lucky probe: the best chance score is the floor, a cosine equal to it is chance */
+    /* one probe far above the rest may be a word the library is about: not the floor */
     spread[47] = 0.9;
     vt_floor_from_scores(&f, spread, 48);
     CHECK(f.chance_max == 0.9);
+    CHECK(f.floor < 0.5 && fabs(f.floor - (f.chance_mean + 3 * f.chance_sd)) < 1e-9);
+    /* two lucky probes: the second best is the floor, a cosine equal to it is chance */
+    spread[46] = 0.9;
+    vt_floor_from_scores(&f, spread, 48);
     CHECK(f.floor > 0.9 && f.floor < 0.9 + 1e-9);
     CHECK_INT(vt_floor_judge(&f, 0.9), VT_REL_NONE);
     CHECK_INT(vt_floor_judge(&f, 0.91), VT_REL_WEAK);
@@ -214,7 +218,7 @@ VT_TEST_STORE(floor_measured_kept_and_measured_again)
     /* float32 in the index, double here */
     CHECK(fabs(f.floor - want.floor) < 1e-5);
     CHECK(fabs(f.chance_mean - want.chance_mean) < 1e-5);
-    CHECK(f.floor > f.chance_mean && f.floor >= f.chance_max && f.strong > f.floor);
+    CHECK(f.floor > f.chance_mean && f.strong > f.floor);
 
     /* kept: in memory, then in the file for another process */
     CHECK_INT(vt_floor_get(lib, e, &f, &measured, err, sizeof(err)), 0);
