@@ -370,8 +370,6 @@ static int measure(struct vt_library *lib, struct vt_embed *e, int64_t count, in
                                   errlen);
         if (!rc && m)
             chance[n++] = best.score;
-        if (getenv("VT_FLOOR_DEBUG"))
-            fprintf(stderr, "%d %.4f %s\n", i, m ? best.score : -9, texts[i]);
     }
     free(qv);
     if (rc)
