@@ -36,3 +36,16 @@ fi
 # the library's calibration is measured as a user's first search would
 rm -f "$dir/lib/calibration.json"
 python3 bench/search_precision_score.py "$vt" "$dir/lib" "$queries"
+echo "the floor applied (search --explain):"
+"$vt" -q -L "$dir/lib" search --explain --mode meaning xyzzy | sed -n '1p'
+echo "the issue's examples, hits of the first 100 (hybrid / words only / by meaning alone):"
+for q in xyzzy basalt harbor; do
+  "$vt" -q -L "$dir/lib" search --json --limit 100 "$q" > "$tmp/h.json"
+  "$vt" -q -L "$dir/lib" search --json --limit 100 --mode words "$q" > "$tmp/w.json"
+  python3 - "$q" "$tmp/h.json" "$tmp/w.json" << 'PY'
+import json, sys
+h, w = (json.load(open(p))["hits"] for p in sys.argv[2:4])
+alone = sum(1 for x in h if "words" not in x["matched"])
+print("  %-8s %3d / %3d / %3d" % (sys.argv[1], len(h), len(w), alone))
+PY
+done

@@ -24,7 +24,7 @@
 #define FLOOR_SDS      3.0       /* the floor: the chance mean plus this many deviations */
 #define FLOOR_STRONG   0.25      /* "strong": this share of the way from the floor to 1 */
 #define FLOOR_SPACES   64        /* spaces kept in the file (the newest) */
-#define FLOOR_METHOD   2 /* how floors are measured: a file's of another method is not used */
+#define FLOOR_METHOD   3 /* how floors are measured: a file's of another method is not used */
 
 /* Common words whose letters a probe shuffles: shuffled, they say nothing. */
 static const char *const common[] = {
@@ -131,6 +131,10 @@ void vt_floor_from_scores(struct vt_floor *f, const double *chance, size_t n)
     if (n == 1)
         second = top;
     f->floor = f->chance_mean + FLOOR_SDS * f->chance_sd;
+    /* not above the best: a cosine above every probe's is above chance (in a space of few
+     * dimensions chance scores spread wide, and three deviations pass 1) */
+    if (f->floor > top)
+        f->floor = top;
     if (second > f->floor)
         f->floor = second;
     /* a cosine equal to a chance score is chance: the floor is just above it */

@@ -7,12 +7,12 @@
  * common words with their letters shuffled, and words of every day that a library is
  * seldom about) are embedded with the space's model, and each one's best cosine against
  * the space's vectors is its chance score. The floor is their mean plus three standard
- * deviations or their second best (one everyday word may be what the library is about),
- * whichever is higher; a hit from the floor to the "strong" level, a quarter of the way
- * from the floor to 1, is "weak", above it "strong". Measured once per space (a model
- * is a space: another model is another calibration) and kept in memory and in
- * LIBRARY/calibration.json, measured again when the space's vectors changed by more than
- * a tenth (added, removed or re-embedded) or the way floors are measured changed.
+ * deviations, but not above their best score nor below their second best (one everyday
+ * word may be what the library is about); a hit from the floor to the "strong" level, a quarter of
+ * the way from the floor to 1, is "weak", above it "strong". Measured once per space (a model is a
+ * space: another model is another calibration) and kept in memory and in LIBRARY/calibration.json,
+ * measured again when the space's vectors changed by more than a tenth (added, removed or
+ * re-embedded) or the way floors are measured changed.
  */
 #ifndef VT_FLOOR_H
 #define VT_FLOOR_H

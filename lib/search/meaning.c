@@ -252,10 +252,19 @@ static int same_place(const struct vt_hit *a, const struct vt_hit *b)
     return a->ref == b->ref || (a->start_s < b->end_s && b->start_s < a->end_s);
 }
 
+/* A hit that only a vector found, not far above chance: it ranks after the others. */
+static int weak_alone(const struct vt_hit *h)
+{
+    return !(h->matched & VT_MATCH_WORDS) && h->relevance == VT_REL_WEAK;
+}
+
 static int by_fused(const void *pa, const void *pb)
 {
     const struct vt_hit *a = pa, *b = pb;
     int c;
+
+    if (weak_alone(a) != weak_alone(b))
+        return weak_alone(a) - weak_alone(b);
 
     /* ties by video then time, as the word hits (search.c): qsort alone is not stable */
     if (a->score != b->score)
@@ -269,8 +278,9 @@ static int by_fused(const void *pa, const void *pb)
 /*
  * Reciprocal rank fusion of two ranked lists (vindex.h, vt_rrf): a moment's score is the
  * sum over the lists that hold it of 1 / (60 + rank). A moment found by both keeps the
- * word hit (its text has the matched words marked) with both signals in matched.
- * Takes ownership of both lists' hits.
+ * word hit (its text has the matched words marked) with both signals in matched. Hits
+ * found by meaning alone and only weakly (floor.h) come after the others, whatever their
+ * score. Takes ownership of both lists' hits.
  */
 void vt_hits_fuse(struct vt_hit *words, size_t n_words, struct vt_hit *meaning, size_t n_meaning,
                   size_t limit, struct vt_hit **out, size_t *n_out)
