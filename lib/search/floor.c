@@ -408,6 +408,14 @@ int vt_floor_get(struct vt_library *lib, struct vt_embed *e, struct vt_floor *f,
             return vt_err(err, errlen, rc, "%s", vt_store_errmsg(lib->store));
         }
     }
+    if (count == 0) { /* nothing to find: nothing to measure */
+        memset(f, 0, sizeof(*f));
+        snprintf(f->space, sizeof(f->space), "%s", space);
+        snprintf(f->model, sizeof(f->model), "%s", vt_embed_model(e));
+        vt_floor_from_scores(f, NULL, 0);
+        free(key);
+        return 0;
+    }
     if ((kept_find(key, f) && !vt_floor_stale(f, count, max_id)) ||
         (!file_find(lib->dir, space, f) && !vt_floor_stale(f, count, max_id))) {
         kept_put(key, f);

@@ -206,6 +206,14 @@ VT_TEST_STORE(floor_measured_kept_and_measured_again)
     CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), 0);
     if (!lib || !e)
         goto out;
+    /* no vectors yet: nothing measured, nothing passes, nothing kept */
+    CHECK_INT(vt_floor_get(lib, e, &f, &measured, err, sizeof(err)), 0);
+    CHECK_INT(measured, 0);
+    CHECK_INT(f.probes, 0);
+    CHECK_INT(vt_floor_judge(&f, 1.0), VT_REL_NONE);
+    char *file = vt_xasprintf("%s/calibration.json", dir);
+    CHECK(access(file, F_OK) != 0);
+    free(file);
     CHECK_INT(put_vectors(lib, e, "one", 0, 4), 0);
 
     CHECK_INT(vt_floor_get(lib, e, &f, &measured, err, sizeof(err)), 0);
