@@ -49,6 +49,9 @@ echo
 echo "== search: 10,000 videos, 1,000,000 cues vs plain FTS5 MATCH ORDER BY rank"
 bash bench/search_bench.sh
 echo
+echo "== search precision on the generated talks with the test text model: hybrid (relevance floor) next to words only"
+bash bench/search_precision_bench.sh
+echo
 echo "== search on PostgreSQL next to SQLite on the same rows (PG_BENCH_VIDEOS=10000: 1,000,000 cues)"
 bash bench/pg_search_bench.sh
 echo
