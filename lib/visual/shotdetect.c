@@ -20,8 +20,8 @@
  */
 #include "visual/shotdetect.h"
 
-#include "visual/keyframe.h"
 #include "base/util.h"
+#include "visual/keyframe.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -750,6 +750,84 @@ static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, c
 }
 
 /*
+ * Boundaries that are no change of shot, dropped after all detectors ran (fades through
+ * black excepted: going through black ends a shot whatever comes back).
+ *
+ * A flash (a muzzle flash, a photographer's flash, a strobe, a frame or two of white) is
+ * a spike of every difference that a cut also is, but the picture before it comes back
+ * within a few frames: a shot shorter than MIN_SHOT_S that returns to the one before it
+ * is no shot. The grids of frames on either side of the spike are compared, so a flash
+ * over a moving shot still matches (the cells move little in a quarter of a second).
+ */
+#define FLASH_S    0.25 /* the picture before comes back within this long */
+#define FLASH_SAME 0.3  /* ... to within this share of the spike's own grid change */
+
+static int is_flash(const struct vt_sd_feat *f, size_t n, size_t i)
+{
+    double jump = gdist(&f[i - 1], &f[i]);
+
+    if (jump < 2)
+        return 0;
+    for (size_t j = i; j-- > 0 && f[i].t_s - f[j].t_s <= FLASH_S;)
+        for (size_t k = i; k < n && f[k].t_s - f[j].t_s <= FLASH_S; k++)
+            if ((j + 1 < i || k > i) && gdist(&f[j], &f[k]) <= FLASH_SAME * jump)
+                return 1;
+    return 0;
+}
+
+/*
+ * An overlay that appears or disappears over a picture that stays (a title fading in
+ * over a landscape, a caption, a bullet added to a slide): the cells it covers move, the
+ * rest of the grid stays, and the cells that move all move one way (text brightens the
+ * cells it covers, or darkens them, all alike). A change of shot, even between two
+ * slides on one template, replaces what was there: the cells the old text leaves move
+ * the other way from those the new text covers. Compared across the boundary, from
+ * OVL_S before it (or its span) to OVL_S after, so a fade of text counts whole.
+ */
+#define OVL_S     0.4 /* the pictures compared lie this far outside the boundary */
+#define OVL_MOVE  4   /* a luma cell moved when it changed more than this */
+#define OVL_SHARE 0.5 /* an overlay moves at most this share of the luma cells */
+#define OVL_AGAIN 0.1 /* ... all one way but this share of their movement */
+#define OVL_STEP  0.5 /* a cut's own step is at most this share of the overlay's change */
+
+static int is_overlay(const struct vt_sd_feat *f, size_t n, size_t s0, size_t s1)
+{
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
+    size_t a = near_idx(f, n, f[s0].t_s - OVL_S), b = near_idx(f, n, f[s1].t_s + OVL_S);
+    int moved = 0;
+    double up = 0, down = 0;
+
+    if (a >= s0 || b <= s1)
+        return 0;
+    for (int k = 0; k < nl; k++) {
+        int d = (int)f[b].grid[k] - (int)f[a].grid[k];
+
+        if (abs(d) <= OVL_MOVE)
+            continue;
+        moved++;
+        if (d > 0)
+            up += d;
+        else
+            down -= d;
+    }
+    if (moved == 0 || moved > OVL_SHARE * nl || fmin(up, down) > OVL_AGAIN * (up + down))
+        return 0;
+    /* a cut between two slides on one template changes as few cells, but at once: a
+     * fade of text is found as a cut only on one of its steps */
+    return s1 > s0 + 1 || gdist(&f[s0], &f[s1]) <= OVL_STEP * gdist(&f[a], &f[b]);
+}
+
+static int not_a_shot(const struct vt_sd_feat *f, size_t n, const struct bound *x)
+{
+    if (x->kind == VT_SD_FADE)
+        return 0;
+    if (x->kind == VT_SD_CUT && is_flash(f, n, x->at))
+        return 1;
+    return is_overlay(f, n, x->kind == VT_SD_CUT ? x->at - 1 : x->span0,
+                      x->kind == VT_SD_CUT ? x->at : x->span1);
+}
+
+/*
  * The stable part begins after a transition's span and ends before it, with a margin
  * for gradual ones: their measured ends may fall short of the true ones (motion on
  * either side blurs the ramp), and the kept frame must show one shot only.
@@ -850,7 +928,7 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
     for (size_t i = 0; i < b.n; i++) {
         double prev_t = kept ? f[b.v[kept - 1].at].t_s : f[0].t_s;
 
-        if (b.v[i].at == 0 || f[b.v[i].at].t_s - prev_t < MIN_SHOT_S)
+        if (b.v[i].at == 0 || f[b.v[i].at].t_s - prev_t < MIN_SHOT_S || not_a_shot(f, n, &b.v[i]))
             continue;
         b.v[kept++] = b.v[i];
     }

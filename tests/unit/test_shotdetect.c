@@ -326,6 +326,81 @@ VT_TEST(shotdetect_cut_into_busy_cells)
     free(f);
 }
 
+VT_TEST(shotdetect_flash_no_cut)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* a white frame (a muzzle flash, a strobe) at 40 and two at 70-71 over one shot,
+     * then a real cut at 110: the flashes spike every difference as the cut does, but
+     * the picture before them comes back at once */
+    mix_grid(f, 150, 110, 110, 0);
+    for (size_t i = 40; i < 150; i += i == 40 ? 30 : 1) {
+        if (i == 72)
+            i = 110;
+        for (int k = 0; k < VT_SD_GRID && i != 110; k++)
+            f[i].grid[k] = (uint8_t)(k < VT_SD_GRID_W * VT_SD_GRID_H ? 240 : 128);
+        f[i].d1 = f[i + 1].d1 = 60;
+        f[i].changed = f[i + 1].changed = 0.9f;
+        if (i == 110)
+            break;
+    }
+    f[111].d1 = 0.05f;
+    f[111].changed = 0;
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_INT(s[1].first, 110);
+        CHECK_INT(s[1].kind, VT_SD_CUT);
+    }
+    free(s);
+    free(f);
+}
+
+/* Frames [0, n) of picture 0, with the luma cells of rows [r0, r1) brightened by up to
+ * add over frames [d0, d1) (a title fading in), each mixed frame's difference d. */
+static void title_grid(struct vt_sd_feat *f, size_t n, int r0, int r1, size_t d0, size_t d1,
+                       int add, float d)
+{
+    mix_grid(f, n, n, n, 0);
+    for (size_t i = d0; i < n; i++) {
+        double al = i >= d1 ? 1 : (double)(i - d0 + 1) / (double)(d1 - d0);
+
+        for (int k = r0 * VT_SD_GRID_W; k < r1 * VT_SD_GRID_W; k++)
+            f[i].grid[k] = (uint8_t)(f[i].grid[k] + (int)(al * add));
+        if (i < d1) {
+            f[i].d1 = d;
+            f[i].changed = 0.02f;
+        }
+    }
+}
+
+VT_TEST(shotdetect_title_fade_no_boundary)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* a title fades in over rows 2-3 of a still in 0.6 s: a mix, as a dissolve is, but
+     * two thirds of the grid stay and the cells it covers all brighten */
+    title_grid(f, 150, 2, 4, 60, 69, 50, 2.5f);
+    f[64].d1 = 6; /* one uneven step, as skipped B-frames give */
+    f[64].changed = 0.05f;
+    CHECK_INT(detect(f, 150, &s), 1);
+    free(s);
+    /* the same cells changed at once: a cut between two slides on one template */
+    free(f);
+    f = quiet(150);
+    title_grid(f, 150, 2, 4, 60, 61, 50, 8);
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    if (n == 2)
+        CHECK_INT(s[1].first, 60);
+    free(s);
+    free(f);
+}
+
 /*
  * A still picture changing its text over frames [d0, d1), each frame by step on the
  * thumbnail. As a mix (pointer 0), every pixel moves one way, so the long-range
