@@ -817,11 +817,96 @@ static int is_overlay(const struct vt_sd_feat *f, size_t n, size_t s0, size_t s1
     return s1 > s0 + 1 || gdist(&f[s0], &f[s1]) <= OVL_STEP * gdist(&f[a], &f[b]);
 }
 
+/*
+ * Camera motion (a pan, a tilt, a whip, a shake): the picture after the boundary is the
+ * one before it moved, which no change of shot is. The luma grid is moved by whole and
+ * fractional cells (bilinear between cells, comparing only the cells that still overlap)
+ * and compared again: a mix or a new shot differs whatever the shift, a pan differs little
+ * once moved. The grid averages 20 pixels of the thumbnail in a cell, so a shift of a
+ * quarter cell is as fine as it can tell.
+ */
+#define MOT_MAX_X 2.0 /* largest shift tried, in cells */
+#define MOT_MAX_Y 1.5
+#define MOT_STEP  0.25
+#define MOT_FIT   0.35 /* moved, the pictures differ at most this share of the unmoved */
+#define MOT_NET   3.0  /* least change worth the test */
+#define MOT_SEEN  0.1  /* a cut's grid change is at least this share of its thumbnail's */
+
+/* Mean abs difference of b's cells of one plane of the grid (w x h cells from off) with
+ * a's moved by (dx, dy) cells; -1 when too few overlap. */
+static double moved_dist(const uint8_t *a, const uint8_t *b, int w, int h, double dx, double dy)
+{
+    double s = 0;
+    int cnt = 0;
+
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            double sx = x + dx, sy = y + dy, fx, fy, v;
+            int x0, y0, x1, y1;
+
+            if (sx < 0 || sy < 0 || sx > w - 1 || sy > h - 1)
+                continue;
+            x0 = (int)sx;
+            y0 = (int)sy;
+            x1 = x0 + 1 < w ? x0 + 1 : x0;
+            y1 = y0 + 1 < h ? y0 + 1 : y0;
+            fx = sx - x0;
+            fy = sy - y0;
+            v = (1 - fy) * ((1 - fx) * a[y0 * w + x0] + fx * a[y0 * w + x1]) +
+                fy * ((1 - fx) * a[y1 * w + x0] + fx * a[y1 * w + x1]);
+            s += fabs(v - b[y * w + x]);
+            cnt++;
+        }
+    return 2 * cnt >= w * h ? s / cnt : -1;
+}
+
+/* The luma and both chroma planes moved alike (a chroma cell is two luma cells wide and
+ * high): motion moves the colours with the shapes; -1 when too few cells overlap. */
+static double moved_all(const struct vt_sd_feat *a, const struct vt_sd_feat *b, double dx,
+                        double dy, double *chroma)
+{
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H, nc = VT_SD_CGRID_W * VT_SD_CGRID_H;
+    double l = moved_dist(a->grid, b->grid, VT_SD_GRID_W, VT_SD_GRID_H, dx, dy);
+    double u = moved_dist(a->grid + nl, b->grid + nl, VT_SD_CGRID_W, VT_SD_CGRID_H, dx / 2, dy / 2);
+    double v = moved_dist(a->grid + nl + nc, b->grid + nl + nc, VT_SD_CGRID_W, VT_SD_CGRID_H,
+                          dx / 2, dy / 2);
+
+    *chroma = fmax(u, v);
+    return u < 0 || v < 0 ? -1 : l;
+}
+
+static int is_motion(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
+{
+    double cstill, still = moved_all(a, b, 0, 0, &cstill), best = still, cbest = cstill;
+
+    if (still < MOT_NET)
+        return 0;
+    for (double dy = -MOT_MAX_Y; dy <= MOT_MAX_Y + 1e-9; dy += MOT_STEP)
+        for (double dx = -MOT_MAX_X; dx <= MOT_MAX_X + 1e-9; dx += MOT_STEP) {
+            double c, d = moved_all(a, b, dx, dy, &c);
+
+            if (d >= 0 && d < best) {
+                best = d;
+                cbest = c;
+            }
+        }
+    /* moved, the colours must match as the shapes do (or have changed little anyway) */
+    return best <= MOT_FIT * still && (cbest <= MOT_FIT * cstill || cbest < MOT_NET);
+}
+
 static int not_a_shot(const struct vt_sd_feat *f, size_t n, const struct bound *x)
 {
     if (x->kind == VT_SD_FADE)
         return 0;
     if (x->kind == VT_SD_CUT && is_flash(f, n, x->at))
+        return 1;
+    /* a cut's own two frames, whose grids must see most of the change (two shots of one
+     * test pattern differ in every pixel and hardly in the cells, nothing to move) */
+    if (x->kind == VT_SD_CUT && gdist(&f[x->at - 1], &f[x->at]) >= MOT_SEEN * f[x->at].d1 &&
+        is_motion(&f[x->at - 1], &f[x->at]))
+        return 1;
+    if (x->kind == VT_SD_DISSOLVE && x->span0 > 0 && x->span1 + 1 < n &&
+        is_motion(&f[x->span0 - 1], &f[x->span1 + 1]))
         return 1;
     return is_overlay(f, n, x->kind == VT_SD_CUT ? x->at - 1 : x->span0,
                       x->kind == VT_SD_CUT ? x->at : x->span1);

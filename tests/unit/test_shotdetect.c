@@ -9,6 +9,7 @@
 #include "media/imgutil.h"
 #include "visual/shotdetect.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -393,6 +394,49 @@ VT_TEST(shotdetect_title_fade_no_boundary)
     free(f);
     f = quiet(150);
     title_grid(f, 150, 2, 4, 60, 61, 50, 8);
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    if (n == 2)
+        CHECK_INT(s[1].first, 60);
+    free(s);
+    free(f);
+}
+
+/* A smooth picture seen from sx cells to the right (its chroma with chroma, colour c). */
+static void view_grid(struct vt_sd_feat *f, double sx, int c)
+{
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
+
+    for (int k = 0; k < nl; k++) {
+        double x = k % VT_SD_GRID_W + sx, y = k / VT_SD_GRID_W;
+
+        f->grid[k] = (uint8_t)(110 + 70 * sin(0.9 * x) + 40 * cos(1.1 * y));
+    }
+    for (int k = nl; k < VT_SD_GRID; k++) {
+        double x = k % VT_SD_CGRID_W + sx / 2;
+
+        f->grid[k] = (uint8_t)(128 + c + 30 * sin(1.8 * x + k / VT_SD_CGRID_W));
+    }
+}
+
+VT_TEST(shotdetect_whip_pan_no_cut)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* the camera jumps a cell and a half to the right between two frames (a whip pan,
+     * a shaken camera): every difference spikes as at a cut, but moved back by as much,
+     * the picture after is the one before, colours and all */
+    for (size_t i = 0; i < 150; i++)
+        view_grid(&f[i], i < 60 ? 0 : 1.5, 0);
+    f[60].d1 = 30;
+    f[60].changed = 0.5f;
+    CHECK_INT(detect(f, 150, &s), 1);
+    free(s);
+    /* the same jump with other colours: a cut to another shot of a like pattern */
+    for (size_t i = 60; i < 150; i++)
+        view_grid(&f[i], 1.5, 60);
     n = detect(f, 150, &s);
     CHECK_INT(n, 2);
     if (n == 2)
