@@ -70,7 +70,7 @@ if [[ -n $psd_ok ]]; then
     for k in content adaptive; do
         eval "set -- \"\${psd_${k:0:1}[@]}\""
         echo "PySceneDetect $k detector, published defaults ($rev), same clips (real, then all)"
-        python3 tests/tools/score_realcuts.py "${@:1:${#real[@]}}" | grep -E '^(all|  *false|[a-z_]+\.mp4)' |
+        python3 tests/tools/score_realcuts.py "${@:1:${#real[@]}}" | grep -E '^(all|  *false|[^ ]+ +truth)' |
             sed 's/^/  /' || true
         python3 tests/tools/score_realcuts.py "$@" | grep '^all' | sed 's/^/  /' || true
     done

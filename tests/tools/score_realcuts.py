@@ -83,7 +83,7 @@ def score_clip(tpath, rpath, tot):
     p, r, f1 = prf(tp, len(det), len(bounds))
     has_ocr = any("ocr" in f for f in res.get("frames", []))
     wf, wt, wmiss = words_read(truth, res, fps) if has_ocr else (0, 0, [])
-    name = os.path.basename(truth.get("clip", tpath))
+    name = truth.get("name") or os.path.basename(truth.get("clip", tpath))
     words = "words %d/%d" % (wf, wt) if wt else "no words"
     print("%-22s truth %2d detected %2d matched %2d  P %.3f R %.3f F1 %.3f  %s"
           % (name, len(bounds), len(det), tp, p, r, f1, words))
