@@ -784,11 +784,12 @@ static int is_flash(const struct vt_sd_feat *f, size_t n, size_t i)
  * the other way from those the new text covers. Compared across the boundary, from
  * OVL_S before it (or its span) to OVL_S after, so a fade of text counts whole.
  */
-#define OVL_S     0.4 /* the pictures compared lie this far outside the boundary */
-#define OVL_MOVE  4   /* a luma cell moved when it changed more than this */
-#define OVL_SHARE 0.5 /* an overlay moves at most this share of the luma cells */
-#define OVL_AGAIN 0.1 /* ... all one way but this share of their movement */
-#define OVL_STEP  0.5 /* a cut's own step is at most this share of the overlay's change */
+#define OVL_S     0.4  /* the pictures compared lie this far outside the boundary */
+#define OVL_MOVE  4    /* a luma cell moved when it changed more than this */
+#define OVL_SHARE 0.5  /* an overlay moves at most this share of the luma cells */
+#define OVL_AGAIN 0.1  /* ... all one way but this share of their movement */
+#define OVL_STEP  0.5  /* a cut's own step is at most this share of the overlay's change */
+#define OVL_ONCE  0.02 /* ... unless the cells all move one way but this share (a bullet) */
 
 static int is_overlay(const struct vt_sd_feat *f, size_t n, size_t s0, size_t s1)
 {
@@ -812,9 +813,12 @@ static int is_overlay(const struct vt_sd_feat *f, size_t n, size_t s0, size_t s1
     }
     if (moved == 0 || moved > OVL_SHARE * nl || fmin(up, down) > OVL_AGAIN * (up + down))
         return 0;
-    /* a cut between two slides on one template changes as few cells, but at once: a
-     * fade of text is found as a cut only on one of its steps */
-    return s1 > s0 + 1 || gdist(&f[s0], &f[s1]) <= OVL_STEP * gdist(&f[a], &f[b]);
+    /* a cut between two slides on one template changes as few cells, but at once (a
+     * fade of text is found as a cut only on one of its steps), and what the old text
+     * leaves moves the other way: text added at once (a slide's next bullet, a typed
+     * line) only adds */
+    return s1 > s0 + 1 || gdist(&f[s0], &f[s1]) <= OVL_STEP * gdist(&f[a], &f[b]) ||
+           fmin(up, down) <= OVL_ONCE * (up + down);
 }
 
 /*
@@ -894,7 +898,47 @@ static int is_motion(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
     return best <= MOT_FIT * still && (cbest <= MOT_FIT * cstill || cbest < MOT_NET);
 }
 
-static int not_a_shot(const struct vt_sd_feat *f, size_t n, const struct bound *x)
+/*
+ * A subject moving over a background that stays (an animated character, a bird taking
+ * off, a hand across a desk): a burst of change as large as a cut's in the cells it
+ * crosses, but most of the picture, shapes and colours, is the same before and after,
+ * which a change of shot never leaves. Only inside a moving shot: between two still
+ * pictures (slides on one template, whose margins and title stay) the cells that stay
+ * say nothing, and is_overlay judges them.
+ */
+#define LOC_S    0.3 /* the pictures compared lie this far outside the boundary */
+#define LOC_LUMA 4   /* a luma cell stayed when it changed at most this */
+#define LOC_CHR  3   /* a chroma cell stayed when it changed at most this */
+#define LOC_STAY 0.5 /* at least this share of the luma cells stayed, and of each chroma plane's   \
+                      */
+#define LOC_BUSY 0.5 /* the shot moves: its mean frame difference on one side at least */
+
+static int stayed(const struct vt_sd_feat *a, const struct vt_sd_feat *b, int from, int to, int thr)
+{
+    int k, cnt = 0;
+
+    for (k = from; k < to; k++)
+        cnt += abs((int)a->grid[k] - (int)b->grid[k]) <= thr;
+    return cnt;
+}
+
+static int is_local(const struct vt_sd_feat *f, size_t n, const double *pd1, size_t s0, size_t s1)
+{
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H, nc = VT_SD_CGRID_W * VT_SD_CGRID_H;
+    size_t a = near_idx(f, n, f[s0].t_s - LOC_S), b = near_idx(f, n, f[s1].t_s + LOC_S);
+    size_t a0 = s0 > BASE_WIN ? s0 - BASE_WIN : 0,
+           b1 = s1 + 1 + BASE_WIN < n ? s1 + 1 + BASE_WIN : n;
+
+    if (a >= s0 || b <= s1 || fmax(win_mean(pd1, a0, s0), win_mean(pd1, s1 + 1, b1)) < LOC_BUSY)
+        return 0;
+    /* each plane: a new background colour may move one chroma plane only */
+    return stayed(&f[a], &f[b], 0, nl, LOC_LUMA) >= LOC_STAY * nl &&
+           stayed(&f[a], &f[b], nl, nl + nc, LOC_CHR) >= LOC_STAY * nc &&
+           stayed(&f[a], &f[b], nl + nc, VT_SD_GRID, LOC_CHR) >= LOC_STAY * nc;
+}
+
+static int not_a_shot(const struct vt_sd_feat *f, size_t n, const double *pd1,
+                      const struct bound *x)
 {
     if (x->kind == VT_SD_FADE)
         return 0;
@@ -907,6 +951,8 @@ static int not_a_shot(const struct vt_sd_feat *f, size_t n, const struct bound *
         return 1;
     if (x->kind == VT_SD_DISSOLVE && x->span0 > 0 && x->span1 + 1 < n &&
         is_motion(&f[x->span0 - 1], &f[x->span1 + 1]))
+        return 1;
+    if (x->kind == VT_SD_CUT && is_local(f, n, pd1, x->at - 1, x->at))
         return 1;
     return is_overlay(f, n, x->kind == VT_SD_CUT ? x->at - 1 : x->span0,
                       x->kind == VT_SD_CUT ? x->at : x->span1);
@@ -1013,7 +1059,8 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
     for (size_t i = 0; i < b.n; i++) {
         double prev_t = kept ? f[b.v[kept - 1].at].t_s : f[0].t_s;
 
-        if (b.v[i].at == 0 || f[b.v[i].at].t_s - prev_t < MIN_SHOT_S || not_a_shot(f, n, &b.v[i]))
+        if (b.v[i].at == 0 || f[b.v[i].at].t_s - prev_t < MIN_SHOT_S ||
+            not_a_shot(f, n, pd1, &b.v[i]))
             continue;
         b.v[kept++] = b.v[i];
     }
