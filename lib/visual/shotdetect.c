@@ -909,7 +909,8 @@ static int is_motion(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
 #define LOC_S    0.3 /* the pictures compared lie this far outside the boundary */
 #define LOC_LUMA 4   /* a luma cell stayed when it changed at most this */
 #define LOC_CHR  3   /* a chroma cell stayed when it changed at most this */
-#define LOC_STAY 0.5 /* at least this share of the luma cells stayed, and of each chroma plane's   \
+#define LOC_STAY                                                                                   \
+    0.5              /* at least this share of the luma cells stayed, and of each chroma plane's   \
                       */
 #define LOC_BUSY 0.5 /* the shot moves: its mean frame difference on one side at least */
 
@@ -937,6 +938,32 @@ static int is_local(const struct vt_sd_feat *f, size_t n, const double *pd1, siz
            stayed(&f[a], &f[b], nl + nc, VT_SD_GRID, LOC_CHR) >= LOC_STAY * nc;
 }
 
+/*
+ * A pan that speeds up, or a zoom, over one picture can pass for a dissolve between two
+ * moving shots on the coarse grid (the cells change faster in the window than outside,
+ * and steadily), but mixing two different pictures lowers the contrast half-way (the
+ * variance of a mix of unrelated pictures is half theirs), and moving the camera over
+ * one picture keeps it. Only between two moving shots: from or to a still one (a slide)
+ * the grid's evidence is sound and the contrast of a slide may be too low to dip.
+ */
+#define MIXDIP_BUSY 1.0  /* each side's mean frame difference at least */
+#define MIXDIP_KEEP 0.95 /* no frame of the span below this share of the lower end's */
+
+static int motion_no_dip(const struct vt_sd_feat *f, size_t n, const double *pd1,
+                         const struct bound *x)
+{
+    size_t a = x->span0 - 1, b = x->span1 + 1;
+    size_t a0 = a > BASE_WIN ? a - BASE_WIN : 1, b1 = b + 1 + BASE_WIN < n ? b + 1 + BASE_WIN : n;
+    double lo = fmin(f[a].stddev, f[b].stddev);
+
+    if (win_mean(pd1, a0, a + 1) < MIXDIP_BUSY || win_mean(pd1, b + 1, b1) < MIXDIP_BUSY)
+        return 0;
+    for (size_t k = a + 1; k < b; k++)
+        if (f[k].stddev < MIXDIP_KEEP * lo)
+            return 0;
+    return 1;
+}
+
 static int not_a_shot(const struct vt_sd_feat *f, size_t n, const double *pd1,
                       const struct bound *x)
 {
@@ -950,7 +977,7 @@ static int not_a_shot(const struct vt_sd_feat *f, size_t n, const double *pd1,
         is_motion(&f[x->at - 1], &f[x->at]))
         return 1;
     if (x->kind == VT_SD_DISSOLVE && x->span0 > 0 && x->span1 + 1 < n &&
-        is_motion(&f[x->span0 - 1], &f[x->span1 + 1]))
+        (is_motion(&f[x->span0 - 1], &f[x->span1 + 1]) || motion_no_dip(f, n, pd1, x)))
         return 1;
     if (x->kind == VT_SD_CUT && is_local(f, n, pd1, x->at - 1, x->at))
         return 1;
