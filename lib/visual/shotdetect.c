@@ -784,18 +784,19 @@ static int is_flash(const struct vt_sd_feat *f, size_t n, size_t i)
  * the other way from those the new text covers. Compared across the boundary, from
  * OVL_S before it (or its span) to OVL_S after, so a fade of text counts whole.
  */
-#define OVL_S     0.4  /* the pictures compared lie this far outside the boundary */
-#define OVL_MOVE  4    /* a luma cell moved when it changed more than this */
-#define OVL_SHARE 0.5  /* an overlay moves at most this share of the luma cells */
-#define OVL_AGAIN 0.1  /* ... all one way but this share of their movement */
-#define OVL_STEP  0.5  /* a cut's own step is at most this share of the overlay's change */
-#define OVL_ONCE  0.02 /* ... unless the cells all move one way but this share (a bullet) */
+#define OVL_S     0.4   /* the pictures compared lie this far outside the boundary */
+#define OVL_MOVE  4     /* a luma cell moved when it changed more than this */
+#define OVL_SHARE 0.5   /* an overlay moves at most this share of the luma cells */
+#define OVL_AGAIN 0.075 /* ... all one way but this share of their movement */
+#define OVL_STEP  0.5   /* a cut's own step is at most this share of the overlay's change */
+#define OVL_ONCE  0.02  /* ... unless the cells all move one way but this share, */
+#define OVL_BAND  2     /* in at most this many adjacent rows of cells (a bullet, a line) */
 
 static int is_overlay(const struct vt_sd_feat *f, size_t n, size_t s0, size_t s1)
 {
     const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
     size_t a = near_idx(f, n, f[s0].t_s - OVL_S), b = near_idx(f, n, f[s1].t_s + OVL_S);
-    int moved = 0;
+    int moved = 0, row0 = VT_SD_GRID_H, row1 = -1;
     double up = 0, down = 0;
 
     if (a >= s0 || b <= s1)
@@ -806,6 +807,8 @@ static int is_overlay(const struct vt_sd_feat *f, size_t n, size_t s0, size_t s1
         if (abs(d) <= OVL_MOVE)
             continue;
         moved++;
+        row0 = k / VT_SD_GRID_W < row0 ? k / VT_SD_GRID_W : row0;
+        row1 = k / VT_SD_GRID_W > row1 ? k / VT_SD_GRID_W : row1;
         if (d > 0)
             up += d;
         else
@@ -814,11 +817,12 @@ static int is_overlay(const struct vt_sd_feat *f, size_t n, size_t s0, size_t s1
     if (moved == 0 || moved > OVL_SHARE * nl || fmin(up, down) > OVL_AGAIN * (up + down))
         return 0;
     /* a cut between two slides on one template changes as few cells, but at once (a
-     * fade of text is found as a cut only on one of its steps), and what the old text
-     * leaves moves the other way: text added at once (a slide's next bullet, a typed
-     * line) only adds */
+     * fade of text is found as a cut only on one of its steps), and in several lines
+     * (a title and the lines below it; where the old text was longer, the cells move
+     * the other way); text added at once (a slide's next bullet, a typed line, a
+     * caption) only adds, in one band */
     return s1 > s0 + 1 || gdist(&f[s0], &f[s1]) <= OVL_STEP * gdist(&f[a], &f[b]) ||
-           fmin(up, down) <= OVL_ONCE * (up + down);
+           (fmin(up, down) <= OVL_ONCE * (up + down) && row1 - row0 < OVL_BAND);
 }
 
 /*
