@@ -38,6 +38,7 @@ struct bound {
     size_t at;           /* first analysed frame of the new shot */
     size_t span0, span1; /* transition frames [span0, span1] */
     enum vt_sd_kind kind;
+    int dip; /* a dissolve found by its contrast's dip, not by the grid's mix */
 };
 
 struct bounds {
@@ -52,6 +53,7 @@ static void add_bound(struct bounds *b, size_t at, size_t s0, size_t s1, enum vt
     b->v[b->n].span0 = s0;
     b->v[b->n].span1 = s1;
     b->v[b->n].kind = kind;
+    b->v[b->n].dip = 0;
     b->n++;
 }
 
@@ -207,6 +209,7 @@ static const double gr_half_s[] = {0.2, 0.35, 0.6, 1.1};
 struct grad {
     double score;
     size_t a, b; /* the frames compared, on either side of the transition */
+    int dip;     /* the score is the contrast's dip (var_dip), not the grid's mix */
 };
 
 static int is_dark(const struct vt_sd_feat *f)
@@ -299,11 +302,12 @@ static double mix_score(const struct vt_sd_feat *f, size_t n, const uint32_t *pm
  */
 static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t *pmask, size_t m)
 {
-    struct grad best = {0, 0, 0};
+    struct grad best = {0, 0, 0, 0};
 
     for (size_t k = 0; k < VT_ARRAY_LEN(gr_half_s); k++) {
-        double h = gr_half_s[k], t = f[m].t_s, net, lin, sc = 0;
+        double h = gr_half_s[k], t = f[m].t_s, net, lin, sc = 0, ms;
         size_t a = near_idx(f, n, t - h), b = near_idx(f, n, t + h);
+        int dip = 0;
 
         if (a >= m || b <= m || t - f[a].t_s < 0.7 * h || f[b].t_s - t < 0.7 * h)
             continue;
@@ -313,14 +317,19 @@ static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t 
         lin = glin(&f[m], &f[a], &f[b]);
         /* both sides move: the contrast's dip is the evidence (a pan or a zoom keeps
          * it), weaker than the grid's mix, so it ranks below */
-        if (lin > GR_LIN * net && pmask[b] == pmask[a + 1] && var_dip(f, a, m, b))
+        if (lin > GR_LIN * net && pmask[b] == pmask[a + 1] && var_dip(f, a, m, b)) {
             sc = 0.5 * net;
-        if (lin <= GR_LIN_STILL * net)
-            sc = fmax(sc, mix_score(f, n, pmask, a, b, net, lin));
+            dip = 1;
+        }
+        if (lin <= GR_LIN_STILL * net && (ms = mix_score(f, n, pmask, a, b, net, lin)) > sc) {
+            sc = ms;
+            dip = 0;
+        }
         if (sc > best.score) {
             best.score = sc;
             best.a = a;
             best.b = b;
+            best.dip = dip;
         }
     }
     return best;
@@ -449,7 +458,7 @@ static void grad_span(const struct vt_sd_feat *f, size_t n, const uint8_t *mask,
                       const struct grad *win, size_t m, size_t *s0, size_t *s1)
 {
     struct grad g0 = {win->score, ramp_end(f, n, mask, win, win->a, -1),
-                      ramp_end(f, n, mask, win, win->b, 1)},
+                      ramp_end(f, n, mask, win, win->b, 1), win->dip},
                 *g = &g0;
     const struct vt_sd_feat *fa = &f[g->a], *fb = &f[g->b];
     size_t i = m, j = m;
@@ -535,8 +544,10 @@ static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, st
         grad_span(f, n, mask, &g[m], m, &s0, &s1);
         for (size_t k = s0 > 0 ? s0 - 1 : 0; k <= s1 + 1 && k < n; k++)
             mask[k] = 1;
-        if (!merge_fade(f, b, g[m].a, g[m].b, s0, s1))
+        if (!merge_fade(f, b, g[m].a, g[m].b, s0, s1)) {
             add_bound(b, near_idx(f, n, (f[s0].t_s + f[s1].t_s) / 2), s0, s1, VT_SD_DISSOLVE);
+            b->v[b->n - 1].dip = g[m].dip;
+        }
     }
     free(runs);
     free(g);
@@ -913,9 +924,7 @@ static int is_motion(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
 #define LOC_S    0.3 /* the pictures compared lie this far outside the boundary */
 #define LOC_LUMA 4   /* a luma cell stayed when it changed at most this */
 #define LOC_CHR  3   /* a chroma cell stayed when it changed at most this */
-#define LOC_STAY                                                                                   \
-    0.5              /* at least this share of the luma cells stayed, and of each chroma plane's   \
-                      */
+#define LOC_STAY 0.5 /* this share of the luma cells stayed at least, and of each chroma plane */
 #define LOC_BUSY 0.5 /* the shot moves: its mean frame difference on one side at least */
 
 static int stayed(const struct vt_sd_feat *a, const struct vt_sd_feat *b, int from, int to, int thr)
@@ -948,7 +957,8 @@ static int is_local(const struct vt_sd_feat *f, size_t n, const double *pd1, siz
  * and steadily), but mixing two different pictures lowers the contrast half-way (the
  * variance of a mix of unrelated pictures is half theirs), and moving the camera over
  * one picture keeps it. Only between two moving shots: from or to a still one (a slide)
- * the grid's evidence is sound and the contrast of a slide may be too low to dip.
+ * the grid's evidence is sound and the contrast of a slide may be too low to dip. A
+ * dissolve found by its dip (var_dip) has shown it already, over a wider window.
  */
 #define MIXDIP_BUSY 1.0  /* each side's mean frame difference at least */
 #define MIXDIP_KEEP 0.95 /* no frame of the span below this share of the lower end's */
@@ -961,6 +971,8 @@ static int motion_no_dip(const struct vt_sd_feat *f, size_t n, const double *pd1
     double lo = fmin(f[a].stddev, f[b].stddev);
 
     if (win_mean(pd1, a0, a + 1) < MIXDIP_BUSY || win_mean(pd1, b + 1, b1) < MIXDIP_BUSY)
+        return 0;
+    if (x->dip)
         return 0;
     for (size_t k = a + 1; k < b; k++)
         if (f[k].stddev < MIXDIP_KEEP * lo)

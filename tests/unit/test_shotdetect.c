@@ -198,8 +198,14 @@ VT_TEST(shotdetect_dissolve_moving)
     struct vt_sd_shot *s = NULL;
     size_t n;
 
-    /* both shots move (every cell jitters, large thumbnail differences); 1.3 s mix */
+    /* both shots move (every cell jitters, large thumbnail differences); 1.3 s mix,
+     * whose contrast dips as a mix of two unrelated pictures' does (to 71 % half-way) */
     mix_grid(f, 200, 80, 100, 3);
+    for (size_t i = 80; i < 100; i++) {
+        double al = (double)(i - 80 + 1) / 21;
+
+        f[i].stddev = (float)(40 * sqrt(al * al + (1 - al) * (1 - al)));
+    }
     n = detect(f, 200, &s);
     CHECK_INT(n, 2);
     if (n == 2) {
@@ -208,6 +214,12 @@ VT_TEST(shotdetect_dissolve_moving)
         CHECK(s[1].span0 >= 76 && s[1].span0 <= 84);
         CHECK(s[1].span1 >= 96 && s[1].span1 <= 104);
     }
+    free(s);
+    /* the same cells with the contrast kept: the camera sped up over one picture (a pan,
+     * a zoom), no mix of two */
+    for (size_t i = 0; i < 200; i++)
+        f[i].stddev = 40;
+    CHECK_INT(detect(f, 200, &s), 1);
     free(s);
     free(f);
 }
@@ -390,10 +402,17 @@ VT_TEST(shotdetect_title_fade_no_boundary)
     f[64].changed = 0.05f;
     CHECK_INT(detect(f, 150, &s), 1);
     free(s);
-    /* the same cells changed at once: a cut between two slides on one template */
+    /* the same cells changed at once: a line added (a slide's next bullet) */
     free(f);
     f = quiet(150);
     title_grid(f, 150, 2, 4, 60, 61, 50, 8);
+    CHECK_INT(detect(f, 150, &s), 1);
+    free(s);
+    /* ... and the title's row too, as far from them: a cut between two slides on one
+     * template, which change their title and their lines */
+    for (size_t i = 60; i < 150; i++)
+        for (int k = 0; k < VT_SD_GRID_W; k++)
+            f[i].grid[k] = (uint8_t)(f[i].grid[k] + 30);
     n = detect(f, 150, &s);
     CHECK_INT(n, 2);
     if (n == 2)
@@ -417,6 +436,45 @@ static void view_grid(struct vt_sd_feat *f, double sx, int c)
 
         f->grid[k] = (uint8_t)(128 + c + 30 * sin(1.8 * x + k / VT_SD_CGRID_W));
     }
+}
+
+VT_TEST(shotdetect_subject_motion_no_cut)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* a bird flaps in nine cells of a still background for 2 s and throws itself out of
+     * frame at 65, leaving cells brighter and darker: as large a spike as a cut's, but
+     * the rest of the picture stays */
+    mix_grid(f, 150, 150, 150, 0);
+    for (size_t i = 50; i < 150; i++) {
+        int flap = i < 80 ? (int)(i % 3) : 0;
+
+        for (int r = 1; r < 4; r++)
+            for (int c = 2; c < 5; c++)
+                f[i].grid[r * VT_SD_GRID_W + c] = (uint8_t)(i < 65        ? 40 + 30 * flap
+                                                            : (r + c) % 2 ? 220 - 10 * flap
+                                                                          : 5);
+        if (i < 80) {
+            f[i].d1 = i == 65 ? 25 : 3;
+            f[i].changed = i == 65 ? 0.3f : 0.04f;
+        }
+    }
+    CHECK_INT(detect(f, 150, &s), 1);
+    free(s);
+    /* the same spike into another picture: a cut, however much the shot moved before */
+    for (size_t i = 65; i < 150; i++)
+        for (int k = 0; k < VT_SD_GRID; k++)
+            f[i].grid[k] = (uint8_t)(255 - f[i].grid[k]);
+    f[65].d1 = 60;
+    f[65].changed = 0.8f;
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    if (n == 2)
+        CHECK_INT(s[1].first, 65);
+    free(s);
+    free(f);
 }
 
 VT_TEST(shotdetect_whip_pan_no_cut)
