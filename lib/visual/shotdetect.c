@@ -16,7 +16,10 @@
  *    or a spike of the grid's difference (over both sides, or over a still one).
  *
  * Thresholds are relative to local baselines so that noisy or moving shots do not
- * produce cuts. Every pass is linear in the number of frames.
+ * produce cuts. Then not_a_shot drops what real footage puts inside a shot: flashes,
+ * camera motion, a subject moving over a background that stays, overlays (titles,
+ * bullets), and grid mixes between moving shots whose contrast never dips (a pan that
+ * speeds up, a zoom). Every pass is linear in the number of frames.
  */
 #include "visual/shotdetect.h"
 
