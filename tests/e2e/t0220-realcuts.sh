@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Shot boundaries and on-screen words on real footage (tests/data/realcuts: open films,
 # other projects' test clips, PySceneDetect's clips in tests/data/pyscenedetect) and on
-# footage made to imitate its trouble (tests/fixtures/gen_trouble.sh seeds 1 and 4),
+# footage made to imitate its trouble (tests/fixtures/gen_trouble.sh seeds 1 and 9),
 # printed next to a generated talk's. Floors are today's figures, so a regression fails;
 # the issue's goal (P >= 0.95, R >= 0.95, words >= 0.9) is printed beside them.
 # When the set came in (issue 24, before its detector work): real P 0.643 R 1.000 F1 0.783,
 # words 6/9; made (seed 1) P 0.429 R 1.000 F1 0.600, words 16/29. After the cut work
-# (h-r24cuts): cuts P 1.000 R 1.000 on both, seed 4 too; words unchanged (their floors
+# (h-r24cuts): cuts P 1.000 R 1.000 on both, seed 9 too; words unchanged (their floors
 # wait for the text-change keyframes). FLOOR_{REAL,GEN}_{P,R,F1,OCR} override a floor
 # while a change is being measured.
 . "$(dirname "$0")/lib.sh"
@@ -33,16 +33,17 @@ python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-1.0}" \
   --min-r "${FLOOR_REAL_R:-1.0}" --min-f1 "${FLOOR_REAL_F1:-1.0}" --min-ocr "${FLOOR_REAL_OCR:-0.66}" "${args[@]}" ||
   fail "real footage: below today's figures"
 
-# seed 1: a pan over a pattern, a slide build, a title fade, a strobe; seed 4: a pan
-# that speeds up and a zoom into a test pattern (dissolves on the grid, no dip)
+# every seed holds every kind of trouble; these two fooled the detector before issue 24's
+# rules most ways: seed 1 a slide build, title fades, a strobe, a pan that speeds up, a
+# zoom, typing; seed 9 a thing that flies out over a still, a pan, a zoom
 args=()
-for seed in 1 4; do
+for seed in 1 9; do
   bash "$ROOT/tests/fixtures/gen_trouble.sh" "$T/trouble$seed" "$seed" > /dev/null
   cp "$T/trouble$seed/trouble.json" "$T/trouble$seed/trouble$seed.json"
   export_clip "$T/trouble$seed/trouble$seed.json"
   args+=("$T/trouble$seed/trouble$seed.json" "$T/trouble$seed.export.json")
 done
-note "made trouble (gen_trouble.sh seeds 1 and 4):"
+note "made trouble (gen_trouble.sh seeds 1 and 9):"
 python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_GEN_P:-1.0}" \
   --min-r "${FLOOR_GEN_R:-1.0}" --min-f1 "${FLOOR_GEN_F1:-1.0}" --min-ocr "${FLOOR_GEN_OCR:-0.55}" \
   "${args[@]}" || fail "made trouble: below today's figures"
