@@ -1,0 +1,155 @@
+/*
+ * Text that changes inside a shot (textchange.h). Every analysed frame carries a text grid:
+ * 16x6 cells of the 320x180 analysis image, each the number of pixels that step to their
+ * right neighbour by a stroke's contrast. Type is dense in such steps and a plain ground has
+ * none, so a bullet, a typed word or a title changes the counts of the cells it lands in
+ * and leaves the others; the cells average over 20x30 px, so compression noise moves them
+ * little. A shot's text is in a state while no cell moves far from the state's first frame
+ * for TC_SETTLE_S; each state that differs from every frame taken so far by a local change
+ * (some cells, not most: a camera that moved and stopped changes them all) gives one more
+ * frame, at the moment it settled. A screen recording that scrolls and stops would make a
+ * state of every stop: at most one frame per TC_PER_S seconds of the shot and
+ * VT_TC_MAX_EXTRA in all, TC_MIN_GAP_S apart, the largest changes first.
+ */
+#include "visual/textchange.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TC_EDGE      40  /* a step of this many grey levels to the next pixel is a stroke's */
+#define TC_CELL      12  /* a cell changed: its count moved by more than this */
+#define TC_SETTLE_S  0.5 /* a state lasts at least this long (a title held, a bullet read) */
+#define TC_MIN_GAP_S 1.0 /* extra frames at least this far apart */
+#define TC_PER_S     2.0 /* at most one extra frame per this many seconds of the shot */
+#define TC_LOCAL     0.5 /* a change of text leaves at least half the cells alone */
+
+/* The cells of two text grids that differ by more than TC_CELL, and how much they differ. */
+static int changed_cells(const uint8_t *a, const uint8_t *b, int *amount)
+{
+    int n = 0, sum = 0;
+
+    for (int i = 0; i < VT_SD_TEXT; i++) {
+        int d = abs((int)a[i] - (int)b[i]);
+
+        if (d > TC_CELL) {
+            n++;
+            sum += d;
+        }
+    }
+    if (amount)
+        *amount = sum;
+    return n;
+}
+
+struct cand {
+    size_t at;  /* the analysed frame where the state settled */
+    int amount; /* its change from the nearest frame taken before it */
+};
+
+/*
+ * The new states of [a, b] in time order into c (room for b - a + 1): each settled state
+ * whose nearest taken frame (chosen, or a state taken before it) it differs from locally.
+ */
+static size_t states(const struct vt_sd_feat *f, size_t a, size_t b, size_t chosen, struct cand *c)
+{
+    size_t n = 0, s = a;
+
+    for (size_t i = a + 1; i <= b + 1; i++) {
+        int near = VT_SD_TEXT + 1, amount = 0, am;
+        const struct vt_sd_feat *x;
+
+        if (i <= b && !changed_cells(f[i].text, f[s].text, NULL))
+            continue;
+        x = &f[s];
+        if (f[i - 1].t_s - x->t_s >= TC_SETTLE_S) {
+            int k = changed_cells(x->text, f[chosen].text, &am);
+
+            near = k;
+            amount = am;
+            for (size_t j = 0; j < n && near; j++) {
+                k = changed_cells(x->text, f[c[j].at].text, &am);
+                if (k < near) {
+                    near = k;
+                    amount = am;
+                }
+            }
+            if (near > 0 && near <= TC_LOCAL * VT_SD_TEXT)
+                c[n++] = (struct cand){s, amount};
+        }
+        s = i;
+    }
+    return n;
+}
+
+static int by_amount(const void *pa, const void *pb)
+{
+    const struct cand *a = pa, *b = pb;
+
+    if (a->amount != b->amount)
+        return a->amount > b->amount ? -1 : 1;
+    return a->at < b->at ? -1 : a->at > b->at;
+}
+
+static int by_time(const void *pa, const void *pb)
+{
+    const size_t *a = pa, *b = pb;
+
+    return *a < *b ? -1 : *a > *b;
+}
+
+size_t vt_tc_extra(const struct vt_sd_feat *f, const struct vt_sd_shot *s, size_t *out)
+{
+    size_t a = s->stable_first, b = s->stable_last, n, k = 0, cap;
+    struct cand *c;
+
+    if (b <= a)
+        return 0;
+    cap = (size_t)((f[b].t_s - f[a].t_s) / TC_PER_S);
+    if (cap > VT_TC_MAX_EXTRA)
+        cap = VT_TC_MAX_EXTRA;
+    if (!cap)
+        return 0;
+    c = malloc((b - a + 1) * sizeof(*c));
+    if (!c)
+        return 0; /* no extra frames is what the stage did before them */
+    n = states(f, a, b, s->chosen, c);
+    /* the largest changes first, each far enough from those taken */
+    qsort(c, n, sizeof(*c), by_amount);
+    for (size_t i = 0; i < n && k < cap; i++) {
+        int near = 0;
+
+        for (size_t j = 0; j < k && !near; j++) {
+            double gap = f[c[i].at].t_s - f[out[j]].t_s;
+
+            near = gap < TC_MIN_GAP_S && gap > -TC_MIN_GAP_S;
+        }
+        if (!near)
+            out[k++] = c[i].at;
+    }
+    free(c);
+    qsort(out, k, sizeof(*out), by_time);
+    return k;
+}
+
+void vt_tc_grid(const uint8_t *grey, int w, int h, int ls, uint8_t *text)
+{
+    int cw = w / VT_SD_TEXT_W, ch = h / VT_SD_TEXT_H;
+
+    for (int gy = 0; gy < VT_SD_TEXT_H; gy++) {
+        int acc[VT_SD_TEXT_W] = {0};
+
+        for (int y = gy * ch; y < (gy + 1) * ch; y += 2) {
+            const uint8_t *p = grey + (size_t)y * ls;
+
+            for (int gx = 0; gx < VT_SD_TEXT_W; gx++) {
+                int x0 = gx * cw, x1 = x0 + cw < w ? x0 + cw : w - 1, m = 0;
+
+                for (int x = x0; x < x1; x++)
+                    m += abs((int)p[x + 1] - (int)p[x]) >= TC_EDGE;
+                acc[gx] += m;
+            }
+        }
+        for (int gx = 0; gx < VT_SD_TEXT_W; gx++)
+            text[gy * VT_SD_TEXT_W + gx] = (uint8_t)(acc[gx] > 255 ? 255 : acc[gx]);
+    }
+}
