@@ -46,38 +46,59 @@ struct cand {
     int amount; /* its change from the nearest frame taken before it */
 };
 
-/*
- * The new states of [a, b] in time order into c (room for b - a + 1): each settled state
- * whose nearest taken frame (chosen, or a state taken before it) it differs from locally.
- */
-static size_t states(const struct vt_sd_feat *f, size_t a, size_t b, size_t chosen, struct cand *c)
+/* The first frames of the settled states of [a, b] into r (room for b - a + 1): their number. */
+static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, size_t *r)
 {
     size_t n = 0, s = a;
 
     for (size_t i = a + 1; i <= b + 1; i++) {
-        int near = VT_SD_TEXT + 1, amount = 0, am;
-        const struct vt_sd_feat *x;
-
         if (i <= b && !changed_cells(f[i].text, f[s].text, NULL))
             continue;
-        x = &f[s];
-        if (f[i - 1].t_s - x->t_s >= TC_SETTLE_S) {
-            int k = changed_cells(x->text, f[chosen].text, &am);
-
-            near = k;
-            amount = am;
-            for (size_t j = 0; j < n && near; j++) {
-                k = changed_cells(x->text, f[c[j].at].text, &am);
-                if (k < near) {
-                    near = k;
-                    amount = am;
-                }
-            }
-            if (near > 0 && near <= TC_LOCAL * VT_SD_TEXT)
-                c[n++] = (struct cand){s, amount};
-        }
+        if (f[i - 1].t_s - f[s].t_s >= TC_SETTLE_S)
+            r[n++] = s;
         s = i;
     }
+    return n;
+}
+
+/* Whether state k of the n in r came from or went to a neighbouring state by a local change. */
+static int local(const struct vt_sd_feat *f, const size_t *r, size_t n, size_t k)
+{
+    int lim = (int)(TC_LOCAL * VT_SD_TEXT);
+
+    if (k > 0 && changed_cells(f[r[k]].text, f[r[k - 1]].text, NULL) <= lim)
+        return 1;
+    return k + 1 < n && changed_cells(f[r[k]].text, f[r[k + 1]].text, NULL) <= lim;
+}
+
+/*
+ * The new states of [a, b] in time order into c (room for b - a + 1): each settled state
+ * reached by a local change that differs from every frame taken before it (chosen, and the
+ * new states before it) by the change from the nearest.
+ */
+static size_t states(const struct vt_sd_feat *f, size_t a, size_t b, size_t chosen, struct cand *c)
+{
+    size_t *r = malloc((b - a + 1) * sizeof(*r)), nr, n = 0;
+
+    if (!r)
+        return 0;
+    nr = settled(f, a, b, r);
+    for (size_t k = 0; k < nr; k++) {
+        const uint8_t *x = f[r[k]].text;
+        int am, amount, near = changed_cells(x, f[chosen].text, &amount);
+
+        for (size_t j = 0; j < n && near; j++) {
+            int m = changed_cells(x, f[c[j].at].text, &am);
+
+            if (m < near) {
+                near = m;
+                amount = am;
+            }
+        }
+        if (near > 0 && local(f, r, nr, k))
+            c[n++] = (struct cand){r[k], amount};
+    }
+    free(r);
     return n;
 }
 
