@@ -7,7 +7,8 @@
  * little. A shot's text is in a state while no cell moves far from the state's first frame
  * for TC_SETTLE_S; each state that differs from every frame taken so far by a local change
  * (some cells, not most: a camera that moved and stopped changes them all) gives one more
- * frame, at the moment it settled. A screen recording that scrolls and stops would make a
+ * frame, at the moment it settled (for a fade, where the counts come within a third of the
+ * tolerance of the state's middle frame). A screen recording that scrolls and stops would make a
  * state of every stop: at most one frame per TC_PER_S seconds of the shot and
  * VT_TC_MAX_EXTRA in all, TC_MIN_GAP_S apart, the largest changes first.
  */
@@ -23,15 +24,15 @@
 #define TC_PER_S     2.0 /* at most one extra frame per this many seconds of the shot */
 #define TC_LOCAL     0.5 /* a change of text leaves at least half the cells alone */
 
-/* The cells of two text grids that differ by more than TC_CELL, and how much they differ. */
-static int changed_cells(const uint8_t *a, const uint8_t *b, int *amount)
+/* The cells of two text grids that differ by more than thr, and how much they differ. */
+static int changed_cells(const uint8_t *a, const uint8_t *b, int thr, int *amount)
 {
     int n = 0, sum = 0;
 
     for (int i = 0; i < VT_SD_TEXT; i++) {
         int d = abs((int)a[i] - (int)b[i]);
 
-        if (d > TC_CELL) {
+        if (d > thr) {
             n++;
             sum += d;
         }
@@ -52,10 +53,17 @@ static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, size_t *r)
     size_t n = 0, s = a;
 
     for (size_t i = a + 1; i <= b + 1; i++) {
-        if (i <= b && !changed_cells(f[i].text, f[s].text, NULL))
+        if (i <= b && !changed_cells(f[i].text, f[s].text, TC_CELL, NULL))
             continue;
-        if (f[i - 1].t_s - f[s].t_s >= TC_SETTLE_S)
-            r[n++] = s;
+        if (f[i - 1].t_s - f[s].t_s >= TC_SETTLE_S) {
+            size_t m = s, mid = s + (i - s) / 2;
+
+            /* the end of a fade within the tolerance: where the middle of the state is
+             * reached more closely (its end may hold the next change's start) */
+            while (m < mid && changed_cells(f[m].text, f[mid].text, TC_CELL / 3, NULL))
+                m++;
+            r[n++] = m;
+        }
         s = i;
     }
     return n;
@@ -66,9 +74,9 @@ static int local(const struct vt_sd_feat *f, const size_t *r, size_t n, size_t k
 {
     int lim = (int)(TC_LOCAL * VT_SD_TEXT);
 
-    if (k > 0 && changed_cells(f[r[k]].text, f[r[k - 1]].text, NULL) <= lim)
+    if (k > 0 && changed_cells(f[r[k]].text, f[r[k - 1]].text, TC_CELL, NULL) <= lim)
         return 1;
-    return k + 1 < n && changed_cells(f[r[k]].text, f[r[k + 1]].text, NULL) <= lim;
+    return k + 1 < n && changed_cells(f[r[k]].text, f[r[k + 1]].text, TC_CELL, NULL) <= lim;
 }
 
 /*
@@ -85,10 +93,10 @@ static size_t states(const struct vt_sd_feat *f, size_t a, size_t b, size_t chos
     nr = settled(f, a, b, r);
     for (size_t k = 0; k < nr; k++) {
         const uint8_t *x = f[r[k]].text;
-        int am, amount, near = changed_cells(x, f[chosen].text, &amount);
+        int am, amount, near = changed_cells(x, f[chosen].text, TC_CELL, &amount);
 
         for (size_t j = 0; j < n && near; j++) {
-            int m = changed_cells(x, f[c[j].at].text, &am);
+            int m = changed_cells(x, f[c[j].at].text, TC_CELL, &am);
 
             if (m < near) {
                 near = m;
