@@ -274,6 +274,18 @@ static void set_progress(vt_progress_fn progress, void *user, double frac, doubl
     progress(user, frac);
 }
 
+/*
+ * Whether the stage takes frames where the text of a shot changes (textchange.h): yes
+ * unless VIDTHEQUE_TEXT_FRAMES is "0", which gives one frame per shot and skips the text
+ * grid, the stage as it was before them (bench/textchange_bench.sh's baseline).
+ */
+static int text_frames_wanted(void)
+{
+    const char *e = getenv("VIDTHEQUE_TEXT_FRAMES");
+
+    return !e || strcmp(e, "0") != 0;
+}
+
 /* Open path's best video stream for decoding into d (zeroed) with threads threads. */
 static int decoder_open(struct decoder *d, const char *path, int threads, char *err, size_t errlen)
 {
@@ -318,6 +330,7 @@ static void decoder_close(struct decoder *d)
  */
 struct scan_job {
     pthread_mutex_t mu;
+    int text; /* measure the text grid (text_frames_wanted) */
     struct part *parts;
     size_t n_parts;
     double claim_s, last_p;
@@ -392,7 +405,8 @@ static void frame_features(struct part *p, const struct grey *g, const AVFrame *
         x->sharpness = (float)vt_img_laplacian_var(g->buf, g->w, g->h, g->w);
     thumb_stats(g->th.y, &x->mean, &x->stddev);
     thumb_grid(&g->th, x->grid);
-    vt_tc_grid(g->buf, g->w, g->h, g->w, x->text);
+    if (p->job->text)
+        vt_tc_grid(g->buf, g->w, g->h, g->w, x->text);
     if (n) {
         size_t k = n - 1, steps = 0;
 
@@ -555,7 +569,11 @@ static int scan(struct decoder *d, const char *path, int ncpu, size_t max_parts,
                 double claim_s, struct vt_sd_feat **feats, size_t *nf, vt_progress_fn progress,
                 void *user, char *err, size_t errlen)
 {
-    struct scan_job job = {.claim_s = claim_s, .last_p = -1, .progress = progress, .user = user};
+    struct scan_job job = {.claim_s = claim_s,
+                           .last_p = -1,
+                           .progress = progress,
+                           .user = user,
+                           .text = text_frames_wanted()};
     struct vt_pool pool = {.task = scan_task, .user = &job, .caller_works = 1};
     struct thumb *hist = NULL;
     struct vt_sd_feat *f = NULL;
@@ -1073,11 +1091,12 @@ static void plan_frames(const struct vt_sd_feat *f, const struct vt_sd_shot *sho
                         double fps, struct vt_kf_result *res, size_t **at)
 {
     size_t cap = n_shots ? n_shots : 1, n = 0;
+    int text = text_frames_wanted();
 
     res->frames = vt_xcalloc(cap, sizeof(*res->frames));
     *at = vt_xmalloc(cap * sizeof(**at));
     for (size_t k = 0; k < n_shots; k++) {
-        size_t extra[VT_TC_MAX_EXTRA + 1], ne = vt_tc_extra(f, &shots[k], extra), j = 0;
+        size_t extra[VT_TC_MAX_EXTRA + 1], ne = text ? vt_tc_extra(f, &shots[k], extra) : 0, j = 0;
 
         /* the chosen frame among the extra ones, in time order */
         while (j < ne && extra[j] < shots[k].chosen)
