@@ -5,7 +5,8 @@
  * none, so a bullet, a typed word or a title changes the counts of the cells it lands in
  * and leaves the others; the cells average over 20x30 px, so compression noise moves them
  * little. A shot's text is in a state while no cell moves far from the state's first frame
- * for TC_SETTLE_S; each state that differs from every frame taken so far by a local change
+ * for TC_SETTLE_S while the picture holds still (a pan over foliage drifts through states of
+ * its own); each state that differs from every frame taken so far by a local change
  * (some cells, not most: a camera that moved and stopped changes them all) gives one more
  * frame, at the moment it settled (for a fade, where the counts come within a third of the
  * tolerance of the state's middle frame). A screen recording that scrolls and stops would make a
@@ -23,6 +24,7 @@
 #define TC_MIN_GAP_S 1.0 /* extra frames at least this far apart */
 #define TC_PER_S     2.0 /* at most one extra frame per this many seconds of the shot */
 #define TC_LOCAL     0.5 /* a change of text leaves at least half the cells alone */
+#define TC_STILL     2.0 /* a state's picture moves less than this (mean d1, grey levels) */
 
 /* The cells of two text grids that differ by more than thr, and how much they differ. */
 static int changed_cells(const uint8_t *a, const uint8_t *b, int thr, int *amount)
@@ -47,6 +49,16 @@ struct cand {
     int amount; /* its change from the nearest frame taken before it */
 };
 
+/* Whether the picture of frames (s, e] holds still: its mean difference frame to frame. */
+static int still(const struct vt_sd_feat *f, size_t s, size_t e)
+{
+    double sum = 0;
+
+    for (size_t j = s + 1; j <= e; j++)
+        sum += f[j].d1;
+    return e <= s || sum / (double)(e - s) < TC_STILL;
+}
+
 /* The first frames of the settled states of [a, b] into r (room for b - a + 1): their number. */
 static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, size_t *r)
 {
@@ -55,7 +67,7 @@ static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, size_t *r)
     for (size_t i = a + 1; i <= b + 1; i++) {
         if (i <= b && !changed_cells(f[i].text, f[s].text, TC_CELL, NULL))
             continue;
-        if (f[i - 1].t_s - f[s].t_s >= TC_SETTLE_S) {
+        if (f[i - 1].t_s - f[s].t_s >= TC_SETTLE_S && still(f, s, i - 1)) {
             size_t m = s, mid = s + (i - s) / 2;
 
             /* the end of a fade within the tolerance: where the middle of the state is

@@ -1,8 +1,8 @@
 /*
  * Unit tests of text that changes inside a shot (lib/visual/textchange.c) on synthetic text
  * grids: a slide build gives one frame per bullet at the moment it settled, a fade gives its
- * end, a still slide or a moving camera none, a scrolling screen is bounded; and the grid
- * itself counts type and not a plain ground.
+ * end, a still slide, a moving camera or a pan drifting through states none, a scrolling
+ * screen is bounded; and the grid itself counts type and not a plain ground.
  */
 #include "base/util.h"
 #include "harness.h"
@@ -111,6 +111,26 @@ VT_TEST(textchange_camera_moved)
             f[i].text[c] =
                 (uint8_t)(i < 90 ? (i * 7 + (size_t)c * 13) % 120 : 30 + (size_t)c * 29 % 90);
     CHECK_INT(vt_tc_extra(f, &s, out), 0);
+    free(f);
+}
+
+VT_TEST(textchange_pan_drifts)
+{
+    size_t n = 240, out[VT_TC_MAX_EXTRA];
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 20);
+
+    /* a slow pan over foliage: the counts of a few cells drift in steps, the picture moves */
+    for (size_t i = 0; i < n; i++) {
+        f[i].d1 = 3.5f;
+        for (int c = 0; c < 4; c++)
+            f[i].text[3 * VT_SD_TEXT_W + c] = (uint8_t)(40 + 20 * (i / 30) % 120);
+    }
+    CHECK_INT(vt_tc_extra(f, &s, out), 0);
+    /* the same steps on a still picture are new text */
+    for (size_t i = 0; i < n; i++)
+        f[i].d1 = 0.3f;
+    CHECK(vt_tc_extra(f, &s, out) > 0);
     free(f);
 }
 
