@@ -1,7 +1,8 @@
 /*
  * Unit tests of text that changes inside a shot (lib/visual/textchange.c) on synthetic text
  * grids: a slide build gives one frame per bullet at the moment it settled, a fade gives its
- * end, a still slide, a moving camera or a pan drifting through states none, a scrolling
+ * end, two names in turn in one lower third both, a still slide, a moving camera or a pan
+ * drifting through states none, a scrolling
  * screen is bounded; and the grid itself counts type and not a plain ground.
  */
 #include "base/util.h"
@@ -111,6 +112,38 @@ VT_TEST(textchange_camera_moved)
             f[i].text[c] =
                 (uint8_t)(i < 90 ? (i * 7 + (size_t)c * 13) % 120 : 30 + (size_t)c * 29 % 90);
     CHECK_INT(vt_tc_extra(f, &s, out), 0);
+    free(f);
+}
+
+/* Frames [from, to) show a lower third in row 5: cells 1-4 at the counts in c. */
+static void lower_third(struct vt_sd_feat *f, size_t from, size_t to, const uint8_t *c)
+{
+    for (size_t i = from; i < to; i++)
+        memcpy(&f[i].text[5 * VT_SD_TEXT_W + 1], c, 4);
+}
+
+VT_TEST(textchange_lower_thirds)
+{
+    static const uint8_t one[4] = {39, 29, 30, 30}, two[4] = {30, 33, 32, 20};
+    size_t n = 240, out[VT_TC_MAX_EXTRA], k;
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 10);
+
+    /* two names in turn in the same band, no cell moving by more than 10: both are read */
+    lower_third(f, 30, 90, one);
+    lower_third(f, 130, 190, two);
+    k = vt_tc_extra(f, &s, out);
+    CHECK_INT(k, 2);
+    if (k == 2) {
+        CHECK_INT(out[0], 30);
+        CHECK_INT(out[1], 130);
+    }
+    /* the same name twice: once */
+    lower_third(f, 130, 190, one);
+    k = vt_tc_extra(f, &s, out);
+    CHECK_INT(k, 1);
+    if (k == 1)
+        CHECK_INT(out[0], 30);
     free(f);
 }
 
