@@ -73,8 +73,10 @@ for t in "${truths[@]}"; do
     printf '%-14s %7s %-30s   %s\n' "$c" "" "${row[0]}" "${row[1]}"
 done
 for mode in on off; do
-    printf '%-44s %s\n' "words read, extra frames $mode" \
-        "$(sed -n 's/^on-screen words read: //p' "$tmp/score.$mode")"
+    printf '%-44s %s; mean of the clips %s\n' "words read, extra frames $mode" \
+        "$(sed -n 's/^on-screen words read: //p' "$tmp/score.$mode")" \
+        "$(sed -n 's/.* words \([0-9]*\)\/\([0-9]*\).*/\1 \2/p' "$tmp/score.$mode" |
+            awk '{s += $1 / $2; n++} END {printf "%.3f", n ? s / n : 0}')"
 done
 grep -h '^    words not read' "$tmp/score.on" | sed 's/^    /  on: /' || true
 
