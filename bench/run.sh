@@ -13,6 +13,9 @@ echo
 echo "== shot boundaries and on-screen words on real footage (tests/data/realcuts) and made trouble, PySceneDetect beside (PYSCENEDETECT_SRC), keyframe stage s per minute"
 bash bench/realcuts_bench.sh
 echo
+echo "== text that changes inside a shot: words read with the keyframe stage's text frames vs without (VIDTHEQUE_TEXT_FRAMES=0), and the stage's s per minute"
+bash bench/textchange_bench.sh
+echo
 echo "== OCR per kept frame vs the tesseract command"
 env -u OMP_THREAD_LIMIT bash bench/ocr_bench.sh
 echo

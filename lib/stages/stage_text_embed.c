@@ -176,6 +176,23 @@ char *vt_text_embed_frame_text(const struct vt_store_frame *f)
     return vt_sb_detach(&sb);
 }
 
+/*
+ * The moment of frame i's text, as the word index has it (STORE_SCREEN_DOC_SPAN): the shot's
+ * start for its first frame, else the frame's own time (text that appeared inside the shot),
+ * to the shot's next frame or its end; the frame's own time when it has no shot.
+ */
+static void screen_span(const struct vt_store_frame *frames, size_t n, size_t i,
+                        const struct vt_kf_shot *shots, size_t n_shots, double *a, double *b)
+{
+    int sh = frames[i].f.shot;
+
+    *a = *b = frames[i].f.t_s;
+    if (sh < 0 || (size_t)sh >= n_shots)
+        return;
+    *a = i > 0 && frames[i - 1].f.shot == sh ? frames[i].f.t_s : shots[sh].start_s;
+    *b = i + 1 < n && frames[i + 1].f.shot == sh ? frames[i + 1].f.t_s : shots[sh].end_s;
+}
+
 static int text_embed_run(struct vt_stage_ctx *c)
 {
     struct te_result *r = vt_xcalloc(1, sizeof(*r));
@@ -217,11 +234,9 @@ static int text_embed_run(struct vt_stage_ctx *c)
         /* a duplicate shows what the frame it repeats shows: that one has the vector */
         if (frames[i].f.duplicate_of >= 0 || !(owned[i] = vt_text_embed_frame_text(&frames[i])))
             continue;
-        int sh = frames[i].f.shot;
-        int in = sh >= 0 && (size_t)sh < n_shots;
-        r->recs[r->n] = (struct vt_vec_rec){VT_VEC_SCREEN, frames[i].f.index,
-                                            in ? shots[sh].start_s : frames[i].f.t_s,
-                                            in ? shots[sh].end_s : frames[i].f.t_s, NULL};
+        r->recs[r->n] = (struct vt_vec_rec){VT_VEC_SCREEN, frames[i].f.index, 0, 0, NULL};
+        screen_span(frames, n_frames, i, shots, n_shots, &r->recs[r->n].start_s,
+                    &r->recs[r->n].end_s);
         texts[r->n++] = owned[i];
     }
     if (!r->n) {

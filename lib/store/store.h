@@ -312,8 +312,9 @@ struct vt_store_counts {
 };
 int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *c);
 
-/* The kept frame (with an image) that shows the moment t_s: the first of the shot that
- * contains it (a duplicate stands for the frame it repeats), else the nearest in time.
+/* The kept frame (with an image) that shows the moment t_s: of the shot that contains it,
+ * the last frame taken at t_s or before (a shot whose text changed has several), else its
+ * first (a duplicate stands for the frame it repeats); else the nearest in time.
  * *frame gets its index, or -1 when the video has none. */
 int vt_store_frame_at(struct vt_store *s, const char *id, double t_s, int *frame);
 /* The kept frame showing frame idx (itself, or the frame it duplicates): *kept gets its

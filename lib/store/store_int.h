@@ -12,8 +12,8 @@
 #define VT_STORE_INT_H
 
 #include "store/db/db.h"
-#include "text/query.h"
 #include "store/store.h"
+#include "text/query.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -167,6 +167,16 @@ int store_delete_docs(struct vt_store *s, const char *id, const char *source);
 char *store_meta_tokens(const char *source, const char *id);
 /* Rebuild the "screen" index rows of a video from its frames and OCR lines. */
 int store_screen_docs_refresh(struct vt_store *s, const char *id);
+/*
+ * The moment of frame f's text in shot sh, as start and end columns (both backends): the
+ * shot's start for its first frame, else the frame's own time (text that appeared inside
+ * the shot), to the shot's next frame or its end.
+ */
+#define STORE_SCREEN_DOC_SPAN                                                                      \
+    "CASE WHEN EXISTS (SELECT 1 FROM frames p WHERE p.video_id = f.video_id"                       \
+    " AND p.shot = f.shot AND p.idx < f.idx) THEN f.t_s ELSE sh.start_s END,"                      \
+    " coalesce((SELECT min(q.t_s) FROM frames q WHERE q.video_id = f.video_id"                     \
+    " AND q.shot = f.shot AND q.idx > f.idx), sh.end_s)"
 /* Insert one index row with st (the docs INSERT of the caller), then reset it. */
 int store_insert_doc(struct vt_store *s, struct db_stmt *st, const char *id, int ref,
                      double start_s, double end_s, const char *text, const char *meta);
@@ -212,8 +222,7 @@ void store_add_phonetic(void *user, const char *tok, size_t n);
 /* The backends' opens, which set s->be. SQLite's (sqlite/store_sqlite.c); PostgreSQL's
  * (store_pg.c) needs libpq: store.c names it through a weak reference, so only programs
  * that name store_pg_open themselves link it (not the front binary). */
-int store_sqlite_open(const char *path, int flags, struct vt_store **out, char *err,
-                      size_t errlen);
+int store_sqlite_open(const char *path, int flags, struct vt_store **out, char *err, size_t errlen);
 int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, size_t errlen);
 
 /* store_pg_docs.c, store_pg_index.c: db.h only, callable from the shared row code in

@@ -4,10 +4,10 @@
  * that a page of a video needs. Writing OCR lines or cues also writes their search
  * index rows and fuzzy/phonetic keys, through the helpers of store_search.c.
  */
+#include "base/util.h"
+#include "store/store_int.h"
 #include "text/query.h"
 #include "text/transcript.h"
-#include "store/store_int.h"
-#include "base/util.h"
 
 #include <sqlite3.h>
 #include <stdint.h>
@@ -393,9 +393,10 @@ int vt_store_transcript_replace(struct vt_store *s, const char *id, const struct
                            &word);
     if (!rc)
         rc = store_prepare(s,
-                           s->conn.pg ? store_pg_doc_insert_sql("speech")
-                                 : "INSERT INTO docs (video_id, source, ref, start_s, end_s, text,"
-                                   " meta) VALUES (?1, 'speech', ?2, ?3, ?4, ?5, ?6)",
+                           s->conn.pg
+                               ? store_pg_doc_insert_sql("speech")
+                               : "INSERT INTO docs (video_id, source, ref, start_s, end_s, text,"
+                                 " meta) VALUES (?1, 'speech', ?2, ?3, ?4, ?5, ?6)",
                            &doc);
     if (!rc)
         rc = store_prepare(
@@ -630,14 +631,16 @@ int vt_store_counts(struct vt_store *s, const char *id, struct vt_store_counts *
 
 int vt_store_frame_at(struct vt_store *s, const char *id, double t_s, int *frame)
 {
-    /* the shot containing t first: its frames come early in index order, so the scan
-     * stops soon; the nearest frame in time only when no shot contains t */
+    /* the shot containing t first: of its frames (more than one where its text changed),
+     * the last taken at t or before, else its first; the nearest frame in time only when
+     * no shot contains t */
     static const char *const sql[2] = {
         "SELECT coalesce(f.duplicate_of, f.idx) FROM frames f"
         " JOIN shots sh ON sh.video_id = f.video_id AND sh.idx = f.shot"
         " JOIN frames g ON g.video_id = f.video_id AND g.idx = coalesce(f.duplicate_of, f.idx)"
         " WHERE f.video_id = ?1 AND sh.start_s <= ?2 AND ?2 < sh.end_s AND g.path IS NOT NULL"
-        " AND g.duplicate_of IS NULL ORDER BY f.idx LIMIT 1",
+        " AND g.duplicate_of IS NULL"
+        " ORDER BY CASE WHEN f.t_s <= ?2 + 1e-6 THEN -f.idx ELSE f.idx END LIMIT 1",
         "SELECT coalesce(f.duplicate_of, f.idx) FROM frames f"
         " JOIN frames g ON g.video_id = f.video_id AND g.idx = coalesce(f.duplicate_of, f.idx)"
         " WHERE f.video_id = ?1 AND g.path IS NOT NULL AND g.duplicate_of IS NULL"

@@ -13,11 +13,12 @@
  */
 #include "visual/keyframe.h"
 
+#include "base/util.h"
+#include "base/workpool.h"
 #include "media/imgutil.h"
 #include "media/media.h"
 #include "visual/shotdetect.h"
-#include "base/util.h"
-#include "base/workpool.h"
+#include "visual/textchange.h"
 
 #include <libavutil/imgutils.h>
 #include <libswscale/swscale.h>
@@ -273,6 +274,18 @@ static void set_progress(vt_progress_fn progress, void *user, double frac, doubl
     progress(user, frac);
 }
 
+/*
+ * Whether the stage takes frames where the text of a shot changes (textchange.h): yes
+ * unless VIDTHEQUE_TEXT_FRAMES is "0", which gives one frame per shot and skips the text
+ * grid, the stage as it was before them (bench/textchange_bench.sh's baseline).
+ */
+static int text_frames_wanted(void)
+{
+    const char *e = getenv("VIDTHEQUE_TEXT_FRAMES");
+
+    return !e || strcmp(e, "0") != 0;
+}
+
 /* Open path's best video stream for decoding into d (zeroed) with threads threads. */
 static int decoder_open(struct decoder *d, const char *path, int threads, char *err, size_t errlen)
 {
@@ -317,6 +330,7 @@ static void decoder_close(struct decoder *d)
  */
 struct scan_job {
     pthread_mutex_t mu;
+    int text; /* measure the text grid (text_frames_wanted) */
     struct part *parts;
     size_t n_parts;
     double claim_s, last_p;
@@ -391,6 +405,8 @@ static void frame_features(struct part *p, const struct grey *g, const AVFrame *
         x->sharpness = (float)vt_img_laplacian_var(g->buf, g->w, g->h, g->w);
     thumb_stats(g->th.y, &x->mean, &x->stddev);
     thumb_grid(&g->th, x->grid);
+    if (p->job->text)
+        vt_tc_grid(g->buf, g->w, g->h, g->w, x->text);
     if (n) {
         size_t k = n - 1, steps = 0;
 
@@ -553,7 +569,11 @@ static int scan(struct decoder *d, const char *path, int ncpu, size_t max_parts,
                 double claim_s, struct vt_sd_feat **feats, size_t *nf, vt_progress_fn progress,
                 void *user, char *err, size_t errlen)
 {
-    struct scan_job job = {.claim_s = claim_s, .last_p = -1, .progress = progress, .user = user};
+    struct scan_job job = {.claim_s = claim_s,
+                           .last_p = -1,
+                           .progress = progress,
+                           .user = user,
+                           .text = text_frames_wanted()};
     struct vt_pool pool = {.task = scan_task, .user = &job, .caller_works = 1};
     struct thumb *hist = NULL;
     struct vt_sd_feat *f = NULL;
@@ -833,7 +853,7 @@ out:
 struct extract_job {
     const char *path, *out_dir;
     const struct vt_sd_feat *f;
-    const struct vt_sd_shot *shots;
+    const size_t *at; /* per frame: the analysed frame it is */
     struct vt_kf_frame *frames;
     uint8_t (*thumbs)[THUMB_N]; /* per frame, for the duplicate check */
     struct extractor *w;        /* per worker of the pool */
@@ -861,7 +881,7 @@ static int extract_one(struct extract_job *job, struct decoder *d, struct grey *
     char *path;
     int rc;
 
-    if (fetch(d, job->f, job->shots[k].chosen, pos_t, 0.5 / job->fps, job->fps) < 0)
+    if (fetch(d, job->f, job->at[k], pos_t, 0.5 / job->fps, job->fps) < 0)
         return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot decode the frame at %.3f s", job->path,
                       x->t_s);
     if (grey_make(g, d->frame) < 0) {
@@ -969,7 +989,7 @@ static int extract(struct extract_job *job, int ncpu, struct vt_kf_result *res, 
             x->bytes = 0;
         } else {
             kept[n_kept++] = k;
-            res->shots[k].kept = 1;
+            res->shots[x->shot].kept++;
         }
     }
 out:
@@ -1045,32 +1065,14 @@ int vt_kf_features(const char *media_path, struct vt_sd_feat **feats, size_t *nf
     return rc;
 }
 
-int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_result *res,
-                    vt_progress_fn progress, void *user, char *err, size_t errlen)
+/* The shots of res (duration_s set) from the n_shots shots found over f. */
+static void plan_shots(const struct vt_sd_feat *f, size_t nf, const struct vt_sd_shot *shots,
+                       size_t n_shots, struct vt_kf_result *res)
 {
-    struct decoder d = {0};
-    struct vt_sd_feat *f = NULL;
-    struct vt_sd_shot *shots = NULL;
-    struct extract_job job = {0};
-    size_t nf = 0, n_shots = 0;
-    double fps = 0;
-    int ncpu = cpu_count();
-    int rc;
-
-    memset(res, 0, sizeof(*res));
-    snprintf(res->model, sizeof(res->model), "%s", KF_MODEL);
-    rc = features(&d, media_path, ncpu, &f, &nf, &fps, progress, user, err, errlen);
-    if (rc)
-        goto out;
-    res->duration_s = f[nf - 1].t_s + 1 / fps;
-    n_shots = vt_sd_detect(f, nf, &shots);
-
     res->shots = vt_xcalloc(n_shots, sizeof(*res->shots));
-    res->frames = vt_xcalloc(n_shots, sizeof(*res->frames));
-    res->n_shots = res->n_frames = n_shots;
+    res->n_shots = n_shots;
     for (size_t k = 0; k < n_shots; k++) {
         struct vt_kf_shot *s = &res->shots[k];
-        struct vt_kf_frame *x = &res->frames[k];
 
         s->start_s = k ? f[shots[k].first].t_s : 0;
         s->end_s = k + 1 < n_shots ? f[shots[k + 1].first].t_s : res->duration_s;
@@ -1085,20 +1087,75 @@ int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_re
                 s->trans_end_s = sh->span1 + 1 < nf ? f[sh->span1 + 1].t_s : res->duration_s;
             }
         }
-        s->captured = 1;
-        x->index = (int)k;
-        x->shot = (int)k;
-        x->duplicate_of = -1;
-        x->t_s = f[shots[k].chosen].t_s;
-        x->frame_no = llround(x->t_s * fps);
     }
+}
+
+/*
+ * The frames of res, in time order, and the analysed frame of each into *at (caller frees):
+ * each shot's chosen frame and those taken where its text changed (textchange.h).
+ */
+static void plan_frames(const struct vt_sd_feat *f, const struct vt_sd_shot *shots, size_t n_shots,
+                        double fps, struct vt_kf_result *res, size_t **at)
+{
+    size_t cap = n_shots ? n_shots : 1, n = 0;
+    int text = text_frames_wanted();
+
+    res->frames = vt_xcalloc(cap, sizeof(*res->frames));
+    *at = vt_xmalloc(cap * sizeof(**at));
+    for (size_t k = 0; k < n_shots; k++) {
+        size_t extra[VT_TC_MAX_EXTRA + 1], ne = text ? vt_tc_extra(f, &shots[k], extra) : 0, j = 0;
+
+        /* the chosen frame among the extra ones, in time order */
+        while (j < ne && extra[j] < shots[k].chosen)
+            j++;
+        memmove(extra + j + 1, extra + j, (ne - j) * sizeof(*extra));
+        extra[j] = shots[k].chosen;
+        ne++;
+        vt_grow((void **)&res->frames, &cap, n + ne, sizeof(*res->frames));
+        *at = vt_xrealloc(*at, cap * sizeof(**at));
+        for (j = 0; j < ne; j++, n++) {
+            struct vt_kf_frame *x = &res->frames[n];
+
+            (*at)[n] = extra[j];
+            x->index = (int)n;
+            x->shot = (int)k;
+            x->duplicate_of = -1;
+            x->t_s = f[extra[j]].t_s;
+            x->frame_no = llround(x->t_s * fps);
+        }
+        res->shots[k].captured = (int)ne;
+    }
+    res->n_frames = n;
+}
+
+int vt_keyframe_run(const char *media_path, const char *out_dir, struct vt_kf_result *res,
+                    vt_progress_fn progress, void *user, char *err, size_t errlen)
+{
+    struct decoder d = {0};
+    struct vt_sd_feat *f = NULL;
+    struct vt_sd_shot *shots = NULL;
+    struct extract_job job = {0};
+    size_t nf = 0, n_shots = 0, *at = NULL;
+    double fps = 0;
+    int ncpu = cpu_count();
+    int rc;
+
+    memset(res, 0, sizeof(*res));
+    snprintf(res->model, sizeof(res->model), "%s", KF_MODEL);
+    rc = features(&d, media_path, ncpu, &f, &nf, &fps, progress, user, err, errlen);
+    if (rc)
+        goto out;
+    res->duration_s = f[nf - 1].t_s + 1 / fps;
+    n_shots = vt_sd_detect(f, nf, &shots);
+    plan_shots(f, nf, shots, n_shots, res);
+    plan_frames(f, shots, n_shots, fps, res, &at);
     job.path = media_path;
     job.out_dir = out_dir;
     job.f = f;
-    job.shots = shots;
+    job.at = at;
     job.frames = res->frames;
-    job.thumbs = vt_xmalloc(sizeof(*job.thumbs) * (n_shots ? n_shots : 1));
-    job.n = n_shots;
+    job.thumbs = vt_xmalloc(sizeof(*job.thumbs) * (res->n_frames ? res->n_frames : 1));
+    job.n = res->n_frames;
     job.fps = fps;
     job.last_p = -1;
     job.vidx = d.vidx;
@@ -1112,6 +1169,7 @@ out:
     if (rc < 0)
         vt_kf_result_release(res);
     free(job.thumbs);
+    free(at);
     free(shots);
     free(f);
     decoder_close(&d);

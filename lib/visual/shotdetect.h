@@ -22,6 +22,11 @@
 #define VT_SD_CGRID_H 3
 #define VT_SD_GRID    (VT_SD_GRID_W * VT_SD_GRID_H + 2 * VT_SD_CGRID_W * VT_SD_CGRID_H)
 
+/* The text grid: edge pixels per cell, for text that changes inside a shot (textchange.h). */
+#define VT_SD_TEXT_W 16
+#define VT_SD_TEXT_H 6
+#define VT_SD_TEXT   (VT_SD_TEXT_W * VT_SD_TEXT_H)
+
 /* Features of one analysed frame; diffs are on a small grey thumbnail, 0..255 scale. */
 struct vt_sd_feat {
     double t_s;      /* presentation time relative to the file's start */
@@ -33,6 +38,7 @@ struct vt_sd_feat {
     float dlong;     /* mean abs difference with the frame about VT_SD_LAG_S earlier */
     uint8_t key;     /* a keyframe (random access point): cheap to seek to */
     uint8_t grid[VT_SD_GRID];
+    uint8_t text[VT_SD_TEXT]; /* edge pixels per text grid cell, at most 255 */
 };
 
 /* Lag of the long-range difference; gradual transitions up to this long are found. */

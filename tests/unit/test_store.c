@@ -356,13 +356,18 @@ static void pages_counts_and_moments(struct vt_store *s)
     CHECK_INT(cnt.word_timed_cues, 2);
     CHECK_INT(cnt.chunks, 4);
 
-    /* the first frame of the shot containing t, a duplicate standing for its original */
+    /* of the shot containing t, the last frame taken by t, else its first; a duplicate
+     * standing for its original */
     CHECK_INT(vt_store_frame_at(s, "vid", 0, &at), 0);
     CHECK_INT(at, 0);
-    CHECK_INT(vt_store_frame_at(s, "vid", 8.9, &at), 0);
+    CHECK_INT(vt_store_frame_at(s, "vid", 6.5, &at), 0);
     CHECK_INT(at, 1);
+    CHECK_INT(vt_store_frame_at(s, "vid", 8.9, &at), 0);
+    CHECK_INT(at, 0); /* frame 2, taken at 7 s, repeats frame 0 */
     CHECK_INT(vt_store_frame_at(s, "vid", 9.5, &at), 0);
     CHECK_INT(at, 1);
+    CHECK_INT(vt_store_frame_at(s, "vid", 11.5, &at), 0);
+    CHECK_INT(at, 4);
     /* past every shot: the nearest frame in time */
     CHECK_INT(vt_store_frame_at(s, "vid", 30, &at), 0);
     CHECK_INT(at, 4);

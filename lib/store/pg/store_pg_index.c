@@ -3,12 +3,12 @@
  * of its text cut by vidtheque's own tokenizer (vt_tokenize, the one queries are cut
  * by), so both backends index the same words; what SQLite computes inside one
  * INSERT ... SELECT (a frame's lines joined, a video's titles) is read here first and
- * inserted row by row with its tsvector (store_pg_docs.c). Written against db.h alone (no libpq call), so
- * the shared row code may call it in any program, including the front binary.
+ * inserted row by row with its tsvector (store_pg_docs.c). Written against db.h alone (no libpq
+ * call), so the shared row code may call it in any program, including the front binary.
  */
-#include "text/query.h"
-#include "store/store_int.h"
 #include "base/util.h"
+#include "store/store_int.h"
+#include "text/query.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +56,7 @@ int store_pg_screen_docs_refresh(struct vt_store *s, const char *id)
 {
     return index_rows(
         s, id, "screen",
-        "SELECT f.idx, sh.start_s, sh.end_s,"
+        "SELECT f.idx, " STORE_SCREEN_DOC_SPAN ","
         " (SELECT string_agg(l.text, chr(10) ORDER BY l.line_no) FROM ocr_lines l"
         "  WHERE l.video_id = f.video_id AND l.frame_idx = coalesce(f.duplicate_of, f.idx)"
         "  AND l.noise = 0)"

@@ -5,10 +5,10 @@
  * tables, index merging, and the search verbs that take a parsed query (the FTS5
  * text for it is written by store_fts.c).
  */
-#include "store/db/db_sqlite.h"
-#include "text/query.h"
-#include "store/store_int.h"
 #include "base/util.h"
+#include "store/db/db_sqlite.h"
+#include "store/store_int.h"
+#include "text/query.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -133,7 +133,8 @@ char *store_meta_tokens(const char *source, const char *id)
     return vt_sb_detach(&sb);
 }
 
-/* One index row per frame (kept or duplicate) with text: all its lines but noise, in order. */
+/* One index row per frame (kept or duplicate) with text: all its lines but noise, in order,
+ * at its moment (STORE_SCREEN_DOC_SPAN). */
 int store_screen_docs_refresh(struct vt_store *s, const char *id)
 {
     struct db_stmt *st;
@@ -148,7 +149,7 @@ int store_screen_docs_refresh(struct vt_store *s, const char *id)
     rc =
         store_prepare(s,
                       "INSERT INTO docs (video_id, source, ref, start_s, end_s, text, meta)"
-                      " SELECT f.video_id, 'screen', f.idx, sh.start_s, sh.end_s,"
+                      " SELECT f.video_id, 'screen', f.idx, " STORE_SCREEN_DOC_SPAN ","
                       "  (SELECT group_concat(text, char(10)) FROM (SELECT l.text FROM ocr_lines l"
                       "    WHERE l.video_id = f.video_id AND l.frame_idx = coalesce(f.duplicate_of,"
                       "    f.idx) AND l.noise = 0 ORDER BY l.line_no)), ?2"
@@ -834,7 +835,7 @@ int vt_store_docs(struct vt_store *s, const long long *rowids, size_t n,
     vt_sb_addc(&ids, s->conn.pg ? '}' : ']');
     rc = store_prepare(s,
                        s->conn.pg ? DOCS_SQL("SELECT unnest(CAST(? AS bigint[]))")
-                             : DOCS_SQL("SELECT value FROM json_each(?)"),
+                                  : DOCS_SQL("SELECT value FROM json_each(?)"),
                        &st);
     if (rc) {
         vt_sb_release(&ids);

@@ -1,0 +1,224 @@
+/*
+ * Text that changes inside a shot (textchange.h). Every analysed frame carries a text grid:
+ * 16x6 cells of the 320x180 analysis image, each the number of pixels that step to their
+ * right neighbour by a stroke's contrast. Type is dense in such steps and a plain ground has
+ * none, so a bullet, a typed word or a title changes the counts of the cells it lands in
+ * and leaves the others; the cells average over 20x30 px, so compression noise moves them
+ * little. A shot's text is in a state while no cell moves far from the state's first frame
+ * for TC_SETTLE_S while the picture holds still (a pan over foliage drifts through states of
+ * its own); each state that differs from every frame taken so far by a local change
+ * (some cells, not most: a camera that moved and stopped changes them all) gives one more
+ * frame, at the moment it settled (for a fade, where the counts come within a third of the
+ * tolerance of the state's middle frame). A screen recording that scrolls and stops would make a
+ * state of every stop: at most one frame per TC_PER_S seconds of the shot and
+ * VT_TC_MAX_EXTRA in all, TC_MIN_GAP_S apart, the largest changes first.
+ */
+#include "visual/textchange.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TC_EDGE      40  /* a step of this many grey levels to the next pixel is a stroke's */
+#define TC_CELL      12  /* a cell changed: its count moved by more than this */
+#define TC_SETTLE_S  0.5 /* a state lasts at least this long (a title held, a bullet read) */
+#define TC_MIN_GAP_S 1.0 /* extra frames at least this far apart */
+#define TC_PER_S     2.0 /* at most one extra frame per this many seconds of the shot */
+#define TC_LOCAL     0.5 /* a change of text leaves at least half the cells alone */
+#define TC_STILL     2.0 /* a state's picture moves less than this (mean d1, grey levels) */
+#define TC_RETYPED   2   /* other type in the same place: this many cells moved a little */
+
+/* The cells of two text grids that differ by more than thr, and how much they differ. */
+static int changed_cells(const uint8_t *a, const uint8_t *b, int thr, int *amount)
+{
+    int n = 0, sum = 0;
+
+    for (int i = 0; i < VT_SD_TEXT; i++) {
+        int d = abs((int)a[i] - (int)b[i]);
+
+        if (d > thr) {
+            n++;
+            sum += d;
+        }
+    }
+    if (amount)
+        *amount = sum;
+    return n;
+}
+
+/*
+ * How far a state's grid a is from a frame taken before (b): its changed cells, or 1 when
+ * none changed but TC_RETYPED cells that hold type in either moved by more than a third
+ * of TC_CELL (another name in the same lower third: "Harbor Yogurt" and "Glacier Otter"
+ * differ by 6-10 in 3 cells, while a state seen again moves a few counts); *amount the
+ * change.
+ */
+static int distance(const uint8_t *a, const uint8_t *b, int *amount)
+{
+    int n = changed_cells(a, b, TC_CELL, amount), moved = 0, sum = 0;
+
+    if (n)
+        return n;
+    for (int i = 0; i < VT_SD_TEXT; i++) {
+        int d = abs((int)a[i] - (int)b[i]);
+
+        if ((a[i] >= TC_CELL || b[i] >= TC_CELL) && d > TC_CELL / 3) {
+            moved++;
+            sum += d;
+        }
+    }
+    if (moved < TC_RETYPED)
+        return 0;
+    *amount = sum;
+    return 1;
+}
+
+struct cand {
+    size_t at;  /* the analysed frame where the state settled */
+    int amount; /* its change from the nearest frame taken before it */
+};
+
+/* Whether the picture of frames (s, e] holds still: its mean difference frame to frame. */
+static int still(const struct vt_sd_feat *f, size_t s, size_t e)
+{
+    double sum = 0;
+
+    for (size_t j = s + 1; j <= e; j++)
+        sum += f[j].d1;
+    return e <= s || sum / (double)(e - s) < TC_STILL;
+}
+
+/* The first frames of the settled states of [a, b] into r (room for b - a + 1): their number. */
+static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, size_t *r)
+{
+    size_t n = 0, s = a;
+
+    for (size_t i = a + 1; i <= b + 1; i++) {
+        if (i <= b && !changed_cells(f[i].text, f[s].text, TC_CELL, NULL))
+            continue;
+        if (f[i - 1].t_s - f[s].t_s >= TC_SETTLE_S && still(f, s, i - 1)) {
+            size_t m = s, mid = s + (i - s) / 2;
+
+            /* the end of a fade within the tolerance: where the middle of the state is
+             * reached more closely (its end may hold the next change's start) */
+            while (m < mid && changed_cells(f[m].text, f[mid].text, TC_CELL / 3, NULL))
+                m++;
+            r[n++] = m;
+        }
+        s = i;
+    }
+    return n;
+}
+
+/* Whether state k of the n in r came from or went to a neighbouring state by a local change. */
+static int local(const struct vt_sd_feat *f, const size_t *r, size_t n, size_t k)
+{
+    int lim = (int)(TC_LOCAL * VT_SD_TEXT);
+
+    if (k > 0 && changed_cells(f[r[k]].text, f[r[k - 1]].text, TC_CELL, NULL) <= lim)
+        return 1;
+    return k + 1 < n && changed_cells(f[r[k]].text, f[r[k + 1]].text, TC_CELL, NULL) <= lim;
+}
+
+/*
+ * The new states of [a, b] in time order into c (room for b - a + 1): each settled state
+ * reached by a local change that differs from every frame taken before it (chosen, and the
+ * new states before it) by the change from the nearest.
+ */
+static size_t states(const struct vt_sd_feat *f, size_t a, size_t b, size_t chosen, struct cand *c)
+{
+    size_t *r = malloc((b - a + 1) * sizeof(*r)), nr, n = 0;
+
+    if (!r)
+        return 0;
+    nr = settled(f, a, b, r);
+    for (size_t k = 0; k < nr; k++) {
+        const uint8_t *x = f[r[k]].text;
+        int am, amount, near = distance(x, f[chosen].text, &amount);
+
+        for (size_t j = 0; j < n && near; j++) {
+            int m = distance(x, f[c[j].at].text, &am);
+
+            if (m < near) {
+                near = m;
+                amount = am;
+            }
+        }
+        if (near > 0 && local(f, r, nr, k))
+            c[n++] = (struct cand){r[k], amount};
+    }
+    free(r);
+    return n;
+}
+
+static int by_amount(const void *pa, const void *pb)
+{
+    const struct cand *a = pa, *b = pb;
+
+    if (a->amount != b->amount)
+        return a->amount > b->amount ? -1 : 1;
+    return a->at < b->at ? -1 : a->at > b->at;
+}
+
+static int by_time(const void *pa, const void *pb)
+{
+    const size_t *a = pa, *b = pb;
+
+    return *a < *b ? -1 : *a > *b;
+}
+
+size_t vt_tc_extra(const struct vt_sd_feat *f, const struct vt_sd_shot *s, size_t *out)
+{
+    size_t a = s->stable_first, b = s->stable_last, n, k = 0, cap;
+    struct cand *c;
+
+    if (b <= a)
+        return 0;
+    cap = (size_t)((f[b].t_s - f[a].t_s) / TC_PER_S);
+    if (cap > VT_TC_MAX_EXTRA)
+        cap = VT_TC_MAX_EXTRA;
+    if (!cap)
+        return 0;
+    c = malloc((b - a + 1) * sizeof(*c));
+    if (!c)
+        return 0; /* no extra frames is what the stage did before them */
+    n = states(f, a, b, s->chosen, c);
+    /* the largest changes first, each far enough from those taken */
+    qsort(c, n, sizeof(*c), by_amount);
+    for (size_t i = 0; i < n && k < cap; i++) {
+        int near = 0;
+
+        for (size_t j = 0; j < k && !near; j++) {
+            double gap = f[c[i].at].t_s - f[out[j]].t_s;
+
+            near = gap < TC_MIN_GAP_S && gap > -TC_MIN_GAP_S;
+        }
+        if (!near)
+            out[k++] = c[i].at;
+    }
+    free(c);
+    qsort(out, k, sizeof(*out), by_time);
+    return k;
+}
+
+void vt_tc_grid(const uint8_t *grey, int w, int h, int ls, uint8_t *text)
+{
+    int cw = w / VT_SD_TEXT_W, ch = h / VT_SD_TEXT_H;
+
+    for (int gy = 0; gy < VT_SD_TEXT_H; gy++) {
+        int acc[VT_SD_TEXT_W] = {0};
+
+        for (int y = gy * ch; y < (gy + 1) * ch; y += 2) {
+            const uint8_t *p = grey + (size_t)y * ls;
+
+            for (int gx = 0; gx < VT_SD_TEXT_W; gx++) {
+                int x0 = gx * cw, x1 = x0 + cw < w ? x0 + cw : w - 1, m = 0;
+
+                for (int x = x0; x < x1; x++)
+                    m += abs((int)p[x + 1] - (int)p[x]) >= TC_EDGE;
+                acc[gx] += m;
+            }
+        }
+        for (int gx = 0; gx < VT_SD_TEXT_W; gx++)
+            text[gy * VT_SD_TEXT_W + gx] = (uint8_t)(acc[gx] > 255 ? 255 : acc[gx]);
+    }
+}

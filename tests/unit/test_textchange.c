@@ -1,0 +1,206 @@
+/*
+ * Unit tests of text that changes inside a shot (lib/visual/textchange.c) on synthetic text
+ * grids: a slide build gives one frame per bullet at the moment it settled, a fade gives its
+ * end, two names in turn in one lower third both, a still slide, a moving camera or a pan
+ * drifting through states none, a scrolling
+ * screen is bounded; and the grid itself counts type and not a plain ground.
+ */
+#include "base/util.h"
+#include "harness.h"
+#include "visual/textchange.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FPS 15.0
+
+/* n frames of a still slide: a title in the top row of cells, a little noise. */
+static struct vt_sd_feat *slide(size_t n)
+{
+    struct vt_sd_feat *f = vt_xcalloc(n, sizeof(*f));
+
+    for (size_t i = 0; i < n; i++) {
+        f[i].t_s = i / FPS;
+        for (int c = 0; c < VT_SD_TEXT_W / 2; c++)
+            f[i].text[c] = (uint8_t)(60 + (i + c) % 5);
+    }
+    return f;
+}
+
+/* From frame at on, row `row` of cells holds a line of text, reaching full count over ramp. */
+static void add_line(struct vt_sd_feat *f, size_t n, size_t at, int row, size_t ramp)
+{
+    for (size_t i = at; i < n; i++) {
+        double k = ramp && i - at < ramp ? (double)(i - at + 1) / (double)ramp : 1;
+
+        for (int c = 1; c < VT_SD_TEXT_W * 3 / 4; c++)
+            f[i].text[row * VT_SD_TEXT_W + c] = (uint8_t)(k * 70 + (i + c) % 4);
+    }
+}
+
+static struct vt_sd_shot whole(size_t n, size_t chosen)
+{
+    struct vt_sd_shot s = {0};
+
+    s.last = s.stable_last = n - 1;
+    s.chosen = chosen;
+    return s;
+}
+
+VT_TEST(textchange_bullets)
+{
+    size_t n = 240, out[VT_TC_MAX_EXTRA], k;
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 230); /* the sharpest: with every bullet */
+
+    add_line(f, n, 45, 2, 0);
+    add_line(f, n, 90, 3, 0);
+    add_line(f, n, 135, 4, 8); /* fades in over 8 frames */
+    add_line(f, n, 180, 5, 0);
+    k = vt_tc_extra(f, &s, out);
+    CHECK_INT(k, 4);
+    if (k == 4) {
+        CHECK_INT(out[0], 0); /* the title alone */
+        CHECK_INT(out[1], 45);
+        CHECK_INT(out[2], 90);
+        /* the fade's end, give or take the cell tolerance */
+        CHECK(out[3] >= 140 && out[3] <= 143);
+    }
+    free(f);
+}
+
+VT_TEST(textchange_chosen_first)
+{
+    size_t n = 240, out[VT_TC_MAX_EXTRA], k;
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 10);
+
+    add_line(f, n, 100, 3, 0);
+    k = vt_tc_extra(f, &s, out);
+    CHECK_INT(k, 1);
+    if (k == 1)
+        CHECK_INT(out[0], 100);
+    free(f);
+}
+
+VT_TEST(textchange_still_and_brief)
+{
+    size_t n = 240, out[VT_TC_MAX_EXTRA];
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 50);
+
+    CHECK_INT(vt_tc_extra(f, &s, out), 0);
+    /* a line shown for 0.3 s and gone: no state */
+    add_line(f, 125, 120, 3, 0);
+    CHECK_INT(vt_tc_extra(f, &s, out), 0);
+    /* a shot shorter than 2 s: none */
+    s = whole(25, 5);
+    add_line(f, 25, 10, 4, 0);
+    CHECK_INT(vt_tc_extra(f, &s, out), 0);
+    free(f);
+}
+
+VT_TEST(textchange_camera_moved)
+{
+    size_t n = 240, out[VT_TC_MAX_EXTRA];
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 20);
+
+    /* the camera pans for 2 s and stops on another view: every cell changes */
+    for (size_t i = 60; i < n; i++)
+        for (int c = 0; c < VT_SD_TEXT; c++)
+            f[i].text[c] =
+                (uint8_t)(i < 90 ? (i * 7 + (size_t)c * 13) % 120 : 30 + (size_t)c * 29 % 90);
+    CHECK_INT(vt_tc_extra(f, &s, out), 0);
+    free(f);
+}
+
+/* Frames [from, to) show a lower third in row 5: cells 1-4 at the counts in c. */
+static void lower_third(struct vt_sd_feat *f, size_t from, size_t to, const uint8_t *c)
+{
+    for (size_t i = from; i < to; i++)
+        memcpy(&f[i].text[5 * VT_SD_TEXT_W + 1], c, 4);
+}
+
+VT_TEST(textchange_lower_thirds)
+{
+    static const uint8_t one[4] = {39, 29, 30, 30}, two[4] = {30, 33, 32, 20};
+    size_t n = 240, out[VT_TC_MAX_EXTRA], k;
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 10);
+
+    /* two names in turn in the same band, no cell moving by more than 10: both are read */
+    lower_third(f, 30, 90, one);
+    lower_third(f, 130, 190, two);
+    k = vt_tc_extra(f, &s, out);
+    CHECK_INT(k, 2);
+    if (k == 2) {
+        CHECK_INT(out[0], 30);
+        CHECK_INT(out[1], 130);
+    }
+    /* the same name twice: once */
+    lower_third(f, 130, 190, one);
+    k = vt_tc_extra(f, &s, out);
+    CHECK_INT(k, 1);
+    if (k == 1)
+        CHECK_INT(out[0], 30);
+    free(f);
+}
+
+VT_TEST(textchange_pan_drifts)
+{
+    size_t n = 240, out[VT_TC_MAX_EXTRA];
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 20);
+
+    /* a slow pan over foliage: the counts of a few cells drift in steps, the picture moves */
+    for (size_t i = 0; i < n; i++) {
+        f[i].d1 = 3.5f;
+        for (int c = 0; c < 4; c++)
+            f[i].text[3 * VT_SD_TEXT_W + c] = (uint8_t)(40 + 20 * (i / 30) % 120);
+    }
+    CHECK_INT(vt_tc_extra(f, &s, out), 0);
+    /* the same steps on a still picture are new text */
+    for (size_t i = 0; i < n; i++)
+        f[i].d1 = 0.3f;
+    CHECK(vt_tc_extra(f, &s, out) > 0);
+    free(f);
+}
+
+VT_TEST(textchange_scroll_bounded)
+{
+    size_t n = 15 * 60, out[VT_TC_MAX_EXTRA], k;
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 3);
+
+    /* a minute of a terminal: every 0.6 s one row of cells changes its text, a new state */
+    for (size_t i = 0; i < n; i++)
+        for (size_t step = 0; step <= i / 9; step++)
+            for (int c = 0; c < VT_SD_TEXT_W; c++)
+                f[i].text[(step % VT_SD_TEXT_H) * VT_SD_TEXT_W + c] =
+                    (uint8_t)(10 + (step * 37) % 70 + c % 3);
+    k = vt_tc_extra(f, &s, out);
+    CHECK_INT(k, VT_TC_MAX_EXTRA);
+    for (size_t i = 1; i < k; i++)
+        CHECK(f[out[i]].t_s - f[out[i - 1]].t_s >= 1.0);
+    free(f);
+}
+
+VT_TEST(textchange_grid)
+{
+    uint8_t img[180][320], g[VT_SD_TEXT];
+
+    memset(img, 200, sizeof(img));
+    vt_tc_grid(&img[0][0], 320, 180, 320, g);
+    for (int c = 0; c < VT_SD_TEXT; c++)
+        CHECK_INT(g[c], 0);
+    /* strokes 2 px wide every 4 px over rows 40-49 of the first half: cells of row 1 */
+    for (int y = 40; y < 50; y++)
+        for (int x = 0; x < 160; x++)
+            img[y][x] = x % 4 < 2 ? 20 : 200;
+    vt_tc_grid(&img[0][0], 320, 180, 320, g);
+    CHECK_INT(g[0], 0);
+    CHECK_INT(g[VT_SD_TEXT_W], 5 * 10);    /* 5 rows of 10 steps */
+    CHECK_INT(g[VT_SD_TEXT_W + 7], 5 * 9); /* the strokes end on the ground: no last step */
+    CHECK_INT(g[VT_SD_TEXT_W + 8], 0);
+}
