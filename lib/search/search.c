@@ -4,7 +4,9 @@
  *
  *   0  the plain words as an exact phrase (found by the tier-1 query itself: the
  *      ranking function sees the words' positions)
- *   1  all the terms, anywhere in one cue, frame text or title
+ *   1  all the terms, anywhere in one cue, frame text or title; then, below those rows,
+ *      two adjacent cues holding the terms between them where neither does alone (words
+ *      said across a pause: the store's cue pairs), starting where the words start
  *   2  approximate: terms widened to indexed words that sound alike (speech) or
  *      are one edit off (screen), for recognition and OCR errors; and, for three
  *      words or more, speech where all but one of them were recognised; only when
@@ -225,6 +227,10 @@ static int pair_tier(struct vt_library *lib, struct collect *c, const struct vt_
     if (words < 2 || (source[0] && strcmp(source, "speech")) || exact >= (size_t)limit * 2 ||
         (vt_query_plain_words(q, NULL) < 2 && c->n >= (size_t)limit * 2))
         return 0;
+    if (c->deadline_s > 0 && vt_monotonic_s() > c->deadline_s) {
+        c->partial = 1; /* the budget went on the rows: the pairs would be read past it */
+        return 0;
+    }
     return run_tier(lib, c, 1, &r, keep);
 }
 
