@@ -161,7 +161,11 @@ static void pair_row(struct db_stmt *st, const struct vt_query *q, int phrase_n,
     h->at = at;
 }
 
-/* The pairs' statement: the newest matches in (lo, hi], at most a limit. */
+/*
+ * The pairs' statement: the newest matches, at most a limit; on SQLite in (lo, hi], read in
+ * growing windows (pair_windows), on PostgreSQL all at once, one round trip, planned for its
+ * tsquery (the GIN index for rare words, the newest ids for common ones): the same rows.
+ */
 static const char *pair_sql(struct vt_store *s, int by_video)
 {
     if (!s->conn.pg)
@@ -170,11 +174,30 @@ static const char *pair_sql(struct vt_store *s, int by_video)
                " AND pairs_fts.rowid > ?2 AND pairs_fts.rowid <= ?3"
                " ORDER BY pairs_fts.rowid DESC LIMIT ?4";
     return by_video ? "SELECT id, doc_id, next_id, video_id, start_s, split, text FROM pairs"
-                      " WHERE tsv @@ CAST(?1 AS tsquery) AND id > ?2 AND id <= ?3"
-                      " AND video_id = ?5 ORDER BY id DESC LIMIT ?4"
+                      " WHERE tsv @@ CAST(?1 AS tsquery) AND video_id = ?3"
+                      " ORDER BY id DESC LIMIT ?2"
                     : "SELECT id, doc_id, next_id, video_id, start_s, split, text FROM pairs"
-                      " WHERE tsv @@ CAST(?1 AS tsquery) AND id > ?2 AND id <= ?3"
-                      " ORDER BY id DESC LIMIT ?4";
+                      " WHERE tsv @@ CAST(?1 AS tsquery) ORDER BY id DESC LIMIT ?2";
+}
+
+/* PostgreSQL: the newest r->cap matches in one statement. */
+static int pair_rows_pg(struct vt_store *s, const struct vt_store_search *r, const char *match,
+                        int phrase_n, struct pair_found *f)
+{
+    int by_video = r->video && *r->video, rc;
+    struct db_stmt *st = NULL;
+
+    if (s->conn.ops->prepare(&s->conn, pair_sql(s, by_video), 0, &st))
+        return store_fail(s, "search pairs");
+    db_bind_text(st, 1, match);
+    db_bind_int(st, 2, r->cap);
+    if (by_video)
+        db_bind_text(st, 3, r->video);
+    while ((rc = db_step(st)) == DB_ROW)
+        pair_row(st, r->q, phrase_n, f);
+    rc = rc == DB_DONE ? 0 : store_fail(s, "search pairs");
+    st->ops->finalize(st);
+    return rc;
 }
 
 /* The match for the pair index: FTS5's text (the video filter in it) or a tsquery. */
@@ -201,11 +224,11 @@ static char *pair_match(struct vt_store *s, const struct vt_store_search *r)
     return vt_sb_detach(&m);
 }
 
-/* As fts_rows: newest first in growing windows of ids, the deadline looked at between them. */
+/* SQLite, as fts_rows: newest first in growing windows of ids, the deadline looked at
+ * between them. */
 static int pair_windows(struct vt_store *s, const struct vt_store_search *r, const char *match,
                         int phrase_n, int *partial, struct pair_found *f)
 {
-    int by_video = s->conn.pg && r->video && *r->video;
     long long hi = 0, window = 20000;
     struct db_stmt *st = NULL;
     int rc = s->conn.ops->prepare(&s->conn, "SELECT coalesce(max(id), 0) FROM pairs", 0, &st);
@@ -216,7 +239,7 @@ static int pair_windows(struct vt_store *s, const struct vt_store_search *r, con
         hi = db_col_int64(st, 0);
     st->ops->finalize(st);
     st = NULL;
-    if (s->conn.ops->prepare(&s->conn, pair_sql(s, by_video), 0, &st))
+    if (s->conn.ops->prepare(&s->conn, pair_sql(s, 0), 0, &st))
         return store_fail(s, "search pairs");
     while (!rc && hi > 0 && f->raw < r->cap) {
         long long lo = hi > window ? hi - window : 0;
@@ -225,8 +248,6 @@ static int pair_windows(struct vt_store *s, const struct vt_store_search *r, con
         db_bind_int64(st, 2, lo);
         db_bind_int64(st, 3, hi);
         db_bind_int(st, 4, r->cap - f->raw);
-        if (by_video)
-            db_bind_text(st, 5, r->video);
         while ((rc = db_step(st)) == DB_ROW)
             pair_row(st, r->q, phrase_n, f);
         rc = rc == DB_DONE ? 0 : store_fail(s, "search pairs");
@@ -285,7 +306,8 @@ int store_pair_search(struct vt_store *s, const struct vt_store_search *r, int p
     match = pair_match(s, r);
     if (!match)
         return 0;
-    rc = pair_windows(s, r, match, phrase_n, partial, &f);
+    rc = s->conn.pg ? pair_rows_pg(s, r, match, phrase_n, &f)
+                    : pair_windows(s, r, match, phrase_n, partial, &f);
     free(match);
     if (rc) {
         free(f.v);
