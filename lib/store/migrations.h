@@ -42,11 +42,13 @@
          " INSERT INTO pairs (doc_id, next_id, video_id, start_s, split, text, meta)" \
          "  SELECT a.id, new.id, a.video_id, a.start_s, length(CAST(a.text AS BLOB)) + 1," \
          "  a.text || char(10) || new.text, a.meta FROM docs a WHERE a.video_id = new.video_id" \
-         "  AND a.source = 'speech' AND a.ref = new.ref - 1 ORDER BY a.id;" \
+         "  AND a.source = 'speech' AND a.ref = new.ref - 1 AND NOT EXISTS (SELECT 1 FROM pairs" \
+         "  WHERE doc_id = a.id AND next_id = new.id) ORDER BY a.id;" \
          " INSERT INTO pairs (doc_id, next_id, video_id, start_s, split, text, meta)" \
          "  SELECT new.id, b.id, new.video_id, new.start_s, length(CAST(new.text AS BLOB)) + 1," \
          "  new.text || char(10) || b.text, new.meta FROM docs b WHERE b.video_id = new.video_id" \
-         "  AND b.source = 'speech' AND b.ref = new.ref + 1 ORDER BY b.id; END;" \
+         "  AND b.source = 'speech' AND b.ref = new.ref + 1 AND NOT EXISTS (SELECT 1 FROM pairs" \
+         "  WHERE doc_id = new.id AND next_id = b.id) ORDER BY b.id; END;" \
          "CREATE TRIGGER docs_pair_ad AFTER DELETE ON docs WHEN old.source = 'speech' BEGIN" \
          " DELETE FROM pairs WHERE doc_id = old.id OR next_id = old.id; END;" \
          "INSERT INTO pairs (doc_id, next_id, video_id, start_s, split, text, meta)" \
@@ -62,7 +64,9 @@
          "CREATE INDEX pairs_by_doc ON pairs (doc_id);" \
          "CREATE INDEX pairs_by_next ON pairs (next_id);" \
          "CREATE INDEX pairs_tsv ON pairs USING gin (tsv);" \
-         /* a || b: b's positions come after a's, so a phrase runs on across the boundary */ \
+         /* a || b: b's positions come after a's, so a phrase runs on across the boundary; \
+          * a statement of many rows (COPY, INSERT ... SELECT) fires the row triggers at \
+          * its end, when both neighbours are there: a pair is made once, by the first */ \
          "CREATE FUNCTION docs_pair() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN" \
          " IF TG_OP = 'DELETE' THEN" \
          "  DELETE FROM pairs WHERE doc_id = OLD.id OR next_id = OLD.id; RETURN NULL;" \
@@ -71,11 +75,13 @@
          "  SELECT a.id, NEW.id, a.video_id, a.start_s, octet_length(a.text) + 1," \
          "  a.text || chr(10) || NEW.text, a.tsv || NEW.tsv FROM docs a" \
          "  WHERE a.video_id = NEW.video_id AND a.source = 'speech' AND a.ref = NEW.ref - 1" \
+         "  AND NOT EXISTS (SELECT 1 FROM pairs WHERE doc_id = a.id AND next_id = NEW.id)" \
          "  ORDER BY a.id;" \
          " INSERT INTO pairs (doc_id, next_id, video_id, start_s, split, text, tsv)" \
          "  SELECT NEW.id, b.id, NEW.video_id, NEW.start_s, octet_length(NEW.text) + 1," \
          "  NEW.text || chr(10) || b.text, NEW.tsv || b.tsv FROM docs b" \
          "  WHERE b.video_id = NEW.video_id AND b.source = 'speech' AND b.ref = NEW.ref + 1" \
+         "  AND NOT EXISTS (SELECT 1 FROM pairs WHERE doc_id = NEW.id AND next_id = b.id)" \
          "  ORDER BY b.id;" \
          " RETURN NULL; END $f$;" \
          "CREATE TRIGGER docs_pair_ai AFTER INSERT ON docs FOR EACH ROW" \
