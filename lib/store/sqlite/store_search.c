@@ -5,10 +5,10 @@
  * tables, index merging, and the search verbs that take a parsed query (the FTS5
  * text for it is written by store_fts.c).
  */
-#include "store/db/db_sqlite.h"
-#include "text/query.h"
-#include "store/store_int.h"
 #include "base/util.h"
+#include "store/db/db_sqlite.h"
+#include "store/store_int.h"
+#include "text/query.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -702,18 +702,23 @@ int vt_store_similar_words(struct vt_store *s, const char *word, enum vt_similar
 int vt_store_maintain(struct vt_store *s, enum vt_maintain how)
 {
     char sql[96];
-    int pages = how == VT_MAINTAIN_FULL ? 0 : MERGE_STEP_PAGES;
+    int pages = how == VT_MAINTAIN_FULL ? 0 : MERGE_STEP_PAGES, rc = 0;
 
     if (s->be->maintain)
         return s->be->maintain(s, how);
     /* FTS5 answers faster from fewer, larger segments: 'merge' does a bounded amount
-     * of that work (pages > 0), 'optimize' all of it */
-    if (pages > 0)
-        snprintf(sql, sizeof(sql), "INSERT INTO docs_fts (docs_fts, rank) VALUES ('merge', %d)",
-                 pages);
-    else
-        snprintf(sql, sizeof(sql), "INSERT INTO docs_fts (docs_fts) VALUES ('optimize')");
-    return store_exec(s, sql, "merge the search index");
+     * of that work (pages > 0), 'optimize' all of it; the cue pairs' index alike */
+    for (int k = 0; k < 2 && !rc; k++) {
+        const char *t = k ? "pairs_fts" : "docs_fts";
+
+        if (pages > 0)
+            snprintf(sql, sizeof(sql), "INSERT INTO %s (%s, rank) VALUES ('merge', %d)", t, t,
+                     pages);
+        else
+            snprintf(sql, sizeof(sql), "INSERT INTO %s (%s) VALUES ('optimize')", t, t);
+        rc = store_exec(s, sql, "merge the search index");
+    }
+    return rc;
 }
 
 struct word_fn {
@@ -834,7 +839,7 @@ int vt_store_docs(struct vt_store *s, const long long *rowids, size_t n,
     vt_sb_addc(&ids, s->conn.pg ? '}' : ']');
     rc = store_prepare(s,
                        s->conn.pg ? DOCS_SQL("SELECT unnest(CAST(? AS bigint[]))")
-                             : DOCS_SQL("SELECT value FROM json_each(?)"),
+                                  : DOCS_SQL("SELECT value FROM json_each(?)"),
                        &st);
     if (rc) {
         vt_sb_release(&ids);
