@@ -3,12 +3,12 @@
  * of its text cut by vidtheque's own tokenizer (vt_tokenize, the one queries are cut
  * by), so both backends index the same words; what SQLite computes inside one
  * INSERT ... SELECT (a frame's lines joined, a video's titles) is read here first and
- * inserted row by row with its tsvector (store_pg_docs.c). Written against db.h alone (no libpq
- * call), so the shared row code may call it in any program, including the front binary.
+ * inserted row by row with its tsvector (store_pg_docs.c). Written against db.h alone (no libpq call), so
+ * the shared row code may call it in any program, including the front binary.
  */
-#include "base/util.h"
-#include "store/store_int.h"
 #include "text/query.h"
+#include "store/store_int.h"
+#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,10 +5,10 @@
  * tables, index merging, and the search verbs that take a parsed query (the FTS5
  * text for it is written by store_fts.c).
  */
-#include "base/util.h"
 #include "store/db/db_sqlite.h"
-#include "store/store_int.h"
 #include "text/query.h"
+#include "store/store_int.h"
+#include "base/util.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -839,7 +839,7 @@ int vt_store_docs(struct vt_store *s, const long long *rowids, size_t n,
     vt_sb_addc(&ids, s->conn.pg ? '}' : ']');
     rc = store_prepare(s,
                        s->conn.pg ? DOCS_SQL("SELECT unnest(CAST(? AS bigint[]))")
-                                  : DOCS_SQL("SELECT value FROM json_each(?)"),
+                             : DOCS_SQL("SELECT value FROM json_each(?)"),
                        &st);
     if (rc) {
         vt_sb_release(&ids);
