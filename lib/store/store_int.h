@@ -12,8 +12,8 @@
 #define VT_STORE_INT_H
 
 #include "store/db/db.h"
-#include "store/store.h"
 #include "text/query.h"
+#include "store/store.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -212,7 +212,8 @@ void store_add_phonetic(void *user, const char *tok, size_t n);
 /* The backends' opens, which set s->be. SQLite's (sqlite/store_sqlite.c); PostgreSQL's
  * (store_pg.c) needs libpq: store.c names it through a weak reference, so only programs
  * that name store_pg_open themselves link it (not the front binary). */
-int store_sqlite_open(const char *path, int flags, struct vt_store **out, char *err, size_t errlen);
+int store_sqlite_open(const char *path, int flags, struct vt_store **out, char *err,
+                      size_t errlen);
 int store_pg_open(const char *url, int flags, struct vt_store **out, char *err, size_t errlen);
 
 /* store_pg_docs.c, store_pg_index.c: db.h only, callable from the shared row code in

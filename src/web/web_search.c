@@ -364,9 +364,8 @@ static void hit_item(struct vt_sb *out, struct vt_library *lib, const struct ask
         if (!strcmp(h->source, sources[i]))
             words = source_words[i];
     WEB_RENDER(out, "hit", {"video", h->video_id}, {"rank", nth}, {"start", start.buf},
-               {"frame", frame},
-               {"href", href.buf}, {"picture", pic.buf}, {"time", time.buf}, {"source", h->source},
-               {"source_words", words}, {"approx", h->approx ? "1" : NULL},
+               {"frame", frame}, {"href", href.buf}, {"picture", pic.buf}, {"time", time.buf},
+               {"source", h->source}, {"source_words", words}, {"approx", h->approx ? "1" : NULL},
                {"words", h->matched & VT_MATCH_WORDS ? "1" : NULL},
                {"meaning", h->matched & VT_MATCH_MEANING ? "1" : NULL},
                {"visual", h->matched & VT_MATCH_VISUAL ? "1" : NULL}, {"text", text.buf});
