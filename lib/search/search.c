@@ -227,10 +227,6 @@ static int pair_tier(struct vt_library *lib, struct collect *c, const struct vt_
     if (words < 2 || (source[0] && strcmp(source, "speech")) || exact >= (size_t)limit * 2 ||
         (vt_query_plain_words(q, NULL) < 2 && c->n >= (size_t)limit * 2))
         return 0;
-    if (c->deadline_s > 0 && vt_monotonic_s() > c->deadline_s) {
-        c->partial = 1; /* the budget went on the rows: the pairs would be read past it */
-        return 0;
-    }
     return run_tier(lib, c, 1, &r, keep);
 }
 
