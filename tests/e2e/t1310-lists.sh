@@ -10,7 +10,8 @@
 #     picture is the frame the hit came from;
 #   - the search page's pages, read one after another, are exactly /api/search?limit=1000
 #     in the same order (score, then video, then time), the count is the true total and
-#     the title hit is on a page; the CLI gives the same order;
+#     the title hit is on a page (each hit's data-rank gives that order back: a page
+#     has one heading per video, its moments under it); the CLI gives the same order;
 #   - the library page is a page of cards from one listing (?per=, ?page=, ?q=, ?sort=),
 #     an empty library says how to add a video, /api/videos?state=processing lists only
 #     videos being indexed with their progress.
