@@ -231,16 +231,19 @@ static int pair_windows(struct vt_store *s, const struct vt_store_search *r, con
 {
     long long hi = 0, window = 20000;
     struct db_stmt *st = NULL;
-    int rc = s->conn.ops->prepare(&s->conn, "SELECT coalesce(max(id), 0) FROM pairs", 0, &st);
+    /* SQLite's statements from the handle's cache: preparing them cost more than a
+     * rare word's match */
+    int rc = store_prepare(s, "SELECT coalesce(max(id), 0) FROM pairs", &st);
 
     if (rc)
-        return store_fail(s, "search pairs");
+        return rc;
     if (db_step(st) == DB_ROW)
         hi = db_col_int64(st, 0);
-    st->ops->finalize(st);
+    store_finish(s, st);
     st = NULL;
-    if (s->conn.ops->prepare(&s->conn, pair_sql(s, 0), 0, &st))
-        return store_fail(s, "search pairs");
+    rc = store_prepare(s, pair_sql(s, 0), &st);
+    if (rc)
+        return rc;
     while (!rc && hi > 0 && f->raw < r->cap) {
         long long lo = hi > window ? hi - window : 0;
 
@@ -259,7 +262,7 @@ static int pair_windows(struct vt_store *s, const struct vt_store_search *r, con
             break;
         }
     }
-    st->ops->finalize(st);
+    store_finish(s, st);
     return rc;
 }
 
