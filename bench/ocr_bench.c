@@ -2,10 +2,13 @@
  * Driver for bench/ocr_bench.sh and bench/ocr_small_bench.sh: times vt_ocr_new plus
  * vt_ocr_run over the image files given on the command line, as the ocr stage would run
  * them, and prints one line of key=value pairs (per_frame_ms counts engine creation too, as
- * the tesseract command's time counts its start-up). --no-small turns the small-text pass
- * off; --dump FILE writes every line read as JSON ({"files": [{"file", "ocr": [{"text",
- * "conf", "box", "noise"}]}]}, the export's shape) for scoring.
- * Usage: ocr_bench [--no-small] [--dump FILE] THREADS IMAGE...
+ * the tesseract command's time counts its start-up; run_cpu_ms is the process's CPU time
+ * over vt_ocr_run alone, all threads). --no-small turns the small-text pass
+ * off, --no-dark-parts the inversion of a light frame's dark parts; --dump FILE writes every
+ * line read as JSON ({"files": [{"file", "ocr": [{"text", "conf", "box", "noise"}]}]}, the
+ * export's shape) for scoring.
+ *
+ * Usage: ocr_bench [--no-small] [--no-dark-parts] [--dump FILE] THREADS IMAGE...
  */
 #include "base/util.h"
 #include "visual/ocr.h"
@@ -14,6 +17,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* The process's CPU time in seconds, all threads. */
+static double cpu_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static int dump(const char *path, char **files, const struct vt_ocr_page *pages, size_t n)
 {
@@ -47,20 +60,23 @@ int main(int argc, char **argv)
     const char *dump_path = NULL;
     size_t n, n_lines = 0, n_noise = 0;
     char err[512] = "";
-    double t0, t1, t2;
+    double t0, t1, t2, c1, c2;
     long threads;
-    int rc = 1, small = 1, a = 1;
+    int rc = 1, small = 1, dark_parts = 1, a = 1;
 
     for (; a < argc && argv[a][0] == '-'; a++) {
         if (!strcmp(argv[a], "--no-small"))
             small = 0;
+        else if (!strcmp(argv[a], "--no-dark-parts"))
+            dark_parts = 0;
         else if (!strcmp(argv[a], "--dump") && a + 1 < argc)
             dump_path = argv[++a];
         else
             break;
     }
     if (argc - a < 2 || vt_parse_long(argv[a], 0, 256, &threads)) {
-        fprintf(stderr, "usage: ocr_bench [--no-small] [--dump FILE] THREADS IMAGE...\n");
+        fprintf(stderr,
+                "usage: ocr_bench [--no-small] [--no-dark-parts] [--dump FILE] THREADS IMAGE...\n");
         goto out;
     }
     n = (size_t)(argc - a - 1);
@@ -72,13 +88,16 @@ int main(int argc, char **argv)
         goto out;
     }
     vt_ocr_set_small_text(ocr, small);
+    vt_ocr_set_dark_parts(ocr, dark_parts);
     t1 = vt_monotonic_s();
+    c1 = cpu_s();
     if (vt_ocr_run(ocr, (const char *const *)argv + a + 1, n, pages, NULL, NULL, err,
                    sizeof(err))) {
         fprintf(stderr, "ocr_bench: %s\n", err);
         goto out;
     }
     t2 = vt_monotonic_s();
+    c2 = cpu_s();
     for (size_t i = 0; i < n; i++) {
         n_lines += pages[i].n_lines;
         for (size_t k = 0; k < pages[i].n_lines; k++)
@@ -88,10 +107,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "ocr_bench: '%s': cannot write\n", dump_path);
         goto out;
     }
-    printf("threads=%ld small=%d frames=%zu lines=%zu noise=%zu init_ms=%.1f run_ms=%.1f "
-           "per_frame_ms=%.1f\n",
-           threads, small, n, n_lines, n_noise, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
-           (t2 - t0) * 1e3 / (double)n);
+    printf("threads=%ld small=%d dark_parts=%d frames=%zu lines=%zu noise=%zu init_ms=%.1f "
+           "run_ms=%.1f run_cpu_ms=%.1f per_frame_ms=%.1f\n",
+           threads, small, dark_parts, n, n_lines, n_noise, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
+           (c2 - c1) * 1e3, (t2 - t0) * 1e3 / (double)n);
     rc = 0;
 out:
     for (size_t i = 0; pages && i < n; i++)

@@ -16,6 +16,9 @@ echo
 echo "== OCR of small text (12-40 px at 720p) and photo-like frames: recall, noise, per frame vs the tesseract command"
 env -u OMP_THREAD_LIMIT bash bench/ocr_small_bench.sh
 echo
+echo "== OCR of light text on dark screens: recall and CPU a frame with the inversion of dark parts vs without"
+bash bench/ocr_dark_bench.sh
+echo
 echo "== speech recognition vs pocketsphinx_continuous"
 bash bench/stt_bench.sh
 echo
@@ -45,6 +48,9 @@ bash bench/whisper_memory_bench.sh
 echo
 echo "== search: 10,000 videos, 1,000,000 cues vs plain FTS5 MATCH ORDER BY rank"
 bash bench/search_bench.sh
+echo
+echo "== search precision on the generated talks with the test text model: hybrid (relevance floor) next to words only"
+bash bench/search_precision_bench.sh
 echo
 echo "== search on PostgreSQL next to SQLite on the same rows (PG_BENCH_VIDEOS=10000: 1,000,000 cues)"
 bash bench/pg_search_bench.sh

@@ -328,8 +328,15 @@ struct vt_hit {
     int ref;          /* cue, frame or chapter index (-1: the video's title) */
     char also[24];    /* other sources merged into this moment, comma-separated, or "" */
     unsigned matched; /* the signals that found it: VT_MATCH_WORDS | _MEANING | _VISUAL */
+    /* found by meaning or pictures: the cosine, and how far it stands above its vector
+     * space's relevance floor (VT_REL_WEAK or _STRONG; VT_REL_NONE for words only) */
+    double similarity;
+    int relevance;
 };
 enum { VT_MATCH_WORDS = 1, VT_MATCH_MEANING = 2, VT_MATCH_VISUAL = 4 };
+enum vt_relevance { VT_REL_NONE, VT_REL_WEAK, VT_REL_STRONG };
+/* "strong", "weak", or NULL for VT_REL_NONE; static. */
+const char *vt_relevance_name(int relevance);
 
 /* What a search matches on (vt_search_opts.mode). */
 enum vt_search_mode {
@@ -360,6 +367,18 @@ struct vt_search_info {
     /* more rows matched than the search ranks (it reads the newest few hundred per word
      * tier): the hits found are the best of those, and their count is a lower bound */
     int more;
+    /* the relevance floors the search applied: [0] meaning (the text model's space), [1]
+     * pictures (the frame model's); signal "" when that one did not run */
+    struct vt_search_floor {
+        char signal[8]; /* "meaning" or "visual" */
+        char space[256];
+        long long vectors; /* the space's vectors when the floor was measured */
+        int probes;        /* queries that cannot match, measured */
+        double chance_mean, chance_sd, chance_max; /* their best cosines */
+        double floor, strong;
+        int below;    /* nearest vectors left out for standing below the floor */
+        int measured; /* measured by this search (else kept from before) */
+    } floors[2];
 };
 
 /*

@@ -204,10 +204,12 @@ void vt_img_diff(const uint8_t *a, const uint8_t *b, size_t n, int thresh, doubl
     *changed = n ? (double)ch / (double)n : 0;
 }
 
-uint8_t *vt_img_rotate_rgb(const uint8_t *src, int w, int h, int stride, int deg, int *ow, int *oh)
+/* vt_img_rotate_rgb and vt_img_rotate_grey, for pixels of bpp bytes. */
+static uint8_t *rotate_px(const uint8_t *src, int w, int h, int stride, int bpp, int deg, int *ow,
+                          int *oh)
 {
     int nw = (deg == 90 || deg == 270) ? h : w, nh = (deg == 90 || deg == 270) ? w : h;
-    uint8_t *dst = vt_xmalloc((size_t)nw * nh * 3);
+    uint8_t *dst = vt_xmalloc((size_t)nw * nh * bpp);
 
     for (int y = 0; y < h; y++) {
         const uint8_t *r = src + (size_t)y * stride;
@@ -233,12 +235,22 @@ uint8_t *vt_img_rotate_rgb(const uint8_t *src, int w, int h, int stride, int deg
                 dy = y;
                 break;
             }
-            memcpy(dst + ((size_t)dy * nw + dx) * 3, r + (size_t)x * 3, 3);
+            memcpy(dst + ((size_t)dy * nw + dx) * bpp, r + (size_t)x * bpp, bpp);
         }
     }
     *ow = nw;
     *oh = nh;
     return dst;
+}
+
+uint8_t *vt_img_rotate_rgb(const uint8_t *src, int w, int h, int stride, int deg, int *ow, int *oh)
+{
+    return rotate_px(src, w, h, stride, 3, deg, ow, oh);
+}
+
+uint8_t *vt_img_rotate_grey(const uint8_t *src, int w, int h, int stride, int deg, int *ow, int *oh)
+{
+    return rotate_px(src, w, h, stride, 1, deg, ow, oh);
 }
 
 int vt_img_write_jpeg(const char *path, const uint8_t *rgb, int w, int h, int stride, int quality,

@@ -42,6 +42,9 @@ void vt_img_diff(const uint8_t *a, const uint8_t *b, size_t n, int thresh, doubl
  * buffer (caller frees) and sets *ow, *oh.
  */
 uint8_t *vt_img_rotate_rgb(const uint8_t *src, int w, int h, int stride, int deg, int *ow, int *oh);
+/* The same for an 8-bit grey image. */
+uint8_t *vt_img_rotate_grey(const uint8_t *src, int w, int h, int stride, int deg, int *ow,
+                            int *oh);
 
 /*
  * Write RGB24 pixels as a baseline JPEG of the given quality to path, atomically

@@ -188,22 +188,39 @@ out:
     return rc;
 }
 
+/* Clockwise degrees r as 0, 90, 180 or 270 (the nearest quarter turn); 0 when r is no number. */
+static int quarter_turns(double r)
+{
+    long d;
+
+    if (!isfinite(r))
+        return 0;
+    d = lround(fmod(r, 360.0) / 90.0) * 90 % 360;
+    return (int)(d < 0 ? d + 360 : d);
+}
+
 int vt_media_rotation(const AVStream *st)
 {
     const uint8_t *m = av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, NULL);
+    const AVDictionaryEntry *tag;
+    char *end;
     double r;
-    long d;
 
-    if (!m)
-        return 0;
     /* av_display_rotation_get: counter-clockwise degrees; we want clockwise */
-    r = -av_display_rotation_get((const int32_t *)m);
-    if (isnan(r))
+    if (m)
+        return quarter_turns(-av_display_rotation_get((const int32_t *)m));
+    /*
+     * No display matrix: the old "rotate" tag, clockwise degrees, which FFmpeg before 5.0
+     * obeyed in any container and which Matroska files remuxed by it still carry as ROTATE
+     * (av_dict_get ignores case). Anything but a plain number is no rotation.
+     */
+    tag = av_dict_get(st->metadata, "rotate", NULL, 0);
+    if (!tag || !tag->value)
         return 0;
-    d = lround(r / 90.0) * 90 % 360;
-    if (d < 0)
-        d += 360;
-    return (int)d;
+    r = strtod(tag->value, &end);
+    if (end == tag->value || *end)
+        return 0;
+    return quarter_turns(r);
 }
 
 int vt_media_open_video(AVFormatContext *fmt, int threads, int *stream_index, AVCodecContext **out,

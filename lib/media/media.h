@@ -53,7 +53,11 @@ void vt_probe_release(struct vt_probe *p);
 int vt_media_open_video(AVFormatContext *fmt, int threads, int *stream_index, AVCodecContext **dec,
                         char *err, size_t errlen);
 
-/* Clockwise rotation in degrees (0, 90, 180, 270) that shows stream st upright. */
+/*
+ * Clockwise rotation in degrees (0, 90, 180, 270) that shows stream st upright: its display
+ * matrix (as ffmpeg's autorotate and players read it), else its old "rotate" tag; the nearest
+ * quarter turn, 0 when neither is there or the tag is no number. Flips are ignored.
+ */
 int vt_media_rotation(const AVStream *st);
 
 /*

@@ -465,6 +465,20 @@ static void strip_c(const struct mm *a, int m, int rows, int pn, float *acc)
 }
 
 #ifdef VT_WK_AVX2
+/* The 6x16 block's twelve accumulators (c<row><half>), zeroed, and their store to acc. */
+#define ACC_6x16                                                                                   \
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;       \
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00
+#define STORE_6x16(acc)                                                                            \
+    do {                                                                                           \
+        _mm256_storeu_ps((acc) + 0 * NR, c00), _mm256_storeu_ps((acc) + 0 * NR + 8, c01);          \
+        _mm256_storeu_ps((acc) + 1 * NR, c10), _mm256_storeu_ps((acc) + 1 * NR + 8, c11);          \
+        _mm256_storeu_ps((acc) + 2 * NR, c20), _mm256_storeu_ps((acc) + 2 * NR + 8, c21);          \
+        _mm256_storeu_ps((acc) + 3 * NR, c30), _mm256_storeu_ps((acc) + 3 * NR + 8, c31);          \
+        _mm256_storeu_ps((acc) + 4 * NR, c40), _mm256_storeu_ps((acc) + 4 * NR + 8, c41);          \
+        _mm256_storeu_ps((acc) + 5 * NR, c50), _mm256_storeu_ps((acc) + 5 * NR + 8, c51);          \
+    } while (0)
+
 #define FMA_ROW(r)                                                                                 \
     do {                                                                                           \
         __m256 xb = _mm256_broadcast_ss(x##r + k);                                                 \
@@ -478,8 +492,7 @@ KATTR static void strip6_v(const struct mm *a, int m, int pn, float *acc)
     const uint16_t *p = a->w + (size_t)pn * a->K * NR;
     const float *x0 = a->x + (size_t)m * a->ldx, *x1 = x0 + a->ldx, *x2 = x1 + a->ldx;
     const float *x3 = x2 + a->ldx, *x4 = x3 + a->ldx, *x5 = x4 + a->ldx;
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    ACC_6x16;
 
     for (int k = 0; k < a->K; k++, p += NR) {
         __m256 w0 = load_f16(p), w1 = load_f16(p + 8);
@@ -491,12 +504,7 @@ KATTR static void strip6_v(const struct mm *a, int m, int pn, float *acc)
         FMA_ROW(4);
         FMA_ROW(5);
     }
-    _mm256_storeu_ps(acc + 0 * NR, c00), _mm256_storeu_ps(acc + 0 * NR + 8, c01);
-    _mm256_storeu_ps(acc + 1 * NR, c10), _mm256_storeu_ps(acc + 1 * NR + 8, c11);
-    _mm256_storeu_ps(acc + 2 * NR, c20), _mm256_storeu_ps(acc + 2 * NR + 8, c21);
-    _mm256_storeu_ps(acc + 3 * NR, c30), _mm256_storeu_ps(acc + 3 * NR + 8, c31);
-    _mm256_storeu_ps(acc + 4 * NR, c40), _mm256_storeu_ps(acc + 4 * NR + 8, c41);
-    _mm256_storeu_ps(acc + 5 * NR, c50), _mm256_storeu_ps(acc + 5 * NR + 8, c51);
+    STORE_6x16(acc);
 }
 #undef FMA_ROW
 
@@ -667,8 +675,7 @@ KATTR static void gemm6_v(const float *a, int lda, const float *b, int ldb, int 
 {
     const float *a0 = a, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda, *a4 = a3 + lda;
     const float *a5 = a4 + lda;
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    ACC_6x16;
 
     for (int k = 0; k < K; k++, b += ldb) {
         __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
@@ -680,12 +687,7 @@ KATTR static void gemm6_v(const float *a, int lda, const float *b, int ldb, int 
         FMA_ROW(4);
         FMA_ROW(5);
     }
-    _mm256_storeu_ps(acc + 0 * NR, c00), _mm256_storeu_ps(acc + 0 * NR + 8, c01);
-    _mm256_storeu_ps(acc + 1 * NR, c10), _mm256_storeu_ps(acc + 1 * NR + 8, c11);
-    _mm256_storeu_ps(acc + 2 * NR, c20), _mm256_storeu_ps(acc + 2 * NR + 8, c21);
-    _mm256_storeu_ps(acc + 3 * NR, c30), _mm256_storeu_ps(acc + 3 * NR + 8, c31);
-    _mm256_storeu_ps(acc + 4 * NR, c40), _mm256_storeu_ps(acc + 4 * NR + 8, c41);
-    _mm256_storeu_ps(acc + 5 * NR, c50), _mm256_storeu_ps(acc + 5 * NR + 8, c51);
+    STORE_6x16(acc);
 }
 #undef FMA_ROW
 

@@ -3,10 +3,10 @@
  * format of `export --format json`, of the web API and of what `show` renders.
  * The field names are an interface other tools rely on (docs/ARCHITECTURE.md).
  */
-#include "captions/captions.h"
-#include "visual/keyframe.h"
-#include "core/library.h"
 #include "base/util.h"
+#include "captions/captions.h"
+#include "core/library.h"
+#include "visual/keyframe.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -110,15 +110,13 @@ static int parts_read(struct vt_library *lib, const char *id, const struct vt_do
     if (!rc)
         rc = vt_store_shots_range(lib->store, id, d->shot0, d->shot1, &d->shots, &d->n_shots);
     if (!rc)
-        rc = vt_store_frames_range(lib->store, id, d->frame0, d->frame1, &d->frames,
-                                   &d->n_frames);
+        rc = vt_store_frames_range(lib->store, id, d->frame0, d->frame1, &d->frames, &d->n_frames);
     if (!rc)
         rc = vt_store_chapters(lib->store, id, &d->chapters, &d->n_chapters);
     if (!rc)
         rc = vt_store_transcript_range(lib->store, id, d->cue0, d->cue1, &d->tr);
     if (!rc)
-        rc = vt_store_chunks_range(lib->store, id, d->chunk0, d->chunk1, &d->chunks,
-                                   &d->n_chunks);
+        rc = vt_store_chunks_range(lib->store, id, d->chunk0, d->chunk1, &d->chunks, &d->n_chunks);
     if (!rc)
         rc = vt_store_reuse_of(lib->store, id, &d->reuse, &d->n_reuse);
     return rc;
@@ -680,6 +678,33 @@ static char *hit_text(const char *text)
     return vt_sb_detach(&sb);
 }
 
+/* The relevance floors a search applied (vt_search_info.floors), rounded to 1e-4. */
+static json_t *floors_json(const struct vt_search_info *info)
+{
+    json_t *arr = json_array();
+
+    for (int i = 0; i < 2; i++) {
+        const struct vt_search_floor *f = &info->floors[i];
+        if (!f->signal[0])
+            continue;
+        json_t *o = json_object();
+        json_object_set_new(o, "signal", json_string(f->signal));
+        json_object_set_new(o, "space", str_or_null(f->space));
+        json_object_set_new(o, "vectors", json_integer(f->vectors));
+        json_object_set_new(o, "probes", json_integer(f->probes));
+        json_object_set_new(o, "chance_mean", json_real(round(f->chance_mean * 1e4) / 1e4));
+        json_object_set_new(o, "chance_sd", json_real(round(f->chance_sd * 1e4) / 1e4));
+        json_object_set_new(o, "chance_max", json_real(round(f->chance_max * 1e4) / 1e4));
+        /* rounded up: a cosine shown at the floor is never below it */
+        json_object_set_new(o, "floor", json_real(ceil(f->floor * 1e4) / 1e4));
+        json_object_set_new(o, "strong", json_real(ceil(f->strong * 1e4) / 1e4));
+        json_object_set_new(o, "below_floor", json_integer(f->below));
+        json_object_set_new(o, "measured_now", json_boolean(f->measured));
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
 char *vt_hits_json(const char *query, const struct vt_search_info *info, const struct vt_hit *hits,
                    size_t n)
 {
@@ -719,10 +744,16 @@ char *vt_hits_json(const char *query, const struct vt_search_info *info, const s
         json_object_set_new(o, "ref", json_integer(hits[i].ref));
         if (hits[i].also[0])
             json_object_set_new(o, "also", str_or_null(hits[i].also));
+        if (vt_relevance_name(hits[i].relevance)) {
+            json_object_set_new(o, "relevance", json_string(vt_relevance_name(hits[i].relevance)));
+            json_object_set_new(o, "similarity", json_real(round(hits[i].similarity * 1e4) / 1e4));
+        }
         json_array_append_new(arr, o);
         free(text);
     }
     json_object_set_new(doc, "hits", arr);
+    if (info && (info->floors[0].signal[0] || info->floors[1].signal[0]))
+        json_object_set_new(doc, "floors", floors_json(info));
     s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     json_decref(doc);
     return s;

@@ -11,6 +11,7 @@
 #include "ml/embed.h"
 #include "ml/vindex.h"
 #include "model/stage_config.h"
+#include "search/floor.h"
 #include "search/search_int.h"
 #include "search/vecsearch.h"
 #include "stages/text_embed.h"
@@ -109,9 +110,25 @@ static int place_on_screen(struct vt_library *lib, const struct vt_vec_where *w,
     return 0;
 }
 
+void vt_search_floor_put(struct vt_search_floor *out, const char *signal, const struct vt_floor *f,
+                         int measured)
+{
+    memset(out, 0, sizeof(*out));
+    snprintf(out->signal, sizeof(out->signal), "%s", signal);
+    snprintf(out->space, sizeof(out->space), "%s", f->space);
+    out->vectors = f->vectors;
+    out->probes = f->probes;
+    out->chance_mean = f->chance_mean;
+    out->chance_sd = f->chance_sd;
+    out->chance_max = f->chance_max;
+    out->floor = f->floor;
+    out->strong = f->strong;
+    out->measured = measured;
+}
+
 int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
                       const struct vt_search_opts *opts, int limit, struct vt_hit **hits,
-                      size_t *n_hits, char *err, size_t errlen)
+                      size_t *n_hits, struct vt_search_floor *used, char *err, size_t errlen)
 {
     struct vt_embed *e = NULL;
     struct vt_hit *out = NULL;
@@ -148,14 +165,24 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
     size_t m = 0;
     rc = vt_vecsearch_nearest(lib, vt_embed_id(e), vt_embed_dim(e), qv, k, NULL, NULL, vh, &m, err,
                               errlen);
+    struct vt_floor fl;
+    int measured = 0;
+    if (!rc)
+        rc = vt_floor_get(lib, e, &fl, &measured, err, errlen);
     if (rc) {
         free(vh);
         free(qv);
         return rc;
     }
+    vt_search_floor_put(used, "meaning", &fl, measured);
     size_t budget = CUE_RESCORE_MAX;
     for (size_t i = 0; i < m && n < (size_t)limit; i++) {
         struct vt_vec_where w;
+        int rel = vt_floor_judge(&fl, vh[i].score);
+        if (!rel) { /* best first: the rest stand below the floor too */
+            used->below = (int)(m - i);
+            break;
+        }
         rc = vt_store_vector_get(lib->store, vh[i].key, &w);
         if (rc == VT_ENOTFOUND) {
             rc = 0;
@@ -190,7 +217,8 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
         } else {
             h->title = vt_xstrdup("");
         }
-        h->score = vh[i].score;
+        h->score = h->similarity = vh[i].score;
+        h->relevance = rel;
         h->matched = VT_MATCH_MEANING;
         n++;
     }
@@ -224,10 +252,19 @@ static int same_place(const struct vt_hit *a, const struct vt_hit *b)
     return a->ref == b->ref || (a->start_s < b->end_s && b->start_s < a->end_s);
 }
 
+/* A hit that only a vector found, not far above chance: it ranks after the others. */
+static int weak_alone(const struct vt_hit *h)
+{
+    return !(h->matched & VT_MATCH_WORDS) && h->relevance == VT_REL_WEAK;
+}
+
 static int by_fused(const void *pa, const void *pb)
 {
     const struct vt_hit *a = pa, *b = pb;
     int c;
+
+    if (weak_alone(a) != weak_alone(b))
+        return weak_alone(a) - weak_alone(b);
 
     /* ties by video then time, as the word hits (search.c): qsort alone is not stable */
     if (a->score != b->score)
@@ -241,8 +278,9 @@ static int by_fused(const void *pa, const void *pb)
 /*
  * Reciprocal rank fusion of two ranked lists (vindex.h, vt_rrf): a moment's score is the
  * sum over the lists that hold it of 1 / (60 + rank). A moment found by both keeps the
- * word hit (its text has the matched words marked) with both signals in matched.
- * Takes ownership of both lists' hits.
+ * word hit (its text has the matched words marked) with both signals in matched. Hits
+ * found by meaning alone and only weakly (floor.h) come after the others, whatever their
+ * score. Takes ownership of both lists' hits.
  */
 void vt_hits_fuse(struct vt_hit *words, size_t n_words, struct vt_hit *meaning, size_t n_meaning,
                   size_t limit, struct vt_hit **out, size_t *n_out)
@@ -260,6 +298,8 @@ void vt_hits_fuse(struct vt_hit *words, size_t n_words, struct vt_hit *meaning, 
                 taken[j] = 1;
                 r[n].matched |= VT_MATCH_MEANING;
                 r[n].score += vt_rrf(j);
+                r[n].similarity = meaning[j].similarity;
+                r[n].relevance = meaning[j].relevance;
                 break;
             }
         n++;
@@ -341,9 +381,10 @@ int vt_search(struct vt_library *lib, const char *query, size_t query_len,
         struct vt_query q;
         char verr[512] = "";
         vt_query_parse(query ? query : "", query ? query_len : 0, &q);
-        int rm = vt_search_meaning(lib, &q, &o, o.limit, &mh, &nm, err, sizeof(err));
+        int rm = vt_search_meaning(lib, &q, &o, o.limit, &mh, &nm, &wi.floors[0], err, sizeof(err));
         /* pictures too, when the frame model embeds words (a joint text-image model) */
-        int rv = vt_search_visual(lib, &q, &o, o.limit, &vh, &nv, verr, sizeof(verr));
+        int rv =
+            vt_search_visual(lib, &q, &o, o.limit, &vh, &nv, &wi.floors[1], verr, sizeof(verr));
         vt_query_release(&q);
         if (rm && o.mode == VT_SEARCH_MEANING && rv) {
             vt_hits_free(vh, nv);
@@ -394,6 +435,10 @@ void vt_hits_fuse_more(struct vt_hit **list, size_t *n, struct vt_hit *extra, si
         if (i < *n) {
             r[i].matched |= extra[j].matched;
             r[i].score += vt_rrf(j);
+            if (extra[j].relevance > r[i].relevance) {
+                r[i].relevance = extra[j].relevance;
+                r[i].similarity = extra[j].similarity;
+            }
             free(extra[j].title);
             free(extra[j].text);
             continue;

@@ -165,6 +165,29 @@ int vt_vecsearch_nearest(struct vt_library *lib, const char *space, int dim, con
     return rc;
 }
 
+int vt_vecsearch_loaded(struct vt_library *lib, const char *space, int dim, int64_t *count,
+                        int64_t *max_id)
+{
+    char *real = realpath(lib->dir, NULL);
+    char *key = vt_xasprintf("%s\n%s", real ? real : lib->dir, space);
+    long long version = vt_store_version(lib->store);
+    int rc = -1;
+
+    free(real);
+    pthread_mutex_lock(&shared_lock);
+    for (struct vt_meaning_index *mi = vt_lib_slot(lib, VT_SLOT_SEARCH); mi; mi = mi->next)
+        if (!strcmp(mi->sh->key, key) && mi->sh->dim == dim && version >= 0 &&
+            mi->version == version) {
+            *count = mi->sh->count;
+            *max_id = mi->sh->max_id;
+            rc = 0;
+            break;
+        }
+    pthread_mutex_unlock(&shared_lock);
+    free(key);
+    return rc;
+}
+
 /* ---- more like this ---- */
 
 void vt_lookalike_free(struct vt_lookalike *s, size_t n)

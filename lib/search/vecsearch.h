@@ -28,6 +28,12 @@ int vt_vecsearch_nearest(struct vt_library *lib, const char *space, int dim, con
                          size_t k, vt_vindex_keep_fn keep, void *user, struct vt_vhit *vh,
                          size_t *m, char *err, size_t errlen);
 
+/* What the index of space (dimension dim) that lib's handle searched holds: its count
+ * of vectors and highest key. 0, or -1 when the handle has not searched that space since
+ * the database last changed. */
+int vt_vecsearch_loaded(struct vt_library *lib, const char *space, int dim, int64_t *count,
+                        int64_t *max_id);
+
 /* A frame that looks like the one asked about. */
 struct vt_lookalike {
     char video_id[65];

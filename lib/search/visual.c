@@ -7,6 +7,7 @@
 #include "core/library.h"
 #include "ml/embed.h"
 #include "ml/vindex.h"
+#include "search/floor.h"
 #include "search/search_int.h"
 #include "search/vecsearch.h"
 #include "stages/frame_embed.h"
@@ -38,7 +39,7 @@ static char *frame_words(struct vt_library *lib, const char *id, int frame)
 
 int vt_search_visual(struct vt_library *lib, const struct vt_query *q,
                      const struct vt_search_opts *opts, int limit, struct vt_hit **hits,
-                     size_t *n_hits, char *err, size_t errlen)
+                     size_t *n_hits, struct vt_search_floor *used, char *err, size_t errlen)
 {
     struct vt_embed *e = NULL;
     char *key = NULL, *text = NULL;
@@ -67,19 +68,27 @@ int vt_search_visual(struct vt_library *lib, const struct vt_query *q,
     int dim = vt_embed_dim(e);
     qv = vt_xmalloc(sizeof(float) * (size_t)dim);
     rc = vt_embed_texts(e, (const char *const *)&text, 1, qv, err, errlen);
-    char *space = vt_xstrdup(vt_embed_id(e));
-    vt_frame_embed_give(key, e); /* keeps a copy of key */
-    free(key);
-    if (rc) {
-        free(space);
-        goto out;
-    }
     size_t k = (size_t)limit * (*video ? 20 : 2) + 10;
     vh = vt_xcalloc(k, sizeof(*vh));
-    rc = vt_vecsearch_nearest(lib, space, dim, qv, k, NULL, NULL, vh, &m, err, errlen);
-    free(space);
+    if (!rc)
+        rc = vt_vecsearch_nearest(lib, vt_embed_id(e), dim, qv, k, NULL, NULL, vh, &m, err, errlen);
+    /* the floor of the frame model's space, measured with its own text tower */
+    struct vt_floor fl;
+    int measured = 0;
+    if (!rc)
+        rc = vt_floor_get(lib, e, &fl, &measured, err, errlen);
+    vt_frame_embed_give(key, e); /* keeps a copy of key */
+    free(key);
+    if (rc)
+        goto out;
+    vt_search_floor_put(used, "visual", &fl, measured);
     for (size_t i = 0; !rc && i < m && n < (size_t)limit; i++) {
         struct vt_vec_where w;
+        int rel = vt_floor_judge(&fl, vh[i].score);
+        if (!rel) { /* best first: the rest stand below the floor too */
+            used->below = (int)(m - i);
+            break;
+        }
         int r = vt_store_vector_get(lib->store, vh[i].key, &w);
         if (r == VT_ENOTFOUND || (!r && w.kind != VT_VEC_VISUAL))
             continue;
@@ -106,7 +115,8 @@ int vt_search_visual(struct vt_library *lib, const struct vt_query *q,
             h->title = vt_xstrdup(v.title ? v.title : "");
             vt_video_rec_release(&v);
         }
-        h->score = vh[i].score;
+        h->score = h->similarity = vh[i].score;
+        h->relevance = rel;
         h->matched = VT_MATCH_VISUAL;
     }
 out:

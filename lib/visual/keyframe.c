@@ -870,6 +870,13 @@ static int extract_one(struct extract_job *job, struct decoder *d, struct grey *
     }
     x->sharpness = vt_img_laplacian_var(g->buf, g->w, g->h, g->w);
     vt_img_resize_gray(g->buf, g->w, g->h, g->w, g32, 32, 32);
+    if (job->rotation) { /* the hash of the upright picture, as another copy would have it */
+        int rw, rh;
+        uint8_t *up = vt_img_rotate_grey(g32, 32, 32, 32, job->rotation, &rw, &rh);
+
+        memcpy(g32, up, sizeof(g32));
+        free(up);
+    }
     x->phash = vt_img_phash64(g32);
     memcpy(job->thumbs[k], g->th.y, THUMB_N);
     path = vt_xasprintf("%s/%d.jpg", job->out_dir, x->index);

@@ -25,9 +25,9 @@
  */
 #include "visual/ocr.h"
 
-#include "visual/ocr_noise.h"
 #include "base/util.h"
 #include "base/workpool.h"
+#include "visual/ocr_noise.h"
 
 #include <leptonica/allheaders.h>
 #include <pthread.h>
@@ -127,6 +127,25 @@
  * pass reads again are dark on light too.
  */
 #define OCR_DARK_MEAN 128
+/*
+ * A light frame can hold a dark part: a terminal or a dark-themed editor in a window on a
+ * light desktop, a dark panel beside a light page (and, on a frame inverted as a whole, a
+ * light dialog on a dark one). The frame's mean stays light, Tesseract's global threshold
+ * then takes the dark ground for ink and the light type on it is lost (a 680x560 terminal
+ * on a light 1280x720 page, tests/fixtures/gen_dark_ui.sh: 7 of its 40 words read). So
+ * such parts are inverted in place, and the frame reads as one page of dark type on light.
+ * A part is found on the frame scaled down to cells of OCR_REGION_CELL px: cells whose
+ * mean grey is below OCR_REGION_DARK (dark UI grounds are 20-62: #1e1e1e to #3c3f41; a
+ * cell of light type on them stays below it once the holes are closed over
+ * OCR_REGION_CLOSE cells), joined, make a part when they cover OCR_REGION_MIN of the frame
+ * and OCR_REGION_FILL of their bounding box (a window or a panel is a rectangle; a dark
+ * photo is not).
+ */
+#define OCR_REGION_CELL  8
+#define OCR_REGION_DARK  80
+#define OCR_REGION_CLOSE 5
+#define OCR_REGION_MIN   0.03
+#define OCR_REGION_FILL  0.80
 /* The word list of the noise floor for English (PocketSphinx's pronouncing dictionary). */
 #define OCR_DICT_EN "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
 
@@ -136,6 +155,7 @@ struct vt_ocr {
     char *model;
     struct vt_ocr_dict *dict; /* NULL: the noise floor uses character classes */
     int small_text;
+    int dark_parts; /* invert_dark_parts */
 };
 
 /* What the workers of one vt_ocr_run call share; each frame has its own page. */
@@ -231,6 +251,7 @@ struct vt_ocr *vt_ocr_new(int nthreads, const char *lang, char *err, size_t errl
     TessBaseAPIRecognize(ocr->engines[0], NULL);
     ocr->model = vt_xasprintf("tesseract %s %s", TessVersion(), lang);
     ocr->small_text = 1;
+    ocr->dark_parts = 1;
     /* English alone or first: its dictionary; otherwise (or if it is missing) no dictionary. */
     if (!strcmp(lang, "eng") || !strncmp(lang, "eng+", 4))
         ocr->dict = vt_ocr_dict_load(OCR_DICT_EN, NULL, 0);
@@ -251,6 +272,11 @@ const char *vt_ocr_model(const struct vt_ocr *ocr)
 void vt_ocr_set_small_text(struct vt_ocr *ocr, int on)
 {
     ocr->small_text = on;
+}
+
+void vt_ocr_set_dark_parts(struct vt_ocr *ocr, int on)
+{
+    ocr->dark_parts = on;
 }
 
 void vt_ocr_free(struct vt_ocr *ocr)
@@ -604,12 +630,76 @@ static PIX *blank_texture(PIX *grey, PIX *bin)
     return clean;
 }
 
+/* *pix without its alpha channel (an inverted alpha would make the frame transparent):
+ * 0, or -1 when leptonica fails (*pix is then NULL). */
+static int drop_alpha(PIX **pix)
+{
+    PIX *opaque;
+
+    if (pixGetSpp(*pix) != 4)
+        return 0;
+    opaque = pixRemoveAlpha(*pix);
+    pixDestroy(pix);
+    *pix = opaque;
+    return opaque ? 0 : -1;
+}
+
+/*
+ * The dark parts of a light frame (OCR_REGION_*) inverted in place, in *pix and in grey.
+ * Returns how many, or -1 when leptonica fails (*pix may then be NULL). A frame less than
+ * OCR_REGION_CLOSE cells on a side holds no window (and Leptonica will not scale a frame
+ * of under a cell): none.
+ */
+static int invert_dark_parts(PIX **pix, PIX *grey)
+{
+    int w = pixGetWidth(grey), h = pixGetHeight(grey), n = 0;
+    double min_cells = OCR_REGION_MIN * w * h / (OCR_REGION_CELL * OCR_REGION_CELL);
+    PIX *cells, *dark, *closed;
+    BOXA *parts;
+
+    if (w < OCR_REGION_CELL * OCR_REGION_CLOSE || h < OCR_REGION_CELL * OCR_REGION_CLOSE)
+        return 0;
+    cells = pixScaleAreaMap(grey, 1.0f / OCR_REGION_CELL, 1.0f / OCR_REGION_CELL);
+    dark = cells ? pixThresholdToBinary(cells, OCR_REGION_DARK) : NULL;
+    closed = dark ? pixCloseBrick(NULL, dark, OCR_REGION_CLOSE, OCR_REGION_CLOSE) : NULL;
+    parts = closed ? pixConnCompBB(closed, 8) : NULL;
+    if (!parts)
+        n = -1;
+    for (int i = 0; n >= 0 && i < boxaGetCount(parts); i++) {
+        BOX *b = boxaGetBox(parts, i, L_CLONE);
+        l_int32 bx, by, bw, bh, on = 0;
+
+        boxGetGeometry(b, &bx, &by, &bw, &bh);
+        if (!pixCountPixelsInRect(closed, b, &on, NULL) && on >= min_cells &&
+            on >= OCR_REGION_FILL * bw * bh) {
+            if (!n && drop_alpha(pix))
+                n = -1;
+            else {
+                bx *= OCR_REGION_CELL;
+                by *= OCR_REGION_CELL;
+                bw *= OCR_REGION_CELL;
+                bh *= OCR_REGION_CELL;
+                pixRasterop(*pix, bx, by, bw, bh, PIX_NOT(PIX_DST), NULL, 0, 0);
+                pixRasterop(grey, bx, by, bw, bh, PIX_NOT(PIX_DST), NULL, 0, 0);
+                n++;
+            }
+        }
+        boxDestroy(&b);
+    }
+    boxaDestroy(&parts);
+    pixDestroy(&closed);
+    pixDestroy(&dark);
+    pixDestroy(&cells);
+    return n;
+}
+
 /*
  * Read the image at path into *pix (colour or grey, as the file has it) and *grey (caller
- * destroys both), both inverted when the frame is dark (OCR_DARK_MEAN). Returns 0 or
- * VT_EMEDIA with the message in err.
+ * destroys both), both inverted when the frame is dark (OCR_DARK_MEAN), then, if
+ * dark_parts, their dark parts (OCR_REGION_*). Returns 0 or VT_EMEDIA with the message in err.
  */
-static int load_frame(const char *path, PIX **pix, PIX **grey, char *err, size_t errlen)
+static int load_frame(const char *path, int dark_parts, PIX **pix, PIX **grey, char *err,
+                      size_t errlen)
 {
     l_int32 format, w, h, bps, spp, iscmap;
     l_float32 mean = 255;
@@ -630,18 +720,13 @@ static int load_frame(const char *path, PIX **pix, PIX **grey, char *err, size_t
     if (!*grey)
         return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
     if (!pixGetAverageMasked(*grey, NULL, 0, 0, 4, L_MEAN_ABSVAL, &mean) && mean < OCR_DARK_MEAN) {
-        /* inverted, an opaque alpha channel would make the frame transparent */
-        if (pixGetSpp(*pix) == 4) {
-            PIX *opaque = pixRemoveAlpha(*pix);
-
-            pixDestroy(pix);
-            *pix = opaque;
-        }
-        if (!*pix)
+        if (drop_alpha(pix))
             return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
         pixInvert(*pix, *pix);
         pixInvert(*grey, *grey);
     }
+    if (dark_parts && invert_dark_parts(pix, *grey) < 0)
+        return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
     return 0;
 }
 
@@ -709,7 +794,7 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
     PIX *pix = NULL, *grey = NULL, *bin = NULL, *clean = NULL;
     struct vt_ocr_line *lines = NULL;
     size_t n_lines = 0, cap = 0;
-    int rc = load_frame(path, &pix, &grey, err, errlen);
+    int rc = load_frame(path, ocr->dark_parts, &pix, &grey, err, errlen);
 
     if (rc)
         goto out;
@@ -754,7 +839,7 @@ int vt_ocr_texture(struct vt_ocr *ocr, const char *path, double *specks_mpx, cha
 {
     TessBaseAPI *api = ocr->engines[0];
     PIX *pix = NULL, *grey = NULL, *bin = NULL;
-    int rc = load_frame(path, &pix, &grey, err, errlen);
+    int rc = load_frame(path, ocr->dark_parts, &pix, &grey, err, errlen);
 
     if (rc)
         goto out;

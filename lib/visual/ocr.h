@@ -28,6 +28,12 @@ const char *vt_ocr_model(const struct vt_ocr *ocr);
  */
 void vt_ocr_set_small_text(struct vt_ocr *ocr, int on);
 /*
+ * Whether the dark parts of a light frame (a terminal window, a dark panel) are inverted in
+ * place before reading (on by default). Off, only a frame dark as a whole is inverted; for
+ * benchmarks and tests. Not while vt_ocr_run runs.
+ */
+void vt_ocr_set_dark_parts(struct vt_ocr *ocr, int on);
+/*
  * Read the n image files in paths into pages[0..n-1] (zeroed by the caller).
  * Returns 0 or a negative VT_E* code with the message in err.
  */
@@ -35,9 +41,9 @@ int vt_ocr_run(struct vt_ocr *ocr, const char *const *paths, size_t n, struct vt
                vt_progress_fn progress, void *user, char *err, size_t errlen);
 /*
  * Whether the image at path is a texture of fine specks, which the stage reads with the
- * specks whited out (docs/MEASUREMENTS.md, "OCR on textures"): 1 or 0, *specks_mpx set to its specks per
- * megapixel; or a negative VT_E* code with the message in err. Uses the first engine: not
- * while vt_ocr_run runs. For tests and benchmarks.
+ * specks whited out (docs/MEASUREMENTS.md, "OCR on textures"): 1 or 0, *specks_mpx set to its
+ * specks per megapixel; or a negative VT_E* code with the message in err. Uses the first engine:
+ * not while vt_ocr_run runs. For tests and benchmarks.
  */
 int vt_ocr_texture(struct vt_ocr *ocr, const char *path, double *specks_mpx, char *err,
                    size_t errlen);

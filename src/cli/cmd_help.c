@@ -38,6 +38,16 @@ static const struct {
      "SIGTERM or SIGINT: claim no more and finish the running stages, then exit 0; a\n"
      "second one gives their leases back (queued again, the attempt not counted) and\n"
      "exits 0 at once.\n"},
+    {"search",
+     "Moments whose words or meaning match QUERY, best first: video, start-end, source\n"
+     "(speech, screen, title, visual), the signals that found it and, for a hit found by\n"
+     "meaning or pictures, how far it stands above chance: strong or weak. Hits by meaning\n"
+     "or pictures below the model's relevance floor (what queries that cannot match score\n"
+     "by chance, measured once per model and library) are left out; word hits never are.\n"
+     "--explain prints the floor the search applied first; --json has it in \"floors\".\n"
+     "--mode words|meaning|hybrid (default: hybrid when a text embedding model is\n"
+     "configured), --source, --video and --limit narrow it. The query language:\n"
+     "\"a phrase\", -not, prefix*, video:ID, source:screen.\n"},
     {"jobs",
      "Counts of stages by state (runnable: queued with every input settled and no retry\n"
      "pending), the running stages with their worker (host:pid:nonce) and when their lease\n"
@@ -46,7 +56,10 @@ static const struct {
     {"models",
      "Without arguments: the backends the config chooses (and whether the text embedding\n"
      "model is found), then the models pulled into LIBRARY/models/, each with its repo,\n"
-     "revision, commit, size and whether its files are whole.\n\n"
+     "revision, commit, size and whether its files are whole, then the relevance floors\n"
+     "the searches measured (LIBRARY/calibration.json): per model, the cosine a hit by\n"
+     "meaning or pictures must pass, where \"strong\" starts, and the chance scores of\n"
+     "the queries that cannot match it was measured with.\n\n"
      "pull NAME downloads a Model2Vec model from the Hugging Face hub: NAME is a repo id\n"
      "(minishlab/potion-base-8M) or a short name: potion-base-2M, potion-base-4M,\n"
      "potion-base-8M, potion-base-32M, potion-retrieval-32M, potion-multilingual-128M;\n"

@@ -7,6 +7,7 @@
 #include "ml/models.h"
 #include "model/stage.h"
 #include "model/stage_config.h"
+#include "search/floor.h"
 
 #include <dirent.h>
 #include <getopt.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static int print_model(void *user, const struct vt_model_info *m)
@@ -160,6 +162,37 @@ static void print_configured(const char *lib_dir, const struct vt_config *cfg, e
     fputc('\n', stdout);
 }
 
+/* The relevance floors the searches measured (LIBRARY/calibration.json, floor.h). */
+static void print_floors(const char *dir)
+{
+    struct vt_floor *f = NULL;
+    size_t n = 0;
+    char err[256];
+
+    fputs("relevance floors (searches measure them; hits by meaning or pictures must score "
+          "above them):\n",
+          stdout);
+    vt_floor_list(dir, &f, &n, err, sizeof(err));
+    for (size_t i = 0; i < n; i++) {
+        char when[32] = "?";
+        time_t t = (time_t)f[i].measured;
+        struct tm tm;
+        if (gmtime_r(&t, &tm))
+            strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
+        fputs("  ", stdout);
+        cli_put_safe(stdout, f[i].model[0] ? f[i].model : "?");
+        fputs(" [", stdout);
+        cli_put_safe(stdout, f[i].space);
+        printf("]: floor %.4f, strong from %.4f; chance %.4f +- %.4f, best %.4f over %d queries "
+               "that cannot match; %lld vectors, measured %s\n",
+               f[i].floor, f[i].strong, f[i].chance_mean, f[i].chance_sd, f[i].chance_max,
+               f[i].probes, (long long)f[i].vectors, when);
+    }
+    if (!n)
+        fputs("  none yet (the first search by meaning measures its model's)\n", stdout);
+    free(f);
+}
+
 /* models rm NAME...: each removed, or an error line; a note when the config still names it */
 static int models_rm(int argc, char **argv)
 {
@@ -246,6 +279,7 @@ int cmd_models(int argc, char **argv)
               "'vidtheque models pull mobilenet-v2-1.0-224' an image model, "
               "'vidtheque models pull whisper-base.en' a speech model)\n",
               stdout);
+    print_floors(vt_library_dir(lib));
 out:
     vt_config_free(cfg);
     vt_library_close(lib);

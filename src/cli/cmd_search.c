@@ -1,10 +1,12 @@
 /*
- * `search [--json] [--limit N] [--video ID] [--source speech|screen|title]
+ * `search [--json] [--explain] [--limit N] [--video ID] [--source speech|screen|title]
  * [--mode words|meaning|hybrid] QUERY`: every hit is a moment (video, start, end,
- * source) with the matched terms marked and the signals that found it.
+ * source) with the matched terms marked, the signals that found it and, when found by
+ * meaning or pictures, how far it stands above chance ("strong", "weak"); --explain
+ * prints the relevance floors first.
  */
-#include "cli/cli.h"
 #include "base/util.h"
+#include "cli/cli.h"
 #include "model/stage_config.h"
 
 #include <getopt.h>
@@ -87,8 +89,10 @@ static void print_text(const struct vt_hit *h, size_t n)
 
         vt_fmt_duration(a, sizeof(a), h[i].start_s);
         vt_fmt_duration(b, sizeof(b), h[i].end_s);
-        printf("%s %s-%s %-6s%s%s %s\n    %s\n", h[i].video_id, a, b, h[i].source,
-               h[i].approx ? " ~" : "", signals(h[i].matched), title, text);
+        const char *rel = vt_relevance_name(h[i].relevance);
+        printf("%s %s-%s %-6s%s%s%s%s %s\n    %s\n", h[i].video_id, a, b, h[i].source,
+               h[i].approx ? " ~" : "", signals(h[i].matched), rel ? " " : "", rel ? rel : "",
+               title, text);
         free(text);
         free(title);
     }
@@ -111,21 +115,38 @@ static int needs_server(struct vt_library *lib)
     return yes;
 }
 
+/* --explain: the relevance floor each vector space gave the search, before the hits. */
+static void print_floors(const struct vt_search_info *info)
+{
+    for (int i = 0; i < 2; i++) {
+        const struct vt_search_floor *f = &info->floors[i];
+        if (!f->signal[0])
+            continue;
+        printf("%s: floor %.4f, strong from %.4f; chance %.4f +- %.4f, best %.4f over %d "
+               "queries that cannot match, %lld vectors (%s); %d nearest below the floor\n    "
+               "space ",
+               f->signal, f->floor, f->strong, f->chance_mean, f->chance_sd, f->chance_max,
+               f->probes, f->vectors, f->measured ? "measured now" : "kept", f->below);
+        cli_put_safe(stdout, f->space);
+        fputc('\n', stdout);
+    }
+    if (info->mode == VT_SEARCH_WORDS)
+        puts("words only: no relevance floor applies");
+}
+
 int cmd_search(int argc, char **argv)
 {
-    static const struct option longs[] = {{"json", no_argument, NULL, 'j'},
-                                          {"limit", required_argument, NULL, 'n'},
-                                          {"video", required_argument, NULL, 'v'},
-                                          {"source", required_argument, NULL, 's'},
-                                          {"library", required_argument, NULL, 'L'},
-                                          {"mode", required_argument, NULL, 'm'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {
+        {"json", no_argument, NULL, 'j'},          {"limit", required_argument, NULL, 'n'},
+        {"video", required_argument, NULL, 'v'},   {"source", required_argument, NULL, 's'},
+        {"library", required_argument, NULL, 'L'}, {"mode", required_argument, NULL, 'm'},
+        {"explain", no_argument, NULL, 'x'},       {NULL, 0, NULL, 0}};
     struct vt_search_opts opts = {0};
     struct vt_library *lib;
     struct vt_hit *hits;
     size_t n;
     struct vt_search_info info;
-    int json = 0, c, rc;
+    int json = 0, explain = 0, c, rc;
     char *end;
 
     struct cli_opt g;
@@ -138,6 +159,9 @@ int cmd_search(int argc, char **argv)
             break;
         case 'j':
             json = 1;
+            break;
+        case 'x':
+            explain = 1;
             break;
         case 'n':
             opts.limit = (int)strtol(optarg, &end, 10);
@@ -175,10 +199,13 @@ int cmd_search(int argc, char **argv)
     } else {
         if (info.warning[0])
             cli_info("warning: %s", info.warning);
-        if (json)
-            print_json(argv[optind], &info, hits, n);
-        else
+        if (json) {
+            print_json(argv[optind], &info, hits, n); /* its "floors" explain */
+        } else {
+            if (explain)
+                print_floors(&info);
             print_text(hits, n);
+        }
         vt_hits_free(hits, n);
         rc = fflush(stdout) ? cli_error("cannot write") : EXIT_OK;
     }

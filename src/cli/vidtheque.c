@@ -60,7 +60,8 @@ static const struct cli_cmd commands[] = {
     {"ls", cmd_ls, "", "list videos: id, title, duration, index_state, data_status"},
     {"show", cmd_show, "ID", "everything known about a video, as text"},
     {"search", cmd_search,
-     "[--json] [--limit N] [--video ID] [--source S] [--mode words|meaning|hybrid] QUERY",
+     "[--json] [--explain] [--limit N] [--video ID] [--source S] [--mode words|meaning|hybrid] "
+     "QUERY",
      "find moments: words said or shown, or what they mean; \"phrases\", -not, prefix*, "
      "video:ID, source:screen"},
     {"similar", cmd_similar, "VIDEO --frame N [--limit K] [--json]",

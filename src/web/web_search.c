@@ -368,7 +368,12 @@ static void hit_item(struct vt_sb *out, struct vt_library *lib, const struct ask
                {"source", h->source}, {"source_words", words}, {"approx", h->approx ? "1" : NULL},
                {"words", h->matched & VT_MATCH_WORDS ? "1" : NULL},
                {"meaning", h->matched & VT_MATCH_MEANING ? "1" : NULL},
-               {"visual", h->matched & VT_MATCH_VISUAL ? "1" : NULL}, {"text", text.buf});
+               {"visual", h->matched & VT_MATCH_VISUAL ? "1" : NULL},
+               {"relevance", vt_relevance_name(h->relevance)},
+               {"relevance_why", h->relevance == VT_REL_STRONG
+                                     ? "well above what chance gives for this model"
+                                     : "above what chance gives for this model, not by much"},
+               {"text", text.buf});
     vt_sb_release(&start);
     vt_sb_release(&href);
     vt_sb_release(&time);

@@ -840,11 +840,25 @@ static void put_frame_alt(struct vt_sb *b, const json_t *f)
     vt_sb_release(&t);
 }
 
-/* The frame's picture: lazy (most are below the fold), sized so the page does not jump. */
+/*
+ * The frame's picture: lazy (most are below the fold), sized so the page does not jump: by
+ * the image's own size, which is upright where the video's coded size is not (rotation).
+ */
 static void frame_img(struct vt_sb *b, const char *id, const json_t *doc, const json_t *f)
 {
     const json_t *media = json_object_get(doc, "media");
-    long long w = web_jint(media, "width"), h = web_jint(media, "height");
+    long long w = web_jint(f, "width"), h = web_jint(f, "height");
+
+    if (w <= 0 || h <= 0) {
+        w = web_jint(media, "width");
+        h = web_jint(media, "height");
+        if (web_jint(media, "rotation") % 180 == 90) {
+            long long t = w;
+
+            w = h;
+            h = t;
+        }
+    }
 
     vt_sb_adds(b, "<img class=\"frame\" src=\"");
     put_frame_src(b, id, web_jint(f, "index"));

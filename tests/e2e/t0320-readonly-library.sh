@@ -41,6 +41,7 @@ reads_ok() {
   cmp -s "$T/txt.rw" "$T/txt.ro" || fail "$what: export txt differs"
   [[ $("${v[@]}" check 2> "$T/err") == ok ]] || fail "$what: check: $(cat "$T/err")"
   # serve --read-only: the API lists the video; serve without it refuses
+  : > "$T/ro.srv" # made before the server starts: a loaded machine may run sed first
   "${RUN[@]}" "$VIDTHEQUE" -L "$dir" serve --read-only --port 0 2> "$T/ro.srv" &
   local pid=$! port=
   for _ in $(seq 100); do

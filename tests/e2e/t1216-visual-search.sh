@@ -2,7 +2,8 @@
 # Text to image: with a joint text-image frame model (a CLIP-class server; here the fake
 # of tests/tools/fake_openai.py, whose vectors the test chooses), the words of a search
 # find the frames whose pictures are nearest, as hits of source "visual" fused with the
-# other signals and saying so; a frame model that embeds no text adds nothing; a server
+# other signals and saying so, when they stand above the floor of the frame model's space
+# (lib/search/floor.c); a frame model that embeds no text adds nothing; a server
 # that is down leaves the words answering with a warning.
 # backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
@@ -18,6 +19,7 @@ cat > "$T/known.json" << 'JSON'
 {"image:640x360": [1, 0, 0, 0, 0, 0, 0, 0],
  "image:512x288": [1, 0, 0, 0, 0, 0, 0, 0],
  "whiteboard": [0.97, 0.2, 0, 0, 0, 0, 0, 0],
+ "quarterly": [0.9, 0, 0.4, 0, 0, 0, 0, 0],
  "banana": [0, 0, 0, 0, 0, 0, 1, 0]}
 JSON
 : > "$T/mode"
@@ -51,6 +53,14 @@ vt search --json whiteboard > "$T/s.json"
 [[ $(json "$T/s.json" "d['hits'][0]['video_id']") == "$id" ]] || fail "wrong video"
 json "$T/s.json" "d['hits'][0]['text']" | grep -qi quarterly || fail "the hit's text is not the frame's: $(cat "$T/s.json")"
 [[ $(json "$T/s.json" "d['hits'][0]['start_s'] == 0") == True ]] || fail "the hit is not the slide's shot"
+# above the floor of the frame model's space, measured with its text tower
+[[ $(json "$T/s.json" "d['hits'][0]['relevance'] in ('weak', 'strong')") == True ]] || fail "no relevance: $(cat "$T/s.json")"
+[[ $(json "$T/s.json" "[f['signal'] for f in d['floors']] == ['visual'] and d['floors'][0]['space'].startswith('openai-image:')") == True ]] ||
+  fail "floors: $(cat "$T/s.json")"
+# a word whose vector is far from every picture: no picture, nothing below the floor shown
+vt search --json --mode meaning banana > "$T/s.json"
+[[ $(json "$T/s.json" "len(d['hits']) == 0 and d['floors'][0]['below_floor'] >= 1") == True ]] ||
+  fail "banana found a picture: $(cat "$T/s.json")"
 # a word shown on the slide: the screen hit and the picture are one moment
 vt search --json quarterly > "$T/s.json"
 json "$T/s.json" "sorted(d['hits'][0]['matched'])" | grep -q "'visual', 'words'" ||

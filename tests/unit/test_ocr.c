@@ -14,7 +14,8 @@
 #include <string.h>
 #include <tesseract/capi.h>
 
-#define FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+#define FONT      "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+#define MONO_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
 
 /* A fresh directory under /tmp; caller removes it with vt_rm_rf and frees. */
 static char *make_dir(void)
@@ -601,6 +602,153 @@ VT_TEST(ocr_dark_slide)
     }
 out:
     vt_sb_release(&cmd);
+    vt_ocr_free(ocr);
+    if (dir)
+        vt_rm_rf(dir);
+    free(dir);
+}
+
+/*
+ * A 1280x720 frame at path: four lines of 20 px type on the left of the ground, and a window
+ * (680x560 at 560,80, a terminal's size on a laptop screen) of eight lines of 16 px
+ * monospaced type, every 24 px, in the window's colours (a dialog's are one colour).
+ */
+static int make_window_frame(const char *path, const char *const *page, const char *const *win,
+                             const char *ground, const char *page_ink, const char *window,
+                             const char *const *window_ink)
+{
+    struct vt_sb cmd = {0};
+
+    vt_sb_addf(&cmd,
+               "ffmpeg -nostdin -v error -y -f lavfi -i color=%s:s=1280x720:d=1 -vf \""
+               "drawbox=x=560:y=80:w=680:h=560:color=%s:t=fill",
+               ground, window);
+    for (int i = 0; i < 4; i++)
+        vt_sb_addf(&cmd, ",drawtext=fontfile=" FONT ":text='%s':fontsize=20:fontcolor=%s:x=40:y=%d",
+                   page[i], page_ink, 110 + 44 * i);
+    for (int i = 0; i < 8; i++)
+        vt_sb_addf(&cmd,
+                   ",drawtext=fontfile=" MONO_FONT ":text='%s':fontsize=16:fontcolor=%s:x=580:y=%d",
+                   win[i], window_ink[i], 130 + 24 * i);
+    vt_sb_addf(&cmd, "%s\" -frames:v 1 '%s'", strstr(path, ".png") ? ",format=rgba" : "", path);
+    return run_ffmpeg(&cmd);
+}
+
+/* How many of the n lines of want are page's lines from the first one on, as they are. */
+static size_t lines_in_order(const struct vt_ocr_page *page, size_t first, const char *const *want,
+                             size_t n)
+{
+    size_t found = 0;
+
+    for (size_t i = 0; i < n && first + i < page->n_lines; i++)
+        found += !page->lines[first + i].noise && !strcmp(page->lines[first + i].text, want[i]);
+    return found;
+}
+
+/*
+ * Dark parts of a frame (OCR_REGION_*): a dark terminal window with light type, some of it
+ * dimmed, on a light page (the frame's mean stays light), and a light dialog on a dark screen
+ * (inverted as a whole, the dialog becomes the dark part), as JPEG and as PNG with an alpha
+ * channel: every line is read, in reading order, where it is. Without the inversion of dark
+ * parts, the terminal's are not (Tesseract 5.3: "git status clean", dimmed, loses "git" and
+ * comes out of order); the dialog reads either way.
+ */
+VT_TEST(ocr_dark_window)
+{
+    static const char *const page[] = {"Annual budget", "Customer survey", "Export figures",
+                                       "Mineral deposits"};
+    static const char *const win[] = {"make test passed",       "git status clean",
+                                      "railway survey results", "harvest yield estimate",
+                                      "quarterly revenue grew", "install the package",
+                                      "deploy the server",      "weekly rainfall total"};
+    static const char *const term_ink[] = {"0xdcdcdc", "0x7a7a7a", "0x5fd75f", "0xdcdcdc",
+                                           "0x7a7a7a", "0xdcdcdc", "0x5fd75f", "0x7a7a7a"};
+    static const char *const dialog_ink[] = {"0x202020", "0x202020", "0x202020", "0x202020",
+                                             "0x202020", "0x202020", "0x202020", "0x202020"};
+    /* the file, ground, type on the ground, window, its type */
+    static const struct {
+        const char *file, *ground, *ink, *window;
+        const char *const *window_ink;
+    } cases[] = {{"window.jpg", "0xf0f0f0", "0x303030", "0x1a1a1a", term_ink},
+                 {"window.png", "0xf0f0f0", "0x303030", "0x1a1a1a", term_ink},
+                 {"dialog.jpg", "0x1e1e1e", "0xd4d4d4", "0xf8f8f8", dialog_ink}};
+    char err[256] = "";
+    char *dir = make_dir();
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+
+    CHECK(dir != NULL);
+    CHECK(ocr != NULL);
+    for (size_t k = 0; dir && ocr && k < VT_ARRAY_LEN(cases); k++) {
+        char *path = vt_xasprintf("%s/%s", dir, cases[k].file);
+        struct vt_ocr_page got = {0};
+        const char *paths[1] = {path};
+
+        CHECK_INT(make_window_frame(path, page, win, cases[k].ground, cases[k].ink, cases[k].window,
+                                    cases[k].window_ink),
+                  0);
+        CHECK_INT(vt_ocr_run(ocr, paths, 1, &got, NULL, NULL, err, sizeof(err)), 0);
+        CHECK_INT(got.n_lines, 12);
+        CHECK_INT(lines_in_order(&got, 0, page, 4), 4);
+        CHECK_INT(lines_in_order(&got, 4, win, 8), 8);
+        for (size_t i = 4; i < got.n_lines; i++)
+            CHECK(abs(got.lines[i].box[0] - 580) < 10 &&
+                  abs(got.lines[i].box[1] - (130 + 24 * ((int)i - 4))) < 10);
+        vt_ocr_page_release(&got);
+        if (cases[k].window_ink == term_ink) {
+            vt_ocr_set_dark_parts(ocr, 0);
+            CHECK_INT(vt_ocr_run(ocr, paths, 1, &got, NULL, NULL, err, sizeof(err)), 0);
+            vt_ocr_set_dark_parts(ocr, 1);
+            CHECK(lines_in_order(&got, 4, win, 8) < 8);
+            vt_ocr_page_release(&got);
+        }
+        free(path);
+    }
+    vt_ocr_free(ocr);
+    if (dir)
+        vt_rm_rf(dir);
+    free(dir);
+}
+
+/*
+ * Frames too small to hold a window (under 5 cells of OCR_REGION_CELL px on a side: a thin
+ * strip, a few pixels), light and dark, with and without the inversion of dark parts: read
+ * without error and without a line.
+ */
+VT_TEST(ocr_tiny_frames)
+{
+    static const char *const sizes[] = {"2x2", "8x8", "7x5", "16x2", "2x600", "39x720", "40x40"};
+    static const char *const colours[] = {"black", "white", "0x1e1e1e"};
+    char err[256] = "";
+    char *dir = make_dir();
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+
+    CHECK(dir != NULL);
+    CHECK(ocr != NULL);
+    for (size_t k = 0; dir && ocr && k < VT_ARRAY_LEN(sizes) * VT_ARRAY_LEN(colours); k++) {
+        const char *size = sizes[k / VT_ARRAY_LEN(colours)];
+        const char *colour = colours[k % VT_ARRAY_LEN(colours)];
+        char *path = vt_xasprintf("%s/%zu.png", dir, k);
+        const char *paths[1] = {path};
+        struct vt_sb cmd = {0};
+
+        vt_sb_addf(&cmd,
+                   "ffmpeg -nostdin -v error -y -f lavfi -i color=%s:s=%s:d=1 -pix_fmt rgb24 "
+                   "-frames:v 1 '%s'",
+                   colour, size, path);
+        CHECK_INT(run_ffmpeg(&cmd), 0);
+        for (int on = 0; on < 2; on++) {
+            struct vt_ocr_page page = {0};
+
+            vt_ocr_set_dark_parts(ocr, on);
+            err[0] = 0;
+            if (vt_ocr_run(ocr, paths, 1, &page, NULL, NULL, err, sizeof(err)))
+                fprintf(stderr, "# %s %s, dark parts %d: %s\n", size, colour, on, err);
+            CHECK(!err[0]);
+            CHECK_INT(page.n_lines, 0);
+            vt_ocr_page_release(&page);
+        }
+        free(path);
+    }
     vt_ocr_free(ocr);
     if (dir)
         vt_rm_rf(dir);
