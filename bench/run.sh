@@ -10,6 +10,9 @@ echo
 echo "== shot boundaries with dissolves and fades, and the keyframe stage vs ffmpeg decode"
 bash bench/transitions_bench.sh
 echo
+echo "== shot boundaries and on-screen words on real footage (tests/data/realcuts) and made trouble, PySceneDetect beside (PYSCENEDETECT_SRC), keyframe stage s per minute"
+bash bench/realcuts_bench.sh
+echo
 echo "== OCR per kept frame vs the tesseract command"
 env -u OMP_THREAD_LIMIT bash bench/ocr_bench.sh
 echo

@@ -1,7 +1,7 @@
 /*
- * The names of the search modes (vidtheque.h, enum vt_search_mode): words of the
- * vocabulary that the search (lib/search/), export's JSON (lib/run/export.c) and the
- * front-ends share, so they live below all of them.
+ * The names of the search modes and of a hit's relevance (vidtheque.h, enum vt_search_mode,
+ * enum vt_relevance): words of the vocabulary that the search (lib/search/), export's JSON
+ * (lib/run/export.c) and the front-ends share, so they live below all of them.
  */
 #include "base/util.h"
 #include "vidtheque.h"
@@ -23,4 +23,9 @@ int vt_search_mode_parse(const char *s, enum vt_search_mode *m)
             return 0;
         }
     return -1;
+}
+
+const char *vt_relevance_name(int r)
+{
+    return r == VT_REL_STRONG ? "strong" : r == VT_REL_WEAK ? "weak" : NULL;
 }

@@ -9,6 +9,7 @@
 #include "core/library.h"
 #include "ml/embed.h"
 #include "ml/vindex.h"
+#include "search/search_int.h"
 #include "search/vecsearch.h"
 
 #include <errno.h>
@@ -147,11 +148,6 @@ enum vt_relevance vt_floor_judge(const struct vt_floor *f, double c)
     if (!(c >= f->floor))
         return VT_REL_NONE;
     return c >= f->strong ? VT_REL_STRONG : VT_REL_WEAK;
-}
-
-const char *vt_relevance_name(int r)
-{
-    return r == VT_REL_STRONG ? "strong" : r == VT_REL_WEAK ? "weak" : NULL;
 }
 
 int vt_floor_stale(const struct vt_floor *f, int64_t count, int64_t max_id)
@@ -431,4 +427,20 @@ int vt_floor_get(struct vt_library *lib, struct vt_embed *e, struct vt_floor *f,
     }
     free(key);
     return rc;
+}
+
+void vt_search_floor_put(struct vt_search_floor *out, const char *signal, const struct vt_floor *f,
+                         int measured)
+{
+    memset(out, 0, sizeof(*out));
+    snprintf(out->signal, sizeof(out->signal), "%s", signal);
+    snprintf(out->space, sizeof(out->space), "%s", f->space);
+    out->vectors = f->vectors;
+    out->probes = f->probes;
+    out->chance_mean = f->chance_mean;
+    out->chance_sd = f->chance_sd;
+    out->chance_max = f->chance_max;
+    out->floor = f->floor;
+    out->strong = f->strong;
+    out->measured = measured;
 }

@@ -110,22 +110,6 @@ static int place_on_screen(struct vt_library *lib, const struct vt_vec_where *w,
     return 0;
 }
 
-void vt_search_floor_put(struct vt_search_floor *out, const char *signal, const struct vt_floor *f,
-                         int measured)
-{
-    memset(out, 0, sizeof(*out));
-    snprintf(out->signal, sizeof(out->signal), "%s", signal);
-    snprintf(out->space, sizeof(out->space), "%s", f->space);
-    out->vectors = f->vectors;
-    out->probes = f->probes;
-    out->chance_mean = f->chance_mean;
-    out->chance_sd = f->chance_sd;
-    out->chance_max = f->chance_max;
-    out->floor = f->floor;
-    out->strong = f->strong;
-    out->measured = measured;
-}
-
 int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
                       const struct vt_search_opts *opts, int limit, struct vt_hit **hits,
                       size_t *n_hits, struct vt_search_floor *used, char *err, size_t errlen)

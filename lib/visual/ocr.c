@@ -139,13 +139,17 @@
  * cell of light type on them stays below it once the holes are closed over
  * OCR_REGION_CLOSE cells), joined, make a part when they cover OCR_REGION_MIN of the frame
  * and OCR_REGION_FILL of their bounding box (a window or a panel is a rectangle; a dark
- * photo is not).
+ * photo is not), and when OCR_REGION_GROUND of the part's own pixels are that dark: a
+ * ground is mostly ground (a terminal's type is a tenth of its pixels), while the cells of
+ * a large bold title close into a block of which the ink is half at most, and a title
+ * inverted in place is lost.
  */
-#define OCR_REGION_CELL  8
-#define OCR_REGION_DARK  80
-#define OCR_REGION_CLOSE 5
-#define OCR_REGION_MIN   0.03
-#define OCR_REGION_FILL  0.80
+#define OCR_REGION_CELL   8
+#define OCR_REGION_DARK   80
+#define OCR_REGION_CLOSE  5
+#define OCR_REGION_MIN    0.03
+#define OCR_REGION_FILL   0.80
+#define OCR_REGION_GROUND 0.70
 /* The word list of the noise floor for English (PocketSphinx's pronouncing dictionary). */
 #define OCR_DICT_EN "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
 
@@ -644,6 +648,22 @@ static int drop_alpha(PIX **pix)
     return opaque ? 0 : -1;
 }
 
+/* Whether the rectangle of grey is a dark ground (OCR_REGION_GROUND of its pixels below
+ * OCR_REGION_DARK, counted on *px_dark, made on first use): 1, 0, or -1 when leptonica fails. */
+static int is_ground(PIX *grey, PIX **px_dark, int x, int y, int w, int h)
+{
+    BOX *b;
+    l_int32 on = 0;
+    int rc;
+
+    if (!*px_dark)
+        *px_dark = pixThresholdToBinary(grey, OCR_REGION_DARK); /* before any inversion */
+    b = *px_dark ? boxCreate(x, y, w, h) : NULL;
+    rc = !b || pixCountPixelsInRect(*px_dark, b, &on, NULL) ? -1 : on >= OCR_REGION_GROUND * w * h;
+    boxDestroy(&b);
+    return rc;
+}
+
 /*
  * The dark parts of a light frame (OCR_REGION_*) inverted in place, in *pix and in grey.
  * Returns how many, or -1 when leptonica fails (*pix may then be NULL). A frame less than
@@ -654,7 +674,7 @@ static int invert_dark_parts(PIX **pix, PIX *grey)
 {
     int w = pixGetWidth(grey), h = pixGetHeight(grey), n = 0;
     double min_cells = OCR_REGION_MIN * w * h / (OCR_REGION_CELL * OCR_REGION_CELL);
-    PIX *cells, *dark, *closed;
+    PIX *cells, *dark, *closed, *px_dark = NULL;
     BOXA *parts;
 
     if (w < OCR_REGION_CELL * OCR_REGION_CLOSE || h < OCR_REGION_CELL * OCR_REGION_CLOSE)
@@ -668,17 +688,19 @@ static int invert_dark_parts(PIX **pix, PIX *grey)
     for (int i = 0; n >= 0 && i < boxaGetCount(parts); i++) {
         BOX *b = boxaGetBox(parts, i, L_CLONE);
         l_int32 bx, by, bw, bh, on = 0;
+        int ground;
 
         boxGetGeometry(b, &bx, &by, &bw, &bh);
         if (!pixCountPixelsInRect(closed, b, &on, NULL) && on >= min_cells &&
             on >= OCR_REGION_FILL * bw * bh) {
-            if (!n && drop_alpha(pix))
+            bx *= OCR_REGION_CELL;
+            by *= OCR_REGION_CELL;
+            bw *= OCR_REGION_CELL;
+            bh *= OCR_REGION_CELL;
+            ground = is_ground(grey, &px_dark, bx, by, bw, bh);
+            if (ground < 0 || (ground && !n && drop_alpha(pix))) {
                 n = -1;
-            else {
-                bx *= OCR_REGION_CELL;
-                by *= OCR_REGION_CELL;
-                bw *= OCR_REGION_CELL;
-                bh *= OCR_REGION_CELL;
+            } else if (ground) {
                 pixRasterop(*pix, bx, by, bw, bh, PIX_NOT(PIX_DST), NULL, 0, 0);
                 pixRasterop(grey, bx, by, bw, bh, PIX_NOT(PIX_DST), NULL, 0, 0);
                 n++;
@@ -686,6 +708,7 @@ static int invert_dark_parts(PIX **pix, PIX *grey)
         }
         boxDestroy(&b);
     }
+    pixDestroy(&px_dark);
     boxaDestroy(&parts);
     pixDestroy(&closed);
     pixDestroy(&dark);

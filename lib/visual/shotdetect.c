@@ -16,12 +16,15 @@
  *    or a spike of the grid's difference (over both sides, or over a still one).
  *
  * Thresholds are relative to local baselines so that noisy or moving shots do not
- * produce cuts. Every pass is linear in the number of frames.
+ * produce cuts. Then not_a_shot drops what real footage puts inside a shot: flashes,
+ * camera motion, a subject moving over a background that stays, overlays (titles,
+ * bullets), and grid mixes between moving shots whose contrast never dips (a pan that
+ * speeds up, a zoom). Every pass is linear in the number of frames.
  */
 #include "visual/shotdetect.h"
 
-#include "visual/keyframe.h"
 #include "base/util.h"
+#include "visual/keyframe.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -38,6 +41,7 @@ struct bound {
     size_t at;           /* first analysed frame of the new shot */
     size_t span0, span1; /* transition frames [span0, span1] */
     enum vt_sd_kind kind;
+    int dip; /* a dissolve found by its contrast's dip, not by the grid's mix */
 };
 
 struct bounds {
@@ -52,6 +56,7 @@ static void add_bound(struct bounds *b, size_t at, size_t s0, size_t s1, enum vt
     b->v[b->n].span0 = s0;
     b->v[b->n].span1 = s1;
     b->v[b->n].kind = kind;
+    b->v[b->n].dip = 0;
     b->n++;
 }
 
@@ -207,6 +212,7 @@ static const double gr_half_s[] = {0.2, 0.35, 0.6, 1.1};
 struct grad {
     double score;
     size_t a, b; /* the frames compared, on either side of the transition */
+    int dip;     /* the score is the contrast's dip (var_dip), not the grid's mix */
 };
 
 static int is_dark(const struct vt_sd_feat *f)
@@ -299,11 +305,12 @@ static double mix_score(const struct vt_sd_feat *f, size_t n, const uint32_t *pm
  */
 static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t *pmask, size_t m)
 {
-    struct grad best = {0, 0, 0};
+    struct grad best = {0, 0, 0, 0};
 
     for (size_t k = 0; k < VT_ARRAY_LEN(gr_half_s); k++) {
-        double h = gr_half_s[k], t = f[m].t_s, net, lin, sc = 0;
+        double h = gr_half_s[k], t = f[m].t_s, net, lin, sc = 0, ms;
         size_t a = near_idx(f, n, t - h), b = near_idx(f, n, t + h);
+        int dip = 0;
 
         if (a >= m || b <= m || t - f[a].t_s < 0.7 * h || f[b].t_s - t < 0.7 * h)
             continue;
@@ -313,14 +320,19 @@ static struct grad grad_at(const struct vt_sd_feat *f, size_t n, const uint32_t 
         lin = glin(&f[m], &f[a], &f[b]);
         /* both sides move: the contrast's dip is the evidence (a pan or a zoom keeps
          * it), weaker than the grid's mix, so it ranks below */
-        if (lin > GR_LIN * net && pmask[b] == pmask[a + 1] && var_dip(f, a, m, b))
+        if (lin > GR_LIN * net && pmask[b] == pmask[a + 1] && var_dip(f, a, m, b)) {
             sc = 0.5 * net;
-        if (lin <= GR_LIN_STILL * net)
-            sc = fmax(sc, mix_score(f, n, pmask, a, b, net, lin));
+            dip = 1;
+        }
+        if (lin <= GR_LIN_STILL * net && (ms = mix_score(f, n, pmask, a, b, net, lin)) > sc) {
+            sc = ms;
+            dip = 0;
+        }
         if (sc > best.score) {
             best.score = sc;
             best.a = a;
             best.b = b;
+            best.dip = dip;
         }
     }
     return best;
@@ -449,7 +461,7 @@ static void grad_span(const struct vt_sd_feat *f, size_t n, const uint8_t *mask,
                       const struct grad *win, size_t m, size_t *s0, size_t *s1)
 {
     struct grad g0 = {win->score, ramp_end(f, n, mask, win, win->a, -1),
-                      ramp_end(f, n, mask, win, win->b, 1)},
+                      ramp_end(f, n, mask, win, win->b, 1), win->dip},
                 *g = &g0;
     const struct vt_sd_feat *fa = &f[g->a], *fb = &f[g->b];
     size_t i = m, j = m;
@@ -535,8 +547,10 @@ static void find_gradual(const struct vt_sd_feat *f, size_t n, uint8_t *mask, st
         grad_span(f, n, mask, &g[m], m, &s0, &s1);
         for (size_t k = s0 > 0 ? s0 - 1 : 0; k <= s1 + 1 && k < n; k++)
             mask[k] = 1;
-        if (!merge_fade(f, b, g[m].a, g[m].b, s0, s1))
+        if (!merge_fade(f, b, g[m].a, g[m].b, s0, s1)) {
             add_bound(b, near_idx(f, n, (f[s0].t_s + f[s1].t_s) / 2), s0, s1, VT_SD_DISSOLVE);
+            b->v[b->n - 1].dip = g[m].dip;
+        }
     }
     free(runs);
     free(g);
@@ -750,6 +764,247 @@ static void find_cuts(const struct vt_sd_feat *f, size_t n, const double *pd1, c
 }
 
 /*
+ * Boundaries that are no change of shot, dropped after all detectors ran (fades through
+ * black excepted: going through black ends a shot whatever comes back).
+ *
+ * A flash (a muzzle flash, a photographer's flash, a strobe, a frame or two of white) is
+ * a spike of every difference that a cut also is, but the picture before it comes back
+ * within a few frames: a shot shorter than MIN_SHOT_S that returns to the one before it
+ * is no shot. The grids of frames on either side of the spike are compared, so a flash
+ * over a moving shot still matches (the cells move little in a quarter of a second).
+ */
+#define FLASH_S    0.25 /* the picture before comes back within this long */
+#define FLASH_SAME 0.3  /* ... to within this share of the spike's own grid change */
+
+static int is_flash(const struct vt_sd_feat *f, size_t n, size_t i)
+{
+    double jump = gdist(&f[i - 1], &f[i]);
+
+    if (jump < 2)
+        return 0;
+    for (size_t j = i; j-- > 0 && f[i].t_s - f[j].t_s <= FLASH_S;)
+        for (size_t k = i; k < n && f[k].t_s - f[j].t_s <= FLASH_S; k++)
+            if ((j + 1 < i || k > i) && gdist(&f[j], &f[k]) <= FLASH_SAME * jump)
+                return 1;
+    return 0;
+}
+
+/*
+ * An overlay that appears or disappears over a picture that stays (a title fading in
+ * over a landscape, a caption, a bullet added to a slide): the cells it covers move, the
+ * rest of the grid stays, and the cells that move all move one way (text brightens the
+ * cells it covers, or darkens them, all alike). A change of shot, even between two
+ * slides on one template, replaces what was there: the cells the old text leaves move
+ * the other way from those the new text covers. Compared across the boundary, from
+ * OVL_S before it (or its span) to OVL_S after, so a fade of text counts whole.
+ */
+#define OVL_S     0.4   /* the pictures compared lie this far outside the boundary */
+#define OVL_MOVE  4     /* a luma cell moved when it changed more than this */
+#define OVL_SHARE 0.5   /* an overlay moves at most this share of the luma cells */
+#define OVL_AGAIN 0.075 /* ... all one way but this share of their movement */
+#define OVL_STEP  0.5   /* a cut's own step is at most this share of the overlay's change */
+#define OVL_ONCE  0.02  /* ... unless the cells all move one way but this share, */
+#define OVL_BAND  2     /* in at most this many adjacent rows of cells (a bullet, a line) */
+
+static int is_overlay(const struct vt_sd_feat *f, size_t n, size_t s0, size_t s1)
+{
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
+    size_t a = near_idx(f, n, f[s0].t_s - OVL_S), b = near_idx(f, n, f[s1].t_s + OVL_S);
+    int moved = 0, row0 = VT_SD_GRID_H, row1 = -1;
+    double up = 0, down = 0;
+
+    if (a >= s0 || b <= s1)
+        return 0;
+    for (int k = 0; k < nl; k++) {
+        int d = (int)f[b].grid[k] - (int)f[a].grid[k];
+
+        if (abs(d) <= OVL_MOVE)
+            continue;
+        moved++;
+        row0 = k / VT_SD_GRID_W < row0 ? k / VT_SD_GRID_W : row0;
+        row1 = k / VT_SD_GRID_W > row1 ? k / VT_SD_GRID_W : row1;
+        if (d > 0)
+            up += d;
+        else
+            down -= d;
+    }
+    if (moved == 0 || moved > OVL_SHARE * nl || fmin(up, down) > OVL_AGAIN * (up + down))
+        return 0;
+    /* a cut between two slides on one template changes as few cells, but at once (a
+     * fade of text is found as a cut only on one of its steps), and in several lines
+     * (a title and the lines below it; where the old text was longer, the cells move
+     * the other way); text added at once (a slide's next bullet, a typed line, a
+     * caption) only adds, in one band */
+    return s1 > s0 + 1 || gdist(&f[s0], &f[s1]) <= OVL_STEP * gdist(&f[a], &f[b]) ||
+           (fmin(up, down) <= OVL_ONCE * (up + down) && row1 - row0 < OVL_BAND);
+}
+
+/*
+ * Camera motion (a pan, a tilt, a whip, a shake): the picture after the boundary is the
+ * one before it moved, which no change of shot is. The luma grid is moved by whole and
+ * fractional cells (bilinear between cells, comparing only the cells that still overlap)
+ * and compared again: a mix or a new shot differs whatever the shift, a pan differs little
+ * once moved. The grid averages 20 pixels of the thumbnail in a cell, so a shift of a
+ * quarter cell is as fine as it can tell.
+ */
+#define MOT_MAX_X 2.0 /* largest shift tried, in cells */
+#define MOT_MAX_Y 1.5
+#define MOT_STEP  0.25
+#define MOT_FIT   0.35 /* moved, the pictures differ at most this share of the unmoved */
+#define MOT_NET   3.0  /* least change worth the test */
+#define MOT_SEEN  0.1  /* a cut's grid change is at least this share of its thumbnail's */
+
+/* Mean abs difference of b's cells of one plane of the grid (w x h cells from off) with
+ * a's moved by (dx, dy) cells; -1 when too few overlap. */
+static double moved_dist(const uint8_t *a, const uint8_t *b, int w, int h, double dx, double dy)
+{
+    double s = 0;
+    int cnt = 0;
+
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            double sx = x + dx, sy = y + dy, fx, fy, v;
+            int x0, y0, x1, y1;
+
+            if (sx < 0 || sy < 0 || sx > w - 1 || sy > h - 1)
+                continue;
+            x0 = (int)sx;
+            y0 = (int)sy;
+            x1 = x0 + 1 < w ? x0 + 1 : x0;
+            y1 = y0 + 1 < h ? y0 + 1 : y0;
+            fx = sx - x0;
+            fy = sy - y0;
+            v = (1 - fy) * ((1 - fx) * a[y0 * w + x0] + fx * a[y0 * w + x1]) +
+                fy * ((1 - fx) * a[y1 * w + x0] + fx * a[y1 * w + x1]);
+            s += fabs(v - b[y * w + x]);
+            cnt++;
+        }
+    return 2 * cnt >= w * h ? s / cnt : -1;
+}
+
+/* The luma and both chroma planes moved alike (a chroma cell is two luma cells wide and
+ * high): motion moves the colours with the shapes; -1 when too few cells overlap. */
+static double moved_all(const struct vt_sd_feat *a, const struct vt_sd_feat *b, double dx,
+                        double dy, double *chroma)
+{
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H, nc = VT_SD_CGRID_W * VT_SD_CGRID_H;
+    double l = moved_dist(a->grid, b->grid, VT_SD_GRID_W, VT_SD_GRID_H, dx, dy);
+    double u = moved_dist(a->grid + nl, b->grid + nl, VT_SD_CGRID_W, VT_SD_CGRID_H, dx / 2, dy / 2);
+    double v = moved_dist(a->grid + nl + nc, b->grid + nl + nc, VT_SD_CGRID_W, VT_SD_CGRID_H,
+                          dx / 2, dy / 2);
+
+    *chroma = fmax(u, v);
+    return u < 0 || v < 0 ? -1 : l;
+}
+
+static int is_motion(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
+{
+    double cstill, still = moved_all(a, b, 0, 0, &cstill), best = still, cbest = cstill;
+
+    if (still < MOT_NET)
+        return 0;
+    for (double dy = -MOT_MAX_Y; dy <= MOT_MAX_Y + 1e-9; dy += MOT_STEP)
+        for (double dx = -MOT_MAX_X; dx <= MOT_MAX_X + 1e-9; dx += MOT_STEP) {
+            double c, d = moved_all(a, b, dx, dy, &c);
+
+            if (d >= 0 && d < best) {
+                best = d;
+                cbest = c;
+            }
+        }
+    /* moved, the colours must match as the shapes do (or have changed little anyway) */
+    return best <= MOT_FIT * still && (cbest <= MOT_FIT * cstill || cbest < MOT_NET);
+}
+
+/*
+ * A subject moving over a background that stays (an animated character, a bird taking
+ * off, a hand across a desk): a burst of change as large as a cut's in the cells it
+ * crosses, but most of the picture, shapes and colours, is the same before and after,
+ * which a change of shot never leaves. Only inside a moving shot: between two still
+ * pictures (slides on one template, whose margins and title stay) the cells that stay
+ * say nothing, and is_overlay judges them.
+ */
+#define LOC_S    0.3 /* the pictures compared lie this far outside the boundary */
+#define LOC_LUMA 4   /* a luma cell stayed when it changed at most this */
+#define LOC_CHR  3   /* a chroma cell stayed when it changed at most this */
+#define LOC_STAY 0.5 /* this share of the luma cells stayed at least, and of each chroma plane */
+#define LOC_BUSY 0.5 /* the shot moves: its mean frame difference on one side at least */
+
+static int stayed(const struct vt_sd_feat *a, const struct vt_sd_feat *b, int from, int to, int thr)
+{
+    int k, cnt = 0;
+
+    for (k = from; k < to; k++)
+        cnt += abs((int)a->grid[k] - (int)b->grid[k]) <= thr;
+    return cnt;
+}
+
+static int is_local(const struct vt_sd_feat *f, size_t n, const double *pd1, size_t s0, size_t s1)
+{
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H, nc = VT_SD_CGRID_W * VT_SD_CGRID_H;
+    size_t a = near_idx(f, n, f[s0].t_s - LOC_S), b = near_idx(f, n, f[s1].t_s + LOC_S);
+    size_t a0 = s0 > BASE_WIN ? s0 - BASE_WIN : 0,
+           b1 = s1 + 1 + BASE_WIN < n ? s1 + 1 + BASE_WIN : n;
+
+    if (a >= s0 || b <= s1 || fmax(win_mean(pd1, a0, s0), win_mean(pd1, s1 + 1, b1)) < LOC_BUSY)
+        return 0;
+    /* each plane: a new background colour may move one chroma plane only */
+    return stayed(&f[a], &f[b], 0, nl, LOC_LUMA) >= LOC_STAY * nl &&
+           stayed(&f[a], &f[b], nl, nl + nc, LOC_CHR) >= LOC_STAY * nc &&
+           stayed(&f[a], &f[b], nl + nc, VT_SD_GRID, LOC_CHR) >= LOC_STAY * nc;
+}
+
+/*
+ * A pan that speeds up, or a zoom, over one picture can pass for a dissolve between two
+ * moving shots on the coarse grid (the cells change faster in the window than outside,
+ * and steadily), but mixing two different pictures lowers the contrast half-way (the
+ * variance of a mix of unrelated pictures is half theirs), and moving the camera over
+ * one picture keeps it. Only between two moving shots: from or to a still one (a slide)
+ * the grid's evidence is sound and the contrast of a slide may be too low to dip. A
+ * dissolve found by its dip (var_dip) has shown it already, over a wider window.
+ */
+#define MIXDIP_BUSY 1.0  /* each side's mean frame difference at least */
+#define MIXDIP_KEEP 0.95 /* no frame of the span below this share of the lower end's */
+
+static int motion_no_dip(const struct vt_sd_feat *f, size_t n, const double *pd1,
+                         const struct bound *x)
+{
+    size_t a = x->span0 - 1, b = x->span1 + 1;
+    size_t a0 = a > BASE_WIN ? a - BASE_WIN : 1, b1 = b + 1 + BASE_WIN < n ? b + 1 + BASE_WIN : n;
+    double lo = fmin(f[a].stddev, f[b].stddev);
+
+    if (win_mean(pd1, a0, a + 1) < MIXDIP_BUSY || win_mean(pd1, b + 1, b1) < MIXDIP_BUSY)
+        return 0;
+    if (x->dip)
+        return 0;
+    for (size_t k = a + 1; k < b; k++)
+        if (f[k].stddev < MIXDIP_KEEP * lo)
+            return 0;
+    return 1;
+}
+
+static int not_a_shot(const struct vt_sd_feat *f, size_t n, const double *pd1,
+                      const struct bound *x)
+{
+    if (x->kind == VT_SD_FADE)
+        return 0;
+    if (x->kind == VT_SD_CUT && is_flash(f, n, x->at))
+        return 1;
+    /* a cut's own two frames, whose grids must see most of the change (two shots of one
+     * test pattern differ in every pixel and hardly in the cells, nothing to move) */
+    if (x->kind == VT_SD_CUT && gdist(&f[x->at - 1], &f[x->at]) >= MOT_SEEN * f[x->at].d1 &&
+        is_motion(&f[x->at - 1], &f[x->at]))
+        return 1;
+    if (x->kind == VT_SD_DISSOLVE && x->span0 > 0 && x->span1 + 1 < n &&
+        (is_motion(&f[x->span0 - 1], &f[x->span1 + 1]) || motion_no_dip(f, n, pd1, x)))
+        return 1;
+    if (x->kind == VT_SD_CUT && is_local(f, n, pd1, x->at - 1, x->at))
+        return 1;
+    return is_overlay(f, n, x->kind == VT_SD_CUT ? x->at - 1 : x->span0,
+                      x->kind == VT_SD_CUT ? x->at : x->span1);
+}
+
+/*
  * The stable part begins after a transition's span and ends before it, with a margin
  * for gradual ones: their measured ends may fall short of the true ones (motion on
  * either side blurs the ramp), and the kept frame must show one shot only.
@@ -850,7 +1105,8 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
     for (size_t i = 0; i < b.n; i++) {
         double prev_t = kept ? f[b.v[kept - 1].at].t_s : f[0].t_s;
 
-        if (b.v[i].at == 0 || f[b.v[i].at].t_s - prev_t < MIN_SHOT_S)
+        if (b.v[i].at == 0 || f[b.v[i].at].t_s - prev_t < MIN_SHOT_S ||
+            not_a_shot(f, n, pd1, &b.v[i]))
             continue;
         b.v[kept++] = b.v[i];
     }

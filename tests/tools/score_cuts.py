@@ -19,6 +19,32 @@ TOL = 2
 F1_TARGET = 0.95
 
 
+def match_boundaries(det, bounds):
+    """Match detected boundary frames to truth boundaries, each truth at most once:
+    returns (matched count, unmatched detections, missed truth boundaries)."""
+
+    def span(b):
+        if b["kind"] == "cut":
+            return b["frame"] - TOL, b["frame"] + TOL
+        return b["start"] - TOL, b["end"] + TOL
+
+    used = [False] * len(bounds)
+    tp, false = 0, []
+    for d in det:
+        best = None
+        for i, b in enumerate(bounds):
+            lo, hi = span(b)
+            if not used[i] and lo <= d <= hi:
+                best = i
+                break
+        if best is None:
+            false.append(d)
+        else:
+            used[best] = True
+            tp += 1
+    return tp, false, [b for i, b in enumerate(bounds) if not used[i]]
+
+
 def main():
     truth = json.load(open(sys.argv[1]))
     res = json.load(open(sys.argv[2]))
@@ -28,26 +54,7 @@ def main():
     det = sorted(round(s["start_s"] * fps) for s in res["shots"][1:])
     bounds = truth["boundaries"]
 
-    def span(b):
-        if b["kind"] == "cut":
-            return b["frame"] - TOL, b["frame"] + TOL
-        return b["start"] - TOL, b["end"] + TOL
-
-    used = [False] * len(bounds)
-    tp, fps_ = 0, []
-    for d in det:
-        best = None
-        for i, b in enumerate(bounds):
-            lo, hi = span(b)
-            if not used[i] and lo <= d <= hi:
-                best = i
-                break
-        if best is None:
-            fps_.append(d)
-        else:
-            used[best] = True
-            tp += 1
-    missed = [b for i, b in enumerate(bounds) if not used[i]]
+    tp, fps_, missed = match_boundaries(det, bounds)
     prec = tp / len(det) if det else 1.0
     rec = tp / len(bounds) if bounds else 1.0
     f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0

@@ -754,3 +754,45 @@ VT_TEST(ocr_tiny_frames)
         vt_rm_rf(dir);
     free(dir);
 }
+
+/*
+ * Large bold titles, black on white, are read as they are: their cells close into a dark
+ * block as a window's would, but they are no dark ground (a title inverted in place was
+ * lost: "AUTOMOBILE" at 64 px read nothing).
+ */
+VT_TEST(ocr_bold_title)
+{
+    static const struct {
+        const char *text;
+        int size, x, y;
+    } titles[] = {{"AUTOMOBILE", 64, 80, 140}, {"HARBOR", 96, 120, 120}, {"Budget", 120, 100, 100}};
+    char err[256] = "";
+    char *dir = make_dir();
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+
+    CHECK(dir != NULL);
+    CHECK(ocr != NULL);
+    for (size_t k = 0; dir && ocr && k < VT_ARRAY_LEN(titles); k++) {
+        char *path = vt_xasprintf("%s/title%zu.png", dir, k);
+        const char *paths[1] = {path};
+        struct vt_ocr_page page = {0};
+        struct vt_sb cmd = {0};
+
+        vt_sb_addf(&cmd,
+                   "ffmpeg -nostdin -v error -y -f lavfi -i color=white:s=640x360:d=1 -vf "
+                   "\"drawtext=fontfile=/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf:"
+                   "text='%s':fontsize=%d:fontcolor=black:x=%d:y=%d\" -frames:v 1 '%s'",
+                   titles[k].text, titles[k].size, titles[k].x, titles[k].y, path);
+        CHECK_INT(run_ffmpeg(&cmd), 0);
+        CHECK_INT(vt_ocr_run(ocr, paths, 1, &page, NULL, NULL, err, sizeof(err)), 0);
+        CHECK_INT(page.n_lines, 1);
+        if (page.n_lines == 1)
+            CHECK_STR(page.lines[0].text, titles[k].text);
+        vt_ocr_page_release(&page);
+        free(path);
+    }
+    vt_ocr_free(ocr);
+    if (dir)
+        vt_rm_rf(dir);
+    free(dir);
+}

@@ -9,6 +9,7 @@
 #include "media/imgutil.h"
 #include "visual/shotdetect.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,8 +198,14 @@ VT_TEST(shotdetect_dissolve_moving)
     struct vt_sd_shot *s = NULL;
     size_t n;
 
-    /* both shots move (every cell jitters, large thumbnail differences); 1.3 s mix */
+    /* both shots move (every cell jitters, large thumbnail differences); 1.3 s mix,
+     * whose contrast dips as a mix of two unrelated pictures' does (to 71 % half-way) */
     mix_grid(f, 200, 80, 100, 3);
+    for (size_t i = 80; i < 100; i++) {
+        double al = (double)(i - 80 + 1) / 21;
+
+        f[i].stddev = (float)(40 * sqrt(al * al + (1 - al) * (1 - al)));
+    }
     n = detect(f, 200, &s);
     CHECK_INT(n, 2);
     if (n == 2) {
@@ -207,6 +214,12 @@ VT_TEST(shotdetect_dissolve_moving)
         CHECK(s[1].span0 >= 76 && s[1].span0 <= 84);
         CHECK(s[1].span1 >= 96 && s[1].span1 <= 104);
     }
+    free(s);
+    /* the same cells with the contrast kept: the camera sped up over one picture (a pan,
+     * a zoom), no mix of two */
+    for (size_t i = 0; i < 200; i++)
+        f[i].stddev = 40;
+    CHECK_INT(detect(f, 200, &s), 1);
     free(s);
     free(f);
 }
@@ -322,6 +335,170 @@ VT_TEST(shotdetect_cut_into_busy_cells)
         CHECK_INT(s[1].first, 70);
         CHECK_INT(s[1].kind, VT_SD_CUT);
     }
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_flash_no_cut)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* a white frame (a muzzle flash, a strobe) at 40 and two at 70-71 over one shot,
+     * then a real cut at 110: the flashes spike every difference as the cut does, but
+     * the picture before them comes back at once */
+    mix_grid(f, 150, 110, 110, 0);
+    for (size_t i = 40; i < 150; i += i == 40 ? 30 : 1) {
+        if (i == 72)
+            i = 110;
+        for (int k = 0; k < VT_SD_GRID && i != 110; k++)
+            f[i].grid[k] = (uint8_t)(k < VT_SD_GRID_W * VT_SD_GRID_H ? 240 : 128);
+        f[i].d1 = f[i + 1].d1 = 60;
+        f[i].changed = f[i + 1].changed = 0.9f;
+        if (i == 110)
+            break;
+    }
+    f[111].d1 = 0.05f;
+    f[111].changed = 0;
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_INT(s[1].first, 110);
+        CHECK_INT(s[1].kind, VT_SD_CUT);
+    }
+    free(s);
+    free(f);
+}
+
+/* Frames [0, n) of picture 0, with the luma cells of rows [r0, r1) brightened by up to
+ * add over frames [d0, d1) (a title fading in), each mixed frame's difference d. */
+static void title_grid(struct vt_sd_feat *f, size_t n, int r0, int r1, size_t d0, size_t d1,
+                       int add, float d)
+{
+    mix_grid(f, n, n, n, 0);
+    for (size_t i = d0; i < n; i++) {
+        double al = i >= d1 ? 1 : (double)(i - d0 + 1) / (double)(d1 - d0);
+
+        for (int k = r0 * VT_SD_GRID_W; k < r1 * VT_SD_GRID_W; k++)
+            f[i].grid[k] = (uint8_t)(f[i].grid[k] + (int)(al * add));
+        if (i < d1) {
+            f[i].d1 = d;
+            f[i].changed = 0.02f;
+        }
+    }
+}
+
+VT_TEST(shotdetect_title_fade_no_boundary)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* a title fades in over rows 2-3 of a still in 0.6 s: a mix, as a dissolve is, but
+     * two thirds of the grid stay and the cells it covers all brighten */
+    title_grid(f, 150, 2, 4, 60, 69, 50, 2.5f);
+    f[64].d1 = 6; /* one uneven step, as skipped B-frames give */
+    f[64].changed = 0.05f;
+    CHECK_INT(detect(f, 150, &s), 1);
+    free(s);
+    /* the same cells changed at once: a line added (a slide's next bullet) */
+    free(f);
+    f = quiet(150);
+    title_grid(f, 150, 2, 4, 60, 61, 50, 8);
+    CHECK_INT(detect(f, 150, &s), 1);
+    free(s);
+    /* ... and the title's row too, as far from them: a cut between two slides on one
+     * template, which change their title and their lines */
+    for (size_t i = 60; i < 150; i++)
+        for (int k = 0; k < VT_SD_GRID_W; k++)
+            f[i].grid[k] = (uint8_t)(f[i].grid[k] + 30);
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    if (n == 2)
+        CHECK_INT(s[1].first, 60);
+    free(s);
+    free(f);
+}
+
+/* A smooth picture seen from sx cells to the right (its chroma with chroma, colour c). */
+static void view_grid(struct vt_sd_feat *f, double sx, int c)
+{
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
+
+    for (int k = 0; k < nl; k++) {
+        double x = k % VT_SD_GRID_W + sx, y = k / VT_SD_GRID_W;
+
+        f->grid[k] = (uint8_t)(110 + 70 * sin(0.9 * x) + 40 * cos(1.1 * y));
+    }
+    for (int k = nl; k < VT_SD_GRID; k++) {
+        double x = k % VT_SD_CGRID_W + sx / 2;
+
+        f->grid[k] = (uint8_t)(128 + c + 30 * sin(1.8 * x + k / VT_SD_CGRID_W));
+    }
+}
+
+VT_TEST(shotdetect_subject_motion_no_cut)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* a bird flaps in nine cells of a still background for 2 s and throws itself out of
+     * frame at 65, leaving cells brighter and darker: as large a spike as a cut's, but
+     * the rest of the picture stays */
+    mix_grid(f, 150, 150, 150, 0);
+    for (size_t i = 50; i < 150; i++) {
+        int flap = i < 80 ? (int)(i % 3) : 0;
+
+        for (int r = 1; r < 4; r++)
+            for (int c = 2; c < 5; c++)
+                f[i].grid[r * VT_SD_GRID_W + c] = (uint8_t)(i < 65        ? 40 + 30 * flap
+                                                            : (r + c) % 2 ? 220 - 10 * flap
+                                                                          : 5);
+        if (i < 80) {
+            f[i].d1 = i == 65 ? 25 : 3;
+            f[i].changed = i == 65 ? 0.3f : 0.04f;
+        }
+    }
+    CHECK_INT(detect(f, 150, &s), 1);
+    free(s);
+    /* the same spike into another picture: a cut, however much the shot moved before */
+    for (size_t i = 65; i < 150; i++)
+        for (int k = 0; k < VT_SD_GRID; k++)
+            f[i].grid[k] = (uint8_t)(255 - f[i].grid[k]);
+    f[65].d1 = 60;
+    f[65].changed = 0.8f;
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    if (n == 2)
+        CHECK_INT(s[1].first, 65);
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_whip_pan_no_cut)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* the camera jumps a cell and a half to the right between two frames (a whip pan,
+     * a shaken camera): every difference spikes as at a cut, but moved back by as much,
+     * the picture after is the one before, colours and all */
+    for (size_t i = 0; i < 150; i++)
+        view_grid(&f[i], i < 60 ? 0 : 1.5, 0);
+    f[60].d1 = 30;
+    f[60].changed = 0.5f;
+    CHECK_INT(detect(f, 150, &s), 1);
+    free(s);
+    /* the same jump with other colours: a cut to another shot of a like pattern */
+    for (size_t i = 60; i < 150; i++)
+        view_grid(&f[i], 1.5, 60);
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    if (n == 2)
+        CHECK_INT(s[1].first, 60);
     free(s);
     free(f);
 }
