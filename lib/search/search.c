@@ -4,7 +4,9 @@
  *
  *   0  the plain words as an exact phrase (found by the tier-1 query itself: the
  *      ranking function sees the words' positions)
- *   1  all the terms, anywhere in one cue, frame text or title
+ *   1  all the terms, anywhere in one cue, frame text or title; then, below those rows,
+ *      two adjacent cues holding the terms between them where neither does alone (words
+ *      said across a pause: the store's cue pairs), starting where the words start
  *   2  approximate: terms widened to indexed words that sound alike (speech) or
  *      are one edit off (screen), for recognition and OCR errors; and, for three
  *      words or more, speech where all but one of them were recognised; only when
@@ -38,6 +40,8 @@
 struct cand {
     struct vt_hit h;
     long long rowid;
+    long long next; /* a pair's second cue (vt_store_search.pairs), else 0 */
+    int at;         /* a pair's first matched word, a token of its first cue */
     int tier;
 };
 
@@ -83,6 +87,8 @@ static int run_tier(struct vt_library *lib, struct collect *c, int tier,
         x = &c->v[c->n++];
         memset(x, 0, sizeof(*x));
         x->rowid = ids[i].rowid;
+        x->next = ids[i].next;
+        x->at = ids[i].at;
         x->tier = ids[i].exact ? 0 : tier;
         x->h.score = (2 - x->tier) * 1000.0 + ids[i].score;
         x->h.approx = x->tier == 2;
@@ -178,7 +184,8 @@ static int approx_tier(struct vt_library *lib, struct collect *c, const struct v
                        struct alts *alts)
 {
     char **av[VT_QUERY_MAX_TERMS];
-    struct vt_store_search r = {q, VT_MATCH_ALL, av, source, video, 0, VT_SCAN_CAP, c->deadline_s};
+    struct vt_store_search r = {q,           VT_MATCH_ALL,  av, source, video, 0,
+                                VT_SCAN_CAP, c->deadline_s, 0};
     int rc = build_alts(lib, q, phonetic, alts);
 
     if (rc <= 0)
@@ -193,12 +200,34 @@ static int all_but_one_tier(struct vt_library *lib, struct collect *c, const str
                             const char *video, size_t keep, const struct alts *alts)
 {
     char **av[VT_QUERY_MAX_TERMS];
-    struct vt_store_search r = {q, VT_MATCH_ALL_BUT_ONE, av,           "speech", video,
-                                0, VT_SCAN_CAP,          c->deadline_s};
+    struct vt_store_search r = {q,           VT_MATCH_ALL_BUT_ONE, av, "speech", video, 0,
+                                VT_SCAN_CAP, c->deadline_s,        0};
 
     for (size_t i = 0; i < VT_QUERY_MAX_TERMS; i++)
         av[i] = alts[i].v;
     return run_tier(lib, c, 2, &r, keep);
+}
+
+/*
+ * Words said across a cue boundary: pairs of adjacent cues that match where neither cue
+ * does alone, in the exact tiers below their rows (score 0). Only for two words or more,
+ * and only when some could reach the page: not when the exact rows already fill it twice.
+ */
+static int pair_tier(struct vt_library *lib, struct collect *c, const struct vt_query *q,
+                     const char *source, const char *video, int limit, size_t keep)
+{
+    struct vt_store_search r = {q, VT_MATCH_ALL, NULL,          source, video,
+                                1, VT_SCAN_CAP,  c->deadline_s, 1};
+    size_t words = 0, exact = 0;
+
+    for (size_t i = 0; i < q->n_terms; i++)
+        words += q->terms[i].exclude ? 0 : q->terms[i].n_words;
+    for (size_t i = 0; i < c->n; i++)
+        exact += c->v[i].tier == 0;
+    if (words < 2 || (source[0] && strcmp(source, "speech")) || exact >= (size_t)limit * 2 ||
+        (vt_query_plain_words(q, NULL) < 2 && c->n >= (size_t)limit * 2))
+        return 0;
+    return run_tier(lib, c, 1, &r, keep);
 }
 
 /*
@@ -212,10 +241,12 @@ static int word_hits(struct vt_library *lib, const struct vt_query *q, const cha
 {
     size_t keep = (size_t)limit * 3;
     /* when every term is a plain word, their sequence is the exact phrase (tier 0) */
-    struct vt_store_search r = {q, VT_MATCH_ALL, NULL,         source, video,
-                                1, VT_SCAN_CAP,  c->deadline_s};
+    struct vt_store_search r = {q, VT_MATCH_ALL, NULL,          source, video,
+                                1, VT_SCAN_CAP,  c->deadline_s, 0};
     int rc = run_tier(lib, c, 1, &r, keep);
 
+    if (!rc)
+        rc = pair_tier(lib, c, q, source, video, limit, keep);
     if (!rc && c->n < (size_t)limit * 2) {
         if (!source[0] || !strcmp(source, "speech"))
             rc = approx_tier(lib, c, q, 1, "speech", video, keep, phon);
@@ -345,46 +376,123 @@ static double first_marked_s(const struct vt_doc *d, const struct marks *m)
     return d->start_s;
 }
 
-/* A batch of candidates being read (vt_store_docs hands the rows on in their order). */
+static void count_token(void *user, const char *tok, size_t n)
+{
+    (void)tok;
+    (void)n;
+    ++*(size_t *)user;
+}
+
+/* When the cue's token `at` was said: the start of the word holding it (within the cue). */
+static double token_s(const struct vt_doc *d, int at)
+{
+    size_t seen = 0;
+
+    for (size_t i = 0; at >= 0 && i < d->n_words; i++) {
+        vt_tokenize(d->words[i].text, strlen(d->words[i].text), count_token, &seen);
+        if (seen > (size_t)at) {
+            double t = d->words[i].start_s;
+
+            return t >= d->start_s && t < d->end_s ? t : d->start_s;
+        }
+    }
+    return d->start_s;
+}
+
+/* A batch of candidates being read (vt_store_docs hands the rows on in their order): the
+ * rows asked, ids[k] the row of candidate v[who[k]] (a pair's second cue when second[k]). */
 struct fill {
     struct cand *v;
-    size_t n, at; /* v[0..n-1]; rows up to v[at] were handed on */
+    const long long *ids;
+    const size_t *who;
+    unsigned char *second; /* 1, then 2 once read */
+    size_t n_ids, k;       /* rows up to ids[k] were handed on */
     const struct marks *m;
 };
+
+/* A pair's second cue: its text after the first's, its end the hit's. */
+static void fill_second(struct vt_hit *h, const struct vt_doc *d, const struct marks *m)
+{
+    char *more, *both;
+
+    if (!h->text)
+        return; /* the first cue is gone: so is the pair */
+    more = mark_text(d->text, m);
+    both = vt_xasprintf("%s %s", h->text, more);
+    free(more);
+    free(h->text);
+    h->text = both;
+    h->end_s = d->end_s;
+}
 
 static void fill_hit(void *user, const struct vt_doc *d)
 {
     struct fill *f = user;
+    struct cand *c;
     struct vt_hit *h;
 
-    while (f->at < f->n && f->v[f->at].rowid != d->rowid)
-        f->at++;
-    if (f->at >= f->n)
+    while (f->k < f->n_ids && f->ids[f->k] != d->rowid)
+        f->k++;
+    if (f->k >= f->n_ids)
         return;
-    h = &f->v[f->at++].h;
+    c = &f->v[f->who[f->k]];
+    h = &c->h;
+    if (f->second[f->k]) {
+        f->second[f->k++] = 2;
+        fill_second(h, d, f->m);
+        return;
+    }
+    f->k++;
     snprintf(h->video_id, sizeof(h->video_id), "%s", d->video_id);
     h->title = vt_xstrdup(d->title);
     h->end_s = d->end_s;
     snprintf(h->source, sizeof(h->source), "%s", d->source);
     h->ref = d->ref;
     h->text = mark_text(d->text, f->m);
-    h->start_s = !strcmp(d->source, "speech") && d->ref >= 0 ? first_marked_s(d, f->m) : d->start_s;
+    if (c->next)
+        h->start_s = token_s(d, c->at); /* where the matched words start */
+    else
+        h->start_s =
+            !strcmp(d->source, "speech") && d->ref >= 0 ? first_marked_s(d, f->m) : d->start_s;
 }
 
 /*
  * Read the rows of the candidates v[0..n-1] (title and text set; a row gone meanwhile
- * keeps text NULL) in one call of the store, not one or two statements per hit.
+ * keeps text NULL) in one call of the store, not one or two statements per hit; a pair
+ * reads both its cues.
  */
 static int read_cands(struct vt_library *lib, struct cand *v, size_t n, const struct marks *m)
 {
-    long long *ids = vt_xcalloc(n, sizeof(*ids));
-    struct fill f = {v, n, 0, m};
+    long long *ids = vt_xcalloc(2 * n, sizeof(*ids));
+    size_t *who = vt_xcalloc(2 * n, sizeof(*who)), k = 0;
+    unsigned char *second = vt_xcalloc(2 * n, 1);
+    struct fill f = {v, ids, who, second, 0, 0, m};
     int rc;
 
-    for (size_t i = 0; i < n; i++)
-        ids[i] = v[i].rowid;
-    rc = vt_store_docs(lib->store, ids, n, fill_hit, &f);
+    for (size_t i = 0; i < n; i++) {
+        who[k] = i;
+        ids[k++] = v[i].rowid;
+        if (v[i].next) {
+            who[k] = i;
+            second[k] = 1;
+            ids[k++] = v[i].next;
+        }
+    }
+    f.n_ids = k;
+    rc = vt_store_docs(lib->store, ids, k, fill_hit, &f);
+    for (size_t i = 0; i < k; i++) {
+        struct vt_hit *h = &v[who[i]].h;
+
+        if (second[i] == 1 && h->text) {
+            /* the second cue is gone since the pair was found: so is the pair */
+            free(h->title);
+            free(h->text);
+            h->title = h->text = NULL;
+        }
+    }
     free(ids);
+    free(who);
+    free(second);
     return rc;
 }
 

@@ -21,6 +21,78 @@
 
 /* clang-format off */
 #define VT_STORE_MIGRATIONS(X) \
+    /* 9: each cue with the next one of its video ("pairs", speech only), so words said on \
+     * either side of a cue boundary are found together (search.c's pair tier); kept by \
+     * triggers on docs, so every writer of cues keeps them without knowing of them */ \
+    X(9, "CREATE INDEX docs_by_ref ON docs (video_id, source, ref);" \
+         "CREATE TABLE pairs (id INTEGER PRIMARY KEY, doc_id INTEGER NOT NULL," \
+         " next_id INTEGER NOT NULL, video_id TEXT NOT NULL, start_s REAL NOT NULL," \
+         " split INTEGER NOT NULL, text TEXT NOT NULL, meta TEXT NOT NULL);" \
+         "CREATE INDEX pairs_by_doc ON pairs (doc_id);" \
+         "CREATE INDEX pairs_by_next ON pairs (next_id);" \
+         "CREATE VIRTUAL TABLE pairs_fts USING fts5 (text, meta, content='pairs'," \
+         " content_rowid='id', tokenize='unicode61 remove_diacritics 2');" \
+         "CREATE TRIGGER pairs_ai AFTER INSERT ON pairs BEGIN" \
+         " INSERT INTO pairs_fts (rowid, text, meta) VALUES (new.id, new.text, new.meta); END;" \
+         "CREATE TRIGGER pairs_ad AFTER DELETE ON pairs BEGIN" \
+         " INSERT INTO pairs_fts (pairs_fts, rowid, text, meta)" \
+         " VALUES ('delete', old.id, old.text, old.meta); END;" \
+         "CREATE TRIGGER docs_pair_ai AFTER INSERT ON docs" \
+         " WHEN new.source = 'speech' AND new.ref >= 0 BEGIN" \
+         " INSERT INTO pairs (doc_id, next_id, video_id, start_s, split, text, meta)" \
+         "  SELECT a.id, new.id, a.video_id, a.start_s, length(CAST(a.text AS BLOB)) + 1," \
+         "  a.text || char(10) || new.text, a.meta FROM docs a WHERE a.video_id = new.video_id" \
+         "  AND a.source = 'speech' AND a.ref = new.ref - 1 AND NOT EXISTS (SELECT 1 FROM pairs" \
+         "  WHERE doc_id = a.id AND next_id = new.id) ORDER BY a.id;" \
+         " INSERT INTO pairs (doc_id, next_id, video_id, start_s, split, text, meta)" \
+         "  SELECT new.id, b.id, new.video_id, new.start_s, length(CAST(new.text AS BLOB)) + 1," \
+         "  new.text || char(10) || b.text, new.meta FROM docs b WHERE b.video_id = new.video_id" \
+         "  AND b.source = 'speech' AND b.ref = new.ref + 1 AND NOT EXISTS (SELECT 1 FROM pairs" \
+         "  WHERE doc_id = new.id AND next_id = b.id) ORDER BY b.id; END;" \
+         "CREATE TRIGGER docs_pair_ad AFTER DELETE ON docs WHEN old.source = 'speech' BEGIN" \
+         " DELETE FROM pairs WHERE doc_id = old.id OR next_id = old.id; END;" \
+         "INSERT INTO pairs (doc_id, next_id, video_id, start_s, split, text, meta)" \
+         " SELECT a.id, b.id, a.video_id, a.start_s, length(CAST(a.text AS BLOB)) + 1," \
+         " a.text || char(10) || b.text, a.meta FROM docs a JOIN docs b" \
+         " ON b.video_id = a.video_id AND b.source = 'speech' AND b.ref = a.ref + 1" \
+         " WHERE a.source = 'speech' AND a.ref >= 0 ORDER BY a.id, b.id;", \
+         "CREATE INDEX docs_by_ref ON docs (video_id, source, ref);" \
+         "CREATE TABLE pairs (id bigserial PRIMARY KEY, doc_id bigint NOT NULL," \
+         " next_id bigint NOT NULL, video_id text COLLATE \"C\" NOT NULL," \
+         " start_s double precision NOT NULL, split bigint NOT NULL, text text NOT NULL," \
+         " tsv tsvector NOT NULL);" \
+         "CREATE INDEX pairs_by_doc ON pairs (doc_id);" \
+         "CREATE INDEX pairs_by_next ON pairs (next_id);" \
+         "CREATE INDEX pairs_tsv ON pairs USING gin (tsv);" \
+         /* a || b: b's positions come after a's, so a phrase runs on across the boundary; \
+          * a statement of many rows (COPY, INSERT ... SELECT) fires the row triggers at \
+          * its end, when both neighbours are there: a pair is made once, by the first */ \
+         "CREATE FUNCTION docs_pair() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN" \
+         " IF TG_OP = 'DELETE' THEN" \
+         "  DELETE FROM pairs WHERE doc_id = OLD.id OR next_id = OLD.id; RETURN NULL;" \
+         " END IF;" \
+         " INSERT INTO pairs (doc_id, next_id, video_id, start_s, split, text, tsv)" \
+         "  SELECT a.id, NEW.id, a.video_id, a.start_s, octet_length(a.text) + 1," \
+         "  a.text || chr(10) || NEW.text, a.tsv || NEW.tsv FROM docs a" \
+         "  WHERE a.video_id = NEW.video_id AND a.source = 'speech' AND a.ref = NEW.ref - 1" \
+         "  AND NOT EXISTS (SELECT 1 FROM pairs WHERE doc_id = a.id AND next_id = NEW.id)" \
+         "  ORDER BY a.id;" \
+         " INSERT INTO pairs (doc_id, next_id, video_id, start_s, split, text, tsv)" \
+         "  SELECT NEW.id, b.id, NEW.video_id, NEW.start_s, octet_length(NEW.text) + 1," \
+         "  NEW.text || chr(10) || b.text, NEW.tsv || b.tsv FROM docs b" \
+         "  WHERE b.video_id = NEW.video_id AND b.source = 'speech' AND b.ref = NEW.ref + 1" \
+         "  AND NOT EXISTS (SELECT 1 FROM pairs WHERE doc_id = NEW.id AND next_id = b.id)" \
+         "  ORDER BY b.id;" \
+         " RETURN NULL; END $f$;" \
+         "CREATE TRIGGER docs_pair_ai AFTER INSERT ON docs FOR EACH ROW" \
+         " WHEN (NEW.source = 'speech' AND NEW.ref >= 0) EXECUTE FUNCTION docs_pair();" \
+         "CREATE TRIGGER docs_pair_ad AFTER DELETE ON docs FOR EACH ROW" \
+         " WHEN (OLD.source = 'speech') EXECUTE FUNCTION docs_pair();" \
+         "INSERT INTO pairs (doc_id, next_id, video_id, start_s, split, text, tsv)" \
+         " SELECT a.id, b.id, a.video_id, a.start_s, octet_length(a.text) + 1," \
+         " a.text || chr(10) || b.text, a.tsv || b.tsv FROM docs a JOIN docs b" \
+         " ON b.video_id = a.video_id AND b.source = 'speech' AND b.ref = a.ref + 1" \
+         " WHERE a.source = 'speech' AND a.ref >= 0 ORDER BY a.id, b.id;") \
     /* the end of the list */
 /* clang-format on */
 

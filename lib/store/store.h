@@ -376,6 +376,9 @@ struct vt_store_search {
                                  * sequence, as typed (see vt_store_hit.exact) */
     int cap;                    /* rank at most this many matching rows: the newest */
     double deadline_s;          /* vt_monotonic_s() past which reading stops; 0: none */
+    int pairs;                  /* search cue pairs instead of rows (VT_MATCH_ALL, no alts):
+                                 * a speech cue and the next cue of its video, found only when
+                                 * the terms stand across the two and in neither alone */
 };
 
 struct vt_store_hit {
@@ -384,6 +387,8 @@ struct vt_store_hit {
     int exact;       /* the plain words stand in sequence in it (exact_phrase asked) */
     char video_id[VT_ID_MAX]; /* the row's video and start: ties are ordered by them */
     double start_s;
+    long long next; /* pairs: the next cue's row (rowid is the first cue's); else 0 */
+    int at;         /* pairs: the first cue's token where the matched words start */
 };
 
 /*

@@ -241,6 +241,22 @@ int store_pg_title_docs_refresh(struct vt_store *s, const char *id);
 int store_pg_forget_words(struct vt_store *s, const char *id);
 int store_pg_maintain(struct vt_store *s, enum vt_maintain how);
 
+/* ---- store_pairs.c: words across two adjacent cues ---- */
+
+/*
+ * Is the pair text (a cue, a newline, the next cue; the next starts at byte split) a match
+ * of q across the boundary: every positive term in it, no excluded one, and neither cue
+ * holding every positive term alone? Then 1, with *exact when the phrase_n plain words
+ * stand in sequence, and *at the first cue's token where the matched words start (the
+ * sequence's start, else the latest token from which the rest still holds every term).
+ */
+int store_pair_check(const struct vt_query *q, const char *text, size_t split, int phrase_n,
+                     int *exact, int *at);
+/* vt_store_search for r->pairs: the pairs that pass store_pair_check, exact first, then by
+ * video, time and row (score 0). */
+int store_pair_search(struct vt_store *s, const struct vt_store_search *r, int phrase_n,
+                      struct vt_store_hit **out, size_t *n, int *partial);
+
 /* ---- ranking, shared by both backends (SQLite's vtrank, store_search_pg.c) ---- */
 
 #define VT_PHRASE_BONUS 1000.0 /* added to the score of a row with the phrase in sequence */

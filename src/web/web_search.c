@@ -341,17 +341,19 @@ static void hit_link(struct vt_sb *out, const struct ask *a, const struct vt_hit
     web_url(out, a->q);
 }
 
-/* One hit (web/hit.html): the values are plain text, escaped there; the picture and the
- * text with its marks are HTML built here. */
+/* One hit (web/hit.html), the rank-th of the search (from 1, the API's order): the values
+ * are plain text, escaped there; the picture and the text with its marks are HTML built
+ * here. */
 static void hit_item(struct vt_sb *out, struct vt_library *lib, const struct ask *a,
-                     const struct vt_hit *h)
+                     const struct vt_hit *h, size_t rank)
 {
     struct vt_sb start = {0}, href = {0}, time = {0}, pic = {0}, text = {0};
     const char *words = NULL;
-    char frame[16];
+    char frame[16], nth[24];
     int f = hit_frame(lib, h);
 
     snprintf(frame, sizeof(frame), "%d", f);
+    snprintf(nth, sizeof(nth), "%zu", rank);
     web_put_t(&start, h->start_s);
     hit_link(&href, a, h);
     web_put_time(&time, h->start_s);
@@ -361,9 +363,9 @@ static void hit_item(struct vt_sb *out, struct vt_library *lib, const struct ask
     for (size_t i = 0; sources[i]; i++)
         if (!strcmp(h->source, sources[i]))
             words = source_words[i];
-    WEB_RENDER(out, "hit", {"video", h->video_id}, {"start", start.buf}, {"frame", frame},
-               {"href", href.buf}, {"picture", pic.buf}, {"time", time.buf}, {"source", h->source},
-               {"source_words", words}, {"approx", h->approx ? "1" : NULL},
+    WEB_RENDER(out, "hit", {"video", h->video_id}, {"rank", nth}, {"start", start.buf},
+               {"frame", frame}, {"href", href.buf}, {"picture", pic.buf}, {"time", time.buf},
+               {"source", h->source}, {"source_words", words}, {"approx", h->approx ? "1" : NULL},
                {"words", h->matched & VT_MATCH_WORDS ? "1" : NULL},
                {"meaning", h->matched & VT_MATCH_MEANING ? "1" : NULL},
                {"visual", h->matched & VT_MATCH_VISUAL ? "1" : NULL},
@@ -379,22 +381,28 @@ static void hit_item(struct vt_sb *out, struct vt_library *lib, const struct ask
     vt_sb_release(&text);
 }
 
-/* One page of hits, in their order: a heading each time the video changes. */
+/*
+ * One page of hits h[from..to-1]: one heading per video, the videos in the order of their
+ * best hit on the page, each with its moments in the search's order (data-rank keeps it).
+ */
 static void hit_page(struct vt_sb *out, struct vt_library *lib, const struct ask *a,
                      const struct vt_hit *h, size_t from, size_t to)
 {
     for (size_t i = from; i < to; i++) {
-        if (i == from || strcmp(h[i].video_id, h[i - 1].video_id)) {
-            if (i > from)
-                vt_sb_adds(out, "</ol></section>\n");
-            vt_sb_addf(out, "<section class=\"group\"><h2><a href=\"/v/%s\">", h[i].video_id);
-            web_html(out, h[i].title);
-            vt_sb_adds(out, "</a></h2>\n<ol class=\"hits\">\n");
-        }
-        hit_item(out, lib, a, &h[i]);
-    }
-    if (to > from)
+        size_t k = from;
+
+        while (k < i && strcmp(h[k].video_id, h[i].video_id))
+            k++;
+        if (k < i)
+            continue; /* its video's section is out already */
+        vt_sb_addf(out, "<section class=\"group\"><h2><a href=\"/v/%s\">", h[i].video_id);
+        web_html(out, h[i].title);
+        vt_sb_adds(out, "</a></h2>\n<ol class=\"hits\">\n");
+        for (k = i; k < to; k++)
+            if (!strcmp(h[k].video_id, h[i].video_id))
+                hit_item(out, lib, a, &h[k], k + 1);
         vt_sb_adds(out, "</ol></section>\n");
+    }
 }
 
 /* The number of distinct videos among the hits. */

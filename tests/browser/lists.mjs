@@ -5,7 +5,8 @@
 // Checks: the library grid pages, its text filter and sort; a card being indexed follows
 // its progress without a reload (library.js polling) and turns "Ready" when the database
 // says so; the search page's pages, followed by their Next links, are the API's hits in
-// the API's order with the true total; the source filter; a typo's suggestion; every
+// the API's order with the true total (each hit's data-rank), one heading per video on a
+// page (desktop and phone widths); the source filter; a typo's suggestion; every
 // hit's picture is its own frame and loads; a hit's link opens the player at or after the
 // hit's start; no console errors; axe-core with no serious or critical violation (light and
 // dark themes);
@@ -29,7 +30,8 @@ function sql(s) {
 
 const cardTitles = (page) => page.$$eval('li.card h2.title a', (as) => as.map((a) => a.textContent));
 const hitsOf = (page) => page.$$eval('li.hit', (ls) => ls.map((l) => ({
-  video: l.dataset.video, start: parseFloat(l.dataset.start), frame: parseInt(l.dataset.frame, 10),
+  video: l.dataset.video, rank: parseInt(l.dataset.rank, 10),
+  start: parseFloat(l.dataset.start), frame: parseInt(l.dataset.frame, 10),
   src: (l.querySelector('img.thumb') || {}).src || '',
   loaded: !!(l.querySelector('img.thumb') && l.querySelector('img.thumb').complete &&
              l.querySelector('img.thumb').naturalWidth > 0),
@@ -75,6 +77,35 @@ async function library(b) {
   b.check();
 }
 
+// One heading per video on a search page, shown above its moments, at desktop and phone
+// widths: the videos in the order of their best hit, each video's hits in rank order.
+async function groupedOnce(page, what) {
+  for (const width of [1366, 390]) {
+    await page.setViewportSize({ width, height: width > 500 ? 900 : 844 });
+    const groups = await page.$$eval('section.group', (ss) => ss.map((s) => {
+      const h = s.querySelector('h2').getBoundingClientRect();
+      const ls = [...s.querySelectorAll('li.hit')];
+      return {
+        video: (s.querySelector('h2 a').getAttribute('href') || '').replace('/v/', ''),
+        shown: h.width > 0 && h.height > 0 && h.right <= window.innerWidth + 1,
+        above: ls.length > 0 && h.bottom <= ls[0].getBoundingClientRect().top + 1,
+        videos: [...new Set(ls.map((l) => l.dataset.video))],
+        ranks: ls.map((l) => parseInt(l.dataset.rank, 10)),
+      };
+    }));
+    const videos = groups.map((g) => g.video);
+    if (new Set(videos).size !== videos.length) fail(`${what} at ${width} px: a video's heading repeats: ${videos}`);
+    for (const g of groups) {
+      if (!g.shown || !g.above) fail(`${what} at ${width} px: the heading of ${g.video} is not shown above its hits`);
+      if (g.videos.length !== 1 || g.videos[0] !== g.video) fail(`${what} at ${width} px: ${g.video}'s section holds ${g.videos}`);
+      if (g.ranks.some((r, i) => i && r <= g.ranks[i - 1])) fail(`${what} at ${width} px: ${g.video}'s hits out of order: ${g.ranks}`);
+    }
+    const firsts = groups.map((g) => g.ranks[0]);
+    if (firsts.some((r, i) => i && r <= firsts[i - 1])) fail(`${what} at ${width} px: videos not in the order of their best hit: ${firsts}`);
+  }
+  await page.setViewportSize({ width: 1366, height: 900 });
+}
+
 async function search(b) {
   const { page } = b;
   const api = await (await fetch(`${base}/api/search?q=banana&limit=1000`)).json();
@@ -91,11 +122,15 @@ async function search(b) {
       }
     }
     seen.push(...hits);
+    await groupedOnce(page, `search page ${p}`);
     const next = await page.$('nav.pager a[rel="next"]');
     if (!next) break;
     await Promise.all([page.waitForNavigation(), next.click()]);
     if (p > 20) fail('the search pages do not end');
   }
+  // a page groups its hits by video; their ranks give the API's order back
+  seen.sort((x, y) => x.rank - y.rank);
+  if (seen.some((h, i) => h.rank !== i + 1)) fail(`the pages' ranks are not 1..${seen.length}`);
   const same = seen.length === api.hits.length && seen.every((h, i) =>
     h.video === api.hits[i].video_id && h.start - api.hits[i].start_s >= -0.0005 && h.start - api.hits[i].start_s < 0.0015);
   if (!same) fail(`the pages (${seen.length} hits) are not the API's ${api.hits.length} hits in order`);
@@ -112,6 +147,7 @@ async function search(b) {
   note('search: source filter; "bana" suggests "bana*", which finds hits');
 
   await go(page, `${base}/search?q=harbor`);
+  await groupedOnce(page, 'search for harbor');
   await axe(page, 'search');
   await page.emulateMedia({ colorScheme: 'dark' });
   await axe(page, 'search (dark theme)');

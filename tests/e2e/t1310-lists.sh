@@ -10,7 +10,8 @@
 #     picture is the frame the hit came from;
 #   - the search page's pages, read one after another, are exactly /api/search?limit=1000
 #     in the same order (score, then video, then time), the count is the true total and
-#     the title hit is on a page; the CLI gives the same order;
+#     the title hit is on a page (each hit's data-rank gives that order back: a page
+#     has one heading per video, its moments under it); the CLI gives the same order;
 #   - the library page is a page of cards from one listing (?per=, ?page=, ?q=, ?sort=),
 #     an empty library says how to add a video, /api/videos?state=processing lists only
 #     videos being indexed with their progress.
@@ -87,7 +88,7 @@ def kept(vid, ref):
     f = [x for x in docs[vid]['frames'] if x['index'] == ref][0]
     return f['duplicate_of'] if f.get('duplicate_of') is not None else ref
 bad = 0
-items = re.findall(r'<li class="hit" data-video="([^"]+)" data-start="([^"]+)" data-frame="(-?\d+)">(.*?)</li>', page, re.S)
+items = re.findall(r'<li class="hit" data-video="([^"]+)" data-rank="\d+" data-start="([^"]+)" data-frame="(-?\d+)">(.*?)</li>', page, re.S)
 if not items:
     print('no hits on the page'); sys.exit(1)
 for vid, start, frame, body in items:
@@ -151,14 +152,27 @@ for p in $(seq 1 "$pages"); do
   grep -q "$n moments in 2 videos" "$T/body" || fail "page $p: count line: $(grep -o '<p class="count".*</p>' "$T/body")"
   grep -q "Page $p of $pages" "$T/body" || fail "page $p: no 'Page $p of $pages'"
   check_hits "$T/body" "$T/banana.json"
-  grep -o '<li class="hit" data-video="[^"]*" data-start="[^"]*"' "$T/body" |
-    sed 's/.*data-video="\([^"]*\)" data-start="\([^"]*\)"/\1 \2/' >> "$T/paged.txt"
+  grep -o '<li class="hit" data-video="[^"]*" data-rank="[^"]*" data-start="[^"]*"' "$T/body" |
+    sed 's/.*data-video="\([^"]*\)" data-rank="\([^"]*\)" data-start="\([^"]*\)"/\2 \1 \3/' >> "$T/paged.txt"
+  # one heading per video on a page, its moments under it
+  python3 - "$T/body" << 'PY' || fail "page $p repeats a video's heading"
+import re, sys
+page = open(sys.argv[1]).read()
+heads = re.findall(r'<section class="group"><h2><a href="/v/([^"]+)">', page)
+sections = re.findall(r'<section class="group">(.*?)</section>', page, re.S)
+ok = len(heads) == len(set(heads)) and len(sections) == len(heads) and all(
+    set(re.findall(r'<li class="hit" data-video="([^"]+)"', body)) == {v} for v, body in zip(heads, sections))
+sys.exit(0 if ok else 1)
+PY
 done
 python3 - "$T/banana.json" "$T/paged.txt" << 'PY' || fail "the pages, one after another, are not the API's hits in its order"
 import json, math, sys
 api = [(h['video_id'], h['start_s']) for h in json.load(open(sys.argv[1]))['hits']]
-paged = [(l.split()[0], float(l.split()[1])) for l in open(sys.argv[2])]
-ok = len(api) == len(paged) and all(a[0] == b[0] and 0 <= b[1] - a[1] < 0.0015 for a, b in zip(api, paged))
+# each hit carries its rank in the search (data-rank): a page groups its hits by video
+rows = sorted((l.split() for l in open(sys.argv[2])), key=lambda r: int(r[0]))
+paged = [(r[1], float(r[2])) for r in rows]
+ok = [int(r[0]) for r in rows] == list(range(1, len(rows) + 1))
+ok = ok and len(api) == len(paged) and all(a[0] == b[0] and 0 <= b[1] - a[1] < 0.0015 for a, b in zip(api, paged))
 if not ok:
     print(len(api), len(paged), [(a, b) for a, b in zip(api, paged) if a[0] != b[0] or not 0 <= b[1] - a[1] < 0.0015][:3])
 sys.exit(0 if ok else 1)

@@ -74,7 +74,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                     q.video,
                                     (int)(size % 2),
                                     10,
-                                    0};
+                                    0,
+                                    mode == 0 && size % 3 == 0};
         struct vt_store_hit *hits = NULL;
         size_t n = 0;
         int partial;

@@ -464,7 +464,7 @@ static int count_hits(struct vt_store *s, const char *query, enum vt_match match
                       struct vt_store_hit **hits)
 {
     struct vt_query q;
-    struct vt_store_search r = {&q, match, NULL, "", "", exact_phrase, 10, 0};
+    struct vt_store_search r = {&q, match, NULL, "", "", exact_phrase, 10, 0, 0};
     size_t n = 0;
     int partial = 0;
 

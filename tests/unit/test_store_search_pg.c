@@ -164,7 +164,7 @@ static void check_scores(struct vt_store *s, const char *query, int mode, char *
     double df[STORE_MAX_PHRASES];
     struct vt_query q;
     struct vt_store_search r = {
-        &q, mode == 2 ? VT_MATCH_ALL_BUT_ONE : VT_MATCH_ALL, alts, "", "", exact_phrase, 100, 0};
+        &q, mode == 2 ? VT_MATCH_ALL_BUT_ONE : VT_MATCH_ALL, alts, "", "", exact_phrase, 100, 0, 0};
     struct vt_store_hit *hits = NULL;
     size_t n = 0, n_ph = 0, n_excl = 0, plain;
     int partial = 0, phrase_n = 0;
@@ -300,14 +300,17 @@ static void got_doc_id(void *user, const struct vt_doc *d)
              d->video_id, d->source, d->ref);
 }
 
-/* One search on both stores: the same rows, in the same order, with the same scores. */
+/* One search on both stores: the same rows, in the same order, with the same scores (with
+ * pairs: the same pairs of cues, their words starting at the same token). */
 static int same_search(struct vt_store *sq, struct vt_store *pg, const char *query, int mode,
-                       char **const *alts, const char *source, const char *video)
+                       char **const *alts, const char *source, const char *video, int pairs)
 {
     struct vt_query q;
-    struct vt_store_search r = {
-        &q, mode == 2 ? VT_MATCH_ALL_BUT_ONE : VT_MATCH_ALL, alts, source, video, mode == 1, 100,
-        0};
+    struct vt_store_search r = {&q,    mode == 2 ? VT_MATCH_ALL_BUT_ONE : VT_MATCH_ALL,
+                                alts,  source,
+                                video, mode == 1,
+                                100,   0,
+                                pairs};
     struct vt_store_hit *a = NULL, *b = NULL;
     size_t na = 0, nb = 0;
     int partial = 0, same = 1;
@@ -322,7 +325,13 @@ static int same_search(struct vt_store *sq, struct vt_store *pg, const char *que
         vt_store_doc(sq, a[i].rowid, got_doc_id, &da);
         vt_store_doc(pg, b[i].rowid, got_doc_id, &db);
         same = !strcmp(da.line, db.line) && a[i].score == b[i].score && a[i].exact == b[i].exact &&
-               !strcmp(a[i].video_id, b[i].video_id) && a[i].start_s == b[i].start_s;
+               !strcmp(a[i].video_id, b[i].video_id) && a[i].start_s == b[i].start_s &&
+               !a[i].next == !b[i].next && a[i].at == b[i].at;
+        if (same && a[i].next) {
+            vt_store_doc(sq, a[i].next, got_doc_id, &da);
+            vt_store_doc(pg, b[i].next, got_doc_id, &db);
+            same = !strcmp(da.line, db.line);
+        }
         if (!same)
             fprintf(stderr, "  hit %zu: %s %.17g%s vs %s %.17g%s\n", i, da.line, a[i].score,
                     a[i].exact ? " exact" : "", db.line, b[i].score, b[i].exact ? " exact" : "");
@@ -377,8 +386,10 @@ static int same_everything(struct vt_store *sq, struct vt_store *pg)
                 const char *src = sources[k % VT_ARRAY_LEN(sources)];
                 const char *vid = videos[k / VT_ARRAY_LEN(sources)];
 
-                hits += same_search(sq, pg, queries[i], mode, NULL, src, vid);
-                hits += same_search(sq, pg, queries[i], mode, alts, src, vid);
+                hits += same_search(sq, pg, queries[i], mode, NULL, src, vid, 0);
+                hits += same_search(sq, pg, queries[i], mode, alts, src, vid, 0);
+                if (mode < 2)
+                    hits += same_search(sq, pg, queries[i], mode, NULL, src, vid, 1);
             }
     same_similar(sq, pg, "focks", VT_SIMILAR_SOUND);
     same_similar(sq, pg, "kwick", VT_SIMILAR_SOUND);
@@ -451,12 +462,16 @@ static void server_parses(struct vt_store *pg)
             free(t);
         }
         {
-            struct vt_store_search r = {&q, VT_MATCH_ALL, alts, "", "", 1, 10, 0};
+            struct vt_store_search r = {&q, VT_MATCH_ALL, alts, "", "", 1, 10, 0, 0};
+            struct vt_store_search rp = {&q, VT_MATCH_ALL, NULL, "", "", 1, 10, 0, 1};
             struct vt_store_hit *h = NULL;
             size_t n = 0;
             int partial;
 
             CHECK_INT(vt_store_search(pg, &r, &h, &n, &partial), 0);
+            free(h);
+            h = NULL;
+            CHECK_INT(vt_store_search(pg, &rp, &h, &n, &partial), 0);
             free(h);
         }
         vt_query_release(&q);

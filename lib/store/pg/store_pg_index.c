@@ -118,6 +118,7 @@ int store_pg_maintain(struct vt_store *s, enum vt_maintain how)
     if (how != VT_MAINTAIN_FULL)
         return 0;
     return store_exec(s,
-                      "SELECT gin_clean_pending_list(CAST('docs_tsv' AS regclass)); ANALYZE docs",
+                      "SELECT gin_clean_pending_list(CAST('docs_tsv' AS regclass)); ANALYZE docs;"
+                      "SELECT gin_clean_pending_list(CAST('pairs_tsv' AS regclass)); ANALYZE pairs",
                       "merge the search index");
 }

@@ -703,18 +703,23 @@ int vt_store_similar_words(struct vt_store *s, const char *word, enum vt_similar
 int vt_store_maintain(struct vt_store *s, enum vt_maintain how)
 {
     char sql[96];
-    int pages = how == VT_MAINTAIN_FULL ? 0 : MERGE_STEP_PAGES;
+    int pages = how == VT_MAINTAIN_FULL ? 0 : MERGE_STEP_PAGES, rc = 0;
 
     if (s->be->maintain)
         return s->be->maintain(s, how);
     /* FTS5 answers faster from fewer, larger segments: 'merge' does a bounded amount
-     * of that work (pages > 0), 'optimize' all of it */
-    if (pages > 0)
-        snprintf(sql, sizeof(sql), "INSERT INTO docs_fts (docs_fts, rank) VALUES ('merge', %d)",
-                 pages);
-    else
-        snprintf(sql, sizeof(sql), "INSERT INTO docs_fts (docs_fts) VALUES ('optimize')");
-    return store_exec(s, sql, "merge the search index");
+     * of that work (pages > 0), 'optimize' all of it; the cue pairs' index alike */
+    for (int k = 0; k < 2 && !rc; k++) {
+        const char *t = k ? "pairs_fts" : "docs_fts";
+
+        if (pages > 0)
+            snprintf(sql, sizeof(sql), "INSERT INTO %s (%s, rank) VALUES ('merge', %d)", t, t,
+                     pages);
+        else
+            snprintf(sql, sizeof(sql), "INSERT INTO %s (%s) VALUES ('optimize')", t, t);
+        rc = store_exec(s, sql, "merge the search index");
+    }
+    return rc;
 }
 
 struct word_fn {
@@ -1078,6 +1083,10 @@ int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct 
         size_t plain = vt_query_plain_words(r->q, NULL);
 
         phrase_n = plain >= 2 ? (int)plain : 0;
+    }
+    if (r->pairs) {
+        free(m);
+        return store_pair_search(s, r, phrase_n, out, n, partial);
     }
     /* the backends differ only in finding and scoring the rows; PostgreSQL scores in C
      * after finding them, so it counts only the frequencies of phrases found in them */
