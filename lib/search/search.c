@@ -70,7 +70,8 @@ static int run_tier(struct vt_library *lib, struct collect *c, int tier,
     struct vt_store_hit *ids;
     size_t n, kept = 0;
     int partial = 0;
-    int rc = vt_store_search(lib->store, r, &ids, &n, &partial);
+    int rc = r->pairs ? vt_store_search_pairs(lib->store, r, &ids, &n, &partial)
+                      : vt_store_search(lib->store, r, &ids, &n, &partial);
 
     if (rc)
         return rc;

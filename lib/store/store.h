@@ -401,6 +401,11 @@ struct vt_store_hit {
 int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct vt_store_hit **out,
                     size_t *n, int *partial);
 
+/* vt_store_search for r->pairs (store_pairs.c): adjacent speech cues that match together
+ * where neither does alone, exact first, then by video, time and row (score 0). */
+int vt_store_search_pairs(struct vt_store *s, const struct vt_store_search *r,
+                          struct vt_store_hit **out, size_t *n, int *partial);
+
 /* How vt_store_similar_words compares. */
 enum vt_similar {
     VT_SIMILAR_SOUND, /* spoken words that sound alike (same phonetic key; words of three

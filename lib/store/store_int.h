@@ -252,10 +252,6 @@ int store_pg_maintain(struct vt_store *s, enum vt_maintain how);
  */
 int store_pair_check(const struct vt_query *q, const char *text, size_t split, int phrase_n,
                      int *exact, int *at);
-/* vt_store_search for r->pairs: the pairs that pass store_pair_check, exact first, then by
- * video, time and row (score 0). */
-int store_pair_search(struct vt_store *s, const struct vt_store_search *r, int phrase_n,
-                      struct vt_store_hit **out, size_t *n, int *partial);
 
 /* ---- ranking, shared by both backends (SQLite's vtrank, store_search_pg.c) ---- */
 

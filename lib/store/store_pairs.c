@@ -290,16 +290,20 @@ static int by_pair(const void *a, const void *b)
     return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
 }
 
-int store_pair_search(struct vt_store *s, const struct vt_store_search *r, int phrase_n,
-                      struct vt_store_hit **out, size_t *n, int *partial)
+int vt_store_search_pairs(struct vt_store *s, const struct vt_store_search *r,
+                          struct vt_store_hit **out, size_t *n, int *partial)
 {
     struct pair_found f = {0};
+    size_t plain = r->exact_phrase ? vt_query_plain_words(r->q, NULL) : 0;
+    int phrase_n = plain >= 2 ? (int)plain : 0; /* as vt_store_search counts the phrase */
     char *match;
     int rc;
 
     *out = NULL;
     *n = 0;
     *partial = 0;
+    if (!vt_query_positive(r->q))
+        return 0;
     /* pairs are speech; a filter that is not UTF-8 names no video (PostgreSQL refuses it) */
     if ((r->source && *r->source && strcmp(r->source, "speech")) || r->cap <= 0 ||
         r->match != VT_MATCH_ALL || r->alts)

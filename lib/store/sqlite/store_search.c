@@ -1084,10 +1084,6 @@ int vt_store_search(struct vt_store *s, const struct vt_store_search *r, struct 
 
         phrase_n = plain >= 2 ? (int)plain : 0;
     }
-    if (r->pairs) {
-        free(m);
-        return store_pair_search(s, r, phrase_n, out, n, partial);
-    }
     /* the backends differ only in finding and scoring the rows; PostgreSQL scores in C
      * after finding them, so it counts only the frequencies of phrases found in them */
     if (s->be->rows) {
