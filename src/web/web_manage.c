@@ -79,7 +79,7 @@ static void put_failures(struct vt_sb *b, const struct web_ctx *ctx, const char 
 void web_put_video_actions(struct vt_sb *b, const struct web_ctx *ctx, const json_t *doc)
 {
     const char *id = web_jstr(doc, "id");
-    const char *const *names = vt_stage_names();
+    const char *names[32];
 
     /* the id is in a URL: only one of the right shape (the document's, but checked) */
     if (!ctx->signed_in || !id || !vt_id_valid(id))
@@ -90,7 +90,10 @@ void web_put_video_actions(struct vt_sb *b, const struct web_ctx *ctx, const jso
     vt_sb_addf(b, "<form method=\"post\" action=\"/v/%s/redo\" class=\"inline\">", id);
     put_csrf(b, ctx);
     vt_sb_adds(b, "<label for=\"redo-stage\">Redo a stage (and the stages that use it)</label>"
-                  "<select id=\"redo-stage\" name=\"stage\">");
+                  "<select id=\"redo-stage\" name=\"stage\" required>"
+                  "<option value=\"\" selected disabled>choose a stage</option>");
+    /* in the order they run, nothing chosen: a slip of the hand must not redo fetch */
+    vt_stage_run_order(names, sizeof(names) / sizeof(names[0]));
     for (size_t i = 0; names[i]; i++) {
         vt_sb_adds(b, "<option>");
         web_html(b, names[i]);
