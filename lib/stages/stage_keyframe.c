@@ -46,6 +46,10 @@ static int keyframe_run(struct vt_stage_ctx *c)
         return rc;
     rc = vt_keyframe_run(c->video->source_path, r->abs_dir, &r->kf, vt_stage_progress, c, c->err,
                          sizeof(c->err));
+    /* a video stream shorter than the file (a still over a talk, one frame then audio):
+     * its last picture stays on screen to the end, and so does its shot */
+    if (!rc && r->kf.n_shots && c->video->duration_s > r->kf.shots[r->kf.n_shots - 1].end_s)
+        r->kf.shots[r->kf.n_shots - 1].end_s = c->video->duration_s;
     if (r->kf.model[0])
         snprintf(c->model, sizeof(c->model), "%s", r->kf.model);
     return rc;

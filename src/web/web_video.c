@@ -985,10 +985,12 @@ static void stored(struct vt_sb *b, const json_t *doc)
     vt_sb_adds(b, " read</dd></div>");
     stored_item(b, "chapters", web_jint(s, "chapters"));
     vt_sb_adds(b, "from the source metadata</dd></div>");
+    stored_item(b, "word-timed cues", web_jint(s, "word_timed_cues"));
+    vt_sb_adds(b, "with a time for each word</dd></div>");
     vt_sb_adds(b, "<div><dt>keyframe bytes</dt><dd class=\"n\">");
     web_put_bytes(b, web_jint(s, "keyframe_bytes"));
-    vt_sb_adds(b, "</dd><dd>word timings on ");
-    put_n(b, web_jint(s, "word_timed_cues"), "cue", "cues");
+    vt_sb_adds(b, "</dd><dd>in ");
+    put_n(b, web_jint(s, "keyframes_kept"), "kept frame", "kept frames");
     vt_sb_adds(b, "</dd></div></dl></section>\n");
 }
 
