@@ -31,7 +31,8 @@ int web_page_login(const struct web_ctx *ctx, int status, const char *msg, struc
 void web_put_add_form(struct vt_sb *b, const struct web_ctx *ctx)
 {
     if (ctx->signed_in)
-        WEB_RENDER(b, "add-form", {"csrf", ctx->csrf});
+        WEB_RENDER(b, "add-form", {"csrf", ctx->csrf},
+                   {"manage_js_url", web_asset_url("/static/manage.js")});
 }
 
 /* A stage whose last run failed: failed for good, or queued again to be retried later. */
@@ -108,7 +109,9 @@ void web_put_video_actions(struct vt_sb *b, const struct web_ctx *ctx, const jso
     vt_sb_adds(b, "” from the library?\">");
     put_csrf(b, ctx);
     vt_sb_adds(b, "<button class=\"danger\">Remove…</button></form></section>\n"
-                  "<script src=\"/static/manage.js\" defer></script>\n");
+                  "<script src=\"");
+    vt_sb_adds(b, web_asset_url("/static/manage.js"));
+    vt_sb_adds(b, "\" defer></script>\n");
 }
 
 int web_page_remove(struct vt_library *lib, const struct web_ctx *ctx, const char *id,

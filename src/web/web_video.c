@@ -1195,7 +1195,7 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
     /* no meta refresh while indexing: it would stop the player; video.js polls instead */
     web_head(out, ctx, web_jstr(doc, "title"), NULL, 0);
     page_body(out, ctx, id, doc, &pg, &v, parse_t(t, web_jnum(doc, "duration_s")));
-    vt_sb_adds(out, "<script src=\"/static/video.js\" defer></script>\n");
+    vt_sb_addf(out, "<script src=\"%s\" defer></script>\n", web_asset_url("/static/video.js"));
     web_foot(out);
     vhits_release(&v);
     json_decref(doc);
