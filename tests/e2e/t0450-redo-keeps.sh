@@ -30,6 +30,7 @@ forests grow slowly
 EOF
 
 vt init > /dev/null
+vt config set text_embed.model "$DATA/model2vec-test-vocab-quantized" > /dev/null
 id=$(vt add "$f")
 [[ $(vt ls | cut -f4,5) == "ready	ok" ]] || fail "not indexed: $(vt ls)"
 start_server
@@ -89,14 +90,20 @@ killed() {
   return 0
 }
 
+# vecs KIND: how many text vectors of that kind (speech: chunks; screen: frames' lines)
+vecs() { lib_sql "SELECT count(*) FROM vectors WHERE video_id = '$id' AND kind = '$1'"; }
+
 serves_transcript "mountains stand still" "indexed"
 serves_screen Mountains "indexed"
+speech0=$(vecs speech)
+((speech0 > 0 && $(vecs screen) > 0)) || fail "indexed: $speech0 speech and $(vecs screen) screen vectors"
 frames_before=$(vt export "$id" | python3 -c 'import json,sys; print(sorted({f["image"].rsplit("/", 1)[0] for f in json.load(sys.stdin)["frames"]}))')
 
 note "redo ocr, stopped at ocr's claim: the frames' lines and the transcript stay"
 redo_stopped ocr ocr
 serves_screen Mountains "redo ocr, ocr running"
 serves_transcript "mountains stand still" "redo ocr, ocr running"
+((speech0 == $(vecs speech) && $(vecs screen) > 0)) || fail "redo ocr, ocr running: vectors went"
 kill -CONT "$RPID"
 wait "$RPID" || fail "the continued redo failed: $(cat "$T/redo.err")"
 serves_screen Mountains "redo ocr, done"
@@ -106,6 +113,9 @@ note "redo ocr, stopped at stt's claim (ocr saved): the transcript stays until s
 sed -i 's/mountains stand still/glaciers carve valleys/' "$T/talk.srt"
 redo_stopped ocr stt
 serves_transcript "mountains stand still" "redo ocr, stt running"
+# ocr's new lines replaced its old ones, and the vectors of those lines went with them;
+# the chunks' vectors point elsewhere and stay until text_embed's own commit
+[[ $(vecs speech) == "$speech0" ]] || fail "redo ocr, stt running: $(vecs speech) speech vectors, not $speech0"
 (($(hits speech glaciers) == 0)) || fail "the new transcript is served before its commit"
 serves_screen Mountains "redo ocr, stt running"
 note "killed there: the old transcript is what is left"
@@ -115,6 +125,7 @@ serves_transcript "mountains stand still" "redo ocr killed at stt"
 "$VIDTHEQUE" -q -L "$LIB" resume 2> "$T/resume.err" || fail "resume: $(cat "$T/resume.err")"
 [[ $(vt ls | cut -f4,5) == "ready	ok" ]] || fail "after resume: $(vt ls)"
 serves_transcript "glaciers carve valleys" "resumed"
+((speech0 == $(vecs speech) && $(vecs screen) > 0)) || fail "resumed: $(vecs speech) speech, $(vecs screen) screen vectors"
 (($(hits speech "mountains stand") == 0)) || fail "the old transcript is still served after the new one's commit"
 
 note "redo keyframe, stopped at keyframe's claim: frames and their lines stay; killed, too"
