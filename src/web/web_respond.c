@@ -168,7 +168,6 @@ enum MHD_Result web_send_405_allow(struct MHD_Connection *c, const char *allow)
     return web_queue(c, 405, r);
 }
 
-/* A file of web/ (web_assets.c): revalidated by its ETag, so a page costs a 304. */
 /* Whether an Accept-Encoding header takes gzip: a "gzip" (or "x-gzip", or "*") coding
  * without q=0 (RFC 9110 12.5.3); case-blind, spaces allowed. */
 static int takes_gzip(const char *ae)
