@@ -88,7 +88,14 @@ $(BUILD)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The web front-end's files are assembled into it (.incbin): the compiler's -MMD does not see them.
-$(BUILD)/src/web/web_assets.o: $(wildcard web/*)
+# The stylesheet, scripts and icon also go in gzip'ed, once, here (-n: no name or time in
+# them, so the build is reproducible): the server sends those to a client that takes gzip.
+WEB_GZ := $(patsubst web/%,$(BUILD)/web-gz/%.gz,$(wildcard web/*.css web/*.js web/*.svg))
+$(BUILD)/web-gz/%.gz: web/%
+	@mkdir -p $(@D)
+	gzip -9 -n -c $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/src/web/web_assets.o: $(wildcard web/*) $(WEB_GZ)
+$(BUILD)/src/web/web_assets.o: ALL_CFLAGS += -DVT_WEB_GZ='"$(BUILD)/web-gz"'
 
 -include $(LIB_OBJ:.o=.d) $(FRONT_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
 

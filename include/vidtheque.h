@@ -149,8 +149,10 @@ int vt_id_valid(const char *s);
  * live process, a retry not yet due) gives VT_ESTATE with that reason. */
 int vt_process(struct vt_library *lib, const char *id);
 /* Re-run one stage and every stage that depends on it, keeping the rest, then run the
- * video (vt_process). VT_EINVAL for an unknown stage; VT_ESTATE, with nothing changed,
- * when one of those stages is running in another live process. */
+ * video (vt_process). Their rows stay until each stage's new ones replace them, in the
+ * commit that saves them (rows that point into replaced rows go with those). VT_EINVAL
+ * for an unknown stage; VT_ESTATE, with nothing changed, when one of those stages is
+ * running in another live process. */
 int vt_redo(struct vt_library *lib, const char *id, const char *stage);
 /* Finish whatever interrupted runs left, for every video; *n_videos gets how many are
  * now ready. VT_ESTATE (the first reason in the message) when some video could not be
@@ -214,8 +216,13 @@ int vt_remove(struct vt_library *lib, const char *id);
  */
 int vt_check(struct vt_library *lib, int *problems);
 
-/* Stage names in pipeline order; NULL-terminated, static. */
+/* Stage names in the stage table's order (the order stages are shown in); NULL-terminated,
+ * static. */
 const char *const *vt_stage_names(void);
+/* Stage names in the order the pipeline runs them (each after the stages it reads, ties in
+ * the table's order: fetch, keyframe, ocr, stt ...): at most max - 1 of them into out, then
+ * NULL; returns how many stages there are. */
+size_t vt_stage_run_order(const char **out, size_t max);
 
 struct vt_video_summary {
     char id[VT_ID_MAX];

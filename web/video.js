@@ -141,8 +141,10 @@
   }
 
   if (!player) return;
+  // the keys are said where there is a keyboard: not on a phone or a tablet (style.css
+  // hides them on a narrow screen too)
   var keys = document.getElementById('keys');
-  if (keys) keys.hidden = false;
+  if (keys && window.matchMedia && matchMedia('(hover: hover) and (pointer: fine)').matches) keys.hidden = false;
 
   // ---- following playback ----
   if (box) {

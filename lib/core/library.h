@@ -122,6 +122,11 @@ struct vt_stage_def {
     int (*save)(struct vt_stage_ctx *c);
     /* Drop the stage's stored outputs; inside a write transaction. */
     int (*clear)(struct vt_stage_ctx *c);
+    /* A stage whose rows point into its inputs' (VT_STAGE_ROWS_OF_DEPS): drop only those
+     * that point into input stage in's rows, which are being replaced; inside that write
+     * transaction. The others stay until the stage's own save replaces them, so that a
+     * redo takes nothing away before it has something to put in its place. NULL: clear. */
+    int (*clear_of)(struct vt_stage_ctx *c, enum vt_stage_id in);
     /* After the commit that stored the result (e.g. remove superseded files). */
     void (*after_commit)(struct vt_stage_ctx *c);
     void (*release)(struct vt_stage_ctx *c);

@@ -64,3 +64,29 @@ const char *const *vt_stage_names(void)
 
     return names;
 }
+
+size_t vt_stage_run_order(const char **out, size_t max)
+{
+    const char *const *names = vt_stage_names();
+    unsigned placed = 0;
+    size_t n = 0;
+
+    /* each pass places the first stage (in the table's order) whose inputs are placed */
+    while (n < VT_STAGE_COUNT) {
+        int k;
+
+        for (k = 0; k < VT_STAGE_COUNT; k++)
+            if (!(placed & (1u << k)) && !((vt_stages[k].deps | vt_stages[k].after) & ~placed &
+                                           ((1u << VT_STAGE_COUNT) - 1)))
+                break;
+        if (k == VT_STAGE_COUNT)
+            break; /* a cycle: the table forbids it (t0010), but never loop */
+        placed |= 1u << k;
+        if (n + 1 < max)
+            out[n] = names[k];
+        n++;
+    }
+    if (max)
+        out[n < max ? n : max - 1] = NULL;
+    return n;
+}

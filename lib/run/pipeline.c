@@ -97,19 +97,24 @@ static int read_stages(struct vt_library *lib, const char *id, struct vt_stage_r
 
 /*
  * Drop what the stages whose rows point into stage id's rows (VT_STAGE_ROWS_OF_DEPS)
- * stored, before stage id's own rows are replaced or cleared; inside a write txn.
+ * stored there, before stage id's own rows are replaced or cleared; inside that write
+ * txn. Rows of theirs that point elsewhere stay until their own save replaces them.
  */
 static int clear_dependents(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id)
 {
     int rc = 0;
 
     for (int k = 0; k < VT_STAGE_COUNT && !rc; k++) {
+        struct vt_stage_ctx c = {.lib = lib, .video = v, .stage = vt_stages[k].name};
+
         if (!(vt_stages[k].flags & VT_STAGE_ROWS_OF_DEPS) ||
             !((vt_stages[k].deps | vt_stages[k].after) & (1u << id)))
             continue;
         rc = clear_dependents(lib, v, k);
-        if (!rc && stages[k]->clear)
-            rc = stages[k]->clear(&(struct vt_stage_ctx){.lib = lib, .video = v});
+        if (!rc && stages[k]->clear_of)
+            rc = stages[k]->clear_of(&c, id);
+        else if (!rc && stages[k]->clear)
+            rc = stages[k]->clear(&c);
     }
     return rc;
 }
@@ -789,9 +794,9 @@ int vt_redo(struct vt_library *lib, const char *id, const char *stage)
         free(x->error);
         free(x->owner);
         x->error = x->owner = NULL;
+        /* its rows stay: the run's save replaces them in the commit that stores the
+         * new ones, so pages and search serve the old ones until then */
         rc = vt_store_stage_put(lib->store, id, x);
-        if (!rc)
-            rc = clear_outputs(lib, &v, k);
     }
     if (!rc)
         rc = update_video_state(lib, id);

@@ -550,6 +550,13 @@ static int frame_embed_clear(struct vt_stage_ctx *c)
     return rc ? rc : vt_store_reuse_clear(c->lib->store, c->video->id);
 }
 
+/* Frames replaced: their vectors and footage runs go. Frames' lines replaced: nothing
+ * points into them (the lines only weighed in the runs, kept until the stage re-runs). */
+static int frame_embed_clear_of(struct vt_stage_ctx *c, enum vt_stage_id in)
+{
+    return in == VT_STAGE_OCR ? 0 : frame_embed_clear(c);
+}
+
 static void frame_embed_release(struct vt_stage_ctx *c)
 {
     struct fe_result *r = c->result;
@@ -567,5 +574,6 @@ const struct vt_stage_def vt_stage_frame_embed = {
     .run = frame_embed_run,
     .save = frame_embed_save,
     .clear = frame_embed_clear,
+    .clear_of = frame_embed_clear_of,
     .release = frame_embed_release,
 };

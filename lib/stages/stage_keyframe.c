@@ -14,6 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* How much sooner than the file the video stream must stop for its last shot to be
+ * lengthened to the file's end (seconds). */
+#define SHORT_STREAM_S 0.5
+
 struct keyframe_result {
     struct vt_kf_result kf;
     char *rel_dir; /* frames/<id>/<run>, relative to the library */
@@ -46,6 +50,13 @@ static int keyframe_run(struct vt_stage_ctx *c)
         return rc;
     rc = vt_keyframe_run(c->video->source_path, r->abs_dir, &r->kf, vt_stage_progress, c, c->err,
                          sizeof(c->err));
+    /* a video stream shorter than the file (a still over a talk, one frame then audio):
+     * its last picture stays on screen to the end, and so does its shot. Not for the few
+     * hundredths of a second containers differ by (audio packets past the last frame):
+     * MPEG-TS and MP4 of one recording keep the same shots. */
+    if (!rc && r->kf.n_shots &&
+        c->video->duration_s > r->kf.shots[r->kf.n_shots - 1].end_s + SHORT_STREAM_S)
+        r->kf.shots[r->kf.n_shots - 1].end_s = c->video->duration_s;
     if (r->kf.model[0])
         snprintf(c->model, sizeof(c->model), "%s", r->kf.model);
     return rc;

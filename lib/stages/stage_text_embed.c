@@ -277,6 +277,16 @@ static int text_embed_clear(struct vt_stage_ctx *c)
     return vt_store_vectors_clear(c->lib->store, c->video->id);
 }
 
+/* Chunks or frames' lines replaced: only the vectors that point into them go. */
+static int text_embed_clear_of(struct vt_stage_ctx *c, enum vt_stage_id in)
+{
+    unsigned kinds = in == VT_STAGE_CHUNK ? 1u << VT_VEC_CHUNK
+                     : in == VT_STAGE_OCR ? 1u << VT_VEC_SCREEN
+                                          : VT_VEC_TEXT_KINDS;
+
+    return vt_store_vectors_clear_kinds(c->lib->store, c->video->id, kinds);
+}
+
 static void text_embed_release(struct vt_stage_ctx *c)
 {
     struct te_result *r = c->result;
@@ -293,5 +303,6 @@ const struct vt_stage_def vt_stage_text_embed = {
     .run = text_embed_run,
     .save = text_embed_save,
     .clear = text_embed_clear,
+    .clear_of = text_embed_clear_of,
     .release = text_embed_release,
 };

@@ -5,8 +5,8 @@
  * query, so a page of a library of thousands of videos reads that page's rows and no
  * video's outputs. Also the kept frame that stands for a frame (vt_store_frame_kept).
  */
-#include "store/store_int.h"
 #include "base/util.h"
+#include "store/store_int.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -26,7 +26,7 @@ static const char *order_by(const struct vt_store *s, enum vt_store_card_sort so
         return " ORDER BY v.seq DESC";
     case VT_CARDS_TITLE:
         return s->conn.pg ? " ORDER BY " PG_FOLD("coalesce(v.title, '')") " COLLATE \"C\", v.seq"
-                     : " ORDER BY coalesce(v.title, '') COLLATE NOCASE, v.seq";
+                          : " ORDER BY coalesce(v.title, '') COLLATE NOCASE, v.seq";
     case VT_CARDS_DURATION:
         return " ORDER BY v.duration_s, v.seq";
     case VT_CARDS_ADDED:
@@ -35,21 +35,24 @@ static const char *order_by(const struct vt_store *s, enum vt_store_card_sort so
     }
 }
 
-/* The WHERE clause; its parameters are ?1 state, ?2 text (lowercase, or NULL), ?3 reuse,
- * ?6 one video's id (or NULL). */
+/* The WHERE clause; its parameters are ?1 state, ?2 text (a LIKE pattern, filter_text's,
+ * or NULL), ?3 reuse, ?6 one video's id (or NULL). */
 #define CARDS_WHERE                                                                                \
     " FROM videos v WHERE (?1 IS NULL OR v.index_state = ?1)"                                      \
-    " AND (?2 IS NULL OR instr(lower(coalesce(v.title, '')), ?2) > 0"                              \
-    "  OR instr(lower(coalesce(v.channel, '')), ?2) > 0)"                                          \
+    " AND (?2 IS NULL OR lower(coalesce(v.title, '')) LIKE ?2 ESCAPE '\\'"                         \
+    "  OR lower(coalesce(v.channel, '')) LIKE ?2 ESCAPE '\\')"                                     \
     " AND (?3 = 0 OR EXISTS (SELECT 1 FROM reuse r WHERE r.video_id = v.id))"                      \
     " AND (?6 IS NULL OR v.id = ?6)"
-/* The same on PostgreSQL: the parameters that may be NULL say their type */
+/* The same on PostgreSQL: the parameters that may be NULL say their type; LIKE compares
+ * bytes (COLLATE "C"), as SQLite's does once both sides are folded */
 #define CARDS_WHERE_PG                                                                             \
     " FROM videos v WHERE (CAST(?1 AS text) IS NULL OR v.index_state = ?1)"                        \
-    " AND (CAST(?2 AS text) IS NULL OR strpos(" PG_FOLD(                                           \
-        "coalesce(v.title, '')") ", ?2) > 0"                                                       \
-                                 "  OR strpos(" PG_FOLD(                                           \
-                                     "coalesce(v.channel, '')") ", ?2) > 0)"                       \
+    " AND (CAST(?2 AS text) IS NULL"                                                               \
+    "  OR " PG_FOLD(                                                                               \
+        "coalesce(v.title, '')") " COLLATE \"C\" LIKE ?2 ESCAPE '\\'"                              \
+                                 "  OR " PG_FOLD(                                                  \
+                                     "coalesce(v.channel, '')") " COLLATE \"C\" LIKE ?2 ESCAPE "   \
+                                                                "'\\')"                            \
                                                                 " AND (?3 = 0 OR EXISTS (SELECT "  \
                                                                 "1 FROM reuse r WHERE r.video_id " \
                                                                 "= v.id))"                         \
@@ -88,18 +91,58 @@ static int card_row(void *user, struct db_stmt *st)
     return c->fn(c->user, &k);
 }
 
-/* text for the filter: lowercase ASCII (instr() on lower() is what SQLite compares) */
+/* Whether the UTF-8 character at p separates words as search's tokenizer has it: ASCII
+ * other than letters and digits, or general punctuation (U+2010 to U+2027: dashes,
+ * quotes, bullets, ellipsis); *len gets its length. */
+static int is_separator(const unsigned char *p, size_t *len)
+{
+    *len = 1;
+    if (*p < 0x80)
+        return !((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'));
+    if (p[0] == 0xe2 && p[1] == 0x80 && p[2] >= 0x90 && p[2] <= 0xa7) {
+        *len = 3;
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * The filter as a LIKE pattern: its words, ASCII lowercased, in order, with anything
+ * between them, so that `held out` finds "Held-out" and "held, out" (punctuation and
+ * hyphens separate words, as in search). Text without a word is matched as it is
+ * (lowercased, LIKE's wildcards escaped). NULL: no filter.
+ */
 static char *filter_text(const char *text)
 {
-    char *t;
+    const unsigned char *p = (const unsigned char *)text;
+    struct vt_sb b = {0};
+    int words = 0, in_word = 0;
+    size_t len;
 
     if (!text || !*text)
         return NULL;
-    t = vt_xstrdup(text);
-    for (char *p = t; *p; p++)
-        if (*p >= 'A' && *p <= 'Z')
-            *p = (char)(*p - 'A' + 'a');
-    return t;
+    vt_sb_addc(&b, '%');
+    for (; *p; p += len) {
+        if (is_separator(p, &len)) {
+            in_word = 0;
+            continue;
+        }
+        if (!in_word && words++)
+            vt_sb_addc(&b, '%');
+        in_word = 1;
+        for (size_t i = 0; i < len && p[i]; i++)
+            vt_sb_addc(&b, (char)(p[i] >= 'A' && p[i] <= 'Z' ? p[i] - 'A' + 'a' : p[i]));
+    }
+    if (!words) {
+        b.len = 1;
+        for (p = (const unsigned char *)text; *p; p++) {
+            if (*p == '%' || *p == '_' || *p == '\\')
+                vt_sb_addc(&b, '\\');
+            vt_sb_addc(&b, (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p));
+        }
+    }
+    vt_sb_addc(&b, '%');
+    return b.buf;
 }
 
 int vt_store_cards(struct vt_store *s, const struct vt_store_cards_query *q,
@@ -114,8 +157,8 @@ int vt_store_cards(struct vt_store *s, const struct vt_store_cards_query *q,
     int rc;
 
     *total = 0;
-    rc = store_prepare(s, s->conn.pg ? "SELECT count(*)" CARDS_WHERE_PG : "SELECT count(*)" CARDS_WHERE,
-                       &st);
+    rc = store_prepare(
+        s, s->conn.pg ? "SELECT count(*)" CARDS_WHERE_PG : "SELECT count(*)" CARDS_WHERE, &st);
     if (rc)
         goto out;
     store_bind_text(st, 1, state);
@@ -132,16 +175,17 @@ int vt_store_cards(struct vt_store *s, const struct vt_store_cards_query *q,
     /* the page is chosen first (filter, sort, cut: the videos table alone), and only its
      * rows are joined to their stages and frames: a page late in a long listing costs
      * what the first one does */
-    vt_sb_adds(&sql, "SELECT v.id, v.title, v.channel, v.duration_s, v.index_state, v.data_status,"
-                     " v.created_at,"
-                     " (SELECT count(*) FROM stages g WHERE g.video_id = v.id),"
-                     " (SELECT count(*) FROM stages g WHERE g.video_id = v.id"
-                     "  AND g.state IN (" VT_SQL_STATES_SETTLED ")), " CARDS_POSTER ","
-                     " (SELECT g.name FROM stages g WHERE g.video_id = v.id"
-                     " AND g.state = " VT_SQL_STATE(running)
-                     "  ORDER BY g.ord LIMIT 1)"
-                     " FROM (SELECT v.id, v.title, v.channel, v.duration_s, v.index_state,"
-                     "  v.data_status, v.created_at, v.seq");
+    vt_sb_adds(&sql,
+               "SELECT v.id, v.title, v.channel, v.duration_s, v.index_state, v.data_status,"
+               " v.created_at,"
+               " (SELECT count(*) FROM stages g WHERE g.video_id = v.id),"
+               " (SELECT count(*) FROM stages g WHERE g.video_id = v.id"
+               "  AND g.state IN (" VT_SQL_STATES_SETTLED ")), " CARDS_POSTER ","
+               " (SELECT g.name FROM stages g WHERE g.video_id = v.id"
+               " AND g.state = " VT_SQL_STATE(
+                   running) "  ORDER BY g.ord LIMIT 1)"
+                            " FROM (SELECT v.id, v.title, v.channel, v.duration_s, v.index_state,"
+                            "  v.data_status, v.created_at, v.seq");
     vt_sb_adds(&sql, s->conn.pg ? CARDS_WHERE_PG : CARDS_WHERE);
     vt_sb_adds(&sql, order_by(s, q->sort));
     /* no limit: SQLite's is -1, PostgreSQL's NULL */

@@ -111,11 +111,18 @@ struct web_file {
     const char *type; /* its Content-Type */
     const unsigned char *data;
     size_t size;
-    char etag[24]; /* a quoted hash of the content */
+    const unsigned char *gz; /* the same gzip'ed at build time, or NULL */
+    size_t gz_size;
+    const char *version; /* a hash of the content, 16 hex digits; static */
+    char etag[24];       /* the version, quoted */
+    char etag_gz[28];    /* the gzip'ed bytes' ("VERSION-gz") */
 };
 
 /* The file served at url (/static/app.css, /favicon.ico, ...): 1 with *out set, else 0. */
 int web_asset(const char *url, struct web_file *out);
+/* The URL pages name the file at url by: with its version (/static/app.css?v=HASH), under
+ * which a browser keeps it; url itself for no such file. Static. */
+const char *web_asset_url(const char *url);
 /* The HTML template web/NAME.html (not served): 1 with its text and size, else 0. */
 int web_template(const char *name, const char **text, size_t *size);
 

@@ -270,7 +270,10 @@ void web_head(struct vt_sb *b, const struct web_ctx *ctx, const char *title, con
         snprintf(refresh, sizeof(refresh), "%d", refresh_s);
     put_session(&session, ctx);
     WEB_RENDER(b, "head", {"title", title}, {"q", q}, {"refresh", refresh},
-               {"read_only", ctx->read_only ? "1" : NULL}, {"session", session.buf});
+               {"read_only", ctx->read_only ? "1" : NULL}, {"session", session.buf},
+               {"icon_url", web_asset_url("/static/icon.svg")},
+               {"css_url", web_asset_url("/static/app.css")},
+               {"js_url", web_asset_url("/static/app.js")});
     vt_sb_release(&session);
 }
 

@@ -224,7 +224,7 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const st
         }
         web_put_pager(out, base.buf, a.page, pages);
     }
-    vt_sb_adds(out, "<script src=\"/static/library.js\" defer></script>\n");
+    vt_sb_addf(out, "<script src=\"%s\" defer></script>\n", web_asset_url("/static/library.js"));
     web_foot(out);
     vt_sb_release(&cards);
     vt_sb_release(&base);

@@ -31,7 +31,8 @@ int web_page_login(const struct web_ctx *ctx, int status, const char *msg, struc
 void web_put_add_form(struct vt_sb *b, const struct web_ctx *ctx)
 {
     if (ctx->signed_in)
-        WEB_RENDER(b, "add-form", {"csrf", ctx->csrf});
+        WEB_RENDER(b, "add-form", {"csrf", ctx->csrf},
+                   {"manage_js_url", web_asset_url("/static/manage.js")});
 }
 
 /* A stage whose last run failed: failed for good, or queued again to be retried later. */
@@ -79,7 +80,7 @@ static void put_failures(struct vt_sb *b, const struct web_ctx *ctx, const char 
 void web_put_video_actions(struct vt_sb *b, const struct web_ctx *ctx, const json_t *doc)
 {
     const char *id = web_jstr(doc, "id");
-    const char *const *names = vt_stage_names();
+    const char *names[32];
 
     /* the id is in a URL: only one of the right shape (the document's, but checked) */
     if (!ctx->signed_in || !id || !vt_id_valid(id))
@@ -90,7 +91,10 @@ void web_put_video_actions(struct vt_sb *b, const struct web_ctx *ctx, const jso
     vt_sb_addf(b, "<form method=\"post\" action=\"/v/%s/redo\" class=\"inline\">", id);
     put_csrf(b, ctx);
     vt_sb_adds(b, "<label for=\"redo-stage\">Redo a stage (and the stages that use it)</label>"
-                  "<select id=\"redo-stage\" name=\"stage\">");
+                  "<select id=\"redo-stage\" name=\"stage\" required>"
+                  "<option value=\"\" selected disabled>choose a stage</option>");
+    /* in the order they run, nothing chosen: a slip of the hand must not redo fetch */
+    vt_stage_run_order(names, sizeof(names) / sizeof(names[0]));
     for (size_t i = 0; names[i]; i++) {
         vt_sb_adds(b, "<option>");
         web_html(b, names[i]);
@@ -105,7 +109,9 @@ void web_put_video_actions(struct vt_sb *b, const struct web_ctx *ctx, const jso
     vt_sb_adds(b, "” from the library?\">");
     put_csrf(b, ctx);
     vt_sb_adds(b, "<button class=\"danger\">Remove…</button></form></section>\n"
-                  "<script src=\"/static/manage.js\" defer></script>\n");
+                  "<script src=\"");
+    vt_sb_adds(b, web_asset_url("/static/manage.js"));
+    vt_sb_adds(b, "\" defer></script>\n");
 }
 
 int web_page_remove(struct vt_library *lib, const struct web_ctx *ctx, const char *id,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 enum MHD_Result web_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
 {
@@ -167,19 +168,65 @@ enum MHD_Result web_send_405_allow(struct MHD_Connection *c, const char *allow)
     return web_queue(c, 405, r);
 }
 
-/* A file of web/ (web_assets.c): revalidated by its ETag, so a page costs a 304. */
+/* Whether an Accept-Encoding header takes gzip: a "gzip" (or "x-gzip", or "*") coding
+ * without q=0 (RFC 9110 12.5.3); case-blind, spaces allowed. */
+static int takes_gzip(const char *ae)
+{
+    while (ae && *ae) {
+        const char *end = ae + strcspn(ae, ","), *semi;
+        size_t n;
+
+        ae += strspn(ae, " \t");
+        semi = memchr(ae, ';', (size_t)(end - ae));
+        n = (size_t)((semi ? semi : end) - ae);
+        while (n && (ae[n - 1] == ' ' || ae[n - 1] == '\t'))
+            n--;
+        if ((n == 4 && !strncasecmp(ae, "gzip", 4)) || (n == 6 && !strncasecmp(ae, "x-gzip", 6)) ||
+            (n == 1 && *ae == '*')) {
+            const char *q = semi;
+
+            /* q=0, q=0.0 ... refuse it; any other weight takes it */
+            while (q && q < end && (q = memchr(q, '=', (size_t)(end - q))) != NULL) {
+                if ((q[-1] == 'q' || q[-1] == 'Q') && strtod(q + 1, NULL) <= 0)
+                    break;
+                q++;
+            }
+            if (!q || q >= end)
+                return 1;
+        }
+        ae = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+/*
+ * A file of web/: gzip'ed (built so) when the client takes it, with Vary: Accept-Encoding
+ * and an ETag of its own; a year in the browser's cache when asked for by its versioned URL
+ * (?v= its version, web_asset_url), else revalidated each time (If-None-Match: 304).
+ */
 enum MHD_Result web_send_asset(struct MHD_Connection *c, const struct web_file *f)
 {
     const char *inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
-    int fresh = inm && !strcmp(inm, f->etag);
-    struct MHD_Response *r = MHD_create_response_from_buffer(fresh ? 0 : f->size, (void *)f->data,
-                                                             MHD_RESPMEM_PERSISTENT);
+    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "v");
+    int gz =
+        f->gz && takes_gzip(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept-Encoding"));
+    const char *etag = gz ? f->etag_gz : f->etag;
+    int fresh = inm && (strstr(inm, etag) || !strcmp(inm, "*"));
+    size_t size = gz ? f->gz_size : f->size;
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        fresh ? 0 : size, (void *)(gz ? f->gz : f->data), MHD_RESPMEM_PERSISTENT);
 
     if (!r)
         return MHD_NO;
     MHD_add_response_header(r, "Content-Type", f->type);
-    MHD_add_response_header(r, "Cache-Control", "no-cache");
-    MHD_add_response_header(r, "ETag", f->etag);
+    if (gz)
+        MHD_add_response_header(r, "Content-Encoding", "gzip");
+    if (f->gz)
+        MHD_add_response_header(r, "Vary", "Accept-Encoding");
+    MHD_add_response_header(r, "Cache-Control",
+                            v && !strcmp(v, f->version) ? "public, max-age=31536000, immutable"
+                                                        : "no-cache");
+    MHD_add_response_header(r, "ETag", etag);
     return web_queue(c, fresh ? 304 : 200, r);
 }
 

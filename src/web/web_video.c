@@ -999,10 +999,12 @@ static void stored(struct vt_sb *b, const json_t *doc)
     vt_sb_adds(b, " read</dd></div>");
     stored_item(b, "chapters", web_jint(s, "chapters"));
     vt_sb_adds(b, "from the source metadata</dd></div>");
+    stored_item(b, "word-timed cues", web_jint(s, "word_timed_cues"));
+    vt_sb_adds(b, "with a time for each word</dd></div>");
     vt_sb_adds(b, "<div><dt>keyframe bytes</dt><dd class=\"n\">");
     web_put_bytes(b, web_jint(s, "keyframe_bytes"));
-    vt_sb_adds(b, "</dd><dd>word timings on ");
-    put_n(b, web_jint(s, "word_timed_cues"), "cue", "cues");
+    vt_sb_adds(b, "</dd><dd>in ");
+    put_n(b, web_jint(s, "keyframes_kept"), "kept frame", "kept frames");
     vt_sb_adds(b, "</dd></div></dl></section>\n");
 }
 
@@ -1207,7 +1209,7 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
     /* no meta refresh while indexing: it would stop the player; video.js polls instead */
     web_head(out, ctx, web_jstr(doc, "title"), NULL, 0);
     page_body(out, ctx, id, doc, &pg, &v, parse_t(t, web_jnum(doc, "duration_s")));
-    vt_sb_adds(out, "<script src=\"/static/video.js\" defer></script>\n");
+    vt_sb_addf(out, "<script src=\"%s\" defer></script>\n", web_asset_url("/static/video.js"));
     web_foot(out);
     vhits_release(&v);
     json_decref(doc);

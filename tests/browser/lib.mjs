@@ -38,7 +38,8 @@ export async function run(body) {
 }
 
 // A browser on a fresh profile whose only reachable origin is base's (on 127.0.0.1).
-export async function open(base, { width = 1366, height = 900 } = {}) {
+// mobile: a phone's touch screen (no hover, a coarse pointer), as Chromium emulates one.
+export async function open(base, { width = 1366, height = 900, mobile = false } = {}) {
   if (!existsSync(CHROMIUM)) fail(`${CHROMIUM} is missing: install Debian's chromium (scripts/install-deps.sh)`);
   let chromium;
   try {
@@ -61,6 +62,8 @@ export async function open(base, { width = 1366, height = 900 } = {}) {
              '--disable-default-apps', '--disable-extensions', '--no-default-browser-check',
              '--autoplay-policy=no-user-gesture-required', '--mute-audio'],
       viewport: { width, height },
+      isMobile: mobile,
+      hasTouch: mobile,
       timeout: 30000,
     });
   } catch (e) {

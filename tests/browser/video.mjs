@@ -211,6 +211,36 @@ await run(async () => {
   if (total > 1e6) fail(`the page loaded ${total} bytes before scrolling`);
   b.check();
 
+  note('the keys hint: shown at a desk, its arrows as wide as its letters; not on a phone');
+  await go(page, `${base}/v/${id}`);
+  const hint = await page.evaluate(() => {
+    const k = document.getElementById('keys');
+    const glyph = (el) => { const r = document.createRange(); r.selectNodeContents(el); return r.getBoundingClientRect().width; };
+    const kbds = [...k.querySelectorAll('kbd')];
+    return { shown: !!k.offsetParent, px: parseFloat(getComputedStyle(kbds[0]).fontSize),
+             keys: kbds.map((e) => ({ t: e.textContent, box: e.getBoundingClientRect().width, glyph: glyph(e) })) };
+  });
+  if (!hint.shown) fail('the keys hint is hidden at 1366 px with a mouse');
+  const letter = hint.keys.find((x) => x.t === 'k');
+  for (const x of hint.keys.filter((x) => x.t === '←' || x.t === '→')) {
+    if (x.glyph < 0.45 * hint.px || x.glyph < 0.9 * letter.glyph || x.box < letter.box - 0.5)
+      fail(`the hint's ${x.t} is ${x.glyph.toFixed(1)} px wide in a ${x.box.toFixed(1)} px key (k: ${letter.glyph.toFixed(1)} in ${letter.box.toFixed(1)}; font ${hint.px} px)`);
+  }
+  if (hint.keys.filter((x) => x.t === '←' || x.t === '→').length !== 2) fail(`the hint's keys: ${JSON.stringify(hint.keys)}`);
+  {
+    const ph = await open(base, { width: 390, height: 844, mobile: true });
+    await go(ph.page, `${base}/v/${id}`);
+    const shown = await ph.page.evaluate(() => !!document.getElementById('keys').offsetParent);
+    // and a wide touch screen (a tablet across), where no keyboard is assumed either
+    await ph.page.setViewportSize({ width: 1024, height: 768 });
+    await go(ph.page, `${base}/v/${id}`);
+    const tablet = await ph.page.evaluate(() => !!document.getElementById('keys').offsetParent);
+    ph.check();
+    await ph.close();
+    if (shown) fail('the keys hint shows on a phone');
+    if (tablet) fail('the keys hint shows on a touch screen without a mouse');
+  }
+
   note('a video being indexed: its state polled and shown in place, the page not reloaded');
   await go(page, `${base}/v/${waiting}`);
   if ((await page.textContent('#state-words')) !== 'Waiting to be indexed') fail('the waiting video should say so');

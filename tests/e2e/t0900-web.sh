@@ -65,7 +65,7 @@ if [[ -s $T/long.id ]] && [[ $(vt ls | grep "$(cat "$T/long.id")" | cut -f4) != 
   req 200 "$B/"
   grep -q 'steps done' "$T/body" || fail "library page shows no stage progress"
   grep -q '<progress ' "$T/body" || fail "library page shows no progress bar"
-  grep -q 'src="/static/library.js"' "$T/body" || fail "library page has no script to follow progress"
+  grep -q 'src="/static/library.js?v=[0-9a-f]\{16\}"' "$T/body" || fail "library page has no script to follow progress"
   grep -q 'http-equiv="refresh"' "$T/body" && fail "library page reloads itself while indexing"
   note "library page while a video is unfinished: progress shown, followed by library.js"
 fi

@@ -116,6 +116,11 @@ for a in redo remove; do
   grep -q "action=\"/v/$id1/$a\"" "$T/body" || fail "the video page has no $a form"
 done
 grep -q '<option>keyframe</option>' "$T/body" || fail "the redo form does not list the stages"
+# in the order they run, and none chosen: a slip must not redo fetch (issue 25)
+opts=$(grep -o '<select id="redo-stage"[^>]*>.*</select>' "$T/body" | grep -o '<option[^>]*>[^<]*' | tr '\n' ' ')
+[[ $opts == '<option value="" selected disabled>choose a stage <option>fetch <option>keyframe <option>ocr <option>stt <option>chunk <option>text_embed <option>frame_embed ' ]] ||
+  fail "the redo form's stages: $opts"
+grep -q '<select id="redo-stage" name="stage" required>' "$T/body" || fail "the redo form's stage is not required"
 J2=$T/jar2
 sign_in "$J2"
 C2=$CSRF

@@ -7,6 +7,9 @@
 #include "model/stage.h"
 #include "vidtheque.h"
 
+#include <stdio.h>
+#include <string.h>
+
 /* Whether stage k reaches itself through its inputs (seen: stages on the path). */
 static int cycles(int k, unsigned seen)
 {
@@ -47,6 +50,36 @@ VT_TEST(stage_table)
     for (int k = 0; k < VT_STAGE_COUNT; k++)
         if (vt_stages[k].flags & VT_STAGE_ROWS_OF_DEPS)
             CHECK((vt_stages[k].deps | vt_stages[k].after) != 0);
+}
+
+/* The order the pipeline runs the stages in (the redo form's): each after every stage it
+ * reads, ties in the table's order; cut short, still NULL-terminated. */
+VT_TEST(stage_run_order)
+{
+    const char *order[VT_STAGE_COUNT + 1], *few[3] = {"x", "x", "x"};
+    unsigned seen = 0;
+    char joined[256] = "";
+
+    CHECK_INT(vt_stage_run_order(order, VT_STAGE_COUNT + 1), VT_STAGE_COUNT);
+    CHECK(order[VT_STAGE_COUNT] == NULL);
+    for (int i = 0; i < VT_STAGE_COUNT; i++) {
+        int k = vt_stage_find(order[i]);
+
+        CHECK(k >= 0);
+        if (k < 0)
+            return;
+        CHECK_INT((vt_stages[k].deps | vt_stages[k].after) & ~seen, 0);
+        CHECK_INT(seen & (1u << k), 0);
+        seen |= 1u << k;
+        snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined), "%s%s", i ? "," : "",
+                 order[i]);
+    }
+    CHECK_STR(joined, "fetch,keyframe,ocr,stt,chunk,text_embed,frame_embed");
+    CHECK_INT(vt_stage_run_order(few, 3), VT_STAGE_COUNT);
+    CHECK_STR(few[0], "fetch");
+    CHECK_STR(few[1], "keyframe");
+    CHECK(few[2] == NULL);
+    CHECK_INT(vt_stage_run_order(NULL, 0), VT_STAGE_COUNT);
 }
 
 VT_TEST(stage_states)

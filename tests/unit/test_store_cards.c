@@ -219,6 +219,63 @@ VT_TEST_STORE(store_cards_pages_sorts_filters)
     library_done(s, dir);
 }
 
+/* The filter's words as search has them: punctuation and hyphens separate words, so
+ * `held out` finds "Held-out" (issue 25); the words in order; text without a word is
+ * matched as it is, LIKE's wildcards plain characters. */
+VT_TEST_STORE(store_cards_filter_words)
+{
+    char dir[64], buf[128];
+    struct vt_store *s = library(dir, sizeof(dir));
+    struct vt_store_cards_query q;
+    struct seen got;
+    long long total = -1;
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    CHECK_INT(vt_store_begin(s), 0);
+    put_video(s, "w1", "Held-out results", NULL, 1);
+    put_video(s, "w2", "what is held, out there", NULL, 1);
+    put_video(s, "w3", "Hold out", "held", 1);
+    put_video(s, "w4", "50% off_now", NULL, 1);
+    put_video(s, "w5", "Held\xe2\x80\x93out, with an en dash", NULL, 1);
+    CHECK_INT(vt_store_commit(s), 0);
+    memset(&q, 0, sizeof(q));
+    q.limit = -1;
+    q.text = "held out";
+    cards(s, &q, &got, &total);
+    CHECK_STR(ids(&got, buf, sizeof(buf)), "w1,w2,w5");
+    CHECK_INT(total, 3);
+    q.text = "HELD-OUT";
+    cards(s, &q, &got, &total);
+    CHECK_STR(ids(&got, buf, sizeof(buf)), "w1,w2,w5");
+    q.text = "held\xe2\x80\x94out"; /* an em dash between */
+    cards(s, &q, &got, &total);
+    CHECK_STR(ids(&got, buf, sizeof(buf)), "w1,w2,w5");
+    q.text = "  (held)  ";
+    cards(s, &q, &got, &total);
+    CHECK_STR(ids(&got, buf, sizeof(buf)), "w1,w2,w3,w5");
+    q.text = "out held"; /* in order */
+    cards(s, &q, &got, &total);
+    CHECK_INT(total, 0);
+    q.text = "BANANA";
+    cards(s, &q, &got, &total);
+    CHECK_STR(ids(&got, buf, sizeof(buf)), "v1,v3,v5");
+    q.text = "%";
+    cards(s, &q, &got, &total);
+    CHECK_STR(ids(&got, buf, sizeof(buf)), "w4");
+    q.text = "_";
+    cards(s, &q, &got, &total);
+    CHECK_STR(ids(&got, buf, sizeof(buf)), "w4");
+    q.text = "%_";
+    cards(s, &q, &got, &total);
+    CHECK_INT(total, 0);
+    q.text = "\\";
+    cards(s, &q, &got, &total);
+    CHECK_INT(total, 0);
+    library_done(s, dir);
+}
+
 VT_TEST_STORE(store_frame_kept)
 {
     char dir[64];
