@@ -175,17 +175,15 @@ int vt_store_cards(struct vt_store *s, const struct vt_store_cards_query *q,
     /* the page is chosen first (filter, sort, cut: the videos table alone), and only its
      * rows are joined to their stages and frames: a page late in a long listing costs
      * what the first one does */
-    vt_sb_adds(&sql,
-               "SELECT v.id, v.title, v.channel, v.duration_s, v.index_state, v.data_status,"
-               " v.created_at,"
-               " (SELECT count(*) FROM stages g WHERE g.video_id = v.id),"
-               " (SELECT count(*) FROM stages g WHERE g.video_id = v.id"
-               "  AND g.state IN (" VT_SQL_STATES_SETTLED ")), " CARDS_POSTER ","
-               " (SELECT g.name FROM stages g WHERE g.video_id = v.id"
-               " AND g.state = " VT_SQL_STATE(
-                   running) "  ORDER BY g.ord LIMIT 1)"
-                            " FROM (SELECT v.id, v.title, v.channel, v.duration_s, v.index_state,"
-                            "  v.data_status, v.created_at, v.seq");
+    vt_sb_adds(&sql, "SELECT v.id, v.title, v.channel, v.duration_s, v.index_state, v.data_status,"
+                     " v.created_at,"
+                     " (SELECT count(*) FROM stages g WHERE g.video_id = v.id),"
+                     " (SELECT count(*) FROM stages g WHERE g.video_id = v.id"
+                     "  AND g.state IN (" VT_SQL_STATES_SETTLED ")), " CARDS_POSTER ","
+                     " (SELECT g.name FROM stages g WHERE g.video_id = v.id AND g.state = ");
+    vt_sb_adds(&sql, VT_SQL_STATE(running) " ORDER BY g.ord LIMIT 1)"
+                                           " FROM (SELECT v.id, v.title, v.channel, v.duration_s,"
+                                           " v.index_state, v.data_status, v.created_at, v.seq");
     vt_sb_adds(&sql, s->conn.pg ? CARDS_WHERE_PG : CARDS_WHERE);
     vt_sb_adds(&sql, order_by(s, q->sort));
     /* no limit: SQLite's is -1, PostgreSQL's NULL */
