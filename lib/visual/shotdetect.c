@@ -805,6 +805,7 @@ static int is_flash(const struct vt_sd_feat *f, size_t n, size_t i)
 #define OVL_STEP  0.5   /* a cut's own step is at most this share of the overlay's change */
 #define OVL_ONCE  0.02  /* ... unless the cells all move one way but this share, */
 #define OVL_BAND  2     /* in at most this many adjacent rows of cells (a bullet, a line) */
+#define OVL_PURE  0.25  /* ... and the cells see this share of the pixels' change at least */
 
 static int is_overlay(const struct vt_sd_feat *f, size_t n, size_t s0, size_t s1)
 {
@@ -834,9 +835,13 @@ static int is_overlay(const struct vt_sd_feat *f, size_t n, size_t s0, size_t s1
      * fade of text is found as a cut only on one of its steps), and in several lines
      * (a title and the lines below it; where the old text was longer, the cells move
      * the other way); text added at once (a slide's next bullet, a typed line, a
-     * caption) only adds, in one band */
+     * caption) only adds, in one band, and every pixel it changes moves its cell the
+     * same way, so the cells' change is most of the pixels' (text replaced by other text
+     * of like length moves the pixels and hardly the cells: two slides on one template
+     * whose grids saw 0.14 of the pixels' change were taken for a bullet) */
     return s1 > s0 + 1 || gdist(&f[s0], &f[s1]) <= OVL_STEP * gdist(&f[a], &f[b]) ||
-           (fmin(up, down) <= OVL_ONCE * (up + down) && row1 - row0 < OVL_BAND);
+           (fmin(up, down) <= OVL_ONCE * (up + down) && row1 - row0 < OVL_BAND &&
+            gdist(&f[s0], &f[s1]) >= OVL_PURE * f[s1].d1);
 }
 
 /*
@@ -895,6 +900,16 @@ static double moved_all(const struct vt_sd_feat *a, const struct vt_sd_feat *b, 
 
     *chroma = fmax(u, v);
     return u < 0 || v < 0 ? -1 : l;
+}
+
+/* Whether the picture moves just before or just after the step into frame at: a camera
+ * that pans or whips does, while two still slides (a line of text moved down a blank
+ * page fits the grid moved by two cells) hold still on both sides. */
+#define MOT_BESIDE 1.0 /* mean grey difference frame to frame of a picture that moves */
+
+static int moving_beside(const struct vt_sd_feat *f, size_t n, size_t at)
+{
+    return (at >= 2 && f[at - 1].d1 > MOT_BESIDE) || (at + 1 < n && f[at + 1].d1 > MOT_BESIDE);
 }
 
 static int is_motion(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
@@ -993,7 +1008,7 @@ static int not_a_shot(const struct vt_sd_feat *f, size_t n, const double *pd1,
     /* a cut's own two frames, whose grids must see most of the change (two shots of one
      * test pattern differ in every pixel and hardly in the cells, nothing to move) */
     if (x->kind == VT_SD_CUT && gdist(&f[x->at - 1], &f[x->at]) >= MOT_SEEN * f[x->at].d1 &&
-        is_motion(&f[x->at - 1], &f[x->at]))
+        moving_beside(f, n, x->at) && is_motion(&f[x->at - 1], &f[x->at]))
         return 1;
     if (x->kind == VT_SD_DISSOLVE && x->span0 > 0 && x->span1 + 1 < n &&
         (is_motion(&f[x->span0 - 1], &f[x->span1 + 1]) || motion_no_dip(f, n, pd1, x)))

@@ -484,12 +484,23 @@ VT_TEST(shotdetect_whip_pan_no_cut)
     size_t n;
 
     /* the camera jumps a cell and a half to the right between two frames (a whip pan,
-     * a shaken camera): every difference spikes as at a cut, but moved back by as much,
-     * the picture after is the one before, colours and all */
+     * a shaken camera), moving just before and after: every difference spikes as at a
+     * cut, but moved back by as much, the picture after is the one before, colours and
+     * all */
     for (size_t i = 0; i < 150; i++)
         view_grid(&f[i], i < 60 ? 0 : 1.5, 0);
     f[60].d1 = 30;
     f[60].changed = 0.5f;
+    f[59].d1 = f[61].d1 = 4;
+    CHECK_INT(detect(f, 150, &s), 1);
+    free(s);
+    /* the same jump between two pictures that hold still on both sides is a cut (a line
+     * of text moved down a blank slide fits the grid moved by two cells) */
+    f[59].d1 = f[61].d1 = 0;
+    n = detect(f, 150, &s);
+    CHECK_INT(n, 2);
+    free(s);
+    f[59].d1 = f[61].d1 = 4;
     CHECK_INT(detect(f, 150, &s), 1);
     free(s);
     /* the same jump with other colours: a cut to another shot of a like pattern */
