@@ -18,10 +18,10 @@
  * Which stages exist, what they read and what kind they are is the stage table's
  * (stage.h); a video made before a stage existed gets its row, queued, here.
  */
+#include "base/util.h"
 #include "core/library.h"
 #include "run/lease.h"
 #include "run/runnable.h"
-#include "base/util.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -17,8 +17,6 @@
  * REUSE_COSINE; runs of such pairs, in order in both videos, become reuse records
  * spanning the shots they lie in (store.h, "reuse"), replaced with the vectors.
  */
-#include "stages/frame_embed.h"
-
 #include "base/util.h"
 #include "core/library.h"
 #include "media/imgload.h"
@@ -26,6 +24,7 @@
 #include "ml/embed.h"
 #include "ml/models.h"
 #include "model/stage_config.h"
+#include "stages/frame_embed.h"
 #include "visual/keyframe.h"
 
 #include <pthread.h>
@@ -203,14 +202,14 @@ int vt_frame_embed_open(struct vt_library *lib, struct vt_embed **out, char **ke
         goto out;
     struct vt_embed_spec spec = {.kind = VT_EMBED_IMAGES,
                                  .backend = c.backend,
-                                    .model = model,
-                                    .tensor = tensor[0] ? tensor : NULL,
-                                    .base_url = c.url,
-                                    .api_key = c.key,
-                                    .joint_text = c.joint,
-                                    .api_style = c.api_style,
-                                    .timeout_s = c.timeout_s,
-                                    .batch = c.batch};
+                                 .model = model,
+                                 .tensor = tensor[0] ? tensor : NULL,
+                                 .base_url = c.url,
+                                 .api_key = c.key,
+                                 .joint_text = c.joint,
+                                 .api_style = c.api_style,
+                                 .timeout_s = c.timeout_s,
+                                 .batch = c.batch};
     rc = vt_embed_open(&spec, out, err, errlen);
     if (rc) {
         free(*key);
@@ -502,8 +501,7 @@ static int frame_embed_run(struct vt_stage_ctx *c)
             imgs[k] = (struct vt_image){bufs[k].rgb, bufs[k].width, bufs[k].height, bufs[k].stride};
         }
         if (!rc)
-            rc = vt_embed_images(e, imgs, m, r->vecs + i * (size_t)r->dim, c->err,
-                                    sizeof(c->err));
+            rc = vt_embed_images(e, imgs, m, r->vecs + i * (size_t)r->dim, c->err, sizeof(c->err));
         for (size_t k = 0; k < m; k++)
             vt_image_buf_release(&bufs[k]);
         vt_stage_progress(c, 0.9 * (double)(i + m) / (double)r->n);
