@@ -8,8 +8,8 @@
  * matches as a row would (all the terms, or the approximate tier's: each term or one of its
  * alternatives, all but one of three words or more); it is kept only when the terms stand
  * across the boundary and neither cue holds as many alone (that cue is a hit of its own),
- * which is decided here in C from the pair's text, the same on both backends. It is not scored by BM25 (the
- * pair index has statistics of its own): its score is 0, exact when the plain words stand
+ * which is decided here in C from the pair's text, the same on both backends. It is not scored by
+ * BM25 (the pair index has statistics of its own): its score is 0, exact when the plain words stand
  * in sequence, so pairs rank below the rows of their tier, in video and time order.
  */
 #include "base/util.h"
@@ -111,8 +111,7 @@ struct pair_count {
     long from;
 };
 
-static int count_terms(const struct ptoks *t, const struct vt_store_search *r,
-                       struct pair_count *c)
+static int count_terms(const struct ptoks *t, const struct vt_store_search *r, struct pair_count *c)
 {
     size_t pos = 0;
 
