@@ -11,6 +11,7 @@
 #include "ml/embed.h"
 #include "ml/safetensors.h"
 #include "ml/tokenizer.h"
+#include "ml/unicode.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -269,6 +270,145 @@ VT_TEST(tokenizer_load_errors)
     CHECK_INT(vt_tokenizer_parse(unk, strlen(unk), &t, err, sizeof(err)), VT_EINVAL);
     CHECK_INT(vt_tokenizer_parse("[1", 2, &t, err, sizeof(err)), VT_EINVAL);
     CHECK(t == NULL);
+}
+
+/* A Unigram tokenizer.json over "a" and "b" with the normalizers norms (JSON list). */
+static char *chain_json(const char *norms)
+{
+    return vt_xasprintf("{\"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [%s]},"
+                        " \"model\": {\"type\": \"Unigram\", \"unk_id\": 0,"
+                        " \"vocab\": [[\"<unk>\", 0], [\"a\", -1.0], [\"b\", -1.0]]}}",
+                        norms);
+}
+
+static int parse_chain(const char *norms, struct vt_tokenizer **t, char *err, size_t errlen)
+{
+    char *j = chain_json(norms);
+    int rc = vt_tokenizer_parse(j, strlen(j), t, err, errlen);
+    free(j);
+    return rc;
+}
+
+/* n copies of item joined by commas */
+static char *repeat_items(const char *item, size_t n)
+{
+    size_t len = strlen(item);
+    char *s = vt_xmalloc(n * (len + 1) + 1);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(s + i * (len + 1), item, len);
+        s[i * (len + 1) + len] = ',';
+    }
+    s[n ? n * (len + 1) - 1 : 0] = 0;
+    return s;
+}
+
+/* issue 27 failures 1 and 2: chains that blow a text up, or take long, are refused when
+ * loaded, with one line naming the limit; a chain within the limits encodes a huge
+ * text in bounded memory */
+VT_TEST(tokenizer_chain_limits)
+{
+    struct vt_tokenizer *t = NULL;
+    char err[256] = "";
+    char *a256 = vt_xmalloc(257), *item;
+    memset(a256, 'a', 256);
+    a256[256] = 0;
+    item = vt_xasprintf("{\"type\": \"Replace\", \"pattern\": {\"String\": \"a\"}, \"content\": "
+                        "\"%s\"}",
+                        a256);
+    char *four = repeat_items(item, 4);
+    CHECK_INT(parse_chain(four, &t, err, sizeof(err)), VT_EINVAL);
+    CHECK(t == NULL);
+    CHECK(strstr(err, "times longer (the limit is 64)") != NULL);
+    free(four);
+    char *one = repeat_items(item, 1);
+    CHECK_INT(parse_chain(one, &t, err, sizeof(err)), VT_EINVAL);
+    free(one);
+    free(item);
+
+    char *prep = repeat_items("{\"type\": \"Prepend\", \"prepend\": \"x\"}", 20000);
+    CHECK_INT(parse_chain(prep, &t, err, sizeof(err)), VT_EINVAL);
+    CHECK(strstr(err, "more than 64 normalizers and pre-tokenizers") != NULL);
+    free(prep);
+    /* 64 Prepends of 256 bytes add 16 KiB: allowed */
+    item = vt_xasprintf("{\"type\": \"Prepend\", \"prepend\": \"%s\"}", a256);
+    prep = repeat_items(item, 64);
+    CHECK_INT(parse_chain(prep, &t, err, sizeof(err)), 0);
+    vt_tokenizer_free(t);
+    t = NULL;
+    free(prep);
+    free(item);
+
+    /* a at 8 x 8 = 64 times: allowed, and a 64 MiB text is cut to what fits */
+    item = vt_xasprintf("{\"type\": \"Replace\", \"pattern\": {\"String\": \"a\"}, \"content\": "
+                        "\"aaaaaaaa\"}");
+    char *two = repeat_items(item, 2);
+    CHECK_INT(parse_chain(two, &t, err, sizeof(err)), 0);
+    free(two);
+    free(item);
+    if (t) {
+        size_t max = vt_tokenizer_max_text(t);
+        CHECK(max >= VT_TOKENIZER_MIN_TEXT);
+        CHECK(max * 64 * 3 <= VT_TOKENIZER_MAX_OUT);
+        size_t big = 64u << 20;
+        char *text = vt_xmalloc(big);
+        memset(text, 'a', big);
+        const int32_t *ids;
+        size_t n;
+        vt_tokenizer_encode(t, text, big, &ids, &n);
+        CHECK_INT(n, max * 64);
+        free(text);
+        vt_tokenizer_free(t);
+        t = NULL;
+    }
+    /* three Replace steps of 8: 512 times, refused */
+    item = vt_xasprintf("{\"type\": \"Replace\", \"pattern\": {\"String\": \"a\"}, \"content\": "
+                        "\"aaaaaaaa\"}");
+    char *three = repeat_items(item, 3);
+    CHECK_INT(parse_chain(three, &t, err, sizeof(err)), VT_EINVAL);
+    free(three);
+    free(item);
+    free(a256);
+}
+
+/* BERT_GROWTH in tokenizer.c: no code point grows past 3 bytes per input byte through
+ * accent stripping (or Hangul decomposition), lowercasing, or the Chinese spaces */
+VT_TEST(tokenizer_bert_growth_bound)
+{
+    size_t worst_num = 0, worst_den = 1;
+    for (uint32_t cp = 0x80; cp <= 0x10FFFF; cp++) {
+        if (cp >= 0xD800 && cp <= 0xDFFF)
+            continue;
+        size_t in = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4, out = 0;
+        uint32_t cps[8];
+        size_t ncp = 0;
+        if (cp >= 0xAC00 && cp <= 0xD7A3) {
+            cps[ncp++] = 0x1100;
+            cps[ncp++] = 0x1161;
+            cps[ncp++] = 0x11A8;
+        } else if (vt_uc_strip_accents(cp)) {
+            const char *st = vt_uc_strip_accents(cp);
+            size_t n = strlen(st);
+            for (size_t j = 0; j < n && ncp < 8;) {
+                size_t k = vt_utf8_decode(st + j, n - j, &cps[ncp++]);
+                j += k ? k : 1;
+            }
+        } else {
+            cps[ncp++] = cp;
+        }
+        for (size_t j = 0; j < ncp; j++) {
+            const char *lo = vt_uc_lower(cps[j]);
+            uint32_t c = cps[j];
+            out += lo ? strlen(lo) : c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+        }
+        out = out > in + 2 ? out : in + 2; /* spaces around a Chinese character */
+        if (out * worst_den > worst_num * in) {
+            worst_num = out;
+            worst_den = in;
+        }
+    }
+    if (worst_num > 3 * worst_den)
+        fprintf(stderr, "  worst growth %zu/%zu\n", worst_num, worst_den);
+    CHECK(worst_num <= 3 * worst_den);
 }
 
 /* ---- safetensors ---- */
