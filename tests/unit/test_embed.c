@@ -14,6 +14,7 @@
 #include "ml/unicode.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -582,6 +583,48 @@ VT_TEST(embed_m2v_hostile_model)
         }
         vt_embed_close(e);
     }
+    vt_rm_rf(dir);
+    free(tokp);
+    free(modp);
+}
+
+/* issue 27 failure 8: finite-but-huge weights (3e38) overflow when a text's tokens are
+ * summed; the vector is refused with the reason, never handed back */
+VT_TEST(embed_nonfinite_vectors_refused)
+{
+    char dir[] = "/tmp/vt-m2v-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    char *tokp = vt_xasprintf("%s/tokenizer.json", dir);
+    char *modp = vt_xasprintf("%s/model.safetensors", dir);
+    char err[256];
+    CHECK_INT(vt_write_file_atomic(tokp, wordpiece_json, strlen(wordpiece_json), err, sizeof(err)),
+              0);
+    size_t len;
+    unsigned char *b = st_file(
+        "{\"embeddings\": {\"dtype\": \"F32\", \"shape\": [11, 2], \"data_offsets\": [0, 88]}}",
+        88, 0, &len);
+    for (size_t i = 0; i < 22; i++) {
+        float f = 3e38f;
+        memcpy(b + len - 88 + i * 4, &f, 4);
+    }
+    CHECK_INT(vt_write_file_atomic(modp, b, len, err, sizeof(err)), 0);
+    free(b);
+    struct vt_embed_spec spec = {.backend = "model2vec", .model = dir};
+    struct vt_embed *e = NULL;
+    CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), 0);
+    if (e) {
+        float v[4] = {0};
+        const char *one[] = {"a"}, *two[] = {"a", "playing"};
+        CHECK_INT(vt_embed_texts(e, one, 1, v, err, sizeof(err)), 0);
+        CHECK(isfinite(v[0]) && isfinite(v[1]));
+        err[0] = 0;
+        CHECK_INT(vt_embed_texts(e, two, 2, v, err, sizeof(err)), VT_EINVAL);
+        CHECK(strstr(err, "NaN or infinity (input 2 of 2)") != NULL);
+    }
+    vt_embed_close(e);
     vt_rm_rf(dir);
     free(tokp);
     free(modp);
