@@ -6,6 +6,10 @@
  * MinishLab's model2vec-rs computes it: the text is first cut to 512 tokens' worth of
  * characters (512 times the vocabulary's median token length), unknown tokens are
  * dropped, and at most 512 tokens are pooled. embed.c normalises the result.
+ *
+ * The model file is mapped, not read (safetensors.h): a row is decoded to floats when a
+ * token uses it, so the memory a model costs stays close to its file's size (an int8
+ * model decoded whole would take four times that).
  */
 #include "ml/embed_int.h"
 #include "ml/safetensors.h"
@@ -30,7 +34,9 @@ struct m2v_tok {
 
 struct m2v {
     struct vt_tokenizer *tok;
-    float *emb; /* rows x dim */
+    struct vt_safetensors *st;     /* the mapped file */
+    const struct vt_st_tensor *te; /* its embeddings, rows x dim, in st */
+    float *row;                    /* one decoded row (dim floats) */
     size_t rows;
     struct m2v_tok *tok_rows; /* by token id */
     size_t n_ids;
@@ -44,7 +50,8 @@ static void m2v_close(struct vt_embed *e)
     if (!m)
         return;
     vt_tokenizer_free(m->tok);
-    free(m->emb);
+    vt_safetensors_free(m->st);
+    free(m->row);
     free(m->tok_rows);
     free(m);
     e->priv = NULL;
@@ -62,6 +69,24 @@ static size_t cut_chars(const char *s, size_t len, size_t max_chars)
         }
     }
     return len;
+}
+
+/* Add row r of the embeddings, times w, to o (dim floats). */
+static int add_row(struct m2v *m, size_t dim, size_t r, float w, float *o, char *err,
+                   size_t errlen)
+{
+    const float *row = m->row;
+    int rc = vt_st_to_f32_range(m->te, (uint64_t)r * dim, dim, m->row, err, errlen);
+    if (rc)
+        return rc;
+    size_t j = 0;
+    /* blocks of 8 with a fixed trip count: the compiler vectorises them at -O2 */
+    for (; j + 8 <= dim; j += 8)
+        for (size_t q = 0; q < 8; q++)
+            o[j + q] += row[j + q] * w;
+    for (; j < dim; j++)
+        o[j] += row[j] * w;
+    return 0;
 }
 
 static int m2v_embed(struct vt_embed *e, const char *const *texts, size_t n, float *out, char *err,
@@ -85,15 +110,10 @@ static int m2v_embed(struct vt_embed *e, const char *const *texts, size_t n, flo
             int32_t id = ids[k];
             if (id == m->unk_id || id < 0 || (size_t)id >= m->n_ids)
                 continue;
-            const float *row = m->emb + (size_t)m->tok_rows[id].row * dim;
-            float w = m->tok_rows[id].scale;
-            size_t j = 0;
-            /* blocks of 8 with a fixed trip count: the compiler vectorises them at -O2 */
-            for (; j + 8 <= dim; j += 8)
-                for (size_t q = 0; q < 8; q++)
-                    o[j + q] += row[j + q] * w;
-            for (; j < dim; j++)
-                o[j] += row[j] * w;
+            int rc = add_row(m, dim, (size_t)m->tok_rows[id].row, m->tok_rows[id].scale, o, err,
+                             errlen);
+            if (rc)
+                return rc;
             used++;
         }
         if (used) {
@@ -128,26 +148,28 @@ static int check_folder(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-/* The `embeddings` tensor (or `0`) into m->emb (rows x *dim floats), all finite. */
+/* The `embeddings` tensor (or `0`) of st as m->te (rows x *dim), every row decoded once
+ * to check it is finite (rows are decoded again when used: nothing is kept). */
 static int load_embeddings(struct m2v *m, const struct vt_safetensors *st, const char *path,
                            size_t *dim, char *err, size_t errlen)
 {
     const struct vt_st_tensor *te = vt_safetensors_find(st, "embeddings");
-    int rc;
+    int rc = 0;
 
     if (!te)
         te = vt_safetensors_find(st, "0");
     if (!te || te->ndim != 2 || !te->shape[0] || !te->shape[1] || te->shape[1] > M2V_MAX_DIM)
         return vt_err(err, errlen, VT_EINVAL, "'%s': no 2-D 'embeddings' tensor", path);
+    m->te = te;
     m->rows = (size_t)te->shape[0];
     *dim = (size_t)te->shape[1];
-    m->emb = vt_xmalloc(m->rows * *dim * sizeof(*m->emb));
-    rc = vt_st_to_f32(te, m->emb, err, errlen);
-    if (rc)
-        return rc;
-    if (!all_finite(m->emb, m->rows * *dim))
-        return vt_err(err, errlen, VT_EINVAL, "'%s': embeddings hold NaN or infinity", path);
-    return 0;
+    m->row = vt_xmalloc(*dim * sizeof(*m->row));
+    for (size_t r = 0; !rc && r < m->rows; r++) {
+        rc = vt_st_to_f32_range(te, (uint64_t)r * *dim, *dim, m->row, err, errlen);
+        if (!rc && !all_finite(m->row, *dim))
+            rc = vt_err(err, errlen, VT_EINVAL, "'%s': embeddings hold NaN or infinity", path);
+    }
+    return rc;
 }
 
 /* The optional `mapping` (token to row) into *map (caller frees), checked against the
@@ -253,7 +275,8 @@ static int m2v_open(const struct vt_embed_spec *spec, struct vt_embed **out, cha
         goto out;
     free(path);
     path = vt_xasprintf("%s/model.safetensors", dir);
-    rc = vt_safetensors_open(path, M2V_MAX_MODEL_BYTES, &st, err, errlen);
+    rc = vt_safetensors_map(path, M2V_MAX_MODEL_BYTES, &st, err, errlen);
+    m->st = st; /* m owns it from here (m2v_close) */
     if (!rc)
         rc = load_embeddings(m, st, path, &dim, err, errlen);
     if (!rc)
@@ -281,7 +304,6 @@ out:
         struct vt_embed tmp = {.priv = m};
         m2v_close(&tmp);
     }
-    vt_safetensors_free(st);
     free(path);
     return rc;
 }
