@@ -25,6 +25,9 @@
 #define M2V_MAX_TOKENS      512
 #define M2V_MAX_MODEL_BYTES ((size_t)4 << 30)
 #define M2V_MAX_DIM         65536
+/* bytes of the mapped file read in one go when all of it is (the finite check, the
+ * hash), after which their pages are let go */
+#define RELEASE_BYTES ((size_t)8 << 20)
 
 /* where a token's vector comes from: one load per token */
 struct m2v_tok {
@@ -148,8 +151,9 @@ static int check_folder(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-/* The `embeddings` tensor (or `0`) of st as m->te (rows x *dim), every row decoded once
- * to check it is finite (rows are decoded again when used: nothing is kept). */
+/* The `embeddings` tensor (or `0`) of st as m->te (rows x *dim), every row of a float
+ * dtype decoded once to check it is finite (rows are decoded again when used: nothing is
+ * kept). */
 static int load_embeddings(struct m2v *m, const struct vt_safetensors *st, const char *path,
                            size_t *dim, char *err, size_t errlen)
 {
@@ -164,10 +168,16 @@ static int load_embeddings(struct m2v *m, const struct vt_safetensors *st, const
     m->rows = (size_t)te->shape[0];
     *dim = (size_t)te->shape[1];
     m->row = vt_xmalloc(*dim * sizeof(*m->row));
-    for (size_t r = 0; !rc && r < m->rows; r++) {
+    /* int8 rows are finite whatever they hold: the first one shows the dtype converts */
+    size_t check = te->dtype == VT_ST_I8 ? 1 : m->rows, row_bytes = te->nbytes / m->rows, done = 0;
+    for (size_t r = 0; !rc && r < check; r++) {
         rc = vt_st_to_f32_range(te, (uint64_t)r * *dim, *dim, m->row, err, errlen);
         if (!rc && !all_finite(m->row, *dim))
             rc = vt_err(err, errlen, VT_EINVAL, "'%s': embeddings hold NaN or infinity", path);
+        if ((r + 1) * row_bytes - done >= RELEASE_BYTES || r + 1 == check) {
+            vt_safetensors_release(st, te->data + done, (r + 1) * row_bytes - done);
+            done = (r + 1) * row_bytes;
+        }
     }
     return rc;
 }
@@ -242,6 +252,18 @@ static int load_token_rows(struct m2v *m, const struct vt_safetensors *st, const
     return rc;
 }
 
+/* The file's FNV-1a hash (the vector space's identity), its pages let go as it goes. */
+static uint64_t hash_file(const struct vt_safetensors *st)
+{
+    uint64_t h = VT_FNV64_INIT;
+    for (size_t off = 0; off < st->len; off += RELEASE_BYTES) {
+        size_t n = st->len - off < RELEASE_BYTES ? st->len - off : RELEASE_BYTES;
+        h = vt_fnv1a64(h, st->buf + off, n);
+        vt_safetensors_release(st, st->buf + off, n);
+    }
+    return h;
+}
+
 /* A model's name for provenance: the folder's last component (no trailing slash). */
 static char *folder_name(const char *dir)
 {
@@ -292,8 +314,7 @@ static int m2v_open(const struct vt_embed_spec *spec, struct vt_embed **out, cha
     struct vt_embed *e = vt_xcalloc(1, sizeof(*e));
     e->dim = (int)dim;
     e->model = vt_xasprintf("model2vec %s (%zu d)", name, dim);
-    e->id = vt_xasprintf("model2vec:%016llx",
-                         (unsigned long long)vt_fnv1a64(VT_FNV64_INIT, st->buf, st->len));
+    e->id = vt_xasprintf("model2vec:%016llx", (unsigned long long)hash_file(st));
     e->ops = &m2v_ops;
     e->priv = m;
     free(name);

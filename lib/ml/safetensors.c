@@ -258,6 +258,19 @@ int vt_safetensors_map(const char *path, size_t max_bytes, struct vt_safetensors
     return rc;
 }
 
+void vt_safetensors_release(const struct vt_safetensors *st, const void *p, size_t n)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t lo = (uintptr_t)p, hi = lo + n, base = (uintptr_t)st->buf;
+
+    if (!st->mapped || page <= 0 || lo < base || hi > base + st->len)
+        return;
+    lo = (lo + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page; /* whole pages inside */
+    hi = hi / (uintptr_t)page * (uintptr_t)page;
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 const struct vt_st_tensor *vt_safetensors_find(const struct vt_safetensors *st, const char *name)
 {
     for (size_t i = 0; i < st->n; i++)

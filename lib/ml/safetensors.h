@@ -59,6 +59,9 @@ int vt_safetensors_open(const char *path, size_t max_bytes, struct vt_safetensor
  * never rewritten in place. */
 int vt_safetensors_map(const char *path, size_t max_bytes, struct vt_safetensors **out, char *err,
                        size_t errlen);
+/* Let go of the pages of a mapped file's bytes p..p+n (those whole pages inside): they are
+ * read again from the file when touched. Nothing for a file read into memory. */
+void vt_safetensors_release(const struct vt_safetensors *st, const void *p, size_t n);
 /* The same from len bytes at data, which are copied. */
 int vt_safetensors_parse(const void *data, size_t len, struct vt_safetensors **out, char *err,
                          size_t errlen);
