@@ -11,10 +11,10 @@
  * token uses it, so the memory a model costs stays close to its file's size (an int8
  * model decoded whole would take four times that).
  */
+#include "base/util.h"
 #include "ml/embed_int.h"
 #include "ml/safetensors.h"
 #include "ml/tokenizer.h"
-#include "base/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -75,8 +75,7 @@ static size_t cut_chars(const char *s, size_t len, size_t max_chars)
 }
 
 /* Add row r of the embeddings, times w, to o (dim floats). */
-static int add_row(struct m2v *m, size_t dim, size_t r, float w, float *o, char *err,
-                   size_t errlen)
+static int add_row(struct m2v *m, size_t dim, size_t r, float w, float *o, char *err, size_t errlen)
 {
     const float *row = m->row;
     int rc = vt_st_to_f32_range(m->te, (uint64_t)r * dim, dim, m->row, err, errlen);
@@ -113,8 +112,8 @@ static int m2v_embed(struct vt_embed *e, const char *const *texts, size_t n, flo
             int32_t id = ids[k];
             if (id == m->unk_id || id < 0 || (size_t)id >= m->n_ids)
                 continue;
-            int rc = add_row(m, dim, (size_t)m->tok_rows[id].row, m->tok_rows[id].scale, o, err,
-                             errlen);
+            int rc =
+                add_row(m, dim, (size_t)m->tok_rows[id].row, m->tok_rows[id].scale, o, err, errlen);
             if (rc)
                 return rc;
             used++;
@@ -203,8 +202,8 @@ static int load_mapping(const struct m2v *m, const struct vt_safetensors *st, co
 }
 
 /* The optional per-token `weights` into *w (caller frees; *count of them), all finite. */
-static int load_weights(const struct vt_safetensors *st, const char *path, float **w,
-                        size_t *count, char *err, size_t errlen)
+static int load_weights(const struct vt_safetensors *st, const char *path, float **w, size_t *count,
+                        char *err, size_t errlen)
 {
     const struct vt_st_tensor *tw = vt_safetensors_find(st, "weights");
     int rc;

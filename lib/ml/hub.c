@@ -951,13 +951,11 @@ int vt_hub_pull(const char *lib_dir, const char *name, const struct vt_hub_opts 
     res->n_files = (int)p->n_files;
     res->image = p->kind == VT_MODEL_IMAGE;
     res->speech = p->kind == VT_MODEL_SPEECH;
-    rc = vt_model_check(p->kind, p->partial, p->known ? p->known->tensor : NULL, p->err,
-                        p->errlen);
+    rc = vt_model_check(p->kind, p->partial, p->known ? p->known->tensor : NULL, p->err, p->errlen);
     if (rc) {
         /* the hub's bytes are what it lists, so a new pull would get them again */
         char *why = vt_xstrdup(err);
-        vt_err(err, errlen, rc, "'%s' is not a usable model (nothing installed): %s", p->repo,
-               why);
+        vt_err(err, errlen, rc, "'%s' is not a usable model (nothing installed): %s", p->repo, why);
         free(why);
         vt_rm_rf(p->partial);
         goto out;

@@ -3,8 +3,8 @@
  * checks are the one table of lib/model/stage_config.c (the file format is lib/base/config.c);
  * it chooses the text embedding, speech recognition and frame embedding backends. Runs in the
  * front binary (both need nothing but libc). A .model key naming a model that is here is
- * checked first (loaded and run on one tiny input, ml/model_check.h). API keys are masked when the config is listed and shown
- * only when asked for by name.
+ * checked first (loaded and run on one tiny input, ml/model_check.h). API keys are masked when the
+ * config is listed and shown only when asked for by name.
  */
 #include "cli/cli.h"
 #include "ml/model_check.h"
@@ -86,8 +86,8 @@ static int check_model(const char *lib_dir, const struct vt_config *cfg, const c
     if (!strcmp(key, VT_KEY(STT_MODEL))) {
         backend = vt_config_get(cfg, VT_KEY(STT_BACKEND));
         if ((backend && strcmp(backend, "whisper")) ||
-            vt_models_resolve_speech(lib_dir, value, path, sizeof(path), name, sizeof(name),
-                                     commit, sizeof(commit), NULL, 0) ||
+            vt_models_resolve_speech(lib_dir, value, path, sizeof(path), name, sizeof(name), commit,
+                                     sizeof(commit), NULL, 0) ||
             stat(path, &st))
             return 0;
         return vt_model_check(VT_MODEL_SPEECH, path, NULL, err, errlen);
@@ -144,7 +144,8 @@ int cmd_config(int argc, char **argv)
          * stored absolute: the stage runs from anywhere (a name like owner/repo stays a
          * name unless such a folder exists here) */
         struct stat st;
-        int text = !strcmp(key, VT_KEY(TEXT_EMBED_MODEL)), image = !strcmp(key, VT_KEY(FRAME_EMBED_MODEL));
+        int text = !strcmp(key, VT_KEY(TEXT_EMBED_MODEL)),
+            image = !strcmp(key, VT_KEY(FRAME_EMBED_MODEL));
         if ((text || image) && (value[0] == '.' || strchr(value, '/')) && value[0] != '/' &&
             !stat(value, &st) && (S_ISDIR(st.st_mode) || (image && S_ISREG(st.st_mode))) &&
             realpath(value, abs_path))

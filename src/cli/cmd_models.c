@@ -51,9 +51,8 @@ static const char *pulled_problem(const char *lib_dir, const struct vt_model_inf
                                                            : VT_MODEL_TEXT;
 
     snprintf(path, sizeof(path), "%s/models/%s", lib_dir, m->folder);
-    if (kind == VT_MODEL_IMAGE &&
-        vt_models_resolve_image(lib_dir, m->folder, path, sizeof(path), tensor, sizeof(tensor),
-                                err, errlen))
+    if (kind == VT_MODEL_IMAGE && vt_models_resolve_image(lib_dir, m->folder, path, sizeof(path),
+                                                          tensor, sizeof(tensor), err, errlen))
         return err;
     return vt_model_check(kind, path, tensor, err, errlen) ? err : NULL;
 }

@@ -4,8 +4,8 @@
  * with what the machine read). It renders the export document, so the page, the
  * export and this text can never disagree about the facts.
  */
-#include "cli/cli.h"
 #include "base/util.h"
+#include "cli/cli.h"
 
 #include <getopt.h>
 #include <jansson.h>

@@ -604,8 +604,8 @@ VT_TEST(embed_nonfinite_vectors_refused)
               0);
     size_t len;
     unsigned char *b = st_file(
-        "{\"embeddings\": {\"dtype\": \"F32\", \"shape\": [11, 2], \"data_offsets\": [0, 88]}}",
-        88, 0, &len);
+        "{\"embeddings\": {\"dtype\": \"F32\", \"shape\": [11, 2], \"data_offsets\": [0, 88]}}", 88,
+        0, &len);
     for (size_t i = 0; i < 22; i++) {
         float f = 3e38f;
         memcpy(b + len - 88 + i * 4, &f, 4);
