@@ -1010,6 +1010,60 @@ static int count_step(struct vt_tokenizer *t, char *err, size_t errlen)
     return 0;
 }
 
+/* A Replace normalizer: a string (one ASCII byte merges into a byte map) or "\\s+". */
+static int load_replace(struct vt_tokenizer *t, json_t *j, char *err, size_t errlen)
+{
+    json_t *pat = json_object_get(j, "pattern");
+    const char *content = json_string_value(json_object_get(j, "content"));
+    const char *s = json_string_value(json_object_get(pat, "String"));
+    const char *re = json_string_value(json_object_get(pat, "Regex"));
+    if (!content || (!s && !re) || strlen(content) > MAX_CONTENT)
+        return vt_err(err, errlen, VT_EINVAL,
+                      "tokenizer: Replace normalizer needs a pattern and a content of at "
+                      "most %d bytes",
+                      MAX_CONTENT);
+    if (re) {
+        if (strcmp(re, "\\s+") != 0)
+            return vt_err(err, errlen, VT_EINVAL,
+                          "tokenizer: Replace regex '%.60s' not supported (only \\s+)", re);
+        struct norm *nm = norm_add(t);
+        nm->type = N_REPLACE_WS;
+        nm->content = vt_xstrdup(content);
+        nm->content_len = strlen(content);
+        return 0;
+    }
+    if (!*s)
+        return vt_err(err, errlen, VT_EINVAL, "tokenizer: Replace of an empty string");
+    /* One ASCII byte: merge into the previous byte map when that gives the same
+     * result, i.e. no replacement already in the map produces this byte. */
+    if (strlen(s) == 1 && (unsigned char)s[0] < 0x80 && t->n_norms &&
+        t->norms[t->n_norms - 1].type == N_BYTEMAP) {
+        struct norm *nm = &t->norms[t->n_norms - 1];
+        bool ok = !nm->map[(unsigned char)s[0]];
+        for (int c = 0; c < 128 && ok; c++)
+            if (nm->map[c] && strchr(nm->map[c], s[0]))
+                ok = false;
+        if (ok) {
+            nm->map[(unsigned char)s[0]] = vt_xstrdup(content);
+            nm->map_len[(unsigned char)s[0]] = strlen(content);
+            return 0;
+        }
+    }
+    struct norm *nm = norm_add(t);
+    if (strlen(s) == 1 && (unsigned char)s[0] < 0x80) {
+        nm->type = N_BYTEMAP;
+        nm->map[(unsigned char)s[0]] = vt_xstrdup(content);
+        nm->map_len[(unsigned char)s[0]] = strlen(content);
+        return 0;
+    }
+    nm->type = N_REPLACE;
+    nm->pat = vt_xstrdup(s);
+    nm->pat_len = strlen(s);
+    nm->content = vt_xstrdup(content);
+    nm->content_len = strlen(content);
+    return 0;
+}
+
 static int load_norm(struct vt_tokenizer *t, json_t *j, char *err, size_t errlen)
 {
     if (!j || json_is_null(j))
@@ -1079,57 +1133,8 @@ static int load_norm(struct vt_tokenizer *t, json_t *j, char *err, size_t errlen
         nm->content_len = strlen(p);
         return 0;
     }
-    if (strcmp(type, "Replace") == 0) {
-        json_t *pat = json_object_get(j, "pattern");
-        const char *content = json_string_value(json_object_get(j, "content"));
-        const char *s = json_string_value(json_object_get(pat, "String"));
-        const char *re = json_string_value(json_object_get(pat, "Regex"));
-        if (!content || (!s && !re) || strlen(content) > MAX_CONTENT)
-            return vt_err(err, errlen, VT_EINVAL,
-                          "tokenizer: Replace normalizer needs a pattern and a content of at "
-                          "most %d bytes",
-                          MAX_CONTENT);
-        if (re) {
-            if (strcmp(re, "\\s+") != 0)
-                return vt_err(err, errlen, VT_EINVAL,
-                              "tokenizer: Replace regex '%.60s' not supported (only \\s+)", re);
-            struct norm *nm = norm_add(t);
-            nm->type = N_REPLACE_WS;
-            nm->content = vt_xstrdup(content);
-            nm->content_len = strlen(content);
-            return 0;
-        }
-        if (!*s)
-            return vt_err(err, errlen, VT_EINVAL, "tokenizer: Replace of an empty string");
-        /* One ASCII byte: merge into the previous byte map when that gives the same
-         * result, i.e. no replacement already in the map produces this byte. */
-        if (strlen(s) == 1 && (unsigned char)s[0] < 0x80 && t->n_norms &&
-            t->norms[t->n_norms - 1].type == N_BYTEMAP) {
-            struct norm *nm = &t->norms[t->n_norms - 1];
-            bool ok = !nm->map[(unsigned char)s[0]];
-            for (int c = 0; c < 128 && ok; c++)
-                if (nm->map[c] && strchr(nm->map[c], s[0]))
-                    ok = false;
-            if (ok) {
-                nm->map[(unsigned char)s[0]] = vt_xstrdup(content);
-                nm->map_len[(unsigned char)s[0]] = strlen(content);
-                return 0;
-            }
-        }
-        struct norm *nm = norm_add(t);
-        if (strlen(s) == 1 && (unsigned char)s[0] < 0x80) {
-            nm->type = N_BYTEMAP;
-            nm->map[(unsigned char)s[0]] = vt_xstrdup(content);
-            nm->map_len[(unsigned char)s[0]] = strlen(content);
-            return 0;
-        }
-        nm->type = N_REPLACE;
-        nm->pat = vt_xstrdup(s);
-        nm->pat_len = strlen(s);
-        nm->content = vt_xstrdup(content);
-        nm->content_len = strlen(content);
-        return 0;
-    }
+    if (strcmp(type, "Replace") == 0)
+        return load_replace(t, j, err, errlen);
     return vt_err(err, errlen, VT_EINVAL, "tokenizer: normalizer type '%.40s' not supported", type);
 }
 
