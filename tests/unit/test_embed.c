@@ -630,6 +630,83 @@ VT_TEST(embed_nonfinite_vectors_refused)
     free(modp);
 }
 
+/* kB of a "Name:  N kB" line of /proc/self/status, or -1 */
+static long status_kb(const char *name)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    size_t n = strlen(name);
+
+    while (f && fgets(line, sizeof(line), f))
+        if (!strncmp(line, name, n) && line[n] == ':')
+            kb = strtol(line + n + 1, NULL, 10);
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+/* issue 27 failure 9: a Model2Vec model costs memory near its file's size, not the file
+ * read plus every row decoded to floats (5 times an int8 file). Peak RSS growth while a
+ * 64 MiB int8 model is opened and used, against the file's size; the peak is reset first
+ * (/proc/self/clear_refs 5). */
+VT_TEST(embed_m2v_memory_near_file)
+{
+    char dir[] = "/tmp/vt-m2v-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    char *tokp = vt_xasprintf("%s/tokenizer.json", dir);
+    char *modp = vt_xasprintf("%s/model.safetensors", dir);
+    char err[256];
+    size_t rows = 262144, dim = 256, data = rows * dim;
+    CHECK_INT(vt_write_file_atomic(tokp, wordpiece_json, strlen(wordpiece_json), err, sizeof(err)),
+              0);
+    char *hdr = vt_xasprintf("{\"embeddings\": {\"dtype\": \"I8\", \"shape\": [%zu, %zu],"
+                             " \"data_offsets\": [0, %zu]}}",
+                             rows, dim, data);
+    size_t hlen = strlen(hdr);
+    FILE *f = fopen(modp, "wb");
+    uint64_t le = hlen;
+    CHECK(f != NULL);
+    if (f) {
+        CHECK(fwrite(&le, 8, 1, f) == 1 && fwrite(hdr, hlen, 1, f) == 1);
+        CHECK(ftruncate(fileno(f), (off_t)(8 + hlen + data)) == 0); /* rows of zeros */
+        fclose(f);
+    }
+    free(hdr);
+    FILE *clear = fopen("/proc/self/clear_refs", "w");
+    long before = status_kb("VmRSS");
+    if (!clear || before < 0) {
+        fprintf(stderr, "  no /proc/self/clear_refs: not measured\n");
+    } else {
+        fputs("5", clear);
+        fclose(clear);
+        clear = NULL;
+        struct vt_embed_spec spec = {.backend = "model2vec", .model = dir};
+        struct vt_embed *e = NULL;
+        CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), 0);
+        if (e) {
+            float v[256];
+            const char *texts[] = {"unaffable playing a cafe"};
+            CHECK_INT(vt_embed_texts(e, texts, 1, v, err, sizeof(err)), 0);
+        }
+        long peak = status_kb("VmHWM");
+        vt_embed_close(e);
+        double ratio = (double)(peak - before) / (double)(data / 1024);
+        if (ratio > 1.5)
+            fprintf(stderr, "  peak RSS grew %ld kB for a file of %zu kB (%.2f times)\n",
+                    peak - before, data / 1024, ratio);
+        CHECK(ratio <= 1.5);
+    }
+    if (clear)
+        fclose(clear);
+    vt_rm_rf(dir);
+    free(tokp);
+    free(modp);
+}
+
 /* Normalizers and pre-tokenizers the test model does not use, on tiny Unigram models
  * whose expected tokens follow from tokenizers' documented behaviour. */
 VT_TEST(tokenizer_pipeline_variants)
