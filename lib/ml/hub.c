@@ -951,7 +951,9 @@ int vt_hub_pull(const char *lib_dir, const char *name, const struct vt_hub_opts 
     res->n_files = (int)p->n_files;
     res->image = p->kind == VT_MODEL_IMAGE;
     res->speech = p->kind == VT_MODEL_SPEECH;
-    rc = vt_model_check(p->kind, p->partial, p->known ? p->known->tensor : NULL, p->err, p->errlen);
+    /* run end to end through its default tensor: which tensor the stage takes is the
+     * config's choice (frame_embed.tensor), checked by config set */
+    rc = vt_model_check(p->kind, p->partial, NULL, p->err, p->errlen);
     if (rc) {
         /* the hub's bytes are what it lists, so a new pull would get them again */
         char *why = vt_xstrdup(err);

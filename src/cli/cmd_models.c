@@ -41,7 +41,8 @@ static int print_ready(enum vt_model_kind kind, const char *path, const char *te
     return 0;
 }
 
-/* NULL when the pulled model in folder loads and runs, else what failed (in err). */
+/* NULL when the pulled model in folder loads and runs (an image model through its default
+ * tensor, as the pull checked it: the tensor is the config's), else what failed (in err). */
 static const char *pulled_problem(const char *lib_dir, const struct vt_model_info *m, char *err,
                                   size_t errlen)
 {
@@ -54,7 +55,7 @@ static const char *pulled_problem(const char *lib_dir, const struct vt_model_inf
     if (kind == VT_MODEL_IMAGE && vt_models_resolve_image(lib_dir, m->folder, path, sizeof(path),
                                                           tensor, sizeof(tensor), err, errlen))
         return err;
-    return vt_model_check(kind, path, tensor, err, errlen) ? err : NULL;
+    return vt_model_check(kind, path, NULL, err, errlen) ? err : NULL;
 }
 
 static int print_model(void *user, const struct vt_model_info *m)
