@@ -64,6 +64,9 @@ echo
 echo "== Model2Vec text embedding on one core vs tokenising only (chunks of ~60 words)"
 bash bench/embed_bench.sh
 echo
+echo "== Model2Vec memory: peak RSS of a search by meaning and of redo text_embed, over a words search, against the model file's size (256 MiB int8)"
+bash bench/m2v_memory_bench.sh
+echo
 echo "== MobileNet v1 0.25 image embeddings (224x224) vs a plain GEMM of the same multiply-adds"
 bash bench/tflite_bench.sh
 echo

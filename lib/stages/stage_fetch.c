@@ -10,6 +10,7 @@
 #include "stages/fetch.h"
 
 #include <libavformat/avformat.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,15 @@ static int fetch_run(struct vt_stage_ctx *c)
     r->v.has_video = r->probe.has_video;
     r->v.has_audio = r->probe.has_audio;
     r->v.size_bytes = st.st_size;
+    /* the measured length (a container's claim counts captions that run on) hit the bound */
+    if (r->v.duration_s >= VT_MEDIA_MAX_DURATION_S && r->probe.claimed_s > VT_MEDIA_MAX_DURATION_S)
+        snprintf(c->cut, sizeof(c->cut),
+                 "cut: the media lasts %.1f h; only its first %.0f h are indexed",
+                 r->probe.claimed_s / 3600, VT_MEDIA_MAX_DURATION_S / 3600);
+    else if (r->v.duration_s >= VT_MEDIA_MAX_DURATION_S)
+        snprintf(c->cut, sizeof(c->cut),
+                 "cut: the media lasts more than %.0f h; only its first %.0f h are indexed",
+                 VT_MEDIA_MAX_DURATION_S / 3600, VT_MEDIA_MAX_DURATION_S / 3600);
     if (!remote) {
         r->v.channel = vt_xstrdup_or_null(v->channel);
         r->v.published = vt_xstrdup_or_null(v->published);

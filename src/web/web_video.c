@@ -114,6 +114,25 @@ static const json_t *failed_stage(const json_t *doc)
     return NULL;
 }
 
+/* A warning for each stage done with a cut note (a bound cut its result: the media past
+ * 24 h, cues past that end), so that a truncated video says so where people look. */
+static void cut_warnings(struct vt_sb *b, const json_t *doc)
+{
+    const json_t *s;
+    size_t i;
+
+    json_array_foreach(json_object_get(doc, "stages"), i, s)
+    {
+        if (!str_is(web_jstr(s, "state"), "done") || !web_jstr(s, "error"))
+            continue;
+        vt_sb_adds(b, "<p class=\"failure cut\" role=\"note\">Not all of this video is indexed (");
+        web_html(b, web_jstr(s, "name"));
+        vt_sb_adds(b, "): ");
+        web_html(b, web_jstr(s, "error"));
+        vt_sb_adds(b, ".</p>\n");
+    }
+}
+
 /* Stages done or skipped of all, for "3 of 7 stages finished". */
 static void stage_counts(const json_t *doc, long long *done, long long *all)
 {
@@ -168,6 +187,7 @@ static void video_state(struct vt_sb *b, const char *id, const json_t *doc)
     vt_sb_adds(b, "</span> <span class=\"badge\" id=\"data-words\">");
     vt_sb_adds(b, data_words(web_jstr(doc, "data_status"), web_jstr(doc, "index_state")));
     vt_sb_adds(b, "</span></p>\n");
+    cut_warnings(b, doc);
     if (str_is(st, "failed") && bad) {
         vt_sb_adds(b, "<p class=\"failure\" role=\"alert\">The ");
         web_html(b, web_jstr(bad, "name"));
