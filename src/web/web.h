@@ -92,9 +92,20 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const st
 /* /v/ID/frames/N/similar: the frames of the library that look like frame N (HTML). */
 int web_page_similar(struct vt_library *lib, const struct web_ctx *ctx, const char *id,
                      const char *frame, const char *limit, struct vt_sb *out);
-/* /v/ID: q, when given, marks its hits in this video. */
+/* A search as /search and the links of its hits carry it (each NULL when absent). */
+struct web_search_ask {
+    const char *q, *mode, *source, *video, *channel;
+};
+/* The hits of search a as /search lists them: vt_search's order (the order of /api/search),
+ * filtered by source, video and channel as the page filters them; 0, or -1 after logging why
+ * (web_search.c). a must be checked (web_search_check) and a->q not empty. */
+int web_search_run(struct vt_library *lib, const struct web_search_ask *a, struct vt_hit **h,
+                   size_t *n, struct vt_search_info *info);
+/* 0 when a's values are ones /search takes, else -1 with a message for the reader in *why. */
+int web_search_check(const struct web_search_ask *a, const char **why);
+/* /v/ID: a->q, when given, marks the hits of that search (its mode and filters) in this video. */
 int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char *id, const char *t,
-                   const char *q, const char *frames_page, const char *cues_page,
+                   const struct web_search_ask *a, const char *frames_page, const char *cues_page,
                    struct vt_sb *out);
 /* GET /api/videos/ID/captions.vtt (the transcript as WebVTT) and /api/videos/ID/state (its
  * index_state, data_status and stage counts, JSON) into out: the HTTP status, out empty

@@ -56,9 +56,11 @@ static enum MHD_Result get_similar(const struct web_req *r)
 /* GET /v/ID: the video's page. */
 static enum MHD_Result get_video(const struct web_req *r)
 {
+    struct web_search_ask a = {arg(r, "q"), arg(r, "mode"), arg(r, "source"), arg(r, "video"),
+                               arg(r, "channel")};
     struct vt_sb b = {0};
-    int status = web_page_video(r->lib, web_req_ctx(), r->rest, arg(r, "t"), arg(r, "q"),
-                                arg(r, "frames"), arg(r, "cues"), &b);
+    int status = web_page_video(r->lib, web_req_ctx(), r->rest, arg(r, "t"), &a, arg(r, "frames"),
+                                arg(r, "cues"), &b);
 
     return web_send_page(r->c, status, &b);
 }
