@@ -89,6 +89,7 @@ pages=("/v/$id" "/v/$id?q=harbor" "/search?q=harbor" "/search?q=harbor&per=100")
 # measure BINARY NAME: one line per page into $t/NAME
 measure() {
   stop
+  : > "$t/srv.err"
   "$1" -q -L "$t/lib" serve --port 0 --read-only 2> "$t/srv.err" &
   SRV=$!
   for _ in $(seq 100); do grep -q '^listening on ' "$t/srv.err" && break; sleep 0.1; done

@@ -63,19 +63,26 @@ struct web_job {
     int state;          /* WEB_JOB_* */
     size_t n_added;     /* an add: the videos it registered */
     char error[512];    /* why it failed ("" when it did not) */
+    double queued_at, started_at, ended_at; /* seconds since the epoch; 0: not yet */
 };
 enum { WEB_JOB_WAITING, WEB_JOB_RUNNING, WEB_JOB_DONE, WEB_JOB_FAILED };
 
 /*
  * The pages that manage the library (web_manage.c): sign in (status 200, or 403 with msg
- * after a wrong token), the queue of the indexing thread (jobs newest first; highlight is
- * the job just queued, 0 for none), and the confirmation before a video is removed.
+ * after a wrong token), the queue (the library's videos waiting or being indexed, by any
+ * worker, with their title, running stage, progress and times; then the jobs of this
+ * server's indexing thread, newest first; highlight is the job just queued, 0 for none), and
+ * the confirmation before a video is removed.
  */
 int web_page_login(const struct web_ctx *ctx, int status, const char *msg, struct vt_sb *out);
-int web_page_queue(const struct web_ctx *ctx, const struct web_job *jobs, size_t n,
-                   unsigned long highlight, struct vt_sb *out);
+int web_page_queue(struct vt_library *lib, const struct web_ctx *ctx, const struct web_job *jobs,
+                   size_t n, unsigned long highlight, struct vt_sb *out);
 int web_page_remove(struct vt_library *lib, const struct web_ctx *ctx, const char *id,
                     struct vt_sb *out);
+/* The add form again after a refused add: what was typed kept, why it was refused said on
+ * the form (one line); returns status. */
+int web_page_add_refused(const struct web_ctx *ctx, int status, const char *value, const char *why,
+                         struct vt_sb *out);
 
 /*
  * HTML pages. Each appends a whole document to out and returns the HTTP status.

@@ -1228,7 +1228,6 @@ static void page_body(struct vt_sb *out, const struct web_ctx *ctx, const char *
     vt_sb_adds(out, "</h1>\n");
     video_state(out, id, doc);
     video_meta(out, ctx, id, doc);
-    web_put_video_actions(out, ctx, doc);
     if (has_player || pg->n_cues > 0)
         hits_section(out, id, v);
     vt_sb_adds(out, "</div>\n");
@@ -1247,6 +1246,8 @@ static void page_body(struct vt_sb *out, const struct web_ctx *ctx, const char *
     } else {
         timeline(out, id, doc, pg, v);
     }
+    /* managing (signed in): under the player and the transcript, never pushing them down */
+    web_put_video_actions(out, ctx, doc);
     frames(out, id, doc, pg, v);
     reuse_section(out, id, doc);
     details(out, doc);
