@@ -301,10 +301,11 @@ if [[ -z ${VT_NO_BROWSER:-} ]]; then
   SRV_PID=
   start_server --token-file "$T/token"
   gen_clip "$T/three.mp4" 3 'Third Clip'
+  gen_clip "$T/four.mp4" 3 'Fourth Clip'
   shots=$ROOT/tests/out/screenshots
   rc=0
-  timeout 300 node "$ROOT/tests/browser/manage.mjs" "$B" "$RO" "$T/token" "$T/three.mp4" "$id1" \
-    "$shots" "$idu" || rc=$?
+  VT_LIBRARY=$LIB timeout 300 node "$ROOT/tests/browser/manage.mjs" "$B" "$RO" "$T/token" "$T/three.mp4" \
+    "$id1" "$shots" "$idu" "$T/four.mp4" || rc=$?
   kill "$RO_PID" 2> /dev/null || true
   wait "$RO_PID" 2> /dev/null || true
   [[ $rc == 0 ]] || fail "browser test exited $rc (server stderr: $(tail -c 500 "$T/srv.err"))"
