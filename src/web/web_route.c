@@ -108,7 +108,7 @@ static const struct route routes[] = {
     {"/login", R_POST | R_WRITE | R_MANAGE, web_post_login},
     {"/logout", R_POST | R_WRITE | R_MANAGE | R_FORM, web_post_logout},
     {"/manage/add", R_POST | R_WRITE | R_MANAGE | R_FORM, web_post_add},
-    {"/queue", R_GET | R_WRITE | R_MANAGE | R_SIGNED, web_get_queue},
+    {"/queue", R_GET | R_WRITE | R_MANAGE | R_SIGNED | R_LIB, web_get_queue},
     {"/v/{id}/redo", R_POST | R_WRITE | R_MANAGE | R_FORM | R_LIB, web_post_redo},
     {"/v/{id}/retry", R_POST | R_WRITE | R_MANAGE | R_FORM | R_LIB, web_post_retry},
     {"/v/{id}/remove", R_GET | R_WRITE | R_MANAGE | R_SIGNED | R_LIB, web_get_remove},
