@@ -179,7 +179,10 @@ async function writable() {
     const no = new URL(page.url()).searchParams.get('job');
     if ((await waitJob(page, no)) !== 'done') fail(`the add job failed: ${await page.textContent(`#job-${no}`)}`);
     const jobTitle = (await page.textContent(`#job-${no} a.title`)).trim();
-    if (jobTitle !== 'three') fail(`the finished add is named '${jobTitle}', not its title 'three'`);
+    const jobId = (await page.getAttribute(`#job-${no} a.title`, 'href')).slice(3);
+    const apiTitle = await page.evaluate(async (id) => (await (await fetch(`/api/videos/${id}`)).json()).title, jobId);
+    if (!apiTitle || jobTitle !== apiTitle || jobTitle === jobId)
+      fail(`the finished add is named '${jobTitle}', not its title '${apiTitle}'`);
     if (!/queued .* ago, ran /.test(await page.textContent(`#job-${no} .times`)))
       fail(`the job's times: '${await page.textContent(`#job-${no} .times`)}'`);
     await libraryQueue(b);
