@@ -362,13 +362,13 @@ int web_page_queue(struct vt_library *lib, const struct web_ctx *ctx, const stru
     struct vt_sb body = {0};
     double now = vt_wall_s();
     size_t pending = 0;
-    long long waiting;
 
     for (size_t i = 0; i < n; i++)
         pending += jobs[i].state == WEB_JOB_WAITING || jobs[i].state == WEB_JOB_RUNNING;
-    waiting = library_queue(&body, lib, now);
-    /* reloads itself while work is pending, as the library page does (no JS needed) */
-    web_head(out, ctx, "Queue", NULL, pending || waiting > 0 ? 5 : 0);
+    library_queue(&body, lib, now);
+    /* reloads itself while this server's work is pending (no JS needed); not for the
+     * library's queue alone: a video waiting for a later retry would reload it forever */
+    web_head(out, ctx, "Queue", NULL, pending ? 5 : 0);
     vt_sb_adds(out, "<section class=\"manage queue\"><h1>Indexing queue</h1>\n");
     vt_sb_adds(out, body.buf ? body.buf : "");
     vt_sb_release(&body);
