@@ -48,6 +48,7 @@ int web_page_add_refused(const struct web_ctx *ctx, int status, const char *valu
                          struct vt_sb *out)
 {
     web_head(out, ctx, "Add a video", NULL, 0);
+    vt_sb_adds(out, "<h1>Not added</h1>\n");
     if (ctx->signed_in) {
         put_add_form(out, ctx, value, why);
     } else { /* a client with the bearer token: no form, the reason alone */
