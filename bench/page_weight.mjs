@@ -1,10 +1,11 @@
 // The browser's share of bench/page_weight_bench.sh:
 //   node bench/page_weight.mjs URL LOADS
 // Loads URL LOADS times in Debian's headless Chromium at 1366x900 (tests/browser/lib.mjs's
-// open()), the cache off, each until its load event, and prints "LOAD_MS BYTES": the median
-// of the navigation's load event (from the start of navigation) and the bytes received until
-// then (the navigation and every resource, as Resource Timing's transferSize counts them,
-// the player's /media/ left out: it is the player's read-ahead, not the page).
+// open()), the cache off, each until its load event and the network idle, and prints
+// "LOAD_MS BYTES": the median of the navigation's load event (from the start of navigation)
+// and of the bytes received by then, the network idle (the navigation and every resource,
+// as Resource Timing's transferSize counts them, the player's /media/ left out: it is the
+// player's read-ahead, not the page).
 import { open, go, run, fail } from '../tests/browser/lib.mjs';
 
 const url = process.argv[2];
@@ -19,6 +20,9 @@ await run(async () => {
   for (let i = 0; i < loads; i++) {
     await go(b.page, url);
     await b.page.waitForLoadState('load');
+    // the bytes: once the network is idle (the lazy images in view all fetched, whether
+    // or not they made it before the load event), so that they do not vary with timing
+    await b.page.waitForLoadState('networkidle');
     const r = await b.page.evaluate(() => {
       const nav = performance.getEntriesByType('navigation')[0];
       let n = nav.transferSize;
