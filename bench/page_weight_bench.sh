@@ -3,9 +3,9 @@
 # that has 200 hits in it) and that 200-hit search's page (20 hits a page, and 100), each
 # as bytes of HTML, its gzip'ed bytes (gzip -6), the bytes the browser received for it
 # (HTML, static files, frame images in view, once the network is idle; the player's media
-# left out), the
-# server's time to first byte (curl, median of PAGE_WEIGHT_REQS) and the browser's load time
-# (headless Chromium, cache off, median of PAGE_WEIGHT_LOADS; bench/page_weight.mjs).
+# left out), the server's time to first byte (curl, median of PAGE_WEIGHT_REQS) and the
+# browser's load time (headless Chromium, cache off, median of PAGE_WEIGHT_LOADS;
+# bench/page_weight.mjs).
 # Run from the repository root: bench/page_weight_bench.sh
 #
 # Before and after: the same measures of the same library, served in the same run by a
