@@ -66,6 +66,11 @@ await run(async () => {
           fail(`${what}: the ${k}'s hits ${JSON.stringify(onPage[k])} are not the API's ${JSON.stringify(want)}`);
       }
       note(`${what}: list, seek bar and strip hold the API's ${want.length} hits in its order`);
+      // the words marked in the transcript: those the hits matched, nothing else
+      const marks = await page.evaluate(() => [...document.querySelectorAll('#transcript mark')]
+        .map((m) => m.textContent.toLowerCase()));
+      if (s.mode === 'hybrid' && (!marks.length || !marks.every((m) => m === s.q)))
+        fail(`${what}: the transcript marks ${JSON.stringify(marks)}, not '${s.q}'`);
       const cur = await page.evaluate(() => [...document.querySelectorAll('.hitlist a.hit')]
         .findIndex((a) => a.getAttribute('aria-current') === 'true'));
       if (cur !== 0) fail(`${what}: the hit walked to should be the first one, not ${cur}`);
