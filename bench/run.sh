@@ -94,6 +94,9 @@ echo
 echo "== web pages: bytes of the video page's first paint vs every frame at full size"
 bash bench/page_bytes_bench.sh
 echo
+echo "== web pages: weight and time of a 1,000-shot video page and a 200-hit search, before (a baseline commit) and after"
+bash bench/page_weight_bench.sh
+echo
 echo "== server soak: mixed requests on every route, memory and stalls"
 bash bench/soak_bench.sh
 echo
