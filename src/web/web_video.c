@@ -458,6 +458,8 @@ struct vpage {
     long long frames, cues; /* page numbers, from 1 */
     long long n_shots, n_frames, n_cues;
     const struct strip *strip; /* every shot, as the strip draws them */
+    const struct web_ctx *ctx;
+    int poster; /* the frame on the video's card, -1: none or not signed in */
 };
 
 /* A link to the video page with other page numbers, at anchor. */
@@ -1051,6 +1053,10 @@ static void frame_meta(struct vt_sb *b, const char *id, const json_t *f, const s
     } else {
         vt_sb_addf(b, " · sharpness %.1f", web_jnum(f, "sharpness"));
     }
+    if (web_jstr(f, "image") && str_is(web_jstr(f, "state"), "done") &&
+        !json_is_integer(json_object_get(f, "duplicate_of")))
+        web_put_poster_form(b, p->ctx, id, (int)web_jint(f, "index"),
+                            web_jint(f, "index") == p->poster);
     if (liked && web_jstr(f, "image"))
         vt_sb_addf(b,
                    " · <a class=\"similar\" href=\"/v/%s/frames/%lld/similar\">more like "
@@ -1419,11 +1425,29 @@ static void page_body(struct vt_sb *out, const struct web_ctx *ctx, const char *
         open_at(out, id, doc, t0, has_player);
 }
 
+static int poster_of(void *user, const struct vt_video_item *v)
+{
+    *(int *)user = v->poster_frame;
+    return 0;
+}
+
+/* The frame the video's card shows (chosen, else picked), -1 when none or unknown. */
+static int card_poster(struct vt_library *lib, const char *id)
+{
+    struct vt_list_opts o = {.id = id, .limit = 1};
+    long long total;
+    int frame = -1;
+
+    if (vt_list_page(lib, &o, poster_of, &frame, &total))
+        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+    return frame;
+}
+
 int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char *id, const char *t,
                    const char *q, const char *frames_page, const char *cues_page, struct vt_sb *out)
 {
     struct vt_doc_pages pages;
-    struct vpage pg = {id, 1, 1, 0, 0, 0, NULL};
+    struct vpage pg = {id, 1, 1, 0, 0, 0, NULL, ctx, -1};
     struct vhits v;
     struct strip strip;
     const json_t *counts;
@@ -1450,6 +1474,8 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
     pg.n_frames = web_jint(counts, "keyframes_captured");
     pg.n_cues = web_jint(counts, "cues");
     strip_make(lib, id, doc, pg.n_shots, &strip);
+    if (ctx->signed_in)
+        pg.poster = card_poster(lib, id);
     pg.strip = &strip;
     /* no meta refresh while indexing: it would stop the player; video.js polls instead */
     web_head(out, ctx, web_jstr(doc, "title"), NULL, 0);
