@@ -107,8 +107,8 @@ async function size(name, opts) {
 
   // ---- the noise lines folded, when there are any ----
   const folds = await page.locator('details.noise').count();
-  const open = await page.locator('details.noise[open]').count();
-  if (open) fail(`${name}: ${open} of ${folds} noise folds are open with no query`);
+  const opened = await page.locator('details.noise[open]').count();
+  if (opened) fail(`${name}: ${opened} of ${folds} noise folds are open with no query`);
 
   // ---- a screen hit after a dissolve opens on its moment ----
   await go(page, `${base}/v/${dis}?t=${dhit}`);
