@@ -1,17 +1,19 @@
 // The video page's viewer fixes of issue 25 (item 6) in Chromium, at desktop and phone sizes:
-//   node tests/browser/viewer.mjs BASE_URL MANY_ID DISSOLVE_ID DISSOLVE_HIT_S OUTDIR
+//   node tests/browser/viewer.mjs BASE_URL MANY_ID DISSOLVE_ID DISSOLVE_HIT_S OUTDIR URL_ID URL
 // MANY_ID has more than 200 shots, its last one long, duplicate frames and 40 cues
 // (tests/e2e/t1340-viewer.sh). Checks, at 1366x900 and as a 390x844 phone: the strip's last
 // tile is the long shot at the end of the video and seeks there; a tapped cue keeps the
 // player in view (on a phone the transcript is under it); "duplicate of #N" scrolls to that
 // frame without reloading or pausing the player; the noise lines are folded; the screen
-// hit after a dissolve opens the player at its moment. Screenshots viewer-*.png in OUTDIR.
+// hit after a dissolve opens the player at its moment; URL_ID (added from URL, a plain
+// media URL) has "on the source at this second" follow playback as "Open at this second"
+// does (URL#t=S). Screenshots viewer-*.png in OUTDIR.
 import { open, fail, note, go, run, expectPlayerNear, playerState } from './lib.mjs';
 import { join } from 'node:path';
 
-const [base, many, dis, dhit, outdir] = process.argv.slice(2);
-if (!base || !many || !dis || !dhit || !outdir) {
-  console.error('usage: viewer.mjs BASE_URL MANY_ID DISSOLVE_ID DISSOLVE_HIT_S OUTDIR');
+const [base, many, dis, dhit, outdir, remote, remoteUrl] = process.argv.slice(2);
+if (!base || !many || !dis || !dhit || !outdir || !remote || !remoteUrl) {
+  console.error('usage: viewer.mjs BASE_URL MANY_ID DISSOLVE_ID DISSOLVE_HIT_S OUTDIR URL_ID URL');
   process.exit(2);
 }
 
@@ -114,6 +116,18 @@ async function size(name, opts) {
   await go(page, `${base}/v/${dis}?t=${dhit}`);
   await expectPlayerNear(page, Number(dhit), `${name}: the hit after the dissolve`);
   await page.screenshot({ path: join(outdir, `viewer-dissolve-${name}.png`) });
+  // ---- the source's link follows playback ----
+  await go(page, `${base}/v/${remote}`);
+  await page.waitForFunction(() => document.getElementById('player').readyState >= 1, null, { timeout: 15000 });
+  const src0 = await page.getAttribute('#source-at', 'href');
+  if (src0 !== `${remoteUrl}#t=0`) fail(`${name}: the source's link is ${src0}, want ${remoteUrl}#t=0`);
+  await page.evaluate(() => { document.getElementById('player').currentTime = 5.3; });
+  await expectPlayerNear(page, 5.3, `${name}: seek on the URL video`);
+  await page.waitForFunction((u) => document.getElementById('source-at').getAttribute('href') === u &&
+    document.getElementById('open-at').getAttribute('href').endsWith('?t=5'), `${remoteUrl}#t=5`, { timeout: 5000 })
+    .catch(async () => fail(`${name}: at 5.3 s the source's link is ${await page.getAttribute('#source-at', 'href')}, ` +
+      `"Open at this second" ${await page.getAttribute('#open-at', 'href')}`));
+  note(`${name}: the source's link follows playback: ${await page.getAttribute('#source-at', 'href')}`);
   b.check();
   await b.close();
 }

@@ -3,14 +3,15 @@
 # (tests/browser/viewer.mjs at 1366x900 and 390x844). Fixtures: a 100 s clip of 230 quick
 # shots (0.4 s each, six coloured grids in turn, so later shots repeat earlier frames:
 # duplicates) and one long 8 s shot at the end, with a sidecar transcript of 40 cues; an
-# 8 s clip of two slides joined by a 1.5 s dissolve. Checked: the strip draws every shot
+# 8 s clip of two slides joined by a 1.5 s dissolve; an 8 s clip added by its URL (served on
+# 127.0.0.1). Checked: the strip draws every shot
 # to the end of the video (at most 200 tiles, the narrowest merged); a screen hit on the
 # second slide starts after the dissolve (search and page agree); the card's poster is the
 # long shot's frame, not the first one; a signed-in user chooses another (POST
 # /v/ID/poster with the CSRF token; without it 403, a duplicate refused, read-only 405).
 # In the browser: a tapped cue keeps the player in view on a phone; "duplicate of #N"
 # scrolls on the page without reloading or stopping the player; the strip's last tile
-# seeks to the long shot. Everything talks to 127.0.0.1 only.
+# seeks to the long shot; "on the source at this second" follows playback. Everything talks to 127.0.0.1 only.
 . "$(dirname "$0")/lib.sh"
 command -v curl > /dev/null || fail "curl is needed"
 command -v node > /dev/null || fail "node is missing: install nodejs (scripts/install-deps.sh)"
@@ -83,6 +84,23 @@ print("# dissolve %.2f-%.2f, keyframe %.2f, hit at %.2f" % (tr['start_s'], tr['e
 PY
 dhit=$(json "$T/dhits.json" "d['hits'][0]['start_s']")
 
+# ---- a video from a URL (yt-dlp's generic extractor, served on 127.0.0.1): its page
+# kept, so "on the source at this second" has a second to follow ----
+command -v yt-dlp > /dev/null || fail "yt-dlp is not installed (scripts/install-deps.sh)"
+mkdir -p "$T/www"
+gen_clip "$T/www/remote.mp4" 8 "Served talk"
+python3 "$ROOT/tests/tools/httpserve.py" "$T/www" --log "$T/http.log" > "$T/http.port" &
+HS_PID=$!
+for _ in $(seq 100); do grep -q '^port ' "$T/http.port" && break; sleep 0.1; done
+HP=$(sed -n 's/^port //p' "$T/http.port")
+got=0
+[[ -z $HP ]] || vt add "http://127.0.0.1:$HP/remote.mp4" > "$T/out" 2> "$T/err" || got=$?
+kill "$HS_PID" 2> /dev/null || true
+wait "$HS_PID" 2> /dev/null || true
+[[ -n $HP ]] || fail "the test HTTP server did not start"
+[[ $got == 0 ]] || fail "adding the URL exited $got: $(head -c 500 "$T/err")"
+remote=$(cat "$T/out")
+
 # ---- over HTTP, read-only: the strip, the poster picked, no poster form ----
 start_server --read-only
 req 200 "$B/v/$many"
@@ -105,6 +123,9 @@ grep -q 'class="dup" href="#frame-' "$T/body" || fail "no duplicate link on the 
 grep -q 'details class="noise"' "$T/body" && note "noise lines folded"
 grep -q -e 'action="/v/[^"]*/poster"' "$T/body" && fail "read-only page has a poster form"
 req 405 -d "frame=0" "$B/v/$many/poster"
+req 200 "$B/v/$remote"
+grep -qF "id=\"source-at\" rel=\"noopener noreferrer nofollow\" data-base=\"http://127.0.0.1:$HP/remote.mp4#t=\" data-tail=\"\" href=\"http://127.0.0.1:$HP/remote.mp4#t=0\"" "$T/body" ||
+  fail "the source's link cannot follow playback: $(grep -o '<a id="source-at"[^>]*>' "$T/body")"
 req 200 "$B/api/videos"
 [[ $(json "$T/body" "[v['poster'] for v in d['videos'] if v['id'] == '$many'][0]") == "/api/videos/$many/frames/$long_kf.jpg" ]] ||
   fail "the card's poster is $(json "$T/body" "[v['poster'] for v in d['videos'] if v['id'] == '$many'][0]"), want the long shot's frame $long_kf"
@@ -140,7 +161,8 @@ grep -q "job job-failed.*poster <code>$dupf</code>" "$T/body" || fail "the dupli
 shots=$ROOT/tests/out/screenshots
 mkdir -p "$shots"
 rc=0
-timeout 300 node "$ROOT/tests/browser/viewer.mjs" "$RO" "$many" "$dis" "$dhit" "$shots" || rc=$?
+timeout 300 node "$ROOT/tests/browser/viewer.mjs" "$RO" "$many" "$dis" "$dhit" "$shots" "$remote" \
+  "http://127.0.0.1:$HP/remote.mp4" || rc=$?
 kill "$RO_PID" 2> /dev/null || true
 wait "$RO_PID" 2> /dev/null || true
 [[ $rc == 0 ]] || fail "viewer.mjs exited $rc (server stderr: $(tail -c 500 "$T/srv.err"))"
