@@ -133,7 +133,9 @@ async function size(name, opts) {
 }
 
 await run(async () => {
-  await size('desktop', { width: 1366, height: 900 });
-  await size('phone', { width: 390, height: 844, mobile: true });
+  // VIEWER_ONLY=desktop or phone: that size alone (to look at one by hand)
+  const only = process.env.VIEWER_ONLY || '';
+  if (only !== 'phone') await size('desktop', { width: 1366, height: 900 });
+  if (only !== 'desktop') await size('phone', { width: 390, height: 844, mobile: true });
   console.log('viewer: all good');
 });
