@@ -2,10 +2,11 @@
  * Managing the library from the browser: the sign-in page, the queue of the indexing
  * thread, the confirmation before a video is removed, and the small forms the other
  * pages embed (add a video, a video's failures with a retry button, redo a stage,
- * remove, a frame as the poster of the video's card). Every form that writes carries the session's CSRF token in a hidden field;
- * web_write.c checks it (and the session cookie, and the request's origin) before it queues
- * anything. Nothing here is shown in read-only mode or to a request that is not signed in.
- * Everything from a video or a client (titles, paths, URLs, errors) is escaped here.
+ * remove, a frame as the poster of the video's card). Every form that writes carries the
+ * session's CSRF token in a hidden field; web_write.c checks it (and the session cookie,
+ * and the request's origin) before it queues anything. Nothing here is shown in read-only
+ * mode or to a request that is not signed in. Everything from a video or a client
+ * (titles, paths, URLs, errors) is escaped here.
  */
 #include "web/web_int.h"
 

@@ -329,14 +329,14 @@ VT_TEST_STORE(store_cards_poster)
     memset(f, 0, sizeof(f));
     /* 0: the test pattern, sharp, first; 1 and 2 in the longest shot (2 the sharpest);
      * 3 in a short shot; 4 repeats 3 */
-    f[0] = (struct vt_kf_frame){.index = 0, .t_s = 0.5, .shot = 0, .duplicate_of = -1,
-                                .sharpness = 900, .file = "0.jpg"};
-    f[1] = (struct vt_kf_frame){.index = 1, .t_s = 2, .shot = 1, .duplicate_of = -1,
-                                .sharpness = 40, .file = "1.jpg"};
-    f[2] = (struct vt_kf_frame){.index = 2, .t_s = 6, .shot = 1, .duplicate_of = -1,
-                                .sharpness = 80, .file = "2.jpg"};
-    f[3] = (struct vt_kf_frame){.index = 3, .t_s = 9.2, .shot = 2, .duplicate_of = -1,
-                                .sharpness = 10, .file = "3.jpg"};
+    f[0] = (struct vt_kf_frame){
+        .index = 0, .t_s = 0.5, .shot = 0, .duplicate_of = -1, .sharpness = 900, .file = "0.jpg"};
+    f[1] = (struct vt_kf_frame){
+        .index = 1, .t_s = 2, .shot = 1, .duplicate_of = -1, .sharpness = 40, .file = "1.jpg"};
+    f[2] = (struct vt_kf_frame){
+        .index = 2, .t_s = 6, .shot = 1, .duplicate_of = -1, .sharpness = 80, .file = "2.jpg"};
+    f[3] = (struct vt_kf_frame){
+        .index = 3, .t_s = 9.2, .shot = 2, .duplicate_of = -1, .sharpness = 10, .file = "3.jpg"};
     f[4] = (struct vt_kf_frame){.index = 4, .t_s = 9.8, .shot = 2, .duplicate_of = 3};
     memset(&r, 0, sizeof(r));
     r.shots = shots;
