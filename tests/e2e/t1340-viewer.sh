@@ -11,7 +11,9 @@
 # /v/ID/poster with the CSRF token; without it 403, a duplicate refused, read-only 405).
 # In the browser: a tapped cue keeps the player in view on a phone; "duplicate of #N"
 # scrolls on the page without reloading or stopping the player; the strip's last tile
-# seeks to the long shot; "on the source at this second" follows playback. Everything talks to 127.0.0.1 only.
+# seeks to the long shot; "on the source at this second" follows playback. Everything
+# talks to 127.0.0.1 only.
+# backends: sqlite postgresql (run-all.sh runs it on both)
 . "$(dirname "$0")/lib.sh"
 command -v curl > /dev/null || fail "curl is needed"
 command -v node > /dev/null || fail "node is missing: install nodejs (scripts/install-deps.sh)"
