@@ -284,6 +284,10 @@ int vt_cue_at(struct vt_library *lib, const char *id, double t_s, long long *cue
  * gets its index, -1 when there is no such frame or it has no image. A search hit from the
  * screen has its frame in ref: this is the picture to show for it. */
 int vt_frame_kept(struct vt_library *lib, const char *id, int idx, int *kept);
+/* The poster of the video's card set to its kept frame `frame` (one with an image, not a
+ * duplicate), or with frame -1 back to the frame the library picks (a slide with text, the
+ * sharpest frame of the longest shot). VT_EINVAL when the video has no such frame. */
+int vt_video_set_poster(struct vt_library *lib, const char *id, int frame);
 
 /*
  * A page of the library's videos, filtered and sorted, with what a card shows of each: read
@@ -307,7 +311,7 @@ struct vt_video_item {
     double added_at;                       /* seconds since the epoch */
     int stages_total, stages_finished;     /* finished: done, skipped or failed */
     const char *running;                   /* the stage running now, or NULL; borrowed */
-    int poster_frame;                      /* the first kept frame (its index), -1 when none */
+    int poster_frame; /* the chosen, else a representative kept frame (its index), -1: none */
 };
 /* fn for each video of the page, in order (non-zero stops); *total (may be NULL) gets how
  * many videos pass the filters. VT_EINVAL for an unknown state or sort. */

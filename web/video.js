@@ -97,10 +97,23 @@
     if (a.classList.contains('hit')) walkedTo(a.getAttribute('data-rank'));
     seek(num(a, 'data-t'));
     play();
-    // below the player's column (frames, shots' list), bring the player back into view;
-    // from the transcript beside it, or the strip under it, the page stays where it is
-    if (!a.closest('.watch')) player.scrollIntoView({block: 'nearest'});
+    keepPlayerInView(a);
   });
+
+  // ---- the player kept in view when something below it starts it ----
+  // From the frames or the shots' list, the player is brought back into view. From the
+  // transcript or the strip the page stays where it is while the player can be seen
+  // (beside the transcript on a wide screen); on a phone, where the transcript is under
+  // the player, a tapped cue would play with the player scrolled away: the page then
+  // scrolls so the player's top is at the top of the screen.
+  function inView(el) {
+    var r = el.getBoundingClientRect(), h = window.innerHeight || document.documentElement.clientHeight;
+    return r.top >= -r.height / 4 && r.bottom <= h + r.height / 4;
+  }
+  function keepPlayerInView(from) {
+    if (!from.closest('.watch')) player.scrollIntoView({block: 'nearest'});
+    else if (!inView(player)) player.scrollIntoView({block: 'start'});
+  }
 
   // ---- the transcript filter ----
   var filter = document.getElementById('cue-filter');
@@ -185,7 +198,16 @@
     showCurrent(t, true);
     playhead(t);
     if (open) open.href = location.pathname + '?t=' + Math.floor(t);
+    sourceAt(t);
   });
+
+  // ---- the source's link at this second, following playback like "Open at this second":
+  // the server says what comes before and after the second in it (data-base, data-tail) ----
+  var onSource = document.getElementById('source-at');
+  function sourceAt(t) {
+    if (!onSource || !onSource.hasAttribute('data-base')) return;
+    onSource.href = onSource.getAttribute('data-base') + Math.floor(t) + onSource.getAttribute('data-tail');
+  }
 
   // ---- opened at a moment (?t=, a search hit): the player there, its cue in view ----
   var m = /[?&]t=([0-9]+(?:\.[0-9]+)?)/.exec(location.search);

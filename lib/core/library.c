@@ -377,6 +377,24 @@ int vt_lib_alloc_id(struct vt_library *lib, const char *preferred, uint64_t hash
     return rc ? (rc < 0 ? rc : VT_EIO) : 0;
 }
 
+int vt_video_set_poster(struct vt_library *lib, const char *id, int frame)
+{
+    int ok = 0, rc;
+
+    if (!vt_id_valid(id))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
+    rc = vt_store_begin(lib->store);
+    if (!rc)
+        rc = vt_store_poster_set(lib->store, id, frame < 0 ? -1 : frame, &ok);
+    rc = vt_lib_end_write(lib, rc);
+    if (rc)
+        return rc;
+    if (!ok)
+        return vt_lib_fail(lib, VT_EINVAL, "video %s: no kept frame %d to be its poster", id,
+                           frame);
+    return 0;
+}
+
 int vt_remove(struct vt_library *lib, const char *id)
 {
     char *frames;

@@ -178,18 +178,25 @@ char *vt_text_embed_frame_text(const struct vt_store_frame *f)
 
 /*
  * The moment of frame i's text, as the word index has it (STORE_SCREEN_DOC_SPAN): the shot's
- * start for its first frame, else the frame's own time (text that appeared inside the shot),
- * to the shot's next frame or its end; the frame's own time when it has no shot.
+ * start for its first frame (where a gradual transition into the shot ends, or the frame's
+ * own time if that comes first), else the frame's own time (text that appeared inside the
+ * shot), to the shot's next frame or its end; the frame's own time when it has no shot.
  */
 static void screen_span(const struct vt_store_frame *frames, size_t n, size_t i,
                         const struct vt_kf_shot *shots, size_t n_shots, double *a, double *b)
 {
     int sh = frames[i].f.shot;
+    double t = frames[i].f.t_s;
 
-    *a = *b = frames[i].f.t_s;
+    *a = *b = t;
     if (sh < 0 || (size_t)sh >= n_shots)
         return;
-    *a = i > 0 && frames[i - 1].f.shot == sh ? frames[i].f.t_s : shots[sh].start_s;
+    if (i > 0 && frames[i - 1].f.shot == sh)
+        *a = t;
+    else if (shots[sh].transition && shots[sh].trans_end_s > shots[sh].start_s)
+        *a = shots[sh].trans_end_s < t ? shots[sh].trans_end_s : t;
+    else
+        *a = shots[sh].start_s;
     *b = i + 1 < n && frames[i + 1].f.shot == sh ? frames[i + 1].f.t_s : shots[sh].end_s;
 }
 

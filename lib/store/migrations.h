@@ -93,6 +93,10 @@
          " a.text || chr(10) || b.text, a.tsv || b.tsv FROM docs a JOIN docs b" \
          " ON b.video_id = a.video_id AND b.source = 'speech' AND b.ref = a.ref + 1" \
          " WHERE a.source = 'speech' AND a.ref >= 0 ORDER BY a.id, b.id;") \
+    /* 10: the poster a signed-in user chose for a video's card (a kept frame's index; NULL: \
+     * the representative frame store_cards.c picks) */ \
+    X(10, "ALTER TABLE videos ADD COLUMN poster_frame INTEGER;", \
+          "ALTER TABLE videos ADD COLUMN poster_frame bigint;") \
     /* the end of the list */
 /* clang-format on */
 

@@ -320,6 +320,12 @@ int vt_store_frame_at(struct vt_store *s, const char *id, double t_s, int *frame
 /* The kept frame showing frame idx (itself, or the frame it duplicates): *kept gets its
  * index, -1 when there is no such frame or it has no image. */
 int vt_store_frame_kept(struct vt_store *s, const char *id, int idx, int *kept);
+/* The card's poster chosen: frame (a kept frame with an image, not a duplicate) or, with
+ * frame -1, none (the representative frame again). *ok is 0, and nothing changed, when the
+ * video has no such frame (or there is no such video). */
+int vt_store_poster_set(struct vt_store *s, const char *id, int frame, int *ok);
+/* The poster chosen for the video: *frame gets it, -1 when none was chosen. */
+int vt_store_poster_get(struct vt_store *s, const char *id, int *frame);
 
 /* A page of the library's listing (store_cards.c): one query, no video's outputs read. */
 enum vt_store_card_sort { VT_CARDS_ADDED, VT_CARDS_NEWEST, VT_CARDS_TITLE, VT_CARDS_DURATION };
@@ -338,7 +344,7 @@ struct vt_store_card {
     enum vt_index_state index_state;
     enum vt_data_status data_status;
     int stages_total, stages_finished; /* finished: done, skipped or failed */
-    int poster_frame;                  /* the first kept frame, -1 when none */
+    int poster_frame;                  /* the chosen or representative kept frame, -1: none */
 };
 /* fn for each card of the page, in order (non-zero stops); *total gets how many videos
  * match the filters, whatever the page. */

@@ -3,7 +3,8 @@
  * videos shows of each one (title, channel, duration, states, date added, how many of its
  * stages are finished, its poster frame), filtered, sorted and cut to one page in a single
  * query, so a page of a library of thousands of videos reads that page's rows and no
- * video's outputs. Also the kept frame that stands for a frame (vt_store_frame_kept).
+ * video's outputs. Also the kept frame that stands for a frame (vt_store_frame_kept), and
+ * the poster a user chose for a card (vt_store_poster_set / _get).
  */
 #include "base/util.h"
 #include "store/store_int.h"
@@ -59,10 +60,21 @@ static const char *order_by(const struct vt_store *s, enum vt_store_card_sort so
                                                                 " AND (CAST(?6 AS text) IS NULL "  \
                                                                 "OR v.id = ?6)"
 
-/* The first kept frame of the video (time order): its poster. */
+/*
+ * The poster of a card: the frame a user chose (while it is still a kept frame with an
+ * image: a redo of keyframe may renumber them), else a representative one rather than the
+ * first (often a grey or a test-pattern frame): a frame with text (a slide with its title)
+ * before one without, then the longest shot's, then the sharpest, then the earliest. Both
+ * backends: EXISTS sorts true (1) before false (0) with DESC on each.
+ */
 #define CARDS_POSTER                                                                               \
-    "(SELECT f.idx FROM frames f WHERE f.video_id = v.id AND f.path IS NOT NULL"                   \
-    " AND f.duplicate_of IS NULL ORDER BY f.idx LIMIT 1)"
+    "coalesce((SELECT c.idx FROM frames c WHERE c.video_id = v.id AND c.idx = v.poster_frame"     \
+    "  AND c.path IS NOT NULL AND c.duplicate_of IS NULL),"                                        \
+    " (SELECT f.idx FROM frames f LEFT JOIN shots sh ON sh.video_id = f.video_id"                  \
+    "  AND sh.idx = f.shot WHERE f.video_id = v.id AND f.path IS NOT NULL"                         \
+    "  AND f.duplicate_of IS NULL ORDER BY EXISTS (SELECT 1 FROM ocr_lines l"                      \
+    "  WHERE l.video_id = f.video_id AND l.frame_idx = f.idx AND l.noise = 0) DESC,"               \
+    "  coalesce(sh.end_s - sh.start_s, 0) DESC, f.sharpness DESC, f.idx LIMIT 1))"
 
 struct cards_ctx {
     int (*fn)(void *user, const struct vt_store_card *c);
@@ -183,7 +195,8 @@ int vt_store_cards(struct vt_store *s, const struct vt_store_cards_query *q,
                      " (SELECT g.name FROM stages g WHERE g.video_id = v.id AND g.state = ");
     vt_sb_adds(&sql, VT_SQL_STATE(running) " ORDER BY g.ord LIMIT 1)"
                                            " FROM (SELECT v.id, v.title, v.channel, v.duration_s,"
-                                           " v.index_state, v.data_status, v.created_at, v.seq");
+                                           " v.index_state, v.data_status, v.created_at, v.seq,"
+                                           " v.poster_frame");
     vt_sb_adds(&sql, s->conn.pg ? CARDS_WHERE_PG : CARDS_WHERE);
     vt_sb_adds(&sql, order_by(s, q->sort));
     /* no limit: SQLite's is -1, PostgreSQL's NULL */
@@ -216,6 +229,45 @@ int vt_store_frame_kept(struct vt_store *s, const char *id, int idx, int *kept)
     if (rc == DB_ROW)
         *kept = db_col_int(st, 0);
     rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "find a frame");
+    store_finish(s, st);
+    return rc;
+}
+
+int vt_store_poster_set(struct vt_store *s, const char *id, int frame, int *ok)
+{
+    struct db_stmt *st;
+    int rc;
+
+    *ok = 0;
+    rc = store_prepare(s,
+                       "UPDATE videos SET poster_frame = CASE WHEN ?2 < 0 THEN NULL ELSE ?2 END"
+                       " WHERE id = ?1 AND (?2 < 0 OR EXISTS (SELECT 1 FROM frames f"
+                       " WHERE f.video_id = ?1 AND f.idx = ?2 AND f.path IS NOT NULL"
+                       " AND f.duplicate_of IS NULL))",
+                       &st);
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    db_bind_int(st, 2, frame);
+    rc = store_step_done(s, st, "set the poster");
+    if (!rc)
+        *ok = s->conn.ops->changes(&s->conn) > 0;
+    return rc;
+}
+
+int vt_store_poster_get(struct vt_store *s, const char *id, int *frame)
+{
+    struct db_stmt *st;
+    int rc = store_prepare(s, "SELECT poster_frame FROM videos WHERE id = ?1", &st);
+
+    *frame = -1;
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    rc = db_step(st);
+    if (rc == DB_ROW && !db_col_null(st, 0))
+        *frame = db_col_int(st, 0);
+    rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "read the poster");
     store_finish(s, st);
     return rc;
 }

@@ -195,6 +195,17 @@ out:
     return rc;
 }
 
+/* The poster a user chose, after the frames it names. */
+static int copy_poster(struct vt_store *from, struct vt_store *to, const char *id)
+{
+    int frame, ok;
+    int rc = vt_store_poster_get(from, id, &frame);
+
+    if (rc || frame < 0)
+        return rc;
+    return vt_store_poster_set(to, id, frame, &ok);
+}
+
 static int copy_transcript(struct vt_store *from, struct vt_store *to, const char *id)
 {
     struct vt_transcript t = {0};
@@ -296,6 +307,8 @@ static int copy_video(struct vt_store *from, struct vt_store *to, const char *id
         rc = vt_store_title_docs_refresh(to, id);
     if (!rc)
         rc = copy_frames(from, to, id, err, errlen);
+    if (!rc)
+        rc = copy_poster(from, to, id);
     if (!rc)
         rc = copy_transcript(from, to, id);
     if (!rc)

@@ -170,11 +170,16 @@ int store_screen_docs_refresh(struct vt_store *s, const char *id);
 /*
  * The moment of frame f's text in shot sh, as start and end columns (both backends): the
  * shot's start for its first frame, else the frame's own time (text that appeared inside
- * the shot), to the shot's next frame or its end.
+ * the shot), to the shot's next frame or its end. A shot that opens with a gradual
+ * transition (a dissolve, a fade) starts on two blended pictures: its first frame's moment
+ * starts where the transition ends, or at the frame itself if that comes first, so a hit
+ * lands on the stable slide (stage_text_embed.c's screen_span says the same for vectors).
  */
 #define STORE_SCREEN_DOC_SPAN                                                                      \
     "CASE WHEN EXISTS (SELECT 1 FROM frames p WHERE p.video_id = f.video_id"                       \
-    " AND p.shot = f.shot AND p.idx < f.idx) THEN f.t_s ELSE sh.start_s END,"                      \
+    " AND p.shot = f.shot AND p.idx < f.idx) THEN f.t_s"                                           \
+    " WHEN sh.trans_end_s > sh.start_s AND sh.trans_end_s < f.t_s THEN sh.trans_end_s"             \
+    " WHEN sh.trans_end_s > sh.start_s THEN f.t_s ELSE sh.start_s END,"                            \
     " coalesce((SELECT min(q.t_s) FROM frames q WHERE q.video_id = f.video_id"                     \
     " AND q.shot = f.shot AND q.idx > f.idx), sh.end_s)"
 /* Insert one index row with st (the docs INSERT of the caller), then reset it. */

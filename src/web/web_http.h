@@ -105,7 +105,14 @@ int web_form_body(struct MHD_Connection *c);
 
 /* ---- the indexing thread and its jobs (web_jobs.c) ---- */
 
-enum web_job_kind { WEB_DO_INDEX, WEB_DO_ADD, WEB_DO_REDO, WEB_DO_RETRY, WEB_DO_REMOVE };
+enum web_job_kind {
+    WEB_DO_INDEX,
+    WEB_DO_ADD,
+    WEB_DO_REDO,
+    WEB_DO_RETRY,
+    WEB_DO_REMOVE,
+    WEB_DO_POSTER /* arg: the frame's index, or "auto" */
+};
 
 /* Opens the thread's own handle and starts it: 0, or -1 after printing why. */
 int web_jobs_start(const char *library_dir);
@@ -151,6 +158,7 @@ enum MHD_Result web_get_remove(const struct web_req *r);
 enum MHD_Result web_post_add(const struct web_req *r);
 enum MHD_Result web_post_redo(const struct web_req *r);
 enum MHD_Result web_post_retry(const struct web_req *r);
+enum MHD_Result web_post_poster(const struct web_req *r);
 enum MHD_Result web_post_remove(const struct web_req *r);
 /* A form POST may write: the bearer token, or a live session whose CSRF token is the
  * form's, from a page of this server. */

@@ -73,6 +73,10 @@ void web_foot(struct vt_sb *b);
  */
 void web_put_add_form(struct vt_sb *b, const struct web_ctx *ctx);
 void web_put_video_actions(struct vt_sb *b, const struct web_ctx *ctx, const json_t *doc);
+/* Signed in: a frame's button that makes it the poster of the video's card (POST
+ * /v/ID/poster), or, is_poster, a word saying it is. Nothing otherwise. */
+void web_put_poster_form(struct vt_sb *b, const struct web_ctx *ctx, const char *id, int frame,
+                         int is_poster);
 
 /* ---- the list pages (web_lists.c) ---- */
 

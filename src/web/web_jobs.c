@@ -24,7 +24,8 @@ struct job {
     enum web_job_kind kind;
     char id[VT_ID_MAX];                     /* the video; an add: the first it registered */
     char stage[32];                         /* WEB_DO_REDO */
-    char *arg;                              /* WEB_DO_ADD: the path or URL; owned */
+    char *arg;                              /* WEB_DO_ADD: the path or URL; WEB_DO_POSTER: the
+                                             * frame; owned */
     int state;                              /* WEB_JOB_* */
     size_t n_added;                         /* WEB_DO_ADD: videos registered */
     char error[512];                        /* why it failed */
@@ -239,6 +240,10 @@ static int job_run(struct vt_library *lib, unsigned long no, const struct job *j
         return job_retry(lib, j->id);
     case WEB_DO_REMOVE:
         return vt_remove(lib, j->id);
+    case WEB_DO_POSTER:
+        /* web_post_poster checked it: "auto" or 1 to 9 digits */
+        return vt_video_set_poster(lib, j->id,
+                                   strcmp(j->arg, "auto") ? (int)strtol(j->arg, NULL, 10) : -1);
     }
     return VT_EINVAL;
 }
@@ -329,7 +334,7 @@ void web_jobs_stop(void)
 
 size_t web_jobs_list(struct web_job **out)
 {
-    static const char *const what[] = {"index", "add", "redo", "retry", "remove"};
+    static const char *const what[] = {"index", "add", "redo", "retry", "remove", "poster"};
     struct web_job *v = calloc(MAX_JOBS, sizeof(*v));
     size_t n = 0;
 

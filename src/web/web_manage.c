@@ -2,10 +2,11 @@
  * Managing the library from the browser: the sign-in page, the queue of the indexing
  * thread, the confirmation before a video is removed, and the small forms the other
  * pages embed (add a video, a video's failures with a retry button, redo a stage,
- * remove). Every form that writes carries the session's CSRF token in a hidden field;
- * web_write.c checks it (and the session cookie, and the request's origin) before it queues
- * anything. Nothing here is shown in read-only mode or to a request that is not signed in.
- * Everything from a video or a client (titles, paths, URLs, errors) is escaped here.
+ * remove, a frame as the poster of the video's card). Every form that writes carries the
+ * session's CSRF token in a hidden field; web_write.c checks it (and the session cookie,
+ * and the request's origin) before it queues anything. Nothing here is shown in read-only
+ * mode or to a request that is not signed in. Everything from a video or a client
+ * (titles, paths, URLs, errors) is escaped here.
  */
 #include "base/util.h"
 #include "web/web_int.h"
@@ -138,6 +139,23 @@ void web_put_video_actions(struct vt_sb *b, const struct web_ctx *ctx, const jso
                   "<script src=\"");
     vt_sb_adds(b, web_asset_url("/static/manage.js"));
     vt_sb_adds(b, "\" defer></script>\n");
+}
+
+void web_put_poster_form(struct vt_sb *b, const struct web_ctx *ctx, const char *id, int frame,
+                         int is_poster)
+{
+    if (!ctx->signed_in || !id || !vt_id_valid(id) || frame < 0)
+        return;
+    if (is_poster) {
+        vt_sb_adds(b, " · <span class=\"poster\">the card's poster</span>");
+        return;
+    }
+    vt_sb_addf(b, " <form method=\"post\" action=\"/v/%s/poster\" class=\"inline poster\">", id);
+    put_csrf(b, ctx);
+    vt_sb_addf(b,
+               "<input type=\"hidden\" name=\"frame\" value=\"%d\">"
+               "<button>Use as the card's poster</button></form>",
+               frame);
 }
 
 int web_page_remove(struct vt_library *lib, const struct web_ctx *ctx, const char *id,

@@ -111,6 +111,7 @@ static const struct route routes[] = {
     {"/queue", R_GET | R_WRITE | R_MANAGE | R_SIGNED | R_LIB, web_get_queue},
     {"/v/{id}/redo", R_POST | R_WRITE | R_MANAGE | R_FORM | R_LIB, web_post_redo},
     {"/v/{id}/retry", R_POST | R_WRITE | R_MANAGE | R_FORM | R_LIB, web_post_retry},
+    {"/v/{id}/poster", R_POST | R_WRITE | R_MANAGE | R_FORM | R_LIB, web_post_poster},
     {"/v/{id}/remove", R_GET | R_WRITE | R_MANAGE | R_SIGNED | R_LIB, web_get_remove},
     {"/v/{id}/remove", R_POST | R_WRITE | R_MANAGE | R_FORM | R_LIB, web_post_remove},
     {"/api/videos", R_POST | R_WRITE | R_LIB, web_api_add},

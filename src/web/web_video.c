@@ -553,6 +553,9 @@ struct vpage {
     const char *id;
     long long frames, cues; /* page numbers, from 1 */
     long long n_shots, n_frames, n_cues;
+    const struct strip *strip; /* every shot, as the strip draws them */
+    const struct web_ctx *ctx;
+    int poster; /* the frame on the video's card, -1: none or not signed in */
 };
 
 /* A link to the video page with other page numbers, at anchor. */
@@ -720,29 +723,181 @@ static void put_shot_name(struct vt_sb *b, const json_t *s)
     web_put_time(b, web_jnum(s, "end_s"));
 }
 
-/* A shot's tile: a link to its start, its keyframe for the script's preview (data-src). */
-static void shot_tile(struct vt_sb *b, const char *id, const json_t *doc, const json_t *s, size_t i,
-                      double length)
-{
-    double a = web_jnum(s, "start_s"), e = web_jnum(s, "end_s");
-    long long kf = shot_frame(doc, web_jint(s, "index"));
+/*
+ * ---- the strip: every shot of the video, the narrowest merged ----
+ *
+ * The strip draws the whole video whatever page of shots the list shows. A video of
+ * thousands of shots would make tiles narrower than a pixel and a page of megabytes, so
+ * past STRIP_TILES tiles the narrowest tile is merged with its narrower neighbour until
+ * STRIP_TILES are left: long shots keep a tile of their own, runs of quick cuts become
+ * one ("Shots 12 to 40"). Each tile previews the keyframe of its longest shot.
+ */
+#define STRIP_TILES     200
+#define STRIP_MAX_SHOTS 100000 /* shots read for the strip at most: the rest are not drawn */
 
+struct tile {
+    double a, e;           /* from the first shot's start to the last's end */
+    long long first, last; /* shot indexes */
+    double key_a, key_e;   /* the longest shot's span */
+    long long key_shot;
+    int frame; /* its keyframe, -1 when none */
+};
+
+struct strip {
+    struct tile *t;
+    size_t n;
+};
+
+static void tile_merge(struct tile *x, const struct tile *y)
+{
+    if (y->key_e - y->key_a > x->key_e - x->key_a) {
+        x->key_a = y->key_a;
+        x->key_e = y->key_e;
+        x->key_shot = y->key_shot;
+    }
+    x->e = y->e;
+    x->last = y->last;
+}
+
+/* Runs of tiles narrower than min_w become one tile of at least min_w (the last may not). */
+static size_t strip_coarsen(struct tile *t, size_t n, double min_w)
+{
+    size_t out = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (out && t[out - 1].e - t[out - 1].a < min_w)
+            tile_merge(&t[out - 1], &t[i]);
+        else
+            t[out++] = t[i];
+    }
+    return out;
+}
+
+/* The narrowest tile merged with its narrower neighbour until at most max are left. */
+static size_t strip_merge(struct tile *t, size_t n, size_t max)
+{
+    while (n > max && n > 1) {
+        size_t i = 0, j;
+
+        for (size_t k = 1; k < n; k++)
+            if (t[k].e - t[k].a < t[i].e - t[i].a)
+                i = k;
+        if (i == 0)
+            j = 1;
+        else if (i == n - 1)
+            j = i - 1;
+        else
+            j = t[i - 1].e - t[i - 1].a <= t[i + 1].e - t[i + 1].a ? i - 1 : i + 1;
+        if (j < i) {
+            size_t tmp = i;
+
+            i = j;
+            j = tmp;
+        }
+        tile_merge(&t[i], &t[j]);
+        memmove(t + j, t + j + 1, (n - j - 1) * sizeof(*t));
+        n--;
+    }
+    return n;
+}
+
+/* The tiles of every shot of shots (a JSON array), merged to at most STRIP_TILES. */
+static void strip_tiles(const json_t *shots, double length, struct strip *st)
+{
+    const json_t *s;
+    size_t i;
+
+    st->n = 0;
+    st->t = calloc(json_array_size(shots) + 1, sizeof(*st->t));
+    if (!st->t)
+        abort();
+    json_array_foreach(shots, i, s)
+    {
+        struct tile *t = &st->t[st->n++];
+
+        t->a = t->key_a = web_jnum(s, "start_s");
+        t->e = t->key_e = web_jnum(s, "end_s");
+        t->first = t->last = t->key_shot = web_jint(s, "index");
+        t->frame = -1;
+    }
+    /* a first pass keeps the merging below cheap: at most about 2 * STRIP_TILES tiles */
+    if (st->n > 2 * STRIP_TILES && length > 0)
+        st->n = strip_coarsen(st->t, st->n, length / (2 * STRIP_TILES));
+    st->n = strip_merge(st->t, st->n, STRIP_TILES);
+}
+
+/*
+ * The strip of the video: every shot (a second read of the document, with its shots alone,
+ * when the page's document holds a page of them), each tile's keyframe from this page's
+ * frames, else the kept frame at its longest shot.
+ */
+static void strip_make(struct vt_library *lib, const char *id, const json_t *doc, long long n_shots,
+                       struct strip *st)
+{
+    struct vt_doc_pages all = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+    const json_t *shots = json_object_get(doc, "shots");
+    json_t *whole = NULL;
+    int rc;
+
+    if ((long long)json_array_size(shots) < n_shots) {
+        all.shots.limit = n_shots < STRIP_MAX_SHOTS ? n_shots : STRIP_MAX_SHOTS;
+        whole = web_video_doc(lib, id, &all, &rc);
+        if (whole)
+            shots = json_object_get(whole, "shots");
+        else
+            fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+    }
+    strip_tiles(shots, strip_length(doc), st);
+    for (size_t i = 0; i < st->n; i++) {
+        struct tile *t = &st->t[i];
+        long long kf = shot_frame(doc, t->key_shot);
+        int f;
+
+        if (kf < 0 && !vt_frame_at(lib, id, (t->key_a + t->key_e) / 2, &f))
+            kf = f;
+        t->frame = kf >= 0 && kf < 1000000000 ? (int)kf : -1;
+    }
+    json_decref(whole);
+}
+
+static void strip_release(struct strip *st)
+{
+    free(st->t);
+    memset(st, 0, sizeof(*st));
+}
+
+/* "Shot 1, 0:05 to 0:09", "Shots 12 to 40, 1:05 to 1:31" */
+static void put_tile_name(struct vt_sb *b, const struct tile *t)
+{
+    if (t->first == t->last)
+        vt_sb_addf(b, "Shot %lld, ", t->first);
+    else
+        vt_sb_addf(b, "Shots %lld to %lld, ", t->first, t->last);
+    web_put_time(b, t->a);
+    vt_sb_adds(b, " to ");
+    web_put_time(b, t->e);
+}
+
+/* A tile: a link to its start, its keyframe for the script's preview (data-src). */
+static void strip_tile(struct vt_sb *b, const char *id, const struct tile *t, size_t i,
+                       double length)
+{
     vt_sb_addf(b, "<a class=\"shot\" href=\"?t=");
-    put_t_arg(b, a);
-    vt_sb_addf(b, "\" data-t=\"%.3f\"", a);
-    if (kf >= 0) {
+    put_t_arg(b, t->a);
+    vt_sb_addf(b, "\" data-t=\"%.3f\" data-shots=\"%lld\"", t->a, t->last - t->first + 1);
+    if (t->frame >= 0) {
         vt_sb_adds(b, " data-src=\"");
-        put_frame_src(b, id, kf);
+        put_frame_src(b, id, t->frame);
         vt_sb_adds(b, "\"");
     }
     vt_sb_adds(b, " aria-label=\"");
-    put_shot_name(b, s);
+    put_tile_name(b, t);
     vt_sb_addf(b, "\"><rect class=\"s%d\" x=\"", (int)(i % 2));
-    put_pct(b, a, length);
+    put_pct(b, t->a, length);
     vt_sb_adds(b, "\" y=\"12\" width=\"");
-    put_pct(b, e - a, length);
+    put_pct(b, t->e - t->a, length);
     vt_sb_adds(b, "\" height=\"36\"><title>");
-    put_shot_name(b, s);
+    put_tile_name(b, t);
     vt_sb_adds(b, "</title></rect></a>");
 }
 
@@ -766,7 +921,8 @@ static void timeline(struct vt_sb *b, const char *id, const json_t *doc, const s
                    "<div class=\"strip\"><svg class=\"shots\" width=\"100%%\" height=\"48\" "
                    "role=\"group\" aria-label=\"shots\" data-length=\"%.3f\">",
                    length);
-        json_array_foreach(shots, i, s) shot_tile(b, id, doc, s, i, length);
+        for (i = 0; p->strip && i < p->strip->n; i++)
+            strip_tile(b, id, &p->strip->t[i], i, length);
         hit_marks(b, id, v, length, 0, 10);
         vt_sb_adds(b, "<rect class=\"ph\" x=\"0\" y=\"0\" width=\"2\" height=\"48\"/></svg>"
                       "<div class=\"kfpop\" hidden><img alt=\"\"><span></span></div></div>\n");
@@ -980,14 +1136,24 @@ static void frame_meta(struct vt_sb *b, const char *id, const json_t *f, const s
     if (json_is_integer(json_object_get(f, "duplicate_of"))) {
         long long d = web_jint(f, "duplicate_of");
 
-        /* the frame it repeats may be on another page */
-        vt_sb_addf(b,
-                   " · duplicate of <a href=\"/v/%s?frames=%lld&amp;cues=%lld#frame-%lld\">"
-                   "#%lld</a>",
-                   id, d >= 0 ? d / PAGE_FRAMES + 1 : 1, p->cues, d, d);
+        /*
+         * on this page, a link to the frame's anchor: the page scrolls there and the player
+         * plays on; the frame it repeats may be on another page, opened at that frame
+         */
+        if (d >= (p->frames - 1) * PAGE_FRAMES && d < p->frames * PAGE_FRAMES)
+            vt_sb_addf(b, " · duplicate of <a class=\"dup\" href=\"#frame-%lld\">#%lld</a>", d, d);
+        else
+            vt_sb_addf(b,
+                       " · duplicate of <a href=\"/v/%s?frames=%lld&amp;cues=%lld#frame-%lld\">"
+                       "#%lld</a>",
+                       id, d >= 0 ? d / PAGE_FRAMES + 1 : 1, p->cues, d, d);
     } else {
         vt_sb_addf(b, " · sharpness %.1f", web_jnum(f, "sharpness"));
     }
+    if (web_jstr(f, "image") && str_is(web_jstr(f, "state"), "done") &&
+        !json_is_integer(json_object_get(f, "duplicate_of")))
+        web_put_poster_form(b, p->ctx, id, (int)web_jint(f, "index"),
+                            web_jint(f, "index") == p->poster);
     if (liked && web_jstr(f, "image"))
         vt_sb_addf(b,
                    " · <a class=\"similar\" href=\"/v/%s/frames/%lld/similar\">more like "
@@ -996,29 +1162,75 @@ static void frame_meta(struct vt_sb *b, const char *id, const json_t *f, const s
     vt_sb_adds(b, "</p>");
 }
 
+/* One line of a frame's text: a click seeks to the frame. */
+static void ocr_line(struct vt_sb *b, const json_t *f, const json_t *l, const struct vhits *v)
+{
+    vt_sb_addf(b, "<li%s data-t=\"%.3f\">", is_noise(l) ? " class=\"noise\"" : "",
+               web_jnum(f, "t_s"));
+    put_text(b, v, web_jstr(l, "text"));
+    vt_sb_addf(b, " <span class=\"conf\">%.2f%s</span></li>", web_jnum(l, "conf"),
+               is_noise(l) ? ", likely noise" : "");
+}
+
+/* Whether a line holds a word of the query's hits (its fold then opens). */
+static int line_marked(const json_t *l, const struct vhits *v)
+{
+    const char *s = web_jstr(l, "text");
+    size_t i = 0, len = s ? strlen(s) : 0;
+
+    while (v && v->n_terms && i < len) {
+        size_t j = i;
+
+        while (j < len && word_byte((unsigned char)s[j]))
+            j++;
+        if (j > i && is_term(v, s + i, j - i))
+            return 1;
+        i = j + 1;
+    }
+    return 0;
+}
+
+/*
+ * What the machine read on frame f: the text lines, then the lines judged noise folded
+ * under one summary ("12 lines of likely noise"), closed unless one of them holds a word
+ * of the query: a frame of a busy picture reads as its text, not as a column of scraps.
+ * At most PAGE_OCR_LINES lines in all.
+ */
 static void ocr_lines(struct vt_sb *b, const json_t *f, const struct vhits *v)
 {
     const json_t *ocr = json_object_get(f, "ocr"), *l;
-    size_t k;
+    size_t k, n = json_array_size(ocr), shown = n < PAGE_OCR_LINES ? n : PAGE_OCR_LINES;
+    long long noise = 0;
+    int open = 0;
 
-    if (!json_array_size(ocr))
+    if (!n)
         return;
-    vt_sb_adds(b, "<ol class=\"ocr\">");
-    json_array_foreach(ocr, k, l)
-    {
-        if (k == PAGE_OCR_LINES) {
-            vt_sb_adds(b, "<li>… ");
-            put_n(b, (long long)(json_array_size(ocr) - k), "more line", "more lines");
-            vt_sb_adds(b, "</li>");
-            break;
-        }
-        vt_sb_addf(b, "<li%s data-t=\"%.3f\">", is_noise(l) ? " class=\"noise\"" : "",
-                   web_jnum(f, "t_s"));
-        put_text(b, v, web_jstr(l, "text"));
-        vt_sb_addf(b, " <span class=\"conf\">%.2f%s</span></li>", web_jnum(l, "conf"),
-                   is_noise(l) ? ", likely noise" : "");
+    for (k = 0; k < shown; k++) {
+        l = json_array_get(ocr, k);
+        noise += is_noise(l);
+        open |= is_noise(l) && line_marked(l, v);
     }
-    vt_sb_adds(b, "</ol>");
+    if (noise < (long long)shown) {
+        vt_sb_adds(b, "<ol class=\"ocr\">");
+        for (k = 0; k < shown; k++)
+            if (!is_noise(json_array_get(ocr, k)))
+                ocr_line(b, f, json_array_get(ocr, k), v);
+        vt_sb_adds(b, "</ol>");
+    }
+    if (noise) {
+        vt_sb_addf(b, "<details class=\"noise\"%s><summary>", open ? " open" : "");
+        put_n(b, noise, "line of likely noise", "lines of likely noise");
+        vt_sb_adds(b, "</summary><ol class=\"ocr\">");
+        for (k = 0; k < shown; k++)
+            if (is_noise(json_array_get(ocr, k)))
+                ocr_line(b, f, json_array_get(ocr, k), v);
+        vt_sb_adds(b, "</ol></details>");
+    }
+    if (n > shown) {
+        vt_sb_adds(b, "<p class=\"more\">… ");
+        put_n(b, (long long)(n - shown), "more line", "more lines");
+        vt_sb_adds(b, "</p>");
+    }
 }
 
 static void frames(struct vt_sb *b, const char *id, const json_t *doc, const struct vpage *p,
@@ -1184,8 +1396,41 @@ static void details(struct vt_sb *b, const json_t *doc)
 }
 
 /*
- * "Open at this second" follows the player; without one (the media was not kept) only the
- * source's link at ?t= is left, and nothing when there is none.
+ * The source's link at any second, for the script to follow playback: the link at second
+ * 0 and at a marker second differ only where the second is written, so what comes before
+ * and after it (data-base, data-tail) is the same at every second. Nothing when the source
+ * has no way to say a second (the page itself at every second).
+ */
+static void source_at_template(struct vt_sb *b, const json_t *doc)
+{
+    static const char marker[] = "8765432";
+    char at0[4200], atm[4200];
+    size_t n0, nm, pre = 0, post = 0;
+
+    if (source_link(doc, 0, at0, sizeof(at0)) || source_link(doc, 8765432, atm, sizeof(atm)))
+        return;
+    n0 = strlen(at0);
+    nm = strlen(atm);
+    while (pre < n0 && pre < nm && at0[pre] == atm[pre])
+        pre++;
+    while (post < n0 - pre && post < nm - pre && at0[n0 - 1 - post] == atm[nm - 1 - post])
+        post++;
+    /* "...t=0s" against "...t=8765432s": the prefix ends before the digits they differ in */
+    if (n0 - pre - post != 1 || at0[pre] != '0' || nm - pre - post != sizeof(marker) - 1 ||
+        memcmp(atm + pre, marker, sizeof(marker) - 1))
+        return;
+    at0[pre] = '\0'; /* the 0 */
+    vt_sb_adds(b, " data-base=\"");
+    web_html(b, at0);
+    vt_sb_adds(b, "\" data-tail=\"");
+    web_html(b, at0 + pre + 1);
+    vt_sb_adds(b, "\"");
+}
+
+/*
+ * "Open at this second" follows the player, and so does the source's link where the
+ * source can say a second (video.js rewrites both as it plays); without a player (the media
+ * was not kept) only the source's link at ?t= is left, and nothing when there is none.
  */
 static void open_at(struct vt_sb *b, const char *id, const json_t *doc, double t0, int has_player)
 {
@@ -1202,7 +1447,10 @@ static void open_at(struct vt_sb *b, const char *id, const json_t *doc, double t
     }
     if (src) {
         vt_sb_adds(b, has_player ? " · " : "Open ");
-        vt_sb_adds(b, "<a id=\"source-at\" rel=\"noopener noreferrer nofollow\" href=\"");
+        vt_sb_adds(b, "<a id=\"source-at\" rel=\"noopener noreferrer nofollow\"");
+        if (has_player)
+            source_at_template(b, doc);
+        vt_sb_adds(b, " href=\"");
         web_html(b, link);
         vt_sb_addf(b, "\">on %s at this second</a>", source_name(doc));
     }
@@ -1275,14 +1523,33 @@ static void page_body(struct vt_sb *out, const struct web_ctx *ctx, const char *
         open_at(out, id, doc, t0, has_player);
 }
 
+static int poster_of(void *user, const struct vt_video_item *v)
+{
+    *(int *)user = v->poster_frame;
+    return 0;
+}
+
+/* The frame the video's card shows (chosen, else picked), -1 when none or unknown. */
+static int card_poster(struct vt_library *lib, const char *id)
+{
+    struct vt_list_opts o = {.id = id, .limit = 1};
+    long long total;
+    int frame = -1;
+
+    if (vt_list_page(lib, &o, poster_of, &frame, &total))
+        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+    return frame;
+}
+
 int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char *id, const char *t,
                    const struct web_search_ask *a, const char *frames_page, const char *cues_page,
                    struct vt_sb *out)
 {
     struct vt_doc_pages pages;
-    struct vpage pg = {id, 1, 1, 0, 0, 0};
+    struct vpage pg = {id, 1, 1, 0, 0, 0, NULL, ctx, -1};
     struct vhits v;
     const char *why = NULL;
+    struct strip strip;
     const json_t *counts;
     json_t *doc;
     int rc;
@@ -1308,11 +1575,16 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
     pg.n_shots = web_jint(counts, "shots");
     pg.n_frames = web_jint(counts, "keyframes_captured");
     pg.n_cues = web_jint(counts, "cues");
+    strip_make(lib, id, doc, pg.n_shots, &strip);
+    if (ctx->signed_in)
+        pg.poster = card_poster(lib, id);
+    pg.strip = &strip;
     /* no meta refresh while indexing: it would stop the player; video.js polls instead */
     web_head(out, ctx, web_jstr(doc, "title"), NULL, 0);
     page_body(out, ctx, id, doc, &pg, &v, parse_t(t, web_jnum(doc, "duration_s")));
     vt_sb_addf(out, "<script src=\"%s\" defer></script>\n", web_asset_url("/static/video.js"));
     web_foot(out);
+    strip_release(&strip);
     vhits_release(&v);
     json_decref(doc);
     return 200;

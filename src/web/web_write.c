@@ -215,6 +215,31 @@ enum MHD_Result web_post_retry(const struct web_req *rq)
     return queued(rq->c, web_job_enqueue(WEB_DO_RETRY, rq->id, NULL, NULL), back);
 }
 
+/*
+ * POST /v/ID/poster: frame=N (a kept frame of the video) becomes the poster of its card, or
+ * frame=auto gives it back to the library's pick. The indexing thread writes it (every
+ * write of the server is there) and refuses a frame the video has not kept; back to the
+ * frame on the video page.
+ */
+enum MHD_Result web_post_poster(const struct web_req *rq)
+{
+    enum MHD_Result ret = MHD_NO;
+    char back[VT_ID_MAX + 32], frame[16];
+
+    if (!video_exists(rq->c, rq->lib, rq->id, &ret))
+        return ret;
+    if (form_get(rq->body, "frame", frame, sizeof(frame)) != 1 ||
+        (strcmp(frame, "auto") &&
+         (!frame[0] || strlen(frame) > 9 || strspn(frame, "0123456789") != strlen(frame))))
+        return web_send_error(rq->c, 0, 400, "bad_request",
+                              "frame is a frame's number (0, 1, ...) or auto");
+    if (strcmp(frame, "auto"))
+        snprintf(back, sizeof(back), "/v/%s#frame-%s", rq->id, frame);
+    else
+        snprintf(back, sizeof(back), "/v/%s", rq->id);
+    return queued(rq->c, web_job_enqueue(WEB_DO_POSTER, rq->id, NULL, frame), back);
+}
+
 /* POST /v/ID/remove: without confirm=yes (a form sent without JS), the confirmation page. */
 enum MHD_Result web_post_remove(const struct web_req *rq)
 {

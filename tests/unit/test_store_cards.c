@@ -297,3 +297,92 @@ VT_TEST_STORE(store_frame_kept)
     CHECK_INT(k, -1);
     library_done(s, dir);
 }
+
+/*
+ * A card's poster (issue 25): not the first kept frame (a grey test pattern here) but a
+ * frame with text (a slide's title), else the sharpest frame of the longest shot; a frame
+ * a user chose wins while it is a kept frame with an image; a duplicate, a frame without
+ * an image or none at all is refused and changes nothing; -1 gives the pick back; the
+ * choice is read back as it was stored.
+ */
+VT_TEST_STORE(store_cards_poster)
+{
+    char dir[64];
+    struct vt_store *s = library(dir, sizeof(dir));
+    struct vt_kf_shot shots[3] = {{.start_s = 0, .end_s = 1, .captured = 1, .kept = 1},
+                                  {.start_s = 1, .end_s = 9, .captured = 2, .kept = 2},
+                                  {.start_s = 9, .end_s = 10, .captured = 2, .kept = 1}};
+    struct vt_kf_frame f[5];
+    struct vt_kf_result r;
+    struct vt_ocr_line title = {.text = "Quarterly results", .conf = 0.9, .noise = 0};
+    struct vt_ocr_line scrap = {.text = "x7", .conf = 0.2, .noise = 1};
+    struct vt_ocr_page pages[2] = {{&title, 1}, {&scrap, 1}};
+    int which[2] = {3, 1};
+    struct vt_store_cards_query q;
+    struct seen got;
+    long long total;
+    int ok = -1, chosen = 7;
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    memset(f, 0, sizeof(f));
+    /* 0: the test pattern, sharp, first; 1 and 2 in the longest shot (2 the sharpest);
+     * 3 in a short shot; 4 repeats 3 */
+    f[0] = (struct vt_kf_frame){
+        .index = 0, .t_s = 0.5, .shot = 0, .duplicate_of = -1, .sharpness = 900, .file = "0.jpg"};
+    f[1] = (struct vt_kf_frame){
+        .index = 1, .t_s = 2, .shot = 1, .duplicate_of = -1, .sharpness = 40, .file = "1.jpg"};
+    f[2] = (struct vt_kf_frame){
+        .index = 2, .t_s = 6, .shot = 1, .duplicate_of = -1, .sharpness = 80, .file = "2.jpg"};
+    f[3] = (struct vt_kf_frame){
+        .index = 3, .t_s = 9.2, .shot = 2, .duplicate_of = -1, .sharpness = 10, .file = "3.jpg"};
+    f[4] = (struct vt_kf_frame){.index = 4, .t_s = 9.8, .shot = 2, .duplicate_of = 3};
+    memset(&r, 0, sizeof(r));
+    r.shots = shots;
+    r.n_shots = 3;
+    r.frames = f;
+    r.n_frames = 5;
+    CHECK_INT(vt_store_begin(s), 0);
+    put_video(s, "p1", "Posters", NULL, 10);
+    CHECK_INT(vt_store_keyframes_replace(s, "p1", &r, "frames/p1/r1"), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    memset(&q, 0, sizeof(q));
+    q.limit = -1;
+    q.id = "p1";
+
+    /* no text on any frame: the sharpest of the longest shot, not the first frame */
+    cards(s, &q, &got, &total);
+    CHECK_INT(got.poster, 2);
+    /* a slide's text beats sharpness and length; a frame of noise alone does not */
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_ocr_replace(s, "p1", which, pages, 2), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    cards(s, &q, &got, &total);
+    CHECK_INT(got.poster, 3);
+
+    /* a user's choice wins, and is read back */
+    CHECK_INT(vt_store_poster_set(s, "p1", 0, &ok), 0);
+    CHECK_INT(ok, 1);
+    cards(s, &q, &got, &total);
+    CHECK_INT(got.poster, 0);
+    CHECK_INT(vt_store_poster_get(s, "p1", &chosen), 0);
+    CHECK_INT(chosen, 0);
+    /* refused, nothing changed: a duplicate, no such frame, no such video */
+    CHECK_INT(vt_store_poster_set(s, "p1", 4, &ok), 0);
+    CHECK_INT(ok, 0);
+    CHECK_INT(vt_store_poster_set(s, "p1", 99, &ok), 0);
+    CHECK_INT(ok, 0);
+    CHECK_INT(vt_store_poster_set(s, "nope", 1, &ok), 0);
+    CHECK_INT(ok, 0);
+    cards(s, &q, &got, &total);
+    CHECK_INT(got.poster, 0);
+    /* the pick again */
+    CHECK_INT(vt_store_poster_set(s, "p1", -1, &ok), 0);
+    CHECK_INT(ok, 1);
+    CHECK_INT(vt_store_poster_get(s, "p1", &chosen), 0);
+    CHECK_INT(chosen, -1);
+    cards(s, &q, &got, &total);
+    CHECK_INT(got.poster, 3);
+    library_done(s, dir);
+}

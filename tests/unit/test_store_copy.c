@@ -74,6 +74,7 @@ static void fill(struct vt_store *s)
                               .took_s = 2.5,
                               .attempts = 1};
     struct vt_video_rec v;
+    int ok = 0;
 
     CHECK_INT(vt_store_begin(s), 0);
     CHECK_INT(vt_store_list_put(s, &list), 0);
@@ -106,6 +107,9 @@ static void fill(struct vt_store *s)
             0);
     }
     CHECK_INT(vt_store_reuse_replace(s, "a", &run, 1), 0);
+    /* a user chose the second video's poster */
+    CHECK_INT(vt_store_poster_set(s, "b", 0, &ok), 0);
+    CHECK_INT(ok, 1);
     CHECK_INT(vt_store_commit(s), 0);
 }
 
@@ -138,7 +142,7 @@ static void same_video(struct vt_store *a, struct vt_store *b, const char *id)
     size_t nsx = 0, nsy = 0, nfx = 0, nfy = 0, nrx = 0, nry = 0;
     char space[64];
     int64_t key;
-    int dim;
+    int dim, px = -2, py = -3;
     float *v = NULL;
 
     CHECK_INT(vt_store_video_get(a, id, &x), 0);
@@ -202,6 +206,9 @@ static void same_video(struct vt_store *a, struct vt_store *b, const char *id)
               0);
     CHECK_STR(space, "unit:text");
     free(v);
+    CHECK_INT(vt_store_poster_get(a, id, &px), 0);
+    CHECK_INT(vt_store_poster_get(b, id, &py), 0);
+    CHECK_INT(py, px);
     CHECK_INT(vt_store_reuse_of(a, id, &rx, &nrx), 0);
     CHECK_INT(vt_store_reuse_of(b, id, &ry, &nry), 0);
     CHECK_INT(nry, nrx);
@@ -218,6 +225,7 @@ VT_TEST_STORE(store_copy_everything)
     struct vt_store *c = scratch(dc, sizeof(dc), 1, &uc);
     struct vt_list_rec *l = NULL;
     size_t nl = 0;
+    int poster = -1;
 
     CHECK(a && b && c);
     if (!a || !b || !c)
@@ -246,6 +254,9 @@ VT_TEST_STORE(store_copy_everything)
     CHECK_INT(vt_store_copy(b, c, NULL, NULL, err, sizeof(err)), 0);
     same_video(a, c, "a");
     same_video(a, c, "b");
+    /* the poster a user chose went there and back */
+    CHECK_INT(vt_store_poster_get(c, "b", &poster), 0);
+    CHECK_INT(poster, 0);
     CHECK_INT(hits_for(c, "quarterly"), hits_for(a, "quarterly"));
     scratch_done(a, da, ua);
     scratch_done(b, db, ub);
