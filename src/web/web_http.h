@@ -139,6 +139,11 @@ int web_conn_busy(struct MHD_Connection *c, double *elapsed_s);
 enum MHD_Result web_conn_wants_body(struct MHD_Connection *c);
 /* The response is sent: idle until the next request's first byte. */
 void web_conn_idle(struct MHD_Connection *c);
+/* Refuses the request being handled: "STATUS" (e.g. "400 Bad Request") with a JSON error
+ * of code and msg (no quote or backslash in either) written on the socket, which is then
+ * shut down whatever was read of the body. Returns MHD_NO, for the handler to return. */
+enum MHD_Result web_conn_refuse(struct MHD_Connection *c, const char *status, const char *code,
+                                const char *msg);
 
 /* ---- the routes (web_write.c, web_api.c, web_media.c) ---- */
 

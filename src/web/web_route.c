@@ -6,6 +6,7 @@
  * JSON API (web_api.c), the files (web_media.c) or a route that writes (web_write.c).
  */
 #include "base/util.h"
+#include "web/web_frame.h"
 #include "web/web_http.h"
 
 #include <stdio.h>
@@ -285,6 +286,41 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
 
 /* ---- receiving requests ---- */
 
+static enum MHD_Result frame_field(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   size_t key_size, const char *value, size_t value_size)
+{
+    web_frame_field(cls, key, key_size, value, value_size);
+    return MHD_YES;
+}
+
+/*
+ * The request's head against RFC 9112's framing rules (web_frame.c), before its body is
+ * read or it is answered: -1 after refusing it (the connection then closes), else 0.
+ */
+static int check_framing(struct MHD_Connection *c, const char *version)
+{
+    static const char *const status_line[] = {"400 Bad Request", "413 Content Too Large",
+                                              "501 Not Implemented"};
+    struct web_frame f;
+    const char *why;
+    int status;
+
+    web_frame_init(&f);
+    MHD_get_connection_values_n(c, MHD_HEADER_KIND, frame_field, &f);
+    status = web_frame_verdict(&f, strcmp(version, MHD_HTTP_VERSION_1_0) != 0, MAX_BODY, &why);
+    if (!status)
+        return 0;
+    web_conn_refuse(c,
+                    status_line[status == 413   ? 1
+                                : status == 501 ? 2
+                                                : 0],
+                    status == 413   ? "too_large"
+                    : status == 501 ? "not_implemented"
+                                    : "bad_framing",
+                    why);
+    return -1;
+}
+
 enum MHD_Result web_handler(void *cls, struct MHD_Connection *c, const char *url,
                             const char *method, const char *version, const char *upload_data,
                             size_t *upload_data_size, void **con_cls)
@@ -300,21 +336,19 @@ enum MHD_Result web_handler(void *cls, struct MHD_Connection *c, const char *url
         return web_send_error(c, 1, MHD_HTTP_REQUEST_TIMEOUT, "timeout",
                               "the request took too long to arrive");
     if (!rq) {
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-
         rq = calloc(1, sizeof(*rq));
         if (!rq)
             abort();
         *con_cls = rq;
-        if (cl && strtoull(cl, NULL, 10) > MAX_BODY)
-            return web_send_error(c, 1, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
-                                  "the request body is too large");
+        if (check_framing(c, version))
+            return MHD_NO;
         return web_conn_wants_body(c);
     }
     if (*upload_data_size) {
+        /* a chunked body has no length to refuse it by before it comes */
         if (rq->body.len + *upload_data_size > MAX_BODY)
-            return web_send_error(c, 1, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
-                                  "the request body is too large");
+            return web_conn_refuse(c, "413 Content Too Large", "too_large",
+                                   "the request body is too large");
         vt_sb_add(&rq->body, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return web_conn_wants_body(c);
