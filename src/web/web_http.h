@@ -60,6 +60,15 @@ struct web_req {
 
 /* ---- responses (web_respond.c) ---- */
 
+/* A response held instead of queued (a route run off the pool thread, web_slow.c). */
+struct web_held {
+    unsigned status;
+    struct MHD_Response *r; /* NULL: none was made */
+};
+/* From now on this thread's web_queue holds its response in h (the last one made wins)
+ * instead of queueing it, until called with NULL. h is borrowed until then. */
+void web_hold_responses(struct web_held *h);
+
 /* Every response goes through here: the security headers, then queued; r is destroyed. */
 enum MHD_Result web_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r);
 /* Takes b's memory. */
@@ -144,6 +153,23 @@ void web_conn_idle(struct MHD_Connection *c);
  * shut down whatever was read of the body. Returns MHD_NO, for the handler to return. */
 enum MHD_Result web_conn_refuse(struct MHD_Connection *c, const char *status, const char *code,
                                 const char *msg);
+
+/* ---- routes that may wait on a slow dependency, off the pool (web_slow.c) ---- */
+
+struct web_slow_job;
+/* Starts the search threads: 0, or -1 after printing why. */
+int web_slow_start(void);
+/* Answers what waits with 503, lets the running ones finish, joins the threads; called
+ * before the daemon stops (no connection may stay suspended). */
+void web_slow_stop(void);
+/* Runs fn(r) on a search thread, the connection suspended meanwhile: MHD_YES with the job
+ * in *jobp (the request's own, freed by web_slow_job_free), or an answer queued at once
+ * (503: the queue is full or the server is stopping) with *jobp untouched. */
+enum MHD_Result web_slow_run(enum MHD_Result (*fn)(const struct web_req *r),
+                             const struct web_req *r, struct web_slow_job **jobp);
+/* The handler, called again once the job resumed the connection: queues its response. */
+enum MHD_Result web_slow_answer(struct MHD_Connection *c, struct web_slow_job *job);
+void web_slow_job_free(struct web_slow_job *job);
 
 /* ---- the routes (web_write.c, web_api.c, web_media.c) ---- */
 

@@ -20,6 +20,7 @@ enum {
 /* One request: its body, gathered over several calls of the handler. */
 struct req {
     struct vt_sb body;
+    struct web_slow_job *slow; /* handed to a search thread (web_slow.c) */
 };
 
 /* ---- the pages (web.h) ---- */
@@ -84,6 +85,7 @@ enum {
     R_SIGNED = 1 << 4, /* signed in (or the bearer token) only, else a redirect to /login */
     R_FORM = 1 << 5,   /* a form that writes: url-encoded (415), and web_form_auth (403) */
     R_LIB = 1 << 6,    /* a write route that reads the library: its handle opened first */
+    R_SLOW = 1 << 7,   /* may wait on a model server: run off the pool (web_slow.c) */
 };
 
 struct route {
@@ -118,10 +120,10 @@ static const struct route routes[] = {
     {"/v/{id}/frames/{n}/similar", R_GET, get_similar},
     {"/api/videos/{id}/frames/{n}/similar", R_GET, web_api_similar},
     {"/v/*", R_GET, get_video},
-    {"/search", R_GET, get_search},
+    {"/search", R_GET | R_SLOW, get_search},
     {"/media/*", R_GET, web_get_media},
     {"/api/videos", R_GET, web_api_videos},
-    {"/api/search", R_GET, web_api_search},
+    {"/api/search", R_GET | R_SLOW, web_api_search},
     {"/api/videos/*", R_GET, web_api_video},
     {"/api/videos/{vid}/frames/*", R_GET, web_get_frame},
     {"/api/videos/{id}/captions.vtt", R_GET, web_api_captions},
@@ -246,8 +248,9 @@ static int route_write(struct web_req *r, enum MHD_Result *ret)
     return 1;
 }
 
-/* The read routes, after the files of web/: the first that matches answers. */
-static enum MHD_Result route_read(struct web_req *r)
+/* The read routes, after the files of web/: the first that matches answers (a slow one on
+ * a search thread, its job into *slow). */
+static enum MHD_Result route_read(struct web_req *r, struct web_slow_job **slow)
 {
     struct web_file file;
 
@@ -261,12 +264,12 @@ static enum MHD_Result route_read(struct web_req *r)
         return web_send_error(r->c, r->api, 500, "internal", "the library cannot be opened");
     for (size_t i = 0; i < VT_ARRAY_LEN(routes); i++)
         if (!(routes[i].flags & R_WRITE) && match(routes[i].pattern, r->url, r))
-            return routes[i].fn(r);
+            return routes[i].flags & R_SLOW ? web_slow_run(routes[i].fn, r, slow) : routes[i].fn(r);
     return web_send_error(r->c, r->api, 404, "not_found", "nothing here");
 }
 
 static enum MHD_Result route(struct MHD_Connection *c, const char *url, const char *method,
-                             const struct req *rq)
+                             struct req *rq)
 {
     struct web_req r = {.c = c, .url = url, .method = method, .body = &rq->body};
     struct web_ctx *ctx = web_req_ctx();
@@ -281,7 +284,7 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
                               "this server answers to 127.0.0.1, localhost or [::1] only");
     if (!web_opts()->read_only && route_write(&r, &ret))
         return ret;
-    return route_read(&r);
+    return route_read(&r, &rq->slow);
 }
 
 /* ---- receiving requests ---- */
@@ -328,6 +331,8 @@ enum MHD_Result web_handler(void *cls, struct MHD_Connection *c, const char *url
     struct req *rq = *con_cls;
     double elapsed_s;
 
+    if (rq && rq->slow) /* called again once the search thread has answered */
+        return web_slow_answer(c, rq->slow);
     web_req_ctx_reset(); /* no page of this request shows what the last one's session had */
     if (web_conn_busy(c, &elapsed_s))
         return MHD_NO;
@@ -364,6 +369,7 @@ void web_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     struct req *rq = *con_cls;
 
     if (rq) {
+        web_slow_job_free(rq->slow);
         vt_sb_release(&rq->body);
         free(rq);
         *con_cls = NULL;
