@@ -3,7 +3,8 @@
  * closes a quiet connection, but a client trickling a header line now and then is never
  * quiet: a reaper thread looks at every open connection a few times a second and cuts one
  * whose request is late (408), and near the budget it sheds the connections that wait
- * longest for a request (503) so that a new client always finds room.
+ * longest for a request (503) so that a new client always finds room. A request refused
+ * for its framing or size is answered the same way, on the socket, and shut down.
  */
 #include "base/util.h"
 #include "web/web_http.h"

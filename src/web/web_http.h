@@ -4,9 +4,11 @@
  * receives each request and dispatches it through its table to web_write.c (the routes
  * that change the library), web_api.c (the JSON API), web_media.c (media and frame
  * files) or a page (web.h); those answer through web_respond.c; web_session.c (sign-in,
- * tokens, forms), web_jobs.c (the indexing thread), web_conn.c (deadlines and the
- * connection budget), web_state.c (the settings, each thread's library handle) and
- * web_log.c (the server's stderr) are below them. A file calls only files below it.
+ * tokens, forms), web_jobs.c (the indexing thread), web_slow.c (the search threads),
+ * web_conn.c (deadlines, the connection budget, refusals written on the socket),
+ * web_state.c (the settings, each thread's library handle) and web_log.c (the server's
+ * stderr) are below them; web_frame.c (framing rules) stands apart, without
+ * libmicrohttpd. A file calls only files below it.
  */
 #ifndef VT_WEB_HTTP_H
 #define VT_WEB_HTTP_H
