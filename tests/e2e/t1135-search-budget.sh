@@ -4,7 +4,8 @@
 # (hybrid) search gives the words' hits with a warning after one request cut at the budget
 # (5 s), not three of 60 s each; and on the web server, searches that wait on that server
 # run off the HTTP pool: while four of them wait, GET / and the pages answer at once
-# (each answered before any of the searches; not a timing: an order).
+# (each answered before any of the searches; not a timing: an order). A SIGTERM while
+# searches wait answers each of them and exits 0.
 . "$(dirname "$0")/lib.sh"
 command -v curl > /dev/null || fail "curl is needed"
 
@@ -67,4 +68,20 @@ for i in 1 2 3 4; do
     fail "search $i: $(cat "$T/search$i.json")"
 done
 stop_cleanly
+
+# SIGTERM while searches wait: each is answered (its words, or 503 when it had not begun),
+# no connection is left suspended, the server exits 0
+start_server --read-only
+pids=()
+for i in 5 6 7 8 9 10; do
+  curl -s -o /dev/null -w '%{http_code}\n' --max-time 60 "$B/api/search?q=budget&n=$i" > "$T/code$i" &
+  pids+=($!)
+done
+sleep 1
+stop_cleanly
+wait "${pids[@]}" || true
+for i in 5 6 7 8 9 10; do
+  [[ $(cat "$T/code$i") == 200 || $(cat "$T/code$i") == 503 ]] ||
+    fail "a search waiting at SIGTERM got '$(cat "$T/code$i")'"
+done
 echo "ok: a search that waits on a dead server is bounded and holds no one else"
