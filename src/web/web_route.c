@@ -86,6 +86,7 @@ enum {
     R_FORM = 1 << 5,   /* a form that writes: url-encoded (415), and web_form_auth (403) */
     R_LIB = 1 << 6,    /* a write route that reads the library: its handle opened first */
     R_SLOW = 1 << 7,   /* may wait on a model server: run off the pool (web_slow.c) */
+    R_SLOW_Q = 1 << 8, /* the same when the query string has a non-empty q (a search) */
 };
 
 struct route {
@@ -119,7 +120,7 @@ static const struct route routes[] = {
     {"/", R_GET, get_library},
     {"/v/{id}/frames/{n}/similar", R_GET, get_similar},
     {"/api/videos/{id}/frames/{n}/similar", R_GET, web_api_similar},
-    {"/v/*", R_GET, get_video},
+    {"/v/*", R_GET | R_SLOW_Q, get_video},
     {"/search", R_GET | R_SLOW, get_search},
     {"/media/*", R_GET, web_get_media},
     {"/api/videos", R_GET, web_api_videos},
@@ -248,6 +249,17 @@ static int route_write(struct web_req *r, enum MHD_Result *ret)
     return 1;
 }
 
+/* Whether rt, asked as r is, may wait on a model server (web_slow.c). */
+static int is_slow(const struct route *rt, const struct web_req *r)
+{
+    const char *q;
+
+    if (rt->flags & R_SLOW)
+        return 1;
+    q = rt->flags & R_SLOW_Q ? arg(r, "q") : NULL;
+    return q && *q;
+}
+
 /* The read routes, after the files of web/: the first that matches answers (a slow one on
  * a search thread, its job into *slow). */
 static enum MHD_Result route_read(struct web_req *r, struct web_slow_job **slow)
@@ -264,7 +276,7 @@ static enum MHD_Result route_read(struct web_req *r, struct web_slow_job **slow)
         return web_send_error(r->c, r->api, 500, "internal", "the library cannot be opened");
     for (size_t i = 0; i < VT_ARRAY_LEN(routes); i++)
         if (!(routes[i].flags & R_WRITE) && match(routes[i].pattern, r->url, r))
-            return routes[i].flags & R_SLOW ? web_slow_run(routes[i].fn, r, slow) : routes[i].fn(r);
+            return is_slow(&routes[i], r) ? web_slow_run(routes[i].fn, r, slow) : routes[i].fn(r);
     return web_send_error(r->c, r->api, 404, "not_found", "nothing here");
 }
 

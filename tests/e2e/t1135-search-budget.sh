@@ -53,6 +53,9 @@ for i in 1 2 3 4; do
   (curl -s -o "$T/search$i.json" --max-time 60 "$B/api/search?q=budget&n=$i" && touch "$T/done$i") &
   pids+=($!)
 done
+# a video page that searches its video waits too, off the pool
+curl -s -o "$T/vq.html" -w '%{http_code}' --max-time 60 "$B/v/$id?q=budget" > "$T/vq.code" &
+pids+=($!)
 sleep 1
 for url in / /api/videos "/v/$id"; do
   code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 60 "$B$url")
@@ -62,6 +65,7 @@ for url in / /api/videos "/v/$id"; do
   done
 done
 wait "${pids[@]}"
+[[ $(cat "$T/vq.code") == 200 ]] || fail "the video page with q=budget: $(cat "$T/vq.code")"
 for i in 1 2 3 4; do
   [[ -e $T/done$i ]] || fail "search $i did not answer"
   [[ $(json "$T/search$i.json" "len(d['hits']) > 0 and 'meaning left out' in d['warning']") == True ]] ||
