@@ -3,7 +3,8 @@
 # on loopback (tests/tools/fakehub.py, mode drip) sends file bodies at 1,200 bytes a second.
 # With the limits made small (--min-rate 4096 --rate-window 2; --deadline 3), the pull is
 # abandoned within seconds, not retried, with one error line giving the reason, and
-# nothing is installed; bad values of the options are usage errors.
+# nothing is installed; bad values of the options are usage errors. With the defaults
+# (10,000 bytes a second over any 30 s) the drip is abandoned after 30 s.
 . "$(dirname "$0")/lib.sh"
 
 REPO=testorg/m2v-test
@@ -34,7 +35,8 @@ pull_abandoned() {
   shift 2
   rm -rf "$LIB/models/.partial"
   : > "$T/hub.log"
-  expect_exit 1 vt models pull "$@" "$REPO"; one_line_err
+  # (timeout: without a minimum rate this pull would take over 5 minutes)
+  expect_exit 1 timeout 150 "$VIDTHEQUE" -q -L "$LIB" models pull "$@" "$REPO"; one_line_err
   grep -q -- "$pattern" "$T/err" || fail "$what: error line: $(cat "$T/err")"
   [[ $(grep -c 'resolve.*model.safetensors' "$T/hub.log") == 1 ]] ||
     fail "$what: the dripping file was asked for again: $(cat "$T/hub.log")"
@@ -47,4 +49,7 @@ pull_abandoned 'under the minimum rate' \
 pull_abandoned 'past the deadline' \
   "'model.safetensors': the pull took longer than its deadline of 3 s, with [0-9]* of 387288 bytes" \
   --min-rate 100 --rate-window 2 --deadline 3
+# the defaults (10,000 bytes a second over any 30 s): abandoned after 30 s, not 5 minutes
+pull_abandoned 'the default minimum rate' \
+  "'model.safetensors': the hub sent [0-9]* bytes in [0-9]* s, under the minimum rate of 10000 bytes/s"
 echo "ok: a dripping hub is abandoned at the minimum rate and at the deadline"
