@@ -367,7 +367,12 @@ struct vt_search_opts {
     const char *video;  /* only this video, or NULL */
     const char *source; /* only "speech", "screen" or "title", or NULL */
     enum vt_search_mode mode;
+    /* seconds the query's embedding may take, a model server's answers and retries
+     * included (0: VT_SEARCH_EMBED_BUDGET_S); past it, a hybrid search answers with words
+     * only and says why in the warning */
+    double embed_budget_s;
 };
+#define VT_SEARCH_EMBED_BUDGET_S 5.0
 
 struct vt_search_info {
     double took_ms;

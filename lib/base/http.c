@@ -33,6 +33,16 @@
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static CURLcode global_rc;
+/* vt_http_deadline_set: when this thread's requests must be over (monotonic), 0 for none */
+static _Thread_local double thread_deadline_s;
+
+double vt_http_deadline_set(double deadline_s)
+{
+    double before = thread_deadline_s;
+
+    thread_deadline_s = deadline_s;
+    return before;
+}
 
 static void global_init(void)
 {
@@ -313,7 +323,10 @@ int vt_http_do(const struct vt_http_req *req, struct vt_http_resp *resp, char *e
         curl_off_t retry_after_s = 0;
         char note[64];
         int again;
+        double left_s = thread_deadline_s > 0 ? thread_deadline_s - vt_monotonic_s() : 0;
 
+        if (thread_deadline_s > 0 && left_s < c.timeout_s)
+            c.timeout_s = left_s > 0.002 ? left_s : 0.002;
         rc = attempt_once(&c, resp, &retry_after_s, &again, err, errlen);
         if (!rc)
             break;
@@ -326,6 +339,14 @@ int vt_http_do(const struct vt_http_req *req, struct vt_http_resp *resp, char *e
         }
         if (retry_after_s > RETRY_AFTER_MAX_S) {
             snprintf(note, sizeof(note), " (retry after %lld s)", (long long)retry_after_s);
+            err_append(err, errlen, note);
+            break;
+        }
+        if (thread_deadline_s > 0 &&
+            vt_monotonic_s() + retry_wait_s(backoff_s, attempt, retry_after_s) >=
+                thread_deadline_s) {
+            snprintf(note, sizeof(note), " (out of time after %d attempt%s)", attempt,
+                     attempt > 1 ? "s" : "");
             err_append(err, errlen, note);
             break;
         }

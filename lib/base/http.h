@@ -49,6 +49,15 @@ struct vt_http_resp {
 int vt_http_do(const struct vt_http_req *req, struct vt_http_resp *resp, char *err, size_t errlen);
 void vt_http_resp_release(struct vt_http_resp *resp);
 
+/*
+ * A deadline for every vt_http_do of the calling thread until it is set again: deadline_s
+ * on vt_monotonic_s's clock (0: none). Each attempt's timeout is cut to the time left, and
+ * no retry starts that would end past it. For a caller whose work has one time budget
+ * while the requests are made far below it (a search embedding its query: lib/search).
+ * Returns the deadline it replaces, to be set back.
+ */
+double vt_http_deadline_set(double deadline_s);
+
 /* Drop "user:password@" from url in place, for a URL shown to people (provenance, logs). */
 void vt_http_url_drop_userinfo(char *url);
 

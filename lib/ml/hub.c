@@ -91,6 +91,8 @@ struct pull {
     char image_file[NAME_MAX_BYTES + 1];
     char *err;
     size_t errlen;
+    /* the limits of vt_hub_opts (defaults filled) and when the pull began (monotonic) */
+    double deadline_s, min_rate, rate_window_s, t0_s;
 };
 
 static void note(const struct pull *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -480,7 +482,42 @@ struct dl {
     long status;
     char why[512]; /* why the write callback stopped the transfer */
     int why_transient;
+    /* the rate: bytes received since the current window began (monotonic) */
+    uint64_t window_bytes;
+    double window_t0_s;
 };
+
+/*
+ * libcurl calls this at least once a second, bytes or not: past the pull's deadline, or
+ * after a window in which fewer than min_rate bytes a second came, the transfer stops
+ * with its reason (not retried: a hub that drips would drip again).
+ */
+static int dl_pace(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                   curl_off_t ulnow)
+{
+    struct dl *d = user;
+    const struct pull *p = d->p;
+    double now = vt_monotonic_s(), span = now - d->window_t0_s;
+
+    if (now - p->t0_s > p->deadline_s) {
+        snprintf(d->why, sizeof(d->why),
+                 "the pull took longer than its deadline of %.0f s, with %llu of %llu bytes "
+                 "of this file in",
+                 p->deadline_s, (unsigned long long)d->have, (unsigned long long)d->f->size);
+        return 1;
+    }
+    if (span < p->rate_window_s)
+        return 0;
+    if ((double)d->window_bytes < p->min_rate * span) {
+        snprintf(d->why, sizeof(d->why),
+                 "the hub sent %llu bytes in %.0f s, under the minimum rate of %.0f bytes/s",
+                 (unsigned long long)d->window_bytes, span, p->min_rate);
+        return 1;
+    }
+    d->window_bytes = 0;
+    d->window_t0_s = now;
+    return 0;
+}
 
 static size_t dl_header(char *buf, size_t size, size_t nitems, void *user)
 {
@@ -546,6 +583,7 @@ static size_t dl_write(char *ptr, size_t size, size_t nmemb, void *user)
         off += (size_t)w;
     }
     d->have += n;
+    d->window_bytes += n;
     if (d->p->o && d->p->o->progress)
         d->p->o->progress(d->p->o->user, path, d->have, d->f->size);
     return n;
@@ -579,6 +617,10 @@ static int download_once(struct pull *p, const struct hub_file *f, int fd, uint6
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &d);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, dl_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &d);
+    d.window_t0_s = vt_monotonic_s();
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, dl_pace);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &d);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     if (*have) {
         snprintf(range, sizeof(range), "%llu-", (unsigned long long)*have);
         curl_easy_setopt(c, CURLOPT_RANGE, range);
@@ -708,6 +750,12 @@ again:
             goto out; /* rc holds the last attempt's error */
         if (attempt > 1)
             backoff(attempt - 1);
+        if (attempt > 1 && vt_monotonic_s() - p->t0_s > p->deadline_s) {
+            rc = vt_err(p->err, p->errlen, VT_EIO,
+                        "'%s': the pull took longer than its deadline of %.0f s", f->path,
+                        p->deadline_s);
+            goto out;
+        }
         rc = download_once(p, f, fd, &have, &transient);
         if (rc && !transient)
             goto out;
@@ -898,6 +946,10 @@ int vt_hub_pull(const char *lib_dir, const char *name, const struct vt_hub_opts 
     p->o = opts;
     p->err = err;
     p->errlen = errlen;
+    p->deadline_s = opts && opts->deadline_s > 0 ? opts->deadline_s : VT_HUB_DEADLINE_S;
+    p->min_rate = opts && opts->min_rate > 0 ? opts->min_rate : VT_HUB_MIN_RATE;
+    p->rate_window_s = opts && opts->rate_window_s > 0 ? opts->rate_window_s : VT_HUB_RATE_WINDOW_S;
+    p->t0_s = vt_monotonic_s();
     rc = vt_models_name(name, p->repo, sizeof(p->repo), p->folder, sizeof(p->folder), err, errlen);
     if (rc)
         goto out;

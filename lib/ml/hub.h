@@ -35,7 +35,18 @@ struct vt_hub_opts {
     /* An informational line ("resuming 'x' at N bytes"), without newline. */
     void (*note)(void *user, const char *msg);
     void *user;
+    /* A hub that drips costs a bounded time: the whole pull is abandoned past deadline_s
+     * (0: VT_HUB_DEADLINE_S), and a transfer that receives less than min_rate bytes a
+     * second over any rate_window_s (0: VT_HUB_MIN_RATE, VT_HUB_RATE_WINDOW_S) too, each
+     * with its reason; neither is retried. */
+    double deadline_s;
+    double min_rate;
+    double rate_window_s;
 };
+
+#define VT_HUB_DEADLINE_S    (6 * 3600.0) /* the 2 GiB cap at 100 kB/s */
+#define VT_HUB_MIN_RATE      10000.0      /* bytes a second: a 50 MiB file within 90 min */
+#define VT_HUB_RATE_WINDOW_S 30.0
 
 struct vt_hub_result {
     char repo[256];

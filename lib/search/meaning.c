@@ -6,6 +6,7 @@
  * chunk, the cue inside it that is nearest to the query; for a frame, its shot. Then
  * vt_search itself: words (search.c), meaning, pictures (visual.c), fused by rank.
  */
+#include "base/http.h"
 #include "base/util.h"
 #include "core/library.h"
 #include "ml/embed.h"
@@ -364,12 +365,18 @@ int vt_search(struct vt_library *lib, const char *query, size_t query_len,
     if (o.mode != VT_SEARCH_WORDS) {
         struct vt_query q;
         char verr[512] = "";
+        /* one budget for the query's embedding, however many requests and retries it takes
+         * (a server that never answers costs this, not 3 x 60 s) */
+        double budget_s = o.embed_budget_s > 0 ? o.embed_budget_s : VT_SEARCH_EMBED_BUDGET_S;
+        double outer = vt_http_deadline_set(vt_monotonic_s() + budget_s);
+
         vt_query_parse(query ? query : "", query ? query_len : 0, &q);
         int rm = vt_search_meaning(lib, &q, &o, o.limit, &mh, &nm, &wi.floors[0], err, sizeof(err));
         /* pictures too, when the frame model embeds words (a joint text-image model) */
         int rv =
             vt_search_visual(lib, &q, &o, o.limit, &vh, &nv, &wi.floors[1], verr, sizeof(verr));
         vt_query_release(&q);
+        vt_http_deadline_set(outer);
         if (rm && o.mode == VT_SEARCH_MEANING && rv) {
             vt_hits_free(vh, nv);
             return vt_lib_fail(lib, rm < 0 ? rm : VT_EINVAL, "search by meaning: %s", err);

@@ -55,9 +55,37 @@ static void pull_note(void *user, const char *msg)
     cli_info("%s", msg);
 }
 
+/* --deadline S (1 s to 30 days), --min-rate BYTES a second (0 to 1 GB/s: 0 takes any
+ * but a window without a byte), --rate-window S (1 s to 1 h) into o: 0, or -1 after the usage
+ * error. */
+static int pace_opt(struct cli_opt *g, int c, struct vt_hub_opts *o)
+{
+    char *end;
+    double v = strtod(optarg, &end);
+    double lo = c == 'm' ? 0 : 1, hi = c == 'd' ? 30 * 86400.0 : c == 'm' ? 1e9 : 3600;
+
+    if (end == optarg || *end || !(v >= lo && v <= hi)) {
+        cli_opt_bad_value(g, c,
+                          c == 'd'   ? "seconds, 1 to 2592000"
+                          : c == 'm' ? "bytes a second, 0 to 1000000000"
+                                     : "seconds, 1 to 3600");
+        return -1;
+    }
+    if (c == 'd')
+        o->deadline_s = v;
+    else if (c == 'm')
+        o->min_rate = v > 0 ? v : 1e-9; /* 0 is the default's mark: any byte will do */
+    else
+        o->rate_window_s = v;
+    return 0;
+}
+
 int cmd_models_pull(int argc, char **argv)
 {
     static const struct option longs[] = {{"revision", required_argument, NULL, 'r'},
+                                          {"deadline", required_argument, NULL, 'd'},
+                                          {"min-rate", required_argument, NULL, 'm'},
+                                          {"rate-window", required_argument, NULL, 'w'},
                                           {NULL, 0, NULL, 0}};
     struct cli_opt g;
     struct vt_hub_opts o = {0};
@@ -74,6 +102,8 @@ int cmd_models_pull(int argc, char **argv)
             return EXIT_USAGE;
         if (c == 'r')
             o.revision = optarg;
+        if ((c == 'd' || c == 'm' || c == 'w') && pace_opt(&g, c, &o))
+            return EXIT_USAGE;
     }
     if (argc - optind != 2 || strcmp(argv[optind], "pull"))
         return cli_usage_error("models", "'models pull' takes one model name");

@@ -84,7 +84,8 @@ static const struct cli_cmd commands[] = {
      "[--bind ADDR] [--port N] [--read-only] [--token-file F] [--max-per-ip N] "
      "[--max-connections N] [--head-timeout S] [--deadline S] [--idle-timeout S]",
      "the web application: pages, JSON API and media over HTTP (docs/API.md)"},
-    {"models", cmd_models_any, "[pull NAME [--revision REV] | rm NAME...]",
+    {"models", cmd_models_any,
+     "[pull NAME [--revision REV] [--deadline S] [--min-rate B] [--rate-window S] | rm NAME...]",
      "models for search by meaning: what is configured and pulled; pull or remove one"},
     {"config", cmd_config, "[get KEY | set KEY VALUE | unset KEY]",
      "the library's settings: embedding and transcription backends, models, servers"},

@@ -3,7 +3,8 @@
  * closes a quiet connection, but a client trickling a header line now and then is never
  * quiet: a reaper thread looks at every open connection a few times a second and cuts one
  * whose request is late (408), and near the budget it sheds the connections that wait
- * longest for a request (503) so that a new client always finds room.
+ * longest for a request (503) so that a new client always finds room. A request refused
+ * for its framing or size is answered the same way, on the socket, and shut down.
  */
 #include "base/util.h"
 #include "web/web_http.h"
@@ -61,7 +62,7 @@ static struct {
     int reaper_started, reaper_stop;
     struct conn *conns;
     size_t n_conns, n_cut;
-    unsigned long n_timed_out, n_shed; /* for the log line at exit */
+    unsigned long n_timed_out, n_shed, n_refused; /* for the log line at exit */
 } srv;
 
 static struct conn *conn_of(struct MHD_Connection *c)
@@ -346,6 +347,42 @@ void web_conns_stop(void)
     if (srv.n_timed_out || srv.n_shed)
         fprintf(stderr, "vidtheque: %lu request(s) timed out, %lu connection(s) shed\n",
                 srv.n_timed_out, srv.n_shed);
+    if (srv.n_refused)
+        fprintf(stderr, "vidtheque: %lu request(s) refused for their framing or size\n",
+                srv.n_refused);
+}
+
+/*
+ * Refuses the request whose handler runs: the answer written on the socket, then the
+ * connection shut down (RFC 9112 6.3: after a framing error nothing more of it can be
+ * read as a request). Written by us rather than queued, since MHD queues nothing in the
+ * middle of a body; no response of MHD's has begun, as the handler has queued none.
+ */
+enum MHD_Result web_conn_refuse(struct MHD_Connection *c, const char *status, const char *code,
+                                const char *msg)
+{
+    struct conn *k = conn_of(c);
+    struct canned reply;
+
+    canned_init(&reply, status, code, msg);
+    if (!k) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+        if (ci) {
+            (void)send(ci->connect_fd, reply.text, reply.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+            shutdown(ci->connect_fd, SHUT_RDWR);
+        }
+        return MHD_NO;
+    }
+    pthread_mutex_lock(&srv.conns_lock);
+    if (!k->cut) {
+        k->state = CONN_BUSY; /* the reply is sent whatever the state */
+        conn_cut_locked(k, &reply);
+        srv.n_refused++;
+    }
+    pthread_mutex_unlock(&srv.conns_lock);
+    return MHD_NO;
 }
 
 /* The response is sent (or the request abandoned): idle until the next request's first byte. */

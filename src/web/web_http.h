@@ -4,9 +4,11 @@
  * receives each request and dispatches it through its table to web_write.c (the routes
  * that change the library), web_api.c (the JSON API), web_media.c (media and frame
  * files) or a page (web.h); those answer through web_respond.c; web_session.c (sign-in,
- * tokens, forms), web_jobs.c (the indexing thread), web_conn.c (deadlines and the
- * connection budget), web_state.c (the settings, each thread's library handle) and
- * web_log.c (the server's stderr) are below them. A file calls only files below it.
+ * tokens, forms), web_jobs.c (the indexing thread), web_slow.c (the search threads),
+ * web_conn.c (deadlines, the connection budget, refusals written on the socket),
+ * web_state.c (the settings, each thread's library handle) and web_log.c (the server's
+ * stderr) are below them; web_frame.c (framing rules) stands apart, without
+ * libmicrohttpd. A file calls only files below it.
  */
 #ifndef VT_WEB_HTTP_H
 #define VT_WEB_HTTP_H
@@ -59,6 +61,15 @@ struct web_req {
 };
 
 /* ---- responses (web_respond.c) ---- */
+
+/* A response held instead of queued (a route run off the pool thread, web_slow.c). */
+struct web_held {
+    unsigned status;
+    struct MHD_Response *r; /* NULL: none was made */
+};
+/* From now on this thread's web_queue holds its response in h (the last one made wins)
+ * instead of queueing it, until called with NULL. h is borrowed until then. */
+void web_hold_responses(struct web_held *h);
 
 /* Every response goes through here: the security headers, then queued; r is destroyed. */
 enum MHD_Result web_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r);
@@ -146,6 +157,28 @@ int web_conn_busy(struct MHD_Connection *c, double *elapsed_s);
 enum MHD_Result web_conn_wants_body(struct MHD_Connection *c);
 /* The response is sent: idle until the next request's first byte. */
 void web_conn_idle(struct MHD_Connection *c);
+/* Refuses the request being handled: "STATUS" (e.g. "400 Bad Request") with a JSON error
+ * of code and msg (no quote or backslash in either) written on the socket, which is then
+ * shut down whatever was read of the body. Returns MHD_NO, for the handler to return. */
+enum MHD_Result web_conn_refuse(struct MHD_Connection *c, const char *status, const char *code,
+                                const char *msg);
+
+/* ---- routes that may wait on a slow dependency, off the pool (web_slow.c) ---- */
+
+struct web_slow_job;
+/* Starts the search threads: 0, or -1 after printing why. */
+int web_slow_start(void);
+/* Answers what waits with 503, lets the running ones finish, joins the threads; called
+ * before the daemon stops (no connection may stay suspended). */
+void web_slow_stop(void);
+/* Runs fn(r) on a search thread, the connection suspended meanwhile: MHD_YES with the job
+ * in *jobp (the request's own, freed by web_slow_job_free), or an answer queued at once
+ * (503: the queue is full or the server is stopping) with *jobp untouched. */
+enum MHD_Result web_slow_run(enum MHD_Result (*fn)(const struct web_req *r),
+                             const struct web_req *r, struct web_slow_job **jobp);
+/* The handler, called again once the job resumed the connection: queues its response. */
+enum MHD_Result web_slow_answer(struct MHD_Connection *c, struct web_slow_job *job);
+void web_slow_job_free(struct web_slow_job *job);
 
 /* ---- the routes (web_write.c, web_api.c, web_media.c) ---- */
 

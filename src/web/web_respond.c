@@ -11,6 +11,13 @@
 #include <string.h>
 #include <strings.h>
 
+static __thread struct web_held *tl_held;
+
+void web_hold_responses(struct web_held *h)
+{
+    tl_held = h;
+}
+
 enum MHD_Result web_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
 {
     enum MHD_Result ret;
@@ -26,6 +33,13 @@ enum MHD_Result web_queue(struct MHD_Connection *c, unsigned status, struct MHD_
     MHD_add_response_header(r, "X-Frame-Options", "DENY");
     if (status == 503) /* busy or the database out of reach: both pass within seconds */
         MHD_add_response_header(r, "Retry-After", "5");
+    if (tl_held) {
+        if (tl_held->r)
+            MHD_destroy_response(tl_held->r);
+        tl_held->status = status;
+        tl_held->r = r;
+        return MHD_YES;
+    }
     ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;

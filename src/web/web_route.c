@@ -6,6 +6,7 @@
  * JSON API (web_api.c), the files (web_media.c) or a route that writes (web_write.c).
  */
 #include "base/util.h"
+#include "web/web_frame.h"
 #include "web/web_http.h"
 
 #include <stdio.h>
@@ -19,6 +20,7 @@ enum {
 /* One request: its body, gathered over several calls of the handler. */
 struct req {
     struct vt_sb body;
+    struct web_slow_job *slow; /* handed to a search thread (web_slow.c) */
 };
 
 /* ---- the pages (web.h) ---- */
@@ -85,6 +87,8 @@ enum {
     R_SIGNED = 1 << 4, /* signed in (or the bearer token) only, else a redirect to /login */
     R_FORM = 1 << 5,   /* a form that writes: url-encoded (415), and web_form_auth (403) */
     R_LIB = 1 << 6,    /* a write route that reads the library: its handle opened first */
+    R_SLOW = 1 << 7,   /* may wait on a model server: run off the pool (web_slow.c) */
+    R_SLOW_Q = 1 << 8, /* the same when the query string has a non-empty q (a search) */
 };
 
 struct route {
@@ -119,11 +123,11 @@ static const struct route routes[] = {
     {"/", R_GET, get_library},
     {"/v/{id}/frames/{n}/similar", R_GET, get_similar},
     {"/api/videos/{id}/frames/{n}/similar", R_GET, web_api_similar},
-    {"/v/*", R_GET, get_video},
-    {"/search", R_GET, get_search},
+    {"/v/*", R_GET | R_SLOW_Q, get_video},
+    {"/search", R_GET | R_SLOW, get_search},
     {"/media/*", R_GET, web_get_media},
     {"/api/videos", R_GET, web_api_videos},
-    {"/api/search", R_GET, web_api_search},
+    {"/api/search", R_GET | R_SLOW, web_api_search},
     {"/api/videos/*", R_GET, web_api_video},
     {"/api/videos/{vid}/frames/*", R_GET, web_get_frame},
     {"/api/videos/{id}/captions.vtt", R_GET, web_api_captions},
@@ -248,8 +252,20 @@ static int route_write(struct web_req *r, enum MHD_Result *ret)
     return 1;
 }
 
-/* The read routes, after the files of web/: the first that matches answers. */
-static enum MHD_Result route_read(struct web_req *r)
+/* Whether rt, asked as r is, may wait on a model server (web_slow.c). */
+static int is_slow(const struct route *rt, const struct web_req *r)
+{
+    const char *q;
+
+    if (rt->flags & R_SLOW)
+        return 1;
+    q = rt->flags & R_SLOW_Q ? arg(r, "q") : NULL;
+    return q && *q;
+}
+
+/* The read routes, after the files of web/: the first that matches answers (a slow one on
+ * a search thread, its job into *slow). */
+static enum MHD_Result route_read(struct web_req *r, struct web_slow_job **slow)
 {
     struct web_file file;
 
@@ -263,12 +279,12 @@ static enum MHD_Result route_read(struct web_req *r)
         return web_send_error(r->c, r->api, 500, "internal", "the library cannot be opened");
     for (size_t i = 0; i < VT_ARRAY_LEN(routes); i++)
         if (!(routes[i].flags & R_WRITE) && match(routes[i].pattern, r->url, r))
-            return routes[i].fn(r);
+            return is_slow(&routes[i], r) ? web_slow_run(routes[i].fn, r, slow) : routes[i].fn(r);
     return web_send_error(r->c, r->api, 404, "not_found", "nothing here");
 }
 
 static enum MHD_Result route(struct MHD_Connection *c, const char *url, const char *method,
-                             const struct req *rq)
+                             struct req *rq)
 {
     struct web_req r = {.c = c, .url = url, .method = method, .body = &rq->body};
     struct web_ctx *ctx = web_req_ctx();
@@ -283,10 +299,45 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
                               "this server answers to 127.0.0.1, localhost or [::1] only");
     if (!web_opts()->read_only && route_write(&r, &ret))
         return ret;
-    return route_read(&r);
+    return route_read(&r, &rq->slow);
 }
 
 /* ---- receiving requests ---- */
+
+static enum MHD_Result frame_field(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   size_t key_size, const char *value, size_t value_size)
+{
+    web_frame_field(cls, key, key_size, value, value_size);
+    return MHD_YES;
+}
+
+/*
+ * The request's head against RFC 9112's framing rules (web_frame.c), before its body is
+ * read or it is answered: -1 after refusing it (the connection then closes), else 0.
+ */
+static int check_framing(struct MHD_Connection *c, const char *version)
+{
+    static const char *const status_line[] = {"400 Bad Request", "413 Content Too Large",
+                                              "501 Not Implemented"};
+    struct web_frame f;
+    const char *why;
+    int status;
+
+    web_frame_init(&f);
+    MHD_get_connection_values_n(c, MHD_HEADER_KIND, frame_field, &f);
+    status = web_frame_verdict(&f, strcmp(version, MHD_HTTP_VERSION_1_0) != 0, MAX_BODY, &why);
+    if (!status)
+        return 0;
+    web_conn_refuse(c,
+                    status_line[status == 413   ? 1
+                                : status == 501 ? 2
+                                                : 0],
+                    status == 413   ? "too_large"
+                    : status == 501 ? "not_implemented"
+                                    : "bad_framing",
+                    why);
+    return -1;
+}
 
 enum MHD_Result web_handler(void *cls, struct MHD_Connection *c, const char *url,
                             const char *method, const char *version, const char *upload_data,
@@ -295,6 +346,8 @@ enum MHD_Result web_handler(void *cls, struct MHD_Connection *c, const char *url
     struct req *rq = *con_cls;
     double elapsed_s;
 
+    if (rq && rq->slow) /* called again once the search thread has answered */
+        return web_slow_answer(c, rq->slow);
     web_req_ctx_reset(); /* no page of this request shows what the last one's session had */
     if (web_conn_busy(c, &elapsed_s))
         return MHD_NO;
@@ -303,21 +356,19 @@ enum MHD_Result web_handler(void *cls, struct MHD_Connection *c, const char *url
         return web_send_error(c, 1, MHD_HTTP_REQUEST_TIMEOUT, "timeout",
                               "the request took too long to arrive");
     if (!rq) {
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-
         rq = calloc(1, sizeof(*rq));
         if (!rq)
             abort();
         *con_cls = rq;
-        if (cl && strtoull(cl, NULL, 10) > MAX_BODY)
-            return web_send_error(c, 1, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
-                                  "the request body is too large");
+        if (check_framing(c, version))
+            return MHD_NO;
         return web_conn_wants_body(c);
     }
     if (*upload_data_size) {
+        /* a chunked body has no length to refuse it by before it comes */
         if (rq->body.len + *upload_data_size > MAX_BODY)
-            return web_send_error(c, 1, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
-                                  "the request body is too large");
+            return web_conn_refuse(c, "413 Content Too Large", "too_large",
+                                   "the request body is too large");
         vt_sb_add(&rq->body, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return web_conn_wants_body(c);
@@ -333,6 +384,7 @@ void web_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     struct req *rq = *con_cls;
 
     if (rq) {
+        web_slow_job_free(rq->slow);
         vt_sb_release(&rq->body);
         free(rq);
         *con_cls = NULL;

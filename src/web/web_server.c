@@ -52,7 +52,8 @@ static int parse_bind(const struct web_opts *opts, struct sockaddr_in *sa4,
 
 static struct MHD_Daemon *start_daemon(const struct web_opts *opts, struct sockaddr *sa, int ipv6)
 {
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (ipv6 ? MHD_USE_IPv6 : 0);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
+                     (ipv6 ? MHD_USE_IPv6 : 0);
 
     return MHD_start_daemon(
         flags, 0, NULL, NULL, web_handler, NULL, MHD_OPTION_SOCK_ADDR, sa,
@@ -79,6 +80,7 @@ static void serve_until_signal(struct MHD_Daemon *d, const struct web_opts *opts
     while (sigwait(set, &sig))
         ;
     fprintf(stderr, "vidtheque: %s: stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    web_slow_stop(); /* no connection may stay suspended when the daemon stops */
     MHD_stop_daemon(d);
     web_libs_close();
 }
@@ -106,7 +108,7 @@ int web_serve(const struct web_opts *opts)
 
     if (!opts->read_only && web_jobs_start(opts->library_dir))
         return -1;
-    if (web_conns_start())
+    if (web_conns_start() || web_slow_start())
         goto stop;
     d = start_daemon(opts, ipv6 ? (struct sockaddr *)&sa6 : (struct sockaddr *)&sa4, ipv6);
     if (!d) {
@@ -117,6 +119,7 @@ int web_serve(const struct web_opts *opts)
     serve_until_signal(d, opts, ipv6, &set);
 
 stop:
+    web_slow_stop();
     web_conns_stop();
     if (!opts->read_only)
         web_jobs_stop();

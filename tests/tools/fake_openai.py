@@ -48,6 +48,8 @@ found); badtimes (transcription: the last word ends 60 s after the audio); segwo
 no top-level "words"); nowords (transcription: segments only); 429 (429 with
 Retry-After: 1 once, then ok); huge (a 5 MB JSON answer).
 
+--arrivals-file A gets one line "POST PATH" per request as it arrives (before any mode's
+delay: a test counts the requests a client made to a server that never answers).
 --dump-dir D keeps the last audio received as D/last.wav, the last image as D/last.jpg.
 With --api-key, a request without "Authorization: Bearer K" gets 401.
 --delay-ms adds a fixed delay to every transcription request; --stats-file gets, after
@@ -213,6 +215,9 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(n) if n else b""
         with LOCK:
             STATE["requests"] += 1
+            if ARGS.arrivals_file:
+                with open(ARGS.arrivals_file, "a") as f:
+                    f.write("POST %s\n" % self.path)
             if STATE["active"] == 0:
                 STATE["busy_since"] = t0
             STATE["active"] += 1
@@ -404,6 +409,7 @@ def main():
     ap.add_argument("--api-key")
     ap.add_argument("--dump-dir")
     ap.add_argument("--received-file")
+    ap.add_argument("--arrivals-file")
     ARGS = ap.parse_args()
     if ARGS.vectors:
         VECTORS.update(json.load(open(ARGS.vectors)))

@@ -18,6 +18,7 @@ test switches misbehaviours without restarting it:
   redirect-ftp  LFS files are redirected to an ftp:// URL
   redirect-localhost  LFS files are redirected to http://localhost:PORT/cdn/<sha256>
                 (another host name, as a CDN is)
+  drip          file bodies come 120 bytes every 0.1 s (1,200 bytes a second)
   500           file requests get HTTP 500
   private       the API and resolve URLs answer 401 without "Authorization: Bearer
                 secret-token"; a request to /cdn/ that carries it is answered 400
@@ -31,6 +32,7 @@ import json
 import os
 import socketserver
 import threading
+import time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--repo", required=True)
@@ -180,6 +182,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with lock:
                 drop = key not in served
                 served.add(key)
+        if "drip" in m:
+            try:
+                for i in range(0, len(body), 120):
+                    self.wfile.write(body[i : i + 120])
+                    self.wfile.flush()
+                    time.sleep(0.1)
+            except OSError:
+                pass  # the client gave up
+            self.close_connection = True
+            return
         if drop and len(body) > 1:
             self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()
