@@ -281,6 +281,7 @@ static json_t *chapters_json(const struct vt_store_chapter *chapters, size_t n)
         json_object_set_new(c, "end_s", seconds(chapters[i].end_s));
         json_object_set_new(c, "title", str_or_null(chapters[i].title));
         json_object_set_new(c, "source", str_or_null(chapters[i].source));
+        json_object_set_new(c, "made", json_string(vt_chapters_made(chapters[i].source)));
         json_array_append_new(a, c);
     }
     return a;
@@ -375,8 +376,8 @@ static json_t *stored_json(const struct vt_video_rec *v, const struct doc_parts 
     json_object_set_new(s, "chapters_source",
                         json_string(d->n_chapters && d->chapters[0].source ? d->chapters[0].source
                                     : v->source_kind && strcmp(v->source_kind, "file")
-                                        ? "source metadata"
-                                        : "container"));
+                                        ? VT_CHAPTERS_SOURCE_META
+                                        : VT_CHAPTERS_CONTAINER));
     return s;
 }
 
