@@ -585,6 +585,18 @@ int vt_frame_at(struct vt_library *lib, const char *id, double t_s, int *frame)
     return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
 }
 
+int vt_storyboard(struct vt_library *lib, const char *id, struct vt_board_frame **out, size_t *n)
+{
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    if (!vt_id_valid(id))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
+    rc = vt_store_storyboard(lib->store, id, out, n);
+    return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+}
+
 int vt_frame_kept(struct vt_library *lib, const char *id, int idx, int *kept)
 {
     int rc;

@@ -321,6 +321,11 @@ int vt_store_frame_at(struct vt_store *s, const char *id, double t_s, int *frame
  * index, -1 when there is no such frame or it has no image. */
 int vt_store_frame_kept(struct vt_store *s, const char *id, int idx, int *kept);
 
+/* The kept frames that show the video, one item per frame (a duplicate names the frame it
+ * repeats) in time order, each from when it shows (its shot's start for a shot's first
+ * frame, else its own time): a storyboard (struct vt_board_frame: vidtheque.h). */
+int vt_store_storyboard(struct vt_store *s, const char *id, struct vt_board_frame **out, size_t *n);
+
 /* A page of the library's listing (store_cards.c): one query, no video's outputs read. */
 enum vt_store_card_sort { VT_CARDS_ADDED, VT_CARDS_NEWEST, VT_CARDS_TITLE, VT_CARDS_DURATION };
 struct vt_store_cards_query {
