@@ -108,10 +108,10 @@
     var p = player.play();
     if (p && p.catch) p.catch(function () {});
   });
-  // the keyboard: a chapter's preview on focus
+  // the keyboard: a chapter's preview on focus (not the focus a click or a tap gives)
   bar.addEventListener('focusin', function (e) {
     var a = e.target.closest ? e.target.closest('a.chap') : null;
-    if (!a) return;
+    if (!a || (a.matches && !a.matches(':focus-visible'))) return;
     load();
     preview(num(a, 'data-t'));
   });
