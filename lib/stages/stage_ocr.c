@@ -26,7 +26,6 @@ struct ocr_result {
     size_t n;
     struct vt_chapter *chapters; /* from the slides' titles */
     size_t n_chapters;
-    int source_chapters; /* the source (or container) gave chapters: they win */
 };
 
 /* Whether the video's stored chapters came from its source or container (not from the
@@ -112,8 +111,8 @@ static int ocr_run(struct vt_stage_ctx *c)
         free(paths[i]);
     free(paths);
     if (!rc)
-        rc = r->source_chapters = has_source_chapters(c->lib->store, c->video->id);
-    if (rc > 0) {
+        rc = has_source_chapters(c->lib->store, c->video->id);
+    if (rc > 0) { /* the source's (or the container's) chapters win */
         len = strlen(c->model);
         snprintf(c->model + len, sizeof(c->model) - len, "; chapters from the source");
         rc = 0;
