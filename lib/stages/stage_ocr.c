@@ -151,6 +151,13 @@ static int ocr_clear(struct vt_stage_ctx *c)
     return rc ? rc : save_chapters(c, NULL, 0);
 }
 
+/* keyframe's rows are being replaced: the lines name its frames and go with them; the
+ * slides' chapters (times, not frames) stay until ocr's own commit replaces them */
+static int ocr_clear_of(struct vt_stage_ctx *c, enum vt_stage_id in)
+{
+    return vt_store_ocr_clear(c->lib->store, c->video->id);
+}
+
 static void ocr_release(struct vt_stage_ctx *c)
 {
     struct ocr_result *r = c->result;
@@ -172,5 +179,6 @@ const struct vt_stage_def vt_stage_ocr = {
     .run = ocr_run,
     .save = ocr_save,
     .clear = ocr_clear,
+    .clear_of = ocr_clear_of,
     .release = ocr_release,
 };
