@@ -276,6 +276,14 @@ void vt_video_card_release(struct vt_video_card *card);
  * a duplicate standing for the frame it repeats, else the nearest): *frame gets its index,
  * -1 when the video has none. */
 int vt_frame_at(struct vt_library *lib, const char *id, double t_s, int *frame);
+/* A storyboard of the video, for previews on a seek bar: its kept frames in time order,
+ * each shown from start_s until the next one's (a duplicate names the frame it repeats).
+ * *out is caller-freed with free(); none when the video has no kept frame. */
+struct vt_board_frame {
+    double start_s;
+    int frame; /* a kept frame with an image (its small version: ?size=small) */
+};
+int vt_storyboard(struct vt_library *lib, const char *id, struct vt_board_frame **out, size_t *n);
 /* The cue said at t_s (the last that starts at or before it): *cue gets its index, -1 when
  * none does. */
 int vt_cue_at(struct vt_library *lib, const char *id, double t_s, long long *cue);

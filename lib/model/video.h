@@ -44,4 +44,15 @@ struct vt_chapter {
     char *title; /* owned; may be NULL */
 };
 
+/* Where a video's stored chapters come from (the chapters table's source): the source's
+ * own list (ytinfo.c), the container's (media.c), or the slides' titles (the ocr stage,
+ * text/slide_chapters.h) when neither gave any. */
+#define VT_CHAPTERS_SOURCE_META "source metadata"
+#define VT_CHAPTERS_CONTAINER   "container"
+#define VT_CHAPTERS_SLIDES      "slides"
+
+/* How chapters of that source were made, for the export and the pages: "slides" for
+ * VT_CHAPTERS_SLIDES, else "source" (video_state.c). */
+const char *vt_chapters_made(const char *source);
+
 #endif

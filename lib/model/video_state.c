@@ -56,3 +56,8 @@ int vt_data_status_parse(const char *name, enum vt_data_status *s)
     *s = (enum vt_data_status)i;
     return 0;
 }
+
+const char *vt_chapters_made(const char *source)
+{
+    return source && !strcmp(source, VT_CHAPTERS_SLIDES) ? "slides" : "source";
+}

@@ -281,6 +281,7 @@ static json_t *chapters_json(const struct vt_store_chapter *chapters, size_t n)
         json_object_set_new(c, "end_s", seconds(chapters[i].end_s));
         json_object_set_new(c, "title", str_or_null(chapters[i].title));
         json_object_set_new(c, "source", str_or_null(chapters[i].source));
+        json_object_set_new(c, "made", json_string(vt_chapters_made(chapters[i].source)));
         json_array_append_new(a, c);
     }
     return a;
@@ -375,8 +376,8 @@ static json_t *stored_json(const struct vt_video_rec *v, const struct doc_parts 
     json_object_set_new(s, "chapters_source",
                         json_string(d->n_chapters && d->chapters[0].source ? d->chapters[0].source
                                     : v->source_kind && strcmp(v->source_kind, "file")
-                                        ? "source metadata"
-                                        : "container"));
+                                        ? VT_CHAPTERS_SOURCE_META
+                                        : VT_CHAPTERS_CONTAINER));
     return s;
 }
 
@@ -581,6 +582,18 @@ int vt_frame_at(struct vt_library *lib, const char *id, double t_s, int *frame)
     if (!vt_id_valid(id))
         return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
     rc = vt_store_frame_at(lib->store, id, t_s, frame);
+    return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
+}
+
+int vt_storyboard(struct vt_library *lib, const char *id, struct vt_board_frame **out, size_t *n)
+{
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    if (!vt_id_valid(id))
+        return vt_lib_fail(lib, VT_EINVAL, "'%s': not a video id", id);
+    rc = vt_store_storyboard(lib->store, id, out, n);
     return rc ? vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store)) : 0;
 }
 

@@ -129,6 +129,30 @@ out:
     return rc;
 }
 
+/* The source's chapter list, else the container's; when neither has any, chapters the
+ * slides made (the ocr stage's) stay until ocr replaces them. */
+static int save_chapters(struct vt_stage_ctx *c, const struct fetch_result *r)
+{
+    struct vt_store_chapter *old = NULL;
+    size_t n_old = 0;
+    int rc;
+
+    if (r->n_chapters)
+        return vt_store_chapters_replace(c->lib->store, c->video->id, r->chapters, r->n_chapters,
+                                         VT_CHAPTERS_SOURCE_META);
+    if (!r->probe.n_chapters) {
+        int slides;
+
+        rc = vt_store_chapters(c->lib->store, c->video->id, &old, &n_old);
+        slides = !rc && n_old && old[0].source && !strcmp(old[0].source, VT_CHAPTERS_SLIDES);
+        vt_store_chapters_free(old, n_old);
+        if (rc || slides)
+            return rc;
+    }
+    return vt_store_chapters_replace(c->lib->store, c->video->id, r->probe.chapters,
+                                     r->probe.n_chapters, VT_CHAPTERS_CONTAINER);
+}
+
 static int fetch_save(struct vt_stage_ctx *c)
 {
     struct fetch_result *r = c->result;
@@ -136,13 +160,8 @@ static int fetch_save(struct vt_stage_ctx *c)
 
     if (!rc && c->video->source_kind && strcmp(c->video->source_kind, "file"))
         rc = vt_store_video_update_source(c->lib->store, &r->v);
-    /* the source's chapter list, else the container's */
-    if (!rc && r->n_chapters)
-        rc = vt_store_chapters_replace(c->lib->store, c->video->id, r->chapters, r->n_chapters,
-                                       "source metadata");
-    else if (!rc)
-        rc = vt_store_chapters_replace(c->lib->store, c->video->id, r->probe.chapters,
-                                       r->probe.n_chapters, "container");
+    if (!rc)
+        rc = save_chapters(c, r);
     if (!rc)
         rc = vt_store_title_docs_refresh(c->lib->store, c->video->id);
     return rc;

@@ -327,6 +327,11 @@ int vt_store_poster_set(struct vt_store *s, const char *id, int frame, int *ok);
 /* The poster chosen for the video: *frame gets it, -1 when none was chosen. */
 int vt_store_poster_get(struct vt_store *s, const char *id, int *frame);
 
+/* The kept frames that show the video, one item per frame (a duplicate names the frame it
+ * repeats) in time order, each from when it shows (its shot's start for a shot's first
+ * frame, else its own time): a storyboard (struct vt_board_frame: vidtheque.h). */
+int vt_store_storyboard(struct vt_store *s, const char *id, struct vt_board_frame **out, size_t *n);
+
 /* A page of the library's listing (store_cards.c): one query, no video's outputs read. */
 enum vt_store_card_sort { VT_CARDS_ADDED, VT_CARDS_NEWEST, VT_CARDS_TITLE, VT_CARDS_DURATION };
 struct vt_store_cards_query {

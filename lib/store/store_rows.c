@@ -668,6 +668,30 @@ int vt_store_frame_at(struct vt_store *s, const char *id, double t_s, int *frame
     return rc;
 }
 
+static void read_board(struct db_stmt *st, void *item)
+{
+    struct vt_board_frame *b = item;
+
+    b->frame = db_col_int(st, 0);
+    /* the first frame of its shot shows it from the shot's start, as vt_store_frame_at */
+    b->start_s = db_col_int(st, 3) ? db_col_double(st, 2) : db_col_double(st, 1);
+}
+
+int vt_store_storyboard(struct vt_store *s, const char *id, struct vt_board_frame **out, size_t *n)
+{
+    return store_read_array(
+        s,
+        "SELECT coalesce(f.duplicate_of, f.idx), f.t_s, sh.start_s,"
+        " CASE WHEN f.idx = (SELECT min(e.idx) FROM frames e WHERE e.video_id = f.video_id"
+        " AND e.shot = f.shot) THEN 1 ELSE 0 END"
+        " FROM frames f"
+        " JOIN shots sh ON sh.video_id = f.video_id AND sh.idx = f.shot"
+        " JOIN frames g ON g.video_id = f.video_id AND g.idx = coalesce(f.duplicate_of, f.idx)"
+        " WHERE f.video_id = ? AND g.path IS NOT NULL AND g.duplicate_of IS NULL"
+        " ORDER BY f.idx",
+        "read the storyboard", sizeof(**out), read_board, NULL, (void **)out, n, "s", id);
+}
+
 int vt_store_cue_at(struct vt_store *s, const char *id, double t_s, int64_t *cue)
 {
     struct db_stmt *st;

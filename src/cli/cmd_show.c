@@ -206,6 +206,29 @@ static void render_shots(const json_t *doc)
     printf("%zu shot(s).\n", json_array_size(json_object_get(doc, "shots")));
 }
 
+/* The chapters, each with its span, title and how it was made (nothing when none). */
+static void render_chapters(const json_t *doc)
+{
+    const json_t *chapters = json_object_get(doc, "chapters"), *v;
+    size_t i;
+    char a[32], b[32];
+
+    if (!json_array_size(chapters))
+        return;
+    fputs("\nChapters\n", stdout);
+    json_array_foreach(chapters, i, v)
+    {
+        fmt_t(a, sizeof(a), jnum(v, "start_s"));
+        fmt_t(b, sizeof(b), jnum(v, "end_s"));
+        printf("  %s to %s  ", a, b);
+        put_safe(jstr(v, "title") ? jstr(v, "title") : "(untitled)");
+        /* "made" is one of the export's fixed names */
+        printf("  (from the %s)\n",
+               jstr(v, "made") && !strcmp(jstr(v, "made"), "slides") ? "slides" : "source");
+    }
+    printf("%zu chapter(s).\n", json_array_size(chapters));
+}
+
 /* Footage this video shares with others (nothing when it shares none). */
 static void render_reuse(const json_t *doc)
 {
@@ -256,7 +279,8 @@ static void render_stored(const json_t *doc)
     printf("  chapters        %lld from the ",
            json_integer_value(json_object_get(stored, "chapters")));
     put_safe(jstr(stored, "chapters_source") ? jstr(stored, "chapters_source") : "container");
-    fputs(jstr(stored, "chapters_source") && strstr(jstr(stored, "chapters_source"), "metadata")
+    fputs(jstr(stored, "chapters_source") && (strstr(jstr(stored, "chapters_source"), "metadata") ||
+                                              !strcmp(jstr(stored, "chapters_source"), "slides"))
               ? "\n"
               : " metadata\n",
           stdout);
@@ -335,6 +359,7 @@ static void render(const json_t *doc)
 
     render_header(doc);
     render_shots(doc);
+    render_chapters(doc);
     render_reuse(doc);
     render_stored(doc);
     render_provenance(doc);

@@ -37,12 +37,14 @@
 VT_INCBIN(vt_web_style_css, "web/style.css");
 VT_INCBIN(vt_web_app_js, "web/app.js");
 VT_INCBIN(vt_web_video_js, "web/video.js");
+VT_INCBIN(vt_web_seekbar_js, "web/seekbar.js");
 VT_INCBIN(vt_web_library_js, "web/library.js");
 VT_INCBIN(vt_web_manage_js, "web/manage.js");
 VT_INCBIN(vt_web_favicon_ico, "web/favicon.ico");
 VT_INCBIN(vt_web_style_css_gz, VT_WEB_GZ "/style.css.gz");
 VT_INCBIN(vt_web_app_js_gz, VT_WEB_GZ "/app.js.gz");
 VT_INCBIN(vt_web_video_js_gz, VT_WEB_GZ "/video.js.gz");
+VT_INCBIN(vt_web_seekbar_js_gz, VT_WEB_GZ "/seekbar.js.gz");
 VT_INCBIN(vt_web_library_js_gz, VT_WEB_GZ "/library.js.gz");
 VT_INCBIN(vt_web_manage_js_gz, VT_WEB_GZ "/manage.js.gz");
 VT_INCBIN(vt_web_icon_svg_gz, VT_WEB_GZ "/icon.svg.gz");
@@ -75,6 +77,7 @@ static const struct {
     ASSET("/static/app.css", vt_web_style_css, "text/css; charset=utf-8"),
     ASSET("/static/app.js", vt_web_app_js, "text/javascript; charset=utf-8"),
     ASSET("/static/video.js", vt_web_video_js, "text/javascript; charset=utf-8"),
+    ASSET("/static/seekbar.js", vt_web_seekbar_js, "text/javascript; charset=utf-8"),
     ASSET("/static/library.js", vt_web_library_js, "text/javascript; charset=utf-8"),
     ASSET("/static/manage.js", vt_web_manage_js, "text/javascript; charset=utf-8"),
     ASSET("/static/icon.svg", vt_web_icon_svg, "image/svg+xml"),

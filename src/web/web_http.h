@@ -211,6 +211,8 @@ enum MHD_Result web_api_search(const struct web_req *r);
 enum MHD_Result web_api_similar(const struct web_req *r);
 enum MHD_Result web_api_captions(const struct web_req *r);
 enum MHD_Result web_api_state(const struct web_req *r);
+/* web_chapters.c: GET /api/videos/ID/storyboard */
+enum MHD_Result web_api_storyboard(const struct web_req *r);
 
 /* web_media.c: /media/ID and /api/videos/ID/frames/N.jpg */
 enum MHD_Result web_get_media(const struct web_req *r);

@@ -37,7 +37,8 @@ int web_put_frame_img(struct vt_sb *b, const char *id, const json_t *frame, cons
  * (no layout shift), loading="lazy" and decoding="async". Shown wider than half the small
  * version, a srcset offers the full frame to screens that need it. alt is escaped here.
  */
-#define WEB_SMALL_W 320 /* the keyframe stage's small width (VT_IMG_SMALL_W in lib/media/imgutil.h) */
+#define WEB_SMALL_W                                                                                \
+    320 /* the keyframe stage's small width (VT_IMG_SMALL_W in lib/media/imgutil.h) */
 struct web_thumb {
     int shown_w;       /* CSS pixels the page shows it at; 0: 160 */
     int width, height; /* the full frame's (the document's frames[].width/height); 0: 1280x720 */
@@ -77,6 +78,18 @@ void web_put_video_actions(struct vt_sb *b, const struct web_ctx *ctx, const jso
  * /v/ID/poster), or, is_poster, a word saying it is. Nothing otherwise. */
 void web_put_poster_form(struct vt_sb *b, const struct web_ctx *ctx, const char *id, int frame,
                          int is_poster);
+
+/* ---- chapters on the video page (web_chapters.c) ---- */
+
+/* The seek bar under the player: the chapters of doc as segments of a video length s long
+ * (links to their starts), a playhead, the storyboard preview's box (seekbar.js), and how
+ * many chapters and how they were made. Nothing when length <= 0. */
+void web_video_seekbar(struct vt_sb *b, const char *id, const json_t *doc, double length);
+/* The headings to put before a transcript cue starting at cue_s: of the chapters of doc
+ * starting after prev_s (the cue before it) and by cue_s; for the first cue of a page
+ * (first), the heading of the chapter it is in. */
+void web_transcript_chapters(struct vt_sb *b, const json_t *doc, double prev_s, double cue_s,
+                             int first);
 
 /* ---- the list pages (web_lists.c) ---- */
 

@@ -132,6 +132,7 @@ static const struct route routes[] = {
     {"/api/videos/{vid}/frames/*", R_GET, web_get_frame},
     {"/api/videos/{id}/captions.vtt", R_GET, web_api_captions},
     {"/api/videos/{id}/state", R_GET, web_api_state},
+    {"/api/videos/{id}/storyboard", R_GET, web_api_storyboard},
     /* one page of a long list of the document (web_api.c's api_lists) */
     {"/api/videos/{vid}/shots", R_GET, web_api_shots},
     {"/api/videos/{vid}/frames", R_GET, web_api_frames},

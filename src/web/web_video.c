@@ -1027,6 +1027,8 @@ static void transcript(struct vt_sb *b, const json_t *doc, const struct vpage *p
                first + 1);
     json_array_foreach(cues, i, c)
     {
+        web_transcript_chapters(b, doc, i ? web_jnum(json_array_get(cues, i - 1), "start_s") : 0,
+                                web_jnum(c, "start_s"), i == 0);
         vt_sb_addf(b, "<li class=\"cue\" data-t=\"%.3f\" data-end=\"%.3f\">",
                    web_jnum(c, "start_s"), web_jnum(c, "end_s"));
         web_put_time_link(b, NULL, web_jnum(c, "start_s"), "seek");
@@ -1502,8 +1504,10 @@ static void page_body(struct vt_sb *out, const struct web_ctx *ctx, const char *
     if (has_player || pg->n_cues > 0) {
         vt_sb_addf(out, "<div class=\"watch%s\">\n<div class=\"stage\">\n",
                    has_player ? "" : " noplayer");
-        if (has_player)
+        if (has_player) {
             player(out, id, doc, pg, t0);
+            web_video_seekbar(out, id, doc, strip_length(doc));
+        }
         hitbar(out, id, v, strip_length(doc));
         if (has_player)
             put_keys(out);
@@ -1583,6 +1587,7 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
     web_head(out, ctx, web_jstr(doc, "title"), NULL, 0);
     page_body(out, ctx, id, doc, &pg, &v, parse_t(t, web_jnum(doc, "duration_s")));
     vt_sb_addf(out, "<script src=\"%s\" defer></script>\n", web_asset_url("/static/video.js"));
+    vt_sb_addf(out, "<script src=\"%s\" defer></script>\n", web_asset_url("/static/seekbar.js"));
     web_foot(out);
     strip_release(&strip);
     vhits_release(&v);

@@ -374,6 +374,26 @@ static void pages_counts_and_moments(struct vt_store *s)
     CHECK_INT(vt_store_frame_at(s, "none", 0, &at), 0);
     CHECK_INT(at, -1);
     {
+        /* the storyboard: every frame in time order, a duplicate naming its original, a
+         * shot's first frame shown from the shot's start, the others from their own time:
+         * the same frame as vt_store_frame_at at every moment */
+        static const double start[5] = {0, 5, 7, 9, 11};
+        static const int frame[5] = {0, 1, 0, 1, 4};
+        struct vt_board_frame *b = NULL;
+        size_t n = 0;
+
+        CHECK_INT(vt_store_storyboard(s, "vid", &b, &n), 0);
+        CHECK_INT(n, 5);
+        for (size_t i = 0; i < n && i < 5; i++) {
+            CHECK_NEAR(b[i].start_s, start[i], 1e-9);
+            CHECK_INT(b[i].frame, frame[i]);
+        }
+        free(b);
+        CHECK_INT(vt_store_storyboard(s, "none", &b, &n), 0);
+        CHECK_INT(n, 0);
+        free(b);
+    }
+    {
         int64_t cue;
 
         CHECK_INT(vt_store_cue_at(s, "vid", 3.5, &cue), 0);
