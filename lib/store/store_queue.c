@@ -52,10 +52,12 @@ _Static_assert(VT_STAGE_COUNT <= NAME_SLOTS, "one name parameter per stage");
  * leaves the index walk as the only cheap plan, once (a generic plan, kept by the
  * prepared statement; re-planned after an ANALYZE), and the settings are restored for
  * the rest of the transaction (a sort disabled elsewhere only adds cost, and enough of
- * it to have the query compiled by JIT).
+ * it to have the query compiled by JIT). Both SET LOCAL: nothing outlives the
+ * transaction, which a transaction-mode pool (pooler=transaction) requires.
  */
 #define PICK_PLAN_SET   "SET LOCAL enable_sort = off; SET LOCAL plan_cache_mode = force_generic_plan"
-#define PICK_PLAN_RESET "RESET enable_sort; RESET plan_cache_mode"
+#define PICK_PLAN_RESET                                                                            \
+    "SET LOCAL enable_sort TO DEFAULT; SET LOCAL plan_cache_mode TO DEFAULT"
 
 int vt_store_queue_next(struct vt_store *s, unsigned stages, double now, char id[65],
                         char stage[32], int *found)

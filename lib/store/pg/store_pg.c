@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const struct store_backend pg_backend;
 
@@ -521,20 +522,122 @@ static int store_pg_notify_work(struct vt_store *s)
     return store_exec(s, "NOTIFY vidtheque_jobs", "wake workers");
 }
 
+/* Take the notifications that came in on conn: whether there was any. */
+static int drain_notifies(PGconn *conn)
+{
+    PGnotify *n;
+    int got = 0;
+
+    while ((n = PQnotifies(conn))) {
+        PQfreemem(n);
+        got = 1;
+    }
+    return got;
+}
+
+/* Wait on conn's socket up to timeout_s for a notification: 1 one came, 0 none, -1 the
+ * connection went away. */
+static int wait_notify(PGconn *conn, double timeout_s)
+{
+    struct pollfd p;
+
+    if (drain_notifies(conn))
+        return 1;
+    p = (struct pollfd){PQsocket(conn), POLLIN, 0};
+    if (poll(&p, 1, (int)(timeout_s * 1000)) > 0 && !PQconsumeInput(conn))
+        return -1;
+    return drain_notifies(conn);
+}
+
+static void sleep_s(double t)
+{
+    struct timespec ts = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
+
+    nanosleep(&ts, NULL);
+}
+
+/*
+ * Through a transaction-mode pool with no LISTEN session configured: look at the
+ * database's version (store_pg_version: any transaction that wrote, one round trip)
+ * every poll_step, which doubles from 50 ms to 1 s while nothing changes and drops back
+ * at a change; between looks the wait only sleeps. So 100 idle workers cost at most 100
+ * short statements a second, and one woken by a change looks again 50 ms later.
+ */
+static int poll_wait(struct vt_store *s, double timeout_s)
+{
+    struct pg_conn *c = s->conn.pg;
+    double now = vt_monotonic_s(), wait;
+    long long v;
+    int changed;
+
+    if (c->poll_step <= 0)
+        c->poll_step = 0.05;
+    wait = c->poll_next - now;
+    if (wait >= timeout_s) {
+        sleep_s(timeout_s);
+        return 0;
+    }
+    if (wait > 0)
+        sleep_s(wait);
+    v = store_pg_version(s);
+    if (v < 0)
+        return store_fail(s, "wait for work");
+    changed = c->poll_version && v != c->poll_version;
+    c->poll_version = v;
+    c->poll_step = changed ? 0.05 : (c->poll_step * 2 < 1.0 ? c->poll_step * 2 : 1.0);
+    c->poll_next = vt_monotonic_s() + c->poll_step;
+    return changed;
+}
+
+/* Through a transaction-mode pool with listen_host / listen_port: LISTEN on a session of
+ * the handle's own there, opened at the first wait and again after it went away. */
+static int listener_wait(struct vt_store *s, double timeout_s)
+{
+    struct pg_conn *c = s->conn.pg;
+    int fresh, got;
+    PGconn *l = db_pg_listener(c, &fresh);
+
+    if (!l)
+        return store_fail(s, "listen for work");
+    if (fresh) {
+        PGresult *r = PQexec(l, "LISTEN vidtheque_jobs");
+        int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+
+        c->trips++;
+        if (!ok)
+            db_pg_record(c, r);
+        PQclear(r);
+        if (!ok)
+            return store_fail(s, "listen for work");
+        return 1; /* whatever was committed before it listened: look once */
+    }
+    got = wait_notify(l, timeout_s);
+    if (got < 0) {
+        PQfinish(c->listener); /* reopened at the next wait */
+        c->listener = NULL;
+        return 0;
+    }
+    return got;
+}
+
 /*
  * The queue's wait (store_queue.c, vt_store_wait_work): LISTEN vidtheque_jobs once per
  * session, then wait on the connection's socket for a notification (sent by NOTIFY at
  * the commit that queued or settled a stage) up to timeout_s. A notification that came
  * in while other statements ran is already queued in libpq: it returns at once. A
- * worker never waits inside a transaction, where none would be delivered.
+ * worker never waits inside a transaction, where none would be delivered. Through a
+ * transaction-mode pool a LISTEN would hold a server session the pool hands to others:
+ * a session of its own (listener_wait), or polling (poll_wait).
  */
 static int store_pg_wait_work(struct vt_store *s, double timeout_s)
 {
     struct pg_conn *c = s->conn.pg;
-    struct pollfd p;
-    PGnotify *n;
-    int rc = db_pg_ready(c), got = 0;
+    int rc, got;
 
+    if (c->pooler)
+        return c->listen_host || c->listen_port ? listener_wait(s, timeout_s)
+                                                : poll_wait(s, timeout_s);
+    rc = db_pg_ready(c);
     if (rc)
         return store_fail(s, "wait for work");
     if (c->listen_gen != c->gen + 1) {
@@ -543,20 +646,10 @@ static int store_pg_wait_work(struct vt_store *s, double timeout_s)
             return rc;
         c->listen_gen = c->gen + 1;
     }
-    while ((n = PQnotifies(c->conn))) {
-        PQfreemem(n);
-        got = 1;
-    }
-    if (got)
-        return 1;
-    p = (struct pollfd){PQsocket(c->conn), POLLIN, 0};
-    if (poll(&p, 1, (int)(timeout_s * 1000)) > 0 && !PQconsumeInput(c->conn)) {
+    got = wait_notify(c->conn, timeout_s);
+    if (got < 0) {
         c->lost = 1; /* the next statement reconnects, or says the server is away */
         return 0;
-    }
-    while ((n = PQnotifies(c->conn))) {
-        PQfreemem(n);
-        got = 1;
     }
     return got;
 }
