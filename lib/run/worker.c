@@ -102,7 +102,7 @@ static int drained(struct vt_library *lib, unsigned set)
     size_t n;
     long long left = 0;
 
-    if (vt_store_queue_counts(lib->store, vt_wall_s(), &c, &n))
+    if (vt_store_queue_counts(lib->store, vt_store_now(lib->store), &c, &n))
         return 0;
     for (size_t i = 0; i < n; i++) {
         int k = vt_stage_find(c[i].stage);
@@ -231,7 +231,7 @@ static void beat(struct worker *w, struct vt_library *hb)
         if (!sl.active)
             continue;
         rc = vt_store_stage_heartbeat(hb->store, sl.id, sl.stage, sl.owner, sl.attempts,
-                                      vt_wall_s() + w->o->lease_s, &res);
+                                      vt_store_now(hb->store) + w->o->lease_s, &res);
         if (rc)
             vt_log(hb, VT_LOG_WARN, "heartbeat: %s", vt_store_errmsg(hb->store));
         else if (res != VT_LEASE_HELD)

@@ -217,6 +217,11 @@ int vt_store_video_priority(struct vt_store *s, const char *id, int priority);
 int vt_store_wait_work(struct vt_store *s, double timeout_s);
 /* "sqlite" or "postgresql". */
 const char *vt_store_backend(const struct vt_store *s);
+/* Now on the database's clock (epoch seconds), which every lease, retry and pick time
+ * is read against, so that machines whose clocks differ agree on when a lease ends:
+ * this machine's clock plus the database's offset from it, measured (one round trip,
+ * its middle taken) at the first call and once a minute after. SQLite: this machine's. */
+double vt_store_now(struct vt_store *s);
 /* Write the stage table's dependencies into stage_deps when they differ (at open). */
 int vt_store_sync_stage_deps(struct vt_store *s);
 

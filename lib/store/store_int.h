@@ -59,6 +59,9 @@ struct vt_store {
         double rows, tokens;
     } pg_sizes;
     struct pg_window *pg_window; /* PostgreSQL: the newest rows' lexemes (store_search_pg.c) */
+    /* vt_store_now: the database's clock less this machine's, and when (monotonic s) it
+     * was last measured (0: never) */
+    double clock_offset, clock_at;
 };
 
 /*
@@ -79,6 +82,8 @@ struct store_backend {
     int (*check)(struct vt_store *s, int *ok);
     int (*wait_work)(struct vt_store *s, double timeout_s);
     int (*notify_work)(struct vt_store *s);
+    /* the database's clock: the epoch seconds it reads now (NULL: this machine's) */
+    int (*server_time)(struct vt_store *s, double *t);
     /* the search index (store_search.c) */
     int (*screen_docs_refresh)(struct vt_store *s, const char *id);
     int (*title_docs_refresh)(struct vt_store *s, const char *id);

@@ -179,6 +179,25 @@ const char *vt_store_backend(const struct vt_store *s)
     return s->conn.ops->name;
 }
 
+#define CLOCK_RECHECK_S 60.0
+
+double vt_store_now(struct vt_store *s)
+{
+    double mono = vt_monotonic_s();
+
+    if (s->be->server_time && (!s->clock_at || mono - s->clock_at >= CLOCK_RECHECK_S)) {
+        double t0 = vt_wall_s(), t, t1;
+
+        /* a failure (the server away) keeps the last offset; the next call asks again */
+        if (!s->be->server_time(s, &t)) {
+            t1 = vt_wall_s();
+            s->clock_offset = t - (t0 + t1) / 2;
+            s->clock_at = mono;
+        }
+    }
+    return vt_wall_s() + s->clock_offset;
+}
+
 int store_notify_work(struct vt_store *s)
 {
     return s->be->notify_work ? s->be->notify_work(s) : 0;

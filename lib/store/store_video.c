@@ -508,7 +508,7 @@ int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_st
     db_bind_int(st, 7, r->attempts);
     db_bind_double(st, 8, r->retry_at);
     store_bind_text(st, 9, owner);
-    db_bind_double(st, 10, vt_wall_s());
+    db_bind_double(st, 10, vt_store_now(s));
     rc = store_step_done(s, st, "record stage");
     if (!rc)
         rc = lease_after_update(s, id, r->name, res);

@@ -654,6 +654,22 @@ static int store_pg_wait_work(struct vt_store *s, double timeout_s)
     return got;
 }
 
+/* The server's clock: clock_timestamp(), which moves inside a transaction (now() does not). */
+static int store_pg_server_time(struct vt_store *s, double *t)
+{
+    struct db_stmt *st;
+    int rc = store_prepare(s, "SELECT extract(epoch FROM clock_timestamp())", &st);
+
+    if (rc)
+        return rc;
+    rc = db_step(st);
+    if (rc == DB_ROW)
+        *t = db_col_double(st, 0);
+    rc = rc == DB_ROW ? 0 : store_fail(s, "read the server's clock");
+    store_finish(s, st);
+    return rc;
+}
+
 static const struct store_backend pg_backend = {
     .close = store_pg_close,
     .begin = store_pg_begin,
@@ -664,6 +680,7 @@ static const struct store_backend pg_backend = {
     .check = store_pg_check,
     .wait_work = store_pg_wait_work,
     .notify_work = store_pg_notify_work,
+    .server_time = store_pg_server_time,
     .screen_docs_refresh = store_pg_screen_docs_refresh,
     .title_docs_refresh = store_pg_title_docs_refresh,
     .maintain = store_pg_maintain,
