@@ -9,11 +9,6 @@
 # database; without pgbouncer installed, a note and nothing tested.
 . "$(dirname "$0")/lib.sh"
 
-PGB=$(command -v pgbouncer || ls /usr/sbin/pgbouncer 2> /dev/null || true)
-if [[ -z $PGB ]]; then
-  note "no pgbouncer here (apt-get install pgbouncer): nothing to test"
-  exit 0
-fi
 pg_database vt_t1560
 psql() { command psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
@@ -21,44 +16,16 @@ psql() { command psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 sock=$(python3 -c 'import sys,urllib.parse as u; print(u.parse_qs(u.urlsplit(sys.argv[1]).query)["host"][0])' "$url")
 [[ -S $sock/.s.PGSQL.5432 ]] || fail "no server socket in $sock"
 
-# pgbouncer as nobody (it refuses root), in a directory nobody may write
+# pgbouncer in transaction mode, 2 server sessions for the database
 PB=$(mktemp -d "${TMPDIR:-/tmp}/vt-pgb.XXXXXX")
-PB_PID=
-pb_cleanup() {
-  [[ -z $PB_PID ]] || kill "$PB_PID" 2> /dev/null || true
-  [[ -z $PB_PID ]] || wait "$PB_PID" 2> /dev/null || true
-  rm -rf "$PB"
-}
-trap 'stop_server; pb_cleanup; e2e_pg_drop; pg_cleanup; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-echo '"vidtheque" ""' > "$PB/users.txt"
-cat > "$PB/pgbouncer.ini" << INI
-[databases]
-$PG_DB = host=$sock dbname=$PG_DB user=vidtheque pool_size=2
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = $port
-unix_socket_dir =
-auth_type = trust
-auth_file = $PB/users.txt
-pool_mode = transaction
-max_client_conn = 200
-default_pool_size = 2
-logfile = $PB/pgbouncer.log
-pidfile = $PB/pgbouncer.pid
-INI
-if [[ $(id -u) == 0 ]]; then
-  chown -R nobody "$PB"
-  "$PGB" -u nobody "$PB/pgbouncer.ini" 2> "$PB/stderr" &
-else
-  "$PGB" "$PB/pgbouncer.ini" 2> "$PB/stderr" &
+trap 'bash "$ROOT/tests/pg/pgbouncer.sh" stop "$PB"; rm -rf "$PB"; stop_server; e2e_pg_drop; pg_cleanup; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
+rc=0
+port=$(bash "$ROOT/tests/pg/pgbouncer.sh" start "$PB" "$sock" "$PG_DB" 2) || rc=$?
+if ((rc == 77)); then
+  note "no pgbouncer here (apt-get install pgbouncer): nothing to test"
+  exit 0
 fi
-PB_PID=$!
-for _ in $(seq 100); do
-  psql "postgresql://vidtheque@127.0.0.1:$port/$PG_DB" -c "SELECT 1" > /dev/null 2>&1 && break
-  kill -0 "$PB_PID" 2> /dev/null || fail "pgbouncer did not start: $(cat "$PB/stderr" "$PB/pgbouncer.log" 2> /dev/null | tail -5)"
-  sleep 0.1
-done
+((rc == 0)) || fail "pgbouncer did not start"
 purl="postgresql://vidtheque@127.0.0.1:$port/$PG_DB?pooler=transaction"
 
 note "a bad option: one error line, nothing written to the database"
