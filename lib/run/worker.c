@@ -147,6 +147,8 @@ static void *stage_thread(void *p)
         lib->job.claimed = on_claimed;
         lib->job.released = on_released;
         lib->job.user = a;
+        /* a notification for stages this worker does not run leaves it waiting */
+        vt_store_wait_stages(lib->store, w->set);
     }
     while (lib && !stop_level(w)) {
         double q0 = lib->queue_s;

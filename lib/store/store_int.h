@@ -62,6 +62,8 @@ struct vt_store {
     /* vt_store_now: the database's clock less this machine's, and when (monotonic s) it
      * was last measured (0: never) */
     double clock_offset, clock_at;
+    /* vt_store_wait_stages: the stages whose notifications wake this handle (0: all) */
+    unsigned wake_stages;
 };
 
 /*
@@ -81,7 +83,7 @@ struct store_backend {
     long long (*version)(struct vt_store *s);
     int (*check)(struct vt_store *s, int *ok);
     int (*wait_work)(struct vt_store *s, double timeout_s);
-    int (*notify_work)(struct vt_store *s);
+    int (*notify_work)(struct vt_store *s, unsigned stages);
     /* the database's clock: the epoch seconds it reads now (NULL: this machine's) */
     int (*server_time)(struct vt_store *s, double *t);
     /* the search index (store_search.c) */
@@ -141,9 +143,13 @@ int store_read_array(struct vt_store *s, const char *sql, const char *what, size
                      void (*read)(struct db_stmt *st, void *item), void (*release)(void *item),
                      void **out, size_t *n, const char *binds, ...);
 
-/* store_queue.c: tell waiting workers that stages may have become runnable (PostgreSQL:
- * NOTIFY vidtheque_jobs, delivered at commit; nothing on SQLite, whose workers poll). */
-int store_notify_work(struct vt_store *s);
+/* store_queue.c: tell waiting workers that the stages in the set stages (VT_BIT bits) may
+ * have become runnable (PostgreSQL: NOTIFY vidtheque_jobs with their names, delivered at
+ * commit; nothing on SQLite, whose workers poll). Nothing when the set is empty. */
+int store_notify_work(struct vt_store *s, unsigned stages);
+/* The stages that stage `name` becoming `state` may make runnable: itself when queued,
+ * those that read it when settled, none when running. */
+unsigned store_woken_stages(const char *name, enum vt_state state);
 /* PostgreSQL's wait_work and notify_work hooks (store_pg.c) LISTEN vidtheque_jobs once,
  * then wait on the connection's socket; and NOTIFY, deferred to the commit inside a
  * transaction. */

@@ -141,7 +141,7 @@ int vt_store_stage_give_back(struct vt_store *s, const char *id, const char *sta
 
     /* the stage is runnable again: another worker may take it at once */
     if (!rc && *res == VT_LEASE_HELD)
-        rc = store_notify_work(s);
+        rc = store_notify_work(s, store_woken_stages(stage, VT_STATE_QUEUED));
     return rc;
 }
 
@@ -198,9 +198,31 @@ double vt_store_now(struct vt_store *s)
     return vt_wall_s() + s->clock_offset;
 }
 
-int store_notify_work(struct vt_store *s)
+int store_notify_work(struct vt_store *s, unsigned stages)
 {
-    return s->be->notify_work ? s->be->notify_work(s) : 0;
+    return s->be->notify_work && stages ? s->be->notify_work(s, stages) : 0;
+}
+
+unsigned store_woken_stages(const char *name, enum vt_state state)
+{
+    int id = vt_stage_find(name);
+    unsigned out = 0;
+
+    if (id < 0)
+        return ~0u; /* not in the table: wake everyone, as before */
+    if (state == VT_STATE_QUEUED)
+        return 1u << id;
+    if (state == VT_STATE_RUNNING)
+        return 0;
+    for (int k = 0; k < VT_STAGE_COUNT; k++)
+        if ((vt_stages[k].deps | vt_stages[k].after) & (1u << id))
+            out |= 1u << k;
+    return out;
+}
+
+void vt_store_wait_stages(struct vt_store *s, unsigned stages)
+{
+    s->wake_stages = stages;
 }
 
 /* SQLite: a commit by any connection moves PRAGMA data_version; poll it. */

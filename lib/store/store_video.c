@@ -401,7 +401,7 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
     db_bind_double(st, 11, vt_wall_s());
     rc = store_step_done(s, st, "record stage");
     /* a queued stage, or a settled one (the stages after it may run): wake workers */
-    return rc ? rc : store_notify_work(s);
+    return rc ? rc : store_notify_work(s, store_woken_stages(r->name, r->state));
 }
 
 /* HELD when the last UPDATE changed the row, else LOST (the row differs) or GONE. */
@@ -515,7 +515,8 @@ int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_st
     if (!rc && *res == VT_LEASE_LOST)
         snprintf(s->conn.err, sizeof(s->conn.err), "lease lost: stage '%s' of %s was taken over", r->name,
                  id);
-    return rc || *res != VT_LEASE_HELD ? rc : store_notify_work(s);
+    return rc || *res != VT_LEASE_HELD ? rc
+                                       : store_notify_work(s, store_woken_stages(r->name, r->state));
 }
 
 static void read_id(struct db_stmt *st, void *item)

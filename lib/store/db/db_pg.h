@@ -18,7 +18,7 @@ struct pg_conn {
     unsigned long gen;   /* bumped by each reconnection: statements prepare again */
     unsigned long names; /* prepared statements named so far on this handle */
     int in_tx;           /* BEGIN sent, COMMIT or ROLLBACK not yet */
-    int notify;          /* the open transaction queued or settled a stage: NOTIFY at commit */
+    unsigned notify;     /* the stages (VT_BIT) the open transaction made runnable: NOTIFY at commit */
     int lost;            /* the server went away: reconnect before the next statement */
     int64_t changes;     /* rows changed by the last INSERT, UPDATE or DELETE */
     /* round trips to the server so far (statements, PREPAREs, BEGIN, COMMIT, ROLLBACK):

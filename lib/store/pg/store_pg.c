@@ -383,6 +383,27 @@ static int store_pg_begin_read(struct vt_store *s)
     return rc;
 }
 
+/*
+ * NOTIFY vidtheque_jobs with the names of the stages that may have become runnable
+ * (comma-separated; the stage table's names are [a-z_], nothing to quote), then tail.
+ * A listener limited to some stages passes over a notification that names none of
+ * them (stage_wanted); every stage, or one not in the table, is an empty payload,
+ * which wakes everyone.
+ */
+static void notify_sql(char *sql, size_t n, unsigned stages, const char *tail)
+{
+    struct vt_sb sb = {0};
+    const unsigned all = VT_STAGE_COUNT >= 32 ? ~0u : (1u << VT_STAGE_COUNT) - 1;
+
+    vt_sb_adds(&sb, "NOTIFY vidtheque_jobs, '");
+    for (int k = 0; k < VT_STAGE_COUNT && (stages & all) != all && !(stages & ~all); k++)
+        if (stages & (1u << k))
+            vt_sb_addf(&sb, "%s%s", sb.buf[sb.len - 1] == '\'' ? "" : ",", vt_stages[k].name);
+    vt_sb_addf(&sb, "'%s", tail);
+    snprintf(sql, n, "%s", sb.buf);
+    vt_sb_release(&sb);
+}
+
 static int store_pg_commit(struct vt_store *s)
 {
     struct pg_conn *c = s->conn.pg;
@@ -401,7 +422,14 @@ static int store_pg_commit(struct vt_store *s)
     }
     c->trips++;
     /* one round trip for both; a NOTIFY that fails leaves COMMIT unrun (rolled back below) */
-    r = PQexec(c->conn, c->notify ? "NOTIFY vidtheque_jobs; COMMIT" : "COMMIT");
+    if (c->notify) {
+        char sql[256];
+
+        notify_sql(sql, sizeof(sql), c->notify, "; COMMIT");
+        r = PQexec(c->conn, sql);
+    } else {
+        r = PQexec(c->conn, "COMMIT");
+    }
     c->notify = 0;
     if (PQresultStatus(r) != PGRES_COMMAND_OK) {
         db_pg_record(c, r);
@@ -513,40 +541,72 @@ static int store_pg_check(struct vt_store *s, int *ok)
  * sent with the COMMIT, in the same round trip (the server delivers a notification at
  * commit either way, and sends one for any number of identical ones); outside, at once.
  */
-static int store_pg_notify_work(struct vt_store *s)
+static int store_pg_notify_work(struct vt_store *s, unsigned stages)
 {
+    char sql[256];
+
     if (s->conn.pg->in_tx) {
-        s->conn.pg->notify = 1;
+        s->conn.pg->notify |= stages;
         return 0;
     }
-    return store_exec(s, "NOTIFY vidtheque_jobs", "wake workers");
+    notify_sql(sql, sizeof(sql), stages, "");
+    return store_exec(s, sql, "wake workers");
 }
 
-/* Take the notifications that came in on conn: whether there was any. */
-static int drain_notifies(PGconn *conn)
+/* Whether a notification's payload (stage names, comma-separated; empty: any) names a
+ * stage in wanted (0: every stage). A name not in the table wakes too. */
+static int stage_wanted(const char *payload, unsigned wanted)
+{
+    const char *p = payload;
+
+    if (!wanted || !p || !*p)
+        return 1;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        char name[32];
+        int k;
+
+        snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), p);
+        k = vt_stage_find(name);
+        if (k < 0 || (wanted & (1u << k)))
+            return 1;
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
+/* Take the notifications that came in on conn: whether any was for a stage in wanted. */
+static int drain_notifies(PGconn *conn, unsigned wanted)
 {
     PGnotify *n;
     int got = 0;
 
     while ((n = PQnotifies(conn))) {
+        got |= stage_wanted(n->extra, wanted);
         PQfreemem(n);
-        got = 1;
     }
     return got;
 }
 
-/* Wait on conn's socket up to timeout_s for a notification: 1 one came, 0 none, -1 the
- * connection went away. */
-static int wait_notify(PGconn *conn, double timeout_s)
+/* Wait on conn's socket up to timeout_s for a notification for a stage in wanted: 1 one
+ * came, 0 none, -1 the connection went away. */
+static int wait_notify(PGconn *conn, unsigned wanted, double timeout_s)
 {
+    double end = vt_monotonic_s() + timeout_s, left;
     struct pollfd p;
 
-    if (drain_notifies(conn))
+    if (drain_notifies(conn, wanted))
         return 1;
-    p = (struct pollfd){PQsocket(conn), POLLIN, 0};
-    if (poll(&p, 1, (int)(timeout_s * 1000)) > 0 && !PQconsumeInput(conn))
-        return -1;
-    return drain_notifies(conn);
+    while ((left = end - vt_monotonic_s()) > 0) {
+        p = (struct pollfd){PQsocket(conn), POLLIN, 0};
+        if (poll(&p, 1, (int)(left * 1000)) <= 0)
+            return 0;
+        if (!PQconsumeInput(conn))
+            return -1;
+        if (drain_notifies(conn, wanted))
+            return 1;
+    }
+    return 0;
 }
 
 static void sleep_s(double t)
@@ -611,7 +671,7 @@ static int listener_wait(struct vt_store *s, double timeout_s)
             return store_fail(s, "listen for work");
         return 1; /* whatever was committed before it listened: look once */
     }
-    got = wait_notify(l, timeout_s);
+    got = wait_notify(l, s->wake_stages, timeout_s);
     if (got < 0) {
         PQfinish(c->listener); /* reopened at the next wait */
         c->listener = NULL;
@@ -646,7 +706,7 @@ static int store_pg_wait_work(struct vt_store *s, double timeout_s)
             return rc;
         c->listen_gen = c->gen + 1;
     }
-    got = wait_notify(c->conn, timeout_s);
+    got = wait_notify(c->conn, s->wake_stages, timeout_s);
     if (got < 0) {
         c->lost = 1; /* the next statement reconnects, or says the server is away */
         return 0;
