@@ -652,7 +652,8 @@ static int unfinished_why(struct vt_library *lib, const char *id, const int *ran
         if (vt_state_terminal(r[i].state))
             continue;
         unfinished = 1;
-        if (r[i].state == VT_STATE_RUNNING && !vt_stage_holder_gone(lib, &r[i], vt_store_now(lib->store))) {
+        if (r[i].state == VT_STATE_RUNNING &&
+            !vt_stage_holder_gone(lib, &r[i], vt_store_now(lib->store))) {
             running_why(why, n, id, &r[i]);
             break;
         }
@@ -784,7 +785,8 @@ int vt_redo(struct vt_library *lib, const char *id, const char *stage)
 
         if (k != target && !depends_on(k, target))
             continue;
-        if (x->state == VT_STATE_RUNNING && !vt_stage_holder_gone(lib, x, vt_store_now(lib->store))) {
+        if (x->state == VT_STATE_RUNNING &&
+            !vt_stage_holder_gone(lib, x, vt_store_now(lib->store))) {
             rc = VT_ESTATE;
             running_why(lib->err, sizeof(lib->err), id, x);
             break;

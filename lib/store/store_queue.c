@@ -56,8 +56,7 @@ _Static_assert(VT_STAGE_COUNT <= NAME_SLOTS, "one name parameter per stage");
  * transaction, which a transaction-mode pool (pooler=transaction) requires.
  */
 #define PICK_PLAN_SET   "SET LOCAL enable_sort = off; SET LOCAL plan_cache_mode = force_generic_plan"
-#define PICK_PLAN_RESET                                                                            \
-    "SET LOCAL enable_sort TO DEFAULT; SET LOCAL plan_cache_mode TO DEFAULT"
+#define PICK_PLAN_RESET "SET LOCAL enable_sort TO DEFAULT; SET LOCAL plan_cache_mode TO DEFAULT"
 
 int vt_store_queue_next(struct vt_store *s, unsigned stages, double now, char id[65],
                         char stage[32], int *found)

@@ -515,8 +515,9 @@ int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_st
     if (!rc && *res == VT_LEASE_LOST)
         snprintf(s->conn.err, sizeof(s->conn.err), "lease lost: stage '%s' of %s was taken over", r->name,
                  id);
-    return rc || *res != VT_LEASE_HELD ? rc
-                                       : store_notify_work(s, store_woken_stages(r->name, r->state));
+    return rc || *res != VT_LEASE_HELD
+               ? rc
+               : store_notify_work(s, store_woken_stages(r->name, r->state));
 }
 
 static void read_id(struct db_stmt *st, void *item)

@@ -471,8 +471,7 @@ PGconn *db_pg_listener(struct pg_conn *c, int *fresh)
         return c->listener;
     }
     record_msg(c, VT_EUNAVAIL, "");
-    first_line(c->msg, sizeof(c->msg),
-               c->listener ? PQerrorMessage(c->listener) : "out of memory");
+    first_line(c->msg, sizeof(c->msg), c->listener ? PQerrorMessage(c->listener) : "out of memory");
     PQfinish(c->listener);
     c->listener = NULL;
     return NULL;

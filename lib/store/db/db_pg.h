@@ -18,7 +18,7 @@ struct pg_conn {
     unsigned long gen;   /* bumped by each reconnection: statements prepare again */
     unsigned long names; /* prepared statements named so far on this handle */
     int in_tx;           /* BEGIN sent, COMMIT or ROLLBACK not yet */
-    unsigned notify;     /* the stages (VT_BIT) the open transaction made runnable: NOTIFY at commit */
+    unsigned notify;     /* stages the open transaction made runnable: NOTIFY at commit */
     int lost;            /* the server went away: reconnect before the next statement */
     int64_t changes;     /* rows changed by the last INSERT, UPDATE or DELETE */
     /* round trips to the server so far (statements, PREPAREs, BEGIN, COMMIT, ROLLBACK):
@@ -41,9 +41,9 @@ struct pg_conn {
      * its own, direct or through a session-mode pool), over the URL (without our options);
      * neither set: waiting for work polls */
     char *url, *listen_host, *listen_port;
-    PGconn *listener;           /* that session, opened at the first wait, or NULL */
+    PGconn *listener;            /* that session, opened at the first wait, or NULL */
     double poll_next, poll_step; /* polling: when to look next (monotonic s), the step now */
-    long long poll_version;     /* the version the last poll saw (0: none yet) */
+    long long poll_version;      /* the version the last poll saw (0: none yet) */
 };
 
 extern const struct db_ops db_pg_ops;
