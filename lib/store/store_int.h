@@ -145,10 +145,14 @@ int store_read_array(struct vt_store *s, const char *sql, const char *what, size
 
 /* store_queue.c: tell waiting workers that the stages in the set stages (VT_BIT bits) may
  * have become runnable (PostgreSQL: NOTIFY vidtheque_jobs with their names, delivered at
- * commit; nothing on SQLite, whose workers poll). Nothing when the set is empty. */
+ * commit; nothing on SQLite, whose workers poll). An empty set is progress only (a stage
+ * settled that no stage reads): it wakes those that wait for every stage (`add --wait`),
+ * not the workers. */
 int store_notify_work(struct vt_store *s, unsigned stages);
+/* Bit of a notify_work set: progress only, no stage (VT_STAGE_COUNT < 31). */
+#define STORE_NOTIFY_PROGRESS (1u << 31)
 /* The stages that stage `name` becoming `state` may make runnable: itself when queued,
- * those that read it when settled, none when running. */
+ * those that read it when settled (none when running: the caller notifies nothing). */
 unsigned store_woken_stages(const char *name, enum vt_state state);
 /* PostgreSQL's wait_work and notify_work hooks (store_pg.c) LISTEN vidtheque_jobs once,
  * then wait on the connection's socket; and NOTIFY, deferred to the commit inside a

@@ -197,9 +197,13 @@ double vt_store_now(struct vt_store *s)
     return vt_wall_s() + s->clock_offset;
 }
 
+_Static_assert(VT_STAGE_COUNT < 31, "STORE_NOTIFY_PROGRESS is above every stage's bit");
+
 int store_notify_work(struct vt_store *s, unsigned stages)
 {
-    return s->be->notify_work && stages ? s->be->notify_work(s, stages) : 0;
+    if (!s->be->notify_work)
+        return 0;
+    return s->be->notify_work(s, stages ? stages : STORE_NOTIFY_PROGRESS);
 }
 
 unsigned store_woken_stages(const char *name, enum vt_state state)

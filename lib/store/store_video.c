@@ -401,7 +401,9 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
     db_bind_double(st, 11, vt_wall_s());
     rc = store_step_done(s, st, "record stage");
     /* a queued stage, or a settled one (the stages after it may run): wake workers */
-    return rc ? rc : store_notify_work(s, store_woken_stages(r->name, r->state));
+    if (rc || r->state == VT_STATE_RUNNING)
+        return rc;
+    return store_notify_work(s, store_woken_stages(r->name, r->state));
 }
 
 /* HELD when the last UPDATE changed the row, else LOST (the row differs) or GONE. */

@@ -666,8 +666,29 @@ VT_TEST_PG_ONLY(queue_wake_for_its_stages)
     CHECK_INT(vt_store_stage_put(s, "a1", &r), 0);
     CHECK_INT(vt_store_commit(s), 0);
     CHECK_INT(vt_store_wait_work(s2, 10), 1);
-    /* a handle that waits for every stage is woken by ocr */
+    /* a stage that no stage reads settles: progress only, no worker is woken by it, and
+     * a handle that waits for every stage (add --wait) is */
+    r.state = VT_STATE_DONE;
+    for (int k = VT_STAGE_COUNT - 1; k >= 0; k--) {
+        unsigned readers = 0;
+
+        for (int j = 0; j < VT_STAGE_COUNT; j++)
+            readers |= (vt_stages[j].deps | vt_stages[j].after) & (1u << k);
+        if (!readers) {
+            snprintf(r.name, sizeof(r.name), "%s", vt_stages[k].name);
+            break;
+        }
+    }
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_stage_put(s, "a1", &r), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(vt_store_wait_work(s2, 0.5), 0);
     vt_store_wait_stages(s2, 0);
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_stage_put(s, "a1", &r), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(vt_store_wait_work(s2, 10), 1);
+    /* and by ocr queued */
     CHECK_INT(vt_store_begin(s), 0);
     put_queued(s, "a1", "ocr");
     CHECK_INT(vt_store_commit(s), 0);

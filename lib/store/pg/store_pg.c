@@ -388,7 +388,8 @@ static int store_pg_begin_read(struct vt_store *s)
  * (comma-separated; the stage table's names are [a-z_], nothing to quote), then tail.
  * A listener limited to some stages passes over a notification that names none of
  * them (stage_wanted); every stage, or one not in the table, is an empty payload,
- * which wakes everyone.
+ * which wakes everyone; progress only (STORE_NOTIFY_PROGRESS alone) is ".", which wakes
+ * only a listener that waits for every stage (`add --wait`).
  */
 static void notify_sql(char *sql, size_t n, unsigned stages, const char *tail)
 {
@@ -396,6 +397,9 @@ static void notify_sql(char *sql, size_t n, unsigned stages, const char *tail)
     const unsigned all = VT_STAGE_COUNT >= 32 ? ~0u : (1u << VT_STAGE_COUNT) - 1;
 
     vt_sb_adds(&sb, "NOTIFY vidtheque_jobs, '");
+    if (stages == STORE_NOTIFY_PROGRESS)
+        vt_sb_addc(&sb, '.');
+    stages &= ~STORE_NOTIFY_PROGRESS;
     for (int k = 0; k < VT_STAGE_COUNT && (stages & all) != all && !(stages & ~all); k++)
         if (stages & (1u << k))
             vt_sb_addf(&sb, "%s%s", sb.buf[sb.len - 1] == '\'' ? "" : ",", vt_stages[k].name);
@@ -561,6 +565,8 @@ static int stage_wanted(const char *payload, unsigned wanted)
 
     if (!wanted || !p || !*p)
         return 1;
+    if (!strcmp(p, "."))
+        return 0; /* progress only */
     while (*p) {
         size_t n = strcspn(p, ",");
         char name[32];
