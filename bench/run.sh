@@ -82,6 +82,9 @@ echo
 echo "== job queue: claim + lease + commit per stage (SQLite, PostgreSQL), its share of a talk's indexing, a fleet of 8-64 stub workers on PostgreSQL"
 bash bench/queue_bench.sh
 echo
+echo "== fleet connections: server sessions of 100 idle workers through PgBouncer in transaction mode vs direct"
+bash bench/pool_bench.sh
+echo
 echo "== ingest on PostgreSQL with 1, 2 and 4 worker processes: videos/min, speed-up over one, the queue's share"
 bash bench/ingest_bench.sh
 echo

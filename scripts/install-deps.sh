@@ -8,7 +8,7 @@ pkgs=(
   libsqlite3-dev sqlite3 libjansson-dev libjpeg62-turbo-dev libmicrohttpd-dev libuchardet-dev zlib1g-dev
   libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us pocketsphinx-testdata pocketsphinx
   flite flite1-dev
-  postgresql-15 postgresql-contrib libpq-dev
+  postgresql-15 postgresql-contrib libpq-dev pgbouncer
   fonts-dejavu-core fonts-liberation python3 time
   chromium slowhttptest wrk nodejs curl yt-dlp
 )

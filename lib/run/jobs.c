@@ -62,7 +62,7 @@ static int read_depth(struct vt_library *lib, struct depth *d)
 {
     struct vt_queue_count *c;
     size_t n;
-    int rc = vt_store_queue_counts(lib->store, vt_wall_s(), &c, &n);
+    int rc = vt_store_queue_counts(lib->store, vt_store_now(lib->store), &c, &n);
 
     memset(d, 0, sizeof(*d));
     if (rc)

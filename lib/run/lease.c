@@ -53,7 +53,7 @@ static int keep_beat(struct vt_lease_keeper *k, struct vt_store **s)
             return 1;
     }
     if (vt_store_stage_heartbeat(*s, k->id, k->stage, k->owner, k->attempts,
-                                 vt_wall_s() + k->lease_s, &res))
+                                 vt_store_now(*s) + k->lease_s, &res))
         return 1;
     return res == VT_LEASE_HELD;
 }

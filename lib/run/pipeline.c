@@ -362,7 +362,7 @@ static int settle_unrun(struct vt_library *lib, struct vt_video_rec *v, enum vt_
 static int take(struct vt_library *lib, struct vt_video_rec *v, const struct vt_stage_rec *r,
                 size_t n, struct vt_stage_rec *me, int added, struct vt_stage_rec *out, int *taken)
 {
-    double now = vt_wall_s(), lease_s = claim_lease_s(lib);
+    double now = vt_store_now(lib->store), lease_s = claim_lease_s(lib);
     enum vt_lease lease;
     int rc;
 
@@ -414,7 +414,7 @@ static int claim_in(struct vt_library *lib, struct vt_video_rec *v, enum vt_stag
         return rc;
     }
     me = find_rec(r, n, id);
-    switch (vt_stage_runnable(lib, r, n, id, vt_wall_s(), &dep)) {
+    switch (vt_stage_runnable(lib, r, n, id, vt_store_now(lib->store), &dep)) {
     case VT_RUNNABLE_RUN:
         rc = take(lib, v, r, n, me, added, out, &taken);
         if (!rc && taken)
@@ -658,7 +658,8 @@ static int unfinished_why(struct vt_library *lib, const char *id, const int *ran
         if (vt_state_terminal(r[i].state))
             continue;
         unfinished = 1;
-        if (r[i].state == VT_STATE_RUNNING && !vt_stage_holder_gone(lib, &r[i], vt_wall_s())) {
+        if (r[i].state == VT_STATE_RUNNING &&
+            !vt_stage_holder_gone(lib, &r[i], vt_store_now(lib->store))) {
             running_why(why, n, id, &r[i]);
             break;
         }
@@ -747,7 +748,7 @@ int vt_work_one(struct vt_library *lib, unsigned set, int *did)
     *did = 0;
     rc = vt_store_begin(lib->store);
     if (!rc)
-        rc = vt_store_queue_next(lib->store, set, vt_wall_s(), id, stage, &found);
+        rc = vt_store_queue_next(lib->store, set, vt_store_now(lib->store), id, stage, &found);
     if (rc || !found) {
         lib->queue_s += vt_monotonic_s() - t0;
         vt_store_rollback(lib->store);
@@ -790,7 +791,8 @@ int vt_redo(struct vt_library *lib, const char *id, const char *stage)
 
         if (k != target && !depends_on(k, target))
             continue;
-        if (x->state == VT_STATE_RUNNING && !vt_stage_holder_gone(lib, x, vt_wall_s())) {
+        if (x->state == VT_STATE_RUNNING &&
+            !vt_stage_holder_gone(lib, x, vt_store_now(lib->store))) {
             rc = VT_ESTATE;
             running_why(lib->err, sizeof(lib->err), id, x);
             break;

@@ -102,7 +102,7 @@ static int drained(struct vt_library *lib, unsigned set)
     size_t n;
     long long left = 0;
 
-    if (vt_store_queue_counts(lib->store, vt_wall_s(), &c, &n))
+    if (vt_store_queue_counts(lib->store, vt_store_now(lib->store), &c, &n))
         return 0;
     for (size_t i = 0; i < n; i++) {
         int k = vt_stage_find(c[i].stage);
@@ -147,6 +147,8 @@ static void *stage_thread(void *p)
         lib->job.claimed = on_claimed;
         lib->job.released = on_released;
         lib->job.user = a;
+        /* a notification for stages this worker does not run leaves it waiting */
+        vt_store_wait_stages(lib->store, w->set);
     }
     while (lib && !stop_level(w)) {
         double q0 = lib->queue_s;
@@ -231,7 +233,7 @@ static void beat(struct worker *w, struct vt_library *hb)
         if (!sl.active)
             continue;
         rc = vt_store_stage_heartbeat(hb->store, sl.id, sl.stage, sl.owner, sl.attempts,
-                                      vt_wall_s() + w->o->lease_s, &res);
+                                      vt_store_now(hb->store) + w->o->lease_s, &res);
         if (rc)
             vt_log(hb, VT_LOG_WARN, "heartbeat: %s", vt_store_errmsg(hb->store));
         else if (res != VT_LEASE_HELD)

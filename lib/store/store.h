@@ -215,8 +215,17 @@ int vt_store_video_priority(struct vt_store *s, const char *id, int priority);
  * any process. 1 when woken, 0 when the time ran out (or nothing can wake it: it waited
  * as a poll would), or an error code. */
 int vt_store_wait_work(struct vt_store *s, double timeout_s);
+/* Let vt_store_wait_work wake only for stages in the set stages (VT_BIT bits; 0: all):
+ * on PostgreSQL a notification names the stages that became runnable, and one for
+ * other stages is passed over (a worker limited with --stages). */
+void vt_store_wait_stages(struct vt_store *s, unsigned stages);
 /* "sqlite" or "postgresql". */
 const char *vt_store_backend(const struct vt_store *s);
+/* Now on the database's clock (epoch seconds), which every lease, retry and pick time
+ * is read against, so that machines whose clocks differ agree on when a lease ends:
+ * this machine's clock plus the database's offset from it, measured (one round trip,
+ * its middle taken) at the first call and once a minute after. SQLite: this machine's. */
+double vt_store_now(struct vt_store *s);
 /* Write the stage table's dependencies into stage_deps when they differ (at open). */
 int vt_store_sync_stage_deps(struct vt_store *s);
 

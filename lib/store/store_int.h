@@ -59,6 +59,11 @@ struct vt_store {
         double rows, tokens;
     } pg_sizes;
     struct pg_window *pg_window; /* PostgreSQL: the newest rows' lexemes (store_search_pg.c) */
+    /* vt_store_now: the database's clock less this machine's, and when (monotonic s) it
+     * was last measured (0: never) */
+    double clock_offset, clock_at;
+    /* vt_store_wait_stages: the stages whose notifications wake this handle (0: all) */
+    unsigned wake_stages;
 };
 
 /*
@@ -78,7 +83,9 @@ struct store_backend {
     long long (*version)(struct vt_store *s);
     int (*check)(struct vt_store *s, int *ok);
     int (*wait_work)(struct vt_store *s, double timeout_s);
-    int (*notify_work)(struct vt_store *s);
+    int (*notify_work)(struct vt_store *s, unsigned stages);
+    /* the database's clock: the epoch seconds it reads now (NULL: this machine's) */
+    int (*server_time)(struct vt_store *s, double *t);
     /* the search index (store_search.c) */
     int (*screen_docs_refresh)(struct vt_store *s, const char *id);
     int (*title_docs_refresh)(struct vt_store *s, const char *id);
@@ -136,9 +143,17 @@ int store_read_array(struct vt_store *s, const char *sql, const char *what, size
                      void (*read)(struct db_stmt *st, void *item), void (*release)(void *item),
                      void **out, size_t *n, const char *binds, ...);
 
-/* store_queue.c: tell waiting workers that stages may have become runnable (PostgreSQL:
- * NOTIFY vidtheque_jobs, delivered at commit; nothing on SQLite, whose workers poll). */
-int store_notify_work(struct vt_store *s);
+/* store_queue.c: tell waiting workers that the stages in the set stages (VT_BIT bits) may
+ * have become runnable (PostgreSQL: NOTIFY vidtheque_jobs with their names, delivered at
+ * commit; nothing on SQLite, whose workers poll). An empty set is progress only (a stage
+ * settled that no stage reads): it wakes those that wait for every stage (`add --wait`),
+ * not the workers. */
+int store_notify_work(struct vt_store *s, unsigned stages);
+/* Bit of a notify_work set: progress only, no stage (VT_STAGE_COUNT < 31). */
+#define STORE_NOTIFY_PROGRESS (1u << 31)
+/* The stages that stage `name` becoming `state` may make runnable: itself when queued,
+ * those that read it when settled (none when running: the caller notifies nothing). */
+unsigned store_woken_stages(const char *name, enum vt_state state);
 /* PostgreSQL's wait_work and notify_work hooks (store_pg.c) LISTEN vidtheque_jobs once,
  * then wait on the connection's socket; and NOTIFY, deferred to the commit inside a
  * transaction. */

@@ -52,10 +52,11 @@ _Static_assert(VT_STAGE_COUNT <= NAME_SLOTS, "one name parameter per stage");
  * leaves the index walk as the only cheap plan, once (a generic plan, kept by the
  * prepared statement; re-planned after an ANALYZE), and the settings are restored for
  * the rest of the transaction (a sort disabled elsewhere only adds cost, and enough of
- * it to have the query compiled by JIT).
+ * it to have the query compiled by JIT). Both SET LOCAL: nothing outlives the
+ * transaction, which a transaction-mode pool (pooler=transaction) requires.
  */
 #define PICK_PLAN_SET   "SET LOCAL enable_sort = off; SET LOCAL plan_cache_mode = force_generic_plan"
-#define PICK_PLAN_RESET "RESET enable_sort; RESET plan_cache_mode"
+#define PICK_PLAN_RESET "SET LOCAL enable_sort TO DEFAULT; SET LOCAL plan_cache_mode TO DEFAULT"
 
 int vt_store_queue_next(struct vt_store *s, unsigned stages, double now, char id[65],
                         char stage[32], int *found)
@@ -139,7 +140,7 @@ int vt_store_stage_give_back(struct vt_store *s, const char *id, const char *sta
 
     /* the stage is runnable again: another worker may take it at once */
     if (!rc && *res == VT_LEASE_HELD)
-        rc = store_notify_work(s);
+        rc = store_notify_work(s, store_woken_stages(stage, VT_STATE_QUEUED));
     return rc;
 }
 
@@ -177,9 +178,54 @@ const char *vt_store_backend(const struct vt_store *s)
     return s->conn.ops->name;
 }
 
-int store_notify_work(struct vt_store *s)
+#define CLOCK_RECHECK_S 60.0
+
+double vt_store_now(struct vt_store *s)
 {
-    return s->be->notify_work ? s->be->notify_work(s) : 0;
+    double mono = vt_monotonic_s();
+
+    if (s->be->server_time && (!s->clock_at || mono - s->clock_at >= CLOCK_RECHECK_S)) {
+        double t0 = vt_wall_s(), t, t1;
+
+        /* a failure (the server away) keeps the last offset; the next call asks again */
+        if (!s->be->server_time(s, &t)) {
+            t1 = vt_wall_s();
+            s->clock_offset = t - (t0 + t1) / 2;
+            s->clock_at = mono;
+        }
+    }
+    return vt_wall_s() + s->clock_offset;
+}
+
+_Static_assert(VT_STAGE_COUNT < 31, "STORE_NOTIFY_PROGRESS is above every stage's bit");
+
+int store_notify_work(struct vt_store *s, unsigned stages)
+{
+    if (!s->be->notify_work)
+        return 0;
+    return s->be->notify_work(s, stages ? stages : STORE_NOTIFY_PROGRESS);
+}
+
+unsigned store_woken_stages(const char *name, enum vt_state state)
+{
+    int id = vt_stage_find(name);
+    unsigned out = 0;
+
+    if (id < 0)
+        return ~0u; /* not in the table: wake everyone, as before */
+    if (state == VT_STATE_QUEUED)
+        return 1u << id;
+    if (state == VT_STATE_RUNNING)
+        return 0;
+    for (int k = 0; k < VT_STAGE_COUNT; k++)
+        if ((vt_stages[k].deps | vt_stages[k].after) & (1u << id))
+            out |= 1u << k;
+    return out;
+}
+
+void vt_store_wait_stages(struct vt_store *s, unsigned stages)
+{
+    s->wake_stages = stages;
 }
 
 /* SQLite: a commit by any connection moves PRAGMA data_version; poll it. */

@@ -401,7 +401,9 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
     db_bind_double(st, 11, vt_wall_s());
     rc = store_step_done(s, st, "record stage");
     /* a queued stage, or a settled one (the stages after it may run): wake workers */
-    return rc ? rc : store_notify_work(s);
+    if (rc || r->state == VT_STATE_RUNNING)
+        return rc;
+    return store_notify_work(s, store_woken_stages(r->name, r->state));
 }
 
 /* HELD when the last UPDATE changed the row, else LOST (the row differs) or GONE. */
@@ -508,14 +510,16 @@ int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_st
     db_bind_int(st, 7, r->attempts);
     db_bind_double(st, 8, r->retry_at);
     store_bind_text(st, 9, owner);
-    db_bind_double(st, 10, vt_wall_s());
+    db_bind_double(st, 10, vt_store_now(s));
     rc = store_step_done(s, st, "record stage");
     if (!rc)
         rc = lease_after_update(s, id, r->name, res);
     if (!rc && *res == VT_LEASE_LOST)
         snprintf(s->conn.err, sizeof(s->conn.err), "lease lost: stage '%s' of %s was taken over", r->name,
                  id);
-    return rc || *res != VT_LEASE_HELD ? rc : store_notify_work(s);
+    return rc || *res != VT_LEASE_HELD
+               ? rc
+               : store_notify_work(s, store_woken_stages(r->name, r->state));
 }
 
 static void read_id(struct db_stmt *st, void *item)

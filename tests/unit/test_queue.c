@@ -625,3 +625,75 @@ out:
     vt_test_db_free(scratch_db);
     scratch_db = NULL;
 }
+
+/* A notification names the stages that became runnable: a handle waiting for stt only
+ * is not woken by ocr queued, and is by stt queued or by an input of stt settling
+ * (issue 26: every settle woke every idle worker). */
+VT_TEST_PG_ONLY(queue_wake_for_its_stages)
+{
+    char dir[64], err[256];
+    struct vt_store *s = scratch(dir, sizeof(dir)), *s2 = NULL;
+    int stt = vt_stage_find("stt"), input = -1;
+    struct vt_stage_rec r;
+
+    CHECK(s != NULL && stt >= 0);
+    if (!s || stt < 0)
+        return;
+    for (int k = 0; k < VT_STAGE_COUNT && input < 0; k++)
+        if ((vt_stages[stt].deps | vt_stages[stt].after) & (1u << k))
+            input = k;
+    CHECK(input >= 0);
+    add_video(s, "a1");
+    CHECK_INT(vt_store_open(scratch_db, &s2, err, sizeof(err)), 0);
+    if (!s2 || input < 0)
+        goto out;
+    vt_store_wait_stages(s2, 1u << stt);
+    /* LISTEN; the video's own notification (every stage queued) may still come in */
+    for (int i = 0; i < 20 && vt_store_wait_work(s2, 0.3) != 0; i++)
+        ;
+    CHECK_INT(vt_store_begin(s), 0);
+    put_queued(s, "a1", "ocr");
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(vt_store_wait_work(s2, 0.5), 0);
+    CHECK_INT(vt_store_begin(s), 0);
+    put_queued(s, "a1", "stt");
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(vt_store_wait_work(s2, 10), 1);
+    memset(&r, 0, sizeof(r));
+    snprintf(r.name, sizeof(r.name), "%s", vt_stages[input].name);
+    r.state = VT_STATE_DONE;
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_stage_put(s, "a1", &r), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(vt_store_wait_work(s2, 10), 1);
+    /* a stage that no stage reads settles: progress only, no worker is woken by it, and
+     * a handle that waits for every stage (add --wait) is */
+    r.state = VT_STATE_DONE;
+    for (int k = VT_STAGE_COUNT - 1; k >= 0; k--) {
+        unsigned readers = 0;
+
+        for (int j = 0; j < VT_STAGE_COUNT; j++)
+            readers |= (vt_stages[j].deps | vt_stages[j].after) & (1u << k);
+        if (!readers) {
+            snprintf(r.name, sizeof(r.name), "%s", vt_stages[k].name);
+            break;
+        }
+    }
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_stage_put(s, "a1", &r), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(vt_store_wait_work(s2, 0.5), 0);
+    vt_store_wait_stages(s2, 0);
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_stage_put(s, "a1", &r), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(vt_store_wait_work(s2, 10), 1);
+    /* and by ocr queued */
+    CHECK_INT(vt_store_begin(s), 0);
+    put_queued(s, "a1", "ocr");
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(vt_store_wait_work(s2, 10), 1);
+out:
+    vt_store_close(s2);
+    scratch_done(s, dir);
+}

@@ -4,6 +4,8 @@
  * type), results come back whole in text format and are parsed when read. A statement
  * the store will reuse (persistent) is prepared on the server once per connection,
  * with the parameter types of its first run's binds; others run with PQexecParams.
+ * Through a transaction-mode pool (the URL's pooler=transaction) nothing outlives a
+ * transaction: every statement runs with PQexecParams and the session is not SET.
  *
  * A lost connection (the server restarted, the network dropped) fails the statement
  * with VT_EUNAVAIL and marks the handle: the next statement outside a transaction
@@ -226,7 +228,7 @@ int db_pg_ready(struct pg_conn *c)
     if (c->in_tx)
         return record_msg(c, VT_EUNAVAIL, "the connection was lost in the middle of a transaction");
     PQreset(c->conn);
-    if (PQstatus(c->conn) != CONNECTION_OK || !session_setup(c->conn)) {
+    if (PQstatus(c->conn) != CONNECTION_OK || (!c->pooler && !session_setup(c->conn))) {
         record_msg(c, VT_EUNAVAIL, "");
         first_line(c->msg, sizeof(c->msg), PQerrorMessage(c->conn));
         return VT_EUNAVAIL;
@@ -265,25 +267,168 @@ static int connect_is_final(const char *msg)
     return 0;
 }
 
+/* The value of a URL query parameter, percent-decoded (n bytes at v). Caller frees. */
+static char *url_value(const char *v, size_t n)
+{
+    char *out = vt_xmalloc(n + 1), *o = out;
+
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] == '%' && i + 2 < n && isxdigit((unsigned char)v[i + 1]) &&
+            isxdigit((unsigned char)v[i + 2])) {
+            char hex[3] = {v[i + 1], v[i + 2], '\0'};
+
+            *o++ = (char)strtol(hex, NULL, 16);
+            i += 2;
+        } else {
+            *o++ = v[i];
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* The URL's options that are vidtheque's, not libpq's (libpq refuses names it does not
+ * know): pooler, listen_host, listen_port. */
+struct url_opts {
+    char *rest; /* the URL without them */
+    int kept;   /* query parameters kept in rest */
+    int pooler;
+    char *listen_host, *listen_port;
+};
+
+static void url_opts_free(struct url_opts *o)
+{
+    free(o->rest);
+    free(o->listen_host);
+    free(o->listen_port);
+}
+
+/* Take one query parameter (n bytes at p): ours into o (0, or VT_EINVAL with err),
+ * anyone else's onto o->rest. */
+static int url_param(struct url_opts *o, struct vt_sb *rest, const char *p, size_t n, char *err,
+                     size_t errlen)
+{
+    static const char *const ours[] = {"pooler=", "listen_host=", "listen_port="};
+    size_t k = 0;
+    char *v;
+
+    while (k < VT_ARRAY_LEN(ours) && strncmp(p, ours[k], strlen(ours[k])))
+        k++;
+    if (k == VT_ARRAY_LEN(ours) || strlen(ours[k]) > n) {
+        vt_sb_addc(rest, o->kept++ ? '&' : '?');
+        vt_sb_add(rest, p, n);
+        return 0;
+    }
+    v = url_value(p + strlen(ours[k]), n - strlen(ours[k]));
+    if (k == 0) {
+        if (!strcmp(v, "transaction")) {
+            o->pooler = 1;
+        } else if (strcmp(v, "session") && strcmp(v, "none")) {
+            vt_err(err, errlen, VT_EINVAL,
+                   "database: pooler=%.40s: expected transaction, session or none", v);
+            free(v);
+            return VT_EINVAL;
+        }
+        free(v);
+    } else if (!*v || strcspn(v, "\r\n") != strlen(v)) {
+        vt_err(err, errlen, VT_EINVAL, "database: %.*s is empty", (int)strlen(ours[k]) - 1,
+               ours[k]);
+        free(v);
+        return VT_EINVAL;
+    } else if (k == 1) {
+        free(o->listen_host);
+        o->listen_host = v;
+    } else {
+        free(o->listen_port);
+        o->listen_port = v;
+    }
+    return 0;
+}
+
+/* Split url into libpq's URL and our options. 0, or VT_EINVAL with err. */
+static int url_split(const char *url, struct url_opts *o, char *err, size_t errlen)
+{
+    const char *q = strchr(url, '?'), *p;
+    struct vt_sb rest = {0};
+    int rc = 0;
+
+    memset(o, 0, sizeof(*o));
+    if (!q) {
+        o->rest = vt_xstrdup(url);
+        return 0;
+    }
+    vt_sb_add(&rest, url, (size_t)(q - url));
+    for (p = q + 1; !rc && *p;) {
+        size_t n = strcspn(p, "&");
+
+        if (n)
+            rc = url_param(o, &rest, p, n, err, errlen);
+        p += n + (p[n] == '&');
+    }
+    o->rest = vt_sb_detach(&rest);
+    if (rc)
+        url_opts_free(o);
+    else if ((o->listen_host || o->listen_port) && !o->pooler)
+        rc = vt_err(err, errlen, VT_EINVAL,
+                    "database: listen_host and listen_port go with pooler=transaction");
+    if (rc)
+        memset(o, 0, sizeof(*o));
+    return rc;
+}
+
+/* Open a session with libpq's URL url, host and port (when not NULL) over the URL's. */
+static PGconn *open_session(const char *url, int pooler, const char *host, const char *port)
+{
+    /* ours first: what the URL says overrides them (libpq keeps the last value); a pooled
+     * session's encoding is a startup parameter, which PgBouncer keeps per client */
+    const char *keys[6] = {"application_name", "connect_timeout"};
+    const char *vals[6] = {"vidtheque", "10"};
+    int n = 2;
+
+    if (pooler) {
+        keys[n] = "client_encoding";
+        vals[n++] = "UTF8";
+    }
+    keys[n] = "dbname";
+    vals[n++] = url;
+    if (host) {
+        keys[n] = "host";
+        vals[n++] = host;
+    }
+    if (port) {
+        keys[n] = "port";
+        vals[n++] = port;
+    }
+    keys[n] = vals[n] = NULL;
+    return PQconnectdbParams(keys, vals, 1);
+}
+
 int db_pg_connect(const char *url, struct pg_conn **out, char *err, size_t errlen)
 {
-    /* ours first: what the URL says overrides them (libpq keeps the last value) */
-    const char *keys[] = {"application_name", "connect_timeout", "dbname", NULL};
-    const char *vals[] = {"vidtheque", "10", url, NULL};
     PQconninfoOption *opts;
     struct pg_conn *c;
+    struct url_opts o;
     char *perr = NULL, line[400];
+    int rc;
 
     *out = NULL;
-    opts = PQconninfoParse(url, &perr);
+    rc = url_split(url, &o, err, errlen);
+    if (rc)
+        return rc;
+    opts = PQconninfoParse(o.rest, &perr);
     if (!opts) {
         first_line(line, sizeof(line), perr ? perr : "out of memory");
         PQfreemem(perr);
+        url_opts_free(&o);
         return vt_err(err, errlen, VT_EINVAL, "database: not a PostgreSQL URL: %s", line);
     }
     PQconninfoFree(opts);
     c = vt_xcalloc(1, sizeof(*c));
-    c->conn = PQconnectdbParams(keys, vals, 1);
+    c->url = o.rest;
+    c->pooler = o.pooler;
+    c->listen_host = o.listen_host;
+    c->listen_port = o.listen_port;
+    c->conn = open_session(c->url, c->pooler, NULL, NULL);
     c->gen = 1;
     if (!c->conn || PQstatus(c->conn) != CONNECTION_OK) {
         const char *msg = c->conn ? PQerrorMessage(c->conn) : "out of memory";
@@ -296,7 +441,13 @@ int db_pg_connect(const char *url, struct pg_conn **out, char *err, size_t errle
         return vt_err(err, errlen, VT_EUNAVAIL, "database unavailable: cannot connect: %s", line);
     }
     PQsetNoticeProcessor(c->conn, no_notices, NULL);
-    if (!session_setup(c->conn)) {
+    if (c->pooler && PQserverVersion(c->conn) < 120000) {
+        /* what session_setup sets is the default from 12 on; a pool keeps no SET */
+        db_pg_disconnect(c);
+        return vt_err(err, errlen, VT_EINVAL,
+                      "database: pooler=transaction needs PostgreSQL 12 or later");
+    }
+    if (!c->pooler && !session_setup(c->conn)) {
         first_line(line, sizeof(line), PQerrorMessage(c->conn));
         db_pg_disconnect(c);
         return vt_err(err, errlen, VT_EIO, "database: set up the session: %s", line);
@@ -305,11 +456,36 @@ int db_pg_connect(const char *url, struct pg_conn **out, char *err, size_t errle
     return 0;
 }
 
+PGconn *db_pg_listener(struct pg_conn *c, int *fresh)
+{
+    *fresh = 0;
+    if (!c->listen_host && !c->listen_port)
+        return NULL;
+    if (c->listener && PQstatus(c->listener) == CONNECTION_OK)
+        return c->listener;
+    PQfinish(c->listener);
+    c->listener = open_session(c->url, 0, c->listen_host, c->listen_port);
+    if (c->listener && PQstatus(c->listener) == CONNECTION_OK) {
+        *fresh = 1;
+        PQsetNoticeProcessor(c->listener, no_notices, NULL);
+        return c->listener;
+    }
+    record_msg(c, VT_EUNAVAIL, "");
+    first_line(c->msg, sizeof(c->msg), c->listener ? PQerrorMessage(c->listener) : "out of memory");
+    PQfinish(c->listener);
+    c->listener = NULL;
+    return NULL;
+}
+
 void db_pg_disconnect(struct pg_conn *c)
 {
     if (!c)
         return;
     PQfinish(c->conn);
+    PQfinish(c->listener);
+    free(c->url);
+    free(c->listen_host);
+    free(c->listen_port);
     free(c);
 }
 
@@ -510,11 +686,14 @@ static int run(struct pg_stmt *st)
     struct pg_conn *c = st->db->pg;
     PGresult *r;
     int rc = db_pg_ready(c), status;
+    /* through a transaction-mode pool the next transaction may run on a server session
+     * that never saw the PREPARE: every statement unnamed there (parsed each run) */
+    const int named = st->persistent && !c->pooler;
 
     if (rc)
         return rc;
     c->msg[0] = '\0';
-    if (st->persistent && st->gen != c->gen) {
+    if (named && st->gen != c->gen) {
         param_types(st);
         snprintf(st->name, sizeof(st->name), "vt%lu", ++c->names);
         c->trips++;
@@ -528,7 +707,7 @@ static int run(struct pg_stmt *st)
         st->gen = c->gen;
     }
     c->trips++;
-    if (st->persistent) {
+    if (named) {
         r = PQexecPrepared(c->conn, st->name, st->nparams, (const char *const *)st->vals, NULL,
                            NULL, 0);
     } else {

@@ -18,7 +18,7 @@ struct pg_conn {
     unsigned long gen;   /* bumped by each reconnection: statements prepare again */
     unsigned long names; /* prepared statements named so far on this handle */
     int in_tx;           /* BEGIN sent, COMMIT or ROLLBACK not yet */
-    int notify;          /* the open transaction queued or settled a stage: NOTIFY at commit */
+    unsigned notify;     /* stages the open transaction made runnable: NOTIFY at commit */
     int lost;            /* the server went away: reconnect before the next statement */
     int64_t changes;     /* rows changed by the last INSERT, UPDATE or DELETE */
     /* round trips to the server so far (statements, PREPAREs, BEGIN, COMMIT, ROLLBACK):
@@ -34,15 +34,30 @@ struct pg_conn {
     /* store_pg.c: gen + 1 of the session that ran LISTEN vidtheque_jobs, 0 when none did
      * (a reconnection starts a session that listens to nothing) */
     unsigned long listen_gen;
+    /* pooler=transaction (the URL's option, db_pg_connect): every statement unnamed, no
+     * session setting; each transaction may run on another server session */
+    int pooler;
+    /* listen_host / listen_port: where a pooled handle's LISTEN goes (a server session of
+     * its own, direct or through a session-mode pool), over the URL (without our options);
+     * neither set: waiting for work polls */
+    char *url, *listen_host, *listen_port;
+    PGconn *listener;            /* that session, opened at the first wait, or NULL */
+    double poll_next, poll_step; /* polling: when to look next (monotonic s), the step now */
+    long long poll_version;      /* the version the last poll saw (0: none yet) */
 };
 
 extern const struct db_ops db_pg_ops;
 
 /* Connect with the libpq URL url (application_name and connect_timeout defaulted):
  * 0 with *out (caller frees with db_pg_disconnect), or VT_EUNAVAIL / VT_EINVAL with
- * one line in err. */
+ * one line in err. The URL's own options pooler=transaction|session|none, listen_host
+ * and listen_port are taken out before libpq reads it (see struct pg_conn). */
 int db_pg_connect(const char *url, struct pg_conn **out, char *err, size_t errlen);
 void db_pg_disconnect(struct pg_conn *c);
+/* A pooled handle's LISTEN session (listen_host / listen_port): opened when none is
+ * open or it went away (*fresh 1: it listens to nothing yet); the connection, or NULL
+ * (none configured, or it failed: the message on c). */
+PGconn *db_pg_listener(struct pg_conn *c, int *fresh);
 /* Before a statement: a lost connection is reset (once) when not in a transaction.
  * 0, or VT_EUNAVAIL recorded on c. */
 int db_pg_ready(struct pg_conn *c);

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const struct store_backend pg_backend;
 
@@ -382,6 +383,31 @@ static int store_pg_begin_read(struct vt_store *s)
     return rc;
 }
 
+/*
+ * NOTIFY vidtheque_jobs with the names of the stages that may have become runnable
+ * (comma-separated; the stage table's names are [a-z_], nothing to quote), then tail.
+ * A listener limited to some stages passes over a notification that names none of
+ * them (stage_wanted); every stage, or one not in the table, is an empty payload,
+ * which wakes everyone; progress only (STORE_NOTIFY_PROGRESS alone) is ".", which wakes
+ * only a listener that waits for every stage (`add --wait`).
+ */
+static void notify_sql(char *sql, size_t n, unsigned stages, const char *tail)
+{
+    struct vt_sb sb = {0};
+    const unsigned all = VT_STAGE_COUNT >= 32 ? ~0u : (1u << VT_STAGE_COUNT) - 1;
+
+    vt_sb_adds(&sb, "NOTIFY vidtheque_jobs, '");
+    if (stages == STORE_NOTIFY_PROGRESS)
+        vt_sb_addc(&sb, '.');
+    stages &= ~STORE_NOTIFY_PROGRESS;
+    for (int k = 0; k < VT_STAGE_COUNT && (stages & all) != all && !(stages & ~all); k++)
+        if (stages & (1u << k))
+            vt_sb_addf(&sb, "%s%s", sb.buf[sb.len - 1] == '\'' ? "" : ",", vt_stages[k].name);
+    vt_sb_addf(&sb, "'%s", tail);
+    snprintf(sql, n, "%s", sb.buf);
+    vt_sb_release(&sb);
+}
+
 static int store_pg_commit(struct vt_store *s)
 {
     struct pg_conn *c = s->conn.pg;
@@ -400,7 +426,14 @@ static int store_pg_commit(struct vt_store *s)
     }
     c->trips++;
     /* one round trip for both; a NOTIFY that fails leaves COMMIT unrun (rolled back below) */
-    r = PQexec(c->conn, c->notify ? "NOTIFY vidtheque_jobs; COMMIT" : "COMMIT");
+    if (c->notify) {
+        char sql[256];
+
+        notify_sql(sql, sizeof(sql), c->notify, "; COMMIT");
+        r = PQexec(c->conn, sql);
+    } else {
+        r = PQexec(c->conn, "COMMIT");
+    }
     c->notify = 0;
     if (PQresultStatus(r) != PGRES_COMMAND_OK) {
         db_pg_record(c, r);
@@ -512,13 +545,145 @@ static int store_pg_check(struct vt_store *s, int *ok)
  * sent with the COMMIT, in the same round trip (the server delivers a notification at
  * commit either way, and sends one for any number of identical ones); outside, at once.
  */
-static int store_pg_notify_work(struct vt_store *s)
+static int store_pg_notify_work(struct vt_store *s, unsigned stages)
 {
+    char sql[256];
+
     if (s->conn.pg->in_tx) {
-        s->conn.pg->notify = 1;
+        s->conn.pg->notify |= stages;
         return 0;
     }
-    return store_exec(s, "NOTIFY vidtheque_jobs", "wake workers");
+    notify_sql(sql, sizeof(sql), stages, "");
+    return store_exec(s, sql, "wake workers");
+}
+
+/* Whether a notification's payload (stage names, comma-separated; empty: any) names a
+ * stage in wanted (0: every stage). A name not in the table wakes too. */
+static int stage_wanted(const char *payload, unsigned wanted)
+{
+    const char *p = payload;
+
+    if (!wanted || !p || !*p)
+        return 1;
+    if (!strcmp(p, "."))
+        return 0; /* progress only */
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        char name[32];
+        int k;
+
+        snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), p);
+        k = vt_stage_find(name);
+        if (k < 0 || (wanted & (1u << k)))
+            return 1;
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
+/* Take the notifications that came in on conn: whether any was for a stage in wanted. */
+static int drain_notifies(PGconn *conn, unsigned wanted)
+{
+    PGnotify *n;
+    int got = 0;
+
+    while ((n = PQnotifies(conn))) {
+        got |= stage_wanted(n->extra, wanted);
+        PQfreemem(n);
+    }
+    return got;
+}
+
+/* Wait on conn's socket up to timeout_s for a notification for a stage in wanted: 1 one
+ * came, 0 none, -1 the connection went away. */
+static int wait_notify(PGconn *conn, unsigned wanted, double timeout_s)
+{
+    double end = vt_monotonic_s() + timeout_s, left;
+    struct pollfd p;
+
+    if (drain_notifies(conn, wanted))
+        return 1;
+    while ((left = end - vt_monotonic_s()) > 0) {
+        p = (struct pollfd){PQsocket(conn), POLLIN, 0};
+        if (poll(&p, 1, (int)(left * 1000)) <= 0)
+            return 0;
+        if (!PQconsumeInput(conn))
+            return -1;
+        if (drain_notifies(conn, wanted))
+            return 1;
+    }
+    return 0;
+}
+
+static void sleep_s(double t)
+{
+    struct timespec ts = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
+
+    nanosleep(&ts, NULL);
+}
+
+/*
+ * Through a transaction-mode pool with no LISTEN session configured: look at the
+ * database's version (store_pg_version: any transaction that wrote, one round trip)
+ * every poll_step, which doubles from 50 ms to 1 s while nothing changes and drops back
+ * at a change; between looks the wait only sleeps. So 100 idle workers cost at most 100
+ * short statements a second, and one woken by a change looks again 50 ms later.
+ */
+static int poll_wait(struct vt_store *s, double timeout_s)
+{
+    struct pg_conn *c = s->conn.pg;
+    double now = vt_monotonic_s(), wait;
+    long long v;
+    int changed;
+
+    if (c->poll_step <= 0)
+        c->poll_step = 0.05;
+    wait = c->poll_next - now;
+    if (wait >= timeout_s) {
+        sleep_s(timeout_s);
+        return 0;
+    }
+    if (wait > 0)
+        sleep_s(wait);
+    v = store_pg_version(s);
+    if (v < 0)
+        return store_fail(s, "wait for work");
+    changed = c->poll_version && v != c->poll_version;
+    c->poll_version = v;
+    c->poll_step = changed ? 0.05 : (c->poll_step * 2 < 1.0 ? c->poll_step * 2 : 1.0);
+    c->poll_next = vt_monotonic_s() + c->poll_step;
+    return changed;
+}
+
+/* Through a transaction-mode pool with listen_host / listen_port: LISTEN on a session of
+ * the handle's own there, opened at the first wait and again after it went away. */
+static int listener_wait(struct vt_store *s, double timeout_s)
+{
+    struct pg_conn *c = s->conn.pg;
+    int fresh, got;
+    PGconn *l = db_pg_listener(c, &fresh);
+
+    if (!l)
+        return store_fail(s, "listen for work");
+    if (fresh) {
+        PGresult *r = PQexec(l, "LISTEN vidtheque_jobs");
+        int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+
+        c->trips++;
+        if (!ok)
+            db_pg_record(c, r);
+        PQclear(r);
+        if (!ok)
+            return store_fail(s, "listen for work");
+        return 1; /* whatever was committed before it listened: look once */
+    }
+    got = wait_notify(l, s->wake_stages, timeout_s);
+    if (got < 0) {
+        PQfinish(c->listener); /* reopened at the next wait */
+        c->listener = NULL;
+        return 0;
+    }
+    return got;
 }
 
 /*
@@ -526,15 +691,19 @@ static int store_pg_notify_work(struct vt_store *s)
  * session, then wait on the connection's socket for a notification (sent by NOTIFY at
  * the commit that queued or settled a stage) up to timeout_s. A notification that came
  * in while other statements ran is already queued in libpq: it returns at once. A
- * worker never waits inside a transaction, where none would be delivered.
+ * worker never waits inside a transaction, where none would be delivered. Through a
+ * transaction-mode pool a LISTEN would hold a server session the pool hands to others:
+ * a session of its own (listener_wait), or polling (poll_wait).
  */
 static int store_pg_wait_work(struct vt_store *s, double timeout_s)
 {
     struct pg_conn *c = s->conn.pg;
-    struct pollfd p;
-    PGnotify *n;
-    int rc = db_pg_ready(c), got = 0;
+    int rc, got;
 
+    if (c->pooler)
+        return c->listen_host || c->listen_port ? listener_wait(s, timeout_s)
+                                                : poll_wait(s, timeout_s);
+    rc = db_pg_ready(c);
     if (rc)
         return store_fail(s, "wait for work");
     if (c->listen_gen != c->gen + 1) {
@@ -543,22 +712,28 @@ static int store_pg_wait_work(struct vt_store *s, double timeout_s)
             return rc;
         c->listen_gen = c->gen + 1;
     }
-    while ((n = PQnotifies(c->conn))) {
-        PQfreemem(n);
-        got = 1;
-    }
-    if (got)
-        return 1;
-    p = (struct pollfd){PQsocket(c->conn), POLLIN, 0};
-    if (poll(&p, 1, (int)(timeout_s * 1000)) > 0 && !PQconsumeInput(c->conn)) {
+    got = wait_notify(c->conn, s->wake_stages, timeout_s);
+    if (got < 0) {
         c->lost = 1; /* the next statement reconnects, or says the server is away */
         return 0;
     }
-    while ((n = PQnotifies(c->conn))) {
-        PQfreemem(n);
-        got = 1;
-    }
     return got;
+}
+
+/* The server's clock: clock_timestamp(), which moves inside a transaction (now() does not). */
+static int store_pg_server_time(struct vt_store *s, double *t)
+{
+    struct db_stmt *st;
+    int rc = store_prepare(s, "SELECT extract(epoch FROM clock_timestamp())", &st);
+
+    if (rc)
+        return rc;
+    rc = db_step(st);
+    if (rc == DB_ROW)
+        *t = db_col_double(st, 0);
+    rc = rc == DB_ROW ? 0 : store_fail(s, "read the server's clock");
+    store_finish(s, st);
+    return rc;
 }
 
 static const struct store_backend pg_backend = {
@@ -571,6 +746,7 @@ static const struct store_backend pg_backend = {
     .check = store_pg_check,
     .wait_work = store_pg_wait_work,
     .notify_work = store_pg_notify_work,
+    .server_time = store_pg_server_time,
     .screen_docs_refresh = store_pg_screen_docs_refresh,
     .title_docs_refresh = store_pg_title_docs_refresh,
     .maintain = store_pg_maintain,
