@@ -8,8 +8,8 @@
  * late result from the one presumed dead. The lease of a stage run in-process is
  * lease.c's. docs/ARCHITECTURE.md, "Job queue".
  */
-#include "core/library.h"
 #include "base/util.h"
+#include "core/library.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* What a stage thread is running, for the heartbeat (one slot per thread). */
 struct slot {
@@ -38,6 +39,10 @@ struct worker {
     size_t n_samples, cap_samples;
     int failed; /* a thread could not open the library */
     char err[1024];
+    /* the database out of reach (db_trouble): since when (monotonic; 0: reachable),
+     * the attempts that failed since, and when it was last said */
+    double down_since, down_said;
+    long down_attempts;
 };
 
 struct thread_arg {
@@ -123,6 +128,18 @@ static void add_sample(struct worker *w, double s)
     pthread_mutex_unlock(&w->mu);
 }
 
+/* Sleep s seconds, in slices short enough that a stop is seen within a fifth of one. */
+static void pause_s(struct worker *w, double s)
+{
+    double end = vt_monotonic_s() + s, left;
+
+    while (!stop_level(w) && (left = end - vt_monotonic_s()) > 0) {
+        struct timespec ts = {0, (long)((left < 0.2 ? left : 0.2) * 1e9)};
+
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* Wait up to s seconds for work, in slices short enough that a stop signal is seen
  * within a fifth of a second (the signal cannot cut the wait itself short); an idle
  * worker told to stop leaves at once instead of after its whole wait. */
@@ -130,9 +147,73 @@ static void idle_wait(struct worker *w, struct vt_library *lib, double s)
 {
     double end = vt_monotonic_s() + s, left;
 
-    while (!stop_level(w) && (left = end - vt_monotonic_s()) > 0)
-        if (vt_store_wait_work(lib->store, left < 0.2 ? left : 0.2))
-            break; /* woken, or the database away: the caller looks again */
+    while (!stop_level(w) && (left = end - vt_monotonic_s()) > 0) {
+        int rc = vt_store_wait_work(lib->store, left < 0.2 ? left : 0.2);
+
+        if (rc > 0)
+            break; /* woken: the caller looks again */
+        if (rc < 0) {
+            /* the database away: the caller's next look says so; no spinning here */
+            pause_s(w, left);
+            break;
+        }
+    }
+}
+
+/*
+ * The database could not be reached (rc VT_EUNAVAIL) by one of the threads: said once
+ * when it goes away and then once a minute with the attempts so far, not once per
+ * attempt (the threads of an idle worker would write a line each a few times a second
+ * for as long as an outage lasts).
+ */
+static void db_trouble(struct worker *w, struct vt_library *lib)
+{
+    double now = vt_monotonic_s();
+    int first, again;
+    long attempts;
+
+    pthread_mutex_lock(&w->mu);
+    first = w->down_since == 0;
+    if (first)
+        w->down_since = w->down_said = now;
+    again = !first && now - w->down_said >= 60;
+    if (again)
+        w->down_said = now;
+    attempts = ++w->down_attempts;
+    pthread_mutex_unlock(&w->mu);
+    if (first)
+        vt_log(lib, VT_LOG_ERROR, "%s (trying again with back-off; said again when it is back)",
+               vt_errmsg(lib));
+    else if (again)
+        vt_log(lib, VT_LOG_ERROR, "database still unavailable after %.0f s (%ld attempts): %s",
+               now - w->down_since, attempts, vt_errmsg(lib));
+}
+
+/* A thread reached the database: the end of an outage db_trouble said, when there was one. */
+static void db_fine(struct worker *w, struct vt_library *lib)
+{
+    double since;
+    long attempts;
+
+    pthread_mutex_lock(&w->mu);
+    since = w->down_since;
+    attempts = w->down_attempts;
+    w->down_since = 0;
+    w->down_attempts = 0;
+    pthread_mutex_unlock(&w->mu);
+    if (since > 0)
+        vt_log(lib, VT_LOG_INFO, "database back after %.1f s (%ld failed attempts)",
+               vt_monotonic_s() - since, attempts);
+}
+
+/* The next back-off after a failure: doubling from 0.25 s up to 5 s, and the wait drawn
+ * between half and all of it (the threads and workers do not retry in step). */
+static double next_backoff(double *backoff_s, unsigned *seed)
+{
+    double d = *backoff_s > 0 ? *backoff_s * 2 : 0.25;
+
+    *backoff_s = d > 5 ? 5 : d;
+    return *backoff_s * (0.5 + 0.5 * (double)rand_r(seed) / RAND_MAX);
 }
 
 static void *stage_thread(void *p)
@@ -141,6 +222,8 @@ static void *stage_thread(void *p)
     struct worker *w = a->w;
     struct vt_library *lib = open_handle(w);
     long ran = 0, errors = 0;
+    double backoff_s = 0;
+    unsigned seed = (unsigned)getpid() ^ (unsigned)(vt_monotonic_s() * 1e6) ^ (unsigned)a->k;
 
     a->lib = lib;
     if (lib) {
@@ -152,12 +235,23 @@ static void *stage_thread(void *p)
         double q0 = lib->queue_s;
         int did, rc = vt_work_one(lib, w->set, &did);
 
+        if (rc == VT_EUNAVAIL) {
+            /* the database away: said once, tried again with a growing wait */
+            db_trouble(w, lib);
+            errors++;
+            pause_s(w, next_backoff(&backoff_s, &seed));
+            continue;
+        }
         if (rc) {
-            /* the database away, a video removed under us: say it, wait, carry on */
+            /* a video removed under us and the like: say it, wait, carry on */
             vt_log(lib, VT_LOG_ERROR, "%s", vt_errmsg(lib));
             errors++;
             idle_wait(w, lib, 1.0);
-        } else if (did == 1) {
+            continue;
+        }
+        backoff_s = 0;
+        db_fine(w, lib);
+        if (did == 1) {
             ran++;
             add_sample(w, lib->queue_s - q0);
         } else if (did == 0) {
