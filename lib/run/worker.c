@@ -336,6 +336,37 @@ static void beat(struct worker *w, struct vt_library *hb)
     }
 }
 
+/*
+ * Register the worker, or extend its registration's lease (store.h, "Workers"): beside
+ * the stages' own leases, so that `migrate` sees a worker that holds no stage yet.
+ * A failure is said, not fatal: the next heartbeat tries again.
+ */
+static void register_beat(struct worker *w, struct vt_library *hb, struct vt_worker_rec *me)
+{
+    me->seen_at = vt_wall_s();
+    me->lease_until = me->seen_at + w->o->lease_s;
+    if (vt_store_worker_beat(hb->store, me))
+        vt_log(hb, VT_LOG_WARN, "register the worker: %s", vt_store_errmsg(hb->store));
+}
+
+/* The registration's row for this process: its name (the heartbeat handle's owner). */
+static void worker_rec(struct worker *w, struct vt_library *hb, struct vt_worker_rec *me)
+{
+    struct vt_sb sb = {0};
+
+    memset(me, 0, sizeof(*me));
+    snprintf(me->owner, sizeof(me->owner), "%s", hb->owner);
+    if (gethostname(me->host, sizeof(me->host) - 1))
+        snprintf(me->host, sizeof(me->host), "?");
+    me->pid = (long long)getpid();
+    for (int k = 0; k < VT_STAGE_COUNT && w->o->stages; k++)
+        if (w->set & (1u << k))
+            vt_sb_addf(&sb, "%s%s", sb.len ? "," : "", vt_stages[k].name);
+    snprintf(me->stages, sizeof(me->stages), "%s", sb.buf ? sb.buf : "");
+    vt_sb_release(&sb);
+    me->started_at = vt_wall_s();
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -359,6 +390,7 @@ int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_wor
     struct thread_arg *args;
     pthread_t *th;
     struct vt_library *hb;
+    struct vt_worker_rec me;
     int rc = 0, gave_back = 0, started = 0;
     double next_beat = 0;
 
@@ -376,6 +408,8 @@ int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_wor
         rc = vt_err(err, errlen, VT_EIO, "%s", w.err);
         goto out;
     }
+    worker_rec(&w, hb, &me);
+    register_beat(&w, hb, &me);
     w.slots = vt_xcalloc((size_t)o->concurrency, sizeof(*w.slots));
     args = vt_xcalloc((size_t)o->concurrency, sizeof(*args));
     th = vt_xcalloc((size_t)o->concurrency, sizeof(*th));
@@ -409,11 +443,13 @@ int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_wor
         pthread_mutex_unlock(&w.mu);
         if (stop_level(&w) >= 2) {
             give_back_all(&w, hb);
+            vt_store_worker_gone(hb->store, me.owner);
             gave_back = 1;
             pthread_mutex_lock(&w.mu);
             break;
         }
         if (vt_monotonic_s() >= next_beat) {
+            register_beat(&w, hb, &me);
             beat(&w, hb);
             next_beat = vt_monotonic_s() + o->lease_s / 3;
         }
@@ -434,6 +470,7 @@ int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_wor
         return rc ? rc : 1;
     free(th);
     free(args);
+    vt_store_worker_gone(hb->store, me.owner);
 out:
     vt_library_close(hb);
     free(w.slots);

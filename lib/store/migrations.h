@@ -93,6 +93,14 @@
          " a.text || chr(10) || b.text, a.tsv || b.tsv FROM docs a JOIN docs b" \
          " ON b.video_id = a.video_id AND b.source = 'speech' AND b.ref = a.ref + 1" \
          " WHERE a.source = 'speech' AND a.ref >= 0 ORDER BY a.id, b.id;") \
+    /* 10: the workers that run the queue (store_workers.c), each with a lease of its own \
+     * kept by its heartbeat: `migrate` refuses while one is registered */ \
+    X(10, "CREATE TABLE workers (owner TEXT PRIMARY KEY, host TEXT NOT NULL," \
+          " pid INTEGER NOT NULL, stages TEXT NOT NULL, started_at REAL NOT NULL," \
+          " seen_at REAL NOT NULL, lease_until REAL NOT NULL);", \
+          "CREATE TABLE workers (owner text COLLATE \"C\" PRIMARY KEY, host text NOT NULL," \
+          " pid bigint NOT NULL, stages text NOT NULL, started_at double precision NOT NULL," \
+          " seen_at double precision NOT NULL, lease_until double precision NOT NULL);") \
     /* the end of the list */
 /* clang-format on */
 
