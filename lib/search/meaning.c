@@ -133,6 +133,32 @@ static int by_tie(const void *pa, const void *pb)
     return (a->ref > b->ref) - (a->ref < b->ref);
 }
 
+/*
+ * The k nearest vectors of e's space to qv into *vh (caller frees) and *m. Vectors of
+ * equal score beyond the k-th would make which of them come back depend on the order
+ * they were stored in: while the last one ties with the page's last place (limit; a
+ * library of copies of one talk), ask for 4 times as many, up to 64 times.
+ */
+static int nearest(struct vt_library *lib, struct vt_embed *e, const float *qv, size_t k,
+                   size_t limit, struct vt_vhit **vh, size_t *m, char *err, size_t errlen)
+{
+    int rc;
+
+    *vh = NULL;
+    for (size_t grow = 1;; grow *= 4) {
+        size_t last;
+
+        free(*vh);
+        *vh = vt_xcalloc(k, sizeof(**vh));
+        rc = vt_vecsearch_nearest(lib, vt_embed_id(e), vt_embed_dim(e), qv, k, NULL, NULL, *vh, m,
+                                  err, errlen);
+        last = *m < limit ? *m : limit;
+        if (rc || *m < k || !last || (*vh)[*m - 1].score < (*vh)[last - 1].score || grow >= 64)
+            return rc;
+        k *= 4;
+    }
+}
+
 int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
                       const struct vt_search_opts *opts, int limit, struct vt_hit **hits,
                       size_t *n_hits, struct vt_search_floor *used, char *err, size_t errlen)
@@ -170,19 +196,7 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
     size_t k = (size_t)limit * (filtered ? 20 : 2) + 10;
     struct vt_vhit *vh = NULL;
     size_t m = 0;
-    /* vectors of equal score beyond the k-th would make which of them come back depend on
-     * the order they were stored in: ask for more while the last one ties with the
-     * page's last place (a library of copies of one talk), up to 64 times as many */
-    for (size_t grow = 1;; grow *= 4) {
-        free(vh);
-        vh = vt_xcalloc(k, sizeof(*vh));
-        rc = vt_vecsearch_nearest(lib, vt_embed_id(e), vt_embed_dim(e), qv, k, NULL, NULL, vh, &m,
-                                  err, errlen);
-        size_t last = m < (size_t)limit ? m : (size_t)limit;
-        if (rc || m < k || !last || vh[m - 1].score < vh[last - 1].score || grow >= 64)
-            break;
-        k *= 4;
-    }
+    rc = nearest(lib, e, qv, k, (size_t)limit, &vh, &m, err, errlen);
     struct vt_floor fl;
     int measured = 0;
     if (!rc)
