@@ -166,7 +166,7 @@ static void idle_wait(struct worker *w, struct vt_library *lib, double s)
  * attempt (the threads of an idle worker would write a line each a few times a second
  * for as long as an outage lasts).
  */
-static void db_trouble(struct worker *w, struct vt_library *lib)
+static void db_trouble(struct worker *w, struct vt_library *lib, const char *msg)
 {
     double now = vt_monotonic_s();
     int first, again;
@@ -183,10 +183,10 @@ static void db_trouble(struct worker *w, struct vt_library *lib)
     pthread_mutex_unlock(&w->mu);
     if (first)
         vt_log(lib, VT_LOG_ERROR, "%s (trying again with back-off; said again when it is back)",
-               vt_errmsg(lib));
+               msg);
     else if (again)
         vt_log(lib, VT_LOG_ERROR, "database still unavailable after %.0f s (%ld attempts): %s",
-               now - w->down_since, attempts, vt_errmsg(lib));
+               now - w->down_since, attempts, msg);
 }
 
 /* A thread reached the database: the end of an outage db_trouble said, when there was one. */
@@ -237,7 +237,7 @@ static void *stage_thread(void *p)
 
         if (rc == VT_EUNAVAIL) {
             /* the database away: said once, tried again with a growing wait */
-            db_trouble(w, lib);
+            db_trouble(w, lib, vt_errmsg(lib));
             errors++;
             pause_s(w, next_backoff(&backoff_s, &seed));
             continue;
@@ -326,7 +326,9 @@ static void beat(struct worker *w, struct vt_library *hb)
             continue;
         rc = vt_store_stage_heartbeat(hb->store, sl.id, sl.stage, sl.owner, sl.attempts,
                                       vt_wall_s() + w->o->lease_s, &res);
-        if (rc)
+        if (rc == VT_EUNAVAIL) /* said once for the whole worker, however long it lasts */
+            db_trouble(w, hb, vt_store_errmsg(hb->store));
+        else if (rc)
             vt_log(hb, VT_LOG_WARN, "heartbeat: %s", vt_store_errmsg(hb->store));
         else if (res != VT_LEASE_HELD)
             say_lost(hb, &sl);
@@ -343,9 +345,14 @@ static void beat(struct worker *w, struct vt_library *hb)
  */
 static void register_beat(struct worker *w, struct vt_library *hb, struct vt_worker_rec *me)
 {
+    int rc;
+
     me->seen_at = vt_wall_s();
     me->lease_until = me->seen_at + w->o->lease_s;
-    if (vt_store_worker_beat(hb->store, me))
+    rc = vt_store_worker_beat(hb->store, me);
+    if (rc == VT_EUNAVAIL)
+        db_trouble(w, hb, vt_store_errmsg(hb->store));
+    else if (rc)
         vt_log(hb, VT_LOG_WARN, "register the worker: %s", vt_store_errmsg(hb->store));
 }
 
