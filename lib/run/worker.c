@@ -43,6 +43,7 @@ struct worker {
      * the attempts that failed since, and when it was last said */
     double down_since, down_said;
     long down_attempts;
+    int hb_fresh; /* the heartbeat thread's last call reached the database */
 };
 
 struct thread_arg {
@@ -166,13 +167,20 @@ static void idle_wait(struct worker *w, struct vt_library *lib, double s)
  * attempt (the threads of an idle worker would write a line each a few times a second
  * for as long as an outage lasts).
  */
-static void db_trouble(struct worker *w, struct vt_library *lib, const char *msg)
+static void db_trouble(struct worker *w, struct vt_library *lib, const char *msg, int fresh)
 {
     double now = vt_monotonic_s();
     int first, again;
     long attempts;
 
     pthread_mutex_lock(&w->mu);
+    /* only a caller whose last call reached the database starts an outage: one still
+     * backing off from the last outage (its connection not yet tried again) while
+     * another thread already found the database back is not a new one */
+    if (w->down_since == 0 && !fresh) {
+        pthread_mutex_unlock(&w->mu);
+        return;
+    }
     first = w->down_since == 0;
     if (first)
         w->down_since = w->down_said = now;
@@ -237,7 +245,7 @@ static void *stage_thread(void *p)
 
         if (rc == VT_EUNAVAIL) {
             /* the database away: said once, tried again with a growing wait */
-            db_trouble(w, lib, vt_errmsg(lib));
+            db_trouble(w, lib, vt_errmsg(lib), backoff_s == 0);
             errors++;
             pause_s(w, next_backoff(&backoff_s, &seed));
             continue;
@@ -327,8 +335,9 @@ static void beat(struct worker *w, struct vt_library *hb)
         rc = vt_store_stage_heartbeat(hb->store, sl.id, sl.stage, sl.owner, sl.attempts,
                                       vt_wall_s() + w->o->lease_s, &res);
         if (rc == VT_EUNAVAIL) /* said once for the whole worker, however long it lasts */
-            db_trouble(w, hb, vt_store_errmsg(hb->store));
-        else if (rc)
+            db_trouble(w, hb, vt_store_errmsg(hb->store), w->hb_fresh);
+        w->hb_fresh = rc != VT_EUNAVAIL;
+        if (rc && rc != VT_EUNAVAIL)
             vt_log(hb, VT_LOG_WARN, "heartbeat: %s", vt_store_errmsg(hb->store));
         else if (res != VT_LEASE_HELD)
             say_lost(hb, &sl);
@@ -351,8 +360,9 @@ static void register_beat(struct worker *w, struct vt_library *hb, struct vt_wor
     me->lease_until = me->seen_at + w->o->lease_s;
     rc = vt_store_worker_beat(hb->store, me);
     if (rc == VT_EUNAVAIL)
-        db_trouble(w, hb, vt_store_errmsg(hb->store));
-    else if (rc)
+        db_trouble(w, hb, vt_store_errmsg(hb->store), w->hb_fresh);
+    w->hb_fresh = rc != VT_EUNAVAIL;
+    if (rc && rc != VT_EUNAVAIL)
         vt_log(hb, VT_LOG_WARN, "register the worker: %s", vt_store_errmsg(hb->store));
 }
 
@@ -404,6 +414,7 @@ int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_wor
     memset(&w, 0, sizeof(w));
     memset(stats, 0, sizeof(*stats));
     w.o = o;
+    w.hb_fresh = 1;
     snprintf(w.dir, sizeof(w.dir), "%s", dir);
     w.set = o->stages ? o->stages : (1u << VT_STAGE_COUNT) - 1;
     if (o->concurrency < 1 || o->concurrency > 256 || !(o->lease_s >= 1))
