@@ -8,10 +8,11 @@
  */
 #include "run/migrate.h"
 
-#include "model/stage_config.h"
-#include "core/library.h"
-#include "store/store_copy.h"
 #include "base/util.h"
+#include "core/library.h"
+#include "model/stage_config.h"
+#include "run/runnable.h"
+#include "store/store_copy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,57 @@ out:
     return rc;
 }
 
+/*
+ * Whether the library is in use: a worker registered (its lease holding) or a stage
+ * held (running under a lease that holds, or, on SQLite, by a process that is alive).
+ * Either may write to the catalog after the copy was taken, and what it writes would
+ * never reach the new one (issue 26): migrate refuses, and says which. 0 when none,
+ * VT_ESTATE with the list in err, or an error.
+ */
+static int in_use(struct vt_library *lib, char *err, size_t errlen)
+{
+    struct vt_worker_rec *w = NULL;
+    struct vt_queue_job *j = NULL;
+    size_t nw = 0, nj = 0, held = 0;
+    double now = vt_wall_s();
+    struct vt_sb sb = {0};
+    int rc = vt_store_workers_list(lib->store, now, &w, &nw);
+
+    if (!rc)
+        rc = vt_store_queue_jobs(lib->store, 0, &j, &nj);
+    if (rc) {
+        rc = vt_err(err, errlen, rc, "%s", vt_store_errmsg(lib->store));
+        goto out;
+    }
+    for (size_t i = 0; i < nw; i++)
+        vt_sb_addf(&sb, "%sworker %s (pid %lld on %s, seen %.0f s ago)", sb.len ? "; " : "",
+                   w[i].owner, w[i].pid, w[i].host, now - w[i].seen_at);
+    for (size_t i = 0; i < nj; i++) {
+        struct vt_stage_rec r;
+
+        memset(&r, 0, sizeof(r));
+        r.owner = j[i].owner;
+        r.lease_until = j[i].lease_until;
+        if (vt_stage_holder_gone(lib, &r, now))
+            continue;
+        if (held++ < 5)
+            vt_sb_addf(&sb, "%sstage %s of %s held by %s", sb.len ? "; " : "", j[i].stage,
+                       j[i].video_id, j[i].owner ? j[i].owner : "?");
+    }
+    if (held > 5)
+        vt_sb_addf(&sb, "; and %zu more stages held", held - 5);
+    if (sb.len)
+        rc = vt_err(err, errlen, VT_ESTATE,
+                    "the library is in use: %s: stop its workers and runs first (a worker "
+                    "stops on SIGTERM) and migrate again",
+                    sb.buf);
+out:
+    vt_sb_release(&sb);
+    free(w);
+    vt_queue_jobs_free(j, nj);
+    return rc;
+}
+
 static int is_pg_url(const char *s)
 {
     return !strncmp(s, "postgresql://", 13) || !strncmp(s, "postgres://", 11);
@@ -120,7 +172,9 @@ int vt_library_migrate(struct vt_library *lib, const char *to, vt_store_copy_fn 
                     "'%s' exists (the catalog from before a move?): move it away first", db);
         goto out;
     }
-    rc = vt_store_open(db, &dest, err, errlen);
+    rc = in_use(lib, err, errlen);
+    if (!rc)
+        rc = vt_store_open(db, &dest, err, errlen);
     if (!rc)
         rc = vt_store_copy(lib->store, dest, progress, user, err, errlen);
     if (!rc)

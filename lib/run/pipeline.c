@@ -257,15 +257,22 @@ int vt_pipeline_record_failure(struct vt_library *lib, const char *id, enum vt_s
 /*
  * For the kill tests: VIDTHEQUE_TEST_STOP_AT=STAGE:claimed (or :saved) stops the
  * process (SIGSTOP) right after that commit, so a test can SIGKILL it at exactly that
- * moment. Nothing is faked: the process stops, and what follows is a real kill.
+ * moment; STAGE:saving stops it inside the finishing transaction, its rows written and
+ * locked, before the commit (a VM paused there). A trailing ":kill" (STAGE:claimed:kill)
+ * kills the process instead (SIGKILL: a run that crashes its worker, every time).
+ * Nothing is faked: the process stops, and what follows is a real kill.
  */
 static void test_stop_at(const char *stage, const char *point)
 {
     const char *env = getenv("VIDTHEQUE_TEST_STOP_AT");
-    size_t n = strlen(stage);
+    size_t n = strlen(stage), k = strlen(point);
 
-    if (env && !strncmp(env, stage, n) && env[n] == ':' && !strcmp(env + n + 1, point))
+    if (!env || strncmp(env, stage, n) || env[n] != ':' || strncmp(env + n + 1, point, k))
+        return;
+    if (!env[n + 1 + k])
         raise(SIGSTOP);
+    else if (!strcmp(env + n + 1 + k, ":kill"))
+        raise(SIGKILL);
 }
 
 /* What claim found a stage to be. */
@@ -274,6 +281,7 @@ enum claim {
     CLAIM_TAKEN,   /* claimed: running in this process */
     CLAIM_SETTLED, /* an input failed or was skipped: so is the stage, without running */
     CLAIM_WAITING, /* a retried stage waiting for its next attempt */
+    CLAIM_DEAD,    /* its holder died on the last attempt: failed, a dead letter */
 };
 
 /*
@@ -356,6 +364,41 @@ static int settle_unrun(struct vt_library *lib, struct vt_video_rec *v, enum vt_
     return rc;
 }
 
+/*
+ * Stage me of video v was running under a holder now gone (a worker killed, frozen past
+ * its lease, or a run that kills its own process) on its last attempt: rather than a
+ * crash loop taken over forever, the stage fails (a dead letter: `jobs --failed` lists
+ * it, `redo` runs it again), its outputs go. Ends claim_in's transaction; why says why.
+ */
+static int settle_dead(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id,
+                       struct vt_stage_rec *me, char *why, size_t whylen)
+{
+    int rc;
+
+    snprintf(why, whylen,
+             "attempt %d of %d did not finish: its process (%s) stopped or crashed and its "
+             "lease ran out ('vidtheque redo' runs it again)",
+             me->attempts, stage_retries(id), me->owner ? me->owner : "?");
+    me->state = VT_STATE_FAILED;
+    free(me->error);
+    me->error = vt_xstrdup(why);
+    free(me->owner);
+    me->owner = NULL;
+    me->lease_until = 0;
+    me->retry_at = 0;
+    me->took_s = vt_wall_s() - me->started_at;
+    rc = clear_outputs(lib, v, id);
+    if (!rc)
+        rc = vt_store_stage_put(lib->store, v->id, me);
+    if (!rc)
+        rc = update_video_state(lib, v->id);
+    if (!rc)
+        rc = vt_store_commit(lib->store);
+    if (rc < 0)
+        vt_store_rollback(lib->store);
+    return rc;
+}
+
 /* Take stage me of video v (rows r[0..n)) for this process under its lease; ends
  * claim_in's transaction. *taken: 1 with *out the running row, 0 when another handle
  * changed the row since it was read. */
@@ -416,6 +459,13 @@ static int claim_in(struct vt_library *lib, struct vt_video_rec *v, enum vt_stag
     me = find_rec(r, n, id);
     switch (vt_stage_runnable(lib, r, n, id, vt_store_now(lib->store), &dep)) {
     case VT_RUNNABLE_RUN:
+        /* a takeover counts: its attempt ended without a result, as a crash does */
+        if (me->state == VT_STATE_RUNNING && me->attempts >= stage_retries(id)) {
+            rc = settle_dead(lib, v, id, me, why, whylen);
+            if (!rc)
+                *res = CLAIM_DEAD;
+            break;
+        }
         rc = take(lib, v, r, n, me, added, out, &taken);
         if (!rc && taken)
             *res = CLAIM_TAKEN;
@@ -474,6 +524,8 @@ static int finish(struct vt_library *lib, enum vt_stage_id id, struct vt_stage_c
         if (!rc)
             rc = d->save(c);
         c->save_s = vt_monotonic_s() - t0;
+        if (!rc)
+            test_stop_at(c->stage, "saving");
     } else {
         rc = clear_outputs(lib, c->video, id);
     }
@@ -569,6 +621,9 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_sta
     case CLAIM_WAITING:
         vt_log(lib, VT_LOG_INFO, "%s: %s: %s", v->id, name, why);
         return 0;
+    case CLAIM_DEAD:
+        vt_log(lib, VT_LOG_ERROR, "%s: %s failed: %s", v->id, name, why);
+        return 1;
     case CLAIM_TAKEN:
         break;
     }

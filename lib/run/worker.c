@@ -8,8 +8,8 @@
  * late result from the one presumed dead. The lease of a stage run in-process is
  * lease.c's. docs/ARCHITECTURE.md, "Job queue".
  */
-#include "core/library.h"
 #include "base/util.h"
+#include "core/library.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* What a stage thread is running, for the heartbeat (one slot per thread). */
 struct slot {
@@ -38,6 +39,11 @@ struct worker {
     size_t n_samples, cap_samples;
     int failed; /* a thread could not open the library */
     char err[1024];
+    /* the database out of reach (db_trouble): since when (monotonic; 0: reachable),
+     * the attempts that failed since, and when it was last said */
+    double down_since, down_said;
+    long down_attempts;
+    int hb_fresh; /* the heartbeat thread's last call reached the database */
 };
 
 struct thread_arg {
@@ -123,6 +129,18 @@ static void add_sample(struct worker *w, double s)
     pthread_mutex_unlock(&w->mu);
 }
 
+/* Sleep s seconds, in slices short enough that a stop is seen within a fifth of one. */
+static void pause_s(struct worker *w, double s)
+{
+    double end = vt_monotonic_s() + s, left;
+
+    while (!stop_level(w) && (left = end - vt_monotonic_s()) > 0) {
+        struct timespec ts = {0, (long)((left < 0.2 ? left : 0.2) * 1e9)};
+
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* Wait up to s seconds for work, in slices short enough that a stop signal is seen
  * within a fifth of a second (the signal cannot cut the wait itself short); an idle
  * worker told to stop leaves at once instead of after its whole wait. */
@@ -130,9 +148,80 @@ static void idle_wait(struct worker *w, struct vt_library *lib, double s)
 {
     double end = vt_monotonic_s() + s, left;
 
-    while (!stop_level(w) && (left = end - vt_monotonic_s()) > 0)
-        if (vt_store_wait_work(lib->store, left < 0.2 ? left : 0.2))
-            break; /* woken, or the database away: the caller looks again */
+    while (!stop_level(w) && (left = end - vt_monotonic_s()) > 0) {
+        int rc = vt_store_wait_work(lib->store, left < 0.2 ? left : 0.2);
+
+        if (rc > 0)
+            break; /* woken: the caller looks again */
+        if (rc < 0) {
+            /* the database away: the caller's next look says so; no spinning here */
+            pause_s(w, left);
+            break;
+        }
+    }
+}
+
+/*
+ * The database could not be reached (rc VT_EUNAVAIL) by one of the threads: said once
+ * when it goes away and then once a minute with the attempts so far, not once per
+ * attempt (the threads of an idle worker would write a line each a few times a second
+ * for as long as an outage lasts).
+ */
+static void db_trouble(struct worker *w, struct vt_library *lib, const char *msg, int fresh)
+{
+    double now = vt_monotonic_s();
+    int first, again;
+    long attempts;
+
+    pthread_mutex_lock(&w->mu);
+    /* only a caller whose last call reached the database starts an outage: one still
+     * backing off from the last outage (its connection not yet tried again) while
+     * another thread already found the database back is not a new one */
+    if (w->down_since == 0 && !fresh) {
+        pthread_mutex_unlock(&w->mu);
+        return;
+    }
+    first = w->down_since == 0;
+    if (first)
+        w->down_since = w->down_said = now;
+    again = !first && now - w->down_said >= 60;
+    if (again)
+        w->down_said = now;
+    attempts = ++w->down_attempts;
+    pthread_mutex_unlock(&w->mu);
+    if (first)
+        vt_log(lib, VT_LOG_ERROR, "%s (trying again with back-off; said again when it is back)",
+               msg);
+    else if (again)
+        vt_log(lib, VT_LOG_ERROR, "database still unavailable after %.0f s (%ld attempts): %s",
+               now - w->down_since, attempts, msg);
+}
+
+/* A thread reached the database: the end of an outage db_trouble said, when there was one. */
+static void db_fine(struct worker *w, struct vt_library *lib)
+{
+    double since;
+    long attempts;
+
+    pthread_mutex_lock(&w->mu);
+    since = w->down_since;
+    attempts = w->down_attempts;
+    w->down_since = 0;
+    w->down_attempts = 0;
+    pthread_mutex_unlock(&w->mu);
+    if (since > 0)
+        vt_log(lib, VT_LOG_INFO, "database back after %.1f s (%ld failed attempts)",
+               vt_monotonic_s() - since, attempts);
+}
+
+/* The next back-off after a failure: doubling from 0.25 s up to 5 s, and the wait drawn
+ * between half and all of it (the threads and workers do not retry in step). */
+static double next_backoff(double *backoff_s, unsigned *seed)
+{
+    double d = *backoff_s > 0 ? *backoff_s * 2 : 0.25;
+
+    *backoff_s = d > 5 ? 5 : d;
+    return *backoff_s * (0.5 + 0.5 * (double)rand_r(seed) / RAND_MAX);
 }
 
 static void *stage_thread(void *p)
@@ -141,6 +230,8 @@ static void *stage_thread(void *p)
     struct worker *w = a->w;
     struct vt_library *lib = open_handle(w);
     long ran = 0, errors = 0;
+    double backoff_s = 0;
+    unsigned seed = (unsigned)getpid() ^ (unsigned)(vt_monotonic_s() * 1e6) ^ (unsigned)a->k;
 
     a->lib = lib;
     if (lib) {
@@ -154,12 +245,23 @@ static void *stage_thread(void *p)
         double q0 = lib->queue_s;
         int did, rc = vt_work_one(lib, w->set, &did);
 
+        if (rc == VT_EUNAVAIL) {
+            /* the database away: said once, tried again with a growing wait */
+            db_trouble(w, lib, vt_errmsg(lib), backoff_s == 0);
+            errors++;
+            pause_s(w, next_backoff(&backoff_s, &seed));
+            continue;
+        }
         if (rc) {
-            /* the database away, a video removed under us: say it, wait, carry on */
+            /* a video removed under us and the like: say it, wait, carry on */
             vt_log(lib, VT_LOG_ERROR, "%s", vt_errmsg(lib));
             errors++;
             idle_wait(w, lib, 1.0);
-        } else if (did == 1) {
+            continue;
+        }
+        backoff_s = 0;
+        db_fine(w, lib);
+        if (did == 1) {
             ran++;
             add_sample(w, lib->queue_s - q0);
         } else if (did == 0) {
@@ -234,7 +336,10 @@ static void beat(struct worker *w, struct vt_library *hb)
             continue;
         rc = vt_store_stage_heartbeat(hb->store, sl.id, sl.stage, sl.owner, sl.attempts,
                                       vt_store_now(hb->store) + w->o->lease_s, &res);
-        if (rc)
+        if (rc == VT_EUNAVAIL) /* said once for the whole worker, however long it lasts */
+            db_trouble(w, hb, vt_store_errmsg(hb->store), w->hb_fresh);
+        w->hb_fresh = rc != VT_EUNAVAIL;
+        if (rc && rc != VT_EUNAVAIL)
             vt_log(hb, VT_LOG_WARN, "heartbeat: %s", vt_store_errmsg(hb->store));
         else if (res != VT_LEASE_HELD)
             say_lost(hb, &sl);
@@ -242,6 +347,43 @@ static void beat(struct worker *w, struct vt_library *hb)
         w->stats.heartbeats++;
         pthread_mutex_unlock(&w->mu);
     }
+}
+
+/*
+ * Register the worker, or extend its registration's lease (store.h, "Workers"): beside
+ * the stages' own leases, so that `migrate` sees a worker that holds no stage yet.
+ * A failure is said, not fatal: the next heartbeat tries again.
+ */
+static void register_beat(struct worker *w, struct vt_library *hb, struct vt_worker_rec *me)
+{
+    int rc;
+
+    me->seen_at = vt_wall_s();
+    me->lease_until = me->seen_at + w->o->lease_s;
+    rc = vt_store_worker_beat(hb->store, me);
+    if (rc == VT_EUNAVAIL)
+        db_trouble(w, hb, vt_store_errmsg(hb->store), w->hb_fresh);
+    w->hb_fresh = rc != VT_EUNAVAIL;
+    if (rc && rc != VT_EUNAVAIL)
+        vt_log(hb, VT_LOG_WARN, "register the worker: %s", vt_store_errmsg(hb->store));
+}
+
+/* The registration's row for this process: its name (the heartbeat handle's owner). */
+static void worker_rec(struct worker *w, struct vt_library *hb, struct vt_worker_rec *me)
+{
+    struct vt_sb sb = {0};
+
+    memset(me, 0, sizeof(*me));
+    snprintf(me->owner, sizeof(me->owner), "%s", hb->owner);
+    if (gethostname(me->host, sizeof(me->host) - 1))
+        snprintf(me->host, sizeof(me->host), "?");
+    me->pid = (long long)getpid();
+    for (int k = 0; k < VT_STAGE_COUNT && w->o->stages; k++)
+        if (w->set & (1u << k))
+            vt_sb_addf(&sb, "%s%s", sb.len ? "," : "", vt_stages[k].name);
+    snprintf(me->stages, sizeof(me->stages), "%s", sb.buf ? sb.buf : "");
+    vt_sb_release(&sb);
+    me->started_at = vt_wall_s();
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -267,12 +409,14 @@ int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_wor
     struct thread_arg *args;
     pthread_t *th;
     struct vt_library *hb;
+    struct vt_worker_rec me;
     int rc = 0, gave_back = 0, started = 0;
     double next_beat = 0;
 
     memset(&w, 0, sizeof(w));
     memset(stats, 0, sizeof(*stats));
     w.o = o;
+    w.hb_fresh = 1;
     snprintf(w.dir, sizeof(w.dir), "%s", dir);
     w.set = o->stages ? o->stages : (1u << VT_STAGE_COUNT) - 1;
     if (o->concurrency < 1 || o->concurrency > 256 || !(o->lease_s >= 1))
@@ -284,6 +428,8 @@ int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_wor
         rc = vt_err(err, errlen, VT_EIO, "%s", w.err);
         goto out;
     }
+    worker_rec(&w, hb, &me);
+    register_beat(&w, hb, &me);
     w.slots = vt_xcalloc((size_t)o->concurrency, sizeof(*w.slots));
     args = vt_xcalloc((size_t)o->concurrency, sizeof(*args));
     th = vt_xcalloc((size_t)o->concurrency, sizeof(*th));
@@ -317,11 +463,13 @@ int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_wor
         pthread_mutex_unlock(&w.mu);
         if (stop_level(&w) >= 2) {
             give_back_all(&w, hb);
+            vt_store_worker_gone(hb->store, me.owner);
             gave_back = 1;
             pthread_mutex_lock(&w.mu);
             break;
         }
         if (vt_monotonic_s() >= next_beat) {
+            register_beat(&w, hb, &me);
             beat(&w, hb);
             next_beat = vt_monotonic_s() + o->lease_s / 3;
         }
@@ -342,6 +490,7 @@ int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_wor
         return rc ? rc : 1;
     free(th);
     free(args);
+    vt_store_worker_gone(hb->store, me.owner);
 out:
     vt_library_close(hb);
     free(w.slots);

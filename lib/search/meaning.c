@@ -111,6 +111,55 @@ static int place_on_screen(struct vt_library *lib, const struct vt_vec_where *w,
     return 0;
 }
 
+/*
+ * The documented order of hits: score, best first; ties by video, then time, then
+ * source and row. The vectors' own order (when they were stored) must not decide: it
+ * differs between libraries holding the same videos, and between the two backends.
+ */
+static int by_tie(const void *pa, const void *pb)
+{
+    const struct vt_hit *a = pa, *b = pb;
+    int c;
+
+    if (a->score != b->score)
+        return a->score < b->score ? 1 : -1;
+    c = strcmp(a->video_id, b->video_id);
+    if (c)
+        return c;
+    if (a->start_s != b->start_s)
+        return a->start_s < b->start_s ? -1 : 1;
+    c = strcmp(a->source, b->source);
+    if (c)
+        return c;
+    return (a->ref > b->ref) - (a->ref < b->ref);
+}
+
+/*
+ * The k nearest vectors of e's space to qv into *vh (caller frees) and *m. Vectors of
+ * equal score beyond the k-th would make which of them come back depend on the order
+ * they were stored in: while the last one ties with the page's last place (limit; a
+ * library of copies of one talk), ask for 4 times as many, up to 64 times.
+ */
+static int nearest(struct vt_library *lib, struct vt_embed *e, const float *qv, size_t k,
+                   size_t limit, struct vt_vhit **vh, size_t *m, char *err, size_t errlen)
+{
+    int rc;
+
+    *vh = NULL;
+    for (size_t grow = 1;; grow *= 4) {
+        size_t last;
+
+        free(*vh);
+        *vh = vt_xcalloc(k, sizeof(**vh));
+        rc = vt_vecsearch_nearest(lib, vt_embed_id(e), vt_embed_dim(e), qv, k, NULL, NULL, *vh, m,
+                                  err, errlen);
+        last = *m < limit ? *m : limit;
+        if (rc || *m < k || !last || (*vh)[*m - 1].score < (*vh)[last - 1].score || grow >= 64)
+            return rc;
+        k *= 4;
+    }
+}
+
 int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
                       const struct vt_search_opts *opts, int limit, struct vt_hit **hits,
                       size_t *n_hits, struct vt_search_floor *used, char *err, size_t errlen)
@@ -146,10 +195,9 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
     const char *source = opts && opts->source ? opts->source : q->source;
     int filtered = *video || *source;
     size_t k = (size_t)limit * (filtered ? 20 : 2) + 10;
-    struct vt_vhit *vh = vt_xcalloc(k, sizeof(*vh));
+    struct vt_vhit *vh = NULL;
     size_t m = 0;
-    rc = vt_vecsearch_nearest(lib, vt_embed_id(e), vt_embed_dim(e), qv, k, NULL, NULL, vh, &m, err,
-                              errlen);
+    rc = nearest(lib, e, qv, k, (size_t)limit, &vh, &m, err, errlen);
     struct vt_floor fl;
     int measured = 0;
     if (!rc)
@@ -161,9 +209,13 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
     }
     vt_search_floor_put(used, "meaning", &fl, measured);
     size_t budget = CUE_RESCORE_MAX;
-    for (size_t i = 0; i < m && n < (size_t)limit; i++) {
+    for (size_t i = 0; i < m; i++) {
         struct vt_vec_where w;
         int rel = vt_floor_judge(&fl, vh[i].score);
+        /* the page is full: only hits that tie with its last come in, to be ordered
+         * (by_tie) and cut below */
+        if (n >= (size_t)limit && vh[i].score < out[n - 1].score)
+            break;
         if (!rel) { /* best first: the rest stand below the floor too */
             used->below = (int)(m - i);
             break;
@@ -212,6 +264,12 @@ int vt_search_meaning(struct vt_library *lib, const struct vt_query *q,
     if (rc) {
         vt_hits_free(out, n);
         return vt_err(err, errlen, rc, "%s", vt_store_errmsg(lib->store));
+    }
+    if (n > 1)
+        qsort(out, n, sizeof(*out), by_tie);
+    for (; n > (size_t)limit; n--) {
+        free(out[n - 1].title);
+        free(out[n - 1].text);
     }
     *hits = out;
     *n_hits = n;

@@ -97,6 +97,14 @@
      * the representative frame store_cards.c picks) */ \
     X(10, "ALTER TABLE videos ADD COLUMN poster_frame INTEGER;", \
           "ALTER TABLE videos ADD COLUMN poster_frame bigint;") \
+    /* 11: the workers that run the queue (store_workers.c), each with a lease of its own \
+     * kept by its heartbeat: `migrate` refuses while one is registered */ \
+    X(11, "CREATE TABLE workers (owner TEXT PRIMARY KEY, host TEXT NOT NULL," \
+          " pid INTEGER NOT NULL, stages TEXT NOT NULL, started_at REAL NOT NULL," \
+          " seen_at REAL NOT NULL, lease_until REAL NOT NULL);", \
+          "CREATE TABLE workers (owner text COLLATE \"C\" PRIMARY KEY, host text NOT NULL," \
+          " pid bigint NOT NULL, stages text NOT NULL, started_at double precision NOT NULL," \
+          " seen_at double precision NOT NULL, lease_until double precision NOT NULL);") \
     /* the end of the list */
 /* clang-format on */
 

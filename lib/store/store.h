@@ -247,6 +247,25 @@ int vt_store_queue_counts(struct vt_store *s, double now, struct vt_queue_count 
 /* Running stages (failed 0), oldest first, or failed ones (failed 1), newest first. */
 int vt_store_queue_jobs(struct vt_store *s, int failed, struct vt_queue_job **out, size_t *n);
 void vt_queue_jobs_free(struct vt_queue_job *j, size_t n);
+/*
+ * Workers: one row per running queue worker (store_workers.c), under a lease of its
+ * own that its heartbeat extends (lease_until, wall-clock seconds); a row whose lease
+ * ran out is a worker gone (killed: one that stops cleanly removes its row).
+ */
+struct vt_worker_rec {
+    char owner[128]; /* the worker's name, "host:pid:nonce" */
+    char host[128];
+    long long pid;
+    char stages[160]; /* the stages it runs, comma-separated ("" : all) */
+    double started_at, seen_at, lease_until;
+};
+/* Register w, or extend its lease (seen_at, lease_until) when it is registered. */
+int vt_store_worker_beat(struct vt_store *s, const struct vt_worker_rec *w);
+/* Remove the row of worker owner (it stops). */
+int vt_store_worker_gone(struct vt_store *s, const char *owner);
+/* The workers whose lease holds at now, oldest first: 0 with *out (caller frees) and *n. */
+int vt_store_workers_list(struct vt_store *s, double now, struct vt_worker_rec **out, size_t *n);
+
 /* Ids of videos with a stage that is queued or running, or with fewer than n_stages
  * stage rows (made before a stage existed), oldest first. */
 int vt_store_unfinished(struct vt_store *s, int n_stages, char ***ids, size_t *n);

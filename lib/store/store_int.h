@@ -217,24 +217,31 @@ struct vt_query;
  */
 char *store_fts_match(const struct vt_query *q, int mode, char **const *alts);
 
-/* What store_add_fuzzy() writes with: st inserts (del, term) into the fuzzy table. */
-struct fuzzy_ctx {
+/*
+ * Rows (a, b) for a library-wide table (fuzzy, phonetic), gathered while a save runs
+ * and written at its end by store_keyrows_write: sorted, without duplicates, in
+ * batches. v holds a0, b0, a1, b1 ... (n pairs, each string malloc'd).
+ */
+struct store_keyrows {
     struct vt_store *s;
-    struct db_stmt *st;
+    char **v;
+    size_t n, cap;
     int rc;
 };
 
-/* vt_tokenize() callback: index the token's deletion keys (user: struct fuzzy_ctx). */
+void store_keyrows_add(struct store_keyrows *k, const char *a, size_t an, const char *b, size_t bn);
+/* Insert k's rows into table (cols: its two columns, "a, b"), conflicts skipped; what
+ * names the work in an error. Frees the rows either way; 0 or an error code. */
+int store_keyrows_write(struct store_keyrows *k, const char *table, const char *cols,
+                        const char *what);
+void store_keyrows_release(struct store_keyrows *k);
+
+/* vt_tokenize() callback: gather the token's deletion keys, rows (del, term) of the
+ * fuzzy table (user: struct store_keyrows). */
 void store_add_fuzzy(void *user, const char *tok, size_t n);
 
-/* What store_add_phonetic() writes with: st inserts (term, key) into the phonetic table. */
-struct phon_ctx {
-    struct vt_store *s;
-    struct db_stmt *st;
-    int rc;
-};
-
-/* vt_tokenize() callback: index the token's metaphone key (user: struct phon_ctx). */
+/* vt_tokenize() callback: gather the token's metaphone key, a row (term, key) of the
+ * phonetic table (user: struct store_keyrows). */
 void store_add_phonetic(void *user, const char *tok, size_t n);
 
 /* ---- PostgreSQL (store_pg.c, store_pg_index.c) ---- */

@@ -317,7 +317,7 @@ int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_in
                          const struct vt_ocr_page *pages, size_t n)
 {
     struct db_stmt *st;
-    struct fuzzy_ctx fc = {s, NULL, 0};
+    struct store_keyrows fc = {s, NULL, 0, 0, 0};
     int rc = vt_store_ocr_clear(s, id);
 
     if (rc)
@@ -347,19 +347,17 @@ int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_in
         }
     }
     store_finish(s, st);
-    if (!rc)
-        rc = store_prepare(s, "INSERT INTO fuzzy (del, term) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                           &fc.st);
     for (size_t i = 0; i < n && !rc; i++)
-        for (size_t k = 0; k < pages[i].n_lines && !rc; k++) {
+        for (size_t k = 0; k < pages[i].n_lines; k++) {
             /* noise is never searched, so no approximate spelling may lead to it */
             if (pages[i].lines[k].noise)
                 continue;
             vt_tokenize(pages[i].lines[k].text, strlen(pages[i].lines[k].text), store_add_fuzzy,
                         &fc);
-            rc = fc.rc;
         }
-    store_finish(s, fc.st);
+    if (!rc)
+        rc = store_keyrows_write(&fc, "fuzzy", "del, term", "index fuzzy keys");
+    store_keyrows_release(&fc);
     return rc ? rc : store_screen_docs_refresh(s, id);
 }
 
@@ -379,7 +377,7 @@ int vt_store_transcript_clear(struct vt_store *s, const char *id)
 int vt_store_transcript_replace(struct vt_store *s, const char *id, const struct vt_transcript *t)
 {
     struct db_stmt *cue = NULL, *word = NULL, *doc = NULL;
-    struct phon_ctx pc = {s, NULL, 0};
+    struct store_keyrows pc = {s, NULL, 0, 0, 0};
     char *meta = store_meta_tokens("speech", id);
     int rc = vt_store_transcript_clear(s, id);
 
@@ -398,9 +396,6 @@ int vt_store_transcript_replace(struct vt_store *s, const char *id, const struct
                                : "INSERT INTO docs (video_id, source, ref, start_s, end_s, text,"
                                  " meta) VALUES (?1, 'speech', ?2, ?3, ?4, ?5, ?6)",
                            &doc);
-    if (!rc)
-        rc = store_prepare(
-            s, "INSERT INTO phonetic (term, key) VALUES (?, ?) ON CONFLICT DO NOTHING", &pc.st);
     for (size_t i = 0; i < t->n_cues && !rc; i++) {
         const struct vt_cue *c = &t->cues[i];
 
@@ -428,15 +423,17 @@ int vt_store_transcript_replace(struct vt_store *s, const char *id, const struct
         }
         if (!rc)
             rc = store_insert_doc(s, doc, id, (int)i, c->start_s, c->end_s, c->text, meta);
-        if (!rc) {
+        if (!rc)
             vt_tokenize(c->text, strlen(c->text), store_add_phonetic, &pc);
-            rc = pc.rc;
-        }
     }
     store_finish(s, cue);
     store_finish(s, word);
     store_finish(s, doc);
-    store_finish(s, pc.st);
+    /* the library-wide rows last, sorted: the save's locks on them are taken in one
+     * order by every save, and held for the shortest time */
+    if (!rc)
+        rc = store_keyrows_write(&pc, "phonetic", "term, key", "index phonetic keys");
+    store_keyrows_release(&pc);
     free(meta);
     return rc;
 }

@@ -4,7 +4,7 @@
 # (tests/data/example-stage/stage_wordcount.c, counting the words of the cues, one row per cue
 # in its own table) is one line in the stage table (lib/model/stage.h), one file in
 # lib/stages/ and one migration (both dialects) in lib/store/migrations.h. Nothing else of
-# the tree changes. The copy builds, opens a library made by this build (schema 9) and
+# the tree changes. The copy builds, opens a library made by this build (its schema) and
 # migrates it, indexes a clip with the new stage done and its rows stored; `rm` takes the
 # rows with the video; this build then refuses the newer database.
 . "$(dirname "$0")/lib.sh"
@@ -28,8 +28,12 @@ open(p, "w").write(s)
 PY
 # 2. the stage's file
 cp "$ROOT/tests/data/example-stage/stage_wordcount.c" "$SRC/lib/stages/stage_wordcount.c"
-# 3. its migration: the list's next entry (10), SQLite's and PostgreSQL's SQL side by side
-python3 - "$SRC/lib/store/migrations.h" << 'PY' || fail "cannot add the migration"
+# 3. its migration: the list's next entry, SQLite's and PostgreSQL's SQL side by side
+# (this build's schema version: the base and one per entry of the list)
+CUR=$(($(sed -n 's/^#define VT_STORE_BASE_VERSION \([0-9]*\)$/\1/p' "$ROOT/lib/store/migrations.h") +
+  $(grep -c '^    X([0-9]*,' "$ROOT/lib/store/migrations.h")))
+NEXT=$((CUR + 1))
+python3 - "$SRC/lib/store/migrations.h" "$NEXT" << 'PY' || fail "cannot add the migration"
 import sys
 p = sys.argv[1]
 s = open(p).read()
@@ -43,7 +47,7 @@ s = s.replace(end, r'''    X(10, "CREATE TABLE wordcount_cues (" \
          " video_id text COLLATE \"C\" NOT NULL REFERENCES videos(id) ON DELETE CASCADE," \
          " cue_idx bigint NOT NULL, words bigint NOT NULL," \
          " PRIMARY KEY (video_id, cue_idx));") \
-''' + end)
+'''.replace("X(10,", "X(%s," % sys.argv[2]) + end)
 open(p, "w").write(s)
 PY
 
@@ -59,16 +63,16 @@ changed=$(cd "$SRC" && git add -A && git diff --cached --name-only | sort | tr '
   fail "the copy does not build: $(tail -20 "$T/build.log")"
 
 if on_pg; then version_sql="SELECT max(schema_version) FROM vt_meta"; else version_sql="PRAGMA user_version"; fi
-# a library of this build, at schema 9
+# a library of this build, at schema CUR
 vt init > /dev/null || fail "init"
-[[ $(lib_sql "$version_sql") == 9 ]] || fail "schema: $(lib_sql "$version_sql")"
+[[ $(lib_sql "$version_sql") == "$CUR" ]] || fail "schema: $(lib_sql "$version_sql")"
 OLD=$VIDTHEQUE
 VIDTHEQUE=$SRC/build/rel/vidtheque
 
 gen_clip "$T/a.mp4" 3 'Hello'
 printf '1\n00:00:00,000 --> 00:00:01,000\nOne two three\n\n2\n00:00:01,000 --> 00:00:02,500\nfour five\n' > "$T/a.srt"
 id=$(vt add "$T/a.mp4" 2> "$T/add.err") || fail "add: $(cat "$T/add.err")"
-[[ $(lib_sql "$version_sql") == 10 ]] || fail "not migrated: $(lib_sql "$version_sql")"
+[[ $(lib_sql "$version_sql") == "$NEXT" ]] || fail "not migrated: $(lib_sql "$version_sql")"
 vt export "$id" --format json > "$T/show.json" || fail "export"
 python3 - "$T/show.json" << 'PY' || fail "the wordcount stage: $(cat "$T/show.json")"
 import json, sys
@@ -87,5 +91,5 @@ vt rm "$id" > /dev/null 2> "$T/rm.err" || fail "rm: $(cat "$T/rm.err")"
 # this build is older than the library now
 VIDTHEQUE=$OLD
 ! vt ls > /dev/null 2> "$T/err" || fail "the old build opened the newer library"
-grep -q "schema version 10 is newer than this program (9)" "$T/err" || fail "old build: $(cat "$T/err")"
+grep -q "schema version $NEXT is newer than this program ($CUR)" "$T/err" || fail "old build: $(cat "$T/err")"
 echo "ok"

@@ -491,16 +491,11 @@ static void same_fuzzy_beyond_ascii(struct vt_store *sq, struct vt_store *pg)
 
     for (int k = 0; k < 2; k++) {
         struct vt_store *s = k ? pg : sq;
-        struct fuzzy_ctx fc = {s, NULL, 0};
+        struct store_keyrows fc = {s, NULL, 0, 0, 0};
 
         CHECK_INT(vt_store_begin(s), 0);
-        CHECK_INT(
-            store_prepare(s, "INSERT INTO fuzzy (del, term) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                          &fc.st),
-            0);
         vt_tokenize(text, strlen(text), store_add_fuzzy, &fc);
-        CHECK_INT(fc.rc, 0);
-        store_finish(s, fc.st);
+        CHECK_INT(store_keyrows_write(&fc, "fuzzy", "del, term", "index fuzzy keys"), 0);
         CHECK_INT(vt_store_commit(s), 0);
     }
     for (size_t i = 0; i < VT_ARRAY_LEN(words); i++)

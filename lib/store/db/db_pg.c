@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int pg_fail(struct db_conn *d, const char *what);
 
@@ -169,8 +170,10 @@ int db_pg_record(struct pg_conn *c, PGresult *r)
         !strcmp(c->state, "57P01") || !strcmp(c->state, "57P02") || !strcmp(c->state, "57P03")) {
         c->lost = 1;
         c->code = VT_EUNAVAIL;
-    } else if (!strcmp(c->state, "40001") || !strcmp(c->state, "40P01")) {
-        c->code = VT_EBUSY; /* serialization failure or deadlock: the caller may retry */
+    } else if (!strcmp(c->state, "40001") || !strcmp(c->state, "40P01") ||
+               !strcmp(c->state, "55P03")) {
+        /* serialization failure, deadlock, or lock_timeout: the caller may retry */
+        c->code = VT_EBUSY;
     } else {
         c->code = VT_EIO;
     }
@@ -206,33 +209,101 @@ static int alive(PGconn *conn)
     return PQstatus(conn) == CONNECTION_OK;
 }
 
+/* Seconds from the environment variable name, def when unset or outside lo..hi. */
+static double env_seconds(const char *name, double def, double lo, double hi)
+{
+    const char *v = getenv(name);
+    char *end;
+    double x;
+
+    if (!v || !*v)
+        return def;
+    x = strtod(v, &end);
+    return *end || !(x >= lo && x <= hi) ? def : x;
+}
+
 /*
  * What every session needs, whatever the server's and the role's defaults: text in
  * UTF-8, and floats printed so that they read back as the same double (the default
  * since PostgreSQL 12; older servers print 15 digits without it).
+ *
+ * And bounds, so that one stuck client cannot hold the others (issue 26): a statement
+ * waits at most lock_timeout for a row or table lock (then fails with 55P03, which the
+ * caller retries like a deadlock), and a session that stays idle inside a transaction
+ * longer than idle_in_transaction_session_timeout (a worker frozen by a VM pause or a
+ * SIGSTOP between two statements of its commit) is ended by the server, which frees
+ * its locks: its stage's lease runs out and another worker takes the stage over. Every
+ * transaction of ours sends its statements back to back (nothing slow is done while one
+ * is open), so the defaults, 10 s and 60 s, cut nothing that works.
+ * VIDTHEQUE_PG_LOCK_TIMEOUT and VIDTHEQUE_PG_IDLE_TX_TIMEOUT (seconds) change them.
  */
 static int session_setup(PGconn *conn)
 {
-    PGresult *r = PQexec(conn, "SET client_encoding = 'UTF8'; SET extra_float_digits = 3");
-    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    double lock_s = env_seconds("VIDTHEQUE_PG_LOCK_TIMEOUT", 10, 0.1, 3600);
+    double idle_s = env_seconds("VIDTHEQUE_PG_IDLE_TX_TIMEOUT", 60, 0.1, 86400);
+    char sql[200];
+    PGresult *r;
+    int ok;
 
+    snprintf(sql, sizeof(sql),
+             "SET client_encoding = 'UTF8'; SET extra_float_digits = 3;"
+             " SET lock_timeout = %ld; SET idle_in_transaction_session_timeout = %ld",
+             (long)(lock_s * 1000), (long)(idle_s * 1000));
+    r = PQexec(conn, sql);
+    ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
     return ok;
 }
 
+/*
+ * When the next reconnection may be tried after fails failed ones in a row: 0.25 s,
+ * doubling up to 4 s, each drawn between half and all of that (jitter: the clients a
+ * restart cut off do not all come back in the same instant).
+ */
+static double reconnect_delay_s(struct pg_conn *c)
+{
+    double d = 0.25;
+
+    for (int i = 1; i < c->fails && d < 4; i++)
+        d *= 2;
+    if (d > 4)
+        d = 4;
+    /* xorshift64: a thread of its own per connection, no shared state */
+    c->jitter ^= c->jitter << 13;
+    c->jitter ^= c->jitter >> 7;
+    c->jitter ^= c->jitter << 17;
+    return d * (0.5 + (double)(c->jitter >> 11) / 9007199254740992.0 / 2);
+}
+
+/*
+ * A connection that was lost is reset here, once per statement, but not sooner than
+ * its back-off allows (reconnect_delay_s): until then a statement fails at once with
+ * the last attempt's message, so that neither an idle worker's loop nor a server's
+ * requests knock on a server that is down hundreds of times a second.
+ */
 int db_pg_ready(struct pg_conn *c)
 {
+    double now;
+
     if (!c->lost && PQstatus(c->conn) == CONNECTION_OK && alive(c->conn))
         return 0;
     c->lost = 1;
     if (c->in_tx)
         return record_msg(c, VT_EUNAVAIL, "the connection was lost in the middle of a transaction");
+    now = vt_monotonic_s();
+    if (c->fails && now < c->retry_at) {
+        c->code = VT_EUNAVAIL; /* c->msg still says why the last attempt failed */
+        return VT_EUNAVAIL;
+    }
     PQreset(c->conn);
     if (PQstatus(c->conn) != CONNECTION_OK || (!c->pooler && !session_setup(c->conn))) {
         record_msg(c, VT_EUNAVAIL, "");
         first_line(c->msg, sizeof(c->msg), PQerrorMessage(c->conn));
+        c->fails++;
+        c->retry_at = vt_monotonic_s() + reconnect_delay_s(c);
         return VT_EUNAVAIL;
     }
+    c->fails = 0;
     c->lost = 0;
     c->gen++; /* a new session: every statement is prepared again */
     return 0;
@@ -380,10 +451,14 @@ static int url_split(const char *url, struct url_opts *o, char *err, size_t errl
 static PGconn *open_session(const char *url, int pooler, const char *host, const char *port)
 {
     /* ours first: what the URL says overrides them (libpq keeps the last value); a pooled
-     * session's encoding is a startup parameter, which PgBouncer keeps per client */
-    const char *keys[6] = {"application_name", "connect_timeout"};
-    const char *vals[6] = {"vidtheque", "10"};
-    int n = 2;
+     * session's encoding is a startup parameter, which PgBouncer keeps per client. TCP
+     * keepalives: a server behind a dead link (a machine gone, a network split) is known
+     * gone within about a minute (30 s idle, then 3 probes 10 s apart), not after the
+     * kernel's two hours, and so is a dead client on the server's side. */
+    const char *keys[10] = {"application_name", "connect_timeout",     "keepalives",
+                            "keepalives_idle",  "keepalives_interval", "keepalives_count"};
+    const char *vals[10] = {"vidtheque", "10", "1", "30", "10", "3"};
+    int n = 6;
 
     if (pooler) {
         keys[n] = "client_encoding";
@@ -430,6 +505,8 @@ int db_pg_connect(const char *url, struct pg_conn **out, char *err, size_t errle
     c->listen_port = o.listen_port;
     c->conn = open_session(c->url, c->pooler, NULL, NULL);
     c->gen = 1;
+    c->jitter = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)c ^
+                (uint64_t)(vt_monotonic_s() * 1e9) ^ 0x9e3779b97f4a7c15ull;
     if (!c->conn || PQstatus(c->conn) != CONNECTION_OK) {
         const char *msg = c->conn ? PQerrorMessage(c->conn) : "out of memory";
         int final = connect_is_final(msg);

@@ -20,6 +20,9 @@ struct pg_conn {
     int in_tx;           /* BEGIN sent, COMMIT or ROLLBACK not yet */
     unsigned notify;     /* stages the open transaction made runnable: NOTIFY at commit */
     int lost;            /* the server went away: reconnect before the next statement */
+    int fails;           /* reconnections failed in a row (db_pg_ready's back-off) */
+    double retry_at;     /* monotonic seconds: no reconnection before then */
+    uint64_t jitter;     /* the back-off's random state */
     int64_t changes;     /* rows changed by the last INSERT, UPDATE or DELETE */
     /* round trips to the server so far (statements, PREPAREs, BEGIN, COMMIT, ROLLBACK):
      * what a search costs beyond SQLite is mostly these, so the benches count them */

@@ -192,30 +192,19 @@ static void fuzzy_key(struct vt_store *s, const char *del, size_t dn, struct vt_
         vt_sb_addf(key, "%02x", (unsigned char)del[k]);
 }
 
-static void bind_fuzzy_key(struct vt_store *s, struct db_stmt *st, int i, const char *del,
-                           size_t dn)
+static void fuzzy_put(struct store_keyrows *c, const char *del, size_t dn, const char *term,
+                      size_t tn)
 {
     struct vt_sb key = {0};
 
-    fuzzy_key(s, del, dn, &key);
-    db_bind_textn(st, i, key.buf, key.len);
+    fuzzy_key(c->s, del, dn, &key);
+    store_keyrows_add(c, key.buf, key.len, term, tn);
     vt_sb_release(&key);
-}
-
-static void fuzzy_put(struct fuzzy_ctx *c, const char *del, size_t dn, const char *term, size_t tn)
-{
-    if (c->rc)
-        return;
-    bind_fuzzy_key(c->s, c->st, 1, del, dn);
-    db_bind_textn(c->st, 2, term, tn);
-    if (db_step(c->st) != DB_DONE)
-        c->rc = store_fail(c->s, "index fuzzy key");
-    db_reset(c->st);
 }
 
 void store_add_fuzzy(void *user, const char *tok, size_t n)
 {
-    struct fuzzy_ctx *c = user;
+    struct store_keyrows *c = user;
     char del[VT_FUZZY_MAX_LEN];
 
     if (n < VT_FUZZY_MIN_LEN || n >= VT_FUZZY_MAX_LEN)
@@ -226,6 +215,113 @@ void store_add_fuzzy(void *user, const char *tok, size_t n)
         memcpy(del + i, tok + i + 1, n - i - 1);
         fuzzy_put(c, del, n - 1, tok, n);
     }
+}
+
+static void bind_fuzzy_key(struct vt_store *s, struct db_stmt *st, int i, const char *del,
+                           size_t dn)
+{
+    struct vt_sb key = {0};
+
+    fuzzy_key(s, del, dn, &key);
+    db_bind_textn(st, i, key.buf, key.len);
+    vt_sb_release(&key);
+}
+
+/* ---- rows of the library-wide tables (fuzzy, phonetic), written sorted in batches ---- */
+
+void store_keyrows_add(struct store_keyrows *k, const char *a, size_t an, const char *b, size_t bn)
+{
+    char *pa = vt_xmalloc(an + 1), *pb = vt_xmalloc(bn + 1);
+
+    memcpy(pa, a, an);
+    pa[an] = '\0';
+    memcpy(pb, b, bn);
+    pb[bn] = '\0';
+    vt_grow((void **)&k->v, &k->cap, 2 * (k->n + 1), sizeof(*k->v));
+    k->v[2 * k->n] = pa;
+    k->v[2 * k->n + 1] = pb;
+    k->n++;
+}
+
+/* Byte order (the tables' COLLATE "C"), first column then second. */
+static int keyrow_cmp(const void *x, const void *y)
+{
+    const char *const *a = x, *const *b = y;
+    int c = strcmp(a[0], b[0]);
+
+    return c ? c : strcmp(a[1], b[1]);
+}
+
+void store_keyrows_release(struct store_keyrows *k)
+{
+    for (size_t i = 0; i < 2 * k->n; i++)
+        free(k->v[i]);
+    free(k->v);
+    k->v = NULL;
+    k->n = k->cap = 0;
+}
+
+/* The INSERT of rows pairs into table (cols), each conflict skipped. Caller frees. */
+static char *keyrows_sql(const char *table, const char *cols, size_t rows)
+{
+    struct vt_sb sb = {0};
+
+    vt_sb_addf(&sb, "INSERT INTO %s (%s) VALUES (?,?)", table, cols);
+    for (size_t i = 1; i < rows; i++)
+        vt_sb_adds(&sb, ",(?,?)");
+    vt_sb_adds(&sb, " ON CONFLICT DO NOTHING");
+    return vt_sb_detach(&sb);
+}
+
+/*
+ * Write k's rows into table, sorted and without duplicates, KEYROWS_BATCH rows a
+ * statement (fewer: KEYROWS_SMALL, a small save's), the last batch filled up with
+ * copies of its last row, which the conflict clause skips (two SQL texts a table, each
+ * prepared once). Sorted, because these tables are shared by every video: two saves
+ * that insert the same new words wait for each other at the first word they share, in
+ * the same order, and so never deadlock (unsorted, one a row at a time, two saves with
+ * the same 3,000 words in opposite orders did: issue 26). Frees k's rows.
+ */
+#define KEYROWS_BATCH 256
+#define KEYROWS_SMALL 16
+int store_keyrows_write(struct store_keyrows *k, const char *table, const char *cols,
+                        const char *what)
+{
+    size_t n = 0;
+    int rc = k->rc;
+
+    if (k->n > 1)
+        qsort(k->v, k->n, 2 * sizeof(*k->v), keyrow_cmp);
+    for (size_t i = 0; i < k->n; i++) /* drop duplicates: the sorted copies are adjacent */
+        if (!n || keyrow_cmp(&k->v[2 * i], &k->v[2 * (n - 1)])) {
+            char *a = k->v[2 * i], *b = k->v[2 * i + 1];
+
+            k->v[2 * i] = k->v[2 * n];
+            k->v[2 * i + 1] = k->v[2 * n + 1];
+            k->v[2 * n] = a;
+            k->v[2 * n + 1] = b;
+            n++;
+        }
+    for (size_t at = 0; at < n && !rc;) {
+        size_t rows = n - at > KEYROWS_SMALL ? KEYROWS_BATCH : KEYROWS_SMALL;
+        char *sql = keyrows_sql(table, cols, rows);
+        struct db_stmt *st;
+
+        rc = store_prepare(k->s, sql, &st);
+        free(sql);
+        if (rc)
+            break;
+        for (size_t r = 0; r < rows; r++) {
+            size_t i = at + r < n ? at + r : n - 1;
+
+            store_bind_text(st, (int)(2 * r + 1), k->v[2 * i]);
+            store_bind_text(st, (int)(2 * r + 2), k->v[2 * i + 1]);
+        }
+        rc = store_step_done(k->s, st, what);
+        at += rows;
+    }
+    store_keyrows_release(k);
+    return rc;
 }
 
 /* Damerau-Levenshtein distance of a and b is at most 1 (one insert, delete, replace or swap). */
@@ -362,19 +458,15 @@ int store_insert_doc(struct vt_store *s, struct db_stmt *st, const char *id, int
 
 void store_add_phonetic(void *user, const char *tok, size_t n)
 {
-    struct phon_ctx *c = user;
+    struct store_keyrows *c = user;
     char key[16];
 
-    if (c->rc || n < 2)
+    if (n < 2)
         return;
     vt_metaphone(tok, key, sizeof(key));
     if (!key[0])
         return;
-    db_bind_textn(c->st, 1, tok, n);
-    db_bind_text(c->st, 2, key);
-    if (db_step(c->st) != DB_DONE)
-        c->rc = store_fail(c->s, "index phonetic key");
-    db_reset(c->st);
+    store_keyrows_add(c, tok, n, key, strlen(key));
 }
 
 /* ---- titles ---- */
