@@ -1,6 +1,8 @@
 /*
  * Adding a local file: the file is recognised when it was added before (by a
- * content key, under any name), refused when it is not media, else registered
+ * content key, under any name), refused when it is not media, else copied (or
+ * hard-linked) into <library>/media/<id>/, where every machine sharing the library
+ * reaches it (--in-place: its absolute path is recorded instead), and registered
  * with its stages queued (vt_pipeline_register) for the pipeline to run. URLs are
  * added by add_url.c.
  */
@@ -56,6 +58,98 @@ out:
     return rc;
 }
 
+/* Copy the bytes of src into the new file dst (made here; removed on failure). */
+static int copy_bytes(const char *src, const char *dst, char *err, size_t errlen)
+{
+    enum { CHUNK = 1 << 20 };
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    int out = in < 0 ? -1 : open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    char *buf = NULL;
+    int rc = 0;
+
+    if (in < 0 || out < 0) {
+        rc = vt_err(err, errlen, VT_EIO, "'%s': %s", in < 0 ? src : dst, strerror(errno));
+        goto out;
+    }
+    buf = vt_xmalloc(CHUNK);
+    for (;;) {
+        ssize_t got = read(in, buf, CHUNK), put = 0;
+
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            rc = vt_err(err, errlen, VT_EIO, "'%s': %s", src, strerror(errno));
+            goto out;
+        }
+        if (got == 0)
+            break;
+        while (put < got) {
+            ssize_t w = write(out, buf + put, (size_t)(got - put));
+
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0) {
+                rc = vt_err(err, errlen, VT_EIO, "'%s': %s", dst, strerror(errno));
+                goto out;
+            }
+            put += w;
+        }
+    }
+    if (fsync(out))
+        rc = vt_err(err, errlen, VT_EIO, "'%s': %s", dst, strerror(errno));
+out:
+    if (out >= 0 && close(out) && !rc)
+        rc = vt_err(err, errlen, VT_EIO, "'%s': %s", dst, strerror(errno));
+    if (in >= 0)
+        close(in);
+    if (rc && out >= 0)
+        unlink(dst);
+    free(buf);
+    return rc;
+}
+
+/*
+ * Put the file real into the library's media folder under a temporary name (*tmp,
+ * caller frees; renamed into media/<id>/ once the id is known): a hard link when it is
+ * on the same file system (no bytes copied), else a copy. Done before the write
+ * transaction, which a gigabyte copy must not hold.
+ */
+static int stage_copy(struct vt_library *lib, const char *real, uint64_t hash, char **tmp,
+                      char *err, size_t errlen)
+{
+    char *dir = vt_xasprintf("%s/media", lib->dir);
+    int rc = vt_mkdir_p(dir, err, errlen);
+
+    *tmp = vt_xasprintf("%s/.add-%ld-%016llx", dir, (long)getpid(), (unsigned long long)hash);
+    free(dir);
+    if (rc)
+        return rc;
+    unlink(*tmp); /* left by an add of this process id killed before its rename */
+    if (!link(real, *tmp))
+        return 0;
+    return copy_bytes(real, *tmp, err, errlen);
+}
+
+/* Move the staged copy to media/<id>/<name>; *rel (caller frees) is its path in the
+ * library, the video's source path. */
+static int place_copy(struct vt_library *lib, const char *tmp, const char *id, const char *name,
+                      char **rel, char *err, size_t errlen)
+{
+    char *dir = vt_xasprintf("%s/media/%s", lib->dir, id), *to = NULL;
+    int rc = vt_mkdir_p(dir, err, errlen);
+
+    if (!rc) {
+        to = vt_xasprintf("%s/%s", dir, name);
+        if (rename(tmp, to))
+            rc = vt_err(err, errlen, VT_EIO, "cannot keep '%s': %s", to, strerror(errno));
+    }
+    if (!rc)
+        *rel = vt_xasprintf("media/%s/%s", id, name);
+    free(to);
+    free(dir);
+    return rc;
+}
+
 int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_opts *opts, char *id,
                 int *is_new)
 {
@@ -64,7 +158,8 @@ int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_op
     struct vt_video_rec v = {0};
     struct vt_probe probe = {0};
     struct stat st;
-    char *key = NULL;
+    char *key = NULL, *tmp = NULL, *rel = NULL;
+    const char *base;
     uint64_t hash = 0;
     int rc;
 
@@ -100,6 +195,13 @@ int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_op
         rc = vt_lib_fail(lib, VT_EMEDIA, "'%s': no audio or video stream", path);
         goto out;
     }
+    if (!(opts && opts->in_place)) {
+        rc = stage_copy(lib, real, hash, &tmp, err, sizeof(err));
+        if (rc) {
+            rc = vt_lib_fail(lib, rc, "cannot copy '%s' into the library: %s", path, err);
+            goto out;
+        }
+    }
     rc = vt_store_begin(lib->store);
     if (rc) {
         rc = vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
@@ -111,29 +213,43 @@ int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_op
         rc = vt_lib_fail(lib, rc, "cannot allocate an id for '%s'", path);
         goto out;
     }
+    base = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
+    /* written before the commit: a row never points at a missing file */
+    if (tmp && place_copy(lib, tmp, v.id, base, &rel, err, sizeof(err))) {
+        vt_store_rollback(lib->store);
+        rc = vt_lib_fail(lib, VT_EIO, "%s", err);
+        goto out;
+    }
     v.content_key = key;
     v.source_kind = "file";
-    v.source_path = real;
-    {
-        const char *base = strrchr(real, '/');
-
-        v.title = probe.title ? probe.title : (char *)(base ? base + 1 : real);
-    }
+    v.source_path = rel ? rel : real;
+    v.title = probe.title ? probe.title : (char *)base;
     v.duration_s = probe.duration_s;
     v.size_bytes = st.st_size;
     v.created_at = vt_wall_s();
     v.index_state = VT_INDEX_QUEUED;
     v.data_status = VT_DATA_MISSING;
     v.stt_mode = (char *)stt;
-    v.keep_media = 1; /* never deleted: it is the user's file */
+    v.keep_media = 1; /* never deleted: the user's file, or the library's only copy */
     rc = vt_pipeline_register(lib, &v);
     rc = vt_lib_end_write(lib, rc);
-    if (rc)
+    if (rc) {
+        if (rel) {
+            char *dir = vt_xasprintf("%s/media/%s", lib->dir, v.id);
+
+            vt_rm_rf(dir);
+            free(dir);
+        }
         goto out;
+    }
     snprintf(id, VT_ID_MAX, "%s", v.id);
     *is_new = 1;
 out:
+    if (tmp)
+        unlink(tmp); /* still there when the add stopped before the rename */
     vt_probe_release(&probe);
+    free(tmp);
+    free(rel);
     free(key);
     return rc;
 }

@@ -211,12 +211,13 @@ static int stage_retries(enum vt_stage_id id)
 
 /*
  * A run that failed with code: final (state failed), or, for a failure that may
- * pass (VT_EIO: network, disk full, I/O error), queued again for a later attempt
- * while attempts remain. The error is kept either way.
+ * pass (VT_EIO: network, disk full, I/O error) or that another machine may not have
+ * (VT_EHERE: a file or model missing here), queued again for a later attempt, by any
+ * worker, while attempts remain. The error is kept either way.
  */
 static void settle_failure(enum vt_stage_id id, struct vt_stage_rec *rec, int code)
 {
-    if (code == VT_EIO && rec->attempts < stage_retries(id)) {
+    if ((code == VT_EIO || code == VT_EHERE) && rec->attempts < stage_retries(id)) {
         rec->state = VT_STATE_QUEUED;
         rec->retry_at = vt_wall_s() + retry_delay(rec->attempts);
     } else {

@@ -4,8 +4,9 @@
  *
  * Stopping: the first SIGTERM or SIGINT stops claiming and lets the running stages
  * finish and commit (a stage cannot be interrupted halfway without losing its work,
- * and most take seconds); a second one gives their leases back (queued again, the
- * attempt not counted) and exits at once. Either way the exit status is 0.
+ * and most take seconds) for at most --grace seconds (60; 0: no limit); then, or at a
+ * second signal, their leases are given back (queued again, the attempt not counted)
+ * and the worker exits at once. Either way the exit status is 0.
  */
 #include "cli/cli.h"
 
@@ -45,7 +46,8 @@ static void *signal_thread(void *p)
             stop_level++;
         if (!cli_opts.quiet)
             cli_info(stop_level == 1 ? "worker: stopping: finishing the running stages "
-                                       "(again: give them back and exit now)"
+                                       "(until the grace is over; again: give them back and "
+                                       "exit now)"
                                      : "worker: giving the running stages back");
     }
     return NULL;
@@ -56,10 +58,12 @@ int cmd_worker(int argc, char **argv)
     static const struct option longs[] = {
         {"stages", required_argument, NULL, 's'}, {"concurrency", required_argument, NULL, 'c'},
         {"lease", required_argument, NULL, 'l'},  {"drain", no_argument, NULL, 'd'},
-        {"stats", no_argument, NULL, 'S'},        {"library", required_argument, NULL, 'L'},
+        {"stats", no_argument, NULL, 'S'},        {"grace", required_argument, NULL, 'g'},
+        {"library", required_argument, NULL, 'L'},
         {"quiet", no_argument, NULL, 'q'},        {NULL, 0, NULL, 0}};
     struct vt_callbacks cb = {on_log, NULL, NULL};
-    struct vt_worker_opts o = {.concurrency = 1, .lease_s = 60, .stop = &stop_level, .cb = &cb};
+    struct vt_worker_opts o = {
+        .concurrency = 1, .lease_s = 60, .grace_s = 60, .stop = &stop_level, .cb = &cb};
     struct vt_worker_stats st;
     struct cli_opt g;
     char dir[PATH_MAX], err[1024];
@@ -86,8 +90,12 @@ int cmd_worker(int argc, char **argv)
             o.concurrency = (int)n;
         else if (c == 'l' && !cli_parse_long(optarg, 1, 86400, &n))
             o.lease_s = (double)n;
+        else if (c == 'g' && !cli_parse_long(optarg, 0, 86400, &n))
+            o.grace_s = (double)n;
         else if (c == 'c')
             return cli_opt_bad_value(&g, c, "a number, 1 to 256");
+        else if (c == 'g')
+            return cli_opt_bad_value(&g, c, "seconds, 0 to 86400");
         else if (c == 'l')
             return cli_opt_bad_value(&g, c, "seconds, 1 to 86400");
     }
