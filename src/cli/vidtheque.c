@@ -74,7 +74,8 @@ static const struct cli_cmd commands[] = {
      "finish whatever interrupted runs left; retry failed downloads when due"},
     {"check", cmd_check, "", "check the database's integrity and the frame files"},
     {"worker", FULL(cmd_worker),
-     "[--stages NAME,...] [--concurrency N] [--lease S] [--grace S] [--drain] [--stats]",
+     "[--stages NAME,...] [--concurrency N] [--lease S] [--grace S] [--drain] [--stats] "
+     "[--metrics-port N [--metrics-bind ADDR]]",
      "run stages of any video from the library's queue, until stopped (SIGTERM)"},
     {"jobs", cmd_jobs, "[--failed] [--json]",
      "the queue: depth by stage and state, running stages by worker, failures"},

@@ -5,6 +5,7 @@
  * reads); filters by source, video and channel; a hint of the query language; and, when
  * nothing matched, what to try instead.
  */
+#include "run/metrics.h"
 #include "web/web.h"
 #include "web/web_int.h"
 
@@ -605,6 +606,8 @@ int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const str
     const char *why = NULL;
     struct ask a;
     size_t n = 0;
+    double t0;
+    int rc;
 
     if (read_ask(w, &a, &why))
         return web_page_error(ctx, 400, why, out);
@@ -626,7 +629,10 @@ int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const str
     }
     opts.video = a.video;
     opts.source = a.source && strcmp(a.source, "visual") ? a.source : NULL;
-    if (vt_search(lib, a.q, a.qlen, &opts, &hits, &n, &info)) {
+    t0 = vt_monotonic_s();
+    rc = vt_search(lib, a.q, a.qlen, &opts, &hits, &n, &info);
+    vt_metrics_search(vt_monotonic_s() - t0);
+    if (rc) {
         fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
         vt_sb_adds(out, "<p class=\"empty\">The search could not run; try other words.</p>\n");
         goto out;
