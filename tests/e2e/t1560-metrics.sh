@@ -18,7 +18,8 @@ vt init
 ida=$(vt add "$T/src/a.mp4")
 [[ $(vt ls | awk -F'\t' -v id="$ida" '$1 == id {print $4}') == ready ]] || fail "a is not indexed: $(vt ls)"
 # b is added in place and its file goes away: a retry with a reason, for the metrics to show
-idb=$(vt add --queue --in-place "$T/src/b.mp4")
+# (the binary itself: on PostgreSQL the test's `vt add` runs a worker of its own)
+idb=$("$VIDTHEQUE" -q -L "$LIB" add --queue --in-place "$T/src/b.mp4")
 mv "$T/src/b.mp4" "$T/b-gone.mp4"
 
 VIDTHEQUE_RETRY_BASE=3600 "$VIDTHEQUE" -L "$LIB" worker --metrics-port 0 2> "$T/w.err" &
