@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
+# backends: sqlite postgresql
 # Media every machine can reach (issue 26, failure 5): `add` copies a local file (a hard
 # link on the same file system) into LIBRARY/media/<id>/, so a worker that cannot see the
 # original path (the file moved after add, as on another machine) still indexes the video;
 # `add --in-place` records the absolute path as before, and a worker that cannot read it
 # queues the stage again with the reason (VT_EHERE: this machine lacks it), not `failed` at
 # attempt 1. A worker that cannot write the library says so in one line and does not start.
+# (add runs as the binary itself: on PostgreSQL the test's `vt add` runs a worker of its own.)
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$T/src"
@@ -14,7 +16,7 @@ ffmpeg -v error -y -f lavfi -i "color=white:s=320x180:d=2,drawtext=fontfile=/usr
   -c:v libx264 -preset veryfast -pix_fmt yuv420p "$T/src/b.mp4"
 
 vt init
-id=$(vt add --queue "$T/src/a.mp4")
+id=$("$VIDTHEQUE" -q -L "$LIB" add --queue "$T/src/a.mp4")
 [[ -n $id ]] || fail "add printed no id"
 copy=$LIB/media/$id/a.mp4
 [[ -f $copy ]] || fail "add did not put the file into the library: $(ls -R "$LIB/media" 2>&1)"
@@ -37,7 +39,7 @@ vt rm "$id"
 [[ -f $T/a-moved.mp4 ]] || fail "rm touched the user's file"
 
 # --in-place: the absolute path, and a machine that cannot read it retries, not fails
-id2=$(vt add --queue --in-place "$T/src/b.mp4")
+id2=$("$VIDTHEQUE" -q -L "$LIB" add --queue --in-place "$T/src/b.mp4")
 [[ $(lib_sql "SELECT source_path FROM videos WHERE id='$id2'") == "$T/src/b.mp4" ]] ||
   fail "--in-place did not record the absolute path"
 [[ ! -e $LIB/media/$id2 ]] || fail "--in-place copied the file"

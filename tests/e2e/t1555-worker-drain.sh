@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# backends: sqlite postgresql
 # Draining a worker (issue 26): SIGTERM while a stage runs, with a short --grace: once the
 # grace is over the stage is handed back (queued again, its attempt not counted, no owner),
 # not lost, and the worker exits 0. The stage is a download by a stand-in yt-dlp that never
@@ -20,7 +21,7 @@ cat > "$T/info.json" << 'EOF'
               "vcodec": "avc1", "acodec": "mp4a", "width": 320, "height": 180}]}
 EOF
 vt init
-vt add --queue --info-json "$T/info.json" > /dev/null || fail "add --info-json"
+"$VIDTHEQUE" -q -L "$LIB" add --queue --info-json "$T/info.json" > /dev/null || fail "add --info-json"
 touch "$T/armed"
 "$VIDTHEQUE" -L "$LIB" worker --grace 1 2> "$T/w.err" &
 w=$!
