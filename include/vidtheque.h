@@ -105,7 +105,7 @@ struct vt_add_opts {
      * it (or hard-linking it, on the same file system) into <library>/media/<id>/,
      * where every machine that shares the library reaches it */
     int in_place;
-    int limit;         /* lists: only the first (newest) N entries; 0 for all */
+    int limit; /* lists: only the first (newest) N entries; 0 for all */
 };
 int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_opts *opts, char *id,
                 int *is_new);

@@ -166,10 +166,9 @@ static json_t *json_retrying(const struct job_lists *l, double now)
         char when[32];
 
         vt_utc_iso(when, sizeof(when), j->retry_at);
-        json_array_append_new(re, json_pack("{s:s, s:s, s:i, s:o, s:s, s:f}", "video",
-                                            j->video_id, "stage", j->stage, "attempts",
-                                            j->attempts, "error", json_str(j->error), "next_try",
-                                            when, "next_try_in_s",
+        json_array_append_new(re, json_pack("{s:s, s:s, s:i, s:o, s:s, s:f}", "video", j->video_id,
+                                            "stage", j->stage, "attempts", j->attempts, "error",
+                                            json_str(j->error), "next_try", when, "next_try_in_s",
                                             j->retry_at > now ? j->retry_at - now : 0.0));
     }
     return re;

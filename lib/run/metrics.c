@@ -5,6 +5,7 @@
  * numbers are gauges. docs/ARCHITECTURE.md, "Metrics and health".
  */
 #include "run/metrics.h"
+
 #include "core/library.h"
 
 #include <math.h>

@@ -8,9 +8,9 @@
  * late result from the one presumed dead. The lease of a stage run in-process is
  * lease.c's. docs/ARCHITECTURE.md, "Job queue".
  */
-#include "run/worker_check.h"
-#include "core/library.h"
 #include "base/util.h"
+#include "core/library.h"
+#include "run/worker_check.h"
 
 #include <errno.h>
 #include <pthread.h>

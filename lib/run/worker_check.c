@@ -6,8 +6,9 @@
  * model, whose stage fails here with VT_EHERE and is retried by another worker).
  */
 #include "run/worker_check.h"
-#include "core/library.h"
+
 #include "base/util.h"
+#include "core/library.h"
 #include "ml/models.h"
 #include "model/stage_config.h"
 

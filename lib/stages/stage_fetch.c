@@ -52,7 +52,7 @@ static int fetch_run(struct vt_stage_ctx *c)
     /* a file added in place may be on another machine's disk: retried, maybe there */
     if (stat(path, &st)) {
         rc = vt_err(c->err, sizeof(c->err), remote ? VT_ENOTFOUND : VT_EHERE,
-                     "'%s': media file not found on this machine", path);
+                    "'%s': media file not found on this machine", path);
         goto out;
     }
     rc = vt_media_probe(path, &r->probe, c->err, sizeof(c->err));

@@ -59,13 +59,17 @@ static void *signal_thread(void *p)
 
 int cmd_worker(int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"stages", required_argument, NULL, 's'}, {"concurrency", required_argument, NULL, 'c'},
-        {"lease", required_argument, NULL, 'l'},  {"drain", no_argument, NULL, 'd'},
-        {"stats", no_argument, NULL, 'S'},        {"grace", required_argument, NULL, 'g'},  {"metrics-port", required_argument, NULL, 'm'},
-        {"metrics-bind", required_argument, NULL, 'b'},
-        {"library", required_argument, NULL, 'L'},
-        {"quiet", no_argument, NULL, 'q'},        {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"stages", required_argument, NULL, 's'},
+                                          {"concurrency", required_argument, NULL, 'c'},
+                                          {"lease", required_argument, NULL, 'l'},
+                                          {"drain", no_argument, NULL, 'd'},
+                                          {"stats", no_argument, NULL, 'S'},
+                                          {"grace", required_argument, NULL, 'g'},
+                                          {"metrics-port", required_argument, NULL, 'm'},
+                                          {"metrics-bind", required_argument, NULL, 'b'},
+                                          {"library", required_argument, NULL, 'L'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {NULL, 0, NULL, 0}};
     struct vt_callbacks cb = {on_log, NULL, NULL};
     struct vt_worker_opts o = {
         .concurrency = 1, .lease_s = 60, .grace_s = 60, .stop = &stop_level, .cb = &cb};

@@ -47,7 +47,10 @@ static enum MHD_Result send_ready(struct MHD_Connection *c, const char *dir)
 /* Which of the three url is: 1 /metrics, 2 /healthz, 3 /readyz, 0 none. */
 static int which(const char *url)
 {
-    return !strcmp(url, "/metrics") ? 1 : !strcmp(url, "/healthz") ? 2 : !strcmp(url, "/readyz") ? 3 : 0;
+    return !strcmp(url, "/metrics")   ? 1
+           : !strcmp(url, "/healthz") ? 2
+           : !strcmp(url, "/readyz")  ? 3
+                                      : 0;
 }
 
 int web_health_route(struct MHD_Connection *c, const char *url, const char *method,
@@ -138,12 +141,12 @@ struct web_metrics *web_metrics_start(const char *library_dir, const char *bind,
     }
     m->dir = vt_xstrdup(library_dir);
     /* one thread: requests are answered one at a time, so one handle serves them */
-    m->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
-                                (ipv6 ? MHD_USE_IPv6 : 0),
-                            0, NULL, NULL, metrics_handler, m, MHD_OPTION_SOCK_ADDR,
-                            ipv6 ? (struct sockaddr *)&sa6 : (struct sockaddr *)&sa4,
-                            MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_CONNECTION_LIMIT, 16u,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024), MHD_OPTION_END);
+    m->d =
+        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (ipv6 ? MHD_USE_IPv6 : 0),
+                         0, NULL, NULL, metrics_handler, m, MHD_OPTION_SOCK_ADDR,
+                         ipv6 ? (struct sockaddr *)&sa6 : (struct sockaddr *)&sa4,
+                         MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_CONNECTION_LIMIT, 16u,
+                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024), MHD_OPTION_END);
     if (!m->d) {
         fprintf(stderr, "vidtheque: metrics: '%s' port %u: cannot listen (%s)\n", bind, port,
                 strerror(errno));
@@ -152,8 +155,8 @@ struct web_metrics *web_metrics_start(const char *library_dir, const char *bind,
         return NULL;
     }
     info = MHD_get_daemon_info(m->d, MHD_DAEMON_INFO_BIND_PORT);
-    fprintf(stderr, "metrics on http://%s%s%s:%u/metrics\n", ipv6 ? "[" : "", bind,
-            ipv6 ? "]" : "", info ? (unsigned)info->port : port);
+    fprintf(stderr, "metrics on http://%s%s%s:%u/metrics\n", ipv6 ? "[" : "", bind, ipv6 ? "]" : "",
+            info ? (unsigned)info->port : port);
     fflush(stderr);
     return m;
 }
