@@ -39,7 +39,7 @@ static int ocr_run(struct vt_stage_ctx *c)
     if (!ocr) {
         ocr = vt_ocr_new(0, "eng", c->err, sizeof(c->err));
         if (!ocr)
-            return VT_EHERE; /* this machine's language data: another may have it */
+            return VT_ENOTFOUND;
         vt_lib_slot_set(c->lib, VT_STAGE_OCR, ocr, ocr_close);
     }
     snprintf(c->model, sizeof(c->model), "%s", vt_ocr_model(ocr));

@@ -138,6 +138,8 @@ static int stt_whisper(struct vt_stage_ctx *c, struct stt_result *r, const struc
                                       sizeof(path), name, sizeof(name), commit, sizeof(commit),
                                       c->err, sizeof(c->err));
 
+    if (rc == VT_ENOTFOUND)
+        return VT_EHERE; /* not pulled on this machine: a worker that has it runs it */
     if (rc)
         return rc;
     stt = vt_lib_slot(c->lib, VT_STAGE_STT);
