@@ -212,16 +212,16 @@ struct vt_worker_stats {
 int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_worker_stats *stats,
                   char *err, size_t errlen);
 
-/* Remove a video: database rows, then its files (frames, downloaded media; never a
- * local file it was added from). VT_EINVAL for a malformed id, VT_ENOTFOUND when the
+/* Remove a video: database rows, then its files (frames, media downloaded or copied into
+ * the library; never a file added --in-place, nor the original a copy was made from). VT_EINVAL for a malformed id, VT_ENOTFOUND when the
  * library has no such video. */
 int vt_remove(struct vt_library *lib, const char *id);
 
 /*
  * Check the library: the database's integrity, that every kept frame's image file
  * exists (and its small version, for a video that has small versions: one indexed before
- * they were written gets a VT_LOG_INFO note) and that downloaded media still kept is
- * there. Problems are logged (VT_LOG_ERROR); *problems gets their count.
+ * they were written gets a VT_LOG_INFO note) and that media downloaded (and still kept) or
+ * copied into the library is there. Problems are logged (VT_LOG_ERROR); *problems gets their count.
  */
 int vt_check(struct vt_library *lib, int *problems);
 

@@ -33,6 +33,12 @@ mv "$T/src/a.mp4" "$T/a-moved.mp4"
 [[ $(vt ls | awk -F'\t' -v id="$id" '$1 == id {print $4 "/" $5}') == ready/ok ]] ||
   fail "the copied video is not indexed: $(vt ls) $(cat "$T/w1.err")"
 vt search rivers | grep -q "$id" || fail "search does not find the copied video's text"
+# check looks after the library's copy
+expect_exit 0 vt check
+mv "$copy" "$T/copy-away.mp4"
+expect_exit 1 vt check
+grep -q "$id: the copied media 'media/$id/a.mp4' is missing" "$T/err" || fail "check: $(cat "$T/err")"
+mv "$T/copy-away.mp4" "$copy"
 # rm removes the library's copy, never the user's file
 vt rm "$id"
 [[ ! -e $LIB/media/$id ]] || fail "rm left the library's copy"
