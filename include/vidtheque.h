@@ -213,8 +213,8 @@ int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_wor
                   char *err, size_t errlen);
 
 /* Remove a video: database rows, then its files (frames, media downloaded or copied into
- * the library; never a file added --in-place, nor the original a copy was made from). VT_EINVAL for a malformed id, VT_ENOTFOUND when the
- * library has no such video. */
+ * the library; never a file added --in-place, nor the original a copy was made from).
+ * VT_EINVAL for a malformed id, VT_ENOTFOUND when the library has no such video. */
 int vt_remove(struct vt_library *lib, const char *id);
 
 /*
