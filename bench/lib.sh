@@ -1,5 +1,6 @@
 # What benches share: the preamble of those that build a C driver against the library (ocr_small_bench.sh,
-# stt_hints_bench.sh), and a PostgreSQL server with fresh databases (queue_bench.sh, ingest_bench.sh).
+# stt_hints_bench.sh, realcuts_bench.sh, textchange_bench.sh), the keyframe stage alone (kfdump) and
+# the clip a truth names, and a PostgreSQL server with fresh databases (queue_bench.sh, ingest_bench.sh).
 # Source it from the repository root, after parsing arguments.
 
 # bench_setup NAME FILE TOOL...: exit 2 unless run from the repository root (FILE and the
@@ -28,6 +29,23 @@ bench_lib() {
         echo "$1: cannot build build/rel/libvidtheque.a" >&2
         exit 1
     fi
+}
+
+# bench_kfdump: $tmp/kfdump, the keyframe stage alone (tests/tools/kfdump.c) built against
+# build/rel/libvidtheque.a (bench_lib first).
+bench_kfdump() {
+    local pkgs
+    pkgs=$(sed -n "s/^PKGS = //p" Makefile)
+    # shellcheck disable=SC2046,SC2086 # one word per flag and package
+    cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc -o "$tmp/kfdump" tests/tools/kfdump.c \
+        build/rel/libvidtheque.a $(pkg-config --cflags --libs $pkgs) -lm -pthread
+}
+
+# bench_clip_of TRUTH.json: the clip a truth file names ("clip", relative to the truth's folder).
+bench_clip_of() {
+    local c
+    c=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["clip"])' "$1")
+    [[ $c == /* ]] && echo "$c" || echo "$(dirname "$1")/$c"
 }
 
 # bench_pg_start PREFIX: a PostgreSQL server for a bench in $pg_admin: VT_TEST_PG's, else a

@@ -18,9 +18,7 @@ set -euo pipefail
 . bench/lib.sh
 bench_setup realcuts_bench tests/tools/score_realcuts.py ffmpeg python3
 bench_lib realcuts_bench
-PKGS=$(sed -n "s/^PKGS = //p" Makefile)
-cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc -o "$tmp/kfdump" tests/tools/kfdump.c \
-    build/rel/libvidtheque.a $(pkg-config --cflags --libs $PKGS) -lm -pthread
+bench_kfdump
 V=${VIDTHEQUE:-$PWD/vidtheque}
 vt() { "$V" -q -L "$tmp/lib" "$@"; }
 vt init
@@ -32,11 +30,6 @@ for seed in ${BENCH_SEEDS:-1 9}; do
     bash tests/fixtures/gen_trouble.sh "$tmp/tr$seed" "$seed" >/dev/null
     truths+=("$tmp/tr$seed/trouble.json")
 done
-clip_of() {
-    local c
-    c=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["clip"])' "$1")
-    [[ $c == /* ]] && echo "$c" || echo "$(dirname "$1")/$c"
-}
 real=() made=() psd_c=() psd_a=()
 psd_py=${PYSCENEDETECT_PYTHON:-/usr/bin/python3}
 psd_ok=
@@ -46,12 +39,12 @@ if [[ -n ${PYSCENEDETECT_SRC:-} && -d ${PYSCENEDETECT_SRC}/scenedetect ]] &&
 fi
 for t in "${truths[@]}"; do
     n=$(basename "$(dirname "$t")")_$(basename "$t" .json)
-    id=$(vt add "$(clip_of "$t")")
+    id=$(vt add "$(bench_clip_of "$t")")
     vt export "$id" >"$tmp/$n.export.json"
     if [[ $t == "$tmp"/* ]]; then made+=("$t" "$tmp/$n.export.json"); else real+=("$t" "$tmp/$n.export.json"); fi
     if [[ -n $psd_ok ]]; then
         for k in content adaptive; do
-            PYTHONPATH=$PYSCENEDETECT_SRC "$psd_py" bench/psd_detect.py $k "$(clip_of "$t")" \
+            PYTHONPATH=$PYSCENEDETECT_SRC "$psd_py" bench/psd_detect.py $k "$(bench_clip_of "$t")" \
                 >"$tmp/$n.$k.json" 2>/dev/null
         done
         psd_c+=("$t" "$tmp/$n.content.json") psd_a+=("$t" "$tmp/$n.adaptive.json")
@@ -89,7 +82,7 @@ python3 tests/tools/score_cuts.py "$tmp/talk/truth.json" "$tmp/talk/export.json"
 
 # speed: the keyframe stage alone over the real set, best of 3
 clips=()
-for ((i = 0; i < ${#real[@]}; i += 2)); do clips+=("$(clip_of "${real[i]}")"); done
+for ((i = 0; i < ${#real[@]}; i += 2)); do clips+=("$(bench_clip_of "${real[i]}")"); done
 dur=0
 for c in "${clips[@]}"; do
     d=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$c")

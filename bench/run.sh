@@ -64,6 +64,9 @@ echo
 echo "== Model2Vec text embedding on one core vs tokenising only (chunks of ~60 words)"
 bash bench/embed_bench.sh
 echo
+echo "== Model2Vec memory: peak RSS of a search by meaning and of redo text_embed, over a words search, against the model file's size (256 MiB int8)"
+bash bench/m2v_memory_bench.sh
+echo
 echo "== MobileNet v1 0.25 image embeddings (224x224) vs a plain GEMM of the same multiply-adds"
 bash bench/tflite_bench.sh
 echo
@@ -90,6 +93,9 @@ bash bench/web_bench.sh
 echo
 echo "== web pages: bytes of the video page's first paint vs every frame at full size"
 bash bench/page_bytes_bench.sh
+echo
+echo "== web pages: weight and time of a 1,000-shot video page and a 200-hit search, before (a baseline commit) and after"
+bash bench/page_weight_bench.sh
 echo
 echo "== server soak: mixed requests on every route, memory and stalls"
 bash bench/soak_bench.sh

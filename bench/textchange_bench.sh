@@ -19,9 +19,7 @@ set -euo pipefail
 . bench/lib.sh
 bench_setup textchange_bench tests/tools/score_realcuts.py ffmpeg python3
 bench_lib textchange_bench
-PKGS=$(sed -n "s/^PKGS = //p" Makefile)
-cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc -o "$tmp/kfdump" tests/tools/kfdump.c \
-    build/rel/libvidtheque.a $(pkg-config --cflags --libs $PKGS) -lm -pthread
+bench_kfdump
 V=${VIDTHEQUE:-$PWD/vidtheque}
 B=${VIDTHEQUE_BASELINE:-$V}
 seed=${BENCH_SEED:-1}
@@ -34,11 +32,6 @@ for t in tests/data/realcuts/*.json; do
     python3 -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1]))["text"])' "$t" &&
         truths+=("$t")
 done
-clip_of() {
-    local c
-    c=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["clip"])' "$1")
-    [[ $c == /* ]] && echo "$c" || echo "$(dirname "$1")/$c"
-}
 
 # words read: each clip added with the extra frames (on) and without (off)
 for mode in on off; do
@@ -50,7 +43,7 @@ for mode in on off; do
     args=()
     for t in "${truths[@]}"; do
         n=$(basename "$t" .json)
-        id=$(env "${env[@]}" "$bin" -q -L "$tmp/lib-$mode" add "$(clip_of "$t")")
+        id=$(env "${env[@]}" "$bin" -q -L "$tmp/lib-$mode" add "$(bench_clip_of "$t")")
         env "${env[@]}" "$bin" -q -L "$tmp/lib-$mode" export "$id" >"$tmp/$n.$mode.json"
         args+=("$t" "$tmp/$n.$mode.json")
     done
@@ -63,7 +56,7 @@ print(len(f), sum(x.get("state") != "skipped" for x in f), len(r["shots"]))' "$1
 }
 printf '%-14s %7s %-30s %-30s\n' "clip" "words" "extra frames on: read, frames" "off (baseline): read, frames"
 for t in "${truths[@]}"; do
-    n=$(basename "$t" .json) c=$(basename "$(clip_of "$t")")
+    n=$(basename "$t" .json) c=$(basename "$(bench_clip_of "$t")")
     row=()
     for mode in on off; do
         w=$(grep -E "^$c " "$tmp/score.$mode" | sed -n 's/.*words \([0-9]*\/[0-9]*\).*/\1/p')
@@ -88,7 +81,7 @@ grep -h '^    words not read' "$tmp/score.on" | sed 's/^    /  on: /' || true
 echo "generating the talk (gen_talk.sh seed 1) ..." >&2
 bash tests/fixtures/gen_talk.sh "$tmp/talk" 1 >/dev/null
 text_clips=()
-for t in "${truths[@]}"; do text_clips+=("$(clip_of "$t")"); done
+for t in "${truths[@]}"; do text_clips+=("$(bench_clip_of "$t")"); done
 plain_clips=("$tmp/talk/talk.mp4" tests/data/realcuts/*.mp4 tests/data/pyscenedetect/*.mp4)
 # kf_set VAR CLIP...: run kfdump on every clip once per mode, alternated, 3 times; VAR_on,
 # VAR_off: the best CPU and wall seconds of each mode, "cpu wall"; VAR_extra: frames added

@@ -11,9 +11,12 @@
   var cues = Array.prototype.slice.call(document.querySelectorAll('li.cue'));
   var open = document.getElementById('open-at');
   var heads = document.querySelectorAll('svg .ph');
+  // the search's hits in this video, in the search's order (best first, as /api/search
+  // returns them): n and p walk this list, whatever their times
   var hits = Array.prototype.map.call(document.querySelectorAll('.hitlist a.hit'), function (a) {
-    return parseFloat(a.getAttribute('data-t'));
-  }).filter(isFinite).sort(function (a, b) { return a - b; });
+    return {t: parseFloat(a.getAttribute('data-t')), rank: a.getAttribute('data-rank')};
+  }).filter(function (h) { return isFinite(h.t); });
+  var atHit = -1; // the hit walked to last (an index in hits), -1 before the first
   // the length the strip's percentages were computed with (the server's), else the player's
   var svg = document.querySelector('svg[data-length]');
   var length = svg ? num(svg, 'data-length') : 0;
@@ -21,6 +24,26 @@
   var userScrolled = 0; // when the reader last scrolled the transcript box by hand
 
   function num(el, name) { return parseFloat(el.getAttribute(name)); }
+
+  // ---- the search's hits: the one walked to, marked in the list and on the bars ----
+  function walkedTo(rank) {
+    if (rank === null) return;
+    for (var i = 0; i < hits.length; i++) {
+      if (hits[i].rank === rank) { atHit = i; break; }
+    }
+    var marks = document.querySelectorAll('a.hit[data-rank]');
+    for (var k = 0; k < marks.length; k++) {
+      if (marks[k].getAttribute('data-rank') === rank) marks[k].setAttribute('aria-current', 'true');
+      else marks[k].removeAttribute('aria-current');
+    }
+  }
+  // the best hit that starts at t (a link from /search opens at its hit's start), or null
+  function hitRankAt(t) {
+    for (var i = 0; i < hits.length; i++) {
+      if (Math.abs(hits[i].t - t) < 0.0015) return hits[i].rank;
+    }
+    return null;
+  }
 
   // Keep el visible inside the transcript box by scrolling the box alone, never the page.
   function keepInBox(el) {
@@ -71,6 +94,7 @@
     var a = e.target.closest ? e.target.closest('[data-t]') : null;
     if (!a || a.id === 'player') return;
     e.preventDefault();
+    if (a.classList.contains('hit')) walkedTo(a.getAttribute('data-rank'));
     seek(num(a, 'data-t'));
     play();
     // below the player's column (frames, shots' list), bring the player back into view;
@@ -167,6 +191,7 @@
   var m = /[?&]t=([0-9]+(?:\.[0-9]+)?)/.exec(location.search);
   if (m) {
     var t0 = parseFloat(m[1]);
+    walkedTo(hitRankAt(t0));
     var go = function () { player.currentTime = t0; };
     if (player.readyState >= 1) go();
     else player.addEventListener('loadedmetadata', go, {once: true});
@@ -186,13 +211,10 @@
     seek(Math.max(0, t));
   }
   function hit(dir) {
-    var t = player.currentTime, next = null;
-    for (var i = 0; i < hits.length; i++) {
-      if (dir > 0 && hits[i] > t + 0.25) { next = hits[i]; break; }
-      // "previous" skips the hit being watched (within its first second)
-      if (dir < 0 && hits[i] < t - 1) next = hits[i];
-    }
-    if (next !== null) seek(next);
+    var i = atHit + dir;
+    if (i < 0 || i >= hits.length) return;
+    walkedTo(hits[i].rank);
+    seek(hits[i].t);
   }
   document.addEventListener('keydown', function (e) {
     if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;

@@ -109,6 +109,9 @@ struct vt_stage_ctx {
     const char *stage;
     char model[160];
     char err[512];
+    /* what a bound cut from a result that is otherwise done (e.g. a media past 24 h): kept
+     * as the done stage's note (its error field), which makes the video's data partial */
+    char cut[256];
     void *result;  /* the stage's output between run and save */
     double save_s; /* seconds its save took, inside the finishing transaction */
 };

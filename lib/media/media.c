@@ -328,6 +328,8 @@ int vt_media_probe(const char *path, struct vt_probe *p, char *err, size_t errle
     snprintf(p->format, sizeof(p->format), "%s", fmt->iformat->name);
     if (fmt->duration > 0 && fmt->duration != AV_NOPTS_VALUE)
         p->duration_s = fmin((double)fmt->duration / AV_TIME_BASE, VT_MEDIA_MAX_DURATION_S);
+    if (fmt->duration > 0 && fmt->duration != AV_NOPTS_VALUE)
+        p->claimed_s = (double)fmt->duration / AV_TIME_BASE;
     if (fmt->start_time != AV_NOPTS_VALUE)
         p->start_s = (double)fmt->start_time / AV_TIME_BASE;
     vi = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);

@@ -23,6 +23,7 @@
 struct vt_probe {
     char format[32];   /* demuxer name, e.g. "mov,mp4,m4a,3gp,3g2,mj2" */
     double duration_s; /* container's claim, clamped to 0..VT_MEDIA_MAX_DURATION_S; 0 unknown */
+    double claimed_s;  /* the same unclamped (past the bound: the rest is not indexed) */
     double start_s;    /* container start time (timestamps are reported relative to it) */
     int has_video, has_audio, has_subtitle;
     int width, height; /* coded size of the main video stream */

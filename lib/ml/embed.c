@@ -137,6 +137,21 @@ int vt_embed_has_texts(const struct vt_embed *e)
     return can(e, VT_EMBED_TEXTS);
 }
 
+/* VT_EINVAL naming the first of n vectors that holds NaN or infinity (a backend's
+ * overflow: huge weights, a mutated model), so that no such vector is stored or
+ * searched with; 0 when all are finite. */
+static int check_finite(const struct vt_embed *e, const float *out, size_t n, char *err,
+                        size_t errlen)
+{
+    for (size_t i = 0; i < n; i++)
+        for (int j = 0; j < e->dim; j++)
+            if (!isfinite(out[i * (size_t)e->dim + (size_t)j]))
+                return vt_err(err, errlen, VT_EINVAL,
+                              "model '%s' gave a vector with NaN or infinity (input %zu of %zu)",
+                              e->model, i + 1, n);
+    return 0;
+}
+
 /* Mean-centre (when the handle asks) and L2-normalise n vectors of dim floats. */
 static void finish(const struct vt_embed *e, int centre, float *out, size_t n)
 {
@@ -163,11 +178,13 @@ int vt_embed_texts(struct vt_embed *e, const char *const *texts, size_t n, float
     if (!n)
         return 0;
     int rc = e->ops->texts(e, texts, n, out, err, errlen);
+    if (!rc)
+        rc = check_finite(e, out, n, err, errlen);
     if (rc)
         return rc;
     /* text vectors are only normalised: centring is a property of the image tensor */
     finish(e, 0, out, n);
-    return 0;
+    return check_finite(e, out, n, err, errlen);
 }
 
 int vt_embed_images(struct vt_embed *e, const struct vt_image *imgs, size_t n, float *out,
@@ -186,10 +203,13 @@ int vt_embed_images(struct vt_embed *e, const struct vt_image *imgs, size_t n, f
     if (!n)
         return 0;
     int rc = e->ops->images(e, imgs, n, out, err, errlen);
+    if (!rc)
+        rc = check_finite(e, out, n, err, errlen);
     if (rc)
         return rc;
     finish(e, 1, out, n);
-    return 0;
+    /* centring can overflow what the backend gave (a mean of huge values) */
+    return check_finite(e, out, n, err, errlen);
 }
 
 void vt_vec_normalize(float *v, int dim)

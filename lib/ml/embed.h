@@ -95,7 +95,8 @@ int vt_embed_has_texts(const struct vt_embed *e);
  * L2-normalised (all zero when a text has no token, or is blank for a server). 0 or an
  * error code with one line in err: VT_EIO for what may pass (timeouts, 5xx, connection
  * refused, a truncated answer), VT_EINVAL for what will not (4xx, model missing, wrong
- * dimension, a count that does not match, a handle that cannot embed text).
+ * dimension, a count that does not match, a handle that cannot embed text, a vector
+ * with NaN or infinity: such a vector is never handed back as a result).
  */
 int vt_embed_texts(struct vt_embed *e, const char *const *texts, size_t n, float *out, char *err,
                    size_t errlen);

@@ -6,11 +6,15 @@
  * MinishLab's model2vec-rs computes it: the text is first cut to 512 tokens' worth of
  * characters (512 times the vocabulary's median token length), unknown tokens are
  * dropped, and at most 512 tokens are pooled. embed.c normalises the result.
+ *
+ * The model file is mapped, not read (safetensors.h): a row is decoded to floats when a
+ * token uses it, so the memory a model costs stays close to its file's size (an int8
+ * model decoded whole would take four times that).
  */
+#include "base/util.h"
 #include "ml/embed_int.h"
 #include "ml/safetensors.h"
 #include "ml/tokenizer.h"
-#include "base/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,6 +25,9 @@
 #define M2V_MAX_TOKENS      512
 #define M2V_MAX_MODEL_BYTES ((size_t)4 << 30)
 #define M2V_MAX_DIM         65536
+/* bytes of the mapped file read in one go when all of it is (the finite check, the
+ * hash), after which their pages are let go */
+#define RELEASE_BYTES ((size_t)8 << 20)
 
 /* where a token's vector comes from: one load per token */
 struct m2v_tok {
@@ -30,7 +37,9 @@ struct m2v_tok {
 
 struct m2v {
     struct vt_tokenizer *tok;
-    float *emb; /* rows x dim */
+    struct vt_safetensors *st;     /* the mapped file */
+    const struct vt_st_tensor *te; /* its embeddings, rows x dim, in st */
+    float *row;                    /* one decoded row (dim floats) */
     size_t rows;
     struct m2v_tok *tok_rows; /* by token id */
     size_t n_ids;
@@ -44,7 +53,8 @@ static void m2v_close(struct vt_embed *e)
     if (!m)
         return;
     vt_tokenizer_free(m->tok);
-    free(m->emb);
+    vt_safetensors_free(m->st);
+    free(m->row);
     free(m->tok_rows);
     free(m);
     e->priv = NULL;
@@ -62,6 +72,23 @@ static size_t cut_chars(const char *s, size_t len, size_t max_chars)
         }
     }
     return len;
+}
+
+/* Add row r of the embeddings, times w, to o (dim floats). */
+static int add_row(struct m2v *m, size_t dim, size_t r, float w, float *o, char *err, size_t errlen)
+{
+    const float *row = m->row;
+    int rc = vt_st_to_f32_range(m->te, (uint64_t)r * dim, dim, m->row, err, errlen);
+    if (rc)
+        return rc;
+    size_t j = 0;
+    /* blocks of 8 with a fixed trip count: the compiler vectorises them at -O2 */
+    for (; j + 8 <= dim; j += 8)
+        for (size_t q = 0; q < 8; q++)
+            o[j + q] += row[j + q] * w;
+    for (; j < dim; j++)
+        o[j] += row[j] * w;
+    return 0;
 }
 
 static int m2v_embed(struct vt_embed *e, const char *const *texts, size_t n, float *out, char *err,
@@ -85,15 +112,10 @@ static int m2v_embed(struct vt_embed *e, const char *const *texts, size_t n, flo
             int32_t id = ids[k];
             if (id == m->unk_id || id < 0 || (size_t)id >= m->n_ids)
                 continue;
-            const float *row = m->emb + (size_t)m->tok_rows[id].row * dim;
-            float w = m->tok_rows[id].scale;
-            size_t j = 0;
-            /* blocks of 8 with a fixed trip count: the compiler vectorises them at -O2 */
-            for (; j + 8 <= dim; j += 8)
-                for (size_t q = 0; q < 8; q++)
-                    o[j + q] += row[j + q] * w;
-            for (; j < dim; j++)
-                o[j] += row[j] * w;
+            int rc =
+                add_row(m, dim, (size_t)m->tok_rows[id].row, m->tok_rows[id].scale, o, err, errlen);
+            if (rc)
+                return rc;
             used++;
         }
         if (used) {
@@ -128,26 +150,35 @@ static int check_folder(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-/* The `embeddings` tensor (or `0`) into m->emb (rows x *dim floats), all finite. */
+/* The `embeddings` tensor (or `0`) of st as m->te (rows x *dim), every row of a float
+ * dtype decoded once to check it is finite (rows are decoded again when used: nothing is
+ * kept). */
 static int load_embeddings(struct m2v *m, const struct vt_safetensors *st, const char *path,
                            size_t *dim, char *err, size_t errlen)
 {
     const struct vt_st_tensor *te = vt_safetensors_find(st, "embeddings");
-    int rc;
+    int rc = 0;
 
     if (!te)
         te = vt_safetensors_find(st, "0");
     if (!te || te->ndim != 2 || !te->shape[0] || !te->shape[1] || te->shape[1] > M2V_MAX_DIM)
         return vt_err(err, errlen, VT_EINVAL, "'%s': no 2-D 'embeddings' tensor", path);
+    m->te = te;
     m->rows = (size_t)te->shape[0];
     *dim = (size_t)te->shape[1];
-    m->emb = vt_xmalloc(m->rows * *dim * sizeof(*m->emb));
-    rc = vt_st_to_f32(te, m->emb, err, errlen);
-    if (rc)
-        return rc;
-    if (!all_finite(m->emb, m->rows * *dim))
-        return vt_err(err, errlen, VT_EINVAL, "'%s': embeddings hold NaN or infinity", path);
-    return 0;
+    m->row = vt_xmalloc(*dim * sizeof(*m->row));
+    /* int8 rows are finite whatever they hold: the first one shows the dtype converts */
+    size_t check = te->dtype == VT_ST_I8 ? 1 : m->rows, row_bytes = te->nbytes / m->rows, done = 0;
+    for (size_t r = 0; !rc && r < check; r++) {
+        rc = vt_st_to_f32_range(te, (uint64_t)r * *dim, *dim, m->row, err, errlen);
+        if (!rc && !all_finite(m->row, *dim))
+            rc = vt_err(err, errlen, VT_EINVAL, "'%s': embeddings hold NaN or infinity", path);
+        if ((r + 1) * row_bytes - done >= RELEASE_BYTES || r + 1 == check) {
+            vt_safetensors_release(st, te->data + done, (r + 1) * row_bytes - done);
+            done = (r + 1) * row_bytes;
+        }
+    }
+    return rc;
 }
 
 /* The optional `mapping` (token to row) into *map (caller frees), checked against the
@@ -171,8 +202,8 @@ static int load_mapping(const struct m2v *m, const struct vt_safetensors *st, co
 }
 
 /* The optional per-token `weights` into *w (caller frees; *count of them), all finite. */
-static int load_weights(const struct vt_safetensors *st, const char *path, float **w,
-                        size_t *count, char *err, size_t errlen)
+static int load_weights(const struct vt_safetensors *st, const char *path, float **w, size_t *count,
+                        char *err, size_t errlen)
 {
     const struct vt_st_tensor *tw = vt_safetensors_find(st, "weights");
     int rc;
@@ -220,6 +251,18 @@ static int load_token_rows(struct m2v *m, const struct vt_safetensors *st, const
     return rc;
 }
 
+/* The file's FNV-1a hash (the vector space's identity), its pages let go as it goes. */
+static uint64_t hash_file(const struct vt_safetensors *st)
+{
+    uint64_t h = VT_FNV64_INIT;
+    for (size_t off = 0; off < st->len; off += RELEASE_BYTES) {
+        size_t n = st->len - off < RELEASE_BYTES ? st->len - off : RELEASE_BYTES;
+        h = vt_fnv1a64(h, st->buf + off, n);
+        vt_safetensors_release(st, st->buf + off, n);
+    }
+    return h;
+}
+
 /* A model's name for provenance: the folder's last component (no trailing slash). */
 static char *folder_name(const char *dir)
 {
@@ -253,7 +296,8 @@ static int m2v_open(const struct vt_embed_spec *spec, struct vt_embed **out, cha
         goto out;
     free(path);
     path = vt_xasprintf("%s/model.safetensors", dir);
-    rc = vt_safetensors_open(path, M2V_MAX_MODEL_BYTES, &st, err, errlen);
+    rc = vt_safetensors_map(path, M2V_MAX_MODEL_BYTES, &st, err, errlen);
+    m->st = st; /* m owns it from here (m2v_close) */
     if (!rc)
         rc = load_embeddings(m, st, path, &dim, err, errlen);
     if (!rc)
@@ -269,8 +313,7 @@ static int m2v_open(const struct vt_embed_spec *spec, struct vt_embed **out, cha
     struct vt_embed *e = vt_xcalloc(1, sizeof(*e));
     e->dim = (int)dim;
     e->model = vt_xasprintf("model2vec %s (%zu d)", name, dim);
-    e->id = vt_xasprintf("model2vec:%016llx",
-                         (unsigned long long)vt_fnv1a64(VT_FNV64_INIT, st->buf, st->len));
+    e->id = vt_xasprintf("model2vec:%016llx", (unsigned long long)hash_file(st));
     e->ops = &m2v_ops;
     e->priv = m;
     free(name);
@@ -281,7 +324,6 @@ out:
         struct vt_embed tmp = {.priv = m};
         m2v_close(&tmp);
     }
-    vt_safetensors_free(st);
     free(path);
     return rc;
 }

@@ -10,6 +10,7 @@
 
 #include "base/sha256.h"
 #include "base/util.h"
+#include "ml/model_check.h"
 #include "ml/models.h"
 #include "ml/tflite.h"
 
@@ -858,6 +859,33 @@ static int prepare_partial(struct pull *p)
     return vt_write_file_atomic(mark, p->commit, 40, p->err, p->errlen);
 }
 
+/*
+ * Hold the lock file at path (*fd) for one pull: VT_EBUSY when another pull holds it. The
+ * holder removes the file when it is done, whatever the outcome (a failed pull used to
+ * leave it behind), so a lock taken on a file that was removed or replaced meanwhile is
+ * let go and taken again on the file now at path.
+ */
+static int take_lock(const char *path, const char *repo, int *fd, char *err, size_t errlen)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        struct stat held, now;
+        int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (f < 0)
+            return vt_err(err, errlen, VT_EIO, "cannot open '%s': %s", path, strerror(errno));
+        if (flock(f, LOCK_EX | LOCK_NB)) {
+            close(f);
+            return vt_err(err, errlen, VT_EBUSY, "another pull of '%s' is running", repo);
+        }
+        if (!fstat(f, &held) && !stat(path, &now) && held.st_dev == now.st_dev &&
+            held.st_ino == now.st_ino) {
+            *fd = f;
+            return 0;
+        }
+        close(f);
+    }
+    return vt_err(err, errlen, VT_EBUSY, "another pull of '%s' is running", repo);
+}
+
 int vt_hub_pull(const char *lib_dir, const char *name, const struct vt_hub_opts *opts,
                 struct vt_hub_result *res, char *err, size_t errlen)
 {
@@ -894,15 +922,9 @@ int vt_hub_pull(const char *lib_dir, const char *name, const struct vt_hub_opts 
     if (rc)
         goto out;
     snprintf(lockpath, sizeof(lockpath), "%s.lock", p->partial);
-    lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (lockfd < 0) {
-        rc = vt_err(err, errlen, VT_EIO, "cannot open '%s': %s", lockpath, strerror(errno));
+    rc = take_lock(lockpath, p->repo, &lockfd, err, errlen);
+    if (rc)
         goto out;
-    }
-    if (flock(lockfd, LOCK_EX | LOCK_NB)) {
-        rc = vt_err(err, errlen, VT_EBUSY, "another pull of '%s' is running", p->repo);
-        goto out;
-    }
     curl_global_init(CURL_GLOBAL_DEFAULT);
     rc = get_commit(p);
     if (rc)
@@ -929,6 +951,17 @@ int vt_hub_pull(const char *lib_dir, const char *name, const struct vt_hub_opts 
     res->n_files = (int)p->n_files;
     res->image = p->kind == VT_MODEL_IMAGE;
     res->speech = p->kind == VT_MODEL_SPEECH;
+    /* run end to end through its default tensor: which tensor the stage takes is the
+     * config's choice (frame_embed.tensor), checked by config set */
+    rc = vt_model_check(p->kind, p->partial, NULL, p->err, p->errlen);
+    if (rc) {
+        /* the hub's bytes are what it lists, so a new pull would get them again */
+        char *why = vt_xstrdup(err);
+        vt_err(err, errlen, rc, "'%s' is not a usable model (nothing installed): %s", p->repo, why);
+        free(why);
+        vt_rm_rf(p->partial);
+        goto out;
+    }
     char mark[PATH_MAX + 16];
     snprintf(mark, sizeof(mark), "%s/.commit", p->partial);
     unlink(mark);
@@ -937,9 +970,8 @@ int vt_hub_pull(const char *lib_dir, const char *name, const struct vt_hub_opts 
         goto out;
     rc = install(p);
 out:
-    if (lockfd >= 0) {
-        if (!rc)
-            unlink(lockpath);
+    if (lockfd >= 0) { /* held: no one else uses this path (take_lock) */
+        unlink(lockpath);
         close(lockfd);
     }
     free(p);

@@ -7,9 +7,13 @@
 #include "base/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const struct {
     const char *name;
@@ -44,7 +48,10 @@ void vt_safetensors_free(struct vt_safetensors *st)
     for (size_t i = 0; i < st->n; i++)
         free(st->tensors[i].name);
     free(st->tensors);
-    free(st->buf);
+    if (st->mapped)
+        munmap(st->buf, st->len);
+    else
+        free(st->buf);
     free(st);
 }
 
@@ -116,9 +123,9 @@ static int parse_tensor(struct vt_safetensors *st, const char *name, json_t *inf
     return 0;
 }
 
-/* Takes buf (heap, len bytes) whatever happens. */
-static int parse_owned(unsigned char *buf, size_t len, struct vt_safetensors **out, char *err,
-                       size_t errlen)
+/* Takes buf (heap, or a mapping of len bytes when mapped) whatever happens. */
+static int parse_owned(unsigned char *buf, size_t len, int mapped, struct vt_safetensors **out,
+                       char *err, size_t errlen)
 {
     struct vt_safetensors *st = vt_xcalloc(1, sizeof(*st));
     json_t *root = NULL;
@@ -128,6 +135,7 @@ static int parse_owned(unsigned char *buf, size_t len, struct vt_safetensors **o
 
     st->buf = buf;
     st->len = len;
+    st->mapped = mapped;
     if (len < 8) {
         rc = vt_err(err, errlen, VT_EINVAL, "safetensors: file of %zu bytes has no header", len);
         goto out;
@@ -195,7 +203,18 @@ int vt_safetensors_parse(const void *data, size_t len, struct vt_safetensors **o
     unsigned char *buf = vt_xmalloc(len + 1);
     if (len)
         memcpy(buf, data, len);
-    return parse_owned(buf, len, out, err, errlen);
+    return parse_owned(buf, len, 0, out, err, errlen);
+}
+
+/* Name the file in front of the parser's message. */
+static void name_file(const char *path, char *err, size_t errlen)
+{
+    char tmp[512];
+
+    if (!err || !errlen)
+        return;
+    snprintf(tmp, sizeof(tmp), "%s", err);
+    snprintf(err, errlen, "'%s': %s", path, tmp);
 }
 
 int vt_safetensors_open(const char *path, size_t max_bytes, struct vt_safetensors **out, char *err,
@@ -206,14 +225,50 @@ int vt_safetensors_open(const char *path, size_t max_bytes, struct vt_safetensor
     int rc = vt_read_file_capped(path, "safetensors file", max_bytes, &data, &len, err, errlen);
     if (rc)
         return rc;
-    rc = parse_owned((unsigned char *)data, len, out, err, errlen);
-    if (rc && err && errlen) {
-        /* name the file in front of the parser's message */
-        char tmp[512];
-        snprintf(tmp, sizeof(tmp), "%s", err);
-        snprintf(err, errlen, "'%s': %s", path, tmp);
-    }
+    rc = parse_owned((unsigned char *)data, len, 0, out, err, errlen);
+    if (rc)
+        name_file(path, err, errlen);
     return rc;
+}
+
+int vt_safetensors_map(const char *path, size_t max_bytes, struct vt_safetensors **out, char *err,
+                       size_t errlen)
+{
+    struct stat sb;
+    void *map;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return vt_err(err, errlen, errno == ENOENT ? VT_ENOTFOUND : VT_EIO,
+                      "cannot open safetensors file '%s': %s", path, strerror(errno));
+    if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_size < 8 ||
+        (uint64_t)sb.st_size > max_bytes) {
+        close(fd);
+        /* the reading path says what is wrong with it, as for any file */
+        return vt_safetensors_open(path, max_bytes, out, err, errlen);
+    }
+    map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return vt_err(err, errlen, VT_EIO, "cannot map safetensors file '%s': %s", path,
+                      strerror(errno));
+    int rc = parse_owned(map, (size_t)sb.st_size, 1, out, err, errlen);
+    if (rc)
+        name_file(path, err, errlen);
+    return rc;
+}
+
+void vt_safetensors_release(const struct vt_safetensors *st, const void *p, size_t n)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t lo = (uintptr_t)p, hi = lo + n, base = (uintptr_t)st->buf;
+
+    if (!st->mapped || page <= 0 || lo < base || hi > base + st->len)
+        return;
+    lo = (lo + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page; /* whole pages inside */
+    hi = hi / (uintptr_t)page * (uintptr_t)page;
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
 const struct vt_st_tensor *vt_safetensors_find(const struct vt_safetensors *st, const char *name)
@@ -249,10 +304,21 @@ static float half_to_float(uint16_t h)
     return f;
 }
 
-int vt_st_to_f32(const struct vt_st_tensor *t, float *out, char *err, size_t errlen)
+int vt_st_to_f32_range(const struct vt_st_tensor *t, uint64_t first, uint64_t n, float *out,
+                       char *err, size_t errlen)
 {
-    const unsigned char *p = t->data;
-    for (uint64_t i = 0; i < t->count; i++) {
+    if (first > t->count || n > t->count - first)
+        return vt_err(err, errlen, VT_EINVAL, "tensor '%s': elements %llu..%llu of %llu", t->name,
+                      (unsigned long long)first, (unsigned long long)(first + n),
+                      (unsigned long long)t->count);
+    const unsigned char *p = t->data + first * vt_st_dtype_size(t->dtype);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (t->dtype == VT_ST_F32) {
+        memcpy(out, p, n * 4);
+        return 0;
+    }
+#endif
+    for (uint64_t i = 0; i < n; i++) {
         switch (t->dtype) {
         case VT_ST_F32: {
             uint32_t b = (uint32_t)le(p + 4 * i, 4);
@@ -283,6 +349,11 @@ int vt_st_to_f32(const struct vt_st_tensor *t, float *out, char *err, size_t err
         }
     }
     return 0;
+}
+
+int vt_st_to_f32(const struct vt_st_tensor *t, float *out, char *err, size_t errlen)
+{
+    return vt_st_to_f32_range(t, 0, t->count, out, err, errlen);
 }
 
 int vt_st_to_i64(const struct vt_st_tensor *t, int64_t *out, char *err, size_t errlen)

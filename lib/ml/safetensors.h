@@ -4,7 +4,7 @@
  * end relative to the byte after the header), then the data. Every input is hostile:
  * the header is capped, offsets must lie inside the file, ranges must not overlap, and
  * each tensor's byte range must equal its element count times its dtype's size, with
- * overflow checked. The file is read into memory once; tensors point into it.
+ * overflow checked. The file is read into memory once (or mapped); tensors point into it.
  */
 #ifndef VT_SAFETENSORS_H
 #define VT_SAFETENSORS_H
@@ -40,8 +40,9 @@ struct vt_st_tensor {
 };
 
 struct vt_safetensors {
-    unsigned char *buf; /* the whole file */
+    unsigned char *buf; /* the whole file (read, or mapped read-only) */
     size_t len;
+    int mapped; /* buf is a mapping (vt_safetensors_map) */
     struct vt_st_tensor *tensors;
     size_t n;
 };
@@ -51,6 +52,16 @@ struct vt_safetensors {
  * *out is caller-freed with vt_safetensors_free. */
 int vt_safetensors_open(const char *path, size_t max_bytes, struct vt_safetensors **out, char *err,
                         size_t errlen);
+/* The same with the file mapped (read-only, private) instead of read: tensors point
+ * into the mapping and pages are read as they are touched, so a large model costs
+ * memory only for what is used. A file that is truncated while mapped faults (SIGBUS)
+ * when a page past its new end is touched: model files are replaced by rename (hub.c),
+ * never rewritten in place. */
+int vt_safetensors_map(const char *path, size_t max_bytes, struct vt_safetensors **out, char *err,
+                       size_t errlen);
+/* Let go of the pages of a mapped file's bytes p..p+n (those whole pages inside): they are
+ * read again from the file when touched. Nothing for a file read into memory. */
+void vt_safetensors_release(const struct vt_safetensors *st, const void *p, size_t n);
 /* The same from len bytes at data, which are copied. */
 int vt_safetensors_parse(const void *data, size_t len, struct vt_safetensors **out, char *err,
                          size_t errlen);
@@ -67,6 +78,9 @@ const char *vt_st_dtype_name(enum vt_st_dtype dtype);
  * integers from I8..I64 or U8. VT_EINVAL (naming the dtype) for a dtype that cannot be
  * converted so. */
 int vt_st_to_f32(const struct vt_st_tensor *t, float *out, char *err, size_t errlen);
+/* The same for the n elements from element first (VT_EINVAL when they are not all in t). */
+int vt_st_to_f32_range(const struct vt_st_tensor *t, uint64_t first, uint64_t n, float *out,
+                       char *err, size_t errlen);
 int vt_st_to_i64(const struct vt_st_tensor *t, int64_t *out, char *err, size_t errlen);
 
 #endif

@@ -20,6 +20,7 @@
 #include "ml/unicode.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,6 +442,8 @@ struct vt_tokenizer {
     char seg[8];
     size_t seg_len;
     struct cache_ent *cache;
+    size_t n_steps; /* normalizers and pre-tokenizers read from the JSON (limits) */
+    size_t max_in;  /* bytes of a text encoded: the bounds' cut (chain_bounds) */
     /* scratch */
     struct buf a, b, wp;
     struct span *spans, *spans2;
@@ -913,8 +916,11 @@ void vt_tokenizer_encode(struct vt_tokenizer *t, const char *text, size_t len, c
 {
     const unsigned char *in = (const unsigned char *)text;
 
-    if (len > VT_TOKENIZER_MAX_TEXT)
-        len = VT_TOKENIZER_MAX_TEXT;
+    if (len > t->max_in) {
+        len = t->max_in;
+        while (len && (in[len] & 0xC0) == 0x80)
+            len--;
+    }
     /* valid UTF-8 from here on: invalid bytes become U+FFFD */
     t->a.len = 0;
     buf_reserve(&t->a, 3 * len + 1); /* each invalid byte becomes 3 */
@@ -994,6 +1000,70 @@ static bool jbool(json_t *o, const char *key, bool dflt)
     return json_is_boolean(v) ? json_is_true(v) : dflt;
 }
 
+/* One more normalizer or pre-tokenizer read: refused past VT_TOKENIZER_MAX_STEPS. */
+static int count_step(struct vt_tokenizer *t, char *err, size_t errlen)
+{
+    if (++t->n_steps > VT_TOKENIZER_MAX_STEPS)
+        return vt_err(err, errlen, VT_EINVAL,
+                      "tokenizer: more than %d normalizers and pre-tokenizers (the limit)",
+                      VT_TOKENIZER_MAX_STEPS);
+    return 0;
+}
+
+/* A Replace normalizer: a string (one ASCII byte merges into a byte map) or "\\s+". */
+static int load_replace(struct vt_tokenizer *t, json_t *j, char *err, size_t errlen)
+{
+    json_t *pat = json_object_get(j, "pattern");
+    const char *content = json_string_value(json_object_get(j, "content"));
+    const char *s = json_string_value(json_object_get(pat, "String"));
+    const char *re = json_string_value(json_object_get(pat, "Regex"));
+    if (!content || (!s && !re) || strlen(content) > MAX_CONTENT)
+        return vt_err(err, errlen, VT_EINVAL,
+                      "tokenizer: Replace normalizer needs a pattern and a content of at "
+                      "most %d bytes",
+                      MAX_CONTENT);
+    if (re) {
+        if (strcmp(re, "\\s+") != 0)
+            return vt_err(err, errlen, VT_EINVAL,
+                          "tokenizer: Replace regex '%.60s' not supported (only \\s+)", re);
+        struct norm *nm = norm_add(t);
+        nm->type = N_REPLACE_WS;
+        nm->content = vt_xstrdup(content);
+        nm->content_len = strlen(content);
+        return 0;
+    }
+    if (!*s)
+        return vt_err(err, errlen, VT_EINVAL, "tokenizer: Replace of an empty string");
+    /* One ASCII byte: merge into the previous byte map when that gives the same
+     * result, i.e. no replacement already in the map produces this byte. */
+    if (strlen(s) == 1 && (unsigned char)s[0] < 0x80 && t->n_norms &&
+        t->norms[t->n_norms - 1].type == N_BYTEMAP) {
+        struct norm *nm = &t->norms[t->n_norms - 1];
+        bool ok = !nm->map[(unsigned char)s[0]];
+        for (int c = 0; c < 128 && ok; c++)
+            if (nm->map[c] && strchr(nm->map[c], s[0]))
+                ok = false;
+        if (ok) {
+            nm->map[(unsigned char)s[0]] = vt_xstrdup(content);
+            nm->map_len[(unsigned char)s[0]] = strlen(content);
+            return 0;
+        }
+    }
+    struct norm *nm = norm_add(t);
+    if (strlen(s) == 1 && (unsigned char)s[0] < 0x80) {
+        nm->type = N_BYTEMAP;
+        nm->map[(unsigned char)s[0]] = vt_xstrdup(content);
+        nm->map_len[(unsigned char)s[0]] = strlen(content);
+        return 0;
+    }
+    nm->type = N_REPLACE;
+    nm->pat = vt_xstrdup(s);
+    nm->pat_len = strlen(s);
+    nm->content = vt_xstrdup(content);
+    nm->content_len = strlen(content);
+    return 0;
+}
+
 static int load_norm(struct vt_tokenizer *t, json_t *j, char *err, size_t errlen)
 {
     if (!j || json_is_null(j))
@@ -1001,6 +1071,8 @@ static int load_norm(struct vt_tokenizer *t, json_t *j, char *err, size_t errlen
     const char *type = json_string_value(json_object_get(j, "type"));
     if (!type)
         return vt_err(err, errlen, VT_EINVAL, "tokenizer: normalizer without a type");
+    if (strcmp(type, "Sequence") != 0 && count_step(t, err, errlen))
+        return VT_EINVAL;
     if (strcmp(type, "Sequence") == 0) {
         json_t *list = json_object_get(j, "normalizers");
         if (!json_is_array(list))
@@ -1011,6 +1083,8 @@ static int load_norm(struct vt_tokenizer *t, json_t *j, char *err, size_t errlen
             json_t *next = json_array_get(list, i + 1);
             const char *nt = next ? json_string_value(json_object_get(next, "type")) : NULL;
             if (xt && strcmp(xt, "NFD") == 0 && nt && strcmp(nt, "StripAccents") == 0) {
+                if (count_step(t, err, errlen) || count_step(t, err, errlen))
+                    return VT_EINVAL;
                 norm_add(t)->type = N_STRIP_ACCENTS;
                 i++;
                 continue;
@@ -1059,57 +1133,8 @@ static int load_norm(struct vt_tokenizer *t, json_t *j, char *err, size_t errlen
         nm->content_len = strlen(p);
         return 0;
     }
-    if (strcmp(type, "Replace") == 0) {
-        json_t *pat = json_object_get(j, "pattern");
-        const char *content = json_string_value(json_object_get(j, "content"));
-        const char *s = json_string_value(json_object_get(pat, "String"));
-        const char *re = json_string_value(json_object_get(pat, "Regex"));
-        if (!content || (!s && !re) || strlen(content) > MAX_CONTENT)
-            return vt_err(err, errlen, VT_EINVAL,
-                          "tokenizer: Replace normalizer needs a pattern and a content of at "
-                          "most %d bytes",
-                          MAX_CONTENT);
-        if (re) {
-            if (strcmp(re, "\\s+") != 0)
-                return vt_err(err, errlen, VT_EINVAL,
-                              "tokenizer: Replace regex '%.60s' not supported (only \\s+)", re);
-            struct norm *nm = norm_add(t);
-            nm->type = N_REPLACE_WS;
-            nm->content = vt_xstrdup(content);
-            nm->content_len = strlen(content);
-            return 0;
-        }
-        if (!*s)
-            return vt_err(err, errlen, VT_EINVAL, "tokenizer: Replace of an empty string");
-        /* One ASCII byte: merge into the previous byte map when that gives the same
-         * result, i.e. no replacement already in the map produces this byte. */
-        if (strlen(s) == 1 && (unsigned char)s[0] < 0x80 && t->n_norms &&
-            t->norms[t->n_norms - 1].type == N_BYTEMAP) {
-            struct norm *nm = &t->norms[t->n_norms - 1];
-            bool ok = !nm->map[(unsigned char)s[0]];
-            for (int c = 0; c < 128 && ok; c++)
-                if (nm->map[c] && strchr(nm->map[c], s[0]))
-                    ok = false;
-            if (ok) {
-                nm->map[(unsigned char)s[0]] = vt_xstrdup(content);
-                nm->map_len[(unsigned char)s[0]] = strlen(content);
-                return 0;
-            }
-        }
-        struct norm *nm = norm_add(t);
-        if (strlen(s) == 1 && (unsigned char)s[0] < 0x80) {
-            nm->type = N_BYTEMAP;
-            nm->map[(unsigned char)s[0]] = vt_xstrdup(content);
-            nm->map_len[(unsigned char)s[0]] = strlen(content);
-            return 0;
-        }
-        nm->type = N_REPLACE;
-        nm->pat = vt_xstrdup(s);
-        nm->pat_len = strlen(s);
-        nm->content = vt_xstrdup(content);
-        nm->content_len = strlen(content);
-        return 0;
-    }
+    if (strcmp(type, "Replace") == 0)
+        return load_replace(t, j, err, errlen);
     return vt_err(err, errlen, VT_EINVAL, "tokenizer: normalizer type '%.40s' not supported", type);
 }
 
@@ -1120,6 +1145,8 @@ static int load_pre(struct vt_tokenizer *t, json_t *j, char *err, size_t errlen)
     const char *type = json_string_value(json_object_get(j, "type"));
     if (!type)
         return vt_err(err, errlen, VT_EINVAL, "tokenizer: pre_tokenizer without a type");
+    if (strcmp(type, "Sequence") != 0 && count_step(t, err, errlen))
+        return VT_EINVAL;
     if (strcmp(type, "Sequence") == 0) {
         json_t *list = json_object_get(j, "pretokenizers");
         if (!json_is_array(list))
@@ -1288,6 +1315,94 @@ static int load_wordpiece(struct vt_tokenizer *t, json_t *m, char *err, size_t e
     return 0;
 }
 
+/* ---- limits: worst-case output length a * in + b of each step ---- */
+
+/* Longest output per input byte of BertNormalizer's code point rewrites: a Hangul
+ * syllable (3 bytes) becomes up to three jamo (9 bytes); lowercase, accent stripping and
+ * the spaces around Chinese characters grow less (tests/unit/test_embed.c checks every
+ * code point). */
+#define BERT_GROWTH 3
+
+static void norm_bound(const struct norm *nm, double *a, double *b)
+{
+    *a = 1;
+    *b = 0;
+    switch (nm->type) {
+    case N_BERT:
+    case N_LOWER:
+    case N_STRIP_ACCENTS:
+        *a = BERT_GROWTH;
+        return;
+    case N_STRIP:
+    case N_REMOVE_MARKS:
+        return;
+    case N_REPLACE:
+        *a = fmax((double)nm->content_len / (double)nm->pat_len, 1.0);
+        return;
+    case N_REPLACE_WS: /* a run of at least one byte becomes content */
+        *a = fmax((double)nm->content_len, 1.0);
+        return;
+    case N_BYTEMAP:
+        for (int c = 0; c < 128; c++)
+            *a = fmax(*a, (double)nm->map_len[c]);
+        return;
+    case N_PREPEND:
+        *b = (double)nm->content_len;
+        return;
+    }
+}
+
+/* Metaspace writes each space as the replacement and may put one before a span that
+ * starts with something else: at most replacement + 1 bytes per byte. The others only
+ * split. */
+static double pre_bound(const struct pre *pr)
+{
+    return pr->type == P_METASPACE ? (double)pr->repl_len + 1 : 1;
+}
+
+/*
+ * Compose the steps' bounds: the text grows to at most m * len + c bytes, and every
+ * step reads what the one before wrote (work w * len + d, the model's matching counting
+ * the final length times the longest piece). Refuses growth or additions past the
+ * limits, and sets t->max_in to the longest input whose worst case fits.
+ */
+static int chain_bounds(struct vt_tokenizer *t, char *err, size_t errlen)
+{
+    double m = 3, c = 0, w = 1, d = 0; /* an invalid byte becomes U+FFFD (3 bytes) */
+    double depth = (double)(t->vocab.max_len + t->prefix_len + 1);
+
+    for (size_t i = 0; i < t->n_norms + t->n_pres; i++) {
+        double a = 1, b = 0;
+        if (i < t->n_norms)
+            norm_bound(&t->norms[i], &a, &b);
+        else
+            a = pre_bound(&t->pres[i - t->n_norms]);
+        w += m;
+        d += c;
+        m *= a;
+        c = c * a + b;
+    }
+    w += m * depth;
+    d += c * depth;
+    if (m > VT_TOKENIZER_MAX_GROWTH * 3)
+        return vt_err(err, errlen, VT_EINVAL,
+                      "tokenizer: its normalizers and pre-tokenizers can make a text %.3g times "
+                      "longer (the limit is %d)",
+                      m / 3, VT_TOKENIZER_MAX_GROWTH);
+    if (c > VT_TOKENIZER_MAX_ADDED)
+        return vt_err(err, errlen, VT_EINVAL,
+                      "tokenizer: its normalizers can add %.3g bytes to a text (the limit is %u)",
+                      c, VT_TOKENIZER_MAX_ADDED);
+    double in = fmin((VT_TOKENIZER_MAX_OUT - c) / m, (VT_TOKENIZER_MAX_WORK - d) / w);
+    if (in < VT_TOKENIZER_MIN_TEXT)
+        return vt_err(err, errlen, VT_EINVAL,
+                      "tokenizer: a text of %d bytes could take %.3g units of work (the limit is "
+                      "%u)",
+                      VT_TOKENIZER_MIN_TEXT, w * VT_TOKENIZER_MIN_TEXT + d, VT_TOKENIZER_MAX_WORK);
+    t->max_in = in >= VT_TOKENIZER_MAX_TEXT ? VT_TOKENIZER_MAX_TEXT : (size_t)in;
+    return 0;
+}
+
 static int by_size(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
@@ -1330,6 +1445,8 @@ int vt_tokenizer_parse(const char *json, size_t len, struct vt_tokenizer **out, 
     if (rc)
         goto out;
     rc = load_pre(t, json_object_get(root, "pre_tokenizer"), err, errlen);
+    if (!rc)
+        rc = chain_bounds(t, err, errlen);
     if (rc)
         goto out;
 
@@ -1427,6 +1544,11 @@ void vt_tokenizer_free(struct vt_tokenizer *t)
     free(t->vstart);
     free(t->vid);
     free(t);
+}
+
+size_t vt_tokenizer_max_text(const struct vt_tokenizer *t)
+{
+    return t->max_in;
 }
 
 size_t vt_tokenizer_vocab_size(const struct vt_tokenizer *t)

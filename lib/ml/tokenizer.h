@@ -18,8 +18,28 @@ struct vt_tokenizer;
 
 /* tokenizer.json files larger than this are refused */
 #define VT_TOKENIZER_MAX_BYTES (64u * 1024 * 1024)
-/* bytes of a text that are encoded; the rest is ignored */
+/* bytes of a text that are encoded; the rest is ignored (a tokenizer may allow fewer:
+ * see VT_TOKENIZER_MAX_WORK) */
 #define VT_TOKENIZER_MAX_TEXT (64u * 1024 * 1024)
+
+/*
+ * Bounds on what a tokenizer.json may make of a text, checked when it is loaded (a
+ * tokenizer past one is refused with a line naming it, never while encoding). Each step
+ * (normalizer or pre-tokenizer, counted after Sequences are flattened) has a worst-case
+ * output length a * in + b; the chain's composition must stay within
+ * VT_TOKENIZER_MAX_GROWTH times the input plus VT_TOKENIZER_MAX_ADDED bytes, and a chain
+ * has at most VT_TOKENIZER_MAX_STEPS steps. Work per text (bytes every step reads, plus
+ * the model's matching: the final length times the longest piece) is bounded by cutting
+ * the input to the length whose worst case stays within VT_TOKENIZER_MAX_WORK units and
+ * VT_TOKENIZER_MAX_OUT bytes; a tokenizer that cannot take VT_TOKENIZER_MIN_TEXT bytes
+ * so is refused.
+ */
+#define VT_TOKENIZER_MAX_STEPS  64
+#define VT_TOKENIZER_MAX_GROWTH 64
+#define VT_TOKENIZER_MAX_ADDED  (64u * 1024)
+#define VT_TOKENIZER_MAX_OUT    (16u * 1024 * 1024)
+#define VT_TOKENIZER_MAX_WORK   (256u * 1024 * 1024)
+#define VT_TOKENIZER_MIN_TEXT   4096
 
 /* Load path (VT_ENOTFOUND when missing) or parse len bytes of JSON. VT_EINVAL with one
  * line in err for anything malformed or unsupported. *out caller-freed with
@@ -31,11 +51,15 @@ void vt_tokenizer_free(struct vt_tokenizer *t);
 
 /*
  * Token ids of the len bytes of UTF-8 at text (invalid sequences count as U+FFFD; at
- * most VT_TOKENIZER_MAX_TEXT bytes are read).
+ * most vt_tokenizer_max_text(t) bytes are read, cut at a character's start).
  * *ids is borrowed from t until its next encode; *n its count. Never fails.
  */
 void vt_tokenizer_encode(struct vt_tokenizer *t, const char *text, size_t len, const int32_t **ids,
                          size_t *n);
+
+/* Bytes of a text that t encodes (the rest is ignored): VT_TOKENIZER_MAX_TEXT or fewer
+ * so that the chain's worst case stays within VT_TOKENIZER_MAX_OUT and _MAX_WORK. */
+size_t vt_tokenizer_max_text(const struct vt_tokenizer *t);
 
 /* Number of ids (the model's largest id + 1). */
 size_t vt_tokenizer_vocab_size(const struct vt_tokenizer *t);

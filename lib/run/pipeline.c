@@ -150,7 +150,7 @@ static int update_video_state(struct vt_library *lib, const char *id)
 {
     struct vt_stage_rec *r;
     size_t n;
-    int all_terminal = 1, any_failed = 0, any_started = 0, fetch_failed = 0;
+    int all_terminal = 1, any_failed = 0, any_started = 0, fetch_failed = 0, any_cut = 0;
     enum vt_index_state index_state;
     enum vt_data_status data_status;
     /* workers settling two stages of one video at once each read the other's row as
@@ -168,6 +168,8 @@ static int update_video_state(struct vt_library *lib, const char *id)
             all_terminal = 0;
         if (r[i].state != VT_STATE_QUEUED)
             any_started = 1;
+        if (r[i].state == VT_STATE_DONE && r[i].error)
+            any_cut = 1; /* done, but a bound cut its result (vt_stage_ctx.cut) */
         if (r[i].state == VT_STATE_FAILED) {
             any_failed = 1;
             if (k >= 0 && (vt_stages[k].flags & VT_STAGE_SOURCE))
@@ -180,7 +182,7 @@ static int update_video_state(struct vt_library *lib, const char *id)
         data_status = VT_DATA_MISSING;
     } else if (all_terminal) {
         index_state = VT_INDEX_READY;
-        data_status = any_failed ? VT_DATA_PARTIAL : VT_DATA_OK;
+        data_status = any_failed || any_cut ? VT_DATA_PARTIAL : VT_DATA_OK;
     } else {
         index_state = any_started ? VT_INDEX_PROCESSING : VT_INDEX_QUEUED;
         data_status = any_started ? VT_DATA_PARTIAL : VT_DATA_MISSING;
@@ -509,6 +511,8 @@ static int finish(struct vt_library *lib, enum vt_stage_id id, struct vt_stage_c
         rec->state = outcome == 0 ? VT_STATE_DONE : VT_STATE_SKIPPED;
     rec->model = c->model[0] ? c->model : NULL;
     rec->error = outcome != 0 && c->err[0] ? c->err : NULL;
+    if (outcome == 0 && c->cut[0])
+        rec->error = c->cut;
     rec->owner = NULL;
     rec->took_s = took_s;
     rc = vt_store_stage_finish(lib->store, c->video->id, rec, lib->owner, &lease);
@@ -623,7 +627,9 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_sta
     }
     if (rc)
         return vt_lib_fail(lib, rc, "%s: %s: %s", v->id, name, vt_store_errmsg(lib->store));
-    if (outcome == 0)
+    if (outcome == 0 && c.cut[0]) /* the video is partial: said as a failure is */
+        vt_log(lib, VT_LOG_ERROR, "%s: %s done, but not all of it: %s", v->id, name, c.cut);
+    else if (outcome == 0)
         vt_log(lib, VT_LOG_INFO, "%s: %s done in %.1f s", v->id, name, vt_monotonic_s() - t0);
     else if (outcome == VT_SKIP)
         vt_log(lib, VT_LOG_INFO, "%s: %s skipped: %s", v->id, name, c.err);

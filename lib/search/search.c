@@ -9,8 +9,9 @@
  *      said across a pause: the store's cue pairs), starting where the words start
  *   2  approximate: terms widened to indexed words that sound alike (speech) or
  *      are one edit off (screen), for recognition and OCR errors; and, for three
- *      words or more, speech where all but one of them were recognised; only when
- *      the exact tiers do not fill the page, since these hits rank below theirs
+ *      words or more, speech where all but one of them were recognised; each in one
+ *      cue, then (speech) across two adjacent cues; only when the exact tiers do not
+ *      fill the page, since these hits rank below theirs
  *
  * Within a tier, the store ranks rows by BM25 over at most VT_SCAN_CAP matching
  * rows (the newest): when fewer rows match that is exact ranking, and a word
@@ -193,20 +194,27 @@ static int approx_tier(struct vt_library *lib, struct collect *c, const struct v
         return rc;
     for (size_t i = 0; i < VT_QUERY_MAX_TERMS; i++)
         av[i] = alts[i].v;
-    return run_tier(lib, c, 2, &r, keep);
+    rc = run_tier(lib, c, 2, &r, keep);
+    /* speech: the same across a pause (two adjacent cues), below the rows */
+    r.pairs = phonetic;
+    return rc || !phonetic ? rc : run_tier(lib, c, 2, &r, keep);
 }
 
-/* Speech missing one of three or more words: recognisers drop or garble a word. */
+/* Speech missing one of three or more words: recognisers drop or garble a word; in one
+ * cue, then across two adjacent cues ("still more / respectable", "than" misheard). */
 static int all_but_one_tier(struct vt_library *lib, struct collect *c, const struct vt_query *q,
                             const char *video, size_t keep, const struct alts *alts)
 {
     char **av[VT_QUERY_MAX_TERMS];
     struct vt_store_search r = {q,           VT_MATCH_ALL_BUT_ONE, av, "speech", video, 0,
                                 VT_SCAN_CAP, c->deadline_s,        0};
+    int rc;
 
     for (size_t i = 0; i < VT_QUERY_MAX_TERMS; i++)
         av[i] = alts[i].v;
-    return run_tier(lib, c, 2, &r, keep);
+    rc = run_tier(lib, c, 2, &r, keep);
+    r.pairs = 1;
+    return rc ? rc : run_tier(lib, c, 2, &r, keep);
 }
 
 /*

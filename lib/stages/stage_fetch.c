@@ -10,6 +10,7 @@
 #include "stages/fetch.h"
 
 #include <libavformat/avformat.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,39 @@ struct fetch_result {
     struct vt_chapter *chapters; /* the source's own chapters (URLs), owned */
     size_t n_chapters;
 };
+
+/*
+ * Whether title is only the name of the file url points to: what yt-dlp's generic
+ * extractor calls a direct link to a media file (the last path segment, %-decoded, without
+ * its extension).
+ */
+static int title_is_file_name(const char *title, const char *url)
+{
+    const char *end, *seg;
+    char name[512];
+    size_t n = 0;
+
+    if (!title || !url)
+        return 0;
+    end = url + strcspn(url, "?#");
+    seg = end;
+    while (seg > url && seg[-1] != '/')
+        seg--;
+    for (const char *p = seg; p < end && n + 1 < sizeof(name); p++) {
+        unsigned x;
+
+        if (*p == '%' && p + 2 < end && sscanf(p + 1, "%2x", &x) == 1) {
+            name[n++] = (char)x;
+            p += 2;
+        } else {
+            name[n++] = *p;
+        }
+    }
+    name[n] = '\0';
+    if (strrchr(name, '.'))
+        *strrchr(name, '.') = '\0';
+    return name[0] && !strcmp(name, title);
+}
 
 static int fetch_run(struct vt_stage_ctx *c)
 {
@@ -61,6 +95,13 @@ static int fetch_run(struct vt_stage_ctx *c)
     if (rc)
         goto out;
     snprintf(r->v.id, sizeof(r->v.id), "%s", v->id);
+    /* a direct link to a media file: the site's "title" is the file's name; the media's own
+     * title (its container's metadata), when it has one, names it better */
+    if (remote && r->probe.title && *r->probe.title &&
+        title_is_file_name(r->v.title, v->source_url)) {
+        free(r->v.title);
+        r->v.title = vt_xstrdup_or_null(r->probe.title);
+    }
     if (!r->v.title)
         r->v.title = vt_xstrdup_or_null(r->probe.title ? r->probe.title : v->title);
     if (!r->v.language)
@@ -75,6 +116,15 @@ static int fetch_run(struct vt_stage_ctx *c)
     r->v.has_video = r->probe.has_video;
     r->v.has_audio = r->probe.has_audio;
     r->v.size_bytes = st.st_size;
+    /* the measured length (a container's claim counts captions that run on) hit the bound */
+    if (r->v.duration_s >= VT_MEDIA_MAX_DURATION_S && r->probe.claimed_s > VT_MEDIA_MAX_DURATION_S)
+        snprintf(c->cut, sizeof(c->cut),
+                 "cut: the media lasts %.1f h; only its first %.0f h are indexed",
+                 r->probe.claimed_s / 3600, VT_MEDIA_MAX_DURATION_S / 3600);
+    else if (r->v.duration_s >= VT_MEDIA_MAX_DURATION_S)
+        snprintf(c->cut, sizeof(c->cut),
+                 "cut: the media lasts more than %.0f h; only its first %.0f h are indexed",
+                 VT_MEDIA_MAX_DURATION_S / 3600, VT_MEDIA_MAX_DURATION_S / 3600);
     if (!remote) {
         r->v.channel = vt_xstrdup_or_null(v->channel);
         r->v.published = vt_xstrdup_or_null(v->published);

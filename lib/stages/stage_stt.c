@@ -358,6 +358,10 @@ static int stt_run(struct vt_stage_ctx *c)
     if (!r->t.n_cues)
         return vt_err(c->err, sizeof(c->err), VT_SKIP, "no cues within the media's %.1f s",
                       c->video->duration_s);
+    if (rep.past_end && c->video->duration_s >= VT_MEDIA_MAX_DURATION_S)
+        snprintf(c->cut, sizeof(c->cut),
+                 "cut: %zu cue(s) past the first %.0f h of the media are not indexed", rep.past_end,
+                 VT_MEDIA_MAX_DURATION_S / 3600);
     return 0;
 }
 

@@ -383,9 +383,9 @@ struct vt_store_search {
                                  * sequence, as typed (see vt_store_hit.exact) */
     int cap;                    /* rank at most this many matching rows: the newest */
     double deadline_s;          /* vt_monotonic_s() past which reading stops; 0: none */
-    int pairs;                  /* search cue pairs instead of rows (VT_MATCH_ALL, no alts):
-                                 * a speech cue and the next cue of its video, found only when
-                                 * the terms stand across the two and in neither alone */
+    int pairs;                  /* search cue pairs instead of rows: a speech cue and the next
+                                 * cue of its video, found only when the terms (match, alts)
+                                 * stand across the two and in neither alone */
 };
 
 struct vt_store_hit {

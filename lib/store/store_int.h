@@ -245,12 +245,13 @@ int store_pg_maintain(struct vt_store *s, enum vt_maintain how);
 
 /*
  * Is the pair text (a cue, a newline, the next cue; the next starts at byte split) a match
- * of q across the boundary: every positive term in it, no excluded one, and neither cue
- * holding every positive term alone? Then 1, with *exact when the phrase_n plain words
- * stand in sequence, and *at the first cue's token where the matched words start (the
- * sequence's start, else the latest token from which the rest still holds every term).
+ * of r's query across the boundary: every positive term in it (r->match VT_MATCH_ALL_BUT_ONE:
+ * all but one), each as typed or as one of its r->alts, no excluded one, and neither cue
+ * holding as many alone? Then 1, with *exact when the phrase_n plain words stand in
+ * sequence, and *at the first cue's token where the matched words start (the sequence's
+ * start, else the latest token from which the rest still holds the terms found).
  */
-int store_pair_check(const struct vt_query *q, const char *text, size_t split, int phrase_n,
+int store_pair_check(const struct vt_store_search *r, const char *text, size_t split, int phrase_n,
                      int *exact, int *at);
 
 /* ---- ranking, shared by both backends (SQLite's vtrank, store_search_pg.c) ---- */

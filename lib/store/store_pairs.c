@@ -5,10 +5,11 @@
  * table `pairs` (migration 9, kept by triggers on docs) holds each speech cue with the
  * next cue of its video, one text, under its own index (FTS5's pairs_fts; on PostgreSQL
  * the two rows' tsvectors joined, the second's positions after the first's). A pair
- * matches as a row would; it is kept only when the terms stand across the boundary and
- * neither cue holds them all alone (that cue is a hit of its own), which is decided here
- * in C from the pair's text, the same on both backends. It is not scored by BM25 (the
- * pair index has statistics of its own): its score is 0, exact when the plain words stand
+ * matches as a row would (all the terms, or the approximate tier's: each term or one of its
+ * alternatives, all but one of three words or more); it is kept only when the terms stand
+ * across the boundary and neither cue holds as many alone (that cue is a hit of its own),
+ * which is decided here in C from the pair's text, the same on both backends. It is not scored by
+ * BM25 (the pair index has statistics of its own): its score is 0, exact when the plain words stand
  * in sequence, so pairs rank below the rows of their tier, in video and time order.
  */
 #include "base/util.h"
@@ -39,38 +40,51 @@ static void ptok_add(void *user, const char *tok, size_t n)
     t->len += n + 1;
 }
 
-/* Does term q stand at token at, wholly inside [at, end)? (A prefix ends the last word.) */
-static int term_at(const struct ptoks *t, const struct vt_qterm *q, size_t at, size_t end)
+/* Does term q (or one of its alternatives alt, for a single word) stand at token at,
+ * wholly inside [at, end)? (A prefix ends the last word.) */
+static int term_at(const struct ptoks *t, const struct vt_qterm *q, char *const *alt, size_t at,
+                   size_t end)
 {
+    const char *tok;
+    size_t k;
+
     if (!q->n_words || at + q->n_words > end)
         return 0;
-    for (size_t k = 0; k < q->n_words; k++) {
-        const char *w = q->words[k], *tok = t->buf + t->off[at + k];
+    for (k = 0; k < q->n_words; k++) {
+        const char *w = q->words[k];
 
+        tok = t->buf + t->off[at + k];
         if (q->prefix && k + 1 == q->n_words ? strncmp(tok, w, strlen(w)) : strcmp(tok, w))
-            return 0;
+            break;
     }
-    return 1;
+    if (k == q->n_words)
+        return 1;
+    for (tok = t->buf + t->off[at]; alt && q->n_words == 1 && *alt; alt++)
+        if (!strcmp(tok, *alt))
+            return 1;
+    return 0;
 }
 
-static int term_in(const struct ptoks *t, const struct vt_qterm *q, size_t from, size_t end)
+static int term_in(const struct ptoks *t, const struct vt_qterm *q, char *const *alt, size_t from,
+                   size_t end)
 {
     for (size_t at = from; at < end; at++)
-        if (term_at(t, q, at, end))
+        if (term_at(t, q, alt, at, end))
             return 1;
     return 0;
 }
 
 /* Where the last occurrence of q starts (it may run into the next cue), or -1. */
-static long last_start(const struct ptoks *t, const struct vt_qterm *q)
+static long last_start(const struct ptoks *t, const struct vt_qterm *q, char *const *alt)
 {
     for (size_t at = t->n; at-- > 0;)
-        if (term_at(t, q, at, t->n))
+        if (term_at(t, q, alt, at, t->n))
             return (long)at;
     return -1;
 }
 
-/* The plain words (phrase_n of them) in sequence, starting in the first cue: where, or -1. */
+/* The plain words (phrase_n of them) in sequence, as typed, starting in the first cue:
+ * where, or -1. */
 static long sequence_at(const struct ptoks *t, const struct vt_query *q, int phrase_n)
 {
     const struct vt_qterm *plain[VT_QUERY_MAX_TERMS];
@@ -81,7 +95,7 @@ static long sequence_at(const struct ptoks *t, const struct vt_query *q, int phr
     for (size_t at = t->n_first; at-- > 0;) {
         size_t k = 0;
 
-        while (k < np && term_at(t, plain[k], at + k, t->n))
+        while (k < np && term_at(t, plain[k], NULL, at + k, t->n))
             k++;
         if (k == np)
             return (long)at;
@@ -89,41 +103,68 @@ static long sequence_at(const struct ptoks *t, const struct vt_query *q, int phr
     return -1;
 }
 
-int store_pair_check(const struct vt_query *q, const char *text, size_t split, int phrase_n,
+/* The positive terms of the pair found in it, in its first cue and in the next, and the
+ * latest start from which the rest still holds those found (-1: none); or -1 when an
+ * excluded term is in the pair. */
+struct pair_count {
+    size_t pair, first, next, terms;
+    long from;
+};
+
+static int count_terms(const struct ptoks *t, const struct vt_store_search *r, struct pair_count *c)
+{
+    size_t pos = 0;
+
+    memset(c, 0, sizeof(*c));
+    c->from = -1;
+    for (size_t i = 0; i < r->q->n_terms; i++) {
+        const struct vt_qterm *term = &r->q->terms[i];
+        char *const *alt = !term->exclude && r->alts ? r->alts[pos] : NULL;
+        long last = last_start(t, term, alt);
+
+        if (term->exclude) {
+            if (last >= 0)
+                return -1;
+            continue;
+        }
+        pos++;
+        c->terms++;
+        if (last < 0)
+            continue;
+        c->pair++;
+        c->first += term_in(t, term, alt, 0, t->n_first);
+        c->next += term_in(t, term, alt, t->n_first, t->n);
+        if (c->from < 0 || last < c->from)
+            c->from = last;
+    }
+    return 0;
+}
+
+int store_pair_check(const struct vt_store_search *r, const char *text, size_t split, int phrase_n,
                      int *exact, int *at)
 {
     struct ptoks t = {0};
-    size_t len = strlen(text);
-    long first = -1, seq;
-    int all_first = 1, all_next = 1, ok = 1;
+    struct pair_count c;
+    size_t len = strlen(text), need;
+    long seq;
+    int ok;
 
     *exact = 0;
     *at = 0;
-    if (!split || split > len || !vt_query_positive(q))
+    if (!split || split > len || !vt_query_positive(r->q))
         return 0;
     vt_tokenize(text, split - 1, ptok_add, &t);
     t.n_first = t.n;
     vt_tokenize(text + split, len - split, ptok_add, &t);
-    for (size_t i = 0; i < q->n_terms && ok; i++) {
-        const struct vt_qterm *term = &q->terms[i];
-        long last = last_start(&t, term);
-
-        if (term->exclude) {
-            ok = last < 0;
-            continue;
-        }
-        ok = last >= 0;
-        all_first &= term_in(&t, term, 0, t.n_first);
-        all_next &= term_in(&t, term, t.n_first, t.n);
-        if (ok && (first < 0 || last < first))
-            first = last;
-    }
-    /* a cue holding every term alone is a hit of its own, not a pair's */
-    ok = ok && !all_first && !all_next && first >= 0 && (size_t)first < t.n_first;
+    ok = !count_terms(&t, r, &c);
+    need = r->match == VT_MATCH_ALL_BUT_ONE ? c.terms - 1 : c.terms;
+    /* a cue holding the terms alone is a hit of its own, not a pair's */
+    ok = ok && need && c.pair >= need && c.first < need && c.next < need && c.from >= 0 &&
+         (size_t)c.from < t.n_first;
     if (ok) {
-        seq = sequence_at(&t, q, phrase_n);
+        seq = sequence_at(&t, r->q, phrase_n);
         *exact = seq >= 0;
-        *at = (int)(seq >= 0 ? seq : first);
+        *at = (int)(seq >= 0 ? seq : c.from);
     }
     free(t.buf);
     free(t.off);
@@ -137,7 +178,7 @@ struct pair_found {
     int raw; /* rows the index matched, kept or not (the cap counts them) */
 };
 
-static void pair_row(struct db_stmt *st, const struct vt_query *q, int phrase_n,
+static void pair_row(struct db_stmt *st, const struct vt_store_search *r, int phrase_n,
                      struct pair_found *f)
 {
     const char *text = db_col_text(st, 6), *video = db_col_text(st, 3);
@@ -147,7 +188,7 @@ static void pair_row(struct db_stmt *st, const struct vt_query *q, int phrase_n,
 
     f->raw++;
     if (!text || !video || split <= 0 ||
-        !store_pair_check(q, text, (size_t)split, phrase_n, &exact, &at))
+        !store_pair_check(r, text, (size_t)split, phrase_n, &exact, &at))
         return;
     vt_grow((void **)&f->v, &f->cap, f->n + 1, sizeof(*f->v));
     h = &f->v[f->n++];
@@ -194,7 +235,7 @@ static int pair_rows_pg(struct vt_store *s, const struct vt_store_search *r, con
     if (by_video)
         db_bind_text(st, 3, r->video);
     while ((rc = db_step(st)) == DB_ROW)
-        pair_row(st, r->q, phrase_n, f);
+        pair_row(st, r, phrase_n, f);
     rc = rc == DB_DONE ? 0 : store_fail(s, "search pairs");
     st->ops->finalize(st);
     return rc;
@@ -207,10 +248,11 @@ static char *pair_match(struct vt_store *s, const struct vt_store_search *r)
     struct vt_sb m = {0};
     size_t n_ph;
     char *fts;
+    int mode = r->match == VT_MATCH_ALL_BUT_ONE ? 2 : 0;
 
     if (s->conn.pg)
-        return store_pg_tsquery(r->q, 0, NULL, ph, STORE_MAX_PHRASES, &n_ph);
-    fts = store_fts_match(r->q, 0, NULL);
+        return store_pg_tsquery(r->q, mode, r->alts, ph, STORE_MAX_PHRASES, &n_ph);
+    fts = store_fts_match(r->q, mode, r->alts);
     if (!fts)
         return NULL;
     vt_sb_addf(&m, "(%s)", fts);
@@ -252,7 +294,7 @@ static int pair_windows(struct vt_store *s, const struct vt_store_search *r, con
         db_bind_int64(st, 3, hi);
         db_bind_int(st, 4, r->cap - f->raw);
         while ((rc = db_step(st)) == DB_ROW)
-            pair_row(st, r->q, phrase_n, f);
+            pair_row(st, r, phrase_n, f);
         rc = rc == DB_DONE ? 0 : store_fail(s, "search pairs");
         db_reset(st);
         hi = lo;
@@ -305,8 +347,7 @@ int vt_store_search_pairs(struct vt_store *s, const struct vt_store_search *r,
     if (!vt_query_positive(r->q))
         return 0;
     /* pairs are speech; a filter that is not UTF-8 names no video (PostgreSQL refuses it) */
-    if ((r->source && *r->source && strcmp(r->source, "speech")) || r->cap <= 0 ||
-        r->match != VT_MATCH_ALL || r->alts)
+    if ((r->source && *r->source && strcmp(r->source, "speech")) || r->cap <= 0)
         return 0;
     if (s->conn.pg && r->video && *r->video && !utf8_ok(r->video))
         return 0;

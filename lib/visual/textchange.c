@@ -122,7 +122,11 @@ static int local(const struct vt_sd_feat *f, const size_t *r, size_t n, size_t k
 /*
  * The new states of [a, b] in time order into c (room for b - a + 1): each settled state
  * reached by a local change that differs from every frame taken before it (chosen, and the
- * new states before it) by the change from the nearest.
+ * new states before it) by the change from the nearest. A later state that holds the
+ * chosen frame is new too: the chosen frame shows its text, but from its own time, often
+ * a second or more after the text settled (the sharpest frame of a terminal's last output
+ * before a cut); taken at its settling, it keeps the frame and the chosen one becomes its
+ * duplicate.
  */
 static size_t states(const struct vt_sd_feat *f, size_t a, size_t b, size_t chosen, struct cand *c)
 {
@@ -133,7 +137,8 @@ static size_t states(const struct vt_sd_feat *f, size_t a, size_t b, size_t chos
     nr = settled(f, a, b, r);
     for (size_t k = 0; k < nr; k++) {
         const uint8_t *x = f[r[k]].text;
-        int am, amount, near = distance(x, f[chosen].text, &amount);
+        int holds = k > 0 && r[k] < chosen && (k + 1 == nr || chosen < r[k + 1]);
+        int am, amount, near = distance(x, f[holds ? r[k - 1] : chosen].text, &amount);
 
         for (size_t j = 0; j < n && near; j++) {
             int m = distance(x, f[c[j].at].text, &am);

@@ -2,10 +2,13 @@
  * `vidtheque config`: read and change the library's config file, whose keys, defaults and
  * checks are the one table of lib/model/stage_config.c (the file format is lib/base/config.c);
  * it chooses the text embedding, speech recognition and frame embedding backends. Runs in the
- * front binary (both need nothing but libc). API keys are masked when the config is listed and shown
- * only when asked for by name.
+ * front binary (both need nothing but libc). A .model key naming a model that is here is
+ * checked first (loaded and run on one tiny input, ml/model_check.h). API keys are masked when the
+ * config is listed and shown only when asked for by name.
  */
 #include "cli/cli.h"
+#include "ml/model_check.h"
+#include "ml/models.h"
 #include "model/stage_config.h"
 
 #include <getopt.h>
@@ -47,6 +50,48 @@ static int check_value(const char *key, const char *value)
 
     if (vt_config_check_set(key, value, err, sizeof(err)))
         return cli_usage_error("config", "%s", err);
+    return 0;
+}
+
+/*
+ * A model a .model key names, checked as its stage would load it and run on one tiny
+ * input (ml/model_check.h) when it is here and the key's backend runs in-process: one
+ * that cannot work is refused now, not when the stage runs. A name not pulled yet is
+ * left for `models` to report.
+ */
+static int check_model(const char *lib_dir, const struct vt_config *cfg, const char *key,
+                       const char *value, char *err, size_t errlen)
+{
+    char path[PATH_MAX], tensor[256], name[PATH_MAX], commit[64];
+    const char *backend;
+    struct stat st;
+
+    if (!strcmp(key, VT_KEY(TEXT_EMBED_MODEL))) {
+        backend = vt_config_get(cfg, VT_KEY(TEXT_EMBED_BACKEND));
+        if ((backend && strcmp(backend, "model2vec")) ||
+            vt_models_resolve(lib_dir, value, path, sizeof(path), NULL, 0))
+            return 0;
+        return vt_model_check(VT_MODEL_TEXT, path, NULL, err, errlen);
+    }
+    if (!strcmp(key, VT_KEY(FRAME_EMBED_MODEL))) {
+        backend = vt_config_get(cfg, VT_KEY(FRAME_EMBED_BACKEND));
+        if ((backend && strcmp(backend, "tflite")) ||
+            vt_models_resolve_image(lib_dir, value, path, sizeof(path), tensor, sizeof(tensor),
+                                    NULL, 0) ||
+            stat(path, &st))
+            return 0;
+        const char *t = vt_config_get(cfg, VT_KEY(FRAME_EMBED_TENSOR));
+        return vt_model_check(VT_MODEL_IMAGE, path, t ? t : tensor, err, errlen);
+    }
+    if (!strcmp(key, VT_KEY(STT_MODEL))) {
+        backend = vt_config_get(cfg, VT_KEY(STT_BACKEND));
+        if ((backend && strcmp(backend, "whisper")) ||
+            vt_models_resolve_speech(lib_dir, value, path, sizeof(path), name, sizeof(name), commit,
+                                     sizeof(commit), NULL, 0) ||
+            stat(path, &st))
+            return 0;
+        return vt_model_check(VT_MODEL_SPEECH, path, NULL, err, errlen);
+    }
     return 0;
 }
 
@@ -99,7 +144,8 @@ int cmd_config(int argc, char **argv)
          * stored absolute: the stage runs from anywhere (a name like owner/repo stays a
          * name unless such a folder exists here) */
         struct stat st;
-        int text = !strcmp(key, VT_KEY(TEXT_EMBED_MODEL)), image = !strcmp(key, VT_KEY(FRAME_EMBED_MODEL));
+        int text = !strcmp(key, VT_KEY(TEXT_EMBED_MODEL)),
+            image = !strcmp(key, VT_KEY(FRAME_EMBED_MODEL));
         if ((text || image) && (value[0] == '.' || strchr(value, '/')) && value[0] != '/' &&
             !stat(value, &st) && (S_ISDIR(st.st_mode) || (image && S_ISREG(st.st_mode))) &&
             realpath(value, abs_path))
@@ -129,6 +175,8 @@ int cmd_config(int argc, char **argv)
             cli_put_safe(stdout, v);
         }
         fputc('\n', stdout);
+    } else if (check_model(vt_library_dir(lib), cfg, key, value, err, sizeof(err))) {
+        rc = cli_error("%s: '%s' cannot be used: %s", key, value, err);
     } else if (vt_config_set(cfg, key, value, err, sizeof(err))) {
         rc = cli_error("%s", err);
     }

@@ -4,6 +4,7 @@
  */
 #include "base/util.h"
 #include "cli/cli.h"
+#include "ml/model_check.h"
 #include "ml/models.h"
 #include "model/stage.h"
 #include "model/stage_config.h"
@@ -18,12 +19,52 @@
 #include <time.h>
 #include <unistd.h>
 
+/* what print_model is given */
+struct listing {
+    const char *lib_dir;
+    int count;
+};
+
+/* "ready: PATH" (0) when the model at path loads and runs on a tiny input
+ * (model_check.h), else "not usable: " and what failed (-1). */
+static int print_ready(enum vt_model_kind kind, const char *path, const char *tensor)
+{
+    char err[1024];
+
+    if (vt_model_check(kind, path, tensor, err, sizeof(err))) {
+        fputs("  not usable: ", stdout);
+        cli_put_safe(stdout, err);
+        return -1;
+    }
+    fputs("  ready: ", stdout);
+    cli_put_safe(stdout, path);
+    return 0;
+}
+
+/* NULL when the pulled model in folder loads and runs (an image model through its default
+ * tensor, as the pull checked it: the tensor is the config's), else what failed (in err). */
+static const char *pulled_problem(const char *lib_dir, const struct vt_model_info *m, char *err,
+                                  size_t errlen)
+{
+    char path[PATH_MAX], tensor[256] = "";
+    enum vt_model_kind kind = !strcmp(m->kind, "image")    ? VT_MODEL_IMAGE
+                              : !strcmp(m->kind, "speech") ? VT_MODEL_SPEECH
+                                                           : VT_MODEL_TEXT;
+
+    snprintf(path, sizeof(path), "%s/models/%s", lib_dir, m->folder);
+    if (kind == VT_MODEL_IMAGE && vt_models_resolve_image(lib_dir, m->folder, path, sizeof(path),
+                                                          tensor, sizeof(tensor), err, errlen))
+        return err;
+    return vt_model_check(kind, path, NULL, err, errlen) ? err : NULL;
+}
+
 static int print_model(void *user, const struct vt_model_info *m)
 {
-    char size[32];
-    int *count = user;
+    struct listing *ls = user;
+    char size[32], err[1024];
+    const char *problem = m->problem;
 
-    (*count)++;
+    ls->count++;
     cli_fmt_bytes(size, sizeof(size), m->bytes);
     fputs("  ", stdout);
     cli_put_safe(stdout, m->repo[0] ? m->repo : m->folder);
@@ -37,9 +78,12 @@ static int print_model(void *user, const struct vt_model_info *m)
         cli_put_safe(stdout, m->pulled_at);
     }
     fputs("  ", stdout);
-    if (m->problem) {
+    if (problem) {
         fputs("damaged: ", stdout);
-        cli_put_safe(stdout, m->problem);
+        cli_put_safe(stdout, problem);
+    } else if ((problem = pulled_problem(ls->lib_dir, m, err, sizeof(err)))) {
+        fputs("not usable: ", stdout);
+        cli_put_safe(stdout, problem);
     } else {
         fputs("ok", stdout);
     }
@@ -118,8 +162,7 @@ static void print_configured(const char *lib_dir, const struct vt_config *cfg, e
             fputs("  not usable: ", stdout);
             cli_put_safe(stdout, err);
         } else {
-            fputs("  ready: ", stdout);
-            cli_put_safe(stdout, folder);
+            print_ready(VT_MODEL_TEXT, folder, NULL);
         }
     }
     if (id == VT_STAGE_STT && model && !strcmp(shown, "whisper")) {
@@ -130,8 +173,7 @@ static void print_configured(const char *lib_dir, const struct vt_config *cfg, e
             fputs("  not usable: ", stdout);
             cli_put_safe(stdout, err);
         } else {
-            fputs("  ready: ", stdout);
-            cli_put_safe(stdout, folder);
+            print_ready(VT_MODEL_SPEECH, folder, NULL);
         }
     }
     if (image && model && !strcmp(shown, "tflite")) {
@@ -149,10 +191,9 @@ static void print_configured(const char *lib_dir, const struct vt_config *cfg, e
                   stdout);
             cli_put_safe(stdout, folder);
         } else {
-            fputs("  ready: ", stdout);
-            cli_put_safe(stdout, folder);
             snprintf(key, sizeof(key), "%s.tensor", what);
-            if (tensor[0] && !vt_config_get(cfg, key)) {
+            const char *t = vt_config_get(cfg, key);
+            if (!print_ready(VT_MODEL_IMAGE, folder, t ? t : tensor) && tensor[0] && !t) {
                 fputs(" (tensor ", stdout);
                 cli_put_safe(stdout, tensor);
                 fputs(")", stdout);
@@ -245,7 +286,7 @@ int cmd_models(int argc, char **argv)
     struct vt_library *lib;
     struct vt_config *cfg = NULL;
     char err[1024];
-    int c, count = 0, rc = EXIT_OK;
+    int c, rc = EXIT_OK;
 
     cli_opt_init(&g, "models", argc, argv, "", longs);
     while ((c = cli_opt_next(&g)) != -1)
@@ -270,11 +311,12 @@ int cmd_models(int argc, char **argv)
     fputs("pulled into ", stdout);
     cli_put_safe(stdout, vt_library_dir(lib));
     fputs("/models:\n", stdout);
-    if (vt_models_list(vt_library_dir(lib), print_model, &count, err, sizeof(err))) {
+    struct listing ls = {vt_library_dir(lib), 0};
+    if (vt_models_list(vt_library_dir(lib), print_model, &ls, err, sizeof(err))) {
         rc = cli_error("%s", err);
         goto out;
     }
-    if (!count)
+    if (!ls.count)
         fputs("  none ('vidtheque models pull potion-base-8M' fetches a text model, "
               "'vidtheque models pull mobilenet-v2-1.0-224' an image model, "
               "'vidtheque models pull whisper-base.en' a speech model)\n",

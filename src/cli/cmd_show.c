@@ -4,8 +4,8 @@
  * with what the machine read). It renders the export document, so the page, the
  * export and this text can never disagree about the facts.
  */
-#include "cli/cli.h"
 #include "base/util.h"
+#include "cli/cli.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -119,6 +119,24 @@ static void render_transcript(const json_t *doc)
     }
 }
 
+/* "warning:" for each stage done with a cut note: a bound cut what it stored. */
+static void render_cuts(const json_t *doc)
+{
+    const json_t *s;
+    size_t i;
+
+    json_array_foreach(json_object_get(doc, "stages"), i, s)
+    {
+        if (!jstr(s, "state") || strcmp(jstr(s, "state"), "done") || !jstr(s, "error"))
+            continue;
+        fputs("warning: not all of it is indexed (", stdout);
+        put_safe(jstr(s, "name"));
+        fputs("): ", stdout);
+        put_safe(jstr(s, "error"));
+        fputc('\n', stdout);
+    }
+}
+
 /* Title, state, channel, duration, language, and where the video came from. */
 static void render_header(const json_t *doc)
 {
@@ -127,6 +145,7 @@ static void render_header(const json_t *doc)
     put_safe(jstr(doc, "title"));
     printf("\n%s  index_state %s  data_status %s\n", jstr(doc, "id"), jstr(doc, "index_state"),
            jstr(doc, "data_status"));
+    render_cuts(doc);
     put_safe(jstr(doc, "channel") ? jstr(doc, "channel") : "-");
     fmt_t(a, sizeof(a), jnum(doc, "duration_s"));
     fputs(" · published ", stdout);

@@ -73,19 +73,26 @@ struct web_job {
     int state;          /* WEB_JOB_* */
     size_t n_added;     /* an add: the videos it registered */
     char error[512];    /* why it failed ("" when it did not) */
+    double queued_at, started_at, ended_at; /* seconds since the epoch; 0: not yet */
 };
 enum { WEB_JOB_WAITING, WEB_JOB_RUNNING, WEB_JOB_DONE, WEB_JOB_FAILED };
 
 /*
  * The pages that manage the library (web_manage.c): sign in (status 200, or 403 with msg
- * after a wrong token), the queue of the indexing thread (jobs newest first; highlight is
- * the job just queued, 0 for none), and the confirmation before a video is removed.
+ * after a wrong token), the queue (the library's videos waiting or being indexed, by any
+ * worker, with their title, running stage, progress and times; then the jobs of this
+ * server's indexing thread, newest first; highlight is the job just queued, 0 for none), and
+ * the confirmation before a video is removed.
  */
 int web_page_login(const struct web_ctx *ctx, int status, const char *msg, struct vt_sb *out);
-int web_page_queue(const struct web_ctx *ctx, const struct web_job *jobs, size_t n,
-                   unsigned long highlight, struct vt_sb *out);
+int web_page_queue(struct vt_library *lib, const struct web_ctx *ctx, const struct web_job *jobs,
+                   size_t n, unsigned long highlight, struct vt_sb *out);
 int web_page_remove(struct vt_library *lib, const struct web_ctx *ctx, const char *id,
                     struct vt_sb *out);
+/* The add form again after a refused add: what was typed kept, why it was refused said on
+ * the form (one line); returns status. */
+int web_page_add_refused(const struct web_ctx *ctx, int status, const char *value, const char *why,
+                         struct vt_sb *out);
 
 /*
  * HTML pages. Each appends a whole document to out and returns the HTTP status.
@@ -102,9 +109,20 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const st
 /* /v/ID/frames/N/similar: the frames of the library that look like frame N (HTML). */
 int web_page_similar(struct vt_library *lib, const struct web_ctx *ctx, const char *id,
                      const char *frame, const char *limit, struct vt_sb *out);
-/* /v/ID: q, when given, marks its hits in this video. */
+/* A search as /search and the links of its hits carry it (each NULL when absent). */
+struct web_search_ask {
+    const char *q, *mode, *source, *video, *channel;
+};
+/* The hits of search a as /search lists them: vt_search's order (the order of /api/search),
+ * filtered by source, video and channel as the page filters them; 0, or -1 after logging why
+ * (web_search.c). a must be checked (web_search_check) and a->q not empty. */
+int web_search_run(struct vt_library *lib, const struct web_search_ask *a, struct vt_hit **h,
+                   size_t *n, struct vt_search_info *info);
+/* 0 when a's values are ones /search takes, else -1 with a message for the reader in *why. */
+int web_search_check(const struct web_search_ask *a, const char **why);
+/* /v/ID: a->q, when given, marks the hits of that search (its mode and filters) in this video. */
 int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char *id, const char *t,
-                   const char *q, const char *frames_page, const char *cues_page,
+                   const struct web_search_ask *a, const char *frames_page, const char *cues_page,
                    struct vt_sb *out);
 /* GET /api/videos/ID/captions.vtt (the transcript as WebVTT) and /api/videos/ID/state (its
  * index_state, data_status and stage counts, JSON) into out: the HTTP status, out empty

@@ -4,6 +4,7 @@
  * request thread never waits for FFmpeg or the network. The queue page shows the jobs
  * waiting, the one running and the last ones finished, with why a job failed.
  */
+#include "base/util.h"
 #include "web/web_http.h"
 
 #include <pthread.h>
@@ -21,12 +22,13 @@ enum {
 
 struct job {
     enum web_job_kind kind;
-    char id[VT_ID_MAX]; /* the video; an add: the first it registered */
-    char stage[32];     /* WEB_DO_REDO */
-    char *arg;          /* WEB_DO_ADD: the path or URL; owned */
-    int state;          /* WEB_JOB_* */
-    size_t n_added;     /* WEB_DO_ADD: videos registered */
-    char error[512];    /* why it failed */
+    char id[VT_ID_MAX];                     /* the video; an add: the first it registered */
+    char stage[32];                         /* WEB_DO_REDO */
+    char *arg;                              /* WEB_DO_ADD: the path or URL; owned */
+    int state;                              /* WEB_JOB_* */
+    size_t n_added;                         /* WEB_DO_ADD: videos registered */
+    char error[512];                        /* why it failed */
+    double queued_at, started_at, ended_at; /* wall clock; 0: not yet */
 };
 
 /* job number n (from 1) is in jobs[(n - 1) % MAX_JOBS]; jobs next_run + 1 to next_no wait,
@@ -63,6 +65,7 @@ unsigned long web_job_enqueue(enum web_job_kind kind, const char *id, const char
         if (arg && !j->arg)
             abort();
         j->state = WEB_JOB_WAITING;
+        j->queued_at = vt_wall_s();
         no = ++srv.next_no; /* numbers start at 1 */
         pthread_cond_signal(&srv.wake);
     }
@@ -260,6 +263,7 @@ static void *worker_main(void *arg)
         }
         no = ++srv.next_run;
         job_at(no)->state = WEB_JOB_RUNNING;
+        job_at(no)->started_at = vt_wall_s();
         j = *job_at(no);
         j.arg = j.arg ? strdup(j.arg) : NULL; /* the slot's stays for the queue page */
         pthread_mutex_unlock(&srv.lock);
@@ -272,6 +276,7 @@ static void *worker_main(void *arg)
             job_failed(no, vt_errmsg(lib));
         pthread_mutex_lock(&srv.lock);
         job_at(no)->state = rc ? WEB_JOB_FAILED : WEB_JOB_DONE;
+        job_at(no)->ended_at = vt_wall_s();
         memcpy(why, job_at(no)->error, sizeof(why));
         pthread_mutex_unlock(&srv.lock);
         if (rc)
@@ -341,6 +346,9 @@ size_t web_jobs_list(struct web_job **out)
         v[n].state = j->state;
         v[n].n_added = j->n_added;
         memcpy(v[n].error, j->error, sizeof(v[n].error));
+        v[n].queued_at = j->queued_at;
+        v[n].started_at = j->started_at;
+        v[n].ended_at = j->ended_at;
     }
     pthread_mutex_unlock(&srv.lock);
     *out = v;

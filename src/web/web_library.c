@@ -172,6 +172,38 @@ static int read_ask(const struct web_args *w, struct ask *a, const char **why)
     return 0;
 }
 
+/*
+ * The list of cards, with where a video added while the page is open shows up (library.js
+ * polls the newest videos and adds a card for each added since data-since, an ISO time of
+ * the server's clock): data-new="end" on the last page of the default order (oldest first),
+ * "start" on the first page of the newest first; none when filters or another order or
+ * page would not show it. An empty list is hidden until a card arrives.
+ */
+static void cards_list(struct vt_sb *out, const struct ask *a, long long pages,
+                       const struct vt_sb *cards)
+{
+    const char *sort = a->sort && *a->sort ? a->sort : "added";
+    const char *where = NULL;
+    time_t now = time(NULL);
+    struct tm tm;
+    char since[32] = "";
+
+    if (!a->text && !a->reuse && (!a->state || !strcmp(a->state, "queued"))) {
+        if (!strcmp(sort, "added") && a->page >= pages)
+            where = "end";
+        else if (!strcmp(sort, "newest") && a->page == 1)
+            where = "start";
+    }
+    if (gmtime_r(&now, &tm))
+        strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    vt_sb_adds(out, "<ul class=\"cards\"");
+    if (where)
+        vt_sb_addf(out, " data-new=\"%s\" data-since=\"%s\"", where, since);
+    vt_sb_adds(out, cards->len ? ">\n" : " hidden>\n");
+    vt_sb_add(out, cards->buf ? cards->buf : "", cards->len);
+    vt_sb_adds(out, "</ul>\n");
+}
+
 /* No card to show: an empty library says how to add a video; filters say how to drop them. */
 static void nothing(struct vt_sb *out, const struct web_ctx *ctx, const struct ask *a)
 {
@@ -209,15 +241,14 @@ int web_page_library(struct vt_library *lib, const struct web_ctx *ctx, const st
     ask_url(&base, &a);
     if (!total) {
         nothing(out, ctx, &a);
+        cards_list(out, &a, pages, &cards);
     } else {
         vt_sb_adds(out, "<p class=\"count\" id=\"count\">");
         web_put_counted(out, total, "video", "videos");
         vt_sb_adds(out, "</p>\n");
         web_put_pager(out, base.buf, a.page, pages);
         if (cards.len) {
-            vt_sb_adds(out, "<ul class=\"cards\">\n");
-            vt_sb_add(out, cards.buf, cards.len);
-            vt_sb_adds(out, "</ul>\n");
+            cards_list(out, &a, pages, &cards);
         } else {
             vt_sb_adds(out, "<p class=\"empty\">There is no such page. "
                             "<a href=\"/\">Back to the first page</a>.</p>\n");

@@ -7,8 +7,10 @@
  * anything. Nothing here is shown in read-only mode or to a request that is not signed in.
  * Everything from a video or a client (titles, paths, URLs, errors) is escaped here.
  */
+#include "base/util.h"
 #include "web/web_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The hidden field every writing form carries. */
@@ -28,11 +30,35 @@ int web_page_login(const struct web_ctx *ctx, int status, const char *msg, struc
     return status;
 }
 
-void web_put_add_form(struct vt_sb *b, const struct web_ctx *ctx)
+/* The add form, with what was typed and why it was refused (both NULL: a blank form). */
+static void put_add_form(struct vt_sb *b, const struct web_ctx *ctx, const char *value,
+                         const char *error)
 {
     if (ctx->signed_in)
-        WEB_RENDER(b, "add-form", {"csrf", ctx->csrf},
+        WEB_RENDER(b, "add-form", {"csrf", ctx->csrf}, {"value", value}, {"error", error},
                    {"manage_js_url", web_asset_url("/static/manage.js")});
+}
+
+void web_put_add_form(struct vt_sb *b, const struct web_ctx *ctx)
+{
+    put_add_form(b, ctx, NULL, NULL);
+}
+
+int web_page_add_refused(const struct web_ctx *ctx, int status, const char *value, const char *why,
+                         struct vt_sb *out)
+{
+    web_head(out, ctx, "Add a video", NULL, 0);
+    vt_sb_adds(out, "<h1>Not added</h1>\n");
+    if (ctx->signed_in) {
+        put_add_form(out, ctx, value, why);
+    } else { /* a client with the bearer token: no form, the reason alone */
+        vt_sb_adds(out, "<p class=\"error\" role=\"alert\">");
+        web_html(out, why);
+        vt_sb_adds(out, "</p>\n");
+    }
+    vt_sb_adds(out, "<p><a href=\"/\">Back to the videos</a></p>\n");
+    web_foot(out);
+    return status;
 }
 
 /* A stage whose last run failed: failed for good, or queued again to be retried later. */
@@ -150,7 +176,101 @@ int web_page_remove(struct vt_library *lib, const struct web_ctx *ctx, const cha
 
 static const char *const job_states[] = {"waiting", "running", "done", "failed"};
 
-static void put_job(struct vt_sb *b, const struct web_job *j, unsigned long highlight)
+/* "42 s", "3 min 5 s", "2 h 10 min": a duration in words. */
+static void put_span(struct vt_sb *b, double s)
+{
+    long long n = s > 0 && s < 1e9 ? (long long)s : 0;
+
+    if (n < 60)
+        vt_sb_addf(b, "%lld s", n);
+    else if (n < 3600)
+        vt_sb_addf(b, "%lld min %lld s", n / 60, n % 60);
+    else
+        vt_sb_addf(b, "%lld h %lld min", n / 3600, n % 3600 / 60);
+}
+
+/* "queued 2 min 3 s ago, ran 40 s" or "running for 12 s", in a <span class="times">. */
+static void put_job_times(struct vt_sb *b, const struct web_job *j, double now)
+{
+    if (j->queued_at <= 0)
+        return;
+    vt_sb_adds(b, " <span class=\"times\">queued ");
+    put_span(b, now - j->queued_at);
+    vt_sb_adds(b, " ago");
+    if (j->state == WEB_JOB_RUNNING && j->started_at > 0) {
+        vt_sb_adds(b, ", running for ");
+        put_span(b, now - j->started_at);
+    } else if (j->started_at > 0 && j->ended_at >= j->started_at) {
+        vt_sb_adds(b, ", ran ");
+        put_span(b, j->ended_at - j->started_at);
+    }
+    vt_sb_adds(b, "</span>");
+}
+
+/* What a list of videos shows of one video, read by id (title, running stage, progress). */
+struct vcard {
+    char title[256];
+    char running[32];
+    int total, finished, found;
+};
+
+static int keep_card(void *user, const struct vt_video_item *v)
+{
+    struct vcard *c = user;
+
+    snprintf(c->title, sizeof(c->title), "%s", v->title && *v->title ? v->title : v->id);
+    snprintf(c->running, sizeof(c->running), "%s", v->running ? v->running : "");
+    c->total = v->stages_total;
+    c->finished = v->stages_finished;
+    c->found = 1;
+    return 0;
+}
+
+static void read_card(struct vt_library *lib, const char *id, struct vcard *c)
+{
+    struct vt_list_opts o = {0};
+
+    memset(c, 0, sizeof(*c));
+    o.id = id;
+    o.limit = 1;
+    if (vt_list_page(lib, &o, keep_card, c, NULL))
+        memset(c, 0, sizeof(*c)); /* removed meanwhile, or unreadable: the id alone */
+}
+
+/* A video's progress: a bar and "3 of 7 steps done, now ocr". */
+static void put_progress(struct vt_sb *b, int total, int finished, const char *running)
+{
+    vt_sb_addf(b,
+               " <span class=\"progress\"><progress max=\"%d\" value=\"%d\" "
+               "aria-label=\"Indexing progress\"></progress> %d of %d %s done",
+               total, finished, finished, total, total == 1 ? "step" : "steps");
+    if (running && *running) {
+        vt_sb_adds(b, ", now <span class=\"stage\">");
+        web_html(b, running);
+        vt_sb_adds(b, "</span>");
+    }
+    vt_sb_adds(b, "</span>");
+}
+
+/* The job's video: its title linked, and while the job runs its stage and progress. */
+static void put_job_video(struct vt_sb *b, struct vt_library *lib, const struct web_job *j)
+{
+    struct vcard c;
+
+    if (!strcmp(j->what, "remove") && j->state == WEB_JOB_DONE) {
+        vt_sb_addf(b, " — %s removed", j->id);
+        return;
+    }
+    read_card(lib, j->id, &c);
+    vt_sb_addf(b, " — <a class=\"title\" href=\"/v/%s\">", j->id);
+    web_html(b, c.found ? c.title : j->id);
+    vt_sb_adds(b, "</a>");
+    if (c.found && j->state == WEB_JOB_RUNNING)
+        put_progress(b, c.total, c.finished, c.running);
+}
+
+static void put_job(struct vt_sb *b, struct vt_library *lib, const struct web_job *j,
+                    unsigned long highlight, double now)
 {
     vt_sb_addf(b, "<li id=\"job-%lu\" class=\"job job-%s%s\"><span class=\"badge\">%s</span> ",
                j->no, job_states[j->state], j->no == highlight ? " new" : "", job_states[j->state]);
@@ -160,14 +280,11 @@ static void put_job(struct vt_sb *b, const struct web_job *j, unsigned long high
         web_html(b, j->arg);
         vt_sb_adds(b, "</code>");
     }
-    if (j->id[0] && vt_id_valid(j->id)) {
-        if (!strcmp(j->what, "remove") && j->state == WEB_JOB_DONE)
-            vt_sb_addf(b, " — %s removed", j->id);
-        else
-            vt_sb_addf(b, " — <a href=\"/v/%s\">%s</a>", j->id, j->id);
-    }
+    if (j->id[0] && vt_id_valid(j->id))
+        put_job_video(b, lib, j);
     if (j->n_added > 1)
         vt_sb_addf(b, " and %zu more %s", j->n_added - 1, j->n_added == 2 ? "video" : "videos");
+    put_job_times(b, j, now);
     if (j->error[0]) {
         vt_sb_adds(b, ": <span class=\"why\">");
         web_html(b, j->error);
@@ -176,16 +293,87 @@ static void put_job(struct vt_sb *b, const struct web_job *j, unsigned long high
     vt_sb_adds(b, "</li>\n");
 }
 
-int web_page_queue(const struct web_ctx *ctx, const struct web_job *jobs, size_t n,
-                   unsigned long highlight, struct vt_sb *out)
+/* The library's queue: the videos waiting or being indexed by any worker (this server's
+ * thread, `vidtheque worker`s, another server), at most QUEUE_SHOWN of each state. */
+#define QUEUE_SHOWN 200
+
+struct lq {
+    struct vt_sb *b;
+    double now;
+    size_t n;
+};
+
+static int put_queued_video(void *user, const struct vt_video_item *v)
 {
+    struct lq *q = user;
+
+    vt_sb_addf(q->b, "<li class=\"qvideo\" data-id=\"%s\" data-state=\"%s\">", v->id,
+               v->index_state);
+    vt_sb_addf(q->b, "<span class=\"badge state-%s\">%s</span> <a class=\"title\" href=\"/v/%s\">",
+               v->index_state, !strcmp(v->index_state, "queued") ? "waiting" : "indexing", v->id);
+    web_html(q->b, v->title && *v->title ? v->title : v->id);
+    vt_sb_adds(q->b, "</a>");
+    put_progress(q->b, v->stages_total, v->stages_finished, v->running);
+    vt_sb_adds(q->b, " <span class=\"times\">added ");
+    put_span(q->b, q->now - v->added_at);
+    vt_sb_adds(q->b, " ago</span></li>\n");
+    q->n++;
+    return 0;
+}
+
+/* The library's queue as a list; how many videos wait or are indexed (-1: unreadable). */
+static long long library_queue(struct vt_sb *b, struct vt_library *lib, double now)
+{
+    static const char *const states[] = {"processing", "queued"};
+    struct vt_sb items = {0};
+    struct lq q = {&items, now, 0};
+    long long all = 0;
+
+    for (size_t i = 0; i < 2; i++) {
+        struct vt_list_opts o = {0};
+        long long total = 0;
+
+        o.state = states[i];
+        o.sort = "added";
+        o.limit = QUEUE_SHOWN;
+        if (vt_list_page(lib, &o, put_queued_video, &q, &total)) {
+            vt_sb_release(&items);
+            vt_sb_adds(b, "<p class=\"error\">The library's queue cannot be read.</p>\n");
+            return -1;
+        }
+        all += total;
+    }
+    vt_sb_adds(b, "<h2>In the library</h2>\n<p>");
+    if (!all)
+        vt_sb_adds(b, "No video waits to be indexed.");
+    else
+        vt_sb_addf(b, "%lld %s waiting or being indexed (by this server or any worker)%s.", all,
+                   all == 1 ? "video is" : "videos are",
+                   (size_t)all > q.n ? ", the oldest shown" : "");
+    vt_sb_adds(b, "</p>\n");
+    if (q.n)
+        vt_sb_addf(b, "<ul class=\"jobs lqueue\">\n%s</ul>\n", items.buf);
+    vt_sb_release(&items);
+    return all;
+}
+
+int web_page_queue(struct vt_library *lib, const struct web_ctx *ctx, const struct web_job *jobs,
+                   size_t n, unsigned long highlight, struct vt_sb *out)
+{
+    struct vt_sb body = {0};
+    double now = vt_wall_s();
     size_t pending = 0;
 
     for (size_t i = 0; i < n; i++)
         pending += jobs[i].state == WEB_JOB_WAITING || jobs[i].state == WEB_JOB_RUNNING;
-    /* reloads itself while work is pending, as the library page does (no JS needed) */
+    library_queue(&body, lib, now);
+    /* reloads itself while this server's work is pending (no JS needed); not for the
+     * library's queue alone: a video waiting for a later retry would reload it forever */
     web_head(out, ctx, "Queue", NULL, pending ? 5 : 0);
-    vt_sb_adds(out, "<section class=\"manage queue\"><h1>Indexing queue</h1>\n<p>");
+    vt_sb_adds(out, "<section class=\"manage queue\"><h1>Indexing queue</h1>\n");
+    vt_sb_adds(out, body.buf ? body.buf : "");
+    vt_sb_release(&body);
+    vt_sb_adds(out, "<h2>Asked of this server</h2>\n<p>");
     if (!n)
         vt_sb_adds(out, "Nothing was asked of the indexer since the server started.");
     else if (!pending)
@@ -197,7 +385,7 @@ int web_page_queue(const struct web_ctx *ctx, const struct web_job *jobs, size_t
     if (n) {
         vt_sb_adds(out, "<ul class=\"jobs\">\n");
         for (size_t i = 0; i < n; i++)
-            put_job(out, &jobs[i], highlight);
+            put_job(out, lib, &jobs[i], highlight, now);
         vt_sb_adds(out, "</ul>\n");
     }
     vt_sb_adds(out, "<p><a href=\"/\">Back to the videos</a></p></section>\n");

@@ -56,9 +56,11 @@ static enum MHD_Result get_similar(const struct web_req *r)
 /* GET /v/ID: the video's page. */
 static enum MHD_Result get_video(const struct web_req *r)
 {
+    struct web_search_ask a = {arg(r, "q"), arg(r, "mode"), arg(r, "source"), arg(r, "video"),
+                               arg(r, "channel")};
     struct vt_sb b = {0};
-    int status = web_page_video(r->lib, web_req_ctx(), r->rest, arg(r, "t"), arg(r, "q"),
-                                arg(r, "frames"), arg(r, "cues"), &b);
+    int status = web_page_video(r->lib, web_req_ctx(), r->rest, arg(r, "t"), &a, arg(r, "frames"),
+                                arg(r, "cues"), &b);
 
     return web_send_page(r->c, status, &b);
 }
@@ -106,7 +108,7 @@ static const struct route routes[] = {
     {"/login", R_POST | R_WRITE | R_MANAGE, web_post_login},
     {"/logout", R_POST | R_WRITE | R_MANAGE | R_FORM, web_post_logout},
     {"/manage/add", R_POST | R_WRITE | R_MANAGE | R_FORM, web_post_add},
-    {"/queue", R_GET | R_WRITE | R_MANAGE | R_SIGNED, web_get_queue},
+    {"/queue", R_GET | R_WRITE | R_MANAGE | R_SIGNED | R_LIB, web_get_queue},
     {"/v/{id}/redo", R_POST | R_WRITE | R_MANAGE | R_FORM | R_LIB, web_post_redo},
     {"/v/{id}/retry", R_POST | R_WRITE | R_MANAGE | R_FORM | R_LIB, web_post_retry},
     {"/v/{id}/remove", R_GET | R_WRITE | R_MANAGE | R_SIGNED | R_LIB, web_get_remove},

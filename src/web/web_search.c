@@ -333,13 +333,37 @@ static int hit_frame(struct vt_library *lib, const struct vt_hit *h)
     return f;
 }
 
-/* The hit's moment on its video's page, with the query (the page marks its hits). */
+/* The search's part of a link to a video page: the query, its mode and its filters (the
+ * video page lists, marks and walks this search's hits in that video, no other). */
+static void search_args(struct vt_sb *out, const struct ask *a)
+{
+    vt_sb_adds(out, "q=");
+    web_url(out, a->q);
+    if (a->mode && *a->mode) {
+        vt_sb_adds(out, "&mode=");
+        web_url(out, a->mode);
+    }
+    if (a->source) {
+        vt_sb_adds(out, "&source=");
+        web_url(out, a->source);
+    }
+    if (a->video) {
+        vt_sb_adds(out, "&video=");
+        web_url(out, a->video);
+    }
+    if (a->channel) {
+        vt_sb_adds(out, "&channel=");
+        web_url(out, a->channel);
+    }
+}
+
+/* The hit's moment on its video's page, with the search (the page marks its hits). */
 static void hit_link(struct vt_sb *out, const struct ask *a, const struct vt_hit *h)
 {
     vt_sb_addf(out, "/v/%s?t=", h->video_id);
     web_put_t(out, h->start_s);
-    vt_sb_adds(out, "&q=");
-    web_url(out, a->q);
+    vt_sb_adds(out, "&");
+    search_args(out, a);
 }
 
 /* One hit (web/hit.html), the rank-th of the search (from 1, the API's order): the values
@@ -390,13 +414,18 @@ static void hit_page(struct vt_sb *out, struct vt_library *lib, const struct ask
                      const struct vt_hit *h, size_t from, size_t to)
 {
     for (size_t i = from; i < to; i++) {
+        struct vt_sb link = {0};
         size_t k = from;
 
         while (k < i && strcmp(h[k].video_id, h[i].video_id))
             k++;
         if (k < i)
             continue; /* its video's section is out already */
-        vt_sb_addf(out, "<section class=\"group\"><h2><a href=\"/v/%s\">", h[i].video_id);
+        vt_sb_addf(out, "<section class=\"group\"><h2><a href=\"/v/%s?", h[i].video_id);
+        search_args(&link, a);
+        web_html(out, link.buf);
+        vt_sb_release(&link);
+        vt_sb_adds(out, "\">");
         web_html(out, h[i].title);
         vt_sb_adds(out, "</a></h2>\n<ol class=\"hits\">\n");
         for (k = i; k < to; k++)
@@ -515,6 +544,34 @@ static void suggest(struct vt_sb *out, struct vt_library *lib, const struct ask 
     free(p);
 }
 
+/* 0 when the filters are ones the page takes, else -1 with why. */
+static int filters_check(const char *source, const char *video, const char *channel,
+                         const char **why)
+{
+    if (channel && strlen(channel) > 200)
+        return *why = "channel is at most 200 bytes", -1;
+    if (source) {
+        size_t i = 0;
+
+        while (sources[i] && strcmp(sources[i], source))
+            i++;
+        if (!sources[i])
+            return *why = "source is speech, screen, title or visual", -1;
+    }
+    if (video && !vt_id_valid(video))
+        return *why = "video is a video id", -1;
+    return 0;
+}
+
+int web_search_check(const struct web_search_ask *a, const char **why)
+{
+    enum vt_search_mode m;
+
+    if (a->mode && *a->mode && vt_search_mode_parse(a->mode, &m))
+        return *why = "mode is words, meaning or hybrid", -1;
+    return filters_check(a->source, a->video, a->channel, why);
+}
+
 /* The query string into a; 0, or -1 with the message for a 400 page in *why. */
 static int read_ask(const struct web_args *w, struct ask *a, const char **why)
 {
@@ -527,22 +584,12 @@ static int read_ask(const struct web_args *w, struct ask *a, const char **why)
     a->channel = w->get(w->conn, "channel");
     if (a->channel && !*a->channel)
         a->channel = NULL;
-    if (a->channel && strlen(a->channel) > 200)
-        return *why = "channel is at most 200 bytes", -1;
     if (a->source && !*a->source)
         a->source = NULL;
     if (a->video && !*a->video)
         a->video = NULL;
-    if (a->source) {
-        size_t i = 0;
-
-        while (sources[i] && strcmp(sources[i], a->source))
-            i++;
-        if (!sources[i])
-            return *why = "source is speech, screen, title or visual", -1;
-    }
-    if (a->video && !vt_id_valid(a->video))
-        return *why = "video is a video id", -1;
+    if (filters_check(a->source, a->video, a->channel, why))
+        return -1;
     if (web_arg_count(w->get(w->conn, "page"), 1, 1000, &a->page))
         return *why = "page is a page number", -1;
     if (web_arg_count(w->get(w->conn, "per"), SEARCH_PER, SEARCH_PER_MAX, &a->per))
@@ -596,6 +643,59 @@ static void results(struct vt_sb *out, struct vt_library *lib, struct chans *ch,
     vt_sb_release(&base);
 }
 
+/* The search's options for the filters of a (source "visual" is no filter of vt_search: the
+ * page keeps the pictures of a search of every source). */
+static void ask_opts(const char *mode, const char *source, const char *video,
+                     struct vt_search_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->limit = SEARCH_MAX;
+    if (mode && *mode)
+        vt_search_mode_parse(mode, &o->mode); /* checked: AUTO when it is not a mode */
+    o->video = video;
+    o->source = source && strcmp(source, "visual") ? source : NULL;
+}
+
+/* The hits as the page lists them: the search's, then the filters vt_search has not. */
+static int run_filtered(struct vt_library *lib, struct chans *ch, const char *q, size_t qlen,
+                        const struct vt_search_opts *opts, const char *source, const char *channel,
+                        struct vt_hit **h, size_t *n, struct vt_search_info *info)
+{
+    double t0 = vt_monotonic_s();
+    int rc = vt_search(lib, q, qlen, opts, h, n, info);
+
+    vt_metrics_search(vt_monotonic_s() - t0);
+    if (rc) {
+        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+        return -1;
+    }
+    if (source && !strcmp(source, "visual"))
+        keep_visual(*h, n);
+    if (channel)
+        keep_in_channel(lib, ch, channel, *h, n);
+    return 0;
+}
+
+int web_search_run(struct vt_library *lib, const struct web_search_ask *a, struct vt_hit **h,
+                   size_t *n, struct vt_search_info *info)
+{
+    const char *source = a->source && *a->source ? a->source : NULL;
+    const char *video = a->video && *a->video ? a->video : NULL;
+    const char *channel = a->channel && *a->channel ? a->channel : NULL;
+    struct vt_search_info own = {0};
+    struct vt_search_opts opts;
+    struct chans ch = {0};
+    int rc;
+
+    *h = NULL;
+    *n = 0;
+    ask_opts(a->mode, source, video, &opts);
+    rc = run_filtered(lib, &ch, a->q, strlen(a->q), &opts, source, channel, h, n,
+                      info ? info : &own);
+    chans_release(&ch);
+    return rc;
+}
+
 int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const struct web_args *w,
                     struct vt_sb *out)
 {
@@ -606,8 +706,6 @@ int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const str
     const char *why = NULL;
     struct ask a;
     size_t n = 0;
-    double t0;
-    int rc;
 
     if (read_ask(w, &a, &why))
         return web_page_error(ctx, 400, why, out);
@@ -623,24 +721,15 @@ int web_page_search(struct vt_library *lib, const struct web_ctx *ctx, const str
         goto out;
     }
     refine_form(out, &a);
-    if (a.mode && vt_search_mode_parse(a.mode, &opts.mode)) {
+    if (a.mode && *a.mode && vt_search_mode_parse(a.mode, &opts.mode)) {
         vt_sb_adds(out, "<p class=\"empty\">Match words, meaning or hybrid.</p>\n");
         goto out;
     }
-    opts.video = a.video;
-    opts.source = a.source && strcmp(a.source, "visual") ? a.source : NULL;
-    t0 = vt_monotonic_s();
-    rc = vt_search(lib, a.q, a.qlen, &opts, &hits, &n, &info);
-    vt_metrics_search(vt_monotonic_s() - t0);
-    if (rc) {
-        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
+    ask_opts(a.mode, a.source, a.video, &opts);
+    if (run_filtered(lib, &ch, a.q, a.qlen, &opts, a.source, a.channel, &hits, &n, &info)) {
         vt_sb_adds(out, "<p class=\"empty\">The search could not run; try other words.</p>\n");
         goto out;
     }
-    if (a.source && !strcmp(a.source, "visual"))
-        keep_visual(hits, &n);
-    if (a.channel)
-        keep_in_channel(lib, &ch, a.channel, hits, &n);
     mode_links(out, &a, info.mode);
     if (info.warning[0]) {
         vt_sb_adds(out, "<p class=\"warning\">");

@@ -114,6 +114,25 @@ static const json_t *failed_stage(const json_t *doc)
     return NULL;
 }
 
+/* A warning for each stage done with a cut note (a bound cut its result: the media past
+ * 24 h, cues past that end), so that a truncated video says so where people look. */
+static void cut_warnings(struct vt_sb *b, const json_t *doc)
+{
+    const json_t *s;
+    size_t i;
+
+    json_array_foreach(json_object_get(doc, "stages"), i, s)
+    {
+        if (!str_is(web_jstr(s, "state"), "done") || !web_jstr(s, "error"))
+            continue;
+        vt_sb_adds(b, "<p class=\"failure cut\" role=\"note\">Not all of this video is indexed (");
+        web_html(b, web_jstr(s, "name"));
+        vt_sb_adds(b, "): ");
+        web_html(b, web_jstr(s, "error"));
+        vt_sb_adds(b, ".</p>\n");
+    }
+}
+
 /* Stages done or skipped of all, for "3 of 7 stages finished". */
 static void stage_counts(const json_t *doc, long long *done, long long *all)
 {
@@ -168,6 +187,7 @@ static void video_state(struct vt_sb *b, const char *id, const json_t *doc)
     vt_sb_adds(b, "</span> <span class=\"badge\" id=\"data-words\">");
     vt_sb_adds(b, data_words(web_jstr(doc, "data_status"), web_jstr(doc, "index_state")));
     vt_sb_adds(b, "</span></p>\n");
+    cut_warnings(b, doc);
     if (str_is(st, "failed") && bad) {
         vt_sb_adds(b, "<p class=\"failure\" role=\"alert\">The ");
         web_html(b, web_jstr(bad, "name"));
@@ -240,23 +260,21 @@ static void video_meta(struct vt_sb *b, const struct web_ctx *ctx, const char *i
 #define MAX_TERMS 64
 
 /*
- * The hits of the query in this video, in time order, and the words they marked (lower
- * case): the words the page marks in the transcript and frames, as search marks them.
+ * The hits in this video of the search the page was opened with (?q= and its ?mode=,
+ * ?source=, ?video=, ?channel=: what a link from /search carries), in the search's own
+ * order (that of /api/search: web_search_run, the same code path as /search), and the words
+ * they marked (lower case): the words the page marks in the transcript and frames, as search
+ * marks them.
  */
 struct vhits {
+    const struct web_search_ask *a;
     const char *q;
     struct vt_hit *h;
+    size_t *rank; /* each hit's place among all the search's hits, from 1 (as /search ranks) */
     size_t n;
     char *terms[MAX_TERMS];
     size_t n_terms;
 };
-
-static int by_time(const void *a, const void *b)
-{
-    const struct vt_hit *x = a, *y = b;
-
-    return x->start_s < y->start_s ? -1 : x->start_s > y->start_s;
-}
 
 static void add_term(struct vhits *v, const char *s, size_t n)
 {
@@ -295,20 +313,38 @@ static void collect_terms(struct vhits *v)
     }
 }
 
-/* 0 with v filled (no hits for an empty or too long query); -1 after logging why not. */
-static int vhits_find(struct vt_library *lib, const char *id, const char *q, struct vhits *v)
+/* Only the hits of video id are kept, in their order, each with its rank in all of them. */
+static void keep_video(struct vhits *v, const char *id)
 {
-    struct vt_search_opts opts = {.limit = 1000, .video = id};
+    size_t k = 0;
 
-    memset(v, 0, sizeof(*v));
-    v->q = q;
-    if (!q || !*q || strlen(q) > 1000)
-        return 0;
-    if (vt_search(lib, q, strlen(q), &opts, &v->h, &v->n, NULL)) {
-        fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
-        return -1;
+    v->rank = calloc(v->n ? v->n : 1, sizeof(*v->rank));
+    if (!v->rank)
+        abort();
+    for (size_t i = 0; i < v->n; i++) {
+        if (!strcmp(v->h[i].video_id, id)) {
+            v->rank[k] = i + 1;
+            v->h[k++] = v->h[i];
+            continue;
+        }
+        free(v->h[i].title);
+        free(v->h[i].text);
     }
-    qsort(v->h, v->n, sizeof(*v->h), by_time);
+    v->n = k;
+}
+
+/* 0 with v filled (no hits for an empty or too long query); -1 after logging why not. */
+static int vhits_find(struct vt_library *lib, const char *id, const struct web_search_ask *a,
+                      struct vhits *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->a = a;
+    v->q = a->q;
+    if (!a->q || !*a->q || strlen(a->q) > 1000)
+        return 0;
+    if (web_search_run(lib, a, &v->h, &v->n, NULL))
+        return -1;
+    keep_video(v, id);
     collect_terms(v);
     return 0;
 }
@@ -316,6 +352,7 @@ static int vhits_find(struct vt_library *lib, const char *id, const char *q, str
 static void vhits_release(struct vhits *v)
 {
     vt_hits_free(v->h, v->n);
+    free(v->rank);
     for (size_t i = 0; i < v->n_terms; i++)
         free(v->terms[i]);
     memset(v, 0, sizeof(*v));
@@ -392,16 +429,75 @@ static const char *source_words(const char *source)
     return "found";
 }
 
-/* The ?q= part of a link that keeps the query ("" when there is none). */
+/* The search's part of a link that keeps it ("" when there is none): the query, its mode
+ * and its filters. */
 static void put_q_arg(struct vt_sb *b, const struct vhits *v)
 {
+    const char *names[] = {"mode", "source", "video", "channel"};
+    const char *vals[] = {v->a->mode, v->a->source, v->a->video, v->a->channel};
+
     if (!v->q || !*v->q)
         return;
     vt_sb_adds(b, "&amp;q=");
     web_url(b, v->q);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (!vals[i] || !*vals[i])
+            continue;
+        vt_sb_addf(b, "&amp;%s=", names[i]);
+        web_url(b, vals[i]);
+    }
 }
 
-/* The search box of this video, and the moments that matched as links. */
+/* A hidden field of the video's search form, when it has a value. */
+static void put_hidden(struct vt_sb *b, const char *name, const char *value)
+{
+    if (!value || !*value)
+        return;
+    vt_sb_addf(b, "<input type=\"hidden\" name=\"%s\" value=\"", name);
+    web_html(b, value);
+    vt_sb_adds(b, "\">");
+}
+
+/* How the search ran, said beside its hits: " (by meaning, on screen)" or "". */
+static void put_how(struct vt_sb *b, const struct web_search_ask *a)
+{
+    const char *mode = a->mode && *a->mode && strcmp(a->mode, "auto") ? a->mode : NULL;
+    const char *src = a->source && *a->source ? a->source : NULL;
+
+    if (!mode && !src && !(a->channel && *a->channel))
+        return;
+    vt_sb_adds(b, " (");
+    if (mode) {
+        vt_sb_adds(b, str_is(mode, "words")     ? "by words"
+                      : str_is(mode, "meaning") ? "by meaning"
+                                                : "hybrid");
+    }
+    if (src)
+        vt_sb_addf(b, "%s%s", mode ? ", " : "", source_words(src));
+    if (a->channel && *a->channel) {
+        vt_sb_adds(b, mode || src ? ", channel " : "channel ");
+        web_html(b, a->channel);
+    }
+    vt_sb_adds(b, ")");
+}
+
+/* The list of the hits, in the search's order: each links to its moment, with its rank. */
+static void hit_list(struct vt_sb *b, const char *id, const struct vhits *v)
+{
+    vt_sb_adds(b, "<ol class=\"hitlist\">");
+    for (size_t i = 0; i < v->n; i++) {
+        vt_sb_addf(b, "<li><a class=\"hit\" href=\"/v/%s?t=", id);
+        put_t_arg(b, v->h[i].start_s);
+        put_q_arg(b, v);
+        vt_sb_addf(b, "\" data-t=\"%.3f\" data-end=\"%.3f\" data-rank=\"%zu\">", v->h[i].start_s,
+                   v->h[i].end_s, v->rank[i]);
+        web_put_time(b, v->h[i].start_s);
+        vt_sb_addf(b, "</a> <span class=\"src\">%s</span></li>", source_words(v->h[i].source));
+    }
+    vt_sb_adds(b, "</ol>");
+}
+
+/* The search box of this video (the search's mode kept), and the moments that matched. */
 static void hits_section(struct vt_sb *b, const char *id, const struct vhits *v)
 {
     vt_sb_addf(b,
@@ -410,7 +506,10 @@ static void hits_section(struct vt_sb *b, const char *id, const struct vhits *v)
                "aria-label=\"search this video\" placeholder=\"search this video\" value=\"",
                id);
     web_html(b, v->q ? v->q : "");
-    vt_sb_adds(b, "\"><button>Search this video</button></form>\n");
+    vt_sb_adds(b, "\">");
+    put_hidden(b, "mode", v->a->mode);
+    put_hidden(b, "video", id);
+    vt_sb_adds(b, "<button>Search this video</button></form>\n");
     if (!v->q || !*v->q)
         return;
     vt_sb_adds(b, "<nav class=\"vhits\" aria-label=\"moments that match\"><p>");
@@ -421,7 +520,9 @@ static void hits_section(struct vt_sb *b, const char *id, const struct vhits *v)
     if (!v->n) {
         vt_sb_adds(b, "Nothing in this video matches “");
         web_html(b, v->q);
-        vt_sb_addf(b, "”. <a href=\"/search?q=");
+        vt_sb_adds(b, "”");
+        put_how(b, v->a);
+        vt_sb_addf(b, ". <a href=\"/search?q=");
         web_url(b, v->q);
         vt_sb_adds(b, "\">Search every video</a>.</p></nav>\n");
         return;
@@ -429,16 +530,11 @@ static void hits_section(struct vt_sb *b, const char *id, const struct vhits *v)
     put_n(b, (long long)v->n, "moment", "moments");
     vt_sb_adds(b, " for “");
     web_html(b, v->q);
-    vt_sb_adds(b, "”:</p><ol class=\"hitlist\">");
-    for (size_t i = 0; i < v->n; i++) {
-        vt_sb_addf(b, "<li><a class=\"hit\" href=\"/v/%s?t=", id);
-        put_t_arg(b, v->h[i].start_s);
-        put_q_arg(b, v);
-        vt_sb_addf(b, "\" data-t=\"%.3f\" data-end=\"%.3f\">", v->h[i].start_s, v->h[i].end_s);
-        web_put_time(b, v->h[i].start_s);
-        vt_sb_addf(b, "</a> <span class=\"src\">%s</span></li>", source_words(v->h[i].source));
-    }
-    vt_sb_adds(b, "</ol></nav>\n");
+    vt_sb_adds(b, "”");
+    put_how(b, v->a);
+    vt_sb_adds(b, ", best first:</p>");
+    hit_list(b, id, v);
+    vt_sb_adds(b, "</nav>\n");
 }
 
 /* ---- the lists, a page at a time ---- */
@@ -593,7 +689,8 @@ static void hit_marks(struct vt_sb *b, const char *id, const struct vhits *v, do
         vt_sb_addf(b, "<a class=\"hit\" href=\"/v/%s?t=", id);
         put_t_arg(b, v->h[i].start_s);
         put_q_arg(b, v);
-        vt_sb_addf(b, "\" data-t=\"%.3f\" aria-label=\"hit at ", v->h[i].start_s);
+        vt_sb_addf(b, "\" data-t=\"%.3f\" data-rank=\"%zu\" aria-label=\"hit at ", v->h[i].start_s,
+                   v->rank[i]);
         web_put_time(b, v->h[i].start_s);
         vt_sb_adds(b, "\"><rect x=\"");
         put_pct(b, v->h[i].start_s, length);
@@ -1151,7 +1248,6 @@ static void page_body(struct vt_sb *out, const struct web_ctx *ctx, const char *
     vt_sb_adds(out, "</h1>\n");
     video_state(out, id, doc);
     video_meta(out, ctx, id, doc);
-    web_put_video_actions(out, ctx, doc);
     if (has_player || pg->n_cues > 0)
         hits_section(out, id, v);
     vt_sb_adds(out, "</div>\n");
@@ -1170,6 +1266,8 @@ static void page_body(struct vt_sb *out, const struct web_ctx *ctx, const char *
     } else {
         timeline(out, id, doc, pg, v);
     }
+    /* managing (signed in): under the player and the transcript, never pushing them down */
+    web_put_video_actions(out, ctx, doc);
     frames(out, id, doc, pg, v);
     reuse_section(out, id, doc);
     details(out, doc);
@@ -1178,11 +1276,13 @@ static void page_body(struct vt_sb *out, const struct web_ctx *ctx, const char *
 }
 
 int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char *id, const char *t,
-                   const char *q, const char *frames_page, const char *cues_page, struct vt_sb *out)
+                   const struct web_search_ask *a, const char *frames_page, const char *cues_page,
+                   struct vt_sb *out)
 {
     struct vt_doc_pages pages;
     struct vpage pg = {id, 1, 1, 0, 0, 0};
     struct vhits v;
+    const char *why = NULL;
     const json_t *counts;
     json_t *doc;
     int rc;
@@ -1191,6 +1291,8 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
         return web_page_error(ctx, 404, "no such video", out);
     if (pick_pages(lib, id, t, frames_page, cues_page, &pg, &pages))
         return web_page_error(ctx, 400, "frames and cues are page numbers (1, 2, ...)", out);
+    if (web_search_check(a, &why))
+        return web_page_error(ctx, 400, why, out);
     doc = web_video_doc(lib, id, &pages, &rc);
     if (!doc) {
         if (rc == VT_ENOTFOUND || rc == VT_EINVAL)
@@ -1198,7 +1300,7 @@ int web_page_video(struct vt_library *lib, const struct web_ctx *ctx, const char
         fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
         return web_page_error(ctx, 500, "the video cannot be read", out);
     }
-    if (vhits_find(lib, id, q, &v)) {
+    if (vhits_find(lib, id, a, &v)) {
         json_decref(doc);
         return web_page_error(ctx, 500, "the search could not run", out);
     }

@@ -105,6 +105,15 @@ static enum MHD_Result queued(struct MHD_Connection *c, unsigned long no, const 
  * the server. Only checked here; the indexing thread registers it (a URL's yt-dlp call
  * included) and indexes it.
  */
+/* The add form again, src kept, with why it was refused. */
+static enum MHD_Result add_refused(struct MHD_Connection *c, int status, const char *src,
+                                   const char *why)
+{
+    struct vt_sb b = {0};
+
+    return web_send_page(c, web_page_add_refused(web_req_ctx(), status, src, why, &b), &b);
+}
+
 enum MHD_Result web_post_add(const struct web_req *rq)
 {
     struct MHD_Connection *c = rq->c;
@@ -113,26 +122,24 @@ enum MHD_Result web_post_add(const struct web_req *rq)
     int got = form_get(rq->body, "source", src, sizeof(src));
 
     if (got != 1 || !src[0])
-        return web_send_error(c, 0, 400, "bad_request", "say what to add: a URL or a file's path");
+        return add_refused(c, 400, got == 1 ? src : NULL,
+                           "Say what to add: a URL or a file's path.");
     if (vt_is_url(src)) {
         if (strncasecmp(src, "http://", 7) && strncasecmp(src, "https://", 8))
-            return web_send_error(c, 0, 400, "bad_request", "only http and https URLs are fetched");
+            return add_refused(c, 400, src, "Only http and https URLs are fetched.");
         return queued(c, web_job_enqueue(WEB_DO_ADD, NULL, NULL, src), NULL);
     }
-    if (src[0] != '/') {
-        snprintf(msg, sizeof(msg), "'%.500s': a file is named by its absolute path on the server",
-                 src);
-        return web_send_error(c, 0, 400, "bad_request", msg);
-    }
+    if (src[0] != '/')
+        return add_refused(c, 400, src,
+                           "Not a URL, and a file is named by its absolute path on the server "
+                           "(starting with /).");
     if (stat(src, &st)) {
-        snprintf(msg, sizeof(msg), "'%.500s': no such file on the server", src);
-        return web_send_error(c, 0, 404, "not_found", msg);
+        snprintf(msg, sizeof(msg), "No such file on the server: %.500s", src);
+        return add_refused(c, 404, src, msg);
     }
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(msg, sizeof(msg),
-                 "'%.500s': not a regular file (a directory, device or pipe is refused)", src);
-        return web_send_error(c, 0, 422, "cannot_add", msg);
-    }
+    if (!S_ISREG(st.st_mode))
+        return add_refused(c, 422, src,
+                           "Not a regular file (a directory, device or pipe is refused).");
     return queued(c, web_job_enqueue(WEB_DO_ADD, NULL, NULL, src), NULL);
 }
 
@@ -163,7 +170,7 @@ enum MHD_Result web_get_queue(const struct web_req *rq)
     size_t n = web_jobs_list(&v);
     int status;
 
-    status = web_page_queue(web_req_ctx(), v, n, job ? strtoul(job, NULL, 10) : 0, &b);
+    status = web_page_queue(rq->lib, web_req_ctx(), v, n, job ? strtoul(job, NULL, 10) : 0, &b);
     free(v);
     return web_send_page(rq->c, status, &b);
 }

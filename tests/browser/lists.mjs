@@ -86,7 +86,7 @@ async function groupedOnce(page, what) {
       const h = s.querySelector('h2').getBoundingClientRect();
       const ls = [...s.querySelectorAll('li.hit')];
       return {
-        video: (s.querySelector('h2 a').getAttribute('href') || '').replace('/v/', ''),
+        video: (s.querySelector('h2 a').getAttribute('href') || '').replace(/^\/v\/([^?]*).*$/, '$1'),
         shown: h.width > 0 && h.height > 0 && h.right <= window.innerWidth + 1,
         above: ls.length > 0 && h.bottom <= ls[0].getBoundingClientRect().top + 1,
         videos: [...new Set(ls.map((l) => l.dataset.video))],

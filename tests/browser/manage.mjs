@@ -7,14 +7,19 @@
 // the clip, redo a stage (its attempts grow), remove it (a dialog that can be dismissed,
 // then accepted), sign out; the read-only server has no sign-in and refuses writes.
 // axe-core on the login, queue and confirmation pages; no console errors but the 403/404/405
-// the test provokes; screenshots in OUTDIR.
+// the test provokes; screenshots in OUTDIR. Also (issue 25 item 7): a refused add shows the
+// form again with the reason and what was typed; the finished add is named by its title on
+// /queue, with its times; a video queued for workers (QUEUED_CLIP, `vidtheque add --queue`:
+// VIDTHEQUE and VT_LIBRARY in the environment) is on /queue with its progress and gets a card
+// on a library page open meanwhile; the manage panel sits under the player.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { open, go, fail, note, run, axe, screenshots } from './lib.mjs';
 
-const [base, roBase, tokenFile, clip, id1, outdir, failedId] = process.argv.slice(2);
-if (!failedId) {
-  console.error('usage: manage.mjs BASE RO_BASE TOKEN_FILE CLIP VIDEO_ID OUTDIR FAILED_ID');
+const [base, roBase, tokenFile, clip, id1, outdir, failedId, queuedClip] = process.argv.slice(2);
+if (!queuedClip || !process.env.VIDTHEQUE || !process.env.VT_LIBRARY) {
+  console.error('usage: VIDTHEQUE=BIN VT_LIBRARY=DIR manage.mjs BASE RO_BASE TOKEN_FILE CLIP VIDEO_ID OUTDIR FAILED_ID QUEUED_CLIP');
   process.exit(2);
 }
 const token = readFileSync(tokenFile, 'utf8').split('\n')[0].trim();
@@ -49,6 +54,81 @@ async function post(page, path, body) {
                                   headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
     return r.status;
   }, [path, body]);
+}
+
+// A refused add: the form again, the reason on it, what was typed kept (desktop and phone).
+async function refusedAdd(page, b) {
+  for (const [w, h] of [[1366, 900], [390, 844]]) {
+    for (const [typed, status, says] of [['/no/such/dir/talk.mp4', 404, /No such file/],
+                                         ['relative/talk.mp4', 400, /absolute path/],
+                                         ['ftp://127.0.0.1/talk.mp4', 400, /http and https/]]) {
+      note(`a refused add at ${w} px: '${typed}' (${status})`);
+      await page.setViewportSize({ width: w, height: h });
+      await go(page, `${base}/`);
+      await page.fill('#add-source', typed);
+      const [resp] = await Promise.all([page.waitForNavigation(), page.click('form[action="/manage/add"] button')]);
+      if (resp.status() !== status) fail(`'${typed}' gave ${resp.status()}, want ${status}`);
+      const kept = await page.inputValue('#add-source');
+      if (kept !== typed) fail(`the form lost what was typed: '${kept}', not '${typed}'`);
+      if (!(await page.isVisible('#add-error'))) fail(`'${typed}': no reason on the form`);
+      const why = await page.textContent('#add-error');
+      if (!says.test(why)) fail(`'${typed}': the form says '${why}'`);
+      if ((await page.getAttribute('#add-source', 'aria-invalid')) !== 'true') fail('the field is not marked invalid');
+      b.check(/status of 40[0345]/);
+    }
+    await page.locator('section.manage.add').screenshot({ path: join(outdir, `manage-add-refused-${w}.png`) });
+  }
+  await axe(page, 'refused add');
+  await page.setViewportSize({ width: 1366, height: 900 });
+}
+
+// The whole queue: a video queued for workers (`vidtheque add --queue`, not this server's
+// thread) is on /queue with its title and progress, and a library page open meanwhile
+// gets its card.
+async function libraryQueue(b) {
+  const lib = await b.context.newPage();
+  await go(lib, `${base}/`);
+  const before = await lib.locator('ul.cards li.card').count();
+  note(`a video queued by the CLI while the library page is open (${before} cards)`);
+  const qid = execFileSync(process.env.VIDTHEQUE, ['-q', '-L', process.env.VT_LIBRARY, 'add', '--queue', queuedClip],
+                           { encoding: 'utf8' }).trim();
+  try {
+    await lib.waitForSelector(`ul.cards li.card[data-id="${qid}"]`, { timeout: 15000 });
+  } catch (e) {
+    fail(`no card for ${qid} appeared on the open library page`);
+  }
+  const card = await lib.textContent(`ul.cards li.card[data-id="${qid}"]`);
+  if (!/four/.test(card) || !/Waiting/.test(card)) fail(`the new card says '${card}'`);
+  if ((await lib.locator('ul.cards li.card').count()) !== before + 1) fail('the card was added more than once');
+  await lib.close();
+
+  const page = b.page;
+  await go(page, `${base}/queue`);
+  const row = page.locator(`ul.lqueue li.qvideo[data-id="${qid}"]`);
+  if (!(await row.count())) fail(`the queue page does not list ${qid}, queued for workers`);
+  const text = await row.textContent();
+  if (!/four/.test(text) || !/0 of \d+ steps done/.test(text) || !/added .* ago/.test(text))
+    fail(`the queue page says '${text}'`);
+  if (!(await row.locator('progress').count())) fail('no progress bar in the queue');
+  await screenshots(page, outdir, 'queue-library');
+  execFileSync(process.env.VIDTHEQUE, ['-q', '-L', process.env.VT_LIBRARY, 'rm', qid], { stdio: 'ignore' });
+}
+
+// The manage panel under the player and the transcript (desktop and phone), not above them.
+async function panelBelowPlayer(page, id) {
+  for (const [w, h] of [[1366, 900], [390, 844]]) {
+    await page.setViewportSize({ width: w, height: h });
+    await go(page, `${base}/v/${id}`);
+    const r = await page.evaluate(() => {
+      const p = document.querySelector('.watch').getBoundingClientRect();
+      const m = document.querySelector('section.manage.actions').getBoundingClientRect();
+      const v = document.getElementById('player').getBoundingClientRect();
+      return { watchBottom: p.bottom, manageTop: m.top, playerTop: v.top + window.scrollY };
+    });
+    if (r.manageTop < r.watchBottom) fail(`at ${w} px the manage panel is above the player: ${JSON.stringify(r)}`);
+    note(`at ${w} px the manage panel starts ${Math.round(r.manageTop - r.watchBottom)} px under the player's column`);
+  }
+  await page.setViewportSize({ width: 1366, height: 900 });
 }
 
 async function writable() {
@@ -91,11 +171,21 @@ async function writable() {
     if (st !== 403) fail(`a redo without the CSRF token gave ${st}, want 403`);
     b.check(provoked);
 
+    await refusedAdd(page, b);
+
     note('add the clip: the queue page, then indexed');
     await page.fill('#add-source', clip);
     await Promise.all([page.waitForURL(/\/queue\?job=\d+/), page.click('form[action="/manage/add"] button')]);
     const no = new URL(page.url()).searchParams.get('job');
     if ((await waitJob(page, no)) !== 'done') fail(`the add job failed: ${await page.textContent(`#job-${no}`)}`);
+    const jobTitle = (await page.textContent(`#job-${no} a.title`)).trim();
+    const jobId = (await page.getAttribute(`#job-${no} a.title`, 'href')).slice(3);
+    const apiTitle = await page.evaluate(async (id) => (await (await fetch(`/api/videos/${id}`)).json()).title, jobId);
+    if (!apiTitle || jobTitle !== apiTitle || jobTitle === jobId)
+      fail(`the finished add is named '${jobTitle}', not its title '${apiTitle}'`);
+    if (!/queued .* ago, ran /.test(await page.textContent(`#job-${no} .times`)))
+      fail(`the job's times: '${await page.textContent(`#job-${no} .times`)}'`);
+    await libraryQueue(b);
     await axe(page, 'queue');
     await page.emulateMedia({ colorScheme: 'dark' });
     await axe(page, 'queue (dark)');
@@ -104,6 +194,8 @@ async function writable() {
     const href = await page.getAttribute(`#job-${no} a[href^="/v/"]`, 'href');
     if (!href) fail('the finished add links no video');
     const id = href.slice(3);
+
+    await panelBelowPlayer(page, id);
 
     note(`redo keyframe of ${id}: its attempts grow`);
     await go(page, `${base}/v/${id}`);

@@ -10,7 +10,7 @@ import { open, go, fail, note, run, playerState, expectPlayerNear, axe, screensh
 
 const [base, id, outdir, hitsFile, saidFile, word, waiting] = process.argv.slice(2);
 if (!waiting) fail('usage: node video.mjs BASE ID OUTDIR HITS.json SAID.json WORD WAITING_ID');
-const hits = JSON.parse(readFileSync(hitsFile, 'utf8')).hits.sort((a, b) => a.start_s - b.start_s);
+const hits = JSON.parse(readFileSync(hitsFile, 'utf8')).hits; // the search's order: n and p walk it
 const said = JSON.parse(readFileSync(saidFile, 'utf8')).hits[0];
 
 // Wait until fn() (run in the page) is truthy; fail with what() after 15 s.

@@ -11,7 +11,8 @@
 # checkpoint as openai/whisper-tiny.en) installs a speech model that `models` shows ready,
 # and indexing with it names the repo and commit; and hostile checkpoints (truncated, a
 # tensor relabelled I16, a config.json lying about d_model, a NaN weight, a ggml file in
-# Q5_1) fail the stage with the loader's reason on one line, storing no cues.
+# Q5_1) are refused by `config set` with the loader's reason, and written into the config
+# anyway fail the stage with it on one line, storing no cues.
 . "$(dirname "$0")/lib.sh"
 
 export VIDTHEQUE_RETRY_BASE=1
@@ -185,7 +186,13 @@ for bad in truncated i16 config nan q5; do
   mkbad "$bad"
   path=$T/bad-$bad
   [[ $bad == q5 ]] && path=$T/bad-q5.bin
-  expect_exit 0 vt config set stt.model "$path"
+  # config set loads it and refuses it with the reason (issue 27); one that goes bad after
+  # it was chosen (written here into the config) fails the stage with the same reason
+  expect_exit 1 vt config set stt.model "$path"; one_line_err
+  grep -q "stt.model: '$path' cannot be used: .*$want" "$T/err" || fail "$bad: config set: $(cat "$T/err")"
+  touch "$LIB/config"
+  sed -i '/^stt\.model = /d' "$LIB/config"
+  echo "stt.model = $path" >> "$LIB/config"
   if ((first)); then
     expect_exit 1 vt add "$T/talk.mkv"
     vid=$(vt ls | awk 'NR==1 {print $1}')

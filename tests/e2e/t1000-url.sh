@@ -58,6 +58,15 @@ expect_exit 0 vt add "$U/talk.mp4"
 [[ $(cat "$T/out") == talk ]] || fail "same URL, other id"
 [[ $(vt ls | wc -l) == 1 ]] || fail "added twice"
 
+note "a direct link to a media file: the title is the media's own (its metadata), not the file's name"
+ffmpeg -v error -y -i "$W/b.mp4" -c copy -metadata title="Harbor Lecture: Tides" "$W/tides-talk.mp4"
+expect_exit 0 vt add "$U/tides-talk.mp4"
+tid=$(cat "$T/out")
+vt export "$tid" --format json > "$T/tides.json"
+[[ $(json "$T/tides.json" 'd["title"]') == "Harbor Lecture: Tides" ]] ||
+  fail "the title of a direct link is not the media's: $(json "$T/tides.json" 'd["title"]')"
+expect_exit 0 vt rm "$tid"
+
 note "an info JSON like YouTube's: metadata, chapters, manual json3 captions, page links"
 cat > "$W/talk.en.json3" << 'EOF'
 {"wireMagic":"pb3","events":[

@@ -14,30 +14,9 @@ MODEL=$DATA/model2vec-test-vocab-quantized
 [[ -f $MODEL/model.safetensors ]] || fail "no test model in $MODEL"
 command -v curl > /dev/null || fail "curl is needed"
 
-# a talk: 0:00-0:30 grey, 0:30-1:30 a slide reading AUTOMOBILE; four spoken cues
-mkdir -p "$T/in"
-ffmpeg -v error -y -f lavfi -i "color=gray:s=640x360:d=30" \
-  -f lavfi -i "color=white:s=640x360:d=60,drawtext=fontfile=/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf:text='AUTOMOBILE':fontsize=64:x=80:y=140" \
-  -f lavfi -i "anullsrc=r=16000:cl=mono" \
-  -filter_complex "[0:v][1:v]concat=n=2:v=1:a=0[v]" -map "[v]" -map 2:a -t 90 \
-  -c:v libx264 -preset veryfast -pix_fmt yuv420p -c:a aac "$T/in/talk.mp4"
-cat > "$T/in/talk.srt" << 'EOF'
-1
-00:00:01,000 --> 00:00:05,000
-Today we talk about the weather in the mountains.
-
-2
-00:00:21,000 --> 00:00:25,000
-My automobile broke down on the highway last week.
-
-3
-00:00:41,000 --> 00:00:45,000
-The banana and the apple are sweet fruits.
-
-4
-00:01:01,000 --> 00:01:05,000
-Thank you all for listening.
-EOF
+# a talk: 0:00-0:30 grey, 0:30-1:30 a slide reading AUTOMOBILE (a cut between); four
+# spoken cues, one about an automobile at 0:21
+bash "$ROOT/tests/fixtures/gen_automobile.sh" "$T/in"
 
 vt init > /dev/null
 vt config set text_embed.model "$MODEL"

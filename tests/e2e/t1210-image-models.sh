@@ -133,18 +133,28 @@ expect_exit 0 vt models
 grep -Eq "^  $REPO  main [0-9a-f]{12}  .*3 files, image model  pulled 20.*Z  ok  \(folder $FOLDER\)$" "$T/out" ||
   fail "models (pulled): $(cat "$T/out")"
 
-# the config names it; the known tensor is the default (not in this v1 file: a clear failure)
+# the config names it; the known tensor is the default (not in this v1 file: config set
+# refuses it with the reason, issue 27)
+expect_exit 1 vt config set frame_embed.model "$NAME"; one_line_err
+grep -q "^vidtheque: frame_embed.model: '$NAME' cannot be used: .*no tensor named 'MobilenetV2/Logits/AvgPool'" "$T/err" ||
+  fail "config set with the known tensor missing: $(cat "$T/err")"
+expect_exit 0 vt config set frame_embed.tensor "$V1_TENSOR"
 expect_exit 0 vt config set frame_embed.model "$NAME"
 expect_exit 0 vt models
-grep -q "^  frame_embed tflite (from the model)  model $NAME  ready: $LIB/models/$FOLDER (tensor MobilenetV2/Logits/AvgPool)$" "$T/out" ||
+grep -q "^  frame_embed tflite (from the model)  model $NAME  tensor $V1_TENSOR  ready: $LIB/models/$FOLDER$" "$T/out" ||
   fail "models (configured): $(grep frame_embed "$T/out")"
+# the override unset, the known tensor is the default again: `models` and the stage say why
+expect_exit 0 vt config unset frame_embed.tensor
+expect_exit 0 vt models
+grep -q "^  frame_embed tflite (from the model)  model $NAME  not usable: .*no tensor named 'MobilenetV2/Logits/AvgPool'$" "$T/out" ||
+  fail "models (configured, known tensor): $(grep frame_embed "$T/out")"
 redo_frames "$id"
 [[ $(stage state) == failed ]] || fail "the known tensor was not used: $(stage state) $(stage model)"
 stage error | grep -q "no tensor named 'MobilenetV2/Logits/AvgPool'" || fail "error: $(stage error)"
 # frame_embed.tensor overrides it; by name, by repo id and by folder name alike
 for m in "$NAME" "$REPO" "$FOLDER"; do
-  vt config set frame_embed.model "$m"
   vt config set frame_embed.tensor "$V1_TENSOR"
+  vt config set frame_embed.model "$m"
   redo_frames "$id"
   [[ $(stage state) == done ]] || fail "frame_embed with $m: $(stage state) $(stage error)"
   [[ $(stage model) == "tflite mobilenet_v2 (256 d, $V1_TENSOR); "*" frame(s)" ]] || fail "provenance: $(stage model)"

@@ -158,7 +158,7 @@ for p in $(seq 1 "$pages"); do
   python3 - "$T/body" << 'PY' || fail "page $p repeats a video's heading"
 import re, sys
 page = open(sys.argv[1]).read()
-heads = re.findall(r'<section class="group"><h2><a href="/v/([^"]+)">', page)
+heads = re.findall(r'<section class="group"><h2><a href="/v/([^"?]+)[^"]*">', page)
 sections = re.findall(r'<section class="group">(.*?)</section>', page, re.S)
 ok = len(heads) == len(set(heads)) and len(sections) == len(heads) and all(
     set(re.findall(r'<li class="hit" data-video="([^"]+)"', body)) == {v} for v, body in zip(heads, sections))

@@ -160,11 +160,17 @@ grep -q 'class="job ' "$T/body" && fail "a refused write queued a job: $(grep 'c
 
 note "a path that is not a file is refused with its reason, in one line"
 req 404 -b "$J1" -d "csrf=$C1&source=$T/missing.mp4" "$B/manage/add"
-grep -q "no such file on the server" "$T/body" || fail "missing file: $(grep error "$T/body")"
+grep -qi "no such file on the server" "$T/body" || fail "missing file: $(grep error "$T/body")"
+# the form again, what was typed kept, the reason on it (one line)
+grep -qF "value=\"$T/missing.mp4\">" "$T/body" || fail "the form lost the typed path: $(grep add-source "$T/body")"
+[[ $(grep -c 'id="add-error"' "$T/body") == 1 ]] || fail "no reason on the form, or more than one"
 req 422 -b "$J1" -d "csrf=$C1&source=$T" "$B/manage/add"
-grep -q "not a regular file" "$T/body" || fail "directory: $(grep error "$T/body")"
+grep -qi "not a regular file" "$T/body" || fail "directory: $(grep error "$T/body")"
 req 400 -b "$J1" -d "csrf=$C1&source=relative/x.mp4" "$B/manage/add"
 grep -q "absolute path" "$T/body" || fail "relative path: $(grep error "$T/body")"
+grep -qF 'value="relative/x.mp4">' "$T/body" || fail "the form lost the typed path"
+req 400 -b "$J1" -d "csrf=$C1&source=%22%3E%3Cscript%3Ex" "$B/manage/add"
+grep -qF 'value="&quot;&gt;&lt;script&gt;x">' "$T/body" || fail "the typed value is not escaped: $(grep add-source "$T/body")"
 req 400 -b "$J1" -d "csrf=$C1&source=ftp://127.0.0.1/x.mp4" "$B/manage/add"
 req 400 -b "$J1" -d "csrf=$C1&source=%00" "$B/manage/add"
 req 400 -b "$J1" -d "csrf=$C1&source=" "$B/manage/add"
@@ -301,10 +307,11 @@ if [[ -z ${VT_NO_BROWSER:-} ]]; then
   SRV_PID=
   start_server --token-file "$T/token"
   gen_clip "$T/three.mp4" 3 'Third Clip'
+  gen_clip "$T/four.mp4" 3 'Fourth Clip'
   shots=$ROOT/tests/out/screenshots
   rc=0
-  timeout 300 node "$ROOT/tests/browser/manage.mjs" "$B" "$RO" "$T/token" "$T/three.mp4" "$id1" \
-    "$shots" "$idu" || rc=$?
+  VT_LIBRARY=$LIB timeout 300 node "$ROOT/tests/browser/manage.mjs" "$B" "$RO" "$T/token" "$T/three.mp4" \
+    "$id1" "$shots" "$idu" "$T/four.mp4" || rc=$?
   kill "$RO_PID" 2> /dev/null || true
   wait "$RO_PID" 2> /dev/null || true
   [[ $rc == 0 ]] || fail "browser test exited $rc (server stderr: $(tail -c 500 "$T/srv.err"))"

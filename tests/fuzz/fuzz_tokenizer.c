@@ -1,8 +1,12 @@
 /*
  * libFuzzer target for the tokenizer: the first byte chooses between parsing the rest
- * as a tokenizer.json (which must load or fail cleanly) and encoding it as text with
- * the test model's Unigram tokenizer and a small WordPiece one. Every id must name a
- * token.
+ * as a tokenizer.json (which must load or fail cleanly), parsing it as a list of
+ * normalizers ('[': spliced into a small Unigram tokenizer.json, so that mutations work
+ * on the chains: corpus seeds chain-*), and encoding it as text with the test model's
+ * Unigram tokenizer and a small WordPiece one. Every id must name a token; a tokenizer
+ * that loads encodes a 64 KiB text into no more ids than its bounds allow
+ * (VT_TOKENIZER_MAX_GROWTH times the text plus VT_TOKENIZER_MAX_ADDED), within the
+ * run's memory limit.
  *
  * fuzz-sources: lib/ml/tokenizer.c lib/ml/unicode.c lib/base/util.c
  * fuzz-pkgs: jansson sqlite3
@@ -35,6 +39,48 @@ static void check(struct vt_tokenizer *t, const uint8_t *data, size_t size)
             abort();
 }
 
+/* A loaded tokenizer: the probe and a 64 KiB text of letters and spaces, in bounds. */
+static void check_loaded(struct vt_tokenizer *t)
+{
+    static char big[64 * 1024];
+    const char *probe = "Hello, world! caf\xc3\xa9 \xe2\x96\x81x";
+    const int32_t *ids;
+    size_t n;
+
+    check(t, (const uint8_t *)probe, strlen(probe));
+    for (size_t i = 0; i < sizeof(big); i++)
+        big[i] = i % 7 == 6 ? ' ' : "abcab"[i % 5];
+    vt_tokenizer_encode(t, big, sizeof(big), &ids, &n);
+    if (n > (size_t)VT_TOKENIZER_MAX_GROWTH * 3 * sizeof(big) + VT_TOKENIZER_MAX_ADDED)
+        abort();
+    if (vt_tokenizer_max_text(t) < VT_TOKENIZER_MIN_TEXT)
+        abort();
+}
+
+/* data (after its '[') as the normalizers of a small Unigram tokenizer */
+static void check_chain(const uint8_t *data, size_t size)
+{
+    static const char head[] = "{\"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [";
+    static const char tail[] = "}, \"pre_tokenizer\": {\"type\": \"Metaspace\", \"replacement\":"
+                               " \"\xe2\x96\x81\"}, \"model\": {\"type\": \"Unigram\", \"unk_id\":"
+                               " 0, \"vocab\": [[\"<unk>\", 0], [\"a\", -1], [\"ab\", -1.5],"
+                               " [\"\xe2\x96\x81\" \"a\", -1.2], [\"b\", -2]]}}";
+    size_t len = strlen(head) + size + strlen(tail);
+    char *json = malloc(len), err[256];
+    struct vt_tokenizer *t = NULL;
+
+    if (!json)
+        abort();
+    memcpy(json, head, strlen(head));
+    memcpy(json + strlen(head), data, size);
+    memcpy(json + strlen(head) + size, tail, strlen(tail));
+    if (vt_tokenizer_parse(json, len, &t, err, sizeof(err)) == 0) {
+        check_loaded(t);
+        vt_tokenizer_free(t);
+    }
+    free(json);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[256];
@@ -51,10 +97,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (data[0] == '{') {
         struct vt_tokenizer *t = NULL;
         if (vt_tokenizer_parse((const char *)data, size, &t, err, sizeof(err)) == 0) {
-            const char *probe = "Hello, world! caf\xc3\xa9 \xe2\x96\x81x";
-            check(t, (const uint8_t *)probe, strlen(probe));
+            check_loaded(t);
             vt_tokenizer_free(t);
         }
+        return 0;
+    }
+    if (data[0] == '[') {
+        check_chain(data + 1, size - 1);
         return 0;
     }
     check(uni, data, size);

@@ -10,27 +10,23 @@ import json
 import sys
 from collections import Counter
 
-from score_small_text import frames_in, norm
+from score_small_text import tally
+
+
+def kinds_of(counts):
+    """Counts by (kind, colour) summed by kind."""
+    out = Counter()
+    for (kind, _), n in counts.items():
+        out[kind] += n
+    return out
 
 
 def main():
     truth = json.load(open(sys.argv[1]))
     doc = json.load(open(sys.argv[2]))
     minimum = float(sys.argv[sys.argv.index("--min") + 1]) if "--min" in sys.argv else 0.0
-    total, found, missing = Counter(), Counter(), []
-    for s in truth["slides"]:
-        got = set()
-        for f in frames_in(doc, s["start_s"], s["end_s"]):
-            for line in f["ocr"]:
-                if not line.get("noise"):
-                    got.update(norm(w) for w in line["text"].split())
-        for line in s["lines"]:
-            for w in line["text"].split():
-                total[s["kind"]] += 1
-                if norm(w) in got:
-                    found[s["kind"]] += 1
-                else:
-                    missing.append((s["file"], line["color"], w))
+    total, found, missing = tally(truth, doc, lambda s, line: (s["kind"], line["color"]))
+    total, found = kinds_of(total), kinds_of(found)
     recall = sum(found.values()) / max(1, sum(total.values()))
     kinds = " ".join("%s %d/%d" % (k, found[k], total[k]) for k in total)
     print("recall %.4f (%d/%d) by kind: %s" % (recall, sum(found.values()),

@@ -29,10 +29,10 @@ def frames_in(doc, start, end):
     return out
 
 
-def main():
-    truth = json.load(open(sys.argv[1]))
-    doc = json.load(open(sys.argv[2]))
-    minimum = float(sys.argv[sys.argv.index("--min") + 1]) if "--min" in sys.argv else 0.0
+def tally(truth, doc, group):
+    """The truth's words counted by group(slide, line): (total, found, missing), missing
+    as (slide's file, group, word); a word is found when a line that is not noise on a
+    frame inside its slide has it."""
     total, found, missing = Counter(), Counter(), []
     for s in truth["slides"]:
         got = set()
@@ -41,12 +41,21 @@ def main():
                 if not line.get("noise"):
                     got.update(norm(w) for w in line["text"].split())
         for line in s["lines"]:
+            k = group(s, line)
             for w in line["text"].split():
-                total[line["size"]] += 1
+                total[k] += 1
                 if norm(w) in got:
-                    found[line["size"]] += 1
+                    found[k] += 1
                 else:
-                    missing.append((s["file"], line["size"], w))
+                    missing.append((s["file"], k, w))
+    return total, found, missing
+
+
+def main():
+    truth = json.load(open(sys.argv[1]))
+    doc = json.load(open(sys.argv[2]))
+    minimum = float(sys.argv[sys.argv.index("--min") + 1]) if "--min" in sys.argv else 0.0
+    total, found, missing = tally(truth, doc, lambda s, line: line["size"])
     recall = sum(found.values()) / max(1, sum(total.values()))
     sizes = " ".join("%dpx %d/%d" % (k, found[k], total[k]) for k in sorted(total))
     print("recall %.4f (%d/%d) by size: %s" % (recall, sum(found.values()), sum(total.values()),

@@ -17,6 +17,9 @@ import random
 import struct
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from whisper_names import hf_name  # noqa: E402
+
 SEP = b"\n--8<--\n"
 S, MELS, ACTX, TCTX, VOCAB, HEADS = 8, 80, 2, 4, 8, 1
 F = 4 * S
@@ -48,27 +51,6 @@ def shapes():
     out += [("encoder.blocks.0." + n, s) for n, s in block]
     out += [("decoder.blocks.0." + n, s) for n, s in block + cross]
     return out
-
-
-HF_MAP = [("blocks", "layers"), ("mlp.0", "fc1"), ("mlp.2", "fc2"),
-          ("mlp_ln", "final_layer_norm"), (".attn.query", ".self_attn.q_proj"),
-          (".attn.key", ".self_attn.k_proj"), (".attn.value", ".self_attn.v_proj"),
-          (".attn_ln", ".self_attn_layer_norm"), (".attn.out", ".self_attn.out_proj"),
-          (".cross_attn.query", ".encoder_attn.q_proj"),
-          (".cross_attn.key", ".encoder_attn.k_proj"),
-          (".cross_attn.value", ".encoder_attn.v_proj"),
-          (".cross_attn_ln", ".encoder_attn_layer_norm"),
-          (".cross_attn.out", ".encoder_attn.out_proj"),
-          ("decoder.ln.", "decoder.layer_norm."), ("encoder.ln_post.", "encoder.layer_norm."),
-          ("token_embedding", "embed_tokens"),
-          ("encoder.positional_embedding", "encoder.embed_positions.weight"),
-          ("decoder.positional_embedding", "decoder.embed_positions.weight")]
-
-
-def hf_name(name):
-    for a, b in HF_MAP:
-        name = name.replace(a, b)
-    return "model." + name
 
 
 def count(shape):

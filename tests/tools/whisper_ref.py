@@ -37,6 +37,7 @@ from torch import nn
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tiktoken_ref  # noqa: E402
 import whisper_mel_ref  # noqa: E402
+from whisper_names import hf_name  # noqa: E402
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 OUT = os.path.join(TOP, 'tests', 'data', 'whisper-test')
@@ -185,28 +186,7 @@ class Whisper(nn.Module):
         return self.dims['n_vocab'] - 51765 - int(self.is_multilingual)
 
 
-# ------------------------------------------------------------------ HF names, safetensors
-
-def hf_name(name):
-    """openai/whisper's state-dict name -> transformers' WhisperForConditionalGeneration name,
-    as transformers' convert_openai_to_hf.py maps them (WHISPER_MAPPING, then 'model.')."""
-    mapping = [("blocks", "layers"), ("mlp.0", "fc1"), ("mlp.2", "fc2"),
-               ("mlp_ln", "final_layer_norm"), (".attn.query", ".self_attn.q_proj"),
-               (".attn.key", ".self_attn.k_proj"), (".attn.value", ".self_attn.v_proj"),
-               (".attn_ln", ".self_attn_layer_norm"), (".attn.out", ".self_attn.out_proj"),
-               (".cross_attn.query", ".encoder_attn.q_proj"),
-               (".cross_attn.key", ".encoder_attn.k_proj"),
-               (".cross_attn.value", ".encoder_attn.v_proj"),
-               (".cross_attn_ln", ".encoder_attn_layer_norm"),
-               (".cross_attn.out", ".encoder_attn.out_proj"),
-               ("decoder.ln.", "decoder.layer_norm."), ("encoder.ln_post.", "encoder.layer_norm."),
-               ("token_embedding", "embed_tokens"),
-               ("encoder.positional_embedding", "encoder.embed_positions.weight"),
-               ("decoder.positional_embedding", "decoder.embed_positions.weight")]
-    for a, b in mapping:
-        name = name.replace(a, b)
-    return "model." + name
-
+# ------------------------------------------------------------------ safetensors
 
 DTYPES = {"F32": (torch.float32, 4), "F16": (torch.float16, 2)}
 

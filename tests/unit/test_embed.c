@@ -11,8 +11,10 @@
 #include "ml/embed.h"
 #include "ml/safetensors.h"
 #include "ml/tokenizer.h"
+#include "ml/unicode.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -271,6 +273,145 @@ VT_TEST(tokenizer_load_errors)
     CHECK(t == NULL);
 }
 
+/* A Unigram tokenizer.json over "a" and "b" with the normalizers norms (JSON list). */
+static char *chain_json(const char *norms)
+{
+    return vt_xasprintf("{\"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [%s]},"
+                        " \"model\": {\"type\": \"Unigram\", \"unk_id\": 0,"
+                        " \"vocab\": [[\"<unk>\", 0], [\"a\", -1.0], [\"b\", -1.0]]}}",
+                        norms);
+}
+
+static int parse_chain(const char *norms, struct vt_tokenizer **t, char *err, size_t errlen)
+{
+    char *j = chain_json(norms);
+    int rc = vt_tokenizer_parse(j, strlen(j), t, err, errlen);
+    free(j);
+    return rc;
+}
+
+/* n copies of item joined by commas */
+static char *repeat_items(const char *item, size_t n)
+{
+    size_t len = strlen(item);
+    char *s = vt_xmalloc(n * (len + 1) + 1);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(s + i * (len + 1), item, len);
+        s[i * (len + 1) + len] = ',';
+    }
+    s[n ? n * (len + 1) - 1 : 0] = 0;
+    return s;
+}
+
+/* issue 27 failures 1 and 2: chains that blow a text up, or take long, are refused when
+ * loaded, with one line naming the limit; a chain within the limits encodes a huge
+ * text in bounded memory */
+VT_TEST(tokenizer_chain_limits)
+{
+    struct vt_tokenizer *t = NULL;
+    char err[256] = "";
+    char *a256 = vt_xmalloc(257), *item;
+    memset(a256, 'a', 256);
+    a256[256] = 0;
+    item = vt_xasprintf("{\"type\": \"Replace\", \"pattern\": {\"String\": \"a\"}, \"content\": "
+                        "\"%s\"}",
+                        a256);
+    char *four = repeat_items(item, 4);
+    CHECK_INT(parse_chain(four, &t, err, sizeof(err)), VT_EINVAL);
+    CHECK(t == NULL);
+    CHECK(strstr(err, "times longer (the limit is 64)") != NULL);
+    free(four);
+    char *one = repeat_items(item, 1);
+    CHECK_INT(parse_chain(one, &t, err, sizeof(err)), VT_EINVAL);
+    free(one);
+    free(item);
+
+    char *prep = repeat_items("{\"type\": \"Prepend\", \"prepend\": \"x\"}", 20000);
+    CHECK_INT(parse_chain(prep, &t, err, sizeof(err)), VT_EINVAL);
+    CHECK(strstr(err, "more than 64 normalizers and pre-tokenizers") != NULL);
+    free(prep);
+    /* 64 Prepends of 256 bytes add 16 KiB: allowed */
+    item = vt_xasprintf("{\"type\": \"Prepend\", \"prepend\": \"%s\"}", a256);
+    prep = repeat_items(item, 64);
+    CHECK_INT(parse_chain(prep, &t, err, sizeof(err)), 0);
+    vt_tokenizer_free(t);
+    t = NULL;
+    free(prep);
+    free(item);
+
+    /* a at 8 x 8 = 64 times: allowed, and a 64 MiB text is cut to what fits */
+    item = vt_xasprintf("{\"type\": \"Replace\", \"pattern\": {\"String\": \"a\"}, \"content\": "
+                        "\"aaaaaaaa\"}");
+    char *two = repeat_items(item, 2);
+    CHECK_INT(parse_chain(two, &t, err, sizeof(err)), 0);
+    free(two);
+    free(item);
+    if (t) {
+        size_t max = vt_tokenizer_max_text(t);
+        CHECK(max >= VT_TOKENIZER_MIN_TEXT);
+        CHECK(max * 64 * 3 <= VT_TOKENIZER_MAX_OUT);
+        size_t big = 64u << 20;
+        char *text = vt_xmalloc(big);
+        memset(text, 'a', big);
+        const int32_t *ids;
+        size_t n;
+        vt_tokenizer_encode(t, text, big, &ids, &n);
+        CHECK_INT(n, max * 64);
+        free(text);
+        vt_tokenizer_free(t);
+        t = NULL;
+    }
+    /* three Replace steps of 8: 512 times, refused */
+    item = vt_xasprintf("{\"type\": \"Replace\", \"pattern\": {\"String\": \"a\"}, \"content\": "
+                        "\"aaaaaaaa\"}");
+    char *three = repeat_items(item, 3);
+    CHECK_INT(parse_chain(three, &t, err, sizeof(err)), VT_EINVAL);
+    free(three);
+    free(item);
+    free(a256);
+}
+
+/* BERT_GROWTH in tokenizer.c: no code point grows past 3 bytes per input byte through
+ * accent stripping (or Hangul decomposition), lowercasing, or the Chinese spaces */
+VT_TEST(tokenizer_bert_growth_bound)
+{
+    size_t worst_num = 0, worst_den = 1;
+    for (uint32_t cp = 0x80; cp <= 0x10FFFF; cp++) {
+        if (cp >= 0xD800 && cp <= 0xDFFF)
+            continue;
+        size_t in = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4, out = 0;
+        uint32_t cps[8];
+        size_t ncp = 0;
+        if (cp >= 0xAC00 && cp <= 0xD7A3) {
+            cps[ncp++] = 0x1100;
+            cps[ncp++] = 0x1161;
+            cps[ncp++] = 0x11A8;
+        } else if (vt_uc_strip_accents(cp)) {
+            const char *st = vt_uc_strip_accents(cp);
+            size_t n = strlen(st);
+            for (size_t j = 0; j < n && ncp < 8;) {
+                size_t k = vt_utf8_decode(st + j, n - j, &cps[ncp++]);
+                j += k ? k : 1;
+            }
+        } else {
+            cps[ncp++] = cp;
+        }
+        for (size_t j = 0; j < ncp; j++) {
+            const char *lo = vt_uc_lower(cps[j]);
+            uint32_t c = cps[j];
+            out += lo ? strlen(lo) : c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+        }
+        out = out > in + 2 ? out : in + 2; /* spaces around a Chinese character */
+        if (out * worst_den > worst_num * in) {
+            worst_num = out;
+            worst_den = in;
+        }
+    }
+    if (worst_num > 3 * worst_den)
+        fprintf(stderr, "  worst growth %zu/%zu\n", worst_num, worst_den);
+    CHECK(worst_num <= 3 * worst_den);
+}
+
 /* ---- safetensors ---- */
 
 /* A safetensors file with header text hdr and n data bytes (0x11 each), lying about
@@ -442,6 +583,125 @@ VT_TEST(embed_m2v_hostile_model)
         }
         vt_embed_close(e);
     }
+    vt_rm_rf(dir);
+    free(tokp);
+    free(modp);
+}
+
+/* issue 27 failure 8: finite-but-huge weights (3e38) overflow when a text's tokens are
+ * summed; the vector is refused with the reason, never handed back */
+VT_TEST(embed_nonfinite_vectors_refused)
+{
+    char dir[] = "/tmp/vt-m2v-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    char *tokp = vt_xasprintf("%s/tokenizer.json", dir);
+    char *modp = vt_xasprintf("%s/model.safetensors", dir);
+    char err[256];
+    CHECK_INT(vt_write_file_atomic(tokp, wordpiece_json, strlen(wordpiece_json), err, sizeof(err)),
+              0);
+    size_t len;
+    unsigned char *b = st_file(
+        "{\"embeddings\": {\"dtype\": \"F32\", \"shape\": [11, 2], \"data_offsets\": [0, 88]}}", 88,
+        0, &len);
+    for (size_t i = 0; i < 22; i++) {
+        float f = 3e38f;
+        memcpy(b + len - 88 + i * 4, &f, 4);
+    }
+    CHECK_INT(vt_write_file_atomic(modp, b, len, err, sizeof(err)), 0);
+    free(b);
+    struct vt_embed_spec spec = {.backend = "model2vec", .model = dir};
+    struct vt_embed *e = NULL;
+    CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), 0);
+    if (e) {
+        float v[4] = {0};
+        const char *one[] = {"a"}, *two[] = {"a", "playing"};
+        CHECK_INT(vt_embed_texts(e, one, 1, v, err, sizeof(err)), 0);
+        CHECK(isfinite(v[0]) && isfinite(v[1]));
+        err[0] = 0;
+        CHECK_INT(vt_embed_texts(e, two, 2, v, err, sizeof(err)), VT_EINVAL);
+        CHECK(strstr(err, "NaN or infinity (input 2 of 2)") != NULL);
+    }
+    vt_embed_close(e);
+    vt_rm_rf(dir);
+    free(tokp);
+    free(modp);
+}
+
+/* kB of a "Name:  N kB" line of /proc/self/status, or -1 */
+static long status_kb(const char *name)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    size_t n = strlen(name);
+
+    while (f && fgets(line, sizeof(line), f))
+        if (!strncmp(line, name, n) && line[n] == ':')
+            kb = strtol(line + n + 1, NULL, 10);
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+/* issue 27 failure 9: a Model2Vec model costs memory near its file's size, not the file
+ * read plus every row decoded to floats (5 times an int8 file). Peak RSS growth while a
+ * 64 MiB int8 model is opened and used, against the file's size; the peak is reset first
+ * (/proc/self/clear_refs 5). */
+VT_TEST(embed_m2v_memory_near_file)
+{
+    char dir[] = "/tmp/vt-m2v-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    char *tokp = vt_xasprintf("%s/tokenizer.json", dir);
+    char *modp = vt_xasprintf("%s/model.safetensors", dir);
+    char err[256];
+    size_t rows = 262144, dim = 256, data = rows * dim;
+    CHECK_INT(vt_write_file_atomic(tokp, wordpiece_json, strlen(wordpiece_json), err, sizeof(err)),
+              0);
+    char *hdr = vt_xasprintf("{\"embeddings\": {\"dtype\": \"I8\", \"shape\": [%zu, %zu],"
+                             " \"data_offsets\": [0, %zu]}}",
+                             rows, dim, data);
+    size_t hlen = strlen(hdr);
+    FILE *f = fopen(modp, "wb");
+    uint64_t le = hlen;
+    CHECK(f != NULL);
+    if (f) {
+        CHECK(fwrite(&le, 8, 1, f) == 1 && fwrite(hdr, hlen, 1, f) == 1);
+        CHECK(ftruncate(fileno(f), (off_t)(8 + hlen + data)) == 0); /* rows of zeros */
+        fclose(f);
+    }
+    free(hdr);
+    FILE *clear = fopen("/proc/self/clear_refs", "w");
+    long before = status_kb("VmRSS");
+    if (!clear || before < 0) {
+        fprintf(stderr, "  no /proc/self/clear_refs: not measured\n");
+    } else {
+        fputs("5", clear);
+        fclose(clear);
+        clear = NULL;
+        struct vt_embed_spec spec = {.backend = "model2vec", .model = dir};
+        struct vt_embed *e = NULL;
+        CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), 0);
+        if (e) {
+            float v[256];
+            const char *texts[] = {"unaffable playing a cafe"};
+            CHECK_INT(vt_embed_texts(e, texts, 1, v, err, sizeof(err)), 0);
+        }
+        long peak = status_kb("VmHWM");
+        vt_embed_close(e);
+        double ratio = (double)(peak - before) / (double)(data / 1024);
+        if (ratio > 1.5)
+            fprintf(stderr, "  peak RSS grew %ld kB for a file of %zu kB (%.2f times)\n",
+                    peak - before, data / 1024, ratio);
+        CHECK(ratio <= 1.5);
+    }
+    if (clear)
+        fclose(clear);
     vt_rm_rf(dir);
     free(tokp);
     free(modp);

@@ -240,23 +240,31 @@ out:
     vt_test_db_free(db);
 }
 
-static int check(const char *query, const char *a, const char *b, int phrase_n, int *exact, int *at)
+static int check_as(const char *query, enum vt_match match, char **const *alts, const char *a,
+                    const char *b, int phrase_n, int *exact, int *at)
 {
     struct vt_query q;
+    struct vt_store_search r = {&q, match, alts, "speech", NULL, 1, 100, 0, 1};
     char *text = vt_xasprintf("%s\n%s", a, b);
     int ok;
 
     vt_query_parse(query, strlen(query), &q);
-    ok = store_pair_check(&q, text, strlen(a) + 1, phrase_n, exact, at);
+    ok = store_pair_check(&r, text, strlen(a) + 1, phrase_n, exact, at);
     vt_query_release(&q);
     free(text);
     return ok;
+}
+
+static int check(const char *query, const char *a, const char *b, int phrase_n, int *exact, int *at)
+{
+    return check_as(query, VT_MATCH_ALL, NULL, a, b, phrase_n, exact, at);
 }
 
 /* The decision on one pair, from its text alone; hostile splits are no match. */
 VT_TEST(search_pair_check)
 {
     struct vt_query q;
+    struct vt_store_search r = {NULL, VT_MATCH_ALL, NULL, "speech", NULL, 1, 100, 0, 1};
     int exact = 0, at = 0;
 
     CHECK(check("more respectable", "still more", "respectable many", 2, &exact, &at));
@@ -273,8 +281,38 @@ VT_TEST(search_pair_check)
     CHECK(check("mo* res*", "still more", "respectable", 0, &exact, &at));
     CHECK(!check("", "a", "b", 0, &exact, &at));
     vt_query_parse("a b", 3, &q);
-    CHECK(!store_pair_check(&q, "a\nb", 0, 2, &exact, &at));
-    CHECK(!store_pair_check(&q, "a\nb", 4, 2, &exact, &at));
-    CHECK(store_pair_check(&q, "a\nb", 2, 2, &exact, &at));
+    r.q = &q;
+    CHECK(!store_pair_check(&r, "a\nb", 0, 2, &exact, &at));
+    CHECK(!store_pair_check(&r, "a\nb", 4, 2, &exact, &at));
+    CHECK(store_pair_check(&r, "a\nb", 2, 2, &exact, &at));
     vt_query_release(&q);
+}
+
+/* The approximate tier's pairs: a term as one of its alternatives, all but one of three words
+ * (the third misheard), and still neither cue alone. */
+VT_TEST(search_pair_check_approx)
+{
+    char *then[] = {"then", NULL}, *more[] = {"moor", NULL};
+    char **alts[] = {more, NULL, then};
+    int exact = 0, at = 0;
+
+    CHECK(!check("more respectable than", "still more", "respectable many", 3, &exact, &at));
+    CHECK(check_as("more respectable than", VT_MATCH_ALL_BUT_ONE, NULL, "made still more",
+                   "respectable many watts", 3, &exact, &at));
+    CHECK(!exact && at == 2);
+    /* as an alternative, every term found */
+    CHECK(check_as("more respectable than", VT_MATCH_ALL, alts, "still more",
+                   "respectable then", 3, &exact, &at));
+    CHECK(!exact && at == 1);
+    CHECK(check_as("more respectable", VT_MATCH_ALL, alts, "still moor", "respectable", 2, &exact,
+                   &at));
+    CHECK(!exact && at == 1);
+    /* one cue holding all but one alone is that cue's hit, not the pair's */
+    CHECK(!check_as("more respectable than", VT_MATCH_ALL_BUT_ONE, NULL, "more respectable",
+                    "than ever", 3, &exact, &at));
+    /* two of three missing is no match, nor an excluded word in the pair */
+    CHECK(!check_as("more respectable than", VT_MATCH_ALL_BUT_ONE, NULL, "still more", "many",
+                    3, &exact, &at));
+    CHECK(!check_as("more respectable than -many", VT_MATCH_ALL_BUT_ONE, NULL, "still more",
+                    "respectable many", 3, &exact, &at));
 }

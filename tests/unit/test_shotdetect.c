@@ -39,6 +39,20 @@ static size_t detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **s
     return vt_sd_detect(f, n, s);
 }
 
+/* Checks that the detector finds exactly one boundary, a hard cut at frame at. */
+static void check_one_cut(const struct vt_sd_feat *f, size_t n, size_t at)
+{
+    struct vt_sd_shot *s = NULL;
+    size_t found = detect(f, n, &s);
+
+    CHECK_INT(found, 2);
+    if (found == 2) {
+        CHECK_INT(s[1].first, at);
+        CHECK_INT(s[1].kind, VT_SD_CUT);
+    }
+    free(s);
+}
+
 VT_TEST(shotdetect_cut)
 {
     struct vt_sd_feat *f = quiet(120);
@@ -82,17 +96,11 @@ VT_TEST(shotdetect_noise_no_cut)
 VT_TEST(shotdetect_slide_change)
 {
     struct vt_sd_feat *f = quiet(120);
-    struct vt_sd_shot *s = NULL;
-    size_t n;
 
     /* same background, new text: few pixels change, over a near-zero baseline */
     f[70].d1 = 1.2f;
     f[70].changed = 0.03f;
-    n = detect(f, 120, &s);
-    CHECK_INT(n, 2);
-    if (n == 2)
-        CHECK_INT(s[1].first, 70);
-    free(s);
+    check_one_cut(f, 120, 70);
     free(f);
 }
 
@@ -287,8 +295,6 @@ VT_TEST(shotdetect_dissolve_both_moving_contrast_dip)
 VT_TEST(shotdetect_cut_into_fine_motion)
 {
     struct vt_sd_feat *f = quiet(150);
-    struct vt_sd_shot *s = NULL;
-    size_t n;
 
     /* a slide, then a shot whose pixels all change every frame (a cellular automaton)
      * while its coarse cells stay nearly still: the cut's thumbnail difference is no
@@ -300,22 +306,14 @@ VT_TEST(shotdetect_cut_into_fine_motion)
         f[i].d1 = i == 70 ? 90 : 75 + (float)(i % 3);
         f[i].changed = 0.8f;
     }
-    n = detect(f, 150, &s);
-    CHECK_INT(n, 2);
-    if (n == 2) {
-        CHECK_INT(s[1].first, 70);
-        CHECK_INT(s[1].kind, VT_SD_CUT);
-    }
-    free(s);
+    check_one_cut(f, 150, 70);
     free(f);
 }
 
 VT_TEST(shotdetect_cut_into_busy_cells)
 {
     struct vt_sd_feat *f = quiet(150);
-    struct vt_sd_shot *s = NULL;
     unsigned r = 5;
-    size_t n;
 
     /* an automaton whose cells stand still, then a zoom whose whole picture changes
      * every frame (mandelbrot's first seconds): its steps on the grid are nearly the
@@ -329,21 +327,13 @@ VT_TEST(shotdetect_cut_into_busy_cells)
             f[i].grid[k] = (uint8_t)(128 + (int)(r >> 16 & 63) - 32);
         }
     }
-    n = detect(f, 150, &s);
-    CHECK_INT(n, 2);
-    if (n == 2) {
-        CHECK_INT(s[1].first, 70);
-        CHECK_INT(s[1].kind, VT_SD_CUT);
-    }
-    free(s);
+    check_one_cut(f, 150, 70);
     free(f);
 }
 
 VT_TEST(shotdetect_flash_no_cut)
 {
     struct vt_sd_feat *f = quiet(150);
-    struct vt_sd_shot *s = NULL;
-    size_t n;
 
     /* a white frame (a muzzle flash, a strobe) at 40 and two at 70-71 over one shot,
      * then a real cut at 110: the flashes spike every difference as the cut does, but
@@ -361,13 +351,7 @@ VT_TEST(shotdetect_flash_no_cut)
     }
     f[111].d1 = 0.05f;
     f[111].changed = 0;
-    n = detect(f, 150, &s);
-    CHECK_INT(n, 2);
-    if (n == 2) {
-        CHECK_INT(s[1].first, 110);
-        CHECK_INT(s[1].kind, VT_SD_CUT);
-    }
-    free(s);
+    check_one_cut(f, 150, 110);
     free(f);
 }
 
@@ -393,7 +377,6 @@ VT_TEST(shotdetect_title_fade_no_boundary)
 {
     struct vt_sd_feat *f = quiet(150);
     struct vt_sd_shot *s = NULL;
-    size_t n;
 
     /* a title fades in over rows 2-3 of a still in 0.6 s: a mix, as a dissolve is, but
      * two thirds of the grid stay and the cells it covers all brighten */
@@ -413,11 +396,7 @@ VT_TEST(shotdetect_title_fade_no_boundary)
     for (size_t i = 60; i < 150; i++)
         for (int k = 0; k < VT_SD_GRID_W; k++)
             f[i].grid[k] = (uint8_t)(f[i].grid[k] + 30);
-    n = detect(f, 150, &s);
-    CHECK_INT(n, 2);
-    if (n == 2)
-        CHECK_INT(s[1].first, 60);
-    free(s);
+    check_one_cut(f, 150, 60);
     free(f);
 }
 
@@ -442,7 +421,6 @@ VT_TEST(shotdetect_subject_motion_no_cut)
 {
     struct vt_sd_feat *f = quiet(150);
     struct vt_sd_shot *s = NULL;
-    size_t n;
 
     /* a bird flaps in nine cells of a still background for 2 s and throws itself out of
      * frame at 65, leaving cells brighter and darker: as large a spike as a cut's, but
@@ -469,11 +447,7 @@ VT_TEST(shotdetect_subject_motion_no_cut)
             f[i].grid[k] = (uint8_t)(255 - f[i].grid[k]);
     f[65].d1 = 60;
     f[65].changed = 0.8f;
-    n = detect(f, 150, &s);
-    CHECK_INT(n, 2);
-    if (n == 2)
-        CHECK_INT(s[1].first, 65);
-    free(s);
+    check_one_cut(f, 150, 65);
     free(f);
 }
 
@@ -506,11 +480,7 @@ VT_TEST(shotdetect_whip_pan_no_cut)
     /* the same jump with other colours: a cut to another shot of a like pattern */
     for (size_t i = 60; i < 150; i++)
         view_grid(&f[i], 1.5, 60);
-    n = detect(f, 150, &s);
-    CHECK_INT(n, 2);
-    if (n == 2)
-        CHECK_INT(s[1].first, 60);
-    free(s);
+    check_one_cut(f, 150, 60);
     free(f);
 }
 
