@@ -6,9 +6,10 @@
  * with its stages queued (vt_pipeline_register) for the pipeline to run. URLs are
  * added by add_url.c.
  */
+#include "base/util.h"
+#include "captions/captions.h"
 #include "core/library.h"
 #include "media/media.h"
-#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -108,45 +109,77 @@ out:
     return rc;
 }
 
+/* A hard link of src at dst when they share a file system (no bytes copied), else a copy. */
+static int link_or_copy(const char *src, const char *dst, char *err, size_t errlen)
+{
+    if (!link(src, dst))
+        return 0;
+    return copy_bytes(src, dst, err, errlen);
+}
+
+/* Where stage_copy puts what it stages: the folder, and the media's own folder. */
+struct staging {
+    const char *from_dir; /* the folder of the media added */
+    const char *to_dir;   /* the staging folder */
+    char *err;
+    size_t errlen;
+};
+
+/* A caption file beside the media goes with it: the captions stage reads it there. */
+static int stage_sidecar(void *user, const char *name)
+{
+    struct staging *st = user;
+    char *from = vt_xasprintf("%s/%s", st->from_dir, name);
+    char *to = vt_xasprintf("%s/%s", st->to_dir, name);
+    int rc = link_or_copy(from, to, st->err, st->errlen);
+
+    free(from);
+    free(to);
+    return rc;
+}
+
 /*
- * Put the file real into the library's media folder under a temporary name (*tmp,
- * caller frees; renamed into media/<id>/ once the id is known): a hard link when it is
- * on the same file system (no bytes copied), else a copy. Done before the write
- * transaction, which a gigabyte copy must not hold.
+ * Put the file real, and the caption files beside it, into a staging folder of the
+ * library's media folder (*tmp, caller frees; renamed to media/<id> once the id is
+ * known). Done before the write transaction, which a gigabyte copy must not hold.
  */
 static int stage_copy(struct vt_library *lib, const char *real, uint64_t hash, char **tmp,
                       char *err, size_t errlen)
 {
-    char *dir = vt_xasprintf("%s/media", lib->dir);
-    int rc = vt_mkdir_p(dir, err, errlen);
+    const char *base = strrchr(real, '/') + 1; /* real is absolute (realpath) */
+    char *from_dir = vt_xasprintf("%.*s", (int)(base - real - 1), real), *to;
+    struct staging st = {from_dir[0] ? from_dir : "/", NULL, err, errlen};
+    int rc;
 
-    *tmp = vt_xasprintf("%s/.add-%ld-%016llx", dir, (long)getpid(), (unsigned long long)hash);
-    free(dir);
-    if (rc)
-        return rc;
-    unlink(*tmp); /* left by an add of this process id killed before its rename */
-    if (!link(real, *tmp))
-        return 0;
-    return copy_bytes(real, *tmp, err, errlen);
+    *tmp = vt_xasprintf("%s/media/.add-%ld-%016llx", lib->dir, (long)getpid(),
+                        (unsigned long long)hash);
+    vt_rm_rf(*tmp); /* left by an add of this process id killed before its rename */
+    rc = vt_mkdir_p(*tmp, err, errlen);
+    to = vt_xasprintf("%s/%s", *tmp, base);
+    if (!rc)
+        rc = link_or_copy(real, to, err, errlen);
+    st.to_dir = *tmp;
+    if (!rc)
+        rc = vt_captions_each_sidecar(real, stage_sidecar, &st);
+    free(to);
+    free(from_dir);
+    return rc;
 }
 
-/* Move the staged copy to media/<id>/<name>; *rel (caller frees) is its path in the
- * library, the video's source path. */
+/* Move the staging folder to media/<id>; *rel (caller frees) is the media file's path in
+ * the library, the video's source path. */
 static int place_copy(struct vt_library *lib, const char *tmp, const char *id, const char *name,
                       char **rel, char *err, size_t errlen)
 {
-    char *dir = vt_xasprintf("%s/media/%s", lib->dir, id), *to = NULL;
-    int rc = vt_mkdir_p(dir, err, errlen);
+    char *to = vt_xasprintf("%s/media/%s", lib->dir, id);
+    int rc = 0;
 
-    if (!rc) {
-        to = vt_xasprintf("%s/%s", dir, name);
-        if (rename(tmp, to))
-            rc = vt_err(err, errlen, VT_EIO, "cannot keep '%s': %s", to, strerror(errno));
-    }
-    if (!rc)
+    rmdir(to); /* an empty folder left there would stop the rename */
+    if (rename(tmp, to))
+        rc = vt_err(err, errlen, VT_EIO, "cannot keep '%s': %s", to, strerror(errno));
+    else
         *rel = vt_xasprintf("media/%s/%s", id, name);
     free(to);
-    free(dir);
     return rc;
 }
 
@@ -246,7 +279,7 @@ int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_op
     *is_new = 1;
 out:
     if (tmp)
-        unlink(tmp); /* still there when the add stopped before the rename */
+        vt_rm_rf(tmp); /* still there when the add stopped before the rename */
     vt_probe_release(&probe);
     free(tmp);
     free(rel);

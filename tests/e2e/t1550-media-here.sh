@@ -16,11 +16,14 @@ ffmpeg -v error -y -f lavfi -i "color=white:s=320x180:d=2,drawtext=fontfile=/usr
   -c:v libx264 -preset veryfast -pix_fmt yuv420p "$T/src/b.mp4"
 
 vt init
+# a caption file beside the media goes with it (the captions stage reads it there)
+printf '1\n00:00:00,200 --> 00:00:01,500\ncaptions beside the copy\n' > "$T/src/a.srt"
 id=$("$VIDTHEQUE" -q -L "$LIB" add --queue "$T/src/a.mp4")
 [[ -n $id ]] || fail "add printed no id"
 copy=$LIB/media/$id/a.mp4
 [[ -f $copy ]] || fail "add did not put the file into the library: $(ls -R "$LIB/media" 2>&1)"
 cmp -s "$copy" "$T/src/a.mp4" || fail "the library's copy differs from the file"
+cmp -s "$LIB/media/$id/a.srt" "$T/src/a.srt" || fail "the caption file beside it was not taken: $(ls "$LIB/media/$id")"
 # same file system: a hard link, no bytes copied
 [[ $(stat -c %i "$copy") == $(stat -c %i "$T/src/a.mp4") ]] || fail "not hard-linked on the same file system"
 [[ $(lib_sql "SELECT source_path FROM videos WHERE id='$id'") == "media/$id/a.mp4" ]] ||
