@@ -9,6 +9,9 @@
 PREFIX ?= /usr/local
 # data files (the Silero VAD model): the binary looks there, so it is fixed at build time
 DATADIR ?= $(PREFIX)/share/vidtheque
+# systemd units (dist/systemd): `make install` puts them here, with the paths filled in
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+DOCDIR ?= $(PREFIX)/share/doc/vidtheque
 CC ?= cc
 PKGS = libavformat libavcodec libavutil libswscale libswresample sqlite3 jansson tesseract lept libjpeg pocketsphinx sphinxbase libmicrohttpd uchardet libcurl libpq zlib
 # flite (no pkg-config file): its CMU lexicon pronounces the words speech hints add
@@ -118,7 +121,7 @@ check: check-headers vidtheque $(UNIT)
 bench: vidtheque
 	VIDTHEQUE=$(abspath $(BIN)) bench/run.sh
 
-install: vidtheque install-data
+install: vidtheque install-data install-units
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/vidtheque
 	install -m 755 $(FULL) $(DESTDIR)$(PREFIX)/bin/vidtheque-full
@@ -134,7 +137,19 @@ install-data:
 	install -m 644 tests/data/silero-vad/LICENSE $(DESTDIR)$(DATADIR)/LICENSE-silero-vad
 	install -m 644 $(WHISPER_ASSETS:%=tests/data/whisper-assets/%) $(DESTDIR)$(DATADIR)/whisper/
 
+# The systemd units: the web application, a worker per instance (vidtheque-worker@N), and the
+# hourly update of the lists; @BINDIR@ and @DOCDIR@ become where `make install` puts things.
+UNITS_IN = vidtheque-serve.service vidtheque-worker@.service vidtheque-update.service
+install-units:
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)
+	for u in $(UNITS_IN); do \
+	  sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@DOCDIR@|$(DOCDIR)|g' dist/systemd/$$u.in > $(DESTDIR)$(UNITDIR)/$$u && \
+	  chmod 644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	install -m 644 dist/systemd/vidtheque-update.timer $(DESTDIR)$(UNITDIR)/vidtheque-update.timer
+	install -m 644 README.md $(DESTDIR)$(DOCDIR)/README.md
+
 clean:
 	rm -rf build vidtheque
 
-.PHONY: all vidtheque check check-headers unit e2e bench install install-data clean
+.PHONY: all vidtheque check check-headers unit e2e bench install install-data install-units clean

@@ -36,6 +36,9 @@ enum {
      * later; nothing was changed */
     VT_EUNAVAIL = -7,
     VT_ENOMEM = -8, /* out of memory (a library's own allocation, e.g. a model's weights) */
+    /* something this machine lacks (the media file not readable here, a model missing
+     * here): a stage failing so is queued again for any worker, not failed for good */
+    VT_EHERE = -9,
 };
 
 enum vt_log_level { VT_LOG_ERROR, VT_LOG_WARN, VT_LOG_INFO, VT_LOG_DEBUG };
@@ -98,7 +101,11 @@ struct vt_add_opts {
      * speech recognition), "captions" (only captions) or "recognize". NULL: auto. */
     const char *stt;
     int no_keep_media; /* URLs: delete the downloaded media once the video is indexed */
-    int limit;         /* lists: only the first (newest) N entries; 0 for all */
+    /* local files: record the file where it is (its absolute path) instead of copying
+     * it (or hard-linking it, on the same file system) into <library>/media/<id>/,
+     * where every machine that shares the library reaches it */
+    int in_place;
+    int limit; /* lists: only the first (newest) N entries; 0 for all */
 };
 int vt_add_file(struct vt_library *lib, const char *path, const struct vt_add_opts *opts, char *id,
                 int *is_new);
@@ -186,6 +193,8 @@ struct vt_worker_opts {
     int drain;                /* end once no stage of the set is queued or running anywhere */
     const volatile int *stop; /* 1: claim no more, finish the running stages, return;
                                * 2: give their leases back and return at once */
+    double grace_s;           /* after stop 1, give back what still runs after this long
+                               * (0: wait for the stages however long they take) */
     const struct vt_callbacks *cb;
     const struct vt_fetch_opts *fetch;
 };
@@ -203,16 +212,16 @@ struct vt_worker_stats {
 int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_worker_stats *stats,
                   char *err, size_t errlen);
 
-/* Remove a video: database rows, then its files (frames, downloaded media; never a
- * local file it was added from). VT_EINVAL for a malformed id, VT_ENOTFOUND when the
- * library has no such video. */
+/* Remove a video: database rows, then its files (frames, media downloaded or copied into
+ * the library; never a file added --in-place, nor the original a copy was made from).
+ * VT_EINVAL for a malformed id, VT_ENOTFOUND when the library has no such video. */
 int vt_remove(struct vt_library *lib, const char *id);
 
 /*
  * Check the library: the database's integrity, that every kept frame's image file
  * exists (and its small version, for a video that has small versions: one indexed before
- * they were written gets a VT_LOG_INFO note) and that downloaded media still kept is
- * there. Problems are logged (VT_LOG_ERROR); *problems gets their count.
+ * they were written gets a VT_LOG_INFO note) and that media downloaded (and still kept) or
+ * copied into the library is there. Problems are logged (VT_LOG_ERROR); *problems gets their count.
  */
 int vt_check(struct vt_library *lib, int *problems);
 

@@ -8,6 +8,7 @@
 
 #include "base/util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -64,31 +65,105 @@ char *vt_config_db_redact(const char *url)
     return vt_sb_detach(&sb);
 }
 
+/* The database password from the file at path (its first line): refused when others may
+ * read the file. 0 with *pw (caller frees), or VT_EINVAL / VT_EIO with err. */
+static int read_password(const char *path, char **pw, char *err, size_t errlen)
+{
+    char buf[1024];
+    struct stat st;
+    FILE *f = fopen(path, "re");
+    size_t n;
+    int rc = 0;
+
+    *pw = NULL;
+    if (!f)
+        return vt_err(err, errlen, VT_EIO, "db.password_file '%s': %s", path, strerror(errno));
+    if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode))
+        rc = vt_err(err, errlen, VT_EINVAL, "db.password_file '%s': not a regular file", path);
+    else if (st.st_mode & 07)
+        rc = vt_err(err, errlen, VT_EINVAL,
+                    "db.password_file '%s': readable by others (chmod 600 or 640)", path);
+    else if (!fgets(buf, sizeof(buf), f))
+        rc = vt_err(err, errlen, VT_EINVAL, "db.password_file '%s': empty", path);
+    fclose(f);
+    if (rc)
+        return rc;
+    n = strcspn(buf, "\r\n");
+    buf[n] = '\0';
+    if (!n)
+        return vt_err(err, errlen, VT_EINVAL, "db.password_file '%s': empty first line", path);
+    *pw = vt_xstrdup(buf);
+    return 0;
+}
+
+/* url with password=PW (percent-encoded) added to its query; caller frees. */
+static char *url_with_password(const char *url, const char *pw)
+{
+    struct vt_sb sb = {0};
+
+    vt_sb_adds(&sb, url);
+    vt_sb_adds(&sb, strchr(url, '?') ? "&password=" : "?password=");
+    for (const unsigned char *p = (const unsigned char *)pw; *p; p++) {
+        if (isalnum(*p) || strchr("-._~", *p))
+            vt_sb_add(&sb, (const char *)p, 1);
+        else
+            vt_sb_addf(&sb, "%%%02X", *p);
+    }
+    return vt_sb_detach(&sb);
+}
+
+/* *url gains the password of db.password_file (or VIDTHEQUE_DB_PASSWORD_FILE) when set. */
+static int add_password(const struct vt_config *c, char **url, char *err, size_t errlen)
+{
+    const char *path = vt_config_get(c, "db.password_file");
+    char *pw, *redacted;
+    int has;
+
+    if (!path || !*url)
+        return 0;
+    redacted = vt_config_db_redact(*url);
+    has = strcmp(redacted, *url) != 0;
+    free(redacted);
+    if (has)
+        return vt_err(err, errlen, VT_EINVAL,
+                      "the db URL holds a password and db.password_file is set: keep one");
+    if (read_password(path, &pw, err, errlen))
+        return VT_EINVAL;
+    redacted = url_with_password(*url, pw);
+    free(pw);
+    free(*url);
+    *url = redacted;
+    return 0;
+}
+
 int vt_config_db_url(const char *lib_dir, char **url, char *err, size_t errlen)
 {
-    static const char *const db_key[] = {"db", NULL}; /* the other keys are not read here */
+    /* the other keys are not read here */
+    static const char *const db_key[] = {"db", "db.password_file", NULL};
     const char *env = getenv("VIDTHEQUE_DB");
     struct vt_config *c = NULL;
     const char *v;
     int rc;
 
     *url = NULL;
-    if (env && *env) {
-        if (!vt_config_db_url_ok(env))
-            return vt_err(err, errlen, VT_EINVAL,
-                          "VIDTHEQUE_DB is not a postgresql:// URL (without spaces)");
-        *url = vt_xstrdup(env);
-        return 0;
-    }
+    if (env && *env && !vt_config_db_url_ok(env))
+        return vt_err(err, errlen, VT_EINVAL,
+                      "VIDTHEQUE_DB is not a postgresql:// URL (without spaces)");
     rc = vt_config_read(lib_dir, db_key, &c, err, errlen);
     if (rc)
         return rc;
-    v = vt_config_get(c, "db");
+    v = env && *env ? env : vt_config_get(c, "db");
     if (v && *v && !vt_config_db_url_ok(v))
         rc = vt_err(err, errlen, VT_EINVAL,
                     "'%s/config': db is not a postgresql:// URL (without spaces)", lib_dir);
     else if (v && *v)
         *url = vt_xstrdup(v);
+    if (!rc)
+        rc = add_password(c, url, err, errlen);
+    if (rc) {
+        free(*url);
+        *url = NULL;
+    }
     vt_config_free(c);
     return rc;
 }
@@ -201,8 +276,33 @@ void vt_config_free(struct vt_config *c)
     free(c);
 }
 
+/* The environment's value of key: VIDTHEQUE_ and the key in capitals, '.' as '_'; NULL when
+ * unset or empty, and for db, whose VIDTHEQUE_DB vt_config_db_url reads itself (a migrate
+ * or an init reads the file's own). */
+static const char *env_value(const char *key)
+{
+    char name[128] = "VIDTHEQUE_";
+    size_t n = strlen(name);
+    const char *v;
+
+    if (!strcmp(key, "db"))
+        return NULL;
+    for (const char *p = key; *p; p++) {
+        if (n + 1 >= sizeof(name))
+            return NULL;
+        name[n++] = *p == '.' ? '_' : (char)toupper((unsigned char)*p);
+    }
+    name[n] = '\0';
+    v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
 const char *vt_config_get(const struct vt_config *c, const char *key)
 {
+    const char *env = env_value(key);
+
+    if (env)
+        return env;
     for (size_t i = 0; c && i < c->n; i++)
         if (c->lines[i].key && !strcmp(c->lines[i].key, key))
             return c->lines[i].value;

@@ -31,7 +31,9 @@ struct vt_config;
 int vt_config_read(const char *lib_dir, const char *const *keys, struct vt_config **out, char *err,
                    size_t errlen);
 void vt_config_free(struct vt_config *c);
-/* The value of key, NULL when unset; borrowed until the next set or free. */
+/* The value of key: the environment's VIDTHEQUE_<KEY> (capitals, '.' as '_'; not for db)
+ * when set and not empty, else the file's; NULL when unset. Borrowed until the next set or
+ * free (or change of the environment). */
 const char *vt_config_get(const struct vt_config *c, const char *key);
 /* Set (value non-NULL) or unset (NULL) key and write the file atomically.
  * VT_EINVAL for an unknown key or a value with a newline or NUL. */
@@ -46,7 +48,8 @@ int vt_config_db_url_ok(const char *v);
 
 /*
  * Where the library in lib_dir keeps its database: *url gets the PostgreSQL URL
- * (VIDTHEQUE_DB when set, else the config's db key; caller frees), or NULL for SQLite's
+ * (VIDTHEQUE_DB when set, else the config's db key; with the password of db.password_file
+ * or VIDTHEQUE_DB_PASSWORD_FILE added, when set; caller frees), or NULL for SQLite's
  * lib_dir/library.db. 0, or VT_EINVAL (a value that is not a postgresql:// URL) or the
  * config's read error, with err.
  */

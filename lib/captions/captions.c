@@ -210,6 +210,36 @@ static int sidecar_rank(const char *rest)
     return (lang_is_english(rest, (size_t)(dot - rest)) ? 3 : 6) + r;
 }
 
+int vt_captions_each_sidecar(const char *media_path, int (*fn)(void *user, const char *name),
+                             void *user)
+{
+    const char *slash = strrchr(media_path, '/'), *base = slash ? slash + 1 : media_path;
+    const char *dot = strrchr(base, '.');
+    size_t stem_len = dot && dot > base ? (size_t)(dot - base) : strlen(base);
+    char *dir = slash ? xstrndup(media_path, slash == media_path ? 1 : (size_t)(slash - media_path))
+                      : vt_xstrdup(".");
+    int dfd = stem_len ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1, rc = 0;
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    struct dirent *e;
+
+    if (dfd >= 0 && !d)
+        close(dfd);
+    while (d && !rc && (e = readdir(d))) {
+        struct stat st;
+
+        if (strncmp(e->d_name, base, stem_len) || e->d_name[stem_len] != '.' ||
+            !strcmp(e->d_name, base) || sidecar_rank(e->d_name + stem_len + 1) < 0)
+            continue;
+        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+            continue;
+        rc = fn(user, e->d_name);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+    return rc;
+}
+
 int vt_captions_find_sidecar(const char *media_path, char **sidecar_path)
 {
     const char *slash = strrchr(media_path, '/'), *base = slash ? slash + 1 : media_path;

@@ -102,6 +102,11 @@ int vt_captions_load_file(const char *path, struct vt_transcript *out, char *err
  * sets *sidecar_path (caller frees), or 0 with *sidecar_path NULL when there is none.
  */
 int vt_captions_find_sidecar(const char *media_path, char **sidecar_path);
+/* Every caption file beside media_path that vt_captions_find_sidecar may pick (the same
+ * names, regular files only), in directory order: fn gets each one's file name (not its
+ * path); a non-zero return stops and is returned. 0 when all were seen (or none). */
+int vt_captions_each_sidecar(const char *media_path, int (*fn)(void *user, const char *name),
+                             void *user);
 
 /*
  * Read the first text subtitle stream of media_path (subrip, mov_text, webvtt, ass, ssa,

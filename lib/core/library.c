@@ -349,10 +349,15 @@ void vt_stage_progress(void *ctx, double frac)
 
 int vt_stage_need_media(struct vt_stage_ctx *c)
 {
-    if (c->video->source_path)
-        return 0;
-    return vt_err(c->err, sizeof(c->err), VT_ENOTFOUND,
-                  "the media file was not kept (--no-keep-media): redo --stage fetch first");
+    if (!c->video->source_path)
+        return vt_err(c->err, sizeof(c->err), VT_ENOTFOUND,
+                      "the media file was not kept (--no-keep-media): redo --stage fetch first");
+    /* another machine may see it (a file added in place): retried, not failed */
+    if (access(c->video->source_path, R_OK))
+        return vt_err(c->err, sizeof(c->err), VT_EHERE,
+                      "'%s': media file not readable on this machine: %s", c->video->source_path,
+                      strerror(errno));
+    return 0;
 }
 
 char *vt_lib_path(const struct vt_library *lib, const char *path)

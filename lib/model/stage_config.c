@@ -39,7 +39,7 @@ static int check_vad(const char *key, const char *value, char *err, size_t errle
 static int check_path(const char *key, const char *value, char *err, size_t errlen)
 {
     if (!*value)
-        return vt_err(err, errlen, VT_EINVAL, "%s is empty: a path to a ggml file", key);
+        return vt_err(err, errlen, VT_EINVAL, "%s is empty: a path to a file", key);
     return 0;
 }
 

@@ -37,6 +37,12 @@
  *   db                   the library's database on PostgreSQL: a libpq URL
  *                        (postgresql://USER@HOST/DB?...); unset: SQLite, DIR/library.db.
  *                        The environment's VIDTHEQUE_DB overrides it.
+ *   db.password_file     a file holding the database password (its first line), kept out
+ *                        of the shared config: not readable by others (mode 0600 or 0640)
+ *
+ * Every key may also be set in the environment, which wins over the file: VIDTHEQUE_ and
+ * the key in capitals with '.' as '_' (stt.vad_model: VIDTHEQUE_STT_VAD_MODEL;
+ * db.password_file: VIDTHEQUE_DB_PASSWORD_FILE); db is VIDTHEQUE_DB (base/config.h).
  */
 #ifndef VT_STAGE_CONFIG_H
 #define VT_STAGE_CONFIG_H
@@ -80,7 +86,8 @@
     X(FRAME_EMBED_API_STYLE,  FRAME, "frame_embed.api_style",  "openai",            NULL,           NULL,        check_api_style) \
     X(FRAME_EMBED_TIMEOUT_S,  FRAME, "frame_embed.timeout_s",  "60",                NULL,           NULL,        check_timeout) \
     X(FRAME_EMBED_BATCH,      FRAME, "frame_embed.batch",      "16",                NULL,           NULL,        check_batch) \
-    X(DB,                     -1,    "db",                     NULL,                NULL,           NULL,        check_db)
+    X(DB,                     -1,    "db",                     NULL,                NULL,           NULL,        check_db) \
+    X(DB_PASSWORD_FILE,       -1,    "db.password_file",       NULL,                NULL,           NULL,        check_path)
 /* clang-format on */
 
 enum vt_config_key_id {

@@ -73,12 +73,15 @@ static int check_video(void *user, const struct vt_video_rec *v)
     struct vt_store_frame *f;
     size_t n;
 
-    if (v->source_path && v->source_kind && strcmp(v->source_kind, "file")) {
+    /* the library's own media: downloaded, or a local file copied in (a relative path; one
+     * added --in-place is the user's, maybe on another machine's disk) */
+    if (v->source_path && v->source_kind &&
+        (strcmp(v->source_kind, "file") || v->source_path[0] != '/')) {
         char *p = vt_lib_path(c->lib, v->source_path);
 
         if (access(p, R_OK)) {
-            vt_log(c->lib, VT_LOG_ERROR, "%s: the downloaded media '%s' is missing", v->id,
-                   v->source_path);
+            vt_log(c->lib, VT_LOG_ERROR, "%s: the %s media '%s' is missing", v->id,
+                   strcmp(v->source_kind, "file") ? "downloaded" : "copied", v->source_path);
             c->problems++;
         }
         free(p);

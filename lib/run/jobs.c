@@ -1,6 +1,7 @@
 /*
  * The queue as the commands see it (vidtheque.h): `vidtheque jobs` (depth by stage and
- * state, running leases by worker, dead letters with their last error), the wait of
+ * state, running leases by worker, stages waiting for a retry with their error and next
+ * try, dead letters with their last error), the wait of
  * `add --wait` for videos that workers index, and the small settings a queued add takes
  * (priority). Reads only, plus one UPDATE: no stage runs here, so the front binary,
  * which links no media library, can run `jobs`.
@@ -79,9 +80,34 @@ static int read_depth(struct vt_library *lib, struct depth *d)
     return 0;
 }
 
-static void text_report(struct vt_sb *sb, const struct depth *d, const struct vt_queue_job *run,
-                        size_t n_run, const struct vt_queue_job *bad, size_t n_bad, int failed)
+/* The running, retrying and failed stages (struct vt_queue_job arrays). */
+struct job_lists {
+    struct vt_queue_job *run, *retry, *bad;
+    size_t n_run, n_retry, n_bad;
+};
+
+/* Stages queued again after a failure: when the next try may start, and why. */
+static void text_retrying(struct vt_sb *sb, const struct job_lists *l, double now)
 {
+    if (!l->n_retry)
+        return;
+    vt_sb_addf(sb, "\nretrying: %zu\n", l->n_retry);
+    for (size_t i = 0; i < l->n_retry; i++) {
+        const struct vt_queue_job *j = &l->retry[i];
+        char when[32];
+
+        vt_utc_iso(when, sizeof(when), j->retry_at);
+        vt_sb_addf(sb, "  %s  %s  after attempt %d, next try %s (in %.0f s): %s\n", j->video_id,
+                   j->stage, j->attempts, when, j->retry_at > now ? j->retry_at - now : 0.0,
+                   j->error ? j->error : "no error kept");
+    }
+}
+
+static void text_report(struct vt_sb *sb, const struct depth *d, const struct job_lists *l,
+                        int failed)
+{
+    const struct vt_queue_job *run = l->run, *bad = l->bad;
+    size_t n_run = l->n_run, n_bad = l->n_bad;
     double now = vt_wall_s();
     long long n_failed = 0;
 
@@ -106,6 +132,7 @@ static void text_report(struct vt_sb *sb, const struct depth *d, const struct vt
             vt_sb_addf(sb, "  %s  %s  %s  attempt %d  in-process (no lease)\n",
                        j->owner ? j->owner : "?", j->stage, j->video_id, j->attempts);
     }
+    text_retrying(sb, l, now);
     if (!failed) {
         if (n_failed)
             vt_sb_addf(sb, "\nfailed: %lld ('vidtheque jobs --failed' lists them)\n", n_failed);
@@ -130,9 +157,27 @@ static json_t *json_str(const char *s)
     return j;
 }
 
-static char *json_report(const struct depth *d, const struct vt_queue_job *run, size_t n_run,
-                         const struct vt_queue_job *bad, size_t n_bad)
+static json_t *json_retrying(const struct job_lists *l, double now)
 {
+    json_t *re = json_array();
+
+    for (size_t i = 0; i < l->n_retry; i++) {
+        const struct vt_queue_job *j = &l->retry[i];
+        char when[32];
+
+        vt_utc_iso(when, sizeof(when), j->retry_at);
+        json_array_append_new(re, json_pack("{s:s, s:s, s:i, s:o, s:s, s:f}", "video", j->video_id,
+                                            "stage", j->stage, "attempts", j->attempts, "error",
+                                            json_str(j->error), "next_try", when, "next_try_in_s",
+                                            j->retry_at > now ? j->retry_at - now : 0.0));
+    }
+    return re;
+}
+
+static char *json_report(const struct depth *d, const struct job_lists *l)
+{
+    const struct vt_queue_job *run = l->run, *bad = l->bad;
+    size_t n_run = l->n_run, n_bad = l->n_bad;
     json_t *root = json_object(), *st = json_array(), *ru = json_array(), *fa = json_array();
     double now = vt_wall_s();
     char *out;
@@ -160,6 +205,7 @@ static char *json_report(const struct depth *d, const struct vt_queue_job *run, 
                                             "error", json_str(bad[i].error)));
     json_object_set_new(root, "stages", st);
     json_object_set_new(root, "running", ru);
+    json_object_set_new(root, "retrying", json_retrying(l, now));
     json_object_set_new(root, "failed", fa);
     out = json_dumps(root, JSON_INDENT(2));
     json_decref(root);
@@ -169,27 +215,29 @@ static char *json_report(const struct depth *d, const struct vt_queue_job *run, 
 int vt_jobs_report(struct vt_library *lib, int failed, int json, char **out)
 {
     struct depth d;
-    struct vt_queue_job *run = NULL, *bad = NULL;
-    size_t n_run = 0, n_bad = 0;
+    struct job_lists l = {0};
     int rc = read_depth(lib, &d);
 
     *out = NULL;
     if (!rc)
-        rc = vt_store_queue_jobs(lib->store, 0, &run, &n_run);
+        rc = vt_store_queue_jobs(lib->store, VT_JOBS_RUNNING, &l.run, &l.n_run);
+    if (!rc)
+        rc = vt_store_queue_jobs(lib->store, VT_JOBS_RETRYING, &l.retry, &l.n_retry);
     if (!rc && (failed || json))
-        rc = vt_store_queue_jobs(lib->store, 1, &bad, &n_bad);
+        rc = vt_store_queue_jobs(lib->store, VT_JOBS_FAILED, &l.bad, &l.n_bad);
     if (rc) {
         rc = lib->err[0] ? rc : vt_lib_fail(lib, rc, "%s", vt_store_errmsg(lib->store));
     } else if (json) {
-        *out = json_report(&d, run, n_run, bad, n_bad);
+        *out = json_report(&d, &l);
     } else {
         struct vt_sb sb = {0};
 
-        text_report(&sb, &d, run, n_run, bad, n_bad, failed);
+        text_report(&sb, &d, &l, failed);
         *out = vt_sb_detach(&sb);
     }
-    vt_queue_jobs_free(run, n_run);
-    vt_queue_jobs_free(bad, n_bad);
+    vt_queue_jobs_free(l.run, l.n_run);
+    vt_queue_jobs_free(l.retry, l.n_retry);
+    vt_queue_jobs_free(l.bad, l.n_bad);
     return rc;
 }
 

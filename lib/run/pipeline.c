@@ -21,6 +21,7 @@
 #include "base/util.h"
 #include "core/library.h"
 #include "run/lease.h"
+#include "run/metrics.h"
 #include "run/runnable.h"
 
 #include <signal.h>
@@ -213,12 +214,13 @@ static int stage_retries(enum vt_stage_id id)
 
 /*
  * A run that failed with code: final (state failed), or, for a failure that may
- * pass (VT_EIO: network, disk full, I/O error), queued again for a later attempt
- * while attempts remain. The error is kept either way.
+ * pass (VT_EIO: network, disk full, I/O error) or that another machine may not have
+ * (VT_EHERE: a file or model missing here), queued again for a later attempt, by any
+ * worker, while attempts remain. The error is kept either way.
  */
 static void settle_failure(enum vt_stage_id id, struct vt_stage_rec *rec, int code)
 {
-    if (code == VT_EIO && rec->attempts < stage_retries(id)) {
+    if ((code == VT_EIO || code == VT_EHERE) && rec->attempts < stage_retries(id)) {
         rec->state = VT_STATE_QUEUED;
         rec->retry_at = vt_wall_s() + retry_delay(rec->attempts);
     } else {
@@ -262,6 +264,22 @@ int vt_pipeline_record_failure(struct vt_library *lib, const char *id, enum vt_s
  * kills the process instead (SIGKILL: a run that crashes its worker, every time).
  * Nothing is faked: the process stops, and what follows is a real kill.
  */
+/* Count a stage's run for the process's metrics (metrics.h) by how it ended. */
+static void metrics_ran(const struct vt_library *lib, const char *name, int rc, int outcome,
+                        const struct vt_stage_rec *rec, long fenced, double took_s)
+{
+    if (rc == VT_ESTATE && lib->fenced != fenced)
+        vt_metrics_stage_ran(name, "fenced", took_s);
+    else if (rc)
+        return; /* not recorded: the database's trouble, said by the caller */
+    else if (outcome == 0)
+        vt_metrics_stage_ran(name, "done", took_s);
+    else if (outcome == VT_SKIP)
+        vt_metrics_stage_ran(name, "skipped", took_s);
+    else
+        vt_metrics_stage_ran(name, rec->state == VT_STATE_QUEUED ? "retry" : "failed", took_s);
+}
+
 static void test_stop_at(const char *stage, const char *point)
 {
     const char *env = getenv("VIDTHEQUE_TEST_STOP_AT");
@@ -647,6 +665,7 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_sta
         lib->queue_s += vt_monotonic_s() - t1 - c.save_s;
     }
     vt_lease_keeper_stop(keeper);
+    metrics_ran(lib, name, rc, outcome, &rec, fenced, vt_monotonic_s() - t0);
     if (lib->job.released)
         lib->job.released(lib->job.user, v->id, name, rec.attempts);
     if (!rc)

@@ -10,6 +10,7 @@
  */
 #include "base/util.h"
 #include "core/library.h"
+#include "run/worker_check.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -411,7 +412,7 @@ int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_wor
     struct vt_library *hb;
     struct vt_worker_rec me;
     int rc = 0, gave_back = 0, started = 0;
-    double next_beat = 0;
+    double next_beat = 0, stop_at = 0;
 
     memset(&w, 0, sizeof(w));
     memset(stats, 0, sizeof(*stats));
@@ -426,6 +427,11 @@ int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_wor
     hb = open_handle(&w);
     if (!hb) {
         rc = vt_err(err, errlen, VT_EIO, "%s", w.err);
+        goto out;
+    }
+    if (vt_worker_check_here(hb, w.set)) {
+        rc = vt_err(err, errlen, VT_EIO, "worker: this machine cannot work on '%s' (said above)",
+                    dir);
         goto out;
     }
     worker_rec(&w, hb, &me);
@@ -461,7 +467,11 @@ int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_wor
         }
         pthread_cond_timedwait(&w.cv, &w.mu, &ts);
         pthread_mutex_unlock(&w.mu);
-        if (stop_level(&w) >= 2) {
+        if (stop_level(&w) >= 1 && stop_at == 0)
+            stop_at = vt_monotonic_s();
+        /* the grace is over: what still runs goes back to the queue, not lost */
+        if (stop_level(&w) >= 2 ||
+            (stop_at > 0 && o->grace_s > 0 && vt_monotonic_s() - stop_at >= o->grace_s)) {
             give_back_all(&w, hb);
             vt_store_worker_gone(hb->store, me.owner);
             gave_back = 1;

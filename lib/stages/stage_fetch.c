@@ -79,9 +79,14 @@ static int fetch_run(struct vt_stage_ctx *c)
                  (ver >> 8) & 0xff, ver & 0xff);
         path = vt_xstrdup_or_null(v->source_path);
     }
-    if (!path || stat(path, &st)) {
-        rc = vt_err(c->err, sizeof(c->err), VT_ENOTFOUND, "'%s': media file is gone",
-                    path ? path : "");
+    if (!path) {
+        rc = vt_err(c->err, sizeof(c->err), VT_ENOTFOUND, "the video has no media file");
+        goto out;
+    }
+    /* a file added in place may be on another machine's disk: retried, maybe there */
+    if (stat(path, &st)) {
+        rc = vt_err(c->err, sizeof(c->err), remote ? VT_ENOTFOUND : VT_EHERE,
+                    "'%s': media file not found on this machine", path);
         goto out;
     }
     rc = vt_media_probe(path, &r->probe, c->err, sizeof(c->err));

@@ -138,6 +138,8 @@ static int stt_whisper(struct vt_stage_ctx *c, struct stt_result *r, const struc
                                       sizeof(path), name, sizeof(name), commit, sizeof(commit),
                                       c->err, sizeof(c->err));
 
+    if (rc == VT_ENOTFOUND)
+        return VT_EHERE; /* not pulled on this machine: a worker that has it runs it */
     if (rc)
         return rc;
     stt = vt_lib_slot(c->lib, VT_STAGE_STT);
@@ -218,7 +220,7 @@ static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
         stt = vt_stt_new_hinted(0, &hints, c->err, sizeof(c->err));
         if (!stt) {
             vt_stt_hints_release(&hints);
-            return VT_ENOTFOUND;
+            return VT_EHERE; /* the model this machine has: another may load */
         }
         rc = stt_run_vad(c, stt, vad, r);
         /* no rare word was left: these are plain decoders, kept for the next video */
@@ -238,7 +240,7 @@ static int stt_recognise_with(struct vt_stage_ctx *c, struct stt_result *r,
     if (!stt) {
         stt = vt_stt_new(0, c->err, sizeof(c->err));
         if (!stt)
-            return VT_ENOTFOUND;
+            return VT_EHERE; /* the model this machine has: another may load */
         vt_lib_slot_set(c->lib, VT_STAGE_STT, stt, stt_close);
     }
     return stt_run_vad(c, stt, vad, r);

@@ -239,13 +239,20 @@ struct vt_queue_count {
 struct vt_queue_job {
     char video_id[65], stage[32];
     char *owner; /* running: the worker */
-    char *error; /* failed: the last error */
+    char *error; /* failed, retrying: the last error */
     int attempts;
     double started_at, lease_until;
+    double retry_at; /* retrying: when its next attempt may start */
 };
 int vt_store_queue_counts(struct vt_store *s, double now, struct vt_queue_count **out, size_t *n);
-/* Running stages (failed 0), oldest first, or failed ones (failed 1), newest first. */
-int vt_store_queue_jobs(struct vt_store *s, int failed, struct vt_queue_job **out, size_t *n);
+/* Running stages (which VT_JOBS_RUNNING), oldest first; failed ones (VT_JOBS_FAILED),
+ * newest first; or queued ones waiting for a retry after a failure (VT_JOBS_RETRYING),
+ * the next due first. */
+enum { VT_JOBS_RUNNING, VT_JOBS_FAILED, VT_JOBS_RETRYING };
+int vt_store_queue_jobs(struct vt_store *s, int which, struct vt_queue_job **out, size_t *n);
+/* When the longest-waiting runnable stage (queued, due at now, its inputs settled) became
+ * queued, in *queued_at (0 when none is runnable). */
+int vt_store_queue_oldest(struct vt_store *s, double now, double *queued_at);
 void vt_queue_jobs_free(struct vt_queue_job *j, size_t n);
 /*
  * Workers: one row per running queue worker (store_workers.c), under a lease of its

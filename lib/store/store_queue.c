@@ -395,6 +395,7 @@ static void read_job(struct db_stmt *st, void *item)
     j->attempts = db_col_int(st, 4);
     j->started_at = db_col_double(st, 5);
     j->lease_until = db_col_double(st, 6);
+    j->retry_at = db_col_double(st, 7);
 }
 
 static void release_job(void *item)
@@ -405,16 +406,45 @@ static void release_job(void *item)
     free(j->error);
 }
 
-int vt_store_queue_jobs(struct vt_store *s, int failed, struct vt_queue_job **out, size_t *n)
-{
-    static const char *const sql[2] = {
-        "SELECT video_id, name, owner, error, attempts, started_at, lease_until FROM stages"
-        " WHERE state = " VT_SQL_STATE(running) " ORDER BY started_at, video_id, name",
-        "SELECT video_id, name, owner, error, attempts, started_at, lease_until FROM stages"
-        " WHERE state = " VT_SQL_STATE(failed) " ORDER BY started_at DESC, video_id, name"};
+/* The columns read_job reads. */
+#define JOB_COLUMNS                                                                                \
+    "SELECT video_id, name, owner, error, attempts, started_at, lease_until, retry_at FROM stages"
 
-    return store_read_array(s, sql[failed != 0], "list jobs", sizeof(**out), read_job, release_job,
+int vt_store_queue_jobs(struct vt_store *s, int which, struct vt_queue_job **out, size_t *n)
+{
+    /* a retry is the only queued row with a retry time (a redo clears it) */
+    static const char *const sql[3] = {
+        JOB_COLUMNS " WHERE state = " VT_SQL_STATE(running) " ORDER BY started_at, video_id, name",
+        JOB_COLUMNS " WHERE state = " VT_SQL_STATE(failed) " ORDER BY started_at DESC, video_id"
+                                                           ", name",
+        JOB_COLUMNS " WHERE state = " VT_SQL_STATE(queued) " AND retry_at > 0 ORDER BY retry_at"
+                                                           ", video_id, name"};
+
+    if (which < VT_JOBS_RUNNING || which > VT_JOBS_RETRYING)
+        which = VT_JOBS_RUNNING;
+    return store_read_array(s, sql[which], "list jobs", sizeof(**out), read_job, release_job,
                             (void **)out, n, "");
+}
+
+#define OLDEST_RUNNABLE                                                                            \
+    "SELECT coalesce(min(s.queued_at), 0) FROM stages s"                                           \
+    " WHERE s.state = " VT_SQL_STATE(queued) " AND s.retry_at <= ?1 AND " INPUTS_SETTLED
+
+static void read_oldest(struct db_stmt *st, void *item)
+{
+    *(double *)item = db_col_double(st, 0);
+}
+
+int vt_store_queue_oldest(struct vt_store *s, double now, double *queued_at)
+{
+    double *v = NULL;
+    size_t n = 0;
+    int rc = store_read_array(s, OLDEST_RUNNABLE, "find the oldest runnable stage", sizeof(*v),
+                              read_oldest, NULL, (void **)&v, &n, "d", now);
+
+    *queued_at = !rc && n ? v[0] : 0;
+    free(v);
+    return rc;
 }
 
 void vt_queue_jobs_free(struct vt_queue_job *j, size_t n)

@@ -30,6 +30,9 @@ static int add_opt(int c, const char *arg, void *u)
     case 'K':
         a->opts.no_keep_media = 1;
         return 0;
+    case 'i':
+        a->opts.in_place = 1;
+        return 0;
     case 'N':
         if (cli_parse_long(arg, 1, 1000000, &n))
             return -1;
@@ -73,6 +76,7 @@ int cmd_add(int argc, char **argv)
 {
     static const struct option longs[] = {{"stt", required_argument, NULL, 'S'},
                                           {"no-keep-media", no_argument, NULL, 'K'},
+                                          {"in-place", no_argument, NULL, 'i'},
                                           {"limit", required_argument, NULL, 'N'},
                                           {"info-json", required_argument, NULL, 'I'},
                                           {"queue", no_argument, NULL, 'Q'},

@@ -166,7 +166,14 @@ int cmd_config(int argc, char **argv)
             rc = cli_error("'%s' is not set", key);
             goto out;
         }
-        cli_put_safe(stdout, v);
+        if (!strcmp(key, VT_KEY(DB))) {
+            char *r = vt_config_db_redact(v); /* never the password */
+
+            cli_put_safe(stdout, r);
+            free(r);
+        } else {
+            cli_put_safe(stdout, v);
+        }
         fputc('\n', stdout);
     } else if (check_model(vt_library_dir(lib), cfg, key, value, err, sizeof(err))) {
         rc = cli_error("%s: '%s' cannot be used: %s", key, value, err);

@@ -4,10 +4,15 @@
  *
  * Stopping: the first SIGTERM or SIGINT stops claiming and lets the running stages
  * finish and commit (a stage cannot be interrupted halfway without losing its work,
- * and most take seconds); a second one gives their leases back (queued again, the
- * attempt not counted) and exits at once. Either way the exit status is 0.
+ * and most take seconds) for at most --grace seconds (60; 0: no limit); then, or at a
+ * second signal, their leases are given back (queued again, the attempt not counted)
+ * and the worker exits at once. Either way the exit status is 0.
+ *
+ * --metrics-port N serves /metrics, /healthz and /readyz (src/web/web_metrics.c) on
+ * 127.0.0.1 (--metrics-bind ADDR for another address) while the worker runs.
  */
 #include "cli/cli.h"
+#include "web/web.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -45,7 +50,8 @@ static void *signal_thread(void *p)
             stop_level++;
         if (!cli_opts.quiet)
             cli_info(stop_level == 1 ? "worker: stopping: finishing the running stages "
-                                       "(again: give them back and exit now)"
+                                       "(until the grace is over; again: give them back and "
+                                       "exit now)"
                                      : "worker: giving the running stages back");
     }
     return NULL;
@@ -53,20 +59,29 @@ static void *signal_thread(void *p)
 
 int cmd_worker(int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"stages", required_argument, NULL, 's'}, {"concurrency", required_argument, NULL, 'c'},
-        {"lease", required_argument, NULL, 'l'},  {"drain", no_argument, NULL, 'd'},
-        {"stats", no_argument, NULL, 'S'},        {"library", required_argument, NULL, 'L'},
-        {"quiet", no_argument, NULL, 'q'},        {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"stages", required_argument, NULL, 's'},
+                                          {"concurrency", required_argument, NULL, 'c'},
+                                          {"lease", required_argument, NULL, 'l'},
+                                          {"drain", no_argument, NULL, 'd'},
+                                          {"stats", no_argument, NULL, 'S'},
+                                          {"grace", required_argument, NULL, 'g'},
+                                          {"metrics-port", required_argument, NULL, 'm'},
+                                          {"metrics-bind", required_argument, NULL, 'b'},
+                                          {"library", required_argument, NULL, 'L'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {NULL, 0, NULL, 0}};
     struct vt_callbacks cb = {on_log, NULL, NULL};
-    struct vt_worker_opts o = {.concurrency = 1, .lease_s = 60, .stop = &stop_level, .cb = &cb};
+    struct vt_worker_opts o = {
+        .concurrency = 1, .lease_s = 60, .grace_s = 60, .stop = &stop_level, .cb = &cb};
     struct vt_worker_stats st;
     struct cli_opt g;
     char dir[PATH_MAX], err[1024];
     static sigset_t set;
     pthread_t sig_th;
+    const char *metrics_bind = "127.0.0.1";
+    struct web_metrics *metrics = NULL;
     int c, rc, stats = 0;
-    long n;
+    long n, metrics_port = -1;
 
     cli_opt_init(&g, "worker", argc, argv, "L:q", longs);
     while ((c = cli_opt_next(&g)) != -1) {
@@ -86,8 +101,18 @@ int cmd_worker(int argc, char **argv)
             o.concurrency = (int)n;
         else if (c == 'l' && !cli_parse_long(optarg, 1, 86400, &n))
             o.lease_s = (double)n;
+        else if (c == 'b')
+            metrics_bind = optarg;
+        else if (c == 'm' && !cli_parse_long(optarg, 0, 65535, &n))
+            metrics_port = n;
+        else if (c == 'm')
+            return cli_opt_bad_value(&g, c, "a port, 0 to 65535 (0: any free one)");
+        else if (c == 'g' && !cli_parse_long(optarg, 0, 86400, &n))
+            o.grace_s = (double)n;
         else if (c == 'c')
             return cli_opt_bad_value(&g, c, "a number, 1 to 256");
+        else if (c == 'g')
+            return cli_opt_bad_value(&g, c, "seconds, 0 to 86400");
         else if (c == 'l')
             return cli_opt_bad_value(&g, c, "seconds, 1 to 86400");
     }
@@ -104,7 +129,15 @@ int cmd_worker(int argc, char **argv)
     if (pthread_create(&sig_th, NULL, signal_thread, &set))
         return cli_error("cannot start the signal thread");
     pthread_detach(sig_th);
+    signal(SIGPIPE, SIG_IGN);
+    if (metrics_port >= 0) {
+        metrics = web_metrics_start(dir, metrics_bind, (unsigned)metrics_port);
+        if (!metrics)
+            return EXIT_ERR;
+    }
     rc = vt_worker_run(dir, &o, &st, err, sizeof(err));
+    if (rc <= 0)
+        web_metrics_stop(metrics); /* given back (rc 1): the process ends at once below */
     if (rc < 0)
         return cli_error("%s", err);
     if (stats || !cli_opts.quiet)

@@ -51,7 +51,7 @@ static const struct cli_cmd commands[] = {
     {"init", cmd_init, "[--db postgresql://...]",
      "create an empty library (its database in DIR, or on a PostgreSQL server)"},
     {"add", FULL(cmd_add),
-     "[--stt=auto|captions|recognize] [--no-keep-media] [--limit N] [--info-json F] "
+     "[--stt=auto|captions|recognize] [--in-place] [--no-keep-media] [--limit N] [--info-json F] "
      "[--yt-dlp PATH] [--max-time S] [--max-size MIB] [--queue] [--wait] [--priority N] "
      "FILE|URL...",
      "register media files or URLs (videos, playlists, channels) and index them; prints ids"},
@@ -74,7 +74,8 @@ static const struct cli_cmd commands[] = {
      "finish whatever interrupted runs left; retry failed downloads when due"},
     {"check", cmd_check, "", "check the database's integrity and the frame files"},
     {"worker", FULL(cmd_worker),
-     "[--stages NAME,...] [--concurrency N] [--lease S] [--drain] [--stats]",
+     "[--stages NAME,...] [--concurrency N] [--lease S] [--grace S] [--drain] [--stats] "
+     "[--metrics-port N [--metrics-bind ADDR]]",
      "run stages of any video from the library's queue, until stopped (SIGTERM)"},
     {"jobs", cmd_jobs, "[--failed] [--json]",
      "the queue: depth by stage and state, running stages by worker, failures"},

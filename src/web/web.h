@@ -31,6 +31,16 @@ struct web_opts {
  */
 int web_serve(const struct web_opts *opts);
 
+/*
+ * A worker's metrics server (web_metrics.c): /metrics, /healthz and /readyz of the library
+ * in library_dir on bind:port (port 0: an ephemeral one), served by a thread of its own.
+ * Prints "metrics on http://HOST:PORT/metrics" on stderr once bound; NULL after printing
+ * why it could not. The caller blocks the stop signals first: the thread inherits its mask.
+ */
+struct web_metrics;
+struct web_metrics *web_metrics_start(const char *library_dir, const char *bind, unsigned port);
+void web_metrics_stop(struct web_metrics *m);
+
 /* s escaped for HTML text and double- or single-quoted attribute values; invalid UTF-8 and
  * control characters are replaced. With marks, VT_MARK_OPEN/CLOSE become <mark></mark>. */
 void web_html(struct vt_sb *b, const char *s);

@@ -4,6 +4,7 @@
  * state, search, look-alike frames, and POST /api/videos (the bearer token: a server file
  * to register, indexed by the indexing thread). docs/API.md is its reference.
  */
+#include "run/metrics.h"
 #include "search/vecsearch.h"
 #include "web/web_http.h"
 
@@ -232,6 +233,8 @@ enum MHD_Result web_api_search(const struct web_req *r)
     size_t n = 0;
     long long offset = 0;
     size_t skip = 0;
+    double t0;
+    int rc;
     char *s;
 
     if (!q)
@@ -267,7 +270,10 @@ enum MHD_Result web_api_search(const struct web_req *r)
     }
     if (mode && vt_search_mode_parse(mode, &opts.mode))
         return web_send_error(c, 1, 400, "bad_request", "'mode' is words, meaning or hybrid");
-    if (vt_search(lib, q, strlen(q), &opts, &h, &n, &info)) {
+    t0 = vt_monotonic_s();
+    rc = vt_search(lib, q, strlen(q), &opts, &h, &n, &info);
+    vt_metrics_search(vt_monotonic_s() - t0);
+    if (rc) {
         web_log_error("%s", vt_errmsg(lib));
         return web_send_error(c, 1, 500, "internal", "the search could not run");
     }

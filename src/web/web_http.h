@@ -60,6 +60,13 @@ struct web_req {
     const char *rest;
 };
 
+/* ---- /metrics, /healthz, /readyz (web_metrics.c) ---- */
+
+/* A GET or HEAD of one of the three: answered (1, *ret set) before any other route, without
+ * a session; else 0. */
+int web_health_route(struct MHD_Connection *c, const char *url, const char *method,
+                     enum MHD_Result *ret);
+
 /* ---- responses (web_respond.c) ---- */
 
 /* A response held instead of queued (a route run off the pool thread, web_slow.c). */

@@ -298,6 +298,8 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
         !host_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)))
         return web_send_error(c, r.api, MHD_HTTP_MISDIRECTED_REQUEST, "misdirected",
                               "this server answers to 127.0.0.1, localhost or [::1] only");
+    if (web_health_route(c, url, method, &ret))
+        return ret;
     if (!web_opts()->read_only && route_write(&r, &ret))
         return ret;
     return route_read(&r, &rq->slow);

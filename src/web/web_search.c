@@ -5,6 +5,7 @@
  * reads); filters by source, video and channel; a hint of the query language; and, when
  * nothing matched, what to try instead.
  */
+#include "run/metrics.h"
 #include "web/web.h"
 #include "web/web_int.h"
 
@@ -660,7 +661,11 @@ static int run_filtered(struct vt_library *lib, struct chans *ch, const char *q,
                         const struct vt_search_opts *opts, const char *source, const char *channel,
                         struct vt_hit **h, size_t *n, struct vt_search_info *info)
 {
-    if (vt_search(lib, q, qlen, opts, h, n, info)) {
+    double t0 = vt_monotonic_s();
+    int rc = vt_search(lib, q, qlen, opts, h, n, info);
+
+    vt_metrics_search(vt_monotonic_s() - t0);
+    if (rc) {
         fprintf(stderr, "vidtheque: %s\n", vt_errmsg(lib));
         return -1;
     }

@@ -110,12 +110,17 @@ one_line_err() {
 # json FILE PYEXPR: evaluate a Python expression with d = the parsed JSON
 json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 # normalize DOC.json: the exported document without what differs between two runs of the
-# same work (times, attempts, the run folder of the images), one line, keys sorted
+# same work (times, attempts, the run folder of the images, where the library is), one
+# line, keys sorted
 normalize() {
   python3 - "$1" << 'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 for k in ('indexed_at', 'added_at'): d.pop(k, None)
+# media copied into a library is in it: its path from the library's media/ on
+src = d.get('source') or {}
+if isinstance(src.get('path'), str) and '/media/' in src['path']:
+    src['path'] = src['path'][src['path'].rindex('/media/') + 1:]
 for s in d['stages']:
     for k in ('started_at', 'took_s', 'attempts'): s.pop(k, None)
 for fr in d['frames']:

@@ -88,7 +88,7 @@ for h in 'Scene timeline' 'Shot 0, 0:00 to 0:04, 1 of 1 keyframes kept' 'What wa
          'href="?t=0"' 'welcome to the demo &amp; &quot;quotes&quot; &lt;script&gt;x'; do
   grep -qF "$h" "$T/body" || fail "video page lacks '$h'"
 done
-grep -qF "$T/talk.mp4" "$T/body" || fail "read-write page should show the file's path"
+grep -qF "$LIB/media/$id/talk.mp4" "$T/body" || fail "read-write page should show the file's path (the library's copy)"
 # the state in words, not field names; a finished video's page never reloads itself
 grep -qF '<span class="badge state-ready" id="state-words">Ready</span>' "$T/body" ||
   fail "video page lacks its state in words"

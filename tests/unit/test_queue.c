@@ -325,11 +325,12 @@ VT_TEST_STORE(queue_stage_deps_synced)
 }
 
 /*
- * The worker's step on a library: a video whose file is gone fails fetch for good (not
- * a failure that may pass), and the stages that read it settle as failed without
- * running (the others run: they only use fetch's outputs when there); the queue is
- * then empty for every stage, the video failed, and fetch is a dead letter with its
- * error.
+ * The worker's step on a library: a video whose file this machine cannot see (added in
+ * place on another machine) fails fetch with VT_EHERE, which is queued again for any
+ * worker (a retry with its reason, listed as retrying), not failed at attempt 1; once its
+ * attempts are spent (retries due at once here) fetch is a dead letter with its error, and
+ * the stages that read it settle as failed without running (the others run: they only use
+ * fetch's outputs when there); the queue is then empty for every stage, the video failed.
  */
 VT_TEST_STORE(queue_worker_dead_letter)
 {
@@ -349,24 +350,39 @@ VT_TEST_STORE(queue_worker_dead_letter)
         return;
     lib->lease_s = 30;
     add_video(lib->store, "gone1");
+    setenv("VIDTHEQUE_RETRY_BASE", "0", 1); /* retries due at once */
+    CHECK_INT(vt_work_one(lib, ALL, &did), 0);
+    CHECK_INT(did, 1);
+    CHECK_INT(vt_store_queue_jobs(lib->store, VT_JOBS_RETRYING, &j, &n), 0);
+    CHECK_INT(n, 1);
+    if (n == 1) {
+        CHECK_STR(j[0].stage, "fetch");
+        CHECK_INT(j[0].attempts, 1);
+        CHECK(j[0].retry_at > 0);
+        CHECK(j[0].error && strstr(j[0].error, "not found on this machine"));
+    }
+    vt_queue_jobs_free(j, n);
+    j = NULL;
+    steps = 1;
     while (steps < 3 * VT_STAGE_COUNT) {
         CHECK_INT(vt_work_one(lib, ALL, &did), 0);
         if (!did)
             break;
         steps++;
     }
+    unsetenv("VIDTHEQUE_RETRY_BASE");
     CHECK_INT(did, 0);
-    CHECK_INT(steps, VT_STAGE_COUNT);
+    CHECK_INT(steps, VT_STAGE_COUNT + 3); /* fetch ran 4 times */
     CHECK_INT(vt_lib_video(lib, "gone1", &v), 0);
     CHECK_INT(v.index_state, VT_INDEX_FAILED);
     vt_video_rec_release(&v);
-    CHECK_INT(vt_store_queue_jobs(lib->store, 1, &j, &n), 0);
+    CHECK_INT(vt_store_queue_jobs(lib->store, VT_JOBS_FAILED, &j, &n), 0);
     /* fetch, and every stage that needs its outputs (deps, through other stages) */
     CHECK_INT(n, 5);
     for (size_t i = 0; i < n; i++) {
         CHECK(j[i].error != NULL);
         if (!strcmp(j[i].stage, "fetch"))
-            CHECK_INT(j[i].attempts, 1);
+            CHECK_INT(j[i].attempts, 4);
         else
             CHECK(j[i].error && !strncmp(j[i].error, "not run: ", 9));
     }
@@ -611,9 +627,9 @@ VT_TEST_STORE(queue_inprocess_lease)
         CHECK_INT(p.lease_until, 0);
         CHECK_STR(p.runnable_later, ""); /* never: resume on this machine asks its lock */
     }
-    /* settled: no lease left behind */
+    /* queued again (a file missing on this machine is retried, VT_EHERE): no lease left */
     CHECK(get_stage(p.other, "p1", "fetch", &r));
-    CHECK_INT(r.state, VT_STATE_FAILED);
+    CHECK_INT(r.state, VT_STATE_QUEUED);
     CHECK_INT(r.lease_until, 0);
 out:
     unsetenv("VIDTHEQUE_LEASE");
