@@ -6,8 +6,8 @@
  * (priority). Reads only, plus one UPDATE: no stage runs here, so the front binary,
  * which links no media library, can run `jobs`.
  */
-#include "core/library.h"
 #include "base/util.h"
+#include "core/library.h"
 
 #include <jansson.h>
 #include <stdio.h>

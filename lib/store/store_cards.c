@@ -68,7 +68,7 @@ static const char *order_by(const struct vt_store *s, enum vt_store_card_sort so
  * backends: EXISTS sorts true (1) before false (0) with DESC on each.
  */
 #define CARDS_POSTER                                                                               \
-    "coalesce((SELECT c.idx FROM frames c WHERE c.video_id = v.id AND c.idx = v.poster_frame"     \
+    "coalesce((SELECT c.idx FROM frames c WHERE c.video_id = v.id AND c.idx = v.poster_frame"      \
     "  AND c.path IS NOT NULL AND c.duplicate_of IS NULL),"                                        \
     " (SELECT f.idx FROM frames f LEFT JOIN shots sh ON sh.video_id = f.video_id"                  \
     "  AND sh.idx = f.shot WHERE f.video_id = v.id AND f.path IS NOT NULL"                         \

@@ -8,9 +8,9 @@
  */
 #include "store/store_copy.h"
 
+#include "base/util.h"
 #include "store/store.h"
 #include "text/transcript.h"
-#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

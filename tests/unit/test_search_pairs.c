@@ -301,8 +301,8 @@ VT_TEST(search_pair_check_approx)
                    "respectable many watts", 3, &exact, &at));
     CHECK(!exact && at == 2);
     /* as an alternative, every term found */
-    CHECK(check_as("more respectable than", VT_MATCH_ALL, alts, "still more",
-                   "respectable then", 3, &exact, &at));
+    CHECK(check_as("more respectable than", VT_MATCH_ALL, alts, "still more", "respectable then", 3,
+                   &exact, &at));
     CHECK(!exact && at == 1);
     CHECK(check_as("more respectable", VT_MATCH_ALL, alts, "still moor", "respectable", 2, &exact,
                    &at));
@@ -311,8 +311,8 @@ VT_TEST(search_pair_check_approx)
     CHECK(!check_as("more respectable than", VT_MATCH_ALL_BUT_ONE, NULL, "more respectable",
                     "than ever", 3, &exact, &at));
     /* two of three missing is no match, nor an excluded word in the pair */
-    CHECK(!check_as("more respectable than", VT_MATCH_ALL_BUT_ONE, NULL, "still more", "many",
-                    3, &exact, &at));
+    CHECK(!check_as("more respectable than", VT_MATCH_ALL_BUT_ONE, NULL, "still more", "many", 3,
+                    &exact, &at));
     CHECK(!check_as("more respectable than -many", VT_MATCH_ALL_BUT_ONE, NULL, "still more",
                     "respectable many", 3, &exact, &at));
 }

@@ -15,9 +15,9 @@
  * (pg_backend, store_int.h), through which the shared files reach it.
  */
 #include "base/config.h"
+#include "base/util.h"
 #include "store/db/db_pg.h"
 #include "store/store_int.h"
-#include "base/util.h"
 
 #include <libpq-fe.h>
 #include <poll.h>
@@ -202,8 +202,9 @@ static int schema_version(struct vt_store *s, int *version)
 
 static int too_new(struct vt_store *s, int version)
 {
-    snprintf(s->conn.err, sizeof(s->conn.err), "database: schema version %d is newer than this program (%d)",
-             version, VT_STORE_SCHEMA_VERSION);
+    snprintf(s->conn.err, sizeof(s->conn.err),
+             "database: schema version %d is newer than this program (%d)", version,
+             VT_STORE_SCHEMA_VERSION);
     return VT_ESTATE;
 }
 
@@ -242,8 +243,8 @@ static int migrate(struct vt_store *s)
     if (version == VT_STORE_SCHEMA_VERSION)
         return 0;
     if (version && version < PG_FIRST_VERSION) {
-        snprintf(s->conn.err, sizeof(s->conn.err), "database: schema version %d was never a PostgreSQL one",
-                 version);
+        snprintf(s->conn.err, sizeof(s->conn.err),
+                 "database: schema version %d was never a PostgreSQL one", version);
         return VT_ESTATE;
     }
     if (s->read_only) {
@@ -353,7 +354,8 @@ static int start(struct vt_store *s, const char *sql, const char *what)
 
     if (s->conn.pg->in_tx) {
         /* PostgreSQL would only warn and carry on in the open one: refuse, as SQLite does */
-        snprintf(s->conn.err, sizeof(s->conn.err), "database: %s: a transaction is already open", what);
+        snprintf(s->conn.err, sizeof(s->conn.err), "database: %s: a transaction is already open",
+                 what);
         return VT_ESTATE;
     }
     rc = store_exec(s, sql, what);
