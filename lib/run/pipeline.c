@@ -353,24 +353,13 @@ static int end_unclaimed(struct vt_library *lib, const char *id, int added)
     return rc;
 }
 
-/* Dep k of stage me (id) failed or was skipped: so is me, without running; its outputs
- * go. Ends claim_in's transaction; why says why. */
-static int settle_unrun(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id,
-                        struct vt_stage_rec *me, int k, const struct vt_stage_rec *dep, char *why,
-                        size_t whylen)
+/* Stage me of video v settled without running (its record as the caller set it): its
+ * outputs go, the record and the video's state are saved. Ends claim_in's transaction. */
+static int settle_unclaimed(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id,
+                            struct vt_stage_rec *me)
 {
-    int rc;
+    int rc = clear_outputs(lib, v, id);
 
-    snprintf(why, whylen, "%s %s%s%s%s", vt_stages[k].name, vt_state_name(dep->state),
-             dep->error ? " (" : "", dep->error ? dep->error : "", dep->error ? ")" : "");
-    me->state = dep->state == VT_STATE_FAILED ? VT_STATE_FAILED : VT_STATE_SKIPPED;
-    free(me->error);
-    me->error = vt_xasprintf("not run: %s", why);
-    free(me->owner);
-    me->owner = NULL;
-    me->started_at = vt_wall_s();
-    me->took_s = 0;
-    rc = clear_outputs(lib, v, id);
     if (!rc)
         rc = vt_store_stage_put(lib->store, v->id, me);
     if (!rc)
@@ -382,6 +371,24 @@ static int settle_unrun(struct vt_library *lib, struct vt_video_rec *v, enum vt_
     return rc;
 }
 
+/* Dep k of stage me (id) failed or was skipped: so is me, without running; its outputs
+ * go. Ends claim_in's transaction; why says why. */
+static int settle_unrun(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id,
+                        struct vt_stage_rec *me, int k, const struct vt_stage_rec *dep, char *why,
+                        size_t whylen)
+{
+    snprintf(why, whylen, "%s %s%s%s%s", vt_stages[k].name, vt_state_name(dep->state),
+             dep->error ? " (" : "", dep->error ? dep->error : "", dep->error ? ")" : "");
+    me->state = dep->state == VT_STATE_FAILED ? VT_STATE_FAILED : VT_STATE_SKIPPED;
+    free(me->error);
+    me->error = vt_xasprintf("not run: %s", why);
+    free(me->owner);
+    me->owner = NULL;
+    me->started_at = vt_wall_s();
+    me->took_s = 0;
+    return settle_unclaimed(lib, v, id, me);
+}
+
 /*
  * Stage me of video v was running under a holder now gone (a worker killed, frozen past
  * its lease, or a run that kills its own process) on its last attempt: rather than a
@@ -391,8 +398,6 @@ static int settle_unrun(struct vt_library *lib, struct vt_video_rec *v, enum vt_
 static int settle_dead(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id,
                        struct vt_stage_rec *me, char *why, size_t whylen)
 {
-    int rc;
-
     snprintf(why, whylen,
              "attempt %d of %d did not finish: its process (%s) stopped or crashed and its "
              "lease ran out ('vidtheque redo' runs it again)",
@@ -405,16 +410,7 @@ static int settle_dead(struct vt_library *lib, struct vt_video_rec *v, enum vt_s
     me->lease_until = 0;
     me->retry_at = 0;
     me->took_s = vt_wall_s() - me->started_at;
-    rc = clear_outputs(lib, v, id);
-    if (!rc)
-        rc = vt_store_stage_put(lib->store, v->id, me);
-    if (!rc)
-        rc = update_video_state(lib, v->id);
-    if (!rc)
-        rc = vt_store_commit(lib->store);
-    if (rc < 0)
-        vt_store_rollback(lib->store);
-    return rc;
+    return settle_unclaimed(lib, v, id, me);
 }
 
 /* Take stage me of video v (rows r[0..n)) for this process under its lease; ends
