@@ -313,6 +313,24 @@ int vt_store_ocr_clear(struct vt_store *s, const char *id)
     return rc ? rc : delete_where_video(s, "ocr_lines", id);
 }
 
+int vt_store_ocr_lines_prune(struct vt_store *s, const char *id)
+{
+    struct db_stmt *st;
+    int rc = store_prepare(s,
+                           "DELETE FROM ocr_lines WHERE video_id = ?1 AND NOT EXISTS (SELECT 1"
+                           " FROM frames f JOIN docs d ON d.video_id = f.video_id"
+                           " AND d.source = 'screen' AND d.ref = f.idx"
+                           " WHERE f.video_id = ?1 AND f.idx = ocr_lines.frame_idx"
+                           " AND f.duplicate_of IS NULL AND f.t_s >= d.start_s"
+                           " AND f.t_s <= d.end_s)",
+                           &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    return store_step_done(s, st, "drop OCR lines of replaced frames");
+}
+
 int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_index,
                          const struct vt_ocr_page *pages, size_t n)
 {
