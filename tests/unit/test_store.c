@@ -436,6 +436,7 @@ VT_TEST_STORE(store_ocr_lines_prune)
     struct vt_ocr_page pages[2] = {{lines, 1}, {lines + 1, 1}};
     struct vt_store_frame *fr;
     size_t n;
+    char *text;
 
     if (!s)
         return;
@@ -457,6 +458,12 @@ VT_TEST_STORE(store_ocr_lines_prune)
     for (size_t i = 0; i < n; i++)
         CHECK_INT(fr[i].ocr.n_lines, fr[i].f.index == 1 ? 2 : 0);
     vt_store_frames_free(fr, n);
+    /* the index's screen rows stay as they were: frame 4's text is still found */
+    CHECK_INT(vt_store_screen_text(s, "vid", 4, &text), 0);
+    CHECK_STR(text ? text : "(none)", "c");
+    free(text);
+    CHECK_INT(vt_store_screen_text(s, "vid", 0, &text), VT_ENOTFOUND);
+    CHECK_INT(text == NULL, 1);
     /* read again (frames 1 and 3, 3 shown 9.5 to 12), then frame 1 made a duplicate: its
      * lines go, 3's stay */
     CHECK_INT(vt_store_begin(s), 0);
