@@ -130,6 +130,11 @@ struct vt_stage_def {
      * transaction. The others stay until the stage's own save replaces them, so that a
      * redo takes nothing away before it has something to put in its place. NULL: clear. */
     int (*clear_of)(struct vt_stage_ctx *c, enum vt_stage_id in);
+    /* The inputs (VT_BIT) whose replacement leaves this stage's searchable rows in place
+     * until its own save (clear_of then drops only what no longer fits the input's new
+     * rows), so the rows of the stages that read this one stay too. When such an input is
+     * cleared rather than replaced, this stage's rows go (clear). */
+    unsigned keeps_of;
     /* After the commit that stored the result (e.g. remove superseded files). */
     void (*after_commit)(struct vt_stage_ctx *c);
     void (*release)(struct vt_stage_ctx *c);

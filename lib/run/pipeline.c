@@ -98,21 +98,26 @@ static int read_stages(struct vt_library *lib, const char *id, struct vt_stage_r
 
 /*
  * Drop what the stages whose rows point into stage id's rows (VT_STAGE_ROWS_OF_DEPS)
- * stored there, before stage id's own rows are replaced or cleared; inside that write
- * txn. Rows of theirs that point elsewhere stay until their own save replaces them.
+ * stored there, once stage id's own rows are replaced (saved: after its save, in its
+ * write txn) or before they are cleared (!saved). Rows of theirs that point elsewhere stay
+ * until their own save replaces them; so do all of a stage's that keeps its rows through
+ * a replacement of id (keeps_of), and with them those of the stages reading it.
  */
-static int clear_dependents(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id)
+static int clear_dependents(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id,
+                            int saved)
 {
     int rc = 0;
 
     for (int k = 0; k < VT_STAGE_COUNT && !rc; k++) {
         struct vt_stage_ctx c = {.lib = lib, .video = v, .stage = vt_stages[k].name};
+        int keeps = saved && (stages[k]->keeps_of & (1u << id));
 
         if (!(vt_stages[k].flags & VT_STAGE_ROWS_OF_DEPS) ||
             !((vt_stages[k].deps | vt_stages[k].after) & (1u << id)))
             continue;
-        rc = clear_dependents(lib, v, k);
-        if (!rc && stages[k]->clear_of)
+        if (!keeps)
+            rc = clear_dependents(lib, v, k, saved);
+        if (!rc && stages[k]->clear_of && (keeps || !(stages[k]->keeps_of & (1u << id))))
             rc = stages[k]->clear_of(&c, id);
         else if (!rc && stages[k]->clear)
             rc = stages[k]->clear(&c);
@@ -123,7 +128,7 @@ static int clear_dependents(struct vt_library *lib, struct vt_video_rec *v, enum
 /* Drop stage id's stored outputs (and those that point into them); inside a write txn. */
 static int clear_outputs(struct vt_library *lib, struct vt_video_rec *v, enum vt_stage_id id)
 {
-    int rc = clear_dependents(lib, v, id);
+    int rc = clear_dependents(lib, v, id, 0);
 
     if (!rc && stages[id]->clear)
         rc = stages[id]->clear(&(struct vt_stage_ctx){.lib = lib, .video = v});
@@ -534,9 +539,9 @@ static int finish(struct vt_library *lib, enum vt_stage_id id, struct vt_stage_c
     if (outcome == 0 && d->save) {
         double t0 = vt_monotonic_s();
 
-        rc = clear_dependents(lib, c->video, id);
+        rc = d->save(c);
         if (!rc)
-            rc = d->save(c);
+            rc = clear_dependents(lib, c->video, id, 1);
         c->save_s = vt_monotonic_s() - t0;
         if (!rc)
             test_stop_at(c->stage, "saving");

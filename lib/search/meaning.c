@@ -89,18 +89,24 @@ static int place_in_chunk(struct vt_library *lib, struct vt_embed *e, const floa
     return 0;
 }
 
-/* The text read on frame ref into h; the moment is its shot (w's span). */
+/* The text read on frame ref into h; the moment is its shot (w's span). A frame whose lines
+ * are gone (a redo of keyframe moved it, until ocr's commit) reads as its index row does. */
 static int place_on_screen(struct vt_library *lib, const struct vt_vec_where *w, struct vt_hit *h)
 {
     struct vt_store_frame *f = NULL;
     size_t n = 0;
     int rc = vt_store_frames_range(lib->store, w->video_id, w->ref, w->ref + 1, &f, &n);
 
-    if (rc || !n) {
+    if (!rc && n)
+        h->text = vt_text_embed_frame_text(&f[0]);
+    if (!rc && !h->text)
+        rc = vt_store_screen_text(lib->store, w->video_id, w->ref, &h->text);
+    if (rc == VT_ENOTFOUND && n)
+        rc = 0;
+    if (rc) {
         vt_store_frames_free(f, n);
-        return rc ? rc : VT_ENOTFOUND;
+        return rc;
     }
-    h->text = vt_text_embed_frame_text(&f[0]);
     if (!h->text)
         h->text = vt_xstrdup("");
     h->start_s = w->start_s;

@@ -151,11 +151,13 @@ static int ocr_clear(struct vt_stage_ctx *c)
     return rc ? rc : save_chapters(c, NULL, 0);
 }
 
-/* keyframe's rows are being replaced: the lines name its frames and go with them; the
- * slides' chapters (times, not frames) stay until ocr's own commit replaces them */
+/* keyframe's rows were replaced: the index's screen rows (which carry their own times) and
+ * the slides' chapters stay until ocr's own commit replaces them, and so do the lines of
+ * every frame still shown at the moment its old row said; the others' go */
 static int ocr_clear_of(struct vt_stage_ctx *c, enum vt_stage_id in)
 {
-    return vt_store_ocr_clear(c->lib->store, c->video->id);
+    (void)in;
+    return vt_store_ocr_lines_prune(c->lib->store, c->video->id);
 }
 
 static void ocr_release(struct vt_stage_ctx *c)
@@ -180,5 +182,6 @@ const struct vt_stage_def vt_stage_ocr = {
     .save = ocr_save,
     .clear = ocr_clear,
     .clear_of = ocr_clear_of,
+    .keeps_of = VT_BIT(KEYFRAME),
     .release = ocr_release,
 };

@@ -325,6 +325,14 @@ void vt_store_frames_free(struct vt_store_frame *f, size_t n);
 int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_index,
                          const struct vt_ocr_page *pages, size_t n);
 int vt_store_ocr_clear(struct vt_store *s, const char *id);
+/* After the frames were replaced, the index's screen rows left as they were: drop the
+ * lines of every frame that is gone, a duplicate now, or shown at a time outside the
+ * moment of its index's old screen row (a frame without one had no text to keep). */
+int vt_store_ocr_lines_prune(struct vt_store *s, const char *id);
+
+/* The text the search index holds for frame ref (its screen row): *text (malloc'd), or
+ * VT_ENOTFOUND. Between a redo of keyframe's commit and ocr's, it is the old frame's. */
+int vt_store_screen_text(struct vt_store *s, const char *id, int ref, char **text);
 
 /* Transcripts (cues with their words), indexed for search as source "speech". */
 int vt_store_transcript_replace(struct vt_store *s, const char *id, const struct vt_transcript *t);

@@ -313,6 +313,45 @@ int vt_store_ocr_clear(struct vt_store *s, const char *id)
     return rc ? rc : delete_where_video(s, "ocr_lines", id);
 }
 
+int vt_store_ocr_lines_prune(struct vt_store *s, const char *id)
+{
+    struct db_stmt *st;
+    int rc = store_prepare(s,
+                           "DELETE FROM ocr_lines WHERE video_id = ?1 AND NOT EXISTS (SELECT 1"
+                           " FROM frames f JOIN docs d ON d.video_id = f.video_id"
+                           " AND d.source = 'screen' AND d.ref = f.idx"
+                           " WHERE f.video_id = ?1 AND f.idx = ocr_lines.frame_idx"
+                           " AND f.duplicate_of IS NULL AND f.t_s >= d.start_s"
+                           " AND f.t_s <= d.end_s)",
+                           &st);
+
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    return store_step_done(s, st, "drop OCR lines of replaced frames");
+}
+
+int vt_store_screen_text(struct vt_store *s, const char *id, int ref, char **text)
+{
+    struct db_stmt *st;
+    int rc = store_prepare(s,
+                           "SELECT text FROM docs WHERE video_id = ?1 AND source = 'screen'"
+                           " AND ref = ?2 ORDER BY id LIMIT 1",
+                           &st);
+
+    *text = NULL;
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, id);
+    db_bind_int(st, 2, ref);
+    rc = db_step(st);
+    if (rc == DB_ROW)
+        *text = store_col_dup(st, 0);
+    rc = rc == DB_ROW ? 0 : rc == DB_DONE ? VT_ENOTFOUND : store_fail(s, "read a frame's text");
+    store_finish(s, st);
+    return rc;
+}
+
 int vt_store_ocr_replace(struct vt_store *s, const char *id, const int *frame_index,
                          const struct vt_ocr_page *pages, size_t n)
 {

@@ -109,8 +109,9 @@ wait "$RPID" || fail "the continued redo failed: $(cat "$T/redo.err")"
 serves_screen Mountains "redo ocr, done"
 
 note "redo ocr, stopped at stt's claim (ocr saved): the transcript stays until stt saves"
-# the sidecar captions stt reads say something else now: new rows are told from old
-sed -i 's/mountains stand still/glaciers carve valleys/' "$T/talk.srt"
+# the sidecar captions stt reads (the library's copy, made by add) say something else
+# now: new rows are told from old
+sed -i 's/mountains stand still/glaciers carve valleys/' "$LIB/media/$id/talk.srt"
 redo_stopped ocr stt
 serves_transcript "mountains stand still" "redo ocr, stt running"
 # ocr's new lines replaced its old ones, and the vectors of those lines went with them;
@@ -141,5 +142,27 @@ curl -sf -o /dev/null "$B/api/videos/$id/frames/0.jpg" || fail "killed redo: fra
 serves_screen Mountains "keyframe redone"
 frames_after=$(vt export "$id" | python3 -c 'import json,sys; print(sorted({f["image"].rsplit("/", 1)[0] for f in json.load(sys.stdin)["frames"]}))')
 [[ $frames_after != "$frames_before" ]] || fail "the redone keyframe kept the old run's frames: $frames_after"
+
+note "redo keyframe, stopped at ocr's claim (keyframe saved): the screen text stays until ocr saves"
+# the frames are made again, in the same places: their lines stay, the index's screen rows
+# and their vectors too; ocr's commit replaces them (a new word on the second slide tells
+# the new rows from the old)
+ffmpeg -v error -y -i "$f" -vf "drawbox=x=30:y=110:w=300:h=60:color=navy:t=fill:enable='between(t,2,4)',drawtext=fontfile=/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf:text='Volcanoes':fontsize=40:fontcolor=white:x=40:y=120:enable='between(t,2,4)'" \
+  -c:v libx264 -preset veryfast -c:a copy "$T/talk2.mp4"
+for m in "$LIB/media/$id"/*; do cp "$T/talk2.mp4" "$m"; done
+screen0=$(vecs screen)
+redo_stopped keyframe ocr
+(($(hits screen Mountains) == 1)) || fail "redo keyframe, ocr running: 'Mountains' found $(hits screen Mountains) times on screen"
+serves_screen Mountains "redo keyframe, ocr running"
+[[ $(vecs screen) == "$screen0" ]] || fail "redo keyframe, ocr running: $(vecs screen) screen vectors, not $screen0"
+(($(hits screen Volcanoes) == 0)) || fail "redo keyframe, ocr running: the new slide is read before ocr's commit"
+kill -CONT "$RPID"
+wait "$RPID" || fail "the continued redo failed: $(cat "$T/redo.err")"
+[[ $(vt ls | cut -f4,5) == "ready	ok" ]] || fail "keyframe redone again: $(vt ls)"
+serves_screen Volcanoes "ocr saved"
+(($(hits screen Volcanoes) == 1)) || fail "ocr saved: 'Volcanoes' found $(hits screen Volcanoes) times on screen"
+(($(hits screen Mountains) == 0)) || fail "ocr saved: the old slide's 'Mountains' is still found"
+(($(hits screen Rivers) == 1)) || fail "ocr saved: 'Rivers' found $(hits screen Rivers) times on screen"
+(($(vecs screen) > 0)) || fail "ocr saved: no screen vectors"
 [[ $(vt check) == ok ]] || fail "check: $(vt check)"
 echo "all good"

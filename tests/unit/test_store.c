@@ -420,6 +420,67 @@ VT_TEST_STORE(store_pages_counts_frame_at)
     scratch_done(s, dir);
 }
 
+/* Keyframe's rows replaced under ocr's (a redo of keyframe): the lines of a frame that is
+ * still a kept frame shown within its index's old screen row stay, the others go (a frame
+ * moved, made a duplicate, or gone), noise lines with them. */
+VT_TEST_STORE(store_ocr_lines_prune)
+{
+    char dir[64];
+    struct vt_store *s = scratch(dir, sizeof(dir));
+    struct vt_kf_shot shots[3] = {{.start_s = 0, .end_s = 5, .captured = 2, .kept = 1},
+                                  {.start_s = 5, .end_s = 9, .captured = 2, .kept = 1},
+                                  {.start_s = 9, .end_s = 12, .captured = 2, .kept = 1}};
+    struct vt_kf_frame frames[4];
+    struct vt_kf_result r = {.shots = shots, .n_shots = 3, .frames = frames, .n_frames = 4};
+    struct vt_ocr_line lines[2] = {{"a", 0.9, {0, 0, 1, 1}, 0}, {"c", 0.9, {0, 0, 1, 1}, 0}};
+    struct vt_ocr_page pages[2] = {{lines, 1}, {lines + 1, 1}};
+    struct vt_store_frame *fr;
+    size_t n;
+    char *text;
+
+    if (!s)
+        return;
+    pages_fill(s); /* lines on frames 1 (shown 5 to 7) and 4 (11 to 12, one line noise) */
+    memset(frames, 0, sizeof(frames));
+    frames[0] = (struct vt_kf_frame){
+        .index = 0, .t_s = 1, .shot = 0, .duplicate_of = -1, .bytes = 10, .file = "0.jpg"};
+    frames[1] = (struct vt_kf_frame){
+        .index = 1, .t_s = 6, .shot = 1, .duplicate_of = -1, .bytes = 20, .file = "1.jpg"};
+    frames[2] = (struct vt_kf_frame){.index = 2, .t_s = 7, .shot = 1, .duplicate_of = 1};
+    frames[3] = (struct vt_kf_frame){
+        .index = 3, .t_s = 9.5, .shot = 2, .duplicate_of = -1, .bytes = 30, .file = "3.jpg"};
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_keyframes_replace(s, "vid", &r, "frames/vid/r2"), 0);
+    CHECK_INT(vt_store_ocr_lines_prune(s, "vid"), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(vt_store_frames(s, "vid", &fr, &n), 0);
+    CHECK_INT(n, 4);
+    for (size_t i = 0; i < n; i++)
+        CHECK_INT(fr[i].ocr.n_lines, fr[i].f.index == 1 ? 2 : 0);
+    vt_store_frames_free(fr, n);
+    /* the index's screen rows stay as they were: frame 4's text is still found */
+    CHECK_INT(vt_store_screen_text(s, "vid", 4, &text), 0);
+    CHECK_STR(text ? text : "(none)", "c");
+    free(text);
+    CHECK_INT(vt_store_screen_text(s, "vid", 0, &text), VT_ENOTFOUND);
+    CHECK_INT(text == NULL, 1);
+    /* read again (frames 1 and 3, 3 shown 9.5 to 12), then frame 1 made a duplicate: its
+     * lines go, 3's stay */
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_ocr_replace(s, "vid", (const int[]){1, 3}, pages, 2), 0);
+    frames[1].duplicate_of = 0;
+    frames[1].file[0] = '\0';
+    CHECK_INT(vt_store_keyframes_replace(s, "vid", &r, "frames/vid/r3"), 0);
+    CHECK_INT(vt_store_ocr_lines_prune(s, "vid"), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(vt_store_frames(s, "vid", &fr, &n), 0);
+    CHECK_INT(n, 4);
+    for (size_t i = 0; i < n; i++)
+        CHECK_INT(fr[i].ocr.n_lines, fr[i].f.index == 3 ? 1 : 0);
+    vt_store_frames_free(fr, n);
+    scratch_done(s, dir);
+}
+
 /* Claiming, holding and finishing a stage change its row only while it is as the caller
  * saw it, and say what they found as an enum. */
 VT_TEST_STORE(store_stage_leases)
