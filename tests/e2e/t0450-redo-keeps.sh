@@ -31,7 +31,7 @@ EOF
 
 vt init > /dev/null
 vt config set text_embed.model "$DATA/model2vec-test-vocab-quantized" > /dev/null
-id=$(vt add --in-place "$f") # the sidecar is edited below: read where it is
+id=$(vt add "$f")
 [[ $(vt ls | cut -f4,5) == "ready	ok" ]] || fail "not indexed: $(vt ls)"
 start_server
 trap 'stop_server; on_pg && e2e_pg_drop; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
