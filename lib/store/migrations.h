@@ -22,8 +22,8 @@
 /* 1 when every stage that row T of stages reads (stage_deps) has settled, else 0: the
  * pick's INPUTS_SETTLED (store_queue.c) as a value, for migration 12's column. */
 #define STORE_READY_SQL(t)                                                                         \
-    "CASE WHEN EXISTS (SELECT 1 FROM stage_deps d JOIN stages o ON o.video_id = " t ".video_id"   \
-    " AND o.name = d.dep WHERE d.name = " t ".name AND o.state NOT IN (" VT_SQL_STATES_SETTLED    \
+    "CASE WHEN EXISTS (SELECT 1 FROM stage_deps d JOIN stages o ON o.video_id = " t ".video_id"    \
+    " AND o.name = d.dep WHERE d.name = " t ".name AND o.state NOT IN (" VT_SQL_STATES_SETTLED     \
     ")) THEN 0 ELSE 1 END"
 
 /* clang-format off */

@@ -123,8 +123,7 @@ static int pick_one(struct vt_store *s, int k, double now, int lock, struct pick
 /* A limited worker's pick: each of its stages' head read, the first of them in the
  * claim's order taken (locked); another worker's claim of that head meanwhile makes the
  * locked read return that stage's next row. */
-static int pick_limited(struct vt_store *s, unsigned stages, double now, struct pick *p,
-                        int *found)
+static int pick_limited(struct vt_store *s, unsigned stages, double now, struct pick *p, int *found)
 {
     int rc = 0, best = -1, n = 0, one;
     struct pick c;
