@@ -69,8 +69,8 @@ _Static_assert(VT_STAGE_COUNT <= NAME_SLOTS, "one name parameter per stage");
  */
 #define ONE_SQL                                                                                    \
     "SELECT s.video_id, s.name, s.priority, s.queued_at, s.ord FROM stages s WHERE s.name = ?1"    \
-    " AND s.ready = 1 AND " RUNNABLE_AT("?2")                                                      \
-    " ORDER BY s.priority DESC, s.queued_at, s.video_id, s.ord LIMIT 1"
+    " AND s.ready = 1 AND " RUNNABLE_AT(                                                           \
+        "?2") " ORDER BY s.priority DESC, s.queued_at, s.video_id, s.ord LIMIT 1"
 
 /* The head of one stage's runnable rows, as the claim orders them. */
 struct pick {
