@@ -9,7 +9,14 @@
 #     --stats`, as a share of its indexing time measured in the same run (target <= 2 %);
 #  3. a simulated fleet on PostgreSQL: 8, 16, 32, 64 threads with a stub stage of
 #     SLEEP_MS (1 ms) claiming QUEUE_JOBS jobs (default 20,000; the issue's 100,000 with
-#     QUEUE_JOBS=100000): jobs/s and its growth over 8 threads, to show where it saturates.
+#     QUEUE_JOBS=100000): jobs/s and its growth over 8 threads, to show where it saturates;
+#  4. the pick of a worker limited to one stage (--stages stt) at 7,000 and 350,000 queued
+#     stages (PICK_SMALL, PICK_LARGE), none runnable for it and then one (the last video's),
+#     on SQLite and PostgreSQL (bench/pick_bench.c): p50 and p99 (issue 26's goal: <= 1 ms
+#     at 350k), and the ratio of the 350k p50 over the 7k p50;
+#  5. waking on PostgreSQL: 30 idle workers (threads listening as `worker`s do), stages
+#     settled one at a time (bench/wake_bench.c): picks that found nothing per settled
+#     stage (issue 26's goal: <= 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${VIDTHEQUE:=$PWD/build/rel/vidtheque}"
@@ -23,6 +30,10 @@ if ! make -s build/rel/libvidtheque.a > "$t/make.log" 2>&1; then
 fi
 cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc bench/queue_bench.c build/rel/libvidtheque.a \
   -Wl,--gc-sections -lsqlite3 -lpq -ljansson -lm -pthread -o "$t/queue_bench"
+for b in pick_bench wake_bench; do
+  cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc "bench/$b.c" build/rel/libvidtheque.a \
+    -Wl,--gc-sections -lsqlite3 -lpq -ljansson -lm -pthread -o "$t/$b"
+done
 
 bench_pg_start vt_qbench || echo "queue_bench.sh: no PostgreSQL: SQLite only"
 admin=$pg_admin
@@ -83,5 +94,26 @@ if [[ -n $admin ]]; then
     base=${base:-$rate}
     echo "$line  x$(python3 -c "print(f'{$rate / $base:.2f}')") of 8 threads"
   done
+fi
+
+PICK_SMALL=${PICK_SMALL:-7000} PICK_LARGE=${PICK_LARGE:-350000}
+echo "-- 4. a --stages stt worker's pick at $PICK_SMALL and $PICK_LARGE queued stages (goal <= 1 ms at 350k)"
+pick_ratio() { # NAME DB-SMALL DB-LARGE
+  local a b
+  a=$("$t/pick_bench" "$2" "$PICK_SMALL" 200)
+  b=$("$t/pick_bench" "$3" "$PICK_LARGE" 200)
+  printf '%-11s %s\n%-11s %s\n' "$1" "$a" "$1" "$b"
+  python3 - "$1" "$a" "$b" << 'PY'
+import re, sys
+f = lambda l: float(re.search(r'none runnable p50 +([0-9.]+) ms', l).group(1))
+print(f"{sys.argv[1]:<11} none runnable: p50 at {sys.argv[3].split()[0]} / p50 at {sys.argv[2].split()[0]} stages = x{f(sys.argv[3]) / f(sys.argv[2]):.2f}")
+PY
+}
+pick_ratio sqlite "$t/pick-small.db" "$t/pick-large.db"
+[[ -z $admin ]] || pick_ratio postgresql "$(newdb)" "$(newdb)"
+
+if [[ -n $admin ]]; then
+  echo "-- 5. 30 idle workers on PostgreSQL, ${WAKE_SETTLES:-200} stages settled one at a time (goal <= 1 empty pick per settle)"
+  "$t/wake_bench" "$(newdb)" 30 "${WAKE_SETTLES:-200}"
 fi
 [[ -r /proc/loadavg ]] && echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

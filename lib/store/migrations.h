@@ -19,6 +19,13 @@
 /* The last version of the backends' own lists. */
 #define VT_STORE_BASE_VERSION 8
 
+/* 1 when every stage that row T of stages reads (stage_deps) has settled, else 0: the
+ * pick's INPUTS_SETTLED (store_queue.c) as a value, for migration 12's column. */
+#define STORE_READY_SQL(t)                                                                         \
+    "CASE WHEN EXISTS (SELECT 1 FROM stage_deps d JOIN stages o ON o.video_id = " t ".video_id"    \
+    " AND o.name = d.dep WHERE d.name = " t ".name AND o.state NOT IN (" VT_SQL_STATES_SETTLED     \
+    ")) THEN 0 ELSE 1 END"
+
 /* clang-format off */
 #define VT_STORE_MIGRATIONS(X) \
     /* 9: each cue with the next one of its video ("pairs", speech only), so words said on \
@@ -105,6 +112,57 @@
           "CREATE TABLE workers (owner text COLLATE \"C\" PRIMARY KEY, host text NOT NULL," \
           " pid bigint NOT NULL, stages text NOT NULL, started_at double precision NOT NULL," \
           " seen_at double precision NOT NULL, lease_until double precision NOT NULL);") \
+    /* 12: whether a stage's inputs (stage_deps) have all settled, kept by triggers on every \
+     * change of a stage's settledness, so a worker limited to some stages finds its next \
+     * stage through stages_pick (name first, runnable rows only) instead of testing the \
+     * inputs of every queued row of its stages (store_queue.c). PostgreSQL: the trigger \
+     * locks the video's row first, so two settles of one video's inputs, committed at \
+     * once, compute the stage's flag one after the other; a change of stage_deps (a \
+     * new stage table) recomputes its stage's rows. */ \
+    X(12, "ALTER TABLE stages ADD COLUMN ready INTEGER NOT NULL DEFAULT 1;" \
+          "UPDATE stages SET ready = " STORE_READY_SQL("stages") ";" \
+          "CREATE TRIGGER stages_ready_ai AFTER INSERT ON stages BEGIN" \
+          " UPDATE stages SET ready = " STORE_READY_SQL("stages") " WHERE video_id = new.video_id" \
+          " AND (name = new.name OR name IN (SELECT name FROM stage_deps WHERE dep = new.name)); END;" \
+          "CREATE TRIGGER stages_ready_au AFTER UPDATE OF state ON stages" \
+          " WHEN (old.state IN (" VT_SQL_STATES_SETTLED ")) <> (new.state IN (" VT_SQL_STATES_SETTLED ")) BEGIN" \
+          " UPDATE stages SET ready = " STORE_READY_SQL("stages") " WHERE video_id = new.video_id" \
+          " AND name IN (SELECT name FROM stage_deps WHERE dep = new.name); END;" \
+          "CREATE TRIGGER stages_ready_ad AFTER DELETE ON stages BEGIN" \
+          " UPDATE stages SET ready = " STORE_READY_SQL("stages") " WHERE video_id = old.video_id" \
+          " AND name IN (SELECT name FROM stage_deps WHERE dep = old.name); END;" \
+          "CREATE TRIGGER stage_deps_ready_ai AFTER INSERT ON stage_deps BEGIN" \
+          " UPDATE stages SET ready = " STORE_READY_SQL("stages") " WHERE name = new.name; END;" \
+          "CREATE TRIGGER stage_deps_ready_ad AFTER DELETE ON stage_deps BEGIN" \
+          " UPDATE stages SET ready = " STORE_READY_SQL("stages") " WHERE name = old.name; END;" \
+          "CREATE INDEX stages_pick ON stages (name, priority DESC, queued_at, video_id, ord)" \
+          " WHERE state IN (" VT_SQL_STATES_UNSETTLED ") AND ready = 1;", \
+          "ALTER TABLE stages ADD COLUMN ready bigint NOT NULL DEFAULT 1;" \
+          "UPDATE stages SET ready = " STORE_READY_SQL("stages") ";" \
+          "CREATE FUNCTION stages_ready() RETURNS trigger LANGUAGE plpgsql AS $f$" \
+          " DECLARE r stages; BEGIN" \
+          " IF TG_OP = 'DELETE' THEN r := OLD; ELSE r := NEW; END IF;" \
+          " PERFORM 1 FROM videos WHERE id = r.video_id FOR UPDATE;" \
+          " UPDATE stages SET ready = " STORE_READY_SQL("stages") " WHERE video_id = r.video_id" \
+          " AND (name IN (SELECT name FROM stage_deps WHERE dep = r.name)" \
+          " OR (TG_OP = 'INSERT' AND name = r.name));" \
+          " RETURN NULL; END $f$;" \
+          "CREATE TRIGGER stages_ready_ai AFTER INSERT ON stages FOR EACH ROW" \
+          " EXECUTE FUNCTION stages_ready();" \
+          "CREATE TRIGGER stages_ready_au AFTER UPDATE OF state ON stages FOR EACH ROW" \
+          " WHEN ((OLD.state IN (" VT_SQL_STATES_SETTLED ")) <> (NEW.state IN (" VT_SQL_STATES_SETTLED ")))" \
+          " EXECUTE FUNCTION stages_ready();" \
+          "CREATE TRIGGER stages_ready_ad AFTER DELETE ON stages FOR EACH ROW" \
+          " EXECUTE FUNCTION stages_ready();" \
+          "CREATE FUNCTION stage_deps_ready() RETURNS trigger LANGUAGE plpgsql AS $f$" \
+          " DECLARE r stage_deps; BEGIN" \
+          " IF TG_OP = 'DELETE' THEN r := OLD; ELSE r := NEW; END IF;" \
+          " UPDATE stages SET ready = " STORE_READY_SQL("stages") " WHERE name = r.name;" \
+          " RETURN NULL; END $f$;" \
+          "CREATE TRIGGER stage_deps_ready_ai AFTER INSERT OR DELETE ON stage_deps FOR EACH ROW" \
+          " EXECUTE FUNCTION stage_deps_ready();" \
+          "CREATE INDEX stages_pick ON stages (name, priority DESC, queued_at, video_id, ord)" \
+          " WHERE state IN (" VT_SQL_STATES_UNSETTLED ") AND ready = 1;") \
     /* the end of the list */
 /* clang-format on */
 

@@ -58,12 +58,113 @@ _Static_assert(VT_STAGE_COUNT <= NAME_SLOTS, "one name parameter per stage");
 #define PICK_PLAN_SET   "SET LOCAL enable_sort = off; SET LOCAL plan_cache_mode = force_generic_plan"
 #define PICK_PLAN_RESET "SET LOCAL enable_sort TO DEFAULT; SET LOCAL plan_cache_mode TO DEFAULT"
 
+/*
+ * A worker limited to some stages (--stages) picks through stages_pick: one stage's rows
+ * that are unsettled and whose inputs have all settled (the ready column, migration 12),
+ * in the claim's order. Walking stages_runnable instead reads every unsettled row of
+ * every stage until one of its own passes: the whole queue when none does. The ready
+ * rows of one stage are the runnable ones plus those running under a live lease or
+ * waiting for a retry, so the walk stops after a handful of rows however long the queue.
+ * INPUTS_SETTLED stays in the query: ready may only ever be the stricter of the two.
+ */
+#define ONE_SQL                                                                                    \
+    "SELECT s.video_id, s.name, s.priority, s.queued_at, s.ord FROM stages s WHERE s.name = ?1"    \
+    " AND s.ready = 1 AND " RUNNABLE_AT(                                                           \
+        "?2") " ORDER BY s.priority DESC, s.queued_at, s.video_id, s.ord LIMIT 1"
+
+/* The head of one stage's runnable rows, as the claim orders them. */
+struct pick {
+    char id[65], stage[32];
+    long long priority, ord;
+    double queued_at;
+};
+
+/* Whether a comes before b in the claim's order (priority DESC, queued_at, video, ord). */
+static int pick_before(const struct pick *a, const struct pick *b)
+{
+    int c;
+
+    if (a->priority != b->priority)
+        return a->priority > b->priority;
+    if (a->queued_at != b->queued_at)
+        return a->queued_at < b->queued_at;
+    c = strcmp(a->id, b->id);
+    return c ? c < 0 : a->ord < b->ord;
+}
+
+/* The first runnable row of stage k into *p (*found 1), locked on PostgreSQL when lock. */
+static int pick_one(struct vt_store *s, int k, double now, int lock, struct pick *p, int *found)
+{
+    static const char *const sql[2] = {ONE_SQL, ONE_SQL " FOR UPDATE OF s SKIP LOCKED"};
+    struct db_stmt *st;
+    int rc = store_prepare(s, sql[lock && s->conn.pg], &st);
+
+    *found = 0;
+    if (rc)
+        return rc;
+    store_bind_text(st, 1, vt_stages[k].name);
+    db_bind_double(st, 2, now);
+    rc = db_step(st);
+    if (rc == DB_ROW) {
+        snprintf(p->id, sizeof(p->id), "%s", db_col_text(st, 0));
+        snprintf(p->stage, sizeof(p->stage), "%s", db_col_text(st, 1));
+        p->priority = db_col_int64(st, 2);
+        p->queued_at = db_col_double(st, 3);
+        p->ord = db_col_int64(st, 4);
+        *found = 1;
+        rc = 0;
+    } else {
+        rc = rc == DB_DONE ? 0 : store_fail(s, "pick a queued stage");
+    }
+    store_finish(s, st);
+    return rc;
+}
+
+/* A limited worker's pick: each of its stages' head read, the first of them in the
+ * claim's order taken (locked); another worker's claim of that head meanwhile makes the
+ * locked read return that stage's next row. */
+static int pick_limited(struct vt_store *s, unsigned stages, double now, struct pick *p, int *found)
+{
+    int rc = 0, best = -1, n = 0, one;
+    struct pick c;
+
+    for (int k = 0; k < VT_STAGE_COUNT && !rc; k++)
+        if (stages & (1u << k))
+            n++;
+    for (int k = 0; k < VT_STAGE_COUNT && !rc && n > 1; k++) {
+        if (!(stages & (1u << k)))
+            continue;
+        rc = pick_one(s, k, now, 0, &c, &one);
+        if (!rc && one && (best < 0 || pick_before(&c, p))) {
+            *p = c;
+            best = k;
+        }
+    }
+    for (int k = 0; k < VT_STAGE_COUNT && n == 1; k++)
+        if (stages & (1u << k))
+            best = k;
+    *found = 0;
+    if (rc || best < 0)
+        return rc;
+    return pick_one(s, best, now, 1, p, found);
+}
+
+/* All of the stages, or (0) a worker limited to some. */
+static int all_stages(unsigned stages)
+{
+    for (int k = 0; k < VT_STAGE_COUNT; k++)
+        if (!(stages & (1u << k)))
+            return 0;
+    return 1;
+}
+
 int vt_store_queue_next(struct vt_store *s, unsigned stages, double now, char id[65],
                         char stage[32], int *found)
 {
     /* PostgreSQL: rows another worker's claim holds are passed over, not waited for */
     static const char *const sql[2] = {NEXT_SQL, NEXT_SQL " FOR UPDATE OF s SKIP LOCKED"};
     struct db_stmt *st;
+    struct pick p;
     int rc, slot = 1;
 
     *found = 0;
@@ -71,6 +172,14 @@ int vt_store_queue_next(struct vt_store *s, unsigned stages, double now, char id
         rc = store_exec(s, PICK_PLAN_SET, "plan the pick");
         if (rc)
             return rc;
+    }
+    if (!all_stages(stages)) {
+        rc = pick_limited(s, stages, now, &p, found);
+        if (!rc && *found) {
+            snprintf(id, 65, "%s", p.id);
+            snprintf(stage, 32, "%s", p.stage);
+        }
+        goto out;
     }
     rc = store_prepare(s, sql[s->conn.pg != NULL], &st);
     if (rc)
@@ -91,6 +200,7 @@ int vt_store_queue_next(struct vt_store *s, unsigned stages, double now, char id
         rc = rc == DB_DONE ? 0 : store_fail(s, "pick a queued stage");
     }
     store_finish(s, st);
+out:
     if (!rc && s->conn.pg)
         rc = store_exec(s, PICK_PLAN_RESET, "plan the pick");
     return rc;

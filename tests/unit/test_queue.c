@@ -528,6 +528,99 @@ VT_TEST_STORE(queue_pick_walks_the_index)
     scratch_done(s, dir);
 }
 
+/* Put each of stage k's inputs (deps and after) of video id in state st. */
+static void put_inputs(struct vt_store *s, const char *id, int k, enum vt_state st)
+{
+    for (int d = 0; d < VT_STAGE_COUNT; d++) {
+        struct vt_stage_rec r;
+
+        if (!((vt_stages[k].deps | vt_stages[k].after) & (1u << d)))
+            continue;
+        memset(&r, 0, sizeof(r));
+        snprintf(r.name, sizeof(r.name), "%s", vt_stages[d].name);
+        r.state = st;
+        CHECK_INT(vt_store_stage_put(s, id, &r), 0);
+    }
+}
+
+/* The pick of a limited worker (--stages keyframe) in its own transaction: "" when none,
+ * and on PostgreSQL the rows of stages it read into *read. */
+static const char *limited_next(struct vt_store *s, unsigned set, long long *read)
+{
+    static char buf[128];
+    char id[65], stage[32];
+    int found = 0;
+    long long before = -1;
+
+    buf[0] = '\0';
+    CHECK_INT(vt_store_begin(s), 0);
+    if (!strcmp(vt_store_backend(s), "postgresql"))
+        before = stage_rows_read(s);
+    CHECK_INT(vt_store_queue_next(s, set, vt_wall_s() + 10, id, stage, &found), 0);
+    *read = before < 0 ? 0 : stage_rows_read(s) - before;
+    vt_store_rollback(s);
+    if (found)
+        snprintf(buf, sizeof(buf), "%s/%s", id, stage);
+    return buf;
+}
+
+/*
+ * A worker limited to some stages finds its next one, or that there is none, through
+ * stages_pick (ready rows of its stages only): with 2,000 videos queued it read every
+ * queued row (tens of thousands) on each pick that found nothing. The ready flag follows
+ * the inputs both ways: settled makes the stage runnable, queued again (a redo) not.
+ */
+VT_TEST_STORE(queue_limited_pick_reads_few_rows)
+{
+    char dir[64];
+    struct vt_store *s = scratch(dir, sizeof(dir));
+    const unsigned kf = VT_BIT(KEYFRAME), two = VT_BIT(KEYFRAME) | VT_BIT(FETCH);
+    long long read = 0;
+    int pg;
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    pg = !strcmp(vt_store_backend(s), "postgresql");
+    if (pg)
+        CHECK_INT(store_exec(s, "ALTER TABLE stages SET (autovacuum_enabled = false)", "setup"), 0);
+    CHECK_INT(vt_store_begin(s), 0);
+    for (int i = 0; i < 2000; i++) {
+        struct vt_video_rec v;
+        char vid[16];
+
+        memset(&v, 0, sizeof(v));
+        snprintf(vid, sizeof(vid), "q%05d", i);
+        snprintf(v.id, sizeof(v.id), "%s", vid);
+        v.content_key = vid;
+        v.source_kind = "file";
+        v.created_at = 1000 + i;
+        CHECK_INT(vt_store_video_insert(s, &v), 0);
+        for (int k = 0; k < VT_STAGE_COUNT; k++)
+            put_queued(s, vid, vt_stages[k].name);
+    }
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_STR(limited_next(s, kf, &read), "");
+    CHECK(read < 20);
+    if (read >= 20)
+        fprintf(stderr, "  the empty pick read %lld rows of stages\n", read);
+    CHECK_INT(vt_store_begin(s), 0);
+    put_inputs(s, "q01999", VT_STAGE_KEYFRAME, VT_STATE_DONE);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_STR(limited_next(s, kf, &read), "q01999/keyframe");
+    CHECK(read < 20);
+    if (read >= 20)
+        fprintf(stderr, "  the pick read %lld rows of stages\n", read);
+    /* two stages: the first in the claim's order of either's head */
+    CHECK_STR(limited_next(s, two, &read), "q00000/fetch");
+    CHECK(read < 40);
+    CHECK_INT(vt_store_begin(s), 0);
+    put_inputs(s, "q01999", VT_STAGE_KEYFRAME, VT_STATE_QUEUED);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_STR(limited_next(s, kf, &read), "");
+    scratch_done(s, dir);
+}
+
 /* What an in-process run's stage looked like from another handle while it ran. */
 struct inproc {
     struct vt_store *other;  /* the same database, another connection */
