@@ -107,7 +107,7 @@ req 404 "$B/api/videos/nosuch/frames/0.jpg?size=small"
 # pages: the small image with its size, lazy, async; a srcset only where it helps
 req 200 "$B/v/$id"
 grep -q "src=\"/api/videos/$id/frames/$n0.jpg?size=small\"" "$T/body" || fail "video page lacks the small image"
-grep -Eq "<a class=\"shot\" href=\"[^\"]+\" data-t=\"[0-9.]+\" data-src=\"/api/videos/$id/frames/[0-9]+.jpg\?size=small\"" "$T/body" ||
+grep -Eq "<a class=\"shot\" href=\"[^\"]+\" data-t=\"[0-9.]+\"( data-shots=\"[0-9]+\")? data-src=\"/api/videos/$id/frames/[0-9]+.jpg\?size=small\"" "$T/body" ||
   fail "the strip's thumbnail: $(grep -o '<a class="shot"[^>]*>' "$T/body" | head -n 1)"
 grep -Eq "<img class=\"frame\" src=\"[^\"]+\?size=small\" data-t=\"[0-9.]+\" alt=\"[^\"]*\" srcset=\"[^\"]+\?size=small 320w, /api/videos/$id/frames/[0-9]+.jpg 1280w\" sizes=\"320px\" loading=\"lazy\" decoding=\"async\" width=\"320\" height=\"180\"" "$T/body" ||
   fail "the frames' image: $(grep -o '<img class="frame"[^>]*>' "$T/body" | head -n 1)"
