@@ -2,4 +2,4 @@
 # Every libFuzzer target (tests/fuzz/fuzz_*.c: the query parser, the caption parsers and
 # writers) runs briefly on its seed corpus; a crash, a leak or undefined behaviour fails.
 . "$(dirname "$0")/lib.sh"
-FUZZ_TIME=${FUZZ_TIME:-15} bash "$ROOT/tests/fuzz/run.sh"
+FUZZ_TIME=${FUZZ_TIME:-6} bash "$ROOT/tests/fuzz/run.sh"
