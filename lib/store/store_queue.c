@@ -6,8 +6,10 @@
  * vt_store_stage_finish, the same on every path that runs a stage. The SQL is written
  * once for both backends; what differs (row locks, LISTEN/NOTIFY) is chosen with s->conn.pg.
  */
-#include "store/store_int.h"
+/* The SQL whose state names are written with the state macro is kept out of
+ * clang-format: each use stays on one line, where test_state_sql.c reads it. */
 #include "base/util.h"
+#include "store/store_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,11 +34,13 @@ _Static_assert(VT_STAGE_COUNT <= NAME_SLOTS, "one name parameter per stage");
  * vt_resume). The first term is the partial index stages_runnable's: it gives the rows
  * in the claim's order, so the next one is the first that passes, not a sort of every
  * queued row. */
+/* clang-format off */
 #define RUNNABLE_AT(now)                                                                           \
     "s.state IN (" VT_SQL_STATES_UNSETTLED ") AND (s.state = " VT_SQL_STATE(queued)                \
     " OR (s.state = " VT_SQL_STATE(running) " AND s.lease_until > 0 AND s.lease_until < " now      \
     ")) AND s.retry_at <= " now                                                                    \
     " AND " INPUTS_SETTLED
+/* clang-format on */
 
 #define NEXT_SQL                                                                                   \
     "SELECT s.video_id, s.name FROM stages s WHERE s.name IN (" NAME_PARAMS                        \
@@ -232,21 +236,25 @@ int vt_store_stage_heartbeat(struct vt_store *s, const char *id, const char *sta
                              const char *owner, int attempts, double lease_until,
                              enum vt_lease *res)
 {
+    /* clang-format off */
     return lease_update(s,
                         "UPDATE stages SET lease_until = ?5 WHERE video_id = ?1 AND name = ?2"
                         " AND state = " VT_SQL_STATE(running) " AND owner = ?3 AND attempts = ?4",
                         id, stage, owner, attempts, lease_until > 0 ? lease_until : 1, res);
+    /* clang-format on */
 }
 
 int vt_store_stage_give_back(struct vt_store *s, const char *id, const char *stage,
                              const char *owner, int attempts, enum vt_lease *res)
 {
+    /* clang-format off */
     int rc = lease_update(s,
                           "UPDATE stages SET state = " VT_SQL_STATE(queued) ", owner = NULL,"
                           " lease_until = 0, attempts = attempts - 1, retry_at = 0"
                           " WHERE video_id = ?1 AND name = ?2 AND state = " VT_SQL_STATE(running)
                           " AND owner = ?3 AND attempts = ?4",
                           id, stage, owner, attempts, 0, res);
+    /* clang-format on */
 
     /* the stage is runnable again: another worker may take it at once */
     if (!rc && *res == VT_LEASE_HELD)
@@ -482,12 +490,14 @@ static int count_cmp(const void *a, const void *b)
 
 int vt_store_queue_counts(struct vt_store *s, double now, struct vt_queue_count **out, size_t *n)
 {
+    /* clang-format off */
     int rc = store_read_array(s,
                               "SELECT s.name, s.state, count(*), sum(CASE WHEN s.state = "
                               VT_SQL_STATE(queued) " AND s.retry_at <= ?1 AND " INPUTS_SETTLED
                               " THEN 1 ELSE 0 END) FROM stages s GROUP BY s.name, s.state",
                               "count the queue", sizeof(**out), read_count, NULL, (void **)out, n,
                               "d", now);
+    /* clang-format on */
 
     if (!rc && *n)
         qsort(*out, *n, sizeof(**out), count_cmp);
@@ -524,11 +534,13 @@ int vt_store_queue_jobs(struct vt_store *s, int which, struct vt_queue_job **out
 {
     /* a retry is the only queued row with a retry time (a redo clears it) */
     static const char *const sql[3] = {
+        /* clang-format off */
         JOB_COLUMNS " WHERE state = " VT_SQL_STATE(running) " ORDER BY started_at, video_id, name",
         JOB_COLUMNS " WHERE state = " VT_SQL_STATE(failed) " ORDER BY started_at DESC, video_id"
                                                            ", name",
         JOB_COLUMNS " WHERE state = " VT_SQL_STATE(queued) " AND retry_at > 0 ORDER BY retry_at"
                                                            ", video_id, name"};
+    /* clang-format on */
 
     if (which < VT_JOBS_RUNNING || which > VT_JOBS_RETRYING)
         which = VT_JOBS_RUNNING;
@@ -536,9 +548,11 @@ int vt_store_queue_jobs(struct vt_store *s, int which, struct vt_queue_job **out
                             (void **)out, n, "");
 }
 
+/* clang-format off */
 #define OLDEST_RUNNABLE                                                                            \
     "SELECT coalesce(min(s.queued_at), 0) FROM stages s"                                           \
     " WHERE s.state = " VT_SQL_STATE(queued) " AND s.retry_at <= ?1 AND " INPUTS_SETTLED
+/* clang-format on */
 
 static void read_oldest(struct db_stmt *st, void *item)
 {

@@ -4,8 +4,10 @@
  * `list` read and write about a video as a whole, as opposed to its pages of
  * content (store_rows.c) and its search index (store_search.c).
  */
-#include "store/store_int.h"
+/* The SQL whose state names are written with the state macro is kept out of
+ * clang-format: each use stays on one line, where test_state_sql.c reads it. */
 #include "base/util.h"
+#include "store/store_int.h"
 
 #include <assert.h>
 #include <sqlite3.h>
@@ -147,10 +149,10 @@ int vt_store_video_insert(struct vt_store *s, const struct vt_video_rec *v)
     int rc = store_prepare(
         s,
         s->conn.pg ? "INSERT INTO videos (" VIDEO_COLS ", seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-                "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, nextval('videos_seq'))"
-              : "INSERT INTO videos (" VIDEO_COLS ", seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-                "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-                " (SELECT coalesce(max(seq),0)+1 FROM videos))",
+                     "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, nextval('videos_seq'))"
+                   : "INSERT INTO videos (" VIDEO_COLS ", seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                     "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                     " (SELECT coalesce(max(seq),0)+1 FROM videos))",
         &st);
 
     if (rc)
@@ -372,6 +374,7 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
     /* a stage that becomes queued is stamped now (the queue's age order); the lease is
      * the claim's to set, and a put is never a claim; a new row takes the priority of
      * its video's other stages */
+    /* clang-format off */
     int rc = store_prepare(
         s,
         "INSERT INTO stages (video_id, name, ord, state, model, error, owner,"
@@ -385,6 +388,7 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
         " AND stages.state <> " VT_SQL_STATE(queued)
         " THEN ?11 ELSE stages.queued_at END",
         &st);
+    /* clang-format on */
 
     if (rc)
         return rc;
@@ -433,6 +437,7 @@ int vt_store_stage_claim(struct vt_store *s, const char *id, const struct vt_sta
                          const char *owner, double now, double lease_until, enum vt_lease *res)
 {
     struct db_stmt *st;
+    /* clang-format off */
     int rc = store_prepare(
         s,
         "UPDATE stages SET state = " VT_SQL_STATE(running) ", owner = ?3, started_at = ?4,"
@@ -440,6 +445,7 @@ int vt_store_stage_claim(struct vt_store *s, const char *id, const struct vt_sta
         " WHERE video_id = ?1 AND name = ?2 AND state = ?5 AND owner IS NOT DISTINCT FROM ?6"
         " AND attempts = ?7",
         &st);
+    /* clang-format on */
 
     if (rc)
         return rc;
@@ -489,6 +495,7 @@ int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_st
                           const char *owner, enum vt_lease *res)
 {
     struct db_stmt *st;
+    /* clang-format off */
     int rc = store_prepare(s,
                            "UPDATE stages SET state = ?3, model = ?4, error = ?5, owner = NULL,"
                            " took_s = ?6, retry_at = ?8, lease_until = 0,"
@@ -497,6 +504,7 @@ int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_st
                            " AND state = " VT_SQL_STATE(running) " AND owner = ?9"
                            " AND attempts = ?7",
                            &st);
+    /* clang-format on */
 
     if (rc)
         return rc;
@@ -515,8 +523,8 @@ int vt_store_stage_finish(struct vt_store *s, const char *id, const struct vt_st
     if (!rc)
         rc = lease_after_update(s, id, r->name, res);
     if (!rc && *res == VT_LEASE_LOST)
-        snprintf(s->conn.err, sizeof(s->conn.err), "lease lost: stage '%s' of %s was taken over", r->name,
-                 id);
+        snprintf(s->conn.err, sizeof(s->conn.err), "lease lost: stage '%s' of %s was taken over",
+                 r->name, id);
     return rc || *res != VT_LEASE_HELD
                ? rc
                : store_notify_work(s, store_woken_stages(r->name, r->state));
