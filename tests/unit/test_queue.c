@@ -421,6 +421,25 @@ static void put_queued(struct vt_store *s, const char *id, const char *stage)
     CHECK_INT(vt_store_stage_put(s, id, &r), 0);
 }
 
+/* n videos q00000, q00001, ... each with its fetch stage queued, or every stage (all). */
+static void queue_videos(struct vt_store *s, int n, int all)
+{
+    for (int i = 0; i < n; i++) {
+        struct vt_video_rec v;
+        char vid[16];
+
+        memset(&v, 0, sizeof(v));
+        snprintf(vid, sizeof(vid), "q%05d", i);
+        snprintf(v.id, sizeof(v.id), "%s", vid);
+        v.content_key = vid;
+        v.source_kind = "file";
+        v.created_at = 1000 + i;
+        CHECK_INT(vt_store_video_insert(s, &v), 0);
+        for (int k = 0; k < (all ? VT_STAGE_COUNT : 1); k++)
+            put_queued(s, vid, all ? vt_stages[k].name : "fetch");
+    }
+}
+
 VT_TEST_STORE(queue_wake_at_commit)
 {
     char dir[64], err[256];
@@ -497,19 +516,7 @@ VT_TEST_STORE(queue_pick_walks_the_index)
     if (pg)
         CHECK_INT(store_exec(s, "ALTER TABLE stages SET (autovacuum_enabled = false)", "setup"), 0);
     CHECK_INT(vt_store_begin(s), 0);
-    for (int i = 0; i < 3000; i++) {
-        struct vt_video_rec v;
-        char vid[16];
-
-        memset(&v, 0, sizeof(v));
-        snprintf(vid, sizeof(vid), "q%05d", i);
-        snprintf(v.id, sizeof(v.id), "%s", vid);
-        v.content_key = vid;
-        v.source_kind = "file";
-        v.created_at = 1000 + i;
-        CHECK_INT(vt_store_video_insert(s, &v), 0);
-        put_queued(s, vid, "fetch");
-    }
+    queue_videos(s, 3000, 0);
     CHECK_INT(vt_store_commit(s), 0);
     CHECK_INT(vt_store_begin(s), 0);
     if (pg)
@@ -585,20 +592,7 @@ VT_TEST_STORE(queue_limited_pick_reads_few_rows)
     if (pg)
         CHECK_INT(store_exec(s, "ALTER TABLE stages SET (autovacuum_enabled = false)", "setup"), 0);
     CHECK_INT(vt_store_begin(s), 0);
-    for (int i = 0; i < 2000; i++) {
-        struct vt_video_rec v;
-        char vid[16];
-
-        memset(&v, 0, sizeof(v));
-        snprintf(vid, sizeof(vid), "q%05d", i);
-        snprintf(v.id, sizeof(v.id), "%s", vid);
-        v.content_key = vid;
-        v.source_kind = "file";
-        v.created_at = 1000 + i;
-        CHECK_INT(vt_store_video_insert(s, &v), 0);
-        for (int k = 0; k < VT_STAGE_COUNT; k++)
-            put_queued(s, vid, vt_stages[k].name);
-    }
+    queue_videos(s, 2000, 1);
     CHECK_INT(vt_store_commit(s), 0);
     CHECK_STR(limited_next(s, kf, &read), "");
     CHECK(read < 20);
