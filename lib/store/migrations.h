@@ -163,6 +163,34 @@
           " EXECUTE FUNCTION stage_deps_ready();" \
           "CREATE INDEX stages_pick ON stages (name, priority DESC, queued_at, video_id, ord)" \
           " WHERE state IN (" VT_SQL_STATES_UNSETTLED ") AND ready = 1;") \
+    /* 13: the idle waits of the handles that pick (issue 26: every settle woke every idle \
+     * worker): a row per waiting session, LISTENing on a channel of its own, with the \
+     * stages it picks and since when it is idle (NULL: woken, not idle until it says so \
+     * again). vidtheque_wake, run by a commit that queued or settled stages right after \
+     * its COMMIT, wakes one idle live session per stage that has a runnable row, oldest \
+     * idle first, and marks it woken (store_pg.c, "Waking"). SQLite has the table only \
+     * (its waits poll data_version) */ \
+    X(13, "CREATE TABLE waiters (channel TEXT PRIMARY KEY, pid INTEGER NOT NULL," \
+          " stages TEXT NOT NULL, idle_since REAL);", \
+          "CREATE TABLE waiters (channel text COLLATE \"C\" PRIMARY KEY, pid integer NOT NULL," \
+          " stages text[] NOT NULL, idle_since double precision);" \
+          "CREATE FUNCTION vidtheque_runnable(want text, lim integer) RETURNS bigint" \
+          " LANGUAGE sql STABLE AS $f$ SELECT count(*) FROM (SELECT 1 FROM stages s" \
+          " WHERE s.name = want AND s.ready = 1 AND s.state IN (" VT_SQL_STATES_UNSETTLED ")" \
+          " AND (s.state = " VT_SQL_STATE(queued) " OR (s.state = " VT_SQL_STATE(running) \
+          " AND s.lease_until > 0 AND s.lease_until < extract(epoch FROM clock_timestamp())))" \
+          " AND s.retry_at <= extract(epoch FROM clock_timestamp()) LIMIT lim) r $f$;" \
+          "CREATE FUNCTION vidtheque_wake(want text[], n integer[]) RETURNS integer" \
+          " LANGUAGE plpgsql AS $f$ DECLARE k integer; m bigint; ch text; woke integer := 0;" \
+          " BEGIN FOR k IN 1 .. coalesce(array_length(want, 1), 0) LOOP" \
+          " m := vidtheque_runnable(want[k], n[k]);" \
+          " CONTINUE WHEN m = 0;" \
+          " FOR ch IN UPDATE waiters SET idle_since = NULL WHERE channel IN (SELECT w.channel" \
+          " FROM waiters w WHERE w.idle_since IS NOT NULL AND want[k] = ANY (w.stages)" \
+          " AND EXISTS (SELECT 1 FROM pg_stat_get_activity(w.pid))" \
+          " ORDER BY w.idle_since, w.channel LIMIT m FOR UPDATE SKIP LOCKED) RETURNING channel" \
+          " LOOP PERFORM pg_notify(ch, want[k]); woke := woke + 1; END LOOP;" \
+          " END LOOP; RETURN woke; END $f$;") \
     /* the end of the list */
 /* clang-format on */
 

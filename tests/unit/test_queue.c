@@ -728,10 +728,67 @@ out:
     vt_test_db_free(scratch_db);
     scratch_db = NULL;
 }
+/* Settle (done) every stage of video id that stage k reads, in one transaction. */
+static void settle_inputs(struct vt_store *s, const char *id, int k)
+{
+    struct vt_stage_rec r;
 
-/* A notification names the stages that became runnable: a handle waiting for stt only
- * is not woken by ocr queued, and is by stt queued or by an input of stt settling
- * (issue 26: every settle woke every idle worker). */
+    CHECK_INT(vt_store_begin(s), 0);
+    for (int d = 0; d < VT_STAGE_COUNT; d++) {
+        if (!((vt_stages[k].deps | vt_stages[k].after) & (1u << d)))
+            continue;
+        memset(&r, 0, sizeof(r));
+        snprintf(r.name, sizeof(r.name), "%s", vt_stages[d].name);
+        r.state = VT_STATE_DONE;
+        CHECK_INT(vt_store_stage_put(s, id, &r), 0);
+    }
+    CHECK_INT(vt_store_commit(s), 0);
+}
+
+/* h waits for the stages of stages from now on: its first waits register it and look
+ * (1 while any is runnable); it is idle once one times out. */
+static void go_idle(struct vt_store *h, unsigned stages)
+{
+    int i = 0;
+
+    vt_store_wait_stages(h, stages);
+    while (i++ < 20 && vt_store_wait_work(h, 0.05) != 0)
+        ;
+    CHECK(i <= 20);
+}
+
+/* The first of h[0..n) whose wait returns 1 within about timeout_s seconds, or -1. */
+static int first_woken(struct vt_store **h, int n, double timeout_s)
+{
+    double end = vt_monotonic_s() + timeout_s;
+
+    while (vt_monotonic_s() < end)
+        for (int i = 0; i < n; i++)
+            if (vt_store_wait_work(h[i], 0.02) == 1)
+                return i;
+    return -1;
+}
+
+/* A video with its fetch stage queued (runnable at once). */
+static void queue_fetch(struct vt_store *s, const char *id)
+{
+    struct vt_video_rec v;
+
+    memset(&v, 0, sizeof(v));
+    snprintf(v.id, sizeof(v.id), "%s", id);
+    v.content_key = (char *)id;
+    v.source_kind = "file";
+    v.created_at = 1000;
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_video_insert(s, &v), 0);
+    put_queued(s, id, "fetch");
+    CHECK_INT(vt_store_commit(s), 0);
+}
+
+/* A handle waiting for stt only is woken by stt becoming runnable (queued with its inputs
+ * settled, or its inputs settling), not by ocr queued, nor by stt queued while its
+ * inputs still run, nor by a stage that no stage reads settling; a handle that waits for
+ * every stage without picking (add --wait) still hears every change. */
 VT_TEST_PG_ONLY(queue_wake_for_its_stages)
 {
     char dir[64], err[256];
@@ -750,10 +807,7 @@ VT_TEST_PG_ONLY(queue_wake_for_its_stages)
     CHECK_INT(vt_store_open(scratch_db, &s2, err, sizeof(err)), 0);
     if (!s2 || input < 0)
         goto out;
-    vt_store_wait_stages(s2, 1u << stt);
-    /* LISTEN; the video's own notification (every stage queued) may still come in */
-    for (int i = 0; i < 20 && vt_store_wait_work(s2, 0.3) != 0; i++)
-        ;
+    go_idle(s2, 1u << stt);
     CHECK_INT(vt_store_begin(s), 0);
     put_queued(s, "a1", "ocr");
     CHECK_INT(vt_store_commit(s), 0);
@@ -761,12 +815,20 @@ VT_TEST_PG_ONLY(queue_wake_for_its_stages)
     CHECK_INT(vt_store_begin(s), 0);
     put_queued(s, "a1", "stt");
     CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(vt_store_wait_work(s2, 0.5), 0); /* its inputs have not settled */
+    settle_inputs(s, "a1", stt);
     CHECK_INT(vt_store_wait_work(s2, 10), 1);
+    /* woken: its next wait says it is idle and looks (stt is runnable: 1 at once) */
+    CHECK_INT(vt_store_wait_work(s2, 0.5), 1);
     memset(&r, 0, sizeof(r));
-    snprintf(r.name, sizeof(r.name), "%s", vt_stages[input].name);
+    snprintf(r.name, sizeof(r.name), "%s", "stt");
     r.state = VT_STATE_DONE;
     CHECK_INT(vt_store_begin(s), 0);
     CHECK_INT(vt_store_stage_put(s, "a1", &r), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    go_idle(s2, 1u << stt);
+    CHECK_INT(vt_store_begin(s), 0);
+    put_queued(s, "a1", "stt"); /* a redo: its inputs are done */
     CHECK_INT(vt_store_commit(s), 0);
     CHECK_INT(vt_store_wait_work(s2, 10), 1);
     /* a stage that no stage reads settles: progress only, no worker is woken by it, and
@@ -782,11 +844,14 @@ VT_TEST_PG_ONLY(queue_wake_for_its_stages)
             break;
         }
     }
+    CHECK_INT(vt_store_stage_put(s, "a1", &r), 0); /* stt done again, outside a transaction */
+    go_idle(s2, 1u << stt);
     CHECK_INT(vt_store_begin(s), 0);
     CHECK_INT(vt_store_stage_put(s, "a1", &r), 0);
     CHECK_INT(vt_store_commit(s), 0);
     CHECK_INT(vt_store_wait_work(s2, 0.5), 0);
     vt_store_wait_stages(s2, 0);
+    CHECK(vt_store_wait_work(s2, 0.05) >= 0); /* LISTENs on vidtheque_jobs */
     CHECK_INT(vt_store_begin(s), 0);
     CHECK_INT(vt_store_stage_put(s, "a1", &r), 0);
     CHECK_INT(vt_store_commit(s), 0);
@@ -798,5 +863,138 @@ VT_TEST_PG_ONLY(queue_wake_for_its_stages)
     CHECK_INT(vt_store_wait_work(s2, 10), 1);
 out:
     vt_store_close(s2);
+    scratch_done(s, dir);
+}
+
+/* Stage of video id running (a claim without a lease: not runnable, nothing woken). */
+static void take(struct vt_store *s, const char *id, const char *stage)
+{
+    struct vt_stage_rec r;
+
+    memset(&r, 0, sizeof(r));
+    snprintf(r.name, sizeof(r.name), "%s", stage);
+    r.state = VT_STATE_RUNNING;
+    r.owner = (char *)"test";
+    CHECK_INT(vt_store_stage_put(s, id, &r), 0);
+}
+
+/* Every one of h[0..n) waits 0.3 s unwoken (one woken before says it is idle again and
+ * looks first: nothing is runnable; one woken twice would return at once). */
+static void none_woken(struct vt_store **h, int n)
+{
+    for (int i = 0; i < n; i++)
+        CHECK_INT(vt_store_wait_work(h[i], 0.3), 0);
+}
+
+/* Issue 26, "every settle wakes every idle worker": with four idle handles that pick
+ * every stage, a runnable stage wakes exactly one of them, the one idle the longest; a
+ * new video (every stage queued, only fetch runnable) one; a settle that made nothing
+ * runnable none; and a handle that claims (commits) while idle is no longer chosen. */
+VT_TEST_PG_ONLY(queue_wake_one_idle_worker)
+{
+    char dir[64], err[256];
+    struct vt_store *s = scratch(dir, sizeof(dir)), *h[4] = {0};
+    const unsigned all = (1u << VT_STAGE_COUNT) - 1;
+    struct vt_stage_rec r;
+    int n = 0;
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    for (n = 0; n < 4; n++) {
+        CHECK_INT(vt_store_open(scratch_db, &h[n], err, sizeof(err)), 0);
+        if (!h[n])
+            goto out;
+        go_idle(h[n], all);
+    }
+    queue_fetch(s, "v1");
+    CHECK_INT(first_woken(h, 4, 10), 0);
+    take(s, "v1", "fetch");
+    none_woken(h, 4); /* h[0] idle again: now the newest */
+    queue_fetch(s, "v2");
+    CHECK_INT(first_woken(h, 4, 10), 1);
+    take(s, "v2", "fetch");
+    none_woken(h, 4);
+    add_video(s, "v3");
+    CHECK_INT(first_woken(h, 4, 10), 2);
+    take(s, "v3", "fetch");
+    none_woken(h, 4);
+    /* fetch of v1 settles; v1 has no other stage: nothing became runnable */
+    memset(&r, 0, sizeof(r));
+    snprintf(r.name, sizeof(r.name), "fetch");
+    r.state = VT_STATE_DONE;
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_stage_put(s, "v1", &r), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    none_woken(h, 4);
+    /* h[3], idle the longest, commits (a claim, as a worker's pick that found a stage):
+     * it is busy, the next stage wakes h[0] */
+    CHECK_INT(vt_store_begin(h[3]), 0);
+    CHECK_INT(vt_store_commit(h[3]), 0);
+    queue_fetch(s, "v4");
+    CHECK_INT(first_woken(h, 4, 10), 0);
+    take(s, "v4", "fetch");
+    none_woken(h, 4);
+out:
+    for (int i = 0; i < 4; i++)
+        vt_store_close(h[i]);
+    scratch_done(s, dir);
+}
+
+/* A registered waiter whose session is gone is passed over; one that is alive but does
+ * not look (a frozen worker) swallows one wake, no more: the stage stays runnable for the
+ * next look of another (an idle worker looks every --idle seconds unwoken), and the next
+ * wake goes to another. */
+VT_TEST_PG_ONLY(queue_wake_dead_waiters)
+{
+    char dir[64], err[256];
+    struct vt_store *s = scratch(dir, sizeof(dir)), *h[3] = {0};
+    const unsigned all = (1u << VT_STAGE_COUNT) - 1;
+    char id[65], stage[32];
+    int found = 0;
+
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    for (int i = 0; i < 3; i++) {
+        CHECK_INT(vt_store_open(scratch_db, &h[i], err, sizeof(err)), 0);
+        if (!h[i])
+            goto out;
+        go_idle(h[i], all);
+    }
+    /* h[0]'s session ends without it leaving the table (as a killed worker's) */
+    CHECK_INT(store_exec(s,
+                         "SELECT pg_terminate_backend(pid) FROM waiters"
+                         " ORDER BY idle_since LIMIT 1",
+                         "end a session"),
+              0);
+    queue_fetch(s, "v1");
+    CHECK_INT(first_woken(h + 1, 2, 10), 0); /* h[1]: h[0] is passed over */
+    CHECK_INT(vt_store_wait_work(h[2], 0.3), 0);
+    /* h[2] is idle the longest and frozen (it never waits again): the next stage's wake is
+     * its; h[3] (a new handle) is not woken, but its look finds the stage */
+    {
+        struct vt_store *h3 = NULL;
+
+        CHECK_INT(vt_store_open(scratch_db, &h3, err, sizeof(err)), 0);
+        if (!h3)
+            goto out;
+        go_idle(h3, all);
+        CHECK_INT(vt_store_wait_work(h[1], 0.3), 1); /* h[1] idle again (v1 runnable) */
+        CHECK_INT(vt_store_begin(h[1]), 0);          /* h[1] takes v1: busy */
+        CHECK_INT(vt_store_commit(h[1]), 0);
+        queue_fetch(s, "v2");
+        CHECK_INT(vt_store_wait_work(h3, 0.5), 0);
+        CHECK_INT(vt_store_begin(h3), 0);
+        CHECK_INT(vt_store_queue_next(h3, all, vt_store_now(h3), id, stage, &found), 0);
+        CHECK_INT(found, 1);
+        vt_store_rollback(h3);
+        queue_fetch(s, "v3"); /* h[2] is no longer idle: h3 */
+        CHECK_INT(vt_store_wait_work(h3, 10), 1);
+        vt_store_close(h3);
+    }
+out:
+    for (int i = 0; i < 3; i++)
+        vt_store_close(h[i]);
     scratch_done(s, dir);
 }

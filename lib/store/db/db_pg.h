@@ -19,11 +19,14 @@ struct pg_conn {
     unsigned long names; /* prepared statements named so far on this handle */
     int in_tx;           /* BEGIN sent, COMMIT or ROLLBACK not yet */
     unsigned notify;     /* stages the open transaction made runnable: NOTIFY at commit */
-    int lost;            /* the server went away: reconnect before the next statement */
-    int fails;           /* reconnections failed in a row (db_pg_ready's back-off) */
-    double retry_at;     /* monotonic seconds: no reconnection before then */
-    uint64_t jitter;     /* the back-off's random state */
-    int64_t changes;     /* rows changed by the last INSERT, UPDATE or DELETE */
+    /* store_pg.c's waking: how many times the open transaction named each stage (by the
+     * stage table's index, saturating): vidtheque_wake after its COMMIT */
+    unsigned short wake_n[32];
+    int lost;        /* the server went away: reconnect before the next statement */
+    int fails;       /* reconnections failed in a row (db_pg_ready's back-off) */
+    double retry_at; /* monotonic seconds: no reconnection before then */
+    uint64_t jitter; /* the back-off's random state */
+    int64_t changes; /* rows changed by the last INSERT, UPDATE or DELETE */
     /* round trips to the server so far (statements, PREPAREs, BEGIN, COMMIT, ROLLBACK):
      * what a search costs beyond SQLite is mostly these, so the benches count them */
     unsigned long trips;
@@ -37,6 +40,13 @@ struct pg_conn {
     /* store_pg.c: gen + 1 of the session that ran LISTEN vidtheque_jobs, 0 when none did
      * (a reconnection starts a session that listens to nothing) */
     unsigned long listen_gen;
+    /* store_pg.c, a picking handle's wait (vt_store_wait_stages): the session registered in
+     * waiters (gen + 1, or 1 for the listener session; 0: none), the stages it registered,
+     * its channel, and whether a wake marked it not idle since it last said it was */
+    unsigned long wait_gen;
+    unsigned wait_stages;
+    char wait_channel[32];
+    int woken;
     /* pooler=transaction (the URL's option, db_pg_connect): every statement unnamed, no
      * session setting; each transaction may run on another server session */
     int pooler;

@@ -344,6 +344,17 @@ static void store_pg_close(struct vt_store *s)
     if (!s->conn.pg)
         return; /* it never connected */
     store_pg_window_free(s);
+    /* no longer waiting (a session that is gone is passed over anyway) */
+    if (s->conn.pg->wait_gen) {
+        struct pg_conn *c = s->conn.pg;
+        PGconn *on = c->pooler ? c->listener : c->conn;
+        char sql[96];
+
+        snprintf(sql, sizeof(sql), "DELETE FROM waiters WHERE channel = '%s'", c->wait_channel);
+        if (on && PQstatus(on) == CONNECTION_OK && PQtransactionStatus(on) == PQTRANS_IDLE &&
+            (c->pooler || c->wait_gen == c->gen + 1))
+            PQclear(PQexec(on, sql));
+    }
     db_pg_disconnect(s->conn.pg);
     s->conn.pg = NULL;
 }
@@ -410,6 +421,81 @@ static void notify_sql(char *sql, size_t n, unsigned stages, const char *tail)
     vt_sb_release(&sb);
 }
 
+/*
+ * Waking (issue 26, "every settle woke every idle worker"). A handle that picks (one
+ * that called vt_store_wait_stages, as each worker thread does) waits on a channel of
+ * its own, vidtheque_w<server pid>, registered in waiters (migration 13) with the stages
+ * it picks and the time it became idle. A transaction that queued or settled stages
+ * counts, per stage it may have made runnable, how many times (wake_n); right after its
+ * COMMIT, in the same round trip, vidtheque_wake looks, for each such stage, how many
+ * rows of it are runnable now (at most the count) and wakes as many idle waiters that
+ * pick it: oldest idle first, live sessions only (pg_stat_get_activity: a dead worker's
+ * row is passed over and deleted at the next registration), taken with FOR UPDATE SKIP
+ * LOCKED (two commits never choose the same one) and marked not idle. So a settle that
+ * made nothing runnable (a video's last stage, stages whose other inputs still run, or
+ * the stages of add's new video but its first) wakes nobody; a settle whose worker will
+ * pick the next stage itself may still wake one more (at most one empty pick).
+ * The wake runs after COMMIT as its own transaction, and a waiter says it is idle in a
+ * transaction of its own before it looks at the queue (waiter_idle): either the wake's
+ * snapshot sees it idle, or its look sees the stage: no wake is lost between them.
+ * A chosen waiter that died or froze before it looked swallows that one wake (it is no
+ * longer idle): the stage waits for the next look of some worker, an idle worker looks
+ * every --idle seconds (2 s) without being woken, and the worker that settled picks again.
+ * `add --wait` (no stage set) still LISTENs on vidtheque_jobs, sent as before.
+ */
+static int wake_sql(struct vt_sb *sb, const unsigned short *n)
+{
+    int any = 0;
+
+    vt_sb_adds(sb, "SELECT vidtheque_wake('{");
+    for (int k = 0; k < VT_STAGE_COUNT; k++)
+        if (n[k])
+            vt_sb_addf(sb, "%s%s", any++ ? "," : "", vt_stages[k].name);
+    vt_sb_adds(sb, "}', '{");
+    any = 0;
+    for (int k = 0; k < VT_STAGE_COUNT; k++)
+        if (n[k])
+            vt_sb_addf(sb, "%s%u", any++ ? "," : "", (unsigned)n[k]);
+    vt_sb_adds(sb, "}')");
+    return any;
+}
+
+/* Count the stages of a notify set in wake_n: a bit beyond the table (a stage name not in
+ * it, store_woken_stages) counts for every stage. */
+static void wake_count(struct pg_conn *c, unsigned stages)
+{
+    const unsigned all = (1u << VT_STAGE_COUNT) - 1;
+
+    stages &= ~STORE_NOTIFY_PROGRESS;
+    if (stages & ~all)
+        stages = all;
+    for (int k = 0; k < VT_STAGE_COUNT; k++)
+        if ((stages & (1u << k)) && c->wake_n[k] < 0xffff)
+            c->wake_n[k]++;
+}
+
+/* Run "NOTIFY ...; COMMIT; SELECT vidtheque_wake(...)" in one round trip: the COMMIT's
+ * result (or the first failure before it), the caller clears it. The wake's own failure
+ * (the commit stands) leaves the waiters to their idle looks. */
+static PGresult *commit_and_wake(PGconn *conn, const char *sql, int commit_at)
+{
+    PGresult *r, *cr = NULL;
+    int i = 0;
+
+    if (!PQsendQuery(conn, sql))
+        return PQexec(conn, "COMMIT"); /* could not even send: let COMMIT say why */
+    while ((r = PQgetResult(conn))) {
+        ExecStatusType st = PQresultStatus(r);
+
+        if (!cr && (i == commit_at || (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)))
+            cr = r;
+        else
+            PQclear(r);
+        i++;
+    }
+    return cr ? cr : PQmakeEmptyPGresult(conn, PGRES_FATAL_ERROR);
+}
+
 static int store_pg_commit(struct vt_store *s)
 {
     struct pg_conn *c = s->conn.pg;
@@ -427,16 +513,37 @@ static int store_pg_commit(struct vt_store *s)
         return VT_EUNAVAIL;
     }
     c->trips++;
-    /* one round trip for both; a NOTIFY that fails leaves COMMIT unrun (rolled back below) */
-    if (c->notify) {
+    /* one round trip for all; a NOTIFY that fails leaves COMMIT unrun (rolled back below).
+     * After COMMIT: the wake, and a registered waiter that was idle (this is its claim,
+     * its empty picks roll back) marks itself busy, so that wakes go to idle ones */
+    {
         char sql[256];
+        struct vt_sb all = {0};
+        int busy = c->wait_gen && !c->woken && (c->pooler || c->wait_gen == c->gen + 1);
 
-        notify_sql(sql, sizeof(sql), c->notify, "; COMMIT");
-        r = PQexec(c->conn, sql);
-    } else {
-        r = PQexec(c->conn, "COMMIT");
+        if (c->notify)
+            notify_sql(sql, sizeof(sql), c->notify, "; COMMIT");
+        else
+            snprintf(sql, sizeof(sql), "COMMIT");
+        vt_sb_adds(&all, sql);
+        if (c->notify) {
+            struct vt_sb wake = {0};
+
+            if (wake_sql(&wake, c->wake_n))
+                vt_sb_addf(&all, "; %s", wake.buf);
+            vt_sb_release(&wake);
+        }
+        if (busy) {
+            vt_sb_addf(&all, "; UPDATE waiters SET idle_since = NULL WHERE channel = '%s'",
+                       c->wait_channel);
+            c->woken = 1; /* the next wait says it is idle again, then looks */
+        }
+        r = strcmp(all.buf, sql) ? commit_and_wake(c->conn, all.buf, c->notify ? 1 : 0)
+                                 : PQexec(c->conn, sql);
+        vt_sb_release(&all);
     }
     c->notify = 0;
+    memset(c->wake_n, 0, sizeof(c->wake_n));
     if (PQresultStatus(r) != PGRES_COMMAND_OK) {
         db_pg_record(c, r);
         rc = store_fail(s, "commit");
@@ -464,6 +571,7 @@ static void store_pg_rollback(struct vt_store *s)
     }
     c->in_tx = 0;
     c->notify = 0;
+    memset(c->wake_n, 0, sizeof(c->wake_n));
 }
 
 /*
@@ -549,14 +657,42 @@ static int store_pg_check(struct vt_store *s, int *ok)
  */
 static int store_pg_notify_work(struct vt_store *s, unsigned stages)
 {
+    struct pg_conn *c = s->conn.pg;
     char sql[256];
+    struct vt_sb wake = {0};
+    int rc;
 
-    if (s->conn.pg->in_tx) {
-        s->conn.pg->notify |= stages;
+    wake_count(c, stages);
+    if (c->in_tx) {
+        c->notify |= stages;
         return 0;
     }
+    /* outside a transaction (the stage's change already committed): both in one */
     notify_sql(sql, sizeof(sql), stages, "");
-    return store_exec(s, sql, "wake workers");
+    if (!wake_sql(&wake, c->wake_n)) {
+        vt_sb_release(&wake);
+        return store_exec(s, sql, "wake workers");
+    }
+    memset(c->wake_n, 0, sizeof(c->wake_n));
+    rc = db_pg_ready(c);
+    if (!rc) {
+        struct vt_sb all = {0};
+        PGresult *r;
+
+        vt_sb_addf(&all, "%s; %s", sql, wake.buf);
+        c->trips++;
+        r = commit_and_wake(c->conn, all.buf, 1);
+        if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+            db_pg_record(c, r);
+            rc = store_fail(s, "wake workers");
+        }
+        PQclear(r);
+        vt_sb_release(&all);
+    } else {
+        rc = store_fail(s, "wake workers");
+    }
+    vt_sb_release(&wake);
+    return rc;
 }
 
 /* Whether a notification's payload (stage names, comma-separated; empty: any) names a
@@ -583,27 +719,31 @@ static int stage_wanted(const char *payload, unsigned wanted)
     return 0;
 }
 
-/* Take the notifications that came in on conn: whether any was for a stage in wanted. */
-static int drain_notifies(PGconn *conn, unsigned wanted)
+/* Take the notifications that came in on conn: whether any was on channel (a waiter's
+ * own: any payload), or, channel NULL, on vidtheque_jobs for a stage in wanted. */
+static int drain_notifies(PGconn *conn, const char *channel, unsigned wanted)
 {
     PGnotify *n;
     int got = 0;
 
     while ((n = PQnotifies(conn))) {
-        got |= stage_wanted(n->extra, wanted);
+        if (channel)
+            got |= !strcmp(n->relname, channel);
+        else
+            got |= !strcmp(n->relname, "vidtheque_jobs") && stage_wanted(n->extra, wanted);
         PQfreemem(n);
     }
     return got;
 }
 
-/* Wait on conn's socket up to timeout_s for a notification for a stage in wanted: 1 one
- * came, 0 none, -1 the connection went away. */
-static int wait_notify(PGconn *conn, unsigned wanted, double timeout_s)
+/* Wait on conn's socket up to timeout_s for such a notification: 1 one came, 0 none, -1
+ * the connection went away. */
+static int wait_notify(PGconn *conn, const char *channel, unsigned wanted, double timeout_s)
 {
     double end = vt_monotonic_s() + timeout_s, left;
     struct pollfd p;
 
-    if (drain_notifies(conn, wanted))
+    if (drain_notifies(conn, channel, wanted))
         return 1;
     while ((left = end - vt_monotonic_s()) > 0) {
         p = (struct pollfd){PQsocket(conn), POLLIN, 0};
@@ -611,10 +751,120 @@ static int wait_notify(PGconn *conn, unsigned wanted, double timeout_s)
             return 0;
         if (!PQconsumeInput(conn))
             return -1;
-        if (drain_notifies(conn, wanted))
+        if (drain_notifies(conn, channel, wanted))
             return 1;
     }
     return 0;
+}
+
+/* Run sql (statements separated by ';') on conn, the handle's own connection or its
+ * listener session, in one round trip: the last result when every one succeeded (the
+ * caller clears it), else NULL with the first failure's message on c (a failure of the
+ * handle's own connection recorded as any statement's). */
+static PGresult *exec_all(struct pg_conn *c, PGconn *conn, const char *sql)
+{
+    PGresult *r, *last = NULL;
+    int ok = PQsendQuery(conn, sql);
+
+    c->trips++;
+    if (!ok) {
+        if (conn == c->conn)
+            db_pg_record(c, NULL);
+        else
+            snprintf(c->msg, sizeof(c->msg), "%.300s", PQerrorMessage(conn));
+        return NULL;
+    }
+    while ((r = PQgetResult(conn))) {
+        ExecStatusType st = PQresultStatus(r);
+
+        if (ok && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+            ok = 0;
+            if (conn == c->conn)
+                db_pg_record(c, r);
+            else
+                snprintf(c->msg, sizeof(c->msg), "%.300s", PQresultErrorMessage(r));
+        }
+        if (ok) {
+            PQclear(last);
+            last = r;
+        } else {
+            PQclear(r);
+        }
+    }
+    if (!ok) {
+        PQclear(last);
+        last = NULL;
+    }
+    return last;
+}
+
+/*
+ * A picking handle's wait (see "Waking" above): on a session not yet registered (or
+ * registered for other stages), LISTEN on its channel and register; after a wake marked
+ * it not idle, say it is idle again. Either is committed in a transaction of its own,
+ * followed in the same round trip by a look at whether any of its stages has a runnable
+ * row: then 1 at once (the caller picks), so nothing that became runnable before the
+ * registration was seen is missed. Otherwise wait for a wake on the channel.
+ * 1 woken or something to pick, 0 timed out, -1 the session failed (message on c).
+ */
+static int waiter_wait(struct vt_store *s, PGconn *conn, unsigned long sess, double timeout_s)
+{
+    struct pg_conn *c = s->conn.pg;
+    int got;
+
+    if (c->wait_gen != sess || c->wait_stages != s->wake_stages || c->woken) {
+        struct vt_sb sql = {0}, names = {0}, look = {0};
+        int fresh = c->wait_gen != sess;
+        PGresult *r;
+
+        if (fresh) {
+            r = exec_all(c, conn, "SELECT pg_backend_pid()");
+            if (!r)
+                return -1;
+            snprintf(c->wait_channel, sizeof(c->wait_channel), "vidtheque_w%s",
+                     PQntuples(r) == 1 ? PQgetvalue(r, 0, 0) : "0");
+            PQclear(r);
+        }
+        for (int k = 0; k < VT_STAGE_COUNT; k++)
+            if (s->wake_stages & (1u << k)) {
+                vt_sb_addf(&names, "%s%s", names.len ? "," : "", vt_stages[k].name);
+                vt_sb_addf(&look, "%svidtheque_runnable('%s', 1)", look.len ? " + " : "",
+                           vt_stages[k].name);
+            }
+        /* the channel's name is ours (digits after a fixed prefix): nothing to quote */
+        vt_sb_addf(&sql, "BEGIN; %s%s%s", fresh ? "LISTEN " : "", fresh ? c->wait_channel : "",
+                   fresh ? "; " : "");
+        vt_sb_addf(&sql,
+                   "INSERT INTO waiters (channel, pid, stages, idle_since) VALUES"
+                   " ('%s', pg_backend_pid(), '{%s}', extract(epoch FROM clock_timestamp()))"
+                   " ON CONFLICT (channel) DO UPDATE SET pid = excluded.pid,"
+                   " stages = excluded.stages, idle_since = excluded.idle_since; COMMIT; ",
+                   c->wait_channel, names.buf ? names.buf : "");
+        if (fresh) /* the rows of sessions that are gone */
+            vt_sb_adds(&sql, "DELETE FROM waiters w WHERE NOT EXISTS"
+                             " (SELECT 1 FROM pg_stat_get_activity(w.pid)); ");
+        vt_sb_addf(&sql, "SELECT %s", look.buf ? look.buf : "0");
+        r = exec_all(c, conn, sql.buf);
+        vt_sb_release(&sql);
+        vt_sb_release(&names);
+        vt_sb_release(&look);
+        if (!r) {
+            if (PQtransactionStatus(conn) == PQTRANS_INERROR)
+                PQclear(PQexec(conn, "ROLLBACK"));
+            return -1;
+        }
+        got = PQntuples(r) == 1 && atol(PQgetvalue(r, 0, 0)) > 0;
+        PQclear(r);
+        c->wait_gen = sess;
+        c->wait_stages = s->wake_stages;
+        c->woken = 0;
+        if (got)
+            return 1;
+    }
+    got = wait_notify(conn, c->wait_channel, 0, timeout_s);
+    if (got > 0)
+        c->woken = 1;
+    return got;
 }
 
 static void sleep_s(double t)
@@ -667,6 +917,17 @@ static int listener_wait(struct vt_store *s, double timeout_s)
 
     if (!l)
         return store_fail(s, "listen for work");
+    if (fresh)
+        c->wait_gen = 0; /* a new session: registered nowhere */
+    if (s->wake_stages) {
+        got = waiter_wait(s, l, 1, timeout_s);
+        if (got < 0) {
+            PQfinish(c->listener); /* reopened at the next wait */
+            c->listener = NULL;
+            return store_fail(s, "listen for work");
+        }
+        return got;
+    }
     if (fresh) {
         PGresult *r = PQexec(l, "LISTEN vidtheque_jobs");
         int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
@@ -679,7 +940,7 @@ static int listener_wait(struct vt_store *s, double timeout_s)
             return store_fail(s, "listen for work");
         return 1; /* whatever was committed before it listened: look once */
     }
-    got = wait_notify(l, s->wake_stages, timeout_s);
+    got = wait_notify(l, NULL, s->wake_stages, timeout_s);
     if (got < 0) {
         PQfinish(c->listener); /* reopened at the next wait */
         c->listener = NULL;
@@ -708,13 +969,21 @@ static int store_pg_wait_work(struct vt_store *s, double timeout_s)
     rc = db_pg_ready(c);
     if (rc)
         return store_fail(s, "wait for work");
+    if (s->wake_stages) {
+        got = waiter_wait(s, c->conn, c->gen + 1, timeout_s);
+        if (got < 0 && (c->lost || PQstatus(c->conn) != CONNECTION_OK)) {
+            c->lost = 1; /* the next statement reconnects, or says the server is away */
+            return 0;
+        }
+        return got < 0 ? store_fail(s, "wait for work") : got;
+    }
     if (c->listen_gen != c->gen + 1) {
         rc = store_exec(s, "LISTEN vidtheque_jobs", "listen for work");
         if (rc)
             return rc;
         c->listen_gen = c->gen + 1;
     }
-    got = wait_notify(c->conn, s->wake_stages, timeout_s);
+    got = wait_notify(c->conn, NULL, s->wake_stages, timeout_s);
     if (got < 0) {
         c->lost = 1; /* the next statement reconnects, or says the server is away */
         return 0;
