@@ -440,7 +440,7 @@ static void notify_sql(char *sql, size_t n, unsigned stages, const char *tail)
  * snapshot sees it idle, or its look sees the stage: no wake is lost between them.
  * A chosen waiter that died or froze before it looked swallows that one wake (it is no
  * longer idle): the stage waits for the next look of some worker, an idle worker looks
- * every --idle seconds (2 s) without being woken, and the worker that settled picks again.
+ * every 2 s (cmd_worker.c) without being woken, and the worker that settled picks again.
  * `add --wait` (no stage set) still LISTENs on vidtheque_jobs, sent as before.
  */
 static int wake_sql(struct vt_sb *sb, const unsigned short *n)
@@ -537,6 +537,15 @@ static int store_pg_commit(struct vt_store *s)
             vt_sb_addf(&all, "; UPDATE waiters SET idle_since = NULL WHERE channel = '%s'",
                        c->wait_channel);
             c->woken = 1; /* the next wait says it is idle again, then looks */
+        } else if (c->woken && c->notify && c->wait_gen &&
+                   (c->pooler || c->wait_gen == c->gen + 1)) {
+            /* a settle: its worker picks next, so it says it is idle now, before that pick,
+             * after the wake (not woken by its own settle): its wait needs no look */
+            vt_sb_addf(&all,
+                       "; UPDATE waiters SET idle_since = extract(epoch FROM clock_timestamp())"
+                       " WHERE channel = '%s'",
+                       c->wait_channel);
+            c->woken = 0;
         }
         r = strcmp(all.buf, sql) ? commit_and_wake(c->conn, all.buf, c->notify ? 1 : 0)
                                  : PQexec(c->conn, sql);
@@ -554,6 +563,8 @@ static int store_pg_commit(struct vt_store *s)
         rc = VT_EIO;
     }
     PQclear(r);
+    if (rc && c->wait_gen)
+        c->woken = 1; /* what followed COMMIT did not run: say idle again at the next wait */
     c->in_tx = 0;
     s->commits++;
     if (rc && PQstatus(c->conn) == CONNECTION_OK && PQtransactionStatus(c->conn) != PQTRANS_IDLE)
