@@ -73,15 +73,15 @@ done
 kill -TERM "$w"
 wait "$w" || fail "polling worker exit"
 
-note "listen_host: the worker's LISTEN goes to the server on a session of its own"
+note "listen_host: the worker's LISTEN (its own channel, registered in waiters) goes to the server on a session of its own"
 sed -i "s|^db = .*|db = $purl\&listen_host=$(python3 -c 'import sys,urllib.parse as u; print(u.quote(sys.argv[1], safe=""))' "$sock")\&listen_port=5432|" "$LIB/config"
 "$VIDTHEQUE" -q -L "$LIB" worker --concurrency 1 2> "$T/w3.err" &
 w=$!
 for _ in $(seq 100); do
-  [[ $(psql "$url" -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$PG_DB' AND query = 'LISTEN vidtheque_jobs' AND client_addr IS NULL") -ge 1 ]] && break
+  [[ $(psql "$url" -c "SELECT count(*) FROM pg_stat_activity a WHERE datname = '$PG_DB' AND query LIKE '%LISTEN vidtheque_w%' AND client_addr IS NULL AND EXISTS (SELECT 1 FROM waiters w WHERE w.pid = a.pid)") -ge 1 ]] && break
   sleep 0.1
 done
-[[ $(psql "$url" -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$PG_DB' AND query = 'LISTEN vidtheque_jobs' AND client_addr IS NULL") -ge 1 ]] ||
+[[ $(psql "$url" -c "SELECT count(*) FROM pg_stat_activity a WHERE datname = '$PG_DB' AND query LIKE '%LISTEN vidtheque_w%' AND client_addr IS NULL AND EXISTS (SELECT 1 FROM waiters w WHERE w.pid = a.pid)") -ge 1 ]] ||
   fail "no direct LISTEN session: $(tail -3 "$T/w3.err")"
 ffmpeg -v error -y -f lavfi -i "color=white:s=320x180:d=2,drawtext=fontfile=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:text='Woken sea':fontsize=28:x=20:y=60" \
   -c:v libx264 -preset veryfast -pix_fmt yuv420p "$T/v5.mp4"
