@@ -168,7 +168,8 @@
      * stages it picks and since when it is idle (NULL: woken, not idle until it says so \
      * again). vidtheque_wake, run by a commit that queued or settled stages right after \
      * its COMMIT, wakes one idle live session per stage that has a runnable row, oldest \
-     * idle first, and marks it woken (store_pg.c, "Waking"). SQLite has the table only \
+     * idle first, and marks it woken (store_pg.c, "Waking"); with no idle waiter for a \
+     * stage (a busy fleet) it reads only this small table. SQLite has the table only \
      * (its waits poll data_version) */ \
     X(13, "CREATE TABLE waiters (channel TEXT PRIMARY KEY, pid INTEGER NOT NULL," \
           " stages TEXT NOT NULL, idle_since REAL);", \
@@ -183,6 +184,8 @@
           "CREATE FUNCTION vidtheque_wake(want text[], n integer[]) RETURNS integer" \
           " LANGUAGE plpgsql AS $f$ DECLARE k integer; m bigint; ch text; woke integer := 0;" \
           " BEGIN FOR k IN 1 .. coalesce(array_length(want, 1), 0) LOOP" \
+          " CONTINUE WHEN NOT EXISTS (SELECT 1 FROM waiters w WHERE w.idle_since IS NOT NULL" \
+          " AND want[k] = ANY (w.stages));" \
           " m := vidtheque_runnable(want[k], n[k]);" \
           " CONTINUE WHEN m = 0;" \
           " FOR ch IN UPDATE waiters SET idle_since = NULL WHERE channel IN (SELECT w.channel" \
