@@ -832,8 +832,9 @@ static int waiter_wait(struct vt_store *s, PGconn *conn, unsigned long sess, dou
             r = exec_all(c, conn, "SELECT pg_backend_pid()");
             if (!r)
                 return -1;
-            snprintf(c->wait_channel, sizeof(c->wait_channel), "vidtheque_w%s",
-                     PQntuples(r) == 1 ? PQgetvalue(r, 0, 0) : "0");
+            /* digits only, whatever the server sent: the name goes into SQL unquoted */
+            snprintf(c->wait_channel, sizeof(c->wait_channel), "vidtheque_w%ld",
+                     PQntuples(r) == 1 ? labs(atol(PQgetvalue(r, 0, 0))) : 0L);
             PQclear(r);
         }
         for (int k = 0; k < VT_STAGE_COUNT; k++)
