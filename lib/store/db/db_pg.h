@@ -19,14 +19,11 @@ struct pg_conn {
     unsigned long names; /* prepared statements named so far on this handle */
     int in_tx;           /* BEGIN sent, COMMIT or ROLLBACK not yet */
     unsigned notify;     /* stages the open transaction made runnable: NOTIFY at commit */
-    /* store_pg.c's waking: how many times the open transaction named each stage (by the
-     * stage table's index, saturating): vidtheque_wake after its COMMIT */
-    unsigned short wake_n[32];
-    int lost;        /* the server went away: reconnect before the next statement */
-    int fails;       /* reconnections failed in a row (db_pg_ready's back-off) */
-    double retry_at; /* monotonic seconds: no reconnection before then */
-    uint64_t jitter; /* the back-off's random state */
-    int64_t changes; /* rows changed by the last INSERT, UPDATE or DELETE */
+    int lost;            /* the server went away: reconnect before the next statement */
+    int fails;           /* reconnections failed in a row (db_pg_ready's back-off) */
+    double retry_at;     /* monotonic seconds: no reconnection before then */
+    uint64_t jitter;     /* the back-off's random state */
+    int64_t changes;     /* rows changed by the last INSERT, UPDATE or DELETE */
     /* round trips to the server so far (statements, PREPAREs, BEGIN, COMMIT, ROLLBACK):
      * what a search costs beyond SQLite is mostly these, so the benches count them */
     unsigned long trips;
@@ -47,6 +44,9 @@ struct pg_conn {
     unsigned wait_stages;
     char wait_channel[32];
     int woken;
+    /* store_pg.c's waking: how many times the open transaction named each stage (by the
+     * stage table's index, saturating): vidtheque_wake after its COMMIT */
+    unsigned short wake_n[32];
     /* pooler=transaction (the URL's option, db_pg_connect): every statement unnamed, no
      * session setting; each transaction may run on another server session */
     int pooler;
