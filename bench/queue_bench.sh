@@ -53,7 +53,13 @@ if [[ -n $admin && -n ${pg_dir:-} ]]; then
   psql -X -q "$admin" -c "ALTER SYSTEM SET fsync = on" -c "ALTER SYSTEM SET synchronous_commit = on" \
     -c "SELECT pg_reload_conf()" > /dev/null
   sleep 0.5
-  echo -n "pg durable  "; "$t/queue_bench" "$(newdb)" "$OVERHEAD_JOBS" 1 0
+  # the server's WAL syncs (fsyncs) per stage: what durability costs, whatever the disk's
+  # speed and the machine's load (the bench's own cluster: nobody else's commits)
+  wal_syncs() { psql -X -q -At "$admin" -c "SELECT wal_sync FROM pg_stat_wal"; }
+  d=$(newdb)
+  w0=$(wal_syncs)
+  echo -n "pg durable  "; "$t/queue_bench" "$d" "$OVERHEAD_JOBS" 1 0
+  echo "pg durable  WAL syncs per stage $(python3 -c "print(f'{($(wal_syncs) - $w0) / $OVERHEAD_JOBS:.2f}')") (the fill's included)"
   d=$(newdb)
   psql -X -q "$admin" -c "ALTER DATABASE $(python3 -c 'import sys,urllib.parse as u; print(u.urlsplit(sys.argv[1]).path.lstrip("/"))' "$d") SET synchronous_commit = off" > /dev/null
   echo -n "pg sync=off "; "$t/queue_bench" "$d" "$OVERHEAD_JOBS" 1 0

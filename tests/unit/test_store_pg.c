@@ -580,6 +580,26 @@ VT_TEST_PG_ONLY(pg_batched_round_trips)
     vt_store_rollback(s);
     one_text(s, "SELECT index_state FROM videos WHERE id = 'vid'", text, sizeof(text));
     CHECK_STR(text, "ready");
+    /* the session ended by the server: a transaction not sent yet goes to a new one; a
+     * commit whose pipeline finds the session gone fails, and the next statement after
+     * the rollback reconnects */
+    {
+        const char *kill = "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                           " WHERE datname = current_database() AND pid <> pg_backend_pid()";
+
+        CHECK_INT(vt_store_begin(s), 0);
+        CHECK_INT(vt_test_pg_exec(db, kill), 0);
+        usleep(100 * 1000);
+        one_text(s, "SELECT 'new session'", text, sizeof(text));
+        CHECK_STR(text, "new session");
+        CHECK_INT(vt_test_pg_exec(db, kill), 0);
+        usleep(100 * 1000);
+        CHECK_INT(vt_store_video_set_state(s, "vid", VT_INDEX_FAILED, VT_DATA_MISSING, 0), 0);
+        CHECK_INT(vt_store_commit(s), VT_EUNAVAIL);
+        vt_store_rollback(s);
+        one_text(s, "SELECT index_state FROM videos WHERE id = 'vid'", text, sizeof(text));
+        CHECK_STR(text, "ready");
+    }
     /* the claim's commit is not waited for on disk; the next transaction's is again */
     CHECK_INT(store_exec(s, "SET synchronous_commit = on", "set"), 0);
     CHECK_INT(vt_store_begin(s), 0);
