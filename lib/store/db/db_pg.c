@@ -5,7 +5,12 @@
  * the store will reuse (persistent) is prepared on the server once per connection,
  * with the parameter types of its first run's binds; others run with PQexecParams.
  * Through a transaction-mode pool (the URL's pooler=transaction) nothing outlives a
- * transaction: every statement runs with PQexecParams and the session is not SET.
+ * transaction: every statement runs with PQexecParams, the session is not SET, and each
+ * transaction sets its own bounds (db_pg_begin).
+ *
+ * Round trips are what a statement costs beyond SQLite: a transaction's BEGIN, and the
+ * statements whose answer nobody waits for, are kept (struct pg_later) and sent in one
+ * libpq pipeline with the next statement that needs an answer, or with the COMMIT.
  *
  * A lost connection (the server restarted, the network dropped) fails the statement
  * with VT_EUNAVAIL and marks the handle: the next statement outside a transaction
@@ -734,14 +739,21 @@ int db_pg_exec_after(struct pg_conn *c, const char *sql, PGresult **r)
     }
     /* one query per statement: pipeline mode runs no string of several */
     copy = vt_xstrdup(sql);
-    for (p = copy; p && *p && nq < (int)VT_ARRAY_LEN(q); p = next) {
+    for (p = copy; p && *p; p = next) {
         next = strchr(p, ';');
         if (next)
             *next++ = '\0';
         while (*p == ' ')
             p++;
-        if (*p)
-            q[nq++] = (struct pg_query){.sql = p};
+        if (!*p)
+            continue;
+        if (nq == (int)VT_ARRAY_LEN(q)) {
+            free(copy);
+            db_pg_later_drop(c);
+            *r = NULL;
+            return record_msg(c, VT_EINVAL, "too many statements after deferred ones");
+        }
+        q[nq++] = (struct pg_query){.sql = p};
     }
     rc = pipeline(c, q, nq, r);
     free(copy);
@@ -940,6 +952,16 @@ static void param_types(struct pg_stmt *st)
         st->types[i] = st->used[i] ? st->bound[i] : OID_TEXT;
 }
 
+/* The rows the statement whose result r is changed, when it is one that changes rows. */
+static void note_changes(struct pg_conn *c, PGresult *r)
+{
+    const char *cmd = PQcmdStatus(r);
+
+    if (!strncmp(cmd, "INSERT", 6) || !strncmp(cmd, "UPDATE", 6) || !strncmp(cmd, "DELETE", 6) ||
+        !strncmp(cmd, "MERGE", 5))
+        c->changes = strtoll(PQcmdTuples(r), NULL, 10);
+}
+
 static int run(struct pg_stmt *st)
 {
     struct pg_conn *c = st->db->pg;
@@ -1009,13 +1031,8 @@ static int run(struct pg_stmt *st)
         PQclear(r);
         return rc;
     }
-got : {
-    const char *cmd = PQcmdStatus(r);
-
-    if (!strncmp(cmd, "INSERT", 6) || !strncmp(cmd, "UPDATE", 6) || !strncmp(cmd, "DELETE", 6) ||
-        !strncmp(cmd, "MERGE", 5))
-        c->changes = strtoll(PQcmdTuples(r), NULL, 10);
-}
+got:
+    note_changes(c, r);
     st->res = r;
     st->nrows = status == PGRES_TUPLES_OK ? PQntuples(r) : 0;
     st->row = -1;
