@@ -8,7 +8,8 @@
  *   queue_bench DB JOBS THREADS SLEEP_MS
  */
 #include "base/util.h"
-#include "store/store.h"
+#include "store/db/db_pg.h"
+#include "store/store_int.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -28,7 +29,15 @@ struct thread {
     double *over; /* seconds of queue overhead per job */
     size_t n, cap;
     long lost, errors;
+    /* what the claims and the settles sent: PostgreSQL's round trips, commits */
+    unsigned long claim_trips, settle_trips, commits;
 };
+
+/* Round trips to the server so far (0 on SQLite). */
+static unsigned long trips(const struct vt_store *s)
+{
+    return s->conn.pg ? s->conn.pg->trips : 0;
+}
 
 static void die(const char *what, struct vt_store *s)
 {
@@ -77,6 +86,7 @@ static int one(struct vt_store *s, const char *owner, struct thread *t)
     int found = 0;
     double t0 = vt_monotonic_s(), now = vt_wall_s(), t1, t2;
     struct timespec ts = {sleep_ms / 1000, (long)(sleep_ms % 1000) * 1000000L};
+    unsigned long k0 = trips(s), k1, c0 = s->commits;
 
     if (vt_store_begin(s) || vt_store_queue_next(s, 1u << VT_STAGE_FETCH, now, id, stage, &found))
         goto fail;
@@ -91,6 +101,7 @@ static int one(struct vt_store *s, const char *owner, struct thread *t)
         vt_store_commit(s))
         goto fail;
     t1 = vt_monotonic_s();
+    k1 = trips(s);
     nanosleep(&ts, NULL); /* the stub stage */
     t2 = vt_monotonic_s();
     r[0].attempts++;
@@ -104,6 +115,9 @@ static int one(struct vt_store *s, const char *owner, struct thread *t)
         goto fail;
     vt_grow((void **)&t->over, &t->cap, t->n + 1, sizeof(*t->over));
     t->over[t->n++] = (t1 - t0) + (vt_monotonic_s() - t2);
+    t->claim_trips += k1 - k0;
+    t->settle_trips += trips(s) - k1;
+    t->commits += s->commits - c0;
     vt_stage_recs_free(r, n);
     return 1;
 fail:
@@ -144,6 +158,7 @@ int main(int argc, char **argv)
     double *all, start, wall;
     size_t n = 0;
     long errors = 0;
+    unsigned long claim_trips = 0, settle_trips = 0, commits = 0;
 
     if (argc != 5)
         return fprintf(stderr, "usage: queue_bench DB JOBS THREADS SLEEP_MS\n"), 2;
@@ -166,13 +181,23 @@ int main(int argc, char **argv)
         memcpy(all + n, t[i].over, t[i].n * sizeof(*all));
         n += t[i].n;
         errors += t[i].errors;
+        claim_trips += t[i].claim_trips;
+        settle_trips += t[i].settle_trips;
+        commits += t[i].commits;
         free(t[i].over);
     }
     qsort(all, n, sizeof(*all), cmp);
     printf("threads %3ld  jobs %7zu  %8.1f jobs/s  overhead p50 %6.2f ms  p99 %6.2f ms  "
-           "retried claims %ld\n",
+           "retried claims %ld",
            threads, n, (double)n / wall, n ? all[(n - 1) / 2] * 1e3 : 0,
            n ? all[(size_t)((double)(n - 1) * 0.99)] * 1e3 : 0, errors);
+    /* per stage: round trips of the claim and of the settle (PostgreSQL), commits */
+    if (n && (claim_trips || settle_trips))
+        printf("  round trips claim %.2f settle %.2f", (double)claim_trips / (double)n,
+               (double)settle_trips / (double)n);
+    if (n)
+        printf("  commits %.2f", (double)commits / (double)n);
+    printf("\n");
     free(all);
     free(t);
     return n == (size_t)jobs ? 0 : 1;

@@ -17,6 +17,7 @@
 #  5. waking on PostgreSQL: 30 idle workers (threads listening as `worker`s do), stages
 #     settled one at a time (bench/wake_bench.c): picks that found nothing per settled
 #     stage (issue 26's goal: <= 1).
+# QUEUE_SECTIONS (default "1 2 3 4 5") runs only the sections it names.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${VIDTHEQUE:=$PWD/build/rel/vidtheque}"
@@ -28,7 +29,7 @@ if ! make -s build/rel/libvidtheque.a > "$t/make.log" 2>&1; then
   echo "queue_bench.sh: cannot build build/rel/libvidtheque.a" >&2
   exit 1
 fi
-cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc bench/queue_bench.c build/rel/libvidtheque.a \
+cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc $(pkg-config --cflags libpq) bench/queue_bench.c build/rel/libvidtheque.a \
   -Wl,--gc-sections -lsqlite3 -lpq -ljansson -lm -pthread -o "$t/queue_bench"
 for b in pick_bench wake_bench; do
   cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -Isrc "bench/$b.c" build/rel/libvidtheque.a \
@@ -38,9 +39,11 @@ done
 bench_pg_start vt_qbench || echo "queue_bench.sh: no PostgreSQL: SQLite only"
 admin=$pg_admin
 newdb() { bench_pg_newdb; }
+want() { [[ " ${QUEUE_SECTIONS:-1 2 3 4 5} " == *" $1 "* ]]; }
 [[ -r /proc/loadavg ]] && echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(getconf _NPROCESSORS_ONLN) cores"
 
 OVERHEAD_JOBS=${OVERHEAD_JOBS:-2000}
+want 1 && {
 echo "-- 1. claim + lease + commit per stage, one stub worker, $OVERHEAD_JOBS jobs (target p99 <= 5 ms)"
 echo -n "sqlite      "; "$t/queue_bench" "$t/overhead.db" "$OVERHEAD_JOBS" 1 0
 [[ -z $admin ]] || { echo -n "postgresql  "; "$t/queue_bench" "$(newdb)" "$OVERHEAD_JOBS" 1 0; }
@@ -50,7 +53,13 @@ if [[ -n $admin && -n ${pg_dir:-} ]]; then
   psql -X -q "$admin" -c "ALTER SYSTEM SET fsync = on" -c "ALTER SYSTEM SET synchronous_commit = on" \
     -c "SELECT pg_reload_conf()" > /dev/null
   sleep 0.5
-  echo -n "pg durable  "; "$t/queue_bench" "$(newdb)" "$OVERHEAD_JOBS" 1 0
+  # the server's WAL syncs (fsyncs) per stage: what durability costs, whatever the disk's
+  # speed and the machine's load (the bench's own cluster: nobody else's commits)
+  wal_syncs() { psql -X -q -At "$admin" -c "SELECT wal_sync FROM pg_stat_wal"; }
+  d=$(newdb)
+  w0=$(wal_syncs)
+  echo -n "pg durable  "; "$t/queue_bench" "$d" "$OVERHEAD_JOBS" 1 0
+  echo "pg durable  WAL syncs per stage $(python3 -c "print(f'{($(wal_syncs) - $w0) / $OVERHEAD_JOBS:.2f}')") (the fill's included)"
   d=$(newdb)
   psql -X -q "$admin" -c "ALTER DATABASE $(python3 -c 'import sys,urllib.parse as u; print(u.urlsplit(sys.argv[1]).path.lstrip("/"))' "$d") SET synchronous_commit = off" > /dev/null
   echo -n "pg sync=off "; "$t/queue_bench" "$d" "$OVERHEAD_JOBS" 1 0
@@ -59,7 +68,9 @@ if [[ -n $admin && -n ${pg_dir:-} ]]; then
 elif [[ -n $admin ]]; then
   echo "pg durable  not measured: VT_TEST_PG's server is shared (unset it for a cluster of the bench's own)"
 fi
+}
 
+want 2 && {
 echo "-- 2. a generated talk indexed by one worker: the queue's share of its indexing time (target <= 2 %)"
 bash tests/fixtures/gen_talk.sh "$t/talk" 1 > /dev/null
 talk_share() { # NAME LIBDIR [--db URL]
@@ -83,8 +94,9 @@ PY
 }
 talk_share sqlite "$t/talk-sqlite"
 [[ -z $admin ]] || talk_share postgresql "$t/talk-pg" --db "$(newdb)"
+}
 
-if [[ -n $admin ]]; then
+if [[ -n $admin ]] && want 3; then
   QUEUE_JOBS=${QUEUE_JOBS:-20000}
   echo "-- 3. a simulated fleet on PostgreSQL: $QUEUE_JOBS jobs, stub stage ${SLEEP_MS:-1} ms"
   base=
@@ -97,6 +109,7 @@ if [[ -n $admin ]]; then
 fi
 
 PICK_SMALL=${PICK_SMALL:-7000} PICK_LARGE=${PICK_LARGE:-350000}
+want 4 && {
 echo "-- 4. a --stages stt worker's pick at $PICK_SMALL and $PICK_LARGE queued stages (goal <= 1 ms at 350k)"
 pick_ratio() { # NAME DB-SMALL DB-LARGE
   local a b
@@ -111,8 +124,9 @@ PY
 }
 pick_ratio sqlite "$t/pick-small.db" "$t/pick-large.db"
 [[ -z $admin ]] || pick_ratio postgresql "$(newdb)" "$(newdb)"
+}
 
-if [[ -n $admin ]]; then
+if [[ -n $admin ]] && want 5; then
   echo "-- 5. 30 idle workers on PostgreSQL, ${WAKE_SETTLES:-200} stages settled one at a time (goal <= 1 empty pick per settle)"
   "$t/wake_bench" "$(newdb)" 30 "${WAKE_SETTLES:-200}"
 fi

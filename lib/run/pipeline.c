@@ -223,11 +223,14 @@ static int stage_retries(enum vt_stage_id id)
  * (VT_EHERE: a file or model missing here), queued again for a later attempt, by any
  * worker, while attempts remain. The error is kept either way.
  */
-static void settle_failure(enum vt_stage_id id, struct vt_stage_rec *rec, int code)
+static void settle_failure(struct vt_library *lib, enum vt_stage_id id, struct vt_stage_rec *rec,
+                           int code)
 {
     if ((code == VT_EIO || code == VT_EHERE) && rec->attempts < stage_retries(id)) {
         rec->state = VT_STATE_QUEUED;
-        rec->retry_at = vt_wall_s() + retry_delay(rec->attempts);
+        /* on the database's clock, as the pick that compares it with its now (leases
+         * too): a worker whose clock is off does not retry early or late */
+        rec->retry_at = vt_store_now(lib->store) + retry_delay(rec->attempts);
     } else {
         rec->state = VT_STATE_FAILED;
         rec->retry_at = 0;
@@ -246,7 +249,7 @@ int vt_pipeline_record_failure(struct vt_library *lib, const char *id, enum vt_s
         rc = VT_ENOTFOUND;
     if (!rc) {
         me->attempts++;
-        settle_failure(stage, me, code);
+        settle_failure(lib, stage, me, code);
         free(me->model);
         free(me->error);
         me->model = vt_xstrdup(model);
@@ -559,7 +562,7 @@ static int finish(struct vt_library *lib, enum vt_stage_id id, struct vt_stage_c
         outcome = VT_EIO;
     }
     if (outcome < 0)
-        settle_failure(id, rec, outcome);
+        settle_failure(lib, id, rec, outcome);
     else
         rec->state = outcome == 0 ? VT_STATE_DONE : VT_STATE_SKIPPED;
     rec->model = c->model[0] ? c->model : NULL;

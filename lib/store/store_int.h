@@ -112,6 +112,11 @@ void store_bind_text(struct db_stmt *st, int i, const char *v);
 char *store_col_dup(struct db_stmt *st, int i);
 /* Run a statement that returns no rows; gives it back with store_finish(). */
 int store_step_done(struct vt_store *s, struct db_stmt *st, const char *what);
+/* The same, for statements nobody waits on inside a transaction (db_ops.exec_later,
+ * step_later): PostgreSQL sends them with the next statement that needs an answer, in
+ * its round trip; a failure then fails that statement or the commit. SQLite runs them now. */
+int store_exec_later(struct vt_store *s, const char *sql, const char *what);
+int store_step_later(struct vt_store *s, struct db_stmt *st, const char *what);
 
 /*
  * The one read loop. Run the query sql with its parameters bound from the arguments

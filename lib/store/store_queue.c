@@ -59,8 +59,10 @@ _Static_assert(VT_STAGE_COUNT <= NAME_SLOTS, "one name parameter per stage");
  * it to have the query compiled by JIT). Both SET LOCAL: nothing outlives the
  * transaction, which a transaction-mode pool (pooler=transaction) requires.
  */
-#define PICK_PLAN_SET   "SET LOCAL enable_sort = off; SET LOCAL plan_cache_mode = force_generic_plan"
-#define PICK_PLAN_RESET "SET LOCAL enable_sort TO DEFAULT; SET LOCAL plan_cache_mode TO DEFAULT"
+#define PICK_PLAN_SET_1   "SET LOCAL enable_sort = off"
+#define PICK_PLAN_SET_2   "SET LOCAL plan_cache_mode = force_generic_plan"
+#define PICK_PLAN_RESET_1 "SET LOCAL enable_sort TO DEFAULT"
+#define PICK_PLAN_RESET_2 "SET LOCAL plan_cache_mode TO DEFAULT"
 
 /*
  * A worker limited to some stages (--stages) picks through stages_pick: one stage's rows
@@ -172,8 +174,11 @@ int vt_store_queue_next(struct vt_store *s, unsigned stages, double now, char id
     int rc, slot = 1;
 
     *found = 0;
+    /* both sent with the statement after them, in its round trip (store_exec_later) */
     if (s->conn.pg) {
-        rc = store_exec(s, PICK_PLAN_SET, "plan the pick");
+        rc = store_exec_later(s, PICK_PLAN_SET_1, "plan the pick");
+        if (!rc)
+            rc = store_exec_later(s, PICK_PLAN_SET_2, "plan the pick");
         if (rc)
             return rc;
     }
@@ -206,7 +211,9 @@ int vt_store_queue_next(struct vt_store *s, unsigned stages, double now, char id
     store_finish(s, st);
 out:
     if (!rc && s->conn.pg)
-        rc = store_exec(s, PICK_PLAN_RESET, "plan the pick");
+        rc = store_exec_later(s, PICK_PLAN_RESET_1, "plan the pick");
+    if (!rc && s->conn.pg)
+        rc = store_exec_later(s, PICK_PLAN_RESET_2, "plan the pick");
     return rc;
 }
 
@@ -273,10 +280,9 @@ int vt_store_video_lock(struct vt_store *s, const char *id)
     if (rc)
         return rc;
     store_bind_text(st, 1, id);
-    rc = db_step(st);
-    rc = rc == DB_ROW || rc == DB_DONE ? 0 : store_fail(s, "lock video");
-    store_finish(s, st);
-    return rc;
+    /* nothing is read from it: it goes with the next statement, which it precedes on
+     * the server, so the lock is held before that one runs (store_step_later) */
+    return store_step_later(s, st, "lock video");
 }
 
 int vt_store_video_priority(struct vt_store *s, const char *id, int priority)

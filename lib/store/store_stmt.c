@@ -125,6 +125,19 @@ char *store_col_dup(struct db_stmt *st, int i)
 }
 
 /* Run a statement that returns no rows; finalizes it. */
+int store_exec_later(struct vt_store *s, const char *sql, const char *what)
+{
+    return s->conn.ops->exec_later(&s->conn, sql, what);
+}
+
+int store_step_later(struct vt_store *s, struct db_stmt *st, const char *what)
+{
+    int rc = st->ops->step_later(st) == DB_DONE ? 0 : store_fail(s, what);
+
+    store_finish(s, st);
+    return rc;
+}
+
 int store_step_done(struct vt_store *s, struct db_stmt *st, const char *what)
 {
     int rc = db_step(st) == DB_DONE ? 0 : store_fail(s, what);

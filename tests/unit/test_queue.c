@@ -927,9 +927,11 @@ VT_TEST_PG_ONLY(queue_wake_one_idle_worker)
     CHECK_INT(vt_store_stage_put(s, "v1", &r), 0);
     CHECK_INT(vt_store_commit(s), 0);
     none_woken(h, 4);
-    /* h[3], idle the longest, commits (a claim, as a worker's pick that found a stage):
-     * it is busy, the next stage wakes h[0] */
+    /* h[3], idle the longest, commits a statement (a claim, as a worker's pick that found
+     * a stage; a transaction that sent nothing commits nothing): it is busy, the next stage
+     * wakes h[0] */
     CHECK_INT(vt_store_begin(h[3]), 0);
+    CHECK_INT(store_exec(h[3], "SELECT 1", "a claim's statement"), 0);
     CHECK_INT(vt_store_commit(h[3]), 0);
     queue_fetch(s, "v4");
     CHECK_INT(first_woken(h, 4, 10), 0);
@@ -981,7 +983,8 @@ VT_TEST_PG_ONLY(queue_wake_dead_waiters)
             goto out;
         go_idle(h3, all);
         CHECK_INT(vt_store_wait_work(h[1], 0.3), 1); /* h[1] idle again (v1 runnable) */
-        CHECK_INT(vt_store_begin(h[1]), 0);          /* h[1] takes v1: busy */
+        CHECK_INT(vt_store_begin(h[1]), 0); /* h[1] takes v1: busy */
+        CHECK_INT(store_exec(h[1], "SELECT 1", "a claim's statement"), 0);
         CHECK_INT(vt_store_commit(h[1]), 0);
         queue_fetch(s, "v2");
         CHECK_INT(vt_store_wait_work(h3, 0.5), 0);

@@ -497,3 +497,175 @@ out:
     }
     free(url);
 }
+
+/* The first column of the first row of sql (no parameter) on s, as text into out; ""
+ * when the query fails. */
+static void one_text(struct vt_store *s, const char *sql, char *out, size_t n)
+{
+    struct db_stmt *st;
+
+    out[0] = '\0';
+    if (store_prepare(s, sql, &st))
+        return;
+    if (db_step(st) == DB_ROW && db_col_text(st, 0))
+        snprintf(out, n, "%s", db_col_text(st, 0));
+    store_finish(s, st);
+}
+
+/* A video row "vid" on s, committed. */
+static int put_video(struct vt_store *s)
+{
+    struct vt_video_rec v;
+
+    memset(&v, 0, sizeof(v));
+    snprintf(v.id, sizeof(v.id), "vid");
+    v.content_key = "k";
+    v.source_kind = "file";
+    if (vt_store_begin(s) || vt_store_video_insert(s, &v))
+        return -1;
+    return vt_store_commit(s);
+}
+
+/*
+ * Statements batched (issue 26): a transaction's BEGIN goes with its first statement,
+ * and statements nobody waits on (the video's lock, its state, SET LOCAL) with the next
+ * one or the COMMIT, in one round trip each; a transaction that sent nothing costs
+ * none. What was deferred still runs, in order, before what follows it; a deferred
+ * statement that fails fails the commit, and nothing of the transaction stays.
+ */
+VT_TEST_PG_ONLY(pg_batched_round_trips)
+{
+    char *db, text[64];
+    struct vt_store *s = fresh(&db);
+    struct pg_conn *c;
+    unsigned long t0;
+
+    if (!s)
+        goto out;
+    c = s->conn.pg;
+    CHECK_INT(put_video(s), 0);
+    /* begin and rollback with nothing between: nothing sent */
+    t0 = c->trips;
+    CHECK_INT(vt_store_begin(s), 0);
+    vt_store_rollback(s);
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK(c->trips == t0);
+    /* BEGIN with the first statement: one round trip; the lock and the state with the
+     * COMMIT: one more */
+    t0 = c->trips;
+    CHECK_INT(vt_store_begin(s), 0);
+    one_text(s, "SELECT CAST(txid_current_if_assigned() IS NULL AS text)", text, sizeof(text));
+    CHECK_STR(text, "true"); /* inside the transaction, nothing written yet */
+    CHECK_INT(vt_store_video_lock(s, "vid"), 0);
+    CHECK_INT(vt_store_video_set_state(s, "vid", VT_INDEX_READY, VT_DATA_OK, 0), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK(c->trips - t0 == 2);
+    one_text(s, "SELECT index_state FROM videos WHERE id = 'vid'", text, sizeof(text));
+    CHECK_STR(text, "ready");
+    /* a deferred write runs before the next statement, which sees it */
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_video_set_state(s, "vid", VT_INDEX_FAILED, VT_DATA_MISSING, 0), 0);
+    one_text(s, "SELECT index_state FROM videos WHERE id = 'vid'", text, sizeof(text));
+    CHECK_STR(text, "failed");
+    vt_store_rollback(s);
+    one_text(s, "SELECT index_state FROM videos WHERE id = 'vid'", text, sizeof(text));
+    CHECK_STR(text, "ready");
+    /* a deferred statement that fails fails the commit; the write before it is gone */
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_video_set_state(s, "vid", VT_INDEX_FAILED, VT_DATA_MISSING, 0), 0);
+    CHECK_INT(store_exec_later(s, "SET LOCAL lock_timeout = 'nonsense'", "set"), 0);
+    CHECK(vt_store_commit(s) != 0);
+    CHECK(strstr(vt_store_errmsg(s), "lock_timeout") != NULL);
+    vt_store_rollback(s);
+    one_text(s, "SELECT index_state FROM videos WHERE id = 'vid'", text, sizeof(text));
+    CHECK_STR(text, "ready");
+    /* the session ended by the server: a transaction not sent yet goes to a new one; a
+     * commit whose pipeline finds the session gone fails, and the next statement after
+     * the rollback reconnects */
+    {
+        const char *kill = "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                           " WHERE datname = current_database() AND pid <> pg_backend_pid()";
+
+        CHECK_INT(vt_store_begin(s), 0);
+        CHECK_INT(vt_test_pg_exec(db, kill), 0);
+        usleep(100 * 1000);
+        one_text(s, "SELECT 'new session'", text, sizeof(text));
+        CHECK_STR(text, "new session");
+        CHECK_INT(vt_test_pg_exec(db, kill), 0);
+        usleep(100 * 1000);
+        CHECK_INT(vt_store_video_set_state(s, "vid", VT_INDEX_FAILED, VT_DATA_MISSING, 0), 0);
+        CHECK_INT(vt_store_commit(s), VT_EUNAVAIL);
+        vt_store_rollback(s);
+        one_text(s, "SELECT index_state FROM videos WHERE id = 'vid'", text, sizeof(text));
+        CHECK_STR(text, "ready");
+    }
+    /* the claim's commit is not waited for on disk; the next transaction's is again */
+    CHECK_INT(store_exec(s, "SET synchronous_commit = on", "set"), 0);
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(store_exec_later(s, "SET LOCAL synchronous_commit = off", "set"), 0);
+    one_text(s, "SHOW synchronous_commit", text, sizeof(text));
+    CHECK_STR(text, "off");
+    CHECK_INT(vt_store_commit(s), 0);
+    one_text(s, "SHOW synchronous_commit", text, sizeof(text));
+    CHECK_STR(text, "on");
+out:
+    vt_store_close(s);
+    vt_test_db_free(db);
+}
+
+/*
+ * Through a transaction-mode pool (pooler=transaction) no session setting lasts, so the
+ * bounds a session of our own gets once (lock_timeout, idle_in_transaction_session_timeout)
+ * are set in each transaction, with its BEGIN: a pooled writer waits for a row lock no
+ * longer than lock_timeout (VIDTHEQUE_PG_LOCK_TIMEOUT), then fails with VT_EBUSY.
+ */
+VT_TEST_PG_ONLY(pg_pooled_transaction_bounds)
+{
+    char *db, *url = NULL, text[64], err[512];
+    struct vt_store *s = NULL, *holder = fresh(&db);
+
+    if (!holder)
+        goto out;
+    CHECK_INT(put_video(holder), 0);
+    url = vt_xasprintf("%s%cpooler=transaction", db, strchr(db, '?') ? '&' : '?');
+    if (vt_store_open(url, &s, err, sizeof(err))) {
+        fprintf(stderr, "  %s\n", err);
+        vt_test_failures++;
+        goto out;
+    }
+    one_text(s, "SHOW lock_timeout", text, sizeof(text));
+    CHECK_STR(text, "0"); /* the session itself is left as the pool hands it over */
+    CHECK_INT(vt_store_begin(s), 0);
+    one_text(s, "SHOW lock_timeout", text, sizeof(text));
+    CHECK_STR(text, "10s");
+    one_text(s, "SHOW idle_in_transaction_session_timeout", text, sizeof(text));
+    CHECK_STR(text, "1min");
+    CHECK_INT(vt_store_commit(s), 0);
+    one_text(s, "SHOW lock_timeout", text, sizeof(text));
+    CHECK_STR(text, "0");
+    CHECK_INT(vt_store_begin_read(s), 0);
+    one_text(s, "SHOW idle_in_transaction_session_timeout", text, sizeof(text));
+    CHECK_STR(text, "1min");
+    vt_store_rollback(s);
+    if (vt_test_failures)
+        goto out; /* unbounded: the lock wait below would never end */
+    /* another session holds the video's row: the pooled writer gives up */
+    setenv("VIDTHEQUE_PG_LOCK_TIMEOUT", "0.2", 1);
+    CHECK_INT(vt_store_begin(holder), 0);
+    CHECK_INT(vt_store_video_lock(holder, "vid"), 0);
+    one_text(holder, "SELECT 'held'", text, sizeof(text));
+    CHECK_STR(text, "held");
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_video_set_state(s, "vid", VT_INDEX_FAILED, VT_DATA_MISSING, 0), 0);
+    CHECK_INT(vt_store_commit(s), VT_EBUSY);
+    CHECK(strstr(vt_store_errmsg(s), "lock timeout") != NULL);
+    vt_store_rollback(s);
+    vt_store_rollback(holder);
+    unsetenv("VIDTHEQUE_PG_LOCK_TIMEOUT");
+out:
+    vt_store_close(s);
+    vt_store_close(holder);
+    free(url);
+    vt_test_db_free(db);
+}

@@ -63,7 +63,16 @@ struct db_ops {
     int64_t (*changes)(struct db_conn *c);
     /* Run sql (one or more statements, no parameters, no rows wanted). */
     int (*exec)(struct db_conn *c, const char *sql, const char *what);
-    /* Record the last failure on c as (into c->err) "database: WHAT: why"; the VT_E* code for it. */
+    /* Inside a transaction, where the backend can: run sql (one statement, no
+     * parameters, no rows wanted) with the next statement that needs an answer, in its
+     * round trip (PostgreSQL); elsewhere now. A failure is that next statement's (or the
+     * commit's), which then fails and leaves the transaction to be rolled back. */
+    int (*exec_later)(struct db_conn *c, const char *sql, const char *what);
+    /* The same for a bound statement that returns no rows, whose count of changed rows
+     * nobody reads; the statement may be reset and bound again at once. */
+    int (*step_later)(struct db_stmt *st);
+    /* Record the last failure on c as (into c->err) "database: WHAT: why"; the VT_E* code for it.
+     */
     int (*fail)(struct db_conn *c, const char *what);
 };
 

@@ -5,7 +5,12 @@
  * the store will reuse (persistent) is prepared on the server once per connection,
  * with the parameter types of its first run's binds; others run with PQexecParams.
  * Through a transaction-mode pool (the URL's pooler=transaction) nothing outlives a
- * transaction: every statement runs with PQexecParams and the session is not SET.
+ * transaction: every statement runs with PQexecParams, the session is not SET, and each
+ * transaction sets its own bounds (db_pg_begin).
+ *
+ * Round trips are what a statement costs beyond SQLite: a transaction's BEGIN, and the
+ * statements whose answer nobody waits for, are kept (struct pg_later) and sent in one
+ * libpq pipeline with the next statement that needs an answer, or with the COMMIT.
  *
  * A lost connection (the server restarted, the network dropped) fails the statement
  * with VT_EUNAVAIL and marks the handle: the next statement outside a transaction
@@ -237,10 +242,18 @@ static double env_seconds(const char *name, double def, double lo, double hi)
  * is open), so the defaults, 10 s and 60 s, cut nothing that works.
  * VIDTHEQUE_PG_LOCK_TIMEOUT and VIDTHEQUE_PG_IDLE_TX_TIMEOUT (seconds) change them.
  */
+static long lock_timeout_ms(void)
+{
+    return (long)(env_seconds("VIDTHEQUE_PG_LOCK_TIMEOUT", 10, 0.1, 3600) * 1000);
+}
+
+static long idle_tx_timeout_ms(void)
+{
+    return (long)(env_seconds("VIDTHEQUE_PG_IDLE_TX_TIMEOUT", 60, 0.1, 86400) * 1000);
+}
+
 static int session_setup(PGconn *conn)
 {
-    double lock_s = env_seconds("VIDTHEQUE_PG_LOCK_TIMEOUT", 10, 0.1, 3600);
-    double idle_s = env_seconds("VIDTHEQUE_PG_IDLE_TX_TIMEOUT", 60, 0.1, 86400);
     char sql[200];
     PGresult *r;
     int ok;
@@ -248,7 +261,7 @@ static int session_setup(PGconn *conn)
     snprintf(sql, sizeof(sql),
              "SET client_encoding = 'UTF8'; SET extra_float_digits = 3;"
              " SET lock_timeout = %ld; SET idle_in_transaction_session_timeout = %ld",
-             (long)(lock_s * 1000), (long)(idle_s * 1000));
+             lock_timeout_ms(), idle_tx_timeout_ms());
     r = PQexec(conn, sql);
     ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
@@ -288,7 +301,9 @@ int db_pg_ready(struct pg_conn *c)
     if (!c->lost && PQstatus(c->conn) == CONNECTION_OK && alive(c->conn))
         return 0;
     c->lost = 1;
-    if (c->in_tx)
+    /* a transaction not sent yet (db_pg_begin) has lost nothing: its BEGIN goes to the
+     * new session */
+    if (c->in_tx && c->tx_sent)
         return record_msg(c, VT_EUNAVAIL, "the connection was lost in the middle of a transaction");
     now = vt_monotonic_s();
     if (c->fails && now < c->retry_at) {
@@ -558,12 +573,203 @@ void db_pg_disconnect(struct pg_conn *c)
 {
     if (!c)
         return;
+    db_pg_later_drop(c);
+    free(c->later);
     PQfinish(c->conn);
     PQfinish(c->listener);
     free(c->url);
     free(c->listen_host);
     free(c->listen_port);
     free(c);
+}
+
+/* ---- statements deferred to the next round trip ---- */
+
+/* A statement sent with the next one that needs an answer (always unnamed: a
+ * reconnection before it is sent loses nothing). */
+struct pg_later {
+    char *sql; /* with $n */
+    int n;
+    Oid *types;
+    char **vals;
+};
+
+static void later_add(struct pg_conn *c, char *sql, int n, Oid *types, char **vals)
+{
+    vt_grow((void **)&c->later, &c->later_cap, c->nlater + 1, sizeof(*c->later));
+    c->later[c->nlater++] = (struct pg_later){sql, n, types, vals};
+}
+
+void db_pg_later(struct pg_conn *c, const char *sql)
+{
+    later_add(c, vt_xstrdup(sql), 0, NULL, NULL);
+}
+
+void db_pg_later_drop(struct pg_conn *c)
+{
+    for (size_t i = 0; i < c->nlater; i++) {
+        struct pg_later *l = &c->later[i];
+
+        for (int k = 0; k < l->n; k++)
+            free(l->vals[k]);
+        free(l->vals);
+        free(l->types);
+        free(l->sql);
+    }
+    c->nlater = 0;
+    c->begin_later = 0;
+}
+
+void db_pg_begin(struct pg_conn *c, const char *begin_sql)
+{
+    db_pg_later_drop(c);
+    db_pg_later(c, begin_sql);
+    if (c->pooler) {
+        /* a pooled session is anyone's between transactions: the bounds session_setup
+         * gives a session of our own hold for this transaction only (SET LOCAL), set
+         * again by each */
+        char sql[80];
+
+        snprintf(sql, sizeof(sql), "SET LOCAL lock_timeout = %ld", lock_timeout_ms());
+        db_pg_later(c, sql);
+        snprintf(sql, sizeof(sql), "SET LOCAL idle_in_transaction_session_timeout = %ld",
+                 idle_tx_timeout_ms());
+        db_pg_later(c, sql);
+    }
+    c->in_tx = 1;
+    c->tx_sent = 0;
+    c->begin_later = c->nlater;
+}
+
+/* One query of a pipeline: a statement to run (by name when prepared), or a PREPARE. */
+struct pg_query {
+    const char *sql, *name;
+    int prepare, n;
+    const Oid *types;
+    const char *const *vals;
+};
+
+/*
+ * Send the deferred statements and then q[0..nq) in one pipeline, one round trip (libpq's
+ * pipeline mode: every query sent, one sync, then the results in order). The deferred
+ * ones are gone after it whatever happens. 0 with *last (the result of q[keep], or NULL
+ * when nq is 0; the caller clears it), or the code of the first that failed up to q[keep]
+ * (recorded on c; the queries after a failed one are skipped by the server, and the open
+ * transaction is failed: the caller rolls back). A failure after q[keep] is not the
+ * caller's: what q[keep] did stands (a COMMIT followed by the wake of workers).
+ */
+static int pipeline_at(struct pg_conn *c, const struct pg_query *q, int nq, int keep,
+                       PGresult **last)
+{
+    PGconn *conn = c->conn;
+    size_t total = c->nlater + (size_t)nq, c_keep = c->nlater + (size_t)keep;
+    int rc = 0, sent = 1;
+    PGresult *r;
+
+    *last = NULL;
+    c->trips++;
+    if (c->in_tx)
+        c->tx_sent = 1;
+    if (!PQenterPipelineMode(conn)) {
+        db_pg_later_drop(c);
+        return db_pg_record(c, NULL);
+    }
+    for (size_t i = 0; i < c->nlater && sent; i++)
+        sent = PQsendQueryParams(conn, c->later[i].sql, c->later[i].n, c->later[i].types,
+                                 (const char *const *)c->later[i].vals, NULL, NULL, 0);
+    for (int i = 0; i < nq && sent; i++)
+        if (q[i].prepare)
+            sent = PQsendPrepare(conn, q[i].name, q[i].sql, q[i].n, q[i].types);
+        else if (q[i].name)
+            sent = PQsendQueryPrepared(conn, q[i].name, q[i].n, q[i].vals, NULL, NULL, 0);
+        else
+            sent = PQsendQueryParams(conn, q[i].sql, q[i].n, q[i].types, q[i].vals, NULL, NULL, 0);
+    db_pg_later_drop(c);
+    if (!sent || !PQpipelineSync(conn)) {
+        rc = db_pg_record(c, NULL);
+        c->lost = 1; /* what was sent and what was not are unknown: a new session */
+        PQexitPipelineMode(conn);
+        return rc;
+    }
+    /* each query: its result, then NULL; then the sync's */
+    for (size_t i = 0; i < total; i++) {
+        int st;
+
+        r = PQgetResult(conn);
+        if (!r) {
+            rc = rc ? rc : db_pg_record(c, NULL);
+            c->lost = 1;
+            break;
+        }
+        st = PQresultStatus(r);
+        if (!rc && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && i <= c_keep)
+            rc = db_pg_record(c, r);
+        if (!rc && i == c_keep && nq)
+            *last = r;
+        else
+            PQclear(r);
+        while ((r = PQgetResult(conn)))
+            PQclear(r); /* nothing more is expected: read to the query's end */
+    }
+    if (!c->lost) {
+        r = PQgetResult(conn);
+        if (!r || PQresultStatus(r) != PGRES_PIPELINE_SYNC)
+            c->lost = 1;
+        PQclear(r);
+    }
+    if (!PQexitPipelineMode(conn))
+        c->lost = 1;
+    if (c->lost && !rc)
+        rc = record_msg(c, VT_EUNAVAIL, "the connection was lost in the middle of a transaction");
+    if (rc) {
+        PQclear(*last);
+        *last = NULL;
+    }
+    return rc;
+}
+
+static int pipeline(struct pg_conn *c, const struct pg_query *q, int nq, PGresult **last)
+{
+    return pipeline_at(c, q, nq, nq - 1, last);
+}
+
+int db_pg_exec_after_at(struct pg_conn *c, const char *sql, int keep, PGresult **r)
+{
+    struct pg_query q[8];
+    char *copy, *p, *next;
+    int nq = 0, rc;
+
+    if (!c->nlater && keep < 0) {
+        c->trips++;
+        *r = PQexec(c->conn, sql);
+        return 0;
+    }
+    /* one query per statement: pipeline mode runs no string of several */
+    copy = vt_xstrdup(sql);
+    for (p = copy; p && *p; p = next) {
+        next = strchr(p, ';');
+        if (next)
+            *next++ = '\0';
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            continue;
+        if (nq == (int)VT_ARRAY_LEN(q)) {
+            free(copy);
+            db_pg_later_drop(c);
+            *r = NULL;
+            return record_msg(c, VT_EINVAL, "too many statements after deferred ones");
+        }
+        q[nq++] = (struct pg_query){.sql = p};
+    }
+    rc = pipeline_at(c, q, nq, keep < 0 || keep >= nq ? nq - 1 : keep, r);
+    free(copy);
+    return rc;
+}
+
+int db_pg_exec_after(struct pg_conn *c, const char *sql, PGresult **r)
+{
+    return db_pg_exec_after_at(c, sql, -1, r);
 }
 
 /* ---- statements ---- */
@@ -758,6 +964,16 @@ static void param_types(struct pg_stmt *st)
         st->types[i] = st->used[i] ? st->bound[i] : OID_TEXT;
 }
 
+/* The rows the statement whose result r is changed, when it is one that changes rows. */
+static void note_changes(struct pg_conn *c, PGresult *r)
+{
+    const char *cmd = PQcmdStatus(r);
+
+    if (!strncmp(cmd, "INSERT", 6) || !strncmp(cmd, "UPDATE", 6) || !strncmp(cmd, "DELETE", 6) ||
+        !strncmp(cmd, "MERGE", 5))
+        c->changes = strtoll(PQcmdTuples(r), NULL, 10);
+}
+
 static int run(struct pg_stmt *st)
 {
     struct pg_conn *c = st->db->pg;
@@ -770,6 +986,35 @@ static int run(struct pg_stmt *st)
     if (rc)
         return rc;
     c->msg[0] = '\0';
+    if (c->nlater) {
+        /* what was deferred goes first, in this statement's round trip */
+        struct pg_query q[2];
+        int nq = 0, prep = named && st->gen != c->gen;
+
+        param_types(st);
+        if (prep) {
+            snprintf(st->name, sizeof(st->name), "vt%lu", ++c->names);
+            q[nq++] = (struct pg_query){.sql = st->sql,
+                                        .name = st->name,
+                                        .prepare = 1,
+                                        .n = st->nparams,
+                                        .types = st->types};
+        }
+        q[nq++] = (struct pg_query){.sql = st->sql,
+                                    .name = named ? st->name : NULL,
+                                    .n = st->nparams,
+                                    .types = st->types,
+                                    .vals = (const char *const *)st->vals};
+        rc = pipeline(c, q, nq, &r);
+        if (rc)
+            return rc;
+        if (prep)
+            st->gen = c->gen;
+        status = PQresultStatus(r);
+        goto got;
+    }
+    if (c->in_tx)
+        c->tx_sent = 1;
     if (named && st->gen != c->gen) {
         param_types(st);
         snprintf(st->name, sizeof(st->name), "vt%lu", ++c->names);
@@ -798,13 +1043,8 @@ static int run(struct pg_stmt *st)
         PQclear(r);
         return rc;
     }
-    {
-        const char *cmd = PQcmdStatus(r);
-
-        if (!strncmp(cmd, "INSERT", 6) || !strncmp(cmd, "UPDATE", 6) ||
-            !strncmp(cmd, "DELETE", 6) || !strncmp(cmd, "MERGE", 5))
-            c->changes = strtoll(PQcmdTuples(r), NULL, 10);
-    }
+got:
+    note_changes(c, r);
     st->res = r;
     st->nrows = status == PGRES_TUPLES_OK ? PQntuples(r) : 0;
     st->row = -1;
@@ -928,8 +1168,33 @@ static int pg_exec(struct db_conn *d, const char *sql, const char *what)
     if (rc)
         return pg_fail(d, what);
     c->msg[0] = '\0';
+    if (c->nlater) {
+        /* deferred statements without parameters go in front of sql, one round trip;
+         * others in a pipeline of their own first */
+        int plain = 1;
+
+        for (size_t i = 0; i < c->nlater; i++)
+            plain &= c->later[i].n == 0;
+        if (plain) {
+            struct vt_sb all = {0};
+
+            for (size_t i = 0; i < c->nlater; i++)
+                vt_sb_addf(&all, "%s; ", c->later[i].sql);
+            vt_sb_adds(&all, sql);
+            db_pg_later_drop(c);
+            c->tx_sent |= c->in_tx;
+            c->trips++;
+            r = PQexec(c->conn, all.buf);
+            vt_sb_release(&all);
+            goto ran;
+        }
+        if (pipeline(c, NULL, 0, &r))
+            return pg_fail(d, what);
+    }
+    c->tx_sent |= c->in_tx;
     c->trips++;
     r = PQexec(c->conn, sql);
+ran:
     status = PQresultStatus(r);
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
         db_pg_record(c, r);
@@ -938,6 +1203,34 @@ static int pg_exec(struct db_conn *d, const char *sql, const char *what)
     }
     PQclear(r);
     return 0;
+}
+
+static int pg_exec_later(struct db_conn *d, const char *sql, const char *what)
+{
+    if (!d->pg->in_tx)
+        return pg_exec(d, sql, what);
+    db_pg_later(d->pg, sql);
+    return 0;
+}
+
+static int pg_step_later(struct db_stmt *x)
+{
+    struct pg_stmt *st = ps(x);
+    struct pg_conn *c = st->db->pg;
+    Oid *types;
+    char **vals;
+
+    if (!c->in_tx)
+        return pg_step(x);
+    param_types(st);
+    types = vt_xcalloc((size_t)st->nparams + 1, sizeof(*types));
+    vals = vt_xcalloc((size_t)st->nparams + 1, sizeof(*vals));
+    for (int i = 0; i < st->nparams; i++) {
+        types[i] = st->types[i];
+        vals[i] = st->vals[i] ? vt_xstrdup(st->vals[i]) : NULL;
+    }
+    later_add(c, vt_xstrdup(st->sql), st->nparams, types, vals);
+    return DB_DONE;
 }
 
 static int pg_fail(struct db_conn *d, const char *what)
@@ -972,5 +1265,7 @@ const struct db_ops db_pg_ops = {
     .col_blob = pg_col_blob,
     .changes = pg_changes,
     .exec = pg_exec,
+    .exec_later = pg_exec_later,
+    .step_later = pg_step_later,
     .fail = pg_fail,
 };

@@ -13,17 +13,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct pg_later; /* db_pg.c */
+
 struct pg_conn {
     PGconn *conn;
     unsigned long gen;   /* bumped by each reconnection: statements prepare again */
     unsigned long names; /* prepared statements named so far on this handle */
-    int in_tx;           /* BEGIN sent, COMMIT or ROLLBACK not yet */
-    unsigned notify;     /* stages the open transaction made runnable: NOTIFY at commit */
-    int lost;            /* the server went away: reconnect before the next statement */
-    int fails;           /* reconnections failed in a row (db_pg_ready's back-off) */
-    double retry_at;     /* monotonic seconds: no reconnection before then */
-    uint64_t jitter;     /* the back-off's random state */
-    int64_t changes;     /* rows changed by the last INSERT, UPDATE or DELETE */
+    int in_tx;           /* BEGIN given (db_pg_begin), COMMIT or ROLLBACK not yet */
+    int tx_sent;         /* the open transaction's BEGIN has gone to the server */
+    /* statements whose answer nobody waits for (db_pg_begin, db_pg_later, db_ops's
+     * exec_later and step_later), sent in one pipeline with the next statement that
+     * needs one: a round trip each saved. begin_later: how many the BEGIN itself is. */
+    struct pg_later *later;
+    size_t nlater, later_cap, begin_later;
+    unsigned notify; /* stages the open transaction made runnable: NOTIFY at commit */
+    int lost;        /* the server went away: reconnect before the next statement */
+    int fails;       /* reconnections failed in a row (db_pg_ready's back-off) */
+    double retry_at; /* monotonic seconds: no reconnection before then */
+    uint64_t jitter; /* the back-off's random state */
+    int64_t changes; /* rows changed by the last INSERT, UPDATE or DELETE */
     /* round trips to the server so far (statements, PREPAREs, BEGIN, COMMIT, ROLLBACK):
      * what a search costs beyond SQLite is mostly these, so the benches count them */
     unsigned long trips;
@@ -74,6 +82,24 @@ PGconn *db_pg_listener(struct pg_conn *c, int *fresh);
 /* Before a statement: a lost connection is reset (once) when not in a transaction.
  * 0, or VT_EUNAVAIL recorded on c. */
 int db_pg_ready(struct pg_conn *c);
+/* Open a transaction with begin_sql ("BEGIN ..."): nothing is sent yet; the BEGIN goes
+ * with the transaction's first statement, in the same round trip. Through a pool
+ * (pooler=transaction) the session's bounds (lock_timeout,
+ * idle_in_transaction_session_timeout) follow it as SET LOCAL: no session setting lasts
+ * there. */
+void db_pg_begin(struct pg_conn *c, const char *begin_sql);
+/* Defer sql (one statement, no parameters, no rows wanted) to the next round trip. */
+void db_pg_later(struct pg_conn *c, const char *sql);
+/* Forget the deferred statements (the transaction is rolled back, or was never sent). */
+void db_pg_later_drop(struct pg_conn *c);
+/* Run sql (statements separated by ';', none holding one in a quoted string or a name,
+ * no parameters) after the deferred statements, in one round trip: 0 with *r the
+ * result of its last statement, as PQexec's (the caller reads its status and clears
+ * it), or the code of a failure recorded on c. */
+int db_pg_exec_after(struct pg_conn *c, const char *sql, PGresult **r);
+/* The same with *r the result of statement keep of sql (counted from 0; -1 the last): a
+ * statement after it that fails does not fail the call (what keep did stands). */
+int db_pg_exec_after_at(struct pg_conn *c, const char *sql, int keep, PGresult **r);
 /* Record a failed result (or the connection's message when r is NULL) on c: its code. */
 int db_pg_record(struct pg_conn *c, PGresult *r);
 

@@ -35,8 +35,8 @@ static int sq_prepare(struct db_conn *c, const char *sql, int persistent, struct
     struct sq_stmt *w;
 
     *out = NULL;
-    if (sqlite3_prepare_v3(c->sqlite, sql, -1, persistent ? SQLITE_PREPARE_PERSISTENT : 0, &st, NULL) !=
-        SQLITE_OK)
+    if (sqlite3_prepare_v3(c->sqlite, sql, -1, persistent ? SQLITE_PREPARE_PERSISTENT : 0, &st,
+                           NULL) != SQLITE_OK)
         return sq_fail(c, "prepare a query");
     w = vt_xcalloc(1, sizeof(*w));
     w->base.ops = &db_sqlite_ops;
@@ -169,5 +169,8 @@ const struct db_ops db_sqlite_ops = {
     .col_blob = sq_col_blob,
     .changes = sq_changes,
     .exec = sq_exec,
+    /* SQLite runs in this process: nothing to save by waiting, they run now */
+    .exec_later = sq_exec,
+    .step_later = sq_step,
     .fail = sq_fail,
 };

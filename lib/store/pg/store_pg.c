@@ -361,20 +361,16 @@ static void store_pg_close(struct vt_store *s)
 
 static int start(struct vt_store *s, const char *sql, const char *what)
 {
-    int rc;
-
     if (s->conn.pg->in_tx) {
         /* PostgreSQL would only warn and carry on in the open one: refuse, as SQLite does */
         snprintf(s->conn.err, sizeof(s->conn.err), "database: %s: a transaction is already open",
                  what);
         return VT_ESTATE;
     }
-    rc = store_exec(s, sql, what);
-    if (!rc) {
-        s->conn.pg->in_tx = 1;
-        s->conn.pg->tx_serial++;
-    }
-    return rc;
+    /* sent with the transaction's first statement, in its round trip (db_pg_begin) */
+    db_pg_begin(s->conn.pg, sql);
+    s->conn.pg->tx_serial++;
+    return 0;
 }
 
 static int store_pg_begin(struct vt_store *s)
@@ -507,15 +503,24 @@ static int store_pg_commit(struct vt_store *s)
         return VT_ESTATE;
     }
     if (c->lost) {
-        c->in_tx = 0;
+        db_pg_later_drop(c);
+        c->in_tx = c->tx_sent = 0;
         snprintf(s->conn.err, sizeof(s->conn.err),
                  "database unavailable: commit: the connection was lost, nothing was committed");
         return VT_EUNAVAIL;
     }
-    c->trips++;
-    /* one round trip for all; a NOTIFY that fails leaves COMMIT unrun (rolled back below).
+    if (!c->tx_sent && c->nlater == c->begin_later && !c->notify) {
+        /* nothing was sent but the BEGIN, which never went: nothing to commit */
+        db_pg_later_drop(c);
+        c->in_tx = 0;
+        s->commits++;
+        return 0;
+    }
+    /* One round trip for all, and for the statements deferred until now
+     * (db_pg_exec_after_at); a NOTIFY that fails leaves COMMIT unrun (rolled back below).
      * After COMMIT: the wake, and a registered waiter that was idle (this is its claim,
-     * its empty picks roll back) marks itself busy, so that wakes go to idle ones */
+     * its empty picks roll back) marks itself busy, so that wakes go to idle ones. What
+     * follows COMMIT cannot undo it: only the COMMIT's result is read. */
     {
         char sql[256];
         struct vt_sb all = {0};
@@ -547,13 +552,14 @@ static int store_pg_commit(struct vt_store *s)
                        c->wait_channel);
             c->woken = 0;
         }
-        r = strcmp(all.buf, sql) ? commit_and_wake(c->conn, all.buf, c->notify ? 1 : 0)
-                                 : PQexec(c->conn, sql);
+        rc = db_pg_exec_after_at(c, all.buf, c->notify ? 1 : 0, &r);
         vt_sb_release(&all);
     }
     c->notify = 0;
     memset(c->wake_n, 0, sizeof(c->wake_n));
-    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+    if (rc)
+        store_fail(s, "commit");
+    else if (PQresultStatus(r) != PGRES_COMMAND_OK) {
         db_pg_record(c, r);
         rc = store_fail(s, "commit");
     } else if (strcmp(PQcmdStatus(r), "COMMIT")) {
@@ -565,7 +571,7 @@ static int store_pg_commit(struct vt_store *s)
     PQclear(r);
     if (rc && c->wait_gen)
         c->woken = 1; /* what followed COMMIT did not run: say idle again at the next wait */
-    c->in_tx = 0;
+    c->in_tx = c->tx_sent = 0;
     s->commits++;
     if (rc && PQstatus(c->conn) == CONNECTION_OK && PQtransactionStatus(c->conn) != PQTRANS_IDLE)
         PQclear(PQexec(c->conn, "ROLLBACK"));
@@ -576,11 +582,14 @@ static void store_pg_rollback(struct vt_store *s)
 {
     struct pg_conn *c = s->conn.pg;
 
-    if (c->in_tx && !c->lost && PQstatus(c->conn) == CONNECTION_OK) {
+    /* a transaction never sent (db_pg_begin) has nothing to roll back */
+    db_pg_later_drop(c);
+    if (c->in_tx && c->tx_sent && !c->lost && PQstatus(c->conn) == CONNECTION_OK) {
         c->trips++;
         PQclear(PQexec(c->conn, "ROLLBACK"));
     }
     c->in_tx = 0;
+    c->tx_sent = 0;
     c->notify = 0;
     memset(c->wake_n, 0, sizeof(c->wake_n));
 }
