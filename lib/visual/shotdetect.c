@@ -17,9 +17,10 @@
  *
  * Thresholds are relative to local baselines so that noisy or moving shots do not
  * produce cuts. Then not_a_shot drops what real footage puts inside a shot: flashes,
- * camera motion, a subject moving over a background that stays, overlays (titles,
- * bullets), and grid mixes between moving shots whose contrast never dips (a pan that
- * speeds up, a zoom). Every pass is linear in the number of frames.
+ * covers (something flat over the lens, then the same picture), camera motion, a subject moving
+ * over a background that stays, overlays (titles, bullets), and grid mixes between moving shots
+ * whose contrast never dips (a pan that speeds up, a zoom). Every pass is linear in the number of
+ * frames.
  */
 #include "visual/shotdetect.h"
 
@@ -790,6 +791,51 @@ static int is_flash(const struct vt_sd_feat *f, size_t n, size_t i)
 }
 
 /*
+ * A cover: something flat passes over the lens (a wing, a back, a door, a blank card) and
+ * the same picture comes back once it has gone. A flash, but longer: the frames between
+ * show nothing (flat, low contrast), so no shot is there to lose. Only when the picture
+ * before comes back within COVER_S, and not through black: a fade through black ends a
+ * shot whatever comes back (find_fades), so a black frame is no cover.
+ */
+#define COVER_S  0.75 /* the picture before comes back within this long */
+#define COVER_SD 4.0  /* a flat frame: its luma's standard deviation under this */
+
+static int is_flat(const struct vt_sd_feat *f)
+{
+    return f->stddev < COVER_SD && !vt_sd_is_black(f);
+}
+
+static int is_cover(const struct vt_sd_feat *f, size_t n, size_t i)
+{
+    size_t m = SIZE_MAX;
+
+    /* a flat frame within COVER_S: the first from the boundary on, else the last before */
+    for (size_t k = i > 0 ? i - 1 : 0; k < n && f[k].t_s - f[i].t_s <= COVER_S && m == SIZE_MAX;
+         k++)
+        if (is_flat(&f[k]))
+            m = k;
+    for (size_t k = i; k-- > 0 && f[i].t_s - f[k].t_s <= COVER_S && m == SIZE_MAX;)
+        if (is_flat(&f[k]))
+            m = k;
+    if (m == SIZE_MAX || m == 0)
+        return 0;
+    /* a picture before the flat run that comes back after it, across the boundary */
+    for (size_t j = m; j-- > 0 && f[m].t_s - f[j].t_s <= COVER_S;) {
+        double away;
+
+        if (is_flat(&f[j]))
+            continue;
+        away = gdist(&f[j], &f[m]);
+        if (away < 2) /* still fading into the flat frame */
+            continue;
+        for (size_t k = m + 1; k < n && f[k].t_s - f[j].t_s <= COVER_S; k++)
+            if (k >= i && j < i && !is_flat(&f[k]) && gdist(&f[j], &f[k]) <= FLASH_SAME * away)
+                return 1;
+    }
+    return 0;
+}
+
+/*
  * An overlay that appears or disappears over a picture that stays (a title fading in
  * over a landscape, a caption, a bullet added to a slide): the cells it covers move, the
  * rest of the grid stays, and the cells that move all move one way (text brightens the
@@ -1003,7 +1049,7 @@ static int not_a_shot(const struct vt_sd_feat *f, size_t n, const double *pd1,
 {
     if (x->kind == VT_SD_FADE)
         return 0;
-    if (x->kind == VT_SD_CUT && is_flash(f, n, x->at))
+    if (x->kind == VT_SD_CUT && (is_flash(f, n, x->at) || is_cover(f, n, x->at)))
         return 1;
     /* a cut's own two frames, whose grids must see most of the change (two shots of one
      * test pattern differ in every pixel and hardly in the cells, nothing to move) */

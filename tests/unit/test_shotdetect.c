@@ -355,6 +355,53 @@ VT_TEST(shotdetect_flash_no_cut)
     free(f);
 }
 
+/* Frames [c0, c1) covered by something flat and dark but not black (a wing or a back
+ * over the lens): every luma cell at 50, no contrast; the jumps in and out spike. */
+static void cover(struct vt_sd_feat *f, size_t c0, size_t c1)
+{
+    for (size_t i = c0; i < c1; i++) {
+        for (int k = 0; k < VT_SD_GRID; k++)
+            f[i].grid[k] = (uint8_t)(k < VT_SD_GRID_W * VT_SD_GRID_H ? 50 : 128);
+        f[i].mean = 50;
+        f[i].stddev = 2;
+        f[i].d1 = 0.05f;
+        f[i].changed = 0;
+    }
+    f[c0].d1 = f[c1].d1 = 60;
+    f[c0].changed = f[c1].changed = 0.9f;
+}
+
+VT_TEST(shotdetect_cover_no_cut)
+{
+    struct vt_sd_feat *f = quiet(150);
+
+    /* a cover of 0.53 s at 40-47, too long for a flash, and the picture before it comes
+     * back; then a real cut at 120 */
+    mix_grid(f, 150, 120, 120, 0);
+    f[120].d1 = 60;
+    f[120].changed = 0.9f;
+    cover(f, 40, 48);
+    check_one_cut(f, 150, 120);
+    free(f);
+}
+
+VT_TEST(shotdetect_cover_new_picture)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* the same cover, but another picture comes out from under it: a change of shot */
+    mix_grid(f, 150, 48, 48, 0);
+    cover(f, 40, 48);
+    n = detect(f, 150, &s);
+    CHECK(n >= 2);
+    if (n >= 2)
+        CHECK(s[1].first >= 39 && s[n - 1].first <= 49);
+    free(s);
+    free(f);
+}
+
 /* Frames [0, n) of picture 0, with the luma cells of rows [r0, r1) brightened by up to
  * add over frames [d0, d1) (a title fading in), each mixed frame's difference d. */
 static void title_grid(struct vt_sd_feat *f, size_t n, int r0, int r1, size_t d0, size_t d1,
