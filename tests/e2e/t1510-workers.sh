@@ -177,6 +177,23 @@ for w in 1 2 3 4; do
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p" || fail "a worker exited $?"; done
+# a stage whose worker was killed in each of its 4 attempts is a dead letter (issue 26: a
+# crash loop ends), with that reason and nothing else; the operator's redo runs it again
+while read -r id; do
+  "$VIDTHEQUE" -q -L "$L2" export "$id" > "$T/dead.json"
+  python3 - "$T/dead.json" << 'PY' > "$T/dead.txt" || fail "lib2: $id: a stage failed for another reason: $(cat "$T/dead.txt")"
+import json, sys
+for s in json.load(open(sys.argv[1]))['stages']:
+    if s['state'] == 'failed':
+        print(s['name'], s['error'])
+        assert 'stopped or crashed' in (s['error'] or ''), s
+PY
+  while read -r stage _; do
+    note "$id: $stage a dead letter after 4 killed attempts: redo"
+    "$VIDTHEQUE" -q -L "$L2" redo "$id" --stage "$stage" > /dev/null 2>&1 || true
+  done < "$T/dead.txt"
+done < "$T/ref.ids"
+"$VIDTHEQUE" -L "$L2" worker --drain --lease $LEASE >> "$T/w2.redo.err" 2>&1 || fail "the redo's worker exited $?"
 queue_idle "$L2" || fail "lib2: queue not empty"
 check_like_ref "$L2" "$T/l2.d"
 "$VIDTHEQUE" -q -L "$L2" check > /dev/null || fail "lib2: check failed"
