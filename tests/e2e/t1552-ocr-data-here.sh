@@ -33,15 +33,7 @@ grep -q "$idb" "$T/failed.txt" && grep -q ocr "$T/failed.txt" ||
 # the machine without the data: one attempt, queued again with the reason
 id=$("$VIDTHEQUE" -q -L "$LIB" add --queue "$T/a.mp4")
 [[ -n $id ]] || fail "add printed no id"
-TESSDATA_PREFIX=$T/no-tessdata VIDTHEQUE_RETRY_BASE=3600 "$VIDTHEQUE" -q -L "$LIB" worker 2> "$T/w1.err" &
-w=$!
-for _ in $(seq 300); do
-  [[ $(lib_sql "SELECT attempts FROM stages WHERE video_id='$id' AND name='ocr'") == 1 &&
-    $(lib_sql "SELECT state FROM stages WHERE video_id='$id' AND name='ocr'") != running ]] && break
-  sleep 0.1
-done
-kill -TERM "$w"
-wait "$w" || fail "worker exited $?: $(cat "$T/w1.err")"
+first_attempt "$id" ocr "$T/w1.err" TESSDATA_PREFIX="$T/no-tessdata" VIDTHEQUE_RETRY_BASE=3600
 row=$(ocr_row "$id")
 [[ $row == queued\|1\|*"cannot load tesseract language data on this machine"* ]] ||
   fail "missing OCR data was final (or not tried): $row; $(cat "$T/w1.err")"
