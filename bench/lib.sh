@@ -1,6 +1,7 @@
 # What benches share: the preamble of those that build a C driver against the library (ocr_small_bench.sh,
 # stt_hints_bench.sh, realcuts_bench.sh, textchange_bench.sh), the keyframe stage alone (kfdump) and
-# the clip a truth names, and a PostgreSQL server with fresh databases (queue_bench.sh, ingest_bench.sh).
+# the clip a truth names, a PostgreSQL server with fresh databases (queue_bench.sh, ingest_bench.sh), and
+# the binary with another build's beside it (m2v_memory_bench.sh, stt_memory_bench.sh).
 # Source it from the repository root, after parsing arguments.
 
 # bench_setup NAME FILE TOOL...: exit 2 unless run from the repository root (FILE and the
@@ -20,6 +21,16 @@ bench_setup() {
     done
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
+}
+
+# bench_binaries NAME FILE TOOL...: bench_setup with $VIDTHEQUE (./vidtheque unless set) and
+# $VIDTHEQUE_BASELINE (when set) among the tools, for a bench that runs the binary and,
+# beside it, another build's.
+bench_binaries() {
+    local name=$1 file=$2
+    shift 2
+    : "${VIDTHEQUE:=$PWD/vidtheque}"
+    bench_setup "$name" "$file" "$@" "$VIDTHEQUE" ${VIDTHEQUE_BASELINE:+"$VIDTHEQUE_BASELINE"}
 }
 
 # bench_lib NAME: build build/rel/libvidtheque.a, or show the build's output and exit 1.

@@ -19,17 +19,13 @@ if ! [[ $mb =~ ^[1-9][0-9]{0,3}$ ]]; then
     echo "m2v_memory_bench.sh: '$mb': bad size (1 to 9999 MiB)" >&2
     exit 2
 fi
-: "${VIDTHEQUE:=$PWD/vidtheque}"
-for tool in ffmpeg python3 /usr/bin/time "$VIDTHEQUE" ${VIDTHEQUE_BASELINE:+"$VIDTHEQUE_BASELINE"}; do
-    if ! command -v "$tool" > /dev/null; then
-        echo "m2v_memory_bench.sh: '$tool': not found" >&2
-        exit 2
-    fi
-done
 src=tests/data/model2vec-test-vocab-quantized
-[[ -f $src/tokenizer.json ]] || { echo "m2v_memory_bench.sh: run from the repository root" >&2; exit 2; }
-t=$(mktemp -d)
-trap 'rm -rf "$t"' EXIT
+. bench/lib.sh 2>/dev/null || {
+    echo "m2v_memory_bench.sh: run from the repository root" >&2
+    exit 2
+}
+bench_binaries m2v_memory_bench.sh "$src/tokenizer.json" ffmpeg python3 /usr/bin/time
+t=$tmp
 
 mkdir -p "$t/model"
 cp "$src/tokenizer.json" "$src/config.json" "$t/model/"

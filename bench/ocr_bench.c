@@ -82,7 +82,7 @@ int main(int argc, char **argv)
     n = (size_t)(argc - a - 1);
     pages = vt_xcalloc(n, sizeof(*pages));
     t0 = vt_monotonic_s();
-    ocr = vt_ocr_new((int)threads, "eng", err, sizeof(err));
+    ocr = vt_ocr_new((int)threads, "eng", NULL, err, sizeof(err));
     if (!ocr) {
         fprintf(stderr, "ocr_bench: %s\n", err);
         goto out;

@@ -20,15 +20,12 @@ if ! [[ $hours =~ ^[1-9][0-9]?$ ]] || ((hours > 24)); then
     echo "stt_memory_bench.sh: '$hours': bad duration (1 to 24 hours)" >&2
     exit 2
 fi
-: "${VIDTHEQUE:=$PWD/vidtheque}"
-for tool in ffmpeg python3 /usr/bin/time "$VIDTHEQUE" ${VIDTHEQUE_BASELINE:+"$VIDTHEQUE_BASELINE"}; do
-    if ! command -v "$tool" > /dev/null; then
-        echo "stt_memory_bench.sh: '$tool': not found" >&2
-        exit 2
-    fi
-done
-t=$(mktemp -d)
-trap 'rm -rf "$t"' EXIT
+. bench/lib.sh 2>/dev/null || {
+    echo "stt_memory_bench.sh: run from the repository root" >&2
+    exit 2
+}
+bench_binaries stt_memory_bench.sh Makefile ffmpeg python3 /usr/bin/time
+t=$tmp
 
 start=$(date +%s.%N)
 ffmpeg -nostdin -v error -f lavfi -i "aevalsrc='if(lt(t,0.5),0.3*sin(2*PI*440*t),0)':s=16000:d=600" \

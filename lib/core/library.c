@@ -231,47 +231,48 @@ int vt_lib_owner_dead(struct vt_library *lib, const char *owner)
     return dead;
 }
 
-struct vt_library *vt_library_open(const char *dir, int flags, char *err, size_t errlen)
+int vt_library_open_rc(const char *dir, int flags, struct vt_library **out, char *err,
+                       size_t errlen)
 {
     const int create = flags & VT_OPEN_CREATE;
     struct vt_library *lib = NULL;
     struct stat st;
     char host[64] = "localhost";
     char *db = NULL, *url = NULL;
+    int rc;
 
-    if (!dir || !*dir) {
-        vt_err(err, errlen, VT_EINVAL, "no library directory");
-        return NULL;
-    }
+    *out = NULL;
+    if (!dir || !*dir)
+        return vt_err(err, errlen, VT_EINVAL, "no library directory");
     if (stat(dir, &st)) {
-        if (!create) {
-            vt_err(err, errlen, VT_ENOTFOUND, "'%s': no library here (run 'vidtheque init')", dir);
-            return NULL;
-        }
-        if (vt_mkdir_p(dir, err, errlen))
-            return NULL;
+        if (!create)
+            return vt_err(err, errlen, VT_ENOTFOUND, "'%s': no library here (run 'vidtheque init')",
+                          dir);
+        if ((rc = vt_mkdir_p(dir, err, errlen)))
+            return rc;
     } else if (!S_ISDIR(st.st_mode)) {
-        vt_err(err, errlen, VT_EINVAL, "'%s': not a directory", dir);
-        return NULL;
+        return vt_err(err, errlen, VT_EINVAL, "'%s': not a directory", dir);
     }
     /* the database: on PostgreSQL when the config (or VIDTHEQUE_DB) says so, and then the
      * directory holds the media and frames only */
-    if (vt_config_db_url(dir, &url, err, errlen))
-        return NULL;
+    if ((rc = vt_config_db_url(dir, &url, err, errlen)))
+        return rc;
     db = url ? url : vt_xasprintf("%s/library.db", dir);
     if (!create && !url && access(db, F_OK)) {
-        vt_err(err, errlen, VT_ENOTFOUND, "'%s': no library here (run 'vidtheque init')", dir);
+        rc = vt_err(err, errlen, VT_ENOTFOUND, "'%s': no library here (run 'vidtheque init')", dir);
         goto fail;
     }
     lib = vt_xcalloc(1, sizeof(*lib));
     lib->dir = vt_xstrdup(dir);
     lib->owner_fd = -1;
-    if (vt_store_open_flags(db, flags & VT_OPEN_READ ? VT_STORE_READ : 0, &lib->store, err, errlen))
+    rc =
+        vt_store_open_flags(db, flags & VT_OPEN_READ ? VT_STORE_READ : 0, &lib->store, err, errlen);
+    if (rc)
         goto fail;
     if (!vt_store_read_only(lib->store)) {
         char *frames = vt_xasprintf("%s/frames", dir);
-        int rc = vt_mkdir_p(frames, err, errlen);
 
+        rc = vt_mkdir_p(frames, err, errlen);
         free(frames);
         if (rc)
             goto fail;
@@ -292,11 +293,20 @@ struct vt_library *vt_library_open(const char *dir, int flags, char *err, size_t
                  (unsigned long long)nonce);
     }
     free(db);
-    return lib;
+    *out = lib;
+    return 0;
 fail:
     free(db);
     vt_library_close(lib);
-    return NULL;
+    return rc < 0 ? rc : VT_EIO;
+}
+
+struct vt_library *vt_library_open(const char *dir, int flags, char *err, size_t errlen)
+{
+    struct vt_library *lib;
+
+    vt_library_open_rc(dir, flags, &lib, err, errlen);
+    return lib;
 }
 
 void vt_library_close(struct vt_library *lib)

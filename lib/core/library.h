@@ -66,6 +66,12 @@ struct vt_library {
     int err_code; /* the VT_E* code recorded with err (vt_lib_fail) */
 };
 
+/* vt_library_open with the failure's VT_E* code: 0 and the handle in *out, or the code
+ * (VT_EUNAVAIL: the database server cannot be reached now, a later try may) with the
+ * message in err and *out NULL. */
+int vt_library_open_rc(const char *dir, int flags, struct vt_library **out, char *err,
+                       size_t errlen);
+
 /* Read video id into *v (released with vt_video_rec_release), or record why not
  * (not an id, no such video, database trouble) and return the code. */
 int vt_lib_video(struct vt_library *lib, const char *id, struct vt_video_rec *v);

@@ -44,7 +44,8 @@ struct worker {
      * the attempts that failed since, and when it was last said */
     double down_since, down_said;
     long down_attempts;
-    int hb_fresh; /* the heartbeat thread's last call reached the database */
+    int hb_fresh;          /* the heartbeat thread's last call reached the database */
+    struct vt_library *hb; /* the heartbeat's handle: says what a thread without one finds */
 };
 
 struct thread_arg {
@@ -82,11 +83,31 @@ static int stop_level(const struct worker *w)
     return w->o->stop ? (int)*w->o->stop : 0;
 }
 
-static struct vt_library *open_handle(struct worker *w)
+static void db_trouble(struct worker *w, struct vt_library *lib, const char *msg, int fresh);
+static double next_backoff(double *backoff_s, unsigned *seed);
+static void pause_s(struct worker *w, double s);
+
+/*
+ * A handle of the worker's own. A stage thread (retry set) whose database cannot be
+ * reached (a worker started, or a thread still opening, as an outage begins) tries again
+ * with the back-off of its loop, said once with the other threads' outage, until it
+ * opens or a stop is asked; any other failure, or the heartbeat's, ends the worker.
+ */
+static struct vt_library *open_handle(struct worker *w, int retry)
 {
     char err[1024];
-    struct vt_library *lib = vt_library_open(w->dir, 0, err, sizeof(err));
+    struct vt_library *lib = NULL;
+    double backoff_s = 0;
+    unsigned seed = (unsigned)getpid() ^ (unsigned)(vt_monotonic_s() * 1e6);
+    int rc;
 
+    while ((rc = vt_library_open_rc(w->dir, 0, &lib, err, sizeof(err))) == VT_EUNAVAIL && retry &&
+           !stop_level(w)) {
+        db_trouble(w, w->hb, err, backoff_s == 0);
+        pause_s(w, next_backoff(&backoff_s, &seed));
+    }
+    if (!lib && rc == VT_EUNAVAIL && retry)
+        return NULL; /* stopped while the database was away: nothing to say */
     if (!lib) {
         pthread_mutex_lock(&w->mu);
         if (!w->failed++)
@@ -229,7 +250,7 @@ static void *stage_thread(void *p)
 {
     struct thread_arg *a = p;
     struct worker *w = a->w;
-    struct vt_library *lib = open_handle(w);
+    struct vt_library *lib = open_handle(w, 1);
     long ran = 0, errors = 0;
     double backoff_s = 0;
     unsigned seed = (unsigned)getpid() ^ (unsigned)(vt_monotonic_s() * 1e6) ^ (unsigned)a->k;
@@ -424,7 +445,7 @@ int vt_worker_run(const char *dir, const struct vt_worker_opts *o, struct vt_wor
         return vt_err(err, errlen, VT_EINVAL, "worker: concurrency 1 to 256, lease >= 1 s");
     pthread_mutex_init(&w.mu, NULL);
     pthread_cond_init(&w.cv, NULL);
-    hb = open_handle(&w);
+    hb = w.hb = open_handle(&w, 0);
     if (!hb) {
         rc = vt_err(err, errlen, VT_EIO, "%s", w.err);
         goto out;

@@ -87,9 +87,10 @@ static int ocr_run(struct vt_stage_ctx *c)
     snprintf(c->model, sizeof(c->model), "tesseract");
     ocr = vt_lib_slot(c->lib, VT_STAGE_OCR);
     if (!ocr) {
-        ocr = vt_ocr_new(0, "eng", c->err, sizeof(c->err));
+        /* VT_EHERE (the language data missing here): queued again for another machine */
+        ocr = vt_ocr_new(0, "eng", &rc, c->err, sizeof(c->err));
         if (!ocr)
-            return VT_ENOTFOUND;
+            return rc;
         vt_lib_slot_set(c->lib, VT_STAGE_OCR, ocr, ocr_close);
     }
     snprintf(c->model, sizeof(c->model), "%s", vt_ocr_model(ocr));

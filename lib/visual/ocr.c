@@ -199,17 +199,17 @@ static int lang_valid(const char *lang)
     return n > 0;
 }
 
-struct vt_ocr *vt_ocr_new(int nthreads, const char *lang, char *err, size_t errlen)
+struct vt_ocr *vt_ocr_new(int nthreads, const char *lang, int *code, char *err, size_t errlen)
 {
     struct vt_ocr *ocr = NULL;
-    int ok = 0;
+    int rc = 0;
 
     if (!lang_valid(lang)) {
-        vt_err(err, errlen, VT_EINVAL, "'%s': bad ocr language", lang ? lang : "(null)");
+        rc = vt_err(err, errlen, VT_EINVAL, "'%s': bad ocr language", lang ? lang : "(null)");
         goto out;
     }
     if (nthreads < 0 || nthreads > OCR_MAX_THREADS) {
-        vt_err(err, errlen, VT_EINVAL, "'%d': bad ocr thread count", nthreads);
+        rc = vt_err(err, errlen, VT_EINVAL, "'%d': bad ocr thread count", nthreads);
         goto out;
     }
     if (nthreads == 0) {
@@ -226,7 +226,7 @@ struct vt_ocr *vt_ocr_new(int nthreads, const char *lang, char *err, size_t errl
         TessBaseAPI *api = TessBaseAPICreate();
 
         if (!api) {
-            vt_err(err, errlen, VT_EIO, "cannot create tesseract engine");
+            rc = vt_err(err, errlen, VT_EIO, "cannot create tesseract engine");
             goto out;
         }
         ocr->engines[ocr->n_engines++] = api;
@@ -236,12 +236,13 @@ struct vt_ocr *vt_ocr_new(int nthreads, const char *lang, char *err, size_t errl
          * process, and it is set before Init so that a failing Init is quiet too.
          */
         TessBaseAPISetVariable(api, "debug_file", "/dev/null");
-        /* NULL datapath: $TESSDATA_PREFIX if set, else the compiled-in tessdata. */
+        /* NULL datapath: $TESSDATA_PREFIX if set, else the compiled-in tessdata. Data this
+         * machine lacks (or cannot read) another may have: VT_EHERE. */
         if (TessBaseAPIInit3(api, NULL, lang)) {
-            vt_err(err, errlen, VT_ENOTFOUND,
-                   "'%s': cannot load tesseract language data (install its tesseract-ocr-* "
-                   "package or set TESSDATA_PREFIX)",
-                   lang);
+            rc = vt_err(err, errlen, VT_EHERE,
+                        "'%s': cannot load tesseract language data on this machine (install its "
+                        "tesseract-ocr-* package or set TESSDATA_PREFIX)",
+                        lang);
             goto out;
         }
         /* The tesseract command's default: page layout analysis, no orientation detection. */
@@ -259,12 +260,13 @@ struct vt_ocr *vt_ocr_new(int nthreads, const char *lang, char *err, size_t errl
     /* English alone or first: its dictionary; otherwise (or if it is missing) no dictionary. */
     if (!strcmp(lang, "eng") || !strncmp(lang, "eng+", 4))
         ocr->dict = vt_ocr_dict_load(OCR_DICT_EN, NULL, 0);
-    ok = 1;
 out:
-    if (!ok) {
+    if (rc) {
         vt_ocr_free(ocr);
         ocr = NULL;
     }
+    if (code)
+        *code = rc;
     return ocr;
 }
 

@@ -15,10 +15,13 @@
 struct vt_ocr;
 
 /*
- * Create nthreads engines (0 = number of cores) for language lang ("eng").
- * NULL with a message in err when Tesseract or its data is missing.
+ * Create nthreads engines (0 = number of cores) for language lang ("eng"). NULL with a
+ * message in err and the VT_E* code in *code (code may be NULL; 0 on success) when they
+ * cannot be: VT_EHERE when this machine lacks the language's data (a worker that has it
+ * may read the frames), VT_EINVAL for a bad language or thread count, VT_EIO when
+ * Tesseract cannot make an engine.
  */
-struct vt_ocr *vt_ocr_new(int nthreads, const char *lang, char *err, size_t errlen);
+struct vt_ocr *vt_ocr_new(int nthreads, const char *lang, int *code, char *err, size_t errlen);
 /* "tesseract 5.3.0 eng"; borrowed for the life of ocr. */
 const char *vt_ocr_model(const struct vt_ocr *ocr);
 /*

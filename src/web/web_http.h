@@ -178,6 +178,11 @@ int web_slow_start(void);
 /* Answers what waits with 503, lets the running ones finish, joins the threads; called
  * before the daemon stops (no connection may stay suspended). */
 void web_slow_stop(void);
+/* After web_slow_stop: waits (max_s at most) until every job's answer has been sent and the
+ * request completed, so that stopping the daemon cuts none of them off. A resumed
+ * connection's answer is queued by a pool thread later (web_slow_answer): stopping the
+ * daemon at once closed it unanswered now and then (t1135's '000'). */
+void web_slow_settle(double max_s);
 /* Runs fn(r) on a search thread, the connection suspended meanwhile: MHD_YES with the job
  * in *jobp (the request's own, freed by web_slow_job_free), or an answer queued at once
  * (503: the queue is full or the server is stopping) with *jobp untouched. */

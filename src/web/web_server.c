@@ -80,7 +80,8 @@ static void serve_until_signal(struct MHD_Daemon *d, const struct web_opts *opts
     while (sigwait(set, &sig))
         ;
     fprintf(stderr, "vidtheque: %s: stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
-    web_slow_stop(); /* no connection may stay suspended when the daemon stops */
+    web_slow_stop();      /* no connection may stay suspended when the daemon stops */
+    web_slow_settle(5.0); /* nor be closed before its answer is sent */
     MHD_stop_daemon(d);
     web_libs_close();
 }

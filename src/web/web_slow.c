@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum {
     SLOW_THREADS = 4,    /* searches at once; more wait in the queue */
@@ -31,11 +32,15 @@ struct web_slow_job {
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake;
+    pthread_cond_t freed; /* signalled when the last live job is freed */
     pthread_t threads[SLOW_THREADS];
     int n_started, stop;
     struct web_slow_job *head, *tail;
     size_t queued;
-} sp = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+    size_t live; /* jobs made and not yet freed: their answers not yet sent */
+} sp = {.lock = PTHREAD_MUTEX_INITIALIZER,
+        .wake = PTHREAD_COND_INITIALIZER,
+        .freed = PTHREAD_COND_INITIALIZER};
 
 /* The route, on this slow thread, its response held in job; then the connection resumed
  * (after which job is the request's again, and not touched). */
@@ -127,6 +132,7 @@ enum MHD_Result web_slow_run(enum MHD_Result (*fn)(const struct web_req *r),
     job = calloc(1, sizeof(*job));
     if (!job)
         abort();
+    sp.live++;
     job->fn = fn;
     job->r = *r;
     job->ctx = *web_req_ctx();
@@ -157,7 +163,30 @@ enum MHD_Result web_slow_answer(struct MHD_Connection *c, struct web_slow_job *j
 
 void web_slow_job_free(struct web_slow_job *job)
 {
-    if (job && job->held.r)
+    if (!job)
+        return;
+    if (job->held.r)
         MHD_destroy_response(job->held.r);
     free(job);
+    pthread_mutex_lock(&sp.lock);
+    if (!--sp.live)
+        pthread_cond_broadcast(&sp.freed);
+    pthread_mutex_unlock(&sp.lock);
+}
+
+void web_slow_settle(double max_s)
+{
+    struct timespec until;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)max_s;
+    until.tv_nsec += (long)((max_s - (double)(time_t)max_s) * 1e9);
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&sp.lock);
+    while (sp.live && pthread_cond_timedwait(&sp.freed, &sp.lock, &until) == 0)
+        ;
+    pthread_mutex_unlock(&sp.lock);
 }

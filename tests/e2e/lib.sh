@@ -129,6 +129,22 @@ for fr in d['frames']:
 print(json.dumps(d, sort_keys=True))
 PY
 }
+# first_attempt ID STAGE ERRFILE [NAME=VALUE...]: a worker of $LIB (with those variables set)
+# runs until STAGE of video ID has ended its first attempt, then is stopped with SIGTERM;
+# its stderr in ERRFILE. Fails when it does not exit 0.
+first_attempt() {
+  local id=$1 stage=$2 errfile=$3 w
+  shift 3
+  env "$@" "$VIDTHEQUE" -q -L "$LIB" worker 2> "$errfile" &
+  w=$!
+  for _ in $(seq 300); do
+    [[ $(lib_sql "SELECT attempts FROM stages WHERE video_id='$id' AND name='$stage'") == 1 &&
+      $(lib_sql "SELECT state FROM stages WHERE video_id='$id' AND name='$stage'") != running ]] && break
+    sleep 0.1
+  done
+  kill -TERM "$w"
+  wait "$w" || fail "worker exited $?: $(cat "$errfile")"
+}
 # A short talk-like clip with text: gen_clip OUT SECONDS TEXT [SIZE]
 gen_clip() {
   ffmpeg -v error -y -f lavfi -i "color=white:s=${4:-640x360}:d=$2,drawtext=fontfile=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:text='$3':fontsize=36:x=40:y=60" \

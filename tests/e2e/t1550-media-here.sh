@@ -53,15 +53,7 @@ id2=$("$VIDTHEQUE" -q -L "$LIB" add --queue --in-place "$T/src/b.mp4")
   fail "--in-place did not record the absolute path"
 [[ ! -e $LIB/media/$id2 ]] || fail "--in-place copied the file"
 mv "$T/src/b.mp4" "$T/b-elsewhere.mp4"
-VIDTHEQUE_RETRY_BASE=3600 "$VIDTHEQUE" -q -L "$LIB" worker 2> "$T/w2.err" &
-w=$!
-for _ in $(seq 100); do
-  [[ $(lib_sql "SELECT attempts FROM stages WHERE video_id='$id2' AND name='fetch'") == 1 &&
-    $(lib_sql "SELECT state FROM stages WHERE video_id='$id2' AND name='fetch'") != running ]] && break
-  sleep 0.1
-done
-kill -TERM "$w"
-wait "$w" || fail "worker exited $?"
+first_attempt "$id2" fetch "$T/w2.err" VIDTHEQUE_RETRY_BASE=3600
 row=$(lib_sql "SELECT state || '|' || attempts || '|' || error FROM stages WHERE video_id='$id2' AND name='fetch'")
 [[ $row == queued\|1\|*"not found on this machine"* ]] || fail "a machine-dependent error was final: $row"
 # the machine that has the file (here: it came back) indexes it

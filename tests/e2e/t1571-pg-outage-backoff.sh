@@ -11,11 +11,20 @@ pg_database vt_t1571 own
 vt init --db "$url" || fail "init --db"
 
 pids=()
+# a failure leaves no worker behind retrying a cluster that is gone
+trap 'for p in "${pids[@]}"; do kill -9 "$p" 2> /dev/null; done; stop_server; e2e_pg_drop; pg_cleanup; [[ -n ${KEEP:-} ]] || rm -rf "$T"' EXIT
 for w in 1 2 3; do
   "$VIDTHEQUE" -L "$LIB" worker --concurrency 2 2> "$T/w$w.err" &
   pids+=($!)
 done
-sleep 1
+# idle, not starting: each worker's heartbeat and its two stage threads connected (a
+# fixed pause was too short for a slow build: the workers met the outage still opening)
+for _ in $(seq 300); do
+  n=$(psql -X -At "$admin" -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$PG_DB'")
+  ((n >= 9)) && break
+  sleep 0.1
+done
+((n >= 9)) || fail "the workers did not connect: $n connections; $(cat "$T"/w*.err)"
 bash "$ROOT/tests/pg/cluster.sh" stop "$PGDIR" > /dev/null || fail "pg_ctl stop"
 sleep 5
 for p in "${pids[@]}"; do kill -0 "$p" 2> /dev/null || fail "a worker died in the outage"; done
@@ -29,6 +38,7 @@ for _ in $(seq 150); do
 done
 for p in "${pids[@]}"; do kill -TERM "$p" 2> /dev/null || true; done
 for p in "${pids[@]}"; do wait "$p" || fail "a worker exited $? after the outage"; done
+pids=()
 
 for w in 1 2 3; do
   lines=$(wc -l < "$T/w$w.err")

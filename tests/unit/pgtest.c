@@ -7,6 +7,7 @@
 #include "store/store.h"
 
 #include <libpq-fe.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -145,4 +146,27 @@ void vt_test_store_done(struct vt_store *s, const char *dir, char *db)
     vt_store_close(s);
     vt_rm_rf(dir);
     vt_test_db_free(db);
+}
+
+void vt_test_video_add(struct vt_store *s, const char *id, const char *key, int queue_stages)
+{
+    struct vt_video_rec v;
+
+    memset(&v, 0, sizeof(v));
+    snprintf(v.id, sizeof(v.id), "%s", id);
+    v.content_key = (char *)key;
+    v.source_kind = "file";
+    v.source_path = "/x/y.mp4";
+    v.created_at = 1000;
+    CHECK_INT(vt_store_begin(s), 0);
+    CHECK_INT(vt_store_video_insert(s, &v), 0);
+    for (int k = 0; queue_stages && k < VT_STAGE_COUNT; k++) {
+        struct vt_stage_rec r;
+
+        memset(&r, 0, sizeof(r));
+        snprintf(r.name, sizeof(r.name), "%s", vt_stages[k].name);
+        r.state = VT_STATE_QUEUED;
+        CHECK_INT(vt_store_stage_put(s, id, &r), 0);
+    }
+    CHECK_INT(vt_store_commit(s), 0);
 }

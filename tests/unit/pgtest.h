@@ -31,5 +31,9 @@ struct vt_store;
 struct vt_store *vt_test_store(const char *what, char *dir, size_t n, char **db);
 /* Close s, remove dir and drop the database db (freeing it). */
 void vt_test_store_done(struct vt_store *s, const char *dir, char *db);
+/* A video row id (content key key, a local file /x/y.mp4) inserted into s, committed in a
+ * transaction of its own; with queue_stages, every stage of the table queued in the same
+ * transaction. Each step is checked. */
+void vt_test_video_add(struct vt_store *s, const char *id, const char *key, int queue_stages);
 
 #endif

@@ -521,19 +521,45 @@ VT_TEST(safetensors_convert)
     free(b);
 }
 
+/* A Model2Vec model folder in /tmp holding the test tokenizer (tokenizer.json), for a
+ * test to write model.safetensors (d->model) into: 0, or -1 with the failure checked. */
+struct m2v_dir {
+    char dir[32];
+    char *model;
+};
+
+static int m2v_dir_make(struct m2v_dir *d)
+{
+    char err[256], *tok;
+    int rc;
+
+    snprintf(d->dir, sizeof(d->dir), "/tmp/vt-m2v-XXXXXX");
+    d->model = NULL;
+    if (!mkdtemp(d->dir)) {
+        CHECK(0);
+        return -1;
+    }
+    tok = vt_xasprintf("%s/tokenizer.json", d->dir);
+    rc = vt_write_file_atomic(tok, wordpiece_json, strlen(wordpiece_json), err, sizeof(err));
+    CHECK_INT(rc, 0);
+    free(tok);
+    d->model = vt_xasprintf("%s/model.safetensors", d->dir);
+    return 0;
+}
+
+static void m2v_dir_free(struct m2v_dir *d)
+{
+    vt_rm_rf(d->dir);
+    free(d->model);
+}
+
 /* A model folder whose model.safetensors lies: each is a clean open error. */
 VT_TEST(embed_m2v_hostile_model)
 {
-    char dir[] = "/tmp/vt-m2v-XXXXXX";
-    if (!mkdtemp(dir)) {
-        CHECK(0);
-        return;
-    }
-    char *tokp = vt_xasprintf("%s/tokenizer.json", dir);
-    char *modp = vt_xasprintf("%s/model.safetensors", dir);
+    struct m2v_dir d;
     char err[256];
-    CHECK_INT(vt_write_file_atomic(tokp, wordpiece_json, strlen(wordpiece_json), err, sizeof(err)),
-              0);
+    if (m2v_dir_make(&d))
+        return;
     struct {
         const char *hdr;
         size_t n;
@@ -565,9 +591,9 @@ VT_TEST(embed_m2v_hostile_model)
         memset(b + len - cases[c].n, 0, cases[c].n); /* zeros: finite floats, row 0 */
         if (c == 3)
             b[len - 8] = 7; /* last token maps to row 7 */
-        CHECK_INT(vt_write_file_atomic(modp, b, len, err, sizeof(err)), 0);
+        CHECK_INT(vt_write_file_atomic(d.model, b, len, err, sizeof(err)), 0);
         free(b);
-        struct vt_embed_spec spec = {.backend = "model2vec", .model = dir};
+        struct vt_embed_spec spec = {.backend = "model2vec", .model = d.dir};
         struct vt_embed *e = NULL;
         err[0] = 0;
         int rc = vt_embed_open(&spec, &e, err, sizeof(err));
@@ -583,25 +609,17 @@ VT_TEST(embed_m2v_hostile_model)
         }
         vt_embed_close(e);
     }
-    vt_rm_rf(dir);
-    free(tokp);
-    free(modp);
+    m2v_dir_free(&d);
 }
 
 /* issue 27 failure 8: finite-but-huge weights (3e38) overflow when a text's tokens are
  * summed; the vector is refused with the reason, never handed back */
 VT_TEST(embed_nonfinite_vectors_refused)
 {
-    char dir[] = "/tmp/vt-m2v-XXXXXX";
-    if (!mkdtemp(dir)) {
-        CHECK(0);
-        return;
-    }
-    char *tokp = vt_xasprintf("%s/tokenizer.json", dir);
-    char *modp = vt_xasprintf("%s/model.safetensors", dir);
+    struct m2v_dir d;
     char err[256];
-    CHECK_INT(vt_write_file_atomic(tokp, wordpiece_json, strlen(wordpiece_json), err, sizeof(err)),
-              0);
+    if (m2v_dir_make(&d))
+        return;
     size_t len;
     unsigned char *b = st_file(
         "{\"embeddings\": {\"dtype\": \"F32\", \"shape\": [11, 2], \"data_offsets\": [0, 88]}}", 88,
@@ -610,9 +628,9 @@ VT_TEST(embed_nonfinite_vectors_refused)
         float f = 3e38f;
         memcpy(b + len - 88 + i * 4, &f, 4);
     }
-    CHECK_INT(vt_write_file_atomic(modp, b, len, err, sizeof(err)), 0);
+    CHECK_INT(vt_write_file_atomic(d.model, b, len, err, sizeof(err)), 0);
     free(b);
-    struct vt_embed_spec spec = {.backend = "model2vec", .model = dir};
+    struct vt_embed_spec spec = {.backend = "model2vec", .model = d.dir};
     struct vt_embed *e = NULL;
     CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), 0);
     if (e) {
@@ -625,9 +643,7 @@ VT_TEST(embed_nonfinite_vectors_refused)
         CHECK(strstr(err, "NaN or infinity (input 2 of 2)") != NULL);
     }
     vt_embed_close(e);
-    vt_rm_rf(dir);
-    free(tokp);
-    free(modp);
+    m2v_dir_free(&d);
 }
 
 /* kB of a "Name:  N kB" line of /proc/self/status, or -1 */
@@ -652,22 +668,16 @@ static long status_kb(const char *name)
  * (/proc/self/clear_refs 5). */
 VT_TEST(embed_m2v_memory_near_file)
 {
-    char dir[] = "/tmp/vt-m2v-XXXXXX";
-    if (!mkdtemp(dir)) {
-        CHECK(0);
-        return;
-    }
-    char *tokp = vt_xasprintf("%s/tokenizer.json", dir);
-    char *modp = vt_xasprintf("%s/model.safetensors", dir);
+    struct m2v_dir d;
     char err[256];
     size_t rows = 262144, dim = 256, data = rows * dim;
-    CHECK_INT(vt_write_file_atomic(tokp, wordpiece_json, strlen(wordpiece_json), err, sizeof(err)),
-              0);
+    if (m2v_dir_make(&d))
+        return;
     char *hdr = vt_xasprintf("{\"embeddings\": {\"dtype\": \"I8\", \"shape\": [%zu, %zu],"
                              " \"data_offsets\": [0, %zu]}}",
                              rows, dim, data);
     size_t hlen = strlen(hdr);
-    FILE *f = fopen(modp, "wb");
+    FILE *f = fopen(d.model, "wb");
     uint64_t le = hlen;
     CHECK(f != NULL);
     if (f) {
@@ -684,7 +694,7 @@ VT_TEST(embed_m2v_memory_near_file)
         fputs("5", clear);
         fclose(clear);
         clear = NULL;
-        struct vt_embed_spec spec = {.backend = "model2vec", .model = dir};
+        struct vt_embed_spec spec = {.backend = "model2vec", .model = d.dir};
         struct vt_embed *e = NULL;
         CHECK_INT(vt_embed_open(&spec, &e, err, sizeof(err)), 0);
         if (e) {
@@ -702,9 +712,7 @@ VT_TEST(embed_m2v_memory_near_file)
     }
     if (clear)
         fclose(clear);
-    vt_rm_rf(dir);
-    free(tokp);
-    free(modp);
+    m2v_dir_free(&d);
 }
 
 /* Normalizers and pre-tokenizers the test model does not use, on tiny Unigram models

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <tesseract/capi.h>
+#include <unistd.h>
 
 #define FONT      "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 #define MONO_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
@@ -79,7 +80,7 @@ static void release_pages(struct vt_ocr_page *pages, size_t n)
 VT_TEST(ocr_model)
 {
     char err[256] = "";
-    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", NULL, err, sizeof(err));
     char *want;
 
     CHECK(ocr != NULL);
@@ -94,17 +95,56 @@ VT_TEST(ocr_model)
     vt_ocr_free(NULL);
 }
 
+/* A language whose data is nowhere is this machine's lack (VT_EHERE: another may have
+ * it); a name that is no language, or a bad thread count, is the caller's error. */
 VT_TEST(ocr_bad_language)
 {
     char err[256] = "";
+    int code = 0;
 
-    CHECK(vt_ocr_new(1, "zzq", err, sizeof(err)) == NULL);
+    CHECK(vt_ocr_new(1, "zzq", &code, err, sizeof(err)) == NULL);
     CHECK(strstr(err, "'zzq'") != NULL);
+    CHECK_INT(code, VT_EHERE);
     err[0] = '\0';
-    CHECK(vt_ocr_new(1, "../eng", err, sizeof(err)) == NULL);
+    CHECK(vt_ocr_new(1, "../eng", &code, err, sizeof(err)) == NULL);
     CHECK(strstr(err, "'../eng'") != NULL);
-    CHECK(vt_ocr_new(1, "", err, sizeof(err)) == NULL);
-    CHECK(vt_ocr_new(-1, "eng", err, sizeof(err)) == NULL);
+    CHECK_INT(code, VT_EINVAL);
+    CHECK(vt_ocr_new(1, "", NULL, err, sizeof(err)) == NULL);
+    CHECK(vt_ocr_new(-1, "eng", &code, err, sizeof(err)) == NULL);
+    CHECK_INT(code, VT_EINVAL);
+}
+
+/* A machine without the language's data (TESSDATA_PREFIX naming an empty folder): no
+ * engine, VT_EHERE with the reason; with the variable as it was, the engine is made. */
+VT_TEST(ocr_language_data_missing_here)
+{
+    char err[256] = "";
+    char *dir = make_dir();
+    const char *was = getenv("TESSDATA_PREFIX");
+    char *saved = was ? vt_xstrdup(was) : NULL;
+    struct vt_ocr *ocr;
+    int code = 1;
+
+    CHECK(dir != NULL);
+    if (!dir)
+        return;
+    setenv("TESSDATA_PREFIX", dir, 1);
+    ocr = vt_ocr_new(1, "eng", &code, err, sizeof(err));
+    CHECK(ocr == NULL);
+    CHECK_INT(code, VT_EHERE);
+    CHECK(strstr(err, "'eng': cannot load tesseract language data on this machine") != NULL);
+    vt_ocr_free(ocr);
+    if (saved)
+        setenv("TESSDATA_PREFIX", saved, 1);
+    else
+        unsetenv("TESSDATA_PREFIX");
+    ocr = vt_ocr_new(1, "eng", &code, err, sizeof(err));
+    CHECK(ocr != NULL);
+    CHECK_INT(code, 0);
+    vt_ocr_free(ocr);
+    free(saved);
+    rmdir(dir);
+    free(dir);
 }
 
 VT_TEST(ocr_two_lines)
@@ -113,7 +153,7 @@ VT_TEST(ocr_two_lines)
     char err[256] = "";
     char *dir = make_dir();
     char *path = dir ? make_slide(dir, "a.jpg", 1280, 720, text, 2) : NULL;
-    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", NULL, err, sizeof(err));
     struct vt_ocr_page page = {0};
     const char *paths[1] = {path};
 
@@ -155,7 +195,7 @@ VT_TEST(ocr_blank)
     char err[256] = "";
     char *dir = make_dir();
     char *path = dir ? make_slide(dir, "blank.jpg", 640, 360, NULL, 0) : NULL;
-    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", NULL, err, sizeof(err));
     struct vt_ocr_page page = {0};
     const char *paths[1] = {path};
 
@@ -182,7 +222,7 @@ VT_TEST(ocr_corrupt)
     unsigned char noise[3000];
     char err[512] = "";
     char *dir = make_dir();
-    struct vt_ocr *ocr = vt_ocr_new(2, "eng", err, sizeof(err));
+    struct vt_ocr *ocr = vt_ocr_new(2, "eng", NULL, err, sizeof(err));
     char *good = NULL, *bad[5] = {NULL};
     FILE *f = NULL;
     unsigned char *jpeg = NULL;
@@ -297,9 +337,9 @@ VT_TEST(ocr_threads_match)
     char *dir = make_dir();
     char *paths[N] = {NULL};
     struct vt_ocr_page one[N] = {{0}}, two[N] = {{0}};
-    struct vt_ocr *ocr1 = vt_ocr_new(1, "eng", err, sizeof(err));
-    struct vt_ocr *ocr2 = vt_ocr_new(2, "eng", err, sizeof(err));
-    struct vt_ocr *ocr0 = vt_ocr_new(0, "eng", err, sizeof(err));
+    struct vt_ocr *ocr1 = vt_ocr_new(1, "eng", NULL, err, sizeof(err));
+    struct vt_ocr *ocr2 = vt_ocr_new(2, "eng", NULL, err, sizeof(err));
+    struct vt_ocr *ocr0 = vt_ocr_new(0, "eng", NULL, err, sizeof(err));
     struct progress_log log = {.caller = pthread_self()};
     int ok = dir && ocr1 && ocr2 && ocr0;
 
@@ -376,7 +416,7 @@ VT_TEST(ocr_small_text)
     char *dir = make_dir();
     char *path = dir ? vt_xasprintf("%s/small.jpg", dir) : NULL;
     struct vt_sb cmd = {0}, all = {0};
-    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", NULL, err, sizeof(err));
     struct vt_ocr_page page = {0};
     const char *paths[1] = {path};
 
@@ -449,7 +489,7 @@ VT_TEST(ocr_texture_caption)
     char *dir = make_dir();
     char *boxed = dir ? vt_xasprintf("%s/boxed.jpg", dir) : NULL;
     char *bare = dir ? vt_xasprintf("%s/bare.jpg", dir) : NULL;
-    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", NULL, err, sizeof(err));
     struct vt_ocr_page pages[2] = {{0}};
     const char *paths[2] = {boxed, bare};
     struct vt_sb cmd = {0};
@@ -514,7 +554,7 @@ VT_TEST(ocr_texture_threshold)
     static const char *const pictures[] = {"burger-224.png", "sparrow.png"};
     char err[256] = "";
     char *dir = make_dir();
-    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", NULL, err, sizeof(err));
     struct vt_sb cmd = {0};
     double specks = -1;
     char *path = NULL;
@@ -569,7 +609,7 @@ VT_TEST(ocr_dark_slide)
     static const char *const names[] = {"dark.jpg", "dark.png"};
     char err[256] = "";
     char *dir = make_dir();
-    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", NULL, err, sizeof(err));
     struct vt_sb cmd = {0};
 
     CHECK(dir != NULL);
@@ -674,7 +714,7 @@ VT_TEST(ocr_dark_window)
                  {"dialog.jpg", "0x1e1e1e", "0xd4d4d4", "0xf8f8f8", dialog_ink}};
     char err[256] = "";
     char *dir = make_dir();
-    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", NULL, err, sizeof(err));
 
     CHECK(dir != NULL);
     CHECK(ocr != NULL);
@@ -720,7 +760,7 @@ VT_TEST(ocr_tiny_frames)
     static const char *const colours[] = {"black", "white", "0x1e1e1e"};
     char err[256] = "";
     char *dir = make_dir();
-    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", NULL, err, sizeof(err));
 
     CHECK(dir != NULL);
     CHECK(ocr != NULL);
@@ -768,7 +808,7 @@ VT_TEST(ocr_bold_title)
     } titles[] = {{"AUTOMOBILE", 64, 80, 140}, {"HARBOR", 96, 120, 120}, {"Budget", 120, 100, 100}};
     char err[256] = "";
     char *dir = make_dir();
-    struct vt_ocr *ocr = vt_ocr_new(1, "eng", err, sizeof(err));
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", NULL, err, sizeof(err));
 
     CHECK(dir != NULL);
     CHECK(ocr != NULL);

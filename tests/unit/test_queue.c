@@ -37,25 +37,7 @@ static void scratch_done(struct vt_store *s, const char *dir)
 /* Video id with every stage of the table queued. */
 static void add_video(struct vt_store *s, const char *id)
 {
-    struct vt_video_rec v;
-
-    memset(&v, 0, sizeof(v));
-    snprintf(v.id, sizeof(v.id), "%s", id);
-    v.content_key = (char *)id;
-    v.source_kind = "file";
-    v.source_path = "/x/y.mp4";
-    v.created_at = 1000;
-    CHECK_INT(vt_store_begin(s), 0);
-    CHECK_INT(vt_store_video_insert(s, &v), 0);
-    for (int k = 0; k < VT_STAGE_COUNT; k++) {
-        struct vt_stage_rec r;
-
-        memset(&r, 0, sizeof(r));
-        snprintf(r.name, sizeof(r.name), "%s", vt_stages[k].name);
-        r.state = VT_STATE_QUEUED;
-        CHECK_INT(vt_store_stage_put(s, id, &r), 0);
-    }
-    CHECK_INT(vt_store_commit(s), 0);
+    vt_test_video_add(s, id, id, 1);
 }
 
 /* The row of stage of video id (caller frees its strings with vt_stage_recs_free). */

@@ -133,30 +133,13 @@ VT_TEST_STORE(runnable_rule_and_sql_agree)
 {
     char dir[64];
     struct vt_store *s = vt_test_store("runnable", dir, sizeof(dir), &scratch_db);
-    struct vt_video_rec v;
     double now = vt_wall_s() + 1000;
     int cases = 0, differ = 0;
 
     CHECK(s != NULL);
     if (!s)
         return;
-    memset(&v, 0, sizeof(v));
-    snprintf(v.id, sizeof(v.id), "v");
-    v.content_key = "v";
-    v.source_kind = "file";
-    v.source_path = "/x/y.mp4";
-    v.created_at = 1000;
-    CHECK_INT(vt_store_begin(s), 0);
-    CHECK_INT(vt_store_video_insert(s, &v), 0);
-    for (int k = 0; k < VT_STAGE_COUNT; k++) {
-        struct vt_stage_rec r;
-
-        memset(&r, 0, sizeof(r));
-        snprintf(r.name, sizeof(r.name), "%s", vt_stages[k].name);
-        r.state = VT_STATE_QUEUED;
-        CHECK_INT(vt_store_stage_put(s, "v", &r), 0);
-    }
-    CHECK_INT(vt_store_commit(s), 0);
+    vt_test_video_add(s, "v", "v", 1);
     for (int k = 0; k < VT_STAGE_COUNT; k++) {
         unsigned inputs = vt_stages[k].deps | vt_stages[k].after;
         int in[VT_STAGE_COUNT], m = 0, combos = 1;

@@ -36,7 +36,13 @@ static char *title_of(const struct line_spec *l, size_t n)
     return t ? t : vt_xstrdup("");
 }
 
-#define TITLE_OF(l) title_of(l, sizeof(l) / sizeof(*(l)))
+/* The title read from the lines of array l is want ("" for none). */
+#define CHECK_TITLE(l, want)                                                                       \
+    do {                                                                                           \
+        char *title = title_of(l, sizeof(l) / sizeof(*(l)));                                       \
+        CHECK_STR(title, want);                                                                    \
+        free(title);                                                                               \
+    } while (0)
 
 VT_TEST(slide_title_largest_topmost)
 {
@@ -58,17 +64,10 @@ VT_TEST(slide_title_largest_topmost)
         {"a relevance floor", 80, 118, 470, 48, 0.9, 0},
         {"body text far below", 100, 260, 400, 28, 0.9, 0},
     };
-    char *t;
 
-    t = TITLE_OF(slide);
-    CHECK_STR(t, "Methods Harbor");
-    free(t);
-    t = TITLE_OF(small_top);
-    CHECK_STR(t, "Evaluation Summary");
-    free(t);
-    t = TITLE_OF(two_lines);
-    CHECK_STR(t, "Why search needs a relevance floor");
-    free(t);
+    CHECK_TITLE(slide, "Methods Harbor");
+    CHECK_TITLE(small_top, "Evaluation Summary");
+    CHECK_TITLE(two_lines, "Why search needs a relevance floor");
 }
 
 VT_TEST(slide_title_rejects)
@@ -87,19 +86,12 @@ VT_TEST(slide_title_rejects)
     };
     char long_text[VT_SLIDE_TITLE_MAX + 20];
     struct line_spec prose[1] = {{long_text, 80, 60, 1100, 40, 0.9, 0}};
-    char *t;
 
-    t = TITLE_OF(caption);
-    CHECK_STR(t, "");
-    free(t);
-    t = TITLE_OF(junk);
-    CHECK_STR(t, "Roadmap Village");
-    free(t);
+    CHECK_TITLE(caption, "");
+    CHECK_TITLE(junk, "Roadmap Village");
     memset(long_text, 'a', sizeof(long_text) - 1);
     long_text[sizeof(long_text) - 1] = '\0';
-    t = TITLE_OF(prose);
-    CHECK_STR(t, "");
-    free(t);
+    CHECK_TITLE(prose, "");
     CHECK(vt_slide_title(NULL, 720) == NULL);
 }
 

@@ -420,6 +420,24 @@ VT_TEST_STORE(store_pages_counts_frame_at)
     scratch_done(s, dir);
 }
 
+/* In the transaction begun: keyframe's rows replaced by r's 4 frames (under folder rel) and
+ * ocr's lines pruned, committed; then frame lined alone has lines, want of them. */
+static void keyframes_prune_check(struct vt_store *s, const struct vt_kf_result *r, const char *rel,
+                                  int lined, int want)
+{
+    struct vt_store_frame *fr = NULL;
+    size_t n = 0;
+
+    CHECK_INT(vt_store_keyframes_replace(s, "vid", r, rel), 0);
+    CHECK_INT(vt_store_ocr_lines_prune(s, "vid"), 0);
+    CHECK_INT(vt_store_commit(s), 0);
+    CHECK_INT(vt_store_frames(s, "vid", &fr, &n), 0);
+    CHECK_INT(n, 4);
+    for (size_t i = 0; i < n; i++)
+        CHECK_INT(fr[i].ocr.n_lines, fr[i].f.index == lined ? want : 0);
+    vt_store_frames_free(fr, n);
+}
+
 /* Keyframe's rows replaced under ocr's (a redo of keyframe): the lines of a frame that is
  * still a kept frame shown within its index's old screen row stay, the others go (a frame
  * moved, made a duplicate, or gone), noise lines with them. */
@@ -434,8 +452,6 @@ VT_TEST_STORE(store_ocr_lines_prune)
     struct vt_kf_result r = {.shots = shots, .n_shots = 3, .frames = frames, .n_frames = 4};
     struct vt_ocr_line lines[2] = {{"a", 0.9, {0, 0, 1, 1}, 0}, {"c", 0.9, {0, 0, 1, 1}, 0}};
     struct vt_ocr_page pages[2] = {{lines, 1}, {lines + 1, 1}};
-    struct vt_store_frame *fr;
-    size_t n;
     char *text;
 
     if (!s)
@@ -450,14 +466,7 @@ VT_TEST_STORE(store_ocr_lines_prune)
     frames[3] = (struct vt_kf_frame){
         .index = 3, .t_s = 9.5, .shot = 2, .duplicate_of = -1, .bytes = 30, .file = "3.jpg"};
     CHECK_INT(vt_store_begin(s), 0);
-    CHECK_INT(vt_store_keyframes_replace(s, "vid", &r, "frames/vid/r2"), 0);
-    CHECK_INT(vt_store_ocr_lines_prune(s, "vid"), 0);
-    CHECK_INT(vt_store_commit(s), 0);
-    CHECK_INT(vt_store_frames(s, "vid", &fr, &n), 0);
-    CHECK_INT(n, 4);
-    for (size_t i = 0; i < n; i++)
-        CHECK_INT(fr[i].ocr.n_lines, fr[i].f.index == 1 ? 2 : 0);
-    vt_store_frames_free(fr, n);
+    keyframes_prune_check(s, &r, "frames/vid/r2", 1, 2);
     /* the index's screen rows stay as they were: frame 4's text is still found */
     CHECK_INT(vt_store_screen_text(s, "vid", 4, &text), 0);
     CHECK_STR(text ? text : "(none)", "c");
@@ -470,14 +479,7 @@ VT_TEST_STORE(store_ocr_lines_prune)
     CHECK_INT(vt_store_ocr_replace(s, "vid", (const int[]){1, 3}, pages, 2), 0);
     frames[1].duplicate_of = 0;
     frames[1].file[0] = '\0';
-    CHECK_INT(vt_store_keyframes_replace(s, "vid", &r, "frames/vid/r3"), 0);
-    CHECK_INT(vt_store_ocr_lines_prune(s, "vid"), 0);
-    CHECK_INT(vt_store_commit(s), 0);
-    CHECK_INT(vt_store_frames(s, "vid", &fr, &n), 0);
-    CHECK_INT(n, 4);
-    for (size_t i = 0; i < n; i++)
-        CHECK_INT(fr[i].ocr.n_lines, fr[i].f.index == 3 ? 1 : 0);
-    vt_store_frames_free(fr, n);
+    keyframes_prune_check(s, &r, "frames/vid/r3", 3, 1);
     scratch_done(s, dir);
 }
 

@@ -109,19 +109,8 @@ VT_TEST_PG_ONLY(pg_library_rows_no_deadlock)
 
     if (!s)
         return;
-    for (int i = 0; i < 2; i++) {
-        struct vt_video_rec v;
-
-        memset(&v, 0, sizeof(v));
-        snprintf(v.id, sizeof(v.id), "%s", ids[i]);
-        v.content_key = (char *)ids[i];
-        v.source_kind = "file";
-        v.source_path = "/x/y.mp4";
-        v.created_at = 1000;
-        CHECK_INT(vt_store_begin(s), 0);
-        CHECK_INT(vt_store_video_insert(s, &v), 0);
-        CHECK_INT(vt_store_commit(s), 0);
-    }
+    for (int i = 0; i < 2; i++)
+        vt_test_video_add(s, ids[i], ids[i], 0);
     /* each run with words no run had: every insert is new, so the two saves meet */
     for (int run = 0; run < 4; run++) {
         pthread_barrier_t go;
@@ -151,21 +140,12 @@ VT_TEST_STORE(store_library_rows_batched)
 {
     char dir[64], *db = NULL;
     struct vt_store *s = vt_test_store("keyrows", dir, sizeof(dir), &db);
-    struct vt_video_rec v;
     const int sizes[] = {1, 17, 300};
     long long want = 0;
 
     if (!s)
         return;
-    memset(&v, 0, sizeof(v));
-    snprintf(v.id, sizeof(v.id), "vidA");
-    v.content_key = "k";
-    v.source_kind = "file";
-    v.source_path = "/x/y.mp4";
-    v.created_at = 1000;
-    CHECK_INT(vt_store_begin(s), 0);
-    CHECK_INT(vt_store_video_insert(s, &v), 0);
-    CHECK_INT(vt_store_commit(s), 0);
+    vt_test_video_add(s, "vidA", "k", 0);
     for (size_t k = 0; k < VT_ARRAY_LEN(sizes); k++) {
         struct vt_transcript t;
         struct vt_cue cue = {0, 1, NULL, NULL, 0};
