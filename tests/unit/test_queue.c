@@ -946,9 +946,10 @@ VT_TEST_PG_ONLY(queue_wake_dead_waiters)
             goto out;
         go_idle(h[i], all);
     }
-    /* h[0]'s session ends without it leaving the table (as a killed worker's) */
+    /* h[0]'s session ends (waited for: the server ends it after the call returns) without
+     * it leaving the table (as a killed worker's) */
     CHECK_INT(store_exec(s,
-                         "SELECT pg_terminate_backend(pid) FROM waiters"
+                         "SELECT pg_terminate_backend(pid, 5000) FROM waiters"
                          " ORDER BY idle_since LIMIT 1",
                          "end a session"),
               0);
