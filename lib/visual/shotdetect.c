@@ -9,7 +9,8 @@
  *    the picture changes outside it (or, between two moving shots, a dip of contrast);
  *  - dissolves between two still pictures too alike for the grid (slides on one
  *    template): twin comparison (Zhang et al. 1993) of the thumbnail's differences, which
- *    add up to the net change across a mix and to more across a pointer's path;
+ *    add up to the net change across a mix and to more across a pointer's path, unless
+ *    only the light changed or a cell went beyond both ends (a subject moving);
  *  - hard cuts: a spike of the frame difference well above the local baseline on
  *    both sides, or, for a slide change on the same background where few pixels
  *    change, a spike of the fraction of strongly changed pixels over a quiet baseline,
