@@ -9,7 +9,8 @@
  *    the picture changes outside it (or, between two moving shots, a dip of contrast);
  *  - dissolves between two still pictures too alike for the grid (slides on one
  *    template): twin comparison (Zhang et al. 1993) of the thumbnail's differences, which
- *    add up to the net change across a mix and to more across a pointer's path;
+ *    add up to the net change across a mix and to more across a pointer's path, unless
+ *    only the light changed or a cell went beyond both ends (a subject moving);
  *  - hard cuts: a spike of the frame difference well above the local baseline on
  *    both sides, or, for a slide change on the same background where few pixels
  *    change, a spike of the fraction of strongly changed pixels over a quiet baseline,
@@ -604,6 +605,53 @@ static double chained_net(const struct vt_sd_feat *f, size_t n, size_t s, size_t
     return 0;
 }
 
+/*
+ * Twin comparison sees how much the thumbnail changes, not how; real footage changes a
+ * still picture in small steps that add up without a change of picture (issue 24):
+ *  - light: the whole picture brightens or darkens, every luma cell the same way and by
+ *    a share of the mean's shift at least, and its colours stay (the exposure of scanned
+ *    film flickering, a camera's settling). A new slide replaces text, which moves some
+ *    cells and leaves the others, both ways; text added moves only the cells it covers;
+ *  - a subject moving in a still shot (a head turning): a mix takes each cell from the
+ *    value at one end to the value at the other, so no mixed frame's cell lies outside
+ *    the range of the two but by noise, while a moving subject takes the cells it
+ *    crosses beyond both and back.
+ */
+#define QM_LIGHT      0.8  /* the mean's shift is at least this share of the net change */
+#define QM_LIGHT_CELL 0.25 /* every luma cell moves the mean's way by this share of it */
+#define QM_LIGHT_CHR  2.0  /* largest mean change of the chroma cells */
+#define QM_OVER       3    /* a mixed frame's cells lie at most this far outside the ends' */
+
+static int light_change(const struct vt_sd_feat *a, const struct vt_sd_feat *b, double net)
+{
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
+    double dm = (double)b->mean - a->mean, ch = 0;
+
+    if (fabs(dm) < QM_LIGHT * net)
+        return 0;
+    for (int k = 0; k < nl; k++)
+        if (((double)b->grid[k] - a->grid[k]) * (dm > 0 ? 1 : -1) < QM_LIGHT_CELL * fabs(dm))
+            return 0;
+    for (int k = nl; k < VT_SD_GRID; k++)
+        ch += abs((int)b->grid[k] - (int)a->grid[k]);
+    return ch / (VT_SD_GRID - nl) <= QM_LIGHT_CHR;
+}
+
+/* Whether a cell of a frame in [s, e] lies beyond the range of frames s - 1 and e + 1. */
+static int beyond_ends(const struct vt_sd_feat *f, size_t s, size_t e)
+{
+    const uint8_t *a = f[s - 1].grid, *b = f[e + 1].grid;
+
+    for (size_t i = s; i <= e; i++)
+        for (int k = 0; k < VT_SD_GRID; k++) {
+            int lo = a[k] < b[k] ? a[k] : b[k], hi = a[k] < b[k] ? b[k] : a[k];
+
+            if (f[i].grid[k] < lo - QM_OVER || f[i].grid[k] > hi + QM_OVER)
+                return 1;
+        }
+    return 0;
+}
+
 /* Whether frames [s, e] are a still mix as above, from the quiet sides' level base. */
 static int still_mix(const struct vt_sd_feat *f, size_t n, size_t s, size_t e, double base)
 {
@@ -651,9 +699,13 @@ static void find_still_mixes(const struct vt_sd_feat *f, size_t n, const double 
         after = win_mean(pd1, e + 1, e + 1 + BASE_WIN < n ? e + 1 + BASE_WIN : n);
         base = fmax(base, after);
         if (after <= QM_BASE && still_mix(f, n, s, e, base)) {
+            /* light or motion: no boundary, but no cut inside the change either (it
+             * has no step a cut would be, else still_mix would have said no) */
             for (size_t k = s - 1; k <= e + 1 && k < n; k++)
                 mask[k] = 1;
-            add_bound(b, near_idx(f, n, (f[s].t_s + f[e].t_s) / 2), s, e - 1, VT_SD_DISSOLVE);
+            if (!light_change(&f[s - 1], &f[e + 1], chained_net(f, n, s, e + 1)) &&
+                !beyond_ends(f, s, e))
+                add_bound(b, near_idx(f, n, (f[s].t_s + f[e].t_s) / 2), s, e - 1, VT_SD_DISSOLVE);
         }
         s = e;
     }

@@ -601,6 +601,109 @@ VT_TEST(shotdetect_pointer_no_dissolve)
     free(f);
 }
 
+/*
+ * Picture 1 still (picture 0, a ramp, brightened looks moved), its thumbnail changing over
+ * frames [d0, d1) as a mix does (each frame by step), and its luma cells by light over the
+ * same frames: the cells of the top rows brightening, by 7 levels in the top row to 3 in
+ * the bottom one (rows < VT_SD_GRID_H: the rows below stay); chroma added to every chroma
+ * cell (0: the colours stay).
+ */
+static void light_steps(struct vt_sd_feat *f, size_t n, size_t d0, size_t d1, float step,
+                        int chroma, int rows)
+{
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
+
+    mix_grid(f, n, 0, 0, 0);
+    still_steps(f, n, d0, d1, step, 0);
+    for (size_t i = d0; i < n; i++) {
+        double al = i >= d1 ? 1 : (double)(i - d0 + 1) / (double)(d1 - d0 + 1), sum = 0;
+
+        for (int k = 0; k < nl; k++) {
+            int add =
+                k / VT_SD_GRID_W < rows ? (int)(al * (7 - 4 * (k / VT_SD_GRID_W) / 5) + 0.5) : 0;
+
+            f[i].grid[k] = (uint8_t)(f[i].grid[k] + add);
+            sum += add;
+        }
+        for (int k = nl; k < VT_SD_GRID; k++)
+            f[i].grid[k] = (uint8_t)(f[i].grid[k] + (int)(al * chroma + 0.5));
+        f[i].mean += (float)(sum / nl);
+    }
+}
+
+VT_TEST(shotdetect_light_no_dissolve)
+{
+    struct vt_sd_feat *f = quiet(200);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* a still picture brightening by 5 levels over 3 frames, more at the top than at the
+     * bottom, as scanned film's exposure flickers (Popeye, 1936): twin comparison sees the
+     * thumbnail's steps add up as a mix's would, but the change is one of light */
+    light_steps(f, 200, 60, 63, 1.8f, 0, VT_SD_GRID_H);
+    CHECK_INT(detect(f, 200, &s), 1);
+    free(s);
+    free(f);
+    /* the same steps and brightening with a new colour, or brightening only the upper
+     * two thirds of the picture: a dissolve to another picture */
+    for (int k = 0; k < 2; k++) {
+        f = quiet(200);
+        light_steps(f, 200, 60, 63, k ? 1.5f : 1.8f, k ? 0 : 4, k ? 4 : VT_SD_GRID_H);
+        n = detect(f, 200, &s);
+        CHECK_INT(n, 2);
+        if (n == 2) {
+            CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
+            CHECK_INT(s[1].span0, 60);
+        }
+        free(s);
+        free(f);
+    }
+}
+
+/*
+ * Picture 0 still, its thumbnail changing over frames [d0, d1) as a mix does, and two of
+ * its cells going from their values to 8 levels darker and 8 lighter: along a straight
+ * mix, or (bump) the second beyond its end and back, as a head turning takes them.
+ */
+static void cells_steps(struct vt_sd_feat *f, size_t n, size_t d0, size_t d1, int bump)
+{
+    mix_grid(f, n, n, n, 0);
+    still_steps(f, n, d0, d1, 0.6f, 0);
+    for (size_t i = d0; i < n; i++) {
+        double al = i >= d1 ? 1 : (double)(i - d0 + 1) / (double)(d1 - d0 + 1);
+        int over = bump && i > d0 && i + 2 < d1 ? (i - d0 == (d1 - d0) / 2 ? 12 : 8) : 0;
+
+        f[i].grid[11] = (uint8_t)(f[i].grid[11] - (int)(8 * al + 0.5));
+        f[i].grid[19] = (uint8_t)(f[i].grid[19] + (int)(8 * al + 0.5) + over);
+    }
+}
+
+VT_TEST(shotdetect_subject_moves_no_dissolve)
+{
+    struct vt_sd_feat *f = quiet(200);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* two slides on one template mixed: the cells of the text that changes go straight
+     * from the old slide's values to the new one's */
+    cells_steps(f, 200, 60, 65, 0);
+    n = detect(f, 200, &s);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
+        CHECK_INT(s[1].span0, 60);
+    }
+    free(s);
+    free(f);
+    /* the same ends and steps, but a cell goes beyond its end and comes back: something
+     * moves in a still shot (a llama turning its head, Caminandes), no mix does that */
+    f = quiet(200);
+    cells_steps(f, 200, 60, 65, 1);
+    CHECK_INT(detect(f, 200, &s), 1);
+    free(s);
+    free(f);
+}
+
 VT_TEST(shotdetect_keyframe_drift_no_cut)
 {
     struct vt_sd_feat *f = quiet(200);
