@@ -287,7 +287,7 @@ done
 kill -9 "$pid"
 wait "$pid" 2> /dev/null || true
 sleep 0.5
-pgrep -f "yt-dlp.*big" > /dev/null && fail "yt-dlp outlived the killed vidtheque"
+pgrep -f "yt-dlp.*$U/big" > /dev/null && fail "yt-dlp outlived the killed vidtheque"
 big=$(cat "$T/kill.out")
 [[ -n $big ]] || fail "no id printed before the kill"
 expect_exit 0 vt resume

@@ -4,6 +4,7 @@
 # message and a Retry-After (never a crash, a hang or a 500), static files still come;
 # once it is back the same server answers as before, without a restart of its own.
 # Always on a cluster of its own: stopping the suite's shared one would break the others.
+# alone: stops and restarts PostgreSQL under a running server
 . "$(dirname "$0")/lib.sh"
 
 pg_database vt_t1520 own
