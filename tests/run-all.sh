@@ -22,6 +22,13 @@ for f in "$out"/*.secs; do
   [[ -f $f ]] && last_s[$(basename "$f" .secs)]=$(cat "$f")
 done
 rm -rf "$out"; mkdir -p "$out"
+# The clips the scripts share (tests/e2e/lib.sh: fixture) are made once a run, here; a
+# VT_FIXTURE_CACHE given is kept after the run (its clips are keyed by their generator).
+if [[ -z ${VT_FIXTURE_CACHE:-} ]]; then
+  VT_FIXTURE_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/vt-fixtures.XXXXXX")
+  trap 'rm -rf "$VT_FIXTURE_CACHE"' EXIT
+fi
+export VT_FIXTURE_CACHE
 passed=0 failed=0 failures=()
 
 if [[ -z $e2e_only ]]; then

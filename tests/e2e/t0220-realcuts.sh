@@ -38,7 +38,7 @@ python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-1.0}" \
 # zoom, typing; seed 9 a thing that flies out over a still, a pan, a zoom
 args=()
 for seed in 1 9; do
-  bash "$ROOT/tests/fixtures/gen_trouble.sh" "$T/trouble$seed" "$seed" > /dev/null
+  fixture gen_trouble.sh "$T/trouble$seed" "$seed" > /dev/null
   cp "$T/trouble$seed/trouble.json" "$T/trouble$seed/trouble$seed.json"
   export_clip "$T/trouble$seed/trouble$seed.json"
   args+=("$T/trouble$seed/trouble$seed.json" "$T/trouble$seed.export.json")
@@ -49,7 +49,7 @@ python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_GEN_P:-1.0}" \
   "${args[@]}" || fail "made trouble: below today's figures"
 
 # the generated talk beside them: the cut detector must stay perfect there
-bash "$ROOT/tests/fixtures/gen_talk.sh" "$T/talk" 1 > /dev/null
+fixture gen_talk.sh "$T/talk" 1 > /dev/null
 id=$(vt add "$T/talk/talk.mp4") || fail "talk: add failed"
 vt export "$id" > "$T/talk/export.json"
 note "generated talk (gen_talk.sh seed 1):"

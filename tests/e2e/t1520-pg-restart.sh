@@ -9,7 +9,7 @@
 
 pg_database vt_t1520 own
 
-bash "$ROOT/tests/fixtures/gen_talk.sh" "$T/talk" 3 > /dev/null
+fixture gen_talk.sh "$T/talk" 3 > /dev/null
 vt init --db "$url" || fail "init --db"
 id=$(vt add "$T/talk/talk.mp4") || fail "add (queues it on PostgreSQL)"
 vt worker --drain || fail "worker --drain"
@@ -51,7 +51,7 @@ stop_cleanly
 # ends ready, each stage run to done once its outputs are committed
 ids=()
 for seed in 4 5 6; do
-  bash "$ROOT/tests/fixtures/gen_talk.sh" "$T/w$seed" "$seed" > /dev/null
+  fixture gen_talk.sh "$T/w$seed" "$seed" > /dev/null
   ids+=("$(vt add "$T/w$seed/talk.mp4")") || fail "add (queue) $seed"
 done
 "$VIDTHEQUE" -q -L "$LIB" worker --lease 6 --drain 2> "$T/w1.err" &
