@@ -145,6 +145,31 @@ first_attempt() {
   kill -TERM "$w"
   wait "$w" || fail "worker exited $?: $(cat "$errfile")"
 }
+# fixture GEN OUTDIR ARGS...: what `bash tests/fixtures/GEN OUTDIR ARGS...` makes, in
+# OUTDIR. The generators are seeded (the same arguments and GEN_* settings make the same
+# clip), so under tests/run-all.sh, which names a directory of the run in
+# VT_FIXTURE_CACHE, the first script to ask makes it there (one at a time: flock) and
+# every script gets a copy of it: the talk of seed 1 is made once a run, not by each of
+# the eight scripts that index it. Without VT_FIXTURE_CACHE, it is made in OUTDIR.
+fixture() {
+  local gen=$1 dir=$2 key c; shift 2
+  if [[ -z ${VT_FIXTURE_CACHE:-} ]]; then
+    bash "$ROOT/tests/fixtures/$gen" "$dir" "$@"
+    return
+  fi
+  key=$({ printf '%s\n' "$gen" "$@"; env | grep '^GEN_' | sort; cat "$ROOT/tests/fixtures/$gen"; } | sha256sum)
+  c=$VT_FIXTURE_CACHE/${key:0:20}
+  (
+    flock 9
+    if [[ ! -e $c.done ]]; then
+      rm -rf "$c"
+      bash "$ROOT/tests/fixtures/$gen" "$c" "$@" || { rm -rf "$c"; exit 1; }
+      touch "$c.done"
+    fi
+  ) 9> "$c.lock" || return 1
+  mkdir -p "$dir"
+  cp -R "$c/." "$dir/"
+}
 # A short talk-like clip with text: gen_clip OUT SECONDS TEXT [SIZE]
 gen_clip() {
   ffmpeg -v error -y -f lavfi -i "color=white:s=${4:-640x360}:d=$2,drawtext=fontfile=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:text='$3':fontsize=36:x=40:y=60" \

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 vt init
 for seed in 1 2 3; do
-  bash "$ROOT/tests/fixtures/gen_talk.sh" "$T/talk$seed" "$seed" > /dev/null
+  fixture gen_talk.sh "$T/talk$seed" "$seed" > /dev/null
   id=$(vt add "$T/talk$seed/talk.mp4") || fail "seed $seed: add failed"
   vt export "$id" > "$T/talk$seed/export.json"
   note "seed $seed:"

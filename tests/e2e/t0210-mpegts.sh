@@ -4,7 +4,7 @@
 # timestamp lands on any packet, even past the last keyframe before the target; the
 # keyframe stage used to fail there ("cannot decode the frame") or take a later frame.
 source "$(dirname "$0")/lib.sh"
-bash "$ROOT/tests/fixtures/gen_talk.sh" "$T/talk" 1 > /dev/null
+fixture gen_talk.sh "$T/talk" 1 > /dev/null
 ffmpeg -v error -y -i "$T/talk/talk.mp4" -c copy "$T/talk.ts"
 vt init
 mp4=$(vt add "$T/talk/talk.mp4")

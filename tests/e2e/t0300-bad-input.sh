@@ -2,6 +2,7 @@
 # Hostile input: each bad file gives one clear error in bounded time and memory and
 # leaves the library as it was.
 # backends: sqlite postgresql (run-all.sh runs it on both)
+# alone: times a huge frame (under 20 s) and bounds memory
 . "$(dirname "$0")/lib.sh"
 
 vt init

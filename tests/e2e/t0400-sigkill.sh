@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SIGKILL during add at random moments, many times: after resume the result equals an
 # uninterrupted run, the database passes integrity_check and every frame file exists.
+# alone: SIGKILLs add at random moments, many times
 . "$(dirname "$0")/lib.sh"
 
 # A clip with several shots so that every stage takes a moment.

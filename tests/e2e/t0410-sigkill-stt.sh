@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SIGKILL while the stt stage runs: after resume the transcript (cues, words, timings)
 # equals an uninterrupted run's, and the database passes integrity_check.
+# alone: SIGKILLs add while stt runs
 . "$(dirname "$0")/lib.sh"
 LV=/usr/share/pocketsphinx/test/data/librivox
 [[ -d $LV ]] || fail "no $LV (Debian package pocketsphinx-testdata)"

@@ -6,6 +6,7 @@
 # run, `check` clean. Also: an owner whose pid now belongs to another live process is
 # dead (pid reuse), and resume says it could not finish while a live process holds a
 # stage instead of reporting success.
+# alone: kills and reaps at exact moments, pid reuse, short polls for process states
 . "$(dirname "$0")/lib.sh"
 
 # Four shots and a sidecar transcript, so that every stage runs (chunk needs cues).

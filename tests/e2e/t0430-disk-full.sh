@@ -4,6 +4,7 @@
 # `add` exits 1 with one error line, `resume` before the retry is due says it could not
 # finish (exit 1), and once space is freed ONE `resume` finishes everything. The disk is
 # a real full file system: a small tmpfs (needs root and mount; skipped otherwise).
+# alone: fills a real file system (a tmpfs mount) and waits for retry times
 . "$(dirname "$0")/lib.sh"
 
 MNT=()

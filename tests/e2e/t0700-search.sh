@@ -10,7 +10,7 @@ LV=/usr/share/pocketsphinx/test/data/librivox
 [[ -d $LV ]] || fail "no $LV (Debian package pocketsphinx-testdata)"
 vt init
 
-bash "$ROOT/tests/fixtures/gen_talk.sh" "$T/talk" 1 > /dev/null
+fixture gen_talk.sh "$T/talk" 1 > /dev/null
 # speech: the five LibriVox clips at known offsets
 offsets=(4 16 28 40 50)
 inputs=() filters="" mix=""

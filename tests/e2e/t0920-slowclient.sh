@@ -12,6 +12,7 @@
 #   soon as they are cut do not lock out a client from a fresh address (127.0.0.50);
 # - slowhttptest, from 127.0.0.1, is held to the per-IP limit while 127.0.0.2 is served.
 # Afterwards the server answers everyone and still exits cleanly on SIGTERM.
+# alone: the server's clocks shortened to seconds, trickled clients
 . "$(dirname "$0")/lib.sh"
 command -v curl > /dev/null || fail "curl is needed"
 command -v python3 > /dev/null || fail "python3 is needed"

@@ -10,6 +10,7 @@
 # grew, or a statement never given back (the store asserts on both), shows here. It then
 # exits 0 on SIGTERM (closing each handle asserts that no statement is still out).
 # Asserts on counts and memory, never on time; bench/soak_bench.sh is the long version.
+# alone: every request within a 10 s timeout, memory flat over the run
 . "$(dirname "$0")/lib.sh"
 command -v python3 > /dev/null || fail "python3 is needed"
 

@@ -5,6 +5,7 @@
 # abandoned within seconds, not retried, with one error line giving the reason, and
 # nothing is installed; bad values of the options are usage errors. With the defaults
 # (10,000 bytes a second over any 30 s) the drip is abandoned after 30 s.
+# alone: a pull's deadline and minimum rate, in seconds
 . "$(dirname "$0")/lib.sh"
 
 REPO=testorg/m2v-test

@@ -15,7 +15,7 @@ MODEL=$DATA/model2vec-test-vocab-quantized
 
 # a talk: 0:00-0:30 grey, 0:30-1:30 a slide reading AUTOMOBILE (a cut between); four
 # spoken cues, one about an automobile at 0:21
-bash "$ROOT/tests/fixtures/gen_automobile.sh" "$T/in"
+fixture gen_automobile.sh "$T/in"
 
 vt init > /dev/null
 # nothing configured: skipped with the reason, search stays words only

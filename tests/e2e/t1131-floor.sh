@@ -16,7 +16,7 @@ command -v curl > /dev/null || fail "curl is needed"
 
 # a talk: 0:00-0:30 grey, 0:30-1:30 a slide reading AUTOMOBILE (a cut between); four
 # spoken cues, one about an automobile at 0:21
-bash "$ROOT/tests/fixtures/gen_automobile.sh" "$T/in"
+fixture gen_automobile.sh "$T/in"
 
 vt init > /dev/null
 vt config set text_embed.model "$MODEL"

@@ -6,6 +6,7 @@
 # run off the HTTP pool: while four of them wait, GET / and the pages answer at once
 # (each answered before any of the searches; not a timing: an order). A SIGTERM while
 # searches wait answers each of them and exits 0.
+# alone: a 5 s time budget and answers in order while searches wait
 . "$(dirname "$0")/lib.sh"
 command -v curl > /dev/null || fail "curl is needed"
 

@@ -10,7 +10,7 @@
 # backends: sqlite postgresql
 . "$(dirname "$0")/lib.sh"
 vt init > /dev/null
-bash "$ROOT/tests/fixtures/gen_talk.sh" "$T/talk" 1 > /dev/null
+fixture gen_talk.sh "$T/talk" 1 > /dev/null
 expect_exit 0 vt add "$T/talk/talk.mp4"
 id=$(cat "$T/out")
 vt export "$id" > "$T/doc.json"

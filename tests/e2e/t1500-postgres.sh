@@ -12,7 +12,7 @@ psql() { command psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 
 SQ=$T/sqlite
 PG=$T/lib # vt's library: the one on PostgreSQL
-bash "$ROOT/tests/fixtures/gen_talk.sh" "$T/talk" 1 > /dev/null
+fixture gen_talk.sh "$T/talk" 1 > /dev/null
 "$VIDTHEQUE" -q -L "$SQ" init
 sq_id=$("$VIDTHEQUE" -q -L "$SQ" add "$T/talk/talk.mp4") || fail "add to the SQLite library"
 

@@ -10,7 +10,7 @@
 
 pg_database vt_t1510
 
-bash "$ROOT/tests/fixtures/gen_talk.sh" "$T/talk" 1 > /dev/null
+fixture gen_talk.sh "$T/talk" 1 > /dev/null
 python3 - "$T/talk/talk.srt" <<'PY'
 import sys
 lines = [

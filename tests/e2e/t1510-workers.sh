@@ -5,6 +5,7 @@
 # every video ends ready with the same document (nothing duplicated or lost), a stage
 # whose worker died is taken over once its lease expires, and the late result of a
 # worker that was presumed dead (stopped past its lease, then let go on) is refused.
+# alone: a fleet of workers SIGKILLed at random moments, leases running out
 . "$(dirname "$0")/lib.sh"
 
 N=20

@@ -9,7 +9,7 @@
 pg_database vt_t1530
 psql() { command psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 
-bash "$ROOT/tests/fixtures/gen_talk.sh" "$T/talk" 2 > /dev/null
+fixture gen_talk.sh "$T/talk" 2 > /dev/null
 vt init
 id=$(vt add "$T/talk/talk.mp4") || fail "add"
 # queries from the words on the slides: plain, phrase, prefix, filtered, excluded

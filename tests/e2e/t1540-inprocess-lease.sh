@@ -5,6 +5,7 @@
 # alone and takes it over once the lease ran out (the worker was killed); and when the
 # in-process run is killed in turn, a worker takes the stage over after its lease runs
 # out. The stage ends done once, by the last holder, and the video ready.
+# alone: leases running out after kills
 . "$(dirname "$0")/lib.sh"
 
 pg_database vt_t1540

@@ -4,6 +4,7 @@
 # grace is over the stage is handed back (queued again, its attempt not counted, no owner),
 # not lost, and the worker exits 0. The stage is a download by a stand-in yt-dlp that never
 # finishes once armed (nothing leaves the machine).
+# alone: SIGTERM with a short grace while a stage runs
 . "$(dirname "$0")/lib.sh"
 
 cat > "$T/yt-dlp" << EOF

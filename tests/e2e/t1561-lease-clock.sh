@@ -6,6 +6,7 @@
 # by the database's ran out 50 minutes ago is taken over by a worker. With the worker's
 # own clock, both go the other way (a lease that seems held for ten minutes, a takeover
 # an hour late).
+# alone: lease takeover by the database's clock
 . "$(dirname "$0")/lib.sh"
 
 pg_database vt_t1561

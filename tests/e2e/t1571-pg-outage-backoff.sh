@@ -5,6 +5,7 @@
 # per attempt. Counted in lines, not timed: on the old loop each of three idle workers
 # wrote thousands of "database unavailable" lines in a few seconds.
 # Always on a cluster of its own: stopping the suite's shared one would break the others.
+# alone: counts idle workers' attempts through an outage of seconds
 . "$(dirname "$0")/lib.sh"
 
 pg_database vt_t1571 own

@@ -7,6 +7,7 @@
 # worker SIGKILL itself right after it claimed ocr. SQLite here; PostgreSQL in the
 # suite's @pg rerun (VT_E2E_PG).
 # backends: sqlite postgresql
+# alone: a worker that SIGKILLs itself, leases running out
 . "$(dirname "$0")/lib.sh"
 
 ffmpeg -v error -y -f lavfi -i "color=white:s=320x180:d=2,drawtext=fontfile=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:text='Slide rivers':fontsize=28:x=20:y=60" \

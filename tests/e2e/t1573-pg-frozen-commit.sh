@@ -7,6 +7,7 @@
 # the stage by and the other worker waited with nothing to do.
 # The freeze is real: VIDTHEQUE_TEST_STOP_AT=ocr:saving stops the worker (SIGSTOP)
 # after ocr's rows are written, before the commit.
+# alone: a SIGSTOPped worker, idle_in_transaction timeout and lease expiry
 . "$(dirname "$0")/lib.sh"
 
 pg_database vt_t1573

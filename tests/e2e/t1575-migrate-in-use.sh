@@ -5,6 +5,7 @@
 # would never reach the new one. It says which worker and which stage, changes
 # nothing (the config still names the old catalog, no copy is made), and runs once they
 # are gone: a worker stopped with SIGTERM removes its row; a killed one's lease runs out.
+# alone: a killed worker's lease running out
 . "$(dirname "$0")/lib.sh"
 
 pg_database vt_t1575

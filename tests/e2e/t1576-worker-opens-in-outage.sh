@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# alone: holds the role to one connection while workers start
 # A worker's stage thread that cannot reach the database when it opens its handle (the
 # worker started, or still starting, as an outage begins) tries again with back-off, as
 # its loop does once open, instead of ending and taking the worker down with it. Made

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# alone: SIGSTOPs a worker and waits on its peers' 2 s looks
 # Waking one idle worker per runnable stage (issue 26, "every settle wakes every idle
 # worker"): the wake goes to the worker idle the longest, and when that one is frozen
 # (SIGSTOP while it waits: a VM pause) the wake is lost with it, but the stage is not
