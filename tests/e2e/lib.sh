@@ -170,6 +170,29 @@ fixture() {
   mkdir -p "$dir"
   cp -R "$c/." "$dir/"
 }
+# pg_clock_ahead: the clock of pg_database's database ($url) an hour ahead of this
+# machine's for every new session (clock_timestamp(), the only clock the store reads,
+# shadowed first on the search path)
+pg_clock_ahead() {
+  command psql -X -q -At -v ON_ERROR_STOP=1 "$url" -c "CREATE FUNCTION public.clock_timestamp() RETURNS timestamptz LANGUAGE sql
+    AS \$\$ SELECT pg_catalog.clock_timestamp() + interval '1 hour' \$\$" > /dev/null
+  command psql -X -q -At -v ON_ERROR_STOP=1 "$admin" -c "ALTER DATABASE $PG_DB SET search_path = public, pg_catalog" > /dev/null
+  [[ $(command psql -X -q -At "$url" -c "SELECT extract(epoch FROM clock_timestamp()) - extract(epoch FROM pg_catalog.clock_timestamp()) > 3599") == t ]] ||
+    fail "the shadowed clock is not an hour ahead"
+}
+# build_tool NAME: tests/tools/NAME.c linked against the library beside the binary under
+# test (the release build, or the sanitized one with its sanitizers), as $T/NAME
+build_tool() {
+  local libdir pkgs pkgflags san=()
+  libdir=$(dirname "$VIDTHEQUE")
+  [[ -f $libdir/libvidtheque.a ]] || fail "'$libdir/libvidtheque.a': missing (run make first)"
+  read -r -a pkgs <<< "$(sed -n 's/^PKGS = //p' "$ROOT/Makefile")"
+  read -r -a pkgflags <<< "$(pkg-config --cflags --libs "${pkgs[@]}") $(sed -n 's/^FLITE_LIBS = //p' "$ROOT/Makefile")"
+  if [[ $libdir == */san ]]; then san=("-fsanitize=address,undefined"); fi
+  cc -std=c11 -D_GNU_SOURCE "${san[@]}" -I"$ROOT/include" -I"$ROOT/lib" \
+    "$ROOT/tests/tools/$1.c" "$libdir/libvidtheque.a" "${pkgflags[@]}" \
+    -lm -pthread -o "$T/$1" || fail "cannot build $1"
+}
 # A short talk-like clip with text: gen_clip OUT SECONDS TEXT [SIZE]
 gen_clip() {
   ffmpeg -v error -y -f lavfi -i "color=white:s=${4:-640x360}:d=$2,drawtext=fontfile=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:text='$3':fontsize=36:x=40:y=60" \

@@ -35,15 +35,7 @@ export_clip() {
 # words need OCR); the others through the keyframe stage alone (kfdump, linked against the
 # library under test: decoding and shot detection, the same boundaries as add's), so that
 # the set can grow without the test paying every stage for every clip.
-libdir=$(dirname "$VIDTHEQUE")
-[[ -f $libdir/libvidtheque.a ]] || fail "'$libdir/libvidtheque.a': missing (run make first)"
-read -r -a pkgs <<< "$(sed -n 's/^PKGS = //p' "$ROOT/Makefile")"
-read -r -a pkgflags <<< "$(pkg-config --cflags --libs "${pkgs[@]}") $(sed -n 's/^FLITE_LIBS = //p' "$ROOT/Makefile")"
-san=()
-[[ $libdir == */san ]] && san=("-fsanitize=address,undefined")
-cc -std=c11 -D_GNU_SOURCE "${san[@]}" -I"$ROOT/include" -I"$ROOT/lib" \
-  "$ROOT/tests/tools/kfdump.c" "$libdir/libvidtheque.a" "${pkgflags[@]}" \
-  -lm -pthread -o "$T/kfdump" || fail "cannot build kfdump"
+build_tool kfdump
 args=()
 for truth in "$D"/*.json; do
   out=$T/$(basename "$truth" .json).export.json

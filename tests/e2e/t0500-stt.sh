@@ -15,15 +15,7 @@ model=${VIDTHEQUE_PS_MODEL_DIR:-/usr/share/pocketsphinx/model/en-us}
 command -v pocketsphinx_continuous > /dev/null || fail "pocketsphinx_continuous: not found"
 
 # sttdump, linked against the library next to the binary under test (release or sanitized).
-libdir=$(dirname "$VIDTHEQUE")
-[[ -f $libdir/libvidtheque.a ]] || fail "'$libdir/libvidtheque.a': missing (run make first)"
-read -r -a pkgs <<< "$(sed -n 's/^PKGS = //p' "$ROOT/Makefile")"
-read -r -a pkgflags <<< "$(pkg-config --cflags --libs "${pkgs[@]}") $(sed -n 's/^FLITE_LIBS = //p' "$ROOT/Makefile")"
-san=()
-[[ $libdir == */san ]] && san=("-fsanitize=address,undefined")
-cc -std=c11 -D_GNU_SOURCE "${san[@]}" -I"$ROOT/include" -I"$ROOT/lib" \
-  "$ROOT/tests/tools/sttdump.c" "$libdir/libvidtheque.a" "${pkgflags[@]}" \
-  -lm -pthread -o "$T/sttdump" || fail "cannot build sttdump"
+build_tool sttdump
 
 # The truth: clips in the order of `fileids`, each after a pause of its own length.
 pauses=(1.7 2.3 1.1 3.0 1.4)

@@ -15,13 +15,7 @@ libdir=$(dirname "$VIDTHEQUE")
 nm "$libdir/libvidtheque.a" > "$T/nm" 2> /dev/null || true
 grep -q ' T vt_embed_open$' "$T/nm" ||
   fail "libvidtheque.a has no vt_embed_open (lib/ml/embed.c, the dispatcher)"
-read -r -a pkgs <<< "$(sed -n 's/^PKGS = //p' "$ROOT/Makefile")"
-read -r -a pkgflags <<< "$(pkg-config --cflags --libs "${pkgs[@]}")"
-san=()
-[[ $libdir == */san ]] && san=("-fsanitize=address,undefined")
-cc -std=c11 -D_GNU_SOURCE "${san[@]}" -I"$ROOT/include" -I"$ROOT/lib" \
-  "$ROOT/tests/tools/embeddump.c" "$libdir/libvidtheque.a" "${pkgflags[@]}" \
-  -lm -pthread -o "$T/embeddump" || fail "cannot build embeddump"
+build_tool embeddump
 
 FAKE_PID=
 stop_fake() { if [[ -n $FAKE_PID ]]; then kill "$FAKE_PID" 2> /dev/null; wait "$FAKE_PID" 2> /dev/null || true; fi; FAKE_PID=; }

@@ -19,13 +19,7 @@ libdir=$(dirname "$VIDTHEQUE")
 nm "$libdir/libvidtheque.a" > "$T/nm" 2> /dev/null || true
 grep -q ' [DR] vt_embed_openai$' "$T/nm" ||
   fail "libvidtheque.a has no vt_embed_openai (lib/ml/embed_openai.c)"
-read -r -a pkgs <<< "$(sed -n 's/^PKGS = //p' "$ROOT/Makefile")"
-read -r -a pkgflags <<< "$(pkg-config --cflags --libs "${pkgs[@]}")"
-san=()
-[[ $libdir == */san ]] && san=("-fsanitize=address,undefined")
-cc -std=c11 -D_GNU_SOURCE "${san[@]}" -I"$ROOT/include" -I"$ROOT/lib" \
-  "$ROOT/tests/tools/imgembeddump.c" "$libdir/libvidtheque.a" "${pkgflags[@]}" \
-  -lm -pthread -o "$T/imgembeddump" || fail "cannot build imgembeddump"
+build_tool imgembeddump
 
 # ---- pictures: each of its own size (WxH -> the size the server should receive) ----
 sizes=(64x48:64x48 80x40:80x40 1280x720:512x288 300x600:256x512 100x100:100x100

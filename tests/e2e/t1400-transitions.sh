@@ -49,15 +49,7 @@ vt check > /dev/null || fail "check"
 # text, too little for the coarse grid, and pass 1's drift is put right at keyframes in
 # still slides. Shot detection only (sdtune, linked against the library under test):
 # the stages after it were checked above.
-libdir=$(dirname "$VIDTHEQUE")
-[[ -f $libdir/libvidtheque.a ]] || fail "'$libdir/libvidtheque.a': missing (run make first)"
-read -r -a pkgs <<< "$(sed -n 's/^PKGS = //p' "$ROOT/Makefile")"
-read -r -a pkgflags <<< "$(pkg-config --cflags --libs "${pkgs[@]}") $(sed -n 's/^FLITE_LIBS = //p' "$ROOT/Makefile")"
-san=()
-[[ $libdir == */san ]] && san=("-fsanitize=address,undefined")
-cc -std=c11 -D_GNU_SOURCE "${san[@]}" -I"$ROOT/include" -I"$ROOT/lib" \
-  "$ROOT/tests/tools/sdtune.c" "$libdir/libvidtheque.a" "${pkgflags[@]}" \
-  -lm -pthread -o "$T/sdtune" || fail "cannot build sdtune"
+build_tool sdtune
 GEN_THEME=0 bash "$ROOT/tests/fixtures/gen_transitions.sh" "$T/th" "${SEED:-1}" > /dev/null
 "$T/sdtune" dump "$T/th/trans.mp4" "$T/th/feats" || fail "sdtune dump"
 "$T/sdtune" detect "$T/th/feats" > "$T/th/result.json" || fail "sdtune detect"

@@ -14,12 +14,7 @@ psql() { command psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 ffmpeg -v error -y -f lavfi -i "color=white:s=320x180:d=2,drawtext=fontfile=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:text='Clock tower':fontsize=28:x=20:y=60" \
   -c:v libx264 -preset veryfast -pix_fmt yuv420p "$T/v.mp4"
 vt init --db "$url" || fail "init --db"
-# the database's clock an hour ahead, for every new session of this database
-psql "$url" -c "CREATE FUNCTION public.clock_timestamp() RETURNS timestamptz LANGUAGE sql
-  AS \$\$ SELECT pg_catalog.clock_timestamp() + interval '1 hour' \$\$"
-psql "$admin" -c "ALTER DATABASE $PG_DB SET search_path = public, pg_catalog"
-[[ $(psql "$url" -c "SELECT extract(epoch FROM clock_timestamp()) - extract(epoch FROM pg_catalog.clock_timestamp()) > 3599") == t ]] ||
-  fail "the shadowed clock is not an hour ahead"
+pg_clock_ahead
 id=$(vt add --queue "$T/v.mp4") || fail "add --queue"
 
 # stopped PID: wait until process PID has stopped itself (SIGSTOP at a claim)
