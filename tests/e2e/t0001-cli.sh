@@ -85,21 +85,24 @@ vt export "$id" > "$T/doc3.json"
 [[ $(ls "$LIB/frames/$id" | wc -l) == 1 ]] || fail "stale frame folders: $(ls "$LIB/frames/$id")"
 expect_exit 0 vt check
 
-# A failed stage fails only itself and what depends on it: OCR without its language data.
+# A failed stage holds back only itself and what depends on it: OCR without its language
+# data, an error of this machine (VT_EHERE, issue 26): the stage waits for another attempt
+# (by a worker that has the data), with its error; what does not depend on it is done.
 gen_clip "$T/b.mp4" 3 'Second Clip'
 rc=0
 TESSDATA_PREFIX=$T/nonexistent "$VIDTHEQUE" -q -L "$LIB" add "$T/b.mp4" > "$T/out" 2> "$T/err" || rc=$?
 [[ $rc == 1 ]] || fail "add with a failing stage exited $rc"
 one_line_err
-grep -q "ocr failed" "$T/err" || fail "the error line does not say ocr failed: $(cat "$T/err")"
+grep -q "ocr failed (attempt 1 of 4;" "$T/err" || fail "the error line does not say ocr failed and is tried again: $(cat "$T/err")"
 bid=$(cat "$T/out")
 vt export "$bid" > "$T/b.json"
-[[ $(json "$T/b.json" "{s['name']: s['state'] for s in d['stages']}") == "{'fetch': 'done', 'stt': 'skipped', 'chunk': 'skipped', 'text_embed': 'skipped', 'keyframe': 'done', 'ocr': 'failed', 'frame_embed': 'skipped'}" ]] ||
+[[ $(json "$T/b.json" "{s['name']: s['state'] for s in d['stages']}") == "{'fetch': 'done', 'stt': 'queued', 'chunk': 'queued', 'text_embed': 'queued', 'keyframe': 'done', 'ocr': 'queued', 'frame_embed': 'queued'}" ]] ||
   fail "stages after an ocr failure: $(json "$T/b.json" "{s['name']: s['state'] for s in d['stages']}")"
-[[ $(json "$T/b.json" "(d['index_state'], d['data_status'])") == "('ready', 'partial')" ]] || fail "state after a failure"
-[[ -n $(json "$T/b.json" "[s['error'] for s in d['stages'] if s['name']=='ocr'][0]") ]] || fail "no error recorded"
+[[ $(json "$T/b.json" "(d['index_state'], d['data_status'])") == "('processing', 'partial')" ]] || fail "state after a failure: $(json "$T/b.json" "(d['index_state'], d['data_status'])")"
+[[ $(json "$T/b.json" "[s['error'] for s in d['stages'] if s['name']=='ocr'][0]") == *"language data on this machine"* ]] || fail "no error recorded"
 vt show "$bid" > "$T/show"
-grep -q "ocr        failed" "$T/show" || fail "show does not say ocr failed"
+grep -q "ocr        queued" "$T/show" || fail "show does not say ocr waits"
+grep -q "cannot load tesseract language data" "$T/show" || fail "show does not give ocr's error"
 [[ $(json "$T/b.json" "len([f for f in d['frames'] if f['state']=='done'])") -ge 1 ]] || fail "keyframes lost"
 expect_exit 0 vt redo "$bid" --stage ocr
 vt export "$bid" > "$T/b2.json"
