@@ -754,15 +754,8 @@ static int first_woken(struct vt_store **h, int n, double timeout_s)
 /* A video with its fetch stage queued (runnable at once). */
 static void queue_fetch(struct vt_store *s, const char *id)
 {
-    struct vt_video_rec v;
-
-    memset(&v, 0, sizeof(v));
-    snprintf(v.id, sizeof(v.id), "%s", id);
-    v.content_key = (char *)id;
-    v.source_kind = "file";
-    v.created_at = 1000;
+    vt_test_video_add(s, id, id, 0);
     CHECK_INT(vt_store_begin(s), 0);
-    CHECK_INT(vt_store_video_insert(s, &v), 0);
     put_queued(s, id, "fetch");
     CHECK_INT(vt_store_commit(s), 0);
 }
@@ -966,7 +959,7 @@ VT_TEST_PG_ONLY(queue_wake_dead_waiters)
             goto out;
         go_idle(h3, all);
         CHECK_INT(vt_store_wait_work(h[1], 0.3), 1); /* h[1] idle again (v1 runnable) */
-        CHECK_INT(vt_store_begin(h[1]), 0); /* h[1] takes v1: busy */
+        CHECK_INT(vt_store_begin(h[1]), 0);          /* h[1] takes v1: busy */
         CHECK_INT(store_exec(h[1], "SELECT 1", "a claim's statement"), 0);
         CHECK_INT(vt_store_commit(h[1]), 0);
         queue_fetch(s, "v2");
