@@ -470,28 +470,6 @@ static void wake_count(struct pg_conn *c, unsigned stages)
             c->wake_n[k]++;
 }
 
-/* Run "NOTIFY ...; COMMIT; SELECT vidtheque_wake(...)" in one round trip: the COMMIT's
- * result (or the first failure before it), the caller clears it. The wake's own failure
- * (the commit stands) leaves the waiters to their idle looks. */
-static PGresult *commit_and_wake(PGconn *conn, const char *sql, int commit_at)
-{
-    PGresult *r, *cr = NULL;
-    int i = 0;
-
-    if (!PQsendQuery(conn, sql))
-        return PQexec(conn, "COMMIT"); /* could not even send: let COMMIT say why */
-    while ((r = PQgetResult(conn))) {
-        ExecStatusType st = PQresultStatus(r);
-
-        if (!cr && (i == commit_at || (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)))
-            cr = r;
-        else
-            PQclear(r);
-        i++;
-    }
-    return cr ? cr : PQmakeEmptyPGresult(conn, PGRES_FATAL_ERROR);
-}
-
 static int store_pg_commit(struct vt_store *s)
 {
     struct pg_conn *c = s->conn.pg;
@@ -697,20 +675,16 @@ static int store_pg_notify_work(struct vt_store *s, unsigned stages)
     rc = db_pg_ready(c);
     if (!rc) {
         struct vt_sb all = {0};
-        PGresult *r;
+        PGresult *r = NULL;
 
+        /* one round trip, as the commit's (db_pg_exec_after_at records a failure on c) */
         vt_sb_addf(&all, "%s; %s", sql, wake.buf);
-        c->trips++;
-        r = commit_and_wake(c->conn, all.buf, 1);
-        if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-            db_pg_record(c, r);
-            rc = store_fail(s, "wake workers");
-        }
+        rc = db_pg_exec_after_at(c, all.buf, 1, &r);
         PQclear(r);
         vt_sb_release(&all);
-    } else {
-        rc = store_fail(s, "wake workers");
     }
+    if (rc)
+        rc = store_fail(s, "wake workers");
     vt_sb_release(&wake);
     return rc;
 }
