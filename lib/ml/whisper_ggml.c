@@ -7,6 +7,7 @@
  */
 #include "ml/whisper_ggml.h"
 
+#include "base/bytes.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -26,38 +27,9 @@
 #define MAX_DIM    (1 << 24)
 #define QNT_FACTOR 1000 /* ftype = qntvr * 1000 + file type (GGML_QNT_VERSION_FACTOR) */
 
-struct cursor {
-    const unsigned char *p;
-    size_t len, off;
-};
-
-static int take(struct cursor *c, size_t n, const unsigned char **out)
-{
-    if (n > c->len - c->off)
-        return -1;
-    *out = c->p + c->off;
-    c->off += n;
-    return 0;
-}
-
 static uint32_t le32(const unsigned char *b)
 {
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-
-/* An int32 field in [lo, hi], or VT_EINVAL naming it. */
-static int get_field(struct cursor *c, const char *what, int32_t lo, int32_t hi, int32_t *v,
-                     char *err, size_t errlen)
-{
-    const unsigned char *b;
-
-    if (take(c, 4, &b))
-        return vt_err(err, errlen, VT_EINVAL, "truncated at %s (offset %zu)", what, c->off);
-    *v = (int32_t)le32(b);
-    if (*v < lo || *v > hi)
-        return vt_err(err, errlen, VT_EINVAL, "%s %d out of range [%d, %d]", what, (int)*v, (int)lo,
-                      (int)hi);
-    return 0;
 }
 
 void vt_wggml_free(struct vt_wggml *f)
@@ -73,42 +45,42 @@ void vt_wggml_free(struct vt_wggml *f)
     free(f);
 }
 
-static int parse_hparams(struct vt_wggml *f, struct cursor *c, char *err, size_t errlen)
+static int parse_hparams(struct vt_wggml *f, struct vt_bytes *c, char *err, size_t errlen)
 {
     struct vt_wggml_hparams *h = &f->hp;
     const unsigned char *b;
     int rc;
 
-    if (take(c, 4, &b) || le32(b) != GGML_MAGIC)
+    if (vt_bytes_take(c, 4, &b) || le32(b) != GGML_MAGIC)
         return vt_err(err, errlen, VT_EINVAL, "not a ggml file (bad magic)");
-    if ((rc = get_field(c, "n_vocab", 1, MAX_VOCAB, &h->n_vocab, err, errlen)) ||
-        (rc = get_field(c, "n_audio_ctx", 1, MAX_CTX, &h->n_audio_ctx, err, errlen)) ||
-        (rc = get_field(c, "n_audio_state", 1, MAX_STATE, &h->n_audio_state, err, errlen)) ||
-        (rc = get_field(c, "n_audio_head", 1, MAX_HEADS, &h->n_audio_head, err, errlen)) ||
-        (rc = get_field(c, "n_audio_layer", 1, MAX_LAYERS, &h->n_audio_layer, err, errlen)) ||
-        (rc = get_field(c, "n_text_ctx", 1, MAX_CTX, &h->n_text_ctx, err, errlen)) ||
-        (rc = get_field(c, "n_text_state", 1, MAX_STATE, &h->n_text_state, err, errlen)) ||
-        (rc = get_field(c, "n_text_head", 1, MAX_HEADS, &h->n_text_head, err, errlen)) ||
-        (rc = get_field(c, "n_text_layer", 1, MAX_LAYERS, &h->n_text_layer, err, errlen)) ||
-        (rc = get_field(c, "n_mels", 1, MAX_MELS, &h->n_mels, err, errlen)) ||
-        (rc = get_field(c, "ftype", 0, 100 * QNT_FACTOR - 1, &h->ftype, err, errlen)))
+    if ((rc = vt_bytes_field(c, "n_vocab", 1, MAX_VOCAB, &h->n_vocab, err, errlen)) ||
+        (rc = vt_bytes_field(c, "n_audio_ctx", 1, MAX_CTX, &h->n_audio_ctx, err, errlen)) ||
+        (rc = vt_bytes_field(c, "n_audio_state", 1, MAX_STATE, &h->n_audio_state, err, errlen)) ||
+        (rc = vt_bytes_field(c, "n_audio_head", 1, MAX_HEADS, &h->n_audio_head, err, errlen)) ||
+        (rc = vt_bytes_field(c, "n_audio_layer", 1, MAX_LAYERS, &h->n_audio_layer, err, errlen)) ||
+        (rc = vt_bytes_field(c, "n_text_ctx", 1, MAX_CTX, &h->n_text_ctx, err, errlen)) ||
+        (rc = vt_bytes_field(c, "n_text_state", 1, MAX_STATE, &h->n_text_state, err, errlen)) ||
+        (rc = vt_bytes_field(c, "n_text_head", 1, MAX_HEADS, &h->n_text_head, err, errlen)) ||
+        (rc = vt_bytes_field(c, "n_text_layer", 1, MAX_LAYERS, &h->n_text_layer, err, errlen)) ||
+        (rc = vt_bytes_field(c, "n_mels", 1, MAX_MELS, &h->n_mels, err, errlen)) ||
+        (rc = vt_bytes_field(c, "ftype", 0, 100 * QNT_FACTOR - 1, &h->ftype, err, errlen)))
         return rc;
     h->qntvr = h->ftype / QNT_FACTOR;
     h->ftype %= QNT_FACTOR;
     return 0;
 }
 
-static int parse_filters(struct vt_wggml *f, struct cursor *c, char *err, size_t errlen)
+static int parse_filters(struct vt_wggml *f, struct vt_bytes *c, char *err, size_t errlen)
 {
     const unsigned char *b = NULL;
     size_t n;
     int rc;
 
-    if ((rc = get_field(c, "mel filter count", 1, MAX_MELS, &f->n_mel, err, errlen)) ||
-        (rc = get_field(c, "mel filter bins", 1, MAX_FFT, &f->n_fft, err, errlen)))
+    if ((rc = vt_bytes_field(c, "mel filter count", 1, MAX_MELS, &f->n_mel, err, errlen)) ||
+        (rc = vt_bytes_field(c, "mel filter bins", 1, MAX_FFT, &f->n_fft, err, errlen)))
         return rc;
     n = (size_t)f->n_mel * (size_t)f->n_fft; /* at most 2^26: no overflow */
-    if (n > (c->len - c->off) / 4 || take(c, 4 * n, &b))
+    if (n > (c->len - c->off) / 4 || vt_bytes_take(c, 4 * n, &b))
         return vt_err(err, errlen, VT_EINVAL, "truncated in the mel filters (%d x %d floats)",
                       (int)f->n_mel, (int)f->n_fft);
     f->filters = vt_xmalloc(n * sizeof(*f->filters));
@@ -120,12 +92,12 @@ static int parse_filters(struct vt_wggml *f, struct cursor *c, char *err, size_t
     return 0;
 }
 
-static int parse_vocab(struct vt_wggml *f, struct cursor *c, char *err, size_t errlen)
+static int parse_vocab(struct vt_wggml *f, struct vt_bytes *c, char *err, size_t errlen)
 {
     const unsigned char *b;
     int rc;
 
-    rc = get_field(c, "vocabulary size", 0, f->hp.n_vocab, &f->n_words, err, errlen);
+    rc = vt_bytes_field(c, "vocabulary size", 0, f->hp.n_vocab, &f->n_words, err, errlen);
     if (rc)
         return rc;
     /* each word takes at least its 4-byte length: a count the file cannot hold is refused
@@ -139,9 +111,9 @@ static int parse_vocab(struct vt_wggml *f, struct cursor *c, char *err, size_t e
         char why[160];
         int32_t len;
 
-        if (get_field(c, "word length", 0, VT_WGGML_MAX_WORD, &len, why, sizeof(why)))
+        if (vt_bytes_field(c, "word length", 0, VT_WGGML_MAX_WORD, &len, why, sizeof(why)))
             return vt_err(err, errlen, VT_EINVAL, "vocabulary word %d: %s", (int)i, why);
-        if (take(c, (size_t)len, &b))
+        if (vt_bytes_take(c, (size_t)len, &b))
             return vt_err(err, errlen, VT_EINVAL, "vocabulary word %d: truncated", (int)i);
         f->word_off[i] = (size_t)(b - c->p);
         f->word_len[i] = (uint32_t)len;
@@ -192,16 +164,16 @@ static int tensor_bytes(const struct vt_wggml_tensor *t, int32_t type, size_t *n
 }
 
 /* The fields before the name: n_dims, name length, type and sizes into t. */
-static int tensor_header(struct cursor *c, struct vt_wggml_tensor *t, int32_t *name_len,
+static int tensor_header(struct vt_bytes *c, struct vt_wggml_tensor *t, int32_t *name_len,
                          int32_t *type, char *err, size_t errlen)
 {
     int32_t n_dims;
     int rc;
 
-    if ((rc = get_field(c, "tensor dimensions", 1, VT_WGGML_MAX_DIMS, &n_dims, err, errlen)) ||
-        (rc =
-             get_field(c, "tensor name length", 1, VT_WGGML_MAX_NAME - 1, name_len, err, errlen)) ||
-        (rc = get_field(c, "tensor type", 0, INT32_MAX, type, err, errlen)))
+    if ((rc = vt_bytes_field(c, "tensor dimensions", 1, VT_WGGML_MAX_DIMS, &n_dims, err, errlen)) ||
+        (rc = vt_bytes_field(c, "tensor name length", 1, VT_WGGML_MAX_NAME - 1, name_len, err,
+                             errlen)) ||
+        (rc = vt_bytes_field(c, "tensor type", 0, INT32_MAX, type, err, errlen)))
         return rc;
     t->n_dims = n_dims;
     t->count = 1;
@@ -210,7 +182,7 @@ static int tensor_header(struct cursor *c, struct vt_wggml_tensor *t, int32_t *n
     for (int i = 0; i < n_dims; i++) {
         int32_t d;
 
-        if ((rc = get_field(c, "tensor size", 1, MAX_DIM, &d, err, errlen)))
+        if ((rc = vt_bytes_field(c, "tensor size", 1, MAX_DIM, &d, err, errlen)))
             return rc;
         t->ne[i] = d;
         /* at most 4 sizes of at most 2^24: the product fits 64 bits, not every size_t */
@@ -221,10 +193,10 @@ static int tensor_header(struct cursor *c, struct vt_wggml_tensor *t, int32_t *n
     return 0;
 }
 
-static int parse_tensor(struct vt_wggml *f, struct cursor *c, size_t *cap, char *err, size_t errlen)
+static int parse_tensor(struct vt_wggml *f, struct vt_bytes *c, size_t *cap, char *err,
+                        size_t errlen)
 {
     struct vt_wggml_tensor *t;
-    const unsigned char *b;
     int32_t name_len, type;
     size_t at = c->off, nbytes = 0;
     char why[200];
@@ -235,17 +207,11 @@ static int parse_tensor(struct vt_wggml *f, struct cursor *c, size_t *cap, char 
     if (tensor_header(c, t, &name_len, &type, why, sizeof(why)))
         return vt_err(err, errlen, VT_EINVAL, "tensor %zu at offset %zu: %s", f->n_tensors, at,
                       why);
-    if (take(c, (size_t)name_len, &b))
-        return vt_err(err, errlen, VT_EINVAL, "tensor %zu: truncated in its name", f->n_tensors);
-    for (int32_t i = 0; i < name_len; i++)
-        if (b[i] < 0x21 || b[i] > 0x7e)
-            return vt_err(err, errlen, VT_EINVAL, "tensor %zu: name is not printable ASCII",
-                          f->n_tensors);
-    memcpy(t->name, b, (size_t)name_len);
-    t->name[name_len] = 0;
+    if (vt_bytes_name(c, (size_t)name_len, '!', "its name", t->name, why, sizeof(why)))
+        return vt_err(err, errlen, VT_EINVAL, "tensor %zu: %s", f->n_tensors, why);
     if (tensor_bytes(t, type, &nbytes, why, sizeof(why)))
         return vt_err(err, errlen, VT_EINVAL, "tensor '%s': %s", t->name, why);
-    if (take(c, nbytes, &t->data))
+    if (vt_bytes_take(c, nbytes, &t->data))
         return vt_err(err, errlen, VT_EINVAL,
                       "tensor '%s': %zu bytes of %s data, the file has %zu left (truncated?)",
                       t->name, nbytes, ggml_type_names[type], c->len - c->off);
@@ -279,7 +245,7 @@ static int parse_owned(unsigned char *buf, size_t len, struct vt_wggml **out, ch
                        size_t errlen)
 {
     struct vt_wggml *f = vt_xcalloc(1, sizeof(*f));
-    struct cursor c = {.p = buf, .len = len};
+    struct vt_bytes c = {.p = buf, .len = len};
     size_t cap = 0;
     int rc;
 
