@@ -1,9 +1,9 @@
 /*
  * What a worker checks before its first claim: that this machine can read and write the
  * library's folder and its media and frames folders, and that the models the config names
- * for the worker's stages are here. Each problem is one line (VT_LOG_ERROR for the
- * folders, which no stage can do without: the worker does not start; VT_LOG_WARN for a
- * model, whose stage fails here with VT_EHERE and is retried by another worker).
+ * for the worker's stages, and the ocr stage's language data, are here. Each problem is one line
+ * (VT_LOG_ERROR for the folders, which no stage can do without: the worker does not start;
+ * VT_LOG_WARN for a model, whose stage fails here with VT_EHERE and is retried by another worker).
  */
 #include "run/worker_check.h"
 
@@ -11,6 +11,7 @@
 #include "core/library.h"
 #include "ml/models.h"
 #include "model/stage_config.h"
+#include "visual/ocr.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -84,6 +85,21 @@ static int vad_here(struct vt_library *lib, const struct vt_config *cf)
     return 1;
 }
 
+/* ocr: Tesseract loads the language's data here (one engine, a fraction of a second). */
+static int ocr_here(struct vt_library *lib)
+{
+    char err[512];
+    struct vt_ocr *ocr = vt_ocr_new(1, VT_OCR_LANG, NULL, err, sizeof(err));
+
+    if (ocr) {
+        vt_ocr_free(ocr);
+        return 0;
+    }
+    vt_log(lib, VT_LOG_WARN,
+           "worker: ocr: %s (an ocr run here fails and waits for another machine)", err);
+    return 1;
+}
+
 int vt_worker_check_here(struct vt_library *lib, unsigned set)
 {
     static const enum vt_stage_id with_models[] = {VT_STAGE_STT, VT_STAGE_TEXT_EMBED,
@@ -103,6 +119,8 @@ int vt_worker_check_here(struct vt_library *lib, unsigned set)
             model_here(lib, cf, with_models[i]);
     if (set & (1u << VT_STAGE_STT))
         vad_here(lib, cf);
+    if (set & (1u << VT_STAGE_OCR))
+        ocr_here(lib);
     vt_config_free(cf);
     return bad;
 }

@@ -88,7 +88,7 @@ static int ocr_run(struct vt_stage_ctx *c)
     ocr = vt_lib_slot(c->lib, VT_STAGE_OCR);
     if (!ocr) {
         /* VT_EHERE (the language data missing here): queued again for another machine */
-        ocr = vt_ocr_new(0, "eng", &rc, c->err, sizeof(c->err));
+        ocr = vt_ocr_new(0, VT_OCR_LANG, &rc, c->err, sizeof(c->err));
         if (!ocr)
             return rc;
         vt_lib_slot_set(c->lib, VT_STAGE_OCR, ocr, ocr_close);

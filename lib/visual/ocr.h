@@ -14,6 +14,9 @@
 
 struct vt_ocr;
 
+/* The language the ocr stage reads (Tesseract's name for its data: tesseract-ocr-eng). */
+#define VT_OCR_LANG "eng"
+
 /*
  * Create nthreads engines (0 = number of cores) for language lang ("eng"). NULL with a
  * message in err and the VT_E* code in *code (code may be NULL; 0 on success) when they

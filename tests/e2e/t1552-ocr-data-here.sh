@@ -5,7 +5,8 @@
 # (TESSDATA_PREFIX naming an empty folder, as on a machine without tesseract-ocr-eng)
 # queues the ocr stage again with the reason (VT_EHERE), not `failed` at attempt 1; a
 # worker that has the data reads the frames. A stage that finds no data on any attempt is
-# a dead letter past the cap of 4 attempts, as any other.
+# a dead letter past the cap of 4 attempts, as any other. The worker's start check warns
+# of the missing data once (worker_check.c), and not where the data is.
 # (add runs as the binary itself: on PostgreSQL the test's `vt add` runs a worker of its own.)
 . "$(dirname "$0")/lib.sh"
 
@@ -26,6 +27,9 @@ TESSDATA_PREFIX=$T/no-tessdata VIDTHEQUE_RETRY_BASE=0 "$VIDTHEQUE" -L "$LIB" wor
 row=$(ocr_row "$idb")
 [[ $row == failed\|4\|*"cannot load tesseract language data on this machine"* ]] ||
   fail "not a dead letter after 4 attempts: $row; $(tail -5 "$T/w0.err")"
+# the worker said so at its start, once, before its first claim
+[[ $(grep -c "worker: ocr: .*cannot load tesseract language data on this machine" "$T/w0.err") == 1 ]] ||
+  fail "the worker's start check did not warn once of the missing OCR data: $(head -5 "$T/w0.err")"
 vt jobs --failed > "$T/failed.txt" || fail "jobs --failed"
 grep -q "$idb" "$T/failed.txt" && grep -q ocr "$T/failed.txt" ||
   fail "jobs --failed does not list it: $(cat "$T/failed.txt")"
@@ -44,7 +48,8 @@ vt search granite | grep -q "$id" && fail "the screen text was found before any 
 # a machine that has the data (TESSDATA_PREFIX as the system has it) reads the frames; the
 # dead letter stays as it is
 lib_sql "UPDATE stages SET retry_at = 0 WHERE video_id='$id'"
-"$VIDTHEQUE" -q -L "$LIB" worker --drain 2> "$T/w2.err" || fail "worker: $(cat "$T/w2.err")"
+"$VIDTHEQUE" -L "$LIB" worker --drain 2> "$T/w2.err" || fail "worker: $(cat "$T/w2.err")"
+grep -q "worker: ocr:" "$T/w2.err" && fail "a machine with the data was warned: $(cat "$T/w2.err")"
 [[ $(ocr_row "$id") == done\|2\| ]] || fail "the machine with the data did not run ocr: $(ocr_row "$id")"
 [[ $(vt ls | awk -F'\t' -v id="$id" '$1 == id {print $4 "/" $5}') == ready/ok ]] ||
   fail "the video is not indexed once a machine with the data ran ocr: $(vt ls)"
