@@ -3,7 +3,7 @@
  * every tensor is converted to float, which must stay inside the file, and the Silero
  * loader checks the header and tensors (a file that passed would run one window).
  *
- * fuzz-sources: lib/speech/vad.c lib/base/util.c
+ * fuzz-sources: lib/speech/vad.c lib/base/bytes.c lib/base/util.c
  * fuzz-pkgs: jansson sqlite3
  */
 #include "speech/vad.h"

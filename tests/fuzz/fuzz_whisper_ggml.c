@@ -3,7 +3,7 @@
  * when they parse, every vocabulary word is read, every tensor converted to float (which
  * must stay inside the file) and found by name, and the Whisper model check runs.
  *
- * fuzz-sources: lib/ml/whisper_ggml.c lib/base/util.c
+ * fuzz-sources: lib/ml/whisper_ggml.c lib/base/bytes.c lib/base/util.c
  * fuzz-pkgs: jansson sqlite3
  */
 #include "ml/whisper_ggml.h"
