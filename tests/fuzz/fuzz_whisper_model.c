@@ -9,7 +9,7 @@
  * The seeds (tests/tools/whisper_fuzz_seeds.py) are checkpoints of the smallest dimensions
  * the loader takes, so mutations start past the dimension checks.
  *
- * fuzz-sources: lib/ml/whisper_model.c lib/ml/whisper_ggml.c lib/ml/safetensors.c lib/base/util.c
+ * fuzz-sources: lib/ml/whisper_model.c lib/ml/whisper_ggml.c lib/ml/safetensors.c lib/base/bytes.c lib/base/util.c
  * fuzz-pkgs: jansson sqlite3
  */
 /* clang-format on */
