@@ -157,7 +157,9 @@ int vt_id_valid(const char *s);
 int vt_process(struct vt_library *lib, const char *id);
 /* Re-run one stage and every stage that depends on it, keeping the rest, then run the
  * video (vt_process). Their rows stay until each stage's new ones replace them, in the
- * commit that saves them (rows that point into replaced rows go with those). VT_EINVAL
+ * commit that saves them (rows that point into replaced rows go with those). Each gets
+ * its budget of retries afresh (a dead letter is retried again, counted from the redo);
+ * its attempts in all count on. VT_EINVAL
  * for an unknown stage; VT_ESTATE, with nothing changed, when one of those stages is
  * running in another live process. */
 int vt_redo(struct vt_library *lib, const char *id, const char *stage);

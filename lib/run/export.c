@@ -199,6 +199,9 @@ static json_t *stages_json(const struct vt_stage_rec *stages, size_t n)
         json_object_set_new(s, "took_s", seconds(stages[i].took_s));
         json_object_set_new(s, "error", str_or_null(stages[i].error));
         json_object_set_new(s, "attempts", json_integer(stages[i].attempts));
+        /* those its retries count: since its last redo */
+        json_object_set_new(s, "attempts_since_redo",
+                            json_integer(stages[i].attempts - stages[i].attempts_base));
         json_array_append_new(a, s);
     }
     return a;

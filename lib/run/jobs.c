@@ -86,6 +86,16 @@ struct job_lists {
     size_t n_run, n_retry, n_bad;
 };
 
+/* " (N since redo)" after the attempts of a job that was redone (its retries count from
+ * there), else "". */
+static const char *since_redo(char *buf, size_t n, const struct vt_queue_job *j)
+{
+    buf[0] = '\0';
+    if (j->attempts_base > 0)
+        snprintf(buf, n, " (%d since redo)", j->attempts - j->attempts_base);
+    return buf;
+}
+
 /* Stages queued again after a failure: when the next try may start, and why. */
 static void text_retrying(struct vt_sb *sb, const struct job_lists *l, double now)
 {
@@ -94,11 +104,12 @@ static void text_retrying(struct vt_sb *sb, const struct job_lists *l, double no
     vt_sb_addf(sb, "\nretrying: %zu\n", l->n_retry);
     for (size_t i = 0; i < l->n_retry; i++) {
         const struct vt_queue_job *j = &l->retry[i];
-        char when[32];
+        char when[32], since[48];
 
         vt_utc_iso(when, sizeof(when), j->retry_at);
-        vt_sb_addf(sb, "  %s  %s  after attempt %d, next try %s (in %.0f s): %s\n", j->video_id,
-                   j->stage, j->attempts, when, j->retry_at > now ? j->retry_at - now : 0.0,
+        vt_sb_addf(sb, "  %s  %s  after attempt %d%s, next try %s (in %.0f s): %s\n", j->video_id,
+                   j->stage, j->attempts, since_redo(since, sizeof(since), j), when,
+                   j->retry_at > now ? j->retry_at - now : 0.0,
                    j->error ? j->error : "no error kept");
     }
 }
@@ -122,15 +133,17 @@ static void text_report(struct vt_sb *sb, const struct depth *d, const struct jo
     vt_sb_addf(sb, "\nrunning: %zu\n", n_run);
     for (size_t i = 0; i < n_run; i++) {
         const struct vt_queue_job *j = &run[i];
+        char since[48];
 
+        since_redo(since, sizeof(since), j);
         if (j->lease_until > 0)
-            vt_sb_addf(sb, "  %s  %s  %s  attempt %d  lease %s in %.0f s\n",
-                       j->owner ? j->owner : "?", j->stage, j->video_id, j->attempts,
+            vt_sb_addf(sb, "  %s  %s  %s  attempt %d%s  lease %s in %.0f s\n",
+                       j->owner ? j->owner : "?", j->stage, j->video_id, j->attempts, since,
                        j->lease_until < now ? "expired" : "expires",
                        j->lease_until < now ? now - j->lease_until : j->lease_until - now);
         else
-            vt_sb_addf(sb, "  %s  %s  %s  attempt %d  in-process (no lease)\n",
-                       j->owner ? j->owner : "?", j->stage, j->video_id, j->attempts);
+            vt_sb_addf(sb, "  %s  %s  %s  attempt %d%s  in-process (no lease)\n",
+                       j->owner ? j->owner : "?", j->stage, j->video_id, j->attempts, since);
     }
     text_retrying(sb, l, now);
     if (!failed) {
@@ -139,9 +152,13 @@ static void text_report(struct vt_sb *sb, const struct depth *d, const struct jo
         return;
     }
     vt_sb_addf(sb, "\nfailed: %zu\n", n_bad);
-    for (size_t i = 0; i < n_bad; i++)
-        vt_sb_addf(sb, "  %s  %s  after %d attempt(s): %s\n", bad[i].video_id, bad[i].stage,
-                   bad[i].attempts, bad[i].error ? bad[i].error : "no error kept");
+    for (size_t i = 0; i < n_bad; i++) {
+        char since[48];
+
+        vt_sb_addf(sb, "  %s  %s  after %d attempt(s)%s: %s\n", bad[i].video_id, bad[i].stage,
+                   bad[i].attempts, since_redo(since, sizeof(since), &bad[i]),
+                   bad[i].error ? bad[i].error : "no error kept");
+    }
 }
 
 static json_t *json_str(const char *s)
@@ -166,10 +183,11 @@ static json_t *json_retrying(const struct job_lists *l, double now)
         char when[32];
 
         vt_utc_iso(when, sizeof(when), j->retry_at);
-        json_array_append_new(re, json_pack("{s:s, s:s, s:i, s:o, s:s, s:f}", "video", j->video_id,
-                                            "stage", j->stage, "attempts", j->attempts, "error",
-                                            json_str(j->error), "next_try", when, "next_try_in_s",
-                                            j->retry_at > now ? j->retry_at - now : 0.0));
+        json_array_append_new(
+            re, json_pack("{s:s, s:s, s:i, s:i, s:o, s:s, s:f}", "video", j->video_id, "stage",
+                          j->stage, "attempts", j->attempts, "attempts_since_redo",
+                          j->attempts - j->attempts_base, "error", json_str(j->error), "next_try",
+                          when, "next_try_in_s", j->retry_at > now ? j->retry_at - now : 0.0));
     }
     return re;
 }
@@ -191,8 +209,9 @@ static char *json_report(const struct depth *d, const struct job_lists *l)
         json_array_append_new(st, o);
     }
     for (size_t i = 0; i < n_run; i++) {
-        json_t *o = json_pack("{s:o, s:s, s:s, s:i}", "owner", json_str(run[i].owner), "stage",
-                              run[i].stage, "video", run[i].video_id, "attempts", run[i].attempts);
+        json_t *o = json_pack("{s:o, s:s, s:s, s:i, s:i}", "owner", json_str(run[i].owner), "stage",
+                              run[i].stage, "video", run[i].video_id, "attempts", run[i].attempts,
+                              "attempts_since_redo", run[i].attempts - run[i].attempts_base);
 
         json_object_set_new(o, "expires_in_s",
                             run[i].lease_until > 0 ? json_real(run[i].lease_until - now)
@@ -200,9 +219,10 @@ static char *json_report(const struct depth *d, const struct job_lists *l)
         json_array_append_new(ru, o);
     }
     for (size_t i = 0; i < n_bad; i++)
-        json_array_append_new(fa, json_pack("{s:s, s:s, s:i, s:o}", "video", bad[i].video_id,
-                                            "stage", bad[i].stage, "attempts", bad[i].attempts,
-                                            "error", json_str(bad[i].error)));
+        json_array_append_new(
+            fa, json_pack("{s:s, s:s, s:i, s:i, s:o}", "video", bad[i].video_id, "stage",
+                          bad[i].stage, "attempts", bad[i].attempts, "attempts_since_redo",
+                          bad[i].attempts - bad[i].attempts_base, "error", json_str(bad[i].error)));
     json_object_set_new(root, "stages", st);
     json_object_set_new(root, "running", ru);
     json_object_set_new(root, "retrying", json_retrying(l, now));

@@ -217,6 +217,14 @@ static int stage_retries(enum vt_stage_id id)
     return vt_stages[id].retries > 0 ? vt_stages[id].retries : 1;
 }
 
+/* The attempts that count against the stage's retries: those since its last redo. Its
+ * attempts in all go on counting (its history, and the fencing token that a late
+ * settle or heartbeat must match), so the redo leaves them and notes them instead. */
+static int attempts_now(const struct vt_stage_rec *r)
+{
+    return r->attempts - r->attempts_base;
+}
+
 /*
  * A run that failed with code: final (state failed), or, for a failure that may
  * pass (VT_EIO: network, disk full, I/O error) or that another machine may not have
@@ -226,11 +234,11 @@ static int stage_retries(enum vt_stage_id id)
 static void settle_failure(struct vt_library *lib, enum vt_stage_id id, struct vt_stage_rec *rec,
                            int code)
 {
-    if ((code == VT_EIO || code == VT_EHERE) && rec->attempts < stage_retries(id)) {
+    if ((code == VT_EIO || code == VT_EHERE) && attempts_now(rec) < stage_retries(id)) {
         rec->state = VT_STATE_QUEUED;
         /* on the database's clock, as the pick that compares it with its now (leases
          * too): a worker whose clock is off does not retry early or late */
-        rec->retry_at = vt_store_now(lib->store) + retry_delay(rec->attempts);
+        rec->retry_at = vt_store_now(lib->store) + retry_delay(attempts_now(rec));
     } else {
         rec->state = VT_STATE_FAILED;
         rec->retry_at = 0;
@@ -339,7 +347,7 @@ static void retry_why(char *why, size_t whylen, enum vt_stage_id id, const struc
     char when[32];
 
     vt_utc_iso(when, sizeof(when), me->retry_at);
-    snprintf(why, whylen, "attempt %d of %d not before %s (last error: %s)", me->attempts + 1,
+    snprintf(why, whylen, "attempt %d of %d not before %s (last error: %s)", attempts_now(me) + 1,
              stage_retries(id), when, me->error ? me->error : "none");
 }
 
@@ -409,7 +417,7 @@ static int settle_dead(struct vt_library *lib, struct vt_video_rec *v, enum vt_s
     snprintf(why, whylen,
              "attempt %d of %d did not finish: its process (%s) stopped or crashed and its "
              "lease ran out ('vidtheque redo' runs it again)",
-             me->attempts, stage_retries(id), me->owner ? me->owner : "?");
+             attempts_now(me), stage_retries(id), me->owner ? me->owner : "?");
     me->state = VT_STATE_FAILED;
     free(me->error);
     me->error = vt_xstrdup(why);
@@ -482,7 +490,7 @@ static int claim_in(struct vt_library *lib, struct vt_video_rec *v, enum vt_stag
     switch (vt_stage_runnable(lib, r, n, id, vt_store_now(lib->store), &dep)) {
     case VT_RUNNABLE_RUN:
         /* a takeover counts: its attempt ended without a result, as a crash does */
-        if (me->state == VT_STATE_RUNNING && me->attempts >= stage_retries(id)) {
+        if (me->state == VT_STATE_RUNNING && attempts_now(me) >= stage_retries(id)) {
             rc = settle_dead(lib, v, id, me, why, whylen);
             if (!rc)
                 *res = CLAIM_DEAD;
@@ -695,7 +703,8 @@ static int run_stage(struct vt_library *lib, struct vt_video_rec *v, enum vt_sta
     else if (rec.state == VT_STATE_QUEUED)
         vt_log(lib, VT_LOG_ERROR,
                "%s: %s failed (attempt %d of %d; 'vidtheque resume' tries again in %.0f s): %s",
-               v->id, name, rec.attempts, stage_retries(id), rec.retry_at - vt_wall_s(), c.err);
+               v->id, name, attempts_now(&rec), stage_retries(id), rec.retry_at - vt_wall_s(),
+               c.err);
     else
         vt_log(lib, VT_LOG_ERROR, "%s: %s failed: %s", v->id, name, c.err);
     return 1;
@@ -746,7 +755,7 @@ static int unfinished_why(struct vt_library *lib, const char *id, const int *ran
 
             vt_utc_iso(when, sizeof(when), r[i].retry_at);
             snprintf(why, n, "%s: stage '%s' waits for attempt %d of %d, not before %s (%s)", id,
-                     r[i].name, r[i].attempts + 1, stage_retries(k), when,
+                     r[i].name, attempts_now(&r[i]) + 1, stage_retries(k), when,
                      r[i].error ? r[i].error : "no error kept");
         }
     }
@@ -876,7 +885,10 @@ int vt_redo(struct vt_library *lib, const char *id, const char *stage)
             break;
         }
         x->state = VT_STATE_QUEUED;
-        x->retry_at = 0; /* attempts keep counting: they are the stage's history */
+        x->retry_at = 0;
+        /* a fresh budget of retries: attempts keep counting (the stage's history, the
+         * fencing token), the budget counts from here */
+        x->attempts_base = x->attempts;
         free(x->error);
         free(x->owner);
         x->error = x->owner = NULL;

@@ -194,6 +194,18 @@
           " ORDER BY w.idle_since, w.channel LIMIT m FOR UPDATE SKIP LOCKED) RETURNING channel" \
           " LOOP PERFORM pg_notify(ch, want[k]); woke := woke + 1; END LOOP;" \
           " END LOOP; RETURN woke; END $f$;") \
+    /* 14: the attempts a stage had when it was last queued again on purpose (redo): its \
+     * budget of retries (pipeline.c: a failure, a crash found by the claim) counts \
+     * attempts - attempts_base, while attempts counts on (history, fencing token). A row \
+     * queued with no retry pending (redone, given back, never run) starts its budget \
+     * from its attempts so far, so a dead letter redone before the upgrade gets its \
+     * retries too; every other row from 0, as before */ \
+    X(14, "ALTER TABLE stages ADD COLUMN attempts_base INTEGER NOT NULL DEFAULT 0;" \
+          "UPDATE stages SET attempts_base = attempts" \
+          " WHERE state = " VT_SQL_STATE(queued) " AND retry_at = 0;", \
+          "ALTER TABLE stages ADD COLUMN attempts_base bigint NOT NULL DEFAULT 0;" \
+          "UPDATE stages SET attempts_base = attempts" \
+          " WHERE state = " VT_SQL_STATE(queued) " AND retry_at = 0;") \
     /* the end of the list */
 /* clang-format on */
 

@@ -66,7 +66,9 @@ struct vt_stage_rec {
     char *error; /* error or skip reason, NULL when none */
     char *owner; /* "host:pid:nonce" of the handle running it (library.h), else NULL */
     double started_at, took_s;
-    int attempts;
+    int attempts;       /* claims in all (redo included): its history, the fencing token */
+    int attempts_base;  /* attempts when it was last redone: its budget of retries
+                         * counts attempts - attempts_base (pipeline.c) */
     double retry_at;    /* a failed attempt of a retried stage: not before this time */
     double lease_until; /* running: a queue worker holds it until then (epoch s), its
                          * heartbeat extends it; 0: no lease, the owner's lock file
@@ -152,8 +154,8 @@ void vt_video_rec_release(struct vt_video_rec *v);
  * vt_stage_recs_free. */
 int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **recs, size_t *n);
 /* Insert or update a stage row from r (state, model, error, owner, started_at, took_s,
- * attempts, retry_at). The lease is cleared (only a claim sets one); queued_at is stamped
- * when the row becomes queued; a new row takes the priority of its video's others. */
+ * attempts, attempts_base, retry_at). The lease is cleared (only a claim sets one); queued_at is
+ * stamped when the row becomes queued; a new row takes the priority of its video's others. */
 int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage_rec *r);
 void vt_stage_recs_free(struct vt_stage_rec *recs, size_t n);
 /*
@@ -238,9 +240,10 @@ struct vt_queue_count {
 };
 struct vt_queue_job {
     char video_id[65], stage[32];
-    char *owner; /* running: the worker */
-    char *error; /* failed, retrying: the last error */
-    int attempts;
+    char *owner;       /* running: the worker */
+    char *error;       /* failed, retrying: the last error */
+    int attempts;      /* in all */
+    int attempts_base; /* attempts at its last redo: attempts - attempts_base since */
     double started_at, lease_until;
     double retry_at; /* retrying: when its next attempt may start */
 };

@@ -522,6 +522,7 @@ static void read_job(struct db_stmt *st, void *item)
     j->started_at = db_col_double(st, 5);
     j->lease_until = db_col_double(st, 6);
     j->retry_at = db_col_double(st, 7);
+    j->attempts_base = db_col_int(st, 8);
 }
 
 static void release_job(void *item)
@@ -534,7 +535,8 @@ static void release_job(void *item)
 
 /* The columns read_job reads. */
 #define JOB_COLUMNS                                                                                \
-    "SELECT video_id, name, owner, error, attempts, started_at, lease_until, retry_at FROM stages"
+    "SELECT video_id, name, owner, error, attempts, started_at, lease_until, retry_at,"            \
+    " attempts_base FROM stages"
 
 int vt_store_queue_jobs(struct vt_store *s, int which, struct vt_queue_job **out, size_t *n)
 {

@@ -341,6 +341,7 @@ static void read_stage(struct db_stmt *st, void *item)
     x->lease_until = db_col_double(st, 9);
     x->priority = db_col_int(st, 10);
     x->queued_at = db_col_double(st, 11);
+    x->attempts_base = db_col_int(st, 12);
 }
 
 static void release_stage(void *item)
@@ -357,7 +358,7 @@ int vt_store_stages(struct vt_store *s, const char *id, struct vt_stage_rec **re
     return store_read_array(
         s,
         "SELECT name, state, model, error, owner, started_at, took_s, attempts,"
-        " retry_at, lease_until, priority, queued_at FROM stages WHERE video_id = ?"
+        " retry_at, lease_until, priority, queued_at, attempts_base FROM stages WHERE video_id = ?"
         " ORDER BY ord",
         "read stages", sizeof(**recs), read_stage, release_stage, (void **)recs, n, "s", id);
 }
@@ -379,12 +380,14 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
     int rc = store_prepare(
         s,
         "INSERT INTO stages (video_id, name, ord, state, model, error, owner,"
-        " started_at, took_s, attempts, retry_at, lease_until, priority, queued_at)"
+        " started_at, took_s, attempts, retry_at, lease_until, priority, queued_at,"
+        " attempts_base)"
         " VALUES (?1, ?2, (SELECT count(*) FROM stages WHERE video_id = ?1), ?3, ?4, ?5, ?6,"
         " ?7, ?8, ?9, ?10, 0,"
-        " (SELECT coalesce(max(priority), 0) FROM stages WHERE video_id = ?1), ?11)"
+        " (SELECT coalesce(max(priority), 0) FROM stages WHERE video_id = ?1), ?11, ?12)"
         " ON CONFLICT (video_id, name) DO UPDATE SET state=?3, model=?4,"
         " error=?5, owner=?6, started_at=?7, took_s=?8, attempts=?9, retry_at=?10,"
+        " attempts_base=?12,"
         " lease_until=0, queued_at=CASE WHEN ?3 = " VT_SQL_STATE(queued)
         " AND stages.state <> " VT_SQL_STATE(queued)
         " THEN ?11 ELSE stages.queued_at END",
@@ -404,6 +407,7 @@ int vt_store_stage_put(struct vt_store *s, const char *id, const struct vt_stage
     db_bind_int(st, 9, r->attempts);
     db_bind_double(st, 10, r->retry_at);
     db_bind_double(st, 11, vt_wall_s());
+    db_bind_int(st, 12, r->attempts_base);
     rc = store_step_done(s, st, "record stage");
     /* a queued stage, or a settled one (the stages after it may run): wake workers */
     if (rc || r->state == VT_STATE_RUNNING)

@@ -52,7 +52,8 @@ static const struct {
      "Counts of stages by state (runnable: queued with every input settled and no retry\n"
      "pending), the running stages with their worker (host:pid:nonce) and when their lease\n"
      "expires, and the number of failed stages; --failed lists each with its last error\n"
-     "(after its last attempt: 'vidtheque redo ID --stage NAME' queues it again).\n"},
+     "(after its last attempt: 'vidtheque redo ID --stage NAME' queues it again, with its\n"
+     "attempts afresh: \"after attempt 5 (1 since redo)\").\n"},
     {"models",
      "Without arguments: the backends the config chooses (and whether the text embedding\n"
      "model is found), then the models pulled into LIBRARY/models/, each with its repo,\n"

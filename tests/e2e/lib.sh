@@ -122,7 +122,7 @@ src = d.get('source') or {}
 if isinstance(src.get('path'), str) and '/media/' in src['path']:
     src['path'] = src['path'][src['path'].rindex('/media/') + 1:]
 for s in d['stages']:
-    for k in ('started_at', 'took_s', 'attempts'): s.pop(k, None)
+    for k in ('started_at', 'took_s', 'attempts', 'attempts_since_redo'): s.pop(k, None)
 for fr in d['frames']:
     fr.pop('image', None)
     fr.pop('image_small', None)

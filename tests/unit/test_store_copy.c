@@ -72,7 +72,8 @@ static void fill(struct vt_store *s)
                               .model = "shots v3",
                               .started_at = 100,
                               .took_s = 2.5,
-                              .attempts = 1};
+                              .attempts = 2,
+                              .attempts_base = 1}; /* redone once, then run */
     struct vt_video_rec v;
     int ok = 0;
 
@@ -169,6 +170,9 @@ static void same_video(struct vt_store *a, struct vt_store *b, const char *id)
     if (nsx && nsy) {
         CHECK_STR(sy[0].model, sx[0].model);
         CHECK_NEAR(sy[0].took_s, sx[0].took_s, 0);
+        CHECK_INT(sy[0].attempts, sx[0].attempts);
+        CHECK_INT(sy[0].attempts_base, sx[0].attempts_base); /* the budget goes along */
+        CHECK_INT(sy[0].attempts_base, 1);
     }
     vt_stage_recs_free(sx, nsx);
     vt_stage_recs_free(sy, nsy);
