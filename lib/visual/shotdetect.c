@@ -18,7 +18,8 @@
  *
  * Thresholds are relative to local baselines so that noisy or moving shots do not
  * produce cuts. Then not_a_shot drops what real footage puts inside a shot: flashes,
- * covers (something flat over the lens, then the same picture), camera motion, a subject moving
+ * covers (something flat over the lens, then the same picture), a change of light in one
+ * step (scanned film's exposure), camera motion, a subject moving
  * over a background that stays, overlays (titles, bullets), and grid mixes between moving shots
  * whose contrast never dips (a pan that speeds up, a zoom). Every pass is linear in the number of
  * frames.
