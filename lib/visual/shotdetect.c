@@ -18,7 +18,8 @@
  *
  * Thresholds are relative to local baselines so that noisy or moving shots do not
  * produce cuts. Then not_a_shot drops what real footage puts inside a shot: flashes,
- * covers (something flat over the lens, then the same picture), camera motion, a subject moving
+ * covers (something flat over the lens, then the same picture), a change of light in one
+ * step (scanned film's exposure), camera motion, a subject moving
  * over a background that stays, overlays (titles, bullets), and grid mixes between moving shots
  * whose contrast never dips (a pan that speeds up, a zoom). Every pass is linear in the number of
  * frames.
@@ -1096,12 +1097,42 @@ static int motion_no_dip(const struct vt_sd_feat *f, size_t n, const double *pd1
     return 1;
 }
 
+/*
+ * A change of light in one step (the exposure of scanned film jumping between two frames,
+ * a camera's exposure settling, a lamp switched on): the thumbnail's difference spikes as
+ * at a cut, but it is the mean's shift, every luma cell moves the same way and the colours
+ * stay. A moving subject may take a few cells against it (RELIGHT_CELLS), a new shot
+ * replaces the picture: its cells go both ways, or its colours change, or the mean's
+ * shift is a small share of its step. (light_change, for still mixes, asks every cell.)
+ * A jump of more than DRIFT_MAX grey levels is no flicker: a cut from a light slide to a
+ * dark one on the same template moves every cell one way too.
+ */
+#define RELIGHT_MIN   3.0  /* least shift of the mean, grey levels */
+#define RELIGHT_SHARE 0.4  /* the mean's shift is at least this share of the step */
+#define RELIGHT_CELLS 0.85 /* this share of the luma cells moves the mean's way at least */
+
+static int is_relight(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
+{
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
+    double dm = (double)b->mean - a->mean, ch = 0;
+    int way = 0;
+
+    if (fabs(dm) < RELIGHT_MIN || fabs(dm) > DRIFT_MAX || fabs(dm) < RELIGHT_SHARE * b->d1)
+        return 0;
+    for (int k = 0; k < nl; k++)
+        way += ((double)b->grid[k] - a->grid[k]) * (dm > 0 ? 1 : -1) >= QM_LIGHT_CELL * fabs(dm);
+    for (int k = nl; k < VT_SD_GRID; k++)
+        ch += abs((int)b->grid[k] - (int)a->grid[k]);
+    return way >= RELIGHT_CELLS * nl && ch / (VT_SD_GRID - nl) <= QM_LIGHT_CHR;
+}
+
 static int not_a_shot(const struct vt_sd_feat *f, size_t n, const double *pd1,
                       const struct bound *x)
 {
     if (x->kind == VT_SD_FADE)
         return 0;
-    if (x->kind == VT_SD_CUT && (is_flash(f, n, x->at) || is_cover(f, n, x->at)))
+    if (x->kind == VT_SD_CUT &&
+        (is_flash(f, n, x->at) || is_cover(f, n, x->at) || is_relight(&f[x->at - 1], &f[x->at])))
         return 1;
     /* a cut's own two frames, whose grids must see most of the change (two shots of one
      * test pattern differ in every pixel and hardly in the cells, nothing to move) */

@@ -15,7 +15,11 @@
 # took the wing's 6 out: P 0.889 R 0.960 F1 0.923. Two of the three false ones left were
 # still mixes (twin comparison) that change no picture: a change of light (the film's
 # flicker) and a subject moving in a still shot (the head turn); light_change and
-# beyond_ends (h-r24b) took them out: P 0.960 R 0.960 F1 0.960, the floors now.
+# beyond_ends (h-r24b) took them out: P 0.960 R 0.960 F1 0.960. Three more excerpts of the
+# cartoon (h-pop: 13 more cuts, 38 in all) brought it to P 0.900 R 0.947 F1 0.923 (2 false
+# where the scanned film's exposure jumps between two frames, 1 where the bird's wings
+# sweep across the frame, and a jump inside a tracking shot missed); is_relight took the two
+# exposure jumps out: P 0.947 R 0.947 F1 0.947, the floors now.
 # FLOOR_{REAL,GEN}_{P,R,F1,OCR} override a floor while a change is being measured.
 . "$(dirname "$0")/lib.sh"
 D=$DATA/realcuts
@@ -50,8 +54,8 @@ for truth in "$D"/*.json; do
   args+=("$truth" "$out")
 done
 note "real footage ($(ls "$D"/*.json | wc -l) clips):"
-python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.959}" \
-  --min-r "${FLOOR_REAL_R:-0.959}" --min-f1 "${FLOOR_REAL_F1:-0.959}" --min-ocr "${FLOOR_REAL_OCR:-0.66}" "${args[@]}" ||
+python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.946}" \
+  --min-r "${FLOOR_REAL_R:-0.946}" --min-f1 "${FLOOR_REAL_F1:-0.946}" --min-ocr "${FLOOR_REAL_OCR:-0.66}" "${args[@]}" ||
   fail "real footage: below today's figures"
 
 # every seed holds every kind of trouble; these two fooled the detector before issue 24's

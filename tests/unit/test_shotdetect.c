@@ -661,6 +661,63 @@ VT_TEST(shotdetect_light_no_dissolve)
 }
 
 /*
+ * A smooth picture (view_grid) with a subject flapping in four cells, and from frame 60 on
+ * every luma cell but the subject's moved by up (and the mean with them, as the cells'
+ * mean), each chroma cell by chroma; the luma cells of every third column by down instead
+ * when down != 0. The thumbnail's difference spikes at 60 as at a cut.
+ */
+static void relit(struct vt_sd_feat *f, size_t n, int up, int down, int chroma)
+{
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
+
+    for (size_t i = 0; i < n; i++) {
+        double sum = 0;
+
+        view_grid(&f[i], 0, 0);
+        for (int k = 0; k < VT_SD_GRID; k++) {
+            int r = k / VT_SD_GRID_W, c = k % VT_SD_GRID_W, v = f[i].grid[k];
+
+            if (k < nl && r >= 2 && r < 4 && c >= 3 && c < 5)
+                v = i % 2 ? 60 : 90; /* the subject, whatever the light */
+            else if (i >= 60)
+                v += k >= nl ? chroma : down && c % 3 == 0 ? down : up;
+            f[i].grid[k] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            if (k < nl)
+                sum += f[i].grid[k];
+        }
+        f[i].mean = (float)(sum / nl);
+        f[i].d1 = i ? 3 : 0;
+        f[i].changed = i ? 0.03f : 0;
+    }
+    f[60].d1 = 3 + (float)fabs(f[60].mean - f[59].mean);
+    f[60].changed = 0.2f;
+}
+
+VT_TEST(shotdetect_relight_no_cut)
+{
+    struct vt_sd_feat *f = quiet(150);
+    struct vt_sd_shot *s = NULL;
+
+    /* scanned film's exposure jumps between two frames while a subject moves (Popeye,
+     * 1936: a giant stomping as the picture brightens by 7 levels; a still shot by 14):
+     * the thumbnail's difference spikes at 60 as at a cut, but it is the mean's shift,
+     * every cell but the subject's moves one way and the colours stay */
+    relit(f, 150, 10, 0, 0);
+    CHECK_INT(detect(f, 150, &s), 1);
+    free(s);
+    /* the same step with new colours, with a third of the cells going the other way (a
+     * new picture as bright on the whole), or darkening every cell by 40 (a cut from a
+     * light slide to a dark one on the same template): a cut each time */
+    relit(f, 150, 10, 0, 6);
+    check_one_cut(f, 150, 60);
+    relit(f, 150, 18, -12, 0);
+    check_one_cut(f, 150, 60);
+    relit(f, 150, -40, 0, 0);
+    check_one_cut(f, 150, 60);
+    free(f);
+}
+
+/*
  * Picture 0 still, its thumbnail changing over frames [d0, d1) as a mix does, and two of
  * its cells going from their values to 8 levels darker and 8 lighter: along a straight
  * mix, or (bump) the second beyond its end and back, as a head turning takes them.
