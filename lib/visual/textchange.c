@@ -6,8 +6,10 @@
  * and leaves the others; the cells average over 20x30 px, so compression noise moves them
  * little. A shot's text is in a state while no cell moves far from the state's first frame
  * for TC_SETTLE_S while the picture holds still (a pan over foliage drifts through states of
- * its own); each state that differs from every frame taken so far by a local change
- * (some cells, not most: a camera that moved and stopped changes them all) gives one more
+ * its own; a change that comes back within TC_SETTLE_S, a blinking cursor, does not end one);
+ * each state that differs from every frame taken so far by a local change from its
+ * neighbouring state, or for a shot's only state from the shot's chosen frame (some cells,
+ * not most: a camera that moved and stopped changes them all) gives one more
  * frame, at the moment it settled (for a fade, where the counts come within a third of the
  * tolerance of the state's middle frame). A screen recording that scrolls and stops would make a
  * state of every stop: at most one frame per TC_PER_S seconds of the shot and
@@ -22,10 +24,11 @@
 #define TC_CELL      12  /* a cell changed: its count moved by more than this */
 #define TC_SETTLE_S  0.5 /* a state lasts at least this long (a title held, a bullet read) */
 #define TC_MIN_GAP_S 1.0 /* extra frames at least this far apart */
-#define TC_PER_S     2.0 /* at most one extra frame per this many seconds of the shot */
+#define TC_PER_S     1.0 /* at most one extra frame per this many seconds of the shot */
 #define TC_LOCAL     0.5 /* a change of text leaves at least half the cells alone */
 #define TC_STILL     2.0 /* a state's picture moves less than this (mean d1, grey levels) */
 #define TC_RETYPED   2   /* other type in the same place: this many cells moved a little */
+#define TC_BLIP      2   /* a blip (a cursor's blink) changes at most this many cells */
 
 /* The cells of two text grids that differ by more than thr, and how much they differ. */
 static int changed_cells(const uint8_t *a, const uint8_t *b, int thr, int *amount)
@@ -87,17 +90,39 @@ static int still(const struct vt_sd_feat *f, size_t s, size_t e)
     return e <= s || sum / (double)(e - s) < TC_STILL;
 }
 
+/*
+ * Whether frame i's change from the state that began at s is a blip: at most TC_BLIP cells
+ * changed, and a frame within TC_SETTLE_S after it (no later than b) shows the state's text
+ * again. A blinking cursor or caret (a terminal's or a text field's) takes a cell out and
+ * back every 0.3-0.6 s and would otherwise cut every state of a screen recording shorter
+ * than TC_SETTLE_S; what comes back that soon could never have been a state of its own,
+ * while typed text, a new line or a bullet stays and is not one. The cells bound keeps a
+ * page scrolled by a few lines out: its grid may look like the one before once it stops.
+ */
+static int blip(const struct vt_sd_feat *f, size_t s, size_t i, size_t b)
+{
+    if (changed_cells(f[i].text, f[s].text, TC_CELL, NULL) > TC_BLIP)
+        return 0;
+    for (size_t j = i + 1; j <= b && f[j].t_s - f[i].t_s < TC_SETTLE_S; j++)
+        if (!changed_cells(f[j].text, f[s].text, TC_CELL, NULL))
+            return 1;
+    return 0;
+}
+
 /* The first frames of the settled states of [a, b] into r (room for b - a + 1): their number. */
 static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, size_t *r)
 {
     size_t n = 0, s = a;
 
     for (size_t i = a + 1; i <= b + 1; i++) {
-        if (i <= b && !changed_cells(f[i].text, f[s].text, TC_CELL, NULL))
+        if (i <= b && (!changed_cells(f[i].text, f[s].text, TC_CELL, NULL) || blip(f, s, i, b)))
             continue;
         if (f[i - 1].t_s - f[s].t_s >= TC_SETTLE_S && still(f, s, i - 1)) {
             size_t m = s, mid = s + (i - s) / 2;
 
+            /* not a blip's frame (a cursor blinked off) */
+            while (mid + 1 < i && changed_cells(f[mid].text, f[s].text, TC_CELL, NULL))
+                mid++;
             /* the end of a fade within the tolerance: where the middle of the state is
              * reached more closely (its end may hold the next change's start) */
             while (m < mid && changed_cells(f[m].text, f[mid].text, TC_CELL / 3, NULL))
@@ -109,11 +134,18 @@ static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, size_t *r)
     return n;
 }
 
-/* Whether state k of the n in r came from or went to a neighbouring state by a local change. */
-static int local(const struct vt_sd_feat *f, const size_t *r, size_t n, size_t k)
+/*
+ * Whether state k of the n in r came from or went to a neighbouring state by a local change;
+ * a shot's only state, which has no neighbour, by its change from the shot's chosen frame
+ * (a screen whose text is typed, then held once: the chosen frame, often mid-typing, shows
+ * part of it).
+ */
+static int local(const struct vt_sd_feat *f, const size_t *r, size_t n, size_t k, size_t chosen)
 {
     int lim = (int)(TC_LOCAL * VT_SD_TEXT);
 
+    if (n == 1)
+        return changed_cells(f[r[k]].text, f[chosen].text, TC_CELL, NULL) <= lim;
     if (k > 0 && changed_cells(f[r[k]].text, f[r[k - 1]].text, TC_CELL, NULL) <= lim)
         return 1;
     return k + 1 < n && changed_cells(f[r[k]].text, f[r[k + 1]].text, TC_CELL, NULL) <= lim;
@@ -148,7 +180,7 @@ static size_t states(const struct vt_sd_feat *f, size_t a, size_t b, size_t chos
                 amount = am;
             }
         }
-        if (near > 0 && local(f, r, nr, k))
+        if (near > 0 && local(f, r, nr, k, chosen))
             c[n++] = (struct cand){r[k], amount};
     }
     free(r);

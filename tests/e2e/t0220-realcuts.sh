@@ -19,7 +19,12 @@
 # cartoon (h-pop: 13 more cuts, 38 in all) brought it to P 0.900 R 0.947 F1 0.923 (2 false
 # where the scanned film's exposure jumps between two frames, 1 where the bird's wings
 # sweep across the frame, and a jump inside a tracking shot missed); is_relight took the two
-# exposure jumps out: P 0.947 R 0.947 F1 0.947, the floors now.
+# exposure jumps out: P 0.947 R 0.947 F1 0.947.
+# Three terminal recordings with on-screen text (h-txt: charmbracelet/vhs's GIFs, 171 words,
+# 6 cuts where a screen is redrawn whole) brought words from 6/9 to 139/180 before the text
+# frames saw through a blinking cursor, 159/180 = 0.883 after; cuts P 0.725 R 0.935 F1 0.817
+# (10 false cuts where a terminal's text changes under a prompt that stays, 1 redraw missed).
+# Merged with h-pop (16 clips, 44 boundaries): P 0.774 R 0.932 F1 0.845, the floors now.
 # FLOOR_{REAL,GEN}_{P,R,F1,OCR} override a floor while a change is being measured.
 . "$(dirname "$0")/lib.sh"
 D=$DATA/realcuts
@@ -54,8 +59,8 @@ for truth in "$D"/*.json; do
   args+=("$truth" "$out")
 done
 note "real footage ($(ls "$D"/*.json | wc -l) clips):"
-python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.946}" \
-  --min-r "${FLOOR_REAL_R:-0.946}" --min-f1 "${FLOOR_REAL_F1:-0.946}" --min-ocr "${FLOOR_REAL_OCR:-0.66}" "${args[@]}" ||
+python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.77}" \
+  --min-r "${FLOOR_REAL_R:-0.93}" --min-f1 "${FLOOR_REAL_F1:-0.84}" --min-ocr "${FLOOR_REAL_OCR:-0.88}" "${args[@]}" ||
   fail "real footage: below today's figures"
 
 # every seed holds every kind of trouble; these two fooled the detector before issue 24's

@@ -3,7 +3,9 @@
  * grids: a slide build gives one frame per bullet at the moment it settled (the last too,
  * which the shot's chosen frame shows later), a fade gives its end, two names in turn in one lower
  * third both, a still slide, a moving camera or a pan drifting through states none, a scrolling
- * screen is bounded; and the grid itself counts type and not a plain ground.
+ * screen is bounded; a blinking cursor does not cut a screen's states short, and a shot's
+ * only state is taken when it differs from a chosen frame caught mid-typing by a local change;
+ * and the grid itself counts type and not a plain ground.
  */
 #include "base/util.h"
 #include "harness.h"
@@ -95,9 +97,61 @@ VT_TEST(textchange_still_and_brief)
     /* a line shown for 0.3 s and gone: no state */
     add_line(f, 125, 120, 3, 0);
     CHECK_INT(vt_tc_extra(f, &s, out), 0);
-    /* a shot shorter than 2 s: none */
-    s = whole(25, 5);
-    add_line(f, 25, 10, 4, 0);
+    /* a shot shorter than 1 s (TC_PER_S): none, though its line holds 0.7 s */
+    s = whole(14, 0);
+    add_line(f, 14, 3, 4, 0);
+    CHECK_INT(vt_tc_extra(f, &s, out), 0);
+    free(f);
+}
+
+/* A cursor in cell (row, col) that blinks: on for `per` frames, off for `per`, from frame at. */
+static void blink(struct vt_sd_feat *f, size_t n, size_t at, int row, int col, size_t per)
+{
+    for (size_t i = at; i < n; i++)
+        if ((i - at) / per % 2 == 0)
+            f[i].text[row * VT_SD_TEXT_W + col] =
+                (uint8_t)(f[i].text[row * VT_SD_TEXT_W + col] + 25);
+}
+
+VT_TEST(textchange_cursor_blinks)
+{
+    size_t n = 240, out[VT_TC_MAX_EXTRA], k;
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 20);
+
+    /* a terminal whose cursor blinks every 0.33 s (a state needs 0.5 s): no new text, none */
+    blink(f, n, 0, 5, 10, 5);
+    CHECK_INT(vt_tc_extra(f, &s, out), 0);
+    /* a line printed at frame 90 under the blinking cursor: one frame, where it settled (the
+     * cursor on or off), though no stretch between two blinks lasts 0.5 s */
+    add_line(f, n, 90, 3, 0);
+    k = vt_tc_extra(f, &s, out);
+    CHECK_INT(k, 1);
+    if (k == 1)
+        CHECK(out[0] >= 90 && out[0] < 90 + 5);
+    free(f);
+}
+
+VT_TEST(textchange_only_state)
+{
+    size_t n = 90, out[VT_TC_MAX_EXTRA], k;
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 20);
+
+    /* a line typed a cell every 3 frames over 2 s, then held 4 s; the chosen frame, caught
+     * mid-typing, shows part of it: the held line is the shot's only state */
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < VT_SD_TEXT_W && c <= (int)(i / 3); c++)
+            f[i].text[3 * VT_SD_TEXT_W + c] = (uint8_t)(50 + c % 3);
+    k = vt_tc_extra(f, &s, out);
+    CHECK_INT(k, 1);
+    if (k == 1)
+        CHECK_INT(out[0], 45); /* the 16th and last cell typed */
+    /* control: the only state differs from the chosen frame in every cell (a camera that
+     * moved and stopped, not text): none */
+    for (size_t i = 45; i < n; i++)
+        for (int c = 0; c < VT_SD_TEXT; c++)
+            f[i].text[c] = (uint8_t)(90 + (size_t)c * 7 % 60);
     CHECK_INT(vt_tc_extra(f, &s, out), 0);
     free(f);
 }
