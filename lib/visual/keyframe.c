@@ -214,7 +214,7 @@ static int grey_make(struct grey *g, const AVFrame *fr)
 static void cell_means(const uint8_t *p, int w, int h, int gw, int gh, uint8_t *grid)
 {
     int cw = w / gw, ch = h / gh;
-    uint32_t acc[VT_SD_GRID_W] = {0};
+    uint32_t acc[VT_SD_LINE_W] = {0};
 
     for (int gy = 0; gy < gh; gy++) {
         memset(acc, 0, sizeof(acc));
@@ -231,7 +231,9 @@ static void cell_means(const uint8_t *p, int w, int h, int gw, int gh, uint8_t *
 /* The coarse grid of shotdetect.h from the thumbnails. */
 _Static_assert(THUMB_W % VT_SD_GRID_W == 0 && THUMB_H % VT_SD_GRID_H == 0, "luma grid cells");
 _Static_assert(CHROMA_W % VT_SD_CGRID_W == 0 && CHROMA_H % VT_SD_CGRID_H == 0, "chroma cells");
-_Static_assert(VT_SD_CGRID_W <= VT_SD_GRID_W, "one accumulator row");
+_Static_assert(THUMB_W % VT_SD_LINE_W == 0 && THUMB_H % VT_SD_LINE_H == 0, "line grid cells");
+_Static_assert(VT_SD_CGRID_W <= VT_SD_LINE_W && VT_SD_GRID_W <= VT_SD_LINE_W,
+               "one accumulator row");
 
 static void thumb_grid(const struct thumb *th, uint8_t *grid)
 {
@@ -405,6 +407,7 @@ static void frame_features(struct part *p, const struct grey *g, const AVFrame *
         x->sharpness = (float)vt_img_laplacian_var(g->buf, g->w, g->h, g->w);
     thumb_stats(g->th.y, &x->mean, &x->stddev);
     thumb_grid(&g->th, x->grid);
+    cell_means(g->th.y, THUMB_W, THUMB_H, VT_SD_LINE_W, VT_SD_LINE_H, x->line);
     if (p->job->text)
         vt_tc_grid(g->buf, g->w, g->h, g->w, x->text);
     if (n) {

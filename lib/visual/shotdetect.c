@@ -19,7 +19,9 @@
  * Thresholds are relative to local baselines so that noisy or moving shots do not
  * produce cuts. Then not_a_shot drops what real footage puts inside a shot: flashes,
  * covers (something flat over the lens, then the same picture), a change of light in one
- * step (scanned film's exposure), camera motion, a subject moving
+ * step (scanned film's exposure), a screen edited under its first line of type (a terminal's
+ * output, a menu; a screen whose first line is replaced is a new shot however little else
+ * changes), camera motion, a subject moving
  * over a background that stays, overlays (titles, bullets), and grid mixes between moving shots
  * whose contrast never dips (a pan that speeds up, a zoom). Every pass is linear in the number of
  * frames.
@@ -1126,14 +1128,121 @@ static int is_relight(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
     return way >= RELIGHT_CELLS * nl && ch / (VT_SD_GRID - nl) <= QM_LIGHT_CHR;
 }
 
+/*
+ * A screen edited or replaced (a terminal, an application, slides on one template): on a
+ * flat ground, typing, a command's output, a menu opened or closed, a list filtered change
+ * many lines at once, as a change of screen does, but the first line of type stays where
+ * it was (the command, the question, the slide's title), or nothing new is drawn but a
+ * cursor (a screen cleared to its prompt): the same shot. A screen replaced by the next,
+ * as a slide by the next, draws other type in its first line: a new shot, however few
+ * cells change (a question replaced by the next of like length, which looks like a line
+ * of text added). Judged on the line grid, whose cells are about a line of type high; the
+ * ground is its commonest value.
+ */
+#define SCR_GROUND  0.5  /* this share of the cells is ground in both pictures at least */
+#define SCR_FLAT    3    /* a cell is ground within this many grey levels of it */
+#define SCR_INK     8    /* a cell holds type this far from the ground */
+#define SCR_SAME    2    /* a cell stayed when it moved at most this */
+#define SCR_KEEP    0.75 /* the first line stays: this share of its type's cells stayed */
+#define SCR_GONE    0.25 /* the first line is replaced: at most this share stayed */
+#define SCR_MIN_INK 2    /* a first line of type has this many cells at least */
+#define SCR_LINE_H  3    /* a line of type is at most this many rows of cells high */
+#define SCR_CUR_W   2    /* a cursor's cells: at most this many columns */
+#define SCR_CUR_H   4    /* ... and rows */
+
+enum screen { SCREEN_NOT, SCREEN_EDITED, SCREEN_REPLACED };
+
+/* The commonest value of the line grid's cells, counting each with its neighbours. */
+static int line_ground(const uint8_t *c)
+{
+    int hist[258] = {0}, best = 1;
+
+    for (int k = 0; k < VT_SD_LINE; k++)
+        hist[c[k] + 1]++;
+    for (int v = 1; v <= 256; v++)
+        if (hist[v - 1] + hist[v] + hist[v + 1] > hist[best - 1] + hist[best] + hist[best + 1])
+            best = v;
+    return best - 1;
+}
+
+/* Whether the cells drawn anew (other type than before) fit in a cursor's box. */
+static int only_cursor(const struct vt_sd_feat *a, const struct vt_sd_feat *b, int g)
+{
+    int x0 = VT_SD_LINE_W, x1 = -1, y0 = VT_SD_LINE_H, y1 = -1;
+
+    for (int k = 0; k < VT_SD_LINE; k++) {
+        int x = k % VT_SD_LINE_W, y = k / VT_SD_LINE_W;
+
+        if (abs((int)b->line[k] - g) <= SCR_FLAT ||
+            abs((int)a->line[k] - (int)b->line[k]) <= SCR_SAME)
+            continue;
+        x0 = x < x0 ? x : x0;
+        x1 = x > x1 ? x : x1;
+        y0 = y < y0 ? y : y0;
+        y1 = y > y1 ? y : y1;
+    }
+    return x1 - x0 < SCR_CUR_W && y1 - y0 < SCR_CUR_H;
+}
+
+/* The cells of row r of the line grid that hold type (this far from the ground g). */
+static int row_ink(const uint8_t *c, int r, int g)
+{
+    int n = 0;
+
+    for (int k = r * VT_SD_LINE_W; k < (r + 1) * VT_SD_LINE_W; k++)
+        n += abs((int)c[k] - g) > SCR_INK;
+    return n;
+}
+
+static enum screen screen_change(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
+{
+    int g = line_ground(a->line), ground = 0, first = 0, last, most, ink = 0, kept = 0;
+    double chroma = 0;
+
+    for (int k = 0; k < VT_SD_LINE; k++)
+        ground += abs((int)a->line[k] - g) <= SCR_FLAT && abs((int)b->line[k] - g) <= SCR_FLAT;
+    for (int k = VT_SD_GRID_W * VT_SD_GRID_H; k < VT_SD_GRID; k++)
+        chroma += abs((int)a->grid[k] - (int)b->grid[k]);
+    chroma /= VT_SD_GRID - VT_SD_GRID_W * VT_SD_GRID_H;
+    while (first < VT_SD_LINE_H && !row_ink(a->line, first, g))
+        first++;
+    if (ground < SCR_GROUND * VT_SD_LINE || chroma > QM_LIGHT_CHR || first == VT_SD_LINE_H)
+        return SCREEN_NOT;
+    /* the first line: the rows of type from the first, while they hold as much type as
+     * half its fullest row (the tops of a line below hold less), as high as a line */
+    last = first;
+    most = row_ink(a->line, first, g);
+    while (last + 1 < VT_SD_LINE_H && last + 1 < first + SCR_LINE_H &&
+           2 * row_ink(a->line, last + 1, g) >= most && row_ink(a->line, last + 1, g) > 0) {
+        last++;
+        most = row_ink(a->line, last, g) > most ? row_ink(a->line, last, g) : most;
+    }
+    for (int k = first * VT_SD_LINE_W; k < (last + 1) * VT_SD_LINE_W; k++)
+        if (abs((int)a->line[k] - g) > SCR_INK) {
+            ink++;
+            kept += abs((int)a->line[k] - (int)b->line[k]) <= SCR_SAME;
+        }
+    if ((ink >= SCR_MIN_INK && kept >= SCR_KEEP * ink) || only_cursor(a, b, g))
+        return SCREEN_EDITED;
+    return ink >= SCR_MIN_INK && kept <= SCR_GONE * ink ? SCREEN_REPLACED : SCREEN_NOT;
+}
+
 static int not_a_shot(const struct vt_sd_feat *f, size_t n, const double *pd1,
                       const struct bound *x)
 {
+    enum screen scr = SCREEN_NOT;
+
     if (x->kind == VT_SD_FADE)
         return 0;
     if (x->kind == VT_SD_CUT &&
         (is_flash(f, n, x->at) || is_cover(f, n, x->at) || is_relight(&f[x->at - 1], &f[x->at])))
         return 1;
+    if (x->kind == VT_SD_CUT)
+        scr = screen_change(&f[x->at - 1], &f[x->at]);
+    else if (x->span0 > 0 && x->span1 + 1 < n)
+        scr = screen_change(&f[x->span0 - 1], &f[x->span1 + 1]);
+    if (scr != SCREEN_NOT)
+        return scr == SCREEN_EDITED;
     /* a cut's own two frames, whose grids must see most of the change (two shots of one
      * test pattern differ in every pixel and hardly in the cells, nothing to move) */
     if (x->kind == VT_SD_CUT && gdist(&f[x->at - 1], &f[x->at]) >= MOT_SEEN * f[x->at].d1 &&

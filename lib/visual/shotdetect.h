@@ -27,6 +27,15 @@
 #define VT_SD_TEXT_H 6
 #define VT_SD_TEXT   (VT_SD_TEXT_W * VT_SD_TEXT_H)
 
+/*
+ * The line grid: means of VT_SD_LINE_W x VT_SD_LINE_H cells of the thumbnail, each a few
+ * pixels high, about one line of a screen's type: whether the lines of a screen stay
+ * where they were (shotdetect.c's is_screen_edit).
+ */
+#define VT_SD_LINE_W 16
+#define VT_SD_LINE_H 30
+#define VT_SD_LINE   (VT_SD_LINE_W * VT_SD_LINE_H)
+
 /* Features of one analysed frame; diffs are on a small grey thumbnail, 0..255 scale. */
 struct vt_sd_feat {
     double t_s;      /* presentation time relative to the file's start */
@@ -39,6 +48,7 @@ struct vt_sd_feat {
     uint8_t key;     /* a keyframe (random access point): cheap to seek to */
     uint8_t grid[VT_SD_GRID];
     uint8_t text[VT_SD_TEXT]; /* edge pixels per text grid cell, at most 255 */
+    uint8_t line[VT_SD_LINE]; /* the line grid's cell means */
 };
 
 /* Lag of the long-range difference; gradual transitions up to this long are found. */

@@ -29,6 +29,8 @@
 #define TC_STILL     2.0 /* a state's picture moves less than this (mean d1, grey levels) */
 #define TC_RETYPED   2   /* other type in the same place: this many cells moved a little */
 #define TC_BLIP      2   /* a blip (a cursor's blink) changes at most this many cells */
+#define TC_LINE_MOVE 3   /* a line grid cell moved by more than this holds other type */
+#define TC_LINES     4   /* other type in the same lines: this many line grid cells moved */
 
 /* The cells of two text grids that differ by more than thr, and how much they differ. */
 static int changed_cells(const uint8_t *a, const uint8_t *b, int thr, int *amount)
@@ -49,14 +51,17 @@ static int changed_cells(const uint8_t *a, const uint8_t *b, int thr, int *amoun
 }
 
 /*
- * How far a state's grid a is from a frame taken before (b): its changed cells, or 1 when
- * none changed but TC_RETYPED cells that hold type in either moved by more than a third
- * of TC_CELL (another name in the same lower third: "Harbor Yogurt" and "Glacier Otter"
- * differ by 6-10 in 3 cells, while a state seen again moves a few counts); *amount the
- * change.
+ * How far a state's frame a is from a frame taken before (b): the text grid's changed
+ * cells, or 1 when none changed but TC_RETYPED cells that hold type in either moved by more
+ * than a third of TC_CELL (another name in the same lower third: "Harbor Yogurt" and
+ * "Glacier Otter" differ by 6-10 in 3 cells, while a state seen again moves a few counts),
+ * or TC_LINES cells of the finer line grid (shotdetect.h) moved by more than TC_LINE_MOVE
+ * (a screen cleared and typed again: other commands in the same lines give the coarse
+ * cells the same counts); *amount the change.
  */
-static int distance(const uint8_t *a, const uint8_t *b, int *amount)
+static int distance(const struct vt_sd_feat *fa, const struct vt_sd_feat *fb, int *amount)
 {
+    const uint8_t *a = fa->text, *b = fb->text;
     int n = changed_cells(a, b, TC_CELL, amount), moved = 0, sum = 0;
 
     if (n)
@@ -69,8 +74,19 @@ static int distance(const uint8_t *a, const uint8_t *b, int *amount)
             sum += d;
         }
     }
-    if (moved < TC_RETYPED)
-        return 0;
+    if (moved < TC_RETYPED) {
+        moved = sum = 0;
+        for (int i = 0; i < VT_SD_LINE; i++) {
+            int d = abs((int)fa->line[i] - (int)fb->line[i]);
+
+            if (d > TC_LINE_MOVE) {
+                moved++;
+                sum += d;
+            }
+        }
+        if (moved < TC_LINES)
+            return 0;
+    }
     *amount = sum;
     return 1;
 }
@@ -168,12 +184,11 @@ static size_t states(const struct vt_sd_feat *f, size_t a, size_t b, size_t chos
         return 0;
     nr = settled(f, a, b, r);
     for (size_t k = 0; k < nr; k++) {
-        const uint8_t *x = f[r[k]].text;
         int holds = k > 0 && r[k] < chosen && (k + 1 == nr || chosen < r[k + 1]);
-        int am, amount, near = distance(x, f[holds ? r[k - 1] : chosen].text, &amount);
+        int am, amount, near = distance(&f[r[k]], &f[holds ? r[k - 1] : chosen], &amount);
 
         for (size_t j = 0; j < n && near; j++) {
-            int m = distance(x, f[c[j].at].text, &am);
+            int m = distance(&f[r[k]], &f[c[j].at], &am);
 
             if (m < near) {
                 near = m;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define FPS 15.0
@@ -932,4 +933,56 @@ VT_TEST(shotdetect_jpeg_write)
     unlink(path);
     rmdir(dir);
     free(path);
+}
+
+/*
+ * A terminal on a flat ground (the line grid at 36) whose first line, the command, is in
+ * row 4 of the line grid, columns 1-5; from frame 70 on, what edit draws: 0 a menu in rows
+ * 8-20 under the command, 1 the command replaced by another question, 2 the screen cleared
+ * to a cursor in row 4 column 1, 3 the menu under the command on a ground of a new colour.
+ * The thumbnail's difference steps at 70 as at a slide change.
+ */
+static void screen(struct vt_sd_feat *f, size_t n, int edit)
+{
+    for (size_t i = 0; i < n; i++) {
+        int after = i >= 70;
+
+        memset(f[i].line, 36, sizeof(f[i].line));
+        memset(f[i].grid, 40, sizeof(f[i].grid));
+        for (int c = 1; c <= 5; c++)
+            f[i].line[4 * VT_SD_LINE_W + c] =
+                (uint8_t)(after && edit == 1 ? 50 + 9 * c : 90 - 5 * c);
+        if (after && edit == 2) {
+            memset(f[i].line, 36, sizeof(f[i].line));
+            f[i].line[4 * VT_SD_LINE_W + 1] = 200;
+        }
+        for (int r = 8; after && (edit == 0 || edit == 3) && r <= 20; r += 2)
+            for (int c = 1; c <= 4; c++)
+                f[i].line[r * VT_SD_LINE_W + c] = 80;
+        for (int k = VT_SD_GRID_W * VT_SD_GRID_H; after && edit == 3 && k < VT_SD_GRID; k++)
+            f[i].grid[k] = 60;
+    }
+    f[70].d1 = 1.2f;
+    f[70].changed = 0.03f;
+}
+
+VT_TEST(shotdetect_screen_edit_no_cut)
+{
+    struct vt_sd_feat *f = quiet(120);
+    struct vt_sd_shot *s = NULL;
+
+    /* a menu opened under the command that stays, a screen cleared to its prompt: the
+     * same shot (gum and vhs recordings: 10 false cuts) */
+    screen(f, 120, 0);
+    CHECK_INT(detect(f, 120, &s), 1);
+    free(s);
+    screen(f, 120, 2);
+    CHECK_INT(detect(f, 120, &s), 1);
+    free(s);
+    /* the first line replaced (the next question), or the ground's colour changed: a cut */
+    screen(f, 120, 1);
+    check_one_cut(f, 120, 70);
+    screen(f, 120, 3);
+    check_one_cut(f, 120, 70);
+    free(f);
 }

@@ -260,3 +260,27 @@ VT_TEST(textchange_grid)
     CHECK_INT(g[VT_SD_TEXT_W + 7], 5 * 9); /* the strokes end on the ground: no last step */
     CHECK_INT(g[VT_SD_TEXT_W + 8], 0);
 }
+
+VT_TEST(textchange_retyped_lines)
+{
+    size_t n = 240, out[VT_TC_MAX_EXTRA], k;
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 50);
+
+    /* a terminal cleared at 95 and the next command typed in the same line at 100: the
+     * text grid's coarse cells count as much type as before, the line grid's cells differ */
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < VT_SD_LINE_W / 2; c++)
+            f[i].line[4 * VT_SD_LINE_W + c] = (uint8_t)(i < 100 ? 60 + 4 * c : 88 - 4 * c);
+    for (size_t i = 95; i < 100; i++)
+        memset(f[i].text, 0, sizeof(f[i].text));
+    k = vt_tc_extra(f, &s, out);
+    CHECK_INT(k, 1);
+    if (k == 1)
+        CHECK_INT(out[0], 100);
+    /* the same line again: nothing new */
+    for (size_t i = 100; i < n; i++)
+        memcpy(f[i].line, f[0].line, sizeof(f[i].line));
+    CHECK_INT(vt_tc_extra(f, &s, out), 0);
+    free(f);
+}
