@@ -140,10 +140,13 @@ static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, size_t *r)
             while (mid + 1 < i && changed_cells(f[mid].text, f[s].text, TC_CELL, NULL))
                 mid++;
             /* the end of a fade within the tolerance: where the middle of the state is
-             * reached more closely (its end may hold the next change's start) */
+             * reached more closely (its end may hold the next change's start); when the
+             * state did not begin there, the frame after it, for a line drawn in steps or
+             * typed reaches the tolerance a step early (the last letter of "you." moves a
+             * cell less than a third of it) */
             while (m < mid && changed_cells(f[m].text, f[mid].text, TC_CELL / 3, NULL))
                 m++;
-            r[n++] = m;
+            r[n++] = m > s && m < mid ? m + 1 : m;
         }
         s = i;
     }

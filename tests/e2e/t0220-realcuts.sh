@@ -28,7 +28,8 @@
 # no cut (screen_change: the first line of type stays, or nothing but a cursor is drawn) and
 # a screen whose first line is replaced is one however few cells change: the 10 false cuts
 # gone and the redraw found, P 0.955 R 0.955 F1 0.955, the floors now; words 149/180 (the
-# false cuts had given the terminal states frames of their own).
+# false cuts had given the terminal states frames of their own), 154/180 = 0.856 once a
+# state's frame is the one after the first within its tolerance (the floor now).
 # FLOOR_{REAL,GEN}_{P,R,F1,OCR} override a floor while a change is being measured.
 . "$(dirname "$0")/lib.sh"
 D=$DATA/realcuts
@@ -64,7 +65,7 @@ for truth in "$D"/*.json; do
 done
 note "real footage ($(ls "$D"/*.json | wc -l) clips):"
 python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.954}" \
-  --min-r "${FLOOR_REAL_R:-0.954}" --min-f1 "${FLOOR_REAL_F1:-0.954}" --min-ocr "${FLOOR_REAL_OCR:-0.82}" "${args[@]}" ||
+  --min-r "${FLOOR_REAL_R:-0.954}" --min-f1 "${FLOOR_REAL_F1:-0.954}" --min-ocr "${FLOOR_REAL_OCR:-0.85}" "${args[@]}" ||
   fail "real footage: below today's figures"
 
 # every seed holds every kind of trouble; these two fooled the detector before issue 24's

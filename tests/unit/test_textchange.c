@@ -284,3 +284,23 @@ VT_TEST(textchange_retyped_lines)
     CHECK_INT(vt_tc_extra(f, &s, out), 0);
     free(f);
 }
+
+VT_TEST(textchange_last_stroke)
+{
+    size_t n = 240, out[VT_TC_MAX_EXTRA], k;
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 10);
+    static const uint8_t drawn[] = {60, 66}; /* frames 100-101; 70 from 102 on */
+
+    /* a line drawn over three frames (a terminal's line in two steps, then its last
+     * letter typed), the last step less than a third of the tolerance: the frame with the
+     * last letter, not the one before it, which is already that close to the state */
+    for (size_t i = 100; i < n; i++)
+        for (int c = 1; c < VT_SD_TEXT_W * 3 / 4; c++)
+            f[i].text[3 * VT_SD_TEXT_W + c] = i < 102 ? drawn[i - 100] : 70;
+    k = vt_tc_extra(f, &s, out);
+    CHECK_INT(k, 1);
+    if (k == 1)
+        CHECK_INT(out[0], 102);
+    free(f);
+}
