@@ -1194,29 +1194,46 @@ static int row_ink(const uint8_t *c, int r, int g)
     return n;
 }
 
+/*
+ * The first line of type of the line grid c on the ground g: the rows from the first that
+ * holds type, while they hold as much type as half its fullest row (the tops of a line
+ * below hold less), as high as a line. Its rows into *first and *last; 0 when no row holds
+ * type.
+ */
+static int first_line(const uint8_t *c, int g, int *first, int *last)
+{
+    int r = 0, most;
+
+    while (r < VT_SD_LINE_H && !row_ink(c, r, g))
+        r++;
+    if (r == VT_SD_LINE_H)
+        return 0;
+    *first = *last = r;
+    most = row_ink(c, r, g);
+    while (*last + 1 < VT_SD_LINE_H && *last + 1 < r + SCR_LINE_H) {
+        int next = row_ink(c, *last + 1, g);
+
+        if (next == 0 || 2 * next < most)
+            break;
+        most = next > most ? next : most;
+        (*last)++;
+    }
+    return 1;
+}
+
 static enum screen screen_change(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
 {
-    int g = line_ground(a->line), ground = 0, first = 0, last, most, ink = 0, kept = 0;
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
+    int g = line_ground(a->line), ground = 0, first, last, ink = 0, kept = 0;
     double chroma = 0;
 
     for (int k = 0; k < VT_SD_LINE; k++)
         ground += abs((int)a->line[k] - g) <= SCR_FLAT && abs((int)b->line[k] - g) <= SCR_FLAT;
-    for (int k = VT_SD_GRID_W * VT_SD_GRID_H; k < VT_SD_GRID; k++)
+    for (int k = nl; k < VT_SD_GRID; k++)
         chroma += abs((int)a->grid[k] - (int)b->grid[k]);
-    chroma /= VT_SD_GRID - VT_SD_GRID_W * VT_SD_GRID_H;
-    while (first < VT_SD_LINE_H && !row_ink(a->line, first, g))
-        first++;
-    if (ground < SCR_GROUND * VT_SD_LINE || chroma > QM_LIGHT_CHR || first == VT_SD_LINE_H)
+    if (ground < SCR_GROUND * VT_SD_LINE || chroma / (VT_SD_GRID - nl) > QM_LIGHT_CHR ||
+        !first_line(a->line, g, &first, &last))
         return SCREEN_NOT;
-    /* the first line: the rows of type from the first, while they hold as much type as
-     * half its fullest row (the tops of a line below hold less), as high as a line */
-    last = first;
-    most = row_ink(a->line, first, g);
-    while (last + 1 < VT_SD_LINE_H && last + 1 < first + SCR_LINE_H &&
-           2 * row_ink(a->line, last + 1, g) >= most && row_ink(a->line, last + 1, g) > 0) {
-        last++;
-        most = row_ink(a->line, last, g) > most ? row_ink(a->line, last, g) : most;
-    }
     for (int k = first * VT_SD_LINE_W; k < (last + 1) * VT_SD_LINE_W; k++)
         if (abs((int)a->line[k] - g) > SCR_INK) {
             ink++;
