@@ -5,6 +5,7 @@
 #include "harness.h"
 #include "model/stage_config.h"
 #include "store/store.h"
+#include "store/store_int.h"
 
 #include <libpq-fe.h>
 #include <stdio.h>
@@ -169,4 +170,30 @@ void vt_test_video_add(struct vt_store *s, const char *id, const char *key, int 
         CHECK_INT(vt_store_stage_put(s, id, &r), 0);
     }
     CHECK_INT(vt_store_commit(s), 0);
+}
+
+static int read_int(void *user, struct db_stmt *st)
+{
+    *(long long *)user = db_col_null(st, 0) ? -1 : db_col_int64(st, 0);
+    return 1;
+}
+
+long long vt_test_store_int(struct vt_store *s, const char *sql, const char *arg)
+{
+    long long v = -2;
+
+    CHECK_INT(store_rows(s, sql, "test", read_int, &v, "s", arg), 0);
+    return v;
+}
+
+long long vt_test_schema_version(struct vt_store *s)
+{
+    long long v = -2;
+
+    CHECK_INT(store_rows(s,
+                         vt_test_on_pg ? "SELECT max(schema_version) FROM vt_meta"
+                                       : "PRAGMA user_version",
+                         "version", read_int, &v, ""),
+              0);
+    return v;
 }

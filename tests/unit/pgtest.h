@@ -35,5 +35,10 @@ void vt_test_store_done(struct vt_store *s, const char *dir, char *db);
  * transaction of its own; with queue_stages, every stage of the table queued in the same
  * transaction. Each step is checked. */
 void vt_test_video_add(struct vt_store *s, const char *id, const char *key, int queue_stages);
+/* The integer in the first column of the first row sql answers (one text parameter, arg):
+ * -1 for NULL, -2 when no row; the query checked. */
+long long vt_test_store_int(struct vt_store *s, const char *sql, const char *arg);
+/* The schema version of s's database (PRAGMA user_version, or vt_meta's on PostgreSQL). */
+long long vt_test_schema_version(struct vt_store *s);
 
 #endif

@@ -250,34 +250,6 @@ VT_TEST_STORE(redo_dead_letter_crash_taken_over)
     scratch_done(lib, dir);
 }
 
-static int read_int(void *user, struct db_stmt *st)
-{
-    *(long long *)user = db_col_null(st, 0) ? -1 : db_col_int64(st, 0);
-    return 1;
-}
-
-/* One number the query sql (one parameter: a stage name) answers, -2 when none. */
-static long long stage_int(struct vt_store *s, const char *sql, const char *stage)
-{
-    long long v = -2;
-
-    CHECK_INT(store_rows(s, sql, "test", read_int, &v, "s", stage), 0);
-    return v;
-}
-
-/* The schema's version. */
-static long long schema_version(struct vt_store *s)
-{
-    long long v = -2;
-
-    CHECK_INT(store_rows(s,
-                         vt_test_on_pg ? "SELECT max(schema_version) FROM vt_meta"
-                                       : "PRAGMA user_version",
-                         "version", read_int, &v, ""),
-              0);
-    return v;
-}
-
 /* Stage name of video m1 as a library of schema 13 had it: state, attempts, retry time. */
 static void put13(struct vt_store *s, const char *name, enum vt_state st, int attempts,
                   double retry_at)
@@ -326,7 +298,7 @@ VT_TEST_STORE(redo_migration_14_keeps_rows)
                                        : "PRAGMA user_version = 13",
                          "test"),
               0);
-    CHECK_INT(schema_version(s), 13);
+    CHECK_INT(vt_test_schema_version(s), 13);
     vt_store_close(s);
     s = NULL;
     CHECK_INT(vt_store_open(test_db ? test_db : "", &s, err, sizeof(err)), 0);
@@ -337,22 +309,23 @@ VT_TEST_STORE(redo_migration_14_keeps_rows)
         test_db = NULL;
         return;
     }
-    CHECK_INT(schema_version(s), VT_STORE_SCHEMA_VERSION);
-    CHECK_INT(stage_int(s, tries, "fetch"), 1);
-    CHECK_INT(stage_int(s, tries, "keyframe"), 4);
-    CHECK_INT(stage_int(s, tries, "ocr"), 2);
-    CHECK_INT(stage_int(s, tries, "stt"), 4);
-    CHECK_INT(stage_int(s, base, "fetch"), 0);
-    CHECK_INT(stage_int(s, base, "keyframe"), 4);
-    CHECK_INT(stage_int(s, base, "ocr"), 0);
-    CHECK_INT(stage_int(s, base, "stt"), 0);
-    CHECK_INT(stage_int(s, base, "chunk"), 0); /* queued, never run */
-    CHECK_INT(stage_int(s,
-                        "SELECT count(*) FROM stages WHERE video_id = 'm1' AND name = ?"
-                        " AND state = 'failed' AND error = 'disk full'",
-                        "stt"),
+    CHECK_INT(vt_test_schema_version(s), VT_STORE_SCHEMA_VERSION);
+    CHECK_INT(vt_test_store_int(s, tries, "fetch"), 1);
+    CHECK_INT(vt_test_store_int(s, tries, "keyframe"), 4);
+    CHECK_INT(vt_test_store_int(s, tries, "ocr"), 2);
+    CHECK_INT(vt_test_store_int(s, tries, "stt"), 4);
+    CHECK_INT(vt_test_store_int(s, base, "fetch"), 0);
+    CHECK_INT(vt_test_store_int(s, base, "keyframe"), 4);
+    CHECK_INT(vt_test_store_int(s, base, "ocr"), 0);
+    CHECK_INT(vt_test_store_int(s, base, "stt"), 0);
+    CHECK_INT(vt_test_store_int(s, base, "chunk"), 0); /* queued, never run */
+    CHECK_INT(vt_test_store_int(s,
+                                "SELECT count(*) FROM stages WHERE video_id = 'm1' AND name = ?"
+                                " AND state = 'failed' AND error = 'disk full'",
+                                "stt"),
               1);
-    CHECK_INT(stage_int(s, "SELECT count(*) FROM stages WHERE name <> ?", ""), VT_STAGE_COUNT);
+    CHECK_INT(vt_test_store_int(s, "SELECT count(*) FROM stages WHERE name <> ?", ""),
+              VT_STAGE_COUNT);
     vt_test_store_done(s, dir, test_db);
     test_db = NULL;
 }

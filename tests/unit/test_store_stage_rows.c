@@ -28,32 +28,6 @@ static const struct store_migration test_list[] = {
      "CREATE INDEX probe_rows_by_words ON probe_rows (words);"},
 };
 
-static int read_int(void *user, struct db_stmt *st)
-{
-    *(long long *)user = db_col_null(st, 0) ? -1 : db_col_int64(st, 0);
-    return 1;
-}
-
-static long long count_where(struct vt_store *s, const char *sql, const char *id)
-{
-    long long n = -2;
-
-    CHECK_INT(store_rows(s, sql, "count", read_int, &n, "s", id), 0);
-    return n;
-}
-
-static long long schema_version(struct vt_store *s)
-{
-    long long v = -2;
-
-    CHECK_INT(store_rows(s,
-                         vt_test_on_pg ? "SELECT max(schema_version) FROM vt_meta"
-                                       : "PRAGMA user_version",
-                         "version", read_int, &v, ""),
-              0);
-    return v;
-}
-
 static void add_video(struct vt_store *s, const char *id)
 {
     struct vt_video_rec v;
@@ -70,16 +44,16 @@ static void add_video(struct vt_store *s, const char *id)
  * then only V2. */
 static void migrate_past_base(struct vt_store *s)
 {
-    CHECK_INT(schema_version(s), VT_STORE_SCHEMA_VERSION);
+    CHECK_INT(vt_test_schema_version(s), VT_STORE_SCHEMA_VERSION);
     CHECK_INT(VT_STORE_SCHEMA_VERSION, VT_STORE_BASE_VERSION + VT_STORE_N_MIGRATIONS);
     CHECK_INT(vt_store_begin(s), 0);
     CHECK_INT(store_migrate_list(s, test_list, 1, VT_STORE_SCHEMA_VERSION), 0);
     CHECK_INT(vt_store_commit(s), 0);
-    CHECK_INT(schema_version(s), V1);
+    CHECK_INT(vt_test_schema_version(s), V1);
     CHECK_INT(vt_store_begin(s), 0);
     CHECK_INT(store_migrate_list(s, test_list, 2, V1), 0); /* V1 is there: V2 alone */
     CHECK_INT(vt_store_commit(s), 0);
-    CHECK_INT(schema_version(s), V2);
+    CHECK_INT(vt_test_schema_version(s), V2);
 }
 
 static void put_rows(struct vt_store *s)
@@ -103,17 +77,19 @@ static void put_rows(struct vt_store *s)
     CHECK_INT(vt_store_stage_rows_put(s, "probe_rows", "v2", cols, 4, vals, 2), 0);
     CHECK_INT(vt_store_stage_rows_put(s, "probe_rows", "v2", cols, 4, vals, 0), 0);
     CHECK_INT(vt_store_commit(s), 0);
-    CHECK_INT(count_where(s, "SELECT sum(words) FROM probe_rows WHERE video_id = ?", "v1"), 7);
-    CHECK_INT(count_where(s,
-                          "SELECT count(*) FROM probe_rows WHERE video_id = ? AND score = 0.5"
-                          " AND note = 'it''s; DROP TABLE videos'",
-                          "v2"),
+    CHECK_INT(vt_test_store_int(s, "SELECT sum(words) FROM probe_rows WHERE video_id = ?", "v1"),
+              7);
+    CHECK_INT(vt_test_store_int(s,
+                                "SELECT count(*) FROM probe_rows WHERE video_id = ? AND score = 0.5"
+                                " AND note = 'it''s; DROP TABLE videos'",
+                                "v2"),
               1);
-    CHECK_INT(count_where(s,
+    CHECK_INT(
+        vt_test_store_int(s,
                           "SELECT count(*) FROM probe_rows WHERE video_id = ? AND score IS NULL"
                           " AND note IS NULL",
                           "v2"),
-              1);
+        1);
 }
 
 /* Names that are not identifiers, refused before any SQL is written. */
@@ -145,7 +121,7 @@ static void hostile_names(struct vt_store *s)
         vt_store_stage_rows_put(s, "probe_rows", "v1", cols, VT_STORE_STAGE_COLUMNS + 1, v, 1),
         VT_EINVAL);
     CHECK_INT(vt_store_commit(s), 0);
-    CHECK_INT(count_where(s, "SELECT count(*) FROM probe_rows WHERE video_id = ?", "v1"), 2);
+    CHECK_INT(vt_test_store_int(s, "SELECT count(*) FROM probe_rows WHERE video_id = ?", "v1"), 2);
 }
 
 VT_TEST_STORE(store_stage_rows)
@@ -162,13 +138,13 @@ VT_TEST_STORE(store_stage_rows)
     CHECK_INT(vt_store_begin(s), 0);
     CHECK_INT(vt_store_stage_rows_clear(s, "probe_rows", "v2"), 0);
     CHECK_INT(vt_store_commit(s), 0);
-    CHECK_INT(count_where(s, "SELECT count(*) FROM probe_rows WHERE video_id = ?", "v2"), 0);
-    CHECK_INT(count_where(s, "SELECT count(*) FROM probe_rows WHERE video_id = ?", "v1"), 2);
+    CHECK_INT(vt_test_store_int(s, "SELECT count(*) FROM probe_rows WHERE video_id = ?", "v2"), 0);
+    CHECK_INT(vt_test_store_int(s, "SELECT count(*) FROM probe_rows WHERE video_id = ?", "v1"), 2);
     /* a removed video's rows go with it, the store never naming the table */
     CHECK_INT(vt_store_begin(s), 0);
     CHECK_INT(vt_store_video_delete(s, "v1"), 0);
     CHECK_INT(vt_store_commit(s), 0);
-    CHECK_INT(count_where(s, "SELECT count(*) FROM probe_rows WHERE video_id = ?", "v1"), 0);
+    CHECK_INT(vt_test_store_int(s, "SELECT count(*) FROM probe_rows WHERE video_id = ?", "v1"), 0);
     /* this program (schema 8 + its own list) refuses the database the test's list moved on */
     vt_store_close(s);
     s = NULL;
