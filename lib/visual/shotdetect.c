@@ -1221,17 +1221,24 @@ static int first_line(const uint8_t *c, int g, int *first, int *last)
     return 1;
 }
 
-static enum screen screen_change(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
+int vt_sd_screen_ground(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
 {
-    const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
-    int g = line_ground(a->line), ground = 0, first, last, ink = 0, kept = 0;
-    double chroma = 0;
+    int g = line_ground(a->line), ground = 0;
 
     for (int k = 0; k < VT_SD_LINE; k++)
         ground += abs((int)a->line[k] - g) <= SCR_FLAT && abs((int)b->line[k] - g) <= SCR_FLAT;
+    return ground >= SCR_GROUND * VT_SD_LINE ? g : -1;
+}
+
+static enum screen screen_change(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
+{
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
+    int g = vt_sd_screen_ground(a, b), first, last, ink = 0, kept = 0;
+    double chroma = 0;
+
     for (int k = nl; k < VT_SD_GRID; k++)
         chroma += abs((int)a->grid[k] - (int)b->grid[k]);
-    if (ground < SCR_GROUND * VT_SD_LINE || chroma / (VT_SD_GRID - nl) > QM_LIGHT_CHR ||
+    if (g < 0 || chroma / (VT_SD_GRID - nl) > QM_LIGHT_CHR ||
         !first_line(a->line, g, &first, &last))
         return SCREEN_NOT;
     for (int k = first * VT_SD_LINE_W; k < (last + 1) * VT_SD_LINE_W; k++)

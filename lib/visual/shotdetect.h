@@ -79,6 +79,13 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **sh
 /* "cut", "fade" or "dissolve" (static), NULL for VT_SD_START. */
 const char *vt_sd_kind_name(enum vt_sd_kind kind);
 
+/*
+ * Whether two pictures are a screen on one ground (a terminal, an application, a slide):
+ * half the cells of the line grid of both within 3 grey levels of the ground, the
+ * commonest value of a's. The ground's grey level, or -1 when they are not.
+ */
+int vt_sd_screen_ground(const struct vt_sd_feat *a, const struct vt_sd_feat *b);
+
 /* True when a frame with these features is black (part of a fade through black). */
 int vt_sd_is_black(const struct vt_sd_feat *f);
 

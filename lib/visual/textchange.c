@@ -55,9 +55,11 @@ static int changed_cells(const uint8_t *a, const uint8_t *b, int thr, int *amoun
  * cells, or 1 when none changed but TC_RETYPED cells that hold type in either moved by more
  * than a third of TC_CELL (another name in the same lower third: "Harbor Yogurt" and
  * "Glacier Otter" differ by 6-10 in 3 cells, while a state seen again moves a few counts),
- * or TC_LINES cells of the finer line grid (shotdetect.h) moved by more than TC_LINE_MOVE
- * (a screen cleared and typed again: other commands in the same lines give the coarse
- * cells the same counts); *amount the change.
+ * or, on a screen, TC_LINES cells of the finer line grid (shotdetect.h) moved by more than
+ * TC_LINE_MOVE (a terminal cleared and typed again: other commands in the same lines give
+ * the coarse cells the same counts; in a picture that is no screen they move with anything
+ * that moves a little, and gave four frames of nothing in the real set's films); *amount
+ * the change.
  */
 static int distance(const struct vt_sd_feat *fa, const struct vt_sd_feat *fb, int *amount)
 {
@@ -75,6 +77,8 @@ static int distance(const struct vt_sd_feat *fa, const struct vt_sd_feat *fb, in
         }
     }
     if (moved < TC_RETYPED) {
+        if (vt_sd_screen_ground(fa, fb) < 0)
+            return 0;
         moved = sum = 0;
         for (int i = 0; i < VT_SD_LINE; i++) {
             int d = abs((int)fa->line[i] - (int)fb->line[i]);
