@@ -1149,6 +1149,7 @@ static int is_relight(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
 #define SCR_LINE_H  3    /* a line of type is at most this many rows of cells high */
 #define SCR_CUR_W   2    /* a cursor's cells: at most this many columns */
 #define SCR_CUR_H   4    /* ... and rows */
+#define SCR_S       0.2  /* nothing drawn: since this long before the step */
 
 enum screen { SCREEN_NOT, SCREEN_EDITED, SCREEN_REPLACED };
 
@@ -1230,9 +1231,10 @@ int vt_sd_screen_ground(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
     return ground >= SCR_GROUND * VT_SD_LINE ? g : -1;
 }
 
-static enum screen screen_change(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
+static enum screen screen_change(const struct vt_sd_feat *f, size_t n, size_t ia, size_t ib)
 {
     const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
+    const struct vt_sd_feat *a = &f[ia], *b = &f[ib];
     int g = vt_sd_screen_ground(a, b), first, last, ink = 0, kept = 0;
     double chroma = 0;
 
@@ -1246,7 +1248,10 @@ static enum screen screen_change(const struct vt_sd_feat *a, const struct vt_sd_
             ink++;
             kept += abs((int)a->line[k] - (int)b->line[k]) <= SCR_SAME;
         }
-    if ((ink >= SCR_MIN_INK && kept >= SCR_KEEP * ink) || only_cursor(a, b, g))
+    /* nothing drawn but a cursor since SCR_S before the step: a screen redrawn in two steps
+     * (the next text drawn beside the old, then the old cleared) drew before its second */
+    if ((ink >= SCR_MIN_INK && kept >= SCR_KEEP * ink) ||
+        only_cursor(&f[near_idx(f, n, a->t_s - SCR_S)], b, g))
         return SCREEN_EDITED;
     return ink >= SCR_MIN_INK && kept <= SCR_GONE * ink ? SCREEN_REPLACED : SCREEN_NOT;
 }
@@ -1262,9 +1267,9 @@ static int not_a_shot(const struct vt_sd_feat *f, size_t n, const double *pd1,
         (is_flash(f, n, x->at) || is_cover(f, n, x->at) || is_relight(&f[x->at - 1], &f[x->at])))
         return 1;
     if (x->kind == VT_SD_CUT)
-        scr = screen_change(&f[x->at - 1], &f[x->at]);
+        scr = screen_change(f, n, x->at - 1, x->at);
     else if (x->span0 > 0 && x->span1 + 1 < n)
-        scr = screen_change(&f[x->span0 - 1], &f[x->span1 + 1]);
+        scr = screen_change(f, n, x->span0 - 1, x->span1 + 1);
     if (scr != SCREEN_NOT)
         return scr == SCREEN_EDITED;
     /* a cut's own two frames, whose grids must see most of the change (two shots of one

@@ -939,8 +939,10 @@ VT_TEST(shotdetect_jpeg_write)
  * A terminal on a flat ground (the line grid at 36) whose first line, the command, is in
  * row 4 of the line grid, columns 1-5; from frame 70 on, what edit draws: 0 a menu in rows
  * 8-20 under the command, 1 the command replaced by another question, 2 the screen cleared
- * to a cursor in row 4 column 1, 3 the menu under the command on a ground of a new colour.
- * The thumbnail's difference steps at 70 as at a slide change.
+ * to a cursor in row 4 column 1, 3 the menu under the command on a ground of a new colour,
+ * 4 a line drawn in row 12 at 70 beside the command and the command cleared at 71 (a slide
+ * replaced in two steps). The thumbnail's difference steps at 70 as at a slide change (for
+ * 4, at 71).
  */
 static void screen(struct vt_sd_feat *f, size_t n, int edit)
 {
@@ -961,9 +963,16 @@ static void screen(struct vt_sd_feat *f, size_t n, int edit)
                 f[i].line[r * VT_SD_LINE_W + c] = 80;
         for (int k = VT_SD_GRID_W * VT_SD_GRID_H; after && edit == 3 && k < VT_SD_GRID; k++)
             f[i].grid[k] = 60;
+        for (int c = 1; after && edit == 4 && c <= 6; c++) {
+            f[i].line[12 * VT_SD_LINE_W + c] = (uint8_t)(60 + 3 * c);
+            if (i > 70)
+                f[i].line[4 * VT_SD_LINE_W + c] = 36;
+        }
     }
-    f[70].d1 = 1.2f;
-    f[70].changed = 0.03f;
+    f[70].d1 = f[71].d1 = 0.05f;
+    f[70].changed = f[71].changed = 0;
+    f[edit == 4 ? 71 : 70].d1 = 1.2f;
+    f[edit == 4 ? 71 : 70].changed = 0.03f;
 }
 
 VT_TEST(shotdetect_screen_edit_no_cut)
@@ -984,5 +993,9 @@ VT_TEST(shotdetect_screen_edit_no_cut)
     check_one_cut(f, 120, 70);
     screen(f, 120, 3);
     check_one_cut(f, 120, 70);
+    /* the next line drawn beside the old one, then the old one cleared: a cut, though its
+     * step only clears */
+    screen(f, 120, 4);
+    check_one_cut(f, 120, 71);
     free(f);
 }
