@@ -176,6 +176,18 @@ static double gdist(const struct vt_sd_feat *x, const struct vt_sd_feat *y)
     return (double)s / VT_SD_GRID;
 }
 
+/* Mean abs change of two frames' chroma cells: a change of light or a screen's text keeps
+ * the colours, a new picture seldom does. */
+static double chroma_change(const struct vt_sd_feat *x, const struct vt_sd_feat *y)
+{
+    const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
+    double ch = 0;
+
+    for (int k = nl; k < VT_SD_GRID; k++)
+        ch += abs((int)y->grid[k] - (int)x->grid[k]);
+    return ch / (VT_SD_GRID - nl);
+}
+
 /* How far frame m is from the half-way mix of frames a and b (grid mean abs). */
 static double glin(const struct vt_sd_feat *m, const struct vt_sd_feat *a,
                    const struct vt_sd_feat *b)
@@ -628,16 +640,14 @@ static double chained_net(const struct vt_sd_feat *f, size_t n, size_t s, size_t
 static int light_change(const struct vt_sd_feat *a, const struct vt_sd_feat *b, double net)
 {
     const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
-    double dm = (double)b->mean - a->mean, ch = 0;
+    double dm = (double)b->mean - a->mean;
 
     if (fabs(dm) < QM_LIGHT * net)
         return 0;
     for (int k = 0; k < nl; k++)
         if (((double)b->grid[k] - a->grid[k]) * (dm > 0 ? 1 : -1) < QM_LIGHT_CELL * fabs(dm))
             return 0;
-    for (int k = nl; k < VT_SD_GRID; k++)
-        ch += abs((int)b->grid[k] - (int)a->grid[k]);
-    return ch / (VT_SD_GRID - nl) <= QM_LIGHT_CHR;
+    return chroma_change(a, b) <= QM_LIGHT_CHR;
 }
 
 /* Whether a cell of a frame in [s, e] lies beyond the range of frames s - 1 and e + 1. */
@@ -750,7 +760,7 @@ static int grid_cut(const struct vt_sd_feat *f, size_t n, const double *pg, size
 static int uniform_shift(const struct vt_sd_feat *x, const struct vt_sd_feat *y)
 {
     const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
-    double dm = (double)y->mean - x->mean, sum = 0, sq = 0, ch = 0;
+    double dm = (double)y->mean - x->mean, sum = 0, sq = 0;
 
     if (fabs(dm) < DRIFT_SHIFT * y->d1 || fabs(dm) > DRIFT_MAX)
         return 0;
@@ -760,10 +770,8 @@ static int uniform_shift(const struct vt_sd_feat *x, const struct vt_sd_feat *y)
         sum += d;
         sq += d * d;
     }
-    for (int k = nl; k < VT_SD_GRID; k++)
-        ch += abs((int)y->grid[k] - (int)x->grid[k]);
     return sqrt(fmax(0, sq / nl - (sum / nl) * (sum / nl))) <= DRIFT_CELLS * fabs(dm) &&
-           ch / (VT_SD_GRID - nl) <= DRIFT_CHROMA;
+           chroma_change(x, y) <= DRIFT_CHROMA;
 }
 
 static int drift_back(const struct vt_sd_feat *f, const uint8_t *mask, size_t i)
@@ -1116,16 +1124,14 @@ static int motion_no_dip(const struct vt_sd_feat *f, size_t n, const double *pd1
 static int is_relight(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
 {
     const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
-    double dm = (double)b->mean - a->mean, ch = 0;
+    double dm = (double)b->mean - a->mean;
     int way = 0;
 
     if (fabs(dm) < RELIGHT_MIN || fabs(dm) > DRIFT_MAX || fabs(dm) < RELIGHT_SHARE * b->d1)
         return 0;
     for (int k = 0; k < nl; k++)
         way += ((double)b->grid[k] - a->grid[k]) * (dm > 0 ? 1 : -1) >= QM_LIGHT_CELL * fabs(dm);
-    for (int k = nl; k < VT_SD_GRID; k++)
-        ch += abs((int)b->grid[k] - (int)a->grid[k]);
-    return way >= RELIGHT_CELLS * nl && ch / (VT_SD_GRID - nl) <= QM_LIGHT_CHR;
+    return way >= RELIGHT_CELLS * nl && chroma_change(a, b) <= QM_LIGHT_CHR;
 }
 
 /*
@@ -1233,15 +1239,10 @@ int vt_sd_screen_ground(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
 
 static enum screen screen_change(const struct vt_sd_feat *f, size_t n, size_t ia, size_t ib)
 {
-    const int nl = VT_SD_GRID_W * VT_SD_GRID_H;
     const struct vt_sd_feat *a = &f[ia], *b = &f[ib];
     int g = vt_sd_screen_ground(a, b), first, last, ink = 0, kept = 0;
-    double chroma = 0;
 
-    for (int k = nl; k < VT_SD_GRID; k++)
-        chroma += abs((int)a->grid[k] - (int)b->grid[k]);
-    if (g < 0 || chroma / (VT_SD_GRID - nl) > QM_LIGHT_CHR ||
-        !first_line(a->line, g, &first, &last))
+    if (g < 0 || chroma_change(a, b) > QM_LIGHT_CHR || !first_line(a->line, g, &first, &last))
         return SCREEN_NOT;
     for (int k = first * VT_SD_LINE_W; k < (last + 1) * VT_SD_LINE_W; k++)
         if (abs((int)a->line[k] - g) > SCR_INK) {

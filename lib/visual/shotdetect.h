@@ -30,7 +30,7 @@
 /*
  * The line grid: means of VT_SD_LINE_W x VT_SD_LINE_H cells of the thumbnail, each a few
  * pixels high, about one line of a screen's type: whether the lines of a screen stay
- * where they were (shotdetect.c's is_screen_edit).
+ * where they were (shotdetect.c's screen_change, textchange.c's distance).
  */
 #define VT_SD_LINE_W 16
 #define VT_SD_LINE_H 30
