@@ -22,8 +22,7 @@ int vt_bytes_i32(struct vt_bytes *c, int32_t *v)
 
     if (vt_bytes_take(c, 4, &b))
         return -1;
-    *v = (int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                   (uint32_t)b[3] << 24);
+    *v = (int32_t)vt_le32(b);
     return 0;
 }
 

@@ -14,6 +14,18 @@ struct vt_bytes {
     size_t len, off; /* off <= len always */
 };
 
+/* The little-endian uint16 at b (2 bytes the caller has checked are there). */
+static inline uint16_t vt_le16(const unsigned char *b)
+{
+    return (uint16_t)(b[0] | b[1] << 8);
+}
+
+/* The little-endian uint32 at b (4 bytes the caller has checked are there). */
+static inline uint32_t vt_le32(const unsigned char *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
 /* The next n bytes into *out and past them; -1 (nothing moved) if fewer are left. */
 int vt_bytes_take(struct vt_bytes *c, size_t n, const unsigned char **out);
 /* A little-endian int32; -1 if fewer than 4 bytes are left. */

@@ -17,6 +17,7 @@
  */
 #include "ml/tflite.h"
 
+#include "base/bytes.h"
 #include "base/util.h"
 #include "vidtheque.h"
 
@@ -38,25 +39,15 @@ struct fbt {      /* a table whose vtable has been checked */
     size_t tlen;  /* table bytes (inline part) */
 };
 
-static uint32_t rd_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint16_t rd_u16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
 /* A table at pos: its soffset to the vtable, the vtable and the table's length fit. */
 static int fb_table(const struct fb *f, size_t pos, struct fbt *t)
 {
     if (pos > f->n || f->n - pos < 4)
         return -1;
-    int64_t vt = (int64_t)pos - (int32_t)rd_u32(f->d + pos);
+    int64_t vt = (int64_t)pos - (int32_t)vt_le32(f->d + pos);
     if (vt < 0 || (uint64_t)vt > f->n || f->n - (size_t)vt < 4)
         return -1;
-    size_t vtlen = rd_u16(f->d + vt), tlen = rd_u16(f->d + vt + 2);
+    size_t vtlen = vt_le16(f->d + vt), tlen = vt_le16(f->d + vt + 2);
     if (vtlen < 4 || (vtlen & 1) || vtlen > f->n - (size_t)vt || tlen < 4 || tlen > f->n - pos)
         return -1;
     t->pos = pos;
@@ -72,7 +63,7 @@ static int fb_field(const struct fb *f, const struct fbt *t, int id, size_t size
     size_t slot = 4 + 2 * (size_t)id;
     if (slot + 2 > t->vtlen)
         return 0;
-    size_t off = rd_u16(f->d + t->vt + slot);
+    size_t off = vt_le16(f->d + t->vt + slot);
     if (!off)
         return 0;
     if (off < 4 || off > t->tlen || t->tlen - off < size)
@@ -85,7 +76,7 @@ static int fb_u32(const struct fb *f, const struct fbt *t, int id, uint32_t def,
 {
     size_t at;
     int r = fb_field(f, t, id, 4, &at);
-    *v = r == 1 ? rd_u32(f->d + at) : def;
+    *v = r == 1 ? vt_le32(f->d + at) : def;
     return r < 0 ? -1 : 0;
 }
 
@@ -109,7 +100,7 @@ static int fb_u64(const struct fb *f, const struct fbt *t, int id, uint64_t *v)
 {
     size_t at;
     int r = fb_field(f, t, id, 8, &at);
-    *v = r == 1 ? (uint64_t)rd_u32(f->d + at) | (uint64_t)rd_u32(f->d + at + 4) << 32 : 0;
+    *v = r == 1 ? (uint64_t)vt_le32(f->d + at) | (uint64_t)vt_le32(f->d + at + 4) << 32 : 0;
     return r < 0 ? -1 : 0;
 }
 
@@ -118,7 +109,7 @@ static int fb_deref(const struct fb *f, size_t at, size_t *to)
 {
     if (at > f->n || f->n - at < 4)
         return -1;
-    uint32_t rel = rd_u32(f->d + at);
+    uint32_t rel = vt_le32(f->d + at);
     if (rel > f->n - at)
         return -1;
     *to = at + rel;
@@ -135,7 +126,7 @@ static int fb_vec(const struct fb *f, const struct fbt *t, int id, size_t elem, 
         return r;
     if (fb_deref(f, at, &v) || f->n - v < 4)
         return -1;
-    uint32_t c = rd_u32(f->d + v);
+    uint32_t c = vt_le32(f->d + v);
     if (c > (f->n - v - 4) / elem)
         return -1;
     *start = v + 4;
@@ -341,7 +332,7 @@ static int parse_tensors(const struct fb *f, const struct fbt *sg, size_t bufs, 
         t->rank = (int)rank;
         t->count = 1;
         for (uint32_t d = 0; d < rank; d++) {
-            int32_t v = (int32_t)rd_u32(f->d + sstart + 4 * (size_t)d);
+            int32_t v = (int32_t)vt_le32(f->d + sstart + 4 * (size_t)d);
             if (v <= 0 || (uint64_t)t->count * (uint64_t)v > VT_TFLITE_MAX_ELEMS)
                 return BAD("tflite: tensor '%s': absurd shape (dimension %d is %d)", t->name,
                            (int)d, (int)v);
@@ -663,11 +654,11 @@ static int link_tensors(const struct fb *f, struct vt_tflite *m, struct op *o, u
     if (nin < want_in || nin > (o->kind == K_ADD ? 2u : 3u) || nout != 1)
         return BAD("tflite: %s with %u inputs and %u outputs", nm, nin, nout);
     for (uint32_t j = 0; j < nin; j++) {
-        ins[j] = (int32_t)rd_u32(f->d + istart + 4 * (size_t)j);
+        ins[j] = (int32_t)vt_le32(f->d + istart + 4 * (size_t)j);
         if (ins[j] < -1 || ins[j] >= m->nt || (ins[j] == -1 && j < want_in))
             return BAD("tflite: %s input %u is tensor %d of %d", nm, j, (int)ins[j], m->nt);
     }
-    int32_t outi = (int32_t)rd_u32(f->d + ostart);
+    int32_t outi = (int32_t)vt_le32(f->d + ostart);
     if (outi < 0 || outi >= m->nt)
         return BAD("tflite: %s output is tensor %d of %d", nm, (int)outi, m->nt);
     o->in = ins[0];
@@ -735,7 +726,7 @@ static int setup_softmax(struct op *o, const struct fb *f, const struct fbt *opt
     if (r < 0)
         return BAD("tflite: %s options out of range", nm);
     if (r == 1) {
-        uint32_t u = rd_u32(f->d + at);
+        uint32_t u = vt_le32(f->d + at);
         memcpy(&beta, &u, 4);
     }
     if (!isfinite(beta) || tin->count != tout->count || tin->rank < 1 || tout->rank != tin->rank)
@@ -842,7 +833,7 @@ static int norm_vec(const struct fb *f, const struct fbt *t, int id, int positiv
     if (fb_vec(f, t, id, 4, &start, &n) != 1 || (n != 1 && n != 3))
         return -1;
     for (int c = 0; c < 3; c++) {
-        uint32_t u = rd_u32(f->d + start + 4 * (size_t)(n == 3 ? c : 0));
+        uint32_t u = vt_le32(f->d + start + 4 * (size_t)(n == 3 ? c : 0));
         memcpy(&v[c], &u, 4);
         if (!isfinite(v[c]) || (positive && !(v[c] > 0)))
             return -1;
@@ -951,8 +942,8 @@ static int parse_io(const struct fb *f, const struct fbt *sg, struct vt_tflite *
     if (fb_vec(f, sg, 1, 4, &istart, &nin) != 1 || fb_vec(f, sg, 2, 4, &ostart, &nout) != 1 ||
         nin != 1 || nout < 1)
         return BAD("tflite: subgraph needs one input and an output");
-    m->input = (int32_t)rd_u32(f->d + istart);
-    m->output = (int32_t)rd_u32(f->d + ostart);
+    m->input = (int32_t)vt_le32(f->d + istart);
+    m->output = (int32_t)vt_le32(f->d + ostart);
     if (m->input < 0 || m->input >= m->nt || m->output < 0 || m->output >= m->nt)
         return BAD("tflite: subgraph input or output tensor out of range");
     struct tensor *ti = &m->t[m->input];

@@ -27,11 +27,6 @@
 #define MAX_DIM    (1 << 24)
 #define QNT_FACTOR 1000 /* ftype = qntvr * 1000 + file type (GGML_QNT_VERSION_FACTOR) */
 
-static uint32_t le32(const unsigned char *b)
-{
-    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-
 void vt_wggml_free(struct vt_wggml *f)
 {
     if (!f)
@@ -51,7 +46,7 @@ static int parse_hparams(struct vt_wggml *f, struct vt_bytes *c, char *err, size
     const unsigned char *b;
     int rc;
 
-    if (vt_bytes_take(c, 4, &b) || le32(b) != GGML_MAGIC)
+    if (vt_bytes_take(c, 4, &b) || vt_le32(b) != GGML_MAGIC)
         return vt_err(err, errlen, VT_EINVAL, "not a ggml file (bad magic)");
     if ((rc = vt_bytes_field(c, "n_vocab", 1, MAX_VOCAB, &h->n_vocab, err, errlen)) ||
         (rc = vt_bytes_field(c, "n_audio_ctx", 1, MAX_CTX, &h->n_audio_ctx, err, errlen)) ||
@@ -85,7 +80,7 @@ static int parse_filters(struct vt_wggml *f, struct vt_bytes *c, char *err, size
                       (int)f->n_mel, (int)f->n_fft);
     f->filters = vt_xmalloc(n * sizeof(*f->filters));
     for (size_t i = 0; i < n; i++) {
-        uint32_t bits = le32(b + 4 * i);
+        uint32_t bits = vt_le32(b + 4 * i);
 
         memcpy(&f->filters[i], &bits, sizeof(bits));
     }
@@ -350,7 +345,7 @@ void vt_wggml_to_f32(const struct vt_wggml_tensor *t, float *out)
 
     if (t->type == VT_WGGML_Q8_0) {
         for (size_t blk = 0; blk < t->count / VT_WGGML_QK8_0; blk++, p += 34) {
-            float d = half_to_f32((uint16_t)(p[0] | p[1] << 8));
+            float d = half_to_f32(vt_le16(p));
 
             for (int j = 0; j < VT_WGGML_QK8_0; j++)
                 out[blk * VT_WGGML_QK8_0 + (size_t)j] = (float)(int8_t)p[2 + j] * d;
@@ -359,9 +354,9 @@ void vt_wggml_to_f32(const struct vt_wggml_tensor *t, float *out)
     }
     for (size_t i = 0; i < t->count; i++) {
         if (t->type == VT_WGGML_F16) {
-            out[i] = half_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+            out[i] = half_to_f32(vt_le16(p + 2 * i));
         } else {
-            uint32_t bits = le32(p + 4 * i);
+            uint32_t bits = vt_le32(p + 4 * i);
 
             memcpy(&out[i], &bits, sizeof(bits));
         }

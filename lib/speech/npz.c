@@ -6,6 +6,7 @@
  */
 #include "speech/npz.h"
 
+#include "base/bytes.h"
 #include "vidtheque.h"
 
 #include <limits.h>
@@ -20,16 +21,6 @@
 #define EOCD_LEN  22
 #define CDIR_LEN  46
 #define LOCAL_LEN 30
-
-static uint16_t rd16(const unsigned char *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t rd32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 /* A member as the central directory describes it. */
 struct zip_entry {
@@ -48,19 +39,19 @@ static int find_eocd(const unsigned char *z, size_t len, size_t *cd_off, size_t 
     for (size_t i = len - EOCD_LEN + 1; i-- > 0 && len - i <= EOCD_LEN + 65535;) {
         const unsigned char *e = z + i;
 
-        if (rd32(e) != SIG_EOCD || (size_t)rd16(e + 20) != len - i - EOCD_LEN)
+        if (vt_le32(e) != SIG_EOCD || (size_t)vt_le16(e + 20) != len - i - EOCD_LEN)
             continue;
-        if (rd16(e + 4) || rd16(e + 6) || rd16(e + 8) != rd16(e + 10)) {
+        if (vt_le16(e + 4) || vt_le16(e + 6) || vt_le16(e + 8) != vt_le16(e + 10)) {
             snprintf(err, errlen, "multi-disk zip files are not supported");
             return VT_EINVAL;
         }
-        if (rd32(e + 16) == UINT32_MAX || rd16(e + 10) == UINT16_MAX) {
+        if (vt_le32(e + 16) == UINT32_MAX || vt_le16(e + 10) == UINT16_MAX) {
             snprintf(err, errlen, "zip64 archives are not supported");
             return VT_EINVAL;
         }
-        *cd_off = rd32(e + 16);
-        *cd_n = rd16(e + 10);
-        if (*cd_off > i || rd32(e + 12) > i - *cd_off) {
+        *cd_off = vt_le32(e + 16);
+        *cd_n = vt_le16(e + 10);
+        if (*cd_off > i || vt_le32(e + 12) > i - *cd_off) {
             snprintf(err, errlen, "zip central directory lies outside the file");
             return VT_EINVAL;
         }
@@ -81,20 +72,20 @@ static int find_member(const unsigned char *z, size_t len, const char *member,
         const unsigned char *c = z + off;
         size_t name_len, var_len;
 
-        if (len - off < CDIR_LEN || rd32(c) != SIG_CDIR) {
+        if (len - off < CDIR_LEN || vt_le32(c) != SIG_CDIR) {
             snprintf(err, errlen, "zip central directory entry %zu is damaged", k);
             return VT_EINVAL;
         }
-        name_len = rd16(c + 28);
-        var_len = name_len + rd16(c + 30) + rd16(c + 32);
+        name_len = vt_le16(c + 28);
+        var_len = name_len + vt_le16(c + 30) + vt_le16(c + 32);
         if (var_len > len - off - CDIR_LEN) {
             snprintf(err, errlen, "zip central directory entry %zu runs past the file", k);
             return VT_EINVAL;
         }
         if (name_len == want && memcmp(c + CDIR_LEN, member, want) == 0) {
-            *ent = (struct zip_entry){rd16(c + 10), rd32(c + 16), rd32(c + 20), rd32(c + 24),
-                                      rd32(c + 42)};
-            if (rd16(c + 8) & 1) {
+            *ent = (struct zip_entry){vt_le16(c + 10), vt_le32(c + 16), vt_le32(c + 20),
+                                      vt_le32(c + 24), vt_le32(c + 42)};
+            if (vt_le16(c + 8) & 1) {
                 snprintf(err, errlen, "zip member '%s' is encrypted", member);
                 return VT_EINVAL;
             }
@@ -148,13 +139,13 @@ static int member_bytes(const unsigned char *z, size_t len, const char *member,
         return VT_EINVAL;
     }
     l = z + (ent->local < len ? ent->local : 0);
-    if (ent->local > len || len - ent->local < LOCAL_LEN + name_len || rd32(l) != SIG_LOCAL ||
-        rd16(l + 8) != ent->method || rd16(l + 26) != name_len ||
+    if (ent->local > len || len - ent->local < LOCAL_LEN + name_len || vt_le32(l) != SIG_LOCAL ||
+        vt_le16(l + 8) != ent->method || vt_le16(l + 26) != name_len ||
         memcmp(l + LOCAL_LEN, member, name_len) != 0) {
         snprintf(err, errlen, "zip local header of '%s' is missing or disagrees", member);
         return VT_EINVAL;
     }
-    skip = LOCAL_LEN + (size_t)rd16(l + 26) + rd16(l + 28);
+    skip = LOCAL_LEN + (size_t)vt_le16(l + 26) + vt_le16(l + 28);
     if (skip > len - ent->local || ent->csize > len - ent->local - skip) {
         snprintf(err, errlen, "zip member '%s' runs past the end of the file", member);
         return VT_EINVAL;
@@ -287,7 +278,7 @@ int vt_npy_parse_f32(const void *npy, size_t len, struct vt_npy_f32 *out, char *
         snprintf(err, errlen, "not an npy array of version 1 to 3");
         return VT_EINVAL;
     }
-    hlen = p[6] == 1 ? rd16(p + 8) : (len < 12 ? SIZE_MAX : rd32(p + 8));
+    hlen = p[6] == 1 ? vt_le16(p + 8) : (len < 12 ? SIZE_MAX : vt_le32(p + 8));
     start = p[6] == 1 ? 10 : 12;
     if (hlen > 65536 || hlen > len - start) {
         snprintf(err, errlen, "npy header runs past the data (%zu bytes)", len);
@@ -317,7 +308,7 @@ int vt_npy_parse_f32(const void *npy, size_t len, struct vt_npy_f32 *out, char *
         return VT_EIO;
     }
     for (size_t i = 0; i < out->count; i++) {
-        uint32_t bits = rd32(p + start + hlen + 4 * i);
+        uint32_t bits = vt_le32(p + start + hlen + 4 * i);
 
         memcpy(&out->data[i], &bits, 4);
     }

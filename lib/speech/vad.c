@@ -208,7 +208,7 @@ void vt_ggml_to_f32(const struct vt_ggml_tensor *t, float *out)
 
     for (size_t i = 0; i < t->count; i++) {
         if (t->type == VT_GGML_F16) {
-            out[i] = half_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+            out[i] = half_to_f32(vt_le16(p + 2 * i));
         } else {
             uint32_t bits = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
                             (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
