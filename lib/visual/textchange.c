@@ -32,12 +32,12 @@
 #define TC_LINE_MOVE 3   /* a line grid cell moved by more than this holds other type */
 #define TC_LINES     4   /* other type in the same lines: this many line grid cells moved */
 
-/* The cells of two text grids that differ by more than thr, and how much they differ. */
-static int changed_cells(const uint8_t *a, const uint8_t *b, int thr, int *amount)
+/* The cells of two grids of n cells that differ by more than thr, and how much they differ. */
+static int grid_changed(const uint8_t *a, const uint8_t *b, int n_cells, int thr, int *amount)
 {
     int n = 0, sum = 0;
 
-    for (int i = 0; i < VT_SD_TEXT; i++) {
+    for (int i = 0; i < n_cells; i++) {
         int d = abs((int)a[i] - (int)b[i]);
 
         if (d > thr) {
@@ -48,6 +48,12 @@ static int changed_cells(const uint8_t *a, const uint8_t *b, int thr, int *amoun
     if (amount)
         *amount = sum;
     return n;
+}
+
+/* The cells of two text grids that differ by more than thr, and how much they differ. */
+static int changed_cells(const uint8_t *a, const uint8_t *b, int thr, int *amount)
+{
+    return grid_changed(a, b, VT_SD_TEXT, thr, amount);
 }
 
 /*
@@ -76,21 +82,10 @@ static int distance(const struct vt_sd_feat *fa, const struct vt_sd_feat *fb, in
             sum += d;
         }
     }
-    if (moved < TC_RETYPED) {
-        if (vt_sd_screen_ground(fa, fb) < 0)
-            return 0;
-        moved = sum = 0;
-        for (int i = 0; i < VT_SD_LINE; i++) {
-            int d = abs((int)fa->line[i] - (int)fb->line[i]);
-
-            if (d > TC_LINE_MOVE) {
-                moved++;
-                sum += d;
-            }
-        }
-        if (moved < TC_LINES)
-            return 0;
-    }
+    if (moved < TC_RETYPED &&
+        (vt_sd_screen_ground(fa, fb) < 0 ||
+         grid_changed(fa->line, fb->line, VT_SD_LINE, TC_LINE_MOVE, &sum) < TC_LINES))
+        return 0;
     *amount = sum;
     return 1;
 }
