@@ -13,18 +13,21 @@
  * frame, at the moment it settled (for a fade, where the counts come within a third of the
  * tolerance of the state's middle frame). A screen recording that scrolls and stops would make a
  * state of every stop: at most one frame per TC_PER_S seconds of the shot and
- * VT_TC_MAX_EXTRA in all, TC_MIN_GAP_S apart, the largest changes first.
+ * VT_TC_MAX_EXTRA in all, the largest changes first. States are disjoint and each held
+ * TC_SETTLE_S, so their frames are that far apart without a rule of their own.
  */
 #include "visual/textchange.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define TC_EDGE      40  /* a step of this many grey levels to the next pixel is a stroke's */
-#define TC_CELL      12  /* a cell changed: its count moved by more than this */
-#define TC_SETTLE_S  0.5 /* a state lasts at least this long (a title held, a bullet read) */
-#define TC_MIN_GAP_S 1.0 /* extra frames at least this far apart */
-#define TC_PER_S     1.0 /* at most one extra frame per this many seconds of the shot */
+#define TC_EDGE 40 /* a step of this many grey levels to the next pixel is a stroke's */
+#define TC_CELL 12 /* a cell changed: its count moved by more than this */
+/* A state lasts about half a second at least (a title held, a bullet read, a prompt
+ * answered): its first frame to the next state's, on analysed frames 0.04-0.08 s apart, so
+ * a state shown 0.5 s can measure a sample less. */
+#define TC_SETTLE_S  0.44
+#define TC_PER_S     0.5 /* at most one extra frame per this many seconds of the shot */
 #define TC_LOCAL     0.5 /* a change of text leaves at least half the cells alone */
 #define TC_STILL     2.0 /* a state's picture moves less than this (mean d1, grey levels) */
 #define TC_RETYPED   2   /* other type in the same place: this many cells moved a little */
@@ -124,15 +127,20 @@ static int blip(const struct vt_sd_feat *f, size_t s, size_t i, size_t b)
     return 0;
 }
 
-/* The first frames of the settled states of [a, b] into r (room for b - a + 1): their number. */
+/*
+ * The first frames of the settled states of [a, b] into r (room for b - a + 1): their number.
+ * A state lasts from its first frame to the next one's (the last to one frame after b).
+ */
 static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, size_t *r)
 {
     size_t n = 0, s = a;
 
     for (size_t i = a + 1; i <= b + 1; i++) {
+        double end = i <= b ? f[i].t_s : 2 * f[b].t_s - f[b - 1].t_s;
+
         if (i <= b && (!changed_cells(f[i].text, f[s].text, TC_CELL, NULL) || blip(f, s, i, b)))
             continue;
-        if (f[i - 1].t_s - f[s].t_s >= TC_SETTLE_S && still(f, s, i - 1)) {
+        if (end - f[s].t_s >= TC_SETTLE_S && still(f, s, i - 1)) {
             size_t m = s, mid = s + (i - s) / 2;
 
             /* not a blip's frame (a cursor blinked off) */
@@ -222,7 +230,7 @@ static int by_time(const void *pa, const void *pb)
 
 size_t vt_tc_extra(const struct vt_sd_feat *f, const struct vt_sd_shot *s, size_t *out)
 {
-    size_t a = s->stable_first, b = s->stable_last, n, k = 0, cap;
+    size_t a = s->stable_first, b = s->stable_last, n, k, cap;
     struct cand *c;
 
     if (b <= a)
@@ -236,19 +244,10 @@ size_t vt_tc_extra(const struct vt_sd_feat *f, const struct vt_sd_shot *s, size_
     if (!c)
         return 0; /* no extra frames is what the stage did before them */
     n = states(f, a, b, s->chosen, c);
-    /* the largest changes first, each far enough from those taken */
+    /* the largest changes first */
     qsort(c, n, sizeof(*c), by_amount);
-    for (size_t i = 0; i < n && k < cap; i++) {
-        int near = 0;
-
-        for (size_t j = 0; j < k && !near; j++) {
-            double gap = f[c[i].at].t_s - f[out[j]].t_s;
-
-            near = gap < TC_MIN_GAP_S && gap > -TC_MIN_GAP_S;
-        }
-        if (!near)
-            out[k++] = c[i].at;
-    }
+    for (k = 0; k < n && k < cap; k++)
+        out[k] = c[k].at;
     free(c);
     qsort(out, k, sizeof(*out), by_time);
     return k;

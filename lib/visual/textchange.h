@@ -19,8 +19,9 @@
 /*
  * The extra frames of shot s (one of vt_sd_detect's over f): analysed frames, each the
  * moment a new state of the shot's text settled, in time order, into out (room for
- * VT_TC_MAX_EXTRA). Returns their number: at most one per second of the shot's stable part
- * (60 a minute) and VT_TC_MAX_EXTRA. The shot's own chosen frame is never among them.
+ * VT_TC_MAX_EXTRA). Returns their number: one per state held about half a second, at most
+ * two per second of the shot's stable part and VT_TC_MAX_EXTRA. The shot's own chosen
+ * frame is never among them.
  */
 size_t vt_tc_extra(const struct vt_sd_feat *f, const struct vt_sd_shot *s, size_t *out);
 

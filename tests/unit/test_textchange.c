@@ -4,8 +4,9 @@
  * which the shot's chosen frame shows later), a fade gives its end, two names in turn in one lower
  * third both, a still slide, a moving camera or a pan drifting through states none, a scrolling
  * screen is bounded; a blinking cursor does not cut a screen's states short, and a shot's
- * only state is taken when it differs from a chosen frame caught mid-typing by a local change;
- * and the grid itself counts type and not a plain ground.
+ * only state is taken when it differs from a chosen frame caught mid-typing by a local change,
+ * and states shown half a second each are taken one after the other; and the grid itself
+ * counts type and not a plain ground.
  */
 #include "base/util.h"
 #include "harness.h"
@@ -97,10 +98,14 @@ VT_TEST(textchange_still_and_brief)
     /* a line shown for 0.3 s and gone: no state */
     add_line(f, 125, 120, 3, 0);
     CHECK_INT(vt_tc_extra(f, &s, out), 0);
-    /* a shot shorter than 1 s (TC_PER_S): none, though its line holds 0.7 s */
-    s = whole(14, 0);
-    add_line(f, 14, 3, 4, 0);
+    /* a shot shorter than 0.5 s (TC_PER_S): none, though its line holds to its end */
+    s = whole(8, 0);
+    add_line(f, 8, 1, 4, 0);
     CHECK_INT(vt_tc_extra(f, &s, out), 0);
+    /* one frame longer, 0.53 s: the line's state is taken */
+    s = whole(9, 0);
+    add_line(f, 9, 1, 4, 0);
+    CHECK_INT(vt_tc_extra(f, &s, out), 1);
     free(f);
 }
 
@@ -237,8 +242,8 @@ VT_TEST(textchange_scroll_bounded)
                     (uint8_t)(10 + (step * 37) % 70 + c % 3);
     k = vt_tc_extra(f, &s, out);
     CHECK_INT(k, VT_TC_MAX_EXTRA);
-    for (size_t i = 1; i < k; i++)
-        CHECK(f[out[i]].t_s - f[out[i - 1]].t_s >= 1.0);
+    for (size_t i = 1; i < k; i++) /* each its own state, held about half a second */
+        CHECK(f[out[i]].t_s - f[out[i - 1]].t_s >= 0.4);
     free(f);
 }
 
@@ -302,5 +307,30 @@ VT_TEST(textchange_last_stroke)
     CHECK_INT(k, 1);
     if (k == 1)
         CHECK_INT(out[0], 102);
+    free(f);
+}
+
+VT_TEST(textchange_short_states)
+{
+    size_t n = 70, out[VT_TC_MAX_EXTRA], k;
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 60);
+
+    /* a terminal at 25 frames a second (gum's demo): a question alone for 13 frames (shown
+     * 0.52 s, its first frame to its last 0.48 s), then its options under it for 13, then
+     * the answer under those until the redraw at 2.8 s, the chosen frame in that last state:
+     * both short states are taken, though they follow each other within a second, and the
+     * last where it settled (the chosen frame becomes its duplicate) */
+    for (size_t i = 0; i < n; i++)
+        f[i].t_s = i / 25.0;
+    add_line(f, n, 13, 2, 0);
+    add_line(f, n, 26, 3, 0);
+    k = vt_tc_extra(f, &s, out);
+    CHECK_INT(k, 3);
+    if (k == 3) {
+        CHECK_INT(out[0], 0);
+        CHECK_INT(out[1], 13);
+        CHECK_INT(out[2], 26);
+    }
     free(f);
 }
