@@ -1155,6 +1155,7 @@ static int is_relight(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
 #define SCR_LINE_H  3    /* a line of type is at most this many rows of cells high */
 #define SCR_CUR_W   2    /* a cursor's cells: at most this many columns */
 #define SCR_CUR_H   4    /* ... and rows */
+#define SCR_TALL    0.33 /* a line of type is less than this share of the screen high */
 #define SCR_S       0.2  /* nothing drawn: since this long before the step */
 
 enum screen { SCREEN_NOT, SCREEN_EDITED, SCREEN_REPLACED };
@@ -1172,7 +1173,26 @@ static int line_ground(const uint8_t *c)
     return best - 1;
 }
 
-/* Whether the cells drawn anew (other type than before) fit in a cursor's box. */
+/* Whether every row of the line grid c from y0 to y1 holds something off the ground g. */
+static int rows_drawn(const uint8_t *c, int y0, int y1, int g)
+{
+    for (int y = y0; y <= y1; y++) {
+        int k = y * VT_SD_LINE_W, end = k + VT_SD_LINE_W;
+
+        while (k < end && abs((int)c[k] - g) <= SCR_FLAT)
+            k++;
+        if (k == end)
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * Whether the cells drawn anew (other type than before) fit in a cursor's box: SCR_CUR_W
+ * columns, and SCR_CUR_H rows or one line of type in b (no empty row between), however
+ * large its type (a terminal at 42 points in a window 136 px high: a letter typed and the
+ * cursor moved on are 2 columns and 8 rows of the grid).
+ */
 static int only_cursor(const struct vt_sd_feat *a, const struct vt_sd_feat *b, int g)
 {
     int x0 = VT_SD_LINE_W, x1 = -1, y0 = VT_SD_LINE_H, y1 = -1;
@@ -1188,7 +1208,10 @@ static int only_cursor(const struct vt_sd_feat *a, const struct vt_sd_feat *b, i
         y0 = y < y0 ? y : y0;
         y1 = y > y1 ? y : y1;
     }
-    return x1 - x0 < SCR_CUR_W && y1 - y0 < SCR_CUR_H;
+    if (x1 - x0 >= SCR_CUR_W)
+        return 0;
+    return y1 - y0 < SCR_CUR_H ||
+           (y1 - y0 < SCR_TALL * VT_SD_LINE_H && rows_drawn(b->line, y0, y1, g));
 }
 
 /* The cells of row r of the line grid that hold type (this far from the ground g). */

@@ -941,8 +941,11 @@ VT_TEST(shotdetect_jpeg_write)
  * 8-20 under the command, 1 the command replaced by another question, 2 the screen cleared
  * to a cursor in row 4 column 1, 3 the menu under the command on a ground of a new colour,
  * 4 a line drawn in row 12 at 70 beside the command and the command cleared at 71 (a slide
- * replaced in two steps). The thumbnail's difference steps at 70 as at a slide change (for
- * 4, at 71).
+ * replaced in two steps), 5 a letter typed in large type (a window 136 px high at 42 points:
+ * the line is rows 11-18, a prompt in column 1, the cursor in column 2 and from 70 a letter
+ * there and the cursor in column 3), 6 the same with a second line drawn at 70 in rows 21-28
+ * of those columns. The thumbnail's difference steps at 70 as at a slide change (for 4, at
+ * 71).
  */
 static void screen(struct vt_sd_feat *f, size_t n, int edit)
 {
@@ -963,6 +966,15 @@ static void screen(struct vt_sd_feat *f, size_t n, int edit)
                 f[i].line[r * VT_SD_LINE_W + c] = 80;
         for (int k = VT_SD_GRID_W * VT_SD_GRID_H; after && edit == 3 && k < VT_SD_GRID; k++)
             f[i].grid[k] = 60;
+        if (edit >= 5) /* no command in row 4 */
+            memset(&f[i].line[4 * VT_SD_LINE_W], 36, VT_SD_LINE_W);
+        for (int r = 11; edit >= 5 && r <= 18; r++) {
+            f[i].line[r * VT_SD_LINE_W + 1] = 90;
+            f[i].line[r * VT_SD_LINE_W + 2] = after ? 120 : 200;
+            f[i].line[r * VT_SD_LINE_W + 3] = after ? 200 : 36;
+            f[i].line[(r + 10) * VT_SD_LINE_W + 2] = after && edit == 6 ? 120 : 36;
+            f[i].line[(r + 10) * VT_SD_LINE_W + 3] = after && edit == 6 ? 120 : 36;
+        }
         for (int c = 1; after && edit == 4 && c <= 6; c++) {
             f[i].line[12 * VT_SD_LINE_W + c] = (uint8_t)(60 + 3 * c);
             if (i > 70)
@@ -997,5 +1009,12 @@ VT_TEST(shotdetect_screen_edit_no_cut)
      * step only clears */
     screen(f, 120, 4);
     check_one_cut(f, 120, 71);
+    /* a letter typed in type 8 rows high: the cursor's box is that line's height (vhs's
+     * commands/type: 18 false cuts); the same two columns over two lines: a cut */
+    screen(f, 120, 5);
+    CHECK_INT(detect(f, 120, &s), 1);
+    free(s);
+    screen(f, 120, 6);
+    check_one_cut(f, 120, 70);
     free(f);
 }
