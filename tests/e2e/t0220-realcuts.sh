@@ -29,7 +29,15 @@
 # a screen whose first line is replaced is one however few cells change: the 10 false cuts
 # gone and the redraw found, P 0.955 R 0.955 F1 0.955, the floors now; words 149/180 (the
 # false cuts had given the terminal states frames of their own), 154/180 = 0.856 once a
-# state's frame is the one after the first within its tolerance (the floor now).
+# state's frame is the one after the first within its tolerance; 162/180 = 0.900 once a
+# state lasts to the next one's first frame, needs 0.44 s and extra frames need no gap.
+# Four held-out terminal recordings (h-hold, truth committed before any run: 190 words,
+# 4 cuts) read 147/190 with the old text frames, 160/190 with the new, and cut 31 times
+# (27 false: 18 letters typed in large type, 8 focus moves in a split editor, a scroll):
+# 20 clips P 0.613 R 0.958 F1 0.748; a cursor's box as high as a line of type took the
+# 18 out: P 0.807 R 0.958 F1 0.876, words 319-322/370 = 0.86-0.87 (the floors now; the OCR
+# of the terminals varies by a few words from run to run). The made trouble's words went
+# from 40/58 to 47/58 with the text states (floor 0.75).
 # FLOOR_{REAL,GEN}_{P,R,F1,OCR} override a floor while a change is being measured.
 . "$(dirname "$0")/lib.sh"
 D=$DATA/realcuts
@@ -64,8 +72,8 @@ for truth in "$D"/*.json; do
   args+=("$truth" "$out")
 done
 note "real footage ($(ls "$D"/*.json | wc -l) clips):"
-python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.954}" \
-  --min-r "${FLOOR_REAL_R:-0.954}" --min-f1 "${FLOOR_REAL_F1:-0.954}" --min-ocr "${FLOOR_REAL_OCR:-0.85}" "${args[@]}" ||
+python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.80}" \
+  --min-r "${FLOOR_REAL_R:-0.954}" --min-f1 "${FLOOR_REAL_F1:-0.87}" --min-ocr "${FLOOR_REAL_OCR:-0.85}" "${args[@]}" ||
   fail "real footage: below today's figures"
 
 # every seed holds every kind of trouble; these two fooled the detector before issue 24's
@@ -80,7 +88,7 @@ for seed in 1 9; do
 done
 note "made trouble (gen_trouble.sh seeds 1 and 9):"
 python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_GEN_P:-1.0}" \
-  --min-r "${FLOOR_GEN_R:-1.0}" --min-f1 "${FLOOR_GEN_F1:-1.0}" --min-ocr "${FLOOR_GEN_OCR:-0.55}" \
+  --min-r "${FLOOR_GEN_R:-1.0}" --min-f1 "${FLOOR_GEN_F1:-1.0}" --min-ocr "${FLOOR_GEN_OCR:-0.75}" \
   "${args[@]}" || fail "made trouble: below today's figures"
 
 vt check > /dev/null || fail "check"
