@@ -1157,6 +1157,7 @@ static int is_relight(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
 #define SCR_CUR_H   4    /* ... and rows */
 #define SCR_TALL    0.33 /* a line of type is less than this share of the screen high */
 #define SCR_S       0.2  /* nothing drawn: since this long before the step */
+#define SCR_STROKE  12   /* a text grid cell's strokes moved: its count by more than this */
 
 enum screen { SCREEN_NOT, SCREEN_EDITED, SCREEN_REPLACED };
 
@@ -1260,6 +1261,26 @@ int vt_sd_screen_ground(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
     return ground >= SCR_GROUND * VT_SD_LINE ? g : -1;
 }
 
+/*
+ * Whether the type of line grid rows [first, last] stayed where it was in the text grid
+ * (stroke counts, shotdetect.h), which sees type whatever its ground: the cells of the text
+ * grid rows over them hold strokes in a and none moved by more than SCR_STROKE. A highlight
+ * bar moved off a line or onto it changes the line's means, not its strokes (a split
+ * editor's focus: the largest move 12); a title replaced by one of like length on one
+ * template moved one cell by 40.
+ */
+static int type_stayed(const struct vt_sd_feat *a, const struct vt_sd_feat *b, int first, int last)
+{
+    int moved = 0, strokes = 0; /* cells whose strokes moved, strokes in a */
+
+    for (int r = first * VT_SD_TEXT_H / VT_SD_LINE_H; r <= last * VT_SD_TEXT_H / VT_SD_LINE_H; r++)
+        for (int k = r * VT_SD_TEXT_W; k < (r + 1) * VT_SD_TEXT_W; k++) {
+            moved += abs((int)a->text[k] - (int)b->text[k]) > SCR_STROKE;
+            strokes += a->text[k];
+        }
+    return strokes > 2 * SCR_STROKE && !moved;
+}
+
 static enum screen screen_change(const struct vt_sd_feat *f, size_t n, size_t ia, size_t ib)
 {
     const struct vt_sd_feat *a = &f[ia], *b = &f[ib];
@@ -1274,7 +1295,7 @@ static enum screen screen_change(const struct vt_sd_feat *f, size_t n, size_t ia
         }
     /* nothing drawn but a cursor since SCR_S before the step: a screen redrawn in two steps
      * (the next text drawn beside the old, then the old cleared) drew before its second */
-    if ((ink >= SCR_MIN_INK && kept >= SCR_KEEP * ink) ||
+    if ((ink >= SCR_MIN_INK && kept >= SCR_KEEP * ink) || type_stayed(a, b, first, last) ||
         only_cursor(&f[near_idx(f, n, a->t_s - SCR_S)], b, g))
         return SCREEN_EDITED;
     return ink >= SCR_MIN_INK && kept <= SCR_GONE * ink ? SCREEN_REPLACED : SCREEN_NOT;

@@ -944,8 +944,9 @@ VT_TEST(shotdetect_jpeg_write)
  * replaced in two steps), 5 a letter typed in large type (a window 136 px high at 42 points:
  * the line is rows 11-18, a prompt in column 1, the cursor in column 2 and from 70 a letter
  * there and the cursor in column 3), 6 the same with a second line drawn at 70 in rows 21-28
- * of those columns. The thumbnail's difference steps at 70 as at a slide change (for 4, at
- * 71).
+ * of those columns, 7 a highlight bar moved under the command (its cells 40 levels lighter,
+ * its strokes in the text grid the same), 8 the same with the strokes moved (other type on
+ * the bar). The thumbnail's difference steps at 70 as at a slide change (for 4, at 71).
  */
 static void screen(struct vt_sd_feat *f, size_t n, int edit)
 {
@@ -966,15 +967,19 @@ static void screen(struct vt_sd_feat *f, size_t n, int edit)
                 f[i].line[r * VT_SD_LINE_W + c] = 80;
         for (int k = VT_SD_GRID_W * VT_SD_GRID_H; after && edit == 3 && k < VT_SD_GRID; k++)
             f[i].grid[k] = 60;
-        if (edit >= 5) /* no command in row 4 */
+        if (edit == 5 || edit == 6) /* no command in row 4 */
             memset(&f[i].line[4 * VT_SD_LINE_W], 36, VT_SD_LINE_W);
-        for (int r = 11; edit >= 5 && r <= 18; r++) {
+        for (int r = 11; (edit == 5 || edit == 6) && r <= 18; r++) {
             f[i].line[r * VT_SD_LINE_W + 1] = 90;
             f[i].line[r * VT_SD_LINE_W + 2] = after ? 120 : 200;
             f[i].line[r * VT_SD_LINE_W + 3] = after ? 200 : 36;
             f[i].line[(r + 10) * VT_SD_LINE_W + 2] = after && edit == 6 ? 120 : 36;
             f[i].line[(r + 10) * VT_SD_LINE_W + 3] = after && edit == 6 ? 120 : 36;
         }
+        for (int c = 0; edit >= 7 && c < VT_SD_TEXT_W / 2; c++)
+            f[i].text[c] = (uint8_t)(after && edit == 8 && c % 2 ? 90 : 60);
+        for (int c = 1; after && edit >= 7 && c <= 5; c++)
+            f[i].line[4 * VT_SD_LINE_W + c] = (uint8_t)(130 - 5 * c);
         for (int c = 1; after && edit == 4 && c <= 6; c++) {
             f[i].line[12 * VT_SD_LINE_W + c] = (uint8_t)(60 + 3 * c);
             if (i > 70)
@@ -989,32 +994,33 @@ static void screen(struct vt_sd_feat *f, size_t n, int edit)
 
 VT_TEST(shotdetect_screen_edit_no_cut)
 {
+    /* each edit of screen() and the frame of its cut, 0 for the same shot */
+    static const struct {
+        int edit;
+        size_t cut;
+    } cases[] = {
+        {0, 0},  /* a menu opened under the command that stays (gum, vhs: 10 false cuts) */
+        {2, 0},  /* a screen cleared to its prompt */
+        {1, 70}, /* the first line replaced (the next question) */
+        {3, 70}, /* the ground's colour changed */
+        {4, 71}, /* the next line drawn beside the old, then the old cleared */
+        {5, 0},  /* a letter typed in type 8 rows high (vhs's commands/type: 18 false cuts) */
+        {6, 70}, /* the same two columns over two lines */
+        {7, 0},  /* a highlight bar under the same type (a split editor: 6 false cuts) */
+        {8, 70}, /* other type on the bar */
+    };
     struct vt_sd_feat *f = quiet(120);
-    struct vt_sd_shot *s = NULL;
 
-    /* a menu opened under the command that stays, a screen cleared to its prompt: the
-     * same shot (gum and vhs recordings: 10 false cuts) */
-    screen(f, 120, 0);
-    CHECK_INT(detect(f, 120, &s), 1);
-    free(s);
-    screen(f, 120, 2);
-    CHECK_INT(detect(f, 120, &s), 1);
-    free(s);
-    /* the first line replaced (the next question), or the ground's colour changed: a cut */
-    screen(f, 120, 1);
-    check_one_cut(f, 120, 70);
-    screen(f, 120, 3);
-    check_one_cut(f, 120, 70);
-    /* the next line drawn beside the old one, then the old one cleared: a cut, though its
-     * step only clears */
-    screen(f, 120, 4);
-    check_one_cut(f, 120, 71);
-    /* a letter typed in type 8 rows high: the cursor's box is that line's height (vhs's
-     * commands/type: 18 false cuts); the same two columns over two lines: a cut */
-    screen(f, 120, 5);
-    CHECK_INT(detect(f, 120, &s), 1);
-    free(s);
-    screen(f, 120, 6);
-    check_one_cut(f, 120, 70);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct vt_sd_shot *s = NULL;
+
+        screen(f, 120, cases[i].edit);
+        if (cases[i].cut) {
+            check_one_cut(f, 120, cases[i].cut);
+            continue;
+        }
+        CHECK_INT(detect(f, 120, &s), 1);
+        free(s);
+    }
     free(f);
 }
