@@ -210,8 +210,7 @@ void vt_ggml_to_f32(const struct vt_ggml_tensor *t, float *out)
         if (t->type == VT_GGML_F16) {
             out[i] = half_to_f32(vt_le16(p + 2 * i));
         } else {
-            uint32_t bits = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
-                            (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
+            uint32_t bits = vt_le32(p + 4 * i);
 
             memcpy(&out[i], &bits, sizeof(bits));
         }

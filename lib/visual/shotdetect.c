@@ -1174,17 +1174,28 @@ static int line_ground(const uint8_t *c)
     return best - 1;
 }
 
+/* The cells of row r of the line grid c more than off levels from the ground g. */
+static int row_off(const uint8_t *c, int r, int g, int off)
+{
+    int n = 0;
+
+    for (int k = r * VT_SD_LINE_W; k < (r + 1) * VT_SD_LINE_W; k++)
+        n += abs((int)c[k] - g) > off;
+    return n;
+}
+
+/* The cells of row r that hold type. */
+static int row_ink(const uint8_t *c, int r, int g)
+{
+    return row_off(c, r, g, SCR_INK);
+}
+
 /* Whether every row of the line grid c from y0 to y1 holds something off the ground g. */
 static int rows_drawn(const uint8_t *c, int y0, int y1, int g)
 {
-    for (int y = y0; y <= y1; y++) {
-        int k = y * VT_SD_LINE_W, end = k + VT_SD_LINE_W;
-
-        while (k < end && abs((int)c[k] - g) <= SCR_FLAT)
-            k++;
-        if (k == end)
+    for (int y = y0; y <= y1; y++)
+        if (!row_off(c, y, g, SCR_FLAT))
             return 0;
-    }
     return 1;
 }
 
@@ -1213,16 +1224,6 @@ static int only_cursor(const struct vt_sd_feat *a, const struct vt_sd_feat *b, i
         return 0;
     return y1 - y0 < SCR_CUR_H ||
            (y1 - y0 < SCR_TALL * VT_SD_LINE_H && rows_drawn(b->line, y0, y1, g));
-}
-
-/* The cells of row r of the line grid that hold type (this far from the ground g). */
-static int row_ink(const uint8_t *c, int r, int g)
-{
-    int n = 0;
-
-    for (int k = r * VT_SD_LINE_W; k < (r + 1) * VT_SD_LINE_W; k++)
-        n += abs((int)c[k] - g) > SCR_INK;
-    return n;
 }
 
 /*
@@ -1271,14 +1272,15 @@ int vt_sd_screen_ground(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
  */
 static int type_stayed(const struct vt_sd_feat *a, const struct vt_sd_feat *b, int first, int last)
 {
-    int moved = 0, strokes = 0; /* cells whose strokes moved, strokes in a */
+    int strokes = 0; /* in a */
 
     for (int r = first * VT_SD_TEXT_H / VT_SD_LINE_H; r <= last * VT_SD_TEXT_H / VT_SD_LINE_H; r++)
         for (int k = r * VT_SD_TEXT_W; k < (r + 1) * VT_SD_TEXT_W; k++) {
-            moved += abs((int)a->text[k] - (int)b->text[k]) > SCR_STROKE;
+            if (abs((int)a->text[k] - (int)b->text[k]) > SCR_STROKE)
+                return 0;
             strokes += a->text[k];
         }
-    return strokes > 2 * SCR_STROKE && !moved;
+    return strokes > 2 * SCR_STROKE;
 }
 
 static enum screen screen_change(const struct vt_sd_feat *f, size_t n, size_t ia, size_t ib)

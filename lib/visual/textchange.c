@@ -136,10 +136,11 @@ static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, size_t *r)
     size_t n = 0, s = a;
 
     for (size_t i = a + 1; i <= b + 1; i++) {
-        double end = i <= b ? f[i].t_s : 2 * f[b].t_s - f[b - 1].t_s;
+        double end;
 
         if (i <= b && (!changed_cells(f[i].text, f[s].text, TC_CELL, NULL) || blip(f, s, i, b)))
             continue;
+        end = i <= b ? f[i].t_s : 2 * f[b].t_s - f[b - 1].t_s;
         if (end - f[s].t_s >= TC_SETTLE_S && still(f, s, i - 1)) {
             size_t m = s, mid = s + (i - s) / 2;
 
