@@ -750,12 +750,19 @@ static int grid_cut(const struct vt_sd_feat *f, size_t n, const double *pg, size
  * shot: its group of pictures began in a transition, and the jump only shifts the
  * brightness, the same on every cell and with no change of colour (a still slide after
  * a dissolve from a moving shot drifted so by 11 grey levels in 1.4 s), as no change of
- * picture does: a cut between slides changes their colours, their text or far more.
+ * picture does: a cut between slides changes their colours, their text or far more. Or
+ * the jump is fine detail only (the blocks of a picture whose fade was decoded without the
+ * filter: a still photograph after a fade in jumped by 9.8 in the thumbnail at the next
+ * keyframe, 7 frames on): the grid moved by at most DRIFT_GRID and no text grid cell moved
+ * (a slide replaced by one of the same layout moves the cells its text is in). The real
+ * set's cuts at keyframes move the grid by 9.7 and more.
  */
 #define DRIFT_SHIFT  0.8  /* least share of the frame difference that is the mean's shift */
 #define DRIFT_CELLS  0.3  /* the luma cells' shifts spread at most this share of it */
 #define DRIFT_CHROMA 2.0  /* largest mean change of the chroma cells */
 #define DRIFT_MAX    24.0 /* largest drift */
+#define DRIFT_GRID   6.0  /* largest grid distance of a drift of fine detail */
+#define DRIFT_STROKE 12   /* ... whose text grid cells moved by at most this */
 
 static int uniform_shift(const struct vt_sd_feat *x, const struct vt_sd_feat *y)
 {
@@ -774,9 +781,19 @@ static int uniform_shift(const struct vt_sd_feat *x, const struct vt_sd_feat *y)
            chroma_change(x, y) <= DRIFT_CHROMA;
 }
 
+static int fine_only(const struct vt_sd_feat *x, const struct vt_sd_feat *y)
+{
+    if (gdist(x, y) > DRIFT_GRID)
+        return 0;
+    for (int k = 0; k < VT_SD_TEXT; k++)
+        if (abs((int)x->text[k] - (int)y->text[k]) > DRIFT_STROKE)
+            return 0;
+    return 1;
+}
+
 static int drift_back(const struct vt_sd_feat *f, const uint8_t *mask, size_t i)
 {
-    if (!f[i].key || !uniform_shift(&f[i - 1], &f[i]))
+    if (!f[i].key || !(uniform_shift(&f[i - 1], &f[i]) || fine_only(&f[i - 1], &f[i])))
         return 0;
     for (size_t k = i - 1; k > 0; k--) {
         if (mask[k])
@@ -1139,7 +1156,8 @@ static int is_relight(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
  * flat ground, typing, a command's output, a menu opened or closed, a list filtered change
  * many lines at once, as a change of screen does, but the first line of type stays where
  * it was (the command, the question, the slide's title), or nothing new is drawn but a
- * cursor (a screen cleared to its prompt): the same shot. A screen replaced by the next,
+ * cursor (a screen cleared to its prompt), or the whole screen of type moved up or down (a
+ * terminal scrolled): the same shot. A screen replaced by the next,
  * as a slide by the next, draws other type in its first line: a new shot, however few
  * cells change (a question replaced by the next of like length, which looks like a line
  * of text added). Judged on the line grid, whose cells are about a line of type high; the
@@ -1283,21 +1301,117 @@ static int type_stayed(const struct vt_sd_feat *a, const struct vt_sd_feat *b, i
     return strokes > 2 * SCR_STROKE;
 }
 
+/*
+ * Whether the beginning of the first line stayed, SCR_LEAD cells of the text grid from its
+ * first that holds type, each holding type (strokes above SCR_STROKE) and none moved by
+ * more than SCR_STROKE, whatever happened right of them: areas of a program side by side
+ * narrowed to make room for one more (a split editor's Ctrl+N: the first area's line
+ * wrapped, the second area's text moved left under it). A slide replaced by the next, a
+ * question by the next, changes its first words: text grid cells are 45 px at 720 wide,
+ * so SCR_LEAD of them hold two words or more of any title.
+ */
+#define SCR_LEAD 4
+
+static int lead_stayed(const struct vt_sd_feat *a, const struct vt_sd_feat *b, int first, int last)
+{
+    int r = first * VT_SD_TEXT_H / VT_SD_LINE_H, c = 0;
+
+    if (r != last * VT_SD_TEXT_H / VT_SD_LINE_H)
+        return 0; /* a line across two rows of the text grid: its strokes are split */
+    while (c < VT_SD_TEXT_W && a->text[r * VT_SD_TEXT_W + c] <= SCR_STROKE)
+        c++;
+    if (c + SCR_LEAD > VT_SD_TEXT_W)
+        return 0;
+    for (int k = r * VT_SD_TEXT_W + c; k < r * VT_SD_TEXT_W + c + SCR_LEAD; k++)
+        if (a->text[k] <= SCR_STROKE || abs((int)a->text[k] - (int)b->text[k]) > SCR_STROKE)
+            return 0;
+    return 1;
+}
+
+/*
+ * Whether the type of line grid a moved up or down as a whole into b on the ground g: a
+ * terminal scrolled by a command's output (its first lines gone off the top, new ones
+ * printed below, in other colours maybe). Moves are tried a quarter of a thumbnail pixel
+ * apart (cells are 3 px high, type is moved by whole lines of any height), a's cells
+ * interpolated: the type of a still on the screen once moved must cover SCR_SCROLL_INK of
+ * the grid and SCR_SCROLL_FIT of it be found in b; b may print new type where a had none.
+ * A line of a slide moved down a page is too little type. On the real set a 5-line scroll
+ * matched 0.80 of 120 cells; screens redrawn or typed at most 0.46.
+ */
+#define SCR_SCROLL_STEP 12   /* moves tried per row of cells */
+#define SCR_SCROLL_MIN  8    /* least move tried, in steps (2 px: a line of the smallest type) */
+#define SCR_SCROLL_TOL  10   /* a moved cell matched within this many levels */
+#define SCR_SCROLL_INK  0.08 /* the moved type covers this share of the grid at least */
+#define SCR_SCROLL_FIT  0.7  /* and this share of it is matched */
+
+static double scroll_fit(const uint8_t *a, const uint8_t *b, int g, double dy)
+{
+    int ink = 0, hit = 0;
+
+    for (int y = 0; y < VT_SD_LINE_H; y++) {
+        double sy = y + dy, fy;
+        int y0, y1;
+
+        if (sy < 0 || sy > VT_SD_LINE_H - 1)
+            continue;
+        y0 = (int)sy;
+        y1 = y0 + 1 < VT_SD_LINE_H ? y0 + 1 : y0;
+        fy = sy - y0;
+        for (int x = 0; x < VT_SD_LINE_W; x++) {
+            double v = (1 - fy) * a[y0 * VT_SD_LINE_W + x] + fy * a[y1 * VT_SD_LINE_W + x];
+
+            if (fabs(v - g) <= SCR_INK)
+                continue;
+            ink++;
+            hit += fabs(v - b[y * VT_SD_LINE_W + x]) <= SCR_SCROLL_TOL;
+        }
+    }
+    return ink >= SCR_SCROLL_INK * VT_SD_LINE ? (double)hit / ink : 0;
+}
+
+static int scrolled(const uint8_t *a, const uint8_t *b, int g)
+{
+    const int most = VT_SD_LINE_H / 2 * SCR_SCROLL_STEP;
+
+    for (int s = -most; s <= most; s++)
+        if (abs(s) >= SCR_SCROLL_MIN &&
+            scroll_fit(a, b, g, (double)s / SCR_SCROLL_STEP) >= SCR_SCROLL_FIT)
+            return 1;
+    return 0;
+}
+
 static enum screen screen_change(const struct vt_sd_feat *f, size_t n, size_t ia, size_t ib)
 {
     const struct vt_sd_feat *a = &f[ia], *b = &f[ib];
     int g = vt_sd_screen_ground(a, b), first, last, ink = 0, kept = 0;
+    int x0 = VT_SD_LINE_W, x1 = -1, top_moved = 0;
 
+    if (g >= 0 && scrolled(a->line, b->line, g))
+        return SCREEN_EDITED;
     if (g < 0 || chroma_change(a, b) > QM_LIGHT_CHR || !first_line(a->line, g, &first, &last))
         return SCREEN_NOT;
-    for (int k = first * VT_SD_LINE_W; k < (last + 1) * VT_SD_LINE_W; k++)
-        if (abs((int)a->line[k] - g) > SCR_INK) {
-            ink++;
-            kept += abs((int)a->line[k] - (int)b->line[k]) <= SCR_SAME;
+    for (int k = first * VT_SD_LINE_W; k < (last + 1) * VT_SD_LINE_W; k++) {
+        int x = k % VT_SD_LINE_W;
+
+        if (abs((int)a->line[k] - g) <= SCR_INK)
+            continue;
+        ink++;
+        if (abs((int)a->line[k] - (int)b->line[k]) <= SCR_SAME) {
+            kept++;
+        } else {
+            x0 = x < x0 ? x : x0;
+            x1 = x > x1 ? x : x1;
+            top_moved |= k / VT_SD_LINE_W == first;
         }
-    /* nothing drawn but a cursor since SCR_S before the step: a screen redrawn in two steps
-     * (the next text drawn beside the old, then the old cleared) drew before its second */
-    if ((ink >= SCR_MIN_INK && kept >= SCR_KEEP * ink) || type_stayed(a, b, first, last) ||
+    }
+    /* the line kept but for a cursor's column under its top row (a program run: the cursor
+     * on the next row leaves, which the line's rows took in); nothing drawn but a cursor
+     * since SCR_S before the step: a screen redrawn in two steps (the next text drawn beside
+     * the old, then the old cleared) drew before its second */
+    if ((ink >= SCR_MIN_INK &&
+         (kept >= SCR_KEEP * ink ||
+          (kept >= SCR_MIN_INK && kept >= ink - kept && !top_moved && x1 - x0 < SCR_CUR_W))) ||
+        type_stayed(a, b, first, last) || lead_stayed(a, b, first, last) ||
         only_cursor(&f[near_idx(f, n, a->t_s - SCR_S)], b, g))
         return SCREEN_EDITED;
     return ink >= SCR_MIN_INK && kept <= SCR_GONE * ink ? SCREEN_REPLACED : SCREEN_NOT;
@@ -1430,11 +1544,12 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
     find_cuts(f, n, pd1, pch, pg, mask, &b);
     if (b.n)
         qsort(b.v, b.n, sizeof(*b.v), by_at);
-    /* drop boundaries too close to the previous one (or to the start) */
+    /* drop boundaries too close to the previous one, to the start or to the end (a last
+     * frame that differs, as a program quitting to the shell's prompt, is no shot) */
     for (size_t i = 0; i < b.n; i++) {
-        double prev_t = kept ? f[b.v[kept - 1].at].t_s : f[0].t_s;
+        double prev_t = kept ? f[b.v[kept - 1].at].t_s : f[0].t_s, t = f[b.v[i].at].t_s;
 
-        if (b.v[i].at == 0 || f[b.v[i].at].t_s - prev_t < MIN_SHOT_S ||
+        if (b.v[i].at == 0 || t - prev_t < MIN_SHOT_S || f[n - 1].t_s - t < MIN_SHOT_S ||
             not_a_shot(f, n, pd1, &b.v[i]))
             continue;
         b.v[kept++] = b.v[i];

@@ -38,8 +38,15 @@
 # 18 out: P 0.807 R 0.958 F1 0.876, words 319-322/370 = 0.86-0.87 (the OCR of the
 # terminals varies by a few words from run to run); a first line whose strokes stayed under
 # a moved highlight bar took out 6 of the split editor's 8: P 0.902 R 0.958 F1 0.929 (the
-# floors now). The made trouble's words went
+# floors then). The made trouble's words went
 # from 40/58 to 47/58 with the text states (floor 0.75).
+# A second held-out set (h-hold2, truth committed before any run: a photo slideshow with
+# two fades and a dissolve, two Bubble Tea programs; 3 boundaries, 68 words) found its 3
+# with 3 false and read 27/68: 23 clips P 0.860 R 0.961 F1 0.907, words 349/438. A screen
+# scrolled, a last shot under 0.25 s, a keyframe's drift of fine detail after a fade, a
+# cursor leaving the command and a first line whose first words stayed (panes reflowed)
+# took out those 3 and 3 of the older set's: P R F1 0.961, words 350/438 = 0.799 (the
+# floors now).
 # FLOOR_{REAL,GEN}_{P,R,F1,OCR} override a floor while a change is being measured.
 . "$(dirname "$0")/lib.sh"
 D=$DATA/realcuts
@@ -74,8 +81,8 @@ for truth in "$D"/*.json; do
   args+=("$truth" "$out")
 done
 note "real footage ($(ls "$D"/*.json | wc -l) clips):"
-python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.90}" \
-  --min-r "${FLOOR_REAL_R:-0.954}" --min-f1 "${FLOOR_REAL_F1:-0.92}" --min-ocr "${FLOOR_REAL_OCR:-0.85}" "${args[@]}" ||
+python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.95}" \
+  --min-r "${FLOOR_REAL_R:-0.96}" --min-f1 "${FLOOR_REAL_F1:-0.95}" --min-ocr "${FLOOR_REAL_OCR:-0.78}" "${args[@]}" ||
   fail "real footage: below today's figures"
 
 # every seed holds every kind of trouble; these two fooled the detector before issue 24's

@@ -797,6 +797,61 @@ VT_TEST(shotdetect_keyframe_drift_no_cut)
     free(f);
 }
 
+VT_TEST(shotdetect_keyframe_blocks_no_cut)
+{
+    struct vt_sd_feat *f = quiet(200);
+    struct vt_sd_shot *s = NULL;
+    size_t n;
+
+    /* a dissolve into a still picture whose fine detail pass 1 decoded wrong until the next
+     * keyframe (a photograph after a fade in: 9.8 levels in the thumbnail, the grid and the
+     * text grid the same) */
+    mix_grid(f, 200, 60, 72, 0);
+    f[72].d1 = 3.5f;
+    f[120].key = 1;
+    f[120].d1 = 9.8f;
+    f[120].changed = 0.05f;
+    n = detect(f, 200, &s);
+    CHECK_INT(n, 2);
+    if (n == 2)
+        CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
+    free(s);
+    /* the same jump that moves the strokes of a line of text is a cut (a slide replaced by
+     * one of the same layout) */
+    for (size_t i = 120; i < 200; i++)
+        for (int k = 0; k < VT_SD_TEXT_W; k++)
+            f[i].text[k] = 40;
+    n = detect(f, 200, &s);
+    CHECK_INT(n, 3);
+    if (n == 3)
+        CHECK_INT(s[2].first, 120);
+    free(s);
+    free(f);
+}
+
+VT_TEST(shotdetect_last_frame_no_shot)
+{
+    struct vt_sd_feat *f = quiet(120);
+    struct vt_sd_shot *s = NULL;
+
+    /* a step into the last two frames (a program quit to the shell's prompt as the
+     * recording stops) is no shot; a second earlier it is */
+    for (size_t i = 118; i < 120; i++)
+        memset(f[i].grid, 200, VT_SD_GRID_W * VT_SD_GRID_H);
+    f[118].d1 = 40;
+    f[118].changed = 0.5f;
+    CHECK_INT(detect(f, 120, &s), 1);
+    free(s);
+    for (size_t i = 90; i < 120; i++)
+        memset(f[i].grid, 200, VT_SD_GRID_W * VT_SD_GRID_H);
+    f[118].d1 = 0.05f;
+    f[118].changed = 0;
+    f[90].d1 = 40;
+    f[90].changed = 0.5f;
+    check_one_cut(f, 120, 90);
+    free(f);
+}
+
 VT_TEST(shotdetect_fade_into_drift)
 {
     struct vt_sd_feat *f = quiet(150);
@@ -946,7 +1001,15 @@ VT_TEST(shotdetect_jpeg_write)
  * there and the cursor in column 3), 6 the same with a second line drawn at 70 in rows 21-28
  * of those columns, 7 a highlight bar moved under the command (its cells 40 levels lighter,
  * its strokes in the text grid the same), 8 the same with the strokes moved (other type on
- * the bar). The thumbnail's difference steps at 70 as at a slide change (for 4, at 71).
+ * the bar), 9 a screen full of type (rows 2-20, its values by row and column) scrolled up by
+ * 7 rows at 70, new type printed in the rows freed, 10 the same screen replaced by other
+ * type in the same rows, 11 a command two columns wide in rows 4-6 with a cursor under it in
+ * column 1 (rows 5-6) that leaves it at 70 as a menu is drawn under it, 12 the command
+ * replaced by other type instead, 13 the command's cells all changed in the line grid (the
+ * areas of a program narrowed: its line wrapped and the next area's text moved in) while the
+ * text grid's strokes under its first four columns stayed, 14 the same with the strokes of
+ * the first two columns moved (other words). The thumbnail's difference steps at 70 as at
+ * a slide change (for 4, at 71).
  */
 static void screen(struct vt_sd_feat *f, size_t n, int edit)
 {
@@ -955,6 +1018,7 @@ static void screen(struct vt_sd_feat *f, size_t n, int edit)
 
         memset(f[i].line, 36, sizeof(f[i].line));
         memset(f[i].grid, 40, sizeof(f[i].grid));
+        memset(f[i].text, 0, sizeof(f[i].text));
         for (int c = 1; c <= 5; c++)
             f[i].line[4 * VT_SD_LINE_W + c] =
                 (uint8_t)(after && edit == 1 ? 50 + 9 * c : 90 - 5 * c);
@@ -976,10 +1040,41 @@ static void screen(struct vt_sd_feat *f, size_t n, int edit)
             f[i].line[(r + 10) * VT_SD_LINE_W + 2] = after && edit == 6 ? 120 : 36;
             f[i].line[(r + 10) * VT_SD_LINE_W + 3] = after && edit == 6 ? 120 : 36;
         }
-        for (int c = 0; edit >= 7 && c < VT_SD_TEXT_W / 2; c++)
+        for (int c = 0; (edit == 7 || edit == 8) && c < VT_SD_TEXT_W / 2; c++)
             f[i].text[c] = (uint8_t)(after && edit == 8 && c % 2 ? 90 : 60);
-        for (int c = 1; after && edit >= 7 && c <= 5; c++)
+        for (int c = 1; after && (edit == 7 || edit == 8) && c <= 5; c++)
             f[i].line[4 * VT_SD_LINE_W + c] = (uint8_t)(130 - 5 * c);
+        for (int r = 2; edit >= 9 && edit <= 10 && r <= 20; r++)
+            for (int c = 1; c <= 10; c++) {
+                int v = 60 + (r * 7 + c * 13) % 90;
+
+                if (after && edit == 9)
+                    v = r + 7 <= 20 ? 60 + ((r + 7) * 7 + c * 13) % 90 : 150 - c * 5;
+                else if (after)
+                    v = 60 + (r * 11 + c * 5 + 37) % 90;
+                f[i].line[r * VT_SD_LINE_W + c] = (uint8_t)v;
+            }
+        if (edit == 11 || edit == 12) { /* the command and the cursor */
+            memset(&f[i].line[4 * VT_SD_LINE_W], 36, VT_SD_LINE_W);
+            for (int r = 4; r <= 6; r++)
+                for (int c = 1; c <= 2; c++)
+                    f[i].line[r * VT_SD_LINE_W + c] =
+                        (uint8_t)(r == 6 && c == 2      ? 36
+                                  : after && edit == 12 ? 110 - 7 * r + 3 * c
+                                                        : 80 + r + c);
+            for (int r = 5; !after && r <= 6; r++)
+                f[i].line[r * VT_SD_LINE_W + 1] = 200;
+            for (int r = 9; after && r <= 20; r += 2)
+                for (int c = 1; c <= 4; c++)
+                    f[i].line[r * VT_SD_LINE_W + c] = 80;
+        }
+        for (int c = 1; edit >= 13 && c <= 8; c++) {
+            int moved = after && (c >= 5 || (edit == 14 && c <= 2));
+
+            f[i].text[c] = (uint8_t)(moved ? 5 + 30 * (c % 2) : 40);
+            if (after && c <= 5)
+                f[i].line[4 * VT_SD_LINE_W + c] = (uint8_t)(120 + 4 * c);
+        }
         for (int c = 1; after && edit == 4 && c <= 6; c++) {
             f[i].line[12 * VT_SD_LINE_W + c] = (uint8_t)(60 + 3 * c);
             if (i > 70)
@@ -999,15 +1094,21 @@ VT_TEST(shotdetect_screen_edit_no_cut)
         int edit;
         size_t cut;
     } cases[] = {
-        {0, 0},  /* a menu opened under the command that stays (gum, vhs: 10 false cuts) */
-        {2, 0},  /* a screen cleared to its prompt */
-        {1, 70}, /* the first line replaced (the next question) */
-        {3, 70}, /* the ground's colour changed */
-        {4, 71}, /* the next line drawn beside the old, then the old cleared */
-        {5, 0},  /* a letter typed in type 8 rows high (vhs's commands/type: 18 false cuts) */
-        {6, 70}, /* the same two columns over two lines */
-        {7, 0},  /* a highlight bar under the same type (a split editor: 6 false cuts) */
-        {8, 70}, /* other type on the bar */
+        {0, 0},   /* a menu opened under the command that stays (gum, vhs: 10 false cuts) */
+        {2, 0},   /* a screen cleared to its prompt */
+        {1, 70},  /* the first line replaced (the next question) */
+        {3, 70},  /* the ground's colour changed */
+        {4, 71},  /* the next line drawn beside the old, then the old cleared */
+        {5, 0},   /* a letter typed in type 8 rows high (vhs's commands/type: 18 false cuts) */
+        {6, 70},  /* the same two columns over two lines */
+        {7, 0},   /* a highlight bar under the same type (a split editor: 6 false cuts) */
+        {8, 70},  /* other type on the bar */
+        {9, 0},   /* a screen scrolled by 7 rows (neofetch's output: 1 false cut) */
+        {10, 70}, /* the screen replaced by other type */
+        {11, 0},  /* a program run: its cursor leaves the command (Bubble Tea's tabs) */
+        {12, 70}, /* the command replaced */
+        {13, 0},  /* areas narrowed, the first line's first words stayed (a split editor) */
+        {14, 70}, /* its first words replaced */
     };
     struct vt_sd_feat *f = quiet(120);
 
