@@ -18,6 +18,7 @@
  */
 #include "visual/textchange.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,6 +214,52 @@ static size_t states(const struct vt_sd_feat *f, size_t a, size_t b, size_t chos
     return n;
 }
 
+/*
+ * Text that passes without stopping: a command's output scrolling up a screen a few lines
+ * at a time is never held TC_SETTLE_S, so it makes no state. On a screen (a flat ground,
+ * where nothing else moves), a frame that holds still for a sample (under TC_LINES cells of
+ * the line grid moved to the next) in which TC_TURN of the cells that held type in the last
+ * one taken moved is taken too, unless a state's frame is within TC_SETTLE_S of it (the
+ * first frame compared is the first that holds TC_TURN_INK cells of type). Scrolled by a
+ * line, every row of a screen holds another line, so this takes a frame at nearly every
+ * stop; the shot's bound (TC_PER_S, VT_TC_MAX_EXTRA, the largest changes first) spaces them.
+ * On vhs's package manager (28 lines passing in 3 s): 31 of 33 words, 13 before. Appended
+ * to the n candidates in c (room for b - a + 1); their new number.
+ */
+#define TC_TURN     0.3 /* this share of the type's cells moved */
+#define TC_TURN_INK 24  /* the last frame taken holds type in this many cells at least */
+#define TC_INK      8   /* a line grid cell holds type this far from the ground */
+
+static size_t turnovers(const struct vt_sd_feat *f, size_t a, size_t b, struct cand *c, size_t n)
+{
+    size_t ref = a, states = n;
+
+    for (size_t i = a + 1; i < b && n <= b - a; i++) {
+        int g = vt_sd_screen_ground(&f[ref], &f[i]), ink = 0, moved = 0, near = 0;
+
+        if (g < 0 ||
+            grid_changed(f[i].line, f[i + 1].line, VT_SD_LINE, TC_LINE_MOVE, NULL) >= TC_LINES)
+            continue;
+        for (int k = 0; k < VT_SD_LINE; k++)
+            if (abs((int)f[ref].line[k] - g) > TC_INK) {
+                ink++;
+                moved += abs((int)f[ref].line[k] - (int)f[i].line[k]) > TC_LINE_MOVE;
+            }
+        if (ink < TC_TURN_INK) { /* nothing to pass yet: from here */
+            ref = i;
+            continue;
+        }
+        if (moved < TC_TURN * ink)
+            continue;
+        for (size_t j = 0; j < states; j++)
+            near |= fabs(f[c[j].at].t_s - f[i].t_s) < TC_SETTLE_S;
+        if (!near)
+            c[n++] = (struct cand){i, moved};
+        ref = i;
+    }
+    return n;
+}
+
 static int by_amount(const void *pa, const void *pb)
 {
     const struct cand *a = pa, *b = pb;
@@ -245,6 +292,7 @@ size_t vt_tc_extra(const struct vt_sd_feat *f, const struct vt_sd_shot *s, size_
     if (!c)
         return 0; /* no extra frames is what the stage did before them */
     n = states(f, a, b, s->chosen, c);
+    n = turnovers(f, a, b, c, n);
     /* the largest changes first */
     qsort(c, n, sizeof(*c), by_amount);
     for (k = 0; k < n && k < cap; k++)

@@ -762,70 +762,69 @@ VT_TEST(shotdetect_subject_moves_no_dissolve)
     free(f);
 }
 
+/*
+ * A dissolve at 60-72 into a still picture of 200 frames whose keyframe at 120 jumps by d1
+ * (pass 1's drift going back); then that the jump is no cut (the dissolve only) or, with
+ * cut, a cut at 120 too.
+ */
+static void drift_dissolve(struct vt_sd_feat *f, float d1)
+{
+    mix_grid(f, 200, 60, 72, 0);
+    f[72].d1 = 3.5f;
+    f[120].key = 1;
+    f[120].d1 = d1;
+    f[120].changed = 0.05f;
+}
+
+static void check_drift(const struct vt_sd_feat *f, int cut)
+{
+    struct vt_sd_shot *s = NULL;
+    size_t n = detect(f, 200, &s);
+
+    CHECK_INT(n, cut ? 3 : 2);
+    if (n == 2 && !cut)
+        CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
+    if (n == 3 && cut)
+        CHECK_INT(s[2].first, 120);
+    free(s);
+}
+
 VT_TEST(shotdetect_keyframe_drift_no_cut)
 {
     struct vt_sd_feat *f = quiet(200);
-    struct vt_sd_shot *s = NULL;
-    size_t n;
 
     /* a dissolve into a still picture that pass 1 shows 11 levels too bright until the
      * next keyframe, which puts it right: the same shift on every cell, no new colour */
-    mix_grid(f, 200, 60, 72, 0);
+    drift_dissolve(f, 11.5f);
     for (size_t i = 72; i < 120; i++) {
         for (int k = 0; k < VT_SD_GRID_W * VT_SD_GRID_H; k++)
             f[i].grid[k] = (uint8_t)(f[i].grid[k] + 11);
         f[i].mean += 11;
     }
-    f[72].d1 = 3.5f;
-    f[120].key = 1;
-    f[120].d1 = 11.5f;
-    f[120].changed = 0.05f;
-    n = detect(f, 200, &s);
-    CHECK_INT(n, 2);
-    if (n == 2)
-        CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
-    free(s);
+    check_drift(f, 0);
     /* the same jump with a change of colour is a cut */
     for (size_t i = 120; i < 200; i++)
         for (int k = VT_SD_GRID_W * VT_SD_GRID_H; k < VT_SD_GRID; k++)
             f[i].grid[k] = (uint8_t)(f[i].grid[k] + 9);
-    n = detect(f, 200, &s);
-    CHECK_INT(n, 3);
-    if (n == 3)
-        CHECK_INT(s[2].first, 120);
-    free(s);
+    check_drift(f, 1);
     free(f);
 }
 
 VT_TEST(shotdetect_keyframe_blocks_no_cut)
 {
     struct vt_sd_feat *f = quiet(200);
-    struct vt_sd_shot *s = NULL;
-    size_t n;
 
     /* a dissolve into a still picture whose fine detail pass 1 decoded wrong until the next
      * keyframe (a photograph after a fade in: 9.8 levels in the thumbnail, the grid and the
      * text grid the same) */
-    mix_grid(f, 200, 60, 72, 0);
-    f[72].d1 = 3.5f;
-    f[120].key = 1;
-    f[120].d1 = 9.8f;
-    f[120].changed = 0.05f;
-    n = detect(f, 200, &s);
-    CHECK_INT(n, 2);
-    if (n == 2)
-        CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
-    free(s);
+    drift_dissolve(f, 9.8f);
+    check_drift(f, 0);
     /* the same jump that moves the strokes of a line of text is a cut (a slide replaced by
      * one of the same layout) */
     for (size_t i = 120; i < 200; i++)
         for (int k = 0; k < VT_SD_TEXT_W; k++)
             f[i].text[k] = 40;
-    n = detect(f, 200, &s);
-    CHECK_INT(n, 3);
-    if (n == 3)
-        CHECK_INT(s[2].first, 120);
-    free(s);
+    check_drift(f, 1);
     free(f);
 }
 

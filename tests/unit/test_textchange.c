@@ -5,7 +5,8 @@
  * third both, a still slide, a moving camera or a pan drifting through states none, a scrolling
  * screen is bounded; a blinking cursor does not cut a screen's states short, and a shot's
  * only state is taken when it differs from a chosen frame caught mid-typing by a local change,
- * and states shown half a second each are taken one after the other; and the grid itself
+ * and states shown half a second each are taken one after the other, output scrolling past
+ * without a stop is seen as it passes; and the grid itself
  * counts type and not a plain ground.
  */
 #include "base/util.h"
@@ -244,6 +245,47 @@ VT_TEST(textchange_scroll_bounded)
     CHECK_INT(k, VT_TC_MAX_EXTRA);
     for (size_t i = 1; i < k; i++) /* each its own state, held about half a second */
         CHECK(f[out[i]].t_s - f[out[i - 1]].t_s >= 0.4);
+    free(f);
+}
+
+/*
+ * n frames of a terminal printing a line every 3 frames (0.2 s) from frame 15 on, each line
+ * 2 rows of the line grid high, columns 1-8, the screen scrolling up once full (15 lines);
+ * the text grid changes with every line, so no state is held. On a flat ground (36), or,
+ * with busy, on a picture whose every cell differs (no screen).
+ */
+static void print_lines(struct vt_sd_feat *f, size_t n, int busy)
+{
+    for (size_t i = 0; i < n; i++) {
+        int lines = i < 15 ? 0 : (int)(i - 15) / 3 + 1, top = lines > 15 ? lines - 15 : 0;
+
+        for (int k = 0; k < VT_SD_LINE; k++)
+            f[i].line[k] = (uint8_t)(busy ? 40 + (k * 37) % 100 : 36);
+        for (int l = top; l < lines; l++)
+            for (int r = 0; r < 2; r++)
+                for (int c = 1; c <= 8; c++)
+                    f[i].line[(2 * (l - top) + r) * VT_SD_LINE_W + c] =
+                        (uint8_t)(60 + (l * 17 + c * 7 + r * 5) % 80);
+        for (int k = VT_SD_TEXT_W; k < VT_SD_TEXT; k++)
+            f[i].text[k] = (uint8_t)(20 + (lines * 13 + k) % 50);
+    }
+}
+
+VT_TEST(textchange_passing_output)
+{
+    size_t n = 15 * 8, out[VT_TC_MAX_EXTRA], k;
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 10);
+
+    /* output scrolling past, never held: frames as it passes, within the shot's bound */
+    print_lines(f, n, 0);
+    k = vt_tc_extra(f, &s, out);
+    CHECK(k >= 3 && k <= (size_t)(f[n - 1].t_s / 0.5));
+    for (size_t i = 0; i < k; i++) /* each at a stop, after the first lines were printed */
+        CHECK(out[i] >= 15 && (out[i] - 15) % 3 != 2);
+    /* the same changes in a picture that is no screen (a camera's): none */
+    print_lines(f, n, 1);
+    CHECK_INT(vt_tc_extra(f, &s, out), 0);
     free(f);
 }
 
