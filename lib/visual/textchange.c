@@ -14,7 +14,9 @@
  * tolerance of the state's middle frame). A screen recording that scrolls and stops would make a
  * state of every stop: at most one frame per TC_PER_S seconds of the shot and
  * VT_TC_MAX_EXTRA in all, the largest changes first. States are disjoint and each held
- * TC_SETTLE_S, so their frames are that far apart without a rule of their own.
+ * TC_SETTLE_S, so their frames are that far apart without a rule of their own. Text that
+ * never holds (output scrolling past on a screen) gets frames as it passes (turnovers),
+ * under the same bounds.
  */
 #include "visual/textchange.h"
 
