@@ -1302,33 +1302,6 @@ static int type_stayed(const struct vt_sd_feat *a, const struct vt_sd_feat *b, i
 }
 
 /*
- * Whether the beginning of the first line stayed, SCR_LEAD cells of the text grid from its
- * first that holds type, each holding type (strokes above SCR_STROKE) and none moved by
- * more than SCR_STROKE, whatever happened right of them: areas of a program side by side
- * narrowed to make room for one more (a split editor's Ctrl+N: the first area's line
- * wrapped, the second area's text moved left under it). A slide replaced by the next, a
- * question by the next, changes its first words: text grid cells are 45 px at 720 wide,
- * so SCR_LEAD of them hold two words or more of any title.
- */
-#define SCR_LEAD 4
-
-static int lead_stayed(const struct vt_sd_feat *a, const struct vt_sd_feat *b, int first, int last)
-{
-    int r = first * VT_SD_TEXT_H / VT_SD_LINE_H, c = 0;
-
-    if (r != last * VT_SD_TEXT_H / VT_SD_LINE_H)
-        return 0; /* a line across two rows of the text grid: its strokes are split */
-    while (c < VT_SD_TEXT_W && a->text[r * VT_SD_TEXT_W + c] <= SCR_STROKE)
-        c++;
-    if (c + SCR_LEAD > VT_SD_TEXT_W)
-        return 0;
-    for (int k = r * VT_SD_TEXT_W + c; k < r * VT_SD_TEXT_W + c + SCR_LEAD; k++)
-        if (a->text[k] <= SCR_STROKE || abs((int)a->text[k] - (int)b->text[k]) > SCR_STROKE)
-            return 0;
-    return 1;
-}
-
-/*
  * Whether the type of line grid a moved up or down as a whole into b on the ground g: a
  * terminal scrolled by a command's output (its first lines gone off the top, new ones
  * printed below, in other colours maybe). Moves are tried a quarter of a thumbnail pixel
@@ -1411,8 +1384,7 @@ static enum screen screen_change(const struct vt_sd_feat *f, size_t n, size_t ia
     if ((ink >= SCR_MIN_INK &&
          (kept >= SCR_KEEP * ink ||
           (kept >= SCR_MIN_INK && kept >= ink - kept && !top_moved && x1 - x0 < SCR_CUR_W))) ||
-        type_stayed(a, b, first, last) || lead_stayed(a, b, first, last) ||
-        only_cursor(&f[near_idx(f, n, a->t_s - SCR_S)], b, g))
+        type_stayed(a, b, first, last) || only_cursor(&f[near_idx(f, n, a->t_s - SCR_S)], b, g))
         return SCREEN_EDITED;
     return ink >= SCR_MIN_INK && kept <= SCR_GONE * ink ? SCREEN_REPLACED : SCREEN_NOT;
 }

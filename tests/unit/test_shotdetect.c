@@ -1004,11 +1004,8 @@ VT_TEST(shotdetect_jpeg_write)
  * 7 rows at 70, new type printed in the rows freed, 10 the same screen replaced by other
  * type in the same rows, 11 a command two columns wide in rows 4-6 with a cursor under it in
  * column 1 (rows 5-6) that leaves it at 70 as a menu is drawn under it, 12 the command
- * replaced by other type instead, 13 the command's cells all changed in the line grid (the
- * areas of a program narrowed: its line wrapped and the next area's text moved in) while the
- * text grid's strokes under its first four columns stayed, 14 the same with the strokes of
- * the first two columns moved (other words). The thumbnail's difference steps at 70 as at
- * a slide change (for 4, at 71).
+ * replaced by other type instead. The thumbnail's difference steps at 70 as at a slide
+ * change (for 4, at 71).
  */
 static void screen(struct vt_sd_feat *f, size_t n, int edit)
 {
@@ -1067,13 +1064,6 @@ static void screen(struct vt_sd_feat *f, size_t n, int edit)
                 for (int c = 1; c <= 4; c++)
                     f[i].line[r * VT_SD_LINE_W + c] = 80;
         }
-        for (int c = 1; edit >= 13 && c <= 8; c++) {
-            int moved = after && (c >= 5 || (edit == 14 && c <= 2));
-
-            f[i].text[c] = (uint8_t)(moved ? 5 + 30 * (c % 2) : 40);
-            if (after && c <= 5)
-                f[i].line[4 * VT_SD_LINE_W + c] = (uint8_t)(120 + 4 * c);
-        }
         for (int c = 1; after && edit == 4 && c <= 6; c++) {
             f[i].line[12 * VT_SD_LINE_W + c] = (uint8_t)(60 + 3 * c);
             if (i > 70)
@@ -1106,8 +1096,6 @@ VT_TEST(shotdetect_screen_edit_no_cut)
         {10, 70}, /* the screen replaced by other type */
         {11, 0},  /* a program run: its cursor leaves the command (Bubble Tea's tabs) */
         {12, 70}, /* the command replaced */
-        {13, 0},  /* areas narrowed, the first line's first words stayed (a split editor) */
-        {14, 70}, /* its first words replaced */
     };
     struct vt_sd_feat *f = quiet(120);
 
