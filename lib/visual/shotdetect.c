@@ -985,6 +985,16 @@ static int is_overlay(const struct vt_sd_feat *f, size_t n, size_t s0, size_t s1
 #define MOT_NET   3.0  /* least change worth the test */
 #define MOT_SEEN  0.1  /* a cut's grid change is at least this share of its thumbnail's */
 
+/* The w x h grid a read at (sx, sy), inside it: bilinear between its four nearest cells. */
+static double grid_at(const uint8_t *a, int w, int h, double sx, double sy)
+{
+    int x0 = (int)sx, y0 = (int)sy, x1 = x0 + 1 < w ? x0 + 1 : x0, y1 = y0 + 1 < h ? y0 + 1 : y0;
+    double fx = sx - x0, fy = sy - y0;
+
+    return (1 - fy) * ((1 - fx) * a[y0 * w + x0] + fx * a[y0 * w + x1]) +
+           fy * ((1 - fx) * a[y1 * w + x0] + fx * a[y1 * w + x1]);
+}
+
 /* Mean abs difference of b's cells of one plane of the grid (w x h cells from off) with
  * a's moved by (dx, dy) cells; -1 when too few overlap. */
 static double moved_dist(const uint8_t *a, const uint8_t *b, int w, int h, double dx, double dy)
@@ -994,20 +1004,11 @@ static double moved_dist(const uint8_t *a, const uint8_t *b, int w, int h, doubl
 
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
-            double sx = x + dx, sy = y + dy, fx, fy, v;
-            int x0, y0, x1, y1;
+            double sx = x + dx, sy = y + dy;
 
             if (sx < 0 || sy < 0 || sx > w - 1 || sy > h - 1)
                 continue;
-            x0 = (int)sx;
-            y0 = (int)sy;
-            x1 = x0 + 1 < w ? x0 + 1 : x0;
-            y1 = y0 + 1 < h ? y0 + 1 : y0;
-            fx = sx - x0;
-            fy = sy - y0;
-            v = (1 - fy) * ((1 - fx) * a[y0 * w + x0] + fx * a[y0 * w + x1]) +
-                fy * ((1 - fx) * a[y1 * w + x0] + fx * a[y1 * w + x1]);
-            s += fabs(v - b[y * w + x]);
+            s += fabs(grid_at(a, w, h, sx, sy) - b[y * w + x]);
             cnt++;
         }
     return 2 * cnt >= w * h ? s / cnt : -1;
@@ -1163,9 +1164,9 @@ static int is_relight(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
  * of text added). Judged on the line grid, whose cells are about a line of type high; the
  * ground is its commonest value.
  */
-#define SCR_GROUND  0.5  /* this share of the cells is ground in both pictures at least */
-#define SCR_FLAT    3    /* a cell is ground within this many grey levels of it */
-#define SCR_INK     8    /* a cell holds type this far from the ground */
+#define SCR_GROUND  0.5 /* this share of the cells is ground in both pictures at least */
+#define SCR_FLAT    3   /* a cell is ground within this many grey levels of it */
+#define SCR_INK     VT_SD_SCREEN_INK
 #define SCR_SAME    2    /* a cell stayed when it moved at most this */
 #define SCR_KEEP    0.75 /* the first line stays: this share of its type's cells stayed */
 #define SCR_GONE    0.25 /* the first line is replaced: at most this share stayed */
@@ -1322,16 +1323,12 @@ static double scroll_fit(const uint8_t *a, const uint8_t *b, int g, double dy)
     int ink = 0, hit = 0;
 
     for (int y = 0; y < VT_SD_LINE_H; y++) {
-        double sy = y + dy, fy;
-        int y0, y1;
+        double sy = y + dy;
 
         if (sy < 0 || sy > VT_SD_LINE_H - 1)
             continue;
-        y0 = (int)sy;
-        y1 = y0 + 1 < VT_SD_LINE_H ? y0 + 1 : y0;
-        fy = sy - y0;
         for (int x = 0; x < VT_SD_LINE_W; x++) {
-            double v = (1 - fy) * a[y0 * VT_SD_LINE_W + x] + fy * a[y1 * VT_SD_LINE_W + x];
+            double v = grid_at(a, VT_SD_LINE_W, VT_SD_LINE_H, x, sy);
 
             if (fabs(v - g) <= SCR_INK)
                 continue;

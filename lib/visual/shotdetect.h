@@ -86,6 +86,9 @@ const char *vt_sd_kind_name(enum vt_sd_kind kind);
  */
 int vt_sd_screen_ground(const struct vt_sd_feat *a, const struct vt_sd_feat *b);
 
+/* A line grid cell of a screen holds type this many grey levels off its ground. */
+#define VT_SD_SCREEN_INK 8
+
 /* True when a frame with these features is black (part of a fade through black). */
 int vt_sd_is_black(const struct vt_sd_feat *f);
 

@@ -230,7 +230,6 @@ static size_t states(const struct vt_sd_feat *f, size_t a, size_t b, size_t chos
  */
 #define TC_TURN     0.3 /* this share of the type's cells moved */
 #define TC_TURN_INK 24  /* the last frame taken holds type in this many cells at least */
-#define TC_INK      8   /* a line grid cell holds type this far from the ground */
 
 static size_t turnovers(const struct vt_sd_feat *f, size_t a, size_t b, struct cand *c, size_t n)
 {
@@ -243,7 +242,7 @@ static size_t turnovers(const struct vt_sd_feat *f, size_t a, size_t b, struct c
             grid_changed(f[i].line, f[i + 1].line, VT_SD_LINE, TC_LINE_MOVE, NULL) >= TC_LINES)
             continue;
         for (int k = 0; k < VT_SD_LINE; k++)
-            if (abs((int)f[ref].line[k] - g) > TC_INK) {
+            if (abs((int)f[ref].line[k] - g) > VT_SD_SCREEN_INK) {
                 ink++;
                 moved += abs((int)f[ref].line[k] - (int)f[i].line[k]) > TC_LINE_MOVE;
             }
