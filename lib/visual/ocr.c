@@ -120,6 +120,20 @@
 #define OCR_TEXTURE_SPECKS 20000
 #define OCR_TEXTURE_REACH  7
 /*
+ * A terminal's block cursor, drawn in the cell after the last letter typed, is read as a
+ * letter of the word before it ("neofetchf", "code.ff", "./split-editorf" in vhs's
+ * recordings). A component of Tesseract's binary image that is a solid block of a letter's
+ * shape (OCR_BLOCK_FILL of its box on, OCR_BLOCK_MIN_H to OCR_BLOCK_MAX_H px tall, width
+ * OCR_BLOCK_MIN_AR to OCR_BLOCK_MAX_AR of its height) is no letter: a bold I or l is
+ * narrower, a square bullet as wide as tall, and a letter under the cursor or a key label
+ * in reverse video has holes. It is made ground before the frame is read.
+ */
+#define OCR_BLOCK_FILL   0.9
+#define OCR_BLOCK_MIN_H  8
+#define OCR_BLOCK_MAX_H  64
+#define OCR_BLOCK_MIN_AR 0.35
+#define OCR_BLOCK_MAX_AR 0.85
+/*
  * A frame whose mean grey is below this (light type on a dark ground) is inverted before
  * it is read. Tesseract 5 reads a line it reads poorly a second time inverted, so on a dark
  * slide every line cost two recognitions: the fixtures' dark slides read the same text
@@ -636,6 +650,34 @@ static PIX *blank_texture(PIX *grey, PIX *bin)
     return clean;
 }
 
+/*
+ * The block cursors of the binary image bin (see OCR_BLOCK_FILL) made white in pix (8 or
+ * 32 bits) and grey, both dark type on light by now: how many.
+ */
+static int blank_blocks(PIX *pix, PIX *grey, PIX *bin)
+{
+    BOXA *boxes = pixConnCompBB(bin, 8);
+    int n = 0, depth = pixGetDepth(pix);
+
+    for (int i = 0; boxes && i < boxaGetCount(boxes); i++) {
+        BOX *b = boxaGetBox(boxes, i, L_CLONE);
+        l_int32 x, y, w, h, on = 0;
+
+        boxGetGeometry(b, &x, &y, &w, &h);
+        if (h >= OCR_BLOCK_MIN_H && h <= OCR_BLOCK_MAX_H && w >= OCR_BLOCK_MIN_AR * h &&
+            w <= OCR_BLOCK_MAX_AR * h && !pixCountPixelsInRect(bin, b, &on, NULL) &&
+            on >= OCR_BLOCK_FILL * w * h) {
+            pixSetInRectArbitrary(grey, b, 255);
+            if (depth == 8 || depth == 32)
+                pixSetInRectArbitrary(pix, b, depth == 8 ? 255 : 0xffffff00);
+            n++;
+        }
+        boxDestroy(&b);
+    }
+    boxaDestroy(&boxes);
+    return n;
+}
+
 /* *pix without its alpha channel (an inverted alpha would make the frame transparent):
  * 0, or -1 when leptonica fails (*pix is then NULL). */
 static int drop_alpha(PIX **pix)
@@ -829,6 +871,8 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
     clean = bin ? blank_texture(grey, bin) : NULL;
     if (clean)
         TessBaseAPISetImage2(api, clean);
+    else if (bin && blank_blocks(pix, grey, bin))
+        TessBaseAPISetImage2(api, pix);
     if (TessBaseAPIRecognize(api, NULL)) {
         rc = vt_err(err, errlen, VT_EMEDIA, "'%s': text recognition failed", path);
         goto out;

@@ -13,10 +13,12 @@
  * frame, at the moment it settled (for a fade, where the counts come within a third of the
  * tolerance of the state's middle frame). A screen recording that scrolls and stops would make a
  * state of every stop: at most one frame per TC_PER_S seconds of the shot and
- * VT_TC_MAX_EXTRA in all, the largest changes first. States are disjoint and each held
- * TC_SETTLE_S, so their frames are that far apart without a rule of their own. Text that
- * never holds (output scrolling past on a screen) gets frames as it passes (turnovers),
- * under the same bounds.
+ * VT_TC_MAX_EXTRA in all, the largest change of each stretch of the shot first (spread).
+ * States are disjoint and each held TC_SETTLE_S, so their frames are that far apart without
+ * a rule of their own. On a screen, a state is also cut where only the finer line grid
+ * changes (steps: a tab's page replaced in a box), and text shown again takes a frame that
+ * the stage marks a duplicate. Text that never holds (output scrolling past on a screen)
+ * gets frames as it passes (turnovers), under the same bounds.
  */
 #include "visual/textchange.h"
 
@@ -96,6 +98,16 @@ static int distance(const struct vt_sd_feat *fa, const struct vt_sd_feat *fb, in
     return 1;
 }
 
+/* The type a frame holds: its text grid's counts summed. */
+static int ink(const struct vt_sd_feat *f)
+{
+    int sum = 0;
+
+    for (int i = 0; i < VT_SD_TEXT; i++)
+        sum += f->text[i];
+    return sum;
+}
+
 struct cand {
     size_t at;  /* the analysed frame where the state settled */
     int amount; /* its change from the nearest frame taken before it */
@@ -130,11 +142,17 @@ static int blip(const struct vt_sd_feat *f, size_t s, size_t i, size_t b)
     return 0;
 }
 
+struct state {
+    size_t first, last; /* its analysed frames */
+    size_t at;          /* the one it settled on */
+    double end;         /* when the next began */
+};
+
 /*
- * The first frames of the settled states of [a, b] into r (room for b - a + 1): their number.
- * A state lasts from its first frame to the next one's (the last to one frame after b).
+ * The settled states of [a, b] into st (room for b - a + 1): their number. A state lasts
+ * from its first frame to the next one's (the last to one frame after b).
  */
-static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, size_t *r)
+static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, struct state *st)
 {
     size_t n = 0, s = a;
 
@@ -157,7 +175,7 @@ static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, size_t *r)
              * cell less than a third of it) */
             while (m < mid && changed_cells(f[m].text, f[mid].text, TC_CELL / 3, NULL))
                 m++;
-            r[n++] = m > s && m < mid ? m + 1 : m;
+            st[n++] = (struct state){s, i - 1, m > s && m < mid ? m + 1 : m, end};
         }
         s = i;
     }
@@ -165,20 +183,64 @@ static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, size_t *r)
 }
 
 /*
- * Whether state k of the n in r came from or went to a neighbouring state by a local change;
- * a shot's only state, which has no neighbour, by its change from the shot's chosen frame
- * (a screen whose text is typed, then held once: the chosen frame, often mid-typing, shows
- * part of it).
+ * Whether state k of the n in st came from or went to a neighbouring state by a local
+ * change; a shot's only state, which has no neighbour, by its change from the shot's chosen
+ * frame (a screen whose text is typed, then held once: the chosen frame, often mid-typing,
+ * shows part of it).
  */
-static int local(const struct vt_sd_feat *f, const size_t *r, size_t n, size_t k, size_t chosen)
+static int local(const struct vt_sd_feat *f, const struct state *st, size_t n, size_t k,
+                 size_t chosen)
 {
     int lim = (int)(TC_LOCAL * VT_SD_TEXT);
+    const uint8_t *t = f[st[k].at].text;
 
     if (n == 1)
-        return changed_cells(f[r[k]].text, f[chosen].text, TC_CELL, NULL) <= lim;
-    if (k > 0 && changed_cells(f[r[k]].text, f[r[k - 1]].text, TC_CELL, NULL) <= lim)
+        return changed_cells(t, f[chosen].text, TC_CELL, NULL) <= lim;
+    if (k > 0 && changed_cells(t, f[st[k - 1].at].text, TC_CELL, NULL) <= lim)
         return 1;
-    return k + 1 < n && changed_cells(f[r[k]].text, f[r[k + 1]].text, TC_CELL, NULL) <= lim;
+    return k + 1 < n && changed_cells(t, f[st[k + 1].at].text, TC_CELL, NULL) <= lim;
+}
+
+/*
+ * The steps of a screen's state st that only its line grid tells apart, appended to the n
+ * candidates in c: their new number. A tab bar's page or a list's selected line replaced in
+ * a box changes no text grid cell by TC_CELL (one short line in 20x30 px cells) but
+ * TC_LINES cells of the line grid or more, in one frame (vhs's tabs: 4-8 where a frame
+ * without a step moves none). Each step that then holds TC_SETTLE_S is a candidate, but for
+ * the one that holds the state's own frame or the shot's chosen one; its frame is the first
+ * whose line grid its last frame's matches (a line drawn in steps is taken complete). A step back to a page seen
+ * before is taken too: the line grid cannot tell two pages of one box apart with certainty
+ * (3 cells of "Eye Shadow Tab" and "Foundation Tab" moved), the page is shown again at that
+ * moment, and the stage's duplicate check, on the frames themselves, marks it a duplicate
+ * at no cost of OCR. Only on screens: in other pictures the line grid moves with anything
+ * that moves a little.
+ */
+static size_t steps(const struct vt_sd_feat *f, const struct state *st, size_t chosen,
+                    struct cand *c, size_t n)
+{
+    size_t u = st->first;
+    int step = 0;
+
+    if (vt_sd_screen_ground(&f[st->first], &f[st->last]) < 0)
+        return n;
+    for (size_t j = u + 1; j <= st->last + 1; j++) {
+        double until = j <= st->last ? f[j].t_s : st->end;
+        int next = j <= st->last ? grid_changed(f[j].line, f[u].line, VT_SD_LINE, TC_LINE_MOVE, NULL) : 0;
+        size_t m = u;
+
+        if (j <= st->last && next < TC_LINES)
+            continue;
+        if ((st->at < u || st->at >= j) && (chosen < u || chosen >= j) &&
+            until - f[u].t_s >= TC_SETTLE_S && still(f, u, j - 1)) {
+            while (m + 1 < j &&
+                   grid_changed(f[m].line, f[j - 1].line, VT_SD_LINE, TC_LINE_MOVE, NULL) > 1)
+                m++;
+            c[n++] = (struct cand){m, step ? step : next};
+        }
+        step = next;
+        u = j;
+    }
+    return n;
 }
 
 /*
@@ -192,27 +254,36 @@ static int local(const struct vt_sd_feat *f, const size_t *r, size_t n, size_t k
  */
 static size_t states(const struct vt_sd_feat *f, size_t a, size_t b, size_t chosen, struct cand *c)
 {
-    size_t *r = malloc((b - a + 1) * sizeof(*r)), nr, n = 0;
+    struct state *st = malloc((b - a + 1) * sizeof(*st));
+    size_t ns, n = 0;
 
-    if (!r)
+    if (!st)
         return 0;
-    nr = settled(f, a, b, r);
-    for (size_t k = 0; k < nr; k++) {
-        int holds = k > 0 && r[k] < chosen && (k + 1 == nr || chosen < r[k + 1]);
-        int am, amount, near = distance(&f[r[k]], &f[holds ? r[k - 1] : chosen], &amount);
+    ns = settled(f, a, b, st);
+    for (size_t k = 0; k < ns; k++) {
+        size_t at = st[k].at;
+        int holds = k > 0 && at < chosen && (k + 1 == ns || chosen < st[k + 1].at);
+        int am, amount, near = distance(&f[at], &f[holds ? st[k - 1].at : chosen], &amount);
 
         for (size_t j = 0; j < n && near; j++) {
-            int m = distance(&f[r[k]], &f[c[j].at], &am);
+            int m = distance(&f[at], &f[c[j].at], &am);
 
             if (m < near) {
                 near = m;
                 amount = am;
             }
         }
-        if (near > 0 && local(f, r, nr, k, chosen))
-            c[n++] = (struct cand){r[k], amount};
+        /* text shown again (a name, a pane toggled back): its frame repeats one, which the
+         * stage marks a duplicate at no cost of OCR, at the moment it is shown; text gone
+         * (a lower third taken off) shows nothing new */
+        if (!near && k > 0 && ink(&f[at]) > ink(&f[st[k - 1].at]) &&
+            distance(&f[at], &f[st[k - 1].at], &am))
+            near = -1, amount = 0;
+        if (near && at != chosen && local(f, st, ns, k, chosen))
+            c[n++] = (struct cand){at, amount};
+        n = steps(f, &st[k], chosen, c, n);
     }
-    free(r);
+    free(st);
     return n;
 }
 
@@ -277,6 +348,38 @@ static int by_time(const void *pa, const void *pb)
     return *a < *b ? -1 : *a > *b;
 }
 
+/*
+ * Up to cap of the n candidates in c (sorted by amount) into out: their number. With more
+ * candidates than room, the shot [a, b] is cut into cap equal stretches and each stretch's
+ * largest change goes first, then the largest of the rest: a screen typed on for twenty
+ * seconds makes a state of every word, and the largest changes alone all fell in its first
+ * three quarters (vhs's typing: the last command, held a second, had no frame).
+ */
+static size_t spread(const struct vt_sd_feat *f, size_t a, size_t b, struct cand *c, size_t n,
+                     size_t cap, size_t *out)
+{
+    double span = f[b].t_s - f[a].t_s;
+    unsigned char *seen = calloc(cap, 1);
+    size_t k = 0;
+
+    for (size_t i = 0; seen && i < n && k < cap; i++) {
+        size_t w = (size_t)((f[c[i].at].t_s - f[a].t_s) / span * (double)cap);
+
+        if (w >= cap)
+            w = cap - 1;
+        if (!seen[w]) {
+            seen[w] = 1;
+            out[k++] = c[i].at;
+            c[i].amount = -1; /* taken */
+        }
+    }
+    for (size_t i = 0; i < n && k < cap; i++)
+        if (c[i].amount >= 0)
+            out[k++] = c[i].at;
+    free(seen);
+    return k;
+}
+
 size_t vt_tc_extra(const struct vt_sd_feat *f, const struct vt_sd_shot *s, size_t *out)
 {
     size_t a = s->stable_first, b = s->stable_last, n, k, cap;
@@ -294,10 +397,8 @@ size_t vt_tc_extra(const struct vt_sd_feat *f, const struct vt_sd_shot *s, size_
         return 0; /* no extra frames is what the stage did before them */
     n = states(f, a, b, s->chosen, c);
     n = turnovers(f, a, b, c, n);
-    /* the largest changes first */
     qsort(c, n, sizeof(*c), by_amount);
-    for (k = 0; k < n && k < cap; k++)
-        out[k] = c[k].at;
+    k = spread(f, a, b, c, n, cap, out);
     free(c);
     qsort(out, k, sizeof(*out), by_time);
     return k;

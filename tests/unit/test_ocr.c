@@ -836,3 +836,47 @@ VT_TEST(ocr_bold_title)
         vt_rm_rf(dir);
     free(dir);
 }
+
+/*
+ * A terminal's block cursor (OCR_BLOCK_*): a prompt with a command typed and the cursor in
+ * the next cell, and a line with the cursor after a space, on a dark ground, as JPEG: each
+ * line reads as typed. Without the blocks made ground first, Tesseract 5.3 reads the cursor
+ * as a letter of the word before it. A bold title's I, a square bullet and a key label in
+ * reverse video stay as they are (ocr_bold_title reads "HARBOR" and "AUTOMOBILE").
+ */
+VT_TEST(ocr_block_cursor)
+{
+    static const struct {
+        const char *text, *want;
+    } lines[] = {{"> neofetch\xe2\x96\x88", "> neofetch"},
+                 {"> echo quarterly revenue grew \xe2\x96\x88", "> echo quarterly revenue grew"}};
+    char err[256] = "";
+    char *dir = make_dir();
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", NULL, err, sizeof(err));
+
+    CHECK(dir != NULL);
+    CHECK(ocr != NULL);
+    for (size_t k = 0; dir && ocr && k < VT_ARRAY_LEN(lines); k++) {
+        char *path = vt_xasprintf("%s/cursor%zu.jpg", dir, k);
+        const char *paths[1] = {path};
+        struct vt_ocr_page page = {0};
+        struct vt_sb cmd = {0};
+
+        vt_sb_addf(&cmd,
+                   "ffmpeg -nostdin -v error -y -f lavfi -i color=0x171717:s=960x540:d=1 -vf "
+                   "\"drawtext=fontfile=" MONO_FONT ":text='%s':fontsize=22:fontcolor=0xdcdcdc:"
+                   "x=40:y=60\" -frames:v 1 '%s'",
+                   lines[k].text, path);
+        CHECK_INT(run_ffmpeg(&cmd), 0);
+        CHECK_INT(vt_ocr_run(ocr, paths, 1, &page, NULL, NULL, err, sizeof(err)), 0);
+        CHECK_INT(page.n_lines, 1);
+        if (page.n_lines == 1)
+            CHECK_STR(page.lines[0].text, lines[k].want);
+        vt_ocr_page_release(&page);
+        free(path);
+    }
+    vt_ocr_free(ocr);
+    if (dir)
+        vt_rm_rf(dir);
+    free(dir);
+}

@@ -200,12 +200,15 @@ VT_TEST(textchange_lower_thirds)
         CHECK_INT(out[0], 30);
         CHECK_INT(out[1], 130);
     }
-    /* the same name twice: once */
+    /* the same name twice: the second time repeats the first's frame (the stage marks it
+     * a duplicate), at the moment it is shown again; the plain slide between takes none */
     lower_third(f, 130, 190, one);
     k = vt_tc_extra(f, &s, out);
-    CHECK_INT(k, 1);
-    if (k == 1)
+    CHECK_INT(k, 2);
+    if (k == 2) {
         CHECK_INT(out[0], 30);
+        CHECK_INT(out[1], 130);
+    }
     free(f);
 }
 
@@ -374,5 +377,67 @@ VT_TEST(textchange_short_states)
         CHECK_INT(out[1], 13);
         CHECK_INT(out[2], 26);
     }
+    free(f);
+}
+
+/*
+ * A screen's box whose one line is replaced (a tab bar's pages): the text grid does not move,
+ * 5 cells of the line grid do, in one frame. Pages at 0, 30, 60, 90 and back to the first at
+ * 120, 1 s to 2 s each; the chosen frame at 10 shows the first: a frame at each step, the
+ * page shown again too (the stage marks it a duplicate). On a picture that is no screen:
+ * none.
+ */
+static void pages(struct vt_sd_feat *f, size_t n, int busy)
+{
+    static const uint8_t ink[4][5] = {
+        {52, 48, 50, 46, 40}, {44, 58, 40, 52, 47}, {60, 41, 55, 40, 56}, {40, 56, 61, 52, 52}};
+
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *p = ink[i < 120 ? i / 30 : 0];
+
+        for (int k = 0; k < VT_SD_LINE; k++)
+            f[i].line[k] = (uint8_t)(busy ? 40 + (k * 37) % 100 : 36);
+        for (int c = 0; c < 5; c++)
+            f[i].line[10 * VT_SD_LINE_W + 5 + c] = p[c];
+    }
+}
+
+VT_TEST(textchange_screen_steps)
+{
+    size_t n = 150, out[VT_TC_MAX_EXTRA], k;
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 10);
+
+    pages(f, n, 0);
+    k = vt_tc_extra(f, &s, out);
+    CHECK_INT(k, 4);
+    for (size_t i = 0; i < k && k == 4; i++)
+        CHECK_INT(out[i], 30 * (i + 1));
+    pages(f, n, 1);
+    CHECK_INT(vt_tc_extra(f, &s, out), 0);
+    free(f);
+}
+
+/*
+ * Twenty seconds of a screen typed on, a word every 0.6 s, each word a smaller change than
+ * the one before (the largest changes all early): more states than room, so each of the
+ * shot's stretches gets its largest; the last command, typed at the end, has a frame.
+ */
+VT_TEST(textchange_spread)
+{
+    size_t n = 15 * 20, out[VT_TC_MAX_EXTRA], k;
+    struct vt_sd_feat *f = slide(n);
+    struct vt_sd_shot s = whole(n, 3);
+
+    for (size_t i = 0; i < n; i++)
+        for (size_t w = 1; w <= i / 9; w++)
+            f[i].text[(w % (VT_SD_TEXT_H - 1) + 1) * VT_SD_TEXT_W + w / (VT_SD_TEXT_H - 1) % 16] =
+                (uint8_t)(20 + 100 - 2 * w);
+    k = vt_tc_extra(f, &s, out);
+    CHECK_INT(k, VT_TC_MAX_EXTRA);
+    if (k)
+        CHECK(f[out[k - 1]].t_s >= 18.0);
+    for (size_t i = 1; i < k; i++)
+        CHECK(f[out[i]].t_s - f[out[i - 1]].t_s >= 0.4);
     free(f);
 }
