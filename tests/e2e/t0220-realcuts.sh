@@ -46,7 +46,10 @@
 # scrolled, a last shot under 0.25 s, a keyframe's drift of fine detail after a fade and a
 # cursor leaving the command took out those 3 and 2 of the older set's: P 0.942 R 0.961
 # F1 0.951, words 350/438 = 0.799; frames
-# of terminal output passing without a stop (turnovers) 368/438 = 0.840 (the floors now).
+# of terminal output passing without a stop (turnovers) 368/438 = 0.840. A screen's states
+# cut where only the line grid changes (a tab's page), text shown again taken where it is
+# shown, capped frames spread over the shot and a terminal's block cursor made ground before
+# OCR: 395/438 = 0.902 (floor 0.895: two words under it).
 # FLOOR_{REAL,GEN}_{P,R,F1,OCR} override a floor while a change is being measured.
 . "$(dirname "$0")/lib.sh"
 D=$DATA/realcuts
@@ -82,7 +85,7 @@ for truth in "$D"/*.json; do
 done
 note "real footage ($(ls "$D"/*.json | wc -l) clips):"
 python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.94}" \
-  --min-r "${FLOOR_REAL_R:-0.96}" --min-f1 "${FLOOR_REAL_F1:-0.95}" --min-ocr "${FLOOR_REAL_OCR:-0.82}" "${args[@]}" ||
+  --min-r "${FLOOR_REAL_R:-0.96}" --min-f1 "${FLOOR_REAL_F1:-0.95}" --min-ocr "${FLOOR_REAL_OCR:-0.895}" "${args[@]}" ||
   fail "real footage: below today's figures"
 
 # every seed holds every kind of trouble; these two fooled the detector before issue 24's
