@@ -208,12 +208,13 @@ static int local(const struct vt_sd_feat *f, const struct state *st, size_t n, s
  * TC_LINES cells of the line grid or more, in one frame (vhs's tabs: 4-8 where a frame
  * without a step moves none). Each step that then holds TC_SETTLE_S is a candidate, but for
  * the one that holds the state's own frame or the shot's chosen one; its frame is the first
- * whose line grid its last frame's matches (a line drawn in steps is taken complete). A step back to a page seen
- * before is taken too: the line grid cannot tell two pages of one box apart with certainty
- * (3 cells of "Eye Shadow Tab" and "Foundation Tab" moved), the page is shown again at that
- * moment, and the stage's duplicate check, on the frames themselves, marks it a duplicate
- * at no cost of OCR. Only on screens: in other pictures the line grid moves with anything
- * that moves a little.
+ * whose line grid its last frame's matches (a line drawn in steps is taken complete), its
+ * amount the count of line cells moved (below the text grid's changes). A step back to a
+ * page seen before is taken too: the line grid cannot tell two pages of one box apart with
+ * certainty (3 cells of "Eye Shadow Tab" and "Foundation Tab" moved), the page is shown
+ * again at that moment, and the stage's duplicate check, on the frames themselves, marks
+ * it a duplicate at no cost of OCR. Only on screens: in other pictures the line grid moves
+ * with anything that moves a little.
  */
 static size_t steps(const struct vt_sd_feat *f, const struct state *st, size_t chosen,
                     struct cand *c, size_t n)
@@ -225,7 +226,8 @@ static size_t steps(const struct vt_sd_feat *f, const struct state *st, size_t c
         return n;
     for (size_t j = u + 1; j <= st->last + 1; j++) {
         double until = j <= st->last ? f[j].t_s : st->end;
-        int next = j <= st->last ? grid_changed(f[j].line, f[u].line, VT_SD_LINE, TC_LINE_MOVE, NULL) : 0;
+        int next =
+            j <= st->last ? grid_changed(f[j].line, f[u].line, VT_SD_LINE, TC_LINE_MOVE, NULL) : 0;
         size_t m = u;
 
         if (j <= st->last && next < TC_LINES)
@@ -363,10 +365,13 @@ static size_t spread(const struct vt_sd_feat *f, size_t a, size_t b, struct cand
     size_t k = 0;
 
     for (size_t i = 0; seen && i < n && k < cap; i++) {
-        size_t w = (size_t)((f[c[i].at].t_s - f[a].t_s) / span * (double)cap);
+        double x = span > 0 ? (f[c[i].at].t_s - f[a].t_s) / span * (double)cap : 0;
+        size_t w = 0;
 
-        if (w >= cap)
+        if (x >= (double)cap)
             w = cap - 1;
+        else if (x > 0)
+            w = (size_t)x;
         if (!seen[w]) {
             seen[w] = 1;
             out[k++] = c[i].at;
