@@ -475,6 +475,23 @@ static int run_ffmpeg(struct vt_sb *cmd)
     return rc;
 }
 
+/* Run cmd (released), which draws the frame at path, and check that it reads as one line,
+ * want. */
+static void check_one_line(struct vt_ocr *ocr, struct vt_sb *cmd, const char *path,
+                           const char *want)
+{
+    const char *paths[1] = {path};
+    struct vt_ocr_page page = {0};
+    char err[256] = "";
+
+    CHECK_INT(run_ffmpeg(cmd), 0);
+    CHECK_INT(vt_ocr_run(ocr, paths, 1, &page, NULL, NULL, err, sizeof(err)), 0);
+    CHECK_INT(page.n_lines, 1);
+    if (page.n_lines == 1)
+        CHECK_STR(page.lines[0].text, want);
+    vt_ocr_page_release(&page);
+}
+
 /*
  * A caption box (dark type on white) over a texture of fine specks (ffmpeg's rule 110
  * cellular automaton, whose page layout costs Tesseract 17-24 s and came out as three pieces
@@ -814,8 +831,6 @@ VT_TEST(ocr_bold_title)
     CHECK(ocr != NULL);
     for (size_t k = 0; dir && ocr && k < VT_ARRAY_LEN(titles); k++) {
         char *path = vt_xasprintf("%s/title%zu.png", dir, k);
-        const char *paths[1] = {path};
-        struct vt_ocr_page page = {0};
         struct vt_sb cmd = {0};
 
         vt_sb_addf(&cmd,
@@ -823,12 +838,7 @@ VT_TEST(ocr_bold_title)
                    "\"drawtext=fontfile=/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf:"
                    "text='%s':fontsize=%d:fontcolor=black:x=%d:y=%d\" -frames:v 1 '%s'",
                    titles[k].text, titles[k].size, titles[k].x, titles[k].y, path);
-        CHECK_INT(run_ffmpeg(&cmd), 0);
-        CHECK_INT(vt_ocr_run(ocr, paths, 1, &page, NULL, NULL, err, sizeof(err)), 0);
-        CHECK_INT(page.n_lines, 1);
-        if (page.n_lines == 1)
-            CHECK_STR(page.lines[0].text, titles[k].text);
-        vt_ocr_page_release(&page);
+        check_one_line(ocr, &cmd, path, titles[k].text);
         free(path);
     }
     vt_ocr_free(ocr);
@@ -841,8 +851,8 @@ VT_TEST(ocr_bold_title)
  * A terminal's block cursor (OCR_BLOCK_*): a prompt with a command typed and the cursor in
  * the next cell, and a line with the cursor after a space, on a dark ground, as JPEG: each
  * line reads as typed. Without the blocks made ground first, Tesseract 5.3 reads the cursor
- * as a letter of the word before it. A bold title's I, a square bullet and a key label in
- * reverse video stay as they are (ocr_bold_title reads "HARBOR" and "AUTOMOBILE").
+ * as a letter of the word before it. A bold title's I is too narrow to be taken for one
+ * (ocr_bold_title reads "AUTOMOBILE").
  */
 VT_TEST(ocr_block_cursor)
 {
@@ -858,8 +868,6 @@ VT_TEST(ocr_block_cursor)
     CHECK(ocr != NULL);
     for (size_t k = 0; dir && ocr && k < VT_ARRAY_LEN(lines); k++) {
         char *path = vt_xasprintf("%s/cursor%zu.jpg", dir, k);
-        const char *paths[1] = {path};
-        struct vt_ocr_page page = {0};
         struct vt_sb cmd = {0};
 
         vt_sb_addf(&cmd,
@@ -867,12 +875,7 @@ VT_TEST(ocr_block_cursor)
                    "\"drawtext=fontfile=" MONO_FONT ":text='%s':fontsize=22:fontcolor=0xdcdcdc:"
                    "x=40:y=60\" -frames:v 1 '%s'",
                    lines[k].text, path);
-        CHECK_INT(run_ffmpeg(&cmd), 0);
-        CHECK_INT(vt_ocr_run(ocr, paths, 1, &page, NULL, NULL, err, sizeof(err)), 0);
-        CHECK_INT(page.n_lines, 1);
-        if (page.n_lines == 1)
-            CHECK_STR(page.lines[0].text, lines[k].want);
-        vt_ocr_page_release(&page);
+        check_one_line(ocr, &cmd, path, lines[k].want);
         free(path);
     }
     vt_ocr_free(ocr);
