@@ -232,6 +232,13 @@ VT_TEST(textchange_pan_drifts)
     free(f);
 }
 
+/* The k frames in out are each their own state, held about half a second. */
+static void check_spaced(const struct vt_sd_feat *f, const size_t *out, size_t k)
+{
+    for (size_t i = 1; i < k; i++)
+        CHECK(f[out[i]].t_s - f[out[i - 1]].t_s >= 0.4);
+}
+
 VT_TEST(textchange_scroll_bounded)
 {
     size_t n = 15 * 60, out[VT_TC_MAX_EXTRA], k;
@@ -246,8 +253,7 @@ VT_TEST(textchange_scroll_bounded)
                     (uint8_t)(10 + (step * 37) % 70 + c % 3);
     k = vt_tc_extra(f, &s, out);
     CHECK_INT(k, VT_TC_MAX_EXTRA);
-    for (size_t i = 1; i < k; i++) /* each its own state, held about half a second */
-        CHECK(f[out[i]].t_s - f[out[i - 1]].t_s >= 0.4);
+    check_spaced(f, out, k);
     free(f);
 }
 
@@ -431,13 +437,12 @@ VT_TEST(textchange_spread)
 
     for (size_t i = 0; i < n; i++)
         for (size_t w = 1; w <= i / 9; w++)
-            f[i].text[(w % (VT_SD_TEXT_H - 1) + 1) * VT_SD_TEXT_W + w / (VT_SD_TEXT_H - 1) % 16] =
-                (uint8_t)(20 + 100 - 2 * w);
+            f[i].text[(w % (VT_SD_TEXT_H - 1) + 1) * VT_SD_TEXT_W +
+                      w / (VT_SD_TEXT_H - 1) % VT_SD_TEXT_W] = (uint8_t)(120 - 2 * w);
     k = vt_tc_extra(f, &s, out);
     CHECK_INT(k, VT_TC_MAX_EXTRA);
     if (k)
         CHECK(f[out[k - 1]].t_s >= 18.0);
-    for (size_t i = 1; i < k; i++)
-        CHECK(f[out[i]].t_s - f[out[i - 1]].t_s >= 0.4);
+    check_spaced(f, out, k);
     free(f);
 }
