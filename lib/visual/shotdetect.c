@@ -1156,7 +1156,8 @@ static int is_relight(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
  * A screen edited or replaced (a terminal, an application, slides on one template): on a
  * flat ground, typing, a command's output, a menu opened or closed, a list filtered change
  * many lines at once, as a change of screen does, but the first line of type stays where
- * it was (the command, the question, the slide's title), or nothing new is drawn but a
+ * it was (the command, the question, the slide's title), or its start does (panes
+ * reflowed beside it as another opens: the rest of its row moves), or nothing new is drawn but a
  * cursor (a screen cleared to its prompt), or the whole screen of type moved up or down (a
  * terminal scrolled): the same shot. A screen replaced by the next,
  * as a slide by the next, draws other type in its first line: a new shot, however few
@@ -1176,6 +1177,9 @@ static int is_relight(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
 #define SCR_CUR_H   4    /* ... and rows */
 #define SCR_TALL    0.33 /* a line of type is less than this share of the screen high */
 #define SCR_S       0.2  /* nothing drawn: since this long before the step */
+/* a line's start kept: this many cells of its top row, a fifth of the screen's width (more
+ * than the first word of a title; a prompt that long kept atop a cleared screen is an edit) */
+#define SCR_START 3
 #define SCR_STROKE  12   /* a text grid cell's strokes moved: its count by more than this */
 
 enum screen { SCREEN_NOT, SCREEN_EDITED, SCREEN_REPLACED };
@@ -1350,6 +1354,24 @@ static int scrolled(const uint8_t *a, const uint8_t *b, int g)
     return 0;
 }
 
+/*
+ * How many cells of row r of the line grids a and b, from the first that holds type in a,
+ * hold type in a and stayed in b before the first that did not: a line's start kept.
+ */
+static int start_kept(const uint8_t *a, const uint8_t *b, int r, int g)
+{
+    int n = 0;
+
+    for (int k = r * VT_SD_LINE_W; k < (r + 1) * VT_SD_LINE_W; k++) {
+        if (abs((int)a[k] - g) <= SCR_INK)
+            continue;
+        if (abs((int)a[k] - (int)b[k]) > SCR_SAME)
+            break;
+        n++;
+    }
+    return n;
+}
+
 static enum screen screen_change(const struct vt_sd_feat *f, size_t n, size_t ia, size_t ib)
 {
     const struct vt_sd_feat *a = &f[ia], *b = &f[ib];
@@ -1381,7 +1403,8 @@ static enum screen screen_change(const struct vt_sd_feat *f, size_t n, size_t ia
     if ((ink >= SCR_MIN_INK &&
          (kept >= SCR_KEEP * ink ||
           (kept >= SCR_MIN_INK && kept >= ink - kept && !top_moved && x1 - x0 < SCR_CUR_W))) ||
-        type_stayed(a, b, first, last) || only_cursor(&f[near_idx(f, n, a->t_s - SCR_S)], b, g))
+        type_stayed(a, b, first, last) || start_kept(a->line, b->line, first, g) >= SCR_START ||
+        only_cursor(&f[near_idx(f, n, a->t_s - SCR_S)], b, g))
         return SCREEN_EDITED;
     return ink >= SCR_MIN_INK && kept <= SCR_GONE * ink ? SCREEN_REPLACED : SCREEN_NOT;
 }

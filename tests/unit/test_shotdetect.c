@@ -1004,8 +1004,10 @@ VT_TEST(shotdetect_jpeg_write)
  * 7 rows at 70, new type printed in the rows freed, 10 the same screen replaced by other
  * type in the same rows, 11 a command two columns wide in rows 4-6 with a cursor under it in
  * column 1 (rows 5-6) that leaves it at 70 as a menu is drawn under it, 12 the command
- * replaced by other type instead. The thumbnail's difference steps at 70 as at a slide
- * change (for 4, at 71).
+ * replaced by other type instead, 13 a second pane beside the command (rows 4-12, columns
+ * 8-12) moved two columns left at 70 as a third opens: the command's last two cells wrap
+ * to row 5, its first three stay, 14 the same with the command's first two cells changed.
+ * The thumbnail's difference steps at 70 as at a slide change (for 4, at 71).
  */
 static void screen(struct vt_sd_feat *f, size_t n, int edit)
 {
@@ -1064,6 +1066,13 @@ static void screen(struct vt_sd_feat *f, size_t n, int edit)
                 for (int c = 1; c <= 4; c++)
                     f[i].line[r * VT_SD_LINE_W + c] = 80;
         }
+        for (int r = 4; (edit == 13 || edit == 14) && r <= 12; r++) /* the pane */
+            for (int c = 8; c <= 12; c++)
+                f[i].line[r * VT_SD_LINE_W + c - 2 * after] = (uint8_t)(70 + r + 9 * c);
+        for (int c = 1; after && (edit == 13 || edit == 14) && c <= 5; c++) /* the wrap */
+            f[i].line[4 * VT_SD_LINE_W + c] = (uint8_t)(c >= 4 ? 36 : edit == 14 && c <= 2 ? 120 : 90 - 5 * c);
+        if (after && (edit == 13 || edit == 14))
+            f[i].line[5 * VT_SD_LINE_W + 1] = 100;
         for (int c = 1; after && edit == 4 && c <= 6; c++) {
             f[i].line[12 * VT_SD_LINE_W + c] = (uint8_t)(60 + 3 * c);
             if (i > 70)
@@ -1096,6 +1105,8 @@ VT_TEST(shotdetect_screen_edit_no_cut)
         {10, 70}, /* the screen replaced by other type */
         {11, 0},  /* a program run: its cursor leaves the command (Bubble Tea's tabs) */
         {12, 70}, /* the command replaced */
+        {13, 0},  /* panes reflowed, the command's start kept (a split editor: 1 false cut) */
+        {14, 70}, /* the same with the command's start changed */
     };
     struct vt_sd_feat *f = quiet(120);
 
