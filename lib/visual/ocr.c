@@ -85,6 +85,18 @@
 #define OCR_FIND_MIN_H    6
 #define OCR_FIND_MAX      24
 /*
+ * A placeholder in a text field or a hint line is drawn in dim type, 40-50 levels off the
+ * ground (gum's and Bubble Tea's grey on a terminal's near black), which Tesseract's global
+ * threshold leaves with the ground and the stroke finder's contrast above does not reach.
+ * On a plain ground (a screen or a slide: OCR_FLAT_SHARE of the pixels within OCR_FLAT_NEAR
+ * levels of the commonest) the finder takes strokes from OCR_DIM_CONTRAST; a picture, with
+ * no such ground, keeps OCR_FIND_CONTRAST (its fine detail would make a candidate of
+ * everything).
+ */
+#define OCR_DIM_CONTRAST 32
+#define OCR_FLAT_NEAR    4
+#define OCR_FLAT_SHARE   0.5
+/*
  * A candidate is the stroke finder's guess, not a line of Tesseract's layout, and a
  * picture is full of strokes: its reading is text only from this confidence (the noise
  * floor's sure text), else it is kept as noise. On the fixtures (gen_small_text.sh seeds
@@ -530,13 +542,32 @@ static void reread_small(TessBaseAPI *api, PIX *grey, struct vt_ocr_line *l, int
     boxDestroy(&box);
 }
 
+/* Whether OCR_FLAT_SHARE of grey's pixels are within OCR_FLAT_NEAR levels of its commonest
+ * (a screen's or a slide's plain ground): 1, 0, or 0 when leptonica fails. */
+static int flat_ground(PIX *grey)
+{
+    NUMA *hist = pixGetGrayHistogram(grey, 2);
+    l_float32 *h = hist ? numaGetFArray(hist, L_NOCOPY) : NULL;
+    double total = 0, near = 0;
+    int m = 0;
+
+    for (int v = 0; h && v < 256; v++) {
+        total += h[v];
+        m = h[v] > h[m] ? v : m;
+    }
+    for (int v = m - OCR_FLAT_NEAR; h && v <= m + OCR_FLAT_NEAR; v++)
+        near += v >= 0 && v < 256 ? h[v] : 0;
+    numaDestroy(&hist);
+    return total > 0 && near >= OCR_FLAT_SHARE * total;
+}
+
 /*
- * The strokes of grey that stand OCR_FIND_CONTRAST from their surroundings, as 1 in a
+ * The strokes of grey that stand contrast levels from their surroundings, as 1 in a
  * binary image (caller destroys; NULL when leptonica fails): dark strokes, and light ones
  * too when the frame has dark areas that could hold light type (OCR_FIND_DARK_SHARE of
  * Tesseract's binary image tb, or tb NULL).
  */
-static PIX *find_strokes(PIX *grey, PIX *tb)
+static PIX *find_strokes(PIX *grey, PIX *tb, int contrast)
 {
     l_int32 dark_px = 0;
     int both = !tb || pixCountPixels(tb, &dark_px, NULL) ||
@@ -549,8 +580,8 @@ static PIX *find_strokes(PIX *grey, PIX *tb)
 
     if (both && !detail)
         goto out;
-    /* 1 where the detail is at least OCR_FIND_CONTRAST */
-    bin = dark ? pixThresholdToBinary(detail ? detail : dark, OCR_FIND_CONTRAST) : NULL;
+    /* 1 where the detail is at least contrast */
+    bin = dark ? pixThresholdToBinary(detail ? detail : dark, contrast) : NULL;
     if (bin)
         pixInvert(bin, bin);
 out:
@@ -562,12 +593,13 @@ out:
 
 /*
  * Candidate lines of small text in grey (tb: Tesseract's binary image of it, or NULL)
- * outside the n lines already read: a BOXA (caller destroys) or NULL when there is none or
- * too many.
+ * outside the n lines already read, dim type too on a plain ground (OCR_DIM_CONTRAST): a
+ * BOXA (caller destroys) or NULL when there is none or too many.
  */
 static BOXA *find_small_text(PIX *grey, PIX *tb, const struct vt_ocr_line *lines, size_t n)
 {
-    PIX *bin = find_strokes(grey, tb), *joined = NULL;
+    PIX *bin = find_strokes(grey, tb, flat_ground(grey) ? OCR_DIM_CONTRAST : OCR_FIND_CONTRAST),
+        *joined = NULL;
     BOXA *all = NULL, *out = NULL;
     int count;
 

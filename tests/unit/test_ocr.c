@@ -883,3 +883,43 @@ VT_TEST(ocr_block_cursor)
         vt_rm_rf(dir);
     free(dir);
 }
+
+/*
+ * A placeholder in dim type on a terminal's dark ground (gum's and Bubble Tea's text areas:
+ * grey 42 levels over the ground) under a bright line: Tesseract's layout takes the bright
+ * line alone; the small-text pass looks for dim strokes on a plain ground and reads it.
+ */
+VT_TEST(ocr_dim_placeholder)
+{
+    char err[256] = "";
+    char *dir = make_dir(), *path = dir ? vt_xasprintf("%s/dim.jpg", dir) : NULL;
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", NULL, err, sizeof(err));
+    const char *paths[1] = {path};
+    struct vt_ocr_page page = {0};
+    struct vt_sb cmd = {0};
+    int found = 0;
+
+    CHECK(dir != NULL);
+    CHECK(ocr != NULL);
+    if (!dir || !ocr)
+        goto out;
+    vt_sb_addf(&cmd,
+               "ffmpeg -nostdin -v error -y -f lavfi -i color=0x1a1a1a:s=720x360:d=1 -vf "
+               "\"drawtext=fontfile=" MONO_FONT ":text='Can you tell me a secret?':fontsize=16:"
+               "fontcolor=0xe0e0e0:x=48:y=52,drawtext=fontfile=" MONO_FONT
+               ":text='Describe the weather today':fontsize=16:fontcolor=0x444444:x=72:y=110\" "
+               "-frames:v 1 '%s'",
+               path);
+    CHECK_INT(run_ffmpeg(&cmd), 0);
+    CHECK_INT(vt_ocr_run(ocr, paths, 1, &page, NULL, NULL, err, sizeof(err)), 0);
+    for (size_t i = 0; i < page.n_lines; i++)
+        found |= strstr(page.lines[i].text, "weather today") != NULL;
+    CHECK(found);
+    vt_ocr_page_release(&page);
+out:
+    vt_ocr_free(ocr);
+    if (dir)
+        vt_rm_rf(dir);
+    free(dir);
+    free(path);
+}
