@@ -41,6 +41,7 @@
 #define MAX_DISS_S   3.0  /* longest dissolve looked for */
 #define BLACK_MEAN   24.0
 #define BLACK_STDDEV 10.0
+#define WHITE_MEAN   (255.0 - BLACK_MEAN)
 
 struct bound {
     size_t at;           /* first analysed frame of the new shot */
@@ -93,14 +94,15 @@ static double win_mean(const double *pre, size_t a, size_t b)
 
 /*
  * The end of the fade-out before black frame k (dir -1) or of the fade-in after it
- * (dir 1): followed while the luma grows away from black, in steps no smaller than
+ * (dir 1): followed while the luma grows away from black (away from white: sign -1), in
+ * steps no smaller than
  * FADE_STEP of the largest yet, since a moving shot's own luma may drift on the same
  * way once the fade is over. A single stalled step is passed over: pass 1 now and then
  * shows a picture twice.
  */
 #define FADE_STEP 0.25
 
-static size_t follow_fade(const struct vt_sd_feat *f, size_t n, size_t k, int dir)
+static size_t follow_fade(const struct vt_sd_feat *f, size_t n, size_t k, int dir, int sign)
 {
     double t0 = f[k].t_s, most = 0;
 
@@ -110,41 +112,66 @@ static size_t follow_fade(const struct vt_sd_feat *f, size_t n, size_t k, int di
 
         if ((dir < 0 && k == 0) || j >= n || fabs(f[j].t_s - t0) > MAX_FADE_S)
             return k;
-        step = f[j].mean - f[k].mean;
-        if (step <= thr && (j2 >= n || (dir < 0 && j == 0) || f[j2].mean - f[j].mean <= thr ||
+        step = sign * (f[j].mean - f[k].mean);
+        if (step <= thr && (j2 >= n || (dir < 0 && j == 0) || sign * (f[j2].mean - f[j].mean) <= thr ||
                             fabs(f[j2].t_s - t0) > MAX_FADE_S))
             return k;
         if (step <= thr)
             j = j2;
-        most = fmax(most, f[j].mean - f[k].mean);
+        most = fmax(most, sign * (f[j].mean - f[k].mean));
         k = j;
     }
 }
 
+static int is_white(const struct vt_sd_feat *f)
+{
+    return f->mean > WHITE_MEAN && f->stddev < BLACK_STDDEV;
+}
+
+/*
+ * Whether the white frames [s, e], their fade-out from s0 and fade-in to e1, are a dip to
+ * white between two pictures: both ramps DIP_STEPS analysed frames long at least (a flash
+ * or a strobe jumps to white in one), and a picture on either side (a flat one fading to
+ * white and back is no transition: PySceneDetect's fades.mp4).
+ */
+#define DIP_STEPS   2
+#define DIP_PICTURE 20.0 /* a picture's grey levels spread this much at least (stddev) */
+
+static int dip_to_white(const struct vt_sd_feat *f, size_t s0, size_t s, size_t e, size_t e1)
+{
+    return s - s0 >= DIP_STEPS && e1 - e >= DIP_STEPS && f[s0].stddev >= DIP_PICTURE &&
+           f[e1].stddev >= DIP_PICTURE;
+}
+
+/* Fades through black, and dips to white (dip_to_white), into b; their frames in mask. */
 static void find_fades(const struct vt_sd_feat *f, size_t n, uint8_t *mask, struct bounds *b)
 {
-    size_t i = 0;
+    for (int white = 0; white <= 1; white++) {
+        size_t i = 0;
 
-    while (i < n) {
-        size_t s, e, s0, e1;
+        while (i < n) {
+            size_t s, e, s0, e1;
 
-        if (!vt_sd_is_black(&f[i])) {
+            if (!(white ? is_white(&f[i]) : vt_sd_is_black(&f[i]))) {
+                i++;
+                continue;
+            }
+            s = i;
+            while (i + 1 < n && (white ? is_white(&f[i + 1]) : vt_sd_is_black(&f[i + 1])))
+                i++;
+            e = i;
             i++;
-            continue;
+            s0 = follow_fade(f, n, s, -1, white ? -1 : 1);
+            e1 = follow_fade(f, n, e, 1, white ? -1 : 1);
+            if (white && !dip_to_white(f, s0, s, e, e1))
+                continue;
+            for (size_t k = s0; k <= e1; k++)
+                mask[k] = 1;
+            /* black at the very start or end opens or closes the video: no boundary */
+            if (s == 0 || e == n - 1)
+                continue;
+            add_bound(b, s + (e - s + 1) / 2, s0, e1, VT_SD_FADE);
         }
-        s = i;
-        while (i + 1 < n && vt_sd_is_black(&f[i + 1]))
-            i++;
-        e = i;
-        i++;
-        s0 = follow_fade(f, n, s, -1);
-        e1 = follow_fade(f, n, e, 1);
-        for (size_t k = s0; k <= e1; k++)
-            mask[k] = 1;
-        /* black at the very start or end opens or closes the video: no boundary */
-        if (s == 0 || e == n - 1)
-            continue;
-        add_bound(b, s + (e - s + 1) / 2, s0, e1, VT_SD_FADE);
     }
 }
 

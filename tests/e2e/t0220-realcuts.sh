@@ -57,7 +57,9 @@
 # fifth of the width) is a screen edited: the split editor's panes reflowed are one shot,
 # P 0.942 R 0.942 F1 0.942 (the floors now). Dim type found on a plain ground (a
 # placeholder 40-50 levels off a terminal's ground): words 403/461 = 0.874 (floor 0.865:
-# the terminals' OCR has varied by a few words from run to run).
+# the terminals' OCR has varied by a few words from run to run). A dip to white between
+# two pictures (ramps of two frames at least each way, a picture on either side) is a fade,
+# as one through black is: the riot footage's found, P 0.943 R 0.962 F1 0.952 (floors).
 # FLOOR_{REAL,GEN}_{P,R,F1,OCR} override a floor while a change is being measured.
 . "$(dirname "$0")/lib.sh"
 D=$DATA/realcuts
@@ -93,7 +95,7 @@ for truth in "$D"/*.json; do
 done
 note "real footage ($(ls "$D"/*.json | wc -l) clips):"
 python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.94}" \
-  --min-r "${FLOOR_REAL_R:-0.94}" --min-f1 "${FLOOR_REAL_F1:-0.94}" --min-ocr "${FLOOR_REAL_OCR:-0.865}" "${args[@]}" ||
+  --min-r "${FLOOR_REAL_R:-0.96}" --min-f1 "${FLOOR_REAL_F1:-0.95}" --min-ocr "${FLOOR_REAL_OCR:-0.865}" "${args[@]}" ||
   fail "real footage: below today's figures"
 
 # every seed holds every kind of trouble; these two fooled the detector before issue 24's

@@ -131,6 +131,58 @@ VT_TEST(shotdetect_fade)
     free(f);
 }
 
+/*
+ * A dip to white over frames 60-83 of a shot of side_sd's contrast: a fade-out over ramp
+ * frames (10 of 10.5 levels, or 1 that jumps), 4 white frames (mean 240), a fade-in as long.
+ */
+static void white_dip(struct vt_sd_feat *f, size_t ramp, float side_sd)
+{
+    for (size_t i = 0; i < 150; i++)
+        f[i].stddev = side_sd;
+    for (size_t i = 60; i < 84; i++) {
+        size_t up = i < 70 ? i - 59 : 0, down = i >= 74 ? 84 - i : 0;
+        double m = up ? (up > 10 - ramp ? 120 + (up - (10 - ramp)) * 115.0 / ramp : 120)
+                 : down ? (down > 10 - ramp ? 120 + (down - (10 - ramp)) * 115.0 / ramp : 120)
+                        : 240;
+
+        f[i].mean = (float)m;
+        f[i].stddev = (float)(m >= 235 ? 1 : side_sd * (255 - m) / 135);
+        f[i].d1 = 10;
+        f[i].sharpness = (float)(255 - m);
+    }
+}
+
+VT_TEST(shotdetect_dip_to_white)
+{
+    /* a picture on each side, ramps of 10 frames: a fade through white (riot footage);
+     * a flat picture on each side (PySceneDetect's fades.mp4), or a jump to white and back
+     * (a flash held): none */
+    static const struct {
+        size_t ramp;
+        float side_sd;
+        int fade;
+    } cases[] = {{10, 40, 1}, {10, 2, 0}, {1, 40, 0}};
+
+    for (size_t k = 0; k < VT_ARRAY_LEN(cases); k++) {
+        struct vt_sd_feat *f = quiet(150);
+        struct vt_sd_shot *s = NULL;
+        size_t n, fades = 0;
+
+        white_dip(f, cases[k].ramp, cases[k].side_sd);
+        n = detect(f, 150, &s);
+        for (size_t i = 1; i < n; i++)
+            fades += s[i].kind == VT_SD_FADE;
+        CHECK_INT(fades, (size_t)cases[k].fade);
+        if (cases[k].fade) {
+            CHECK_INT(n, 2);
+            CHECK(n == 2 && s[1].first >= 70 && s[1].first <= 73);
+            CHECK(n == 2 && s[0].chosen < 60 && s[1].chosen >= 84);
+        }
+        free(s);
+        free(f);
+    }
+}
+
 VT_TEST(shotdetect_fade_at_start_is_no_boundary)
 {
     struct vt_sd_feat *f = quiet(100);
