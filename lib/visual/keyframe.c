@@ -45,7 +45,7 @@
 #define SHARP_EVERY 2 /* sharpness of every other analysed frame is enough to choose */
 #define CHROMA_N    (CHROMA_W * CHROMA_H)
 #define RING_N      256 /* thumbnails kept for the long-range difference */
-#define CHANGE_THR  20  /* a pixel "changed" when it moves more than this */
+#define CHANGE_THR  VT_SD_CHANGED_THR /* a pixel "changed" when it moves more than this */
 #define OUT_MAX_W   1920
 #define JPEG_Q      90
 #define MAX_FRAMES  ((size_t)(VT_MEDIA_MAX_DURATION_S * 120))

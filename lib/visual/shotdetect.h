@@ -37,13 +37,17 @@
 #define VT_SD_LINE   (VT_SD_LINE_W * VT_SD_LINE_H)
 
 /* Features of one analysed frame; diffs are on a small grey thumbnail, 0..255 scale. */
+/* A pixel "changed" (vt_sd_feat.changed) when it moved by more than this many grey levels. */
+#define VT_SD_CHANGED_THR 20
+
 struct vt_sd_feat {
     double t_s;      /* presentation time relative to the file's start */
     float mean;      /* mean luma */
     float stddev;    /* luma standard deviation */
     float sharpness; /* variance of the Laplacian */
     float d1;        /* mean abs difference with the previous analysed frame */
-    float changed;   /* fraction of pixels that changed a lot since the previous frame */
+    float changed;   /* fraction of pixels that moved by more than VT_SD_CHANGED_THR since
+                      * the previous frame */
     float dlong;     /* mean abs difference with the frame about VT_SD_LAG_S earlier */
     uint8_t key;     /* a keyframe (random access point): cheap to seek to */
     uint8_t grid[VT_SD_GRID];

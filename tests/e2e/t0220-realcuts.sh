@@ -59,7 +59,10 @@
 # placeholder 40-50 levels off a terminal's ground): words 403/461 = 0.874 (floor 0.865:
 # the terminals' OCR has varied by a few words from run to run). A dip to white between
 # two pictures (ramps of two frames at least each way, a picture on either side) is a fade,
-# as one through black is: the riot footage's found, P 0.943 R 0.962 F1 0.952 (floors).
+# as one through black is: the riot footage's found, P 0.943 R 0.962 F1 0.952. A mix of 13
+# steps or more whose pixels jump 20 levels a step inside a still shot is something moving
+# (no mix that long moves a pixel so far): Apollo's false dissolve gone, P 0.962 R 0.962
+# F1 0.962 (the floors now; the cuts' goal met on the 27 clips).
 # FLOOR_{REAL,GEN}_{P,R,F1,OCR} override a floor while a change is being measured.
 . "$(dirname "$0")/lib.sh"
 D=$DATA/realcuts
@@ -94,8 +97,8 @@ for truth in "$D"/*.json; do
   args+=("$truth" "$out")
 done
 note "real footage ($(ls "$D"/*.json | wc -l) clips):"
-python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.94}" \
-  --min-r "${FLOOR_REAL_R:-0.96}" --min-f1 "${FLOOR_REAL_F1:-0.95}" --min-ocr "${FLOOR_REAL_OCR:-0.865}" "${args[@]}" ||
+python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.96}" \
+  --min-r "${FLOOR_REAL_R:-0.96}" --min-f1 "${FLOOR_REAL_F1:-0.96}" --min-ocr "${FLOOR_REAL_OCR:-0.865}" "${args[@]}" ||
   fail "real footage: below today's figures"
 
 # every seed holds every kind of trouble; these two fooled the detector before issue 24's

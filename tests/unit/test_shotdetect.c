@@ -253,6 +253,29 @@ VT_TEST(shotdetect_dissolve)
     free(f);
 }
 
+VT_TEST(shotdetect_mix_with_jumps)
+{
+    /* a 1.3 s mix of the grid (frames 60-79, 20 steps); in case 1, 3 % of the pixels jump
+     * by more than VT_SD_CHANGED_THR a step inside it while the frames around hold still,
+     * which no mix that long does (a subject moving: Apollo 15's television): no boundary;
+     * in case 2 they jump before and after it as well, which this rule leaves alone */
+    for (int c = 0; c < 3; c++) {
+        struct vt_sd_feat *f = quiet(150);
+        struct vt_sd_shot *s = NULL;
+        size_t n;
+
+        mix_grid(f, 150, 60, 80, 0);
+        for (size_t i = 1; c && i < 150; i++)
+            f[i].changed = i >= 61 && i <= 80 ? 0.03f : c == 2 ? 0.03f : 0.0005f;
+        n = detect(f, 150, &s);
+        CHECK_INT(n, c == 1 ? 1 : 2);
+        if (n == 2)
+            CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
+        free(s);
+        free(f);
+    }
+}
+
 VT_TEST(shotdetect_dissolve_moving)
 {
     struct vt_sd_feat *f = quiet(200);
