@@ -62,7 +62,13 @@
 # as one through black is: the riot footage's found, P 0.943 R 0.962 F1 0.952. A mix of 13
 # steps or more whose pixels jump 20 levels a step inside a still shot is something moving
 # (no mix that long moves a pixel so far): Apollo's false dissolve gone, P 0.962 R 0.962
-# F1 0.962 (the floors now; the cuts' goal met on the 27 clips).
+# F1 0.962 (the cuts' goal met on the 27 clips, three of whose failures were fixed after
+# they were seen). A fourth held-out set (h-hold4, truth before any run: the Big Buck Bunny
+# trailer's cuts, dissolves and fades between shots and title cards, a marathon crowd, a
+# film leader counting down; 22 boundaries, 35 words) as it came: P 1.000 R 0.955 (a
+# one-frame mix missed), words 26/35 (the film's stylised title, the leader's digits); the
+# session's starting tree gave the same cuts. 30 clips: P 0.973 R 0.959 F1 0.966, words
+# 429/496 = 0.865 (the floors now, words 3 under).
 # FLOOR_{REAL,GEN}_{P,R,F1,OCR} override a floor while a change is being measured.
 . "$(dirname "$0")/lib.sh"
 D=$DATA/realcuts
@@ -97,8 +103,8 @@ for truth in "$D"/*.json; do
   args+=("$truth" "$out")
 done
 note "real footage ($(ls "$D"/*.json | wc -l) clips):"
-python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.96}" \
-  --min-r "${FLOOR_REAL_R:-0.96}" --min-f1 "${FLOOR_REAL_F1:-0.96}" --min-ocr "${FLOOR_REAL_OCR:-0.865}" "${args[@]}" ||
+python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.97}" \
+  --min-r "${FLOOR_REAL_R:-0.95}" --min-f1 "${FLOOR_REAL_F1:-0.96}" --min-ocr "${FLOOR_REAL_OCR:-0.86}" "${args[@]}" ||
   fail "real footage: below today's figures"
 
 # every seed holds every kind of trouble; these two fooled the detector before issue 24's
