@@ -45,13 +45,15 @@
 #define SHARP_EVERY 2 /* sharpness of every other analysed frame is enough to choose */
 #define CHROMA_N    (CHROMA_W * CHROMA_H)
 #define RING_N      256 /* thumbnails kept for the long-range difference */
-#define CHANGE_THR  VT_SD_CHANGED_THR /* a pixel "changed" when it moves more than this */
 #define OUT_MAX_W   1920
 #define JPEG_Q      90
 #define MAX_FRAMES  ((size_t)(VT_MEDIA_MAX_DURATION_S * 120))
 #define PASS1_SHARE 0.85 /* share of the progress bar for pass 1 */
 #define MAX_PARTS   4    /* pass 1 in parallel parts: one per core, at most this many */
 #define MIN_PART_S  20.0 /* shorter parts gain less than their own open and seek cost */
+
+/* a pixel "changed" when it moves more than this: the shot detector's feature */
+#define CHANGE_THR VT_SD_CHANGED_THR
 
 /* Duplicate test: hash distance first, then the thumbnails must be nearly equal. */
 #define DUP_HAMMING 14

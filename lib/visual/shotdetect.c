@@ -95,10 +95,9 @@ static double win_mean(const double *pre, size_t a, size_t b)
 /*
  * The end of the fade-out before black frame k (dir -1) or of the fade-in after it
  * (dir 1): followed while the luma grows away from black (away from white: sign -1), in
- * steps no smaller than
- * FADE_STEP of the largest yet, since a moving shot's own luma may drift on the same
- * way once the fade is over. A single stalled step is passed over: pass 1 now and then
- * shows a picture twice.
+ * steps no smaller than FADE_STEP of the largest yet, since a moving shot's own luma may
+ * drift on the same way once the fade is over. A single stalled step is passed over:
+ * pass 1 now and then shows a picture twice.
  */
 #define FADE_STEP 0.25
 
@@ -113,8 +112,9 @@ static size_t follow_fade(const struct vt_sd_feat *f, size_t n, size_t k, int di
         if ((dir < 0 && k == 0) || j >= n || fabs(f[j].t_s - t0) > MAX_FADE_S)
             return k;
         step = sign * (f[j].mean - f[k].mean);
-        if (step <= thr && (j2 >= n || (dir < 0 && j == 0) || sign * (f[j2].mean - f[j].mean) <= thr ||
-                            fabs(f[j2].t_s - t0) > MAX_FADE_S))
+        if (step <= thr &&
+            (j2 >= n || (dir < 0 && j == 0) || sign * (f[j2].mean - f[j].mean) <= thr ||
+             fabs(f[j2].t_s - t0) > MAX_FADE_S))
             return k;
         if (step <= thr)
             j = j2;
@@ -1204,9 +1204,7 @@ static int is_relight(const struct vt_sd_feat *a, const struct vt_sd_feat *b)
 #define SCR_CUR_H   4    /* ... and rows */
 #define SCR_TALL    0.33 /* a line of type is less than this share of the screen high */
 #define SCR_S       0.2  /* nothing drawn: since this long before the step */
-/* a line's start kept: this many cells of its top row, a fifth of the screen's width (more
- * than the first word of a title; a prompt that long kept atop a cleared screen is an edit) */
-#define SCR_START 3
+#define SCR_START   3    /* a line's start kept: cells of its top row (start_kept) */
 #define SCR_STROKE  12   /* a text grid cell's strokes moved: its count by more than this */
 
 enum screen { SCREEN_NOT, SCREEN_EDITED, SCREEN_REPLACED };
@@ -1384,6 +1382,8 @@ static int scrolled(const uint8_t *a, const uint8_t *b, int g)
 /*
  * How many cells of row r of the line grids a and b, from the first that holds type in a,
  * hold type in a and stayed in b before the first that did not: a line's start kept.
+ * SCR_START of 16 is a fifth of the screen's width, more than the first word of a title;
+ * a prompt that long kept atop a screen cleared and used again is taken for an edit.
  */
 static int start_kept(const uint8_t *a, const uint8_t *b, int r, int g)
 {

@@ -36,10 +36,10 @@
 #define VT_SD_LINE_H 30
 #define VT_SD_LINE   (VT_SD_LINE_W * VT_SD_LINE_H)
 
-/* Features of one analysed frame; diffs are on a small grey thumbnail, 0..255 scale. */
 /* A pixel "changed" (vt_sd_feat.changed) when it moved by more than this many grey levels. */
 #define VT_SD_CHANGED_THR 20
 
+/* Features of one analysed frame; diffs are on a small grey thumbnail, 0..255 scale. */
 struct vt_sd_feat {
     double t_s;      /* presentation time relative to the file's start */
     float mean;      /* mean luma */

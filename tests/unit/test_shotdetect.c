@@ -141,9 +141,9 @@ static void white_dip(struct vt_sd_feat *f, size_t ramp, float side_sd)
         f[i].stddev = side_sd;
     for (size_t i = 60; i < 84; i++) {
         size_t up = i < 70 ? i - 59 : 0, down = i >= 74 ? 84 - i : 0;
-        double m = up ? (up > 10 - ramp ? 120 + (up - (10 - ramp)) * 115.0 / ramp : 120)
-                 : down ? (down > 10 - ramp ? 120 + (down - (10 - ramp)) * 115.0 / ramp : 120)
-                        : 240;
+        double m = up     ? (up > 10 - ramp ? 120 + (up - (10 - ramp)) * 115.0 / ramp : 120)
+                   : down ? (down > 10 - ramp ? 120 + (down - (10 - ramp)) * 115.0 / ramp : 120)
+                          : 240;
 
         f[i].mean = (float)m;
         f[i].stddev = (float)(m >= 235 ? 1 : side_sd * (255 - m) / 135);
@@ -1145,7 +1145,9 @@ static void screen(struct vt_sd_feat *f, size_t n, int edit)
             for (int c = 8; c <= 12; c++)
                 f[i].line[r * VT_SD_LINE_W + c - 2 * after] = (uint8_t)(70 + r + 9 * c);
         for (int c = 1; after && (edit == 13 || edit == 14) && c <= 5; c++) /* the wrap */
-            f[i].line[4 * VT_SD_LINE_W + c] = (uint8_t)(c >= 4 ? 36 : edit == 14 && c <= 2 ? 120 : 90 - 5 * c);
+            f[i].line[4 * VT_SD_LINE_W + c] = (uint8_t)(c >= 4                 ? 36
+                                                        : edit == 14 && c <= 2 ? 120
+                                                                               : 90 - 5 * c);
         if (after && (edit == 13 || edit == 14))
             f[i].line[5 * VT_SD_LINE_W + 1] = 100;
         for (int c = 1; after && edit == 4 && c <= 6; c++) {
