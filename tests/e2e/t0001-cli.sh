@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The command line: help, usage errors, init, add (twice), ls, show, export, redo, rm, check.
-# backends: sqlite (not postgresql: there `add` without --wait only queues, as it should, so
-# the add below whose OCR lacks its language data exits 0 and a worker runs the stage)
+# backends: sqlite
+# Not on a PostgreSQL catalog: there `add` without --wait only queues, as it should, so the
+# add below whose OCR lacks its language data exits 0 and a worker runs the stage.
 . "$(dirname "$0")/lib.sh"
 
 expect_exit 0 "$VIDTHEQUE" help
