@@ -123,9 +123,10 @@ static size_t follow_fade(const struct vt_sd_feat *f, size_t n, size_t k, int di
     }
 }
 
-static int is_white(const struct vt_sd_feat *f)
+/* Whether f is the flat end of a fade: black, or with white, white. */
+static int flat_end(const struct vt_sd_feat *f, int white)
 {
-    return f->mean > WHITE_MEAN && f->stddev < BLACK_STDDEV;
+    return white ? f->mean > WHITE_MEAN && f->stddev < BLACK_STDDEV : vt_sd_is_black(f);
 }
 
 /*
@@ -152,12 +153,12 @@ static void find_fades(const struct vt_sd_feat *f, size_t n, uint8_t *mask, stru
         while (i < n) {
             size_t s, e, s0, e1;
 
-            if (!(white ? is_white(&f[i]) : vt_sd_is_black(&f[i]))) {
+            if (!flat_end(&f[i], white)) {
                 i++;
                 continue;
             }
             s = i;
-            while (i + 1 < n && (white ? is_white(&f[i + 1]) : vt_sd_is_black(&f[i + 1])))
+            while (i + 1 < n && flat_end(&f[i + 1], white))
                 i++;
             e = i;
             i++;

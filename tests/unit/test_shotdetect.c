@@ -132,18 +132,18 @@ VT_TEST(shotdetect_fade)
 }
 
 /*
- * A dip to white over frames 60-83 of a shot of side_sd's contrast: a fade-out over ramp
- * frames (10 of 10.5 levels, or 1 that jumps), 4 white frames (mean 240), a fade-in as long.
+ * A dip to white over frames 60-83 of a shot of side_sd's contrast: a fade-out over the
+ * last ramp of its 10 frames (10: steps of 11.5 levels; 1: a jump), 4 white frames (mean
+ * 240), a fade-in as long.
  */
 static void white_dip(struct vt_sd_feat *f, size_t ramp, float side_sd)
 {
     for (size_t i = 0; i < 150; i++)
         f[i].stddev = side_sd;
     for (size_t i = 60; i < 84; i++) {
-        size_t up = i < 70 ? i - 59 : 0, down = i >= 74 ? 84 - i : 0;
-        double m = up     ? (up > 10 - ramp ? 120 + (up - (10 - ramp)) * 115.0 / ramp : 120)
-                   : down ? (down > 10 - ramp ? 120 + (down - (10 - ramp)) * 115.0 / ramp : 120)
-                          : 240;
+        /* frames into the fade-out, or left of the fade-in; 0 for the white ones */
+        size_t k = i < 70 ? i - 59 : i >= 74 ? 84 - i : 0;
+        double m = !k ? 240 : k > 10 - ramp ? 120 + (double)(k - (10 - ramp)) * 115.0 / ramp : 120;
 
         f[i].mean = (float)m;
         f[i].stddev = (float)(m >= 235 ? 1 : side_sd * (255 - m) / 135);
