@@ -142,6 +142,31 @@ static int blip(const struct vt_sd_feat *f, size_t s, size_t i, size_t b)
     return 0;
 }
 
+/*
+ * Whether the text that began at s and was changed at i by at most TC_BLIP cells held as a
+ * state, though not for TC_SETTLE_S: on a screen, text shown at once (more than TC_BLIP
+ * cells changed at s), left alone TC_HOLD_S and still, whose next change is its cursor's
+ * (blinking off, or typing starting in the field) and which nothing larger replaces within
+ * TC_SETTLE_S of s. A prompt's placeholder is shown for half a second before it is typed
+ * over, and its cursor blinks off in between: gum's "What is your name?" and "Details of
+ * this change" held 0.32 s, then 0.24-0.28 s more, and had no frame. Typed text changes a
+ * cell at a time, so it never begins such a state.
+ */
+#define TC_HOLD_S 0.28
+
+static int held_to_cursor(const struct vt_sd_feat *f, size_t a, size_t s, size_t i, size_t b)
+{
+    if (s == a || i > b || f[i].t_s - f[s].t_s < TC_HOLD_S || !still(f, s, i - 1) ||
+        changed_cells(f[s].text, f[s - 1].text, TC_CELL, NULL) <= TC_BLIP ||
+        changed_cells(f[i].text, f[s].text, TC_CELL, NULL) > TC_BLIP ||
+        vt_sd_screen_ground(&f[s], &f[i - 1]) < 0)
+        return 0;
+    for (size_t j = i + 1; j <= b && f[j].t_s - f[s].t_s < TC_SETTLE_S; j++)
+        if (changed_cells(f[j].text, f[s].text, TC_CELL, NULL) > TC_BLIP)
+            return 0;
+    return 1;
+}
+
 struct state {
     size_t first, last; /* its analysed frames */
     size_t at;          /* the one it settled on */
@@ -162,7 +187,8 @@ static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, struct sta
         if (i <= b && (!changed_cells(f[i].text, f[s].text, TC_CELL, NULL) || blip(f, s, i, b)))
             continue;
         end = i <= b ? f[i].t_s : 2 * f[b].t_s - f[b - 1].t_s;
-        if (end - f[s].t_s >= TC_SETTLE_S && still(f, s, i - 1)) {
+        if ((end - f[s].t_s >= TC_SETTLE_S && still(f, s, i - 1)) ||
+            held_to_cursor(f, a, s, i, b)) {
             size_t m = s, mid = s + (i - s) / 2;
 
             /* not a blip's frame (a cursor blinked off) */

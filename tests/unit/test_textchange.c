@@ -6,7 +6,8 @@
  * screen is bounded; a blinking cursor does not cut a screen's states short, and a shot's
  * only state is taken when it differs from a chosen frame caught mid-typing by a local change,
  * and states shown half a second each are taken one after the other, output scrolling past
- * without a stop is seen as it passes; and the grid itself
+ * without a stop is seen as it passes, a prompt's placeholder held until its cursor moves is
+ * taken though it lasts under half a second; and the grid itself
  * counts type and not a plain ground.
  */
 #include "base/util.h"
@@ -135,6 +136,58 @@ VT_TEST(textchange_cursor_blinks)
     CHECK_INT(k, 1);
     if (k == 1)
         CHECK(out[0] >= 90 && out[0] < 90 + 5);
+    free(f);
+}
+
+/*
+ * A prompt's placeholder shown at frame 30 of a screen, its cursor in cell (3, 0) on until
+ * frame 35 (0.33 s), then off; from frame 40 an answer is typed over it in row 4, a cell
+ * every 3 frames, and held from frame 64 on. Unless busy, the line grid is a screen's.
+ */
+static struct vt_sd_feat *prompt(size_t n, int busy)
+{
+    struct vt_sd_feat *f = slide(n);
+
+    add_line(f, n, 30, 3, 0);
+    for (size_t i = 30; i < 35; i++)
+        f[i].text[3 * VT_SD_TEXT_W] = (uint8_t)(f[i].text[3 * VT_SD_TEXT_W] + 25);
+    for (size_t i = 40; i < n; i++)
+        for (int c = 0; c < VT_SD_TEXT_W && c <= (int)(i - 40) / 3; c++)
+            f[i].text[4 * VT_SD_TEXT_W + c] = (uint8_t)(50 + c % 3);
+    for (size_t i = 0; busy && i < n; i++)
+        for (int k = 0; k < VT_SD_LINE; k++)
+            f[i].line[k] = (uint8_t)(40 + (k * 37) % 100);
+    return f;
+}
+
+VT_TEST(textchange_placeholder_typed_over)
+{
+    size_t n = 120, out[VT_TC_MAX_EXTRA], k;
+    struct vt_sd_feat *f = prompt(n, 0);
+    struct vt_sd_shot s = whole(n, 100);
+    int at30 = 0;
+
+    /* the placeholder is held 0.33 s, then only its cursor changes until typing begins, and
+     * nothing larger replaces it within 0.44 s: a state, taken where it appeared */
+    k = vt_tc_extra(f, &s, out);
+    for (size_t i = 0; i < k; i++)
+        at30 |= out[i] == 30;
+    CHECK(at30);
+    /* the same on a picture that is no screen: none at 30 */
+    free(f);
+    f = prompt(n, 1);
+    k = vt_tc_extra(f, &s, out);
+    for (size_t i = 0; i < k; i++)
+        CHECK(out[i] != 30);
+    /* on a screen, replaced at frame 36 by a new page (every row): none at 30 */
+    free(f);
+    f = prompt(n, 0);
+    for (size_t i = 36; i < n; i++)
+        for (int c = 0; c < VT_SD_TEXT; c++)
+            f[i].text[c] = (uint8_t)(f[i].text[c] + 20 + c % 7);
+    k = vt_tc_extra(f, &s, out);
+    for (size_t i = 0; i < k; i++)
+        CHECK(out[i] != 30);
     free(f);
 }
 
