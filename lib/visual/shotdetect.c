@@ -86,6 +86,11 @@ int vt_sd_is_black(const struct vt_sd_feat *f)
     return f->mean < BLACK_MEAN && f->stddev < BLACK_STDDEV;
 }
 
+int vt_sd_is_white(const struct vt_sd_feat *f)
+{
+    return f->mean > WHITE_MEAN && f->stddev < BLACK_STDDEV;
+}
+
 /* Mean of d1 (or changed) over [a, b), from prefix sums; 0 when empty. */
 static double win_mean(const double *pre, size_t a, size_t b)
 {
@@ -126,7 +131,7 @@ static size_t follow_fade(const struct vt_sd_feat *f, size_t n, size_t k, int di
 /* Whether f is the flat end of a fade: black, or with white, white. */
 static int flat_end(const struct vt_sd_feat *f, int white)
 {
-    return white ? f->mean > WHITE_MEAN && f->stddev < BLACK_STDDEV : vt_sd_is_black(f);
+    return white ? vt_sd_is_white(f) : vt_sd_is_black(f);
 }
 
 /*

@@ -93,7 +93,8 @@ int vt_sd_screen_ground(const struct vt_sd_feat *a, const struct vt_sd_feat *b);
 /* A line grid cell of a screen holds type this many grey levels off its ground. */
 #define VT_SD_SCREEN_INK 8
 
-/* True when a frame with these features is black (part of a fade through black). */
+/* True when a frame with these features is black (part of a fade through black), or white. */
 int vt_sd_is_black(const struct vt_sd_feat *f);
+int vt_sd_is_white(const struct vt_sd_feat *f);
 
 #endif

@@ -22,6 +22,7 @@
  */
 #include "visual/textchange.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,6 +361,59 @@ static size_t turnovers(const struct vt_sd_feat *f, size_t a, size_t b, struct c
     return n;
 }
 
+/*
+ * A card on the flat ground of the fade that began shot s (a title, a credit or a copyright
+ * line on black between two pictures, or on white): the longest run of the fade's frames
+ * that are flat and hold type (a cell of at least TC_CELL) with no cell changing, held
+ * TC_SETTLE_S, gives its middle frame, or the shot's first when the middle is before it
+ * (the black before a fade in belongs to the shot it leads to). Over a picture such a line
+ * is small type on a busy ground; alone on black it reads whole (leaves_fades' copyright
+ * line: `Copyright © 2013 Brandon Castellano www.bcastell.com` on 30 black frames, read as
+ * `2003)B andon` and `beastell` over the photographs). Appended to the n candidates in c,
+ * first of all; their new number.
+ */
+static int flat(const struct vt_sd_feat *f)
+{
+    return vt_sd_is_black(f) || vt_sd_is_white(f);
+}
+
+static int has_type(const struct vt_sd_feat *f)
+{
+    for (int i = 0; i < VT_SD_TEXT; i++)
+        if (f->text[i] >= TC_CELL)
+            return 1;
+    return 0;
+}
+
+static size_t card(const struct vt_sd_feat *f, const struct vt_sd_shot *s, struct cand *c, size_t n)
+{
+    size_t best = 0, best_len = 0;
+
+    if (s->kind != VT_SD_FADE)
+        return n;
+    for (size_t i = s->span0; i <= s->span1;) {
+        size_t j = i;
+
+        if (!flat(&f[i]) || !has_type(&f[i])) {
+            i++;
+            continue;
+        }
+        while (j + 1 <= s->span1 && flat(&f[j + 1]) &&
+               !changed_cells(f[j + 1].text, f[i].text, TC_CELL, NULL))
+            j++;
+        if (f[j].t_s - f[i].t_s >= TC_SETTLE_S && j - i + 1 > best_len) {
+            best = i + (j - i) / 2;
+            best_len = j - i + 1;
+            if (best < s->first)
+                best = s->first <= j ? s->first : j;
+        }
+        i = j + 1;
+    }
+    if (best_len)
+        c[n++] = (struct cand){best, INT_MAX};
+    return n;
+}
+
 static int by_amount(const void *pa, const void *pb)
 {
     const struct cand *a = pa, *b = pb;
@@ -423,11 +477,12 @@ size_t vt_tc_extra(const struct vt_sd_feat *f, const struct vt_sd_shot *s, size_
         cap = VT_TC_MAX_EXTRA;
     if (!cap)
         return 0;
-    c = malloc((b - a + 1) * sizeof(*c));
+    c = malloc((b - a + 2) * sizeof(*c)); /* a state per frame, and a card */
     if (!c)
         return 0; /* no extra frames is what the stage did before them */
     n = states(f, a, b, s->chosen, c);
     n = turnovers(f, a, b, c, n);
+    n = card(f, s, c, n);
     qsort(c, n, sizeof(*c), by_amount);
     k = spread(f, a, b, c, n, cap, out);
     free(c);

@@ -7,7 +7,8 @@
  * only state is taken when it differs from a chosen frame caught mid-typing by a local change,
  * and states shown half a second each are taken one after the other, output scrolling past
  * without a stop is seen as it passes, a prompt's placeholder held until its cursor moves is
- * taken though it lasts under half a second; and the grid itself
+ * taken though it lasts under half a second, a line alone on a fade's black is taken; and the
+ * grid itself
  * counts type and not a plain ground.
  */
 #include "base/util.h"
@@ -188,6 +189,56 @@ VT_TEST(textchange_placeholder_typed_over)
     k = vt_tc_extra(f, &s, out);
     for (size_t i = 0; i < k; i++)
         CHECK(out[i] != 30);
+    free(f);
+}
+
+/*
+ * A shot that fades in from black (span 40-80, its first frame 66): black from 50 to 70,
+ * where `typed` frames from 50 show a line of type; a picture before and after.
+ */
+static struct vt_sd_feat *after_black(size_t n, size_t typed, struct vt_sd_shot *s)
+{
+    struct vt_sd_feat *f = slide(n);
+
+    for (size_t i = 0; i < n; i++) {
+        int black = i >= 50 && i <= 70;
+
+        f[i].mean = black ? 8.0f : 120.0f;
+        f[i].stddev = black ? 4.0f : 50.0f;
+        if (black)
+            memset(f[i].text, 0, sizeof(f[i].text));
+    }
+    add_line(f, 50 + typed, 50, 3, 0);
+    *s = whole(n, 100);
+    s->kind = VT_SD_FADE;
+    s->span0 = 40;
+    s->span1 = 80;
+    s->first = 66;
+    s->stable_first = 81;
+    return f;
+}
+
+VT_TEST(textchange_card_on_black)
+{
+    size_t n = 150, out[VT_TC_MAX_EXTRA], k;
+    struct vt_sd_shot s;
+    struct vt_sd_feat *f = after_black(n, 21, &s);
+
+    /* a line alone on the black, held 1.4 s: the shot's first frame, on it */
+    k = vt_tc_extra(f, &s, out);
+    CHECK_INT(k, 1);
+    if (k == 1)
+        CHECK_INT(out[0], 66);
+    /* the same shot begun by a cut: its black is no fade's, none */
+    s.kind = VT_SD_CUT;
+    CHECK_INT(vt_tc_extra(f, &s, out), 0);
+    free(f);
+    /* a black without type, or type held 0.33 s: none */
+    f = after_black(n, 0, &s);
+    CHECK_INT(vt_tc_extra(f, &s, out), 0);
+    free(f);
+    f = after_black(n, 5, &s);
+    CHECK_INT(vt_tc_extra(f, &s, out), 0);
     free(f);
 }
 
