@@ -188,8 +188,10 @@ static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, struct sta
         if (i <= b && (!changed_cells(f[i].text, f[s].text, TC_CELL, NULL) || blip(f, s, i, b)))
             continue;
         end = i <= b ? f[i].t_s : 2 * f[b].t_s - f[b - 1].t_s;
+        int cursor = 0;
+
         if ((end - f[s].t_s >= TC_SETTLE_S && still(f, s, i - 1)) ||
-            held_to_cursor(f, a, s, i, b)) {
+            (cursor = held_to_cursor(f, a, s, i, b))) {
             size_t m = s, mid = s + (i - s) / 2;
 
             /* not a blip's frame (a cursor blinked off) */
@@ -202,7 +204,13 @@ static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, struct sta
              * cell less than a third of it) */
             while (m < mid && changed_cells(f[m].text, f[mid].text, TC_CELL / 3, NULL))
                 m++;
-            st[n++] = (struct state){s, i - 1, m > s && m < mid ? m + 1 : m, end};
+            if (m > s && m < mid)
+                m++;
+            /* held until its cursor blinked off (a cell's worth of type less): the frame
+             * after, where the letter the block covered shows ("Details", not "Betails") */
+            if (cursor && ink(&f[s]) - ink(&f[i]) > TC_CELL)
+                m = i;
+            st[n++] = (struct state){s, i - 1, m, end};
         }
         s = i;
     }

@@ -161,34 +161,44 @@ static struct vt_sd_feat *prompt(size_t n, int busy)
     return f;
 }
 
+/* Whether frame at is among the k in out. */
+static int taken(const size_t *out, size_t k, size_t at)
+{
+    for (size_t i = 0; i < k; i++)
+        if (out[i] == at)
+            return 1;
+    return 0;
+}
+
 VT_TEST(textchange_placeholder_typed_over)
 {
     size_t n = 120, out[VT_TC_MAX_EXTRA], k;
     struct vt_sd_feat *f = prompt(n, 0);
     struct vt_sd_shot s = whole(n, 100);
-    int at30 = 0;
 
     /* the placeholder is held 0.33 s, then only its cursor changes until typing begins, and
-     * nothing larger replaces it within 0.44 s: a state, taken where it appeared */
+     * nothing larger replaces it within 0.44 s: a state, taken where the cursor blinked off
+     * (the letter under the block shows) */
     k = vt_tc_extra(f, &s, out);
-    for (size_t i = 0; i < k; i++)
-        at30 |= out[i] == 30;
-    CHECK(at30);
-    /* the same on a picture that is no screen: none at 30 */
+    CHECK(taken(out, k, 35) && !taken(out, k, 30));
+    /* the cursor moved on instead (a cell more ink at 35): where the placeholder appeared */
+    for (size_t i = 35; i < n; i++)
+        f[i].text[3 * VT_SD_TEXT_W + 1] = (uint8_t)(f[i].text[3 * VT_SD_TEXT_W + 1] + 25);
+    k = vt_tc_extra(f, &s, out);
+    CHECK(taken(out, k, 30) && !taken(out, k, 35));
+    /* the same on a picture that is no screen: none */
     free(f);
     f = prompt(n, 1);
     k = vt_tc_extra(f, &s, out);
-    for (size_t i = 0; i < k; i++)
-        CHECK(out[i] != 30);
-    /* on a screen, replaced at frame 36 by a new page (every row): none at 30 */
+    CHECK(!taken(out, k, 30) && !taken(out, k, 35));
+    /* on a screen, replaced at frame 36 by a new page (every row): none */
     free(f);
     f = prompt(n, 0);
     for (size_t i = 36; i < n; i++)
         for (int c = 0; c < VT_SD_TEXT; c++)
             f[i].text[c] = (uint8_t)(f[i].text[c] + 20 + c % 7);
     k = vt_tc_extra(f, &s, out);
-    for (size_t i = 0; i < k; i++)
-        CHECK(out[i] != 30);
+    CHECK(!taken(out, k, 30) && !taken(out, k, 35));
     free(f);
 }
 
