@@ -11,7 +11,9 @@
 # with their published defaults on the same clips, when PYSCENEDETECT_SRC names a source
 # tree holding the scenedetect package (e.g. `git archive` of github:Breakthrough/
 # PySceneDetect) and PYSCENEDETECT_PYTHON (default /usr/bin/python3) imports cv2 and
-# numpy (Debian: python3-opencv); else one line says it was skipped. Speed: kfdump (the
+# numpy (Debian: python3-opencv); else one line says it was skipped. The OCR's ceiling
+# (tests/tools/ocr_ceiling.py): the words read when every text span is handed three of its
+# own frames, beside the words the keyframe stage's frames give. Speed: kfdump (the
 # keyframe stage alone) on every clip of the set, best of 3, in seconds per minute of
 # video: r24text's extra keyframes must not add more than 10 % to it.
 set -euo pipefail
@@ -79,6 +81,15 @@ vt export "$id" >"$tmp/talk/export.json"
 echo "generated talk (gen_talk.sh seed 1), vidtheque"
 python3 tests/tools/score_cuts.py "$tmp/talk/truth.json" "$tmp/talk/export.json" |
     grep -E '^(boundaries|precision)' | sed 's/^/  /' || true
+
+# the OCR's ceiling: every text span read from three of its own frames, whatever the
+# keyframe stage chooses (what the words figure above loses to the choice of frames)
+echo "OCR ceiling on the real set (tests/tools/ocr_ceiling.py: each text span's own frames) ..." >&2
+echo "real footage, OCR ceiling: the words read from the best frames"
+real_truths=()
+for ((i = 0; i < ${#real[@]}; i += 2)); do real_truths+=("${real[i]}"); done
+python3 tests/tools/ocr_ceiling.py "$V" "$tmp/ceiling" "${real_truths[@]}" 2>/dev/null |
+    sed 's/^/  /' || true
 
 # speed: the keyframe stage alone over the real set, best of 3
 clips=()
