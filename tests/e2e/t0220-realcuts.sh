@@ -68,7 +68,14 @@
 # film leader counting down; 22 boundaries, 35 words) as it came: P 1.000 R 0.955 (a
 # one-frame mix missed), words 26/35 (the film's stylised title, the leader's digits); the
 # session's starting tree gave the same cuts. 30 clips: P 0.973 R 0.959 F1 0.966, words
-# 429/496 = 0.865 (the floors now, words 3 under).
+# 429/496 = 0.865. Session 19: a placeholder held until its cursor moves, a card on a
+# fade's black, zeros read as '@' mended and word-sized changes no longer duplicates: words
+# 442/496 = 0.891 (OCR's ceiling with the best frames, tests/tools/ocr_ceiling.py: 450). A
+# fifth held-out set (h-hold5, truth before any run: a GUI screen recording, a slide deck
+# with morphing cross-fades, a film with lower thirds; 21 boundaries, 196 words) as it
+# came: P 0.789 R 0.714, words 147/196; of two cuts closer than a shot can be the stronger
+# kept (the film's 2 false and 2 missed): 33 clips P 0.957 R 0.926 F1 0.941, words 589/692 =
+# 0.851 (the floors now, words a little under; the slides' 4 cross-fades are missed).
 # FLOOR_{REAL,GEN}_{P,R,F1,OCR} override a floor while a change is being measured.
 . "$(dirname "$0")/lib.sh"
 D=$DATA/realcuts
@@ -103,8 +110,8 @@ for truth in "$D"/*.json; do
   args+=("$truth" "$out")
 done
 note "real footage ($(ls "$D"/*.json | wc -l) clips):"
-python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.97}" \
-  --min-r "${FLOOR_REAL_R:-0.95}" --min-f1 "${FLOOR_REAL_F1:-0.96}" --min-ocr "${FLOOR_REAL_OCR:-0.86}" "${args[@]}" ||
+python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.95}" \
+  --min-r "${FLOOR_REAL_R:-0.92}" --min-f1 "${FLOOR_REAL_F1:-0.935}" --min-ocr "${FLOOR_REAL_OCR:-0.84}" "${args[@]}" ||
   fail "real footage: below today's figures"
 
 # every seed holds every kind of trouble; these two fooled the detector before issue 24's
