@@ -1405,7 +1405,9 @@ static int start_kept(const uint8_t *a, const uint8_t *b, int r, int g)
     return n;
 }
 
-static enum screen screen_change(const struct vt_sd_feat *f, size_t n, size_t ia, size_t ib)
+/* screen_change, where the colours may change by up to max_chroma (see chroma_change) */
+static enum screen screen_change_chroma(const struct vt_sd_feat *f, size_t n, size_t ia, size_t ib,
+                                        double max_chroma)
 {
     const struct vt_sd_feat *a = &f[ia], *b = &f[ib];
     int g = vt_sd_screen_ground(a, b), first, last, ink = 0, kept = 0;
@@ -1413,7 +1415,7 @@ static enum screen screen_change(const struct vt_sd_feat *f, size_t n, size_t ia
 
     if (g >= 0 && scrolled(a->line, b->line, g))
         return SCREEN_EDITED;
-    if (g < 0 || chroma_change(a, b) > QM_LIGHT_CHR || !first_line(a->line, g, &first, &last))
+    if (g < 0 || chroma_change(a, b) > max_chroma || !first_line(a->line, g, &first, &last))
         return SCREEN_NOT;
     for (int k = first * VT_SD_LINE_W; k < (last + 1) * VT_SD_LINE_W; k++) {
         int x = k % VT_SD_LINE_W;
@@ -1440,6 +1442,85 @@ static enum screen screen_change(const struct vt_sd_feat *f, size_t n, size_t ia
         only_cursor(&f[near_idx(f, n, a->t_s - SCR_S)], b, g))
         return SCREEN_EDITED;
     return ink >= SCR_MIN_INK && kept <= SCR_GONE * ink ? SCREEN_REPLACED : SCREEN_NOT;
+}
+
+static enum screen screen_change(const struct vt_sd_feat *f, size_t n, size_t ia, size_t ib)
+{
+    return screen_change_chroma(f, n, ia, ib, QM_LIGHT_CHR);
+}
+
+/* Whether the changes of frames [s, e] over the sides' level base come in steps of which
+ * none is QM_PEAK times the others' mean (a cut is one step; still_mix's test). */
+static int gradual(const struct vt_sd_feat *f, size_t s, size_t e, double base)
+{
+    double sum = 0, peak = 0;
+
+    for (size_t k = s; k <= e; k++) {
+        sum += fmax(0, f[k].d1 - base);
+        peak = fmax(peak, f[k].d1 - base);
+    }
+    return peak <= QM_PEAK * (sum - peak) / (double)(e - s);
+}
+
+/* Whether the type of line grid a's first line, rows [first, last], is ground in b (half
+ * its cells at least): gone, as a slide's title replaced, not darkened as one fading in. */
+static int first_line_gone(const uint8_t *a, const uint8_t *b, int g, int first, int last)
+{
+    int ink = 0, gone = 0;
+
+    for (int k = first * VT_SD_LINE_W; k < (last + 1) * VT_SD_LINE_W; k++)
+        if (abs((int)a[k] - g) > SCR_INK) {
+            ink++;
+            gone += abs((int)b[k] - g) <= SCR_INK;
+        }
+    return ink && 2 * gone >= ink;
+}
+
+/* Whether every frame of [s, e] is a screen on the ground of frame s - 1: a mix of two
+ * slides on one ground stays a slide throughout, a shot between two cards does not. */
+static int screen_throughout(const struct vt_sd_feat *f, size_t s, size_t e)
+{
+    for (size_t k = s; k <= e; k++)
+        if (vt_sd_screen_ground(&f[s - 1], &f[k]) < 0)
+            return 0;
+    return 1;
+}
+
+/*
+ * A slide replaced by another through a short mix on one ground (a deck's cross-fade or
+ * morph: Marp's, 0.5 s, a numbered badge travelling and growing as the text fades):
+ * still screens on both sides, each with a first line of type, a run of changing frames
+ * of at most QM_MAX_S between them that stay a screen on that ground and change in steps
+ * (no cut among them), and the first line replaced, its type gone to the ground (not
+ * darkened, as a card fading in on white: the trailer's first) (screen_change; the
+ * colours may change, a coloured badge growing). find_still_mixes does not take it: what
+ * moves inside the mix adds up to three times its net change, as a moving subject does.
+ */
+static void find_screen_mixes(const struct vt_sd_feat *f, size_t n, const double *pd1,
+                              uint8_t *mask, struct bounds *b)
+{
+    for (size_t s = BASE_WIN; s + 1 < n; s++) {
+        double base = win_mean(pd1, s - BASE_WIN, s), after;
+        size_t e;
+        int g, first, last;
+
+        if (mask[s] || base > QM_BASE || f[s].d1 < 2 * base + QM_STEP)
+            continue;
+        e = changing_run(f, n, mask, s, 2 * base + QM_STEP);
+        after = win_mean(pd1, e + 1, e + 1 + BASE_WIN < n ? e + 1 + BASE_WIN : n);
+        g = e + 1 < n ? vt_sd_screen_ground(&f[s - 1], &f[e + 1]) : -1;
+        if (e > s + 1 && g >= 0 && after <= QM_BASE && f[e].t_s - f[s].t_s <= QM_MAX_S &&
+            gradual(f, s, e, fmax(base, after)) && screen_throughout(f, s, e) &&
+            first_line(f[s - 1].line, g, &first, &last) &&
+            first_line_gone(f[s - 1].line, f[e + 1].line, g, first, last) &&
+            first_line(f[e + 1].line, g, &first, &last) &&
+            screen_change_chroma(f, n, s - 1, e + 1, 255) == SCREEN_REPLACED) {
+            for (size_t k = s - 1; k <= e + 1; k++)
+                mask[k] = 1;
+            add_bound(b, near_idx(f, n, (f[s].t_s + f[e].t_s) / 2), s, e - 1, VT_SD_DISSOLVE);
+        }
+        s = e;
+    }
 }
 
 /*
@@ -1619,6 +1700,7 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
     find_fades(f, n, mask, &b);
     find_gradual(f, n, mask, &b);
     find_still_mixes(f, n, pd1, mask, &b);
+    find_screen_mixes(f, n, pd1, mask, &b);
     find_cuts(f, n, pd1, pch, pg, mask, &b);
     if (b.n)
         qsort(b.v, b.n, sizeof(*b.v), by_at);

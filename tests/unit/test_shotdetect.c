@@ -105,6 +105,57 @@ VT_TEST(shotdetect_slide_change)
     free(f);
 }
 
+/*
+ * Two slides on one ground (line grid 200) mixed over frames [50, 57] (0.53 s): A's title
+ * in rows 4-5 and items in rows 8-16, B's badge in rows 8-16 and title in rows 20-21;
+ * what moves inside the mix (a badge travelling) makes every step as large as the net
+ * change. With fade_in, B is A's own type darkened (a card fading in), not replaced.
+ */
+static struct vt_sd_feat *slide_mix(size_t n, int fade_in)
+{
+    struct vt_sd_feat *f = quiet(n);
+
+    for (size_t i = 0; i < n; i++) {
+        double k = i < 50 ? 0 : i > 57 ? 1 : (double)(i - 49) / 9.0;
+
+        for (int c = 0; c < VT_SD_LINE; c++) {
+            int r = c / VT_SD_LINE_W, x = c % VT_SD_LINE_W;
+            int in_a =
+                (r >= 4 && r <= 5 && x >= 1 && x <= 5) || (r >= 8 && r <= 16 && x >= 1 && x <= 4);
+            int in_b = fade_in ? in_a
+                               : (r >= 8 && r <= 16 && x >= 6 && x <= 9) ||
+                                     (r >= 20 && r <= 21 && x >= 5 && x <= 10);
+            double va = in_a ? (fade_in ? 185 : 150) : 200, vb = in_b ? 150 : 200;
+
+            f[i].line[c] = (uint8_t)(va + k * (vb - va));
+        }
+        if (i >= 50 && i <= 57)
+            f[i].d1 = 2.5f + 0.3f * (float)(i % 2);
+    }
+    return f;
+}
+
+VT_TEST(shotdetect_slides_mixed)
+{
+    struct vt_sd_feat *f = slide_mix(150, 0);
+    struct vt_sd_shot *s = NULL;
+    size_t n = detect(f, 150, &s);
+
+    /* one boundary, a dissolve inside the mix */
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_INT(s[1].kind, VT_SD_DISSOLVE);
+        CHECK(s[1].first >= 50 && s[1].first <= 57);
+    }
+    free(s);
+    free(f);
+    /* the same mix where the first line only darkens (a card fading in): none */
+    f = slide_mix(150, 1);
+    CHECK_INT(detect(f, 150, &s), 1);
+    free(s);
+    free(f);
+}
+
 VT_TEST(shotdetect_fade)
 {
     struct vt_sd_feat *f = quiet(150);
