@@ -1491,10 +1491,10 @@ static int screen_throughout(const struct vt_sd_feat *f, size_t s, size_t e)
  * morph: Marp's, 0.5 s, a numbered badge travelling and growing as the text fades):
  * still screens on both sides, each with a first line of type, a run of changing frames
  * of at most QM_MAX_S between them that stay a screen on that ground and change in steps
- * (no cut among them), and the first line replaced, its type gone to the ground (not
- * darkened, as a card fading in on white: the trailer's first) (screen_change; the
- * colours may change, a coloured badge growing). find_still_mixes does not take it: what
- * moves inside the mix adds up to three times its net change, as a moving subject does.
+ * (no cut among them), and the first line replaced (screen_change, the colours free to
+ * change: a coloured badge grows), its type gone to the ground, not darkened as a card's
+ * fading in on white (the trailer's first). find_still_mixes does not take such a mix:
+ * what moves inside it adds up to three times its net change, as a moving subject does.
  */
 static void find_screen_mixes(const struct vt_sd_feat *f, size_t n, const double *pd1,
                               uint8_t *mask, struct bounds *b)

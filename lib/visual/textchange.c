@@ -184,12 +184,11 @@ static size_t settled(const struct vt_sd_feat *f, size_t a, size_t b, struct sta
 
     for (size_t i = a + 1; i <= b + 1; i++) {
         double end;
+        int cursor = 0;
 
         if (i <= b && (!changed_cells(f[i].text, f[s].text, TC_CELL, NULL) || blip(f, s, i, b)))
             continue;
         end = i <= b ? f[i].t_s : 2 * f[b].t_s - f[b - 1].t_s;
-        int cursor = 0;
-
         if ((end - f[s].t_s >= TC_SETTLE_S && still(f, s, i - 1)) ||
             (cursor = held_to_cursor(f, a, s, i, b))) {
             size_t m = s, mid = s + (i - s) / 2;
