@@ -27,8 +27,11 @@ def still(clip, n, out):
     base = os.path.join(out, "%s-%d" % (os.path.basename(clip), n))
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", clip, "-vf", "select=eq(n\\,%d)" % n,
                     "-frames:v", "1", base + ".png"], check=True)
+    # near lossless (crf 4): at the default quality small type (a GUI's 6 px line numbers)
+    # lost what the clip's own frames show
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-loop", "1", "-i", base + ".png", "-t", "1",
-                    "-r", "10", "-pix_fmt", "yuv420p", base + ".mp4"], check=True)
+                    "-r", "10", "-c:v", "libx264", "-crf", "4", "-pix_fmt", "yuv420p",
+                    base + ".mp4"], check=True)
     return base + ".mp4"
 
 
