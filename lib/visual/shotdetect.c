@@ -698,21 +698,38 @@ static int beyond_ends(const struct vt_sd_feat *f, size_t s, size_t e)
     return 0;
 }
 
+/* The changes of frames [s, e] over the sides' level base, summed; *peak the largest. */
+static double excess(const struct vt_sd_feat *f, size_t s, size_t e, double base, double *peak)
+{
+    double sum = 0;
+
+    *peak = 0;
+    for (size_t k = s; k <= e; k++) {
+        sum += fmax(0, f[k].d1 - base);
+        *peak = fmax(*peak, f[k].d1 - base);
+    }
+    return sum;
+}
+
+/* Whether those changes come in steps of which none is QM_PEAK times the others' mean: a
+ * cut is one step. */
+static int gradual(const struct vt_sd_feat *f, size_t s, size_t e, double base)
+{
+    double peak, sum = excess(f, s, e, base, &peak);
+
+    return peak <= QM_PEAK * (sum - peak) / (double)(e - s);
+}
+
 /* Whether frames [s, e] are a still mix as above, from the quiet sides' level base. */
 static int still_mix(const struct vt_sd_feat *f, size_t n, size_t s, size_t e, double base)
 {
-    double sum = 0, peak = 0, net;
+    double peak, net;
 
     if (e < s + 2 || e + 1 >= n || f[e].t_s - f[s].t_s > QM_MAX_S)
         return 0;
-    for (size_t k = s; k <= e; k++) {
-        sum += fmax(0, f[k].d1 - base);
-        peak = fmax(peak, f[k].d1 - base);
-    }
     /* from e + 1, after the mix, back to a frame before it */
     net = chained_net(f, n, s, e + 1);
-    return net >= QM_NET && net >= QM_TWIN * sum &&
-           peak <= QM_PEAK * (sum - peak) / (double)(e - s);
+    return net >= QM_NET && net >= QM_TWIN * excess(f, s, e, base, &peak) && gradual(f, s, e, base);
 }
 
 /* The last frame of the run of changing frames from s on (over thr; one frame under it
@@ -729,31 +746,6 @@ static size_t changing_run(const struct vt_sd_feat *f, size_t n, const uint8_t *
             e += 2;
         else
             return e;
-    }
-}
-
-static void find_still_mixes(const struct vt_sd_feat *f, size_t n, const double *pd1, uint8_t *mask,
-                             struct bounds *b)
-{
-    for (size_t s = BASE_WIN; s + 1 < n; s++) {
-        double base = win_mean(pd1, s - BASE_WIN, s), after;
-        size_t e;
-
-        if (mask[s] || base > QM_BASE || f[s].d1 < 2 * base + QM_STEP)
-            continue;
-        e = changing_run(f, n, mask, s, 2 * base + QM_STEP);
-        after = win_mean(pd1, e + 1, e + 1 + BASE_WIN < n ? e + 1 + BASE_WIN : n);
-        base = fmax(base, after);
-        if (after <= QM_BASE && still_mix(f, n, s, e, base)) {
-            /* light or motion: no boundary, but no cut inside the change either (it
-             * has no step a cut would be, else still_mix would have said no) */
-            for (size_t k = s - 1; k <= e + 1 && k < n; k++)
-                mask[k] = 1;
-            if (!light_change(&f[s - 1], &f[e + 1], chained_net(f, n, s, e + 1)) &&
-                !beyond_ends(f, s, e))
-                add_bound(b, near_idx(f, n, (f[s].t_s + f[e].t_s) / 2), s, e - 1, VT_SD_DISSOLVE);
-        }
-        s = e;
     }
 }
 
@@ -1449,19 +1441,6 @@ static enum screen screen_change(const struct vt_sd_feat *f, size_t n, size_t ia
     return screen_change_chroma(f, n, ia, ib, QM_LIGHT_CHR);
 }
 
-/* Whether the changes of frames [s, e] over the sides' level base come in steps of which
- * none is QM_PEAK times the others' mean (a cut is one step; still_mix's test). */
-static int gradual(const struct vt_sd_feat *f, size_t s, size_t e, double base)
-{
-    double sum = 0, peak = 0;
-
-    for (size_t k = s; k <= e; k++) {
-        sum += fmax(0, f[k].d1 - base);
-        peak = fmax(peak, f[k].d1 - base);
-    }
-    return peak <= QM_PEAK * (sum - peak) / (double)(e - s);
-}
-
 /* Whether the type of line grid a's first line, rows [first, last], is ground in b (half
  * its cells at least): gone, as a slide's title replaced, not darkened as one fading in. */
 static int first_line_gone(const uint8_t *a, const uint8_t *b, int g, int first, int last)
@@ -1493,28 +1472,42 @@ static int screen_throughout(const struct vt_sd_feat *f, size_t s, size_t e)
  * of at most QM_MAX_S between them that stay a screen on that ground and change in steps
  * (no cut among them), and the first line replaced (screen_change, the colours free to
  * change: a coloured badge grows), its type gone to the ground, not darkened as a card's
- * fading in on white (the trailer's first). find_still_mixes does not take such a mix:
- * what moves inside it adds up to three times its net change, as a moving subject does.
+ * fading in on white (the trailer's first). still_mix does not take such a mix: what
+ * moves inside it adds up to three times its net change, as a moving subject does.
  */
-static void find_screen_mixes(const struct vt_sd_feat *f, size_t n, const double *pd1,
-                              uint8_t *mask, struct bounds *b)
+static int slides_mixed(const struct vt_sd_feat *f, size_t n, size_t s, size_t e, double base)
+{
+    int g = e + 1 < n ? vt_sd_screen_ground(&f[s - 1], &f[e + 1]) : -1, first, last;
+
+    return e > s + 1 && g >= 0 && f[e].t_s - f[s].t_s <= QM_MAX_S && gradual(f, s, e, base) &&
+           screen_throughout(f, s, e) && first_line(f[s - 1].line, g, &first, &last) &&
+           first_line_gone(f[s - 1].line, f[e + 1].line, g, first, last) &&
+           first_line(f[e + 1].line, g, &first, &last) &&
+           screen_change_chroma(f, n, s - 1, e + 1, 255) == SCREEN_REPLACED;
+}
+
+/* Mixes between two still pictures (still_mix) and between two slides (slides_mixed). */
+static void find_still_mixes(const struct vt_sd_feat *f, size_t n, const double *pd1, uint8_t *mask,
+                             struct bounds *b)
 {
     for (size_t s = BASE_WIN; s + 1 < n; s++) {
         double base = win_mean(pd1, s - BASE_WIN, s), after;
         size_t e;
-        int g, first, last;
 
         if (mask[s] || base > QM_BASE || f[s].d1 < 2 * base + QM_STEP)
             continue;
         e = changing_run(f, n, mask, s, 2 * base + QM_STEP);
         after = win_mean(pd1, e + 1, e + 1 + BASE_WIN < n ? e + 1 + BASE_WIN : n);
-        g = e + 1 < n ? vt_sd_screen_ground(&f[s - 1], &f[e + 1]) : -1;
-        if (e > s + 1 && g >= 0 && after <= QM_BASE && f[e].t_s - f[s].t_s <= QM_MAX_S &&
-            gradual(f, s, e, fmax(base, after)) && screen_throughout(f, s, e) &&
-            first_line(f[s - 1].line, g, &first, &last) &&
-            first_line_gone(f[s - 1].line, f[e + 1].line, g, first, last) &&
-            first_line(f[e + 1].line, g, &first, &last) &&
-            screen_change_chroma(f, n, s - 1, e + 1, 255) == SCREEN_REPLACED) {
+        base = fmax(base, after);
+        if (after <= QM_BASE && still_mix(f, n, s, e, base)) {
+            /* light or motion: no boundary, but no cut inside the change either (it
+             * has no step a cut would be, else still_mix would have said no) */
+            for (size_t k = s - 1; k <= e + 1 && k < n; k++)
+                mask[k] = 1;
+            if (!light_change(&f[s - 1], &f[e + 1], chained_net(f, n, s, e + 1)) &&
+                !beyond_ends(f, s, e))
+                add_bound(b, near_idx(f, n, (f[s].t_s + f[e].t_s) / 2), s, e - 1, VT_SD_DISSOLVE);
+        } else if (after <= QM_BASE && slides_mixed(f, n, s, e, base)) {
             for (size_t k = s - 1; k <= e + 1; k++)
                 mask[k] = 1;
             add_bound(b, near_idx(f, n, (f[s].t_s + f[e].t_s) / 2), s, e - 1, VT_SD_DISSOLVE);
@@ -1700,7 +1693,6 @@ size_t vt_sd_detect(const struct vt_sd_feat *f, size_t n, struct vt_sd_shot **ou
     find_fades(f, n, mask, &b);
     find_gradual(f, n, mask, &b);
     find_still_mixes(f, n, pd1, mask, &b);
-    find_screen_mixes(f, n, pd1, mask, &b);
     find_cuts(f, n, pd1, pch, pg, mask, &b);
     if (b.n)
         qsort(b.v, b.n, sizeof(*b.v), by_at);
