@@ -336,28 +336,6 @@ void vt_ocr_page_release(struct vt_ocr_page *page)
     page->n_lines = 0;
 }
 
-static int is_alpha(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static int is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
-void vt_ocr_mend_zeros(char *line)
-{
-    for (char *p = strchr(line, '@'); p; p = strchr(p + 1, '@')) {
-        char prev = p > line ? p[-1] : ' ', next = p[1];
-
-        if (is_alpha(prev) || is_alpha(next))
-            continue;
-        if (prev == '.' || (next == '.' && is_digit(p[2])) || (is_digit(prev) && is_digit(next)))
-            *p = '0';
-    }
-}
-
 /*
  * A line as it may be stored: invalid UTF-8 bytes become '?', control characters become
  * spaces (a line is one line), leading and trailing white space is cut and zeros read as

@@ -55,13 +55,6 @@ int vt_ocr_texture(struct vt_ocr *ocr, const char *path, double *specks_mpx, cha
                    size_t errlen);
 void vt_ocr_page_release(struct vt_ocr_page *page);
 
-/*
- * The zeros of a line that Tesseract read as '@', mended in place: the dotted or slashed
- * zero of a terminal's font inside a number ("hojicha-2.8.@", "snow-peas-@.8.3"). An '@'
- * is a zero when no letter touches it and a '.' or digits do: after a '.', before a '.'
- * and a digit, or between two digits; an address or a handle ("a@b.c", "@5minute") stays.
- */
-void vt_ocr_mend_zeros(char *line);
 void vt_ocr_free(struct vt_ocr *ocr);
 
 #endif

@@ -1,9 +1,10 @@
 /*
  * The noise floor of the ocr stage (see ocr_noise.h): a word set loaded from a CMU-style
  * dictionary into one open-addressing table, the plausibility measures of a line, and the
- * rule that turns them and Tesseract's confidence into "noise". The thresholds were chosen
- * on the photo-like frames and slides of tests/fixtures/gen_small_text.sh and gen_talk.sh;
- * docs/MEASUREMENTS.md ("OCR noise floor") has the numbers.
+ * rule that turns them and Tesseract's confidence into "noise"; and zeros read as '@' mended
+ * in a line. The thresholds were chosen on the photo-like frames and slides of
+ * tests/fixtures/gen_small_text.sh and gen_talk.sh; docs/MEASUREMENTS.md ("OCR noise floor")
+ * has the numbers.
  */
 #include "visual/ocr_noise.h"
 
@@ -164,6 +165,19 @@ static int is_letter(unsigned char c)
 static int is_digit(unsigned char c)
 {
     return c >= '0' && c <= '9';
+}
+
+void vt_ocr_mend_zeros(char *line)
+{
+    for (char *p = strchr(line, '@'); p; p = strchr(p + 1, '@')) {
+        unsigned char prev = p > line ? (unsigned char)p[-1] : ' ', next = (unsigned char)p[1];
+
+        if (is_letter(prev) || is_letter(next))
+            continue;
+        if (prev == '.' || (next == '.' && is_digit((unsigned char)p[2])) ||
+            (is_digit(prev) && is_digit(next)))
+            *p = '0';
+    }
 }
 
 /* Punctuation that may lead or trail a word without making it less of a word. */

@@ -39,4 +39,12 @@ void vt_ocr_plausibility(const char *text, const struct vt_ocr_dict *d,
 /* 1 when a line with this text and confidence (0..1) is noise, 0 when it is text. */
 int vt_ocr_line_is_noise(const char *text, double conf, const struct vt_ocr_dict *d);
 
+/*
+ * The zeros of a line that Tesseract read as '@', mended in place: the dotted or slashed
+ * zero of a terminal's font inside a number ("hojicha-2.8.@", "snow-peas-@.8.3"). An '@'
+ * is a zero when no letter touches it and a '.' or digits do: after a '.', before a '.'
+ * and a digit, or between two digits; an address or a handle ("a@b.c", "@5minute") stays.
+ */
+void vt_ocr_mend_zeros(char *line);
+
 #endif

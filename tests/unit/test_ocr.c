@@ -2,8 +2,7 @@
  * Tests of the ocr stage against slides drawn at test time with ffmpeg's drawtext in
  * DejaVu Sans: the words come back with their boxes, blank slides give no lines, corrupt
  * files fail with VT_EMEDIA naming the file, two threads read what one thread reads, small
- * type is read, a caption on a texture is read whole while the texture gives no text, and
- * zeros read as @ inside numbers are mended.
+ * type is read, and a caption on a texture is read whole while the texture gives no text.
  */
 #include "base/util.h"
 #include "harness.h"
@@ -923,28 +922,4 @@ out:
         vt_rm_rf(dir);
     free(dir);
     free(path);
-}
-
-VT_TEST(ocr_mend_zeros)
-{
-    static const char *const cases[][2] = {
-        {"hojicha-2.8.@", "hojicha-2.8.0"},
-        {"snow-peas-@.8.3", "snow-peas-0.8.3"},
-        {"cashew-apple-2.@.@ done", "cashew-apple-2.0.0 done"},
-        {"1@5 kg", "105 kg"},
-        /* an address, a handle, a price and a lone sign stay */
-        {"mail me@example.com", "mail me@example.com"},
-        {"follow @5minutecrafts", "follow @5minutecrafts"},
-        {"2 @ 3.50", "2 @ 3.50"},
-        {"@", "@"},
-        {"v1.2@beta", "v1.2@beta"},
-    };
-
-    for (size_t i = 0; i < VT_ARRAY_LEN(cases); i++) {
-        char *s = vt_xstrdup(cases[i][0]);
-
-        vt_ocr_mend_zeros(s);
-        CHECK_STR(s, cases[i][1]);
-        free(s);
-    }
 }

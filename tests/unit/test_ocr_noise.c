@@ -2,7 +2,8 @@
  * Tests of the ocr stage's noise floor (lib/visual/ocr_noise.c): loading a CMU-style dictionary,
  * the plausibility measures of a line with and without it, and the decision on lines read
  * from real slides and from photo-like frames (tests/fixtures/gen_small_text.sh and
- * gen_talk.sh, as Tesseract 5.3 read them), with the English dictionary the stage uses.
+ * gen_talk.sh, as Tesseract 5.3 read them), with the English dictionary the stage uses; and
+ * zeros read as @ inside numbers mended.
  */
 #include "base/util.h"
 #include "harness.h"
@@ -10,6 +11,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define CMUDICT "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
@@ -174,4 +176,28 @@ VT_TEST(ocr_noise_floor)
     CHECK(!vt_ocr_line_is_noise("Xqzt Vwpr", 0.90, d));
     CHECK(vt_ocr_line_is_noise("Revenue grew in every region", 0.30, d));
     vt_ocr_dict_free(d);
+}
+
+VT_TEST(ocr_mend_zeros)
+{
+    static const char *const cases[][2] = {
+        {"hojicha-2.8.@", "hojicha-2.8.0"},
+        {"snow-peas-@.8.3", "snow-peas-0.8.3"},
+        {"cashew-apple-2.@.@ done", "cashew-apple-2.0.0 done"},
+        {"1@5 kg", "105 kg"},
+        /* an address, a handle, a price and a lone sign stay */
+        {"mail me@example.com", "mail me@example.com"},
+        {"follow @5minutecrafts", "follow @5minutecrafts"},
+        {"2 @ 3.50", "2 @ 3.50"},
+        {"@", "@"},
+        {"v1.2@beta", "v1.2@beta"},
+    };
+
+    for (size_t i = 0; i < VT_ARRAY_LEN(cases); i++) {
+        char *s = vt_xstrdup(cases[i][0]);
+
+        vt_ocr_mend_zeros(s);
+        CHECK_STR(s, cases[i][1]);
+        free(s);
+    }
 }
