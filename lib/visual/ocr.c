@@ -565,48 +565,35 @@ static int flat_ground(PIX *grey)
 }
 
 /*
- * The strokes of grey that stand contrast levels from their surroundings, as 1 in a
- * binary image (caller destroys; NULL when leptonica fails): dark strokes, and light ones
- * too when the frame has dark areas that could hold light type (OCR_FIND_DARK_SHARE of
- * Tesseract's binary image tb, or tb NULL).
+ * The strokes of grey that stand contrast levels from their surroundings, as 1 in a binary
+ * image (caller destroys; NULL when leptonica fails): dark strokes (type L_TOPHAT_BLACK) or
+ * light ones (L_TOPHAT_WHITE).
  */
-static PIX *find_strokes(PIX *grey, PIX *tb, int contrast)
+static PIX *find_strokes(PIX *grey, int type, int contrast)
 {
-    l_int32 dark_px = 0;
-    int both = !tb || pixCountPixels(tb, &dark_px, NULL) ||
-               dark_px > OCR_FIND_DARK_SHARE * pixGetWidth(tb) * pixGetHeight(tb);
-    PIX *dark = pixTophat(grey, OCR_FIND_STROKE, OCR_FIND_STROKE, L_TOPHAT_BLACK);
-    PIX *light =
-        both && dark ? pixTophat(grey, OCR_FIND_STROKE, OCR_FIND_STROKE, L_TOPHAT_WHITE) : NULL;
-    PIX *detail = light ? pixMinOrMax(NULL, dark, light, L_CHOOSE_MAX) : NULL;
-    PIX *bin = NULL;
-
-    if (both && !detail)
-        goto out;
+    PIX *detail = pixTophat(grey, OCR_FIND_STROKE, OCR_FIND_STROKE, type);
     /* 1 where the detail is at least contrast */
-    bin = dark ? pixThresholdToBinary(detail ? detail : dark, contrast) : NULL;
+    PIX *bin = detail ? pixThresholdToBinary(detail, contrast) : NULL;
+
     if (bin)
         pixInvert(bin, bin);
-out:
     pixDestroy(&detail);
-    pixDestroy(&light);
-    pixDestroy(&dark);
     return bin;
 }
 
 /*
- * Candidate lines of small text in grey (tb: Tesseract's binary image of it, or NULL)
- * outside the n lines already read, dim type too on a plain ground (OCR_DIM_CONTRAST): a
- * BOXA (caller destroys) or NULL when there is none or too many.
+ * Add to out the candidate lines of one polarity of strokes (find_strokes' type) of grey
+ * outside the n lines already read: none when there are more than OCR_FIND_MAX (a picture's
+ * detail, not type). Returns 0, or -1 when leptonica fails.
  */
-static BOXA *find_small_text(PIX *grey, PIX *tb, const struct vt_ocr_line *lines, size_t n)
+static int find_lines(PIX *grey, int type, int contrast, const struct vt_ocr_line *lines,
+                      size_t n, BOXA *out)
 {
-    PIX *bin = find_strokes(grey, tb, flat_ground(grey) ? OCR_DIM_CONTRAST : OCR_FIND_CONTRAST),
-        *joined = NULL;
-    BOXA *all = NULL, *out = NULL;
-    int count;
+    PIX *bin = find_strokes(grey, type, contrast), *joined = NULL;
+    BOXA *all = NULL, *found = boxaCreate(0);
+    int count, rc = -1;
 
-    if (!bin)
+    if (!bin || !found)
         goto out;
     for (size_t i = 0; i < n; i++) {
         BOX *b = boxCreate(lines[i].box[0] - 2, lines[i].box[1] - 2, lines[i].box[2] + 4,
@@ -620,27 +607,51 @@ static BOXA *find_small_text(PIX *grey, PIX *tb, const struct vt_ocr_line *lines
     all = joined ? pixConnCompBB(joined, 8) : NULL;
     if (!all)
         goto out;
-    out = boxaCreate(0);
     count = boxaGetCount(all);
-    for (int i = 0; i < count && out; i++) {
+    for (int i = 0; i < count; i++) {
         l_int32 x, y, w, h;
 
         if (boxaGetBoxGeometry(all, i, &x, &y, &w, &h))
             continue;
         if (h < OCR_FIND_MIN_H || h > OCR_SMALL_LINE_H || w < 2 * h)
             continue;
-        if (boxaGetCount(out) == OCR_FIND_MAX) {
-            boxaDestroy(&out);
+        if (boxaGetCount(found) == OCR_FIND_MAX) {
+            boxaClear(found);
             break;
         }
-        boxaAddBox(out, boxCreate(x, y, w, h), L_INSERT);
+        boxaAddBox(found, boxCreate(x, y, w, h), L_INSERT);
     }
-    if (out && boxaGetCount(out) == 0)
-        boxaDestroy(&out);
+    rc = boxaJoin(out, found, 0, -1) ? -1 : 0;
 out:
+    boxaDestroy(&found);
     boxaDestroy(&all);
     pixDestroy(&joined);
     pixDestroy(&bin);
+    return rc;
+}
+
+/*
+ * Candidate lines of small text in grey (tb: Tesseract's binary image of it, or NULL)
+ * outside the n lines already read, dim type too on a plain ground (OCR_DIM_CONTRAST): a
+ * BOXA (caller destroys) or NULL when there is none. Dark strokes are looked for, and light
+ * ones too when the frame has dark areas that could hold light type (OCR_FIND_DARK_SHARE of
+ * tb, or tb NULL); each polarity apart, so that light type on a dark band (a lower third)
+ * is not joined to the dark gaps between its letters and lines.
+ */
+static BOXA *find_small_text(PIX *grey, PIX *tb, const struct vt_ocr_line *lines, size_t n)
+{
+    int contrast = flat_ground(grey) ? OCR_DIM_CONTRAST : OCR_FIND_CONTRAST;
+    l_int32 dark_px = 0;
+    int both = !tb || pixCountPixels(tb, &dark_px, NULL) ||
+               dark_px > OCR_FIND_DARK_SHARE * pixGetWidth(tb) * pixGetHeight(tb);
+    BOXA *out = boxaCreate(0);
+
+    if (out && find_lines(grey, L_TOPHAT_BLACK, contrast, lines, n, out))
+        boxaDestroy(&out);
+    if (out && both && find_lines(grey, L_TOPHAT_WHITE, contrast, lines, n, out))
+        boxaDestroy(&out);
+    if (out && boxaGetCount(out) == 0)
+        boxaDestroy(&out);
     return out;
 }
 
