@@ -586,8 +586,8 @@ static PIX *find_strokes(PIX *grey, int type, int contrast)
  * outside the n lines already read: none when there are more than OCR_FIND_MAX (a picture's
  * detail, not type). Returns 0, or -1 when leptonica fails.
  */
-static int find_lines(PIX *grey, int type, int contrast, const struct vt_ocr_line *lines,
-                      size_t n, BOXA *out)
+static int find_lines(PIX *grey, int type, int contrast, const struct vt_ocr_line *lines, size_t n,
+                      BOXA *out)
 {
     PIX *bin = find_strokes(grey, type, contrast), *joined = NULL;
     BOXA *all = NULL, *found = boxaCreate(0);
