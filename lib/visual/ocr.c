@@ -85,6 +85,18 @@
 #define OCR_FIND_MIN_H    6
 #define OCR_FIND_MAX      24
 /*
+ * A column of short pieces: a code editor's line numbers (one or two digits, as wide as they
+ * are tall or less, which the candidates' shape leaves out and Tesseract's layout takes for
+ * specks), a list's numbers. OCR_COLUMN_MIN pieces or more, from a third of their height
+ * wide, whose right edges and heights agree within OCR_COLUMN_ALIGN px, each at most
+ * OCR_COLUMN_STEP heights below the one above, make a column, read as one block of lines
+ * (scaled as a small line is); at most OCR_COLUMN_MAX columns a frame.
+ */
+#define OCR_COLUMN_MIN   4
+#define OCR_COLUMN_ALIGN 2
+#define OCR_COLUMN_STEP  3
+#define OCR_COLUMN_MAX   4
+/*
  * A placeholder in a text field or a hint line is drawn in dim type, 40-50 levels off the
  * ground (gum's and Bubble Tea's grey on a terminal's near black), which Tesseract's global
  * threshold leaves with the ground and the stroke finder's contrast above does not reach.
@@ -584,10 +596,11 @@ static PIX *find_strokes(PIX *grey, int type, int contrast)
 /*
  * Add to out the candidate lines of one polarity of strokes (find_strokes' type) of grey
  * outside the n lines already read: none when there are more than OCR_FIND_MAX (a picture's
- * detail, not type). Returns 0, or -1 when leptonica fails.
+ * detail, not type); and to shorts the pieces of a line's height too short to be one (see
+ * OCR_COLUMN_MIN). Returns 0, or -1 when leptonica fails.
  */
 static int find_lines(PIX *grey, int type, int contrast, const struct vt_ocr_line *lines, size_t n,
-                      BOXA *out)
+                      BOXA *out, BOXA *shorts)
 {
     PIX *bin = find_strokes(grey, type, contrast), *joined = NULL;
     BOXA *all = NULL, *found = boxaCreate(0);
@@ -613,8 +626,12 @@ static int find_lines(PIX *grey, int type, int contrast, const struct vt_ocr_lin
 
         if (boxaGetBoxGeometry(all, i, &x, &y, &w, &h))
             continue;
-        if (h < OCR_FIND_MIN_H || h > OCR_SMALL_LINE_H || w < 2 * h)
+        if (h < OCR_FIND_MIN_H || h > OCR_SMALL_LINE_H || 3 * w < h)
             continue;
+        if (w < 2 * h) {
+            boxaAddBox(shorts, boxCreate(x, y, w, h), L_INSERT);
+            continue;
+        }
         if (boxaGetCount(found) == OCR_FIND_MAX) {
             boxaClear(found);
             break;
@@ -630,26 +647,94 @@ out:
     return rc;
 }
 
+/* A column of short pieces (OCR_COLUMN_MIN): its box and the height of its first piece. */
+struct ocr_column {
+    int box[4];
+    int piece_h;
+};
+
+/* Whether boxes a and b (x, y, w, h) are aligned on their right or their left edge. */
+static int edges_aligned(const l_int32 *a, const l_int32 *b)
+{
+    return abs(a[0] + a[2] - b[0] - b[2]) <= OCR_COLUMN_ALIGN ||
+           abs(a[0] - b[0]) <= OCR_COLUMN_ALIGN;
+}
+
+/* Add the columns (OCR_COLUMN_MIN) that the short pieces in shorts make to cols[*n_cols..],
+ * up to OCR_COLUMN_MAX in all. */
+static void find_columns(BOXA *shorts, struct ocr_column *cols, size_t *n_cols)
+{
+    BOXA *sorted = boxaSort(shorts, L_SORT_BY_Y, L_SORT_INCREASING, NULL);
+    int n = sorted ? boxaGetCount(sorted) : 0;
+    l_int32(*b)[4] = vt_xcalloc(n ? (size_t)n : 1, sizeof(*b));
+    int *member = vt_xcalloc(n ? (size_t)n : 1, sizeof(*member));
+    unsigned char *used = vt_xcalloc(n ? (size_t)n : 1, 1);
+
+    for (int i = 0; i < n; i++)
+        if (boxaGetBoxGeometry(sorted, i, &b[i][0], &b[i][1], &b[i][2], &b[i][3]))
+            used[i] = 1;
+    for (int i = 0; i < n && *n_cols < OCR_COLUMN_MAX; i++) {
+        int count = 0, last = i, x0, y0, x1, y1;
+
+        if (used[i])
+            continue;
+        member[count++] = i;
+        for (int j = i + 1; j < n && b[j][1] - b[last][1] <= OCR_COLUMN_STEP * b[i][3]; j++) {
+            if (used[j] || b[j][1] < b[last][1] + b[last][3] / 2 || !edges_aligned(b[i], b[j]) ||
+                abs(b[j][3] - b[i][3]) > OCR_COLUMN_ALIGN)
+                continue;
+            member[count++] = j;
+            last = j;
+        }
+        if (count < OCR_COLUMN_MIN)
+            continue;
+        x0 = b[i][0], y0 = b[i][1], x1 = b[i][0] + b[i][2], y1 = b[i][1] + b[i][3];
+        for (int k = 0; k < count; k++) {
+            const l_int32 *m = b[member[k]];
+
+            used[member[k]] = 1;
+            x0 = m[0] < x0 ? m[0] : x0;
+            x1 = m[0] + m[2] > x1 ? m[0] + m[2] : x1;
+            y1 = m[1] + m[3] > y1 ? m[1] + m[3] : y1;
+        }
+        cols[*n_cols] = (struct ocr_column){{x0, y0, x1 - x0, y1 - y0}, b[i][3]};
+        (*n_cols)++;
+    }
+    free(used);
+    free(member);
+    free(b);
+    boxaDestroy(&sorted);
+}
+
 /*
  * Candidate lines of small text in grey (tb: Tesseract's binary image of it, or NULL)
  * outside the n lines already read, dim type too on a plain ground (OCR_DIM_CONTRAST): a
- * BOXA (caller destroys) or NULL when there is none. Dark strokes are looked for, and light
- * ones too when the frame has dark areas that could hold light type (OCR_FIND_DARK_SHARE of
- * tb, or tb NULL); each polarity apart, so that light type on a dark band (a lower third)
- * is not joined to the dark gaps between its letters and lines.
+ * BOXA (caller destroys) or NULL when there is none; and columns of short pieces in
+ * cols[0..*n_cols-1] (room for OCR_COLUMN_MAX). Dark strokes are looked for, and light ones
+ * too when the frame has dark areas that could hold light type (OCR_FIND_DARK_SHARE of tb,
+ * or tb NULL); each polarity apart, so that light type on a dark band (a lower third) is not
+ * joined to the dark gaps between its letters and lines.
  */
-static BOXA *find_small_text(PIX *grey, PIX *tb, const struct vt_ocr_line *lines, size_t n)
+static BOXA *find_small_text(PIX *grey, PIX *tb, int screen, const struct vt_ocr_line *lines,
+                             size_t n, struct ocr_column *cols, size_t *n_cols)
 {
-    int contrast = flat_ground(grey) ? OCR_DIM_CONTRAST : OCR_FIND_CONTRAST;
+    static const int types[2] = {L_TOPHAT_BLACK, L_TOPHAT_WHITE};
+    int contrast = screen || flat_ground(grey) ? OCR_DIM_CONTRAST : OCR_FIND_CONTRAST;
     l_int32 dark_px = 0;
     int both = !tb || pixCountPixels(tb, &dark_px, NULL) ||
                dark_px > OCR_FIND_DARK_SHARE * pixGetWidth(tb) * pixGetHeight(tb);
     BOXA *out = boxaCreate(0);
 
-    if (out && find_lines(grey, L_TOPHAT_BLACK, contrast, lines, n, out))
-        boxaDestroy(&out);
-    if (out && both && find_lines(grey, L_TOPHAT_WHITE, contrast, lines, n, out))
-        boxaDestroy(&out);
+    *n_cols = 0;
+    for (int t = 0; t < (both ? 2 : 1) && out; t++) {
+        BOXA *shorts = boxaCreate(0);
+
+        if (!shorts || find_lines(grey, types[t], contrast, lines, n, out, shorts))
+            boxaDestroy(&out);
+        else
+            find_columns(shorts, cols, n_cols);
+        boxaDestroy(&shorts);
+    }
     if (out && boxaGetCount(out) == 0)
         boxaDestroy(&out);
     return out;
@@ -809,11 +894,14 @@ static int invert_dark_parts(PIX **pix, PIX *grey)
 /*
  * Read the image at path into *pix (colour or grey, as the file has it) and *grey (caller
  * destroys both), both inverted when the frame is dark (OCR_DARK_MEAN), then, if
- * dark_parts, their dark parts (OCR_REGION_*). Returns 0 or VT_EMEDIA with the message in err.
+ * dark_parts, their dark parts (OCR_REGION_*), *n_parts set to how many (when not NULL).
+ * Returns 0 or VT_EMEDIA with the message in err.
  */
-static int load_frame(const char *path, int dark_parts, PIX **pix, PIX **grey, char *err,
-                      size_t errlen)
+static int load_frame(const char *path, int dark_parts, PIX **pix, PIX **grey, int *n_parts,
+                      char *err, size_t errlen)
 {
+    int parts = 0;
+
     l_int32 format, w, h, bps, spp, iscmap;
     l_float32 mean = 255;
 
@@ -838,9 +926,77 @@ static int load_frame(const char *path, int dark_parts, PIX **pix, PIX **grey, c
         pixInvert(*pix, *pix);
         pixInvert(*grey, *grey);
     }
-    if (dark_parts && invert_dark_parts(pix, *grey) < 0)
+    if (dark_parts && (parts = invert_dark_parts(pix, *grey)) < 0)
         return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
+    if (n_parts)
+        *n_parts = parts;
     return 0;
+}
+
+/* Whether box (x, y, w, h) lies for half its area or more in one of lines[0..n-1]. */
+static int covered(const int *box, const struct vt_ocr_line *lines, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const int *o = lines[i].box;
+        int w, h;
+
+        if (!lines[i].text)
+            continue;
+        w = (box[0] + box[2] < o[0] + o[2] ? box[0] + box[2] : o[0] + o[2]) -
+            (box[0] > o[0] ? box[0] : o[0]);
+        h = (box[1] + box[3] < o[1] + o[3] ? box[1] + box[3] : o[1] + o[3]) -
+            (box[1] > o[1] ? box[1] : o[1]);
+        if (w > 0 && h > 0 && 2L * w * h >= (long)box[2] * box[3])
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Read column c of the frame in grey as one block, scaled as a small line is (reread_small),
+ * and add its lines that no line of *lines covers to *lines (*n_lines, capacity *cap), in
+ * frame pixels. Leaves the engine in PSM_SINGLE_BLOCK.
+ */
+static void read_column(TessBaseAPI *api, PIX *grey, const struct ocr_column *c,
+                        struct vt_ocr_line **lines, size_t *n_lines, size_t *cap)
+{
+    int w = pixGetWidth(grey), h = pixGetHeight(grey);
+    int pad = (int)(OCR_SMALL_PAD * (float)c->piece_h + 0.5f) + 1;
+    int x0 = c->box[0] - pad < 0 ? 0 : c->box[0] - pad;
+    int y0 = c->box[1] - pad < 0 ? 0 : c->box[1] - pad;
+    int x1 = c->box[0] + c->box[2] + pad > w ? w : c->box[0] + c->box[2] + pad;
+    int y1 = c->box[1] + c->box[3] + pad > h ? h : c->box[1] + c->box[3] + pad;
+    float scale = OCR_SMALL_TARGET_H / (float)c->piece_h;
+    BOX *box = boxCreate(x0, y0, x1 - x0, y1 - y0);
+    PIX *crop = box ? pixClipRectangle(grey, box, NULL) : NULL, *big;
+    struct vt_ocr_line *got = NULL;
+    size_t n = 0, cap_got = 0;
+
+    scale = scale > OCR_SMALL_MAX_SCALE ? OCR_SMALL_MAX_SCALE : scale;
+    big = crop ? pixScaleGrayLI(crop, scale, scale) : NULL;
+    if (big) {
+        TessBaseAPISetPageSegMode(api, PSM_SINGLE_BLOCK);
+        TessBaseAPISetImage2(api, big);
+        if (!TessBaseAPIRecognize(api, NULL))
+            read_lines(api, 1, &got, &n, &cap_got);
+        TessBaseAPIClear(api);
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct vt_ocr_line l = got[i];
+
+        for (int k = 0; k < 4; k++)
+            l.box[k] = (int)((float)l.box[k] / scale + 0.5f) + (k == 0 ? x0 : k == 1 ? y0 : 0);
+        if (covered(l.box, *lines, *n_lines)) {
+            free(l.text);
+            continue;
+        }
+        vt_grow((void **)lines, cap, *n_lines + 1, sizeof(**lines));
+        (*lines)[(*n_lines)++] = l;
+    }
+    free(got);
+    pixDestroy(&big);
+    pixDestroy(&crop);
+    boxDestroy(&box);
 }
 
 /*
@@ -848,10 +1004,12 @@ static int load_frame(const char *path, int dark_parts, PIX **pix, PIX **grey, c
  * with the frame in grey and Tesseract's binary image tb of it (or NULL): candidates found, pieces
  * merged, small lines read again; lines left in reading order in *lines[0..*n_lines-1].
  */
-static void small_pass(const struct vt_ocr *ocr, TessBaseAPI *api, PIX *grey, PIX *tb,
+static void small_pass(const struct vt_ocr *ocr, TessBaseAPI *api, PIX *grey, PIX *tb, int screen,
                        struct vt_ocr_line **lines, size_t *n_lines, size_t *cap)
 {
-    BOXA *found = find_small_text(grey, tb, *lines, *n_lines);
+    struct ocr_column cols[OCR_COLUMN_MAX];
+    size_t n_cols = 0;
+    BOXA *found = find_small_text(grey, tb, screen, *lines, *n_lines, cols, &n_cols);
     size_t n_read = *n_lines;
     unsigned char *merged;
     struct vt_ocr_line *ls;
@@ -874,6 +1032,9 @@ static void small_pass(const struct vt_ocr *ocr, TessBaseAPI *api, PIX *grey, PI
     for (size_t i = 0; i < *n_lines; i++)
         if (is_small(&ls[i]) && (merged[i] || !small_trusted(&ls[i], ocr->dict)))
             reread_small(api, grey, &ls[i], merged[i]);
+    for (size_t i = 0; i < n_cols; i++)
+        read_column(api, grey, &cols[i], lines, n_lines, cap);
+    ls = *lines;
     TessBaseAPISetPageSegMode(api, PSM_AUTO);
     free(merged);
     /*
@@ -907,7 +1068,7 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
     PIX *pix = NULL, *grey = NULL, *bin = NULL, *clean = NULL;
     struct vt_ocr_line *lines = NULL;
     size_t n_lines = 0, cap = 0;
-    int rc = load_frame(path, ocr->dark_parts, &pix, &grey, err, errlen);
+    int parts = 0, rc = load_frame(path, ocr->dark_parts, &pix, &grey, &parts, err, errlen);
 
     if (rc)
         goto out;
@@ -928,7 +1089,7 @@ static int ocr_page(const struct vt_ocr *ocr, TessBaseAPI *api, const char *path
     TessBaseAPIClear(api);
     /* not on a texture (OCR_TEXTURE_SPECKS): the edge of its white area is all strokes */
     if (ocr->small_text && !clean)
-        small_pass(ocr, api, grey, bin, &lines, &n_lines, &cap);
+        small_pass(ocr, api, grey, bin, parts > 0, &lines, &n_lines, &cap);
     for (size_t i = 0; i < n_lines; i++)
         lines[i].noise =
             lines[i].noise || vt_ocr_line_is_noise(lines[i].text, lines[i].conf, ocr->dict);
@@ -954,7 +1115,7 @@ int vt_ocr_texture(struct vt_ocr *ocr, const char *path, double *specks_mpx, cha
 {
     TessBaseAPI *api = ocr->engines[0];
     PIX *pix = NULL, *grey = NULL, *bin = NULL;
-    int rc = load_frame(path, ocr->dark_parts, &pix, &grey, err, errlen);
+    int rc = load_frame(path, ocr->dark_parts, &pix, &grey, NULL, err, errlen);
 
     if (rc)
         goto out;
