@@ -97,6 +97,15 @@
 #define OCR_COLUMN_STEP  3
 #define OCR_COLUMN_MAX   4
 /*
+ * A short piece on a row between two pieces of a line (a placeholder's "it to" between
+ * "keep" and "myself", each word too short to be a candidate), or a run of them, each within
+ * OCR_GAP_REACH of its height of the next, are words of that line: candidates, joined to
+ * them.
+ */
+#define OCR_GAP_REACH  6
+#define OCR_GAP_RUN    8
+#define OCR_GAP_SHORTS 512
+/*
  * A placeholder in a text field or a hint line is drawn in dim type, 40-50 levels off the
  * ground (gum's and Bubble Tea's grey on a terminal's near black), which Tesseract's global
  * threshold leaves with the ground and the stroke finder's contrast above does not reach.
@@ -706,6 +715,108 @@ static void find_columns(BOXA *shorts, struct ocr_column *cols, size_t *n_cols)
     boxaDestroy(&sorted);
 }
 
+/* Whether boxes a and b (x, y, w, h) overlap vertically by half the shorter height. */
+static int one_row(const l_int32 *a, const l_int32 *b)
+{
+    int top = a[1] > b[1] ? a[1] : b[1];
+    int bottom = a[1] + a[3] < b[1] + b[3] ? a[1] + a[3] : b[1] + b[3];
+
+    return 2 * (bottom - top) >= (a[3] < b[3] ? a[3] : b[3]);
+}
+
+/*
+ * Whether a piece of s's row (one of the n lines read, or a candidate in found) stands after
+ * it (right), or before it, within OCR_GAP_REACH of its height.
+ */
+static int piece_beside(const l_int32 *s, int right, const struct vt_ocr_line *lines, size_t n,
+                        BOXA *found)
+{
+    int count = boxaGetCount(found), reach = OCR_GAP_REACH * s[3];
+
+    for (int i = 0; i < (int)n + count; i++) {
+        l_int32 o[4];
+        int gap;
+
+        if (i < (int)n) {
+            if (!lines[i].text)
+                continue;
+            memcpy(o, lines[i].box, sizeof(o));
+        } else if (boxaGetBoxGeometry(found, i - (int)n, &o[0], &o[1], &o[2], &o[3])) {
+            continue;
+        }
+        gap = right ? o[0] - (s[0] + s[2]) : s[0] - (o[0] + o[2]);
+        if (one_row(s, o) && gap >= -1 && gap <= reach)
+            return 1;
+    }
+    return 0;
+}
+
+/* The short piece of shorts nearest after s on its row within OCR_GAP_REACH of its height:
+ * its index, or -1. */
+static int next_short(BOXA *shorts, const l_int32 *s)
+{
+    int best = -1, best_gap = OCR_GAP_REACH * s[3] + 1;
+
+    for (int i = 0; i < boxaGetCount(shorts); i++) {
+        l_int32 o[4];
+        int gap;
+
+        if (boxaGetBoxGeometry(shorts, i, &o[0], &o[1], &o[2], &o[3]))
+            continue;
+        gap = o[0] - (s[0] + s[2]);
+        if (gap >= -1 && gap < best_gap && o[0] > s[0] && one_row(s, o)) {
+            best = i;
+            best_gap = gap;
+        }
+    }
+    return best;
+}
+
+/*
+ * Add to found the runs of short pieces in shorts that fill a gap in a row: words of two or
+ * three letters between two pieces of a line (OCR_GAP_REACH), which merge_rows then joins
+ * to them. At most OCR_GAP_RUN pieces a run; none when shorts holds more than OCR_GAP_SHORTS
+ * (a picture's detail).
+ */
+static void add_gap_pieces(BOXA *shorts, const struct vt_ocr_line *lines, size_t n, BOXA *found)
+{
+    int count = boxaGetCount(shorts), run[OCR_GAP_RUN];
+    unsigned char *taken;
+    BOXA *fillers;
+
+    if (count == 0 || count > OCR_GAP_SHORTS)
+        return;
+    taken = vt_xcalloc((size_t)count, 1);
+    fillers = boxaCreate(0);
+    /* tested against the lines and the candidates, not against the other fillers */
+    for (int i = 0; fillers && i < count; i++) {
+        l_int32 s[4];
+        int len = 0, k = i, closed = 0;
+
+        if (taken[i] || boxaGetBoxGeometry(shorts, i, &s[0], &s[1], &s[2], &s[3]) ||
+            !piece_beside(s, 0, lines, n, found))
+            continue;
+        while (k >= 0 && !taken[k] && len < OCR_GAP_RUN &&
+               !boxaGetBoxGeometry(shorts, k, &s[0], &s[1], &s[2], &s[3])) {
+            run[len++] = k;
+            if ((closed = piece_beside(s, 1, lines, n, found)))
+                break;
+            k = next_short(shorts, s);
+        }
+        for (int j = 0; closed && j < len; j++) {
+            BOX *b = boxaGetBox(shorts, run[j], L_COPY);
+
+            taken[run[j]] = 1;
+            if (b)
+                boxaAddBox(fillers, b, L_INSERT);
+        }
+    }
+    if (fillers)
+        boxaJoin(found, fillers, 0, -1);
+    boxaDestroy(&fillers);
+    free(taken);
+}
+
 /*
  * Candidate lines of small text in grey (tb: Tesseract's binary image of it, or NULL)
  * outside the n lines already read, dim type too on a plain ground (OCR_DIM_CONTRAST): a
@@ -731,8 +842,10 @@ static BOXA *find_small_text(PIX *grey, PIX *tb, int screen, const struct vt_ocr
 
         if (!shorts || find_lines(grey, types[t], contrast, lines, n, out, shorts))
             boxaDestroy(&out);
-        else
+        else {
             find_columns(shorts, cols, n_cols);
+            add_gap_pieces(shorts, lines, n, out);
+        }
         boxaDestroy(&shorts);
     }
     if (out && boxaGetCount(out) == 0)

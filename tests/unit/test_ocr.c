@@ -925,6 +925,47 @@ out:
 }
 
 /*
+ * A dim placeholder whose two-letter words stand between longer ones (gum's "I'll keep it to
+ * myself, I promise!"): Tesseract's layout takes "will keep" and "myself", the stroke finder
+ * the short words, too short for a line candidate; as pieces filling the gap of a row they
+ * are joined to the words beside them and read with them.
+ */
+VT_TEST(ocr_short_words_in_gap)
+{
+    char err[256] = "";
+    char *dir = make_dir(), *path = dir ? vt_xasprintf("%s/gap.jpg", dir) : NULL;
+    struct vt_ocr *ocr = vt_ocr_new(1, "eng", NULL, err, sizeof(err));
+    const char *paths[1] = {path};
+    struct vt_ocr_page page = {0};
+    struct vt_sb cmd = {0};
+    int found = 0;
+
+    CHECK(dir != NULL);
+    CHECK(ocr != NULL);
+    if (!dir || !ocr)
+        goto out;
+    vt_sb_addf(&cmd,
+               "ffmpeg -nostdin -v error -y -f lavfi -i color=0x1a1a1a:s=720x360:d=1 -vf "
+               "\"drawtext=fontfile=" MONO_FONT ":text='Can you tell me a secret?':fontsize=16:"
+               "fontcolor=0xe0e0e0:x=48:y=52,drawtext=fontfile=" MONO_FONT
+               ":text='I will keep it to myself, I promise':fontsize=16:fontcolor=0x444444:"
+               "x=72:y=110\" -frames:v 1 '%s'",
+               path);
+    CHECK_INT(run_ffmpeg(&cmd), 0);
+    CHECK_INT(vt_ocr_run(ocr, paths, 1, &page, NULL, NULL, err, sizeof(err)), 0);
+    for (size_t i = 0; i < page.n_lines; i++)
+        found |= !page.lines[i].noise && strstr(page.lines[i].text, "keep it to myself") != NULL;
+    CHECK(found);
+    vt_ocr_page_release(&page);
+out:
+    vt_ocr_free(ocr);
+    if (dir)
+        vt_rm_rf(dir);
+    free(dir);
+    free(path);
+}
+
+/*
  * A lower third: a name and a title in white over a band of 40 % black across a busy
  * picture (the burger of tests/data/mobilenet-v1-0.25-224, Apache-2.0), softened and
  * compressed as a 360p video's frame is. The band's dark gaps between the letters are
