@@ -76,8 +76,11 @@
 # came: P 0.789 R 0.714, words 147/196; of two cuts closer than a shot can be the stronger
 # kept (the film's 2 false and 2 missed): 33 clips P 0.957 R 0.926 F1 0.941; a slide
 # replaced through a short mix on one ground taken as a dissolve (the slides' 4 morphing
-# cross-fades): P 0.958 R 0.968 F1 0.963, words 589/692 = 0.851 (the floors now, words a
-# little under).
+# cross-fades): P 0.958 R 0.968 F1 0.963, words 589/692 = 0.851. Session 20, OCR alone
+# (the cuts unchanged): small-text candidates per polarity (a lower third's light type no
+# longer joined to its band's dark gaps), columns of short pieces read as a block (an
+# editor's line numbers), short words filling a gap in a row: words 617/692 = 0.892 (the
+# floors now, words a little under).
 # FLOOR_{REAL,GEN}_{P,R,F1,OCR} override a floor while a change is being measured.
 . "$(dirname "$0")/lib.sh"
 D=$DATA/realcuts
@@ -113,7 +116,7 @@ for truth in "$D"/*.json; do
 done
 note "real footage ($(ls "$D"/*.json | wc -l) clips):"
 python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.95}" \
-  --min-r "${FLOOR_REAL_R:-0.95}" --min-f1 "${FLOOR_REAL_F1:-0.95}" --min-ocr "${FLOOR_REAL_OCR:-0.84}" "${args[@]}" ||
+  --min-r "${FLOOR_REAL_R:-0.95}" --min-f1 "${FLOOR_REAL_F1:-0.95}" --min-ocr "${FLOOR_REAL_OCR:-0.88}" "${args[@]}" ||
   fail "real footage: below today's figures"
 
 # every seed holds every kind of trouble; these two fooled the detector before issue 24's
