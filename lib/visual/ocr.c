@@ -30,8 +30,10 @@
 #include "visual/ocr_find.h"
 #include "visual/ocr_noise.h"
 
+#include <ctype.h>
 #include <leptonica/allheaders.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tesseract/capi.h>
@@ -72,6 +74,20 @@
 #define OCR_SMALL_TRUST        0.85
 #define OCR_SMALL_TRUST_NODICT 0.95
 #define OCR_SMALL_MERGED_CONF  0.60
+/*
+ * Dark cells of light type (reverse video, ocr_find.h) are read inverted, in a margin of
+ * their own ground (the OCR_CELL_GROUND_RANK rank of the inverted cell's grey: a white
+ * margin around a grey ground reads as a box), scaled as a small line whose letters are
+ * OCR_CELL_LETTER of its height. In control-key notation Tesseract reads the caret as 'A'
+ * or 'a' (nano's ^G read AG, ^X aX); a symbol so read whose box stands OCR_CARET_RAISE of
+ * the line's tallest symbol above the line's bottom, at most OCR_CARET_HIGH as tall, is a
+ * caret (of the first OCR_CARET_SYMBOLS of a line).
+ */
+#define OCR_CELL_GROUND_RANK 0.8f
+#define OCR_CELL_LETTER      0.4f
+#define OCR_CARET_RAISE      0.25f
+#define OCR_CARET_HIGH       0.6f
+#define OCR_CARET_SYMBOLS    64
 /*
  * A candidate is the stroke finder's guess, not a line of Tesseract's layout, and a
  * picture is full of strokes: its reading is text only from this confidence (the noise
@@ -707,14 +723,15 @@ static int load_frame(const char *path, int dark_parts, PIX **pix, PIX **grey, i
     return 0;
 }
 
-/* Whether box (x, y, w, h) lies for half its area or more in one of lines[0..n-1]. */
-static int covered(const int *box, const struct vt_ocr_line *lines, size_t n)
+/* Whether box (x, y, w, h) lies for half its area or more in one of lines[0..n-1] (one whose
+ * text holds text, when text is not NULL). */
+static int covered(const int *box, const char *text, const struct vt_ocr_line *lines, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const int *o = lines[i].box;
         int w, h;
 
-        if (!lines[i].text)
+        if (!lines[i].text || (text && !strstr(lines[i].text, text)))
             continue;
         w = (box[0] + box[2] < o[0] + o[2] ? box[0] + box[2] : o[0] + o[2]) -
             (box[0] > o[0] ? box[0] : o[0]);
@@ -726,11 +743,174 @@ static int covered(const int *box, const struct vt_ocr_line *lines, size_t n)
     return 0;
 }
 
+/* How a block of the frame is read (read_block). */
+struct ocr_block {
+    int box[4];  /* x, y, w, h in the frame */
+    float scale; /* at most OCR_SMALL_MAX_SCALE */
+    int cell;    /* a dark cell of light type: read inverted, in a margin of its ground */
+};
+
+/* The scale of a small line of height px (reread_small's). */
+static float small_scale(int px)
+{
+    float scale = OCR_SMALL_TARGET_H / (float)(px > 0 ? px : 1);
+
+    return scale > OCR_SMALL_MAX_SCALE ? OCR_SMALL_MAX_SCALE : scale;
+}
+
 /*
- * Read column c of the frame in grey as one block, scaled as a small line is (reread_small),
- * and add its lines that no line of *lines covers to *lines (*n_lines, capacity *cap), in
- * frame pixels. Leaves the engine in PSM_SINGLE_BLOCK.
+ * Whether symbol box s (x0, y0, x1, y1) is a mark raised off its line, whose symbols reach
+ * down to bottom and are at most tallest high: its bottom above the line's by
+ * OCR_CARET_RAISE of tallest, and at most OCR_CARET_HIGH as tall.
  */
+static int raised(const int *s, int bottom, int tallest)
+{
+    return bottom - s[3] >= OCR_CARET_RAISE * (float)tallest &&
+           (float)(s[3] - s[1]) <= OCR_CARET_HIGH * (float)tallest;
+}
+
+/* A symbol of a line as Tesseract read it (mend_carets). */
+struct ocr_symbol {
+    char text[8]; /* UTF-8; empty when longer */
+    int box[4];   /* x0, y0, x1, y1 */
+    int word;     /* the first of a word */
+};
+
+/*
+ * Line l's text with carets mended: the first symbol of a word (of the count in sym, in
+ * order), followed by a letter or a digit, raised off the line (raised) whatever it was read
+ * as ('A', 'a', a quote, '*'), is a caret. l's text is left as it is when it does not spell
+ * the symbols.
+ */
+static void mend_line(struct vt_ocr_line *l, const struct ocr_symbol *sym, int count)
+{
+    struct vt_sb out = {0};
+    const char *c = l->text;
+    int bottom = 0, tallest = 0, mended = 0;
+
+    for (int k = 0; k < count; k++) {
+        bottom = sym[k].box[3] > bottom ? sym[k].box[3] : bottom;
+        tallest = sym[k].box[3] - sym[k].box[1] > tallest ? sym[k].box[3] - sym[k].box[1] : tallest;
+    }
+    for (int k = 0; k < count && c; k++) {
+        size_t len = strlen(sym[k].text);
+
+        while (*c == ' ')
+            vt_sb_addc(&out, *c++);
+        if (!len || strncmp(c, sym[k].text, len) != 0) {
+            c = NULL;
+            break;
+        }
+        if (sym[k].word && k + 1 < count && !sym[k + 1].word &&
+            isalnum((unsigned char)sym[k + 1].text[0]) &&
+            (!isalnum((unsigned char)c[0]) || c[0] == 'A' || c[0] == 'a') &&
+            raised(sym[k].box, bottom, tallest)) {
+            vt_sb_addc(&out, '^');
+            mended = 1;
+        } else {
+            vt_sb_add(&out, c, len);
+        }
+        c += len;
+    }
+    if (c && !*c && mended) {
+        free(l->text);
+        l->text = vt_xstrdup(out.buf);
+    }
+    vt_sb_release(&out);
+}
+
+/*
+ * Carets mended (mend_line) in the lines that Tesseract's last recognition gave
+ * (lines[0..n-1], boxes as it gave them): in control-key notation (nano's ^G) it reads the
+ * caret as 'A', 'a' or a quote. Only the first OCR_CARET_SYMBOLS symbols of a line count.
+ */
+static void mend_carets(TessBaseAPI *api, struct vt_ocr_line *lines, size_t n)
+{
+    TessResultIterator *it = TessBaseAPIGetIterator(api);
+    struct ocr_symbol sym[OCR_CARET_SYMBOLS];
+    int line[4] = {0}, count = 0;
+
+    if (!it)
+        return;
+    for (int more = 1; more;) {
+        const TessPageIterator *pit = TessResultIteratorGetPageIteratorConst(it);
+        char *t = TessResultIteratorGetUTF8Text(it, RIL_SYMBOL);
+        struct ocr_symbol *s = &sym[count];
+
+        if (TessPageIteratorIsAtBeginningOf(pit, RIL_TEXTLINE)) {
+            count = 0;
+            s = &sym[0];
+            TessPageIteratorBoundingBox(pit, RIL_TEXTLINE, &line[0], &line[1], &line[2], &line[3]);
+        }
+        if (t && count < OCR_CARET_SYMBOLS &&
+            TessPageIteratorBoundingBox(pit, RIL_SYMBOL, &s->box[0], &s->box[1], &s->box[2],
+                                        &s->box[3])) {
+            snprintf(s->text, sizeof(s->text), "%s", strlen(t) < sizeof(s->text) ? t : "");
+            s->word = TessPageIteratorIsAtBeginningOf(pit, RIL_WORD);
+            count++;
+        }
+        if (t)
+            TessDeleteText(t);
+        more = TessResultIteratorNext(it, RIL_SYMBOL);
+        if (more && !TessPageIteratorIsAtBeginningOf(pit, RIL_TEXTLINE))
+            continue;
+        for (size_t i = 0; i < n; i++)
+            if (lines[i].text && lines[i].box[0] == line[0] && lines[i].box[1] == line[1])
+                mend_line(&lines[i], sym, count);
+    }
+    TessResultIteratorDelete(it);
+}
+
+/*
+ * Read block b of the frame in grey as one block of lines and add the lines that no line of
+ * *lines covers to *lines (*n_lines, capacity *cap), in frame pixels (a cell's: that no line
+ * holding its text covers). Leaves the engine in PSM_SINGLE_BLOCK.
+ */
+static void read_block(TessBaseAPI *api, PIX *grey, const struct ocr_block *b,
+                       struct vt_ocr_line **lines, size_t *n_lines, size_t *cap)
+{
+    int margin = b->cell ? b->box[3] / 2 + 1 : 0;
+    BOX *box = boxCreate(b->box[0], b->box[1], b->box[2], b->box[3]);
+    PIX *crop = box ? pixClipRectangle(grey, box, NULL) : NULL, *framed = NULL, *big = NULL;
+    struct vt_ocr_line *got = NULL;
+    size_t n = 0, cap_got = 0;
+    l_int32 ground = 255;
+
+    if (crop && b->cell && pixInvert(crop, crop) &&
+        !pixGetRankValue(crop, 1, OCR_CELL_GROUND_RANK, (l_uint32 *)&ground))
+        framed = pixAddBorder(crop, margin, (l_uint32)ground);
+    if (framed || (crop && !b->cell))
+        big = pixScaleGrayLI(framed ? framed : crop, b->scale, b->scale);
+    if (big) {
+        TessBaseAPISetPageSegMode(api, PSM_SINGLE_BLOCK);
+        TessBaseAPISetImage2(api, big);
+        if (!TessBaseAPIRecognize(api, NULL)) {
+            read_lines(api, 1, &got, &n, &cap_got);
+            if (b->cell)
+                mend_carets(api, got, n);
+        }
+        TessBaseAPIClear(api);
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct vt_ocr_line l = got[i];
+
+        for (int k = 0; k < 4; k++)
+            l.box[k] = (int)((float)l.box[k] / b->scale + 0.5f) - (k < 2 ? margin - b->box[k] : 0);
+        if (covered(l.box, b->cell ? l.text : NULL, *lines, *n_lines)) {
+            free(l.text);
+            continue;
+        }
+        vt_grow((void **)lines, cap, *n_lines + 1, sizeof(**lines));
+        (*lines)[(*n_lines)++] = l;
+    }
+    free(got);
+    pixDestroy(&big);
+    pixDestroy(&framed);
+    pixDestroy(&crop);
+    boxDestroy(&box);
+}
+
+/* Read column c of the frame in grey (read_block), scaled as a small line is. */
 static void read_column(TessBaseAPI *api, PIX *grey, const struct vt_ocr_column *c,
                         struct vt_ocr_line **lines, size_t *n_lines, size_t *cap)
 {
@@ -740,37 +920,26 @@ static void read_column(TessBaseAPI *api, PIX *grey, const struct vt_ocr_column 
     int y0 = c->box[1] - pad < 0 ? 0 : c->box[1] - pad;
     int x1 = c->box[0] + c->box[2] + pad > w ? w : c->box[0] + c->box[2] + pad;
     int y1 = c->box[1] + c->box[3] + pad > h ? h : c->box[1] + c->box[3] + pad;
-    float scale = OCR_SMALL_TARGET_H / (float)c->piece_h;
-    BOX *box = boxCreate(x0, y0, x1 - x0, y1 - y0);
-    PIX *crop = box ? pixClipRectangle(grey, box, NULL) : NULL, *big;
-    struct vt_ocr_line *got = NULL;
-    size_t n = 0, cap_got = 0;
+    struct ocr_block b = {{x0, y0, x1 - x0, y1 - y0}, small_scale(c->piece_h), 0};
 
-    scale = scale > OCR_SMALL_MAX_SCALE ? OCR_SMALL_MAX_SCALE : scale;
-    big = crop ? pixScaleGrayLI(crop, scale, scale) : NULL;
-    if (big) {
-        TessBaseAPISetPageSegMode(api, PSM_SINGLE_BLOCK);
-        TessBaseAPISetImage2(api, big);
-        if (!TessBaseAPIRecognize(api, NULL))
-            read_lines(api, 1, &got, &n, &cap_got);
-        TessBaseAPIClear(api);
-    }
+    read_block(api, grey, &b, lines, n_lines, cap);
+}
+
+/* Read the dark cells of light type of tb (vt_ocr_find_reverse) inverted, each scaled by its
+ * letters as a small line is (read_block). */
+static void read_reverse(TessBaseAPI *api, PIX *grey, PIX *tb, struct vt_ocr_line **lines,
+                         size_t *n_lines, size_t *cap)
+{
+    struct vt_ocr_cell cells[VT_OCR_CELL_MAX];
+    size_t n = vt_ocr_find_reverse(tb, cells);
+
     for (size_t i = 0; i < n; i++) {
-        struct vt_ocr_line l = got[i];
+        struct ocr_block b = {{cells[i].box[0], cells[i].box[1], cells[i].box[2], cells[i].box[3]},
+                              small_scale((int)((float)cells[i].letter_h / OCR_CELL_LETTER)),
+                              1};
 
-        for (int k = 0; k < 4; k++)
-            l.box[k] = (int)((float)l.box[k] / scale + 0.5f) + (k == 0 ? x0 : k == 1 ? y0 : 0);
-        if (covered(l.box, *lines, *n_lines)) {
-            free(l.text);
-            continue;
-        }
-        vt_grow((void **)lines, cap, *n_lines + 1, sizeof(**lines));
-        (*lines)[(*n_lines)++] = l;
+        read_block(api, grey, &b, lines, n_lines, cap);
     }
-    free(got);
-    pixDestroy(&big);
-    pixDestroy(&crop);
-    boxDestroy(&box);
 }
 
 /*
@@ -808,6 +977,8 @@ static void small_pass(const struct vt_ocr *ocr, TessBaseAPI *api, PIX *grey, PI
             reread_small(api, grey, &ls[i], merged[i]);
     for (size_t i = 0; i < n_cols; i++)
         read_column(api, grey, &cols[i], lines, n_lines, cap);
+    if (tb)
+        read_reverse(api, grey, tb, lines, n_lines, cap);
     ls = *lines;
     TessBaseAPISetPageSegMode(api, PSM_AUTO);
     free(merged);

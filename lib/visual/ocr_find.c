@@ -57,6 +57,26 @@
 #define OCR_FLAT_NEAR    4
 #define OCR_FLAT_SHARE   0.5
 /*
+ * Reverse video: a key's label in a terminal's shortcut bar (nano's ^G, ^X, two rows of them
+ * touching as one cell), a tag, a button: light type on a dark cell, which Tesseract's binary
+ * image keeps as one dark component with the letters as its holes, and which its layout
+ * leaves out. A component OCR_REVERSE_MIN_H to OCR_REVERSE_MAX_H px tall (rows of at most
+ * VT_OCR_SMALL_LINE_H), from half a row to OCR_REVERSE_MAX_AR rows wide, OCR_REVERSE_FILL of
+ * its box dark and with a hole OCR_REVERSE_LETTER of a row high drawn in strokes (a letter:
+ * at most OCR_REVERSE_STROKE of its own box light; a bold letter's counter is a solid blob)
+ * and OCR_REVERSE_EDGE of its box's edge dark (a cell is a rectangle; a bold 'B' 47 px high
+ * has a notch of ground between its bowls that is shaped like a letter) is a cell (a bold
+ * 'o' or 'e' of small type is as holed, but below OCR_REVERSE_FILL: nano's labels 0.81-0.90,
+ * letters at most 0.63).
+ */
+#define OCR_REVERSE_MIN_H  8
+#define OCR_REVERSE_MAX_H  64
+#define OCR_REVERSE_MAX_AR 6
+#define OCR_REVERSE_FILL   0.7
+#define OCR_REVERSE_LETTER 0.4f
+#define OCR_REVERSE_STROKE 0.6
+#define OCR_REVERSE_EDGE   0.9
+/*
  * Dark frames are inverted before they are read (ocr.c), so type is mostly dark on light: light
  * strokes are looked for too (a second top-hat, 14 ms of the pass's 25 at 720p) only when more than
  * this share of Tesseract's binary image is dark, i.e. when there are dark areas that could hold
@@ -336,4 +356,104 @@ BOXA *vt_ocr_find_small_text(PIX *grey, PIX *tb, int screen, const struct vt_ocr
     if (out && boxaGetCount(out) == 0)
         boxaDestroy(&out);
     return out;
+}
+
+/*
+ * The height of the tallest hole of box (x, y, w, h) of the binary image bin that is drawn
+ * with strokes (at most OCR_REVERSE_STROKE of its own box light): a light letter of a dark
+ * cell, which may touch the cell's edge (the ground around a cell that is no rectangle spans
+ * it); not the solid counter of a bold letter. 0 when there is none, or leptonica fails.
+ */
+static int tallest_hole(PIX *bin, const l_int32 *box)
+{
+    BOX *b = boxCreate(box[0], box[1], box[2], box[3]);
+    PIX *cell = b ? pixClipRectangle(bin, b, NULL) : NULL;
+    PIXA *parts = NULL;
+    BOXA *holes = NULL;
+    int tallest = 0;
+
+    if (cell && pixInvert(cell, cell))
+        holes = pixConnComp(cell, &parts, 8);
+    for (int i = 0; holes && parts && i < boxaGetCount(holes); i++) {
+        PIX *part = pixaGetPix(parts, i, L_CLONE);
+        l_int32 x, y, w, h, on = 0;
+
+        if (part && !boxaGetBoxGeometry(holes, i, &x, &y, &w, &h) && h > tallest &&
+            h < box[3] - 1 && w < box[2] - 1 && !pixCountPixels(part, &on, NULL) &&
+            on <= OCR_REVERSE_STROKE * w * h)
+            tallest = h;
+        pixDestroy(&part);
+    }
+    pixaDestroy(&parts);
+    boxaDestroy(&holes);
+    pixDestroy(&cell);
+    boxDestroy(&b);
+    return tallest;
+}
+
+/* The share of the edge of box (x, y, w, h) of the binary image bin that is on (a cell is a
+ * rectangle, dark to its edges; a letter's box is not); 0 when leptonica fails. */
+static double edge_on(PIX *bin, const l_int32 *box)
+{
+    const l_int32 sides[4][4] = {{box[0], box[1], box[2], 1},
+                                 {box[0], box[1] + box[3] - 1, box[2], 1},
+                                 {box[0], box[1], 1, box[3]},
+                                 {box[0] + box[2] - 1, box[1], 1, box[3]}};
+    l_int32 on = 0;
+
+    for (int i = 0; i < 4; i++) {
+        BOX *b = boxCreate(sides[i][0], sides[i][1], sides[i][2], sides[i][3]);
+        l_int32 side = 0;
+
+        if (!b || pixCountPixelsInRect(bin, b, &side, NULL)) {
+            boxDestroy(&b);
+            return 0;
+        }
+        on += side;
+        boxDestroy(&b);
+    }
+    return (double)on / (2.0 * (box[2] + box[3]));
+}
+
+/* Whether box (x, y, w, h) of tb is a dark cell holding light type (OCR_REVERSE_*): the
+ * height of its letters, or 0. */
+static int reverse_cell(PIX *tb, const l_int32 *box)
+{
+    int rows = 1 + box[3] / (VT_OCR_SMALL_LINE_H + 1);
+    float row_h = (float)box[3] / (float)rows;
+    BOX *b = NULL;
+    l_int32 on = 0;
+    int letters = 0;
+
+    if (box[3] < OCR_REVERSE_MIN_H || box[3] > OCR_REVERSE_MAX_H || 2.0f * (float)box[2] < row_h ||
+        (float)box[2] > OCR_REVERSE_MAX_AR * row_h)
+        return 0;
+    b = boxCreate(box[0], box[1], box[2], box[3]);
+    if (b && !pixCountPixelsInRect(tb, b, &on, NULL) && on >= OCR_REVERSE_FILL * box[2] * box[3] &&
+        edge_on(tb, box) >= OCR_REVERSE_EDGE)
+        letters = tallest_hole(tb, box);
+    boxDestroy(&b);
+    return (float)letters >= OCR_REVERSE_LETTER * row_h ? letters : 0;
+}
+
+size_t vt_ocr_find_reverse(PIX *tb, struct vt_ocr_cell *cells)
+{
+    BOXA *all = pixConnCompBB(tb, 8);
+    size_t n = 0;
+
+    for (int i = 0; all && i < boxaGetCount(all); i++) {
+        l_int32 box[4];
+        int letters;
+
+        if (boxaGetBoxGeometry(all, i, &box[0], &box[1], &box[2], &box[3]) ||
+            !(letters = reverse_cell(tb, box)))
+            continue;
+        if (n == VT_OCR_CELL_MAX) {
+            n = 0;
+            break;
+        }
+        cells[n++] = (struct vt_ocr_cell){{box[0], box[1], box[2], box[3]}, letters};
+    }
+    boxaDestroy(&all);
+    return n;
 }

@@ -35,4 +35,20 @@ struct vt_ocr_column {
 BOXA *vt_ocr_find_small_text(PIX *grey, PIX *tb, int screen, const struct vt_ocr_line *lines,
                              size_t n, struct vt_ocr_column *cols, size_t *n_cols);
 
+/* Dark cells holding light type found a frame, at most (more: a picture's dark shapes). */
+#define VT_OCR_CELL_MAX 16
+
+/* A dark cell holding light type: its box (x, y, w, h) and its letters' height. */
+struct vt_ocr_cell {
+    int box[4];
+    int letter_h;
+};
+
+/*
+ * The dark cells holding light type of Tesseract's binary image tb (reverse video: a
+ * terminal's key labels, a tag, a button), in cells[0..] (room for VT_OCR_CELL_MAX): how
+ * many; 0 when there are none or more than VT_OCR_CELL_MAX.
+ */
+size_t vt_ocr_find_reverse(PIX *tb, struct vt_ocr_cell *cells);
+
 #endif
