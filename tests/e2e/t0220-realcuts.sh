@@ -79,8 +79,9 @@
 # cross-fades): P 0.958 R 0.968 F1 0.963, words 589/692 = 0.851. Session 20, OCR alone
 # (the cuts unchanged): small-text candidates per polarity (a lower third's light type no
 # longer joined to its band's dark gaps), columns of short pieces read as a block (an
-# editor's line numbers), short words filling a gap in a row: words 617/692 = 0.892 (the
-# floors now, words a little under).
+# editor's line numbers), short words filling a gap in a row: words 617/692 = 0.892;
+# reverse video read (nano's key labels, carets mended): 623/692 = 0.900 (the floors now,
+# words a little under).
 # FLOOR_{REAL,GEN}_{P,R,F1,OCR} override a floor while a change is being measured.
 . "$(dirname "$0")/lib.sh"
 D=$DATA/realcuts
@@ -116,7 +117,7 @@ for truth in "$D"/*.json; do
 done
 note "real footage ($(ls "$D"/*.json | wc -l) clips):"
 python3 "$ROOT/tests/tools/score_realcuts.py" --min-p "${FLOOR_REAL_P:-0.95}" \
-  --min-r "${FLOOR_REAL_R:-0.95}" --min-f1 "${FLOOR_REAL_F1:-0.95}" --min-ocr "${FLOOR_REAL_OCR:-0.88}" "${args[@]}" ||
+  --min-r "${FLOOR_REAL_R:-0.95}" --min-f1 "${FLOOR_REAL_F1:-0.95}" --min-ocr "${FLOOR_REAL_OCR:-0.89}" "${args[@]}" ||
   fail "real footage: below today's figures"
 
 # every seed holds every kind of trouble; these two fooled the detector before issue 24's
