@@ -8,12 +8,15 @@
  * Small type: Tesseract reads best at an x-height of 20-30 px, and a 12-16 px caption or
  * footnote at 720p (an x-height of 6-9 px) is often misread or lost at the page's own scale.
  * After the page is read, thin strokes outside the lines read are looked for (a footnote under
- * large type is often not even taken for text) and make candidate lines; pieces of one small
- * line are merged; then every small line (box at most VT_OCR_SMALL_LINE_H tall) that is a
+ * large type is often not even taken for text) and make candidate lines (ocr_find.c finds
+ * them, and columns of short pieces, and dark cells of light type); pieces of one small line
+ * are merged; then every small line (box at most VT_OCR_SMALL_LINE_H tall) that is a
  * candidate, was merged or is not trusted (read below OCR_SMALL_TRUST, or with a word not in
  * the dictionary) is cropped from the frame in grey, scaled up so that its box is about
  * OCR_SMALL_TARGET_H tall and read again as one line. The better reading stays in the line's
- * place, so nothing is read twice. Then each line is judged text or noise (ocr_noise.h).
+ * place, so nothing is read twice. Columns (an editor's line numbers) and cells (reverse
+ * video, read inverted) are read as blocks, their lines kept where no line read covers them.
+ * Then each line is judged text or noise (ocr_noise.h).
  * Dark frames are inverted first (OCR_DARK_MEAN), so that type is mostly dark on light.
  *
  * Threads: libtesseract links libgomp and its LSTM code opens OpenMP parallel regions inside
@@ -690,10 +693,9 @@ static int invert_dark_parts(PIX **pix, PIX *grey)
 static int load_frame(const char *path, int dark_parts, PIX **pix, PIX **grey, int *n_parts,
                       char *err, size_t errlen)
 {
-    int parts = 0;
-
     l_int32 format, w, h, bps, spp, iscmap;
     l_float32 mean = 255;
+    int parts = 0;
 
     if (pixReadHeader(path, &format, &w, &h, &bps, &spp, &iscmap) || w <= 0 || h <= 0)
         return vt_err(err, errlen, VT_EMEDIA, "'%s': cannot read image", path);
@@ -874,11 +876,11 @@ static void read_block(TessBaseAPI *api, PIX *grey, const struct ocr_block *b,
     PIX *crop = box ? pixClipRectangle(grey, box, NULL) : NULL, *framed = NULL, *big = NULL;
     struct vt_ocr_line *got = NULL;
     size_t n = 0, cap_got = 0;
-    l_int32 ground = 255;
+    l_uint32 ground = 255;
 
     if (crop && b->cell && pixInvert(crop, crop) &&
-        !pixGetRankValue(crop, 1, OCR_CELL_GROUND_RANK, (l_uint32 *)&ground))
-        framed = pixAddBorder(crop, margin, (l_uint32)ground);
+        !pixGetRankValue(crop, 1, OCR_CELL_GROUND_RANK, &ground))
+        framed = pixAddBorder(crop, margin, ground);
     if (framed || (crop && !b->cell))
         big = pixScaleGrayLI(framed ? framed : crop, b->scale, b->scale);
     if (big) {
@@ -944,8 +946,9 @@ static void read_reverse(TessBaseAPI *api, PIX *grey, PIX *tb, struct vt_ocr_lin
 
 /*
  * The small-text pass over the n_read lines of the first pass in *lines (capacity *cap),
- * with the frame in grey and Tesseract's binary image tb of it (or NULL): candidates found, pieces
- * merged, small lines read again; lines left in reading order in *lines[0..*n_lines-1].
+ * with the frame in grey and Tesseract's binary image tb of it (or NULL; screen: a dark part
+ * of the frame was inverted): candidates found, pieces merged, small lines read again,
+ * columns and dark cells read; lines left in reading order in *lines[0..*n_lines-1].
  */
 static void small_pass(const struct vt_ocr *ocr, TessBaseAPI *api, PIX *grey, PIX *tb, int screen,
                        struct vt_ocr_line **lines, size_t *n_lines, size_t *cap)
