@@ -26,9 +26,9 @@
  * A column of short pieces: a code editor's line numbers (one or two digits, as wide as they
  * are tall or less, which the candidates' shape leaves out and Tesseract's layout takes for
  * specks), a list's numbers. OCR_COLUMN_MIN pieces or more, from a third of their height
- * wide, whose right edges and heights agree within OCR_COLUMN_ALIGN px, each at most
- * OCR_COLUMN_STEP heights below the one above, make a column, read as one block of lines
- * (scaled as a small line is); at most VT_OCR_COLUMN_MAX columns a frame.
+ * wide, whose right or left edges and whose heights agree within OCR_COLUMN_ALIGN px, each
+ * at most OCR_COLUMN_STEP heights below the one above, make a column, read as one block of
+ * lines (scaled as a small line is); at most VT_OCR_COLUMN_MAX columns a frame.
  */
 #define OCR_COLUMN_MIN   4
 #define OCR_COLUMN_ALIGN 2
@@ -49,9 +49,8 @@
  * On a plain ground (a screen or a slide: OCR_FLAT_SHARE of the pixels within OCR_FLAT_NEAR
  * levels of the commonest), or on a screen whose dark part was inverted (an editor beside a
  * light page: two grounds, neither half the frame), the finder takes strokes from
- * OCR_DIM_CONTRAST; a picture, with
- * no such ground, keeps OCR_FIND_CONTRAST (its fine detail would make a candidate of
- * everything).
+ * OCR_DIM_CONTRAST; a picture, with no such ground, keeps OCR_FIND_CONTRAST (its fine detail
+ * would make a candidate of everything).
  */
 #define OCR_DIM_CONTRAST 32
 #define OCR_FLAT_NEAR    4
@@ -77,10 +76,11 @@
 #define OCR_REVERSE_STROKE 0.6
 #define OCR_REVERSE_EDGE   0.9
 /*
- * Dark frames are inverted before they are read (ocr.c), so type is mostly dark on light: light
- * strokes are looked for too (a second top-hat, 14 ms of the pass's 25 at 720p) only when more than
- * this share of Tesseract's binary image is dark, i.e. when there are dark areas that could hold
- * light type. The fixtures' slides: at most 0.08; photo-like frames 0.06-0.49.
+ * Dark frames are inverted before they are read (ocr.c), so type is mostly dark on light:
+ * light strokes are looked for too (a second top-hat, 14 ms of the pass's 25 at 720p) only
+ * when more than this share of Tesseract's binary image is dark, i.e. when there are dark
+ * areas that could hold light type. The fixtures' slides: at most 0.08; photo-like frames
+ * 0.06-0.49.
  */
 #define OCR_FIND_DARK_SHARE 0.15
 
