@@ -105,6 +105,13 @@ static double win_mean(const double *pre, size_t a, size_t b)
  * pass 1 now and then shows a picture twice.
  */
 #define FADE_STEP 0.25
+/*
+ * A fade's ramp moves the luma: the picture at its far end stands FADE_MIN_RISE grey levels
+ * off its flat end at least. A slide of a few words on a near-black ground (presenterm's
+ * title slide: mean 20.7, deviation 8.5) is flat by BLACK_MEAN and BLACK_STDDEV, and the cut
+ * from it to the next slide on that ground (mean 21.3) is one step of 0.6: no ramp, a cut.
+ */
+#define FADE_MIN_RISE 3.0
 
 static size_t follow_fade(const struct vt_sd_feat *f, size_t n, size_t k, int dir, int sign)
 {
@@ -169,6 +176,9 @@ static void find_fades(const struct vt_sd_feat *f, size_t n, uint8_t *mask, stru
             i++;
             s0 = follow_fade(f, n, s, -1, white ? -1 : 1);
             e1 = follow_fade(f, n, e, 1, white ? -1 : 1);
+            /* a ramp that hardly moves the luma is a cut from a dark slide, not a fade */
+            s0 = fabs(f[s0].mean - f[s].mean) < FADE_MIN_RISE ? s : s0;
+            e1 = fabs(f[e1].mean - f[e].mean) < FADE_MIN_RISE ? e : e1;
             if (white && !dip_to_white(f, s0, s, e, e1))
                 continue;
             for (size_t k = s0; k <= e1; k++)

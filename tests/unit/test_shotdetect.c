@@ -248,6 +248,26 @@ VT_TEST(shotdetect_fade_at_start_is_no_boundary)
     free(f);
 }
 
+/*
+ * A deck on a near-black ground (presenterm's): its title slide, a few words, is flat enough
+ * to pass for black (mean 20.7, deviation 8.5), and the next slide on that ground (mean 21.3)
+ * follows it in one step of 0.6 levels. No fade moves the luma so little: a cut, where the
+ * opening black's fade-in had swallowed it.
+ */
+VT_TEST(shotdetect_dark_title_slide_cut)
+{
+    struct vt_sd_feat *f = quiet(120);
+
+    for (size_t i = 0; i < 120; i++) {
+        f[i].mean = i < 70 ? 20.7f : 21.3f;
+        f[i].stddev = i < 70 ? 8.5f : 10.6f;
+    }
+    f[70].d1 = 2.9f;
+    f[70].changed = 0.036f;
+    check_one_cut(f, 120, 70);
+    free(f);
+}
+
 /* Two coarse pictures: a left-to-right ramp and a brighter checker, to mix. */
 static double pic(int which, int k)
 {
