@@ -424,14 +424,11 @@ static int small_trusted(const struct vt_ocr_line *l, const struct vt_ocr_dict *
 /* Whether small lines a and b stand on one row, near enough to be one line. */
 static int same_row(const struct vt_ocr_line *a, const struct vt_ocr_line *b)
 {
-    int ay1 = a->box[1] + a->box[3], by1 = b->box[1] + b->box[3];
     int ax1 = a->box[0] + a->box[2], bx1 = b->box[0] + b->box[2];
-    int top = a->box[1] > b->box[1] ? a->box[1] : b->box[1], bottom = ay1 < by1 ? ay1 : by1;
-    int hmin = a->box[3] < b->box[3] ? a->box[3] : b->box[3];
     int hmax = a->box[3] > b->box[3] ? a->box[3] : b->box[3];
     int gap = (a->box[0] > b->box[0] ? a->box[0] : b->box[0]) - (ax1 < bx1 ? ax1 : bx1);
 
-    return 2 * (bottom - top) >= hmin && (float)gap <= OCR_SMALL_GAP * (float)hmax;
+    return vt_ocr_one_row(a->box, b->box) && (float)gap <= OCR_SMALL_GAP * (float)hmax;
 }
 
 /*
@@ -484,6 +481,34 @@ static void merge_rows(struct vt_ocr_line *lines, size_t *n, size_t *n_read, uns
     }
 }
 
+/* The scale of a small line of height px: towards OCR_SMALL_TARGET_H, at most
+ * OCR_SMALL_MAX_SCALE. */
+static float small_scale(int px)
+{
+    float scale = OCR_SMALL_TARGET_H / (float)(px > 0 ? px : 1);
+
+    return scale > OCR_SMALL_MAX_SCALE ? OCR_SMALL_MAX_SCALE : scale;
+}
+
+/*
+ * Box (x, y, w, h) of the frame in grey with OCR_SMALL_PAD of line height px around it,
+ * within the frame, in out: whether it is 2 px each way at least.
+ */
+static int around_line(PIX *grey, const int *box, int px, int *out)
+{
+    int w = pixGetWidth(grey), h = pixGetHeight(grey);
+    int pad = (int)(OCR_SMALL_PAD * (float)px + 0.5f) + 1;
+    int x0 = box[0] - pad < 0 ? 0 : box[0] - pad, y0 = box[1] - pad < 0 ? 0 : box[1] - pad;
+    int x1 = box[0] + box[2] + pad > w ? w : box[0] + box[2] + pad;
+    int y1 = box[1] + box[3] + pad > h ? h : box[1] + box[3] + pad;
+
+    out[0] = x0;
+    out[1] = y0;
+    out[2] = x1 - x0;
+    out[3] = y1 - y0;
+    return out[2] >= 2 && out[3] >= 2;
+}
+
 /*
  * Read line l of the frame in grey again, scaled up, as a single line; keep the reading
  * with the higher confidence in l (a merged line: any reading from OCR_SMALL_MERGED_CONF).
@@ -491,25 +516,16 @@ static void merge_rows(struct vt_ocr_line *lines, size_t *n, size_t *n_read, uns
  */
 static void reread_small(TessBaseAPI *api, PIX *grey, struct vt_ocr_line *l, int merged)
 {
-    int w = pixGetWidth(grey), h = pixGetHeight(grey), lh = l->box[3];
-    int pad = (int)(OCR_SMALL_PAD * (float)lh + 0.5f) + 1;
-    int x0 = l->box[0] - pad, y0 = l->box[1] - pad;
-    int x1 = l->box[0] + l->box[2] + pad, y1 = l->box[1] + lh + pad;
-    float scale = OCR_SMALL_TARGET_H / (float)(lh > 0 ? lh : 1);
+    float scale = small_scale(l->box[3]);
+    int at[4];
     BOX *box;
     PIX *crop, *big;
     struct vt_ocr_line *again = NULL;
     size_t n = 0, cap = 0;
 
-    if (scale > OCR_SMALL_MAX_SCALE)
-        scale = OCR_SMALL_MAX_SCALE;
-    x0 = x0 < 0 ? 0 : x0;
-    y0 = y0 < 0 ? 0 : y0;
-    x1 = x1 > w ? w : x1;
-    y1 = y1 > h ? h : y1;
-    if (x1 - x0 < 2 || y1 - y0 < 2)
+    if (!around_line(grey, l->box, l->box[3], at))
         return;
-    box = boxCreate(x0, y0, x1 - x0, y1 - y0);
+    box = boxCreate(at[0], at[1], at[2], at[3]);
     crop = box ? pixClipRectangle(grey, box, NULL) : NULL;
     big = crop ? pixScaleGrayLI(crop, scale, scale) : NULL;
     if (big) {
@@ -752,14 +768,6 @@ struct ocr_block {
     int cell;    /* a dark cell of light type: read inverted, in a margin of its ground */
 };
 
-/* The scale of a small line of height px (reread_small's). */
-static float small_scale(int px)
-{
-    float scale = OCR_SMALL_TARGET_H / (float)(px > 0 ? px : 1);
-
-    return scale > OCR_SMALL_MAX_SCALE ? OCR_SMALL_MAX_SCALE : scale;
-}
-
 /*
  * Whether symbol box s (x0, y0, x1, y1) is a mark raised off its line, whose symbols reach
  * down to bottom and are at most tallest high: its bottom above the line's by
@@ -916,15 +924,10 @@ static void read_block(TessBaseAPI *api, PIX *grey, const struct ocr_block *b,
 static void read_column(TessBaseAPI *api, PIX *grey, const struct vt_ocr_column *c,
                         struct vt_ocr_line **lines, size_t *n_lines, size_t *cap)
 {
-    int w = pixGetWidth(grey), h = pixGetHeight(grey);
-    int pad = (int)(OCR_SMALL_PAD * (float)c->piece_h + 0.5f) + 1;
-    int x0 = c->box[0] - pad < 0 ? 0 : c->box[0] - pad;
-    int y0 = c->box[1] - pad < 0 ? 0 : c->box[1] - pad;
-    int x1 = c->box[0] + c->box[2] + pad > w ? w : c->box[0] + c->box[2] + pad;
-    int y1 = c->box[1] + c->box[3] + pad > h ? h : c->box[1] + c->box[3] + pad;
-    struct ocr_block b = {{x0, y0, x1 - x0, y1 - y0}, small_scale(c->piece_h), 0};
+    struct ocr_block b = {{0}, small_scale(c->piece_h), 0};
 
-    read_block(api, grey, &b, lines, n_lines, cap);
+    if (around_line(grey, c->box, c->piece_h, b.box))
+        read_block(api, grey, &b, lines, n_lines, cap);
 }
 
 /* Read the dark cells of light type of tb (vt_ocr_find_reverse) inverted, each scaled by its

@@ -227,8 +227,7 @@ static void find_columns(BOXA *shorts, struct vt_ocr_column *cols, size_t *n_col
     boxaDestroy(&sorted);
 }
 
-/* Whether boxes a and b (x, y, w, h) overlap vertically by half the shorter height. */
-static int one_row(const l_int32 *a, const l_int32 *b)
+int vt_ocr_one_row(const int *a, const int *b)
 {
     int top = a[1] > b[1] ? a[1] : b[1];
     int bottom = a[1] + a[3] < b[1] + b[3] ? a[1] + a[3] : b[1] + b[3];
@@ -257,7 +256,7 @@ static int piece_beside(const l_int32 *s, int right, const struct vt_ocr_line *l
             continue;
         }
         gap = right ? o[0] - (s[0] + s[2]) : s[0] - (o[0] + o[2]);
-        if (one_row(s, o) && gap >= -1 && gap <= reach)
+        if (vt_ocr_one_row(s, o) && gap >= -1 && gap <= reach)
             return 1;
     }
     return 0;
@@ -276,7 +275,7 @@ static int next_short(BOXA *shorts, const l_int32 *s)
         if (boxaGetBoxGeometry(shorts, i, &o[0], &o[1], &o[2], &o[3]))
             continue;
         gap = o[0] - (s[0] + s[2]);
-        if (gap >= -1 && gap < best_gap && o[0] > s[0] && one_row(s, o)) {
+        if (gap >= -1 && gap < best_gap && o[0] > s[0] && vt_ocr_one_row(s, o)) {
             best = i;
             best_gap = gap;
         }

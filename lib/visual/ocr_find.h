@@ -17,6 +17,10 @@
 /* Columns found a frame, at most. */
 #define VT_OCR_COLUMN_MAX 4
 
+/* Whether boxes a and b (x, y, w, h) stand on one row: they overlap vertically by half the
+ * shorter height. */
+int vt_ocr_one_row(const int *a, const int *b);
+
 /* A column of short pieces: its box (x, y, w, h) and the height of its first piece. */
 struct vt_ocr_column {
     int box[4];

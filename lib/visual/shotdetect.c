@@ -708,38 +708,34 @@ static int beyond_ends(const struct vt_sd_feat *f, size_t s, size_t e)
     return 0;
 }
 
-/* The changes of frames [s, e] over the sides' level base, summed; *peak the largest. */
-static double excess(const struct vt_sd_feat *f, size_t s, size_t e, double base, double *peak)
+/*
+ * Whether the changes of frames [s, e] over the sides' level base come in steps of which
+ * none is QM_PEAK times the others' mean (a cut is one step); *sum set to them summed.
+ */
+static int gradual(const struct vt_sd_feat *f, size_t s, size_t e, double base, double *sum)
 {
-    double sum = 0;
+    double peak = 0;
 
-    *peak = 0;
+    *sum = 0;
     for (size_t k = s; k <= e; k++) {
-        sum += fmax(0, f[k].d1 - base);
-        *peak = fmax(*peak, f[k].d1 - base);
+        *sum += fmax(0, f[k].d1 - base);
+        peak = fmax(peak, f[k].d1 - base);
     }
-    return sum;
-}
-
-/* Whether those changes come in steps of which none is QM_PEAK times the others' mean: a
- * cut is one step. */
-static int gradual(const struct vt_sd_feat *f, size_t s, size_t e, double base)
-{
-    double peak, sum = excess(f, s, e, base, &peak);
-
-    return peak <= QM_PEAK * (sum - peak) / (double)(e - s);
+    return peak <= QM_PEAK * (*sum - peak) / (double)(e - s);
 }
 
 /* Whether frames [s, e] are a still mix as above, from the quiet sides' level base. */
 static int still_mix(const struct vt_sd_feat *f, size_t n, size_t s, size_t e, double base)
 {
-    double peak, net;
+    double sum, net;
+    int steps;
 
     if (e < s + 2 || e + 1 >= n || f[e].t_s - f[s].t_s > QM_MAX_S)
         return 0;
+    steps = gradual(f, s, e, base, &sum);
     /* from e + 1, after the mix, back to a frame before it */
     net = chained_net(f, n, s, e + 1);
-    return net >= QM_NET && net >= QM_TWIN * excess(f, s, e, base, &peak) && gradual(f, s, e, base);
+    return net >= QM_NET && net >= QM_TWIN * sum && steps;
 }
 
 /* The last frame of the run of changing frames from s on (over thr; one frame under it
@@ -1488,8 +1484,9 @@ static int screen_throughout(const struct vt_sd_feat *f, size_t s, size_t e)
 static int slides_mixed(const struct vt_sd_feat *f, size_t n, size_t s, size_t e, double base)
 {
     int g = e + 1 < n ? vt_sd_screen_ground(&f[s - 1], &f[e + 1]) : -1, first, last;
+    double sum;
 
-    return e > s + 1 && g >= 0 && f[e].t_s - f[s].t_s <= QM_MAX_S && gradual(f, s, e, base) &&
+    return e > s + 1 && g >= 0 && f[e].t_s - f[s].t_s <= QM_MAX_S && gradual(f, s, e, base, &sum) &&
            screen_throughout(f, s, e) && first_line(f[s - 1].line, g, &first, &last) &&
            first_line_gone(f[s - 1].line, f[e + 1].line, g, first, last) &&
            first_line(f[e + 1].line, g, &first, &last) &&
